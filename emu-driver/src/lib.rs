@@ -1,0 +1,1 @@
+//! emu-driver: the CUDA driver API implemented in host memory.

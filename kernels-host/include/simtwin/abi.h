@@ -1,0 +1,160 @@
+/*
+ * simtwin device runtime ABI, version 1.
+ *
+ * The one contract between a host-compiled kernel library (built by kernels-host)
+ * and the executor inside emu-driver. Kept deliberately narrow:
+ *
+ *   kernel library -> driver : the module descriptor returned by `simtwin_module_v1()`
+ *                              (kernels, their parameter layout, globals, hooks).
+ *   driver -> kernel library : one `simtwin_runtime_t` function table handed over once
+ *                              by `bind()`, plus a per-OS-thread context slot that the
+ *                              executor points at the current CUDA thread's context
+ *                              before every resume.
+ *
+ * Everything here is plain C so that the Rust side (emu-driver/src/abi.rs mirrors it)
+ * and the C++ side agree on layout. Bump SIMTWIN_ABI_VERSION on any change.
+ */
+#ifndef SIMTWIN_ABI_H
+#define SIMTWIN_ABI_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define SIMTWIN_ABI_VERSION 1u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct simtwin_dim3 {
+    uint32_t x, y, z;
+} simtwin_dim3_t;
+
+/*
+ * Context of the CUDA thread that is running. The executor owns the memory; the kernel
+ * library reads it through its thread-local slot (see `ctx_slot`).
+ *
+ * Range runs: `run` executes threads [first, first + count) of the current block one
+ * after another (no fiber each). Before each thread it writes thread_idx / linear_tid /
+ * lane into the context it was given; after each thread it checks `range_stop` and
+ * returns early if the executor set it (a thread of the range reached a rendezvous and
+ * the executor moved the remaining threads onto fibers of their own).
+ */
+typedef struct simtwin_thread_ctx {
+    simtwin_dim3_t thread_idx;
+    simtwin_dim3_t block_idx;
+    simtwin_dim3_t block_dim;
+    simtwin_dim3_t grid_dim;
+    uint32_t linear_tid;      /* x + y*bx + z*bx*by */
+    uint32_t lane;            /* linear_tid % 32 */
+    void *dyn_smem;           /* dynamic shared memory of this block (16-byte aligned) */
+    uint64_t dyn_smem_size;   /* bytes, as given at launch */
+    volatile uint32_t range_stop;
+    uint32_t reserved0;
+    void *executor;           /* opaque to the kernel library */
+} simtwin_thread_ctx_t;
+
+/* Block barrier flavours: __syncthreads, __syncthreads_count/_and/_or. */
+enum simtwin_barrier_op {
+    SIMTWIN_BAR_SYNC = 0,
+    SIMTWIN_BAR_COUNT = 1,
+    SIMTWIN_BAR_AND = 2,
+    SIMTWIN_BAR_OR = 3
+};
+
+/* Warp collectives. `value` carries up to 64 bits (32-bit types in the low half). */
+enum simtwin_warp_op {
+    SIMTWIN_WARP_SHFL_IDX = 0,   /* arg = source lane,  width */
+    SIMTWIN_WARP_SHFL_UP = 1,    /* arg = delta,        width */
+    SIMTWIN_WARP_SHFL_DOWN = 2,  /* arg = delta,        width */
+    SIMTWIN_WARP_SHFL_XOR = 3,   /* arg = lane mask,    width */
+    SIMTWIN_WARP_BALLOT = 4,     /* value = predicate; result = ballot mask */
+    SIMTWIN_WARP_ANY = 5,
+    SIMTWIN_WARP_ALL = 6,
+    SIMTWIN_WARP_MATCH_ANY = 7,  /* value = 32 or 64 bit key (arg = size in bytes) */
+    SIMTWIN_WARP_MATCH_ALL = 8,  /* as MATCH_ANY; *pred_out = all equal */
+    SIMTWIN_WARP_REDUCE_ADD = 9, /* 32-bit, arg = 1 for signed */
+    SIMTWIN_WARP_REDUCE_MIN = 10,
+    SIMTWIN_WARP_REDUCE_MAX = 11,
+    SIMTWIN_WARP_REDUCE_AND = 12,
+    SIMTWIN_WARP_REDUCE_OR = 13,
+    SIMTWIN_WARP_REDUCE_XOR = 14,
+    SIMTWIN_WARP_SYNC = 15       /* __syncwarp(mask) */
+};
+
+/* Why a thread stops the launch (device assert, __trap, a fault the shim detected). */
+enum simtwin_trap_kind {
+    SIMTWIN_TRAP_ASSERT = 1,     /* CUDA_ERROR_ASSERT (710) */
+    SIMTWIN_TRAP_TRAP = 2,       /* __trap(): CUDA_ERROR_LAUNCH_FAILED (719) */
+    SIMTWIN_TRAP_UNSUPPORTED = 3 /* an operation the emulator cannot do faithfully */
+};
+
+/* Driver -> kernel library. Every function is called on the fiber of the CUDA thread. */
+typedef struct simtwin_runtime {
+    uint32_t abi_version;  /* SIMTWIN_ABI_VERSION */
+    uint32_t size;         /* sizeof(simtwin_runtime_t) */
+    /* Block barrier. Returns the count / and / or result (0 for SYNC). */
+    int32_t (*barrier)(uint32_t op, int32_t pred);
+    /* Warp collective over `mask`. `width` for shuffles (power of two <= 32, else 32). */
+    uint64_t (*warp)(uint32_t op, uint32_t mask, uint64_t value, int32_t arg, int32_t width,
+                     int32_t *pred_out);
+    /* __activemask(): lanes of this warp that have not exited; never waits. */
+    uint32_t (*activemask)(void);
+    /* Ends the launch with the trap kind's error. Does not return. */
+    void (*trap)(uint32_t kind, const char *message, const char *file, uint32_t line);
+    /* Device printf: the formatted text of one call. */
+    void (*print)(const char *text, size_t len);
+    /* Memory fences are no-ops on one worker; kept for when blocks run in parallel. */
+    void (*threadfence)(uint32_t scope);
+    /* Clock for clock()/clock64()/__globaltimer (nanoseconds, monotonic). */
+    uint64_t (*clock)(void);
+} simtwin_runtime_t;
+
+/* One kernel entry (a __global__ function) of the library. */
+typedef struct simtwin_kernel {
+    const char *name;            /* name as written in the source (wrapper or template-id) */
+    const void *function;        /* address of the kernel function: dladdr gives the
+                                    (mangled) symbol that module images name */
+    /* Runs threads [first, first+count) of the current block with these parameters.
+       params: cuLaunchKernel's kernelParams (pointers to values, possibly unaligned). */
+    void (*run)(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t count);
+    uint32_t param_count;
+    const uint32_t *param_sizes;  /* sizeof each parameter */
+    const uint32_t *param_aligns; /* alignof each parameter */
+    uint32_t max_threads;         /* from __launch_bounds__, 0 if none */
+    uint32_t min_blocks;          /* from __launch_bounds__, 0 if none */
+} simtwin_kernel_t;
+
+/* One __device__ or __constant__ variable at namespace scope. */
+typedef struct simtwin_global {
+    const char *name;
+    void *address;
+    uint64_t size;
+    uint32_t is_constant;
+    uint32_t reserved;
+} simtwin_global_t;
+
+typedef struct simtwin_module {
+    uint32_t abi_version;        /* SIMTWIN_ABI_VERSION */
+    uint32_t kernel_count;
+    const simtwin_kernel_t *kernels;
+    uint32_t global_count;
+    const simtwin_global_t *globals;
+    const char *source_path;     /* the .cu file as given to kernels-host */
+    const char *source_hash;     /* sha256 hex of the .cu file's bytes */
+    /* Hands the runtime table to the library. Called once, before any kernel runs. */
+    void (*bind)(const simtwin_runtime_t *runtime);
+    /* Address of the calling OS thread's context slot: the executor stores the current
+       CUDA thread's context there before every resume. */
+    simtwin_thread_ctx_t **(*ctx_slot)(void);
+} simtwin_module_t;
+
+/* The one symbol every kernel library exports. */
+typedef const simtwin_module_t *(*simtwin_module_fn)(void);
+#define SIMTWIN_MODULE_SYMBOL "simtwin_module_v1"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMTWIN_ABI_H */

@@ -1,0 +1,1 @@
+//! kernels-host: CUDA C++ compiled as host code.

@@ -1,0 +1,1 @@
+//! parity: the harness.
