@@ -1,1 +1,5 @@
-//! emu-driver: the CUDA driver API implemented in host memory.
+//! emu-driver: the CUDA driver API implemented in host memory, installed as libcuda.so.1.
+
+pub mod abi;
+pub mod exec;
+pub mod image;

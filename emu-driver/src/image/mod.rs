@@ -1,0 +1,1 @@
+//! Module image parsing: PTX text, fatbin containers, ELF cubins (DESIGN.md §2).

@@ -1,0 +1,1 @@
+//! Correctly rounded replacements for host libm float functions, for LD_PRELOAD.
