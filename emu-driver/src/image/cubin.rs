@@ -17,11 +17,7 @@
 
 use std::collections::HashMap;
 
-use object::elf;
-use object::read::elf::{FileHeader, SectionHeader, Sym};
-use object::LittleEndian as LE;
-
-use super::{invalid, le_u16, le_u32, FuncAttrs, GlobalInfo, ImageError, KernelInfo, LaunchBounds, ParamInfo};
+use super::{invalid, le_u16, le_u32, le_u64, FuncAttrs, GlobalInfo, ImageError, KernelInfo, LaunchBounds, ParamInfo};
 
 /// `e_machine` of NVIDIA cubins.
 const EM_CUDA: u16 = 190;
@@ -29,6 +25,15 @@ const EM_CUDA: u16 = 190;
 const STO_CUDA_ENTRY: u8 = 0x10;
 /// ptxas places this system window first in every kernel's shared memory from sm_90 on.
 const RESERVED_SHARED_SM90: u32 = 1024;
+
+const SHT_NULL: u32 = 0;
+const SHT_SYMTAB: u32 = 2;
+const SHT_NOBITS: u32 = 8;
+const STT_OBJECT: u8 = 1;
+const STT_FUNC: u8 = 2;
+const SHN_LORESERVE: u16 = 0xff00;
+/// Sections and symbols accepted in one cubin (real ones have tens to thousands).
+const MAX_SECTIONS: u64 = 1 << 20;
 
 const EIFMT_SVAL: u8 = 4;
 const EIATTR_MAX_THREADS: u8 = 0x05;
@@ -84,17 +89,169 @@ fn three(d: &[u8]) -> Option<[u32; 3]> {
     Some([le_u32(d, 0)?, le_u32(d, 4)?, le_u32(d, 8)?])
 }
 
-/// `object` reads ELF structures in place and needs them aligned: copy when they are not.
-fn aligned(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    if bytes.as_ptr() as usize % 8 == 0 {
-        std::borrow::Cow::Borrowed(bytes)
-    } else {
-        std::borrow::Cow::Owned(bytes.to_vec())
+
+/// One section header (the fields used here).
+struct Section {
+    name: String,
+    kind: u32,
+    offset: u64,
+    size: u64,
+    link: u32,
+    info: u32,
+}
+
+/// One symbol of `.symtab`.
+struct Symbol {
+    name: String,
+    kind: u8,
+    other: u8,
+    shndx: u16,
+    size: u64,
+}
+
+/// A little-endian ELF64 read with explicit field offsets: cubins keep their section
+/// header table only 4-byte aligned, so nothing is read in place.
+struct Elf<'a> {
+    data: &'a [u8],
+    abi_version: u8,
+    machine: u16,
+    flags: u32,
+    sections: Vec<Section>,
+}
+
+impl<'a> Elf<'a> {
+    fn parse(data: &'a [u8]) -> Result<Self, ImageError> {
+        if data.len() < 64 || data[..4] != *b"\x7fELF" {
+            return Err(invalid("cubin: ELF header truncated"));
+        }
+        match (data[4], data[5]) {
+            (2, 1) => {}
+            (1, _) => return Err(invalid("cubin: 32-bit ELF images are not supported")),
+            (2, 2) => return Err(invalid("cubin: big-endian ELF")),
+            (c, d) => return Err(invalid(format!("cubin: ELF class {c}, data encoding {d}"))),
+        }
+        let h = |o| le_u16(data, o).unwrap_or(0);
+        let machine = h(0x12);
+        let flags = le_u32(data, 0x30).unwrap_or(0);
+        let shoff = le_u64(data, 0x28).unwrap_or(0);
+        let (shentsize, shnum16, shstrndx16) = (h(0x3a), h(0x3c), h(0x3e));
+        let mut elf = Elf { data, abi_version: data[8], machine, flags, sections: Vec::new() };
+        if shoff == 0 {
+            return Ok(elf);
+        }
+        if shentsize != 64 {
+            return Err(invalid(format!("cubin: section header size {shentsize}")));
+        }
+        let raw = |i: u64| -> Result<&'a [u8], ImageError> {
+            let start = i.checked_mul(64).and_then(|o| o.checked_add(shoff));
+            start
+                .and_then(|s| usize::try_from(s).ok())
+                .and_then(|s| data.get(s..s.checked_add(64)?))
+                .ok_or_else(|| invalid(format!("cubin: section header {i} lies outside the image")))
+        };
+        let s0 = raw(0)?;
+        let shnum = if shnum16 == 0 { le_u64(s0, 32).unwrap_or(0) } else { shnum16 as u64 };
+        let shstrndx = if shstrndx16 == 0xffff { le_u32(s0, 40).unwrap_or(0) as u64 } else { shstrndx16 as u64 };
+        if shnum > MAX_SECTIONS {
+            return Err(invalid(format!("cubin: {shnum} sections")));
+        }
+        // Check the whole table is present before allocating for it.
+        raw(shnum.saturating_sub(1))?;
+        let mut secs = Vec::with_capacity(shnum as usize);
+        for i in 0..shnum {
+            let r = raw(i)?;
+            let w = |o| le_u64(r, o).unwrap_or(0);
+            secs.push((le_u32(r, 0).unwrap_or(0), Section {
+                name: String::new(),
+                kind: le_u32(r, 4).unwrap_or(0),
+                offset: w(24),
+                size: w(32),
+                link: le_u32(r, 40).unwrap_or(0),
+                info: le_u32(r, 44).unwrap_or(0),
+            }));
+        }
+        let strtab: &[u8] = match secs.get(shstrndx as usize) {
+            Some((_, s)) if shnum > 0 => elf_bytes(data, s)?,
+            _ => &[],
+        };
+        for (name_off, mut s) in secs {
+            s.name = c_string(strtab, name_off as u64)
+                .ok_or_else(|| invalid(format!("cubin: section name at {name_off} outside .shstrtab")))?;
+            elf.sections.push(s);
+        }
+        Ok(elf)
+    }
+
+    fn section(&self, name: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.name == name)
+    }
+
+    fn bytes(&self, s: &Section) -> Result<&'a [u8], ImageError> {
+        elf_bytes(self.data, s)
+    }
+
+    fn section_data(&self, name: &str) -> Result<Option<&'a [u8]>, ImageError> {
+        self.section(name).map(|s| self.bytes(s)).transpose()
+    }
+
+    fn symbols(&self) -> Result<Vec<Symbol>, ImageError> {
+        let Some(symtab) = self.sections.iter().find(|s| s.kind == SHT_SYMTAB) else {
+            return Ok(Vec::new());
+        };
+        let d = self.bytes(symtab)?;
+        let names = match self.sections.get(symtab.link as usize) {
+            Some(s) => self.bytes(s)?,
+            None => return Err(invalid("cubin: .symtab links to no string table")),
+        };
+        let mut out = Vec::with_capacity(d.len() / 24);
+        for r in d.chunks_exact(24) {
+            let name_off = le_u32(r, 0).unwrap_or(0) as u64;
+            out.push(Symbol {
+                name: c_string(names, name_off)
+                    .ok_or_else(|| invalid(format!("cubin: symbol name at {name_off} outside .strtab")))?,
+                kind: r[4] & 0xf,
+                other: r[5],
+                shndx: le_u16(r, 6).unwrap_or(0),
+                size: le_u64(r, 16).unwrap_or(0),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The name of the section a symbol is defined in.
+    fn section_of(&self, s: &Symbol) -> Option<&str> {
+        if s.shndx == 0 || s.shndx >= SHN_LORESERVE {
+            return None;
+        }
+        self.sections.get(s.shndx as usize).map(|s| s.name.as_str())
     }
 }
 
-fn elf_err(what: &str) -> impl Fn(object::read::Error) -> ImageError + '_ {
-    move |e| invalid(format!("cubin: {what}: {e}"))
+/// A section's file contents (empty for NOBITS), checked against the image.
+fn elf_bytes<'a>(data: &'a [u8], s: &Section) -> Result<&'a [u8], ImageError> {
+    if s.kind == SHT_NOBITS || s.kind == SHT_NULL {
+        return Ok(&[]);
+    }
+    let r = usize::try_from(s.offset).ok().and_then(|o| {
+        let end = o.checked_add(usize::try_from(s.size).ok()?)?;
+        data.get(o..end)
+    });
+    r.ok_or_else(|| {
+        invalid(format!(
+            "cubin: section {} ({} bytes at {}) runs past the image's {} bytes",
+            s.name,
+            s.size,
+            s.offset,
+            data.len()
+        ))
+    })
+}
+
+/// The NUL-terminated string at `off` of a string table.
+fn c_string(table: &[u8], off: u64) -> Option<String> {
+    let rest = table.get(usize::try_from(off).ok()?..)?;
+    let end = rest.iter().position(|&b| b == 0)?;
+    Some(String::from_utf8_lossy(&rest[..end]).into_owned())
 }
 
 /// The architecture a cubin header names: ELF ABI version 8 and later keep it in bits
@@ -108,50 +265,22 @@ fn arch_of(abi_version: u8, flags: u32) -> u32 {
 }
 
 /// Parses a cubin (an ELF64 for EM_CUDA). Trailing bytes after the ELF are ignored.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Cubin, ImageError> {
-    let buf = aligned(bytes);
-    let data: &[u8] = &buf;
-    if data.get(4) == Some(&elf::ELFCLASS32) {
-        return Err(invalid("cubin: 32-bit ELF images are not supported"));
+pub(crate) fn parse(data: &[u8]) -> Result<Cubin, ImageError> {
+    let elf = Elf::parse(data)?;
+    if elf.machine != EM_CUDA {
+        return Err(invalid(format!("ELF for machine {}, not a CUDA cubin (190)", elf.machine)));
     }
-    let hdr = elf::FileHeader64::<LE>::parse(data).map_err(elf_err("header"))?;
-    if hdr.e_ident().data != elf::ELFDATA2LSB {
-        return Err(invalid("cubin: big-endian ELF"));
-    }
-    let e = LE;
-    let machine = hdr.e_machine(e);
-    if machine != EM_CUDA {
-        return Err(invalid(format!("ELF for machine {machine}, not a CUDA cubin (190)")));
-    }
-    let flags = hdr.e_flags(e);
-    let abi = hdr.e_ident().abi_version;
+    let (flags, abi) = (elf.flags, elf.abi_version);
     let arch = arch_of(abi, flags);
     if !(10..=255).contains(&arch) {
         return Err(invalid(format!("cubin: no architecture in e_flags {flags:#x}")));
     }
-    let sections = hdr.sections(e, data).map_err(elf_err("section headers"))?;
-    let symtab = sections.symbols(e, data, elf::SHT_SYMTAB).map_err(elf_err("symbol table"))?;
-
-    let mut names: Vec<String> = Vec::with_capacity(sections.len());
-    let mut by_name: HashMap<String, usize> = HashMap::new();
-    for (i, s) in sections.iter().enumerate() {
-        let raw = sections.section_name(e, s).map_err(elf_err("section name"))?;
-        let n = String::from_utf8_lossy(raw).into_owned();
-        by_name.entry(n.clone()).or_insert(i);
-        names.push(n);
-    }
-    let section = |name: &str| by_name.get(name).and_then(|&i| sections.section(object::SectionIndex(i)).ok());
-    let section_data = |name: &str| -> Result<Option<&[u8]>, ImageError> {
-        match section(name) {
-            None => Ok(None),
-            Some(s) => s.data(e, data).map(Some).map_err(elf_err(name)),
-        }
-    };
+    let symbols = elf.symbols()?;
 
     // Module-wide records, keyed by symbol index.
     let mut regs: HashMap<u32, u32> = HashMap::new();
     let mut frame: HashMap<u32, u32> = HashMap::new();
-    if let Some(d) = section_data(".nv.info")? {
+    if let Some(d) = elf.section_data(".nv.info")? {
         for a in eiattrs(d, ".nv.info")? {
             let (Some(sym), Some(v)) = (le_u32(a.data, 0), le_u32(a.data, 4)) else { continue };
             match a.attr {
@@ -166,56 +295,42 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Cubin, ImageError> {
         }
     }
 
-    let mut sym_names: Vec<String> = Vec::with_capacity(symtab.len());
-    for s in symtab.iter() {
-        let raw = symtab.symbol_name(e, s).map_err(elf_err("symbol name"))?;
-        sym_names.push(String::from_utf8_lossy(raw).into_owned());
-    }
-    let section_name_of = |s: &elf::Sym64<LE>| -> Option<&str> {
-        let i = s.st_shndx(e) as usize;
-        if i == elf::SHN_UNDEF as usize || i >= elf::SHN_LORESERVE as usize {
-            return None;
-        }
-        names.get(i).map(String::as_str)
-    };
-
     let reserved_window = arch >= 90
-        && (by_name.keys().any(|n| n.starts_with(".nv.shared.reserved."))
-            || sym_names.iter().any(|n| n.starts_with("__nv_reservedSMEM")));
+        && (elf.sections.iter().any(|s| s.name.starts_with(".nv.shared.reserved."))
+            || symbols.iter().any(|s| s.name.starts_with("__nv_reservedSMEM")));
 
-    let globals = globals_of(&symtab, &sym_names, &section_name_of, e);
-    let mut const_size: u64 = 0;
-    let mut banks_counted: Vec<&str> = Vec::new();
-    for (s, _) in symtab.iter().zip(&sym_names) {
-        if s.st_type() != elf::STT_OBJECT {
+    let mut globals = Vec::new();
+    let mut banks: Vec<&str> = Vec::new();
+    for s in &symbols {
+        if s.kind != STT_OBJECT || s.name.is_empty() {
             continue;
         }
-        if let Some(sec) = section_name_of(s) {
-            if module_constant_bank(sec) && !banks_counted.contains(&sec) {
-                banks_counted.push(sec);
-                if let Some(h) = section(sec) {
-                    const_size = const_size.saturating_add(h.sh_size(e));
-                }
-            }
+        let Some(sec) = elf.section_of(s) else { continue };
+        let Some(constant) = variable_section(sec) else { continue };
+        globals.push(GlobalInfo { name: s.name.clone(), size: Some(s.size), constant });
+        if constant && !banks.contains(&sec) {
+            banks.push(sec);
         }
     }
-    let ptx_version = cuinfo_virtual_arch(section_data(".note.nv.cuinfo")?)
+    let const_size = banks
+        .iter()
+        .filter_map(|b| elf.section(b))
+        .fold(0u64, |a, s| a.saturating_add(s.size));
+    let ptx_version = cuinfo_virtual_arch(elf.section_data(".note.nv.cuinfo")?)
         .or_else(|| (abi < 8 && (flags >> 16) & 0xff != 0).then_some((flags >> 16) & 0xff));
 
     let mut kernels = Vec::new();
-    for (idx, (s, name)) in symtab.iter().zip(&sym_names).enumerate() {
-        if s.st_type() != elf::STT_FUNC || s.st_other() & STO_CUDA_ENTRY == 0 {
+    for (idx, s) in symbols.iter().enumerate() {
+        if s.kind != STT_FUNC || s.other & STO_CUDA_ENTRY == 0 || s.shndx == 0 {
             continue;
         }
-        if s.st_shndx(e) == elf::SHN_UNDEF {
-            continue;
-        }
+        let name = &s.name;
         let info_name = format!(".nv.info.{name}");
         let mut params: Vec<(u16, ParamInfo)> = Vec::new();
         let mut maxntid = None;
         let mut reqntid = None;
         let mut param_bytes = None;
-        if let Some(d) = section_data(&info_name)? {
+        if let Some(d) = elf.section_data(&info_name)? {
             for a in eiattrs(d, &info_name)? {
                 match a.attr {
                     EIATTR_KPARAM_INFO => {
@@ -237,14 +352,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Cubin, ImageError> {
         if params.windows(2).any(|w| w[0].0 == w[1].0) {
             return Err(invalid(format!("{info_name}: parameter ordinal given twice")));
         }
-        let text = section(&format!(".text.{name}"));
         let num_regs = regs
             .get(&(idx as u32))
             .copied()
-            .or_else(|| text.map(|t| t.sh_info(e) >> 24))
+            .or_else(|| elf.section(&format!(".text.{name}")).map(|t| t.info >> 24))
             .unwrap_or(0);
-        let shared_section = section(&format!(".nv.shared.{name}"))
-            .map(|h| h.sh_size(e).min(u32::MAX as u64) as u32)
+        let shared_section = elf
+            .section(&format!(".nv.shared.{name}"))
+            .map(|h| h.size.min(u32::MAX as u64) as u32)
             .unwrap_or(0);
         let shared = if reserved_window {
             shared_section.saturating_sub(RESERVED_SHARED_SM90)
@@ -252,7 +367,6 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Cubin, ImageError> {
             shared_section
         };
         let product = |d: [u32; 3]| d[0].checked_mul(d[1]).and_then(|v| v.checked_mul(d[2]));
-        let max_threads = reqntid.or(maxntid).and_then(product);
         kernels.push(KernelInfo {
             name: name.clone(),
             params: Some(params.into_iter().map(|p| p.1).collect()),
@@ -262,7 +376,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Cubin, ImageError> {
                 shared_section_bytes: shared_section,
                 local_size_bytes: frame.get(&(idx as u32)).copied().unwrap_or(0),
                 const_size_bytes: const_size.min(u32::MAX as u64) as u32,
-                max_threads_per_block: max_threads,
+                max_threads_per_block: reqntid.or(maxntid).and_then(product),
                 reqntid,
                 max_dynamic_shared: None,
                 binary_version: arch,
@@ -291,23 +405,6 @@ fn variable_section(section: &str) -> Option<bool> {
     } else {
         None
     }
-}
-
-fn globals_of<'a>(
-    symtab: &object::read::elf::SymbolTable<'a, elf::FileHeader64<LE>>,
-    sym_names: &[String],
-    section_name_of: &dyn Fn(&elf::Sym64<LE>) -> Option<&'a str>,
-    e: LE,
-) -> Vec<GlobalInfo> {
-    let mut out = Vec::new();
-    for (s, name) in symtab.iter().zip(sym_names) {
-        if s.st_type() != elf::STT_OBJECT || name.is_empty() {
-            continue;
-        }
-        let Some(constant) = section_name_of(s).and_then(variable_section) else { continue };
-        out.push(GlobalInfo { name: name.clone(), size: Some(s.st_size(e)), constant });
-    }
-    out
 }
 
 /// The virtual architecture in the `.note.nv.cuinfo` note (type 1000, "NVIDIA Corp"):
@@ -339,11 +436,11 @@ pub(crate) fn elf_len(
     limit: u64,
 ) -> Result<u64, ImageError> {
     let h = read(0, 64)?;
-    if h.get(4) != Some(&elf::ELFCLASS64) || h.get(5) != Some(&elf::ELFDATA2LSB) {
+    if h.get(4) != Some(&2) || h.get(5) != Some(&1) {
         return Err(invalid("cubin: not a little-endian ELF64"));
     }
     let u16_at = |o| le_u16(&h, o).unwrap_or(0) as u64;
-    let u64_at = |o| super::le_u64(&h, o).unwrap_or(0);
+    let u64_at = |o| le_u64(&h, o).unwrap_or(0);
     let (phoff, shoff) = (u64_at(0x20), u64_at(0x28));
     let (phentsize, phnum) = (u16_at(0x36), u16_at(0x38));
     let (shentsize, mut shnum) = (u16_at(0x3a), u16_at(0x3c));
@@ -363,7 +460,7 @@ pub(crate) fn elf_len(
         if shnum == 0 {
             // Extended numbering: the count is in section 0's sh_size.
             let s0 = read(shoff, 64)?;
-            shnum = super::le_u64(&s0, 32).unwrap_or(0);
+            shnum = le_u64(&s0, 32).unwrap_or(0);
             if shnum > 1 << 20 {
                 return Err(invalid(format!("cubin: {shnum} sections")));
             }
@@ -374,8 +471,8 @@ pub(crate) fn elf_len(
         let table = read(shoff, table_len as usize)?;
         for s in table.chunks_exact(64) {
             let kind = le_u32(s, 4).unwrap_or(0);
-            let (off, size) = (super::le_u64(s, 24).unwrap_or(0), super::le_u64(s, 32).unwrap_or(0));
-            if kind == elf::SHT_NOBITS || kind == elf::SHT_NULL {
+            let (off, size) = (le_u64(s, 24).unwrap_or(0), le_u64(s, 32).unwrap_or(0));
+            if kind == SHT_NOBITS || kind == SHT_NULL {
                 continue;
             }
             end = end.max(off.checked_add(size).ok_or_else(too_big)?);

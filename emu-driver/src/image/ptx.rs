@@ -248,6 +248,8 @@ struct Decl {
 /// variable or parameter, up to its name.
 fn decl_prefix(p: &mut Parser<'_>) -> Result<Decl, ImageError> {
     let mut d = Decl { align: None, elem: None, vec: 1, opaque: false };
+    // After `.ptr`, a state space and `.align` describe the pointee, not the parameter.
+    let mut pointee = false;
     loop {
         let line = p.line();
         let Some(t) = p.peek() else { return Err(bad(line, "unexpected end of PTX")) };
@@ -261,7 +263,9 @@ fn decl_prefix(p: &mut Parser<'_>) -> Result<Decl, ImageError> {
                 if a == 0 || !a.is_power_of_two() || a > 1 << 16 {
                     return Err(bad(line, format!(".align {a}")));
                 }
-                d.align = Some(a);
+                if !pointee {
+                    d.align = Some(a);
+                }
             }
             ".v2" => d.vec = 2,
             ".v4" => d.vec = 4,
@@ -273,7 +277,8 @@ fn decl_prefix(p: &mut Parser<'_>) -> Result<Decl, ImageError> {
                 }
             }
             ".texref" | ".samplerref" | ".surfref" => d.opaque = true,
-            ".ptr" | ".global" | ".const" | ".shared" | ".local" | ".param" | ".visible"
+            ".ptr" => pointee = true,
+            ".global" | ".const" | ".shared" | ".local" | ".param" | ".visible"
             | ".extern" | ".weak" | ".common" | ".managed" => {}
             ty => match type_size(ty) {
                 Some(s) => d.elem = Some(s),
