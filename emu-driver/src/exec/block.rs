@@ -366,10 +366,14 @@ impl BlockState {
                 i
             }
             None => {
+                // A mismatch is certain when a lane this mask names already waits in a
+                // collective whose mask names the caller: each waits for the other.
+                // (A waiting group that does not name the caller may still complete,
+                // and its lanes come here later: divergent sub-warp collectives.)
                 let overlapping: Vec<u32> = self.warps[wi as usize]
                     .groups
                     .iter()
-                    .filter(|g| g.mask & mask != 0)
+                    .filter(|g| g.arrived & mask != 0 && g.mask & bit != 0)
                     .map(|g| g.mask)
                     .collect();
                 if !overlapping.is_empty() {
@@ -380,7 +384,7 @@ impl BlockState {
                         operation: format!("{}(mask={:#010x})", warp::op_name(op), mask),
                         message: format!(
                             "thread {tid} (warp {wi}) waits in a collective over mask {mask:#010x} \
-                             while lanes it names wait in collectives over overlapping masks {}; \
+                             while lanes it names wait for it in collectives over masks {}; \
                              the groups are kept apart",
                             overlapping.iter().map(|m| format!("{m:#010x}")).collect::<Vec<_>>().join(", ")
                         ),
