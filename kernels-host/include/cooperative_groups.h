@@ -1,0 +1,59 @@
+/* simtwin shim for <cooperative_groups.h>: thread blocks and static tiles of a warp,
+   built on the barrier and warp collectives of the runtime table. Grid groups,
+   coalesced groups and cg::reduce are not provided (a compile error names them). */
+#ifndef SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
+#define SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
+#pragma GCC system_header
+#include "simtwin/prelude.h"
+
+namespace cooperative_groups {
+
+class thread_block {
+public:
+    void sync() const { __syncthreads(); }
+    static unsigned long long thread_rank() { return simtwin_tls_ctx->linear_tid; }
+    static unsigned long long size() {
+        const simtwin_dim3_t &d = simtwin_tls_ctx->block_dim; return (unsigned long long)d.x * d.y * d.z;
+    }
+    static unsigned long long num_threads() { return size(); }
+    static dim3 group_index() { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+    static dim3 thread_index() { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
+    static dim3 group_dim() { return blockDim; }
+    static dim3 dim_threads() { return blockDim; }
+};
+SIMTWIN_INLINE thread_block this_thread_block() { return thread_block(); }
+SIMTWIN_INLINE void sync(const thread_block &b) { b.sync(); }
+
+/* A tile of N consecutive lanes (N a power of two <= 32) of a warp. */
+template <unsigned int N> class thread_block_tile {
+    static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "tile size must be a power of two <= 32");
+public:
+    static unsigned int mask() {
+        unsigned int base = (simtwin_tls_ctx->lane / N) * N;
+        return N == 32 ? 0xffffffffu : (((1u << N) - 1u) << base);
+    }
+    void sync() const { __syncwarp(mask()); }
+    static unsigned long long thread_rank() { return simtwin_tls_ctx->lane % N; }
+    static constexpr unsigned long long size() { return N; }
+    static constexpr unsigned long long num_threads() { return N; }
+    static unsigned long long meta_group_rank() { return simtwin_tls_ctx->linear_tid / N; }
+    static unsigned long long meta_group_size() { return (thread_block::size() + N - 1) / N; }
+    template <class T> T shfl(T v, int src) const { return __shfl_sync(mask(), v, src, N); }
+    template <class T> T shfl_up(T v, unsigned int d) const { return __shfl_up_sync(mask(), v, d, N); }
+    template <class T> T shfl_down(T v, unsigned int d) const { return __shfl_down_sync(mask(), v, d, N); }
+    template <class T> T shfl_xor(T v, int m) const { return __shfl_xor_sync(mask(), v, m, N); }
+    /* Ballot bits are relative to the tile's first lane. */
+    unsigned int ballot(int pred) const {
+        unsigned int b = __ballot_sync(mask(), pred);
+        return N == 32 ? b : (b >> ((simtwin_tls_ctx->lane / N) * N)) & ((1u << N) - 1u);
+    }
+    int any(int pred) const { return __any_sync(mask(), pred); }
+    int all(int pred) const { return __all_sync(mask(), pred); }
+};
+template <unsigned int N, class Parent> SIMTWIN_INLINE thread_block_tile<N> tiled_partition(const Parent &) {
+    return thread_block_tile<N>();
+}
+template <unsigned int N> SIMTWIN_INLINE void sync(const thread_block_tile<N> &t) { t.sync(); }
+
+} // namespace cooperative_groups
+#endif

@@ -1,0 +1,102 @@
+//! The nvcc flags a user gives after `--`: what of them applies to host compilation
+//! (-D, -U, -I, -include, the C++ standard) and what changes device results
+//! (FMA contraction, fast math, flush-to-zero), which the manifest reports.
+
+/// What kernels-host takes from nvcc flags.
+#[derive(Debug, Default, Clone)]
+pub struct NvccFlags {
+    pub defines: Vec<String>,
+    pub undefines: Vec<String>,
+    pub include_dirs: Vec<String>,
+    pub force_includes: Vec<String>,
+    pub std: Option<String>,
+    pub fmad: bool,
+    pub fast_math: bool,
+    pub ftz: bool,
+    pub prec_div_false: bool,
+    pub prec_sqrt_false: bool,
+}
+
+fn bool_value(v: &str) -> Option<bool> {
+    match v {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses nvcc flags. Unknown flags are ignored (they select device code generation).
+pub fn parse(flags: &[String]) -> Result<NvccFlags, String> {
+    let mut f = NvccFlags { fmad: true, ..Default::default() };
+    let mut i = 0;
+    // Splits `-Xvalue`, `-X value`, `--long=value`, `--long value`.
+    let value = |i: &mut usize, arg: &str, names: &[&str]| -> Option<Result<String, String>> {
+        for n in names {
+            if arg == *n {
+                *i += 1;
+                return Some(flags.get(*i).cloned().ok_or_else(|| format!("nvcc flag {n} needs a value")));
+            }
+            if let Some(v) = arg.strip_prefix(&format!("{n}=")) {
+                return Some(Ok(v.to_string()));
+            }
+            if n.len() == 2 && !n.starts_with("--") {
+                if let Some(v) = arg.strip_prefix(n) {
+                    if !v.is_empty() {
+                        return Some(Ok(v.to_string()));
+                    }
+                }
+            }
+        }
+        None
+    };
+    while i < flags.len() {
+        let a = flags[i].as_str();
+        if let Some(v) = value(&mut i, a, &["-D", "--define-macro"]) {
+            f.defines.push(v?);
+        } else if let Some(v) = value(&mut i, a, &["-U", "--undefine-macro"]) {
+            f.undefines.push(v?);
+        } else if let Some(v) = value(&mut i, a, &["-I", "--include-path"]) {
+            f.include_dirs.push(v?);
+        } else if let Some(v) = value(&mut i, a, &["-include", "--pre-include"]) {
+            f.force_includes.push(v?);
+        } else if let Some(v) = value(&mut i, a, &["-std", "--std"]) {
+            let v = v?;
+            if !v.starts_with("c++") {
+                return Err(format!("unsupported C++ standard `{v}` (expected c++11..c++20)"));
+            }
+            f.std = Some(v);
+        } else if let Some(v) = value(&mut i, a, &["-fmad", "--fmad"]) {
+            f.fmad = bool_value(&v?).ok_or("--fmad takes true or false")?;
+        } else if let Some(v) = value(&mut i, a, &["-ftz", "--ftz"]) {
+            f.ftz = bool_value(&v?).ok_or("--ftz takes true or false")?;
+        } else if let Some(v) = value(&mut i, a, &["-prec-div", "--prec-div"]) {
+            f.prec_div_false = !bool_value(&v?).ok_or("--prec-div takes true or false")?;
+        } else if let Some(v) = value(&mut i, a, &["-prec-sqrt", "--prec-sqrt"]) {
+            f.prec_sqrt_false = !bool_value(&v?).ok_or("--prec-sqrt takes true or false")?;
+        } else if a == "-use_fast_math" || a == "--use_fast_math" {
+            f.fast_math = true;
+        }
+        i += 1;
+    }
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+    #[test]
+    fn parses_the_forms_real_builds_use() {
+        let f = parse(&v(&["--std", "c++20", "-DDEVICE_CODE", "-D", "X=2", "-Iinc", "--fmad=false", "-arch=sm_90"])).unwrap();
+        assert_eq!(f.std.as_deref(), Some("c++20"));
+        assert_eq!(f.defines, v(&["DEVICE_CODE", "X=2"]));
+        assert_eq!(f.include_dirs, v(&["inc"]));
+        assert!(!f.fmad && !f.fast_math);
+        let g = parse(&v(&["-std=c++17", "--use_fast_math"])).unwrap();
+        assert!(g.fmad && g.fast_math && g.std.as_deref() == Some("c++17"));
+        assert!(parse(&v(&["--std"])).is_err());
+        assert!(parse(&v(&["--fmad=maybe"])).is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! The `kernels-host` CLI. Exit codes: 0 ok, 1 compile error, 2 usage or input error.
+
+use clap::{Parser, Subcommand};
+use kernels_host::build::{build, BuildOptions};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "kernels-host", version, about = "Compile unmodified CUDA C++ (.cu) as host C++ into kernel libraries for the simtwin emulated driver")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build one kernel library (<stem>.so) and manifest (<stem>.simtwin.json) per .cu file.
+    #[command(after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n\n\
+Everything after `--` is taken as the nvcc flags of the real build: -D/-U/-I/-include and the C++\n\
+standard apply to the host build; --fmad, --use_fast_math, --ftz are recorded and warned about.\n\
+The .cu files may follow the nvcc flags. Exit codes: 0 ok, 1 compile error, 2 usage or input error.")]
+    Build {
+        /// Output directory.
+        #[arg(short = 'o', long = "out-dir", value_name = "OUT_DIR")]
+        out_dir: PathBuf,
+        /// Include directory (repeatable).
+        #[arg(short = 'I', value_name = "DIR")]
+        include: Vec<PathBuf>,
+        /// Preprocessor definition NAME or NAME=VALUE (repeatable).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// Emulated architecture (sets __CUDA_ARCH__, sm_90 -> 900).
+        #[arg(long, default_value = "sm_90")]
+        arch: String,
+        /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
+        #[arg(value_name = "FILE.cu", num_args = 0..)]
+        files: Vec<String>,
+        #[arg(last = true, value_name = "NVCC_FLAGS", allow_hyphen_values = true)]
+        nvcc_flags: Vec<String>,
+    },
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let Cmd::Build { out_dir, include, define, arch, files, nvcc_flags } = cli.cmd;
+    let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
+    let Some(arch_num) = arch_num else {
+        eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");
+        std::process::exit(2);
+    };
+    // .cu files may also come after the nvcc flags: nvcc's own command lines look so.
+    let mut sources: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    let mut flags = Vec::new();
+    for f in nvcc_flags {
+        if f.ends_with(".cu") && !f.starts_with('-') {
+            sources.push(PathBuf::from(f));
+        } else {
+            flags.push(f);
+        }
+    }
+    for s in &sources {
+        if s.extension().map(|e| e != "cu").unwrap_or(true) {
+            eprintln!("kernels-host: {}: not a .cu file", s.display());
+            std::process::exit(2);
+        }
+    }
+    let mut opts = BuildOptions::new(out_dir, sources);
+    opts.include_dirs = include;
+    opts.defines = define;
+    opts.arch = arch_num;
+    opts.nvcc_flags = flags;
+    match build(&opts) {
+        Ok(built) => {
+            for b in built {
+                for w in &b.manifest.warnings {
+                    eprintln!("kernels-host: warning: {}: {w}", b.manifest.source);
+                }
+                println!("{} ({} kernels, {} globals)", b.library.display(), b.manifest.entries.len(), b.manifest.globals.len());
+            }
+        }
+        Err(e) => {
+            eprintln!("kernels-host: {e}");
+            std::process::exit(e.exit_code());
+        }
+    }
+}

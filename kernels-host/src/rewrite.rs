@@ -1,0 +1,831 @@
+//! Source rewriting of a preprocessed .cu file into host C++.
+//!
+//! The rewriter works on `g++ -E` output (so kernels and tables that come from the
+//! user's own headers or macros are seen too), in user code only (tokens from system
+//! headers and the shim are left alone). It
+//! - replaces the CUDA keywords, which the shim deliberately leaves undefined;
+//! - turns `__shared__` into `static thread_local` (a block's CUDA threads all run on
+//!   one OS thread, so per-OS-thread storage is per-block storage; blocks on other
+//!   workers get their own) and `extern __shared__ T name[];` into a pointer to the
+//!   block's dynamic shared memory (`ctx->dyn_smem`): a local `T (*const name)` at block
+//!   scope, a macro at namespace scope;
+//! - rejects inline PTX (`asm`) naming file and line;
+//! - routes `printf`, `clock()` and the expansion of `assert` to the runtime table;
+//! - finds `__global__` definitions and explicit instantiations and namespace-scope
+//!   `__device__`/`__constant__` variables, gives them external linkage (dropping
+//!   `static`, adding `extern` to const tables) so their exported names are the ones
+//!   nvcc gives, and emits next to each one a small registration function, in the
+//!   same scope so that its names resolve as the user wrote them.
+//!
+//! Edits never add or remove lines, except the namespace-scope macro, which is
+//! followed by a linemarker; so g++'s messages point at the user's file and line.
+
+use crate::lex::{lex, Kind, Lexed};
+use std::collections::HashMap;
+
+/// A kernel entry found in the source.
+#[derive(Clone, Debug)]
+pub struct KernelRec {
+    /// Qualified name as written (template-id for instantiations).
+    pub name: String,
+    /// Qualified path of its generated registration function.
+    pub reg_fn: String,
+    pub location: String,
+    pub anonymous_namespace: bool,
+}
+
+/// A namespace-scope `__device__` / `__constant__` variable.
+#[derive(Clone, Debug)]
+pub struct GlobalRec {
+    pub name: String,
+    pub reg_fn: String,
+    pub constant: bool,
+    pub location: String,
+    pub anonymous_namespace: bool,
+}
+
+/// The rewritten translation unit (without the module descriptor tail).
+pub struct Rewritten {
+    pub text: String,
+    pub kernels: Vec<KernelRec>,
+    pub globals: Vec<GlobalRec>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+enum Scope {
+    Namespace(Option<String>),
+    Linkage,
+    Other { function_body: bool },
+}
+
+struct Edit {
+    start: usize,
+    end: usize,
+    text: String,
+}
+
+struct TemplateDef {
+    params: Vec<String>,
+    bounds: Vec<Vec<usize>>,
+}
+
+struct PendingKernel {
+    qname: String,
+    name_as_written: String,
+    params: String,
+    is_template_instance: bool,
+    insert_at: usize,
+    bounds: [String; 2],
+    ns_path: Vec<String>,
+    location: String,
+    anonymous: bool,
+}
+
+struct Rewriter<'a> {
+    lx: Lexed<'a>,
+    edits: Vec<Edit>,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    scopes: Vec<Scope>,
+    templates: HashMap<String, TemplateDef>,
+    kernels: Vec<PendingKernel>,
+    globals: Vec<GlobalRec>,
+    global_inserts: Vec<(usize, String)>,
+}
+
+/// Groups after which a parenthesis is not a declarator's parameter list.
+const ATTRIBUTE_LIKE: [&str; 7] =
+    ["__attribute__", "__launch_bounds__", "alignas", "__declspec", "decltype", "noexcept", "throw"];
+
+fn is_keyword_token(s: &str) -> bool {
+    matches!(
+        s,
+        "const" | "volatile" | "static" | "extern" | "inline" | "constexpr" | "unsigned" | "signed"
+            | "int" | "long" | "short" | "char" | "float" | "double" | "bool" | "void" | "__restrict__"
+            | "__inline__" | "thread_local" | "struct" | "class" | "typename" | "auto"
+    )
+}
+
+impl<'a> Rewriter<'a> {
+    fn s(&self, i: usize) -> &'a str {
+        self.lx.text_of(&self.lx.tokens[i])
+    }
+    fn n(&self) -> usize {
+        self.lx.tokens.len()
+    }
+    fn at_namespace_level(&self) -> bool {
+        self.scopes.iter().all(|s| !matches!(s, Scope::Other { .. }))
+    }
+    fn in_linkage(&self) -> bool {
+        self.scopes.iter().any(|s| matches!(s, Scope::Linkage))
+    }
+    fn ns_path(&self) -> (Vec<String>, bool) {
+        let mut path = Vec::new();
+        let mut anon = false;
+        for s in &self.scopes {
+            if let Scope::Namespace(n) = s {
+                match n {
+                    Some(n) => path.push(n.clone()),
+                    None => anon = true,
+                }
+            }
+        }
+        (path, anon)
+    }
+    fn replace(&mut self, i: usize, text: &str) {
+        let t = &self.lx.tokens[i];
+        self.edits.push(Edit { start: t.start, end: t.end, text: text.to_string() });
+    }
+    fn loc(&self, i: usize) -> String {
+        self.lx.location(&self.lx.tokens[i])
+    }
+    /// Index of the bracket matching the opening one at `i`.
+    fn matching(&self, i: usize) -> Option<usize> {
+        let (open, close) = match self.s(i) {
+            "(" => ("(", ")"),
+            "[" => ("[", "]"),
+            "{" => ("{", "}"),
+            "<" => ("<", ">"),
+            _ => return None,
+        };
+        let mut depth = 0i32;
+        for j in i..self.n() {
+            let s = self.s(j);
+            if s == open {
+                depth += 1;
+            } else if s == close {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            } else if open == "<" && s == ">>" {
+                depth -= 2;
+                if depth <= 0 {
+                    return Some(j);
+                }
+            }
+        }
+        None
+    }
+    /// Joins tokens [a, b) into text, a space between words.
+    fn join(&self, a: usize, b: usize) -> String {
+        let mut out = String::new();
+        let mut prev_word = false;
+        for i in a..b {
+            let t = &self.lx.tokens[i];
+            let word = matches!(t.kind, Kind::Ident | Kind::Number);
+            if !out.is_empty() && (word && prev_word || t.kind == Kind::Str || t.kind == Kind::Char) {
+                out.push(' ');
+            }
+            out.push_str(self.lx.text_of(t));
+            prev_word = word;
+        }
+        out
+    }
+
+    fn run(&mut self) {
+        let mut decl_start = 0usize;
+        let mut i = 0usize;
+        while i < self.n() {
+            let t = self.lx.tokens[i].clone();
+            let s = self.s(i);
+            if !t.system {
+                if let Some(next) = self.token_edit(i) {
+                    i = next;
+                    continue;
+                }
+            }
+            let ns_level = self.at_namespace_level();
+            match s {
+                "{" if ns_level => {
+                    let first = if decl_start < i { self.s(decl_start) } else { "" };
+                    if first == "namespace" || (first == "inline" && self.is(decl_start + 1, "namespace")) {
+                        let from = if first == "inline" { decl_start + 2 } else { decl_start + 1 };
+                        let name = self.join(from, i);
+                        self.scopes.push(Scope::Namespace(if name.is_empty() { None } else { Some(name) }));
+                        decl_start = i + 1;
+                    } else if i == decl_start + 2
+                        && self.s(decl_start) == "extern"
+                        && self.lx.tokens[decl_start + 1].kind == Kind::Str
+                    {
+                        self.scopes.push(Scope::Linkage);
+                        decl_start = i + 1;
+                    } else {
+                        let prev = if i > 0 { self.s(i - 1) } else { "" };
+                        let mut depth = 0i32;
+                        let mut has_eq = false;
+                        for k in decl_start..i {
+                            match self.s(k) {
+                                "(" | "[" => depth += 1,
+                                ")" | "]" => depth -= 1,
+                                "=" if depth == 0 => has_eq = true,
+                                _ => {}
+                            }
+                        }
+                        let function_body = !has_eq
+                            && (prev == ")"
+                                || ((decl_start..i).any(|k| self.s(k) == ")")
+                                    && matches!(prev, "const" | "noexcept" | "override" | "final")));
+                        self.scopes.push(Scope::Other { function_body });
+                    }
+                }
+                "{" => self.scopes.push(Scope::Other { function_body: false }),
+                "}" => {
+                    let popped = self.scopes.pop();
+                    if ns_level {
+                        decl_start = i + 1;
+                    } else if let Some(Scope::Other { function_body: true }) = popped {
+                        if self.at_namespace_level() {
+                            self.declaration(decl_start, i);
+                            decl_start = i + 1;
+                        }
+                    }
+                }
+                ";" if ns_level => {
+                    self.declaration(decl_start, i);
+                    decl_start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    fn is(&self, i: usize, s: &str) -> bool {
+        self.lx.is(i, s)
+    }
+
+    /// Token-level rewriting of user code. Returns the index to continue at when the
+    /// edit consumed more than this token.
+    fn token_edit(&mut self, i: usize) -> Option<usize> {
+        let s = self.s(i);
+        let prev = if i > 0 { self.s(i - 1) } else { "" };
+        match s {
+            "__global__" | "__device__" | "__host__" | "__constant__" | "__managed__" | "__grid_constant__" => {
+                self.replace(i, "")
+            }
+            "__forceinline__" => self.replace(i, "__inline__ __attribute__((always_inline))"),
+            "__noinline__" => self.replace(i, "__attribute__((noinline))"),
+            "__launch_bounds__" => {
+                if self.is(i + 1, "(") {
+                    if let Some(close) = self.matching(i + 1) {
+                        let (a, b) = (self.lx.tokens[i].start, self.lx.tokens[close].end);
+                        self.edits.push(Edit { start: a, end: b, text: String::new() });
+                        return Some(close + 1);
+                    }
+                }
+                self.errors.push(format!("{}: malformed __launch_bounds__", self.loc(i)));
+            }
+            "__shared__" => {
+                if prev == "extern" {
+                    return Some(self.extern_shared(i - 1));
+                }
+                self.replace(i, if prev == "static" { "thread_local" } else { "static thread_local" });
+            }
+            "asm" | "__asm__" | "__asm" => self.errors.push(format!(
+                "{}: inline PTX `{}` cannot be compiled for the host; replace it with an intrinsic \
+                 or portable C++",
+                self.loc(i),
+                s
+            )),
+            "printf" | "clock" if self.is(i + 1, "(") && prev != "." && prev != "->" => {
+                if s == "clock" && !self.is(i + 2, ")") {
+                    return None;
+                }
+                if prev == "::" {
+                    self.replace(i - 1, "");
+                    if i >= 2 && self.s(i - 2) == "std" {
+                        self.replace(i - 2, "");
+                    }
+                }
+                self.replace(i, if s == "printf" { "simtwin_printf" } else { "simtwin_clock" });
+            }
+            "__assert_fail" => self.replace(i, "simtwin_assert_fail"),
+            _ => {}
+        }
+        None
+    }
+
+    /// `extern __shared__ [attrs] T name[] [dims];` starting at `extern` (index e).
+    fn extern_shared(&mut self, e: usize) -> usize {
+        let Some(semi) = (e..self.n()).find(|&k| self.s(k) == ";") else {
+            self.errors.push(format!("{}: unterminated extern __shared__ declaration", self.loc(e)));
+            return self.n();
+        };
+        let mut ty = Vec::new();
+        let mut k = e + 2;
+        let mut name = None;
+        while k < semi {
+            let s = self.s(k);
+            if ATTRIBUTE_LIKE.contains(&s) && self.is(k + 1, "(") {
+                k = self.matching(k + 1).unwrap_or(semi) + 1;
+                continue;
+            }
+            if s == "[" {
+                name = ty.pop();
+                break;
+            }
+            ty.push(k);
+            k += 1;
+        }
+        let close = if name.is_some() { self.matching(k) } else { None };
+        let (Some(name), Some(close)) = (name, close) else {
+            self.errors.push(format!(
+                "{}: unsupported extern __shared__ form (expected `extern __shared__ T name[];`)",
+                self.loc(e)
+            ));
+            return semi + 1;
+        };
+        if close != k + 1 {
+            self.errors.push(format!("{}: extern __shared__ array must be unsized (`name[]`)", self.loc(e)));
+            return semi + 1;
+        }
+        let ty_text: Vec<String> = ty.iter().map(|&t| self.s(t).to_string()).collect();
+        let ty_text = ty_text.join(" ");
+        let rest = self.join(close + 1, semi);
+        let name_s = self.s(name).to_string();
+        let cast = format!("reinterpret_cast<{ty_text} (*){rest}>(simtwin_tls_ctx->dyn_smem)");
+        let (a, b) = (self.lx.tokens[e].start, self.lx.tokens[semi].end);
+        let newlines = self.lx.text[a..b].matches('\n').count();
+        let text = if self.at_namespace_level() {
+            let t = &self.lx.tokens[semi];
+            format!(
+                "\n#define {name_s} ({cast})\n# {} \"{}\"\n",
+                t.line,
+                self.lx.files[t.file].replace('\\', "\\\\").replace('"', "\\\"")
+            )
+        } else {
+            format!("{ty_text} (*const {name_s}){rest} = {cast};{}", "\n".repeat(newlines))
+        };
+        self.edits.push(Edit { start: a, end: b, text });
+        semi + 1
+    }
+
+    /// A namespace-scope declaration: tokens [a, b] (b is its `;` or closing `}`).
+    fn declaration(&mut self, a: usize, b: usize) {
+        if a > b || self.lx.tokens[a].system {
+            return;
+        }
+        // The declaration's head: up to a function body or brace initializer.
+        let head_end = (a..=b).find(|&k| self.s(k) == "{").unwrap_or(b);
+        let has = |r: &Self, w: &str| (a..head_end).any(|k| r.s(k) == w);
+        if has(self, "__shared__") {
+            return;
+        }
+        if has(self, "__global__") {
+            self.kernel(a, b, head_end);
+        } else if has(self, "__device__") || has(self, "__constant__") || has(self, "__managed__") {
+            self.global_var(a, b);
+        }
+    }
+
+    /// Index of the declarator's parameter list `(` in [a, b), if any, skipping
+    /// attribute-like groups and template headers.
+    fn param_list(&self, a: usize, b: usize) -> Option<usize> {
+        let mut k = a;
+        while k < b {
+            let s = self.s(k);
+            if (ATTRIBUTE_LIKE.contains(&s) || s == "operator") && self.is(k + 1, "(") {
+                k = self.matching(k + 1)? + 1;
+                continue;
+            }
+            if s == "template" && self.is(k + 1, "<") {
+                k = self.matching(k + 1)? + 1;
+                continue;
+            }
+            if s == "=" || s == "{" || s == "[" {
+                return None;
+            }
+            if s == "(" && k > a {
+                let p = &self.lx.tokens[k - 1];
+                if p.kind == Kind::Ident || self.s(k - 1) == ">" {
+                    return Some(k);
+                }
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// Start of the (possibly qualified, possibly template-id) name that ends at `end`.
+    fn name_start(&self, a: usize, end: usize) -> usize {
+        let mut k = end;
+        if self.s(k) == ">" {
+            let mut depth = 0;
+            while k > a {
+                match self.s(k) {
+                    ">" => depth += 1,
+                    ">>" => depth += 2,
+                    "<" => depth -= 1,
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                k -= 1;
+            }
+            k -= 1; // the template name
+        }
+        while k >= a + 2 && self.s(k - 1) == "::" && self.lx.tokens[k - 2].kind == Kind::Ident {
+            k -= 2;
+        }
+        k
+    }
+
+    fn drop_static(&mut self, a: usize, b: usize) {
+        for k in a..b {
+            if self.s(k) == "static" {
+                self.replace(k, "");
+            }
+        }
+    }
+
+    fn launch_bounds(&self, a: usize, b: usize) -> Vec<Vec<usize>> {
+        let Some(k) = (a..b).find(|&k| self.s(k) == "__launch_bounds__") else { return vec![] };
+        let Some(close) = self.matching(k + 1) else { return vec![] };
+        let mut args = vec![vec![]];
+        let mut depth = 0;
+        for j in k + 2..close {
+            match self.s(j) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => {
+                    args.push(vec![]);
+                    continue;
+                }
+                _ => {}
+            }
+            args.last_mut().unwrap().push(j);
+        }
+        args
+    }
+
+    fn kernel(&mut self, a: usize, b: usize, head_end: usize) {
+        let is_template = self.s(a) == "template";
+        let is_specialization = is_template && self.is(a + 1, "<") && self.is(a + 2, ">");
+        let is_instantiation = is_template && !self.is(a + 1, "<");
+        let has_body = self.s(b) == "}";
+        self.drop_static(a, head_end);
+        let Some(lp) = self.param_list(a, b) else {
+            self.errors.push(format!("{}: cannot find the parameter list of this __global__ function", self.loc(a)));
+            return;
+        };
+        let ns = self.name_start(a, lp - 1);
+        let name = self.join(ns, lp);
+        let base = self.s(ns_base(self, ns, lp)).to_string();
+        let (path, anon) = self.ns_path();
+        let qual = |n: &str| if path.is_empty() { n.to_string() } else { format!("{}::{}", path.join("::"), n) };
+        if is_template && !is_instantiation && !is_specialization {
+            // A template definition: remember its parameters for the launch bounds of
+            // its explicit instantiations.
+            let close = self.matching(a + 1).unwrap_or(a + 1);
+            let mut params = Vec::new();
+            let mut last_ident = None;
+            let mut depth = 0;
+            for j in a + 2..=close {
+                let s = self.s(j);
+                match s {
+                    "<" | "(" => depth += 1,
+                    ">" | ")" if j != close => depth -= 1,
+                    _ => {}
+                }
+                if depth == 0 && (s == "," || s == "=" || j == close) {
+                    if let Some(id) = last_ident.take() {
+                        params.push(id);
+                    }
+                    if s == "=" {
+                        last_ident = None;
+                    }
+                    continue;
+                }
+                if depth == 0 && self.lx.tokens[j].kind == Kind::Ident && !is_keyword_token(s) {
+                    last_ident = Some(s.to_string());
+                }
+            }
+            let bounds = self.launch_bounds(a, b);
+            self.templates.insert(qual(&base), TemplateDef { params, bounds });
+            return;
+        }
+        if !has_body && !is_instantiation {
+            return; // a prototype; the definition registers the kernel
+        }
+        let rp = self.matching(lp).unwrap_or(lp);
+        // Parameter types for a function-pointer cast; default arguments dropped.
+        let mut params = String::new();
+        let mut depth = 0;
+        let mut skipping = false;
+        let mut from = lp + 1;
+        for j in lp + 1..=rp {
+            let s = self.s(j);
+            match s {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if j != rp => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 && (s == "," || j == rp) {
+                if !skipping {
+                    params.push_str(&self.join(from, j));
+                }
+                if s == "," {
+                    params.push_str(", ");
+                }
+                skipping = false;
+                from = j + 1;
+            } else if depth == 0 && s == "=" {
+                params.push_str(&self.join(from, j));
+                skipping = true;
+            }
+        }
+        // Launch bounds: on this declaration, or on the template it instantiates.
+        let mut bounds = [String::from("0"), String::from("0")];
+        let own = self.launch_bounds(a, b);
+        if !own.is_empty() {
+            for (k, arg) in own.iter().take(2).enumerate() {
+                bounds[k] = format!("({})", self.join_ids(arg, &HashMap::new()));
+            }
+        } else if is_template {
+            if let Some(def) = self.templates.get(&qual(&base)) {
+                let args = template_args(self, ns, lp);
+                let mut map = HashMap::new();
+                for (p, v) in def.params.iter().zip(args.iter()) {
+                    map.insert(p.clone(), v.clone());
+                }
+                for (k, arg) in def.bounds.iter().take(2).enumerate() {
+                    let uses_unknown = arg
+                        .iter()
+                        .any(|&t| def.params.contains(&self.s(t).to_string()) && !map.contains_key(self.s(t)));
+                    if uses_unknown {
+                        self.warnings.push(format!(
+                            "{}: __launch_bounds__ of {} depend on deduced template arguments; recorded as 0",
+                            self.loc(a),
+                            name
+                        ));
+                    } else {
+                        bounds[k] = format!("({})", self.join_ids(arg, &map));
+                    }
+                }
+            }
+        }
+        let _ = self.in_linkage();
+        self.kernels.push(PendingKernel {
+            qname: qual(&name),
+            name_as_written: name,
+            params,
+            is_template_instance: is_template,
+            insert_at: self.lx.tokens[b].end,
+            bounds,
+            ns_path: path,
+            location: self.loc(a),
+            anonymous: anon,
+        });
+    }
+
+    /// Joins the tokens, substituting template parameters.
+    fn join_ids(&self, toks: &[usize], map: &HashMap<String, String>) -> String {
+        let parts: Vec<String> =
+            toks.iter().map(|&t| map.get(self.s(t)).map(|v| format!("({v})")).unwrap_or_else(|| self.s(t).to_string())).collect();
+        parts.join(" ")
+    }
+
+    fn global_var(&mut self, a: usize, b: usize) {
+        if self.s(a) == "template" || self.param_list(a, b).is_some() {
+            return; // a function (or template), not a variable
+        }
+        let is_extern = (a..b).any(|k| self.s(k) == "extern");
+        let has_init = (a..b).any(|k| self.s(k) == "=" || self.s(k) == "{");
+        if is_extern && !has_init {
+            return; // a declaration of a variable defined elsewhere
+        }
+        let constant = (a..b).any(|k| self.s(k) == "__constant__");
+        // Declarators, split at top-level commas.
+        let mut segments = vec![vec![]];
+        let mut depth = 0;
+        for k in a..b {
+            let s = self.s(k);
+            match s {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => {
+                    segments.push(vec![]);
+                    continue;
+                }
+                _ => {}
+            }
+            segments.last_mut().unwrap().push(k);
+        }
+        let (path, anon) = self.ns_path();
+        let mut names = Vec::new();
+        let mut is_const_object = false;
+        for (si, seg) in segments.iter().enumerate() {
+            let mut name = None;
+            let mut k = 0;
+            while k < seg.len() {
+                let s = self.s(seg[k]);
+                if ATTRIBUTE_LIKE.contains(&s) && k + 1 < seg.len() && self.s(seg[k + 1]) == "(" {
+                    let close = self.matching(seg[k + 1]).unwrap_or(seg[k + 1]);
+                    while k < seg.len() && seg[k] <= close {
+                        k += 1;
+                    }
+                    continue;
+                }
+                if s == "[" || s == "=" || s == "{" {
+                    break;
+                }
+                if self.lx.tokens[seg[k]].kind == Kind::Ident && !is_keyword_token(s) && !s.starts_with("__") {
+                    name = Some(seg[k]);
+                }
+                k += 1;
+            }
+            let Some(name) = name else { continue };
+            if si == 0 {
+                let star = seg.iter().rposition(|&t| t < name && (self.s(t) == "*" || self.s(t) == "&"));
+                is_const_object = seg.iter().any(|&t| self.s(t) == "constexpr")
+                    || seg.iter().enumerate().any(|(p, &t)| {
+                        t < name && self.s(t) == "const" && star.map(|s| p > s).unwrap_or(true)
+                    });
+            }
+            names.push(self.s(name).to_string());
+        }
+        self.drop_static(a, b);
+        if is_const_object && has_init && !is_extern {
+            let t = &self.lx.tokens[a];
+            self.edits.push(Edit { start: t.start, end: t.start, text: "extern ".to_string() });
+        }
+        let mut insert = String::new();
+        for n in names {
+            let idx = self.globals.len();
+            let reg = format!("simtwin_greg_{idx}");
+            insert.push_str(&format!(
+                " static simtwin_global_t {reg}() {{ simtwin_global_t g = {{ \"{q}\", (void *)&{n}, \
+                 sizeof({n}), {c}, 0 }}; return g; }}",
+                q = qualify(&path, &n),
+                c = constant as u32
+            ));
+            self.globals.push(GlobalRec {
+                name: qualify(&path, &n),
+                reg_fn: qualify(&path, &reg),
+                constant,
+                location: self.loc(a),
+                anonymous_namespace: anon,
+            });
+        }
+        self.global_inserts.push((self.lx.tokens[b].end, insert));
+    }
+}
+
+fn qualify(path: &[String], n: &str) -> String {
+    if path.is_empty() {
+        n.to_string()
+    } else {
+        format!("{}::{}", path.join("::"), n)
+    }
+}
+
+/// Index of the unqualified template name within a name [ns, lp).
+fn ns_base(r: &Rewriter<'_>, ns: usize, lp: usize) -> usize {
+    let mut base = ns;
+    for k in ns..lp {
+        if r.s(k) == "<" {
+            break;
+        }
+        if r.lx.tokens[k].kind == Kind::Ident {
+            base = k;
+        }
+    }
+    base
+}
+
+/// The template arguments of a template-id name [ns, lp), as texts.
+fn template_args(r: &Rewriter<'_>, ns: usize, lp: usize) -> Vec<String> {
+    let Some(open) = (ns..lp).find(|&k| r.s(k) == "<") else { return vec![] };
+    let close = lp - 1;
+    let mut args = Vec::new();
+    let mut from = open + 1;
+    let mut depth = 0;
+    for k in open + 1..=close {
+        let s = r.s(k);
+        match s {
+            "<" | "(" => depth += 1,
+            ">" | ")" if k != close => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 && (s == "," || k == close) {
+            args.push(r.join(from, k));
+            from = k + 1;
+        }
+    }
+    args
+}
+
+/// Rewrites preprocessed text. Errors (asm, malformed forms) name file and line.
+pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
+    let lx = lex(preprocessed).map_err(|e| vec![e])?;
+    let mut r = Rewriter {
+        lx,
+        edits: Vec::new(),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        scopes: Vec::new(),
+        templates: HashMap::new(),
+        kernels: Vec::new(),
+        globals: Vec::new(),
+        global_inserts: Vec::new(),
+    };
+    r.run();
+    if !r.errors.is_empty() {
+        return Err(r.errors);
+    }
+    // Kernels: plain `&name` where that is unambiguous, else a cast to the function type.
+    let mut kernels = Vec::new();
+    let pending = std::mem::take(&mut r.kernels);
+    for (idx, k) in pending.iter().enumerate() {
+        let overloaded = pending.iter().filter(|o| o.qname == k.qname).count() > 1;
+        let expr = if k.is_template_instance || overloaded {
+            format!("(static_cast<void (*)({})>(&{}))", k.params, k.name_as_written)
+        } else {
+            format!("(&{})", k.name_as_written)
+        };
+        let reg = format!("simtwin_kreg_{idx}");
+        let text = format!(
+            " static const simtwin_kernel_t *{reg}() {{ static const simtwin_kernel_t k = \
+             ::simtwin::detail::kernel_entry<decltype({expr}), {expr}>(\"{name}\", (uint32_t)({b0}), (uint32_t)({b1})); return &k; }}",
+            name = k.qname.replace('"', "\\\""),
+            b0 = k.bounds[0],
+            b1 = k.bounds[1]
+        );
+        r.edits.push(Edit { start: k.insert_at, end: k.insert_at, text });
+        kernels.push(KernelRec {
+            name: k.qname.clone(),
+            reg_fn: qualify(&k.ns_path, &reg),
+            location: k.location.clone(),
+            anonymous_namespace: k.anonymous,
+        });
+    }
+    for (at, text) in std::mem::take(&mut r.global_inserts) {
+        r.edits.push(Edit { start: at, end: at, text });
+    }
+    r.edits.sort_by_key(|e| (e.start, e.end));
+    let src = r.lx.text;
+    let mut out = String::with_capacity(src.len() + 4096);
+    let mut pos = 0;
+    for e in &r.edits {
+        if e.start < pos {
+            continue; // overlapping edit: the first one wins
+        }
+        out.push_str(&src[pos..e.start]);
+        out.push_str(&e.text);
+        pos = e.end;
+    }
+    out.push_str(&src[pos..]);
+    Ok(Rewritten { text: out, kernels, globals: r.globals, warnings: r.warnings })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(src: &str) -> Rewritten {
+        rewrite(&format!("# 1 \"t.cu\"\n{src}")).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    #[test]
+    fn finds_kernels_templates_and_globals() {
+        let r = rw("namespace ns { __global__ void a(int *x, int n = 3) { *x = n; } }\n\
+             template <typename T, int B> __global__ __launch_bounds__(B, 2) void t(T *p) { }\n\
+             template __global__ void t<float, 128>(float *);\n\
+             extern \"C\" { __global__ void c(float *p) { } }\n\
+             __constant__ const float tab[2] = {1, 2}; static __device__ int cnt, arr[4];\n\
+             __device__ float f(float x) { return x; }\n");
+        let names: Vec<_> = r.kernels.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, vec!["ns::a", "t<float,128>", "c"]);
+        let globals: Vec<_> = r.globals.iter().map(|g| (g.name.as_str(), g.constant)).collect();
+        assert_eq!(globals, vec![("tab", true), ("cnt", false), ("arr", false)]);
+        assert!(r.text.contains("kernel_entry<decltype((static_cast<void (*)(float*)>(&t<float,128>))), (static_cast<void (*)(float*)>(&t<float,128>))>(\"t<float,128>\", (uint32_t)(((128))), (uint32_t)((2)))"), "{}", r.text);
+        assert!(r.text.contains("kernel_entry<decltype((&a)), (&a)>(\"ns::a\", (uint32_t)(0), (uint32_t)(0))"));
+        assert!(r.text.contains("extern  const float tab[2]"), "{}", r.text);
+        assert!(!r.text.contains("static  int cnt") && r.text.contains(" int cnt, arr[4];"));
+    }
+
+    #[test]
+    fn extern_shared_at_block_and_namespace_scope() {
+        let r = rw("extern __shared__ float4 gsm[];\n__global__ void k() {\n  extern __shared__ __attribute__((aligned(16))) unsigned char s[];\n  s[0] = 1; }\n");
+        assert!(r.text.contains("\n#define gsm (reinterpret_cast<float4 (*)>(simtwin_tls_ctx->dyn_smem))\n# 1 \"t.cu\"\n"), "{}", r.text);
+        assert!(r.text.contains("unsigned char (*const s) = reinterpret_cast<unsigned char (*)>(simtwin_tls_ctx->dyn_smem);"), "{}", r.text);
+        assert_eq!(r.text.matches('\n').count(), 4 + 1 + 3);
+    }
+
+    #[test]
+    fn asm_is_an_error_naming_file_and_line() {
+        let e = rewrite("# 1 \"k.cu\"\n__global__ void k(int *p) {\n  asm volatile(\"trap;\");\n}\n").err().unwrap();
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("k.cu:2: inline PTX `asm`"), "{}", e[0]);
+    }
+
+    #[test]
+    fn system_headers_are_left_alone() {
+        let r = rw("# 1 \"sys.h\" 1 3\nstatic inline void f() { __asm__(\"\"); }\n# 2 \"t.cu\" 2\n__shared__ int x;\n");
+        assert!(r.text.contains("__asm__"));
+        assert!(r.text.contains("static thread_local int x;"));
+    }
+}
