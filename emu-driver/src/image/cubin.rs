@@ -136,6 +136,12 @@ impl<'a> Elf<'a> {
         let shoff = le_u64(data, 0x28).unwrap_or(0);
         let (shentsize, shnum16, shstrndx16) = (h(0x3a), h(0x3c), h(0x3e));
         let mut elf = Elf { data, abi_version: data[8], machine, flags, sections: Vec::new() };
+        let (phoff, phentsize, phnum) = (le_u64(data, 0x20).unwrap_or(0), h(0x36) as u64, h(0x38) as u64);
+        if phnum > 0 && phoff.checked_add(phentsize * phnum).is_none_or(|e| e > data.len() as u64) {
+            return Err(invalid(format!(
+                "cubin: program header table ({phnum} x {phentsize} at {phoff}) runs past the image"
+            )));
+        }
         if shoff == 0 {
             return Ok(elf);
         }

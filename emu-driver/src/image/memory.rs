@@ -187,3 +187,15 @@ unsafe fn image_bytes_at(addr: usize, follow_wrapper: bool) -> Result<Vec<u8>, I
         Format::Text => unsafe { read_text(addr) },
     }
 }
+
+/// Whether image memory is read through the checked copy here (else unreadable memory
+/// named by a corrupt header faults, as it would in the real driver).
+pub(crate) fn checked_reads() -> bool {
+    if CHECKED_COPY.load(Ordering::Relaxed) == 0 {
+        let probe = [0u8; 1];
+        let mut out = [0u8; 1];
+        // SAFETY: `probe` is a live local array.
+        let _ = unsafe { copy_into(probe.as_ptr() as usize, &mut out) };
+    }
+    CHECKED_COPY.load(Ordering::Relaxed) == 1
+}

@@ -361,6 +361,12 @@ pub unsafe fn parse_ptr(ptr: *const u8, target: Target) -> Result<Image, ImageEr
     parse_bytes(&bytes, target)
 }
 
+/// True when [`parse_ptr`] reads through a copy that reports unreadable pages as
+/// [`ImageError::Unreadable`] (Linux `process_vm_readv`); false where the OS refuses it.
+pub fn checked_reads() -> bool {
+    memory::checked_reads()
+}
+
 /// Can a cubin for `arch` run on the target? Same major, minor not above the device's.
 pub(crate) fn cubin_runs(arch: u32, target: Target) -> bool {
     arch / 10 == target.sm / 10 && arch <= target.sm
