@@ -1,1 +1,482 @@
-//! `parity replay` and `parity libm`: exhaustive fp32 replay against MPFR (owned by the replay helper).
+//! `parity replay` and `parity libm`: exhaustive binary32 replay against a correctly
+//! rounded reference (binary64 libm behind a 2^-40 filter, MPFR for the rest).
+//!
+//! * [`run_replay`]: a `__device__ float f(float)` from a .cu file, host-compiled with
+//!   kernels-host's shim (or, with `--device real`, compiled by nvcc and run on a GPU
+//!   through cudarc), replayed over a range of inputs (default: every positive finite
+//!   float, 0x00000001..0x7f800000) and checked.
+//! * [`run_libm`]: the same for a host libm function (glibc by default, or any shared
+//!   library exporting it, e.g. the simtwin_crlibm preload library).
+//!
+//! Both write `DIR/summary.json` (`inputs`, `misrounded`, `mpfr_decided`, `seconds`, ...)
+//! and `DIR/misrounded.csv`.
+
+pub mod crlog2gen;
+pub mod device;
+pub mod engine;
+pub mod host;
+pub mod reference;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use engine::{BatchFn, Options, Outcome};
+use reference::RefFn;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Default range: every positive finite float.
+pub const DEFAULT_FROM: u32 = 0x0000_0001;
+pub const DEFAULT_TO: u64 = 0x7f80_0000;
+
+/// Arguments of `parity replay`.
+#[derive(Args, Debug, Clone)]
+#[command(after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2")]
+pub struct ReplayArgs {
+    /// The .cu file holding the device function.
+    #[arg(long)]
+    pub source: Option<PathBuf>,
+    /// The device function, `float NAME(float)`.
+    #[arg(long)]
+    pub function: Option<String>,
+    /// Reference: log2, exp2, log, exp, sqrt, cbrt, sin, cos, log10, exp10, pow:<p>, scale:<c>.
+    #[arg(long)]
+    pub reference: String,
+    /// First input (bits as 0x..., or a float value such as 1.0 or 0x1p-3).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// End of the range, exclusive (bits as 0x..., or a float value).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Report directory (default reports/replay/<function>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Exit 1 if any input misrounds.
+    #[arg(long)]
+    pub require_correct_rounding: bool,
+    /// A hard-case table (CSV: input,output hex bits): recompute every entry with MPFR.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Preprocessor define for the compilation of the source (NAME or NAME=VALUE).
+    #[arg(long = "define", short = 'D')]
+    pub defines: Vec<String>,
+    /// Include directory for the compilation of the source.
+    #[arg(long = "include", short = 'I')]
+    pub includes: Vec<PathBuf>,
+    /// Where the function runs: host (host-compiled with kernels-host's shim) or real (GPU).
+    #[arg(long, default_value = "host")]
+    pub device: String,
+    /// --device real: a libdevice function or fast intrinsic instead of a source file:
+    /// log2f, expf, exp2f, logf, sinf, cosf, sqrtf, __log2f, __expf, __logf, __sinf, __cosf.
+    #[arg(long)]
+    pub builtin: Option<String>,
+    /// --device real: a prebuilt cubin/fatbin (from --emit-image) instead of running nvcc.
+    #[arg(long)]
+    pub image: Option<PathBuf>,
+    /// Compile the device kernel with nvcc into this file (sm_90 cubin) and exit.
+    #[arg(long)]
+    pub emit_image: Option<PathBuf>,
+    /// Extra nvcc flag (repeatable), e.g. --nvcc-flag=--fmad=false.
+    #[arg(long = "nvcc-flag", allow_hyphen_values = true)]
+    pub nvcc_flags: Vec<String>,
+    /// GPU architecture for nvcc.
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+    /// Inputs per work item (host) or per kernel launch (device: default 2^28).
+    #[arg(long)]
+    pub chunk: Option<usize>,
+    /// Most misrounded inputs listed in the CSV (the count is always exact).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_list: usize,
+    /// Also compute the max ulp error over correctly rounded inputs (slower).
+    #[arg(long)]
+    pub track_max_error: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Arguments of `parity libm`.
+#[derive(Args, Debug, Clone)]
+#[command(after_help = "Examples:\n  parity libm --function log2f --from 1.0 --to 1024.0 --out reports/libm/log2f_1_1024\n  parity libm --function powf:2.5 --from 0.25 --to 4.0\n  parity libm --function log2f --library target/simtwin/lib/libsimtwin_crlibm.so --require-correct-rounding")]
+pub struct LibmArgs {
+    /// log2f, expf, logf, exp2f, sinf, cosf, sqrtf, cbrtf, log10f, exp10f, powf:<exponent>.
+    #[arg(long)]
+    pub function: String,
+    /// First input (bits as 0x..., or a float value).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Report directory (default reports/libm/<function>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The shared library to take the function from (default: glibc's libm.so.6).
+    #[arg(long, default_value = "libm.so.6")]
+    pub library: String,
+    /// Exit 1 if any input misrounds.
+    #[arg(long)]
+    pub require_correct_rounding: bool,
+    /// Most misrounded inputs listed in the CSV.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_list: usize,
+    /// Inputs per work item.
+    #[arg(long)]
+    pub chunk: Option<usize>,
+    #[arg(long)]
+    pub quiet: bool,
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Parses a range bound: `0x7f800000` (bits) or a float value (`1.0`, `1024`, `0x1p-3`, `inf`).
+pub fn parse_bound(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let is_bits = (t.starts_with("0x") || t.starts_with("0X"))
+        && !t.contains(['p', 'P', '.'])
+        && t.len() > 2;
+    if is_bits {
+        return u64::from_str_radix(&t[2..], 16)
+            .ok()
+            .filter(|v| *v <= 1 << 32)
+            .with_context(|| format!("bad bound {s:?}"));
+    }
+    let v: f32 = if t.starts_with("0x") || t.starts_with("-0x") {
+        crlog2gen::parse_hexf(t).with_context(|| format!("bad bound {s:?}"))?
+    } else {
+        t.parse().map_err(|e| anyhow::anyhow!("bad bound {s:?}: {e}"))?
+    };
+    Ok(v.to_bits() as u64)
+}
+
+fn range(from: &Option<String>, to: &Option<String>) -> Result<(u32, u64)> {
+    let f = match from {
+        Some(s) => parse_bound(s)?,
+        None => DEFAULT_FROM as u64,
+    };
+    let t = match to {
+        Some(s) => parse_bound(s)?,
+        None => DEFAULT_TO,
+    };
+    if f > u32::MAX as u64 {
+        bail!("--from out of range");
+    }
+    if t < f {
+        bail!("empty range: --to (0x{t:08x}) is below --from (0x{f:08x}) (bounds are bit patterns; negative floats order backwards)");
+    }
+    Ok((f as u32, t))
+}
+
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        b = b.num_threads(t);
+    }
+    Ok(b.build()?)
+}
+
+/// Groups misrounded inputs by mantissa (the 23 fraction bits), largest families first.
+pub fn families(list: &[engine::Misround], cap: usize) -> serde_json::Value {
+    let mut m: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for e in list {
+        m.entry(e.input & 0x7f_ffff).or_default().push(e.input);
+    }
+    let mut v: Vec<(u32, Vec<u32>)> = m.into_iter().collect();
+    v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let total = v.len();
+    let groups: Vec<serde_json::Value> = v
+        .into_iter()
+        .take(cap)
+        .map(|(mant, ins)| {
+            let exps: Vec<i32> = ins.iter().map(|x| ((x >> 23) & 0xff) as i32 - 127).collect();
+            json!({
+                "mantissa": format!("0x{mant:06x}"),
+                "count": ins.len(),
+                "exponents": exps,
+                "inputs": ins.iter().take(16).map(|x| format!("0x{x:08x}")).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"count": total, "listed": groups.len(), "groups": groups})
+}
+
+/// misrounded.csv text.
+pub fn misrounded_csv(list: &[engine::Misround]) -> String {
+    let mut s = String::from("input,input_value,got,got_value,expected,expected_value,ulp_error,ulp_distance\n");
+    for m in list {
+        let _ = writeln!(
+            s,
+            "0x{:08x},{:e},0x{:08x},{:e},0x{:08x},{:e},{:.6},{}",
+            m.input,
+            f32::from_bits(m.input),
+            m.got,
+            f32::from_bits(m.got),
+            m.expected,
+            f32::from_bits(m.expected),
+            m.ulp_error,
+            m.ulp_distance
+        );
+    }
+    s
+}
+
+/// The summary object shared by replay and libm.
+pub fn summary(o: &Outcome, from: u32, to: u64, extra: serde_json::Value) -> serde_json::Value {
+    let mut v = json!({
+        "inputs": o.inputs,
+        "misrounded": o.misrounded,
+        "misrounded_fraction": if o.inputs > 0 { o.misrounded as f64 / o.inputs as f64 } else { 0.0 },
+        "mpfr_decided": o.mpfr_decided,
+        "seconds": o.seconds,
+        "inputs_per_second": if o.seconds > 0.0 { o.inputs as f64 / o.seconds } else { 0.0 },
+        "from": format!("0x{from:08x}"),
+        "to": format!("0x{to:08x}"),
+        "from_value": f32::from_bits(from),
+        "to_value": if to <= u32::MAX as u64 { f32::from_bits(to as u32) as f64 } else { f64::NAN },
+        "max_ulp_error": o.max_ulp_error,
+        "max_ulp_error_input": o.max_ulp_error_input.map(|x| format!("0x{x:08x}")),
+        "listed": o.list.len(),
+        "list_truncated": o.list_truncated,
+        "correctly_rounded": o.misrounded == 0,
+        "reference_method": "binary64 host libm, accepted when farther than 2^-40 relative from a binary32 rounding boundary; else MPFR at 24 bits, RN, binary32 exponent range",
+        "families": families(&o.list, 256),
+    });
+    if let (Some(obj), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
+        for (k, val) in e {
+            obj.insert(k, val);
+        }
+    }
+    v
+}
+
+/// Writes summary.json and misrounded.csv into `dir`.
+pub fn write_reports(dir: &Path, summary: &serde_json::Value, o: &Outcome) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(summary)? + "\n")?;
+    std::fs::write(dir.join("misrounded.csv"), misrounded_csv(&o.list))?;
+    Ok(())
+}
+
+/// Result of checking one hard-case table entry.
+#[derive(Clone, Debug)]
+pub struct TableEntryCheck {
+    pub input: u32,
+    pub listed: u32,
+    pub correct: u32,
+    /// Distance of the exact result from the nearest rounding midpoint, in ulps (0.5 = on a
+    /// float, 0 = on a midpoint), from MPFR at 128 bits.
+    pub midpoint_distance_ulps: f64,
+}
+
+/// Recomputes every entry of a hard-case table with MPFR.
+pub fn check_table(reference: &RefFn, cases: &[(u32, u32)]) -> Vec<TableEntryCheck> {
+    use rayon::prelude::*;
+    cases
+        .par_iter()
+        .map(|&(x, y)| {
+            let xf = f32::from_bits(x);
+            let correct = reference.mpfr_f32(xf);
+            let hi = reference.mpfr_high(xf, 128);
+            let d = if hi.is_finite() && correct.is_finite() {
+                let ulp = reference::ulp_f32(correct as f64);
+                let diff = rug::Float::with_val(128, &hi - correct).abs();
+                let r = (diff / ulp).to_f64();
+                (0.5 - r).abs()
+            } else {
+                f64::NAN
+            };
+            TableEntryCheck { input: x, listed: y, correct: correct.to_bits(), midpoint_distance_ulps: d }
+        })
+        .collect()
+}
+
+fn default_out(kind: &str, name: &str) -> PathBuf {
+    let clean: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
+    PathBuf::from("reports").join(kind).join(clean)
+}
+
+/// `parity replay`.
+pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
+    let reference = RefFn::parse(&args.reference)?;
+    let (from, to) = range(&args.from, &args.to)?;
+    let pool = pool(args.threads)?;
+    let mut exit = 0;
+    let mut table_json = serde_json::Value::Null;
+    if let Some(t) = &args.table {
+        let cases = crlog2gen::read_cases_csv(t)?;
+        let checks = pool.install(|| check_table(&reference, &cases));
+        let wrong: Vec<&TableEntryCheck> = checks.iter().filter(|c| c.listed != c.correct).collect();
+        for w in &wrong {
+            eprintln!(
+                "table entry 0x{:08x}: listed 0x{:08x}, correctly rounded 0x{:08x}",
+                w.input, w.listed, w.correct
+            );
+        }
+        let hardest = checks.iter().map(|c| c.midpoint_distance_ulps).fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "table {}: {} entries, {} wrong (closest to a midpoint: {:.3e} ulp)",
+            t.display(),
+            checks.len(),
+            wrong.len(),
+            hardest
+        );
+        table_json = json!({
+            "file": t.display().to_string(),
+            "entries": checks.len(),
+            "wrong": wrong.len(),
+            "wrong_inputs": wrong.iter().map(|w| format!("0x{:08x}", w.input)).collect::<Vec<_>>(),
+            "min_midpoint_distance_ulps": hardest,
+        });
+        if !wrong.is_empty() {
+            exit = 1;
+        }
+        if args.source.is_none() && args.builtin.is_none() {
+            if let Some(out) = &args.out {
+                std::fs::create_dir_all(out)?;
+                std::fs::write(out.join("table_check.json"), serde_json::to_string_pretty(&table_json)? + "\n")?;
+            }
+            return Ok(exit);
+        }
+    }
+
+    let name = args
+        .function
+        .clone()
+        .or_else(|| args.builtin.clone())
+        .context("--function NAME (or --builtin with --device real) is required")?;
+    let out = args.out.clone().unwrap_or_else(|| default_out("replay", &name));
+    let mut opts = Options { max_list: args.max_list, progress: !args.quiet, track_max_error: args.track_max_error, ..Default::default() };
+
+    let (outcome, extra) = match args.device.as_str() {
+        "host" => {
+            if args.emit_image.is_some() || args.image.is_some() || args.builtin.is_some() {
+                bail!("--emit-image, --image and --builtin need --device real");
+            }
+            let source = args.source.as_ref().context("--source FILE.cu is required")?;
+            if let Some(c) = args.chunk {
+                opts.chunk = c;
+            }
+            let work = std::env::temp_dir().join(format!("parity-replay-{}", std::process::id()));
+            let lib = host::compile(source, &name, &args.defines, &args.includes, &work)?;
+            let f = host::HostBatch::load(&lib)?;
+            let o = pool.install(|| engine::replay(&f, &reference, from, to, &opts, &name));
+            let _ = std::fs::remove_dir_all(&work);
+            (
+                o,
+                json!({
+                    "tool": "parity replay",
+                    "device": "host",
+                    "device_faithful": "host-compiled with kernels-host's shim (-O2 -ffp-contract=off -fno-fast-math)",
+                    "source": source.display().to_string(),
+                    "function": name,
+                    "defines": args.defines,
+                }),
+            )
+        }
+        "real" => {
+            let (o, e) = device::run(args, &reference, &name, from, to, &opts, &pool)?;
+            match o {
+                Some(o) => (o, e),
+                None => return Ok(e.get("exit").and_then(|v| v.as_i64()).unwrap_or(0) as i32),
+            }
+        }
+        d => bail!("--device must be host or real, not {d:?}"),
+    };
+    let mut extra = extra;
+    if let serde_json::Value::Object(m) = &mut extra {
+        m.insert("reference".into(), json!(reference.name()));
+        m.insert("threads".into(), json!(pool.current_num_threads()));
+        if !table_json.is_null() {
+            m.insert("table_check".into(), table_json);
+        }
+    }
+    let s = summary(&outcome, from, to, extra);
+    write_reports(&out, &s, &outcome)?;
+    print_outcome(&name, &outcome, &out);
+    if outcome.misrounded > 0 && args.require_correct_rounding {
+        exit = 1;
+    }
+    Ok(exit)
+}
+
+fn print_outcome(name: &str, o: &Outcome, out: &Path) {
+    println!(
+        "{name}: {} inputs, {} misrounded ({:.3e}), {} decided by MPFR, max ulp error {:.4}, {:.2} s ({:.3e} inputs/s); reports in {}",
+        o.inputs,
+        o.misrounded,
+        if o.inputs > 0 { o.misrounded as f64 / o.inputs as f64 } else { 0.0 },
+        o.mpfr_decided,
+        o.max_ulp_error,
+        o.seconds,
+        if o.seconds > 0.0 { o.inputs as f64 / o.seconds } else { 0.0 },
+        out.display()
+    );
+}
+
+/// The reference of a libm function name (log2f -> log2, powf:2 -> pow:2).
+pub fn libm_reference(function: &str) -> Result<(String, RefFn, Option<f32>)> {
+    if let Some(p) = function.strip_prefix("powf:") {
+        let r = RefFn::parse(function)?;
+        let e = match r {
+            RefFn::Pow(e) => e,
+            _ => unreachable!(),
+        };
+        let _ = p;
+        return Ok(("powf".into(), r, Some(e)));
+    }
+    let base = function.strip_suffix('f').with_context(|| format!("{function:?}: expected a float function name such as log2f"))?;
+    Ok((function.to_string(), RefFn::parse(base)?, None))
+}
+
+/// `parity libm`.
+pub fn run_libm(args: &LibmArgs) -> Result<i32> {
+    let (symbol, reference, exponent) = libm_reference(&args.function)?;
+    let (from, to) = range(&args.from, &args.to)?;
+    let pool = pool(args.threads)?;
+    let f: Box<dyn BatchFn> = match exponent {
+        Some(e) => Box::new(host::LibPow::load(&args.library, &symbol, e)?),
+        None => Box::new(host::LibFn::load(&args.library, &symbol)?),
+    };
+    let mut opts = Options { max_list: args.max_list, progress: !args.quiet, track_max_error: true, ..Default::default() };
+    if let Some(c) = args.chunk {
+        opts.chunk = c;
+    }
+    let o = pool.install(|| engine::replay(f.as_ref(), &reference, from, to, &opts, &args.function));
+    let out = args.out.clone().unwrap_or_else(|| default_out("libm", &args.function));
+    let s = summary(
+        &o,
+        from,
+        to,
+        json!({
+            "tool": "parity libm",
+            "function": args.function,
+            "library": args.library,
+            "library_path": resolved_path(&args.library, &symbol),
+            "reference": reference.name(),
+            "threads": pool.current_num_threads(),
+        }),
+    );
+    write_reports(&out, &s, &o)?;
+    print_outcome(&args.function, &o, &out);
+    Ok(if o.misrounded > 0 && args.require_correct_rounding { 1 } else { 0 })
+}
+
+/// The file a symbol resolves to (dladdr), for the report.
+fn resolved_path(lib: &str, symbol: &str) -> Option<String> {
+    unsafe {
+        let l = libloading::os::unix::Library::new(lib).ok()?;
+        let mut name = symbol.as_bytes().to_vec();
+        name.push(0);
+        let s: libloading::os::unix::Symbol<*const libc::c_void> = l.get(&*name).ok()?;
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(*s, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        Some(std::ffi::CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned())
+    }
+}
