@@ -1,3 +1,45 @@
 //! parity: runs CPU vs CUDA extractors per frame, diffs, transfer audits, fp32 replay, timing.
+//!
+//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `demo`,
+//! `driver-info`; `replay` and `libm` live in [`replay`].
+//!
+//! Exit codes: 0 parity / pass, 1 differences beyond tolerance or a failed gate,
+//! 2 setup or input error, 77 a real device was asked for and none exists.
 
+pub mod bench;
+pub mod common;
+pub mod compare;
+pub mod counts;
+pub mod demo;
+pub mod device;
+pub mod diff;
+pub mod frames;
+pub mod num;
+pub mod output;
 pub mod replay;
+pub mod report;
+pub mod run;
+pub mod template;
+pub mod tolerance;
+pub mod transfers;
+
+/// A run that cannot happen on this machine (no real device): exit code 77.
+#[derive(Debug)]
+pub struct Skip(pub String);
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Skip {}
+
+/// The exit code of an error: 77 for [`Skip`], 2 for everything else.
+pub fn exit_code_of(e: &anyhow::Error) -> i32 {
+    if e.downcast_ref::<Skip>().is_some() {
+        77
+    } else {
+        2
+    }
+}

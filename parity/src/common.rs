@@ -1,0 +1,202 @@
+//! Arguments and setup shared by `frames`, `transfers` and `bench`.
+
+use crate::device::find_simtwin;
+use crate::template::{Backend, Vars};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClipArgs {
+    /// Reference clip (raw planar YUV; other containers need --frames)
+    #[arg(long, short = 'r')]
+    pub reference: PathBuf,
+    /// Distorted clip
+    #[arg(long, short = 'd')]
+    pub distorted: PathBuf,
+    /// Frame width in pixels
+    #[arg(long, short = 'W')]
+    pub width: u32,
+    /// Frame height in pixels
+    #[arg(long, short = 'H')]
+    pub height: u32,
+    /// Bits per sample
+    #[arg(long, short = 'b', default_value_t = 8, value_parser = parse_bitdepth)]
+    pub bitdepth: u32,
+    /// Chroma subsampling
+    #[arg(long, default_value = "420", value_parser = ["420", "422", "444"])]
+    pub pixfmt: String,
+}
+
+impl ClipArgs {
+    pub fn frame_bytes(&self) -> u64 {
+        let (w, h) = (self.width as u64, self.height as u64);
+        let (cw, ch) = match self.pixfmt.as_str() {
+            "444" => (w, h),
+            "422" => (w.div_ceil(2), h),
+            _ => (w.div_ceil(2), h.div_ceil(2)),
+        };
+        let bps = if self.bitdepth > 8 { 2 } else { 1 };
+        (w * h + 2 * cw * ch) * bps
+    }
+
+    /// Frames both clips hold (raw YUV only; None for other files).
+    pub fn available_frames(&self) -> Result<Option<u64>> {
+        if self.width == 0 || self.height == 0 {
+            bail!("--width and --height must be positive");
+        }
+        let mut n = None::<u64>;
+        for p in [&self.reference, &self.distorted] {
+            let md = std::fs::metadata(p).with_context(|| format!("clip not found: {}", p.display()))?;
+            if p.extension().is_some_and(|e| e == "yuv") {
+                let fb = self.frame_bytes();
+                if md.len() % fb != 0 {
+                    bail!(
+                        "{} is {} bytes, not a whole number of {}x{} {}-bit {} frames ({} bytes each)",
+                        p.display(),
+                        md.len(),
+                        self.width,
+                        self.height,
+                        self.bitdepth,
+                        self.pixfmt,
+                        fb
+                    );
+                }
+                let f = md.len() / fb;
+                n = Some(n.map_or(f, |x| x.min(f)));
+            } else {
+                return Ok(None);
+            }
+        }
+        Ok(n)
+    }
+
+    /// The frame count to process: `--frames` (checked against the clips) or all frames.
+    pub fn resolve_frames(&self, want: Option<u64>) -> Result<u64> {
+        let avail = self.available_frames()?;
+        match (want, avail) {
+            (Some(0), _) => bail!("--frames must be at least 1"),
+            (Some(w), Some(a)) if w > a => bail!("--frames {w}: the clips hold only {a} frames"),
+            (Some(w), _) => Ok(w),
+            (None, Some(0)) => bail!("the clips hold no frames"),
+            (None, Some(a)) => Ok(a),
+            (None, None) => bail!("cannot tell the frame count of non-.yuv clips: pass --frames"),
+        }
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExtractorArgs {
+    /// Extractor preset: twin (simtwin-twin), vmaf-fork (--backend/--precision max), vmaf-upstream (--gpumask)
+    #[arg(long, default_value = "twin", value_parser = ["twin", "vmaf-fork", "vmaf-upstream"])]
+    pub preset: String,
+    /// Features to extract, comma separated (e.g. sse,band_mask,log_stat,topk,temporal)
+    #[arg(long)]
+    pub features: Option<String>,
+    /// Planted defect to switch on in the CUDA twin ({defect}/{defect_arg})
+    #[arg(long)]
+    pub defect: Option<String>,
+    /// simtwin-twin binary ({twin}; default: <simtwin>/bin/simtwin-twin)
+    #[arg(long)]
+    pub twin: Option<PathBuf>,
+    /// VMAF CLI binary ({vmaf})
+    #[arg(long, default_value = "vmaf")]
+    pub vmaf: String,
+    /// simtwin build directory (default: target/simtwin, found from the current directory)
+    #[arg(long)]
+    pub simtwin: Option<PathBuf>,
+    /// Host kernel libraries for the emulated driver (EMU_CUDA_KERNELS; default <simtwin>/kernels)
+    #[arg(long)]
+    pub kernels: Option<PathBuf>,
+    /// Block order on the emulated driver: forward, reverse, shuffle:SEED (EMU_CUDA_BLOCK_ORDER)
+    #[arg(long)]
+    pub block_order: Option<String>,
+    /// Worker threads of the emulated driver (EMU_CUDA_WORKERS)
+    #[arg(long)]
+    pub workers: Option<u32>,
+    /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
+    #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
+    pub cuda_env: Vec<String>,
+}
+
+impl ExtractorArgs {
+    pub fn simtwin(&self) -> Option<PathBuf> {
+        find_simtwin(self.simtwin.as_deref()).ok()
+    }
+
+    pub fn require_simtwin(&self) -> Result<PathBuf> {
+        find_simtwin(self.simtwin.as_deref())
+    }
+
+    pub fn vars(&self, clip: &ClipArgs, frames: u64, output: &Path, backend: Backend, features: Option<&str>) -> Vars {
+        let mut v = Vars::default();
+        let simtwin = self.simtwin();
+        v.set("ref", clip.reference.display().to_string());
+        v.set("dis", clip.distorted.display().to_string());
+        v.set("width", clip.width.to_string());
+        v.set("height", clip.height.to_string());
+        v.set("pixfmt", clip.pixfmt.clone());
+        v.set("bitdepth", clip.bitdepth.to_string());
+        v.set("output", output.display().to_string());
+        v.set("frames", frames.to_string());
+        v.set("features", features.or(self.features.as_deref()).unwrap_or("").to_string());
+        v.set("backend", backend.name());
+        v.set("defect", if backend == Backend::Cuda { self.defect.clone().unwrap_or_default() } else { String::new() });
+        let twin = self
+            .twin
+            .clone()
+            .or_else(|| simtwin.as_ref().map(|s| s.join("bin/simtwin-twin")))
+            .unwrap_or_else(|| PathBuf::from("simtwin-twin"));
+        v.set("twin", twin.display().to_string());
+        v.set("vmaf", self.vmaf.clone());
+        v.set("simtwin", simtwin.map(|s| s.display().to_string()).unwrap_or_default());
+        v.derive_lists();
+        v
+    }
+
+    /// Environment for the CUDA side beyond the device selection.
+    pub fn cuda_extra_env(&self) -> Result<Vec<(String, String)>> {
+        let mut e = Vec::new();
+        if let Some(o) = &self.block_order {
+            e.push(("EMU_CUDA_BLOCK_ORDER".into(), o.clone()));
+        }
+        if let Some(w) = self.workers {
+            e.push(("EMU_CUDA_WORKERS".into(), w.to_string()));
+        }
+        for kv in &self.cuda_env {
+            let (k, v) = kv.split_once('=').with_context(|| format!("--cuda-env {kv}: expected KEY=VALUE"))?;
+            if k.is_empty() {
+                bail!("--cuda-env {kv}: empty variable name");
+            }
+            e.push((k.to_string(), v.to_string()));
+        }
+        Ok(e)
+    }
+}
+
+/// `auto` | `counts` | `log:TEXT` | `none`: how to prove that the CUDA side ran on a device.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Proof {
+    Auto,
+    Counts,
+    Log(String),
+    None,
+}
+
+pub fn parse_proof(s: &str) -> Result<Proof> {
+    Ok(match s {
+        "auto" => Proof::Auto,
+        "counts" => Proof::Counts,
+        "none" => Proof::None,
+        _ => match s.strip_prefix("log:") {
+            Some(t) if !t.is_empty() => Proof::Log(t.to_string()),
+            _ => bail!("--proof {s}: expected auto, counts, log:TEXT or none"),
+        },
+    })
+}
+
+fn parse_bitdepth(s: &str) -> std::result::Result<u32, String> {
+    match s {
+        "8" | "10" | "12" | "16" => Ok(s.parse().unwrap()),
+        _ => Err(format!("'{s}' is not a bit depth (8, 10, 12, 16)")),
+    }
+}

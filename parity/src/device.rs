@@ -1,0 +1,214 @@
+//! Where CUDA extractors run: the emulated driver (LD_LIBRARY_PATH swapped to simtwin's
+//! driver directory) or the system's real driver; driver probing (which libcuda.so.1
+//! would load, whether it is simtwin's emulated driver, how many devices it sees).
+
+use crate::Skip;
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The symbol simtwin's emulated driver exports so that tools can recognise it.
+pub const MARKER: &str = "simtwin_emulated_driver";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeviceMode {
+    /// simtwin's emulated driver (no GPU needed)
+    Emulated,
+    /// the system's driver and a real GPU (exit 77 when none is present)
+    Real,
+    /// both: three columns (cpu, cuda-emulated, cuda-real)
+    Both,
+}
+
+/// Locates the simtwin build layout (target/simtwin with lib/, bin/, kernels/):
+/// `--simtwin DIR`, else $SIMTWIN_DIR, else `target/simtwin` in the current directory
+/// or a parent, else the directory above the running binary when it lives in
+/// target/simtwin/bin.
+pub fn find_simtwin(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        if !p.is_dir() {
+            bail!("--simtwin {}: no such directory (build it with scripts/build)", p.display());
+        }
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("SIMTWIN_DIR") {
+        let p = PathBuf::from(p);
+        if !p.is_dir() {
+            bail!("SIMTWIN_DIR={}: no such directory", p.display());
+        }
+        return Ok(p);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        for d in cwd.ancestors() {
+            let c = d.join("target/simtwin");
+            if c.join("lib").is_dir() || c.join("bin").is_dir() {
+                return Ok(c);
+            }
+        }
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(bin) = exe.parent() {
+            if bin.file_name().is_some_and(|n| n == "bin") {
+                if let Some(root) = bin.parent() {
+                    if root.join("lib/libcuda.so.1").exists() {
+                        return Ok(root.to_path_buf());
+                    }
+                }
+            }
+        }
+    }
+    bail!("cannot find simtwin's build (target/simtwin): run scripts/build, or pass --simtwin DIR / set SIMTWIN_DIR")
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DriverInfo {
+    /// libcuda.so.1 could be loaded.
+    pub loaded: bool,
+    /// The file the dynamic loader picked.
+    pub path: Option<String>,
+    /// It exports `simtwin_emulated_driver`.
+    pub emulated: bool,
+    /// cuInit(0)'s result (not called for the emulated driver).
+    pub init: Option<i32>,
+    /// cuDeviceGetCount's answer.
+    pub devices: Option<i32>,
+    pub error: Option<String>,
+}
+
+/// Loads libcuda.so.1 in this process (with this process's LD_LIBRARY_PATH) and reports
+/// what it is. Used by `parity driver-info`, which the other commands run as a child
+/// process with the extractor's environment.
+pub fn driver_info_here(init: bool) -> DriverInfo {
+    let mut info = DriverInfo::default();
+    // SAFETY: loading the CUDA driver runs its initialisers; this is what any CUDA
+    // program does, and it happens in a short-lived probe process.
+    let lib = match unsafe { libloading::Library::new("libcuda.so.1") } {
+        Ok(l) => l,
+        Err(e) => {
+            info.error = Some(format!("cannot load libcuda.so.1: {e}"));
+            return info;
+        }
+    };
+    info.loaded = true;
+    unsafe {
+        let marker = lib.get::<*const u8>(MARKER.as_bytes()).ok().map(|s| *s);
+        info.emulated = marker.is_some();
+        let cu_init = lib.get::<unsafe extern "C" fn(u32) -> i32>(b"cuInit").ok();
+        let addr: Option<*const libc::c_void> = match (&cu_init, marker) {
+            (Some(f), _) => Some(**f as *const libc::c_void),
+            (None, Some(m)) => Some(m as *const libc::c_void),
+            _ => None,
+        };
+        if let Some(a) = addr {
+            let mut dl: libc::Dl_info = std::mem::zeroed();
+            if libc::dladdr(a, &mut dl) != 0 && !dl.dli_fname.is_null() {
+                let p = std::ffi::CStr::from_ptr(dl.dli_fname).to_string_lossy().into_owned();
+                info.path = Some(std::fs::canonicalize(&p).map(|c| c.display().to_string()).unwrap_or(p));
+            }
+        }
+        if init && !info.emulated {
+            match cu_init {
+                None => info.error = Some("libcuda.so.1 has no cuInit".into()),
+                Some(f) => {
+                    let rc = f(0);
+                    info.init = Some(rc);
+                    if rc == 0 {
+                        if let Ok(count) = lib.get::<unsafe extern "C" fn(*mut i32) -> i32>(b"cuDeviceGetCount") {
+                            let mut n = 0i32;
+                            let rc2 = count(&mut n);
+                            info.devices = Some(if rc2 == 0 { n } else { 0 });
+                            if rc2 != 0 {
+                                info.error = Some(format!("cuDeviceGetCount failed with CUDA error {rc2}"));
+                            }
+                        }
+                    } else {
+                        info.error = Some(format!("cuInit(0) failed with CUDA error {rc}{}", if rc == 100 { " (CUDA_ERROR_NO_DEVICE)" } else { "" }));
+                    }
+                }
+            }
+        }
+    }
+    // Keep the driver loaded until exit: unloading a driver with live threads is unsafe.
+    std::mem::forget(lib);
+    info
+}
+
+/// Runs `parity driver-info --json` as a child with the given environment changes.
+pub fn probe(env: &[(String, String)]) -> Result<DriverInfo> {
+    let exe = std::env::current_exe().context("cannot locate the parity binary for the driver probe")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["driver-info", "--json"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("EMU_CUDA_COUNTS");
+    let out = cmd.output().context("cannot run the driver probe")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().rev().find(|l| l.trim_start().starts_with('{')).ok_or_else(|| {
+        anyhow!("the driver probe printed no result (exit status {:?}); stderr: {}", out.status.code(), String::from_utf8_lossy(&out.stderr).trim())
+    })?;
+    Ok(serde_json::from_str(line)?)
+}
+
+pub fn prepend_path(dir: &Path, var: &str) -> String {
+    match std::env::var(var) {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
+        _ => dir.display().to_string(),
+    }
+}
+
+/// Environment for a CUDA extractor on the emulated driver.
+pub struct EmulatedEnv {
+    pub vars: Vec<(String, String)>,
+    pub lib_dir: PathBuf,
+    pub driver_path: String,
+}
+
+pub fn emulated_env(simtwin: &Path, kernels: Option<&Path>, counts_pattern: &Path) -> Result<EmulatedEnv> {
+    let lib_dir = simtwin.join("lib");
+    let driver = lib_dir.join("libcuda.so.1");
+    if !driver.exists() {
+        bail!("the emulated driver {} does not exist: run scripts/build (or pass --simtwin DIR)", driver.display());
+    }
+    let kernels = kernels.map(Path::to_path_buf).unwrap_or_else(|| simtwin.join("kernels"));
+    if !kernels.exists() {
+        bail!("kernel directory {} does not exist: run scripts/build (or pass --kernels DIR)", kernels.display());
+    }
+    let vars = vec![
+        ("LD_LIBRARY_PATH".to_string(), prepend_path(&lib_dir, "LD_LIBRARY_PATH")),
+        ("EMU_CUDA_KERNELS".to_string(), kernels.display().to_string()),
+        ("EMU_CUDA_COUNTS".to_string(), counts_pattern.display().to_string()),
+    ];
+    let info = probe(&vars[..1])?;
+    if !info.loaded {
+        bail!("the emulated driver in {} cannot be loaded: {}", lib_dir.display(), info.error.unwrap_or_default());
+    }
+    let path = info.path.clone().unwrap_or_default();
+    if !info.emulated {
+        bail!("with LD_LIBRARY_PATH={} the loader picks {path}, which is not simtwin's emulated driver (no {MARKER} symbol)", lib_dir.display());
+    }
+    Ok(EmulatedEnv { vars, lib_dir, driver_path: path })
+}
+
+/// Checks that a real device is present on the system driver, refusing simtwin's own
+/// emulated driver. No driver or no device is a skip (exit 77).
+pub fn check_real() -> Result<DriverInfo> {
+    let info = probe(&[])?;
+    if !info.loaded {
+        return Err(Skip(format!("no CUDA driver: {}", info.error.clone().unwrap_or_else(|| "libcuda.so.1 not found".into()))).into());
+    }
+    if info.emulated {
+        bail!(
+            "refusing --device real: the libcuda.so.1 the loader picks ({}) is simtwin's emulated driver (it exports {MARKER}); remove its directory from LD_LIBRARY_PATH",
+            info.path.clone().unwrap_or_default()
+        );
+    }
+    if info.init != Some(0) {
+        return Err(Skip(format!("no usable CUDA device: {}", info.error.clone().unwrap_or_else(|| "cuInit failed".into()))).into());
+    }
+    if info.devices.unwrap_or(0) <= 0 {
+        return Err(Skip("no CUDA device present (cuDeviceGetCount = 0)".into()).into());
+    }
+    Ok(info)
+}

@@ -1,0 +1,421 @@
+//! `parity transfers`: per-frame audit of driver calls, copies by direction and bytes,
+//! and kernel launches by symbol, measured as (count(N2) - count(N1)) / (N2 - N1) so
+//! that start-up work cancels; optional baseline subtraction and assertions.
+
+use crate::common::{ClipArgs, ExtractorArgs};
+use crate::counts::{prepare_dir, Counts};
+use crate::device::{check_real, emulated_env};
+use crate::num::g17;
+use crate::report;
+use crate::run::{self, Spec};
+use crate::template::{self, Backend};
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Map, Value as Json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+pub const EXAMPLE: &str = "\
+Examples:
+  # what does the temporal twin move per frame on top of the sse twin?
+  parity transfers -r ref.yuv -d dis.yuv -W 256 -H 256 --features temporal \\
+      --baseline sse --max-htod-per-frame 0 --max-dtoh-per-frame 0
+  # gate: at most one launch of each kernel and no allocation per frame
+  parity transfers -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse \\
+      --max-allocs-per-frame 0 --max-per-frame launches.total=2 --n1 2 --n2 8
+
+Keys: calls.<entry point>, copies.<HtoD|DtoH|DtoD|HtoH>.count|bytes, memsets.count|bytes,
+allocations.count|bytes, launches.<symbol>.count|threads|blocks, launches.total,
+synchronizations, hazards, unsupported.<entry point>.
+Exit codes: 0 audit passed, 1 an assertion failed (the report names the key and the
+calls behind it) or the driver reported hazards, 2 setup error, 77 no real device.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TransferDevice {
+    /// simtwin's emulated driver
+    Emulated,
+    /// the real driver through the emulated driver's pass-through mode (EMU_CUDA_REAL)
+    Real,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = EXAMPLE)]
+pub struct TransfersArgs {
+    #[command(flatten)]
+    pub clip: ClipArgs,
+    #[command(flatten)]
+    pub ex: ExtractorArgs,
+    /// CUDA extractor: a command template or preset:NAME (default: the --preset's CUDA command)
+    #[arg(long)]
+    pub cmd: Option<String>,
+    /// Smaller frame count
+    #[arg(long, default_value_t = 2)]
+    pub n1: u64,
+    /// Larger frame count
+    #[arg(long, default_value_t = 6)]
+    pub n2: u64,
+    /// Subtract the per-frame counts of the same extractor run with these features (no defect)
+    #[arg(long, value_name = "FEATURE")]
+    pub baseline: Option<String>,
+    /// Subtract the per-frame counts of this extractor (template or preset:NAME) instead
+    #[arg(long)]
+    pub baseline_cmd: Option<String>,
+    /// Where the CUDA extractor runs
+    #[arg(long, value_enum, default_value = "emulated")]
+    pub device: TransferDevice,
+    /// Fail when host-to-device copies per frame exceed this
+    #[arg(long)]
+    pub max_htod_per_frame: Option<f64>,
+    /// Fail when device-to-host copies per frame exceed this
+    #[arg(long)]
+    pub max_dtoh_per_frame: Option<f64>,
+    /// Fail when device-to-device copies per frame exceed this
+    #[arg(long)]
+    pub max_dtod_per_frame: Option<f64>,
+    /// Fail when host-to-host copies per frame exceed this
+    #[arg(long)]
+    pub max_htoh_per_frame: Option<f64>,
+    /// Fail when host-to-device bytes per frame exceed this
+    #[arg(long)]
+    pub max_htod_bytes_per_frame: Option<f64>,
+    /// Fail when device-to-host bytes per frame exceed this
+    #[arg(long)]
+    pub max_dtoh_bytes_per_frame: Option<f64>,
+    /// Fail when allocations per frame exceed this
+    #[arg(long)]
+    pub max_allocs_per_frame: Option<f64>,
+    /// Fail when synchronisations per frame exceed this
+    #[arg(long)]
+    pub max_syncs_per_frame: Option<f64>,
+    /// Fail when kernel launches (all symbols) per frame exceed this
+    #[arg(long)]
+    pub max_launches_per_frame: Option<f64>,
+    /// Fail when calls of one entry point per frame exceed a bound, NAME=X (repeatable)
+    #[arg(long, value_name = "NAME=X")]
+    pub max_calls_per_frame: Vec<String>,
+    /// Fail when any key's per-frame value exceeds a bound, KEY=X (repeatable)
+    #[arg(long, value_name = "KEY=X")]
+    pub max_per_frame: Vec<String>,
+    /// Fail when the extractor called entry points the emulated driver does not implement
+    #[arg(long)]
+    pub no_unsupported: bool,
+    /// Do not fail on hazards the emulated driver reported
+    #[arg(long)]
+    pub allow_hazards: bool,
+    /// Report directory
+    #[arg(long, short = 'o', default_value = "reports/transfers")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct Assertion {
+    pub key: String,
+    pub max: f64,
+    pub flag: String,
+}
+
+fn parse_kv(s: &str, what: &str) -> Result<(String, f64)> {
+    let (k, v) = s.rsplit_once('=').with_context(|| format!("{what} {s}: expected KEY=X"))?;
+    let x: f64 = v.parse().ok().filter(|x: &f64| x.is_finite()).with_context(|| format!("{what} {s}: '{v}' is not a number"))?;
+    Ok((k.to_string(), x))
+}
+
+impl TransfersArgs {
+    pub fn assertions(&self) -> Result<Vec<Assertion>> {
+        let mut v = Vec::new();
+        let mut add = |o: Option<f64>, key: &str, flag: &str| {
+            if let Some(m) = o {
+                v.push(Assertion { key: key.into(), max: m, flag: format!("{flag} {m}") });
+            }
+        };
+        add(self.max_htod_per_frame, "copies.HtoD.count", "--max-htod-per-frame");
+        add(self.max_dtoh_per_frame, "copies.DtoH.count", "--max-dtoh-per-frame");
+        add(self.max_dtod_per_frame, "copies.DtoD.count", "--max-dtod-per-frame");
+        add(self.max_htoh_per_frame, "copies.HtoH.count", "--max-htoh-per-frame");
+        add(self.max_htod_bytes_per_frame, "copies.HtoD.bytes", "--max-htod-bytes-per-frame");
+        add(self.max_dtoh_bytes_per_frame, "copies.DtoH.bytes", "--max-dtoh-bytes-per-frame");
+        add(self.max_allocs_per_frame, "allocations.count", "--max-allocs-per-frame");
+        add(self.max_syncs_per_frame, "synchronizations", "--max-syncs-per-frame");
+        add(self.max_launches_per_frame, "launches.total", "--max-launches-per-frame");
+        for s in &self.max_calls_per_frame {
+            let (k, x) = parse_kv(s, "--max-calls-per-frame")?;
+            v.push(Assertion { key: format!("calls.{k}"), max: x, flag: format!("--max-calls-per-frame {s}") });
+        }
+        for s in &self.max_per_frame {
+            let (k, x) = parse_kv(s, "--max-per-frame")?;
+            v.push(Assertion { key: k, max: x, flag: format!("--max-per-frame {s}") });
+        }
+        Ok(v)
+    }
+}
+
+/// Counts of one run at N1 and N2 frames.
+pub struct Measured {
+    pub label: String,
+    pub c1: Counts,
+    pub c2: Counts,
+    pub commands: Vec<Vec<String>>,
+}
+
+pub fn with_total(c: &Counts) -> BTreeMap<String, f64> {
+    let mut m = c.values.clone();
+    m.insert("launches.total".into(), c.total_launches());
+    m
+}
+
+pub fn per_frame(m: &Measured, n1: u64, n2: u64) -> BTreeMap<String, f64> {
+    let (a, b) = (with_total(&m.c1), with_total(&m.c2));
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let d = (n2 - n1) as f64;
+    keys.into_iter().map(|k| (k.clone(), (b.get(k).copied().unwrap_or(0.0) - a.get(k).copied().unwrap_or(0.0)) / d)).collect()
+}
+
+/// Entry points that can be behind a counter key (to name the offending calls).
+fn related_calls(key: &str, net: &BTreeMap<String, f64>) -> Vec<(String, f64)> {
+    let calls = net.iter().filter_map(|(k, v)| k.strip_prefix("calls.").map(|n| (n.to_string(), *v))).filter(|(_, v)| *v > 0.0);
+    let dirs = ["HtoD", "DtoH", "DtoD", "HtoH", "AtoH", "HtoA", "DtoA", "AtoD", "AtoA"];
+    let pick: Box<dyn Fn(&str) -> bool> = if let Some(rest) = key.strip_prefix("copies.") {
+        let dir = rest.split('.').next().unwrap_or("").to_string();
+        Box::new(move |n: &str| n.contains(dir.as_str()) || (n.contains("Memcpy") && !dirs.iter().any(|d| n.contains(d))))
+    } else if key.starts_with("allocations.") {
+        Box::new(|n: &str| n.contains("Alloc"))
+    } else if key.starts_with("memsets.") {
+        Box::new(|n: &str| n.contains("Memset"))
+    } else if key == "synchronizations" {
+        Box::new(|n: &str| n.contains("Synchronize") || n.contains("StreamWait") || n.contains("EventSynchronize"))
+    } else if key.starts_with("launches.") {
+        Box::new(|n: &str| n.contains("Launch"))
+    } else if let Some(n) = key.strip_prefix("calls.") {
+        let n = n.to_string();
+        Box::new(move |x: &str| x == n)
+    } else if let Some(n) = key.strip_prefix("unsupported.") {
+        let n = n.to_string();
+        Box::new(move |x: &str| x == n)
+    } else {
+        Box::new(|_: &str| false)
+    };
+    let mut v: Vec<(String, f64)> = calls.filter(|(n, _)| pick(n)).collect();
+    if key.starts_with("launches.") {
+        v.extend(net.iter().filter(|(k, x)| k.starts_with("launches.") && k.ends_with(".count") && **x > 0.0).map(|(k, x)| (k.clone(), *x)));
+    }
+    v
+}
+
+fn fmt_pf(x: f64) -> String {
+    if x == x.round() && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+pub fn run_transfers(a: &TransfersArgs) -> Result<i32> {
+    match inner(a) {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            let code = crate::exit_code_of(&e);
+            report::write_error(&a.out, "transfers", code, &format!("{e:#}"), Map::new());
+            Err(e)
+        }
+    }
+}
+
+struct Job {
+    label: String,
+    template: String,
+    features: Option<String>,
+    defect: bool,
+}
+
+fn inner(a: &TransfersArgs) -> Result<i32> {
+    if a.n1 < 1 || a.n2 <= a.n1 {
+        bail!("need 1 <= --n1 < --n2 (got {} and {})", a.n1, a.n2);
+    }
+    a.clip.resolve_frames(Some(a.n2))?;
+    let asserts = a.assertions()?;
+    if a.baseline.is_some() && a.baseline_cmd.is_some() {
+        bail!("--baseline and --baseline-cmd exclude each other");
+    }
+    std::fs::create_dir_all(&a.out)?;
+    let out = std::fs::canonicalize(&a.out)?;
+    let simtwin = a.ex.require_simtwin()?;
+    let mut real_path = None;
+    if a.device == TransferDevice::Real {
+        let info = check_real()?;
+        real_path = info.path;
+    }
+    let (tmpl, note) = template::resolve(a.cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
+    let mut jobs = vec![Job { label: "extractor".into(), template: tmpl.clone(), features: None, defect: true }];
+    if let Some(f) = &a.baseline {
+        jobs.push(Job { label: "baseline".into(), template: tmpl.clone(), features: Some(f.clone()), defect: false });
+    } else if let Some(c) = &a.baseline_cmd {
+        let (t, _) = template::resolve(Some(c), &a.ex.preset, Backend::Cuda)?;
+        jobs.push(Job { label: "baseline".into(), template: t, features: None, defect: false });
+    }
+    eprintln!("parity: transfers audit, {note}, at {} and {} frames", a.n1, a.n2);
+    let extra_env = a.ex.cuda_extra_env()?;
+    let total = jobs.len() * 2;
+    let pb = indicatif::ProgressBar::new(total as u64);
+    pb.set_style(indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {elapsed:>4} {msg}").unwrap());
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    let mut measured = Vec::new();
+    for job in &jobs {
+        let mut cs = Vec::new();
+        let mut cmds = Vec::new();
+        for n in [a.n1, a.n2] {
+            let tag = format!("{}-n{n}", job.label);
+            let cdir = out.join("counts").join(&tag);
+            let pattern = prepare_dir(&cdir)?;
+            let emu = emulated_env(&simtwin, a.ex.kernels.as_deref(), &pattern)?;
+            let mut env = emu.vars;
+            env.extend(extra_env.clone());
+            if let Some(p) = &real_path {
+                env.push(("EMU_CUDA_REAL".into(), p.clone()));
+            }
+            let o = out.join(format!("{tag}.out"));
+            let mut ex = a.ex.clone();
+            if !job.defect {
+                ex.defect = None;
+            }
+            let argv = template::expand(&job.template, &ex.vars(&a.clip, n, &o, Backend::Cuda, job.features.as_deref()))?;
+            pb.set_message(format!("{tag}: {}", template::display(&argv)));
+            run::run(&Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: out.join("logs"), spinner: false })?;
+            pb.inc(1);
+            let c = Counts::read_dir(&cdir)?;
+            if c.files.is_empty() {
+                bail!("{tag}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1", cdir.display());
+            }
+            if c.total_launches() == 0.0 {
+                bail!("{tag}: the CUDA extractor launched no kernel; it did not run on the device (a CPU fallback?)");
+            }
+            cs.push(c);
+            cmds.push(argv);
+        }
+        let c2 = cs.pop().unwrap();
+        let c1 = cs.pop().unwrap();
+        measured.push(Measured { label: job.label.clone(), c1, c2, commands: cmds });
+    }
+    pb.finish_and_clear();
+
+    let main_pf = per_frame(&measured[0], a.n1, a.n2);
+    let base_pf = measured.get(1).map(|m| per_frame(m, a.n1, a.n2));
+    let keys: BTreeSet<String> = main_pf.keys().chain(base_pf.iter().flat_map(|b| b.keys())).cloned().collect();
+    let net: BTreeMap<String, f64> = keys
+        .iter()
+        .map(|k| (k.clone(), main_pf.get(k).copied().unwrap_or(0.0) - base_pf.as_ref().and_then(|b| b.get(k)).copied().unwrap_or(0.0)))
+        .collect();
+
+    let mut failures: Vec<String> = Vec::new();
+    let mut assert_json = Vec::new();
+    for asr in &asserts {
+        let v = net.get(&asr.key).copied().unwrap_or(0.0);
+        let pass = v <= asr.max + 1e-9;
+        let calls = related_calls(&asr.key, &net);
+        let calls_s = calls.iter().map(|(n, x)| format!("{n} {:+}/frame", fmt_pf(*x))).collect::<Vec<_>>().join(", ");
+        if !pass {
+            failures.push(format!(
+                "{}: {} = {} per frame{} > {} (calls: {})",
+                asr.flag,
+                asr.key,
+                fmt_pf(v),
+                if base_pf.is_some() { " beyond the baseline" } else { "" },
+                fmt_pf(asr.max),
+                if calls_s.is_empty() { "none identified".into() } else { calls_s.clone() }
+            ));
+        }
+        assert_json.push(json!({"flag": asr.flag, "key": asr.key, "max": asr.max, "value": v, "pass": pass,
+                                 "calls": calls.iter().map(|(n, x)| json!({"name": n, "per_frame": x})).collect::<Vec<_>>()}));
+    }
+    let hazards: Vec<Json> = measured.iter().flat_map(|m| m.c2.hazards.iter().chain(m.c1.hazards.iter()).cloned()).collect();
+    if !hazards.is_empty() && !a.allow_hazards {
+        failures.push(format!("the emulated driver reported {} hazard(s); first: {}", hazards.len(), hazards[0]));
+    }
+    let unsupported: Vec<(String, f64)> = measured
+        .iter()
+        .flat_map(|m| m.c2.values.iter().filter(|(k, v)| k.starts_with("unsupported.") && **v > 0.0).map(|(k, v)| (k.clone(), *v)))
+        .collect();
+    if a.no_unsupported && !unsupported.is_empty() {
+        failures.push(format!(
+            "--no-unsupported: unsupported entry points called: {}",
+            unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let code = if failures.is_empty() { 0 } else { 1 };
+
+    // Reports.
+    let m0 = &measured[0];
+    let (t1, t2) = (with_total(&m0.c1), with_total(&m0.c2));
+    let mut w = csv::Writer::from_path(out.join("transfers.csv"))?;
+    w.write_record(["key", "count_n1", "count_n2", "per_frame", "baseline_per_frame", "net_per_frame"])?;
+    for k in &keys {
+        w.write_record([
+            k.clone(),
+            g17(t1.get(k).copied().unwrap_or(0.0)),
+            g17(t2.get(k).copied().unwrap_or(0.0)),
+            g17(main_pf.get(k).copied().unwrap_or(0.0)),
+            base_pf.as_ref().map(|b| g17(b.get(k).copied().unwrap_or(0.0))).unwrap_or_default(),
+            g17(net[k]),
+        ])?;
+    }
+    w.flush()?;
+    let summary = json!({
+        "schema": "simtwin-transfers/1",
+        "verdict": if code == 0 { "pass" } else { "fail" },
+        "exit_code": code,
+        "n1": a.n1, "n2": a.n2,
+        "features": a.ex.features, "defect": a.ex.defect,
+        "baseline": a.baseline.clone().or(a.baseline_cmd.clone()),
+        "flags": note,
+        "device": format!("{:?}", a.device).to_lowercase(),
+        "per_frame": main_pf,
+        "baseline_per_frame": base_pf,
+        "net_per_frame": net,
+        "counts": {"n1": t1, "n2": t2},
+        "assertions": assert_json,
+        "failures": failures,
+        "hazards": {"count": hazards.len(), "reports": hazards.iter().take(20).collect::<Vec<_>>()},
+        "unsupported": unsupported.iter().map(|(k, v)| (k.clone(), *v)).collect::<BTreeMap<_, _>>(),
+        "runs": measured.iter().map(|m| json!({"label": m.label, "commands": m.commands,
+                  "counts_files": m.c1.files.iter().chain(m.c2.files.iter()).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+    });
+    std::fs::write(out.join("transfers.json"), serde_json::to_string_pretty(&summary)? + "\n")?;
+    std::fs::write(out.join("transfers.md"), markdown(&summary, &keys, &main_pf, base_pf.as_ref(), &net, &failures))?;
+    print_summary(&keys, &main_pf, base_pf.as_ref(), &net, &failures, &out, code);
+    Ok(code)
+}
+
+fn interesting<'a>(keys: &'a BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>) -> Vec<&'a String> {
+    keys.iter().filter(|k| main.get(*k).copied().unwrap_or(0.0) != 0.0 || base.is_some_and(|b| b.get(*k).copied().unwrap_or(0.0) != 0.0)).collect()
+}
+
+fn markdown(s: &Json, keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>, net: &BTreeMap<String, f64>, failures: &[String]) -> String {
+    let mut m = String::new();
+    let _ = writeln!(m, "# parity transfers\n");
+    let _ = writeln!(m, "**Verdict: {}** (exit code {}); per frame = (count({}) - count({})) / ({} - {}); {}\n",
+        s["verdict"].as_str().unwrap_or("?").to_uppercase(), s["exit_code"], s["n2"], s["n1"], s["n2"], s["n1"], s["flags"].as_str().unwrap_or(""));
+    for f in failures {
+        let _ = writeln!(m, "- **FAIL** {f}");
+    }
+    if !failures.is_empty() {
+        m.push('\n');
+    }
+    let _ = writeln!(m, "| key | per frame | baseline per frame | net per frame |\n|---|---|---|---|");
+    for k in interesting(keys, main, base) {
+        let _ = writeln!(m, "| {k} | {} | {} | {} |", fmt_pf(main.get(k).copied().unwrap_or(0.0)),
+            base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()), fmt_pf(net[k]));
+    }
+    let _ = writeln!(m, "\nKeys that are zero per frame are omitted here; `transfers.csv` and `transfers.json` hold every key with the totals at both frame counts.");
+    m
+}
+
+fn print_summary(keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>, net: &BTreeMap<String, f64>, failures: &[String], out: &Path, code: i32) {
+    println!("  {:<48} {:>14} {:>14} {:>14}", "per frame", "extractor", "baseline", "net");
+    for k in interesting(keys, main, base) {
+        println!("  {:<48} {:>14} {:>14} {:>14}", k, fmt_pf(main.get(k).copied().unwrap_or(0.0)),
+            base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()), fmt_pf(net[k]));
+    }
+    for f in failures {
+        println!("FAIL {f}");
+    }
+    println!("verdict: {} (exit {code}); reports in {}", if code == 0 { "PASS" } else { "FAIL" }, out.display());
+}
