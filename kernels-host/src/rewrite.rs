@@ -190,6 +190,11 @@ impl<'a> Rewriter<'a> {
         while i < self.n() {
             let t = self.lx.tokens[i].clone();
             let s = self.s(i);
+            // assert() expands from <assert.h>, so its tokens are marked as system code
+            // even inside the user's file: route every call (not the declaration).
+            if s == "__assert_fail" && (i == 0 || self.s(i - 1) != "void") {
+                self.replace(i, "simtwin_assert_fail");
+            }
             if !t.system {
                 if let Some(next) = self.token_edit(i) {
                     i = next;
@@ -301,7 +306,6 @@ impl<'a> Rewriter<'a> {
                 }
                 self.replace(i, if s == "printf" { "simtwin_printf" } else { "simtwin_clock" });
             }
-            "__assert_fail" => self.replace(i, "simtwin_assert_fail"),
             _ => {}
         }
         None
