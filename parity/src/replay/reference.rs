@@ -219,21 +219,14 @@ impl RefFn {
 pub fn ulp_f32(v: f64) -> f64 {
     let a = v.abs();
     if a < f32::MIN_POSITIVE as f64 {
-        return (-149f64).exp2();
+        return f64::from_bits(((1023 - 149) as u64) << 52);
     }
     if !a.is_finite() || a >= f32::MAX as f64 {
-        return 104f64.exp2();
+        return f64::from_bits(((1023 + 104) as u64) << 52);
     }
-    let e = a.log2().floor() as i32;
-    // log2 may be off by one right at binade edges: correct.
-    let mut e = e;
-    if (e as f64).exp2() > a {
-        e -= 1;
-    }
-    if ((e + 1) as f64).exp2() <= a {
-        e += 1;
-    }
-    ((e - 23) as f64).exp2()
+    // binade exponent from the binary64 bits (a is normal in binary64)
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    f64::from_bits(((1023 + e - 23) as u64) << 52)
 }
 
 /// Error of `got` relative to the exact value (approximated by the binary64 result
