@@ -124,9 +124,10 @@ HIDDEN float simtwin_frsqrt_rn(float x) {
     float r = (float)(1.0 / sqrt((double)x));
     for (int i = 0; i < 4; ++i) {
         double lo = ((double)nextafterf(r, 0.0f) + r) / 2, hi = ((double)nextafterf(r, INFINITY) + r) / 2;
-        if (cmp_sq_times(hi, x) >= 0) { /* hi <= 1/sqrt(x): the result is above r */
+        /* r is right iff lo < 1/sqrt(x) < hi, i.e. lo^2 x < 1 < hi^2 x (no ties exist). */
+        if (cmp_sq_times(hi, x) <= 0) { /* hi <= 1/sqrt(x): the result is above r */
             r = nextafterf(r, INFINITY);
-        } else if (cmp_sq_times(lo, x) <= 0) { /* lo >= 1/sqrt(x) */
+        } else if (cmp_sq_times(lo, x) >= 0) { /* lo >= 1/sqrt(x) */
             r = nextafterf(r, 0.0f);
         } else {
             break;

@@ -197,6 +197,9 @@ impl<'a> Rewriter<'a> {
             }
             if !t.system {
                 if let Some(next) = self.token_edit(i) {
+                    if self.at_namespace_level() && next > 0 && self.is(next - 1, ";") {
+                        decl_start = next; // a namespace-scope extern __shared__ declaration
+                    }
                     i = next;
                     continue;
                 }

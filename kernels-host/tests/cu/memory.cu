@@ -51,3 +51,8 @@ extern "C" __global__ void speak(int v) {
 extern "C" __global__ void trap_now(int v) { if (v) __trap(); }
 extern "C" __global__ void divide(int *out, int a, int b) { out[0] = a / b; }
 extern "C" __global__ void cast(int *out, float f) { out[0] = (int)f; }
+extern "C" __global__ void count_up(unsigned long long *c, double *d, float *f) {
+    atomicAdd(c, 1ull);
+    atomicAdd(d, 1.0);
+    atomicAdd(f, 1.0f);
+}

@@ -1,0 +1,163 @@
+//! Shared by the integration tests: builds the test .cu files once per test binary and
+//! provides a mock runtime with single-thread semantics (blockDim 1, or a loop over the
+//! threads of a block without barriers; warp operations on the calling lane alone).
+
+#![allow(dead_code)]
+
+use kernels_host::build::{build, BuildOptions, Built};
+use kernels_host::module::{ffi, LoadedModule};
+use std::ffi::{c_char, c_void, CStr};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+pub fn cu(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cu").join(name)
+}
+
+pub struct Libs {
+    pub dir: tempfile::TempDir,
+    pub built: Vec<Built>,
+}
+
+/// Builds every runtime-test source once (one g++ run each, one runtime object).
+pub fn libs() -> &'static Libs {
+    static LIBS: OnceLock<Libs> = OnceLock::new();
+    LIBS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let srcs = ["rounding.cu", "convert.cu", "intops.cu", "memory.cu", "templates.cu"];
+        let mut opts = BuildOptions::new(dir.path(), srcs.iter().map(|s| cu(s)).collect());
+        opts.nvcc_flags = ["--std", "c++20", "-DDEVICE_CODE"].iter().map(|s| s.to_string()).collect();
+        let built = build(&opts).unwrap_or_else(|e| panic!("build failed: {e}"));
+        Libs { dir, built }
+    })
+}
+
+pub static PRINTED: Mutex<String> = Mutex::new(String::new());
+/// Where the mock's trap reports (a pipe in a forked child); -1: none.
+pub static TRAP_FD: Mutex<i32> = Mutex::new(-1);
+
+extern "C" fn barrier(op: u32, pred: i32) -> i32 {
+    // One thread: count = pred, and/or = pred.
+    if op == 0 { 0 } else { pred }
+}
+extern "C" fn warp(op: u32, mask: u32, value: u64, _arg: i32, _width: i32, pred_out: *mut i32) -> u64 {
+    let lane_bit = 1u64;
+    if !pred_out.is_null() {
+        unsafe { *pred_out = 1 };
+    }
+    match op {
+        0..=3 => value,                                       // shuffles: own value
+        4 => if value != 0 { lane_bit & mask as u64 } else { 0 }, // ballot
+        5 | 6 => value,
+        7 | 8 => lane_bit,
+        9..=14 => value,
+        _ => 0,
+    }
+}
+extern "C" fn activemask() -> u32 {
+    1
+}
+extern "C" fn trap(kind: u32, message: *const c_char, file: *const c_char, line: u32) {
+    let s = |p: *const c_char| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() };
+    let text = format!("{kind}|{}|{}|{line}", s(message), s(file));
+    let fd = *TRAP_FD.lock().unwrap();
+    if fd >= 0 {
+        unsafe {
+            libc::write(fd, text.as_ptr() as *const c_void, text.len());
+            libc::_exit(0);
+        }
+    }
+    eprintln!("mock trap outside a forked child: {text}");
+    std::process::abort();
+}
+extern "C" fn print(text: *const c_char, len: usize) {
+    let b = unsafe { std::slice::from_raw_parts(text as *const u8, len) };
+    PRINTED.lock().unwrap().push_str(&String::from_utf8_lossy(b));
+}
+extern "C" fn threadfence(_scope: u32) {}
+extern "C" fn clock() -> u64 {
+    12345
+}
+
+pub static RUNTIME: ffi::Runtime = ffi::Runtime {
+    abi_version: ffi::ABI_VERSION,
+    size: std::mem::size_of::<ffi::Runtime>() as u32,
+    barrier,
+    warp,
+    activemask,
+    trap,
+    print,
+    threadfence,
+    clock,
+};
+
+pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
+    ffi::ThreadCtx {
+        thread_idx: ffi::Dim3::default(),
+        block_idx: ffi::Dim3::default(),
+        block_dim: ffi::Dim3 { x: block_dim, y: 1, z: 1 },
+        grid_dim: ffi::Dim3 { x: 1, y: 1, z: 1 },
+        linear_tid: 0,
+        lane: 0,
+        dyn_smem: smem.as_mut_ptr() as *mut c_void,
+        dyn_smem_size: smem.len() as u64,
+        range_stop: 0,
+        reserved0: 0,
+        executor: std::ptr::null_mut(),
+    }
+}
+
+/// Opens a built library (by stem) and binds the mock runtime.
+pub fn open(stem: &str) -> LoadedModule {
+    let l = libs();
+    let b = l.built.iter().find(|b| b.manifest.library == format!("{stem}.so")).unwrap();
+    let m = LoadedModule::open(&b.library).unwrap();
+    unsafe { m.bind(&RUNTIME) };
+    m
+}
+
+/// Runs `kernel` for `threads` threads of one block. `args` are pointers to each
+/// parameter's value (as cuLaunchKernel's kernelParams).
+pub fn launch(m: &LoadedModule, kernel: &str, threads: u32, args: &[*mut c_void], smem: &mut [u8]) {
+    let k = m.kernel(kernel).unwrap_or_else(|| panic!("no kernel {kernel}"));
+    assert_eq!(k.param_sizes.len(), args.len(), "{kernel}: parameter count");
+    let mut ctx = new_ctx(threads, smem);
+    unsafe {
+        *m.ctx_slot() = &mut ctx;
+        (k.run)(args.as_ptr(), &mut ctx, 0, threads);
+    }
+}
+
+/// A pointer to a value, as kernelParams holds it.
+pub fn arg<T>(v: &mut T) -> *mut c_void {
+    v as *mut T as *mut c_void
+}
+
+/// Runs `f` in a forked child whose mock trap writes its report to a pipe; returns the
+/// report ("kind|message|file|line"), or None if the child finished without a trap.
+pub fn in_child_expect_trap(f: impl FnOnce()) -> Option<String> {
+    let mut fds = [0i32; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        unsafe { libc::close(fds[0]) };
+        *TRAP_FD.lock().unwrap() = fds[1];
+        f();
+        unsafe { libc::_exit(3) };
+    }
+    unsafe { libc::close(fds[1]) };
+    let mut buf = vec![0u8; 4096];
+    let mut text = Vec::new();
+    loop {
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut c_void, buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        text.extend_from_slice(&buf[..n as usize]);
+    }
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    unsafe { libc::close(fds[0]) };
+    if text.is_empty() { None } else { Some(String::from_utf8_lossy(&text).into_owned()) }
+}
