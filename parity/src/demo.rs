@@ -115,13 +115,13 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
     }
 }
 
-fn transfers_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf, n2: u64) -> TransfersArgs {
+fn transfers_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> TransfersArgs {
     TransfersArgs {
         clip: clip_args(c),
         ex,
         cmd: None,
         n1: 2,
-        n2,
+        n2: None,
         baseline: None,
         baseline_cmd: None,
         device: TransferDevice::Emulated,
@@ -218,7 +218,7 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
     let tclip = &clips[0];
     for f in &features {
         let dir = out.join("transfers").join(f);
-        let r = run_transfers(&transfers_args(tclip, ex_args(&simtwin, f, None, None), dir.clone(), 4));
+        let r = run_transfers(&transfers_args(tclip, ex_args(&simtwin, f, None, None), dir.clone()));
         let (k, err) = code(&r);
         bump(k);
         rows.push(("transfers", tclip.name.clone(), f.clone(), k, if err.is_empty() { transfers_detail(&dir) } else { err }));
@@ -231,7 +231,7 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
             let dir = out.join("defects").join(d);
             let r = match *how {
                 "transfers" => {
-                    let mut t = transfers_args(dclip, ex_args(&simtwin, "temporal", Some(d), None), dir.clone(), 4);
+                    let mut t = transfers_args(dclip, ex_args(&simtwin, "temporal", Some(d), None), dir.clone());
                     t.baseline = Some("temporal".into());
                     t.max_htod_per_frame = Some(0.0);
                     t.max_dtoh_per_frame = Some(0.0);

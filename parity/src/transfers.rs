@@ -51,9 +51,9 @@ pub struct TransfersArgs {
     /// Smaller frame count
     #[arg(long, default_value_t = 2)]
     pub n1: u64,
-    /// Larger frame count
-    #[arg(long, default_value_t = 6)]
-    pub n2: u64,
+    /// Larger frame count (default: every frame of the clips, at most 8)
+    #[arg(long)]
+    pub n2: Option<u64>,
     /// Subtract the per-frame counts of the same extractor run with these features (no defect)
     #[arg(long, value_name = "FEATURE")]
     pub baseline: Option<String>,
@@ -228,10 +228,16 @@ struct Job {
 }
 
 fn inner(a: &TransfersArgs) -> Result<i32> {
-    if a.n1 < 1 || a.n2 <= a.n1 {
-        bail!("need 1 <= --n1 < --n2 (got {} and {})", a.n1, a.n2);
+    let n2 = match a.n2 {
+        Some(n) => n,
+        None => a.clip.resolve_frames(None)?.min(8),
+    };
+    if a.n1 < 1 || n2 <= a.n1 {
+        bail!("need 1 <= --n1 < --n2 (got {} and {n2}; the clips' frame count is the default --n2)", a.n1);
     }
-    a.clip.resolve_frames(Some(a.n2))?;
+    a.clip.resolve_frames(Some(n2))?;
+    let a = &TransfersArgs { n2: Some(n2), ..a.clone() };
+    let n2 = a.n2.unwrap();
     let asserts = a.assertions()?;
     if a.baseline.is_some() && a.baseline_cmd.is_some() {
         bail!("--baseline and --baseline-cmd exclude each other");
@@ -252,7 +258,7 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
         let (t, _) = template::resolve(Some(c), &a.ex.preset, Backend::Cuda)?;
         jobs.push(Job { label: "baseline".into(), template: t, features: None, defect: false });
     }
-    eprintln!("parity: transfers audit, {note}, at {} and {} frames", a.n1, a.n2);
+    eprintln!("parity: transfers audit, {note}, at {} and {n2} frames", a.n1);
     let extra_env = a.ex.cuda_extra_env()?;
     let total = jobs.len() * 2;
     let pb = indicatif::ProgressBar::new(total as u64);
@@ -262,7 +268,7 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
     for job in &jobs {
         let mut cs = Vec::new();
         let mut cmds = Vec::new();
-        for n in [a.n1, a.n2] {
+        for n in [a.n1, n2] {
             let tag = format!("{}-n{n}", job.label);
             let cdir = out.join("counts").join(&tag);
             let pattern = prepare_dir(&cdir)?;
@@ -297,8 +303,8 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
     }
     pb.finish_and_clear();
 
-    let main_pf = per_frame(&measured[0], a.n1, a.n2);
-    let base_pf = measured.get(1).map(|m| per_frame(m, a.n1, a.n2));
+    let main_pf = per_frame(&measured[0], a.n1, n2);
+    let base_pf = measured.get(1).map(|m| per_frame(m, a.n1, n2));
     let keys: BTreeSet<String> = main_pf.keys().chain(base_pf.iter().flat_map(|b| b.keys())).cloned().collect();
     let net: BTreeMap<String, f64> = keys
         .iter()
@@ -311,7 +317,7 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
         let v = net.get(&asr.key).copied().unwrap_or(0.0);
         let pass = v <= asr.max + 1e-9;
         let calls = related_calls(&asr.key, &net);
-        let calls_s = calls.iter().map(|(n, x)| format!("{n} {:+}/frame", fmt_pf(*x))).collect::<Vec<_>>().join(", ");
+        let calls_s = calls.iter().map(|(n, x)| format!("{n} {}{}/frame", if *x > 0.0 { "+" } else { "" }, fmt_pf(*x))).collect::<Vec<_>>().join(", ");
         if !pass {
             failures.push(format!(
                 "{}: {} = {} per frame{} > {} (calls: {})",
@@ -362,7 +368,7 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
         "schema": "simtwin-transfers/1",
         "verdict": if code == 0 { "pass" } else { "fail" },
         "exit_code": code,
-        "n1": a.n1, "n2": a.n2,
+        "n1": a.n1, "n2": n2,
         "features": a.ex.features, "defect": a.ex.defect,
         "baseline": a.baseline.clone().or(a.baseline_cmd.clone()),
         "flags": note,
