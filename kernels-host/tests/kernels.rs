@@ -702,3 +702,30 @@ fn range_stop_ends_a_range_run_early() {
     assert_eq!((ctx.linear_tid, ctx.thread_idx.x, ctx.lane), (2, 2, 2));
     assert_eq!(out.iter().filter(|x| **x != 0.0).count(), 1);
 }
+
+#[test]
+fn vmaf_like_kernels_route_collectives_through_the_runtime() {
+    let m = open("vmaf_like");
+    let refp: Vec<u16> = (0..64).map(|i| (i * 7 % 1024) as u16).collect();
+    let dis: Vec<u16> = (0..64).map(|i| (i * 5 % 1024) as u16).collect();
+    let mut sse = 0u64;
+    let (mut pr, mut pd, mut ps, mut w) = (refp.as_ptr(), dis.as_ptr(), &mut sse as *mut u64, 64i32);
+    WARP_CALLS.lock().unwrap().clear();
+    launch(&m, "sse_10bpc", 1, &[arg(&mut pr), arg(&mut pd), arg(&mut ps), arg(&mut w)], &mut []);
+    let acc: u32 = refp.iter().zip(&dis).map(|(a, b)| (((*a as i32 - *b as i32).pow(2)) as u32) >> 2).sum();
+    // The mock's one-lane shuffle returns the lane's own value: each of 5 steps doubles it.
+    assert_eq!(sse, (acc.wrapping_mul(32)) as u64);
+    let calls = WARP_CALLS.lock().unwrap().clone();
+    let offs: Vec<i32> = calls.iter().map(|c| c.3).collect();
+    assert_eq!(offs, [16, 8, 4, 2, 1]);
+    assert!(calls.iter().all(|c| c.0 == 2 && c.1 == 0xffff_ffff && c.4 == 32), "{calls:?}");
+
+    let mut out = [0u32; 4];
+    let (mut x, mut y, mut po) = (10.0f32, 0.5f64, out.as_mut_ptr());
+    launch(&m, "stats", 1, &[arg(&mut x), arg(&mut y), arg(&mut po)], &mut []);
+    let l = ((10.0f32).log2() * 256.0).ceil() as u32;
+    assert_eq!(out[0], l);
+    assert_eq!(out[1], l.leading_zeros() + 64 + 512);
+    assert_eq!(out[2], ((0.25f64 + 1.0 / 3.0).to_bits() >> 32) as u32);
+    assert_eq!(out[3], 1 + 1 + 1);
+}

@@ -24,7 +24,7 @@ pub fn libs() -> &'static Libs {
     static LIBS: OnceLock<Libs> = OnceLock::new();
     LIBS.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let srcs = ["rounding.cu", "convert.cu", "intops.cu", "memory.cu", "templates.cu"];
+        let srcs = ["rounding.cu", "convert.cu", "intops.cu", "memory.cu", "templates.cu", "vmaf_like.cu"];
         let mut opts = BuildOptions::new(dir.path(), srcs.iter().map(|s| cu(s)).collect());
         opts.nvcc_flags = ["--std", "c++20", "-DDEVICE_CODE"].iter().map(|s| s.to_string()).collect();
         let built = build(&opts).unwrap_or_else(|e| panic!("build failed: {e}"));
@@ -40,7 +40,11 @@ extern "C" fn barrier(op: u32, pred: i32) -> i32 {
     // One thread: count = pred, and/or = pred.
     if op == 0 { 0 } else { pred }
 }
-extern "C" fn warp(op: u32, mask: u32, value: u64, _arg: i32, _width: i32, pred_out: *mut i32) -> u64 {
+/// Every warp call the mock saw: (op, mask, value, arg, width).
+pub static WARP_CALLS: Mutex<Vec<(u32, u32, u64, i32, i32)>> = Mutex::new(Vec::new());
+
+extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32) -> u64 {
+    WARP_CALLS.lock().unwrap().push((op, mask, value, arg, width));
     let lane_bit = 1u64;
     if !pred_out.is_null() {
         unsafe { *pred_out = 1 };
