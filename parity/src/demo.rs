@@ -225,9 +225,13 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
     }
     let mut defect_rows = Vec::new();
     if !a.no_defects {
-        let dclip = clips.iter().find(|c| c.name.starts_with("textured")).unwrap_or(&clips[0]);
+        // Border defects show on textured content (not on flat ramps); a block size that
+        // is not capped at 1024 threads needs a frame wider than 1024.
+        let textured = clips.iter().find(|c| c.name.starts_with("textured")).unwrap_or(&clips[0]);
+        let wide = clips.iter().filter(|c| c.width > 1024).min_by_key(|c| c.width as u64 * c.height as u64);
         let all = FEATURES.join(",");
         for (d, how) in DEFECTS {
+            let dclip = if *d == "big-block" { wide.unwrap_or(textured) } else { textured };
             let dir = out.join("defects").join(d);
             let r = match *how {
                 "transfers" => {
