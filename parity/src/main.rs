@@ -42,9 +42,10 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    // TODO(replay helper): wire `replay` and `libm` here as soon as parity/src/replay exports
-    // `ReplayArgs`/`LibmArgs` and `run_replay`/`run_libm` (grep "pub struct ReplayArgs"
-    // parity/src/replay/*.rs). They are not offered until then.
+    /// Replay a device function over every binary32 input of a range against a correctly rounded reference
+    Replay(parity::replay::ReplayArgs),
+    /// Audit a host libm function over binary32 inputs against a correctly rounded reference
+    Libm(parity::replay::LibmArgs),
 }
 
 fn main() {
@@ -55,6 +56,8 @@ fn main() {
         Cmd::Transfers(a) => transfers::run_transfers(a),
         Cmd::Bench(a) => bench::run_bench(a),
         Cmd::Demo(a) => demo::run_demo(a),
+        Cmd::Replay(a) => parity::replay::run_replay(a),
+        Cmd::Libm(a) => parity::replay::run_libm(a),
         Cmd::DriverInfo { json } => {
             let info = device::driver_info_here(true);
             if *json {

@@ -583,12 +583,12 @@ fn demo_fails_when_a_defect_is_missed_or_the_build_is_missing() {
 
 #[test]
 fn every_command_has_help_with_an_example() {
-    for sub in ["frames", "diff", "transfers", "bench", "demo", "driver-info"] {
+    for sub in ["frames", "diff", "transfers", "bench", "demo", "driver-info", "replay", "libm"] {
         let o = Command::new(env!("CARGO_BIN_EXE_parity")).args([sub, "--help"]).output().unwrap();
         expect_code(&o, 0);
         let t = String::from_utf8_lossy(&o.stdout);
         assert!(t.contains("Example"), "{sub}: {t}");
-        assert!(t.contains(&format!("parity {sub}")) || sub == "driver-info", "{sub}");
+        assert!(t.contains(&format!("parity {sub}")) || matches!(sub, "driver-info" | "libm"), "{sub}");
     }
     let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["frames"]).output().unwrap();
     expect_code(&o, 2);
