@@ -13,13 +13,13 @@ unsafe fn tree_body(p: *const *mut c_void) {
     let s = c.dyn_smem as *mut u64;
     let g = (c.block_idx.x * c.block_dim.x) as u64 + t as u64;
     *s.add(t) = g * g;
-    syncthreads();
+    syncthreads!();
     let mut half = c.block_dim.x as usize / 2;
     while half > 0 {
         if t < half {
             *s.add(t) += *s.add(t + half);
         }
-        syncthreads();
+        syncthreads!();
         half /= 2;
     }
     if t == 0 {

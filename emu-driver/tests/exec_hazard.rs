@@ -47,25 +47,14 @@ fn a_barrier_some_threads_exit_before_is_reported_and_completes() {
     assert_eq!(o.hazards.len(), 1);
 }
 
-// Two barrier call sites the optimiser cannot merge (it would hoist identical calls
-// out of an if/else; distinct non-inlined functions with distinct bodies stay apart).
-#[inline(never)]
-fn barrier_site_a() {
-    unsafe { (rt().barrier)(BAR_SYNC, 0) };
-}
-#[inline(never)]
-fn barrier_site_b() {
-    unsafe { (rt().barrier)(BAR_SYNC, 1) };
-}
-
 unsafe fn two_sites_body(p: *const *mut c_void) {
     let t = tid();
     let o = out::<u32>(p, 0).add(t as usize);
     if t < 16 {
-        barrier_site_a();
+        syncthreads!();
         std::ptr::write_volatile(o, 1);
     } else {
-        barrier_site_b();
+        syncthreads!();
         std::ptr::write_volatile(o, 2 + t);
     }
 }

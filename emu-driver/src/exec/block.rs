@@ -43,7 +43,7 @@ pub(crate) struct ThreadState {
     pub width: i32,
     /// Barrier predicate (0/1) or warp collective value.
     pub value: u64,
-    /// Return address of the barrier call: identifies the `__syncthreads` call site.
+    /// Call-site id of the barrier (the library's hint, 0 = unknown).
     pub site: usize,
     pub result: u64,
     pub pred_out: i32,
@@ -216,7 +216,8 @@ impl BlockState {
         for &t in &waiters {
             let ts = &self.threads[t as usize];
             count += ts.value;
-            mixed_sites |= ts.site != site0;
+            // Sites are compared only where the library gave them (nonzero).
+            mixed_sites |= ts.site != site0 && ts.site != 0 && site0 != 0;
         }
         let all = count == waiters.len() as u64;
         if self.live < self.n {
@@ -254,7 +255,7 @@ impl BlockState {
         let d = Detected {
             kind: HazardKind::BarrierDivergenceExit,
             site: site as u64,
-            operation: format!("{} (call site {:#x})", warp::barrier_name(op), site),
+            operation: format!("{} (call site {})", warp::barrier_name(op), site),
             message: format!(
                 "{} of {} threads reached this barrier; threads {} exited without reaching it. \
                  On sm_70+ exited threads count as arrived and the barrier completes, but the \
@@ -275,7 +276,7 @@ impl BlockState {
         let mut parts = Vec::new();
         for s in &sites {
             let ts: Vec<u32> = waiters.iter().copied().filter(|&t| self.threads[t as usize].site == *s).collect();
-            parts.push(format!("threads {} at call site {:#x}", format_threads(&ts), s));
+            parts.push(format!("threads {} at call site {}", format_threads(&ts), s));
         }
         let mut others: Vec<u32> =
             waiters.iter().copied().filter(|&t| self.threads[t as usize].site != site0).collect();
@@ -284,7 +285,7 @@ impl BlockState {
         let d = Detected {
             kind: HazardKind::BarrierDivergenceSite,
             site: sites.iter().fold(0u64, |h, &s| h.rotate_left(7) ^ s as u64),
-            operation: format!("{} (call sites {})", warp::barrier_name(op), sites.iter().map(|s| format!("{s:#x}")).collect::<Vec<_>>().join(", ")),
+            operation: format!("{} (call sites {})", warp::barrier_name(op), sites.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")),
             message: format!(
                 "one barrier generation was reached from {} different call sites: {}. sm_70+ \
                  completes it, but the threads took different paths to their barrier",
@@ -573,7 +574,7 @@ impl BlockState {
                 "threads {} wait at {} (call site {}): {} of {} live threads arrived",
                 format_threads(&ts),
                 warp::barrier_name(self.threads[ts[0] as usize].op),
-                sites.iter().map(|s| format!("{s:#x}")).collect::<Vec<_>>().join(", "),
+                sites.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
                 ts.len(),
                 self.live
             ));

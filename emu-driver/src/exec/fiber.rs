@@ -579,9 +579,14 @@ fn outside_launch(what: &str) {
     eprintln!("simtwin: {what} called outside a kernel launch; ignored");
 }
 
-/// `barrier` entry with the call site: the return address into the kernel, added by
-/// the trampoline below.
-unsafe extern "C" fn barrier_at(op: u32, pred: i32, site: usize) -> i32 {
+/// `__syncthreads` and its _count/_and/_or forms.
+///
+/// The barrier's call site, used for divergence reports, is the nonzero value the
+/// kernel library stored in `ctx->reserved0` before the call (kernels-host's shim: the
+/// source line of the `__syncthreads`), 0 when it gives none. Return addresses are not
+/// used: optimising compilers duplicate one source barrier into several paths (tail
+/// duplication, unrolling), which would report divergence that is not there.
+unsafe extern "C" fn rt_barrier(op: u32, pred: i32) -> i32 {
     let Some((w, f)) = on_fiber() else {
         outside_launch("__syncthreads");
         return 0;
@@ -595,6 +600,7 @@ unsafe extern "C" fn barrier_at(op: u32, pred: i32, site: usize) -> i32 {
     if (*w).block.stop {
         stop_forever(w, f);
     }
+    let site = (*f).ctx.reserved0 as usize;
     match (*w).block.arrive_barrier(tid, op, pred, site, &mut (*w).log) {
         Arrival::Done(r, _) => r as i32,
         Arrival::Wait => {
@@ -603,53 +609,6 @@ unsafe extern "C" fn barrier_at(op: u32, pred: i32, site: usize) -> i32 {
         }
         Arrival::Stop => stop_forever(w, f),
     }
-}
-
-// The table's `barrier` is a two-instruction trampoline that passes its own return
-// address (the `__syncthreads` call site in the kernel) as a third argument. Call sites
-// tell "the same barrier" from "another barrier" for divergence reports without a
-// compiler pass; a compiler that merges or duplicates barrier calls moves sites with it.
-#[cfg(target_arch = "x86_64")]
-core::arch::global_asm!(
-    ".pushsection .text.simtwin_exec_barrier_entry,\"ax\",@progbits",
-    ".globl simtwin_exec_barrier_entry",
-    ".hidden simtwin_exec_barrier_entry",
-    ".type simtwin_exec_barrier_entry,@function",
-    ".p2align 4",
-    "simtwin_exec_barrier_entry:",
-    ".cfi_startproc",
-    "mov rdx, qword ptr [rsp]",
-    "jmp {target}",
-    ".cfi_endproc",
-    ".size simtwin_exec_barrier_entry, . - simtwin_exec_barrier_entry",
-    ".popsection",
-    target = sym barrier_at,
-);
-
-#[cfg(target_arch = "aarch64")]
-core::arch::global_asm!(
-    ".pushsection .text.simtwin_exec_barrier_entry,\"ax\",%progbits",
-    ".globl simtwin_exec_barrier_entry",
-    ".hidden simtwin_exec_barrier_entry",
-    ".type simtwin_exec_barrier_entry,%function",
-    ".p2align 4",
-    "simtwin_exec_barrier_entry:",
-    "mov x2, x30",
-    "b {target}",
-    ".size simtwin_exec_barrier_entry, . - simtwin_exec_barrier_entry",
-    ".popsection",
-    target = sym barrier_at,
-);
-
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-extern "C" {
-    fn simtwin_exec_barrier_entry(op: u32, pred: i32) -> i32;
-}
-
-/// Without a trampoline every barrier has call site 0 (site checks are off).
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-unsafe extern "C" fn simtwin_exec_barrier_entry(op: u32, pred: i32) -> i32 {
-    barrier_at(op, pred, 0)
 }
 
 unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32) -> u64 {
@@ -744,7 +703,7 @@ unsafe extern "C" fn rt_clock() -> u64 {
 pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     abi_version: abi::SIMTWIN_ABI_VERSION,
     size: std::mem::size_of::<abi::Runtime>() as u32,
-    barrier: simtwin_exec_barrier_entry,
+    barrier: rt_barrier,
     warp: rt_warp,
     activemask: rt_activemask,
     trap: rt_trap,

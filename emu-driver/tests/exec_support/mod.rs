@@ -71,13 +71,29 @@ pub unsafe fn param<T: Copy>(params: *const *mut c_void, i: usize) -> T {
     ptr::read_unaligned(*params.add(i) as *const T)
 }
 
-#[inline(never)]
+/// Tells the runtime which source barrier this is, as kernels-host's shim does with
+/// `__LINE__` in `ctx->reserved0`.
+pub fn set_site(line: u32) {
+    unsafe { (*SLOT.with(|s| s.get())).reserved0 = line };
+}
+
+/// `__syncthreads()` at source line `line!()` of the caller.
+#[macro_export]
+macro_rules! syncthreads {
+    () => {{
+        exec_support::set_site(line!());
+        unsafe { (exec_support::rt().barrier)(cuda::abi::BAR_SYNC, 0) };
+    }};
+}
+
+/// A barrier without a site hint.
 pub fn syncthreads() {
+    set_site(0);
     unsafe { (rt().barrier)(abi::BAR_SYNC, 0) };
 }
 
-#[inline(never)]
 pub fn barrier(op: u32, pred: bool) -> i32 {
+    set_site(0);
     unsafe { (rt().barrier)(op, pred as i32) }
 }
 
