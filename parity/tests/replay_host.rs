@@ -64,8 +64,10 @@ fn deliberately_wrong_function_counts_match_brute_force() {
     let listed: Vec<u32> = o.list.iter().map(|m| m.input).collect();
     assert_eq!(listed, want);
     for m in &o.list {
-        assert_eq!(m.ulp_distance, 1, "0x{:08x}", m.input);
-        assert!(m.ulp_error > 0.5 && m.ulp_error < 1.0, "ulp error {}", m.ulp_error);
+        // the factor is 1 + 2^-22: 2 ulps at the bottom of a binade, less above
+        assert!(m.ulp_distance == 1 || m.ulp_distance == 2, "0x{:08x}: {} ulps", m.input, m.ulp_distance);
+        let d = m.ulp_distance as f64;
+        assert!(m.ulp_error > d - 0.5 && m.ulp_error < d + 0.5, "ulp error {} vs distance {}", m.ulp_error, d);
     }
 
     // x * 0.9999f against scale:0.9999 is exact-product rounding: correct; against 'x' it is not.

@@ -114,10 +114,10 @@ fn ld_preload_changes_glibc_log2f_on_its_misrounded_inputs() {
     let exe = d.path().join("p");
     assert!(Command::new("gcc").args(["-O2", "-fno-builtin", "-o"]).arg(&exe).arg(&src).arg("-lm").status().unwrap().success());
     let args: Vec<String> = bad.iter().map(|b| format!("{b:08x}")).collect();
-    let run = |preload: bool| -> Vec<u32> {
+    let run = |with: bool| -> Vec<u32> {
         let mut c = Command::new(&exe);
         c.args(&args);
-        if preload {
+        if with {
             c.env("LD_PRELOAD", preload());
         }
         let out = c.output().unwrap();

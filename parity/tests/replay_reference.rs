@@ -78,10 +78,21 @@ fn mpfr_overflows_past_flt_max_plus_half_ulp() {
     for bits in [0x7f00_0000u32, 0x7f00_0001, 0x7f7f_fffe, 0x7f7f_ffff] {
         assert_eq!(r.mpfr_f32(f32::from_bits(bits)), f32::INFINITY);
     }
-    // FLT_MAX * (1 + 2^-25): below FLT_MAX + half an ulp -> FLT_MAX; * (1 + 2^-23) -> inf.
-    let below = RefFn::Scale(f32::from_bits(0x3f80_0001) /* 1 + 2^-23 */);
-    assert_eq!(below.mpfr_f32(f32::from_bits(0x7f7f_fffe)).to_bits(), 0x7f7f_ffff);
-    assert_eq!(below.mpfr_f32(f32::MAX), f32::INFINITY);
+    // Products near the top: exact in binary64 (48 bits), so one binary64-to-binary32
+    // conversion is the correctly rounded result; both FLT_MAX and inf outcomes occur.
+    let mut saw = (0, 0);
+    for xb in 0x7f7f_fff0u32..=0x7f7f_ffff {
+        for cb in [0x3f7f_fffeu32, 0x3f7f_ffff, 0x3f80_0000, 0x3f80_0001] {
+            let (x, c) = (f32::from_bits(xb), f32::from_bits(cb));
+            let want = ((x as f64) * (c as f64)) as f32;
+            let got = RefFn::Scale(c).mpfr_f32(x);
+            assert_eq!(got.to_bits(), want.to_bits(), "0x{xb:08x} * 0x{cb:08x}");
+            if got.is_infinite() { saw.0 += 1 } else if got == f32::MAX { saw.1 += 1 }
+        }
+    }
+    assert!(saw.0 > 0 && saw.1 > 0, "{saw:?}");
+    // FLT_MAX * (1 - 2^-24) = 2^128 - 2^105 + 2^80: just above FLT_MAX - ulp
+    assert_eq!(RefFn::Scale(f32::from_bits(0x3f7f_ffff)).mpfr_f32(f32::MAX).to_bits(), 0x7f7f_fffe);
     // exp2 just below 128 is finite, 128 is not
     let x = f32::from_bits(0x42ff_ffff); // 128 - 2^-17
     let got = RefFn::Exp2.mpfr_f32(x);
