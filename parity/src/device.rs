@@ -26,6 +26,11 @@ pub enum DeviceMode {
 /// or a parent, else the directory above the running binary when it lives in
 /// target/simtwin/bin.
 pub fn find_simtwin(explicit: Option<&Path>) -> Result<PathBuf> {
+    let p = find_simtwin_raw(explicit)?;
+    Ok(std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+fn find_simtwin_raw(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         if !p.is_dir() {
             bail!("--simtwin {}: no such directory (build it with scripts/build)", p.display());
