@@ -295,3 +295,54 @@ fn bin2c_nul_padding_is_ignored() {
         assert_eq!(parse_bytes(&b, H200).unwrap(), plain, "{f}");
     }
 }
+
+/// A fatbin assembled here from the documented layout (container header, 64-byte entry
+/// headers, payloads padded to 8): uncompressed PTX, an LZ4 block and a zstd frame.
+fn fatbin_of(entries: &[(u16, u32, u64, Vec<u8>, u64)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (kind, arch, flags, data, size) in entries {
+        let padded = data.len().div_ceil(8) * 8;
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        if flags & 0xA000 != 0 {
+            h[16..20].copy_from_slice(&(data.len() as u32).to_le_bytes());
+            h[56..64].copy_from_slice(&size.to_le_bytes());
+        }
+        h[28..32].copy_from_slice(&arch.to_le_bytes());
+        h[40..48].copy_from_slice(&(flags | 0x11).to_le_bytes());
+        body.extend_from_slice(&h);
+        body.extend_from_slice(data);
+        body.resize(body.len() + padded - data.len(), 0);
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xBA55ED50u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+#[test]
+fn hand_built_fatbin_plain_lz4_and_zstd_entries() {
+    let ptx = corpus("features_compute80.ptx");
+    let cubin = corpus("features_sm90.cubin");
+    let n = cubin.len() as u64;
+    let lz4 = lz4_flex::block::compress(&cubin);
+    let zst = zstd::bulk::compress(&cubin, 3).unwrap();
+    let bare = parse("features_sm90.cubin", H200).unwrap();
+    for (flag, data, desc) in [(0x2000u64, lz4, "sm_90 cubin (lz4)"), (0x8000, zst, "sm_90 cubin (zstd)")] {
+        let f = fatbin_of(&[(1, 80, 0, ptx.clone(), 0), (2, 90, flag, data, n)]);
+        let img = parse_bytes(&f, H200).unwrap();
+        assert_eq!(img.chosen, desc);
+        assert_eq!(img.kernels, bare.kernels);
+        // Uncompressed PTX entry (NUL-padded to 8) for a device without an sm_9x cubin.
+        let p = parse_bytes(&f, Target { sm: 100 }).unwrap();
+        assert_eq!(p.chosen, "compute_80 ptx");
+        assert_eq!(names(&p), FEATURE_KERNELS);
+        check_feature_params(&p);
+    }
+}
