@@ -21,7 +21,7 @@ use super::block::{Arrival, BlockState};
 use super::hazard::HazardLog;
 use super::{ExecStats, LaunchFailure};
 use crate::abi::{self, RunFn, ThreadCtx};
-use corosensei::stack::{DefaultStack, Stack};
+use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use corosensei::trap::CoroutineTrapHandler;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
@@ -37,13 +37,41 @@ pub(crate) enum FiberExit {
     Faulted,
 }
 
-type Co = Coroutine<(), (), FiberExit, DefaultStack>;
+type Co = Coroutine<(), (), FiberExit, ColouredStack>;
+
+/// A pooled stack whose top is moved down by a per-fiber "colour" (a multiple of 128
+/// bytes within a page). Stacks are page aligned, so without this the hot top-of-stack
+/// lines of every fiber fall into the same few cache sets and a barrier sweep over 256
+/// fibers misses on each switch.
+pub(crate) struct ColouredStack {
+    inner: DefaultStack,
+    offset: usize,
+}
+
+// SAFETY: base stays inside the inner stack (offset < one page, 16-byte aligned) and the
+// limit, guard page included, is the inner stack's.
+unsafe impl Stack for ColouredStack {
+    fn base(&self) -> StackPointer {
+        StackPointer::new(self.inner.base().get() - self.offset).expect("stack base")
+    }
+    fn limit(&self) -> StackPointer {
+        self.inner.limit()
+    }
+}
+
+const COLOURS: usize = 32;
+const COLOUR_STEP: usize = 128;
+/// Bytes below a fiber's stack top that a resume typically touches (saved registers and
+/// the frames of run -> body -> runtime entry); prefetched before the switch.
+const HOT_STACK_BYTES: usize = 512;
 
 pub(crate) struct Fiber {
     co: Option<Co>,
     pub(crate) trap: Option<CoroutineTrapHandler<FiberExit>>,
     /// Lowest address of the stack mapping (its guard page included).
     pub(crate) stack_limit: usize,
+    /// Highest address a frame of this fiber uses (for prefetching).
+    stack_top: usize,
     yielder: *const Yielder<(), ()>,
     pub(crate) ctx: ThreadCtx,
     /// The range [cursor, end) this fiber runs; threads before `cursor` have finished.
@@ -241,11 +269,14 @@ impl Worker {
             message: format!("kernel {}: cannot allocate a {}-byte fiber stack: {e}", self.kernel, self.stack_size),
         })?;
         let idx = self.fibers.len() as u32;
+        let stack = ColouredStack { inner: stack, offset: (idx as usize * 7 % COLOURS) * COLOUR_STEP };
         let limit = stack.limit().get();
+        let top = stack.base().get();
         self.fibers.push(Box::new(Fiber {
             co: None,
             trap: None,
             stack_limit: limit,
+            stack_top: top,
             yielder: ptr::null(),
             ctx: new_ctx(),
             cursor: 0,
@@ -257,7 +288,7 @@ impl Worker {
         Ok(idx)
     }
 
-    fn install_coroutine(&mut self, idx: u32, stack: DefaultStack) {
+    fn install_coroutine(&mut self, idx: u32, stack: ColouredStack) {
         let co = make_coroutine(stack, self as *mut Worker, idx);
         let f = &mut self.fibers[idx as usize];
         f.trap = Some(co.trap_handler());
@@ -398,7 +429,7 @@ fn new_ctx() -> ThreadCtx {
     }
 }
 
-fn make_coroutine(stack: DefaultStack, w: *mut Worker, idx: u32) -> Co {
+fn make_coroutine(stack: ColouredStack, w: *mut Worker, idx: u32) -> Co {
     let wp = w as usize;
     Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
         let w = wp as *mut Worker;
@@ -444,12 +475,39 @@ unsafe fn resume(w: *mut Worker, fi: u32) -> Option<FiberExit> {
     }
 }
 
+/// Starts loading what resuming thread `t` will touch: its fiber's context and the hot
+/// top of its stack (the scheduler knows who runs next; a barrier sweep visits every
+/// fiber once, so nothing of it is still in L1).
+#[inline(always)]
+unsafe fn prefetch_thread(w: *mut Worker, t: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let fi = (&(*w).block.threads)[t as usize].fiber;
+        if let Some(f) = (&(*w).fibers).get(fi as usize) {
+            let f: &Fiber = f;
+            _mm_prefetch::<_MM_HINT_T0>((f as *const Fiber).cast());
+            _mm_prefetch::<_MM_HINT_T0>(ptr::addr_of!(f.ctx).cast::<i8>().add(64));
+            let mut a = f.stack_top - HOT_STACK_BYTES;
+            while a < f.stack_top {
+                _mm_prefetch::<_MM_HINT_T0>(a as *const i8);
+                a += 64;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (w, t);
+}
+
 /// The scheduler of one block: resume runnable threads, start pending ranges, until
 /// every thread has finished, the launch stops, or nothing can run (deadlock).
 unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
     loop {
         let b = &mut (*w).block;
         let fi = if let Some(t) = b.runq.pop_front() {
+            if let Some(&next) = b.runq.front() {
+                prefetch_thread(w, next);
+            }
             b.threads[t as usize].fiber
         } else if let Some((a, e)) = b.pending.pop() {
             let fi = match (*w).take_idle() {

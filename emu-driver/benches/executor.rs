@@ -1,0 +1,205 @@
+//! Executor benchmark (`cargo bench -p emu-driver --bench executor`), one worker:
+//! (a) c[i] = a[i] * 1.5f + b[i] over 2^24 floats in blocks of 256, under the executor,
+//!     divided by the same body as a plain host loop in this run;
+//! (b) nanoseconds per thread per __syncthreads for a 256-thread shared-memory tree
+//!     reduction (a u64 square per thread, 8 halving steps: 9 barriers).
+//! The kernels are shaped like what kernels-host generates: `run` walks its range,
+//! writes each thread's indices into the context, runs the body, and stops when
+//! `range_stop` is set; the body reads its indices through the thread-local slot.
+//! Each figure is the best of several repetitions.
+
+use cuda::abi::{self, Dim3, ThreadCtx};
+use cuda::exec::{self, ExecOptions, KernelRef, LaunchConfig};
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::hint::black_box;
+use std::ptr;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static SLOT: Cell<*mut ThreadCtx> = const { Cell::new(ptr::null_mut()) };
+}
+
+unsafe extern "C" fn ctx_slot() -> *mut *mut ThreadCtx {
+    SLOT.with(|s| s.as_ptr())
+}
+
+#[inline(always)]
+fn ctx() -> &'static ThreadCtx {
+    unsafe { &*SLOT.with(|s| s.get()) }
+}
+
+/// The range loop of a generated `run`: kernelParams are unpacked once per range into
+/// the kernel's typed arguments, indices are stepped (not divided) per thread.
+macro_rules! run_range {
+    ($ctx:expr, $first:expr, $count:expr, $body:expr) => {{
+        let ctx: *mut ThreadCtx = $ctx;
+        let d = (*ctx).block_dim;
+        let mut t = Dim3 { x: $first % d.x, y: ($first / d.x) % d.y, z: $first / (d.x * d.y) };
+        for l in $first..$first + $count {
+            (*ctx).thread_idx = t;
+            (*ctx).linear_tid = l;
+            (*ctx).lane = l % 32;
+            $body;
+            if ptr::read_volatile(ptr::addr_of!((*ctx).range_stop)) != 0 {
+                return;
+            }
+            t.x += 1;
+            if t.x == d.x {
+                t.x = 0;
+                t.y += 1;
+                if t.y == d.y {
+                    t.y = 0;
+                    t.z += 1;
+                }
+            }
+        }
+    }};
+}
+
+unsafe fn param<T: Copy>(p: *const *mut c_void, i: usize) -> T {
+    ptr::read_unaligned(*p.add(i) as *const T)
+}
+
+/// `__global__ void axpy(const float *a, const float *b, float *c, unsigned n)`
+#[inline(always)]
+unsafe fn axpy_body(a: *const f32, b: *const f32, r: *mut f32, n: u32) {
+    let c = ctx();
+    let i = c.block_idx.x * c.block_dim.x + c.thread_idx.x;
+    if i < n {
+        *r.add(i as usize) = *a.add(i as usize) * 1.5 + *b.add(i as usize);
+    }
+}
+
+unsafe extern "C" fn axpy_run(p: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32) {
+    let (a, b, r, n) = (param(p, 0), param(p, 1), param(p, 2), param(p, 3));
+    run_range!(ctx, first, count, axpy_body(a, b, r, n))
+}
+
+/// `__syncthreads()` as the shim writes it: the source line as the site hint, then the
+/// runtime call.
+macro_rules! syncthreads {
+    () => {{
+        (*SLOT.with(|s| s.get())).reserved0 = line!();
+        (exec::runtime_table().barrier)(abi::BAR_SYNC, 0);
+    }};
+}
+
+/// `__global__ void reduce(unsigned long long *out)` with `extern __shared__ u64 s[]`.
+#[inline(always)]
+unsafe fn reduce_body(out: *mut u64) {
+    let c = ctx();
+    let t = c.thread_idx.x as usize;
+    let s = c.dyn_smem as *mut u64;
+    let v = c.block_idx.x as u64 * c.block_dim.x as u64 + t as u64;
+    ptr::write_volatile(s.add(t), v * v);
+    syncthreads!();
+    let mut half = c.block_dim.x as usize / 2;
+    while half > 0 {
+        if t < half {
+            ptr::write_volatile(s.add(t), ptr::read_volatile(s.add(t)) + ptr::read_volatile(s.add(t + half)));
+        }
+        syncthreads!();
+        half /= 2;
+    }
+    if t == 0 {
+        *out.add(c.block_idx.x as usize) = ptr::read_volatile(s);
+    }
+}
+
+unsafe extern "C" fn reduce_run(p: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32) {
+    let out: *mut u64 = param(p, 0);
+    run_range!(ctx, first, count, reduce_body(out))
+}
+
+fn best<F: FnMut()>(reps: usize, mut f: F) -> Duration {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+fn main() {
+    let opts = ExecOptions::default();
+
+    // (a)
+    let n: usize = 1 << 24;
+    let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| (i % 777) as f32 * 0.25).collect();
+    let mut c = vec![0f32; n];
+    let mut plain = vec![0f32; n];
+    let t_plain = best(7, || {
+        let (a, b) = (black_box(&a), black_box(&b));
+        for i in 0..n {
+            plain[i] = a[i] * 1.5 + b[i];
+        }
+        black_box(&mut plain);
+    });
+    let (pa, pb, pc, pn) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), n as u32);
+    let mut vals: [*const c_void; 4] = [pa.cast(), pb.cast(), pc.cast(), ptr::null()];
+    vals[3] = ptr::addr_of!(pn).cast();
+    let params: Vec<*mut c_void> = vec![
+        ptr::addr_of!(vals[0]) as *mut c_void,
+        ptr::addr_of!(vals[1]) as *mut c_void,
+        ptr::addr_of!(vals[2]) as *mut c_void,
+        vals[3] as *mut c_void,
+    ];
+    let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
+    let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0 };
+    let s0 = exec::stats();
+    let t_exec = best(7, || {
+        let o = exec::launch(&k, &cfg, &params, &opts);
+        assert!(o.result.is_ok());
+    });
+    let s1 = exec::stats();
+    assert_eq!(c, plain, "executor and plain loop disagree");
+    println!("(a) c[i] = a[i]*1.5f + b[i], 2^24 floats, blocks of 256 ({} blocks)", n / 256);
+    println!("    plain host loop : {:9.3} ms", t_plain.as_secs_f64() * 1e3);
+    println!("    executor        : {:9.3} ms", t_exec.as_secs_f64() * 1e3);
+    println!("    ratio           : {:9.3} x   (target <= 1.5x; fast blocks {}/{}, resumes per block {:.2})",
+        t_exec.as_secs_f64() / t_plain.as_secs_f64(),
+        s1.fast_blocks - s0.fast_blocks,
+        s1.blocks - s0.blocks,
+        (s1.fiber_resumes - s0.fiber_resumes) as f64 / (s1.blocks - s0.blocks) as f64);
+
+    // (b)
+    let (per, total, blocks) = reduction(&opts, 256, 4096, true);
+    println!("(b) 256-thread shared-memory tree reduction, 9 barriers per block, {blocks} blocks");
+    println!("    total           : {:9.3} ms", total * 1e3);
+    println!("    per thread      : {:9.3} ns per __syncthreads   (target <= 6 ns)", per);
+    for threads in [32u32, 1024] {
+        let (per, _, _) = reduction(&opts, threads, 4096 * 256 / threads, false);
+        println!("    (same with {threads:4}-thread blocks: {per:.3} ns per thread per barrier)");
+    }
+}
+
+/// Runs the tree reduction with `threads`-thread blocks; returns (ns per thread per
+/// barrier, seconds per launch, blocks).
+fn reduction(opts: &ExecOptions, threads: u32, blocks: u32, check: bool) -> (f64, f64, u32) {
+    let mut out = vec![0u64; blocks as usize];
+    let po = out.as_mut_ptr();
+    let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
+    let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot };
+    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: threads as usize * 8 };
+    let _ = exec::launch(&k, &cfg, &params, opts); // creates the fibers
+    let s0 = exec::stats();
+    let t = best(5, || {
+        let o = exec::launch(&k, &cfg, &params, opts);
+        assert!(o.result.is_ok() && o.hazards.is_empty(), "{:?}", o);
+    });
+    let s1 = exec::stats();
+    assert_eq!(s1.fibers_created, s0.fibers_created, "fibers are reused");
+    if check {
+        for (bi, &r) in out.iter().enumerate() {
+            let n = threads as u64;
+            let want: u64 = (bi as u64 * n..(bi as u64 + 1) * n).map(|g| g * g).sum();
+            assert_eq!(r, want, "block {bi}");
+        }
+    }
+    let barriers = (1 + threads.trailing_zeros()) as f64;
+    (t.as_secs_f64() * 1e9 / (blocks as f64 * threads as f64 * barriers), t.as_secs_f64(), blocks)
+}
