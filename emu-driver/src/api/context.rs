@@ -1,0 +1,320 @@
+//! Contexts: primary (retained per device) and created ones, the per-thread current
+//! stack, limits and configuration.
+
+use super::out;
+use crate::cu::*;
+use crate::state::{ctx_stack, driver, handle, CuResult, Context, Driver, Tag};
+use std::collections::HashMap;
+
+fn new_context(d: &mut Driver, dev: CUdevice, flags: u32, primary: bool) -> u64 {
+    let id = d.new_id();
+    d.contexts.insert(id, Context {
+        device: dev,
+        flags,
+        primary,
+        sticky: None,
+        limits: default_limits(),
+        cache_config: 0,
+        shared_config: 0,
+    });
+    id
+}
+
+fn default_limits() -> HashMap<u32, u64> {
+    HashMap::from([
+        (CU_LIMIT_STACK_SIZE, 1024),
+        (CU_LIMIT_PRINTF_FIFO_SIZE, 1 << 20),
+        (CU_LIMIT_MALLOC_HEAP_SIZE, 8 << 20),
+        (CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 2),
+        (CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 2048),
+        (CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 32),
+        (CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0),
+    ])
+}
+
+const CTX_FLAGS_MASK: u32 = 0x1f | 0x20 | 0x40 | 0x80 | 0x100;
+
+pub fn ctx_create(pctx: *mut CUcontext, flags: u32, dev: CUdevice) -> CuResult {
+    let mut d = driver()?;
+    super::nonnull(pctx)?;
+    d.check_device(dev)?;
+    if flags & !CTX_FLAGS_MASK != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let id = new_context(&mut d, dev, flags, false);
+    ctx_stack(|s| s.push(id));
+    out(pctx, handle(Tag::Context, id))
+}
+
+pub fn ctx_create_v3(pctx: *mut CUcontext, _params: *mut std::ffi::c_void, num: i32, flags: u32, dev: CUdevice) -> CuResult {
+    if num != 0 {
+        // Execution-affinity parameters (SM partitions) do not exist on the emulated device.
+        return Err(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
+    }
+    ctx_create(pctx, flags, dev)
+}
+
+const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: CUresult = 224;
+
+pub fn ctx_create_v4(pctx: *mut CUcontext, params: *mut std::ffi::c_void, flags: u32, dev: CUdevice) -> CuResult {
+    if !params.is_null() {
+        // CUctxCreateParams: { CUexecAffinityParam*, int num, CUctxCigParam* }
+        // SAFETY: the struct layout is fixed by cuda.h.
+        let (aff_num, cig) = unsafe {
+            let p = params as *const u8;
+            (*(p.add(8) as *const i32), *(p.add(16) as *const *const u8))
+        };
+        if aff_num != 0 {
+            return Err(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
+        }
+        if !cig.is_null() {
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+    }
+    ctx_create(pctx, flags, dev)
+}
+
+pub fn ctx_destroy(ctx: CUcontext) -> CuResult {
+    let mut d = driver()?;
+    let id = d.ctx_from_handle(ctx)?;
+    if d.contexts[&id].primary {
+        return Err(CUDA_ERROR_INVALID_CONTEXT);
+    }
+    d.teardown_context(id, true);
+    ctx_stack(|s| s.retain(|&c| c != id));
+    Ok(())
+}
+
+pub fn ctx_push(ctx: CUcontext) -> CuResult {
+    let d = driver()?;
+    let id = d.ctx_from_handle(ctx)?;
+    ctx_stack(|s| s.push(id));
+    Ok(())
+}
+
+pub fn ctx_pop(pctx: *mut CUcontext) -> CuResult {
+    let d = driver()?;
+    let top = ctx_stack(|s| s.pop()).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+    let _ = &d;
+    if !pctx.is_null() {
+        out(pctx, handle(Tag::Context, top))?;
+    }
+    Ok(())
+}
+
+pub fn ctx_get_current(pctx: *mut CUcontext) -> CuResult {
+    let d = driver()?;
+    super::nonnull(pctx)?;
+    let cur = ctx_stack(|s| s.last().copied()).filter(|id| d.contexts.contains_key(id));
+    out(pctx, cur.map(|id| handle(Tag::Context, id)).unwrap_or(std::ptr::null_mut()))
+}
+
+pub fn ctx_set_current(ctx: CUcontext) -> CuResult {
+    let d = driver()?;
+    if ctx.is_null() {
+        ctx_stack(|s| {
+            s.pop();
+        });
+        return Ok(());
+    }
+    let id = d.ctx_from_handle(ctx)?;
+    ctx_stack(|s| {
+        s.pop();
+        s.push(id);
+    });
+    Ok(())
+}
+
+pub fn ctx_get_device(dev: *mut CUdevice) -> CuResult {
+    let d = driver()?;
+    let id = d.current_unchecked()?;
+    out(dev, d.contexts[&id].device)
+}
+
+pub fn ctx_get_flags(flags: *mut u32) -> CuResult {
+    let d = driver()?;
+    let id = d.current_unchecked()?;
+    out(flags, d.contexts[&id].flags)
+}
+
+pub fn ctx_set_flags(flags: u32) -> CuResult {
+    let mut d = driver()?;
+    let id = d.current()?;
+    if flags & !CTX_FLAGS_MASK != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    d.contexts.get_mut(&id).unwrap().flags = flags;
+    Ok(())
+}
+
+pub fn ctx_get_id(ctx: CUcontext, idp: *mut u64) -> CuResult {
+    let d = driver()?;
+    let id = if ctx.is_null() { d.current_unchecked()? } else { d.ctx_from_handle(ctx)? };
+    out(idp, id)
+}
+
+pub fn ctx_get_api_version(ctx: CUcontext, v: *mut u32) -> CuResult {
+    let d = driver()?;
+    if ctx.is_null() {
+        d.current_unchecked()?;
+    } else {
+        d.ctx_from_handle(ctx)?;
+    }
+    out(v, 3020)
+}
+
+pub fn ctx_synchronize() -> CuResult {
+    let d = driver()?;
+    d.current()?;
+    crate::counters::get().sync();
+    Ok(())
+}
+
+pub fn ctx_set_limit(limit: u32, value: usize) -> CuResult {
+    let mut d = driver()?;
+    let id = d.current()?;
+    let ctx = d.contexts.get_mut(&id).unwrap();
+    match ctx.limits.get_mut(&limit) {
+        Some(v) => {
+            *v = value as u64;
+            Ok(())
+        }
+        None => Err(CUDA_ERROR_UNSUPPORTED_LIMIT),
+    }
+}
+
+pub fn ctx_get_limit(value: *mut usize, limit: u32) -> CuResult {
+    let d = driver()?;
+    let id = d.current()?;
+    let v = *d.contexts[&id].limits.get(&limit).ok_or(CUDA_ERROR_UNSUPPORTED_LIMIT)?;
+    out(value, v as usize)
+}
+
+pub fn ctx_get_cache_config(cfg: *mut u32) -> CuResult {
+    let d = driver()?;
+    let id = d.current()?;
+    out(cfg, d.contexts[&id].cache_config)
+}
+
+pub fn ctx_set_cache_config(cfg: u32) -> CuResult {
+    let mut d = driver()?;
+    let id = d.current()?;
+    if cfg > 3 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    d.contexts.get_mut(&id).unwrap().cache_config = cfg;
+    Ok(())
+}
+
+pub fn ctx_get_shared_mem_config(cfg: *mut u32) -> CuResult {
+    let d = driver()?;
+    let id = d.current()?;
+    out(cfg, d.contexts[&id].shared_config)
+}
+
+pub fn ctx_set_shared_mem_config(cfg: u32) -> CuResult {
+    let mut d = driver()?;
+    let id = d.current()?;
+    if cfg > 2 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    d.contexts.get_mut(&id).unwrap().shared_config = cfg;
+    Ok(())
+}
+
+/// The H200 answers least 0, greatest -5.
+pub fn ctx_get_stream_priority_range(least: *mut i32, greatest: *mut i32) -> CuResult {
+    let d = driver()?;
+    d.current()?;
+    if !least.is_null() {
+        out(least, 0)?;
+    }
+    if !greatest.is_null() {
+        out(greatest, -5)?;
+    }
+    Ok(())
+}
+
+pub fn primary_retain(pctx: *mut CUcontext, dev: CUdevice) -> CuResult {
+    let mut d = driver()?;
+    super::nonnull(pctx)?;
+    d.check_device(dev)?;
+    let existing = d.primary[dev as usize].ctx.filter(|id| d.contexts.contains_key(id));
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            let flags = d.primary[dev as usize].flags;
+            let id = new_context(&mut d, dev, flags, true);
+            d.primary[dev as usize].ctx = Some(id);
+            id
+        }
+    };
+    d.primary[dev as usize].refcount += 1;
+    out(pctx, handle(Tag::Context, id))
+}
+
+pub fn primary_release(dev: CUdevice) -> CuResult {
+    let mut d = driver()?;
+    d.check_device(dev)?;
+    let p = &mut d.primary[dev as usize];
+    if p.refcount == 0 {
+        return Err(CUDA_ERROR_INVALID_CONTEXT);
+    }
+    p.refcount -= 1;
+    if p.refcount == 0 {
+        if let Some(id) = p.ctx.take() {
+            d.teardown_context(id, true);
+            ctx_stack(|s| s.retain(|&c| c != id));
+        }
+    }
+    Ok(())
+}
+
+pub fn primary_set_flags(dev: CUdevice, flags: u32) -> CuResult {
+    let mut d = driver()?;
+    d.check_device(dev)?;
+    if flags & !CTX_FLAGS_MASK != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    d.primary[dev as usize].flags = flags;
+    if let Some(id) = d.primary[dev as usize].ctx {
+        if let Some(c) = d.contexts.get_mut(&id) {
+            c.flags = flags;
+        }
+    }
+    Ok(())
+}
+
+pub fn primary_get_state(dev: CUdevice, flags: *mut u32, active: *mut i32) -> CuResult {
+    let d = driver()?;
+    d.check_device(dev)?;
+    let p = &d.primary[dev as usize];
+    out(flags, p.flags)?;
+    out(active, (p.refcount > 0) as i32)
+}
+
+/// Destroys every allocation and resets the state of the primary context, sticky
+/// errors included; handles retained before stay valid.
+pub fn primary_reset(dev: CUdevice) -> CuResult {
+    let mut d = driver()?;
+    d.check_device(dev)?;
+    if let Some(id) = d.primary[dev as usize].ctx {
+        let refcount = d.primary[dev as usize].refcount;
+        d.teardown_context(id, false);
+        if refcount > 0 {
+            let flags = d.primary[dev as usize].flags;
+            d.contexts.insert(id, Context {
+                device: dev,
+                flags,
+                primary: true,
+                sticky: None,
+                limits: default_limits(),
+                cache_config: 0,
+                shared_config: 0,
+            });
+        } else {
+            d.primary[dev as usize].ctx = None;
+        }
+    }
+    Ok(())
+}

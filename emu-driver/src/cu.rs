@@ -1,0 +1,173 @@
+//! CUDA driver API types and constants, as the public `cuda.h` defines them (values are
+//! the documented ABI; only what the emulated driver uses is listed).
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::c_void;
+
+pub type CUresult = u32;
+pub type CUdevice = i32;
+pub type CUdeviceptr = u64;
+/// Legacy 32-bit device pointer of the pre-3.2 entry points (cuMemAlloc, ...).
+pub type CUdeviceptr_v1 = u32;
+pub type CUcontext = *mut c_void;
+pub type CUmodule = *mut c_void;
+pub type CUfunction = *mut c_void;
+pub type CUstream = *mut c_void;
+pub type CUevent = *mut c_void;
+pub type CUmemoryPool = *mut c_void;
+pub type CUhostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+pub type CUstreamCallback = Option<unsafe extern "C" fn(stream: CUstream, status: CUresult, user_data: *mut c_void)>;
+
+pub const CUDA_SUCCESS: CUresult = 0;
+pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+pub const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
+pub const CUDA_ERROR_NOT_INITIALIZED: CUresult = 3;
+pub const CUDA_ERROR_DEINITIALIZED: CUresult = 4;
+pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
+pub const CUDA_ERROR_INVALID_IMAGE: CUresult = 200;
+pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+pub const CUDA_ERROR_NO_BINARY_FOR_GPU: CUresult = 209;
+pub const CUDA_ERROR_UNSUPPORTED_LIMIT: CUresult = 215;
+pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
+pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
+pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
+pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
+pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
+pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: CUresult = 708;
+pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
+pub const CUDA_ERROR_ASSERT: CUresult = 710;
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
+pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
+pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
+pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
+pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
+
+/// cuLaunchKernel's `extra` markers.
+pub const CU_LAUNCH_PARAM_END: usize = 0;
+pub const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+pub const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+
+/// Special stream handles.
+pub const CU_STREAM_LEGACY: usize = 0x1;
+pub const CU_STREAM_PER_THREAD: usize = 0x2;
+pub const CU_STREAM_NON_BLOCKING: u32 = 0x1;
+
+pub const CU_EVENT_BLOCKING_SYNC: u32 = 0x1;
+pub const CU_EVENT_DISABLE_TIMING: u32 = 0x2;
+pub const CU_EVENT_INTERPROCESS: u32 = 0x4;
+
+pub const CU_MEMHOSTALLOC_PORTABLE: u32 = 0x1;
+pub const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x2;
+pub const CU_MEMHOSTALLOC_WRITECOMBINED: u32 = 0x4;
+
+pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: u64 = 1;
+pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 2;
+pub const CU_GET_PROC_ADDRESS_SUCCESS: i32 = 0;
+pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: i32 = 1;
+pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: i32 = 2;
+
+/// CUmemorytype
+pub const CU_MEMORYTYPE_HOST: u32 = 1;
+pub const CU_MEMORYTYPE_DEVICE: u32 = 2;
+pub const CU_MEMORYTYPE_ARRAY: u32 = 3;
+pub const CU_MEMORYTYPE_UNIFIED: u32 = 4;
+
+/// CUpointer_attribute (the ones answered).
+pub const CU_POINTER_ATTRIBUTE_CONTEXT: u32 = 1;
+pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: u32 = 2;
+pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: u32 = 3;
+pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: u32 = 4;
+pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: u32 = 8;
+pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: u32 = 9;
+pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: u32 = 11;
+pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: u32 = 12;
+pub const CU_POINTER_ATTRIBUTE_MAPPED: u32 = 13;
+pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: u32 = 17;
+
+/// CUfunction_attribute
+pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: i32 = 0;
+pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: i32 = 1;
+pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: i32 = 2;
+pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: i32 = 3;
+pub const CU_FUNC_ATTRIBUTE_NUM_REGS: i32 = 4;
+pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: i32 = 5;
+pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: i32 = 6;
+pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: i32 = 7;
+pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
+pub const CU_FUNC_ATTRIBUTE_MAX: i32 = 17;
+
+/// CUlimit
+pub const CU_LIMIT_STACK_SIZE: u32 = 0;
+pub const CU_LIMIT_PRINTF_FIFO_SIZE: u32 = 1;
+pub const CU_LIMIT_MALLOC_HEAP_SIZE: u32 = 2;
+pub const CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: u32 = 3;
+pub const CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: u32 = 4;
+pub const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: u32 = 5;
+pub const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: u32 = 6;
+
+/// CUmemPool_attribute
+pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
+pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: i32 = 2;
+pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
+pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: i32 = 4;
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: i32 = 5;
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: i32 = 6;
+pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: i32 = 7;
+pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: i32 = 8;
+
+/// `CUDA_MEMCPY2D` (v2 layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
+/// `CUuuid`
+#[repr(C)]
+pub struct CUuuid {
+    pub bytes: [u8; 16],
+}
+
+/// `CUlaunchConfig` for cuLaunchKernelEx.
+#[repr(C)]
+pub struct CUlaunchConfig {
+    pub grid_dim_x: u32,
+    pub grid_dim_y: u32,
+    pub grid_dim_z: u32,
+    pub block_dim_x: u32,
+    pub block_dim_y: u32,
+    pub block_dim_z: u32,
+    pub shared_mem_bytes: u32,
+    pub h_stream: CUstream,
+    pub attrs: *mut CUlaunchAttribute,
+    pub num_attrs: u32,
+}
+
+/// `CUlaunchAttribute`: id + a 64-byte value union (8-byte aligned, padded).
+#[repr(C)]
+pub struct CUlaunchAttribute {
+    pub id: u32,
+    pub pad: [u8; 4],
+    pub value: [u64; 8],
+}

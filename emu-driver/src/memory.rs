@@ -1,0 +1,200 @@
+//! Device memory is host memory: every allocation is an anonymous mapping whose address
+//! is the device pointer, so host-compiled kernels dereference it directly. Copies and
+//! memsets are range-checked against the tracker before any byte moves.
+
+use crate::counters::{self, Dir};
+use crate::cu::*;
+use crate::state::{Alloc, AllocKind, CuResult, Driver};
+
+const PAGE: u64 = 4096;
+
+/// Maps `size` bytes (zero-filled) and tracks them.
+pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Option<u64>) -> CuResult<u64> {
+    if size == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let device_side = !kind.is_host();
+    if device_side && d.used_bytes.saturating_add(size) > d.profile.total_mem {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    let mapped = size.checked_add(PAGE - 1).ok_or(CUDA_ERROR_OUT_OF_MEMORY)? & !(PAGE - 1);
+    // SAFETY: an anonymous private mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            mapped as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    let base = p as u64;
+    d.allocs.insert(base, Alloc { base, size, mapped, kind, ctx, pool });
+    if device_side {
+        d.used_bytes += size;
+    }
+    counters::get().alloc(size);
+    Ok(base)
+}
+
+/// Registers memory the driver does not own (module globals, registered host memory).
+pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: AllocKind) {
+    d.allocs.insert(base, Alloc { base, size, mapped: 0, kind, ctx, pool: None });
+}
+
+/// Frees a tracked allocation by its base address.
+pub fn release(d: &mut Driver, base: u64) -> CuResult {
+    let a = d.allocs.remove(&base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if a.mapped > 0 {
+        // SAFETY: the mapping was created by `allocate` with exactly this length.
+        unsafe { libc::munmap(a.base as *mut libc::c_void, a.mapped as usize) };
+    }
+    if !a.kind.is_host() && a.kind != AllocKind::ModuleGlobal {
+        d.used_bytes = d.used_bytes.saturating_sub(a.size);
+    }
+    if let Some(pool) = a.pool.and_then(|p| d.pools.get_mut(&p)) {
+        pool.used = pool.used.saturating_sub(a.size);
+    }
+    counters::get().free();
+    Ok(())
+}
+
+/// cuMemFree-style release: `ptr` must be the base of a device-side allocation of the
+/// driver's own (not a module global, not pinned host memory).
+pub fn free_device(d: &mut Driver, ptr: u64) -> CuResult {
+    match d.allocs.get(&ptr) {
+        Some(a) if matches!(a.kind, AllocKind::Device | AllocKind::Pitched | AllocKind::Managed | AllocKind::StreamOrdered) => {
+            release(d, ptr)
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// Which side a pointer is on: tracked device-side memory, tracked host memory, or
+/// untracked (pageable) host memory.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Side {
+    Device,
+    Host,
+}
+
+pub fn side_of(d: &Driver, ptr: u64) -> Side {
+    match d.find_alloc(ptr) {
+        Some(a) if !a.kind.is_host() => Side::Device,
+        _ => Side::Host,
+    }
+}
+
+fn direction(src: Side, dst: Side) -> Dir {
+    match (src, dst) {
+        (Side::Host, Side::Device) => Dir::HtoD,
+        (Side::Device, Side::Host) => Dir::DtoH,
+        (Side::Device, Side::Device) => Dir::DtoD,
+        (Side::Host, Side::Host) => Dir::HtoH,
+    }
+}
+
+/// Checks one side of a copy. Device-side pointers must lie inside one allocation;
+/// host pointers must be non-null (pageable memory cannot be checked further, but
+/// tracked pinned memory is range-checked too).
+fn check_side(d: &Driver, ptr: u64, len: u64, expect: Option<Side>) -> CuResult<Side> {
+    if ptr == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let side = side_of(d, ptr);
+    if let Some(e) = expect {
+        if e == Side::Device && side != Side::Device {
+            // A pinned host pointer is addressable by the device (UVA), like device memory.
+            match d.find_alloc(ptr) {
+                Some(a) if a.kind.is_host() => {}
+                _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            }
+        }
+    }
+    if d.find_alloc(ptr).is_some() {
+        d.check_range(ptr, len)?;
+    }
+    Ok(side)
+}
+
+/// A checked copy. `expect_src` / `expect_dst` say what the entry point's name promises
+/// (HtoD: dst on the device, ...); None for cuMemcpy's unified addressing.
+pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult {
+    if len == 0 {
+        return Ok(());
+    }
+    let ds = check_side(d, dst, len, expect_dst)?;
+    let ss = check_side(d, src, len, expect_src)?;
+    let dir = match (expect_src, expect_dst) {
+        (Some(s), Some(t)) => direction(s, t),
+        _ => direction(ss, ds),
+    };
+    // SAFETY: both ranges were checked against the tracker (device side) or are the
+    // caller's host memory, which the API contract makes the caller responsible for.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
+    counters::get().copy(dir, len);
+    Ok(())
+}
+
+/// A checked 2D copy (rows of `width` bytes, `height` rows, given pitches).
+#[allow(clippy::too_many_arguments)]
+pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
+               expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult {
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if (height > 1 && (dpitch < width || spitch < width)) || dst == 0 || src == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let dspan = dpitch.checked_mul(height - 1).and_then(|v| v.checked_add(width)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let sspan = spitch.checked_mul(height - 1).and_then(|v| v.checked_add(width)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let ds = check_side(d, dst, dspan, expect_dst)?;
+    let ss = check_side(d, src, sspan, expect_src)?;
+    for row in 0..height {
+        // SAFETY: the whole spans were checked above.
+        unsafe {
+            std::ptr::copy((src + row * spitch) as *const u8, (dst + row * dpitch) as *mut u8, width as usize);
+        }
+    }
+    let dir = match (expect_src, expect_dst) {
+        (Some(s), Some(t)) => direction(s, t),
+        _ => direction(ss, ds),
+    };
+    counters::get().copy(dir, width * height);
+    Ok(())
+}
+
+/// A checked memset of `count` elements of `elem` bytes (1, 2 or 4) in rows.
+pub fn memset(d: &Driver, dst: u64, pitch: u64, value: u32, elem: u64, width: u64, height: u64) -> CuResult {
+    if dst % elem != 0 || (height > 1 && pitch % elem != 0) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let row_bytes = width.checked_mul(elem).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if row_bytes == 0 || height == 0 {
+        return Ok(());
+    }
+    if height > 1 && pitch < row_bytes {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let a = d.find_alloc(dst).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let _ = a;
+    d.check_range(dst, span)?;
+    for row in 0..height {
+        let p = dst + row * pitch;
+        // SAFETY: the span was range-checked; alignment was checked above.
+        unsafe {
+            match elem {
+                1 => std::ptr::write_bytes(p as *mut u8, value as u8, width as usize),
+                2 => std::slice::from_raw_parts_mut(p as *mut u16, width as usize).fill(value as u16),
+                _ => std::slice::from_raw_parts_mut(p as *mut u32, width as usize).fill(value),
+            }
+        }
+    }
+    counters::get().memset(row_bytes * height);
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! Driver state: contexts, the allocation tracker, modules, functions, streams, events
+//! and pools, behind one lock. Handles are tagged integers (never host pointers to driver
+//! memory), so a stale or forged handle is looked up and refused instead of dereferenced.
+
+use crate::config::Config;
+use crate::cu::*;
+use crate::profile::Profile;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+pub type CuResult<T = ()> = Result<T, CUresult>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Context = 0xC7,
+    Module = 0x3D,
+    Function = 0xF1,
+    Stream = 0x57,
+    Event = 0xE7,
+    Pool = 0x9F,
+}
+
+/// Handle values: 0x7f5e_TT00_0000_0000 | id. High enough not to collide with the special
+/// stream handles 0x1/0x2, recognisable in a debugger.
+pub fn handle(tag: Tag, id: u64) -> *mut std::ffi::c_void {
+    ((0x7f5e_u64 << 48) | ((tag as u64) << 40) | id) as usize as *mut std::ffi::c_void
+}
+
+pub fn handle_id(tag: Tag, h: *mut std::ffi::c_void) -> Option<u64> {
+    let v = h as usize as u64;
+    if v >> 48 == 0x7f5e && ((v >> 40) & 0xff) == tag as u64 {
+        Some(v & ((1 << 40) - 1))
+    } else {
+        None
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocKind {
+    Device,
+    Pitched,
+    PinnedHost,
+    Managed,
+    StreamOrdered,
+    /// A module's __device__ / __constant__ variable (owned by the module).
+    ModuleGlobal,
+    /// Host memory registered with cuMemHostRegister (not owned).
+    Registered,
+}
+
+impl AllocKind {
+    pub fn is_host(self) -> bool {
+        matches!(self, AllocKind::PinnedHost | AllocKind::Registered)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            AllocKind::Device => "device",
+            AllocKind::Pitched => "pitched",
+            AllocKind::PinnedHost => "pinned host",
+            AllocKind::Managed => "managed",
+            AllocKind::StreamOrdered => "stream-ordered",
+            AllocKind::ModuleGlobal => "module global",
+            AllocKind::Registered => "registered host",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Alloc {
+    pub base: u64,
+    pub size: u64,
+    /// Bytes mapped (size rounded up to pages); 0 when the memory is not ours.
+    pub mapped: u64,
+    pub kind: AllocKind,
+    pub ctx: u64,
+    pub pool: Option<u64>,
+}
+
+pub struct Context {
+    pub device: i32,
+    pub flags: u32,
+    pub primary: bool,
+    /// The sticky execution error, once a kernel failed (CUDA_ERROR_ASSERT, ...).
+    pub sticky: Option<CUresult>,
+    pub limits: HashMap<u32, u64>,
+    pub cache_config: u32,
+    pub shared_config: u32,
+}
+
+pub struct Primary {
+    pub ctx: Option<u64>,
+    pub refcount: u32,
+    pub flags: u32,
+}
+
+pub struct Stream {
+    pub ctx: u64,
+    pub flags: u32,
+    pub priority: i32,
+}
+
+pub struct Event {
+    pub ctx: u64,
+    pub flags: u32,
+    pub recorded: Option<std::time::Instant>,
+}
+
+pub struct Pool {
+    pub device: i32,
+    pub release_threshold: u64,
+    pub used: u64,
+    pub used_high: u64,
+    pub reuse_flags: [i32; 3],
+    pub default: bool,
+}
+
+pub struct Driver {
+    pub config: Config,
+    pub profile: &'static Profile,
+    pub next_id: u64,
+    pub contexts: HashMap<u64, Context>,
+    pub primary: Vec<Primary>,
+    pub allocs: BTreeMap<u64, Alloc>,
+    pub used_bytes: u64,
+    pub modules: HashMap<u64, Arc<crate::module::Module>>,
+    pub functions: HashMap<u64, crate::module::FunctionRef>,
+    pub streams: HashMap<u64, Stream>,
+    pub events: HashMap<u64, Event>,
+    pub pools: HashMap<u64, Pool>,
+    pub device_pool: Vec<u64>,
+}
+
+static DRIVER: OnceLock<Mutex<Option<Driver>>> = OnceLock::new();
+
+fn cell() -> &'static Mutex<Option<Driver>> {
+    DRIVER.get_or_init(|| Mutex::new(None))
+}
+
+pub struct Guard(MutexGuard<'static, Option<Driver>>);
+
+impl std::ops::Deref for Guard {
+    type Target = Driver;
+    fn deref(&self) -> &Driver {
+        self.0.as_ref().expect("driver initialised")
+    }
+}
+impl std::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut Driver {
+        self.0.as_mut().expect("driver initialised")
+    }
+}
+
+/// The driver, or CUDA_ERROR_NOT_INITIALIZED before a successful cuInit.
+pub fn driver() -> CuResult<Guard> {
+    let g = cell().lock().unwrap_or_else(|e| e.into_inner());
+    if g.is_none() {
+        return Err(CUDA_ERROR_NOT_INITIALIZED);
+    }
+    Ok(Guard(g))
+}
+
+pub fn is_initialised() -> bool {
+    cell().lock().map(|g| g.is_some()).unwrap_or(false)
+}
+
+pub fn initialise(config: Config) -> CuResult {
+    let mut g = cell().lock().unwrap_or_else(|e| e.into_inner());
+    if g.is_some() {
+        return Ok(());
+    }
+    let profile = crate::profile::by_name(&config.device).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let mut d = Driver {
+        config,
+        profile,
+        next_id: 1,
+        contexts: HashMap::new(),
+        primary: vec![Primary { ctx: None, refcount: 0, flags: 0 }],
+        allocs: BTreeMap::new(),
+        used_bytes: 0,
+        modules: HashMap::new(),
+        functions: HashMap::new(),
+        streams: HashMap::new(),
+        events: HashMap::new(),
+        pools: HashMap::new(),
+        device_pool: Vec::new(),
+    };
+    let pool = d.new_id();
+    d.pools.insert(pool, Pool { device: 0, release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: true });
+    d.device_pool.push(pool);
+    *g = Some(d);
+    Ok(())
+}
+
+thread_local! {
+    /// The calling host thread's context stack (top = current).
+    static CTX_STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+pub fn ctx_stack<R>(f: impl FnOnce(&mut Vec<u64>) -> R) -> R {
+    CTX_STACK.with(|s| f(&mut s.borrow_mut()))
+}
+
+pub fn current_ctx_id() -> Option<u64> {
+    ctx_stack(|s| s.last().copied())
+}
+
+impl Driver {
+    pub fn new_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    pub fn device_count(&self) -> i32 {
+        self.primary.len() as i32
+    }
+
+    pub fn check_device(&self, dev: CUdevice) -> CuResult {
+        if dev < 0 || dev >= self.device_count() {
+            return Err(CUDA_ERROR_INVALID_DEVICE);
+        }
+        Ok(())
+    }
+
+    /// The current context of the calling thread, with its sticky error applied.
+    pub fn current(&self) -> CuResult<u64> {
+        let id = current_ctx_id().ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        let ctx = self.contexts.get(&id).ok_or(CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
+        if let Some(code) = ctx.sticky {
+            return Err(code);
+        }
+        Ok(id)
+    }
+
+    /// The current context without the sticky check (calls that work after an error).
+    pub fn current_unchecked(&self) -> CuResult<u64> {
+        let id = current_ctx_id().ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        self.contexts.get(&id).ok_or(CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
+        Ok(id)
+    }
+
+    pub fn ctx_from_handle(&self, h: CUcontext) -> CuResult<u64> {
+        let id = handle_id(Tag::Context, h).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        if !self.contexts.contains_key(&id) {
+            return Err(CUDA_ERROR_INVALID_CONTEXT);
+        }
+        Ok(id)
+    }
+
+    pub fn set_sticky(&mut self, ctx: u64, code: CUresult) {
+        if let Some(c) = self.contexts.get_mut(&ctx) {
+            c.sticky.get_or_insert(code);
+        }
+    }
+
+    /// The allocation holding `ptr`, if any.
+    pub fn find_alloc(&self, ptr: u64) -> Option<&Alloc> {
+        let (_, a) = self.allocs.range(..=ptr).next_back()?;
+        if ptr < a.base + a.size.max(1) {
+            Some(a)
+        } else {
+            None
+        }
+    }
+
+    /// Checks that [ptr, ptr+len) lies inside one tracked allocation.
+    pub fn check_range(&self, ptr: u64, len: u64) -> CuResult<&Alloc> {
+        let a = self.find_alloc(ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let end = ptr.checked_add(len).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if end > a.base + a.size {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(a)
+    }
+
+    pub fn stream_ctx(&self, stream: CUstream) -> CuResult<Option<u64>> {
+        let v = stream as usize;
+        if v == 0 || v == CU_STREAM_LEGACY || v == CU_STREAM_PER_THREAD {
+            return Ok(None);
+        }
+        let id = handle_id(Tag::Stream, stream).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let s = self.streams.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        Ok(Some(s.ctx))
+    }
+
+    /// Validates a stream handle for an operation in the current context.
+    pub fn check_stream(&self, stream: CUstream) -> CuResult<u64> {
+        let ctx = self.current()?;
+        if let Some(sctx) = self.stream_ctx(stream)? {
+            if sctx != ctx {
+                return Err(CUDA_ERROR_INVALID_HANDLE);
+            }
+        }
+        Ok(ctx)
+    }
+
+    /// Frees everything a context owns (destroy / primary release to zero), reporting
+    /// what the program leaked.
+    pub fn teardown_context(&mut self, ctx: u64, report: bool) {
+        let leaked: Vec<u64> = self
+            .allocs
+            .values()
+            .filter(|a| a.ctx == ctx && a.kind != AllocKind::ModuleGlobal)
+            .map(|a| a.base)
+            .collect();
+        for base in leaked {
+            if let Some(a) = self.allocs.get(&base) {
+                if report {
+                    let msg = format!("leak: {} allocation of {} bytes at {:#x} still live at context destroy", a.kind.name(), a.size, a.base);
+                    crate::log_info!("{msg}");
+                    crate::counters::get().leak(msg);
+                }
+            }
+            let _ = crate::memory::release(self, base);
+        }
+        let mods: Vec<u64> = self.modules.iter().filter(|(_, m)| m.ctx == ctx).map(|(k, _)| *k).collect();
+        for m in mods {
+            if report {
+                crate::counters::get().leak(format!("leak: module {m} still loaded at context destroy"));
+            }
+            crate::module::unload(self, m);
+        }
+        let streams: Vec<u64> = self.streams.iter().filter(|(_, s)| s.ctx == ctx).map(|(k, _)| *k).collect();
+        for s in streams {
+            if report {
+                crate::counters::get().leak(format!("leak: stream {s} not destroyed at context destroy"));
+            }
+            self.streams.remove(&s);
+        }
+        let events: Vec<u64> = self.events.iter().filter(|(_, e)| e.ctx == ctx).map(|(k, _)| *k).collect();
+        for e in events {
+            if report {
+                crate::counters::get().leak(format!("leak: event {e} not destroyed at context destroy"));
+            }
+            self.events.remove(&e);
+        }
+        self.contexts.remove(&ctx);
+    }
+}
+
+/// At exit: whatever is still allocated is a leak worth reporting in the counters.
+pub fn report_leaks_at_exit() {
+    let Ok(g) = cell().try_lock() else { return };
+    let Some(d) = g.as_ref() else { return };
+    let c = crate::counters::get();
+    for a in d.allocs.values().filter(|a| a.kind != AllocKind::ModuleGlobal) {
+        c.leak(format!("leak at exit: {} allocation of {} bytes at {:#x}", a.kind.name(), a.size, a.base));
+    }
+    for (id, m) in &d.modules {
+        c.leak(format!("leak at exit: module {id} ({}) still loaded", m.library_name()));
+    }
+    if !d.streams.is_empty() {
+        c.leak(format!("leak at exit: {} stream(s) not destroyed", d.streams.len()));
+    }
+    if !d.events.is_empty() {
+        c.leak(format!("leak at exit: {} event(s) not destroyed", d.events.len()));
+    }
+}
