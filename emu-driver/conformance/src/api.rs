@@ -1,0 +1,209 @@
+//! The driver entry points the runner uses, each looked up in the library under test by
+//! its exact exported name. Legacy names (`cuMemAlloc`, `cuModuleGetGlobal`, ...) are
+//! separate entries with their legacy (32-bit) ABI, as declared in cuda.h's
+//! `__CUDA_API_VERSION_INTERNAL` section; they are never aliases of the `_v2` forms.
+//!
+//! A symbol the library does not export is `None`; a case that needs it reports
+//! `MISSING(name)` instead of calling through a null pointer.
+#![allow(non_snake_case, clippy::type_complexity, dead_code)]
+
+use std::ffi::{c_char, c_void};
+
+pub type R = i32;
+pub type P = *mut c_void;
+pub type HostFn = Option<unsafe extern "C" fn(P)>;
+pub type StreamCb = Option<unsafe extern "C" fn(P, R, P)>;
+pub type B2DSize = Option<unsafe extern "C" fn(i32) -> usize>;
+
+/// CUDA_MEMCPY2D (cuda.h), for cuMemcpy2D_v2 and friends.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Memcpy2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: P,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: P,
+    pub dst_device: u64,
+    pub dst_array: P,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
+impl Memcpy2D {
+    pub fn zeroed() -> Self {
+        // SAFETY: plain integers and raw pointers; all-zero is a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+/// CUlaunchConfig (cuda.h), for cuLaunchKernelEx.
+#[repr(C)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem_bytes: u32,
+    pub stream: P,
+    pub attrs: P,
+    pub num_attrs: u32,
+}
+
+macro_rules! api {
+    ($($name:ident : fn($($arg:ty),*);)*) => {
+        /// Function pointers resolved from the library under test.
+        pub struct Api {
+            pub lib: libloading::Library,
+            $(pub $name: Option<unsafe extern "C" fn($($arg),*) -> R>,)*
+        }
+
+        impl Api {
+            pub fn load(path: &str) -> Result<Api, String> {
+                // SAFETY: loading a CUDA driver library runs its initialisers; that is
+                // what we are here to test.
+                let lib = unsafe { libloading::Library::new(path) }
+                    .map_err(|e| format!("cannot load {path}: {e}"))?;
+                $(
+                    // SAFETY: the type is the entry point's documented C signature.
+                    let $name = unsafe {
+                        lib.get::<unsafe extern "C" fn($($arg),*) -> R>(
+                            concat!(stringify!($name), "\0").as_bytes())
+                    }.ok().map(|s| *s);
+                )*
+                Ok(Api { lib, $($name,)* })
+            }
+
+            /// Names of every entry point in the table (for --list-symbols).
+            pub fn names() -> &'static [&'static str] {
+                &[$(stringify!($name),)*]
+            }
+
+            /// The address `dlsym` gives for `name`, if the library exports it.
+            pub fn raw(&self, name: &str) -> Option<usize> {
+                let mut z = name.as_bytes().to_vec();
+                z.push(0);
+                // SAFETY: only the address is read, nothing is called.
+                unsafe { self.lib.get::<*mut c_void>(z.as_slice()) }.ok().map(|s| *s as usize)
+            }
+        }
+    };
+}
+
+api! {
+    cuInit: fn(u32);
+    cuDriverGetVersion: fn(*mut i32);
+    cuDeviceGet: fn(*mut i32, i32);
+    cuDeviceGetCount: fn(*mut i32);
+    cuDeviceGetName: fn(*mut c_char, i32, i32);
+    cuDeviceGetAttribute: fn(*mut i32, i32, i32);
+    cuDeviceTotalMem_v2: fn(*mut usize, i32);
+    cuDeviceTotalMem: fn(*mut u32, i32);
+    cuDeviceComputeCapability: fn(*mut i32, *mut i32, i32);
+    cuDeviceGetUuid: fn(*mut u8, i32);
+    cuDevicePrimaryCtxRetain: fn(*mut P, i32);
+    cuDevicePrimaryCtxRelease: fn(i32);
+    cuDevicePrimaryCtxRelease_v2: fn(i32);
+    cuDevicePrimaryCtxSetFlags: fn(i32, u32);
+    cuDevicePrimaryCtxSetFlags_v2: fn(i32, u32);
+    cuDevicePrimaryCtxGetState: fn(i32, *mut u32, *mut i32);
+    cuDevicePrimaryCtxReset: fn(i32);
+    cuDevicePrimaryCtxReset_v2: fn(i32);
+    cuCtxCreate_v2: fn(*mut P, u32, i32);
+    cuCtxCreate: fn(*mut P, u32, i32);
+    cuCtxDestroy_v2: fn(P);
+    cuCtxPushCurrent_v2: fn(P);
+    cuCtxPopCurrent_v2: fn(*mut P);
+    cuCtxGetCurrent: fn(*mut P);
+    cuCtxSetCurrent: fn(P);
+    cuCtxGetDevice: fn(*mut i32);
+    cuCtxSynchronize: fn();
+    cuCtxGetStreamPriorityRange: fn(*mut i32, *mut i32);
+    cuCtxSetLimit: fn(i32, usize);
+    cuCtxGetLimit: fn(*mut usize, i32);
+    cuCtxGetApiVersion: fn(P, *mut u32);
+    cuCtxGetFlags: fn(*mut u32);
+    cuMemAlloc_v2: fn(*mut u64, usize);
+    cuMemAlloc: fn(*mut u32, u32);
+    cuMemFree_v2: fn(u64);
+    cuMemFree: fn(u32);
+    cuMemGetInfo_v2: fn(*mut usize, *mut usize);
+    cuMemGetAddressRange_v2: fn(*mut u64, *mut usize, u64);
+    cuMemAllocPitch_v2: fn(*mut u64, *mut usize, usize, usize, u32);
+    cuMemAllocHost_v2: fn(*mut P, usize);
+    cuMemHostAlloc: fn(*mut P, usize, u32);
+    cuMemFreeHost: fn(P);
+    cuMemHostGetDevicePointer_v2: fn(*mut u64, P, u32);
+    cuMemHostGetFlags: fn(*mut u32, P);
+    cuMemAllocAsync: fn(*mut u64, usize, P);
+    cuMemFreeAsync: fn(u64, P);
+    cuDeviceGetDefaultMemPool: fn(*mut P, i32);
+    cuMemPoolGetAttribute: fn(P, i32, P);
+    cuMemcpyHtoD_v2: fn(u64, *const c_void, usize);
+    cuMemcpyHtoD: fn(u32, *const c_void, u32);
+    cuMemcpyDtoH_v2: fn(P, u64, usize);
+    cuMemcpyDtoD_v2: fn(u64, u64, usize);
+    cuMemcpyHtoDAsync_v2: fn(u64, *const c_void, usize, P);
+    cuMemcpyDtoHAsync_v2: fn(P, u64, usize, P);
+    cuMemcpyDtoDAsync_v2: fn(u64, u64, usize, P);
+    cuMemcpy: fn(u64, u64, usize);
+    cuMemcpyAsync: fn(u64, u64, usize, P);
+    cuMemcpy2D_v2: fn(*const Memcpy2D);
+    cuMemcpy2DAsync_v2: fn(*const Memcpy2D, P);
+    cuMemcpy2DUnaligned_v2: fn(*const Memcpy2D);
+    cuMemsetD8_v2: fn(u64, u8, usize);
+    cuMemsetD16_v2: fn(u64, u16, usize);
+    cuMemsetD32_v2: fn(u64, u32, usize);
+    cuMemsetD8Async: fn(u64, u8, usize, P);
+    cuMemsetD16Async: fn(u64, u16, usize, P);
+    cuMemsetD32Async: fn(u64, u32, usize, P);
+    cuMemsetD2D8_v2: fn(u64, usize, u8, usize, usize);
+    cuMemsetD2D16_v2: fn(u64, usize, u16, usize, usize);
+    cuMemsetD2D32_v2: fn(u64, usize, u32, usize, usize);
+    cuMemsetD2D8Async: fn(u64, usize, u8, usize, usize, P);
+    cuMemsetD2D32Async: fn(u64, usize, u32, usize, usize, P);
+    cuPointerGetAttribute: fn(P, i32, u64);
+    cuStreamCreate: fn(*mut P, u32);
+    cuStreamCreateWithPriority: fn(*mut P, u32, i32);
+    cuStreamGetPriority: fn(P, *mut i32);
+    cuStreamGetFlags: fn(P, *mut u32);
+    cuStreamGetCtx: fn(P, *mut P);
+    cuStreamQuery: fn(P);
+    cuStreamSynchronize: fn(P);
+    cuStreamDestroy_v2: fn(P);
+    cuStreamWaitEvent: fn(P, P, u32);
+    cuStreamAddCallback: fn(P, StreamCb, P, u32);
+    cuLaunchHostFunc: fn(P, HostFn, P);
+    cuEventCreate: fn(*mut P, u32);
+    cuEventRecord: fn(P, P);
+    cuEventQuery: fn(P);
+    cuEventSynchronize: fn(P);
+    cuEventElapsedTime: fn(*mut f32, P, P);
+    cuEventElapsedTime_v2: fn(*mut f32, P, P);
+    cuEventDestroy_v2: fn(P);
+    cuModuleLoadData: fn(*mut P, *const c_void);
+    cuModuleLoadDataEx: fn(*mut P, *const c_void, u32, *mut i32, *mut P);
+    cuModuleLoadFatBinary: fn(*mut P, *const c_void);
+    cuModuleLoad: fn(*mut P, *const c_char);
+    cuModuleUnload: fn(P);
+    cuModuleGetFunction: fn(*mut P, P, *const c_char);
+    cuModuleGetGlobal_v2: fn(*mut u64, *mut usize, P, *const c_char);
+    cuModuleGetGlobal: fn(*mut u32, *mut u32, P, *const c_char);
+    cuFuncGetAttribute: fn(*mut i32, i32, P);
+    cuFuncSetAttribute: fn(P, i32, i32);
+    cuFuncSetCacheConfig: fn(P, i32);
+    cuLaunchKernel: fn(P, u32, u32, u32, u32, u32, u32, u32, P, *mut P, *mut P);
+    cuLaunchKernelEx: fn(*const LaunchConfig, P, *mut P, *mut P);
+    cuGetErrorName: fn(i32, *mut *const c_char);
+    cuGetErrorString: fn(i32, *mut *const c_char);
+    cuGetProcAddress_v2: fn(*const c_char, *mut P, i32, u64, *mut i32);
+    cuGetProcAddress: fn(*const c_char, *mut P, i32, u64);
+    cuOccupancyMaxActiveBlocksPerMultiprocessor: fn(*mut i32, P, i32, usize);
+    cuOccupancyMaxPotentialBlockSize: fn(*mut i32, *mut i32, P, B2DSize, usize, i32);
+    cuOccupancyAvailableDynamicSMemPerBlock: fn(*mut usize, P, i32, i32);
+}

@@ -1,0 +1,999 @@
+//! The named cases. Each runs a short call sequence in a fresh process and reports one
+//! line: `name: code[,code...] [key=value ...]`. Codes are CUresult numbers in call order;
+//! values are normalised (no addresses, timings or free-memory figures) so that two runs,
+//! or a real and an emulated driver, can be compared line by line.
+//!
+//! A case whose setup fails (no device, module not loadable, ...) prints
+//! `name: SETUP step=code`; a case that needs an entry point the library does not export
+//! prints `MISSING(symbol)` in place of that code.
+
+use crate::api::{Api, P, R};
+use crate::Opts;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::ptr::null_mut;
+
+/// Code pushed when an entry point is not exported.
+const MISSING: R = i32::MIN;
+
+pub struct Case {
+    pub name: &'static str,
+    pub run: fn(&mut Cx) -> Result<(), String>,
+}
+
+pub struct Cx<'a> {
+    pub api: Api,
+    pub o: &'a Opts,
+    codes: Vec<String>,
+    vals: Vec<String>,
+    /// Keeps module images alive for as long as the case runs.
+    images: Vec<Vec<u8>>,
+}
+
+/// Calls an entry point by its table name; MISSING when not exported.
+macro_rules! call {
+    ($cx:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        match $cx.api.$f {
+            // SAFETY: arguments follow the entry point's C signature (see api.rs); the
+            // cases pass valid out-pointers unless the case is about invalid ones.
+            Some(f) => unsafe { f($($a),*) },
+            None => {
+                $cx.missing(stringify!($f));
+                MISSING
+            }
+        }
+    };
+}
+
+/// Calls and records the code.
+macro_rules! rec {
+    ($cx:expr, $f:ident ( $($a:expr),* $(,)? )) => {{
+        let r = call!($cx, $f($($a),*));
+        $cx.code(r);
+        r
+    }};
+}
+
+/// Calls a setup step; a failure ends the case with `SETUP step=code`.
+macro_rules! setup {
+    ($cx:expr, $f:ident ( $($a:expr),* $(,)? )) => {{
+        let r = call!($cx, $f($($a),*));
+        if r != 0 {
+            return Err(format!("SETUP {}={}", stringify!($f), fmt_code(r)));
+        }
+    }};
+}
+
+fn fmt_code(r: R) -> String {
+    if r == MISSING {
+        "MISSING".into()
+    } else {
+        r.to_string()
+    }
+}
+
+impl<'a> Cx<'a> {
+    fn code(&mut self, r: R) {
+        self.codes.push(fmt_code(r));
+    }
+    fn missing(&mut self, name: &str) {
+        self.vals.push(format!("missing={name}"));
+    }
+    fn val(&mut self, k: &str, v: impl std::fmt::Display) {
+        self.vals.push(format!("{k}={v}"));
+    }
+    fn line(&self, name: &str) -> String {
+        let mut s = format!("{name}: {}", self.codes.join(","));
+        for v in &self.vals {
+            s.push(' ');
+            s.push_str(v);
+        }
+        s
+    }
+
+    /// cuInit, device 0, primary context retained and made current.
+    fn primary(&mut self) -> Result<P, String> {
+        setup!(self, cuInit(0));
+        let mut dev = 0;
+        setup!(self, cuDeviceGet(&mut dev, 0));
+        let mut ctx: P = null_mut();
+        setup!(self, cuDevicePrimaryCtxRetain(&mut ctx, dev));
+        setup!(self, cuCtxSetCurrent(ctx));
+        Ok(ctx)
+    }
+
+    /// cuInit, device 0, a context from cuCtxCreate_v2 (current).
+    fn created(&mut self) -> Result<P, String> {
+        setup!(self, cuInit(0));
+        let mut dev = 0;
+        setup!(self, cuDeviceGet(&mut dev, 0));
+        let mut ctx: P = null_mut();
+        setup!(self, cuCtxCreate_v2(&mut ctx, 0, dev));
+        Ok(ctx)
+    }
+
+    fn read_file(&self, path: Option<&String>, what: &str) -> Result<Vec<u8>, String> {
+        let p = path.ok_or_else(|| format!("SETUP needs {what}"))?;
+        let mut v = std::fs::read(p).map_err(|e| format!("SETUP read {p}: {e}"))?;
+        // Images carry no length; a NUL tail keeps a reader that runs on harmlessly bounded.
+        v.extend_from_slice(&[0u8; 16]);
+        Ok(v)
+    }
+
+    /// Loads the good fatbin (after primary()/created()).
+    fn module(&mut self) -> Result<P, String> {
+        let img = self.read_file(self.o.fatbin.as_ref(), "--fatbin")?;
+        self.images.push(img);
+        let ptr = self.images.last().unwrap().as_ptr() as *const c_void;
+        let mut m: P = null_mut();
+        setup!(self, cuModuleLoadData(&mut m, ptr));
+        Ok(m)
+    }
+
+    fn function(&mut self, m: P, name: &str) -> Result<P, String> {
+        let c = CString::new(name).unwrap();
+        let mut f: P = null_mut();
+        let r = call!(self, cuModuleGetFunction(&mut f, m, c.as_ptr()));
+        if r != 0 {
+            return Err(format!("SETUP cuModuleGetFunction({name})={}", fmt_code(r)));
+        }
+        Ok(f)
+    }
+
+    fn alloc(&mut self, bytes: usize) -> Result<u64, String> {
+        let mut d = 0u64;
+        setup!(self, cuMemAlloc_v2(&mut d, bytes));
+        Ok(d)
+    }
+
+    /// Launch on the default stream with kernelParams; records the launch code.
+    fn launch(&mut self, f: P, grid: [u32; 3], block: [u32; 3], shmem: u32, params: &mut [P]) -> R {
+        rec!(
+            self,
+            cuLaunchKernel(
+                f,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                shmem,
+                null_mut(),
+                if params.is_empty() { null_mut() } else { params.as_mut_ptr() },
+                null_mut()
+            )
+        )
+    }
+
+    fn dtoh_u32(&mut self, d: u64, n: usize) -> Result<Vec<u32>, String> {
+        let mut v = vec![0u32; n];
+        setup!(self, cuMemcpyDtoH_v2(v.as_mut_ptr() as P, d, n * 4));
+        Ok(v)
+    }
+}
+
+fn pp<T>(x: &mut T) -> P {
+    x as *mut T as P
+}
+
+/// An address no allocation of either driver uses (not the null page, not mapped).
+const UNKNOWN_DPTR: u64 = 0x0000_dead_0000_0000;
+
+// ---------------------------------------------------------------- init and devices
+
+fn init_0(cx: &mut Cx) -> Result<(), String> {
+    rec!(cx, cuInit(0));
+    Ok(())
+}
+
+fn init_1(cx: &mut Cx) -> Result<(), String> {
+    rec!(cx, cuInit(1));
+    rec!(cx, cuInit(0));
+    Ok(())
+}
+
+fn device_get(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    let mut d = 7;
+    rec!(cx, cuDeviceGet(&mut d, -1));
+    rec!(cx, cuDeviceGet(&mut d, 1));
+    let r = rec!(cx, cuDeviceGet(&mut d, 0));
+    if r == 0 {
+        cx.val("dev0", d);
+    }
+    Ok(())
+}
+
+fn device_attributes(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    for id in [0, 1, 8, 75, 97, 200] {
+        let mut v = -12345;
+        let r = rec!(cx, cuDeviceGetAttribute(&mut v, id, 0));
+        cx.val(&format!("a{id}"), if r == 0 { v.to_string() } else { "-".into() });
+    }
+    Ok(())
+}
+
+fn device_name(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    let mut buf = [0 as c_char; 256];
+    let r = rec!(cx, cuDeviceGetName(buf.as_mut_ptr(), 256, 0));
+    if r == 0 {
+        // SAFETY: the driver wrote a NUL-terminated name into 256 bytes.
+        let s = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().replace(' ', "_");
+        cx.val("name", s);
+    }
+    rec!(cx, cuDeviceGetName(buf.as_mut_ptr(), 256, 5));
+    Ok(())
+}
+
+fn no_context(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    let mut d = 0u64;
+    rec!(cx, cuMemAlloc_v2(&mut d, 1024));
+    rec!(cx, cuCtxSynchronize());
+    let mut dev = -7;
+    rec!(cx, cuCtxGetDevice(&mut dev));
+    Ok(())
+}
+
+fn not_initialized(cx: &mut Cx) -> Result<(), String> {
+    let mut d = 0;
+    rec!(cx, cuDeviceGet(&mut d, 0));
+    let mut m = 0u64;
+    rec!(cx, cuMemAlloc_v2(&mut m, 16));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- contexts
+
+fn primary_ctx(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    let (mut flags, mut active) = (99u32, 99i32);
+    rec!(cx, cuDevicePrimaryCtxGetState(0, &mut flags, &mut active));
+    cx.val("before", format!("{flags}/{active}"));
+    let mut ctx: P = null_mut();
+    rec!(cx, cuDevicePrimaryCtxRetain(&mut ctx, 0));
+    rec!(cx, cuDevicePrimaryCtxGetState(0, &mut flags, &mut active));
+    cx.val("retained", format!("{flags}/{active}"));
+    let mut cur: P = null_mut();
+    rec!(cx, cuCtxGetCurrent(&mut cur));
+    cx.val("current_is_primary", cur == ctx && !ctx.is_null());
+    rec!(cx, cuDevicePrimaryCtxRelease_v2(0));
+    rec!(cx, cuDevicePrimaryCtxGetState(0, &mut flags, &mut active));
+    cx.val("released", format!("{flags}/{active}"));
+    Ok(())
+}
+
+fn ctx_stack(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    let mut ctx: P = null_mut();
+    rec!(cx, cuCtxCreate_v2(&mut ctx, 0, 0));
+    let mut cur: P = null_mut();
+    rec!(cx, cuCtxGetCurrent(&mut cur));
+    cx.val("current_is_new", cur == ctx && !ctx.is_null());
+    let mut popped: P = null_mut();
+    rec!(cx, cuCtxPopCurrent_v2(&mut popped));
+    cx.val("popped_is_new", popped == ctx);
+    rec!(cx, cuCtxGetCurrent(&mut cur));
+    cx.val("current_after_pop_null", cur.is_null());
+    let mut p2: P = null_mut();
+    rec!(cx, cuCtxPopCurrent_v2(&mut p2));
+    rec!(cx, cuCtxPushCurrent_v2(ctx));
+    rec!(cx, cuCtxGetCurrent(&mut cur));
+    cx.val("current_after_push", cur == ctx);
+    let mut dev = -1;
+    rec!(cx, cuCtxGetDevice(&mut dev));
+    rec!(cx, cuCtxDestroy_v2(ctx));
+    rec!(cx, cuCtxGetCurrent(&mut cur));
+    cx.val("current_after_destroy_null", cur.is_null());
+    Ok(())
+}
+
+fn legacy_mem_alloc(cx: &mut Cx) -> Result<(), String> {
+    cx.created()?;
+    let mut d = 0u32;
+    let r = rec!(cx, cuMemAlloc(&mut d, 1024));
+    if r == 0 && d != 0 {
+        rec!(cx, cuMemFree(d));
+    }
+    Ok(())
+}
+
+fn legacy_module_get_global(cx: &mut Cx) -> Result<(), String> {
+    cx.created()?;
+    let m = cx.module()?;
+    let (mut d, mut sz) = (0u32, 0u32);
+    let name = CString::new("c_table").unwrap();
+    rec!(cx, cuModuleGetGlobal(&mut d, &mut sz, m, name.as_ptr()));
+    Ok(())
+}
+
+fn legacy_memcpy_htod(cx: &mut Cx) -> Result<(), String> {
+    cx.created()?;
+    let d = cx.alloc(64)?;
+    let src = [1u8; 16];
+    rec!(cx, cuMemcpyHtoD(d as u32, src.as_ptr() as *const c_void, 16));
+    Ok(())
+}
+
+fn legacy_ctx_create(cx: &mut Cx) -> Result<(), String> {
+    cx.created()?;
+    let mut c2: P = null_mut();
+    let r = rec!(cx, cuCtxCreate(&mut c2, 0, 0));
+    if r == 0 && !c2.is_null() {
+        rec!(cx, cuCtxDestroy_v2(c2));
+    }
+    Ok(())
+}
+
+fn legacy_total_mem(cx: &mut Cx) -> Result<(), String> {
+    cx.created()?;
+    let mut t = 0u32;
+    rec!(cx, cuDeviceTotalMem(&mut t, 0));
+    let mut t2 = 0usize;
+    rec!(cx, cuDeviceTotalMem_v2(&mut t2, 0));
+    cx.val("v2_gib", t2 >> 30);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- memory
+
+fn mem_alloc_sizes(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut d = 0x55u64;
+    rec!(cx, cuMemAlloc_v2(&mut d, 0));
+    let mut h = 0u64;
+    rec!(cx, cuMemAlloc_v2(&mut h, 1usize << 50));
+    rec!(cx, cuMemAlloc_v2(null_mut(), 16));
+    Ok(())
+}
+
+fn mem_free(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let d = cx.alloc(4096)?;
+    rec!(cx, cuMemFree_v2(d + 16));
+    rec!(cx, cuMemFree_v2(d));
+    rec!(cx, cuMemFree_v2(d));
+    rec!(cx, cuMemFree_v2(0));
+    Ok(())
+}
+
+fn memcpy_htod(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let d = cx.alloc(256)?;
+    let src = vec![0xabu8; 512];
+    let s = src.as_ptr() as *const c_void;
+    rec!(cx, cuMemcpyHtoD_v2(d, s, 256));
+    rec!(cx, cuMemcpyHtoD_v2(d + 128, s, 128));
+    rec!(cx, cuMemcpyHtoD_v2(d, s, 257));
+    rec!(cx, cuMemcpyHtoD_v2(d + 200, s, 57));
+    rec!(cx, cuMemcpyHtoD_v2(UNKNOWN_DPTR, s, 16));
+    rec!(cx, cuMemcpyHtoD_v2(d, std::ptr::null(), 16));
+    rec!(cx, cuMemcpyHtoD_v2(d, s, 0));
+    Ok(())
+}
+
+fn memcpy_dtoh(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let d = cx.alloc(256)?;
+    let mut dst = vec![0u8; 512];
+    let p = dst.as_mut_ptr() as P;
+    rec!(cx, cuMemsetD8_v2(d, 0x5a, 256));
+    rec!(cx, cuMemcpyDtoH_v2(p, d, 256));
+    cx.val("bytes_ok", dst[..256].iter().all(|&b| b == 0x5a));
+    rec!(cx, cuMemcpyDtoH_v2(p, d, 257));
+    rec!(cx, cuMemcpyDtoH_v2(p, UNKNOWN_DPTR, 16));
+    rec!(cx, cuMemcpyDtoH_v2(null_mut(), d, 16));
+    Ok(())
+}
+
+fn memcpy_dtod(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let a = cx.alloc(256)?;
+    let b = cx.alloc(256)?;
+    rec!(cx, cuMemsetD8_v2(a, 0x11, 256));
+    rec!(cx, cuMemcpyDtoD_v2(b, a, 256));
+    let v = cx.dtoh_u32(b, 64)?;
+    cx.val("words_ok", v.iter().all(|&w| w == 0x1111_1111));
+    rec!(cx, cuMemcpyDtoD_v2(b, a, 257));
+    rec!(cx, cuMemcpyDtoD_v2(b + 1, a, 256));
+    rec!(cx, cuMemcpyDtoD_v2(b, UNKNOWN_DPTR, 16));
+    rec!(cx, cuMemcpyDtoD_v2(UNKNOWN_DPTR, a, 16));
+    Ok(())
+}
+
+fn memset(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let d = cx.alloc(256)?;
+    rec!(cx, cuMemsetD8_v2(d, 0x7f, 256));
+    rec!(cx, cuMemsetD16_v2(d, 0x1234, 128));
+    rec!(cx, cuMemsetD32_v2(d, 0xdeadbeef, 64));
+    let v = cx.dtoh_u32(d, 64)?;
+    cx.val("d32_ok", v.iter().all(|&w| w == 0xdeadbeef));
+    rec!(cx, cuMemsetD8_v2(d, 1, 257));
+    rec!(cx, cuMemsetD16_v2(d, 1, 129));
+    rec!(cx, cuMemsetD32_v2(d, 1, 65));
+    rec!(cx, cuMemsetD16_v2(d + 1, 1, 4));
+    rec!(cx, cuMemsetD32_v2(d + 2, 1, 4));
+    rec!(cx, cuMemsetD8_v2(UNKNOWN_DPTR, 1, 4));
+    Ok(())
+}
+
+fn alloc_pitch(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    for es in [3u32, 4, 8, 16] {
+        let (mut d, mut pitch) = (0u64, 0usize);
+        let r = rec!(cx, cuMemAllocPitch_v2(&mut d, &mut pitch, 100, 4, es));
+        cx.val(&format!("pitch{es}"), if r == 0 { pitch.to_string() } else { "-".into() });
+    }
+    Ok(())
+}
+
+fn host_alloc(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut h: P = null_mut();
+    let r = rec!(cx, cuMemHostAlloc(&mut h, 4096, 0));
+    if r == 0 {
+        // SAFETY: 4096 writable bytes of pinned host memory.
+        unsafe { std::ptr::write_bytes(h as *mut u8, 0x3c, 4096) };
+        let d = cx.alloc(4096)?;
+        rec!(cx, cuMemcpyHtoD_v2(d, h, 4096));
+        rec!(cx, cuMemFreeHost(h));
+        rec!(cx, cuMemFreeHost(d as P));
+    }
+    Ok(())
+}
+
+fn alloc_async(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut s: P = null_mut();
+    setup!(cx, cuStreamCreate(&mut s, 1));
+    let mut d = 0u64;
+    rec!(cx, cuMemAllocAsync(&mut d, 4096, s));
+    rec!(cx, cuMemsetD32Async(d, 7, 1024, s));
+    rec!(cx, cuMemFreeAsync(d, s));
+    rec!(cx, cuStreamSynchronize(s));
+    rec!(cx, cuStreamDestroy_v2(s));
+    Ok(())
+}
+
+fn pointer_attribute(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let d = cx.alloc(256)?;
+    let mut h: P = null_mut();
+    setup!(cx, cuMemHostAlloc(&mut h, 256, 0));
+    let local = [0u8; 64];
+    for (k, ptr) in [("device", d), ("pinned", h as u64), ("unknown", local.as_ptr() as u64)] {
+        let mut t = 0u32;
+        let r = rec!(cx, cuPointerGetAttribute(pp(&mut t), 2, ptr));
+        cx.val(k, if r == 0 { t.to_string() } else { "-".into() });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- streams and events
+
+fn stream_flags(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    for f in [0u32, 1, 2] {
+        let mut s: P = null_mut();
+        let r = rec!(cx, cuStreamCreate(&mut s, f));
+        if r == 0 {
+            let mut got = 99u32;
+            call!(cx, cuStreamGetFlags(s, &mut got));
+            cx.val(&format!("flags{f}"), got);
+            call!(cx, cuStreamDestroy_v2(s));
+        }
+    }
+    Ok(())
+}
+
+fn stream_priority(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let (mut least, mut greatest) = (99, 99);
+    rec!(cx, cuCtxGetStreamPriorityRange(&mut least, &mut greatest));
+    cx.val("range", format!("{least}/{greatest}"));
+    for p in [-100, 100, -1] {
+        let mut s: P = null_mut();
+        let r = rec!(cx, cuStreamCreateWithPriority(&mut s, 1, p));
+        if r == 0 {
+            let mut got = 99;
+            rec!(cx, cuStreamGetPriority(s, &mut got));
+            cx.val(&format!("p{p}"), got);
+            call!(cx, cuStreamDestroy_v2(s));
+        }
+    }
+    Ok(())
+}
+
+fn stream_query_destroy(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut s: P = null_mut();
+    setup!(cx, cuStreamCreate(&mut s, 0));
+    rec!(cx, cuStreamQuery(s));
+    rec!(cx, cuStreamQuery(null_mut()));
+    rec!(cx, cuStreamDestroy_v2(s));
+    rec!(cx, cuStreamDestroy_v2(s));
+    Ok(())
+}
+
+fn event_timing(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let (mut a, mut b): (P, P) = (null_mut(), null_mut());
+    setup!(cx, cuEventCreate(&mut a, 0));
+    setup!(cx, cuEventCreate(&mut b, 0));
+    let mut ms = -1f32;
+    rec!(cx, cuEventElapsedTime_v2(&mut ms, a, b));
+    rec!(cx, cuEventQuery(a));
+    rec!(cx, cuEventRecord(a, null_mut()));
+    rec!(cx, cuEventRecord(b, null_mut()));
+    rec!(cx, cuEventSynchronize(b));
+    let r = rec!(cx, cuEventElapsedTime_v2(&mut ms, a, b));
+    cx.val("elapsed", if r == 0 && ms >= 0.0 { "ok" } else { "bad" });
+    rec!(cx, cuEventQuery(b));
+    // Disable timing (CU_EVENT_DISABLE_TIMING = 2): recorded, but no elapsed time.
+    let (mut c, mut e): (P, P) = (null_mut(), null_mut());
+    setup!(cx, cuEventCreate(&mut c, 2));
+    setup!(cx, cuEventCreate(&mut e, 2));
+    rec!(cx, cuEventRecord(c, null_mut()));
+    rec!(cx, cuEventRecord(e, null_mut()));
+    rec!(cx, cuEventSynchronize(e));
+    rec!(cx, cuEventElapsedTime_v2(&mut ms, c, e));
+    for ev in [a, b, c, e] {
+        call!(cx, cuEventDestroy_v2(ev));
+    }
+    Ok(())
+}
+
+struct HostFnSlot {
+    alloc: Option<unsafe extern "C" fn(*mut u64, usize) -> R>,
+    inner: R,
+    ran: bool,
+}
+
+unsafe extern "C" fn host_fn(user: P) {
+    // SAFETY: user is the &mut HostFnSlot the case passed; the case waits for the stream.
+    let slot = unsafe { &mut *(user as *mut HostFnSlot) };
+    slot.ran = true;
+    let mut d = 0u64;
+    slot.inner = match slot.alloc {
+        // SAFETY: cuMemAlloc_v2's signature.
+        Some(f) => unsafe { f(&mut d, 64) },
+        None => MISSING,
+    };
+}
+
+fn launch_host_func(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut s: P = null_mut();
+    setup!(cx, cuStreamCreate(&mut s, 0));
+    let mut slot = HostFnSlot { alloc: cx.api.cuMemAlloc_v2, inner: -1, ran: false };
+    rec!(cx, cuLaunchHostFunc(s, Some(host_fn), pp(&mut slot)));
+    rec!(cx, cuStreamSynchronize(s));
+    cx.val("ran", slot.ran);
+    cx.val("inner", fmt_code(slot.inner));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- modules
+
+fn module_garbage(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut img = vec![0u8; 4096];
+    for (i, b) in img.iter_mut().take(256).enumerate() {
+        *b = (i as u8).wrapping_mul(37).wrapping_add(11) | 1;
+    }
+    let mut m: P = null_mut();
+    rec!(cx, cuModuleLoadData(&mut m, img.as_ptr() as *const c_void));
+    Ok(())
+}
+
+fn module_truncated(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let good = cx.read_file(cx.o.fatbin.as_ref(), "--fatbin")?;
+    // The first 100 bytes, then zeros: the headers promise more than there is.
+    let mut img = vec![0u8; 8192];
+    img[..100].copy_from_slice(&good[..100]);
+    let mut m: P = null_mut();
+    rec!(cx, cuModuleLoadData(&mut m, img.as_ptr() as *const c_void));
+    Ok(())
+}
+
+fn module_nosm90(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let img = cx.read_file(cx.o.fatbin_nosm90.as_ref(), "--fatbin-nosm90")?;
+    let mut m: P = null_mut();
+    rec!(cx, cuModuleLoadData(&mut m, img.as_ptr() as *const c_void));
+    Ok(())
+}
+
+fn module_good(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let img = cx.read_file(cx.o.fatbin.as_ref(), "--fatbin")?;
+    let mut m: P = null_mut();
+    rec!(cx, cuModuleLoadData(&mut m, img.as_ptr() as *const c_void));
+    let mut m2: P = null_mut();
+    rec!(cx, cuModuleLoadData(&mut m2, img.as_ptr() as *const c_void));
+    cx.val("distinct", m != m2);
+    rec!(cx, cuModuleUnload(m2));
+    rec!(cx, cuModuleUnload(m));
+    Ok(())
+}
+
+fn module_get_function(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let mut f: P = null_mut();
+    let missing = CString::new("no_such_kernel").unwrap();
+    rec!(cx, cuModuleGetFunction(&mut f, m, missing.as_ptr()));
+    let good = CString::new("fill_hash").unwrap();
+    rec!(cx, cuModuleGetFunction(&mut f, m, good.as_ptr()));
+    rec!(cx, cuModuleGetFunction(&mut f, null_mut(), good.as_ptr()));
+    Ok(())
+}
+
+fn module_get_global(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    for name in ["c_table", "d_bias", "no_such_global"] {
+        let c = CString::new(name).unwrap();
+        let (mut d, mut sz) = (0u64, 0usize);
+        let r = rec!(cx, cuModuleGetGlobal_v2(&mut d, &mut sz, m, c.as_ptr()));
+        if r == 0 {
+            cx.val(&format!("{name}_size"), sz);
+        }
+    }
+    // The table's contents as initialised in the source.
+    let c = CString::new("c_table").unwrap();
+    let (mut d, mut sz) = (0u64, 0usize);
+    if call!(cx, cuModuleGetGlobal_v2(&mut d, &mut sz, m, c.as_ptr())) == 0 {
+        let v = cx.dtoh_u32(d, 32)?;
+        cx.val("c_table_1_8", format!("{:#x}/{:#x}", v[1], v[8]));
+    }
+    Ok(())
+}
+
+fn func_attributes(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "bounded")?;
+    let mut v = -1;
+    let r = rec!(cx, cuFuncGetAttribute(&mut v, 0, f));
+    cx.val("max_threads", if r == 0 { v.to_string() } else { "-".into() });
+    let r = rec!(cx, cuFuncGetAttribute(&mut v, 4, f));
+    cx.val("regs_positive", r == 0 && v > 0);
+    let r = rec!(cx, cuFuncGetAttribute(&mut v, 1, f));
+    cx.val("static_shared", if r == 0 { v.to_string() } else { "-".into() });
+    rec!(cx, cuFuncGetAttribute(&mut v, 9999, f));
+    Ok(())
+}
+
+fn func_set_attribute(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "dyn_shared")?;
+    rec!(cx, cuFuncSetAttribute(f, 8, 100000));
+    let mut v = -1;
+    rec!(cx, cuFuncGetAttribute(&mut v, 8, f));
+    cx.val("dyn_max", v);
+    rec!(cx, cuFuncSetAttribute(f, 8, 300000));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- launches
+
+fn hash(i: u32) -> u32 {
+    i.wrapping_mul(2654435761)
+}
+
+fn launch_good(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "fill_hash")?;
+    let n = 1000u32;
+    let mut d = cx.alloc(1024 * 4)?;
+    let mut nn = n;
+    let mut params = [pp(&mut d), pp(&mut nn)];
+    cx.launch(f, [8, 1, 1], [128, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    let v = cx.dtoh_u32(d, n as usize)?;
+    cx.val("values", if v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)) { "ok" } else { "bad" });
+    Ok(())
+}
+
+fn launch_bad_dims(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "fill_hash")?;
+    let mut d = cx.alloc(4096)?;
+    let mut n = 0u32;
+    let mut params = [pp(&mut d), pp(&mut n)];
+    cx.launch(f, [1, 1, 1], [1025, 1, 1], 0, &mut params);
+    cx.launch(f, [1, 1, 1], [1, 1, 65], 0, &mut params);
+    cx.launch(f, [1, 65536, 1], [1, 1, 1], 0, &mut params);
+    cx.launch(f, [1, 1, 1], [0, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    Ok(())
+}
+
+fn launch_dyn_shared(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "dyn_shared")?;
+    let mut d = cx.alloc(64)?;
+    let mut words = 49153u32 / 4;
+    let mut params = [pp(&mut d), pp(&mut words)];
+    cx.launch(f, [1, 1, 1], [128, 1, 1], 49153, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    rec!(cx, cuFuncSetAttribute(f, 8, 100000));
+    words = 100000 / 4;
+    let mut params = [pp(&mut d), pp(&mut words)];
+    cx.launch(f, [1, 1, 1], [128, 1, 1], 100000, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    let v = cx.dtoh_u32(d, 1)?;
+    let want = (0..words).fold(0u32, |a, k| a.wrapping_add(k));
+    cx.val("sum", if v[0] == want { "ok" } else { "bad" });
+    cx.launch(f, [1, 1, 1], [128, 1, 1], 100001, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    Ok(())
+}
+
+fn launch_bounds_exceeded(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "bounded")?;
+    let mut d = cx.alloc(4096)?;
+    let mut params = [pp(&mut d)];
+    cx.launch(f, [1, 1, 1], [129, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    cx.launch(f, [1, 1, 1], [128, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    let v = cx.dtoh_u32(d, 128)?;
+    let ok = v.iter().enumerate().all(|(t, &w)| w == ((t as u32 * 5) % 512) * 3 + 1);
+    cx.val("values", if ok { "ok" } else { "bad" });
+    Ok(())
+}
+
+/// mixed_params(char a, double b, short c, unsigned *out, unsigned d): the buffer layout
+/// of the `extra` form follows the ABI alignment of each parameter.
+fn mixed_buffer(out: u64) -> Vec<u8> {
+    let mut b = vec![0u8; 40];
+    b[0] = (-5i8) as u8;
+    b[8..16].copy_from_slice(&(-1.5e300f64).to_le_bytes());
+    b[16..18].copy_from_slice(&(-1234i16).to_le_bytes());
+    b[24..32].copy_from_slice(&out.to_le_bytes());
+    b[32..36].copy_from_slice(&0xfeed_beefu32.to_le_bytes());
+    b.truncate(36);
+    b
+}
+
+fn mixed_expected() -> [u32; 5] {
+    let bits = (-1.5e300f64).to_bits();
+    [(-5i32) as u32, bits as u32, (bits >> 32) as u32, (-1234i32) as u32, 0xfeed_beef]
+}
+
+fn launch_params_forms(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "mixed_params")?;
+    let mut out = cx.alloc(64)?;
+    // kernelParams form.
+    let (mut a, mut b, mut c, mut dd) = (-5i8, -1.5e300f64, -1234i16, 0xfeed_beefu32);
+    let mut params = [pp(&mut a), pp(&mut b), pp(&mut c), pp(&mut out), pp(&mut dd)];
+    cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    let v = cx.dtoh_u32(out, 5)?;
+    cx.val("params", if v[..] == mixed_expected()[..] { "ok" } else { "bad" });
+    setup!(cx, cuMemsetD8_v2(out, 0, 64));
+    // extra form.
+    let mut buf = mixed_buffer(out);
+    let mut size = buf.len();
+    let mut extra: [P; 5] = [1 as P, buf.as_mut_ptr() as P, 2 as P, pp(&mut size), null_mut()];
+    rec!(
+        cx,
+        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr())
+    );
+    rec!(cx, cuCtxSynchronize());
+    let v = cx.dtoh_u32(out, 5)?;
+    cx.val("extra", if v[..] == mixed_expected()[..] { "ok" } else { "bad" });
+    // Both forms at once.
+    rec!(
+        cx,
+        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), params.as_mut_ptr(), extra.as_mut_ptr())
+    );
+    // Null function.
+    rec!(
+        cx,
+        cuLaunchKernel(null_mut(), 1, 1, 1, 32, 1, 1, 0, null_mut(), params.as_mut_ptr(), null_mut())
+    );
+    rec!(cx, cuCtxSynchronize());
+    Ok(())
+}
+
+// ---------------------------------------------------------------- errors, proc address
+
+fn error_strings(cx: &mut Cx) -> Result<(), String> {
+    for code in [0, 1, 700, 710, 9999] {
+        let mut s: *const c_char = std::ptr::null();
+        let r = rec!(cx, cuGetErrorName(code, &mut s));
+        let name = if r == 0 && !s.is_null() {
+            // SAFETY: the driver returns a static NUL-terminated string.
+            unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+        } else {
+            "-".into()
+        };
+        let mut t: *const c_char = std::ptr::null();
+        let r = rec!(cx, cuGetErrorString(code, &mut t));
+        let text = if r == 0 && !t.is_null() {
+            // SAFETY: as above.
+            unsafe { CStr::from_ptr(t) }.to_string_lossy().into_owned()
+        } else {
+            "-".into()
+        };
+        cx.val(&format!("e{code}"), format!("{name}|{}", text.replace(' ', "_")));
+    }
+    Ok(())
+}
+
+fn proc_address(cx: &mut Cx) -> Result<(), String> {
+    setup!(cx, cuInit(0));
+    let probe = |cx: &mut Cx, sym: &str, ver: i32, flags: u64| -> (usize, i32) {
+        let c = CString::new(sym).unwrap();
+        let mut p: P = null_mut();
+        let mut status = -1i32;
+        let r = rec!(cx, cuGetProcAddress_v2(c.as_ptr(), &mut p, ver, flags, &mut status));
+        cx.val(&format!("{sym}@{ver}/{flags}_status"), status);
+        (p as usize, r)
+    };
+    let same = |cx: &Cx, p: usize, name: &str| -> &'static str {
+        match cx.api.raw(name) {
+            _ if p == 0 => "null",
+            Some(q) if q == p => "same",
+            Some(_) => "other",
+            None => "unexported",
+        }
+    };
+    let (p, _) = probe(cx, "cuMemAlloc", 12000, 0);
+    let v = same(cx, p, "cuMemAlloc_v2");
+    cx.val("cuMemAlloc@12000_is_v2", v);
+    let (p, _) = probe(cx, "cuMemAlloc", 3000, 0);
+    let v = same(cx, p, "cuMemAlloc");
+    cx.val("cuMemAlloc@3000_is_legacy", v);
+    let (p, _) = probe(cx, "cuLaunchKernel", 12000, 2);
+    let v = same(cx, p, "cuLaunchKernel_ptsz");
+    cx.val("cuLaunchKernel_ptds_is_ptsz", v);
+    let (p, _) = probe(cx, "cuNoSuchEntryPoint", 12000, 0);
+    cx.val("unknown_null", p == 0);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- sticky errors (last)
+
+fn sticky_picture(cx: &mut Cx, kernel: &str, arg: u64) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, kernel)?;
+    let d = cx.alloc(256)?;
+    let mut a = arg;
+    let mut flag = arg as i32;
+    let mut params = [if kernel == "assert_kernel" { pp(&mut flag) } else { pp(&mut a) }];
+    let r = cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
+    let s = rec!(cx, cuCtxSynchronize());
+    cx.val("error", if r != 0 { fmt_code(r) } else { fmt_code(s) });
+    let mut d2 = 0u64;
+    rec!(cx, cuMemAlloc_v2(&mut d2, 256));
+    rec!(cx, cuCtxSynchronize());
+    let mut host = [0u8; 64];
+    rec!(cx, cuMemcpyDtoH_v2(host.as_mut_ptr() as P, d, 64));
+    let mut g: P = null_mut();
+    let name = CString::new("fill_hash").unwrap();
+    rec!(cx, cuModuleGetFunction(&mut g, m, name.as_ptr()));
+    let mut dev = -1;
+    rec!(cx, cuCtxGetDevice(&mut dev));
+    if cx.api.cuDevicePrimaryCtxReset_v2.is_some() {
+        rec!(cx, cuDevicePrimaryCtxReset_v2(0));
+    } else {
+        rec!(cx, cuDevicePrimaryCtxReset(0));
+    }
+    rec!(cx, cuMemAlloc_v2(&mut d2, 256));
+    let mut ctx: P = null_mut();
+    rec!(cx, cuDevicePrimaryCtxRetain(&mut ctx, 0));
+    rec!(cx, cuCtxSetCurrent(ctx));
+    rec!(cx, cuMemAlloc_v2(&mut d2, 256));
+    rec!(cx, cuCtxSynchronize());
+    Ok(())
+}
+
+fn sticky_assert(cx: &mut Cx) -> Result<(), String> {
+    sticky_picture(cx, "assert_kernel", 1)
+}
+
+fn sticky_illegal_address(cx: &mut Cx) -> Result<(), String> {
+    sticky_picture(cx, "poke", UNKNOWN_DPTR)
+}
+
+pub const CASES: &[Case] = &[
+    Case { name: "init_0", run: init_0 },
+    Case { name: "init_1", run: init_1 },
+    Case { name: "not_initialized", run: not_initialized },
+    Case { name: "device_get", run: device_get },
+    Case { name: "device_attributes", run: device_attributes },
+    Case { name: "device_name", run: device_name },
+    Case { name: "no_context", run: no_context },
+    Case { name: "primary_ctx", run: primary_ctx },
+    Case { name: "ctx_stack", run: ctx_stack },
+    Case { name: "legacy_mem_alloc", run: legacy_mem_alloc },
+    Case { name: "legacy_module_get_global", run: legacy_module_get_global },
+    Case { name: "legacy_memcpy_htod", run: legacy_memcpy_htod },
+    Case { name: "legacy_ctx_create", run: legacy_ctx_create },
+    Case { name: "legacy_total_mem", run: legacy_total_mem },
+    Case { name: "mem_alloc_sizes", run: mem_alloc_sizes },
+    Case { name: "mem_free", run: mem_free },
+    Case { name: "memcpy_htod", run: memcpy_htod },
+    Case { name: "memcpy_dtoh", run: memcpy_dtoh },
+    Case { name: "memcpy_dtod", run: memcpy_dtod },
+    Case { name: "memset", run: memset },
+    Case { name: "alloc_pitch", run: alloc_pitch },
+    Case { name: "host_alloc", run: host_alloc },
+    Case { name: "alloc_async", run: alloc_async },
+    Case { name: "pointer_attribute", run: pointer_attribute },
+    Case { name: "stream_flags", run: stream_flags },
+    Case { name: "stream_priority", run: stream_priority },
+    Case { name: "stream_query_destroy", run: stream_query_destroy },
+    Case { name: "event_timing", run: event_timing },
+    Case { name: "launch_host_func", run: launch_host_func },
+    Case { name: "module_garbage", run: module_garbage },
+    Case { name: "module_truncated", run: module_truncated },
+    Case { name: "module_nosm90", run: module_nosm90 },
+    Case { name: "module_good", run: module_good },
+    Case { name: "module_get_function", run: module_get_function },
+    Case { name: "module_get_global", run: module_get_global },
+    Case { name: "func_attributes", run: func_attributes },
+    Case { name: "func_set_attribute", run: func_set_attribute },
+    Case { name: "launch_good", run: launch_good },
+    Case { name: "launch_bad_dims", run: launch_bad_dims },
+    Case { name: "launch_dyn_shared", run: launch_dyn_shared },
+    Case { name: "launch_bounds_exceeded", run: launch_bounds_exceeded },
+    Case { name: "launch_params_forms", run: launch_params_forms },
+    Case { name: "error_strings", run: error_strings },
+    Case { name: "proc_address", run: proc_address },
+    Case { name: "sticky_assert", run: sticky_assert },
+    Case { name: "sticky_illegal_address", run: sticky_illegal_address },
+];
+
+/// Runs one case in this process; prints `@@ line` and `@@end` for the parent.
+pub fn run_child(o: &Opts, lib: &str, name: &str) -> i32 {
+    let Some(case) = CASES.iter().find(|c| c.name == name) else {
+        eprintln!("driver-conformance: no case named {name} (see --list)");
+        return 2;
+    };
+    let api = match Api::load(lib) {
+        Ok(a) => a,
+        Err(e) => {
+            println!("@@ {name}: LOAD_ERROR({e})");
+            println!("@@end");
+            return 0;
+        }
+    };
+    let mut cx = Cx { api, o, codes: Vec::new(), vals: Vec::new(), images: Vec::new() };
+    let line = match (case.run)(&mut cx) {
+        Ok(()) => cx.line(name),
+        Err(e) => {
+            let mut l = cx.line(name);
+            l.push(' ');
+            l.push_str(&e);
+            l
+        }
+    };
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "@@ {line}");
+    let _ = writeln!(out, "@@end");
+    let _ = out.flush();
+    drop(out);
+    // Leave without running the driver's teardown (a sticky error may make it slow);
+    // the parent has its line.
+    // SAFETY: _exit ends the process immediately.
+    unsafe { libc::_exit(0) }
+}
