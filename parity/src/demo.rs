@@ -27,7 +27,7 @@ difference, a failed audit or a defect that was not caught, 2 setup error
 (target/simtwin missing: run scripts/build).";
 
 pub const FEATURES: &[&str] = &["sse", "band_mask", "log_stat", "topk", "temporal"];
-pub const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "textured-256x256-8"];
+pub const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "ramp-3840x128-8", "textured-256x256-8"];
 /// Planted defects and how the demo provokes them.
 pub const DEFECTS: &[(&str, &str)] = &[
     ("clamp-borders", "frames"),
@@ -226,13 +226,21 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
     let mut defect_rows = Vec::new();
     if !a.no_defects {
         // Border defects show on textured content (not on flat ramps); a block size that
-        // is not capped at 1024 threads needs a frame wider than 1024.
+        // is not capped at 1024 threads needs a frame wider than 2048 (the sse kernel
+        // gives each thread two pixels of a row).
         let textured = clips.iter().find(|c| c.name.starts_with("textured")).unwrap_or(&clips[0]);
-        let wide = clips.iter().filter(|c| c.width > 1024).min_by_key(|c| c.width as u64 * c.height as u64);
+        let wide = clips.iter().filter(|c| c.width > 2048).min_by_key(|c| c.width as u64 * c.height as u64);
         let all = FEATURES.join(",");
         for (d, how) in DEFECTS {
             let dclip = if *d == "big-block" { wide.unwrap_or(textured) } else { textured };
             let dir = out.join("defects").join(d);
+            if *how == "frames-reverse" {
+                // Needs blocks in another order (EMU_CUDA_BLOCK_ORDER), which the emulated
+                // driver does not have yet: reported as waiting, never as caught.
+                defect_rows.push((d.to_string(), how.to_string(), -1, None,
+                    "waiting: needs EMU_CUDA_BLOCK_ORDER=reverse (not built yet in the emulated driver)".to_string()));
+                continue;
+            }
             let r = match *how {
                 "transfers" => {
                     let mut t = transfers_args(dclip, ex_args(&simtwin, "temporal", Some(d), None), dir.clone());
@@ -244,13 +252,17 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
                 "frames-reverse" => run_frames(&frames_args(dclip, ex_args(&simtwin, &all, Some(d), Some("reverse")), dir.clone())),
                 _ => run_frames(&frames_args(dclip, ex_args(&simtwin, &all, Some(d), None), dir.clone())),
             };
+            let full = match &r { Err(e) => format!("{e:#}"), Ok(_) => String::new() };
             let (k, err) = code(&r);
-            let caught = k != 0 && k != 77;
+            // A defect counts as caught only by the outcome that names it: a launch
+            // refused with CUDA_ERROR_INVALID_VALUE for big-block, a difference, a hazard
+            // or a failed gate (exit 1) for the others.
+            let caught = if *d == "big-block" { k == 2 && full.contains("CUDA_ERROR_INVALID_VALUE") } else { k == 1 };
             if !caught {
                 worst = worst.max(1);
             }
             let det = if *how == "transfers" && err.is_empty() { transfers_detail(&dir) } else { detail(&dir, &err) };
-            defect_rows.push((d.to_string(), how.to_string(), k, caught, det));
+            defect_rows.push((d.to_string(), how.to_string(), k, Some(caught), det));
         }
     }
 
@@ -272,7 +284,7 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
         println!("\n{:<20} {:<15} {:>4}  {:<10} detail", "planted defect", "caught by", "exit", "result");
         let _ = writeln!(md, "\n| planted defect | caught by | exit | result | detail |\n|---|---|---|---|---|");
         for (d, how, k, caught, det) in &defect_rows {
-            let res = if *caught { "CAUGHT" } else { "MISSED" };
+            let res = match caught { Some(true) => "CAUGHT", Some(false) => "MISSED", None => "WAITING" };
             println!("{:<20} {:<15} {:>4}  {:<10} {}", d, how, k, res, det);
             let _ = writeln!(md, "| {d} | {how} | {k} | {res} | {} |", det.replace('|', "\\|"));
         }
