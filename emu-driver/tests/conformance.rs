@@ -1,0 +1,159 @@
+//! Ground truth for the driver's answers: builds the driver-conformance runner
+//! (emu-driver/conformance/build.sh into target/conformance), runs it against the emulated
+//! target/simtwin/lib/libcuda.so.1 and compares every line with the table a real H200
+//! produced (emu-driver/tests/data/h200-conformance.txt). The emulated output is kept in
+//! target/conformance/emulated.txt for diffing.
+//!
+//! Needs `scripts/build` to have produced target/simtwin/ (the driver and kernels-host).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Builds the runner and runs it once; returns the emulated output text.
+fn emulated() -> &'static str {
+    static OUT: OnceLock<String> = OnceLock::new();
+    OUT.get_or_init(|| {
+        let root = root();
+        let lib = root.join("target/simtwin/lib/libcuda.so.1");
+        assert!(
+            lib.exists() && root.join("target/simtwin/bin/kernels-host").exists(),
+            "{} or target/simtwin/bin/kernels-host is missing: run scripts/build first",
+            lib.display()
+        );
+        let out_dir = root.join("target/conformance");
+        let st = Command::new(root.join("emu-driver/conformance/build.sh"))
+            .arg(&out_dir)
+            .env("CARGO_TARGET_DIR", out_dir.join("cargo-target"))
+            .status()
+            .expect("run emu-driver/conformance/build.sh");
+        assert!(st.success(), "emu-driver/conformance/build.sh failed: {st}");
+        let emulated = out_dir.join("emulated.txt");
+        let o = Command::new(out_dir.join("driver-conformance"))
+            .arg("--lib")
+            .arg(&lib)
+            .arg("--fatbin")
+            .arg(out_dir.join("conformance.fatbin"))
+            .arg("--fatbin-nosm90")
+            .arg(out_dir.join("nosm90.fatbin"))
+            .arg("--kernels")
+            .arg(out_dir.join("kernels"))
+            .arg("--timeout")
+            .arg("60")
+            .arg("--out")
+            .arg(&emulated)
+            .env_remove("EMU_CUDA_COUNTS")
+            .output()
+            .expect("run driver-conformance");
+        assert!(
+            o.status.success(),
+            "driver-conformance failed ({}):\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read_to_string(&emulated).expect("read emulated.txt")
+    })
+}
+
+/// `name -> rest of line` for every result line (comments and blank lines skipped).
+fn parse(text: &str) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for l in text.lines() {
+        let l = l.trim_end();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let (name, rest) = l.split_once(": ").unwrap_or((l, ""));
+        m.insert(name.to_string(), rest.to_string());
+    }
+    m
+}
+
+fn case_names() -> Vec<String> {
+    let o = Command::new(root().join("target/conformance/driver-conformance"))
+        .arg("--list")
+        .output()
+        .expect("driver-conformance --list");
+    String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn emulated_driver_matches_h200_table() {
+    let table = root().join("emu-driver/tests/data/h200-conformance.txt");
+    let got = parse(emulated());
+    let Ok(expected_text) = std::fs::read_to_string(&table) else {
+        panic!(
+            "{} is missing: it is the real driver's answers, recorded on an H200 with \
+             target/conformance/driver-conformance --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
+             --fatbin conformance.fatbin --fatbin-nosm90 nosm90.fatbin --out h200-conformance.txt \
+             (the emulated answers are in target/conformance/emulated.txt)",
+            table.display()
+        );
+    };
+    let expected = parse(&expected_text);
+    assert!(!expected.is_empty(), "{} holds no result lines", table.display());
+    let mut mismatches = Vec::new();
+    for (name, want) in &expected {
+        match got.get(name) {
+            Some(g) if g == want => {}
+            Some(g) => mismatches.push(format!("{name}\n    expected: {want}\n    got:      {g}")),
+            None => mismatches.push(format!("{name}\n    expected: {want}\n    got:      (no line)")),
+        }
+    }
+    for (name, g) in &got {
+        if !expected.contains_key(name) {
+            mismatches.push(format!("{name}\n    expected: (not in the table)\n    got:      {g}"));
+        }
+    }
+    for m in &mismatches {
+        eprintln!("MISMATCH {m}");
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} cases differ from {} (full emulated output: target/conformance/emulated.txt)",
+        mismatches.len(),
+        expected.len(),
+        table.display()
+    );
+}
+
+/// Independent of the table: every case ran to its end under the emulated driver (no
+/// crash, hang, failed setup or missing export) and the value checks passed.
+#[test]
+fn emulated_driver_runs_every_case_cleanly() {
+    let got = parse(emulated());
+    let names = case_names();
+    assert!(names.len() >= 40, "runner lists only {} cases", names.len());
+    let mut bad = Vec::new();
+    for n in &names {
+        match got.get(n) {
+            None => bad.push(format!("{n}: no line")),
+            Some(l) => {
+                for word in ["CRASHED", "TIMEOUT", "SETUP", "MISSING", "EXITED", "=bad", "NO_OUTPUT"] {
+                    if l.contains(word) {
+                        bad.push(format!("{n}: {l}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // Answers DESIGN.md §2 fixes regardless of the table.
+    let must = [
+        ("launch_good", "0,0 values=ok"),
+        ("module_nosm90", "209"),
+        ("legacy_module_get_global", "201"),
+        ("launch_host_func", "0,0 ran=true inner=800"),
+    ];
+    for (n, want) in must {
+        if got.get(n).map(String::as_str) != Some(want) {
+            bad.push(format!("{n}: want {want:?}, got {:?}", got.get(n)));
+        }
+    }
+    assert!(bad.is_empty(), "emulated run problems:\n{}", bad.join("\n"));
+}
