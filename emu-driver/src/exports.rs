@@ -422,3 +422,49 @@ pub unsafe extern "C" fn cuGetExportTable(table: *mut *const c_void, id: *const 
     crate::counters::get().export_table_call();
     code(misc::get_export_table(table, id))
 }
+
+/// The checked-in list of entry points (emu-driver/ENTRY_POINTS.md), generated from the
+/// table above so that it cannot drift: `SIMTWIN_BLESS=1 cargo test -p emu-driver
+/// entry_point_list` rewrites it.
+pub fn entry_point_list() -> String {
+    let legacy_start = NAMES.iter().position(|n| *n == "cuDeviceTotalMem").unwrap_or(IMPLEMENTED);
+    let mut s = String::from("# Entry points of the emulated libcuda.so.1\n\nGenerated from `emu-driver/src/exports.rs` (`SIMTWIN_BLESS=1 cargo test -p emu-driver entry_point_list`).\n\n");
+    s += "## Implemented\n\n";
+    for n in &NAMES[..legacy_start] {
+        s += &format!("- `{n}`\n");
+    }
+    s += "\n## Legacy (pre-3.2, 32-bit device pointers): answer CUDA_ERROR_INVALID_CONTEXT, as the real driver does for a v2 context\n\n";
+    for n in &NAMES[legacy_start..IMPLEMENTED] {
+        s += &format!("- `{n}`\n");
+    }
+    s += "\n## Exported, not implemented: CUDA_ERROR_NOT_SUPPORTED, counted under \"unsupported\" and logged once\n\n";
+    for n in NAMES[IMPLEMENTED..].iter().chain(["cuGetExportTable"].iter()) {
+        s += &format!("- `{n}`\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn entry_point_list_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ENTRY_POINTS.md");
+        let want = super::entry_point_list();
+        if std::env::var("SIMTWIN_BLESS").is_ok() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(have == want, "{path} is stale: run SIMTWIN_BLESS=1 cargo test -p emu-driver entry_point_list");
+    }
+
+    #[test]
+    fn names_are_unique_and_versioned_names_exist() {
+        let mut seen = std::collections::HashSet::new();
+        for n in super::NAMES {
+            assert!(seen.insert(*n), "{n} twice");
+        }
+        for (export, _, _) in super::VERSIONED {
+            assert!(super::index_of(export).is_some(), "{export} is versioned but not exported");
+        }
+    }
+}
