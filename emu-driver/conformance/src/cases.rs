@@ -176,8 +176,9 @@ fn pp<T>(x: &mut T) -> P {
     x as *mut T as P
 }
 
-/// An address no allocation of either driver uses (not the null page, not mapped).
-const UNKNOWN_DPTR: u64 = 0x0000_dead_0000_0000;
+/// An address no allocation of either driver uses: canonical on x86-64 (so a host access
+/// faults with this address), above the PIE/heap range, below the mmap area; not mapped.
+const UNKNOWN_DPTR: u64 = 0x0000_3ead_0000_0000;
 
 // ---------------------------------------------------------------- init and devices
 
@@ -592,8 +593,9 @@ fn module_garbage(cx: &mut Cx) -> Result<(), String> {
 fn module_truncated(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let good = cx.read_file(cx.o.fatbin.as_ref(), "--fatbin")?;
-    // The first 100 bytes, then zeros: the headers promise more than there is.
-    let mut img = vec![0u8; 8192];
+    // The first 100 bytes, then zeros (well past the size the headers promise, so a
+    // reader that trusts them stays inside the buffer): the entries are not there.
+    let mut img = vec![0u8; good.len() + 65536];
     img[..100].copy_from_slice(&good[..100]);
     let mut m: P = null_mut();
     rec!(cx, cuModuleLoadData(&mut m, img.as_ptr() as *const c_void));
@@ -811,6 +813,19 @@ fn launch_params_forms(cx: &mut Cx) -> Result<(), String> {
     Ok(())
 }
 
+fn launch_poke(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let m = cx.module()?;
+    let f = cx.function(m, "poke")?;
+    let mut d = cx.alloc(64)?;
+    let mut params = [pp(&mut d)];
+    cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    let v = cx.dtoh_u32(d, 1)?;
+    cx.val("value", if v[0] == 0x600d_cafe { "ok" } else { "bad" });
+    Ok(())
+}
+
 // ---------------------------------------------------------------- errors, proc address
 
 fn error_strings(cx: &mut Cx) -> Result<(), String> {
@@ -956,6 +971,7 @@ pub const CASES: &[Case] = &[
     Case { name: "launch_dyn_shared", run: launch_dyn_shared },
     Case { name: "launch_bounds_exceeded", run: launch_bounds_exceeded },
     Case { name: "launch_params_forms", run: launch_params_forms },
+    Case { name: "launch_poke", run: launch_poke },
     Case { name: "error_strings", run: error_strings },
     Case { name: "proc_address", run: proc_address },
     Case { name: "sticky_assert", run: sticky_assert },
