@@ -177,7 +177,7 @@ fn pp<T>(x: &mut T) -> P {
 }
 
 /// An address no allocation of either driver uses: canonical on x86-64 (so a host access
-/// faults with this address), above the PIE/heap range, below the mmap area; not mapped.
+/// faults with this address), below the PIE/heap and mmap ranges; not mapped.
 const UNKNOWN_DPTR: u64 = 0x0000_3ead_0000_0000;
 
 // ---------------------------------------------------------------- init and devices
