@@ -234,6 +234,7 @@ pub fn load(d: &mut Driver, ctx: u64, img: image::Image) -> CuResult<u64> {
             globals.entry(plain).or_insert((addr, g.size));
         }
         if g.size > 0 {
+            make_writable(addr, g.size);
             memory::track_foreign(d, ctx, addr, g.size, AllocKind::ModuleGlobal);
         }
     }
@@ -257,6 +258,29 @@ pub fn load(d: &mut Driver, ctx: u64, img: image::Image) -> CuResult<u64> {
     };
     d.modules.insert(id, Arc::new(module));
     Ok(id)
+}
+
+/// `__constant__ const` tables land in the library's read-only data; on a device the
+/// driver can still write them (cuMemcpyHtoD to cuModuleGetGlobal's address), so their
+/// pages are made writable (copy-on-write: the file is not touched).
+fn make_writable(addr: u64, size: u64) {
+    let page = 4096u64;
+    let start = addr & !(page - 1);
+    let end = (addr + size + page - 1) & !(page - 1);
+    // Only read-only, non-executable mappings are touched (never code pages).
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let read_only = maps.lines().any(|l| {
+        let mut f = l.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { return false };
+        let Some((a, b)) = range.split_once('-') else { return false };
+        let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else { return false };
+        a <= start && end <= b && perms.starts_with("r-") && !perms.contains('x')
+    });
+    if !read_only {
+        return;
+    }
+    // SAFETY: the pages belong to the library's own mapping of this global.
+    unsafe { libc::mprotect(start as *mut libc::c_void, (end - start) as usize, libc::PROT_READ | libc::PROT_WRITE) };
 }
 
 unsafe fn slice_or_empty(p: *const u32, n: usize) -> Vec<u32> {

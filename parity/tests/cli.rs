@@ -563,7 +563,11 @@ fn demo_runs_every_check_and_catches_every_defect() {
     assert_eq!(s["checks"].as_array().unwrap().len(), 2 * 2 + 2);
     let defects = s["defects"].as_array().unwrap();
     assert_eq!(defects.len(), 7);
-    assert!(defects.iter().all(|d| d["caught"] == true), "{defects:?}");
+    for d in defects {
+        // atomic-order waits for block orders in the emulated driver: never counted as caught
+        let want = if d["defect"] == "atomic-order" { Value::Null } else { Value::Bool(true) };
+        assert_eq!(d["caught"], want, "{d}");
+    }
     let hr = defects.iter().find(|d| d["defect"] == "host-roundtrip").unwrap();
     assert_eq!(hr["exit_code"], 1);
     assert!(hr["detail"].as_str().unwrap().contains("cuMemcpyHtoD_v2"), "{hr}");
