@@ -184,6 +184,7 @@ exports! {
         cuDeviceGetUuid(u: *mut CUuuid, d: CUdevice) => dev::device_get_uuid(u, d);
         cuDeviceGetUuid_v2(u: *mut CUuuid, d: CUdevice) => dev::device_get_uuid(u, d);
         cuDeviceTotalMem_v2(b: *mut usize, d: CUdevice) => dev::device_total_mem(b, d);
+        cuDeviceTotalMem(b: *mut u32, d: CUdevice) => dev::device_total_mem_v1(b, d);
         cuDeviceGetAttribute(v: *mut i32, a: i32, d: CUdevice) => dev::device_get_attribute(v, a, d);
         cuDeviceComputeCapability(ma: *mut i32, mi: *mut i32, d: CUdevice) => dev::device_compute_capability(ma, mi, d);
         cuDeviceGetPCIBusId(b: *mut c_char, len: i32, d: CUdevice) => dev::device_get_pci_bus_id(b, len, d);
@@ -363,8 +364,7 @@ exports! {
         cuProfilerStop() => misc::profiler_start_stop();
     }
     legacy {
-        cuDeviceTotalMem => CUDA_ERROR_INVALID_CONTEXT;
-        cuCtxCreate => CUDA_ERROR_INVALID_CONTEXT;
+        cuCtxCreate => CUDA_ERROR_OUT_OF_MEMORY;
         cuMemAlloc => CUDA_ERROR_INVALID_CONTEXT;
         cuMemAllocPitch => CUDA_ERROR_INVALID_CONTEXT;
         cuMemFree => CUDA_ERROR_INVALID_CONTEXT;
@@ -427,13 +427,13 @@ pub unsafe extern "C" fn cuGetExportTable(table: *mut *const c_void, id: *const 
 /// table above so that it cannot drift: `SIMTWIN_BLESS=1 cargo test -p emu-driver
 /// entry_point_list` rewrites it.
 pub fn entry_point_list() -> String {
-    let legacy_start = NAMES.iter().position(|n| *n == "cuDeviceTotalMem").unwrap_or(IMPLEMENTED);
+    let legacy_start = NAMES.iter().position(|n| *n == "cuCtxCreate").unwrap_or(IMPLEMENTED);
     let mut s = String::from("# Entry points of the emulated libcuda.so.1\n\nGenerated from `emu-driver/src/exports.rs` (`SIMTWIN_BLESS=1 cargo test -p emu-driver entry_point_list`).\n\n");
     s += "## Implemented\n\n";
     for n in &NAMES[..legacy_start] {
         s += &format!("- `{n}`\n");
     }
-    s += "\n## Legacy (pre-3.2, 32-bit device pointers): answer CUDA_ERROR_INVALID_CONTEXT, as the real driver does for a v2 context\n\n";
+    s += "\n## Legacy (pre-3.2, 32-bit device pointers): answer what the real driver answers in a 64-bit process (measured on an H200: CUDA_ERROR_INVALID_CONTEXT; legacy cuCtxCreate CUDA_ERROR_OUT_OF_MEMORY)\n\n";
     for n in &NAMES[legacy_start..IMPLEMENTED] {
         s += &format!("- `{n}`\n");
     }

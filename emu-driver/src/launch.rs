@@ -1,6 +1,9 @@
 //! Kernel launches: validation exactly where the real driver validates (the call itself
 //! answers configuration errors and runs nothing), parameter capture at launch time, the
-//! run on the SIMT executor, and sticky execution errors.
+//! run on the SIMT executor, and sticky execution errors: a kernel that fails makes the
+//! launch return CUDA_SUCCESS (as the asynchronous launch on an H200 does) and every
+//! later call of the context answer the error (measured: cuCtxSynchronize gives 710 after
+//! a device assert, and so do cuMemAlloc_v2, cuMemcpyDtoH_v2, cuModuleGetFunction).
 
 use crate::counters;
 use crate::cu::*;
@@ -108,9 +111,11 @@ pub fn launch(l: Launch) -> CuResult {
         // cubin, else from the host twin) and registers.
         let bound = attrs.and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
             .or(Some(k.launch_bounds.0).filter(|&m| m > 0));
+        // More threads than __launch_bounds__ allows: CUDA_ERROR_INVALID_VALUE (measured
+        // on an H200; not "out of resources").
         if let Some(m) = bound {
             if threads > m as u64 {
-                return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+                return Err(CUDA_ERROR_INVALID_VALUE);
             }
         }
         if let Some(a) = attrs {
@@ -142,10 +147,12 @@ pub fn launch(l: Launch) -> CuResult {
         Err(failure) => {
             c.failed_launch(&k.symbol);
             crate::log_error!("kernel {} failed: {} ({})", k.symbol, crate::errors::name(failure.code), failure.message);
+            // As on a device the launch itself succeeded (it is asynchronous there); the
+            // error reaches the program at the next call of the context, and stays.
             if let Ok(mut d) = driver() {
                 d.set_sticky(ctx, failure.code);
             }
-            Err(failure.code)
+            Ok(())
         }
     }
 }

@@ -92,6 +92,9 @@ pub struct Primary {
     pub ctx: Option<u64>,
     pub refcount: u32,
     pub flags: u32,
+    /// A sticky execution error outlives the context on a real device: after
+    /// cuDevicePrimaryCtxReset, cuDevicePrimaryCtxRetain answers it (measured on an H200).
+    pub poisoned: Option<CUresult>,
 }
 
 pub struct Stream {
@@ -175,7 +178,7 @@ pub fn initialise(config: Config) -> CuResult {
         profile,
         next_id: 1,
         contexts: HashMap::new(),
-        primary: vec![Primary { ctx: None, refcount: 0, flags: 0 }],
+        primary: vec![Primary { ctx: None, refcount: 0, flags: 0, poisoned: None }],
         allocs: BTreeMap::new(),
         used_bytes: 0,
         modules: HashMap::new(),
@@ -251,6 +254,10 @@ impl Driver {
     pub fn set_sticky(&mut self, ctx: u64, code: CUresult) {
         if let Some(c) = self.contexts.get_mut(&ctx) {
             c.sticky.get_or_insert(code);
+            let dev = c.device as usize;
+            if let Some(p) = self.primary.get_mut(dev) {
+                p.poisoned.get_or_insert(code);
+            }
         }
     }
 

@@ -239,6 +239,9 @@ pub fn primary_retain(pctx: *mut CUcontext, dev: CUdevice) -> CuResult {
     let mut d = driver()?;
     super::nonnull(pctx)?;
     d.check_device(dev)?;
+    if let Some(code) = d.primary[dev as usize].poisoned {
+        return Err(code);
+    }
     let existing = d.primary[dev as usize].ctx.filter(|id| d.contexts.contains_key(id));
     let id = match existing {
         Some(id) => id,
@@ -293,28 +296,17 @@ pub fn primary_get_state(dev: CUdevice, flags: *mut u32, active: *mut i32) -> Cu
     out(active, (p.refcount > 0) as i32)
 }
 
-/// Destroys every allocation and resets the state of the primary context, sticky
-/// errors included; handles retained before stay valid.
+/// Destroys the primary context with every allocation in it. Handles retained before
+/// now name a destroyed context (CUDA_ERROR_CONTEXT_IS_DESTROYED, as on an H200); the
+/// next retain creates a fresh one unless a sticky error poisoned the device.
 pub fn primary_reset(dev: CUdevice) -> CuResult {
     let mut d = driver()?;
     d.check_device(dev)?;
-    if let Some(id) = d.primary[dev as usize].ctx {
-        let refcount = d.primary[dev as usize].refcount;
+    if let Some(id) = d.primary[dev as usize].ctx.take() {
+        // The calling thread keeps the stale handle current (its calls then answer
+        // CUDA_ERROR_CONTEXT_IS_DESTROYED, as on a device).
         d.teardown_context(id, false);
-        if refcount > 0 {
-            let flags = d.primary[dev as usize].flags;
-            d.contexts.insert(id, Context {
-                device: dev,
-                flags,
-                primary: true,
-                sticky: None,
-                limits: default_limits(),
-                cache_config: 0,
-                shared_config: 0,
-            });
-        } else {
-            d.primary[dev as usize].ctx = None;
-        }
     }
+    d.primary[dev as usize].refcount = 0;
     Ok(())
 }

@@ -75,6 +75,14 @@ pub fn device_total_mem(bytes: *mut usize, dev: CUdevice) -> CuResult {
     out(bytes, d.profile.total_mem as usize)
 }
 
+/// The legacy entry point with a 32-bit size (it succeeds on an H200); the size
+/// saturates at 4 GiB - 1 (the value the real one writes was not recorded).
+pub fn device_total_mem_v1(bytes: *mut u32, dev: CUdevice) -> CuResult {
+    let d = driver()?;
+    d.check_device(dev)?;
+    out(bytes, d.profile.total_mem.min(u32::MAX as u64) as u32)
+}
+
 pub fn device_get_uuid(uuid: *mut CUuuid, dev: CUdevice) -> CuResult {
     let d = driver()?;
     d.check_device(dev)?;

@@ -61,7 +61,9 @@ pub fn get_proc_address(symbol: *const c_char, pfn: *mut *mut c_void, version: i
     let Some(mut resolved) = resolved else {
         out(pfn, std::ptr::null_mut())?;
         set_status(if too_new { CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT } else { CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND });
-        return Err(CUDA_ERROR_NOT_FOUND);
+        // With a status out-parameter (cuGetProcAddress_v2) the call itself succeeds and
+        // the status says why (measured on an H200); without one, NOT_FOUND.
+        return if status.is_null() { Err(CUDA_ERROR_NOT_FOUND) } else { Ok(()) };
     };
     if flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0 {
         for suffix in ["_ptsz", "_ptds"] {
