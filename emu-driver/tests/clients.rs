@@ -40,7 +40,8 @@ fn kernels() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let root = root();
-        let out = root.join("target/clients");
+        // One directory per test process: nextest runs the tests in parallel processes.
+        let out = root.join("target/clients").join(format!("run-{}", std::process::id()));
         std::fs::create_dir_all(&out).unwrap();
         let src = root.join("emu-driver/tests/clients/kernels.cu");
         let nvcc = Command::new(root.join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");

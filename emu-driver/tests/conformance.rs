@@ -26,10 +26,12 @@ fn emulated() -> &'static str {
             "{} or target/simtwin/bin/kernels-host is missing: run scripts/build first",
             lib.display()
         );
-        let out_dir = root.join("target/conformance");
+        // One directory per test process (nextest runs tests in parallel processes);
+        // the runner's cargo build is shared (cargo locks it).
+        let out_dir = run_dir();
         let st = Command::new(root.join("emu-driver/conformance/build.sh"))
             .arg(&out_dir)
-            .env("CARGO_TARGET_DIR", out_dir.join("cargo-target"))
+            .env("CARGO_TARGET_DIR", root.join("target/conformance/cargo-target"))
             .status()
             .expect("run emu-driver/conformance/build.sh");
         assert!(st.success(), "emu-driver/conformance/build.sh failed: {st}");
@@ -56,8 +58,13 @@ fn emulated() -> &'static str {
             o.status,
             String::from_utf8_lossy(&o.stderr)
         );
+        let _ = std::fs::copy(&emulated, root.join("target/conformance/emulated.txt"));
         std::fs::read_to_string(&emulated).expect("read emulated.txt")
     })
+}
+
+fn run_dir() -> PathBuf {
+    root().join("target/conformance").join(format!("run-{}", std::process::id()))
 }
 
 /// `name -> rest of line` for every result line (comments and blank lines skipped).
@@ -75,7 +82,8 @@ fn parse(text: &str) -> BTreeMap<String, String> {
 }
 
 fn case_names() -> Vec<String> {
-    let o = Command::new(root().join("target/conformance/driver-conformance"))
+    emulated();
+    let o = Command::new(run_dir().join("driver-conformance"))
         .arg("--list")
         .output()
         .expect("driver-conformance --list");
