@@ -111,13 +111,57 @@ X(CUresult, cuEventSynchronize, (CUevent))
 X(CUresult, cuEventElapsedTime_v2, (float *, CUevent, CUevent))
 X(CUresult, cuProfilerStart, (void))
 X(CUresult, cuProfilerStop, (void))
+X(CUresult, cuCtxPushCurrent, (CUcontext))
+X(CUresult, cuCtxPopCurrent, (CUcontext *))
+X(CUresult, cuStreamDestroy, (CUstream))
+X(CUresult, cuEventDestroy, (CUevent))
+X(CUresult, cuEventRecord, (CUevent, CUstream))
+X(CUresult, cuEventElapsedTime, (float *, CUevent, CUevent))
+X(CUresult, cuDevicePrimaryCtxSetFlags, (CUdevice, unsigned))
+X(CUresult, cuMemcpy_ptds, (CUdeviceptr, CUdeviceptr, size_t))
+X(CUresult, cuMemcpyAsync_ptsz, (CUdeviceptr, CUdeviceptr, size_t, CUstream))
+X(CUresult, cuMemcpyHtoD_v2_ptds, (CUdeviceptr, const void *, size_t))
+X(CUresult, cuMemcpyDtoH_v2_ptds, (void *, CUdeviceptr, size_t))
+X(CUresult, cuMemcpyDtoD_v2_ptds, (CUdeviceptr, CUdeviceptr, size_t))
+X(CUresult, cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr, const void *, size_t, CUstream))
+X(CUresult, cuMemcpyDtoHAsync_v2_ptsz, (void *, CUdeviceptr, size_t, CUstream))
+X(CUresult, cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr, CUdeviceptr, size_t, CUstream))
+X(CUresult, cuMemcpy2D_v2_ptds, (const MEMCPY2D *))
+X(CUresult, cuMemcpy2DAsync_v2_ptsz, (const MEMCPY2D *, CUstream))
+X(CUresult, cuMemsetD8_v2_ptds, (CUdeviceptr, unsigned char, size_t))
+X(CUresult, cuMemsetD32_v2_ptds, (CUdeviceptr, unsigned, size_t))
+X(CUresult, cuMemsetD8Async_ptsz, (CUdeviceptr, unsigned char, size_t, CUstream))
+X(CUresult, cuMemsetD32Async_ptsz, (CUdeviceptr, unsigned, size_t, CUstream))
+X(CUresult, cuStreamQuery_ptsz, (CUstream))
+X(CUresult, cuStreamSynchronize_ptsz, (CUstream))
+X(CUresult, cuStreamWaitEvent_ptsz, (CUstream, CUevent, unsigned))
+X(CUresult, cuEventRecord_ptsz, (CUevent, CUstream))
+X(CUresult, cuStreamAddCallback_ptsz, (CUstream, void (*)(CUstream, CUresult, void *), void *, unsigned))
+X(CUresult, cuLaunchHostFunc_ptsz, (CUstream, void (*)(void *), void *))
+X(CUresult, cuMemAllocAsync_ptsz, (CUdeviceptr *, size_t, CUstream))
+X(CUresult, cuMemFreeAsync_ptsz, (CUdeviceptr, CUstream))
+X(CUresult, cuMemPoolCreate, (CUmemoryPool *, const void *))
+X(CUresult, cuMemPoolDestroy, (CUmemoryPool))
+X(CUresult, cuMemcpyPeer, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t))
+X(CUresult, cuMemcpyPeerAsync, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))
+X(CUresult, cuCtxGetSharedMemConfig, (int *))
+X(CUresult, cuCtxSetSharedMemConfig, (int))
+X(CUresult, cuFuncSetSharedMemConfig, (CUfunction, int))
+X(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, (int *, CUfunction, int, size_t, unsigned))
+X(CUresult, cuOccupancyMaxPotentialBlockSizeWithFlags, (int *, int *, CUfunction, void *, size_t, int, unsigned))
+X(CUresult, cuDeviceGetTexture1DLinearMaxWidth, (size_t *, int, unsigned, CUdevice))
+X(CUresult, cuStreamAttachMemAsync, (CUstream, CUdeviceptr, size_t, unsigned))
+X(CUresult, cuMemPrefetchAsync_v2, (CUdeviceptr, size_t, unsigned long long, unsigned, CUstream))
+X(CUresult, cuMemAdvise_v2, (CUdeviceptr, size_t, int, unsigned long long))
+X(CUresult, cuGetProcAddress, (const char *, void **, int, unsigned long long))
 #undef X
 
 static int failures;
 #define CHECK(expr, want) do { CUresult r_ = (expr); if (r_ != (want)) { printf("FAIL %s:%d %s -> %d, want %d\n", __FILE__, __LINE__, #expr, r_, (want)); failures++; } } while (0)
 #define TRUE(cond) do { if (!(cond)) { printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
 
-static int callback_ran;
+static int callback_ran, host_ran;
+static void on_host(void *data) { host_ran = data == &host_ran; }
 static void on_stream(CUstream s, CUresult status, void *data) { (void)s; callback_ran = (status == 0) && data == &callback_ran; }
 
 int main(int argc, char **argv) {
@@ -251,6 +295,47 @@ int main(int argc, char **argv) {
     CHECK(cuEventDestroy_v2(e0), 0); CHECK(cuEventDestroy_v2(e1), 0); CHECK(cuEventQuery(e1), 400);
     CHECK(cuProfilerStart(), 0); CHECK(cuProfilerStop(), 0);
 
+
+    /* legacy-named (same ABI) and per-thread-default-stream variants, pools, peers, hints */
+    {
+        CUstream t = 0; CHECK(cuStreamCreate(&t, 0), 0);
+        CHECK(cuMemcpyHtoD_v2_ptds(a, in, 64), 0); CHECK(cuMemcpy_ptds(b, a, 64), 0); CHECK(cuMemcpyDtoD_v2_ptds(b + 64, a, 64), 0);
+        memset(out, 0, 128); CHECK(cuMemcpyDtoH_v2_ptds(out, b, 128), 0); TRUE(memcmp(out, in, 64) == 0 && memcmp(out + 64, in, 64) == 0);
+        CHECK(cuMemcpyHtoDAsync_v2_ptsz(a, in + 1, 32, t), 0); CHECK(cuMemcpyDtoDAsync_v2_ptsz(b, a, 32, t), 0);
+        CHECK(cuMemcpyAsync_ptsz(b + 32, a, 32, t), 0); CHECK(cuMemcpyDtoHAsync_v2_ptsz(out, b, 64, t), 0);
+        TRUE(out[0] == in[1] && out[32] == in[1]);
+        MEMCPY2D q; memset(&q, 0, sizeof q);
+        q.srcType = 2; q.srcDev = a; q.srcPitch = 128; q.dstType = 1; q.dstHost = back; q.dstPitch = 40; q.width = 40; q.height = 8;
+        CHECK(cuMemcpy2D_v2_ptds(&q), 0); CHECK(cuMemcpy2DAsync_v2_ptsz(&q, t), 0);
+        CHECK(cuMemsetD8_v2_ptds(a, 9, 16), 0); CHECK(cuMemsetD32_v2_ptds(a, 9, 8), 0);
+        CHECK(cuMemsetD8Async_ptsz(a, 9, 16, t), 0); CHECK(cuMemsetD32Async_ptsz(a, 9, 8, t), 0);
+        CHECK(cuStreamQuery_ptsz(t), 0); CHECK(cuStreamSynchronize_ptsz(t), 0);
+        CUevent ev = 0, ev2 = 0; float el = -1; CHECK(cuEventCreate(&ev, 0), 0); CHECK(cuEventCreate(&ev2, 0), 0);
+        CHECK(cuEventRecord_ptsz(ev, t), 0); CHECK(cuEventRecord(ev2, t), 0); CHECK(cuStreamWaitEvent_ptsz(t, ev, 0), 0);
+        CHECK(cuEventElapsedTime(&el, ev, ev2), 0); TRUE(el >= 0.0f);
+        callback_ran = 0; CHECK(cuStreamAddCallback_ptsz(t, on_stream, &callback_ran, 0), 0); TRUE(callback_ran);
+        CHECK(cuLaunchHostFunc_ptsz(t, on_host, &host_ran), 0); TRUE(host_ran);
+        CUdeviceptr z = 0; CHECK(cuMemAllocAsync_ptsz(&z, 512, t), 0); CHECK(cuMemFreeAsync_ptsz(z, t), 0); CHECK(cuMemFreeAsync_ptsz(z, t), 1);
+        unsigned char props[88]; memset(props, 0, sizeof props); props[0] = 1; /* CU_MEM_ALLOCATION_TYPE_PINNED */
+        CUmemoryPool own = 0; CHECK(cuMemPoolCreate(&own, props), 0); CHECK(cuMemPoolDestroy(own), 0); CHECK(cuMemPoolDestroy(pool), 1);
+        CHECK(cuMemcpyPeer(b, ctx, a, ctx, 64), 0); CHECK(cuMemcpyPeerAsync(b, ctx, a, ctx, 64, t), 0);
+        int smc = -1; CHECK(cuCtxSetSharedMemConfig(2), 0); CHECK(cuCtxGetSharedMemConfig(&smc), 0); TRUE(smc == 2);
+        CUmodule mm = 0; CUfunction ff = 0; CHECK(cuModuleLoad(&mm, argv[1]), 0); CHECK(cuModuleGetFunction(&ff, mm, "weigh"), 0);
+        CHECK(cuFuncSetSharedMemConfig(ff, 1), 0); CHECK(cuFuncSetSharedMemConfig(ff, 7), 1);
+        int nb = 0, g2 = 0, b2 = 0;
+        CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&nb, ff, 128, 0, 0), 0); TRUE(nb >= 1);
+        CHECK(cuOccupancyMaxPotentialBlockSizeWithFlags(&g2, &b2, ff, 0, 0, 256, 0), 0); TRUE(b2 >= 32 && b2 <= 256);
+        CHECK(cuModuleUnload(mm), 0);
+        size_t w1 = 0; CHECK(cuDeviceGetTexture1DLinearMaxWidth(&w1, 1, 1, 0), 0); TRUE(w1 == 268435456);
+        CHECK(cuStreamAttachMemAsync(t, m, 0, 1), 0);
+        CHECK(cuMemPrefetchAsync_v2(m, 64, 1ull, 0, t), 0); CHECK(cuMemAdvise_v2(m, 64, 1, 1ull), 0);
+        void *fp = 0; CHECK(cuGetProcAddress("cuMemAlloc", &fp, 12000, 0), 0); TRUE(fp == (void *)cuMemAlloc_v2);
+        CHECK(cuGetProcAddress("cuNoSuchThing", &fp, 12000, 0), 500);
+        CHECK(cuEventDestroy(ev), 0); CHECK(cuEventDestroy_v2(ev2), 0);
+        CHECK(cuStreamDestroy(t), 0);
+        CUcontext top = 0; CHECK(cuCtxPushCurrent(ctx), 0); CHECK(cuCtxPopCurrent(&top), 0); TRUE(top == ctx);
+        CHECK(cuDevicePrimaryCtxSetFlags(0, 0), 0);
+    }
     CHECK(cuStreamDestroy_v2(s), 0);
     CHECK(cuModuleUnload(mod), 0);
     CHECK(cuMemFree_v2(a), 0); CHECK(cuMemFree_v2(b), 0); CHECK(cuMemFree_v2(m), 0); CHECK(cuMemFreeHost(h), 0);
