@@ -60,8 +60,9 @@ fn sweep_of_the_remaining_entry_points_holds() {
         assert!(c["calls"][name].as_u64().unwrap_or(0) >= 1, "{name} was not called: {}", c["calls"]);
     }
     assert!(c["copies"]["HtoD"]["count"].as_u64().unwrap() >= 2 && c["copies"]["DtoH"]["count"].as_u64().unwrap() >= 8, "{}", c["copies"]);
-    // The 13 memsets that succeed, with their bytes (16+16+32 for the 1D forms, 400+40+80
-    // and 20+40+80 for the 2D ones, 16+32+16+32 for the per-thread-stream variants); the
-    // refused ones move nothing.
-    assert_eq!((c["memsets"]["count"].as_u64(), c["memsets"]["bytes"].as_u64()), (Some(13), Some(820)), "{}", c["memsets"]);
+    // The 15 memsets that succeed, with their bytes (16+16+32 for the 1D forms, 400+40+80
+    // and 20+40+80 for the 2D ones, 16+32+16+32 for the per-thread-stream variants, 2x256
+    // clearing the scan output); the refused ones move nothing.
+    assert_eq!(c["launches"]["warp_scan"]["count"].as_u64(), Some(3), "{}", c["launches"]);
+    assert_eq!((c["memsets"]["count"].as_u64(), c["memsets"]["bytes"].as_u64()), (Some(15), Some(1332)), "{}", c["memsets"]);
 }

@@ -154,6 +154,15 @@ X(CUresult, cuStreamAttachMemAsync, (CUstream, CUdeviceptr, size_t, unsigned))
 X(CUresult, cuMemPrefetchAsync_v2, (CUdeviceptr, size_t, unsigned long long, unsigned, CUstream))
 X(CUresult, cuMemAdvise_v2, (CUdeviceptr, size_t, int, unsigned long long))
 X(CUresult, cuGetProcAddress, (const char *, void **, int, unsigned long long))
+typedef struct { unsigned gx, gy, gz, bx, by, bz, shared; CUstream stream; void *attrs; unsigned nattrs; } LAUNCHCONFIG;
+X(CUresult, cuLaunchKernelEx, (const LAUNCHCONFIG *, CUfunction, void **, void **))
+X(CUresult, cuLaunchKernelEx_ptsz, (const LAUNCHCONFIG *, CUfunction, void **, void **))
+X(CUresult, cuLaunchKernel_ptsz, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **))
+X(CUresult, cuCtxCreate_v2, (CUcontext *, unsigned, CUdevice))
+X(CUresult, cuCtxDestroy, (CUcontext))
+X(CUresult, cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
+X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice))
+X(CUresult, cuDevicePrimaryCtxReset, (CUdevice))
 #undef X
 
 static int failures;
@@ -322,6 +331,23 @@ int main(int argc, char **argv) {
         int smc = -1; CHECK(cuCtxSetSharedMemConfig(2), 0); CHECK(cuCtxGetSharedMemConfig(&smc), 0); TRUE(smc == 2);
         CUmodule mm = 0; CUfunction ff = 0; CHECK(cuModuleLoad(&mm, argv[1]), 0); CHECK(cuModuleGetFunction(&ff, mm, "weigh"), 0);
         CHECK(cuFuncSetSharedMemConfig(ff, 1), 0); CHECK(cuFuncSetSharedMemConfig(ff, 7), 1);
+        /* warp_scan: inclusive prefix sums per warp; with all ones, out[i] = lane + 1 */
+        CUfunction scan = 0; CHECK(cuModuleGetFunction(&scan, mm, "warp_scan"), 0);
+        static unsigned ones[64], res[64]; for (int i = 0; i < 64; i++) ones[i] = 1;
+        CUdeviceptr din = 0, dout = 0; unsigned cnt = 64;
+        CHECK(cuMemAlloc_v2(&din, sizeof ones), 0); CHECK(cuMemAlloc_v2(&dout, sizeof res), 0);
+        CHECK(cuMemcpyHtoD_v2(din, ones, sizeof ones), 0);
+        void *params[3] = {&din, &dout, &cnt};
+        LAUNCHCONFIG lc = {2, 1, 1, 32, 1, 1, 0, t, 0, 0};
+        int lanes_ok;
+        CHECK(cuLaunchKernelEx(&lc, scan, params, 0), 0); CHECK(cuMemcpyDtoH_v2(res, dout, sizeof res), 0);
+        lanes_ok = 1; for (int i = 0; i < 64; i++) lanes_ok &= res[i] == (unsigned)(i % 32 + 1); TRUE(lanes_ok);
+        CHECK(cuMemsetD32_v2(dout, 0, 64), 0);
+        CHECK(cuLaunchKernelEx_ptsz(&lc, scan, params, 0), 0); CHECK(cuMemcpyDtoH_v2(res, dout, sizeof res), 0); TRUE(res[63] == 32);
+        CHECK(cuMemsetD32_v2(dout, 0, 64), 0);
+        CHECK(cuLaunchKernel_ptsz(scan, 2, 1, 1, 32, 1, 1, 0, 0, params, 0), 0); CHECK(cuMemcpyDtoH_v2(res, dout, sizeof res), 0); TRUE(res[31] == 32 && res[32] == 1);
+        lc.bx = 2048; CHECK(cuLaunchKernelEx(&lc, scan, params, 0), 1);
+        CHECK(cuMemFree_v2(din), 0); CHECK(cuMemFree_v2(dout), 0);
         int nb = 0, g2 = 0, b2 = 0;
         CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&nb, ff, 128, 0, 0), 0); TRUE(nb >= 1);
         CHECK(cuOccupancyMaxPotentialBlockSizeWithFlags(&g2, &b2, ff, 0, 0, 256, 0), 0); TRUE(b2 >= 32 && b2 <= 256);
@@ -339,7 +365,10 @@ int main(int argc, char **argv) {
     CHECK(cuStreamDestroy_v2(s), 0);
     CHECK(cuModuleUnload(mod), 0);
     CHECK(cuMemFree_v2(a), 0); CHECK(cuMemFree_v2(b), 0); CHECK(cuMemFree_v2(m), 0); CHECK(cuMemFreeHost(h), 0);
-    CHECK(cuDevicePrimaryCtxRelease_v2(0), 0); CHECK(cuDevicePrimaryCtxRelease_v2(0), 201);
+    CUcontext own = 0; CHECK(cuCtxCreate_v2(&own, 0, 0), 0); CHECK(cuCtxDestroy(own), 0); CHECK(cuCtxDestroy(own), 201);
+    CHECK(cuCtxSetCurrent(ctx), 0);
+    CHECK(cuDevicePrimaryCtxRelease(0), 0); CHECK(cuDevicePrimaryCtxRelease_v2(0), 201);
+    CHECK(cuDevicePrimaryCtxReset(0), 0);
     if (failures) { printf("sweep: %d check(s) failed\n", failures); return 1; }
     printf("sweep: all checks hold\n");
     return 0;
