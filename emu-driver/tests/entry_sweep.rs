@@ -66,3 +66,21 @@ fn sweep_of_the_remaining_entry_points_holds() {
     assert_eq!(c["launches"]["warp_scan"]["count"].as_u64(), Some(3), "{}", c["launches"]);
     assert_eq!((c["memsets"]["count"].as_u64(), c["memsets"]["bytes"].as_u64()), (Some(15), Some(1332)), "{}", c["memsets"]);
 }
+
+/// Every implemented (and legacy) entry point of ENTRY_POINTS.md is called by at least
+/// one test program: this sweep, the conformance runner, or the two clients.
+#[test]
+fn every_implemented_entry_point_is_exercised_by_a_test_program() {
+    let root = root();
+    let list = std::fs::read_to_string(root.join("emu-driver/ENTRY_POINTS.md")).unwrap();
+    let implemented = list.split("## Exported").next().unwrap();
+    let names: Vec<&str> = implemented.lines().filter_map(|l| l.strip_prefix("- `")?.strip_suffix('`')).collect();
+    assert!(names.len() > 150, "{} names", names.len());
+    let mut text = String::new();
+    for f in ["emu-driver/tests/sweep/sweep.c", "emu-driver/conformance/src/api.rs", "emu-driver/conformance/src/cases.rs", "emu-driver/tests/clients/ffnv_client.c"] {
+        text += &std::fs::read_to_string(root.join(f)).unwrap();
+    }
+    let words: std::collections::HashSet<&str> = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).collect();
+    let missing: Vec<&&str> = names.iter().filter(|n| !words.contains(**n)).collect();
+    assert!(missing.is_empty(), "entry points no test program calls: {missing:?}");
+}

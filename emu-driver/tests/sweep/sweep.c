@@ -165,6 +165,25 @@ X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice))
 X(CUresult, cuDevicePrimaryCtxReset, (CUdevice))
 #undef X
 
+/* Legacy (pre-3.2, 32-bit pointer) names: no prototypes, as their argument types differ. */
+CUresult cuMemAllocPitch();
+CUresult cuMemGetInfo();
+CUresult cuMemGetAddressRange();
+CUresult cuMemAllocHost();
+CUresult cuMemHostGetDevicePointer();
+CUresult cuMemcpyDtoD();
+CUresult cuMemcpyDtoDAsync();
+CUresult cuMemcpy2D();
+CUresult cuMemcpy2DAsync();
+CUresult cuMemcpy2DUnaligned();
+CUresult cuMemsetD8();
+CUresult cuMemsetD16();
+CUresult cuMemsetD32();
+CUresult cuMemsetD2D8();
+CUresult cuMemsetD2D16();
+CUresult cuMemsetD2D32();
+CUresult cuMemHostRegister();
+
 static int failures;
 #define CHECK(expr, want) do { CUresult r_ = (expr); if (r_ != (want)) { printf("FAIL %s:%d %s -> %d, want %d\n", __FILE__, __LINE__, #expr, r_, (want)); failures++; } } while (0)
 #define TRUE(cond) do { if (!(cond)) { printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
@@ -361,6 +380,28 @@ int main(int argc, char **argv) {
         CHECK(cuStreamDestroy(t), 0);
         CUcontext top = 0; CHECK(cuCtxPushCurrent(ctx), 0); CHECK(cuCtxPopCurrent(&top), 0); TRUE(top == ctx);
         CHECK(cuDevicePrimaryCtxSetFlags(0, 0), 0);
+    }
+
+    /* legacy 32-bit-pointer entry points answer CUDA_ERROR_INVALID_CONTEXT in a v2 context, as on an H200 */
+    {
+        unsigned l32a = 0, l32b = 0;
+        CHECK(cuMemAllocPitch(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemGetInfo(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemGetAddressRange(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemAllocHost(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemHostGetDevicePointer(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemcpyDtoD(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemcpyDtoDAsync(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemcpy2D(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemcpy2DAsync(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemcpy2DUnaligned(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemsetD8(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemsetD16(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemsetD32(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemsetD2D8(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemsetD2D16(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemsetD2D32(&l32a, &l32b, 0, 0, 0), 201);
+        CHECK(cuMemHostRegister(&l32a, &l32b, 0, 0, 0), 201);
     }
     CHECK(cuStreamDestroy_v2(s), 0);
     CHECK(cuModuleUnload(mod), 0);
