@@ -109,8 +109,7 @@ pub fn launch(l: Launch) -> CuResult {
         }
         // What the device's resources allow per block: __launch_bounds__ (from the
         // cubin, else from the host twin) and registers.
-        let bound = attrs.and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
-            .or(Some(k.launch_bounds.0).filter(|&m| m > 0));
+        let bound = k.thread_bound();
         // More threads than __launch_bounds__ allows: CUDA_ERROR_INVALID_VALUE (measured
         // on an H200; not "out of resources").
         if let Some(m) = bound {

@@ -181,8 +181,6 @@ pub fn memset(d: &Driver, dst: u64, pitch: u64, value: u32, elem: u64, width: u6
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let a = d.find_alloc(dst).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let _ = a;
     d.check_range(dst, span)?;
     for row in 0..height {
         let p = dst + row * pitch;

@@ -27,6 +27,15 @@ pub struct Kernel {
     pub launch_bounds: (u32, u32),
 }
 
+impl Kernel {
+    /// The most threads per block the device allows this kernel: __launch_bounds__ as the
+    /// sm_90 cubin records it, else as the host twin's manifest does; None if unbounded.
+    pub fn thread_bound(&self) -> Option<u32> {
+        self.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
+            .or(Some(self.launch_bounds.0).filter(|&m| m > 0))
+    }
+}
+
 pub struct Module {
     pub ctx: u64,
     pub chosen: String,

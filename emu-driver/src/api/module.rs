@@ -117,9 +117,7 @@ pub fn func_get_attribute(v: *mut i32, attr: i32, f: CUfunction) -> CuResult {
     let k = fr.kernel();
     let a = k.attrs.as_ref();
     let sm = d.profile.sm() as i32;
-    let bound = a.and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
-        .or(Some(k.launch_bounds.0).filter(|&m| m > 0))
-        .unwrap_or(d.profile.max_threads_per_block()) as i32;
+    let bound = k.thread_bound().unwrap_or(d.profile.max_threads_per_block()) as i32;
     let value = match attr {
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => bound,
         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => a.map(|a| a.shared_size_bytes as i32).unwrap_or(0),
@@ -279,10 +277,7 @@ pub fn occupancy_max_potential_block_size(min_grid: *mut i32, block: *mut i32, f
     let best = {
         let d = driver()?;
         let (_, fr) = function(&d, f)?;
-        let k = fr.kernel();
-        k.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
-            .or(Some(k.launch_bounds.0).filter(|&m| m > 0))
-            .unwrap_or(1024) as i32
+        fr.kernel().thread_bound().unwrap_or(d.profile.max_threads_per_block()) as i32
     };
     let mut bs = best;
     if limit > 0 {
