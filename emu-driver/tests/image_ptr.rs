@@ -4,57 +4,16 @@
 
 use std::path::PathBuf;
 
-use cuda::image::{checked_reads, parse_bytes, parse_ptr, Image, ImageError, Target};
+mod image_support;
+
+use cuda::image::{checked_reads, parse_bytes, parse_ptr, ImageError, Target};
+use image_support::Guarded;
 
 const H200: Target = Target { sm: 90 };
-const PAGE: usize = 4096;
 
 fn corpus(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/image").join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// Readable pages holding `data` flush against a PROT_NONE guard page.
-struct Guarded {
-    base: *mut u8,
-    len: usize,
-    start: *const u8,
-}
-
-impl Guarded {
-    fn new(data: &[u8]) -> Self {
-        let pages = data.len().div_ceil(PAGE).max(1);
-        let len = (pages + 1) * PAGE;
-        // SAFETY: a fresh anonymous mapping owned by this value; the copy stays inside it.
-        unsafe {
-            let m = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(m, libc::MAP_FAILED);
-            let base = m as *mut u8;
-            assert_eq!(libc::mprotect(base.add(pages * PAGE).cast(), PAGE, libc::PROT_NONE), 0);
-            let start = base.add(pages * PAGE - data.len());
-            std::ptr::copy_nonoverlapping(data.as_ptr(), start, data.len());
-            Guarded { base, len, start }
-        }
-    }
-
-    fn parse(&self, target: Target) -> Result<Image, ImageError> {
-        // SAFETY: the mapping is alive; parse_ptr must stay within what is readable.
-        unsafe { parse_ptr(self.start, target) }
-    }
-}
-
-impl Drop for Guarded {
-    fn drop(&mut self) {
-        // SAFETY: unmapping our own mapping.
-        unsafe { libc::munmap(self.base.cast(), self.len) };
-    }
 }
 
 #[test]

@@ -5,33 +5,15 @@
 
 use std::path::PathBuf;
 
-use cuda::image::{checked_reads, parse_bytes, parse_ptr, Target};
+mod image_support;
 
-const PAGE: usize = 4096;
+use cuda::image::{checked_reads, parse_bytes, Target};
+use image_support::Guarded;
+
 
 /// Runs `parse_ptr` on `data` placed flush against a PROT_NONE page.
 fn parse_guarded(data: &[u8]) -> Result<cuda::image::Image, cuda::image::ImageError> {
-    let pages = data.len().div_ceil(PAGE).max(1);
-    let len = (pages + 1) * PAGE;
-    // SAFETY: a fresh private mapping, unmapped before returning; the copy stays inside.
-    unsafe {
-        let m = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        assert_ne!(m, libc::MAP_FAILED);
-        let base = m as *mut u8;
-        assert_eq!(libc::mprotect(base.add(pages * PAGE).cast(), PAGE, libc::PROT_NONE), 0);
-        let start = base.add(pages * PAGE - data.len());
-        std::ptr::copy_nonoverlapping(data.as_ptr(), start, data.len());
-        let r = parse_ptr(start, Target { sm: 90 });
-        libc::munmap(m, len);
-        r
-    }
+    Guarded::new(data).parse(Target { sm: 90 })
 }
 
 #[test]
