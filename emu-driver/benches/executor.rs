@@ -80,8 +80,7 @@ unsafe extern "C" fn axpy_run(p: *const *mut c_void, ctx: *mut ThreadCtx, first:
 /// runtime call.
 macro_rules! syncthreads {
     () => {{
-        (*SLOT.with(|s| s.get())).reserved0 = line!();
-        (exec::runtime_table().barrier)(abi::BAR_SYNC, 0);
+        (exec::runtime_table().barrier)(abi::bar::SYNC, 0, abi::Site { file: c"executor.rs".as_ptr(), line: line!(), column: 0 });
     }};
 }
 

@@ -5,7 +5,8 @@
 //! `module`, `launch` the mechanisms; `exec` the SIMT executor; `image` the module image
 //! parsers; `abi` the device runtime ABI shared with kernels-host libraries.
 
-pub mod abi;
+/// The device runtime ABI shared with kernels-host libraries.
+pub use simtwin_abi::kernel as abi;
 pub mod api;
 pub mod config;
 pub mod counters;

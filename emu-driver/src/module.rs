@@ -6,10 +6,12 @@ use crate::abi;
 use crate::cu::*;
 use crate::image;
 use crate::memory;
-use crate::registry::{self, Manifest};
+use crate::registry::{self, Found};
 use crate::state::{AllocKind, CuResult, Driver};
+use simtwin_abi::ffi::c_str;
+use simtwin_abi::manifest::Manifest;
 use std::collections::{BTreeSet, HashMap};
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -38,7 +40,6 @@ impl Kernel {
 
 pub struct Module {
     pub ctx: u64,
-    pub chosen: String,
     pub manifest: Manifest,
     pub kernels: Vec<Kernel>,
     pub globals: HashMap<String, (u64, u64)>,
@@ -57,9 +58,6 @@ unsafe impl Sync for Module {}
 impl Module {
     pub fn library_name(&self) -> String {
         self.library_path.display().to_string()
-    }
-    pub fn device_faithful(&self) -> bool {
-        !self.manifest.fma_contraction_differs
     }
 }
 
@@ -122,26 +120,6 @@ fn forget_instance(lib: &Path) {
     }
 }
 
-/// The exported symbol name at exactly `addr` (mangled for C++), via dladdr.
-fn symbol_at(addr: *const c_void) -> Option<String> {
-    // SAFETY: dladdr only reads the loader's tables; the out struct is ours.
-    unsafe {
-        let mut info: libc::Dl_info = std::mem::zeroed();
-        if libc::dladdr(addr, &mut info) == 0 || info.dli_sname.is_null() || info.dli_saddr as *const c_void != addr {
-            return None;
-        }
-        Some(CStr::from_ptr(info.dli_sname).to_string_lossy().into_owned())
-    }
-}
-
-fn cstr(p: *const std::ffi::c_char) -> String {
-    if p.is_null() {
-        return String::new();
-    }
-    // SAFETY: the descriptor's strings are NUL-terminated literals of the library.
-    unsafe { CStr::from_ptr(p).to_string_lossy().into_owned() }
-}
-
 fn layout_offsets(sizes: &[u32], aligns: &[u32]) -> (Vec<u32>, u32) {
     let mut off = 0u32;
     let mut v = Vec::with_capacity(sizes.len());
@@ -159,13 +137,28 @@ fn no_binary(msg: String) -> CUresult {
     CUDA_ERROR_NO_BINARY_FOR_GPU
 }
 
-/// Loads a parsed image as a module of context `ctx`.
-pub fn load(d: &mut Driver, ctx: u64, img: image::Image) -> CuResult<u64> {
-    let symbols: BTreeSet<String> = img.kernels.iter().map(|k| k.name.clone()).collect();
-    let looked_in = d.config.kernels.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":");
-    let scan = registry::scan(&d.config.kernels);
-    let manifest = registry::select(&scan, &symbols, &looked_in).map_err(no_binary)?.clone();
-    let lib_path = manifest.library_path();
+/// A module image bound to its kernel library, ready to be entered into the driver's
+/// tables (made without the driver's lock: scanning and dlopen can be slow).
+pub struct Prepared {
+    kernels: Vec<Kernel>,
+    globals: Vec<(String, String, u64, u64)>,
+    found: Found,
+    ctx_slot: abi::CtxSlotFn,
+    lib: libloading::Library,
+    lib_path: PathBuf,
+}
+
+/// Binds a parsed image to the one kernel library with the same entries and opens a
+/// fresh instance of it. Time is linear in the module's entries: the manifest lists
+/// them in descriptor order.
+pub fn prepare(kernel_paths: &[PathBuf], img: image::Image) -> CuResult<Prepared> {
+    let kernel_names: BTreeSet<String> = img.kernels.iter().map(|k| k.name.clone()).collect();
+    let global_names: BTreeSet<String> = img.globals.iter().map(|g| g.name.clone()).collect();
+    let looked_in = kernel_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":");
+    let scan = registry::scan(kernel_paths);
+    let want = registry::Wanted { kernels: &kernel_names, globals: &global_names };
+    let found = registry::select(&scan, &want, &looked_in).map_err(no_binary)?.clone();
+    let lib_path = found.library_path();
     let (open_path, is_copy) = instance_path(&lib_path).map_err(no_binary)?;
     let opened = {
         // SAFETY: loading a kernels-host library runs only its static initialisers
@@ -182,41 +175,55 @@ pub fn load(d: &mut Driver, ctx: u64, img: image::Image) -> CuResult<u64> {
             return Err(no_binary(format!("cannot load host kernel library {}: {e}", lib_path.display())));
         }
     };
-    let desc = match bind_library(&lib, &lib_path) {
-        Ok(d) => d,
+    match bind_parts(&lib, &lib_path, &found, &img) {
+        Ok((kernels, globals, ctx_slot)) => Ok(Prepared { kernels, globals, found, ctx_slot, lib, lib_path }),
         Err(msg) => {
             forget_instance(&lib_path);
-            return Err(no_binary(msg));
+            Err(no_binary(msg))
         }
-    };
+    }
+}
+
+type BoundParts = (Vec<Kernel>, Vec<(String, String, u64, u64)>, abi::CtxSlotFn);
+
+/// Reads the library's descriptor against its manifest and the image.
+fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &image::Image) -> Result<BoundParts, String> {
+    let desc = bind_library(lib, lib_path)?;
     // SAFETY: bind_library checked the ABI version; the descriptor is static data of `lib`.
     let desc = unsafe { &*desc };
-    let raw_kernels = unsafe { std::slice::from_raw_parts(desc.kernels, desc.kernel_count as usize) };
-    let mut kernels = Vec::new();
+    let m = &found.manifest;
+    // SAFETY: the descriptor's strings are NUL-terminated literals of the library.
+    let build_id = unsafe { c_str(desc.build_id) };
+    if build_id != m.build_id || desc.kernel_count as usize != m.entries.len() || desc.global_count as usize != m.globals.len() {
+        return Err(format!(
+            "{} does not belong to {} (another build: library build {build_id}, manifest build {}): rebuild with kernels-host",
+            lib_path.display(),
+            found.path.display(),
+            m.build_id
+        ));
+    }
+    // SAFETY: arrays of kernel_count / global_count records in the descriptor.
+    let raw_kernels = unsafe { slice(desc.kernels, desc.kernel_count as usize) };
+    let raw_globals = unsafe { slice(desc.globals, desc.global_count as usize) };
+    let index: HashMap<&str, usize> = m.entries.iter().enumerate().map(|(i, e)| (e.symbol.as_str(), i)).collect();
+    let mut kernels = Vec::with_capacity(img.kernels.len());
     for ik in &img.kernels {
-        let found = raw_kernels.iter().find(|k| {
-            symbol_at(k.function).map(|s| s == ik.name).unwrap_or(false) || cstr(k.name) == ik.name
-        });
-        let Some(k) = found else {
-            forget_instance(&lib_path);
-            return Err(no_binary(format!(
-                "host kernel library {} lists entry {} in its manifest but does not define it (stale build? rebuild with kernels-host)",
-                lib_path.display(), ik.name
-            )));
+        let Some(&i) = index.get(ik.name.as_str()) else {
+            return Err(format!("{}: no entry {} (selected by its entry set; rebuild with kernels-host)", found.path.display(), ik.name));
         };
+        let k = &raw_kernels[i];
         let n = k.param_count as usize;
         // SAFETY: arrays of param_count entries in the library's descriptor.
-        let sizes = unsafe { slice_or_empty(k.param_sizes, n) };
-        let aligns = unsafe { slice_or_empty(k.param_aligns, n) };
+        let sizes = unsafe { slice(k.param_sizes, n) }.to_vec();
+        let aligns = unsafe { slice(k.param_aligns, n) }.to_vec();
         let (mut offsets, mut bytes) = layout_offsets(&sizes, &aligns);
         if let Some(params) = &ik.params {
             let img_sizes: Vec<u32> = params.iter().map(|p| p.size).collect();
             if img_sizes != sizes {
-                forget_instance(&lib_path);
-                return Err(no_binary(format!(
+                return Err(format!(
                     "entry {}: the image's parameter sizes {:?} differ from the host twin's {:?} ({}): rebuild the host kernels from the same source",
                     ik.name, img_sizes, sizes, lib_path.display()
-                )));
+                ));
             }
             offsets = params.iter().map(|p| p.offset).collect();
             bytes = params.iter().map(|p| p.offset + p.size).max().unwrap_or(0);
@@ -232,41 +239,51 @@ pub fn load(d: &mut Driver, ctx: u64, img: image::Image) -> CuResult<u64> {
             launch_bounds: (k.max_threads, k.min_blocks),
         });
     }
-    let raw_globals = unsafe { std::slice::from_raw_parts(desc.globals, desc.global_count as usize) };
+    let globals = raw_globals
+        .iter()
+        .zip(&m.globals)
+        .map(|(g, mg)| (mg.symbol.clone(), mg.name.clone(), g.address as u64, g.size))
+        .collect();
+    Ok((kernels, globals, desc.ctx_slot))
+}
+
+/// Enters a prepared module into context `ctx`: its globals join the tracker.
+pub fn insert(d: &mut Driver, ctx: u64, p: Prepared) -> u64 {
     let mut globals = HashMap::new();
-    for g in raw_globals {
-        let name = symbol_at(g.address as *const c_void).unwrap_or_else(|| cstr(g.name));
-        let addr = g.address as u64;
-        globals.insert(name.clone(), (addr, g.size));
-        let plain = cstr(g.name);
-        if plain != name {
-            globals.entry(plain).or_insert((addr, g.size));
+    for (symbol, name, addr, size) in &p.globals {
+        globals.insert(symbol.clone(), (*addr, *size));
+        if name != symbol {
+            globals.entry(name.clone()).or_insert((*addr, *size));
         }
-        if g.size > 0 {
-            make_writable(addr, g.size);
-            memory::track_foreign(d, ctx, addr, g.size, AllocKind::ModuleGlobal);
+        if *size > 0 {
+            make_writable(*addr, *size);
+            memory::track_foreign(d, ctx, *addr, *size, AllocKind::ModuleGlobal);
         }
     }
-    if manifest.fma_contraction_differs {
+    if p.found.manifest.fma_contraction_differs {
         crate::log_info!(
             "module {}: nvcc contracts a*b+c into FMA by default and host compilation does not: results may differ from the device (build with --fmad=false to be device-faithful)",
-            lib_path.display()
+            p.lib_path.display()
         );
     }
     let id = d.new_id();
     let module = Module {
         ctx,
-        chosen: img.chosen.clone(),
-        manifest,
-        kernels,
+        manifest: p.found.manifest,
+        kernels: p.kernels,
         globals,
-        ctx_slot: desc.ctx_slot,
+        ctx_slot: p.ctx_slot,
         handles: Mutex::new(HashMap::new()),
-        library_path: lib_path,
-        _lib: lib,
+        library_path: p.lib_path,
+        _lib: p.lib,
     };
     d.modules.insert(id, Arc::new(module));
-    Ok(id)
+    id
+}
+
+/// Gives back a prepared module that will not be entered (its context went away).
+pub fn discard(p: Prepared) {
+    forget_instance(&p.lib_path);
 }
 
 /// `__constant__ const` tables land in the library's read-only data; on a device the
@@ -292,28 +309,34 @@ fn make_writable(addr: u64, size: u64) {
     unsafe { libc::mprotect(start as *mut libc::c_void, (end - start) as usize, libc::PROT_READ | libc::PROT_WRITE) };
 }
 
-unsafe fn slice_or_empty(p: *const u32, n: usize) -> Vec<u32> {
+/// A descriptor array as a slice (empty for null or zero length).
+///
+/// # Safety
+/// `p` is null or points to `n` valid records that outlive the returned slice.
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
     if p.is_null() || n == 0 {
-        return Vec::new();
+        return &[];
     }
-    std::slice::from_raw_parts(p, n).to_vec()
+    // SAFETY: per the caller's contract.
+    unsafe { std::slice::from_raw_parts(p, n) }
 }
 
 /// Looks up the descriptor, checks the ABI and hands the runtime table over.
 fn bind_library(lib: &libloading::Library, path: &Path) -> Result<*const abi::Module, String> {
     // SAFETY: the symbol's type is fixed by the ABI header.
-    let f: libloading::Symbol<abi::ModuleFn> = unsafe { lib.get(abi::SIMTWIN_MODULE_SYMBOL) }
-        .map_err(|_| format!("{} is not a kernels-host library (no simtwin_module_v1)", path.display()))?;
+    let f: libloading::Symbol<abi::ModuleFn> = unsafe { lib.get(abi::MODULE_SYMBOL) }.map_err(|_| {
+        format!("{} is not a kernels-host library of ABI {} (no simtwin_module_v2): rebuild it with this kernels-host", path.display(), abi::ABI_VERSION)
+    })?;
     let desc = unsafe { f() };
     if desc.is_null() {
-        return Err(format!("{}: simtwin_module_v1 returned null", path.display()));
+        return Err(format!("{}: simtwin_module_v2 returned null", path.display()));
     }
     let v = unsafe { (*desc).abi_version };
-    if v != abi::SIMTWIN_ABI_VERSION {
+    if v != abi::ABI_VERSION {
         return Err(format!(
             "{}: device runtime ABI {v}, this driver speaks {}: rebuild it with this kernels-host",
             path.display(),
-            abi::SIMTWIN_ABI_VERSION
+            abi::ABI_VERSION
         ));
     }
     unsafe { ((*desc).bind)(crate::exec::runtime_table()) };

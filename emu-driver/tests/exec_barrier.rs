@@ -55,12 +55,12 @@ fn tree_reduction_with_barriers_is_exact_and_reuses_fibers() {
 unsafe fn votes_body(p: *const *mut c_void) {
     let t = tid();
     let o = out::<i32>(p, 0).add(t as usize * 6);
-    *o = barrier(abi::BAR_COUNT, t % 3 == 0);
-    *o.add(1) = barrier(abi::BAR_AND, t < 100);
-    *o.add(2) = barrier(abi::BAR_AND, t != 57);
-    *o.add(3) = barrier(abi::BAR_OR, t == 99);
-    *o.add(4) = barrier(abi::BAR_OR, false);
-    *o.add(5) = barrier(abi::BAR_SYNC, true);
+    *o = barrier(abi::bar::COUNT, t % 3 == 0);
+    *o.add(1) = barrier(abi::bar::AND, t < 100);
+    *o.add(2) = barrier(abi::bar::AND, t != 57);
+    *o.add(3) = barrier(abi::bar::OR, t == 99);
+    *o.add(4) = barrier(abi::bar::OR, false);
+    *o.add(5) = barrier(abi::bar::SYNC, true);
 }
 kernel!(votes_run, votes_body);
 
@@ -85,7 +85,7 @@ unsafe fn index_body(p: *const *mut c_void) {
     let g = (b * per_block + c.linear_tid) as usize;
     let o = out::<u32>(p, 0).add(g * 7);
     let before = [c.thread_idx.x, c.thread_idx.y, c.thread_idx.z];
-    let n = barrier(abi::BAR_COUNT, true);
+    let n = barrier(abi::bar::COUNT, true);
     let c = ctx();
     assert_eq!(before, [c.thread_idx.x, c.thread_idx.y, c.thread_idx.z]);
     *o = c.thread_idx.x;
@@ -176,7 +176,7 @@ unsafe fn partial_body(p: *const *mut c_void) {
     let t = tid();
     let o = out::<u32>(p, 0);
     if (40..48).contains(&t) {
-        let (r, _) = warp(abi::WARP_BALLOT, 0x0000_ff00, (t % 2 == 0) as u64, 0, 32);
+        let (r, _) = warp(abi::warp::BALLOT, 0x0000_ff00, (t % 2 == 0) as u64, 0, 32);
         *o.add(t as usize) = r as u32;
     } else {
         *o.add(t as usize) = t + 1000;
@@ -209,11 +209,11 @@ fn a_range_is_interrupted_at_the_first_thread_that_waits() {
 #[test]
 fn the_runtime_table_matches_the_abi() {
     let t = exec::runtime_table();
-    assert_eq!(t.abi_version, abi::SIMTWIN_ABI_VERSION);
+    assert_eq!(t.abi_version, abi::ABI_VERSION);
     assert_eq!(t.size as usize, std::mem::size_of::<abi::Runtime>());
     // Outside a launch the runtime answers neutrally instead of crashing.
-    assert_eq!(unsafe { (t.activemask)() }, 0);
-    assert_eq!(unsafe { (t.barrier)(abi::BAR_COUNT, 1) }, 0);
+    assert_eq!(unsafe { (t.activemask)(abi::Site::UNKNOWN) }, 0);
+    assert_eq!(unsafe { (t.barrier)(abi::bar::COUNT, 1, abi::Site::UNKNOWN) }, 0);
     let c0 = unsafe { (t.clock)() };
     assert!(unsafe { (t.clock)() } >= c0);
 }

@@ -83,8 +83,8 @@ unsafe fn exited_lanes_body(p: *const *mut c_void) {
     if l < 4 {
         return;
     }
-    let (r, _) = warp(WARP_SHFL_IDX, u32::MAX, l as u64 + 100, 0, 32);
-    let (d, _) = warp(WARP_SHFL_DOWN, u32::MAX, l as u64 + 100, 1, 32);
+    let (r, _) = warp(warp::SHFL_IDX, u32::MAX, l as u64 + 100, 0, 32);
+    let (d, _) = warp(warp::SHFL_DOWN, u32::MAX, l as u64 + 100, 1, 32);
     *out::<u64>(p, 0).add(l as usize) = r << 32 | d;
 }
 kernel!(exited_lanes_run, exited_lanes_body);
@@ -109,7 +109,7 @@ fn exited_lanes_named_in_a_mask_are_reported() {
 }
 
 unsafe fn missing_lanes_body(p: *const *mut c_void) {
-    let (r, _) = warp(WARP_BALLOT, u32::MAX, 1, 0, 32);
+    let (r, _) = warp(warp::BALLOT, u32::MAX, 1, 0, 32);
     *out::<u64>(p, 0).add(tid() as usize) = r;
 }
 kernel!(missing_lanes_run, missing_lanes_body);
@@ -133,7 +133,7 @@ unsafe fn outside_body(p: *const *mut c_void) {
     if l >= 16 {
         return;
     }
-    let (r, pr) = warp(WARP_SHFL_IDX, 0x0000_ffff, l as u64, if l == 3 { 20 } else { 15 - l as i32 }, 32);
+    let (r, pr) = warp(warp::SHFL_IDX, 0x0000_ffff, l as u64, if l == 3 { 20 } else { 15 - l as i32 }, 32);
     *out::<u64>(p, 0).add(l as usize) = r | (pr as u64) << 8;
 }
 kernel!(outside_run, outside_body);
@@ -158,9 +158,9 @@ fn a_shuffle_from_a_lane_outside_the_mask_is_reported() {
 unsafe fn kinds_body(p: *const *mut c_void) {
     let l = lane();
     let r = if l < 16 {
-        warp(WARP_BALLOT, u32::MAX, (l % 2) as u64, 0, 32).0
+        warp(warp::BALLOT, u32::MAX, (l % 2) as u64, 0, 32).0
     } else {
-        warp(WARP_ANY, u32::MAX, (l % 2) as u64, 0, 32).0
+        warp(warp::ANY, u32::MAX, (l % 2) as u64, 0, 32).0
     };
     *out::<u64>(p, 0).add(l as usize) = r;
 }
@@ -183,7 +183,7 @@ fn lanes_meeting_with_different_collectives_are_reported() {
 
 unsafe fn not_in_mask_body(p: *const *mut c_void) {
     let l = lane();
-    let (r, _) = warp(WARP_BALLOT, if l == 5 { 0 } else { 1 << l }, 1, 0, 32);
+    let (r, _) = warp(warp::BALLOT, if l == 5 { 0 } else { 1 << l }, 1, 0, 32);
     *out::<u64>(p, 0).add(l as usize) = r;
 }
 kernel!(not_in_mask_run, not_in_mask_body);
@@ -207,11 +207,11 @@ fn a_caller_missing_from_its_own_mask_is_reported() {
 unsafe fn deadlock_body(_p: *const *mut c_void) {
     let t = tid();
     if t == 0 {
-        warp(WARP_SYNC, 0x3, 0, 0, 32);
+        warp(warp::SYNC, 0x3, 0, 0, 32);
     }
     syncthreads();
     if t == 1 {
-        warp(WARP_SYNC, 0x3, 0, 0, 32);
+        warp(warp::SYNC, 0x3, 0, 0, 32);
     }
 }
 kernel!(deadlock_run, deadlock_body);

@@ -37,7 +37,7 @@ fn trap_launch(mode: u64) -> (exec::LaunchOutcome, Vec<u32>) {
 
 #[test]
 fn a_device_assert_fails_the_launch_with_710_and_stops_it() {
-    let (o, res) = trap_launch(TRAP_ASSERT as u64);
+    let (o, res) = trap_launch(trap::ASSERT as u64);
     let e = o.result.unwrap_err();
     assert_eq!(e.code, 710);
     assert!(e.message.contains("kernel checked block (1,0,0) thread (6,1,0)"), "{}", e.message);
@@ -50,11 +50,11 @@ fn a_device_assert_fails_the_launch_with_710_and_stops_it() {
 
 #[test]
 fn trap_and_unsupported_fail_with_719() {
-    let (o, _) = trap_launch(TRAP_TRAP as u64);
+    let (o, _) = trap_launch(trap::TRAP as u64);
     let e = o.result.unwrap_err();
     assert_eq!(e.code, 719);
     assert!(e.message.contains("__trap()"), "{}", e.message);
-    let (o, _) = trap_launch(TRAP_UNSUPPORTED as u64);
+    let (o, _) = trap_launch(trap::UNSUPPORTED as u64);
     let e = o.result.unwrap_err();
     assert_eq!(e.code, 719);
     assert!(e.message.contains("unsupported operation"), "{}", e.message);
@@ -62,7 +62,7 @@ fn trap_and_unsupported_fail_with_719() {
 
 #[test]
 fn a_trap_while_other_threads_wait_discards_their_fibers_and_the_next_launch_runs() {
-    let (o, res) = trap_launch(TRAP_ASSERT as u64 | 4);
+    let (o, res) = trap_launch(trap::ASSERT as u64 | 4);
     assert_eq!(o.result.unwrap_err().code, 710);
     // All 128 threads of block 1 passed the barrier; thread 70 trapped after writing.
     assert!(res[128..256].iter().take(71).all(|&r| r == 1));

@@ -8,7 +8,7 @@ use std::ffi::c_void;
 
 const WIDTHS: [i32; 6] = [1, 2, 4, 8, 16, 32];
 const ARGS: [i32; 6] = [0, 1, 3, 7, 16, 31];
-const OPS: [u32; 4] = [WARP_SHFL_IDX, WARP_SHFL_UP, WARP_SHFL_DOWN, WARP_SHFL_XOR];
+const OPS: [u32; 4] = [warp::SHFL_IDX, warp::SHFL_UP, warp::SHFL_DOWN, warp::SHFL_XOR];
 
 fn value_of(t: u32) -> u64 {
     0xabcd_0000_0000_0000 | (t as u64 * 7 + 3)
@@ -21,9 +21,9 @@ fn reference(op: u32, lane: u32, arg: i32, w: i32) -> u32 {
     let (w, a) = (w as u32, arg as u32);
     let seg = lane / w;
     match op {
-        WARP_SHFL_IDX => seg * w + a % w,
-        WARP_SHFL_UP => if lane % w >= a { lane - a } else { lane },
-        WARP_SHFL_DOWN => if lane % w + a < w { lane + a } else { lane },
+        warp::SHFL_IDX => seg * w + a % w,
+        warp::SHFL_UP => if lane % w >= a { lane - a } else { lane },
+        warp::SHFL_DOWN => if lane % w + a < w { lane + a } else { lane },
         _ => { let t = lane ^ a; if t / w > seg { lane } else { t } }
     }
 }
@@ -74,12 +74,12 @@ unsafe fn vote_body(p: *const *mut c_void) {
         return;
     }
     let o = out::<u64>(p, 0).add(tid() as usize * 6);
-    *o = warp(WARP_BALLOT, VOTE_MASK, (l % 3 == 0) as u64, 0, 32).0;
-    *o.add(1) = warp(WARP_ANY, VOTE_MASK, (l == 27) as u64, 0, 32).0;
-    *o.add(2) = warp(WARP_ANY, VOTE_MASK, (l == 0) as u64, 0, 32).0; // lane 0 is not in the mask
-    *o.add(3) = warp(WARP_ALL, VOTE_MASK, (l >= 4) as u64, 0, 32).0;
-    *o.add(4) = warp(WARP_ALL, VOTE_MASK, (l != 13) as u64, 0, 32).0;
-    *o.add(5) = warp(WARP_SYNC, VOTE_MASK, 0, 0, 32).0;
+    *o = warp(warp::BALLOT, VOTE_MASK, (l % 3 == 0) as u64, 0, 32).0;
+    *o.add(1) = warp(warp::ANY, VOTE_MASK, (l == 27) as u64, 0, 32).0;
+    *o.add(2) = warp(warp::ANY, VOTE_MASK, (l == 0) as u64, 0, 32).0; // lane 0 is not in the mask
+    *o.add(3) = warp(warp::ALL, VOTE_MASK, (l >= 4) as u64, 0, 32).0;
+    *o.add(4) = warp(warp::ALL, VOTE_MASK, (l != 13) as u64, 0, 32).0;
+    *o.add(5) = warp(warp::SYNC, VOTE_MASK, 0, 0, 32).0;
 }
 kernel!(vote_run, vote_body);
 
@@ -108,18 +108,18 @@ unsafe fn match_entry(p: *const *mut c_void) {
     let o = out::<u64>(p, 0).add(tid() as usize * 8);
     let key32 = (l / 4) as u64;
     let key64 = ((l % 2) as u64) << 40 | 5;
-    *o = warp(WARP_MATCH_ANY, u32::MAX, key32, 4, 32).0;
-    *o.add(1) = warp(WARP_MATCH_ANY, u32::MAX, key64, 4, 32).0;
-    *o.add(2) = warp(WARP_MATCH_ANY, u32::MAX, key64, 8, 32).0;
+    *o = warp(warp::MATCH_ANY, u32::MAX, key32, 4, 32).0;
+    *o.add(1) = warp(warp::MATCH_ANY, u32::MAX, key64, 4, 32).0;
+    *o.add(2) = warp(warp::MATCH_ANY, u32::MAX, key64, 8, 32).0;
     if (4..8).contains(&l) {
-        let (m, pr) = warp(WARP_MATCH_ALL, 0x0000_00f0, key32, 4, 32);
+        let (m, pr) = warp(warp::MATCH_ALL, 0x0000_00f0, key32, 4, 32);
         *o.add(3) = m;
         *o.add(4) = pr as u64;
     }
-    let (m, pr) = warp(WARP_MATCH_ALL, u32::MAX, key64, 8, 32);
+    let (m, pr) = warp(warp::MATCH_ALL, u32::MAX, key64, 8, 32);
     *o.add(5) = m;
     *o.add(6) = pr as u64;
-    let (m, pr) = warp(WARP_MATCH_ALL, u32::MAX, key64, 4, 32);
+    let (m, pr) = warp(warp::MATCH_ALL, u32::MAX, key64, 4, 32);
     *o.add(7) = m | (pr as u64) << 32;
 }
 kernel!(match_run, match_entry);
@@ -153,15 +153,15 @@ unsafe fn reduce_body(p: *const *mut c_void) {
     let v = (l as i32 - 10) as u32 as u64;
     let half = 0x0000_ffffu32;
     let ops = [
-        (WARP_REDUCE_ADD, 1, u32::MAX),
-        (WARP_REDUCE_MIN, 1, u32::MAX),
-        (WARP_REDUCE_MIN, 0, u32::MAX),
-        (WARP_REDUCE_MAX, 1, u32::MAX),
-        (WARP_REDUCE_MAX, 0, u32::MAX),
-        (WARP_REDUCE_AND, 0, u32::MAX),
-        (WARP_REDUCE_OR, 0, u32::MAX),
-        (WARP_REDUCE_XOR, 0, u32::MAX),
-        (WARP_REDUCE_ADD, 0, half),
+        (warp::REDUCE_ADD, 1, u32::MAX),
+        (warp::REDUCE_MIN, 1, u32::MAX),
+        (warp::REDUCE_MIN, 0, u32::MAX),
+        (warp::REDUCE_MAX, 1, u32::MAX),
+        (warp::REDUCE_MAX, 0, u32::MAX),
+        (warp::REDUCE_AND, 0, u32::MAX),
+        (warp::REDUCE_OR, 0, u32::MAX),
+        (warp::REDUCE_XOR, 0, u32::MAX),
+        (warp::REDUCE_ADD, 0, half),
     ];
     for (i, (op, signed, mask)) in ops.into_iter().enumerate() {
         if mask & (1 << l) != 0 {
@@ -205,7 +205,7 @@ unsafe fn active_body(p: *const *mut c_void) {
         return;
     }
     let m = activemask();
-    warp(WARP_SYNC, m, 0, 0, 32);
+    warp(warp::SYNC, m, 0, 0, 32);
     *out::<u32>(p, 0).add(t as usize) = m;
 }
 kernel!(active_run, active_body);
@@ -230,9 +230,9 @@ unsafe fn halves_body(p: *const *mut c_void) {
     let l = lane();
     let v = l as u64 * 10;
     let r = if l < 16 {
-        warp(WARP_SHFL_XOR, 0x0000_ffff, v, 1, 32).0
+        warp(warp::SHFL_XOR, 0x0000_ffff, v, 1, 32).0
     } else {
-        warp(WARP_SHFL_DOWN, 0xffff_0000, v, 2, 16).0
+        warp(warp::SHFL_DOWN, 0xffff_0000, v, 2, 16).0
     };
     *out::<u64>(p, 0).add(l as usize) = r;
 }

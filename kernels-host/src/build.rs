@@ -100,7 +100,7 @@ fn c_string_literal(s: &str) -> String {
 }
 
 /// The module descriptor tail appended to the rewritten source.
-fn registry_tail(rw: &rewrite::Rewritten, source: &str, hash: &str) -> String {
+fn registry_tail(rw: &rewrite::Rewritten, source: &str, hash: &str, build_id: &str) -> String {
     let mut t = String::from("\n# 1 \"<simtwin registry>\"\n");
     t.push_str("__thread simtwin_thread_ctx_t *simtwin_tls_ctx = nullptr;\n");
     t.push_str("const simtwin_runtime_t *simtwin_rt = nullptr;\n");
@@ -116,14 +116,15 @@ fn registry_tail(rw: &rewrite::Rewritten, source: &str, hash: &str) -> String {
     }
     t.push_str(" nullptr };\n");
     t.push_str(&format!(
-        "extern \"C\" __attribute__((visibility(\"default\"))) const simtwin_module_t *simtwin_module_v1() {{\n\
+        "extern \"C\" __attribute__((visibility(\"default\"))) const simtwin_module_t *simtwin_module_v2() {{\n\
          \x20   static const simtwin_module_t *m = ::simtwin::detail::build_module(simtwin_kernel_regs, {nk}u,\n\
-         \x20       simtwin_global_regs, {ng}u, {src}, {hash}, &simtwin_bind, &simtwin_ctx_slot);\n\
+         \x20       simtwin_global_regs, {ng}u, {src}, {hash}, {build_id}, &simtwin_bind, &simtwin_ctx_slot);\n\
          \x20   return m;\n}}\n",
         nk = rw.kernels.len(),
         ng = rw.globals.len(),
         src = c_string_literal(source),
-        hash = c_string_literal(hash)
+        hash = c_string_literal(hash),
+        build_id = c_string_literal(build_id)
     ));
     t
 }
@@ -242,7 +243,17 @@ fn build_one(
     let mut warnings = flag_warnings(nv);
     warnings.extend(rw.warnings.iter().cloned());
     let mut text = rw.text.clone();
-    text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), &hash));
+    // The build id binds library and manifest: a hash of everything that went into the
+    // translation unit (the rewritten source, the host flags and the runtime's source).
+    let build_id = {
+        let mut h = Sha256::new();
+        h.update(text.as_bytes());
+        h.update(host_cxx_flags().join(" ").as_bytes());
+        h.update(std_flag.as_bytes());
+        h.update(RUNTIME_SOURCE.as_bytes());
+        format!("{:x}", h.finalize())
+    };
+    text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), &hash, &build_id));
     let ii = work.join(format!("{stem}.ii"));
     std::fs::write(&ii, &text).map_err(|e| BuildError::Usage(format!("{}: {e}", ii.display())))?;
 
@@ -317,15 +328,15 @@ fn build_one(
         library: format!("{stem}.so"),
         source: abs.to_string_lossy().into_owned(),
         source_hash: hash,
+        build_id,
         nvcc_flags: opts.nvcc_flags.clone(),
         fma_contraction_differs: nv.fmad,
         entries,
         globals,
         warnings,
     };
-    let manifest_path = opts.out_dir.join(format!("{stem}.simtwin.json"));
-    let json = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
-    std::fs::write(&manifest_path, json + "\n")
+    let manifest_path = opts.out_dir.join(Manifest::file_name(&stem));
+    std::fs::write(&manifest_path, manifest.to_text())
         .map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
     Ok(Built { library: lib, manifest_path, manifest })
 }

@@ -59,15 +59,19 @@ fn manifest_records_entries_globals_flags_and_hash() {
     let text = std::fs::read_to_string(d.path().join("tiny.simtwin.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     // Top-level fields in the documented order.
-    let order = ["schema", "library", "source", "source_hash", "nvcc_flags", "fma_contraction_differs", "entries", "globals", "warnings"];
+    let order = ["schema", "library", "source", "source_hash", "build_id", "nvcc_flags", "fma_contraction_differs", "entries", "globals", "warnings"];
     let pos: Vec<usize> = order.iter().map(|k| text.find(&format!("\n  \"{k}\":")).unwrap_or_else(|| panic!("{k} missing"))).collect();
     assert!(pos.windows(2).all(|w| w[0] < w[1]), "{text}");
     assert_eq!(v.as_object().unwrap().len(), order.len());
     let hash = format!("{:x}", sha2::Sha256::digest(std::fs::read(&tiny).unwrap()));
-    assert_eq!(v["schema"], "simtwin-kernels/1");
+    assert_eq!(v["schema"], "simtwin-kernels/2");
     assert_eq!(v["library"], "tiny.so");
     assert_eq!(v["source"], tiny.canonicalize().unwrap().to_str().unwrap());
     assert_eq!(v["source_hash"], hash.as_str());
+    // The build id is the one the library's descriptor carries.
+    let lib = kernels_host::module::LoadedModule::open(&d.path().join("tiny.so")).unwrap();
+    assert_eq!(v["build_id"], lib.build_id.as_str());
+    assert_eq!(lib.build_id.len(), 64);
     assert_eq!(v["nvcc_flags"], serde_json::json!(["--std", "c++20", "-DDEVICE_CODE"]));
     assert_eq!(v["fma_contraction_differs"], true);
     assert_eq!(v["entries"], serde_json::json!([{"name": "axpy", "symbol": "axpy", "param_sizes": [4, 8, 8, 4],

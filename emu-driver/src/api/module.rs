@@ -7,12 +7,22 @@ use crate::module::{self, FunctionRef};
 use crate::state::{driver, handle, handle_id, CuResult, Driver, Tag};
 use std::ffi::{c_char, c_void, CStr};
 
+/// Parses and binds the image without holding the driver's lock (scanning the kernel
+/// libraries and dlopen can be slow), then enters the module.
 fn load(m: *mut CUmodule, parse: impl FnOnce(&Driver) -> CuResult<crate::image::Image>) -> CuResult {
+    let (ctx, img, paths) = {
+        let d = driver()?;
+        let ctx = d.current()?;
+        super::nonnull(m)?;
+        (ctx, parse(&d)?, d.config.kernels.clone())
+    };
+    let prepared = module::prepare(&paths, img)?;
     let mut d = driver()?;
-    let ctx = d.current()?;
-    super::nonnull(m)?;
-    let img = parse(&d)?;
-    let id = module::load(&mut d, ctx, img)?;
+    if d.current() != Ok(ctx) {
+        module::discard(prepared);
+        return Err(d.current().err().unwrap_or(CUDA_ERROR_INVALID_CONTEXT));
+    }
+    let id = module::insert(&mut d, ctx, prepared);
     out(m, handle(Tag::Module, id))
 }
 

@@ -230,9 +230,9 @@ impl BlockState {
         for &t in &waiters {
             let ts = &mut self.threads[t as usize];
             ts.result = match ts.op {
-                abi::BAR_COUNT => count,
-                abi::BAR_AND => all as u64,
-                abi::BAR_OR => (count > 0) as u64,
+                abi::bar::COUNT => count,
+                abi::bar::AND => all as u64,
+                abi::bar::OR => (count > 0) as u64,
                 _ => 0,
             };
             ts.status = Status::Running;
@@ -518,17 +518,17 @@ impl BlockState {
                     Some(j) if arrived & (1 << j) == 0 => (t.value, 0),
                     Some(j) => (vals[j as usize], 1),
                 },
-                abi::WARP_BALLOT => (ballot as u64, 0),
-                abi::WARP_ANY => ((ballot != 0) as u64, 0),
-                abi::WARP_ALL => ((ballot == arrived) as u64, 0),
-                abi::WARP_MATCH_ANY => {
+                abi::warp::BALLOT => (ballot as u64, 0),
+                abi::warp::ANY => ((ballot != 0) as u64, 0),
+                abi::warp::ALL => ((ballot == arrived) as u64, 0),
+                abi::warp::MATCH_ANY => {
                     let key = warp::match_key(t.value, t.arg);
                     let m = lanes(arrived)
                         .filter(|&l| warp::match_key(vals[l as usize], t.arg) == key)
                         .fold(0u32, |m, l| m | 1 << l);
                     (m as u64, 0)
                 }
-                abi::WARP_MATCH_ALL => {
+                abi::warp::MATCH_ALL => {
                     let key = warp::match_key(t.value, t.arg);
                     if lanes(arrived).all(|l| warp::match_key(vals[l as usize], t.arg) == key) {
                         (g.mask as u64, 1)
@@ -536,7 +536,7 @@ impl BlockState {
                         (0, 0)
                     }
                 }
-                op if (abi::WARP_REDUCE_ADD..=abi::WARP_REDUCE_XOR).contains(&op) => {
+                op if (abi::warp::REDUCE_ADD..=abi::warp::REDUCE_XOR).contains(&op) => {
                     (warp::reduce(op, t.arg == 1, lanes(arrived).map(|l| vals[l as usize])), 0)
                 }
                 _ => (0, 0),
@@ -656,9 +656,9 @@ mod tests {
     #[test]
     fn barrier_completes_when_the_last_live_thread_arrives() {
         let (mut b, mut log) = block(3);
-        assert_eq!(b.arrive_barrier(0, abi::BAR_COUNT, 1, 7, &mut log), Arrival::Wait);
-        assert_eq!(b.arrive_barrier(1, abi::BAR_COUNT, 0, 7, &mut log), Arrival::Wait);
-        assert_eq!(b.arrive_barrier(2, abi::BAR_COUNT, 1, 7, &mut log), Arrival::Done(2, 0));
+        assert_eq!(b.arrive_barrier(0, abi::bar::COUNT, 1, 7, &mut log), Arrival::Wait);
+        assert_eq!(b.arrive_barrier(1, abi::bar::COUNT, 0, 7, &mut log), Arrival::Wait);
+        assert_eq!(b.arrive_barrier(2, abi::bar::COUNT, 1, 7, &mut log), Arrival::Done(2, 0));
         assert_eq!(b.runq.iter().copied().collect::<Vec<_>>(), vec![0, 1]);
         assert_eq!(b.threads[0].result, 2);
         assert!(log.reports.is_empty());
@@ -667,8 +667,8 @@ mod tests {
     #[test]
     fn an_exit_completes_a_barrier_and_is_reported() {
         let (mut b, mut log) = block(3);
-        b.arrive_barrier(0, abi::BAR_AND, 1, 7, &mut log);
-        b.arrive_barrier(1, abi::BAR_AND, 1, 7, &mut log);
+        b.arrive_barrier(0, abi::bar::AND, 1, 7, &mut log);
+        b.arrive_barrier(1, abi::bar::AND, 1, 7, &mut log);
         b.exit_range(2, 3, &mut log);
         assert_eq!(b.runq.len(), 2);
         assert_eq!(b.threads[1].result, 1);

@@ -424,7 +424,7 @@ fn new_ctx() -> ThreadCtx {
         dyn_smem: ptr::null_mut(),
         dyn_smem_size: 0,
         range_stop: 0,
-        reserved0: 0,
+        pad: 0,
         executor: ptr::null_mut(),
     }
 }
@@ -639,17 +639,16 @@ fn outside_launch(what: &str) {
 
 /// `__syncthreads` and its _count/_and/_or forms.
 ///
-/// The barrier's call site, used for divergence reports, is the nonzero value the
-/// kernel library stored in `ctx->reserved0` before the call (kernels-host's shim: the
-/// source line of the `__syncthreads`), 0 when it gives none. Return addresses are not
-/// used: optimising compilers duplicate one source barrier into several paths (tail
+/// The barrier's call site, used for divergence reports, is the source location the
+/// library passes (kernels-host: the user's `__syncthreads` line). Return addresses are
+/// not used: optimising compilers duplicate one source barrier into several paths (tail
 /// duplication, unrolling), which would report divergence that is not there.
-unsafe extern "C" fn rt_barrier(op: u32, pred: i32) -> i32 {
+unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
     let Some((w, f)) = on_fiber() else {
         outside_launch("__syncthreads");
         return 0;
     };
-    if op > abi::BAR_OR {
+    if op > abi::bar::OR {
         let tid = (*f).ctx.linear_tid;
         let at = (*w).where_(tid);
         fail(w, f, super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported barrier operation {op}"));
@@ -658,7 +657,7 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32) -> i32 {
     if (*w).block.stop {
         stop_forever(w, f);
     }
-    let site = (*f).ctx.reserved0 as usize;
+    let site = if site.line == 0 { 0 } else { site.key() as usize };
     match (*w).block.arrive_barrier(tid, op, pred, site, &mut (*w).log) {
         Arrival::Done(r, _) => r as i32,
         Arrival::Wait => {
@@ -669,7 +668,7 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32) -> i32 {
     }
 }
 
-unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32) -> u64 {
+unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, _site: abi::Site) -> u64 {
     let Some((w, f)) = on_fiber() else {
         outside_launch("a warp collective");
         return value;
@@ -698,7 +697,7 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
     r
 }
 
-unsafe extern "C" fn rt_activemask() -> u32 {
+unsafe extern "C" fn rt_activemask(_site: abi::Site) -> u32 {
     let Some((w, f)) = on_fiber() else {
         outside_launch("__activemask");
         return 0;
@@ -729,9 +728,9 @@ unsafe extern "C" fn rt_trap(kind: u32, message: *const c_char, file: *const c_c
     let at = (*w).where_(tid);
     let loc = if file.is_empty() { String::new() } else { format!(" at {file}:{line}") };
     let (code, text) = match kind {
-        abi::TRAP_ASSERT => (super::CUDA_ERROR_ASSERT, format!("{at}: device assertion `{msg}` failed{loc}")),
-        abi::TRAP_TRAP => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: __trap(){loc}{}", if msg.is_empty() { String::new() } else { format!(": {msg}") })),
-        abi::TRAP_UNSUPPORTED => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported operation{loc}: {msg}")),
+        abi::trap::ASSERT => (super::CUDA_ERROR_ASSERT, format!("{at}: device assertion `{msg}` failed{loc}")),
+        abi::trap::TRAP => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: __trap(){loc}{}", if msg.is_empty() { String::new() } else { format!(": {msg}") })),
+        abi::trap::UNSUPPORTED => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported operation{loc}: {msg}")),
         _ => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: trap of unknown kind {kind}{loc}: {msg}")),
     };
     fail(w, f, code, text)
@@ -758,8 +757,33 @@ unsafe extern "C" fn rt_clock() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A spin-wait hint. One worker runs a block's threads one after another, so a thread
+/// that polls cannot let another run without suspending; for now this is a no-op.
+unsafe extern "C" fn rt_yield(_site: abi::Site) {}
+
+/// A device-defined result the library emulated: reported as a hazard.
+unsafe extern "C" fn rt_report(kind: u32, message: *const c_char, site: abi::Site) {
+    let msg = c_text(message);
+    let Some((w, f)) = on_fiber() else {
+        eprintln!("simtwin: device-defined result outside a kernel launch: {msg}");
+        return;
+    };
+    let tid = (*f).ctx.linear_tid;
+    let d = super::hazard::Detected {
+        kind: super::hazard::HazardKind::DeviceDefinedResult,
+        site: site.key() ^ kind as u64,
+        threads: vec![tid],
+        operation: site.describe(),
+        message: msg,
+    };
+    if (*w).log.record(d) {
+        (*w).block.stop = true;
+        stop_forever(w, f);
+    }
+}
+
 pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
-    abi_version: abi::SIMTWIN_ABI_VERSION,
+    abi_version: abi::ABI_VERSION,
     size: std::mem::size_of::<abi::Runtime>() as u32,
     barrier: rt_barrier,
     warp: rt_warp,
@@ -768,6 +792,8 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     print: rt_print,
     threadfence: rt_threadfence,
     clock: rt_clock,
+    yield_now: rt_yield,
+    report: rt_report,
 };
 
 // ---- fault handling hook ----------------------------------------------------------------

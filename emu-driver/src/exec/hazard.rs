@@ -39,6 +39,9 @@ pub enum HazardKind {
     WarpCallerNotInMask,
     /// Every live thread of the block waits and no rendezvous can complete.
     Deadlock,
+    /// A result C++ leaves undefined and the device defines (a saturating conversion,
+    /// ...), computed as the device does.
+    DeviceDefinedResult,
 }
 
 impl HazardKind {
@@ -52,6 +55,7 @@ impl HazardKind {
             HazardKind::WarpMaskMismatch => "warp-mask-mismatch",
             HazardKind::WarpCallerNotInMask => "warp-caller-not-in-mask",
             HazardKind::Deadlock => "deadlock",
+            HazardKind::DeviceDefinedResult => "device-defined-result",
         }
     }
 }

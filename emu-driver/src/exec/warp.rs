@@ -28,16 +28,16 @@ pub fn shuffle_source(op: u32, lane: u32, arg: i32, width: i32) -> Option<u32> {
     let seg_start = lane & !(w - 1);
     let seg_end = seg_start + w - 1;
     match op {
-        abi::WARP_SHFL_IDX => Some(seg_start | (b & (w - 1))),
-        abi::WARP_SHFL_UP => {
+        abi::warp::SHFL_IDX => Some(seg_start | (b & (w - 1))),
+        abi::warp::SHFL_UP => {
             let j = lane as i32 - b as i32;
             (j >= seg_start as i32).then_some(j as u32)
         }
-        abi::WARP_SHFL_DOWN => {
+        abi::warp::SHFL_DOWN => {
             let j = lane + b;
             (j <= seg_end).then_some(j)
         }
-        abi::WARP_SHFL_XOR => {
+        abi::warp::SHFL_XOR => {
             let j = lane ^ b;
             (j <= seg_end).then_some(j)
         }
@@ -46,11 +46,11 @@ pub fn shuffle_source(op: u32, lane: u32, arg: i32, width: i32) -> Option<u32> {
 }
 
 pub fn is_shuffle(op: u32) -> bool {
-    op <= abi::WARP_SHFL_XOR
+    op <= abi::warp::SHFL_XOR
 }
 
 pub fn is_known(op: u32) -> bool {
-    op <= abi::WARP_SYNC
+    op <= abi::warp::SYNC
 }
 
 /// `__reduce_*_sync` over 32-bit values; `signed` selects the int forms of min/max
@@ -58,14 +58,14 @@ pub fn is_known(op: u32) -> bool {
 pub fn reduce(op: u32, signed: bool, values: impl Iterator<Item = u64>) -> u64 {
     let vals = values.map(|v| v as u32);
     let r = match op {
-        abi::WARP_REDUCE_ADD => vals.fold(0u32, |a, v| a.wrapping_add(v)),
-        abi::WARP_REDUCE_MIN if signed => vals.map(|v| v as i32).fold(i32::MAX, i32::min) as u32,
-        abi::WARP_REDUCE_MIN => vals.fold(u32::MAX, u32::min),
-        abi::WARP_REDUCE_MAX if signed => vals.map(|v| v as i32).fold(i32::MIN, i32::max) as u32,
-        abi::WARP_REDUCE_MAX => vals.fold(0, u32::max),
-        abi::WARP_REDUCE_AND => vals.fold(u32::MAX, |a, v| a & v),
-        abi::WARP_REDUCE_OR => vals.fold(0, |a, v| a | v),
-        abi::WARP_REDUCE_XOR => vals.fold(0, |a, v| a ^ v),
+        abi::warp::REDUCE_ADD => vals.fold(0u32, |a, v| a.wrapping_add(v)),
+        abi::warp::REDUCE_MIN if signed => vals.map(|v| v as i32).fold(i32::MAX, i32::min) as u32,
+        abi::warp::REDUCE_MIN => vals.fold(u32::MAX, u32::min),
+        abi::warp::REDUCE_MAX if signed => vals.map(|v| v as i32).fold(i32::MIN, i32::max) as u32,
+        abi::warp::REDUCE_MAX => vals.fold(0, u32::max),
+        abi::warp::REDUCE_AND => vals.fold(u32::MAX, |a, v| a & v),
+        abi::warp::REDUCE_OR => vals.fold(0, |a, v| a | v),
+        abi::warp::REDUCE_XOR => vals.fold(0, |a, v| a ^ v),
         _ => 0,
     };
     r as u64
@@ -83,32 +83,32 @@ pub fn match_key(value: u64, arg: i32) -> u64 {
 /// Human name of a warp op for reports.
 pub fn op_name(op: u32) -> &'static str {
     match op {
-        abi::WARP_SHFL_IDX => "__shfl_sync",
-        abi::WARP_SHFL_UP => "__shfl_up_sync",
-        abi::WARP_SHFL_DOWN => "__shfl_down_sync",
-        abi::WARP_SHFL_XOR => "__shfl_xor_sync",
-        abi::WARP_BALLOT => "__ballot_sync",
-        abi::WARP_ANY => "__any_sync",
-        abi::WARP_ALL => "__all_sync",
-        abi::WARP_MATCH_ANY => "__match_any_sync",
-        abi::WARP_MATCH_ALL => "__match_all_sync",
-        abi::WARP_REDUCE_ADD => "__reduce_add_sync",
-        abi::WARP_REDUCE_MIN => "__reduce_min_sync",
-        abi::WARP_REDUCE_MAX => "__reduce_max_sync",
-        abi::WARP_REDUCE_AND => "__reduce_and_sync",
-        abi::WARP_REDUCE_OR => "__reduce_or_sync",
-        abi::WARP_REDUCE_XOR => "__reduce_xor_sync",
-        abi::WARP_SYNC => "__syncwarp",
+        abi::warp::SHFL_IDX => "__shfl_sync",
+        abi::warp::SHFL_UP => "__shfl_up_sync",
+        abi::warp::SHFL_DOWN => "__shfl_down_sync",
+        abi::warp::SHFL_XOR => "__shfl_xor_sync",
+        abi::warp::BALLOT => "__ballot_sync",
+        abi::warp::ANY => "__any_sync",
+        abi::warp::ALL => "__all_sync",
+        abi::warp::MATCH_ANY => "__match_any_sync",
+        abi::warp::MATCH_ALL => "__match_all_sync",
+        abi::warp::REDUCE_ADD => "__reduce_add_sync",
+        abi::warp::REDUCE_MIN => "__reduce_min_sync",
+        abi::warp::REDUCE_MAX => "__reduce_max_sync",
+        abi::warp::REDUCE_AND => "__reduce_and_sync",
+        abi::warp::REDUCE_OR => "__reduce_or_sync",
+        abi::warp::REDUCE_XOR => "__reduce_xor_sync",
+        abi::warp::SYNC => "__syncwarp",
         _ => "unknown warp op",
     }
 }
 
 pub fn barrier_name(op: u32) -> &'static str {
     match op {
-        abi::BAR_SYNC => "__syncthreads",
-        abi::BAR_COUNT => "__syncthreads_count",
-        abi::BAR_AND => "__syncthreads_and",
-        abi::BAR_OR => "__syncthreads_or",
+        abi::bar::SYNC => "__syncthreads",
+        abi::bar::COUNT => "__syncthreads_count",
+        abi::bar::AND => "__syncthreads_and",
+        abi::bar::OR => "__syncthreads_or",
         _ => "unknown barrier op",
     }
 }
@@ -121,29 +121,29 @@ mod tests {
     #[test]
     fn shuffle_sources_follow_the_documented_corner_cases() {
         // idx wraps modulo width inside the caller's segment.
-        assert_eq!(shuffle_source(WARP_SHFL_IDX, 13, 3, 8), Some(11));
-        assert_eq!(shuffle_source(WARP_SHFL_IDX, 13, 11, 8), Some(11));
-        assert_eq!(shuffle_source(WARP_SHFL_IDX, 5, -1, 32), Some(31));
+        assert_eq!(shuffle_source(warp::SHFL_IDX, 13, 3, 8), Some(11));
+        assert_eq!(shuffle_source(warp::SHFL_IDX, 13, 11, 8), Some(11));
+        assert_eq!(shuffle_source(warp::SHFL_IDX, 5, -1, 32), Some(31));
         // up does not wrap below the segment start.
-        assert_eq!(shuffle_source(WARP_SHFL_UP, 9, 2, 8), None);
-        assert_eq!(shuffle_source(WARP_SHFL_UP, 10, 2, 8), Some(8));
+        assert_eq!(shuffle_source(warp::SHFL_UP, 9, 2, 8), None);
+        assert_eq!(shuffle_source(warp::SHFL_UP, 10, 2, 8), Some(8));
         // down does not cross the segment end.
-        assert_eq!(shuffle_source(WARP_SHFL_DOWN, 6, 2, 8), None);
-        assert_eq!(shuffle_source(WARP_SHFL_DOWN, 5, 2, 8), Some(7));
+        assert_eq!(shuffle_source(warp::SHFL_DOWN, 6, 2, 8), None);
+        assert_eq!(shuffle_source(warp::SHFL_DOWN, 5, 2, 8), Some(7));
         // xor may reach an earlier segment, not a later one.
-        assert_eq!(shuffle_source(WARP_SHFL_XOR, 9, 8, 8), Some(1));
-        assert_eq!(shuffle_source(WARP_SHFL_XOR, 1, 8, 8), None);
+        assert_eq!(shuffle_source(warp::SHFL_XOR, 9, 8, 8), Some(1));
+        assert_eq!(shuffle_source(warp::SHFL_XOR, 1, 8, 8), None);
         // a bad width is 32.
-        assert_eq!(shuffle_source(WARP_SHFL_DOWN, 6, 2, 12), Some(8));
+        assert_eq!(shuffle_source(warp::SHFL_DOWN, 6, 2, 12), Some(8));
     }
 
     #[test]
     fn reductions_distinguish_signedness() {
         let v = [5u64, (-3i32) as u32 as u64, 7];
-        assert_eq!(reduce(WARP_REDUCE_MIN, true, v.iter().copied()), (-3i32) as u32 as u64);
-        assert_eq!(reduce(WARP_REDUCE_MIN, false, v.iter().copied()), 5);
-        assert_eq!(reduce(WARP_REDUCE_MAX, true, v.iter().copied()), 7);
-        assert_eq!(reduce(WARP_REDUCE_MAX, false, v.iter().copied()), (-3i32) as u32 as u64);
-        assert_eq!(reduce(WARP_REDUCE_ADD, false, v.iter().copied()), 9);
+        assert_eq!(reduce(warp::REDUCE_MIN, true, v.iter().copied()), (-3i32) as u32 as u64);
+        assert_eq!(reduce(warp::REDUCE_MIN, false, v.iter().copied()), 5);
+        assert_eq!(reduce(warp::REDUCE_MAX, true, v.iter().copied()), 7);
+        assert_eq!(reduce(warp::REDUCE_MAX, false, v.iter().copied()), (-3i32) as u32 as u64);
+        assert_eq!(reduce(warp::REDUCE_ADD, false, v.iter().copied()), 9);
     }
 }

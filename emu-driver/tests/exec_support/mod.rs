@@ -71,41 +71,38 @@ pub unsafe fn param<T: Copy>(params: *const *mut c_void, i: usize) -> T {
     ptr::read_unaligned(*params.add(i) as *const T)
 }
 
-/// Tells the runtime which source barrier this is, as kernels-host's shim does with
-/// `__LINE__` in `ctx->reserved0`.
-pub fn set_site(line: u32) {
-    unsafe { (*SLOT.with(|s| s.get())).reserved0 = line };
+/// The call site `line` of this test file, as kernels-host's shim passes the user's
+/// `__builtin_FILE()` / `__builtin_LINE()`.
+pub fn site(line: u32) -> abi::Site {
+    abi::Site { file: c"exec_test.rs".as_ptr(), line, column: 0 }
 }
 
 /// `__syncthreads()` at source line `line!()` of the caller.
 #[macro_export]
 macro_rules! syncthreads {
     () => {{
-        exec_support::set_site(line!());
-        unsafe { (exec_support::rt().barrier)(cuda::abi::BAR_SYNC, 0) };
+        unsafe { (exec_support::rt().barrier)(cuda::abi::bar::SYNC, 0, exec_support::site(line!())) };
     }};
 }
 
-/// A barrier without a site hint.
+/// A barrier without a known site.
 pub fn syncthreads() {
-    set_site(0);
-    unsafe { (rt().barrier)(abi::BAR_SYNC, 0) };
+    unsafe { (rt().barrier)(abi::bar::SYNC, 0, abi::Site::UNKNOWN) };
 }
 
 pub fn barrier(op: u32, pred: bool) -> i32 {
-    set_site(0);
-    unsafe { (rt().barrier)(op, pred as i32) }
+    unsafe { (rt().barrier)(op, pred as i32, abi::Site::UNKNOWN) }
 }
 
 /// A warp collective; returns (value, pred_out).
 pub fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32) -> (u64, i32) {
     let mut p = -1;
-    let r = unsafe { (rt().warp)(op, mask, value, arg, width, &mut p) };
+    let r = unsafe { (rt().warp)(op, mask, value, arg, width, &mut p, abi::Site::UNKNOWN) };
     (r, p)
 }
 
 pub fn activemask() -> u32 {
-    unsafe { (rt().activemask)() }
+    unsafe { (rt().activemask)(abi::Site::UNKNOWN) }
 }
 
 pub fn kref(name: &str, run: abi::RunFn) -> KernelRef {

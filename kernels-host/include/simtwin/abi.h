@@ -1,18 +1,23 @@
 /*
- * simtwin device runtime ABI, version 1.
+ * simtwin device runtime ABI, version 2.
  *
  * The one contract between a host-compiled kernel library (built by kernels-host)
  * and the executor inside emu-driver. Kept deliberately narrow:
  *
- *   kernel library -> driver : the module descriptor returned by `simtwin_module_v1()`
+ *   kernel library -> driver : the module descriptor returned by `simtwin_module_v2()`
  *                              (kernels, their parameter layout, globals, hooks).
  *   driver -> kernel library : one `simtwin_runtime_t` function table handed over once
  *                              by `bind()`, plus a per-OS-thread context slot that the
  *                              executor points at the current CUDA thread's context
  *                              before every resume.
  *
- * Everything here is plain C so that the Rust side (emu-driver/src/abi.rs mirrors it)
- * and the C++ side agree on layout. Bump SIMTWIN_ABI_VERSION on any change.
+ * Everything here is plain C. The Rust definition is emu-driver/abi/src/kernel.rs (crate
+ * simtwin-abi); its tests compile this header and compare every size and offset. Bump
+ * SIMTWIN_ABI_VERSION on any change.
+ *
+ * Version 2: rendezvous entries take their call site (simtwin_site_t), `reserved0` is
+ * gone (padding), the runtime table gained `yield_now` and `report`, and the module
+ * descriptor carries `build_id` (repeated in the manifest).
  */
 #ifndef SIMTWIN_ABI_H
 #define SIMTWIN_ABI_H
@@ -20,7 +25,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define SIMTWIN_ABI_VERSION 1u
+#define SIMTWIN_ABI_VERSION 2u
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,9 +55,21 @@ typedef struct simtwin_thread_ctx {
     void *dyn_smem;           /* dynamic shared memory of this block (16-byte aligned) */
     uint64_t dyn_smem_size;   /* bytes, as given at launch */
     volatile uint32_t range_stop;
-    uint32_t reserved0;
+    uint32_t pad;             /* 0; keeps `executor` aligned */
     void *executor;           /* opaque to the kernel library */
 } simtwin_thread_ctx_t;
+
+/*
+ * A source location in the user's code: the call site of a barrier, a warp collective or
+ * __activemask. The shim fills it from __builtin_FILE/LINE/COLUMN evaluated at the
+ * user's call (default arguments), so each source-level call is one site however the
+ * compiler duplicates or inlines it. `file` is a string literal of the library.
+ */
+typedef struct simtwin_site {
+    const char *file;
+    uint32_t line;            /* 0 = unknown */
+    uint32_t column;
+} simtwin_site_t;
 
 /* Block barrier flavours: __syncthreads, __syncthreads_count/_and/_or. */
 enum simtwin_barrier_op {
@@ -82,6 +99,15 @@ enum simtwin_warp_op {
     SIMTWIN_WARP_SYNC = 15       /* __syncwarp(mask) */
 };
 
+/* Device-defined results that C++ leaves undefined, computed by the library as the
+   device computes them and reported through runtime->report (a hazard in warn mode,
+   the launch fails in error mode). */
+enum simtwin_report_kind {
+    SIMTWIN_REPORT_CONVERSION = 1, /* float/double -> integer of NaN or out of range: saturated */
+    SIMTWIN_REPORT_DIVISION = 2,   /* integer division by zero */
+    SIMTWIN_REPORT_SHIFT = 3       /* shift by >= the operand's width: clamped */
+};
+
 /* Why a thread stops the launch (device assert, __trap, a fault the shim detected). */
 enum simtwin_trap_kind {
     SIMTWIN_TRAP_ASSERT = 1,     /* CUDA_ERROR_ASSERT (710) */
@@ -94,20 +120,25 @@ typedef struct simtwin_runtime {
     uint32_t abi_version;  /* SIMTWIN_ABI_VERSION */
     uint32_t size;         /* sizeof(simtwin_runtime_t) */
     /* Block barrier. Returns the count / and / or result (0 for SYNC). */
-    int32_t (*barrier)(uint32_t op, int32_t pred);
+    int32_t (*barrier)(uint32_t op, int32_t pred, simtwin_site_t site);
     /* Warp collective over `mask`. `width` for shuffles (power of two <= 32, else 32). */
     uint64_t (*warp)(uint32_t op, uint32_t mask, uint64_t value, int32_t arg, int32_t width,
-                     int32_t *pred_out);
-    /* __activemask(): lanes of this warp that have not exited; never waits. */
-    uint32_t (*activemask)(void);
+                     int32_t *pred_out, simtwin_site_t site);
+    /* __activemask(): the lanes of this warp that converge at this call site. */
+    uint32_t (*activemask)(simtwin_site_t site);
     /* Ends the launch with the trap kind's error. Does not return. */
     void (*trap)(uint32_t kind, const char *message, const char *file, uint32_t line);
     /* Device printf: the formatted text of one call. */
     void (*print)(const char *text, size_t len);
-    /* Memory fences are no-ops on one worker; kept for when blocks run in parallel. */
+    /* __threadfence_block / __threadfence / __threadfence_system (scope 0 / 1 / 2). */
     void (*threadfence)(uint32_t scope);
     /* Clock for clock()/clock64()/__globaltimer (nanoseconds, monotonic). */
     uint64_t (*clock)(void);
+    /* A spin-wait hint (__nanosleep, a polling load): other threads of the block may run
+       before this one goes on. */
+    void (*yield_now)(simtwin_site_t site);
+    /* A device-defined result the library emulated (enum simtwin_report_kind). */
+    void (*report)(uint32_t kind, const char *message, simtwin_site_t site);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */
@@ -134,6 +165,7 @@ typedef struct simtwin_global {
     uint32_t reserved;
 } simtwin_global_t;
 
+/* Kernel i and global i are entry / global i of the library's manifest. */
 typedef struct simtwin_module {
     uint32_t abi_version;        /* SIMTWIN_ABI_VERSION */
     uint32_t kernel_count;
@@ -142,6 +174,7 @@ typedef struct simtwin_module {
     const simtwin_global_t *globals;
     const char *source_path;     /* the .cu file as given to kernels-host */
     const char *source_hash;     /* sha256 hex of the .cu file's bytes */
+    const char *build_id;        /* identifies this build; the manifest repeats it */
     /* Hands the runtime table to the library. Called once, before any kernel runs. */
     void (*bind)(const simtwin_runtime_t *runtime);
     /* Address of the calling OS thread's context slot: the executor stores the current
@@ -151,7 +184,7 @@ typedef struct simtwin_module {
 
 /* The one symbol every kernel library exports. */
 typedef const simtwin_module_t *(*simtwin_module_fn)(void);
-#define SIMTWIN_MODULE_SYMBOL "simtwin_module_v1"
+#define SIMTWIN_MODULE_SYMBOL "simtwin_module_v2"
 
 #ifdef __cplusplus
 }

@@ -93,6 +93,7 @@ typedef simtwin_global_t (*global_reg_fn)();
 inline const simtwin_module_t *build_module(const kernel_reg_fn *kr, uint32_t nk,
                                             const global_reg_fn *gr, uint32_t ng,
                                             const char *path, const char *hash,
+                                            const char *build_id,
                                             void (*bind)(const simtwin_runtime_t *),
                                             simtwin_thread_ctx_t **(*slot)()) {
     simtwin_kernel_t *ks = new simtwin_kernel_t[nk ? nk : 1];
@@ -107,6 +108,7 @@ inline const simtwin_module_t *build_module(const kernel_reg_fn *kr, uint32_t nk
     m->globals = gs;
     m->source_path = path;
     m->source_hash = hash;
+    m->build_id = build_id;
     m->bind = bind;
     m->ctx_slot = slot;
     return m;

@@ -36,14 +36,25 @@ pub static PRINTED: Mutex<String> = Mutex::new(String::new());
 /// Where the mock's trap reports (a pipe in a forked child); -1: none.
 pub static TRAP_FD: Mutex<i32> = Mutex::new(-1);
 
-extern "C" fn barrier(op: u32, pred: i32) -> i32 {
+/// Every rendezvous call site the mock saw, as "file:line" (file name only).
+pub static SITES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn note_site(site: ffi::Site) {
+    let file = unsafe { simtwin_abi::ffi::c_str(site.file) };
+    let name = file.rsplit('/').next().unwrap_or("").to_string();
+    SITES.lock().unwrap().push(format!("{name}:{}", site.line));
+}
+
+unsafe extern "C" fn barrier(op: u32, pred: i32, site: ffi::Site) -> i32 {
+    note_site(site);
     // One thread: count = pred, and/or = pred.
     if op == 0 { 0 } else { pred }
 }
 /// Every warp call the mock saw: (op, mask, value, arg, width).
 pub static WARP_CALLS: Mutex<Vec<(u32, u32, u64, i32, i32)>> = Mutex::new(Vec::new());
 
-extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32) -> u64 {
+unsafe extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site: ffi::Site) -> u64 {
+    note_site(site);
     WARP_CALLS.lock().unwrap().push((op, mask, value, arg, width));
     let lane_bit = 1u64;
     if !pred_out.is_null() {
@@ -58,10 +69,20 @@ extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_ou
         _ => 0,
     }
 }
-extern "C" fn activemask() -> u32 {
+unsafe extern "C" fn activemask(site: ffi::Site) -> u32 {
+    note_site(site);
     1
 }
-extern "C" fn trap(kind: u32, message: *const c_char, file: *const c_char, line: u32) {
+unsafe extern "C" fn yield_now(site: ffi::Site) {
+    note_site(site);
+}
+/// Reports the library made (kind, message).
+pub static REPORTS: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
+unsafe extern "C" fn report(kind: u32, message: *const c_char, site: ffi::Site) {
+    note_site(site);
+    REPORTS.lock().unwrap().push((kind, unsafe { simtwin_abi::ffi::c_str(message) }));
+}
+unsafe extern "C" fn trap(kind: u32, message: *const c_char, file: *const c_char, line: u32) {
     let s = |p: *const c_char| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() };
     let text = format!("{kind}|{}|{}|{line}", s(message), s(file));
     let fd = *TRAP_FD.lock().unwrap();
@@ -74,12 +95,12 @@ extern "C" fn trap(kind: u32, message: *const c_char, file: *const c_char, line:
     eprintln!("mock trap outside a forked child: {text}");
     std::process::abort();
 }
-extern "C" fn print(text: *const c_char, len: usize) {
+unsafe extern "C" fn print(text: *const c_char, len: usize) {
     let b = unsafe { std::slice::from_raw_parts(text as *const u8, len) };
     PRINTED.lock().unwrap().push_str(&String::from_utf8_lossy(b));
 }
-extern "C" fn threadfence(_scope: u32) {}
-extern "C" fn clock() -> u64 {
+unsafe extern "C" fn threadfence(_scope: u32) {}
+unsafe extern "C" fn clock() -> u64 {
     12345
 }
 
@@ -93,6 +114,8 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     print,
     threadfence,
     clock,
+    yield_now,
+    report,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
@@ -106,7 +129,7 @@ pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
         dyn_smem: smem.as_mut_ptr() as *mut c_void,
         dyn_smem_size: smem.len() as u64,
         range_stop: 0,
-        reserved0: 0,
+        pad: 0,
         executor: std::ptr::null_mut(),
     }
 }

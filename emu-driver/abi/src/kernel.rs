@@ -1,0 +1,279 @@
+//! The device runtime ABI, version 2: the one contract between a host-compiled kernel
+//! library (built by kernels-host) and the executor inside the emulated driver.
+//!
+//! This is the Rust definition of `kernels-host/include/simtwin/abi.h`; a test compiles
+//! the header and compares every size and offset with these types.
+//!
+//! - library -> driver: the module descriptor returned by `simtwin_module_v2()`.
+//! - driver -> library: one [`Runtime`] table handed over by `bind`, and a per-OS-thread
+//!   context slot (`ctx_slot`) the executor points at the running CUDA thread's
+//!   [`ThreadCtx`] before every resume.
+//!
+//! Version 2 (from 1): every rendezvous entry (`barrier`, `warp`, `activemask`) takes the
+//! call site of the intrinsic as a [`Site`] (kernels-host fills it from
+//! `__builtin_FILE/LINE/COLUMN` at the user's call), the context's unused `reserved0`
+//! field is gone (padding), the runtime table gained `yield_now` and `report`, and the
+//! module descriptor carries a `build_id` that its manifest repeats.
+
+use std::ffi::{c_char, c_void};
+
+/// ABI version; a library of another version is refused at load.
+pub const ABI_VERSION: u32 = 2;
+/// The one symbol every kernel library exports (NUL-terminated for dlsym).
+pub const MODULE_SYMBOL: &[u8] = b"simtwin_module_v2\0";
+
+/// CUDA's `dim3`/`uint3`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dim3 {
+    /// x
+    pub x: u32,
+    /// y
+    pub y: u32,
+    /// z
+    pub z: u32,
+}
+
+/// The running CUDA thread's context. The executor owns it; the library reads it through
+/// its context slot.
+///
+/// `run(params, ctx, first, count)` executes threads `[first, first+count)` of the block
+/// one after another: before each thread it writes `thread_idx`, `linear_tid` and `lane`;
+/// after each it returns early if `range_stop` is set (a thread of the range reached a
+/// rendezvous and the executor moved the rest of the range to other fibers).
+#[repr(C)]
+#[derive(Debug)]
+pub struct ThreadCtx {
+    /// threadIdx
+    pub thread_idx: Dim3,
+    /// blockIdx
+    pub block_idx: Dim3,
+    /// blockDim
+    pub block_dim: Dim3,
+    /// gridDim
+    pub grid_dim: Dim3,
+    /// x + y*bx + z*bx*by
+    pub linear_tid: u32,
+    /// linear_tid % 32
+    pub lane: u32,
+    /// The block's dynamic shared memory (16-byte aligned).
+    pub dyn_smem: *mut c_void,
+    /// Bytes of dynamic shared memory, as given at launch.
+    pub dyn_smem_size: u64,
+    /// Set by the executor: the running range must return after the current thread.
+    pub range_stop: u32,
+    /// Padding (0); keeps `executor` 8-byte aligned.
+    pub pad: u32,
+    /// Opaque to the library.
+    pub executor: *mut c_void,
+}
+
+/// A source location in the user's code: identifies the call site of a barrier, a warp
+/// collective or `__activemask` (divergence reports, convergence groups). `file` is a
+/// string literal of the library (the same pointer for every site of one file).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Site {
+    /// The file as the compiler named it (`__builtin_FILE()`); may be null.
+    pub file: *const c_char,
+    /// `__builtin_LINE()`, 0 if unknown.
+    pub line: u32,
+    /// `__builtin_COLUMN()`, 0 if unknown.
+    pub column: u32,
+}
+
+impl Site {
+    /// No known site (calls from code that could not name one).
+    pub const UNKNOWN: Site = Site { file: std::ptr::null(), line: 0, column: 0 };
+
+    /// A key equal for equal sites (same file literal, line and column).
+    pub fn key(&self) -> u64 {
+        (self.file as u64).rotate_left(24) ^ ((self.line as u64) << 20) ^ self.column as u64
+    }
+
+    /// `file:line:column` for reports.
+    pub fn describe(&self) -> String {
+        if self.line == 0 {
+            return "unknown site".into();
+        }
+        // SAFETY: `file` is null or a string literal of a loaded kernel library.
+        let file = unsafe { crate::ffi::c_str(self.file) };
+        format!("{file}:{}:{}", self.line, self.column)
+    }
+}
+
+// SAFETY: `file` points to immutable static data of a library.
+unsafe impl Send for Site {}
+// SAFETY: as above.
+unsafe impl Sync for Site {}
+
+/// Block barrier flavours: `__syncthreads`, `__syncthreads_count/_and/_or`.
+pub mod bar {
+    /// `__syncthreads`
+    pub const SYNC: u32 = 0;
+    /// `__syncthreads_count`
+    pub const COUNT: u32 = 1;
+    /// `__syncthreads_and`
+    pub const AND: u32 = 2;
+    /// `__syncthreads_or`
+    pub const OR: u32 = 3;
+}
+
+/// Warp collectives. `value` carries up to 64 bits (32-bit types in the low half).
+pub mod warp {
+    /// `__shfl_sync`: arg = source lane, width
+    pub const SHFL_IDX: u32 = 0;
+    /// `__shfl_up_sync`: arg = delta, width
+    pub const SHFL_UP: u32 = 1;
+    /// `__shfl_down_sync`: arg = delta, width
+    pub const SHFL_DOWN: u32 = 2;
+    /// `__shfl_xor_sync`: arg = lane mask, width
+    pub const SHFL_XOR: u32 = 3;
+    /// `__ballot_sync`: value = predicate
+    pub const BALLOT: u32 = 4;
+    /// `__any_sync`
+    pub const ANY: u32 = 5;
+    /// `__all_sync`
+    pub const ALL: u32 = 6;
+    /// `__match_any_sync`: arg = key size in bytes
+    pub const MATCH_ANY: u32 = 7;
+    /// `__match_all_sync`: as MATCH_ANY, `*pred_out` = all equal
+    pub const MATCH_ALL: u32 = 8;
+    /// `__reduce_add_sync` (32-bit; arg = 1 for signed)
+    pub const REDUCE_ADD: u32 = 9;
+    /// `__reduce_min_sync`
+    pub const REDUCE_MIN: u32 = 10;
+    /// `__reduce_max_sync`
+    pub const REDUCE_MAX: u32 = 11;
+    /// `__reduce_and_sync`
+    pub const REDUCE_AND: u32 = 12;
+    /// `__reduce_or_sync`
+    pub const REDUCE_OR: u32 = 13;
+    /// `__reduce_xor_sync`
+    pub const REDUCE_XOR: u32 = 14;
+    /// `__syncwarp(mask)`
+    pub const SYNC: u32 = 15;
+}
+
+/// Why a thread stops the launch.
+pub mod trap {
+    /// Device `assert`: CUDA_ERROR_ASSERT (710).
+    pub const ASSERT: u32 = 1;
+    /// `__trap()`: CUDA_ERROR_LAUNCH_FAILED (719).
+    pub const TRAP: u32 = 2;
+    /// An operation the emulator cannot do faithfully (719).
+    pub const UNSUPPORTED: u32 = 3;
+}
+
+/// What a library reports through `Runtime::report`: a result the device defines but C++
+/// does not, which the library computed as the device does. Reported as a hazard (warn
+/// mode) or fails the launch (`EMU_CUDA_HAZARDS=error`).
+pub mod report {
+    /// A float/double-to-integer conversion of NaN or an out-of-range value (saturated
+    /// like the device's `cvt`).
+    pub const CONVERSION: u32 = 1;
+    /// An integer division by zero (the device's result was used).
+    pub const DIVISION: u32 = 2;
+    /// A shift by at least the operand's width (clamped like the device).
+    pub const SHIFT: u32 = 3;
+}
+
+/// Kernel body runner: threads `[first, first+count)` of the current block.
+pub type RunFn = unsafe extern "C" fn(params: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32);
+/// The calling OS thread's context slot.
+pub type CtxSlotFn = unsafe extern "C" fn() -> *mut *mut ThreadCtx;
+
+/// Driver -> library function table. Every function is called on the CUDA thread's
+/// fiber.
+#[repr(C)]
+pub struct Runtime {
+    /// [`ABI_VERSION`]
+    pub abi_version: u32,
+    /// `size_of::<Runtime>()`: entries past a library's known size are absent.
+    pub size: u32,
+    /// Block barrier; returns the count / and / or result (0 for SYNC).
+    pub barrier: unsafe extern "C" fn(op: u32, pred: i32, site: Site) -> i32,
+    /// Warp collective over `mask`.
+    pub warp: unsafe extern "C" fn(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site: Site) -> u64,
+    /// `__activemask()`: the lanes of the warp converged at this call site.
+    pub activemask: unsafe extern "C" fn(site: Site) -> u32,
+    /// Ends the launch with the trap kind's error. Does not return.
+    pub trap: unsafe extern "C" fn(kind: u32, message: *const c_char, file: *const c_char, line: u32),
+    /// Device printf: the formatted text of one call.
+    pub print: unsafe extern "C" fn(text: *const c_char, len: usize),
+    /// `__threadfence*` (scope 0 block, 1 device, 2 system).
+    pub threadfence: unsafe extern "C" fn(scope: u32),
+    /// Nanoseconds, monotonic (`clock()`, `clock64()`, `__globaltimer`).
+    pub clock: unsafe extern "C" fn() -> u64,
+    /// A spin-wait hint (`__nanosleep`, a polling load): lets other threads of the block
+    /// run before this one goes on.
+    pub yield_now: unsafe extern "C" fn(site: Site),
+    /// A device-defined result the library emulated (see [`report`]).
+    pub report: unsafe extern "C" fn(kind: u32, message: *const c_char, site: Site),
+}
+
+/// One `__global__` function of the library.
+#[repr(C)]
+pub struct Kernel {
+    /// The name as written (template-id for instantiations).
+    pub name: *const c_char,
+    /// The kernel function's address.
+    pub function: *const c_void,
+    /// Runs a range of threads.
+    pub run: RunFn,
+    /// Number of parameters.
+    pub param_count: u32,
+    /// `sizeof` each parameter.
+    pub param_sizes: *const u32,
+    /// `alignof` each parameter.
+    pub param_aligns: *const u32,
+    /// `__launch_bounds__` max threads, 0 if none.
+    pub max_threads: u32,
+    /// `__launch_bounds__` min blocks, 0 if none.
+    pub min_blocks: u32,
+}
+
+/// One namespace-scope `__device__` or `__constant__` variable.
+#[repr(C)]
+pub struct Global {
+    /// Qualified name as written.
+    pub name: *const c_char,
+    /// Its address in the library.
+    pub address: *mut c_void,
+    /// `sizeof`
+    pub size: u64,
+    /// 1 for `__constant__`.
+    pub is_constant: u32,
+    /// Padding (0).
+    pub reserved: u32,
+}
+
+/// The module descriptor. Kernel `i` and global `i` are entry / global `i` of the
+/// library's manifest, which records the same `build_id`.
+#[repr(C)]
+pub struct Module {
+    /// [`ABI_VERSION`]
+    pub abi_version: u32,
+    /// Number of kernels.
+    pub kernel_count: u32,
+    /// The kernels.
+    pub kernels: *const Kernel,
+    /// Number of globals.
+    pub global_count: u32,
+    /// The globals.
+    pub globals: *const Global,
+    /// The .cu file as given to kernels-host.
+    pub source_path: *const c_char,
+    /// sha256 hex of the .cu file's bytes.
+    pub source_hash: *const c_char,
+    /// Identifies this build (sha256 hex of the generated translation unit); the
+    /// manifest written with the library holds the same string.
+    pub build_id: *const c_char,
+    /// Hands the runtime table over, once, before any kernel runs.
+    pub bind: unsafe extern "C" fn(runtime: *const Runtime),
+    /// The calling OS thread's context slot.
+    pub ctx_slot: CtxSlotFn,
+}
+
+/// Type of `simtwin_module_v2`.
+pub type ModuleFn = unsafe extern "C" fn() -> *const Module;
