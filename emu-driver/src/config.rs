@@ -1,6 +1,8 @@
-//! The environment contract (DESIGN.md §7), read once at cuInit. Bad values and
-//! variables whose feature is not built yet are refused with a message: cuInit then
-//! fails and every later call answers CUDA_ERROR_NOT_INITIALIZED.
+//! The environment contract (DESIGN.md §7): the one reader of `EMU_CUDA_*`, parsed once
+//! per process. Bad values and variables whose feature is not built yet are refused
+//! with a message: cuInit then fails and every later call answers
+//! CUDA_ERROR_NOT_INITIALIZED. The logger and the counters file read their settings
+//! from here too (before cuInit as well).
 
 use crate::cu::*;
 use crate::exec::HazardMode;
@@ -10,7 +12,7 @@ use std::path::PathBuf;
 pub struct Config {
     /// EMU_CUDA_KERNELS: directories (scanned for *.simtwin.json) or manifest files.
     pub kernels: Vec<PathBuf>,
-    /// EMU_CUDA_COUNTS: counters file, `%p` replaced by the process id.
+    /// EMU_CUDA_COUNTS: counters file, `%p` already replaced by the process id.
     pub counts: Option<String>,
     /// EMU_CUDA_DEVICE: device profile name.
     pub device: String,
@@ -18,6 +20,8 @@ pub struct Config {
     /// EMU_CUDA_STACK: bytes of stack per CUDA thread fiber.
     pub stack_size: usize,
     pub log: LogLevel,
+    /// EMU_CUDA_FAIL: (entry point, 1-based call) pairs that fail.
+    pub fail: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,9 +33,11 @@ pub enum LogLevel {
     Calls,
 }
 
-pub const DEFAULT_STACK: usize = 256 * 1024;
+/// Largest EMU_CUDA_STACK accepted.
+pub const MAX_STACK_SIZE: usize = 64 * 1024 * 1024;
 
 /// A refusal: the message printed, and the code cuInit answers.
+#[derive(Clone, Debug)]
 pub struct Refusal {
     pub code: CUresult,
     pub message: String,
@@ -67,7 +73,7 @@ impl Config {
         let kernels = var("EMU_CUDA_KERNELS")
             .map(|v| v.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect())
             .unwrap_or_default();
-        let counts = var("EMU_CUDA_COUNTS");
+        let counts = var("EMU_CUDA_COUNTS").map(|t| t.replace("%p", &std::process::id().to_string()));
         let device = var("EMU_CUDA_DEVICE").unwrap_or_else(|| "h200".into());
         if crate::profile::by_name(&device).is_none() {
             return Err(bad("EMU_CUDA_DEVICE", &device, &format!("one of: {}", crate::profile::names().join(", "))));
@@ -95,25 +101,51 @@ impl Config {
             Some(v) => return Err(bad("EMU_CUDA_HAZARDS", v, "warn or error")),
         };
         let stack_size = match var("EMU_CUDA_STACK") {
-            None => DEFAULT_STACK,
+            None => crate::exec::DEFAULT_STACK_SIZE,
             Some(v) => match parse_size(&v) {
-                Some(n) if n >= 16 * 1024 && n <= 64 * 1024 * 1024 => n,
+                Some(n) if (crate::exec::MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&n) => n,
                 _ => return Err(bad("EMU_CUDA_STACK", &v, "a size between 16K and 64M (e.g. 256K)")),
             },
         };
         if let Some(v) = var("EMU_CUDA_REAL") {
             return Err(not_built("EMU_CUDA_REAL", &v, "pass-through to a real driver"));
         }
-        if let Some(v) = var("EMU_CUDA_FAIL") {
-            return Err(not_built("EMU_CUDA_FAIL", &v, "fault injection"));
-        }
+        let fail = match var("EMU_CUDA_FAIL") {
+            None => Vec::new(),
+            Some(v) => crate::inject::parse(&v).map_err(|e| bad("EMU_CUDA_FAIL", &v, &format!("NAME:K[,NAME:K...] ({e})")))?,
+        };
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
-        Ok(Config { kernels, counts, device, hazards, stack_size, log })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail })
     }
 }
 
-/// EMU_CUDA_LOG is read on its own too, so that messages before cuInit honour it.
-pub fn log_level_from_env() -> Result<LogLevel, String> {
+/// The process's configuration, parsed at first use.
+pub fn get() -> Result<&'static Config, &'static Refusal> {
+    static CONFIG: std::sync::OnceLock<Result<Config, Refusal>> = std::sync::OnceLock::new();
+    CONFIG.get_or_init(Config::from_env).as_ref()
+}
+
+/// The counters file's path (`%p` replaced), when EMU_CUDA_COUNTS asks for one. Read
+/// even when the rest of the configuration was refused: the counters still say so.
+pub fn counts_path() -> Option<String> {
+    match get() {
+        Ok(c) => c.counts.clone(),
+        Err(_) => {
+            static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+            PATH.get_or_init(|| var("EMU_CUDA_COUNTS").map(|t| t.replace("%p", &std::process::id().to_string()))).clone()
+        }
+    }
+}
+
+/// EMU_CUDA_LOG (a bad value falls back to `warn`; cuInit refuses it).
+pub fn log_level() -> LogLevel {
+    match get() {
+        Ok(c) => c.log,
+        Err(_) => log_level_from_env().unwrap_or(LogLevel::Warn),
+    }
+}
+
+fn log_level_from_env() -> Result<LogLevel, String> {
     match var("EMU_CUDA_LOG").as_deref() {
         None | Some("warn") => Ok(LogLevel::Warn),
         Some("off") => Ok(LogLevel::Off),

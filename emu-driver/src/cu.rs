@@ -145,12 +145,14 @@ pub struct CUDA_MEMCPY2D {
 
 /// `CUuuid`
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct CUuuid {
     pub bytes: [u8; 16],
 }
 
 /// `CUlaunchConfig` for cuLaunchKernelEx.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct CUlaunchConfig {
     pub grid_dim_x: u32,
     pub grid_dim_y: u32,
@@ -166,8 +168,18 @@ pub struct CUlaunchConfig {
 
 /// `CUlaunchAttribute`: id + a 64-byte value union (8-byte aligned, padded).
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct CUlaunchAttribute {
     pub id: u32,
     pub pad: [u8; 4],
     pub value: [u64; 8],
+}
+
+/// `CUctxCreateParams` (cuCtxCreate_v4).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUctxCreateParams {
+    pub exec_affinity_params: *mut c_void,
+    pub num_exec_affinity_params: i32,
+    pub cig_params: *mut c_void,
 }

@@ -5,10 +5,11 @@
 //! later call of the context answer the error (measured: cuCtxSynchronize gives 710 after
 //! a device assert, and so do cuMemAlloc_v2, cuMemcpyDtoH_v2, cuModuleGetFunction).
 
+use crate::boundary::{CuResult, KernelArgs};
 use crate::counters;
 use crate::cu::*;
 use crate::exec;
-use crate::state::{driver, handle_id, CuResult, Tag};
+use crate::state::{driver, handle_id, Tag};
 use std::ffi::c_void;
 
 pub struct Launch {
@@ -17,72 +18,15 @@ pub struct Launch {
     pub block: [u32; 3],
     pub shared: u32,
     pub stream: CUstream,
-    pub params: *mut *mut c_void,
-    pub extra: *mut *mut c_void,
-}
-
-/// Copies the arguments into a buffer owned by the launch, so the caller may reuse its
-/// storage as soon as the call returns (as on a device).
-fn capture_params(l: &Launch, k: &crate::module::Kernel) -> CuResult<(Vec<u64>, Vec<*mut c_void>)> {
-    let n = k.param_sizes.len();
-    let words = (k.param_bytes as usize).div_ceil(8).max(1);
-    let mut buf = vec![0u64; words];
-    let base = buf.as_mut_ptr() as *mut u8;
-    if !l.params.is_null() && !l.extra.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    if !l.params.is_null() {
-        for i in 0..n {
-            // SAFETY: kernelParams has one pointer per parameter (API contract); each is
-            // checked for null and read with its declared size, unaligned.
-            unsafe {
-                let p = *l.params.add(i);
-                if p.is_null() {
-                    return Err(CUDA_ERROR_INVALID_VALUE);
-                }
-                std::ptr::copy_nonoverlapping(p as *const u8, base.add(k.param_offsets[i] as usize), k.param_sizes[i] as usize);
-            }
-        }
-    } else if !l.extra.is_null() {
-        let (mut data, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
-        let mut i = 0;
-        loop {
-            // SAFETY: `extra` is a list of key/value pointers ending in CU_LAUNCH_PARAM_END.
-            let key = unsafe { *l.extra.add(i) } as usize;
-            match key {
-                CU_LAUNCH_PARAM_END => break,
-                CU_LAUNCH_PARAM_BUFFER_POINTER => data = unsafe { *l.extra.add(i + 1) } as *const u8,
-                CU_LAUNCH_PARAM_BUFFER_SIZE => {
-                    let sp = unsafe { *l.extra.add(i + 1) } as *const usize;
-                    if sp.is_null() {
-                        return Err(CUDA_ERROR_INVALID_VALUE);
-                    }
-                    size = Some(unsafe { sp.read_unaligned() });
-                }
-                _ => return Err(CUDA_ERROR_INVALID_VALUE),
-            }
-            i += 2;
-            if i > 64 {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-        }
-        let size = size.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        if data.is_null() || size < k.param_bytes as usize {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        // SAFETY: the caller's buffer holds `size` >= param_bytes bytes.
-        unsafe { std::ptr::copy_nonoverlapping(data, base, k.param_bytes as usize) };
-    } else if n > 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let ptrs = (0..n).map(|i| unsafe { base.add(k.param_offsets[i] as usize) } as *mut c_void).collect();
-    Ok((buf, ptrs))
+    pub args: KernelArgs,
 }
 
 pub fn launch(l: Launch) -> CuResult {
     let (func, ctx, opts) = {
         let d = driver()?;
-        let ctx = d.check_stream(l.stream)?;
+        // A named stream carries the context (cuLaunchKernel on a stream succeeds with
+        // none current, measured on an H200).
+        let ctx = d.stream_context(l.stream)?;
         let id = handle_id(Tag::Function, l.f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
         let func = d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.clone();
         if func.module.ctx != ctx {
@@ -126,15 +70,24 @@ pub fn launch(l: Launch) -> CuResult {
         (func, ctx, opts)
     };
     let k = func.kernel();
-    let (_buf, ptrs) = capture_params(&l, k)?;
+    let mut buf = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
+    let base = buf.as_mut_ptr() as *mut u8;
+    let ptrs: Vec<*mut c_void> = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
     let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: func.module.ctx_slot };
     let cfg = exec::LaunchConfig { grid: l.grid, block: l.block, dyn_smem_bytes: l.shared as usize };
     let outcome = exec::launch(&kref, &cfg, &ptrs, &opts);
     let c = counters::get();
     for h in &outcome.hazards {
-        let v = serde_json::to_value(h).unwrap_or_default();
-        eprintln!("simtwin: hazard: {}", serde_json::to_string(&v).unwrap_or_default());
-        c.hazard(v);
+        crate::log_warn!("{h}");
+        c.hazard(simtwin_abi::counters::Hazard {
+            kind: h.kind.as_str().to_string(),
+            kernel: h.kernel.clone(),
+            block: h.block,
+            threads: h.threads.clone(),
+            operation: h.operation.clone(),
+            message: h.message.clone(),
+            occurrences: h.occurrences,
+        });
     }
     match outcome.result {
         Ok(()) => {

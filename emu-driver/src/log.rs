@@ -1,13 +1,14 @@
-//! Messages to stderr, prefixed `simtwin:`, filtered by EMU_CUDA_LOG.
+//! The one writer to stderr: messages prefixed `simtwin:`, filtered by EMU_CUDA_LOG
+//! (`off` silences everything, hazards and refusals included).
 
-use crate::config::{log_level_from_env, LogLevel};
-use std::sync::OnceLock;
+use crate::config::LogLevel;
 
+/// The level in effect.
 pub fn level() -> LogLevel {
-    static LEVEL: OnceLock<LogLevel> = OnceLock::new();
-    *LEVEL.get_or_init(|| log_level_from_env().unwrap_or(LogLevel::Warn))
+    crate::config::log_level()
 }
 
+/// Writes a message at level `at` when EMU_CUDA_LOG allows it.
 pub fn emit(at: LogLevel, msg: std::fmt::Arguments) {
     if level() >= at {
         eprintln!("simtwin: {msg}");
@@ -20,3 +21,5 @@ macro_rules! log_error { ($($t:tt)*) => { $crate::log::emit($crate::config::LogL
 macro_rules! log_warn { ($($t:tt)*) => { $crate::log::emit($crate::config::LogLevel::Warn, format_args!($($t)*)) } }
 #[macro_export]
 macro_rules! log_info { ($($t:tt)*) => { $crate::log::emit($crate::config::LogLevel::Info, format_args!($($t)*)) } }
+#[macro_export]
+macro_rules! log_calls { ($($t:tt)*) => { $crate::log::emit($crate::config::LogLevel::Calls, format_args!($($t)*)) } }

@@ -2,7 +2,8 @@
 //! is the device pointer, so host-compiled kernels dereference it directly. Copies and
 //! memsets are range-checked against the tracker before any byte moves.
 
-use crate::counters::{self, Dir};
+use crate::counters;
+use simtwin_abi::counters::Dir;
 use crate::cu::*;
 use crate::state::{Alloc, AllocKind, CuResult, Driver};
 

@@ -1,5 +1,5 @@
 //! Driver state: contexts, the allocation tracker, modules, functions, streams, events
-//! and pools, behind one lock. Handles are tagged integers (never host pointers to driver
+//! and pools, behind one lock, and the rules that find the context a call acts in. Handles are tagged integers (never host pointers to driver
 //! memory), so a stale or forged handle is looked up and refused instead of dereferenced.
 
 use crate::config::Config;
@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-pub type CuResult<T = ()> = Result<T, CUresult>;
+pub use crate::boundary::CuResult;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tag {
@@ -110,7 +110,6 @@ pub struct Event {
 }
 
 pub struct Pool {
-    pub device: i32,
     pub release_threshold: u64,
     pub used: u64,
     pub used_high: u64,
@@ -163,6 +162,13 @@ pub fn driver() -> CuResult<Guard> {
     Ok(Guard(g))
 }
 
+/// The driver if it is initialised and its lock is free right now (exit-time reports
+/// must not wait for a thread that will never release it).
+pub fn try_driver() -> Option<Guard> {
+    let g = cell().try_lock().ok()?;
+    g.is_some().then(|| Guard(g))
+}
+
 pub fn is_initialised() -> bool {
     cell().lock().map(|g| g.is_some()).unwrap_or(false)
 }
@@ -189,7 +195,7 @@ pub fn initialise(config: Config) -> CuResult {
         device_pool: Vec::new(),
     };
     let pool = d.new_id();
-    d.pools.insert(pool, Pool { device: 0, release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: true });
+    d.pools.insert(pool, Pool { release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: true });
     d.device_pool.push(pool);
     *g = Some(d);
     Ok(())
@@ -281,86 +287,54 @@ impl Driver {
         Ok(a)
     }
 
-    pub fn stream_ctx(&self, stream: CUstream) -> CuResult<Option<u64>> {
+    /// A context by id, with its sticky error applied.
+    pub fn context(&self, id: u64) -> CuResult<u64> {
+        let ctx = self.contexts.get(&id).ok_or(CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
+        match ctx.sticky {
+            Some(code) => Err(code),
+            None => Ok(id),
+        }
+    }
+
+    /// A context by id, without the sticky check.
+    pub fn context_unchecked(&self, id: u64) -> CuResult<u64> {
+        self.contexts.get(&id).map(|_| id).ok_or(CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    }
+
+    /// The context a call on `stream` acts in: a named stream's own context (no context
+    /// needs to be current, as on an H200); for the NULL, legacy and per-thread default
+    /// streams the calling thread's current context.
+    pub fn stream_context(&self, stream: CUstream) -> CuResult<u64> {
+        match self.named_stream(stream)? {
+            Some(ctx) => self.context(ctx),
+            None => self.current(),
+        }
+    }
+
+    /// As `stream_context`, without the sticky check.
+    pub fn stream_context_unchecked(&self, stream: CUstream) -> CuResult<u64> {
+        match self.named_stream(stream)? {
+            Some(ctx) => self.context_unchecked(ctx),
+            None => self.current_unchecked(),
+        }
+    }
+
+    /// The context of a named stream; None for the default streams.
+    fn named_stream(&self, stream: CUstream) -> CuResult<Option<u64>> {
         let v = stream as usize;
         if v == 0 || v == CU_STREAM_LEGACY || v == CU_STREAM_PER_THREAD {
             return Ok(None);
         }
         let id = handle_id(Tag::Stream, stream).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-        let s = self.streams.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-        Ok(Some(s.ctx))
+        Ok(Some(self.streams.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx))
     }
 
-    /// Validates a stream handle for an operation in the current context.
-    pub fn check_stream(&self, stream: CUstream) -> CuResult<u64> {
-        let ctx = self.current()?;
-        if let Some(sctx) = self.stream_ctx(stream)? {
-            if sctx != ctx {
-                return Err(CUDA_ERROR_INVALID_HANDLE);
-            }
+    /// The context owning the allocation that holds `ptr` (pointer calls take their
+    /// context from the pointer); the current context when the pointer is unknown.
+    pub fn alloc_ctx(&self, ptr: u64) -> CuResult<u64> {
+        match self.find_alloc(ptr) {
+            Some(a) => self.context(a.ctx),
+            None => self.current(),
         }
-        Ok(ctx)
-    }
-
-    /// Frees everything a context owns (destroy / primary release to zero), reporting
-    /// what the program leaked.
-    pub fn teardown_context(&mut self, ctx: u64, report: bool) {
-        let leaked: Vec<u64> = self
-            .allocs
-            .values()
-            .filter(|a| a.ctx == ctx && a.kind != AllocKind::ModuleGlobal)
-            .map(|a| a.base)
-            .collect();
-        for base in leaked {
-            if let Some(a) = self.allocs.get(&base) {
-                if report {
-                    let msg = format!("leak: {} allocation of {} bytes at {:#x} still live at context destroy", a.kind.name(), a.size, a.base);
-                    crate::log_info!("{msg}");
-                    crate::counters::get().leak(msg);
-                }
-            }
-            let _ = crate::memory::release(self, base);
-        }
-        let mods: Vec<u64> = self.modules.iter().filter(|(_, m)| m.ctx == ctx).map(|(k, _)| *k).collect();
-        for m in mods {
-            if report {
-                crate::counters::get().leak(format!("leak: module {m} still loaded at context destroy"));
-            }
-            crate::module::unload(self, m);
-        }
-        let streams: Vec<u64> = self.streams.iter().filter(|(_, s)| s.ctx == ctx).map(|(k, _)| *k).collect();
-        for s in streams {
-            if report {
-                crate::counters::get().leak(format!("leak: stream {s} not destroyed at context destroy"));
-            }
-            self.streams.remove(&s);
-        }
-        let events: Vec<u64> = self.events.iter().filter(|(_, e)| e.ctx == ctx).map(|(k, _)| *k).collect();
-        for e in events {
-            if report {
-                crate::counters::get().leak(format!("leak: event {e} not destroyed at context destroy"));
-            }
-            self.events.remove(&e);
-        }
-        self.contexts.remove(&ctx);
-    }
-}
-
-/// At exit: whatever is still allocated is a leak worth reporting in the counters.
-pub fn report_leaks_at_exit() {
-    let Ok(g) = cell().try_lock() else { return };
-    let Some(d) = g.as_ref() else { return };
-    let c = crate::counters::get();
-    for a in d.allocs.values().filter(|a| a.kind != AllocKind::ModuleGlobal) {
-        c.leak(format!("leak at exit: {} allocation of {} bytes at {:#x}", a.kind.name(), a.size, a.base));
-    }
-    for (id, m) in &d.modules {
-        c.leak(format!("leak at exit: module {id} ({}) still loaded", m.library_name()));
-    }
-    if !d.streams.is_empty() {
-        c.leak(format!("leak at exit: {} stream(s) not destroyed", d.streams.len()));
-    }
-    if !d.events.is_empty() {
-        c.leak(format!("leak at exit: {} event(s) not destroyed", d.events.len()));
     }
 }

@@ -101,7 +101,7 @@ fn check_common(tag: &str, o: &Output, c: &Value, htod: (u64, u64), dtoh: (u64, 
     for k in ["warp_scan: ok", "block_total: ok", "ballot_stats: ok", "weigh: ok"] {
         assert!(stdout.contains(k), "{tag}: no {k:?} in\n{stdout}");
     }
-    assert_eq!(c["schema"], "simtwin-counts/1", "{tag} counters schema");
+    assert_eq!(c["schema"], "simtwin-counts/2", "{tag} counters schema");
     for k in ["warp_scan", "block_total", "ballot_stats", "weigh"] {
         assert_eq!(c["launches"][k]["count"], 1, "{tag}: launches of {k}: {}", c["launches"]);
     }

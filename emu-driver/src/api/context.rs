@@ -1,9 +1,9 @@
 //! Contexts: primary (retained per device) and created ones, the per-thread current
 //! stack, limits and configuration.
 
-use super::out;
+use crate::boundary::{CuResult, Out};
 use crate::cu::*;
-use crate::state::{ctx_stack, driver, handle, CuResult, Context, Driver, Tag};
+use crate::state::{ctx_stack, driver, handle, Context, Driver, Tag};
 use std::collections::HashMap;
 
 fn new_context(d: &mut Driver, dev: CUdevice, flags: u32, primary: bool) -> u64 {
@@ -34,19 +34,19 @@ fn default_limits() -> HashMap<u32, u64> {
 
 const CTX_FLAGS_MASK: u32 = 0x1f | 0x20 | 0x40 | 0x80 | 0x100;
 
-pub fn ctx_create(pctx: *mut CUcontext, flags: u32, dev: CUdevice) -> CuResult {
+pub fn ctx_create(pctx: Out<CUcontext>, flags: u32, dev: CUdevice) -> CuResult {
     let mut d = driver()?;
-    super::nonnull(pctx)?;
+    pctx.required()?;
     d.check_device(dev)?;
     if flags & !CTX_FLAGS_MASK != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let id = new_context(&mut d, dev, flags, false);
     ctx_stack(|s| s.push(id));
-    out(pctx, handle(Tag::Context, id))
+    pctx.set(handle(Tag::Context, id))
 }
 
-pub fn ctx_create_v3(pctx: *mut CUcontext, _params: *mut std::ffi::c_void, num: i32, flags: u32, dev: CUdevice) -> CuResult {
+pub fn ctx_create_v3(pctx: Out<CUcontext>, num: i32, flags: u32, dev: CUdevice) -> CuResult {
     if num != 0 {
         // Execution-affinity parameters (SM partitions) do not exist on the emulated device.
         return Err(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
@@ -56,18 +56,12 @@ pub fn ctx_create_v3(pctx: *mut CUcontext, _params: *mut std::ffi::c_void, num: 
 
 const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: CUresult = 224;
 
-pub fn ctx_create_v4(pctx: *mut CUcontext, params: *mut std::ffi::c_void, flags: u32, dev: CUdevice) -> CuResult {
-    if !params.is_null() {
-        // CUctxCreateParams: { CUexecAffinityParam*, int num, CUctxCigParam* }
-        // SAFETY: the struct layout is fixed by cuda.h.
-        let (aff_num, cig) = unsafe {
-            let p = params as *const u8;
-            (*(p.add(8) as *const i32), *(p.add(16) as *const *const u8))
-        };
-        if aff_num != 0 {
+pub fn ctx_create_v4(pctx: Out<CUcontext>, params: Option<CUctxCreateParams>, flags: u32, dev: CUdevice) -> CuResult {
+    if let Some(p) = params {
+        if p.num_exec_affinity_params != 0 {
             return Err(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
         }
-        if !cig.is_null() {
+        if !p.cig_params.is_null() {
             return Err(CUDA_ERROR_NOT_SUPPORTED);
         }
     }
@@ -80,7 +74,7 @@ pub fn ctx_destroy(ctx: CUcontext) -> CuResult {
     if d.contexts[&id].primary {
         return Err(CUDA_ERROR_INVALID_CONTEXT);
     }
-    d.teardown_context(id, true);
+    crate::teardown::context(&mut d, id, true);
     ctx_stack(|s| s.retain(|&c| c != id));
     Ok(())
 }
@@ -92,21 +86,17 @@ pub fn ctx_push(ctx: CUcontext) -> CuResult {
     Ok(())
 }
 
-pub fn ctx_pop(pctx: *mut CUcontext) -> CuResult {
-    let d = driver()?;
+pub fn ctx_pop(pctx: Out<CUcontext>) -> CuResult {
+    let _d = driver()?;
     let top = ctx_stack(|s| s.pop()).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
-    let _ = &d;
-    if !pctx.is_null() {
-        out(pctx, handle(Tag::Context, top))?;
-    }
-    Ok(())
+    pctx.set_if_asked(handle(Tag::Context, top))
 }
 
-pub fn ctx_get_current(pctx: *mut CUcontext) -> CuResult {
+pub fn ctx_get_current(pctx: Out<CUcontext>) -> CuResult {
     let d = driver()?;
-    super::nonnull(pctx)?;
+    pctx.required()?;
     let cur = ctx_stack(|s| s.last().copied()).filter(|id| d.contexts.contains_key(id));
-    out(pctx, cur.map(|id| handle(Tag::Context, id)).unwrap_or(std::ptr::null_mut()))
+    pctx.set(cur.map(|id| handle(Tag::Context, id)).unwrap_or(std::ptr::null_mut()))
 }
 
 pub fn ctx_set_current(ctx: CUcontext) -> CuResult {
@@ -125,16 +115,16 @@ pub fn ctx_set_current(ctx: CUcontext) -> CuResult {
     Ok(())
 }
 
-pub fn ctx_get_device(dev: *mut CUdevice) -> CuResult {
+pub fn ctx_get_device(dev: Out<CUdevice>) -> CuResult {
     let d = driver()?;
     let id = d.current_unchecked()?;
-    out(dev, d.contexts[&id].device)
+    dev.set(d.contexts[&id].device)
 }
 
-pub fn ctx_get_flags(flags: *mut u32) -> CuResult {
+pub fn ctx_get_flags(flags: Out<u32>) -> CuResult {
     let d = driver()?;
     let id = d.current_unchecked()?;
-    out(flags, d.contexts[&id].flags)
+    flags.set(d.contexts[&id].flags)
 }
 
 pub fn ctx_set_flags(flags: u32) -> CuResult {
@@ -147,26 +137,27 @@ pub fn ctx_set_flags(flags: u32) -> CuResult {
     Ok(())
 }
 
-pub fn ctx_get_id(ctx: CUcontext, idp: *mut u64) -> CuResult {
+pub fn ctx_get_id(ctx: CUcontext, idp: Out<u64>) -> CuResult {
     let d = driver()?;
     let id = if ctx.is_null() { d.current_unchecked()? } else { d.ctx_from_handle(ctx)? };
-    out(idp, id)
+    idp.set(id)
 }
 
-pub fn ctx_get_api_version(ctx: CUcontext, v: *mut u32) -> CuResult {
+pub fn ctx_get_api_version(ctx: CUcontext, v: Out<u32>) -> CuResult {
     let d = driver()?;
     if ctx.is_null() {
         d.current_unchecked()?;
     } else {
         d.ctx_from_handle(ctx)?;
     }
-    out(v, 3020)
+    v.set(3020)
 }
 
 pub fn ctx_synchronize() -> CuResult {
     let d = driver()?;
     d.current()?;
     crate::counters::get().sync();
+    crate::teardown::checkpoint();
     Ok(())
 }
 
@@ -183,17 +174,17 @@ pub fn ctx_set_limit(limit: u32, value: usize) -> CuResult {
     }
 }
 
-pub fn ctx_get_limit(value: *mut usize, limit: u32) -> CuResult {
+pub fn ctx_get_limit(value: Out<usize>, limit: u32) -> CuResult {
     let d = driver()?;
     let id = d.current()?;
     let v = *d.contexts[&id].limits.get(&limit).ok_or(CUDA_ERROR_UNSUPPORTED_LIMIT)?;
-    out(value, v as usize)
+    value.set(v as usize)
 }
 
-pub fn ctx_get_cache_config(cfg: *mut u32) -> CuResult {
+pub fn ctx_get_cache_config(cfg: Out<u32>) -> CuResult {
     let d = driver()?;
     let id = d.current()?;
-    out(cfg, d.contexts[&id].cache_config)
+    cfg.set(d.contexts[&id].cache_config)
 }
 
 pub fn ctx_set_cache_config(cfg: u32) -> CuResult {
@@ -206,10 +197,10 @@ pub fn ctx_set_cache_config(cfg: u32) -> CuResult {
     Ok(())
 }
 
-pub fn ctx_get_shared_mem_config(cfg: *mut u32) -> CuResult {
+pub fn ctx_get_shared_mem_config(cfg: Out<u32>) -> CuResult {
     let d = driver()?;
     let id = d.current()?;
-    out(cfg, d.contexts[&id].shared_config)
+    cfg.set(d.contexts[&id].shared_config)
 }
 
 pub fn ctx_set_shared_mem_config(cfg: u32) -> CuResult {
@@ -223,21 +214,16 @@ pub fn ctx_set_shared_mem_config(cfg: u32) -> CuResult {
 }
 
 /// The H200 answers least 0, greatest -5.
-pub fn ctx_get_stream_priority_range(least: *mut i32, greatest: *mut i32) -> CuResult {
+pub fn ctx_get_stream_priority_range(least: Out<i32>, greatest: Out<i32>) -> CuResult {
     let d = driver()?;
     d.current()?;
-    if !least.is_null() {
-        out(least, 0)?;
-    }
-    if !greatest.is_null() {
-        out(greatest, -5)?;
-    }
-    Ok(())
+    least.set_if_asked(0)?;
+    greatest.set_if_asked(-5)
 }
 
-pub fn primary_retain(pctx: *mut CUcontext, dev: CUdevice) -> CuResult {
+pub fn primary_retain(pctx: Out<CUcontext>, dev: CUdevice) -> CuResult {
     let mut d = driver()?;
-    super::nonnull(pctx)?;
+    pctx.required()?;
     d.check_device(dev)?;
     if let Some(code) = d.primary[dev as usize].poisoned {
         return Err(code);
@@ -253,7 +239,7 @@ pub fn primary_retain(pctx: *mut CUcontext, dev: CUdevice) -> CuResult {
         }
     };
     d.primary[dev as usize].refcount += 1;
-    out(pctx, handle(Tag::Context, id))
+    pctx.set(handle(Tag::Context, id))
 }
 
 pub fn primary_release(dev: CUdevice) -> CuResult {
@@ -266,7 +252,7 @@ pub fn primary_release(dev: CUdevice) -> CuResult {
     p.refcount -= 1;
     if p.refcount == 0 {
         if let Some(id) = p.ctx.take() {
-            d.teardown_context(id, true);
+            crate::teardown::context(&mut d, id, true);
             ctx_stack(|s| s.retain(|&c| c != id));
         }
     }
@@ -288,12 +274,12 @@ pub fn primary_set_flags(dev: CUdevice, flags: u32) -> CuResult {
     Ok(())
 }
 
-pub fn primary_get_state(dev: CUdevice, flags: *mut u32, active: *mut i32) -> CuResult {
+pub fn primary_get_state(dev: CUdevice, flags: Out<u32>, active: Out<i32>) -> CuResult {
     let d = driver()?;
     d.check_device(dev)?;
     let p = &d.primary[dev as usize];
-    out(flags, p.flags)?;
-    out(active, (p.refcount > 0) as i32)
+    flags.set(p.flags)?;
+    active.set((p.refcount > 0) as i32)
 }
 
 /// Destroys the primary context with every allocation in it. Handles retained before
@@ -305,7 +291,7 @@ pub fn primary_reset(dev: CUdevice) -> CuResult {
     if let Some(id) = d.primary[dev as usize].ctx.take() {
         // The calling thread keeps the stale handle current (its calls then answer
         // CUDA_ERROR_CONTEXT_IS_DESTROYED, as on a device).
-        d.teardown_context(id, false);
+        crate::teardown::context(&mut d, id, false);
     }
     d.primary[dev as usize].refcount = 0;
     Ok(())

@@ -1,25 +1,25 @@
 //! Allocations (device, pitched, pinned host, managed, stream-ordered, pools), copies
 //! and memsets, pointer attributes. Everything is range-checked by the tracker.
 
-use super::out;
+use crate::boundary::{CuResult, HostPtr, Opaque, Out, OutAny};
 use crate::cu::*;
 use crate::memory::{self, Side};
-use crate::state::{driver, handle, handle_id, AllocKind, CuResult, Pool, Tag};
+use crate::state::{driver, handle, handle_id, AllocKind, Pool, Tag};
 use std::ffi::c_void;
 
-pub fn mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CuResult {
+pub fn mem_alloc(dptr: Out<CUdeviceptr>, size: usize) -> CuResult {
     let mut d = driver()?;
     let ctx = d.current()?;
-    super::nonnull(dptr)?;
+    dptr.required()?;
     let p = memory::allocate(&mut d, ctx, size as u64, AllocKind::Device, None)?;
-    out(dptr, p)
+    dptr.set(p)
 }
 
-pub fn mem_alloc_pitch(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: u32) -> CuResult {
+pub fn mem_alloc_pitch(dptr: Out<CUdeviceptr>, pitch: Out<usize>, width: usize, height: usize, elem: u32) -> CuResult {
     let mut d = driver()?;
     let ctx = d.current()?;
-    super::nonnull(dptr)?;
-    super::nonnull(pitch)?;
+    dptr.required()?;
+    pitch.required()?;
     if !matches!(elem, 4 | 8 | 16) || width == 0 || height == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -27,92 +27,96 @@ pub fn mem_alloc_pitch(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, 
     let p = width.div_ceil(align) * align;
     let total = p.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
     let base = memory::allocate(&mut d, ctx, total as u64, AllocKind::Pitched, None)?;
-    out(pitch, p)?;
-    out(dptr, base)
+    pitch.set(p)?;
+    dptr.set(base)
 }
 
+/// The allocation names its context: no context needs to be current (measured on an
+/// H200: cuMemFree succeeds with none).
 pub fn mem_free(dptr: CUdeviceptr) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
     if dptr == 0 {
+        d.current()?;
         return Ok(());
     }
+    d.alloc_ctx(dptr)?;
     memory::free_device(&mut d, dptr)
 }
 
-pub fn mem_get_info(free: *mut usize, total: *mut usize) -> CuResult {
+pub fn mem_get_info(free: Out<usize>, total: Out<usize>) -> CuResult {
     let d = driver()?;
     d.current()?;
     let t = d.profile.total_mem;
-    out(free, t.saturating_sub(d.used_bytes) as usize)?;
-    out(total, t as usize)
+    free.set(t.saturating_sub(d.used_bytes) as usize)?;
+    total.set(t as usize)
 }
 
-pub fn mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CuResult {
+pub fn mem_get_address_range(base: Out<CUdeviceptr>, size: Out<usize>, dptr: CUdeviceptr) -> CuResult {
     let d = driver()?;
     d.current()?;
     let a = d.find_alloc(dptr).ok_or(CUDA_ERROR_NOT_FOUND)?;
-    if !base.is_null() {
-        out(base, a.base)?;
-    }
-    if !size.is_null() {
-        out(size, a.size as usize)?;
-    }
-    Ok(())
+    base.set_if_asked(a.base)?;
+    size.set_if_asked(a.size as usize)
 }
 
-pub fn mem_alloc_host(pp: *mut *mut c_void, size: usize) -> CuResult {
+pub fn mem_alloc_host(pp: Out<*mut c_void>, size: usize) -> CuResult {
     mem_host_alloc(pp, size, 0)
 }
 
-pub fn mem_host_alloc(pp: *mut *mut c_void, size: usize, flags: u32) -> CuResult {
+pub fn mem_host_alloc(pp: Out<*mut c_void>, size: usize, flags: u32) -> CuResult {
     let mut d = driver()?;
     let ctx = d.current()?;
-    super::nonnull(pp)?;
+    pp.required()?;
     if flags & !(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED) != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let p = memory::allocate(&mut d, ctx, size as u64, AllocKind::PinnedHost, None)?;
-    out(pp, p as *mut c_void)
+    pp.set(p as *mut c_void)
 }
 
-pub fn mem_free_host(p: *mut c_void) -> CuResult {
+/// Like cuMemFree, the allocation names its context (succeeds with none current).
+pub fn mem_free_host(p: HostPtr) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
-    match d.allocs.get(&(p as u64)) {
-        Some(a) if a.kind == AllocKind::PinnedHost => memory::release(&mut d, p as u64),
-        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    match d.allocs.get(&p.0) {
+        Some(a) if a.kind == AllocKind::PinnedHost => {
+            d.alloc_ctx(p.0)?;
+            memory::release(&mut d, p.0)
+        }
+        _ => {
+            d.current()?;
+            Err(CUDA_ERROR_INVALID_VALUE)
+        }
     }
 }
 
-pub fn mem_host_get_device_pointer(dptr: *mut CUdeviceptr, p: *mut c_void, flags: u32) -> CuResult {
+pub fn mem_host_get_device_pointer(dptr: Out<CUdeviceptr>, p: HostPtr, flags: u32) -> CuResult {
     let d = driver()?;
     d.current()?;
     if flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    match d.find_alloc(p as u64) {
-        Some(a) if a.kind.is_host() => out(dptr, p as u64),
+    match d.find_alloc(p.0) {
+        Some(a) if a.kind.is_host() => dptr.set(p.0),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }
 
-pub fn mem_host_get_flags(flags: *mut u32, p: *mut c_void) -> CuResult {
+pub fn mem_host_get_flags(flags: Out<u32>, p: HostPtr) -> CuResult {
     let d = driver()?;
     d.current()?;
-    match d.find_alloc(p as u64) {
-        Some(a) if a.kind.is_host() => out(flags, CU_MEMHOSTALLOC_DEVICEMAP),
+    match d.find_alloc(p.0) {
+        Some(a) if a.kind.is_host() => flags.set(CU_MEMHOSTALLOC_DEVICEMAP),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }
 
-pub fn mem_host_register(p: *mut c_void, size: usize, _flags: u32) -> CuResult {
+pub fn mem_host_register(p: HostPtr, size: usize, _flags: u32) -> CuResult {
     let mut d = driver()?;
     let ctx = d.current()?;
-    if p.is_null() || size == 0 {
+    if p.0 == 0 || size == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let (b, e) = (p as u64, p as u64 + size as u64);
+    let (b, e) = (p.0, p.0 + size as u64);
     if d.allocs.values().any(|a| a.base < e && b < a.base + a.size) {
         return Err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     }
@@ -120,37 +124,37 @@ pub fn mem_host_register(p: *mut c_void, size: usize, _flags: u32) -> CuResult {
     Ok(())
 }
 
-pub fn mem_host_unregister(p: *mut c_void) -> CuResult {
+pub fn mem_host_unregister(p: HostPtr) -> CuResult {
     let mut d = driver()?;
     d.current()?;
-    match d.allocs.get(&(p as u64)) {
+    match d.allocs.get(&p.0) {
         Some(a) if a.kind == AllocKind::Registered => {
-            d.allocs.remove(&(p as u64));
+            d.allocs.remove(&p.0);
             Ok(())
         }
         _ => Err(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
     }
 }
 
-pub fn mem_alloc_managed(dptr: *mut CUdeviceptr, size: usize, flags: u32) -> CuResult {
+pub fn mem_alloc_managed(dptr: Out<CUdeviceptr>, size: usize, flags: u32) -> CuResult {
     let mut d = driver()?;
     let ctx = d.current()?;
-    super::nonnull(dptr)?;
+    dptr.required()?;
     if flags != 1 && flags != 2 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let p = memory::allocate(&mut d, ctx, size as u64, AllocKind::Managed, None)?;
-    out(dptr, p)
+    dptr.set(p)
 }
 
 fn pool_id(pool: CUmemoryPool) -> CuResult<u64> {
     handle_id(Tag::Pool, pool).ok_or(CUDA_ERROR_INVALID_VALUE)
 }
 
-fn alloc_from_pool(dptr: *mut CUdeviceptr, size: usize, pool: Option<u64>, stream: CUstream) -> CuResult {
+fn alloc_from_pool(dptr: Out<CUdeviceptr>, size: usize, pool: Option<u64>, stream: CUstream) -> CuResult {
     let mut d = driver()?;
-    let ctx = d.check_stream(stream)?;
-    super::nonnull(dptr)?;
+    let ctx = d.stream_context(stream)?;
+    dptr.required()?;
     let dev = d.contexts[&ctx].device as usize;
     let pool = pool.unwrap_or(d.device_pool[dev]);
     if !d.pools.contains_key(&pool) {
@@ -160,32 +164,34 @@ fn alloc_from_pool(dptr: *mut CUdeviceptr, size: usize, pool: Option<u64>, strea
     let pl = d.pools.get_mut(&pool).unwrap();
     pl.used += size as u64;
     pl.used_high = pl.used_high.max(pl.used);
-    out(dptr, p)
+    dptr.set(p)
 }
 
 /// Stream-ordered allocation: streams run their work at once, so the allocation is
 /// usable in stream order by construction.
-pub fn mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, stream: CUstream) -> CuResult {
+pub fn mem_alloc_async(dptr: Out<CUdeviceptr>, size: usize, stream: CUstream) -> CuResult {
     alloc_from_pool(dptr, size, None, stream)
 }
 
-pub fn mem_alloc_from_pool_async(dptr: *mut CUdeviceptr, size: usize, pool: CUmemoryPool, stream: CUstream) -> CuResult {
+pub fn mem_alloc_from_pool_async(dptr: Out<CUdeviceptr>, size: usize, pool: CUmemoryPool, stream: CUstream) -> CuResult {
     alloc_from_pool(dptr, size, Some(pool_id(pool)?), stream)
 }
 
 pub fn mem_free_async(dptr: CUdeviceptr, stream: CUstream) -> CuResult {
     let mut d = driver()?;
-    d.check_stream(stream)?;
+    d.stream_context(stream)?;
     memory::free_device(&mut d, dptr)
 }
 
-pub fn mem_pool_create(pool: *mut CUmemoryPool, _props: *const c_void) -> CuResult {
+pub fn mem_pool_create(pool: Out<CUmemoryPool>, props: Opaque) -> CuResult {
     let mut d = driver()?;
-    super::nonnull(pool)?;
-    super::nonnull(_props)?;
+    pool.required()?;
+    if props.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     let id = d.new_id();
-    d.pools.insert(id, Pool { device: 0, release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: false });
-    out(pool, handle(Tag::Pool, id))
+    d.pools.insert(id, Pool { release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: false });
+    pool.set(handle(Tag::Pool, id))
 }
 
 pub fn mem_pool_destroy(pool: CUmemoryPool) -> CuResult {
@@ -193,7 +199,6 @@ pub fn mem_pool_destroy(pool: CUmemoryPool) -> CuResult {
     let id = pool_id(pool)?;
     match d.pools.get(&id) {
         Some(p) if !p.default => {
-            let _ = p.device;
             d.pools.remove(&id);
             Ok(())
         }
@@ -207,52 +212,53 @@ pub fn mem_pool_trim_to(pool: CUmemoryPool, _keep: usize) -> CuResult {
     Ok(())
 }
 
-pub fn mem_pool_set_attribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CuResult {
+/// The value's type is fixed per attribute: int for the reuse flags, cuuint64_t else.
+pub fn mem_pool_set_attribute(pool: CUmemoryPool, attr: i32, value: OutAny) -> CuResult {
     let mut d = driver()?;
-    super::nonnull(value)?;
+    value.required()?;
     let p = d.pools.get_mut(&pool_id(pool)?).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    // SAFETY: the value's type is fixed per attribute (int or cuuint64_t).
-    unsafe {
-        match attr {
-            1..=3 => p.reuse_flags[(attr - 1) as usize] = *(value as *const i32),
-            CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => p.release_threshold = *(value as *const u64),
-            CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | CU_MEMPOOL_ATTR_USED_MEM_HIGH => {
-                if *(value as *const u64) != 0 {
-                    return Err(CUDA_ERROR_INVALID_VALUE);
-                }
-                p.used_high = p.used;
+    match attr {
+        1..=3 => p.reuse_flags[(attr - 1) as usize] = value.get::<i32>()?,
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => p.release_threshold = value.get::<u64>()?,
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | CU_MEMPOOL_ATTR_USED_MEM_HIGH => {
+            if value.get::<u64>()? != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            p.used_high = p.used;
         }
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
     }
     Ok(())
 }
 
-pub fn mem_pool_get_attribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CuResult {
+pub fn mem_pool_get_attribute(pool: CUmemoryPool, attr: i32, value: OutAny) -> CuResult {
     let d = driver()?;
-    super::nonnull(value)?;
+    value.required()?;
     let p = d.pools.get(&pool_id(pool)?).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    // SAFETY: as in set_attribute.
-    unsafe {
-        match attr {
-            1..=3 => *(value as *mut i32) = p.reuse_flags[(attr - 1) as usize],
-            CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => *(value as *mut u64) = p.release_threshold,
-            CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT | CU_MEMPOOL_ATTR_USED_MEM_CURRENT => *(value as *mut u64) = p.used,
-            CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | CU_MEMPOOL_ATTR_USED_MEM_HIGH => *(value as *mut u64) = p.used_high,
-            _ => return Err(CUDA_ERROR_INVALID_VALUE),
-        }
+    match attr {
+        1..=3 => value.set(p.reuse_flags[(attr - 1) as usize]),
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => value.set(p.release_threshold),
+        CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT | CU_MEMPOOL_ATTR_USED_MEM_CURRENT => value.set(p.used),
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | CU_MEMPOOL_ATTR_USED_MEM_HIGH => value.set(p.used_high),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
-    Ok(())
 }
 
 // ---- copies -------------------------------------------------------------------------
 
+/// The context a copy or memset acts in: the stream's, when one is named (no context
+/// needs to be current: measured on an H200 for the async copies and memsets); the
+/// current context for synchronous calls and the NULL stream.
+fn context_for(d: &crate::state::Driver, stream: Option<CUstream>) -> CuResult<u64> {
+    match stream {
+        Some(s) => d.stream_context(s),
+        None => d.current(),
+    }
+}
+
 fn copy_checked(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>, stream: Option<CUstream>) -> CuResult {
     let d = driver()?;
-    match stream {
-        Some(s) => d.check_stream(s)?,
-        None => d.current()?,
-    };
+    context_for(&d, stream)?;
     memory::copy(&d, dst, src, n as u64, ed, es)
 }
 
@@ -262,17 +268,17 @@ pub fn memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CuResult {
 pub fn memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CuResult {
     copy_checked(dst, src, n, None, None, Some(s))
 }
-pub fn memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CuResult {
-    copy_checked(dst, src as u64, n, Some(Side::Device), Some(Side::Host), None)
+pub fn memcpy_htod(dst: CUdeviceptr, src: HostPtr, n: usize) -> CuResult {
+    copy_checked(dst, src.0, n, Some(Side::Device), Some(Side::Host), None)
 }
-pub fn memcpy_htod_async(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) -> CuResult {
-    copy_checked(dst, src as u64, n, Some(Side::Device), Some(Side::Host), Some(s))
+pub fn memcpy_htod_async(dst: CUdeviceptr, src: HostPtr, n: usize, s: CUstream) -> CuResult {
+    copy_checked(dst, src.0, n, Some(Side::Device), Some(Side::Host), Some(s))
 }
-pub fn memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CuResult {
-    copy_checked(dst as u64, src, n, Some(Side::Host), Some(Side::Device), None)
+pub fn memcpy_dtoh(dst: HostPtr, src: CUdeviceptr, n: usize) -> CuResult {
+    copy_checked(dst.0, src, n, Some(Side::Host), Some(Side::Device), None)
 }
-pub fn memcpy_dtoh_async(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) -> CuResult {
-    copy_checked(dst as u64, src, n, Some(Side::Host), Some(Side::Device), Some(s))
+pub fn memcpy_dtoh_async(dst: HostPtr, src: CUdeviceptr, n: usize, s: CUstream) -> CuResult {
+    copy_checked(dst.0, src, n, Some(Side::Host), Some(Side::Device), Some(s))
 }
 pub fn memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CuResult {
     copy_checked(dst, src, n, Some(Side::Device), Some(Side::Device), None)
@@ -307,140 +313,106 @@ fn side_for(mt: u32) -> CuResult<Option<Side>> {
     }
 }
 
-fn memcpy2d_inner(p: *const CUDA_MEMCPY2D, stream: Option<CUstream>) -> CuResult {
-    super::nonnull(p)?;
-    // SAFETY: non-null pointer to the caller's descriptor.
-    let c = unsafe { p.read_unaligned() };
+fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResult {
+    let c = p.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let d = driver()?;
-    match stream {
-        Some(s) => d.check_stream(s)?,
-        None => d.current()?,
-    };
+    context_for(&d, stream)?;
     let es = side_for(c.src_memory_type)?;
     let ed = side_for(c.dst_memory_type)?;
     let src_base = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device };
     let dst_base = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device };
     let src = src_base + c.src_x_in_bytes as u64 + c.src_y as u64 * c.src_pitch as u64;
     let dst = dst_base + c.dst_x_in_bytes as u64 + c.dst_y as u64 * c.dst_pitch as u64;
-    let (sp, dp) = (if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch }, if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch });
+    let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch };
+    let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch };
     memory::copy_2d(&d, dst, dp as u64, src, sp as u64, c.width_in_bytes as u64, c.height as u64, ed, es)
 }
 
-pub fn memcpy_2d(p: *const CUDA_MEMCPY2D) -> CuResult {
+pub fn memcpy_2d(p: Option<CUDA_MEMCPY2D>) -> CuResult {
     memcpy2d_inner(p, None)
 }
-pub fn memcpy_2d_async(p: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult {
+pub fn memcpy_2d_async(p: Option<CUDA_MEMCPY2D>, s: CUstream) -> CuResult {
     memcpy2d_inner(p, Some(s))
 }
 
 // ---- memsets ------------------------------------------------------------------------
 
-fn memset_checked(dst: u64, pitch: usize, value: u32, elem: u64, w: usize, h: usize, stream: Option<CUstream>) -> CuResult {
-    let d = driver()?;
-    match stream {
-        Some(s) => d.check_stream(s)?,
-        None => d.current()?,
-    };
-    memory::memset(&d, dst, pitch as u64, value, elem, w as u64, h as u64)
+/// A memset of `w` x `h` elements of `elem` bytes, rows `pitch` bytes apart.
+pub struct Fill {
+    pub dst: CUdeviceptr,
+    pub pitch: usize,
+    pub value: u32,
+    pub elem: u64,
+    pub w: usize,
+    pub h: usize,
 }
 
-pub fn memset_d8(dst: CUdeviceptr, v: u8, n: usize) -> CuResult {
-    memset_checked(dst, n, v as u32, 1, n, 1, None)
+impl Fill {
+    /// A 1D memset of `n` elements.
+    pub fn line(dst: CUdeviceptr, value: u32, elem: u64, n: usize) -> Fill {
+        Fill { dst, pitch: n * elem as usize, value, elem, w: n, h: 1 }
+    }
+    /// A 2D memset.
+    pub fn rect(dst: CUdeviceptr, pitch: usize, value: u32, elem: u64, w: usize, h: usize) -> Fill {
+        Fill { dst, pitch, value, elem, w, h }
+    }
 }
-pub fn memset_d16(dst: CUdeviceptr, v: u16, n: usize) -> CuResult {
-    memset_checked(dst, n * 2, v as u32, 2, n, 1, None)
-}
-pub fn memset_d32(dst: CUdeviceptr, v: u32, n: usize) -> CuResult {
-    memset_checked(dst, n * 4, v, 4, n, 1, None)
-}
-pub fn memset_d8_async(dst: CUdeviceptr, v: u8, n: usize, s: CUstream) -> CuResult {
-    memset_checked(dst, n, v as u32, 1, n, 1, Some(s))
-}
-pub fn memset_d16_async(dst: CUdeviceptr, v: u16, n: usize, s: CUstream) -> CuResult {
-    memset_checked(dst, n * 2, v as u32, 2, n, 1, Some(s))
-}
-pub fn memset_d32_async(dst: CUdeviceptr, v: u32, n: usize, s: CUstream) -> CuResult {
-    memset_checked(dst, n * 4, v, 4, n, 1, Some(s))
-}
-pub fn memset_d2d8(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CuResult {
-    memset_checked(dst, pitch, v as u32, 1, w, h, None)
-}
-pub fn memset_d2d16(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) -> CuResult {
-    memset_checked(dst, pitch, v as u32, 2, w, h, None)
-}
-pub fn memset_d2d32(dst: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize) -> CuResult {
-    memset_checked(dst, pitch, v, 4, w, h, None)
-}
-pub fn memset_d2d8_async(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, s: CUstream) -> CuResult {
-    memset_checked(dst, pitch, v as u32, 1, w, h, Some(s))
-}
-pub fn memset_d2d16_async(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, s: CUstream) -> CuResult {
-    memset_checked(dst, pitch, v as u32, 2, w, h, Some(s))
-}
-pub fn memset_d2d32_async(dst: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize, s: CUstream) -> CuResult {
-    memset_checked(dst, pitch, v, 4, w, h, Some(s))
+
+/// cuMemsetD8/16/32 and the 2D forms, synchronous (stream None) or on a stream.
+pub fn memset(f: Fill, stream: Option<CUstream>) -> CuResult {
+    let d = driver()?;
+    context_for(&d, stream)?;
+    memory::memset(&d, f.dst, f.pitch as u64, f.value, f.elem, f.w as u64, f.h as u64)
 }
 
 // ---- pointer attributes and hints ---------------------------------------------------
 
-fn pointer_attribute(d: &crate::state::Driver, data: *mut c_void, attr: u32, ptr: CUdeviceptr) -> CuResult {
-    super::nonnull(data)?;
+fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CUdeviceptr) -> CuResult {
+    data.required()?;
     let a = d.find_alloc(ptr);
-    // SAFETY: each attribute's value type is fixed by the API.
-    unsafe {
-        match attr {
-            CU_POINTER_ATTRIBUTE_CONTEXT => {
-                let a = a.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-                *(data as *mut CUcontext) = handle(Tag::Context, a.ctx);
-            }
-            CU_POINTER_ATTRIBUTE_MEMORY_TYPE => {
-                let a = a.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-                *(data as *mut u32) = if a.kind.is_host() { CU_MEMORYTYPE_HOST } else { CU_MEMORYTYPE_DEVICE };
-            }
-            CU_POINTER_ATTRIBUTE_DEVICE_POINTER => {
-                a.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-                *(data as *mut u64) = ptr;
-            }
-            CU_POINTER_ATTRIBUTE_HOST_POINTER => {
-                let a = a.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-                if !a.kind.is_host() && a.kind != AllocKind::Managed {
-                    return Err(CUDA_ERROR_INVALID_VALUE);
-                }
-                *(data as *mut *mut c_void) = ptr as *mut c_void;
-            }
-            CU_POINTER_ATTRIBUTE_IS_MANAGED => {
-                *(data as *mut i32) = a.map(|a| a.kind == AllocKind::Managed).unwrap_or(false) as i32;
-            }
-            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
-                let a = a.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-                *(data as *mut i32) = d.contexts.get(&a.ctx).map(|c| c.device).unwrap_or(0);
-            }
-            CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => *(data as *mut u64) = a.ok_or(CUDA_ERROR_INVALID_VALUE)?.base,
-            CU_POINTER_ATTRIBUTE_RANGE_SIZE => *(data as *mut usize) = a.ok_or(CUDA_ERROR_INVALID_VALUE)?.size as usize,
-            CU_POINTER_ATTRIBUTE_MAPPED => *(data as *mut i32) = a.is_some() as i32,
-            CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => {
-                let a = a.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-                *(data as *mut CUmemoryPool) = a.pool.map(|p| handle(Tag::Pool, p)).unwrap_or(std::ptr::null_mut());
-            }
-            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    let need = || a.ok_or(CUDA_ERROR_INVALID_VALUE);
+    match attr {
+        CU_POINTER_ATTRIBUTE_CONTEXT => data.set(handle(Tag::Context, need()?.ctx)),
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE => {
+            data.set::<u32>(if need()?.kind.is_host() { CU_MEMORYTYPE_HOST } else { CU_MEMORYTYPE_DEVICE })
         }
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER => {
+            need()?;
+            data.set::<u64>(ptr)
+        }
+        CU_POINTER_ATTRIBUTE_HOST_POINTER => {
+            let a = need()?;
+            if !a.kind.is_host() && a.kind != AllocKind::Managed {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            data.set(ptr as *mut c_void)
+        }
+        CU_POINTER_ATTRIBUTE_IS_MANAGED => data.set::<i32>(a.map(|a| a.kind == AllocKind::Managed).unwrap_or(false) as i32),
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
+            let a = need()?;
+            data.set::<i32>(d.contexts.get(&a.ctx).map(|c| c.device).unwrap_or(0))
+        }
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => data.set::<u64>(need()?.base),
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE => data.set::<usize>(need()?.size as usize),
+        CU_POINTER_ATTRIBUTE_MAPPED => data.set::<i32>(a.is_some() as i32),
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => {
+            let a = need()?;
+            data.set::<CUmemoryPool>(a.pool.map(|p| handle(Tag::Pool, p)).unwrap_or(std::ptr::null_mut()))
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
-    Ok(())
 }
 
-pub fn pointer_get_attribute(data: *mut c_void, attr: u32, ptr: CUdeviceptr) -> CuResult {
+pub fn pointer_get_attribute(data: OutAny, attr: u32, ptr: CUdeviceptr) -> CuResult {
     let d = driver()?;
-    pointer_attribute(&d, data, attr, ptr)
+    pointer_attribute(&d, &data, attr, ptr)
 }
 
-pub fn pointer_get_attributes(n: u32, attrs: *const u32, data: *mut *mut c_void, ptr: CUdeviceptr) -> CuResult {
+pub fn pointer_get_attributes(attrs: Option<Vec<u32>>, data: Option<Vec<OutAny>>, ptr: CUdeviceptr) -> CuResult {
     let d = driver()?;
-    super::nonnull(attrs)?;
-    super::nonnull(data)?;
-    for i in 0..n as usize {
-        // SAFETY: arrays of n entries per the API.
-        let (a, p) = unsafe { (*attrs.add(i), *data.add(i)) };
-        pointer_attribute(&d, p, a, ptr)?;
+    let (attrs, data) = (attrs.ok_or(CUDA_ERROR_INVALID_VALUE)?, data.ok_or(CUDA_ERROR_INVALID_VALUE)?);
+    for (a, p) in attrs.iter().zip(&data) {
+        pointer_attribute(&d, p, *a, ptr)?;
     }
     Ok(())
 }

@@ -1,21 +1,22 @@
 //! Modules, functions and launches.
 
-use super::out;
+use crate::boundary::{CuResult, ImagePtr, KernelArgs, Opaque, Out, Text};
 use crate::cu::*;
 use crate::launch::{self, Launch};
-use crate::module::{self, FunctionRef};
-use crate::state::{driver, handle, handle_id, CuResult, Driver, Tag};
-use std::ffi::{c_char, c_void, CStr};
+use crate::module::{load as module, FunctionRef};
+use crate::state::{driver, handle, handle_id, Tag};
+use crate::state::Driver;
 
 /// Parses and binds the image without holding the driver's lock (scanning the kernel
 /// libraries and dlopen can be slow), then enters the module.
-fn load(m: *mut CUmodule, parse: impl FnOnce(&Driver) -> CuResult<crate::image::Image>) -> CuResult {
-    let (ctx, img, paths) = {
+fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
+    let (ctx, target, paths) = {
         let d = driver()?;
         let ctx = d.current()?;
-        super::nonnull(m)?;
-        (ctx, parse(&d)?, d.config.kernels.clone())
+        m.required()?;
+        (ctx, crate::image::Target { sm: d.profile.sm() }, d.config.kernels.clone())
     };
+    let img = parse(target)?;
     let prepared = module::prepare(&paths, img)?;
     let mut d = driver()?;
     if d.current() != Ok(ctx) {
@@ -23,31 +24,29 @@ fn load(m: *mut CUmodule, parse: impl FnOnce(&Driver) -> CuResult<crate::image::
         return Err(d.current().err().unwrap_or(CUDA_ERROR_INVALID_CONTEXT));
     }
     let id = module::insert(&mut d, ctx, prepared);
-    out(m, handle(Tag::Module, id))
+    m.set(handle(Tag::Module, id))
 }
 
-pub fn module_load_data(m: *mut CUmodule, image: *const c_void) -> CuResult {
-    load(m, |d| module::parse_image_ptr(d, image))
+pub fn module_load_data(m: Out<CUmodule>, image: ImagePtr) -> CuResult {
+    load(m, |t| module::parse_image_ptr(image, t))
 }
 
 /// JIT options only tune PTX compilation, which does not happen here; they are read
 /// for validity (non-null arrays when a count is given) and otherwise ignored.
-pub fn module_load_data_ex(m: *mut CUmodule, image: *const c_void, n: u32, opts: *mut u32, vals: *mut *mut c_void) -> CuResult {
+pub fn module_load_data_ex(m: Out<CUmodule>, image: ImagePtr, n: u32, opts: Opaque, vals: Opaque) -> CuResult {
     if n > 0 && (opts.is_null() || vals.is_null()) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     module_load_data(m, image)
 }
 
-pub fn module_load_fat_binary(m: *mut CUmodule, image: *const c_void) -> CuResult {
+pub fn module_load_fat_binary(m: Out<CUmodule>, image: ImagePtr) -> CuResult {
     module_load_data(m, image)
 }
 
-pub fn module_load(m: *mut CUmodule, fname: *const c_char) -> CuResult {
-    super::nonnull(fname)?;
-    // SAFETY: NUL-terminated path per the API.
-    let path = unsafe { CStr::from_ptr(fname) }.to_string_lossy().into_owned();
-    load(m, |d| module::parse_image_file(d, std::path::Path::new(&path)))
+pub fn module_load(m: Out<CUmodule>, fname: Text) -> CuResult {
+    let path = fname.get()?;
+    load(m, |t| module::parse_image_file(std::path::Path::new(&path), t))
 }
 
 fn module_id(d: &Driver, m: CUmodule) -> CuResult<u64> {
@@ -66,14 +65,12 @@ pub fn module_unload(m: CUmodule) -> CuResult {
     Ok(())
 }
 
-pub fn module_get_function(f: *mut CUfunction, m: CUmodule, name: *const c_char) -> CuResult {
+pub fn module_get_function(f: Out<CUfunction>, m: CUmodule, name: Text) -> CuResult {
     let mut d = driver()?;
     d.current()?;
-    super::nonnull(f)?;
-    super::nonnull(name)?;
+    f.required()?;
+    let name = name.get()?;
     let mid = module_id(&d, m)?;
-    // SAFETY: NUL-terminated name per the API.
-    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
     let mm = d.modules[&mid].clone();
     let index = mm.kernels.iter().position(|k| k.symbol == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
     let existing = mm.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&name).copied();
@@ -88,30 +85,23 @@ pub fn module_get_function(f: *mut CUfunction, m: CUmodule, name: *const c_char)
             fid
         }
     };
-    out(f, handle(Tag::Function, fid))
+    f.set(handle(Tag::Function, fid))
 }
 
-pub fn module_get_function_count(count: *mut u32, m: CUmodule) -> CuResult {
+pub fn module_get_function_count(count: Out<u32>, m: CUmodule) -> CuResult {
     let d = driver()?;
     let id = module_id(&d, m)?;
-    out(count, d.modules[&id].kernels.len() as u32)
+    count.set(d.modules[&id].kernels.len() as u32)
 }
 
-pub fn module_get_global(dptr: *mut CUdeviceptr, bytes: *mut usize, m: CUmodule, name: *const c_char) -> CuResult {
+pub fn module_get_global(dptr: Out<CUdeviceptr>, bytes: Out<usize>, m: CUmodule, name: Text) -> CuResult {
     let d = driver()?;
     d.current()?;
-    super::nonnull(name)?;
+    let name = name.get()?;
     let id = module_id(&d, m)?;
-    // SAFETY: NUL-terminated name per the API.
-    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
     let (addr, size) = *d.modules[&id].globals.get(&name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-    if !dptr.is_null() {
-        out(dptr, addr)?;
-    }
-    if !bytes.is_null() {
-        out(bytes, size as usize)?;
-    }
-    Ok(())
+    dptr.set_if_asked(addr)?;
+    bytes.set_if_asked(size as usize)
 }
 
 fn function<'a>(d: &'a Driver, f: CUfunction) -> CuResult<(u64, &'a FunctionRef)> {
@@ -119,10 +109,10 @@ fn function<'a>(d: &'a Driver, f: CUfunction) -> CuResult<(u64, &'a FunctionRef)
     Ok((id, d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?))
 }
 
-pub fn func_get_attribute(v: *mut i32, attr: i32, f: CUfunction) -> CuResult {
+pub fn func_get_attribute(v: Out<i32>, attr: i32, f: CUfunction) -> CuResult {
     let d = driver()?;
     d.current()?;
-    super::nonnull(v)?;
+    v.required()?;
     let (_, fr) = function(&d, f)?;
     let k = fr.kernel();
     let a = k.attrs.as_ref();
@@ -145,7 +135,7 @@ pub fn func_get_attribute(v: *mut i32, attr: i32, f: CUfunction) -> CuResult {
         15 /* CLUSTER_SCHEDULING_POLICY_PREFERENCE */ => 0,
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     };
-    out(v, value)
+    v.set(value)
 }
 
 pub fn func_set_attribute(f: CUfunction, attr: i32, value: i32) -> CuResult {
@@ -194,53 +184,52 @@ pub fn func_set_shared_mem_config(f: CUfunction, cfg: u32) -> CuResult {
     Ok(())
 }
 
-pub fn func_get_name(name: *mut *const c_char, f: CUfunction) -> CuResult {
+pub fn func_get_name(name: Out<*const std::ffi::c_char>, f: CUfunction) -> CuResult {
     let d = driver()?;
-    super::nonnull(name)?;
+    name.required()?;
     let (_, fr) = function(&d, f)?;
     // Names live as long as the module: intern them as C strings for the caller.
     static NAMES: std::sync::Mutex<Vec<std::ffi::CString>> = std::sync::Mutex::new(Vec::new());
     let c = std::ffi::CString::new(fr.kernel().symbol.clone()).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(existing) = names.iter().find(|n| **n == c) {
-        return out(name, existing.as_ptr());
+        return name.set(existing.as_ptr());
     }
     names.push(c);
-    out(name, names.last().unwrap().as_ptr())
+    name.set(names.last().expect("just pushed").as_ptr())
 }
 
-pub fn func_get_module(m: *mut CUmodule, f: CUfunction) -> CuResult {
+pub fn func_get_module(m: Out<CUmodule>, f: CUfunction) -> CuResult {
     let d = driver()?;
     let (_, fr) = function(&d, f)?;
-    out(m, handle(Tag::Module, fr.module_id))
+    m.set(handle(Tag::Module, fr.module_id))
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn launch_kernel(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, shared: u32,
-                     stream: CUstream, params: *mut *mut c_void, extra: *mut *mut c_void) -> CuResult {
-    launch::launch(Launch { f, grid: [gx, gy, gz], block: [bx, by, bz], shared, stream, params, extra })
+/// cuLaunchKernel's grid, block, shared-memory and stream arguments.
+pub struct Shape {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub stream: CUstream,
 }
 
-pub fn launch_kernel_ex(cfg: *const CUlaunchConfig, f: CUfunction, params: *mut *mut c_void, extra: *mut *mut c_void) -> CuResult {
-    super::nonnull(cfg)?;
-    // SAFETY: non-null config per the API.
-    let c = unsafe { &*cfg };
-    if c.num_attrs > 0 {
-        if c.attrs.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        for i in 0..c.num_attrs as usize {
-            // SAFETY: num_attrs entries.
-            let a = unsafe { &*c.attrs.add(i) };
-            // Attributes that change nothing observable on one emulated device are
-            // accepted (1 access policy, 3 sync policy, 8 priority); clusters and
-            // cooperative launches are not emulated.
-            match a.id {
-                1 | 3 | 8 => {}
-                _ => {
-                    crate::log_warn!("cuLaunchKernelEx: launch attribute {} is not emulated", a.id);
-                    return Err(CUDA_ERROR_NOT_SUPPORTED);
-                }
+pub fn launch_kernel(f: CUfunction, shape: Shape, args: KernelArgs) -> CuResult {
+    launch::launch(Launch { f, grid: shape.grid, block: shape.block, shared: shape.shared, stream: shape.stream, args })
+}
+
+/// cuLaunchKernelEx: the config and its attributes, copied at the boundary.
+pub fn launch_kernel_ex(cfg: Option<(CUlaunchConfig, Option<Vec<CUlaunchAttribute>>)>, f: CUfunction, args: KernelArgs) -> CuResult {
+    let (c, attrs) = cfg.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let attrs = attrs.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    for a in &attrs {
+        // Attributes that change nothing observable on one emulated device are accepted
+        // (1 access policy, 3 sync policy, 8 priority); clusters and cooperative launches
+        // are not emulated.
+        match a.id {
+            1 | 3 | 8 => {}
+            _ => {
+                crate::log_warn!("cuLaunchKernelEx: launch attribute {} is not emulated", a.id);
+                return Err(CUDA_ERROR_NOT_SUPPORTED);
             }
         }
     }
@@ -250,23 +239,18 @@ pub fn launch_kernel_ex(cfg: *const CUlaunchConfig, f: CUfunction, params: *mut 
         block: [c.block_dim_x, c.block_dim_y, c.block_dim_z],
         shared: c.shared_mem_bytes,
         stream: c.h_stream,
-        params,
-        extra,
+        args,
     })
 }
 
 /// Active blocks per SM by the profile's limits: threads, registers, shared memory.
-pub fn occupancy_max_active_blocks(n: *mut i32, f: CUfunction, block: i32, dyn_smem: usize, _flags: u32) -> CuResult {
-    let d = driver()?;
-    d.current()?;
-    super::nonnull(n)?;
-    let (_, fr) = function(&d, f)?;
+fn active_blocks(d: &Driver, f: CUfunction, block: i32, dyn_smem: usize) -> CuResult<i32> {
+    let (_, fr) = function(d, f)?;
     if block <= 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let p = d.profile;
-    let k = fr.kernel();
-    let a = k.attrs.as_ref();
+    let a = fr.kernel().attrs.as_ref();
     let threads_sm = p.attr(39).unwrap_or(2048) as i64;
     let blocks_sm = p.attr(106).unwrap_or(32) as i64;
     let regs_sm = p.attr(82).unwrap_or(65536) as i64;
@@ -280,10 +264,17 @@ pub fn occupancy_max_active_blocks(n: *mut i32, f: CUfunction, block: i32, dyn_s
     }
     let smem = a.map(|a| a.shared_size_bytes as i64).unwrap_or(0) + dyn_smem as i64 + 1024;
     r = r.min(smem_sm / smem.max(1));
-    out(n, r.max(0) as i32)
+    Ok(r.max(0) as i32)
 }
 
-pub fn occupancy_max_potential_block_size(min_grid: *mut i32, block: *mut i32, f: CUfunction, _cb: *const c_void, dyn_smem: usize, limit: i32) -> CuResult {
+pub fn occupancy_max_active_blocks(n: Out<i32>, f: CUfunction, block: i32, dyn_smem: usize, _flags: u32) -> CuResult {
+    let d = driver()?;
+    d.current()?;
+    n.required()?;
+    n.set(active_blocks(&d, f, block, dyn_smem)?)
+}
+
+pub fn occupancy_max_potential_block_size(min_grid: Out<i32>, block: Out<i32>, f: CUfunction, _cb: Opaque, dyn_smem: usize, limit: i32) -> CuResult {
     let best = {
         let d = driver()?;
         let (_, fr) = function(&d, f)?;
@@ -294,11 +285,9 @@ pub fn occupancy_max_potential_block_size(min_grid: *mut i32, block: *mut i32, f
         bs = bs.min(limit);
     }
     bs = (bs / 32).max(1) * 32;
-    let mut per_sm = 0;
-    occupancy_max_active_blocks(&mut per_sm, f, bs, dyn_smem, 0)?;
-    let sms = driver()?.profile.sm_count() as i32;
-    if !min_grid.is_null() {
-        out(min_grid, per_sm * sms)?;
-    }
-    out(block, bs)
+    let d = driver()?;
+    let per_sm = active_blocks(&d, f, bs, dyn_smem)?;
+    let sms = d.profile.sm_count() as i32;
+    min_grid.set_if_asked(per_sm * sms)?;
+    block.set(bs)
 }

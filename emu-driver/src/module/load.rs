@@ -1,7 +1,9 @@
-//! Modules: an image (PTX, fatbin, cubin) parsed for its entry names, bound to the one
-//! host-compiled kernel library with the same entries, loaded as an instance of its own
-//! (the same image loaded twice gets two copies of its globals).
+//! Loading and unloading modules: an image (PTX, fatbin, cubin) parsed for its entry
+//! names, bound to the one host-compiled kernel library with the same entries, opened
+//! as an instance of its own (the same image loaded twice gets two copies of its
+//! globals).
 
+use super::{Kernel, Module};
 use crate::abi;
 use crate::cu::*;
 use crate::image;
@@ -9,75 +11,9 @@ use crate::memory;
 use crate::registry::{self, Found};
 use crate::state::{AllocKind, CuResult, Driver};
 use simtwin_abi::ffi::c_str;
-use simtwin_abi::manifest::Manifest;
 use std::collections::{BTreeSet, HashMap};
-use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// What the driver keeps of one kernel entry.
-pub struct Kernel {
-    pub symbol: String,
-    pub run: abi::RunFn,
-    pub param_sizes: Vec<u32>,
-    pub param_aligns: Vec<u32>,
-    /// Parameter offsets for the `extra` buffer form: from the image when it says,
-    /// otherwise laid out from the host function's sizes and alignments.
-    pub param_offsets: Vec<u32>,
-    pub param_bytes: u32,
-    pub attrs: Option<image::FuncAttrs>,
-    pub launch_bounds: (u32, u32),
-}
-
-impl Kernel {
-    /// The most threads per block the device allows this kernel: __launch_bounds__ as the
-    /// sm_90 cubin records it, else as the host twin's manifest does; None if unbounded.
-    pub fn thread_bound(&self) -> Option<u32> {
-        self.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
-            .or(Some(self.launch_bounds.0).filter(|&m| m > 0))
-    }
-}
-
-pub struct Module {
-    pub ctx: u64,
-    pub manifest: Manifest,
-    pub kernels: Vec<Kernel>,
-    pub globals: HashMap<String, (u64, u64)>,
-    pub ctx_slot: abi::CtxSlotFn,
-    /// Function handles handed out, by entry name (the same name gives the same handle).
-    pub handles: Mutex<HashMap<String, u64>>,
-    library_path: PathBuf,
-    _lib: libloading::Library,
-}
-
-// SAFETY: the raw function pointers refer to code of the loaded library, which lives as
-// long as the module; nothing here is tied to a thread.
-unsafe impl Send for Module {}
-unsafe impl Sync for Module {}
-
-impl Module {
-    pub fn library_name(&self) -> String {
-        self.library_path.display().to_string()
-    }
-}
-
-/// A function handle: the module it belongs to and the kernel's index.
-#[derive(Clone)]
-pub struct FunctionRef {
-    pub module_id: u64,
-    pub module: Arc<Module>,
-    pub index: usize,
-    /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as set by cuFuncSetAttribute.
-    pub max_dynamic_shared: u32,
-    pub carveout: i32,
-    pub cache_config: u32,
-}
-
-impl FunctionRef {
-    pub fn kernel(&self) -> &Kernel {
-        &self.module.kernels[self.index]
-    }
-}
 
 /// Paths of kernel libraries loaded now, with how many instances each has.
 static LOADED: Mutex<Vec<(PathBuf, usize)>> = Mutex::new(Vec::new());
@@ -358,21 +294,13 @@ pub fn unload(d: &mut Driver, id: u64) -> bool {
 }
 
 /// Parses an image passed by pointer (cuModuleLoadData and friends).
-pub fn parse_image_ptr(d: &Driver, ptr: *const c_void) -> CuResult<image::Image> {
-    if ptr.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let target = image::Target { sm: d.profile.sm() };
-    // SAFETY: the caller promises an image; the parser reads only what headers allow.
-    unsafe { image::parse_ptr(ptr as *const u8, target) }.map_err(|e| {
-        crate::log_error!("module image rejected: {e}");
-        e.cu_result()
-    })
+pub fn parse_image_ptr(image: crate::boundary::ImagePtr, target: image::Target) -> CuResult<image::Image> {
+    image.parse(target)
 }
 
-pub fn parse_image_file(d: &Driver, path: &Path) -> CuResult<image::Image> {
+/// Parses an image file (cuModuleLoad).
+pub fn parse_image_file(path: &Path, target: image::Target) -> CuResult<image::Image> {
     let bytes = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
-    let target = image::Target { sm: d.profile.sm() };
     image::parse_bytes(&bytes, target).map_err(|e| {
         crate::log_error!("module image {} rejected: {e}", path.display());
         e.cu_result()

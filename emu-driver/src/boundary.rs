@@ -1,0 +1,358 @@
+//! The C boundary: typed views of the raw arguments a C caller passes to an entry point.
+//!
+//! The export table (`exports.rs`) is the only place that builds these values, each from
+//! the raw argument of its C signature, under the driver API's contract (out-pointers
+//! are null or writable, strings NUL-terminated, arrays as long as their count, callbacks
+//! callable). The `api/` implementations receive them and stay safe Rust: every unsafe
+//! read or write of caller memory is a method here, next to the contract it relies on.
+
+use crate::cu::*;
+use std::ffi::{c_char, c_void, CStr};
+
+/// Result of a driver call: `Err` holds the CUresult.
+pub type CuResult<T = ()> = Result<T, CUresult>;
+
+/// An out-parameter (`T *`): null-checked, written unaligned.
+pub struct Out<T> {
+    p: *mut T,
+}
+
+/// # Safety
+/// `p` is null or valid for an (unaligned) write of `T` for the duration of the call.
+pub unsafe fn out<T>(p: *mut T) -> Out<T> {
+    Out { p }
+}
+
+impl<T> Out<T> {
+    /// Whether the caller passed null.
+    pub fn is_null(&self) -> bool {
+        self.p.is_null()
+    }
+    /// Writes `v`; a null pointer is CUDA_ERROR_INVALID_VALUE (as the real driver).
+    pub fn set(self, v: T) -> CuResult {
+        if self.p.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: non-null, writable per the contract of `out`.
+        unsafe { self.p.write_unaligned(v) };
+        Ok(())
+    }
+    /// Writes `v` when the caller asked for it (an optional out-parameter).
+    pub fn set_if_asked(self, v: T) -> CuResult {
+        if self.p.is_null() {
+            return Ok(());
+        }
+        self.set(v)
+    }
+    /// Fails with CUDA_ERROR_INVALID_VALUE when null (checked before any work is done).
+    pub fn required(&self) -> CuResult {
+        if self.p.is_null() {
+            Err(CUDA_ERROR_INVALID_VALUE)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// An out-parameter whose type depends on another argument (attribute queries): the
+/// value written is chosen by the callee.
+pub struct OutAny {
+    p: *mut c_void,
+}
+
+/// # Safety
+/// `p` is null or valid for a write of the type the entry point's attribute selects.
+pub unsafe fn out_any(p: *mut c_void) -> OutAny {
+    OutAny { p }
+}
+
+impl OutAny {
+    /// Fails with CUDA_ERROR_INVALID_VALUE when null.
+    pub fn required(&self) -> CuResult {
+        if self.p.is_null() {
+            Err(CUDA_ERROR_INVALID_VALUE)
+        } else {
+            Ok(())
+        }
+    }
+    /// Writes a value of the attribute's type.
+    pub fn set<T: Copy>(&self, v: T) -> CuResult {
+        self.required()?;
+        // SAFETY: per the contract of `out_any`: the attribute selects T.
+        unsafe { (self.p as *mut T).write_unaligned(v) };
+        Ok(())
+    }
+    /// Reads a value of the attribute's type (set-attribute calls pass values this way).
+    pub fn get<T: Copy>(&self) -> CuResult<T> {
+        self.required()?;
+        // SAFETY: per the contract of `out_any`, the pointer is readable as T too.
+        Ok(unsafe { (self.p as *const T).read_unaligned() })
+    }
+}
+
+/// A caller's character buffer of `len` bytes (device name, PCI bus id).
+pub struct OutText {
+    p: *mut c_char,
+    len: i32,
+}
+
+/// # Safety
+/// `p` is null or valid for writes of `len` bytes.
+pub unsafe fn out_text(p: *mut c_char, len: i32) -> OutText {
+    OutText { p, len }
+}
+
+impl OutText {
+    /// Writes `s` truncated to the buffer, NUL-terminated; null or len <= 0 is
+    /// CUDA_ERROR_INVALID_VALUE.
+    pub fn set(self, s: &str) -> CuResult {
+        if self.p.is_null() || self.len <= 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let n = s.len().min(self.len as usize - 1);
+        // SAFETY: the buffer holds `len` > n bytes per the contract of `out_text`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), self.p as *mut u8, n);
+            *self.p.add(n) = 0;
+        }
+        Ok(())
+    }
+}
+
+/// A NUL-terminated string argument (null allowed: `get` refuses it).
+pub struct Text<'a>(Option<&'a CStr>);
+
+/// # Safety
+/// `p` is null or a NUL-terminated string valid for the duration of the call.
+pub unsafe fn text<'a>(p: *const c_char) -> Text<'a> {
+    // SAFETY: per this function's contract.
+    Text(if p.is_null() { None } else { Some(unsafe { CStr::from_ptr(p) }) })
+}
+
+impl Text<'_> {
+    /// The string; null is CUDA_ERROR_INVALID_VALUE.
+    pub fn get(&self) -> CuResult<String> {
+        self.0.map(|c| c.to_string_lossy().into_owned()).ok_or(CUDA_ERROR_INVALID_VALUE)
+    }
+    /// Whether the caller passed null.
+    pub fn is_null(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+/// A struct passed by pointer (`const T *`), copied at the boundary; None for null.
+///
+/// # Safety
+/// `p` is null or valid for an (unaligned) read of `T`.
+pub unsafe fn input<T: Copy>(p: *const T) -> Option<T> {
+    // SAFETY: per this function's contract.
+    (!p.is_null()).then(|| unsafe { p.read_unaligned() })
+}
+
+/// An array argument (`const T *` with a count), copied; None for null with n > 0.
+///
+/// # Safety
+/// `p` is null or valid for reads of `n` elements.
+pub unsafe fn array<T: Copy>(p: *const T, n: usize) -> Option<Vec<T>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: per this function's contract.
+    (!p.is_null()).then(|| (0..n).map(|i| unsafe { p.add(i).read_unaligned() }).collect())
+}
+
+/// An array of out-parameters whose types follow another array (cuPointerGetAttributes).
+///
+/// # Safety
+/// `p` is null or valid for reads of `n` pointers, each null or valid as `out_any` says.
+pub unsafe fn out_any_array(p: *mut *mut c_void, n: usize) -> Option<Vec<OutAny>> {
+    // SAFETY: per this function's contract.
+    unsafe { array(p as *const *mut c_void, n) }.map(|v| v.into_iter().map(|q| OutAny { p: q }).collect())
+}
+
+/// A host address the caller passes for a copy: pageable or pinned memory of the
+/// caller's that the driver reads or writes as the API says. Kept as an address; the
+/// copy itself (`memory::copy`) relies on this contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPtr(pub u64);
+
+/// A host address argument.
+pub fn host(p: *const c_void) -> HostPtr {
+    HostPtr(p as u64)
+}
+
+/// An opaque pointer the driver stores or hands back but never dereferences (user data
+/// of callbacks, handles, unused property structs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opaque(pub usize);
+
+/// An opaque pointer argument.
+pub fn opaque<T>(p: *const T) -> Opaque {
+    Opaque(p as usize)
+}
+
+impl Opaque {
+    /// Whether it is null.
+    pub fn is_null(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// A host function enqueued on a stream (cuLaunchHostFunc, cuStreamAddCallback).
+#[derive(Clone, Copy)]
+pub enum HostCall {
+    /// `void fn(void *data)`
+    Func(unsafe extern "C" fn(*mut c_void), usize),
+    /// `void cb(CUstream, CUresult, void *data)`
+    Callback(unsafe extern "C" fn(CUstream, CUresult, *mut c_void), usize, usize),
+}
+
+// SAFETY: the user data pointer is handed back to the user's function untouched, on the
+// driver's callback thread, as the API specifies.
+unsafe impl Send for HostCall {}
+
+/// # Safety
+/// `f` (when Some) is callable with `data` as the API describes.
+pub unsafe fn host_func(f: CUhostFn, data: *mut c_void) -> Option<HostCall> {
+    f.map(|f| HostCall::Func(f, data as usize))
+}
+
+/// # Safety
+/// `cb` (when Some) is callable with (`stream`, a status, `data`) as the API describes.
+pub unsafe fn stream_callback(cb: CUstreamCallback, stream: CUstream, data: *mut c_void) -> Option<HostCall> {
+    cb.map(|f| HostCall::Callback(f, stream as usize, data as usize))
+}
+
+impl HostCall {
+    /// Calls the user's function.
+    pub fn call(self) {
+        match self {
+            // SAFETY: per the contract of `host_func`.
+            HostCall::Func(f, d) => unsafe { f(d as *mut c_void) },
+            // SAFETY: per the contract of `stream_callback`.
+            HostCall::Callback(f, s, d) => unsafe { f(s as CUstream, CUDA_SUCCESS, d as *mut c_void) },
+        }
+    }
+}
+
+/// A kernel's arguments as cuLaunchKernel receives them: `kernelParams` (one pointer per
+/// parameter, possibly unaligned values) or `extra` (a key/value list ending in
+/// CU_LAUNCH_PARAM_END with a buffer pointer and its size).
+pub struct KernelArgs {
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+}
+
+/// # Safety
+/// `params` is null or holds one valid pointer per parameter of the kernel launched,
+/// each readable for that parameter's size; `extra` is null or a list of pointer pairs
+/// ending in CU_LAUNCH_PARAM_END whose buffer entries are readable for the given sizes.
+pub unsafe fn kernel_args(params: *mut *mut c_void, extra: *mut *mut c_void) -> KernelArgs {
+    KernelArgs { params, extra }
+}
+
+/// Most `extra` pairs read before the list is called malformed.
+const MAX_EXTRA_PAIRS: usize = 32;
+
+impl KernelArgs {
+    /// Copies the argument values into an 8-byte aligned buffer laid out at `offsets`
+    /// (parameter `i` has `sizes[i]` bytes), so the caller may reuse its storage as soon
+    /// as the call returns, as on a device.
+    pub fn capture(&self, sizes: &[u32], offsets: &[u32], total: u32) -> CuResult<Vec<u64>> {
+        let mut buf = vec![0u64; (total as usize).div_ceil(8).max(1)];
+        let base = buf.as_mut_ptr() as *mut u8;
+        if !self.params.is_null() && !self.extra.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if !self.params.is_null() {
+            for (i, (&size, &off)) in sizes.iter().zip(offsets).enumerate() {
+                // SAFETY: one pointer per parameter (contract of `kernel_args`).
+                let p = unsafe { *self.params.add(i) };
+                if p.is_null() {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                if off as usize + size as usize > total as usize {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                // SAFETY: the value is readable for its size (contract); the buffer holds
+                // `total` bytes and the range was checked above.
+                unsafe { std::ptr::copy_nonoverlapping(p as *const u8, base.add(off as usize), size as usize) };
+            }
+        } else if !self.extra.is_null() {
+            let (mut data, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
+            let mut i = 0;
+            loop {
+                if i / 2 >= MAX_EXTRA_PAIRS {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                // SAFETY: key/value pairs up to CU_LAUNCH_PARAM_END (contract).
+                let key = unsafe { *self.extra.add(i) } as usize;
+                if key == CU_LAUNCH_PARAM_END {
+                    break;
+                }
+                // SAFETY: as above; a key is followed by its value.
+                let value = unsafe { *self.extra.add(i + 1) };
+                match key {
+                    CU_LAUNCH_PARAM_BUFFER_POINTER => data = value as *const u8,
+                    CU_LAUNCH_PARAM_BUFFER_SIZE => {
+                        if value.is_null() {
+                            return Err(CUDA_ERROR_INVALID_VALUE);
+                        }
+                        // SAFETY: the size entry points to a size_t (contract).
+                        size = Some(unsafe { (value as *const usize).read_unaligned() });
+                    }
+                    _ => return Err(CUDA_ERROR_INVALID_VALUE),
+                }
+                i += 2;
+            }
+            let size = size.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            if data.is_null() || size < total as usize {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            // SAFETY: the caller's buffer holds `size` >= total bytes (contract).
+            unsafe { std::ptr::copy_nonoverlapping(data, base, total as usize) };
+        } else if !sizes.is_empty() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(buf)
+    }
+}
+
+/// A module image passed by pointer (cuModuleLoadData and friends). Images carry no
+/// length: the parser reads only what their headers allow.
+pub struct ImagePtr(*const u8);
+
+/// # Safety
+/// `p` is null or points to a module image (PTX text, fatbin, cubin) whose headers
+/// describe readable memory.
+pub unsafe fn image_ptr(p: *const c_void) -> ImagePtr {
+    ImagePtr(p as *const u8)
+}
+
+impl ImagePtr {
+    /// Parses the image for `target`; null is CUDA_ERROR_INVALID_VALUE.
+    pub fn parse(&self, target: crate::image::Target) -> CuResult<crate::image::Image> {
+        if self.0.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: per the contract of `image_ptr`; the parser bounds every read by the
+        // sizes the headers give.
+        unsafe { crate::image::parse_ptr(self.0, target) }.map_err(|e| {
+            crate::log_error!("module image rejected: {e}");
+            e.cu_result()
+        })
+    }
+}
+
+/// cuLaunchKernelEx's config and its attribute array, copied; None for a null config,
+/// the attributes None when the count is nonzero and the array null.
+///
+/// # Safety
+/// `c` is null or a readable `CUlaunchConfig` whose `attrs` holds `num_attrs` entries.
+pub unsafe fn launch_config(c: *const CUlaunchConfig) -> Option<(CUlaunchConfig, Option<Vec<CUlaunchAttribute>>)> {
+    // SAFETY: per this function's contract.
+    let cfg = unsafe { input(c) }?;
+    // SAFETY: as above, `attrs` holds `num_attrs` entries.
+    let attrs = unsafe { array(cfg.attrs as *const CUlaunchAttribute, cfg.num_attrs as usize) };
+    Some((cfg, attrs))
+}

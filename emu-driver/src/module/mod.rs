@@ -1,0 +1,76 @@
+//! Modules and functions as the driver keeps them (the data); `load` holds the
+//! mechanics of binding an image to its kernel library.
+
+pub mod load;
+
+use crate::abi;
+use crate::image;
+use simtwin_abi::manifest::Manifest;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// What the driver keeps of one kernel entry.
+pub struct Kernel {
+    pub symbol: String,
+    pub run: abi::RunFn,
+    pub param_sizes: Vec<u32>,
+    pub param_aligns: Vec<u32>,
+    /// Parameter offsets for the `extra` buffer form: from the image when it says,
+    /// otherwise laid out from the host function's sizes and alignments.
+    pub param_offsets: Vec<u32>,
+    pub param_bytes: u32,
+    pub attrs: Option<image::FuncAttrs>,
+    pub launch_bounds: (u32, u32),
+}
+
+impl Kernel {
+    /// The most threads per block the device allows this kernel: __launch_bounds__ as the
+    /// sm_90 cubin records it, else as the host twin's manifest does; None if unbounded.
+    pub fn thread_bound(&self) -> Option<u32> {
+        self.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
+            .or(Some(self.launch_bounds.0).filter(|&m| m > 0))
+    }
+}
+
+pub struct Module {
+    pub ctx: u64,
+    pub manifest: Manifest,
+    pub kernels: Vec<Kernel>,
+    pub globals: HashMap<String, (u64, u64)>,
+    pub ctx_slot: abi::CtxSlotFn,
+    /// Function handles handed out, by entry name (the same name gives the same handle).
+    pub handles: Mutex<HashMap<String, u64>>,
+    pub(crate) library_path: PathBuf,
+    pub(crate) _lib: libloading::Library,
+}
+
+// SAFETY: the raw function pointers refer to code of the loaded library, which lives as
+// long as the module; nothing here is tied to a thread.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    pub fn library_name(&self) -> String {
+        self.library_path.display().to_string()
+    }
+}
+
+/// A function handle: the module it belongs to and the kernel's index.
+#[derive(Clone)]
+pub struct FunctionRef {
+    pub module_id: u64,
+    pub module: Arc<Module>,
+    pub index: usize,
+    /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as set by cuFuncSetAttribute.
+    pub max_dynamic_shared: u32,
+    pub carveout: i32,
+    pub cache_config: u32,
+}
+
+impl FunctionRef {
+    pub fn kernel(&self) -> &Kernel {
+        &self.module.kernels[self.index]
+    }
+}
+
