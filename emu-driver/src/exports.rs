@@ -38,7 +38,7 @@ fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
     let nth = counters.call(name) + 1;
     let r = if crate::api::stream::in_callback() {
         CUDA_ERROR_NOT_PERMITTED
-    } else if let Some(c) = crate::inject::check(name, nth) {
+    } else if let Some(c) = crate::config::get().ok().and_then(|cfg| crate::inject::check(&cfg.fail, name, nth)) {
         counters.injected(name, nth, c);
         crate::log_info!("EMU_CUDA_FAIL: call {nth} of {name} answered {}", crate::errors::name(c));
         c

@@ -30,10 +30,10 @@ pub fn realistic_code(name: &str) -> CUresult {
     }
 }
 
-/// The code to answer for call `nth` (1-based) of `name`, when EMU_CUDA_FAIL names it.
-pub fn check(name: &str, nth: u64) -> Option<CUresult> {
-    let c = crate::config::get().ok()?;
-    c.fail.iter().any(|(n, k)| n == name && *k == nth).then(|| realistic_code(name))
+/// The code to answer for call `nth` (1-based) of `name`, when the EMU_CUDA_FAIL list
+/// `fail` names it.
+pub fn check(fail: &[(String, u64)], name: &str, nth: u64) -> Option<CUresult> {
+    fail.iter().any(|(n, k)| n == name && *k == nth).then(|| realistic_code(name))
 }
 
 /// Parses EMU_CUDA_FAIL; the error names the bad part.

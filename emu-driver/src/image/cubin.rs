@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::{invalid, le_u16, le_u32, le_u64, FuncAttrs, GlobalInfo, ImageError, KernelInfo, LaunchBounds, ParamInfo};
+use super::types::{invalid, le_u16, le_u32, le_u64, FuncAttrs, GlobalInfo, ImageError, KernelInfo, LaunchBounds, ParamInfo};
 
 /// `e_machine` of NVIDIA cubins.
 const EM_CUDA: u16 = 190;

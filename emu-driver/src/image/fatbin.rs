@@ -18,11 +18,11 @@
 //! Flags: 0x1 64-bit, 0x2 debug, 0x10 Linux, 0x2000 LZ4-compressed, 0x8000
 //! zstd-compressed, 0x100000 arch-specific (`sm_90a`), 0x200000 family (`sm_100f`).
 
-use super::{
-    cubin, cubin_runs, invalid, le_u16, le_u32, le_u64, ptx, Compression, EntryKind,
-    EntrySummary, Image, ImageError, ImageKind, Target, FATBIN_MAGIC, MAX_FATBIN_ENTRIES,
-    MAX_IMAGE_BYTES,
+use super::types::{
+    cubin_runs, invalid, le_u16, le_u32, le_u64, Compression, EntryKind, EntrySummary, Image, ImageError,
+    ImageKind, Target, FATBIN_MAGIC, MAX_FATBIN_ENTRIES, MAX_IMAGE_BYTES,
 };
+use super::{cubin, ptx};
 
 const ENTRY_HEADER_MIN: usize = 64;
 /// Entry headers grow with new toolchains (80, 120 bytes today); far more is corruption.

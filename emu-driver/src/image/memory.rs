@@ -9,7 +9,8 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{cubin, fatbin, le_u32, le_u64, sniff, Format, ImageError, MAX_IMAGE_BYTES, MAX_PTX_BYTES};
+use super::types::{le_u32, le_u64, sniff, Format, ImageError, MAX_IMAGE_BYTES, MAX_PTX_BYTES};
+use super::{cubin, fatbin};
 
 /// Pages are at least this large, so chunks aligned to it never straddle two pages.
 const PAGE: usize = 4096;

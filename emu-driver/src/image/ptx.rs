@@ -5,7 +5,7 @@
 //! Kernel parameters are laid out as the CUDA ABI lays out the parameter buffer: each at
 //! the next multiple of its alignment (`.align N` or the natural alignment of its type).
 
-use super::{GlobalInfo, ImageError, KernelInfo, LaunchBounds, ParamInfo};
+use super::types::{GlobalInfo, ImageError, KernelInfo, LaunchBounds, ParamInfo};
 
 /// Longest dimension product / initializer accepted for one variable (bytes).
 const MAX_VARIABLE_BYTES: u64 = 1 << 40;
