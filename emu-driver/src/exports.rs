@@ -79,7 +79,7 @@ macro_rules! exports {
         legacy { $( $lname:ident $(@ $lsince:literal)? => $lcode:expr ; )* }
         unsupported { $( $uname:ident $(@ $usince:literal)? ),* $(,)? }
     ) => {
-        #[allow(non_camel_case_types, dead_code)]
+        #[allow(non_camel_case_types, dead_code, clippy::enum_variant_names)]
         #[derive(Clone, Copy)]
         #[repr(usize)]
         enum Id { $($name,)* $($lname,)* $($uname,)* }
@@ -91,6 +91,7 @@ macro_rules! exports {
 
         /// The CUDA version that introduced each versioned name (`_v2`, `_v3`, ...), in
         /// table order, from the table's `@` annotations.
+        #[allow(clippy::vec_init_then_push)]
         fn versions() -> Vec<(&'static str, i32)> {
             let mut v = Vec::new();
             $( $( v.push((stringify!($name), $since)); )? )*

@@ -171,7 +171,7 @@ pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: 
 
 /// A checked memset of `count` elements of `elem` bytes (1, 2 or 4) in rows.
 pub fn memset(d: &Driver, dst: u64, pitch: u64, value: u32, elem: u64, width: u64, height: u64) -> CuResult {
-    if dst % elem != 0 || (height > 1 && pitch % elem != 0) {
+    if !dst.is_multiple_of(elem) || (height > 1 && !pitch.is_multiple_of(elem)) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let row_bytes = width.checked_mul(elem).ok_or(CUDA_ERROR_INVALID_VALUE)?;

@@ -24,7 +24,9 @@ pub struct DlInfo {
     pub symbol: Option<(String, usize)>,
 }
 
-/// `dladdr(addr)`: the object holding `addr` and the nearest symbol.
+/// `dladdr(addr)`: the object holding `addr` and the nearest symbol. The address is
+/// only looked up in the loader's tables, never dereferenced.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn dl_info(addr: *const c_void) -> Option<DlInfo> {
     // SAFETY: Dl_info is plain data; zeroed is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };

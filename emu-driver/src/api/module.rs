@@ -104,7 +104,7 @@ pub fn module_get_global(dptr: Out<CUdeviceptr>, bytes: Out<usize>, m: CUmodule,
     bytes.set_if_asked(size as usize)
 }
 
-fn function<'a>(d: &'a Driver, f: CUfunction) -> CuResult<(u64, &'a FunctionRef)> {
+fn function(d: &Driver, f: CUfunction) -> CuResult<(u64, &FunctionRef)> {
     let id = handle_id(Tag::Function, f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     Ok((id, d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?))
 }

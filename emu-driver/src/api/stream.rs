@@ -144,11 +144,13 @@ pub fn in_callback() -> bool {
 }
 
 type Job = Box<dyn FnOnce() + Send>;
+/// A job for the callback thread and where to say it is done.
+type Request = (Job, mpsc::Sender<()>);
 
-fn callback_thread() -> &'static Mutex<mpsc::Sender<(Job, mpsc::Sender<()>)>> {
-    static TX: OnceLock<Mutex<mpsc::Sender<(Job, mpsc::Sender<()>)>>> = OnceLock::new();
+fn callback_thread() -> &'static Mutex<mpsc::Sender<Request>> {
+    static TX: OnceLock<Mutex<mpsc::Sender<Request>>> = OnceLock::new();
     TX.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<(Job, mpsc::Sender<()>)>();
+        let (tx, rx) = mpsc::channel::<Request>();
         std::thread::Builder::new()
             .name("simtwin-callbacks".into())
             .spawn(move || {

@@ -171,7 +171,7 @@ fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &i
             param_aligns: aligns,
             param_offsets: offsets,
             param_bytes: bytes,
-            attrs: ik.attrs.clone(),
+            attrs: ik.attrs,
             launch_bounds: (k.max_threads, k.min_blocks),
         });
     }

@@ -32,7 +32,7 @@ const LOG2E: Dd = Dd { h: f64::from_bits(0x3FF7_1547_652B_82FE), l: f64::from_bi
 /// ln 2 split so that k * LN2_HI is exact for |k| < 2^20 (32 significant bits).
 const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
 const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
-const SQRT2: f64 = 1.414_213_562_373_095_1;
+const SQRT2: f64 = std::f64::consts::SQRT_2;
 const GUARD: f64 = 1.0 / (1u64 << 46) as f64;
 
 #[inline(always)]
@@ -335,8 +335,11 @@ pub extern "C" fn expf(x: f32) -> f32 {
 }
 
 /// The pair constants (0: ln 2, 1: log2 e), for the test suite to check against MPFR.
+///
+/// # Safety
+/// `hi` and `lo` are null or writable.
 #[no_mangle]
-pub extern "C" fn simtwin_crlibm_constant(which: u32, hi: *mut f64, lo: *mut f64) -> i32 {
+pub unsafe extern "C" fn simtwin_crlibm_constant(which: u32, hi: *mut f64, lo: *mut f64) -> i32 {
     let c = match which {
         0 => LN2,
         1 => LOG2E,
@@ -345,6 +348,7 @@ pub extern "C" fn simtwin_crlibm_constant(which: u32, hi: *mut f64, lo: *mut f64
     if hi.is_null() || lo.is_null() {
         return -1;
     }
+    // SAFETY: both non-null and writable per the contract above.
     unsafe {
         *hi = c.h;
         *lo = c.l;
