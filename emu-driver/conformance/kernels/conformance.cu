@@ -115,3 +115,265 @@ extern "C" __global__ void poke(unsigned *p)
     if (threadIdx.x == 0 && blockIdx.x == 0)
         *p = 0x600dcafeu;
 }
+
+// ================================================================ device-defined results
+// What the device computes where C++ leaves the result undefined. Every input comes from
+// device memory so that nvcc cannot fold anything; results are stored as bit patterns
+// zero-extended to 64 bits (the runner prints them in hex).
+
+// Plain C++ casts (nvcc: cvt.rzi) of each input to the integer type dst: 0 s8, 1 u8,
+// 2 s16, 3 u16, 4 s32, 5 u32, 6 s64, 7 u64 (one type per launch: a host build that traps
+// on one conversion loses only that type's line).
+#define CONF_CAST(NAME, F) \
+    extern "C" __global__ void NAME(const F *in, unsigned n, int dst, unsigned long long *out) \
+    { \
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x; \
+        if (i >= n) \
+            return; \
+        F x = in[i]; \
+        switch (dst) { \
+        case 0: out[i] = (unsigned char)(signed char)x; break; \
+        case 1: out[i] = (unsigned char)x; break; \
+        case 2: out[i] = (unsigned short)(short)x; break; \
+        case 3: out[i] = (unsigned short)x; break; \
+        case 4: out[i] = (unsigned)(int)x; break; \
+        case 5: out[i] = (unsigned)x; break; \
+        case 6: out[i] = (unsigned long long)(long long)x; break; \
+        default: out[i] = (unsigned long long)x; break; \
+        } \
+    }
+CONF_CAST(cvt_cast_f32, float)
+CONF_CAST(cvt_cast_f64, double)
+
+// The conversion intrinsics, 16 per input: int, uint, ll, ull, each _rn, _rz, _ru, _rd.
+extern "C" __global__ void cvt_intrin_f32(const float *in, unsigned n, unsigned long long *out)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float x = in[i];
+    unsigned long long *o = out + 16 * i;
+    o[0] = (unsigned)__float2int_rn(x);
+    o[1] = (unsigned)__float2int_rz(x);
+    o[2] = (unsigned)__float2int_ru(x);
+    o[3] = (unsigned)__float2int_rd(x);
+    o[4] = __float2uint_rn(x);
+    o[5] = __float2uint_rz(x);
+    o[6] = __float2uint_ru(x);
+    o[7] = __float2uint_rd(x);
+    o[8] = (unsigned long long)__float2ll_rn(x);
+    o[9] = (unsigned long long)__float2ll_rz(x);
+    o[10] = (unsigned long long)__float2ll_ru(x);
+    o[11] = (unsigned long long)__float2ll_rd(x);
+    o[12] = __float2ull_rn(x);
+    o[13] = __float2ull_rz(x);
+    o[14] = __float2ull_ru(x);
+    o[15] = __float2ull_rd(x);
+}
+
+extern "C" __global__ void cvt_intrin_f64(const double *in, unsigned n, unsigned long long *out)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    double x = in[i];
+    unsigned long long *o = out + 16 * i;
+    o[0] = (unsigned)__double2int_rn(x);
+    o[1] = (unsigned)__double2int_rz(x);
+    o[2] = (unsigned)__double2int_ru(x);
+    o[3] = (unsigned)__double2int_rd(x);
+    o[4] = __double2uint_rn(x);
+    o[5] = __double2uint_rz(x);
+    o[6] = __double2uint_ru(x);
+    o[7] = __double2uint_rd(x);
+    o[8] = (unsigned long long)__double2ll_rn(x);
+    o[9] = (unsigned long long)__double2ll_rz(x);
+    o[10] = (unsigned long long)__double2ll_ru(x);
+    o[11] = (unsigned long long)__double2ll_rd(x);
+    o[12] = __double2ull_rn(x);
+    o[13] = __double2ull_rz(x);
+    o[14] = __double2ull_ru(x);
+    o[15] = __double2ull_rd(x);
+}
+
+// Integer division and remainder, one pair per thread: q[i] = a[i] / b[i], r[i] = a[i] % b[i].
+#define CONF_IDIV(NAME, T) \
+    extern "C" __global__ void NAME(const T *a, const T *b, unsigned n, T *q, T *r) \
+    { \
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x; \
+        if (i < n) { \
+            q[i] = a[i] / b[i]; \
+            r[i] = a[i] % b[i]; \
+        } \
+    }
+CONF_IDIV(idiv_s32, int)
+CONF_IDIV(idiv_u32, unsigned)
+CONF_IDIV(idiv_s64, long long)
+CONF_IDIV(idiv_u64, unsigned long long)
+
+// Shifts of x[0] by amt[i] (an int: also >= the width, and negative):
+// out[2 * i] = x[0] << amt[i], out[2 * i + 1] = x[0] >> amt[i].
+#define CONF_SHIFT(NAME, T) \
+    extern "C" __global__ void NAME(const T *x, const int *amt, unsigned n, T *out) \
+    { \
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x; \
+        if (i < n) { \
+            T v = x[0]; \
+            int k = amt[i]; \
+            out[2 * i] = (T)(v << k); \
+            out[2 * i + 1] = (T)(v >> k); \
+        } \
+    }
+CONF_SHIFT(shift_s32, int)
+CONF_SHIFT(shift_u32, unsigned)
+CONF_SHIFT(shift_s64, long long)
+CONF_SHIFT(shift_u64, unsigned long long)
+
+// ---------------------------------------------------------------- warp collectives
+// One collective per launch (op), called with `mask` by the lanes that reach it; results
+// go to out[lane] (width 32) and out[32 + lane] (width 8, shuffles only). Lane L's value
+// is in[L]; shuffle sources and deltas are odd so that, with the even/odd masks of
+// warp_halves, every source lies outside the caller's mask.
+//   op: 0 shfl idx (src 31 - lane), 1 shfl up (delta 9 / 3), 2 shfl down (9 / 3),
+//       3 shfl xor (17 / 5), 4 ballot (lane % 3 == 0), 5 any (lane == 20),
+//       6 all (lane != 20), 7 reduce_add (in), 8 reduce_min (0x200 - in),
+//       9 match_any (lane % 4), 10 activemask
+__device__ void warp_op(int op, unsigned mask, unsigned lane, unsigned v, unsigned *out)
+{
+    switch (op) {
+    case 0:
+        out[lane] = __shfl_sync(mask, v, 31 - lane);
+        out[32 + lane] = __shfl_sync(mask, v, 31 - lane, 8);
+        break;
+    case 1:
+        out[lane] = __shfl_up_sync(mask, v, 9);
+        out[32 + lane] = __shfl_up_sync(mask, v, 3, 8);
+        break;
+    case 2:
+        out[lane] = __shfl_down_sync(mask, v, 9);
+        out[32 + lane] = __shfl_down_sync(mask, v, 3, 8);
+        break;
+    case 3:
+        out[lane] = __shfl_xor_sync(mask, v, 17);
+        out[32 + lane] = __shfl_xor_sync(mask, v, 5, 8);
+        break;
+    case 4:
+        out[lane] = __ballot_sync(mask, lane % 3 == 0);
+        break;
+    case 5:
+        out[lane] = __any_sync(mask, lane == 20);
+        break;
+    case 6:
+        out[lane] = __all_sync(mask, lane != 20);
+        break;
+    case 7:
+        out[lane] = __reduce_add_sync(mask, v);
+        break;
+    case 8:
+        out[lane] = __reduce_min_sync(mask, 0x200u - v);
+        break;
+    case 9:
+        out[lane] = __match_any_sync(mask, lane % 4);
+        break;
+    default:
+        out[lane] = __activemask();
+        break;
+    }
+}
+
+// (a) Lanes 16-31 have returned; lanes 0-15 call with the full mask. out[64 + lane] = 1
+// marks the lanes that finished.
+extern "C" __global__ void warp_exited(const unsigned *in, unsigned *out, int op)
+{
+    unsigned lane = threadIdx.x & 31;
+    unsigned v = in[lane];
+    if (lane >= 16)
+        return;
+    warp_op(op, 0xffffffffu, lane, v, out);
+    out[64 + lane] = 1;
+}
+
+// (b) Lanes 16-31 wait at a block barrier while lanes 0-15 call with mask 0x0000ffff
+// (their own lanes) and read lanes 16-31 as sources; then they join the barrier.
+extern "C" __global__ void warp_waiting(const unsigned *in, unsigned *out, int op)
+{
+    unsigned lane = threadIdx.x & 31;
+    unsigned v = in[lane];
+    if (lane >= 16) {
+        __syncthreads();
+    } else {
+        warp_op(op, 0x0000ffffu, lane, v, out);
+        __syncthreads();
+    }
+    out[64 + lane] = 1;
+}
+
+// (c) Every lane calls, converged, each with the mask of its parity (even lanes
+// 0x55555555, odd lanes 0xaaaaaaaa): the odd sources lie outside the caller's mask.
+extern "C" __global__ void warp_halves(const unsigned *in, unsigned *out, int op)
+{
+    unsigned lane = threadIdx.x & 31;
+    unsigned v = in[lane];
+    warp_op(op, (lane & 1) ? 0xaaaaaaaau : 0x55555555u, lane, v, out);
+    out[64 + lane] = 1;
+}
+
+// ---------------------------------------------------------------- __activemask
+// Divergent branches: lanes below limit[0] write out[lane], the others out[32 + lane].
+extern "C" __global__ void am_branch(const int *limit, unsigned *out)
+{
+    unsigned lane = threadIdx.x & 31;
+    if ((int)lane < limit[0]) {
+        out[lane] = __activemask();
+    } else {
+        unsigned m = __activemask();
+        out[32 + lane] = m;
+    }
+}
+
+// Only lanes with lane % 3 == 0 ask.
+extern "C" __global__ void am_mod3(const int *div, unsigned *out)
+{
+    unsigned lane = threadIdx.x & 31;
+    if (lane % (unsigned)div[0] == 0)
+        out[lane] = __activemask();
+}
+
+// Lanes at or above limit[0] have returned.
+extern "C" __global__ void am_exited(const int *limit, unsigned *out)
+{
+    unsigned lane = threadIdx.x & 31;
+    if ((int)lane >= limit[0])
+        return;
+    out[lane] = __activemask();
+}
+
+// A loop whose trip count varies per lane: out[32 * i + lane] in iteration i.
+extern "C" __global__ void am_loop(const int *trips, unsigned *out)
+{
+    unsigned lane = threadIdx.x & 31;
+    int n = trips[lane];
+    for (int i = 0; i < n; ++i)
+        out[32 * i + lane] = __activemask();
+}
+
+// The warp-aggregated atomic: in a divergent branch the active lanes elect a leader,
+// which reserves __popc(mask) slots with one atomicAdd; the base is shuffled to the
+// others and each lane takes base + its rank. out[t] = slot, masks[t] = mask seen.
+extern "C" __global__ void am_aggregate(const int *pred, unsigned *counter, unsigned *out,
+                                        unsigned *masks)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned lane = threadIdx.x & 31;
+    if (pred[t]) {
+        unsigned mask = __activemask();
+        int leader = __ffs(mask) - 1;
+        unsigned base = 0;
+        if ((int)lane == leader)
+            base = atomicAdd(counter, (unsigned)__popc(mask));
+        base = __shfl_sync(mask, base, leader);
+        unsigned rank = (unsigned)__popc(mask & ((1u << lane) - 1u));
+        out[t] = base + rank;
+        masks[t] = mask;
+    }
+}

@@ -15,16 +15,23 @@ use std::ptr::null_mut;
 /// Code pushed when an entry point is not exported.
 const MISSING: R = i32::MIN;
 
+/// A case's body: records codes and values into the context; Err ends it with a reason.
+pub type Run = Box<dyn Fn(&mut Cx) -> Result<(), String>>;
+
 pub struct Case {
-    pub name: &'static str,
-    pub run: fn(&mut Cx) -> Result<(), String>,
+    pub name: String,
+    pub run: Run,
 }
 
 pub struct Cx<'a> {
     pub api: Api,
     pub o: &'a Opts,
+    /// The case's name (sub-lines are `name.sub: ...`).
+    name: String,
     codes: Vec<String>,
     vals: Vec<String>,
+    /// Further result lines of this case (`name.sub: ...`), printed after its main line.
+    subs: Vec<String>,
     /// Keeps module images alive for as long as the case runs.
     images: Vec<Vec<u8>>,
 }
@@ -38,7 +45,7 @@ macro_rules! call {
             Some(f) => unsafe { f($($a),*) },
             None => {
                 $cx.missing(stringify!($f));
-                MISSING
+                $crate::cases::MISSING
             }
         }
     };
@@ -58,7 +65,7 @@ macro_rules! setup {
     ($cx:expr, $f:ident ( $($a:expr),* $(,)? )) => {{
         let r = call!($cx, $f($($a),*));
         if r != 0 {
-            return Err(format!("SETUP {}={}", stringify!($f), fmt_code(r)));
+            return Err(format!("SETUP {}={}", stringify!($f), $crate::cases::fmt_code(r)));
         }
     }};
 }
@@ -80,6 +87,10 @@ impl<'a> Cx<'a> {
     }
     fn val(&mut self, k: &str, v: impl std::fmt::Display) {
         self.vals.push(format!("{k}={v}"));
+    }
+    /// Adds the line `name.sub: text` (for results too long for one line).
+    fn sub(&mut self, sub: &str, text: impl std::fmt::Display) {
+        self.subs.push(format!("{}.{sub}: {text}", self.name));
     }
     fn line(&self, name: &str) -> String {
         let mut s = format!("{name}: {}", self.codes.join(","));
@@ -159,7 +170,11 @@ impl<'a> Cx<'a> {
                 block[2],
                 shmem,
                 null_mut(),
-                if params.is_empty() { null_mut() } else { params.as_mut_ptr() },
+                if params.is_empty() {
+                    null_mut()
+                } else {
+                    params.as_mut_ptr()
+                },
                 null_mut()
             )
         )
@@ -171,6 +186,9 @@ impl<'a> Cx<'a> {
         Ok(v)
     }
 }
+
+mod ctxres;
+mod devres;
 
 fn pp<T>(x: &mut T) -> P {
     x as *mut T as P
@@ -210,7 +228,10 @@ fn device_attributes(cx: &mut Cx) -> Result<(), String> {
     for id in [0, 1, 8, 75, 97, 200] {
         let mut v = -12345;
         let r = rec!(cx, cuDeviceGetAttribute(&mut v, id, 0));
-        cx.val(&format!("a{id}"), if r == 0 { v.to_string() } else { "-".into() });
+        cx.val(
+            &format!("a{id}"),
+            if r == 0 { v.to_string() } else { "-".into() },
+        );
     }
     Ok(())
 }
@@ -221,7 +242,9 @@ fn device_name(cx: &mut Cx) -> Result<(), String> {
     let r = rec!(cx, cuDeviceGetName(buf.as_mut_ptr(), 256, 0));
     if r == 0 {
         // SAFETY: the driver wrote a NUL-terminated name into 256 bytes.
-        let s = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().replace(' ', "_");
+        let s = unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .replace(' ', "_");
         cx.val("name", s);
     }
     rec!(cx, cuDeviceGetName(buf.as_mut_ptr(), 256, 5));
@@ -314,7 +337,10 @@ fn legacy_memcpy_htod(cx: &mut Cx) -> Result<(), String> {
     cx.created()?;
     let d = cx.alloc(64)?;
     let src = [1u8; 16];
-    rec!(cx, cuMemcpyHtoD(d as u32, src.as_ptr() as *const c_void, 16));
+    rec!(
+        cx,
+        cuMemcpyHtoD(d as u32, src.as_ptr() as *const c_void, 16)
+    );
     Ok(())
 }
 
@@ -426,7 +452,14 @@ fn alloc_pitch(cx: &mut Cx) -> Result<(), String> {
     for es in [3u32, 4, 8, 16] {
         let (mut d, mut pitch) = (0u64, 0usize);
         let r = rec!(cx, cuMemAllocPitch_v2(&mut d, &mut pitch, 100, 4, es));
-        cx.val(&format!("pitch{es}"), if r == 0 { pitch.to_string() } else { "-".into() });
+        cx.val(
+            &format!("pitch{es}"),
+            if r == 0 {
+                pitch.to_string()
+            } else {
+                "-".into()
+            },
+        );
     }
     Ok(())
 }
@@ -465,7 +498,11 @@ fn pointer_attribute(cx: &mut Cx) -> Result<(), String> {
     let mut h: P = null_mut();
     setup!(cx, cuMemHostAlloc(&mut h, 256, 0));
     let local = [0u8; 64];
-    for (k, ptr) in [("device", d), ("pinned", h as u64), ("unknown", local.as_ptr() as u64)] {
+    for (k, ptr) in [
+        ("device", d),
+        ("pinned", h as u64),
+        ("unknown", local.as_ptr() as u64),
+    ] {
         let mut t = 0u32;
         let r = rec!(cx, cuPointerGetAttribute(pp(&mut t), 2, ptr));
         cx.val(k, if r == 0 { t.to_string() } else { "-".into() });
@@ -579,7 +616,11 @@ fn launch_host_func(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let mut s: P = null_mut();
     setup!(cx, cuStreamCreate(&mut s, 0));
-    let mut slot = HostFnSlot { alloc: cx.api.cuMemAlloc_v2, inner: -1, ran: false };
+    let mut slot = HostFnSlot {
+        alloc: cx.api.cuMemAlloc_v2,
+        inner: -1,
+        ran: false,
+    };
     rec!(cx, cuLaunchHostFunc(s, Some(host_fn), pp(&mut slot)));
     rec!(cx, cuStreamSynchronize(s));
     cx.val("ran", slot.ran);
@@ -674,11 +715,17 @@ fn func_attributes(cx: &mut Cx) -> Result<(), String> {
     let f = cx.function(m, "bounded")?;
     let mut v = -1;
     let r = rec!(cx, cuFuncGetAttribute(&mut v, 0, f));
-    cx.val("max_threads", if r == 0 { v.to_string() } else { "-".into() });
+    cx.val(
+        "max_threads",
+        if r == 0 { v.to_string() } else { "-".into() },
+    );
     let r = rec!(cx, cuFuncGetAttribute(&mut v, 4, f));
     cx.val("regs_positive", r == 0 && v > 0);
     let r = rec!(cx, cuFuncGetAttribute(&mut v, 1, f));
-    cx.val("static_shared", if r == 0 { v.to_string() } else { "-".into() });
+    cx.val(
+        "static_shared",
+        if r == 0 { v.to_string() } else { "-".into() },
+    );
     rec!(cx, cuFuncGetAttribute(&mut v, 9999, f));
     Ok(())
 }
@@ -712,7 +759,14 @@ fn launch_good(cx: &mut Cx) -> Result<(), String> {
     cx.launch(f, [8, 1, 1], [128, 1, 1], 0, &mut params);
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(d, n as usize)?;
-    cx.val("values", if v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)) { "ok" } else { "bad" });
+    cx.val(
+        "values",
+        if v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)) {
+            "ok"
+        } else {
+            "bad"
+        },
+    );
     Ok(())
 }
 
@@ -764,7 +818,10 @@ fn launch_bounds_exceeded(cx: &mut Cx) -> Result<(), String> {
     cx.launch(f, [1, 1, 1], [128, 1, 1], 0, &mut params);
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(d, 128)?;
-    let ok = v.iter().enumerate().all(|(t, &w)| w == ((t as u32 * 5) % 512) * 3 + 1);
+    let ok = v
+        .iter()
+        .enumerate()
+        .all(|(t, &w)| w == ((t as u32 * 5) % 512) * 3 + 1);
     cx.val("values", if ok { "ok" } else { "bad" });
     Ok(())
 }
@@ -784,7 +841,13 @@ fn mixed_buffer(out: u64) -> Vec<u8> {
 
 fn mixed_expected() -> [u32; 5] {
     let bits = (-1.5e300f64).to_bits();
-    [(-5i32) as u32, bits as u32, (bits >> 32) as u32, (-1234i32) as u32, 0xfeed_beef]
+    [
+        (-5i32) as u32,
+        bits as u32,
+        (bits >> 32) as u32,
+        (-1234i32) as u32,
+        0xfeed_beef,
+    ]
 }
 
 fn launch_params_forms(cx: &mut Cx) -> Result<(), String> {
@@ -794,32 +857,94 @@ fn launch_params_forms(cx: &mut Cx) -> Result<(), String> {
     let mut out = cx.alloc(64)?;
     // kernelParams form.
     let (mut a, mut b, mut c, mut dd) = (-5i8, -1.5e300f64, -1234i16, 0xfeed_beefu32);
-    let mut params = [pp(&mut a), pp(&mut b), pp(&mut c), pp(&mut out), pp(&mut dd)];
+    let mut params = [
+        pp(&mut a),
+        pp(&mut b),
+        pp(&mut c),
+        pp(&mut out),
+        pp(&mut dd),
+    ];
     cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(out, 5)?;
-    cx.val("params", if v[..] == mixed_expected()[..] { "ok" } else { "bad" });
+    cx.val(
+        "params",
+        if v[..] == mixed_expected()[..] {
+            "ok"
+        } else {
+            "bad"
+        },
+    );
     setup!(cx, cuMemsetD8_v2(out, 0, 64));
     // extra form.
     let mut buf = mixed_buffer(out);
     let mut size = buf.len();
-    let mut extra: [P; 5] = [1 as P, buf.as_mut_ptr() as P, 2 as P, pp(&mut size), null_mut()];
+    let mut extra: [P; 5] = [
+        1 as P,
+        buf.as_mut_ptr() as P,
+        2 as P,
+        pp(&mut size),
+        null_mut(),
+    ];
     rec!(
         cx,
-        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr())
+        cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            null_mut(),
+            extra.as_mut_ptr()
+        )
     );
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(out, 5)?;
-    cx.val("extra", if v[..] == mixed_expected()[..] { "ok" } else { "bad" });
+    cx.val(
+        "extra",
+        if v[..] == mixed_expected()[..] {
+            "ok"
+        } else {
+            "bad"
+        },
+    );
     // Both forms at once.
     rec!(
         cx,
-        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), params.as_mut_ptr(), extra.as_mut_ptr())
+        cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            params.as_mut_ptr(),
+            extra.as_mut_ptr()
+        )
     );
     // Null function.
     rec!(
         cx,
-        cuLaunchKernel(null_mut(), 1, 1, 1, 32, 1, 1, 0, null_mut(), params.as_mut_ptr(), null_mut())
+        cuLaunchKernel(
+            null_mut(),
+            1,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            params.as_mut_ptr(),
+            null_mut()
+        )
     );
     rec!(cx, cuCtxSynchronize());
     Ok(())
@@ -858,7 +983,10 @@ fn error_strings(cx: &mut Cx) -> Result<(), String> {
         } else {
             "-".into()
         };
-        cx.val(&format!("e{code}"), format!("{name}|{}", text.replace(' ', "_")));
+        cx.val(
+            &format!("e{code}"),
+            format!("{name}|{}", text.replace(' ', "_")),
+        );
     }
     Ok(())
 }
@@ -869,7 +997,10 @@ fn proc_address(cx: &mut Cx) -> Result<(), String> {
         let c = CString::new(sym).unwrap();
         let mut p: P = null_mut();
         let mut status = -1i32;
-        let r = rec!(cx, cuGetProcAddress_v2(c.as_ptr(), &mut p, ver, flags, &mut status));
+        let r = rec!(
+            cx,
+            cuGetProcAddress_v2(c.as_ptr(), &mut p, ver, flags, &mut status)
+        );
         cx.val(&format!("{sym}@{ver}/{flags}_status"), status);
         (p as usize, r)
     };
@@ -904,7 +1035,11 @@ fn sticky_picture(cx: &mut Cx, kernel: &str, arg: u64) -> Result<(), String> {
     let d = cx.alloc(256)?;
     let mut a = arg;
     let mut flag = arg as i32;
-    let mut params = [if kernel == "assert_kernel" { pp(&mut flag) } else { pp(&mut a) }];
+    let mut params = [if kernel == "assert_kernel" {
+        pp(&mut flag)
+    } else {
+        pp(&mut a)
+    }];
     let r = cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
     let s = rec!(cx, cuCtxSynchronize());
     cx.val("error", if r != 0 { fmt_code(r) } else { fmt_code(s) });
@@ -940,60 +1075,74 @@ fn sticky_illegal_address(cx: &mut Cx) -> Result<(), String> {
     sticky_picture(cx, "poke", UNKNOWN_DPTR)
 }
 
-pub const CASES: &[Case] = &[
-    Case { name: "init_0", run: init_0 },
-    Case { name: "init_1", run: init_1 },
-    Case { name: "not_initialized", run: not_initialized },
-    Case { name: "device_get", run: device_get },
-    Case { name: "device_attributes", run: device_attributes },
-    Case { name: "device_name", run: device_name },
-    Case { name: "no_context", run: no_context },
-    Case { name: "primary_ctx", run: primary_ctx },
-    Case { name: "ctx_stack", run: ctx_stack },
-    Case { name: "legacy_mem_alloc", run: legacy_mem_alloc },
-    Case { name: "legacy_module_get_global", run: legacy_module_get_global },
-    Case { name: "legacy_memcpy_htod", run: legacy_memcpy_htod },
-    Case { name: "legacy_ctx_create", run: legacy_ctx_create },
-    Case { name: "legacy_total_mem", run: legacy_total_mem },
-    Case { name: "mem_alloc_sizes", run: mem_alloc_sizes },
-    Case { name: "mem_free", run: mem_free },
-    Case { name: "memcpy_htod", run: memcpy_htod },
-    Case { name: "memcpy_dtoh", run: memcpy_dtoh },
-    Case { name: "memcpy_dtod", run: memcpy_dtod },
-    Case { name: "memset", run: memset },
-    Case { name: "alloc_pitch", run: alloc_pitch },
-    Case { name: "host_alloc", run: host_alloc },
-    Case { name: "alloc_async", run: alloc_async },
-    Case { name: "pointer_attribute", run: pointer_attribute },
-    Case { name: "stream_flags", run: stream_flags },
-    Case { name: "stream_priority", run: stream_priority },
-    Case { name: "stream_query", run: stream_query },
-    Case { name: "stream_destroy_twice", run: stream_destroy_twice },
-    Case { name: "event_timing", run: event_timing },
-    Case { name: "launch_host_func", run: launch_host_func },
-    Case { name: "module_garbage", run: module_garbage },
-    Case { name: "module_truncated", run: module_truncated },
-    Case { name: "module_nosm90", run: module_nosm90 },
-    Case { name: "module_good", run: module_good },
-    Case { name: "module_get_function", run: module_get_function },
-    Case { name: "module_get_global", run: module_get_global },
-    Case { name: "func_attributes", run: func_attributes },
-    Case { name: "func_set_attribute", run: func_set_attribute },
-    Case { name: "launch_good", run: launch_good },
-    Case { name: "launch_bad_dims", run: launch_bad_dims },
-    Case { name: "launch_dyn_shared", run: launch_dyn_shared },
-    Case { name: "launch_bounds_exceeded", run: launch_bounds_exceeded },
-    Case { name: "launch_params_forms", run: launch_params_forms },
-    Case { name: "launch_poke", run: launch_poke },
-    Case { name: "error_strings", run: error_strings },
-    Case { name: "proc_address", run: proc_address },
-    Case { name: "sticky_assert", run: sticky_assert },
-    Case { name: "sticky_illegal_address", run: sticky_illegal_address },
-];
+fn case(name: &str, run: fn(&mut Cx) -> Result<(), String>) -> Case {
+    Case {
+        name: name.to_string(),
+        run: Box::new(run),
+    }
+}
+
+/// Every case, in run order: the basic driver cases, then context resolution per entry
+/// point family and state (ctxres), then device-defined results (devres).
+pub fn all() -> Vec<Case> {
+    let mut v = vec![
+        case("init_0", init_0),
+        case("init_1", init_1),
+        case("not_initialized", not_initialized),
+        case("device_get", device_get),
+        case("device_attributes", device_attributes),
+        case("device_name", device_name),
+        case("no_context", no_context),
+        case("primary_ctx", primary_ctx),
+        case("ctx_stack", ctx_stack),
+        case("legacy_mem_alloc", legacy_mem_alloc),
+        case("legacy_module_get_global", legacy_module_get_global),
+        case("legacy_memcpy_htod", legacy_memcpy_htod),
+        case("legacy_ctx_create", legacy_ctx_create),
+        case("legacy_total_mem", legacy_total_mem),
+        case("mem_alloc_sizes", mem_alloc_sizes),
+        case("mem_free", mem_free),
+        case("memcpy_htod", memcpy_htod),
+        case("memcpy_dtoh", memcpy_dtoh),
+        case("memcpy_dtod", memcpy_dtod),
+        case("memset", memset),
+        case("alloc_pitch", alloc_pitch),
+        case("host_alloc", host_alloc),
+        case("alloc_async", alloc_async),
+        case("pointer_attribute", pointer_attribute),
+        case("stream_flags", stream_flags),
+        case("stream_priority", stream_priority),
+        case("stream_query", stream_query),
+        case("stream_destroy_twice", stream_destroy_twice),
+        case("event_timing", event_timing),
+        case("launch_host_func", launch_host_func),
+        case("module_garbage", module_garbage),
+        case("module_truncated", module_truncated),
+        case("module_nosm90", module_nosm90),
+        case("module_good", module_good),
+        case("module_get_function", module_get_function),
+        case("module_get_global", module_get_global),
+        case("func_attributes", func_attributes),
+        case("func_set_attribute", func_set_attribute),
+        case("launch_good", launch_good),
+        case("launch_bad_dims", launch_bad_dims),
+        case("launch_dyn_shared", launch_dyn_shared),
+        case("launch_bounds_exceeded", launch_bounds_exceeded),
+        case("launch_params_forms", launch_params_forms),
+        case("launch_poke", launch_poke),
+        case("error_strings", error_strings),
+        case("proc_address", proc_address),
+        case("sticky_assert", sticky_assert),
+        case("sticky_illegal_address", sticky_illegal_address),
+    ];
+    v.extend(ctxres::cases());
+    v.extend(devres::cases());
+    v
+}
 
 /// Runs one case in this process; prints `@@ line` and `@@end` for the parent.
 pub fn run_child(o: &Opts, lib: &str, name: &str) -> i32 {
-    let Some(case) = CASES.iter().find(|c| c.name == name) else {
+    let Some(case) = all().into_iter().find(|c| c.name == name) else {
         eprintln!("driver-conformance: no case named {name} (see --list)");
         return 2;
     };
@@ -1005,7 +1154,15 @@ pub fn run_child(o: &Opts, lib: &str, name: &str) -> i32 {
             return 0;
         }
     };
-    let mut cx = Cx { api, o, codes: Vec::new(), vals: Vec::new(), images: Vec::new() };
+    let mut cx = Cx {
+        api,
+        o,
+        name: name.to_string(),
+        codes: Vec::new(),
+        vals: Vec::new(),
+        subs: Vec::new(),
+        images: Vec::new(),
+    };
     let line = match (case.run)(&mut cx) {
         Ok(()) => cx.line(name),
         Err(e) => {
@@ -1018,6 +1175,9 @@ pub fn run_child(o: &Opts, lib: &str, name: &str) -> i32 {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "@@ {line}");
+    for l in &cx.subs {
+        let _ = writeln!(out, "@@ {l}");
+    }
     let _ = writeln!(out, "@@end");
     let _ = out.flush();
     drop(out);

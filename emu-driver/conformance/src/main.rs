@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 const USAGE: &str = "\
 usage: driver-conformance --lib PATH [--fatbin FILE] [--fatbin-nosm90 FILE] [--kernels DIR]
                           [--out FILE] [--only NAME[,NAME...]] [--timeout SECONDS]
+                          [--jobs N]
        driver-conformance --list
        driver-conformance --lib PATH --case NAME [...]   (one case, in this process)
 
@@ -40,8 +41,11 @@ usage: driver-conformance --lib PATH [--fatbin FILE] [--fatbin-nosm90 FILE] [--k
   --kernels DIR         host kernel libraries (kernels-host build); exported to the
                         cases as EMU_CUDA_KERNELS (harmless for the real driver)
   --out FILE            write the result lines there instead of stdout
-  --only LIST           run only these cases (comma separated)
+  --only LIST           run only these cases (comma separated; NAME* selects every
+                        case whose name starts with NAME, e.g. ctxres_*,devres_*)
   --timeout SECONDS     per-case limit (default 60); a case over it reads TIMEOUT
+  --jobs N              run up to N case processes at once (default 1); the output
+                        keeps the case order
 
 example (on the GPU machine):
   ./driver-conformance --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 \\
@@ -57,11 +61,16 @@ pub struct Opts {
     pub only: Option<Vec<String>>,
     pub case: Option<String>,
     pub timeout: u64,
+    pub jobs: usize,
     pub list: bool,
 }
 
 fn parse_args() -> Result<Opts, String> {
-    let mut o = Opts { timeout: 60, ..Default::default() };
+    let mut o = Opts {
+        timeout: 60,
+        jobs: 1,
+        ..Default::default()
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -72,13 +81,25 @@ fn parse_args() -> Result<Opts, String> {
             "--kernels" => o.kernels = Some(val("--kernels")?),
             "--out" => o.out = Some(val("--out")?),
             "--only" => {
-                o.only = Some(val("--only")?.split(',').map(|s| s.trim().to_string()).collect())
+                o.only = Some(
+                    val("--only")?
+                        .split(',')
+                        .map(|s| s.trim().to_string())
+                        .collect(),
+                )
             }
             "--case" => o.case = Some(val("--case")?),
             "--timeout" => {
                 o.timeout = val("--timeout")?
                     .parse()
                     .map_err(|_| "--timeout needs a number of seconds".to_string())?
+            }
+            "--jobs" => {
+                o.jobs = val("--jobs")?
+                    .parse()
+                    .ok()
+                    .filter(|&n: &usize| n >= 1)
+                    .ok_or_else(|| "--jobs needs a number >= 1".to_string())?
             }
             "--list" => o.list = true,
             "-h" | "--help" => {
@@ -108,7 +129,7 @@ fn main() {
         }
     };
     if o.list {
-        for c in cases::CASES {
+        for c in cases::all() {
             println!("{}", c.name);
         }
         return;
@@ -126,18 +147,21 @@ fn main() {
         eprintln!("driver-conformance: {e}");
         std::process::exit(2);
     }
+    let all = cases::all();
     let selected: Vec<&cases::Case> = match &o.only {
-        None => cases::CASES.iter().collect(),
+        None => all.iter().collect(),
         Some(names) => {
             let mut v = Vec::new();
             for n in names {
-                match cases::CASES.iter().find(|c| c.name == n) {
-                    Some(c) => v.push(c),
-                    None => {
-                        eprintln!("driver-conformance: no case named {n} (see --list)");
-                        std::process::exit(2);
-                    }
+                let picked: Vec<&cases::Case> = match n.strip_suffix('*') {
+                    Some(prefix) => all.iter().filter(|c| c.name.starts_with(prefix)).collect(),
+                    None => all.iter().filter(|c| &c.name == n).collect(),
+                };
+                if picked.is_empty() {
+                    eprintln!("driver-conformance: no case named {n} (see --list)");
+                    std::process::exit(2);
                 }
+                v.extend(picked);
             }
             v
         }
@@ -148,8 +172,8 @@ fn main() {
         selected.len(),
         lib
     )];
-    for c in selected {
-        lines.extend(run_isolated(&o, c.name));
+    for case_lines in run_all(&o, &selected) {
+        lines.extend(case_lines);
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -166,12 +190,41 @@ fn main() {
     }
 }
 
+/// Runs the cases, up to `o.jobs` child processes at a time; returns their lines in
+/// case order.
+fn run_all(o: &Opts, cases: &[&cases::Case]) -> Vec<Vec<String>> {
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Vec<String>>>> = Mutex::new(vec![None; cases.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..o.jobs.min(cases.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(name) = names.get(i) else { break };
+                let lines = run_isolated(o, name);
+                results.lock().unwrap()[i] = Some(lines);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap_or_default())
+        .collect()
+}
+
 /// Runs one case in a child process and returns its lines (plus a CRASHED / TIMEOUT /
 /// EXITED line when the child did not finish normally).
 fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
     let exe = std::env::current_exe().expect("current_exe");
     let mut cmd = Command::new(exe);
-    cmd.arg("--lib").arg(o.lib.as_ref().unwrap()).arg("--case").arg(name);
+    cmd.arg("--lib")
+        .arg(o.lib.as_ref().unwrap())
+        .arg("--case")
+        .arg(name);
     if let Some(f) = &o.fatbin {
         cmd.arg("--fatbin").arg(f);
     }
@@ -182,7 +235,9 @@ fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
         cmd.arg("--kernels").arg(k);
         cmd.env("EMU_CUDA_KERNELS", k);
     }
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return vec![format!("{name}: RUNNER_ERROR(spawn: {e})")],
@@ -207,7 +262,11 @@ fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
                 if let Some(l) = line.strip_prefix("@@ ") {
                     let ok = l.starts_with(name)
                         && matches!(l.as_bytes().get(name.len()), Some(b':') | Some(b'.'));
-                    out.push(if ok { l.to_string() } else { format!("{name}: {l}") });
+                    out.push(if ok {
+                        l.to_string()
+                    } else {
+                        format!("{name}: {l}")
+                    });
                 } else if line == "@@end" {
                     ended = true;
                 } else {
