@@ -307,10 +307,10 @@ exports! {
 
         cuPointerGetAttribute(data: *mut c_void, a: u32, p: CUdeviceptr) => mem::pointer_get_attribute(out_any(data), a, p);
         cuPointerGetAttributes(n: u32, a: *const u32, data: *mut *mut c_void, p: CUdeviceptr) => mem::pointer_get_attributes(array(a, n as usize), out_any_array(data, n as usize), p);
-        cuMemPrefetchAsync(p: CUdeviceptr, n: usize, _d: CUdevice, _s: CUstream) => mem::mem_hint(p, n);
-        cuMemPrefetchAsync_v2 @12020 (p: CUdeviceptr, n: usize, _loc: u64, _f: u32, _s: CUstream) => mem::mem_hint(p, n);
-        cuMemAdvise(p: CUdeviceptr, n: usize, _a: u32, _d: CUdevice) => mem::mem_hint(p, n);
-        cuMemAdvise_v2 @12020 (p: CUdeviceptr, n: usize, _a: u32, _loc: u64) => mem::mem_hint(p, n);
+        cuMemPrefetchAsync(p: CUdeviceptr, n: usize, _d: CUdevice, s: CUstream) => mem::mem_hint(p, n, Some(s));
+        cuMemPrefetchAsync_v2 @12020 (p: CUdeviceptr, n: usize, _loc: u64, _f: u32, s: CUstream) => mem::mem_hint(p, n, Some(s));
+        cuMemAdvise(p: CUdeviceptr, n: usize, _a: u32, _d: CUdevice) => mem::mem_hint(p, n, None);
+        cuMemAdvise_v2 @12020 (p: CUdeviceptr, n: usize, _a: u32, _loc: u64) => mem::mem_hint(p, n, None);
 
         cuModuleLoad(m: *mut CUmodule, f: *const c_char) => modl::module_load(out(m), text(f));
         cuModuleLoadData(m: *mut CUmodule, i: *const c_void) => modl::module_load_data(out(m), image_ptr(i));

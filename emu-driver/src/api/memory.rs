@@ -124,9 +124,10 @@ pub fn mem_host_register(p: HostPtr, size: usize, _flags: u32) -> CuResult {
     Ok(())
 }
 
+/// The registration names its context (succeeds with none current, as on an H200).
 pub fn mem_host_unregister(p: HostPtr) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
+    d.alloc_ctx(p.0)?;
     match d.allocs.get(&p.0) {
         Some(a) if a.kind == AllocKind::Registered => {
             d.allocs.remove(&p.0);
@@ -372,12 +373,18 @@ fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CU
     let a = d.find_alloc(ptr);
     let need = || a.ok_or(CUDA_ERROR_INVALID_VALUE);
     match attr {
-        CU_POINTER_ATTRIBUTE_CONTEXT => data.set(handle(Tag::Context, need()?.ctx)),
+        // Stream-ordered (pool) allocations belong to no context: the H200 answers null.
+        CU_POINTER_ATTRIBUTE_CONTEXT => {
+            let a = need()?;
+            data.set(if a.kind == AllocKind::StreamOrdered { std::ptr::null_mut() } else { handle(Tag::Context, a.ctx) })
+        }
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE => {
             data.set::<u32>(if need()?.kind.is_host() { CU_MEMORYTYPE_HOST } else { CU_MEMORYTYPE_DEVICE })
         }
+        // The one attribute that needs a current context (measured on an H200).
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER => {
             need()?;
+            d.current()?;
             data.set::<u64>(ptr)
         }
         CU_POINTER_ATTRIBUTE_HOST_POINTER => {
@@ -417,10 +424,11 @@ pub fn pointer_get_attributes(attrs: Option<Vec<u32>>, data: Option<Vec<OutAny>>
     Ok(())
 }
 
-/// Prefetch/advise are hints; on one memory they only check the range.
-pub fn mem_hint(dptr: CUdeviceptr, n: usize) -> CuResult {
+/// Prefetch and advise are hints; on one memory they only check the range. A prefetch
+/// acts in its stream's context; advice needs a current context (as on an H200).
+pub fn mem_hint(dptr: CUdeviceptr, n: usize, stream: Option<CUstream>) -> CuResult {
     let d = driver()?;
-    d.current()?;
+    context_for(&d, stream)?;
     match d.check_range(dptr, n as u64) {
         Ok(a) if a.kind == AllocKind::Managed => Ok(()),
         _ => Err(CUDA_ERROR_INVALID_VALUE),

@@ -49,17 +49,17 @@ pub fn module_load(m: Out<CUmodule>, fname: Text) -> CuResult {
     load(m, |t| module::parse_image_file(std::path::Path::new(&path), t))
 }
 
+/// A module handle's id, checked against its own context (module calls take the context
+/// from the handle: they succeed with none current, as on an H200).
 fn module_id(d: &Driver, m: CUmodule) -> CuResult<u64> {
     let id = handle_id(Tag::Module, m).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-    if !d.modules.contains_key(&id) {
-        return Err(CUDA_ERROR_INVALID_HANDLE);
-    }
+    let module = d.modules.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    d.context(module.ctx)?;
     Ok(id)
 }
 
 pub fn module_unload(m: CUmodule) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
     let id = module_id(&d, m)?;
     module::unload(&mut d, id);
     Ok(())
@@ -67,7 +67,6 @@ pub fn module_unload(m: CUmodule) -> CuResult {
 
 pub fn module_get_function(f: Out<CUfunction>, m: CUmodule, name: Text) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
     f.required()?;
     let name = name.get()?;
     let mid = module_id(&d, m)?;
@@ -96,7 +95,6 @@ pub fn module_get_function_count(count: Out<u32>, m: CUmodule) -> CuResult {
 
 pub fn module_get_global(dptr: Out<CUdeviceptr>, bytes: Out<usize>, m: CUmodule, name: Text) -> CuResult {
     let d = driver()?;
-    d.current()?;
     let name = name.get()?;
     let id = module_id(&d, m)?;
     let (addr, size) = *d.modules[&id].globals.get(&name).ok_or(CUDA_ERROR_NOT_FOUND)?;
@@ -104,14 +102,17 @@ pub fn module_get_global(dptr: Out<CUdeviceptr>, bytes: Out<usize>, m: CUmodule,
     bytes.set_if_asked(size as usize)
 }
 
+/// A function handle, checked against its module's context (function calls take the
+/// context from the handle, as on an H200).
 fn function(d: &Driver, f: CUfunction) -> CuResult<(u64, &FunctionRef)> {
     let id = handle_id(Tag::Function, f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-    Ok((id, d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?))
+    let fr = d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    d.context(fr.module.ctx)?;
+    Ok((id, fr))
 }
 
 pub fn func_get_attribute(v: Out<i32>, attr: i32, f: CUfunction) -> CuResult {
     let d = driver()?;
-    d.current()?;
     v.required()?;
     let (_, fr) = function(&d, f)?;
     let k = fr.kernel();
@@ -140,7 +141,6 @@ pub fn func_get_attribute(v: Out<i32>, attr: i32, f: CUfunction) -> CuResult {
 
 pub fn func_set_attribute(f: CUfunction, attr: i32, value: i32) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
     let optin = d.profile.shared_per_block_optin();
     let (id, fr) = function(&d, f)?;
     let static_shared = fr.kernel().attrs.as_ref().map(|a| a.shared_size_bytes).unwrap_or(0);
@@ -165,7 +165,6 @@ pub fn func_set_attribute(f: CUfunction, attr: i32, value: i32) -> CuResult {
 
 pub fn func_set_cache_config(f: CUfunction, cfg: u32) -> CuResult {
     let mut d = driver()?;
-    d.current()?;
     let (id, _) = function(&d, f)?;
     if cfg > 3 {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -176,7 +175,6 @@ pub fn func_set_cache_config(f: CUfunction, cfg: u32) -> CuResult {
 
 pub fn func_set_shared_mem_config(f: CUfunction, cfg: u32) -> CuResult {
     let d = driver()?;
-    d.current()?;
     function(&d, f)?;
     if cfg > 2 {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -277,6 +275,7 @@ pub fn occupancy_max_active_blocks(n: Out<i32>, f: CUfunction, block: i32, dyn_s
 pub fn occupancy_max_potential_block_size(min_grid: Out<i32>, block: Out<i32>, f: CUfunction, _cb: Opaque, dyn_smem: usize, limit: i32) -> CuResult {
     let best = {
         let d = driver()?;
+        d.current()?;
         let (_, fr) = function(&d, f)?;
         fr.kernel().thread_bound().unwrap_or(d.profile.max_threads_per_block()) as i32
     };
