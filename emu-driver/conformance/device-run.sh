@@ -19,7 +19,7 @@ if [ $# -ne 2 ]; then
 fi
 dir=$1
 out=$2
-for f in driver-conformance conformance.fatbin nosm90.fatbin; do
+for f in driver-conformance conformance.fatbin nosm90.fatbin newer.ptx ptx90_only.fatbin; do
     [ -f "$dir/$f" ] || { echo "device-run.sh: $dir/$f is missing (run build.sh $dir here and carry $dir)" >&2; exit 1; }
 done
 [ -x "$dir/driver-conformance" ] || chmod +x "$dir/driver-conformance"

@@ -10,6 +10,8 @@ pub struct Profile {
     pub name: String,
     pub total_mem: u64,
     pub driver_version: i32,
+    /// The newest PTX ISA version the driver JIT-compiles (major, minor).
+    pub max_ptx_version: (u32, u32),
     /// attribute id -> value, or the error code the device answers for that id.
     pub attrs: BTreeMap<i32, Result<i32, CUresult>>,
     pub uuid: [u8; 16],
@@ -55,7 +57,7 @@ impl Profile {
 }
 
 fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
-    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, attrs: BTreeMap::new(), uuid: [0; 16] };
+    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, max_ptx_version: (0, 0), attrs: BTreeMap::new(), uuid: [0; 16] };
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('#') || line.is_empty() {
@@ -67,6 +69,10 @@ fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
             "name" => p.name = v.to_string(),
             "total_mem" => p.total_mem = v.parse().expect("profile total_mem"),
             "driver_version" => p.driver_version = v.parse().expect("profile driver_version"),
+            "max_ptx_version" => {
+                let (a, b) = v.split_once('.').expect("profile max_ptx_version MAJOR.MINOR");
+                p.max_ptx_version = (a.parse().expect("ptx major"), b.parse().expect("ptx minor"));
+            }
             "attr" => {
                 let mut f = v.split_whitespace();
                 let id: i32 = f.next().and_then(|s| s.parse().ok()).expect("profile attr id");

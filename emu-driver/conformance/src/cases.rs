@@ -663,6 +663,25 @@ fn module_nosm90(cx: &mut Cx) -> Result<(), String> {
     Ok(())
 }
 
+/// An image next to --fatbin (build.sh makes them all in one directory).
+fn sibling(cx: &Cx, name: &str) -> Result<Vec<u8>, String> {
+    let f = cx.o.fatbin.as_ref().ok_or_else(|| "SETUP needs --fatbin".to_string())?;
+    let p = std::path::Path::new(f).with_file_name(name).to_string_lossy().into_owned();
+    cx.read_file(Some(&p), name)
+}
+
+/// PTX of a newer ISA than the driver's (the PyPI nvcc's .version), as text and as the
+/// only entry of a fatbin: a driver JIT-compiles only PTX up to its own ISA version.
+fn module_ptx_newer(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    for name in ["newer.ptx", "ptx90_only.fatbin"] {
+        let img = sibling(cx, name)?;
+        let mut m: P = null_mut();
+        rec!(cx, cuModuleLoadData(&mut m, img.as_ptr() as *const c_void));
+    }
+    Ok(())
+}
+
 fn module_good(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let img = cx.read_file(cx.o.fatbin.as_ref(), "--fatbin")?;
@@ -1119,6 +1138,7 @@ pub fn all() -> Vec<Case> {
         case("module_garbage", module_garbage),
         case("module_truncated", module_truncated),
         case("module_nosm90", module_nosm90),
+        case("module_ptx_newer", module_ptx_newer),
         case("module_good", module_good),
         case("module_get_function", module_get_function),
         case("module_get_global", module_get_global),

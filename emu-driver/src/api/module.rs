@@ -10,13 +10,20 @@ use crate::state::Driver;
 /// Parses and binds the image without holding the driver's lock (scanning the kernel
 /// libraries and dlopen can be slow), then enters the module.
 fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
-    let (ctx, target, paths) = {
+    let (ctx, target, max_ptx, paths) = {
         let d = driver()?;
         let ctx = d.current()?;
         m.required()?;
-        (ctx, crate::image::Target { sm: d.profile.sm() }, d.config.kernels.clone())
+        (ctx, crate::image::Target { sm: d.profile.sm() }, d.profile.max_ptx_version, d.config.kernels.clone())
     };
     let img = parse(target)?;
+    if let Some(v) = img.ptx_version.filter(|&v| v > max_ptx) {
+        crate::log_error!(
+            "module image: the entry the device would run is PTX .version {}.{}, newer than this driver's ISA {}.{} (as on the device: CUDA_ERROR_UNSUPPORTED_PTX_VERSION); embed sm_{} code (-gencode arch=compute_{},code=sm_{}) or use an nvcc no newer than the driver",
+            v.0, v.1, max_ptx.0, max_ptx.1, target.sm, target.sm, target.sm
+        );
+        return Err(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+    }
     let prepared = module::prepare(&paths, img)?;
     let mut d = driver()?;
     if d.current() != Ok(ctx) {

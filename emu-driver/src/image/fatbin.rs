@@ -235,20 +235,20 @@ pub(crate) fn parse(b: &[u8], target: Target) -> Result<Image, ImageError> {
     let e = &entries[i];
     let chosen = e.summary.describe();
     let data = payload(e)?;
-    let (kernels, globals) = match e.summary.kind {
+    let (kernels, globals, ptx_version) = match e.summary.kind {
         EntryKind::Cubin => {
             let c = cubin::parse(&data).map_err(|err| context(&chosen, err))?;
-            (c.kernels, c.globals)
+            (c.kernels, c.globals, None)
         }
         _ => {
             let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
             let text = std::str::from_utf8(&data[..end])
                 .map_err(|_| ImageError::InvalidPtx(format!("{chosen}: not UTF-8 text")))?;
             let m = ptx::parse(text).map_err(|err| context(&chosen, err))?;
-            (m.kernels, m.globals)
+            (m.kernels, m.globals, Some(m.version))
         }
     };
-    Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries })
+    Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries, ptx_version })
 }
 
 /// Prefixes an error's message with the entry it came from.

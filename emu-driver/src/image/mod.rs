@@ -51,6 +51,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 kernels: cubin.kernels,
                 globals: cubin.globals,
                 entries: Vec::new(),
+                ptx_version: None,
             })
         }
         Format::Text => {
@@ -69,6 +70,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 kernels: m.kernels,
                 globals: m.globals,
                 entries: Vec::new(),
+                ptx_version: Some(m.version),
             })
         }
     }

@@ -14,6 +14,8 @@ const MAX_VARIABLE_BYTES: u64 = 1 << 40;
 pub(crate) struct PtxModule {
     /// The `.target` architecture, e.g. 80 for `sm_80`.
     pub target_sm: u32,
+    /// The `.version` directive as (major, minor).
+    pub version: (u32, u32),
     pub kernels: Vec<KernelInfo>,
     pub globals: Vec<GlobalInfo>,
 }
@@ -613,13 +615,15 @@ pub(crate) fn parse(src: &str) -> Result<PtxModule, ImageError> {
             other => return Err(bad(line, format!("unexpected `{other}` at module level"))),
         }
     }
-    if version.is_none() {
+    let Some(version) = version else {
         return Err(bad(1, "no .version directive"));
-    }
+    };
+    // Checked to be digits '.' digits when read.
+    let version = version.split_once('.').map(|(a, b)| (a.parse().unwrap_or(u32::MAX), b.parse().unwrap_or(u32::MAX))).unwrap_or((0, 0));
     let Some(target_sm) = target else {
         return Err(bad(1, "no .target sm_XX directive"));
     };
-    Ok(PtxModule { target_sm, kernels, globals })
+    Ok(PtxModule { target_sm, version, kernels, globals })
 }
 
 /// The `.global` (`__device__`) and `.const` (`__constant__`) variables a PTX module

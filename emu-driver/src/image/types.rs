@@ -39,6 +39,9 @@ pub struct Image {
     pub globals: Vec<GlobalInfo>,
     /// Every fatbin entry seen (empty for a bare PTX or cubin).
     pub entries: Vec<EntrySummary>,
+    /// The `.version` (ISA major, minor) when the chosen entry is PTX: a driver JIT-compiles
+    /// only PTX up to its own ISA version.
+    pub ptx_version: Option<(u32, u32)>,
 }
 
 impl Image {
