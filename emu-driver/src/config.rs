@@ -22,6 +22,8 @@ pub struct Config {
     pub log: LogLevel,
     /// EMU_CUDA_FAIL: (entry point, 1-based call) pairs that fail.
     pub fail: Vec<(String, u64)>,
+    /// EMU_CUDA_REAL: the real libcuda.so.1 every call is forwarded to (pass-through).
+    pub real: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -107,15 +109,18 @@ impl Config {
                 _ => return Err(bad("EMU_CUDA_STACK", &v, "a size between 16K and 64M (e.g. 256K)")),
             },
         };
-        if let Some(v) = var("EMU_CUDA_REAL") {
-            return Err(not_built("EMU_CUDA_REAL", &v, "pass-through to a real driver"));
+        let real = var("EMU_CUDA_REAL").map(PathBuf::from);
+        if let Some(r) = &real {
+            if !r.is_file() {
+                return Err(bad("EMU_CUDA_REAL", &r.display().to_string(), "the path of a real libcuda.so.1"));
+            }
         }
         let fail = match var("EMU_CUDA_FAIL") {
             None => Vec::new(),
             Some(v) => crate::inject::parse(&v).map_err(|e| bad("EMU_CUDA_FAIL", &v, &format!("NAME:K[,NAME:K...] ({e})")))?,
         };
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real })
     }
 }
 

@@ -73,6 +73,77 @@ fn unsupported(id: usize) -> CUresult {
     CUDA_ERROR_NOT_SUPPORTED
 }
 
+/// Whether entry `id` forwards to the real driver (EMU_CUDA_REAL). cuGetProcAddress
+/// stays local in pass-through: it hands out this library's counted wrappers.
+fn pass_through(id: usize) -> bool {
+    crate::passthrough::enabled() && !NAMES[id].starts_with("cuGetProcAddress")
+}
+
+/// Forwards a typed entry to the real driver; a synchronisation updates the counters
+/// file on disk, as in the emulated driver.
+fn forward(id: usize, words: &[u64], call: impl FnOnce(usize) -> CUresult) -> CUresult {
+    crate::passthrough::set_entries(NAMES.len());
+    let name = NAMES[id];
+    let r = crate::passthrough::forward(id, name, words, call);
+    if r == CUDA_SUCCESS && name.contains("Synchronize") {
+        crate::teardown::checkpoint();
+    }
+    r
+}
+
+/// Where a trampoline goes: the real driver's entry (counted here) or 0 for the
+/// emulated one.
+extern "C" fn trampoline_target(id: usize) -> usize {
+    crate::passthrough::set_entries(NAMES.len());
+    crate::passthrough::trampoline_target(id, NAMES[id])
+}
+
+/// An exported entry point without a declared signature (legacy and unimplemented
+/// ones): in pass-through it jumps to the real driver's entry with every argument
+/// register intact (after counting the call); otherwise it runs `untyped_entry`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! trampoline {
+    ($name:ident, $id:expr) => {
+        #[unsafe(naked)]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name() -> CUresult {
+            core::arch::naked_asm!(
+                // Save the argument registers (integer and vector); keep the stack
+                // 16-byte aligned for the call: 8 (return address) + 48 + 136 = 192.
+                "push rdi", "push rsi", "push rdx", "push rcx", "push r8", "push r9",
+                "sub rsp, 136",
+                "movdqu [rsp], xmm0", "movdqu [rsp + 16], xmm1", "movdqu [rsp + 32], xmm2", "movdqu [rsp + 48], xmm3",
+                "movdqu [rsp + 64], xmm4", "movdqu [rsp + 80], xmm5", "movdqu [rsp + 96], xmm6", "movdqu [rsp + 112], xmm7",
+                "mov edi, {id}",
+                "call {target}",
+                "movdqu xmm0, [rsp]", "movdqu xmm1, [rsp + 16]", "movdqu xmm2, [rsp + 32]", "movdqu xmm3, [rsp + 48]",
+                "movdqu xmm4, [rsp + 64]", "movdqu xmm5, [rsp + 80]", "movdqu xmm6, [rsp + 96]", "movdqu xmm7, [rsp + 112]",
+                "add rsp, 136",
+                "pop r9", "pop r8", "pop rcx", "pop rdx", "pop rsi", "pop rdi",
+                "test rax, rax",
+                "jz 2f",
+                "jmp rax",
+                "2:",
+                "mov edi, {id}",
+                "jmp {fallback}",
+                id = const $id as u32,
+                target = sym trampoline_target,
+                fallback = sym untyped_entry,
+            )
+        }
+    };
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+macro_rules! trampoline {
+    ($name:ident, $id:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name() -> CUresult {
+            untyped_entry($id as usize)
+        }
+    };
+}
+
 macro_rules! exports {
     (
         implemented { $( $name:ident $(@ $since:literal)? ( $($arg:ident : $ty:ty),* ) => $imp:expr ; )* }
@@ -104,26 +175,33 @@ macro_rules! exports {
             #[no_mangle]
             #[allow(unused_unsafe)]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
+                let id = Id::$name as usize;
+                if pass_through(id) {
+                    let words = [$(crate::passthrough::word(&$arg)),*];
+                    return forward(id, &words, |addr| {
+                        // SAFETY: `addr` is the real driver's export of the same name,
+                        // which has this C signature; the arguments are the caller's.
+                        let f: unsafe extern "C" fn($($ty),*) -> CUresult = unsafe { std::mem::transmute(addr) };
+                        unsafe { f($($arg),*) }
+                    });
+                }
                 // SAFETY: the arguments come from a C caller under the driver API's
                 // contract for this entry point (out-pointers null or writable, strings
                 // NUL-terminated, arrays as long as their counts); the boundary
                 // functions below turn them into the typed views the safe `api/`
                 // implementations take.
-                enter(Id::$name as usize, || unsafe { $imp })
+                enter(id, || unsafe { $imp })
             }
         )*
-        $(
-            #[no_mangle]
-            pub unsafe extern "C" fn $lname() -> CUresult {
-                enter(Id::$lname as usize, || Err($lcode))
-            }
-        )*
-        $(
-            #[no_mangle]
-            pub unsafe extern "C" fn $uname() -> CUresult {
-                unsupported(Id::$uname as usize)
-            }
-        )*
+        $( trampoline!($lname, Id::$lname); )*
+        $( trampoline!($uname, Id::$uname); )*
+
+        /// The emulated answer of an entry without a typed signature: the legacy code
+        /// the real driver gives, or CUDA_ERROR_NOT_SUPPORTED.
+        extern "C" fn untyped_entry(id: usize) -> CUresult {
+            $( if id == Id::$lname as usize { return enter(id, || Err($lcode)); } )*
+            unsupported(id)
+        }
 
         /// Addresses in table order (for cuGetProcAddress).
         fn addresses() -> Vec<usize> {
@@ -430,7 +508,18 @@ exports! {
 /// runtime's private tables are out of scope). Kept out of the macro: it is counted as
 /// unsupported but has its own message.
 #[no_mangle]
-pub unsafe extern "C" fn cuGetExportTable(_table: *mut *const c_void, _id: *const c_void) -> CUresult {
+pub unsafe extern "C" fn cuGetExportTable(table: *mut *const c_void, id: *const c_void) -> CUresult {
+    if crate::passthrough::enabled() {
+        // Forwarded always, so programs built on the CUDA runtime keep working.
+        type F = unsafe extern "C" fn(*mut *const c_void, *const c_void) -> CUresult;
+        let counters = crate::counters::get();
+        counters.call("cuGetExportTable");
+        let Some(addr) = crate::passthrough::real().ok().and_then(|r| r.symbol("cuGetExportTable")) else {
+            return CUDA_ERROR_NOT_INITIALIZED;
+        };
+        // SAFETY: the real cuGetExportTable with the caller's arguments.
+        return unsafe { std::mem::transmute::<usize, F>(addr)(table, id) };
+    }
     let counters = crate::counters::get();
     counters.call("cuGetExportTable");
     counters.unsupported("cuGetExportTable");
@@ -460,6 +549,10 @@ fn get_proc_address(symbol: Text, pfn: Out<*mut c_void>, version: i32, flags: u6
         }
     }
     let resolved = chosen.map(str::to_string).or_else(|| index_of(&name).map(|_| name.clone()));
+    if resolved.is_none() && crate::passthrough::enabled() {
+        // A name this library does not export: the real driver's own entry (not counted).
+        return forward_proc_address(&name, pfn, version, flags, status);
+    }
     let Some(mut resolved) = resolved else {
         pfn.set(std::ptr::null_mut())?;
         let asked = !status.is_null();
@@ -480,6 +573,24 @@ fn get_proc_address(symbol: Text, pfn: Out<*mut c_void>, version: i32, flags: u6
     let i = index_of(&resolved).ok_or(CUDA_ERROR_NOT_FOUND)?;
     pfn.set(address(i) as *mut c_void)?;
     status.set_if_asked(CU_GET_PROC_ADDRESS_SUCCESS)
+}
+
+/// cuGetProcAddress_v2 of the real driver for a name this library does not export.
+fn forward_proc_address(name: &str, pfn: Out<*mut c_void>, version: i32, flags: u64, status: Out<i32>) -> CuResult {
+    type F = unsafe extern "C" fn(*const c_char, *mut *mut c_void, i32, u64, *mut i32) -> CUresult;
+    let real = crate::passthrough::real().map_err(|_| CUDA_ERROR_NOT_INITIALIZED)?;
+    let addr = real.symbol("cuGetProcAddress_v2").ok_or(CUDA_ERROR_NOT_FOUND)?;
+    let c = std::ffi::CString::new(name).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+    let (mut p, mut st) = (std::ptr::null_mut(), 0i32);
+    // SAFETY: the real cuGetProcAddress_v2 with our own out-parameters.
+    let r = unsafe { std::mem::transmute::<usize, F>(addr)(c.as_ptr(), &mut p, version, flags, &mut st) };
+    pfn.set(p)?;
+    status.set_if_asked(st)?;
+    if r == CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(r)
+    }
 }
 
 /// The checked-in list of entry points (emu-driver/ENTRY_POINTS.md), generated from the

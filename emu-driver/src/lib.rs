@@ -34,6 +34,7 @@ pub mod launch;
 pub mod log;
 pub mod memory;
 pub mod module;
+pub mod passthrough;
 pub mod profile;
 pub mod registry;
 pub mod signals;

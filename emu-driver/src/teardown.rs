@@ -91,7 +91,11 @@ pub fn write(state: State) {
     if state != State::Checkpoint {
         FINAL.store(true, Ordering::Release);
     }
-    let text = crate::counters::get().snapshot(state).to_text();
+    let mut snap = crate::counters::get().snapshot(state);
+    if let Some(label) = crate::passthrough::driver_label() {
+        snap.driver = label;
+    }
+    let text = snap.to_text();
     let tmp = format!("{path}.tmp{}", std::process::id());
     if let Err(e) = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, &path)) {
         crate::log_error!("cannot write counters to {path}: {e}");
@@ -108,7 +112,11 @@ pub fn at_exit() {
     if crate::config::counts_path().is_none() || FINAL.load(Ordering::Acquire) {
         return;
     }
-    leaks_at_exit();
+    if crate::passthrough::enabled() {
+        crate::passthrough::leaks_at_exit();
+    } else {
+        leaks_at_exit();
+    }
     write(State::Exit);
 }
 
