@@ -106,6 +106,7 @@ fn backend_of(s: &str) -> Backend {
     }
 }
 
+#[allow(clippy::needless_range_loop)] // rounds index both the order and the times table
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if a.frames < 3 {
         bail!("--frames must be at least 3 (the estimate is (t(N) - t(2)) / (N - 2))");

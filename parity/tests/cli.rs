@@ -595,7 +595,7 @@ fn counters_not_from_a_clean_exit_are_named_in_the_report() {
 
 fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().split_whitespace().nth(2).is_some_and(|st| st == "Z")
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().split_whitespace().nth(2).is_none_or(|st| st != "Z")
 }
 
 #[track_caller]
