@@ -45,6 +45,12 @@ pub const DEFECTS: &[(&str, &str)] = &[
 /// The block orders the demo compares for order-dependent results.
 pub const DEMO_ORDERS: &[&str] = &["forward", "reverse", "shuffle:1"];
 
+/// The clip of the atomic-order check: a textured pair with noise of amplitude 40, so
+/// that the top 10% of differences hold many distinct values. On the set's clips (noise
+/// of amplitude 2 to 6, quantisation) they are all ties at the threshold, which
+/// topk_select adds once: the float atomics then add only zeros and no order shows.
+pub const ATOMIC_CLIP: (&str, u32, u32, u32, &str) = ("atomic-textured-256x256-8", 256, 256, 3, "noise:5:40");
+
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct DemoArgs {
@@ -248,7 +254,7 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
     let features: Vec<String> = if a.features.is_empty() { FEATURES.iter().map(|s| s.to_string()).collect() } else { a.features.clone() };
     let mut checks = parity_checks(&ctx, &clips, &features);
     checks.extend(transfer_checks(&ctx, &clips[0], &features));
-    let defects = if a.no_defects { vec![] } else { defect_checks(&ctx, &clips) };
+    let defects = if a.no_defects { vec![] } else { defect_checks(&ctx, &clips, &atomic_clip(&ctx, &clip_dir)?) };
     let v = verdict(&checks, &defects);
     write_summary(&ctx, &clip_dir, &checks, &defects, &v)?;
     Ok(v.code)
@@ -307,6 +313,26 @@ fn make_clips(ctx: &Ctx, a: &DemoArgs, clip_dir: &Path) -> Result<Vec<ClipFile>>
     Ok(clips)
 }
 
+/// Writes [`ATOMIC_CLIP`] with `fixtures clip` (reference, then distorted).
+fn atomic_clip(ctx: &Ctx, clip_dir: &Path) -> Result<ClipFile> {
+    let (name, w, h, frames, distort) = ATOMIC_CLIP;
+    let reference = clip_dir.join(format!("{name}.yuv"));
+    let distorted = clip_dir.join(format!("{name}-dis.yuv"));
+    for (path, d) in [(&reference, None), (&distorted, Some(distort))] {
+        let mut cmd = Command::new(ctx.simtwin.join("bin/fixtures"));
+        cmd.args(["clip", "--kind", "textured", "--width", &w.to_string(), "--height", &h.to_string(), "--bitdepth", "8"]);
+        cmd.args(["--frames", &frames.to_string()]).arg("-o").arg(path);
+        if let Some(d) = d {
+            cmd.args(["--distort", d]);
+        }
+        let o = cmd.output().context("cannot run the fixtures binary")?;
+        if !o.status.success() {
+            bail!("fixtures clip ({}) failed: {}", path.display(), String::from_utf8_lossy(&o.stderr).trim());
+        }
+    }
+    Ok(ClipFile { name: name.into(), reference, distorted, width: w, height: h, bitdepth: 8 })
+}
+
 /// `parity frames` for each feature on each clip.
 fn parity_checks(ctx: &Ctx, clips: &[ClipFile], features: &[String]) -> Vec<CheckRow> {
     let mut rows = Vec::new();
@@ -335,7 +361,7 @@ fn transfer_checks(ctx: &Ctx, tclip: &ClipFile, features: &[String]) -> Vec<Chec
 
 /// Each planted defect of the CUDA twin, provoked and checked by the mechanism that
 /// must catch it.
-fn defect_checks(ctx: &Ctx, clips: &[ClipFile]) -> Vec<DefectRow> {
+fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<DefectRow> {
     // Border defects show on textured content (not on flat ramps); a block size that
     // is not capped at 1024 threads needs a frame wider than 2048 (the sse kernel
     // gives each thread two pixels of a row).
@@ -344,7 +370,11 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile]) -> Vec<DefectRow> {
     let all = FEATURES.join(",");
     let mut rows = Vec::new();
     for (d, how) in DEFECTS {
-        let dclip = if *d == "big-block" { wide.unwrap_or(textured) } else { textured };
+        let dclip = match *d {
+            "big-block" => wide.unwrap_or(textured),
+            "atomic-order" => atomic,
+            _ => textured,
+        };
         let dir = ctx.out.join("defects").join(d);
         let r = match *how {
             "transfers" => {
@@ -355,7 +385,7 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile]) -> Vec<DefectRow> {
                 run_transfers(&t)
             }
             "block-orders" => {
-                let mut f = frames_args(dclip, ctx.ex(&all, Some(d)), dir.clone());
+                let mut f = frames_args(dclip, ctx.ex("topk", Some(d)), dir.clone());
                 f.block_orders = DEMO_ORDERS.iter().map(|s| s.to_string()).collect();
                 run_frames(&f)
             }
