@@ -205,7 +205,7 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
     install_signal_handlers();
     let pb = if spec.spinner { spinner(format!("{}: {}", spec.label, crate::template::display(&spec.argv))) } else { ProgressBar::hidden() };
     let t0 = Instant::now();
-    let mut child = match cmd.spawn() {
+    let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             pb.finish_and_clear();
@@ -214,34 +214,41 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
     };
     let pg = child.id() as i32;
     CURRENT_GROUP.store(pg, Ordering::SeqCst);
-    // The waiter measures the time at the exit itself (no polling granularity in bench).
+    let waited = wait_limited(child, t0, pg, spec.timeout);
+    let stragglers = end_stragglers(pg);
+    CURRENT_GROUP.store(0, Ordering::SeqCst);
+    pb.finish_and_clear();
+    let (status, elapsed, timed_out) = waited?;
+    let status = status.with_context(|| format!("{}: cannot wait for {prog}", spec.label))?;
+    let ended = if timed_out { Ended::TimedOut } else { ended_of(status) };
+    Ok(Finished { ended, elapsed, stdout, stderr, stragglers })
+}
+
+/// Waits for the child up to `limit`; past it, SIGTERM to its group, SIGKILL after
+/// GRACE. Returns its status, the time to its exit and whether the limit was reached.
+fn wait_limited(mut child: std::process::Child, t0: Instant, pg: i32, limit: Duration) -> Result<(std::io::Result<ExitStatus>, Duration, bool)> {
+    // The waiter takes the time at the exit itself (no polling granularity in bench).
     let (tx, rx) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let st = child.wait();
         let _ = tx.send((st, t0.elapsed()));
     });
-    let mut timed_out = false;
-    let (status, elapsed) = match rx.recv_timeout(spec.timeout) {
-        Ok(r) => r,
+    let r = match rx.recv_timeout(limit) {
+        Ok((st, el)) => (st, el, false),
         Err(_) => {
-            timed_out = true;
             signal_group(pg, libc::SIGTERM);
-            match rx.recv_timeout(GRACE) {
+            let (st, el) = match rx.recv_timeout(GRACE) {
                 Ok(r) => r,
                 Err(_) => {
                     signal_group(pg, libc::SIGKILL);
                     rx.recv().context("lost the extractor's exit status")?
                 }
-            }
+            };
+            (st, el, true)
         }
     };
     let _ = waiter.join();
-    let stragglers = end_stragglers(pg);
-    CURRENT_GROUP.store(0, Ordering::SeqCst);
-    pb.finish_and_clear();
-    let status = status.with_context(|| format!("{}: cannot wait for {prog}", spec.label))?;
-    let ended = if timed_out { Ended::TimedOut } else { ended_of(status) };
-    Ok(Finished { ended, elapsed, stdout, stderr, stragglers })
+    Ok(r)
 }
 
 /// Runs the command; a missing binary, a spawn failure, a non-zero exit status, a
