@@ -42,6 +42,9 @@ pub const DEFECTS: &[(&str, &str)] = &[
     ("atomic-order", "block-orders"),
 ];
 
+/// Time limit of the fixtures binary (every clip of the set takes seconds).
+const FIXTURES_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The block orders the demo compares for order-dependent results.
 pub const DEMO_ORDERS: &[&str] = &["forward", "reverse", "shuffle:1"];
 
@@ -288,8 +291,9 @@ fn make_clips(ctx: &Ctx, a: &DemoArgs, clip_dir: &Path) -> Result<Vec<ClipFile>>
     }
     eprintln!("parity demo: writing fixture clips into {}", clip_dir.display());
     let pb = crate::run::spinner("fixtures make-set".into());
-    let o = cmd.output().context("cannot run the fixtures binary")?;
+    let o = crate::run::output_limited(&mut cmd, "fixtures make-set", FIXTURES_LIMIT);
     pb.finish_and_clear();
+    let o = o?;
     if !o.status.success() {
         bail!("fixtures make-set failed: {}", String::from_utf8_lossy(&o.stderr).trim());
     }
@@ -325,7 +329,7 @@ fn atomic_clip(ctx: &Ctx, clip_dir: &Path) -> Result<ClipFile> {
         if let Some(d) = d {
             cmd.args(["--distort", d]);
         }
-        let o = cmd.output().context("cannot run the fixtures binary")?;
+        let o = crate::run::output_limited(&mut cmd, "fixtures clip", FIXTURES_LIMIT)?;
         if !o.status.success() {
             bail!("fixtures clip ({}) failed: {}", path.display(), String::from_utf8_lossy(&o.stderr).trim());
         }

@@ -141,6 +141,9 @@ pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
     info
 }
 
+/// Time limit of the driver probe (loading a driver and cuInit take well under a second).
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Runs `parity driver-info --json` as a child with the given environment changes.
 pub fn probe(env: &[(String, String)]) -> Result<DriverInfo> {
     probe_with(env, false).map(|(i, _)| i)
@@ -159,7 +162,7 @@ fn probe_with(env: &[(String, String)], init_emulated: bool) -> Result<(DriverIn
         cmd.env(k, v);
     }
     cmd.env_remove("EMU_CUDA_COUNTS");
-    let out = cmd.output().context("cannot run the driver probe")?;
+    let out = crate::run::output_limited(&mut cmd, "the driver probe (parity driver-info)", PROBE_LIMIT)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
     let line = text

@@ -155,9 +155,22 @@ fn signal_group(pg: i32, sig: i32) {
     }
 }
 
+/// A process of the group is still running (zombies waiting to be reaped do not count:
+/// where nothing reaps orphans, they would stay "alive" for kill(2) forever).
 fn group_alive(pg: i32) -> bool {
     // SAFETY: signal 0 only checks that a process of the group exists.
-    unsafe { libc::kill(-pg, 0) == 0 }
+    if unsafe { libc::kill(-pg, 0) } != 0 {
+        return false;
+    }
+    let Ok(rd) = std::fs::read_dir("/proc") else { return true };
+    rd.flatten().filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit())).any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+        let mut f = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("").split_whitespace();
+        let state = f.next().unwrap_or("Z");
+        let pgrp = f.nth(1).and_then(|x| x.parse::<i32>().ok());
+        pgrp == Some(pg) && state != "Z" && state != "X"
+    })
 }
 
 /// SIGTERM to what is left of the group, SIGKILL after GRACE; true when anything was left.
@@ -251,6 +264,41 @@ fn wait_limited(mut child: std::process::Child, t0: Instant, pg: i32, limit: Dur
     Ok(r)
 }
 
+/// `Command::output` with a time limit (for parity's own helpers: the driver probe, the
+/// fixtures binary): the command runs in its own process group, which is killed at the
+/// limit; that is an error naming `what`.
+pub fn output_limited(cmd: &mut Command, what: &str, limit: Duration) -> Result<std::process::Output> {
+    use std::io::Read;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    install_signal_handlers();
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {what}"))?;
+    let pg = child.id() as i32;
+    let readers: Vec<_> = [child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>), child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>)]
+        .into_iter()
+        .map(|r| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                if let Some(mut r) = r {
+                    let _ = r.read_to_end(&mut v);
+                }
+                v
+            })
+        })
+        .collect();
+    CURRENT_GROUP.store(pg, Ordering::SeqCst);
+    let waited = wait_limited(child, t0, pg, limit);
+    end_stragglers(pg);
+    CURRENT_GROUP.store(0, Ordering::SeqCst);
+    let (status, _, timed_out) = waited?;
+    let mut outs = readers.into_iter().map(|h| h.join().unwrap_or_default());
+    let (stdout, stderr) = (outs.next().unwrap_or_default(), outs.next().unwrap_or_default());
+    if timed_out {
+        bail!("{what} timed out after {} (killed with its process group)", fmt_secs(limit));
+    }
+    Ok(std::process::Output { status: status.with_context(|| format!("cannot wait for {what}"))?, stdout, stderr })
+}
+
 /// Runs the command; a missing binary, a spawn failure, a non-zero exit status, a
 /// signal or the time limit is an error naming the command and showing the end of its
 /// stderr.
@@ -291,4 +339,29 @@ pub fn signal_name(s: i32) -> String {
         _ => return format!("signal {s}"),
     };
     n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limited_output_collects_both_streams_and_kills_at_the_limit() {
+        let o = output_limited(Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]), "sh", Duration::from_secs(20)).unwrap();
+        assert_eq!((o.status.code(), o.stdout.as_slice(), o.stderr.as_slice()), (Some(3), &b"out\n"[..], &b"err\n"[..]));
+        let t0 = Instant::now();
+        // the shell and its sleeping child share the group: both end at the limit
+        let e = output_limited(Command::new("sh").args(["-c", "sleep 30 & sleep 30"]), "a sleeper", Duration::from_millis(300)).unwrap_err();
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        assert_eq!(e.to_string(), "a sleeper timed out after 0.3 s (killed with its process group)");
+    }
+
+    #[test]
+    fn timeouts_parse_and_print() {
+        assert_eq!(parse_timeout("2.5"), Ok(2.5));
+        assert!(parse_timeout("0").is_err() && parse_timeout("-1").is_err() && parse_timeout("nan").is_err() && parse_timeout("x").is_err());
+        assert_eq!(fmt_secs(Duration::from_secs(600)), "600 s");
+        assert_eq!(fmt_secs(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+    }
 }
