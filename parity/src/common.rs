@@ -116,9 +116,19 @@ pub struct ExtractorArgs {
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
     pub cuda_env: Vec<String>,
+    /// Time limit of each extractor run in seconds (default 600; faults: 10x the clean run);
+    /// a run that reaches it is killed with its whole process group and the command fails
+    /// (exit code 2; in faults it is a hang), e.g. --timeout 60
+    #[arg(long, value_name = "SECONDS", value_parser = crate::run::parse_timeout)]
+    pub timeout: Option<f64>,
 }
 
 impl ExtractorArgs {
+    /// The time limit of one extractor run: `--timeout` or the default.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.timeout.unwrap_or(crate::run::DEFAULT_TIMEOUT_S))
+    }
+
     pub fn simtwin(&self) -> Option<PathBuf> {
         find_simtwin(self.simtwin.as_deref()).ok()
     }
