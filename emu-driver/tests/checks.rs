@@ -69,3 +69,23 @@ fn an_overrun_faults_on_the_guard_page_and_names_block_thread_and_allocation() {
     let (o, out, err) = run("inbounds", &[]);
     assert!(o.status.success() && out.contains("launch=0\nsync=0\nsync_again=0\n"), "{out}\n{err}");
 }
+
+#[test]
+fn reading_before_synchronising_sees_stale_data_in_deferred_mode_only() {
+    let counts = built().join(format!("early-read-{}.json", std::process::id()));
+    let c = counts.display().to_string();
+    let (o, out, err) = run("early-read", &[("EMU_CUDA_ASYNC", "deferred"), ("EMU_CUDA_COUNTS", &c), ("EMU_CUDA_LOG", "info")]);
+    assert!(o.status.success(), "{out}\n{err}");
+    // Before the synchronisation the pinned buffer still holds zeros; the query answers
+    // CUDA_ERROR_NOT_READY (600) and runs the work; after it, 2*i (the pageable source was
+    // staged at the call: src[5] changed later does not show).
+    assert!(out.contains("launch=0\ncopy=0\nbefore=0,0\nquery=600\nsync=0\nafter=10,2046\n"), "{out}\n{err}");
+    // The report names the work that ran late and what forced it, and the work that never ran.
+    assert!(err.contains("cuStreamQuery runs 3 item(s)") && err.contains("launch of twice (cuLaunchKernel, call #"), "{err}");
+    let never = simtwin_abi::counters::Counters::read(&counts).unwrap().never_ran;
+    assert_eq!(never.len(), 1, "{never:?}");
+    assert!(never[0].starts_with("launch of twice (cuLaunchKernel"), "{never:?}");
+    // Control: by default work runs when it is submitted.
+    let (o, out, err) = run("early-read", &[]);
+    assert!(o.status.success() && out.contains("before=10,2046\nquery=0\nsync=0\nafter=10,2046\n"), "{out}\n{err}");
+}
