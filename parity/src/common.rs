@@ -113,6 +113,11 @@ pub struct ExtractorArgs {
     /// Worker threads of the emulated driver (EMU_CUDA_WORKERS)
     #[arg(long)]
     pub workers: Option<u32>,
+    /// When asynchronous work runs on the emulated driver (EMU_CUDA_ASYNC): eager (at the
+    /// call) or deferred (only when the program synchronises: shows reads of results
+    /// before synchronisation), e.g. --async deferred
+    #[arg(long = "async", value_name = "eager|deferred", value_parser = ["eager", "deferred"])]
+    pub async_mode: Option<String>,
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
     pub cuda_env: Vec<String>,
@@ -171,6 +176,9 @@ impl ExtractorArgs {
         }
         if let Some(w) = self.workers {
             e.push(("EMU_CUDA_WORKERS".into(), w.to_string()));
+        }
+        if let Some(a) = &self.async_mode {
+            e.push(("EMU_CUDA_ASYNC".into(), a.clone()));
         }
         for kv in &self.cuda_env {
             let (k, v) = kv.split_once('=').with_context(|| format!("--cuda-env {kv}: expected KEY=VALUE"))?;

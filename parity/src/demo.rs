@@ -40,6 +40,7 @@ pub const DEFECTS: &[(&str, &str)] = &[
     ("big-block", "frames"),
     ("host-roundtrip", "transfers"),
     ("atomic-order", "block-orders"),
+    ("early-read", "deferred"),
 ];
 
 /// Time limit of the fixtures binary (every clip of the set takes seconds).
@@ -186,6 +187,7 @@ impl Ctx {
             kernels: None,
             block_order: None,
             workers: None,
+            async_mode: None,
             cuda_env: vec![],
             timeout: self.timeout,
         }
@@ -387,6 +389,13 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
                 t.max_htod_per_frame = Some(0.0);
                 t.max_dtoh_per_frame = Some(0.0);
                 run_transfers(&t)
+            }
+            "deferred" => {
+                // Asynchronous work runs only when the program synchronises: a result read
+                // before that is stale, and the frame differs from the CPU's.
+                let mut ex = ctx.ex(&all, Some(d));
+                ex.async_mode = Some("deferred".into());
+                run_frames(&frames_args(dclip, ex, dir.clone()))
             }
             "block-orders" => {
                 let mut f = frames_args(dclip, ctx.ex("topk", Some(d)), dir.clone());
