@@ -19,10 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <stddef.h>
+/* As in the kernel translation units (simtwin/prelude.h): the ABI in namespace __simtwin. */
+namespace __simtwin {
 #include "simtwin/abi.h"
+}
 
 #define HIDDEN __attribute__((visibility("hidden")))
-extern const simtwin_runtime_t *simtwin_rt HIDDEN;
+namespace __simtwin {
+extern const simtwin_runtime_t *rt HIDDEN;
+}
 
 namespace {
 enum { ADD = 0, SUB, MUL, DIV, SQRT, RCP, FMA };
@@ -92,7 +98,7 @@ int cmp_sq_times(double m, double x) {
 }
 
 [[noreturn]] void trap(uint32_t kind, const char *msg, const char *file, uint32_t line) {
-    if (simtwin_rt && simtwin_rt->trap) simtwin_rt->trap(kind, msg, file, line);
+    if (::__simtwin::rt && ::__simtwin::rt->trap) ::__simtwin::rt->trap(kind, msg, file, line);
     /* The table's trap does not return; without a bound runtime there is no launch to
        end, so say why and stop. */
     fprintf(stderr, "simtwin: %s at %s:%u (no runtime bound)\n", msg, file ? file : "?", line);
@@ -103,11 +109,11 @@ struct SourceLocation { const char *file; uint32_t line; uint32_t column; };
 } // namespace
 
 extern "C" {
-HIDDEN float simtwin_f_op(int op, int mode, float a, float b, float c) { return op_in_mode<float>(op, mode, a, b, c); }
-HIDDEN double simtwin_d_op(int op, int mode, double a, double b, double c) { return op_in_mode<double>(op, mode, a, b, c); }
-HIDDEN float simtwin_i2f(int kind, int mode, uint64_t bits) { return int_in_mode<float>(kind, mode, bits); }
-HIDDEN double simtwin_i2d(int kind, int mode, uint64_t bits) { return int_in_mode<double>(kind, mode, bits); }
-HIDDEN float simtwin_d2f(int mode, double x) {
+HIDDEN float __simtwin_f_op(int op, int mode, float a, float b, float c) { return op_in_mode<float>(op, mode, a, b, c); }
+HIDDEN double __simtwin_d_op(int op, int mode, double a, double b, double c) { return op_in_mode<double>(op, mode, a, b, c); }
+HIDDEN float __simtwin_i2f(int kind, int mode, uint64_t bits) { return int_in_mode<float>(kind, mode, bits); }
+HIDDEN double __simtwin_i2d(int kind, int mode, uint64_t bits) { return int_in_mode<double>(kind, mode, bits); }
+HIDDEN float __simtwin_d2f(int mode, double x) {
     volatile double vx = x;
     volatile float r;
     Rounding guard(mode);
@@ -116,7 +122,7 @@ HIDDEN float simtwin_d2f(int mode, double x) {
 }
 
 /* Correctly rounded 1/sqrt(x): a double estimate, then exact midpoint checks. */
-HIDDEN float simtwin_frsqrt_rn(float x) {
+HIDDEN float __simtwin_frsqrt_rn(float x) {
     if (x != x) return x;
     if (x == 0.0f) return signbit(x) ? -INFINITY : INFINITY;
     if (x < 0.0f) return NAN;
@@ -136,16 +142,16 @@ HIDDEN float simtwin_frsqrt_rn(float x) {
     return r;
 }
 
-HIDDEN void simtwin_trap_now(uint32_t kind, const char *msg, const char *file, uint32_t line) {
+HIDDEN void __simtwin_trap_now(uint32_t kind, const char *msg, const char *file, uint32_t line) {
     trap(kind, msg, file, line);
 }
 
-HIDDEN void simtwin_assert_fail(const char *expr, const char *file, unsigned line, const char *) {
-    trap(SIMTWIN_TRAP_ASSERT, expr, file, line);
+HIDDEN void __simtwin_assert_fail(const char *expr, const char *file, unsigned line, const char *) {
+    trap(::__simtwin::SIMTWIN_TRAP_ASSERT, expr, file, line);
 }
 
 /* Device printf: formatted on the host, handed to the runtime as one piece of text. */
-HIDDEN int simtwin_printf(const char *fmt, ...) {
+HIDDEN int __simtwin_printf(const char *fmt, ...) {
     char small[512];
     va_list ap, ap2;
     va_start(ap, fmt);
@@ -160,26 +166,26 @@ HIDDEN int simtwin_printf(const char *fmt, ...) {
         vsnprintf(text, (size_t)n + 1, fmt, ap2);
     }
     va_end(ap2);
-    if (simtwin_rt && simtwin_rt->print) simtwin_rt->print(text, (size_t)n);
+    if (::__simtwin::rt && ::__simtwin::rt->print) ::__simtwin::rt->print(text, (size_t)n);
     else fwrite(text, 1, (size_t)n, stdout);
     if (text != small) free(text);
     return n;
 }
 
 /* ---- checks compiled into device code (GCC's -fsanitize instrumentation calls these) */
-#define SIMTWIN_CHECK(NAME, MSG) \
+#define __SIMTWIN_CHECK(NAME, MSG) \
     HIDDEN void NAME(void *data, void *, void *) { \
         const SourceLocation *loc = (const SourceLocation *)data; \
-        trap(SIMTWIN_TRAP_UNSUPPORTED, MSG, loc->file, loc->line); } \
+        trap(::__simtwin::SIMTWIN_TRAP_UNSUPPORTED, MSG, loc->file, loc->line); } \
     HIDDEN void NAME##_abort(void *data, void *a, void *b) { NAME(data, a, b); }
-SIMTWIN_CHECK(__ubsan_handle_divrem_overflow,
+__SIMTWIN_CHECK(__ubsan_handle_divrem_overflow,
               "integer division by zero (the device returns an unspecified value; the host would crash)")
-SIMTWIN_CHECK(__ubsan_handle_shift_out_of_bounds,
+__SIMTWIN_CHECK(__ubsan_handle_shift_out_of_bounds,
               "shift by a negative amount or by at least the operand's width (device and host disagree)")
-#undef SIMTWIN_CHECK
+#undef __SIMTWIN_CHECK
 HIDDEN void __ubsan_handle_float_cast_overflow(void *data, void *) {
     const SourceLocation *loc = (const SourceLocation *)data;
-    trap(SIMTWIN_TRAP_UNSUPPORTED,
+    trap(::__simtwin::SIMTWIN_TRAP_UNSUPPORTED,
          "float-to-integer conversion of NaN or an out-of-range value: the device saturates, the host "
          "does not (use __float2int_rz and friends)", loc->file, loc->line);
 }

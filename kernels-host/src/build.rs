@@ -99,27 +99,35 @@ fn c_string_literal(s: &str) -> String {
     o
 }
 
-/// The module descriptor tail appended to the rewritten source.
+/// The module descriptor tail appended to the rewritten source. Everything it defines is
+/// in namespace `__simtwin` (reserved to the implementation), so no user name collides.
 fn registry_tail(rw: &rewrite::Rewritten, source: &str, hash: &str, build_id: &str) -> String {
-    let mut t = String::from("\n# 1 \"<simtwin registry>\"\n");
-    t.push_str("__thread simtwin_thread_ctx_t *simtwin_tls_ctx = nullptr;\n");
-    t.push_str("const simtwin_runtime_t *simtwin_rt = nullptr;\n");
-    t.push_str("static void simtwin_bind(const simtwin_runtime_t *rt) { simtwin_rt = rt; }\n");
-    t.push_str("static simtwin_thread_ctx_t **simtwin_ctx_slot() { return &simtwin_tls_ctx; }\n");
-    t.push_str("static const ::simtwin::detail::kernel_reg_fn simtwin_kernel_regs[] = {");
+    let mut t = String::from("\n# 1 \"<simtwin registry>\"\nnamespace __simtwin {\n");
+    // The definition repeats the declaration's initial-exec model (the prelude's
+    // __SIMTWIN_TLS_CTX_ATTRS; macros are gone by now): threadIdx & co. are a
+    // %fs-relative load, never a __tls_get_addr call.
+    t.push_str(
+        "__thread simtwin_thread_ctx_t *tls_ctx \
+         __attribute__((tls_model(\"initial-exec\"), visibility(\"hidden\"))) = nullptr;\n",
+    );
+    t.push_str("const simtwin_runtime_t *rt = nullptr;\n");
+    t.push_str("static void registry_bind(const simtwin_runtime_t *__simtwin_r) { rt = __simtwin_r; }\n");
+    t.push_str("static simtwin_thread_ctx_t **registry_ctx_slot() { return &tls_ctx; }\n");
+    t.push_str("static const detail::kernel_reg_fn registry_kernels[] = {");
     for k in &rw.kernels {
         t.push_str(&format!(" &{},", k.reg_fn));
     }
-    t.push_str(" nullptr };\nstatic const ::simtwin::detail::global_reg_fn simtwin_global_regs[] = {");
+    t.push_str(" nullptr };\nstatic const detail::global_reg_fn registry_globals[] = {");
     for g in &rw.globals {
         t.push_str(&format!(" &{},", g.reg_fn));
     }
-    t.push_str(" nullptr };\n");
+    t.push_str(" nullptr };\n} // namespace __simtwin\n");
     t.push_str(&format!(
-        "extern \"C\" __attribute__((visibility(\"default\"))) const simtwin_module_t *simtwin_module_v2() {{\n\
-         \x20   static const simtwin_module_t *m = ::simtwin::detail::build_module(simtwin_kernel_regs, {nk}u,\n\
-         \x20       simtwin_global_regs, {ng}u, {src}, {hash}, {build_id}, &simtwin_bind, &simtwin_ctx_slot);\n\
-         \x20   return m;\n}}\n",
+        "extern \"C\" __attribute__((visibility(\"default\"))) const ::__simtwin::simtwin_module_t *simtwin_module_v2() {{\n\
+         \x20   static const ::__simtwin::simtwin_module_t *__simtwin_m = ::__simtwin::detail::build_module(\n\
+         \x20       ::__simtwin::registry_kernels, {nk}u, ::__simtwin::registry_globals, {ng}u, {src}, {hash}, {build_id},\n\
+         \x20       &::__simtwin::registry_bind, &::__simtwin::registry_ctx_slot);\n\
+         \x20   return __simtwin_m;\n}}\n",
         nk = rw.kernels.len(),
         ng = rw.globals.len(),
         src = c_string_literal(source),
@@ -263,6 +271,8 @@ fn build_one(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
             .arg(std_flag)
+            // always_inline on kernels that are not `inline` (see rewrite.rs) is not news.
+            .arg("-Wno-attributes")
             .args(["-x", "c++", "-c"])
             .arg(&ii)
             .arg("-o")

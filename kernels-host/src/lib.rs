@@ -43,6 +43,9 @@ pub fn include_dir() -> PathBuf {
 /// naming file and line instead of crashing or computing something else.
 /// -fno-ipa-icf: identical kernels keep distinct addresses, so each resolves to its own
 /// symbol.
+/// -fno-semantic-interposition: an exported kernel cannot be replaced by another
+/// library's (the library is linked -Bsymbolic anyway), so g++ may inline its body into
+/// the generated runner while the kernel keeps its exported symbol for the manifest.
 pub fn host_cxx_flags() -> Vec<String> {
     [
         "-O2",
@@ -50,6 +53,7 @@ pub fn host_cxx_flags() -> Vec<String> {
         "-fno-fast-math",
         "-fPIC",
         "-fno-ipa-icf",
+        "-fno-semantic-interposition",
         "-fsanitize=integer-divide-by-zero,shift-exponent,float-cast-overflow",
         "-fno-sanitize-recover=all",
     ]
