@@ -4,6 +4,7 @@
 #ifndef __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
 #define __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
 #pragma GCC system_header
+#include "simtwin/names_push.h"
 #include "simtwin/prelude.h"
 
 namespace cooperative_groups {
@@ -16,10 +17,10 @@ public:
         const ::__simtwin::simtwin_dim3_t &d = ::__simtwin::tls_ctx->block_dim; return (unsigned long long)d.x * d.y * d.z;
     }
     static unsigned long long num_threads() { return size(); }
-    static dim3 group_index() { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
-    static dim3 thread_index() { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
-    static dim3 group_dim() { return blockDim; }
-    static dim3 dim_threads() { return blockDim; }
+    static dim3 group_index() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_idx); }
+    static dim3 thread_index() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->thread_idx); }
+    static dim3 group_dim() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_dim); }
+    static dim3 dim_threads() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_dim); }
 };
 __SIMTWIN_INLINE thread_block this_thread_block() { return thread_block(); }
 __SIMTWIN_INLINE void sync(const thread_block &b, __SIMTWIN_SITE_PARAMS) { b.sync(__SIMTWIN_SITE_FWD); }
@@ -56,4 +57,5 @@ template <unsigned int N, class Parent> __SIMTWIN_INLINE thread_block_tile<N> ti
 template <unsigned int N> __SIMTWIN_INLINE void sync(const thread_block_tile<N> &t, __SIMTWIN_SITE_PARAMS) { t.sync(__SIMTWIN_SITE_FWD); }
 
 } // namespace cooperative_groups
+#include "simtwin/names_pop.h"
 #endif

@@ -6,6 +6,7 @@
 #ifndef __SIMTWIN_SHIM_CUDA_FP16_H
 #define __SIMTWIN_SHIM_CUDA_FP16_H
 #pragma GCC system_header
+#include "simtwin/names_push.h"
 #include "simtwin/prelude.h"
 
 struct __half;
@@ -138,4 +139,5 @@ __SIMTWIN_INLINE __half __shfl_down_sync(unsigned m, __half v, unsigned d, int w
     return __simtwin_h_from_bits((unsigned short)__shfl_down_sync(m, (unsigned int)v.__x, d, w)); }
 __SIMTWIN_INLINE __half __shfl_up_sync(unsigned m, __half v, unsigned d, int w = 32) {
     return __simtwin_h_from_bits((unsigned short)__shfl_up_sync(m, (unsigned int)v.__x, d, w)); }
+#include "simtwin/names_pop.h"
 #endif

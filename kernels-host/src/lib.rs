@@ -12,7 +12,10 @@ pub mod flags;
 pub mod lex;
 pub mod manifest;
 pub mod module;
+pub mod nvcc_check;
+pub mod ptx;
 pub mod rewrite;
+pub mod toolkit;
 
 use std::path::PathBuf;
 
@@ -69,3 +72,10 @@ pub fn runtime_cxx_flags() -> Vec<String> {
 
 /// Source of the per-library runtime, built into every kernel library.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/simtwin_runtime.cpp");
+
+/// Source of libsimtwin-tls.so.2, the context slot's library (see that file).
+pub const TLS_SOURCE: &str = include_str!("../runtime/simtwin_tls.cpp");
+
+/// File name (and SONAME) of the context slot's library, written beside the kernel
+/// libraries of every output directory.
+pub const TLS_LIBRARY: &str = "libsimtwin-tls.so.2";

@@ -17,7 +17,9 @@ enum Cmd {
     #[command(after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n\n\
 Everything after `--` is taken as the nvcc flags of the real build: -D/-U/-I/-include and the C++\n\
 standard apply to the host build; --fmad, --use_fast_math, --ftz are recorded and warned about.\n\
-The .cu files may follow the nvcc flags. Exit codes: 0 ok, 1 compile error, 2 usage or input error.")]
+The .cu files may follow the nvcc flags. Each file is also compiled by nvcc (-ptx) and the kernels\n\
+and their parameter sizes must agree (--no-nvcc-check skips that).\n\
+Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nvcc not found included).")]
     Build {
         /// Output directory.
         #[arg(short = 'o', long = "out-dir", value_name = "OUT_DIR")]
@@ -28,9 +30,17 @@ The .cu files may follow the nvcc flags. Exit codes: 0 ok, 1 compile error, 2 us
         /// Preprocessor definition NAME or NAME=VALUE (repeatable).
         #[arg(short = 'D', value_name = "NAME[=VALUE]")]
         define: Vec<String>,
-        /// Emulated architecture (sets __CUDA_ARCH__, sm_90 -> 900).
+        /// Emulated architecture (sets __CUDA_ARCH__, sm_90 -> 900; nvcc's check compiles
+        /// for compute_90).
         #[arg(long, default_value = "sm_90")]
         arch: String,
+        /// Do not cross-check the kernels built against nvcc's PTX of the same file.
+        #[arg(long)]
+        no_nvcc_check: bool,
+        /// The nvcc for the cross-check (default: $NVCC, $SIMTWIN_NVCC, the
+        /// nvidia-cuda-nvcc Python package, PATH).
+        #[arg(long, value_name = "PATH")]
+        nvcc: Option<PathBuf>,
         /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
         #[arg(value_name = "FILE.cu", num_args = 0..)]
         files: Vec<String>,
@@ -48,7 +58,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, files, nvcc_flags } = cli.cmd;
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, files, nvcc_flags } = cli.cmd;
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {
         eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");
@@ -75,6 +85,8 @@ fn main() {
     opts.defines = define;
     opts.arch = arch_num;
     opts.nvcc_flags = flags;
+    opts.nvcc_check = !no_nvcc_check;
+    opts.nvcc = nvcc;
     match build(&opts) {
         Ok(built) => {
             for b in built {

@@ -67,6 +67,8 @@ struct Edit {
 
 struct TemplateDef {
     params: Vec<String>,
+    /// Each parameter's default argument as text (empty: none).
+    defaults: Vec<String>,
     bounds: Vec<Vec<usize>>,
 }
 
@@ -427,7 +429,13 @@ impl<'a> Rewriter<'a> {
             if s == "__assert_fail" && (i == 0 || self.s(i - 1) != "void") {
                 self.replace(i, "::__simtwin_assert_fail");
             }
-            if !t.system {
+            if t.system {
+                // The CUDA toolkit's type headers (cuda_runtime_api.h, ...) annotate their
+                // declarations with execution spaces; nothing there is registered.
+                if matches!(s, "__host__" | "__device__" | "__noinline__" | "__forceinline__") {
+                    self.replace(i, if s == "__forceinline__" { "inline" } else { "" });
+                }
+            } else {
                 if let Some(next) = self.token_edit(i) {
                     if self.at_namespace_level() && next > 0 && self.is(next - 1, ";") {
                         decl_start = next; // a namespace-scope extern __shared__ declaration
@@ -508,6 +516,15 @@ impl<'a> Rewriter<'a> {
                 self.replace(i, "")
             }
             "__forceinline__" => self.replace(i, "__inline__ __attribute__((always_inline))"),
+            "threadIdx" | "blockIdx" | "blockDim" | "gridDim" if self.is_builtin_use(i) => {
+                let (conv, field) = match s {
+                    "threadIdx" => ("to_uint3", "thread_idx"),
+                    "blockIdx" => ("to_uint3", "block_idx"),
+                    "blockDim" => ("to_dim3", "block_dim"),
+                    _ => ("to_dim3", "grid_dim"),
+                };
+                self.replace(i, &format!("(::__simtwin::{conv}(::__simtwin::tls_ctx->{field}))"))
+            }
             "__noinline__" => self.replace(i, "__attribute__((noinline))"),
             "__launch_bounds__" => {
                 if self.is(i + 1, "(") {
@@ -546,6 +563,21 @@ impl<'a> Rewriter<'a> {
             _ => {}
         }
         None
+    }
+
+    /// Whether the built-in variable name at `i` (threadIdx, ...) is read there, rather
+    /// than a member access (`p.blockDim`), a qualified name, or the name of something
+    /// the user declares (`dim3 blockDim;` in a struct, a parameter `dim3 gridDim`).
+    fn is_builtin_use(&self, i: usize) -> bool {
+        let prev = if i > 0 { self.s(i - 1) } else { "" };
+        if matches!(prev, "." | "->" | "::" | "struct" | "class" | "enum" | "union" | "goto") {
+            return false;
+        }
+        let next = if i + 1 < self.n() { self.s(i + 1) } else { "" };
+        let declarator_next = matches!(next, ";" | "," | "=" | "[" | "{" | ")" | ":");
+        let type_before = (i > 0 && self.lx.tokens[i - 1].kind == Kind::Ident && !is_expression_keyword(prev))
+            || matches!(prev, ">" | "*" | "&" | "&&");
+        !(declarator_next && type_before)
     }
 
     /// `extern __shared__ [attrs] T name[] [dims];` starting at `extern` (index e).
@@ -736,6 +768,7 @@ impl<'a> Rewriter<'a> {
             // its explicit instantiations.
             let close = self.matching(a + 1).unwrap_or(a + 1);
             let mut params = Vec::new();
+            let mut defaults = Vec::new();
             for seg in self.split_top_level(a + 2, close) {
                 // A parameter's name: the last identifier before its default argument.
                 let end = seg.iter().position(|&t| self.s(t) == "=").unwrap_or(seg.len());
@@ -745,10 +778,11 @@ impl<'a> Rewriter<'a> {
                     .find(|&&t| self.lx.tokens[t].kind == Kind::Ident && !is_keyword_token(self.s(t)))
                 {
                     params.push(self.s(id).to_string());
+                    defaults.push(if end + 1 < seg.len() { self.join(seg[end + 1], seg[seg.len() - 1] + 1) } else { String::new() });
                 }
             }
             let bounds = self.launch_bounds(a, b);
-            self.templates.insert(qual(&base), TemplateDef { params, bounds });
+            self.templates.insert(qual(&base), TemplateDef { params, defaults, bounds });
             return;
         }
         if !has_body && !is_instantiation {
@@ -792,8 +826,14 @@ impl<'a> Rewriter<'a> {
             if let Some(def) = self.templates.get(&qual(&base)) {
                 let args = template_args(self, ns, lp);
                 let mut map = HashMap::new();
-                for (p, v) in def.params.iter().zip(args.iter()) {
-                    map.insert(p.clone(), v.clone());
+                for (i, p) in def.params.iter().enumerate() {
+                    // An explicit argument, else the parameter's default (which may name
+                    // earlier parameters: substituted below like the bounds themselves).
+                    if let Some(v) = args.get(i) {
+                        map.insert(p.clone(), v.clone());
+                    } else if !def.defaults[i].is_empty() {
+                        map.insert(p.clone(), def.defaults[i].clone());
+                    }
                 }
                 for (k, arg) in def.bounds.iter().take(2).enumerate() {
                     let uses_unknown = arg
@@ -918,6 +958,11 @@ impl<'a> Rewriter<'a> {
         }
         self.global_inserts.push((self.lx.tokens[b].end, insert));
     }
+}
+
+/// Keywords after which a name is an operand, not a declarator.
+fn is_expression_keyword(s: &str) -> bool {
+    matches!(s, "return" | "case" | "sizeof" | "alignof" | "decltype" | "co_return" | "co_yield" | "throw" | "new" | "delete")
 }
 
 fn qualify(path: &[String], n: &str) -> String {

@@ -655,7 +655,7 @@ fn symbols_match_nvcc_entry_names() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     match nvcc {
         Some(nvcc) => {
-            let ptx = libs().dir.path().join("templates.ptx");
+            let ptx = libs().dir.join("templates.ptx");
             let st = std::process::Command::new(nvcc).args(["-ptx", "-arch=sm_90", "-o"]).arg(&ptx).arg(common::cu("templates.cu")).output().unwrap();
             assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
             let mut entries: Vec<String> = std::fs::read_to_string(&ptx).unwrap().lines()

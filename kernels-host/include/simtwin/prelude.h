@@ -16,6 +16,7 @@
 #ifndef __SIMTWIN_PRELUDE_H
 #define __SIMTWIN_PRELUDE_H
 #pragma GCC system_header
+#include "simtwin/names_push.h"
 
 #ifndef __cplusplus
 #error "simtwin: CUDA sources are compiled as C++"
@@ -63,9 +64,6 @@ namespace __simtwin {
 #define __CUDACC_VER_MINOR__ 0
 #define __CUDACC_VER_BUILD__ 0
 #endif
-#ifndef CUDART_VERSION
-#define CUDART_VERSION 13000
-#endif
 
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
@@ -80,10 +78,12 @@ namespace __simtwin {
 
 namespace __simtwin {
 /* The current CUDA thread's context, stored by the executor before every resume.
-   initial-exec: a plain %fs-relative load, no __tls_get_addr call per built-in (the
-   registry's definition repeats the model: __SIMTWIN_TLS_CTX_ATTRS). */
-#define __SIMTWIN_TLS_CTX_ATTRS __attribute__((tls_model("initial-exec"), visibility("hidden")))
-extern __thread simtwin_thread_ctx_t *tls_ctx __SIMTWIN_TLS_CTX_ATTRS;
+   initial-exec: threadIdx & co. are a plain %fs-relative load, no __tls_get_addr call.
+   It is defined in a tiny library of its own (libsimtwin-tls.so.2, beside the kernel
+   libraries, see runtime/simtwin_tls.cpp): an initial-exec access puts the *defining*
+   module's whole TLS block into the process's small static TLS reserve, and a kernel
+   library's own TLS holds its __shared__ arrays (tens of KiB), which would not fit. */
+extern __thread simtwin_thread_ctx_t *tls_ctx __attribute__((tls_model("initial-exec")));
 /* The runtime table handed over by bind(). */
 extern const simtwin_runtime_t *rt __SIMTWIN_HIDDEN;
 }
@@ -119,4 +119,5 @@ enum { __SIMTWIN_I32 = 0, __SIMTWIN_U32 = 1, __SIMTWIN_I64 = 2, __SIMTWIN_U64 = 
 #include "simtwin/warp.h"
 #include "simtwin/registry_support.h"
 
+#include "simtwin/names_pop.h"
 #endif /* __SIMTWIN_PRELUDE_H */

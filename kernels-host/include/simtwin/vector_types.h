@@ -66,10 +66,16 @@ __attribute__((always_inline)) inline dim3 to_dim3(const simtwin_dim3_t &__simtw
     return dim3(__simtwin_d.x, __simtwin_d.y, __simtwin_d.z);
 }
 }
+/* kernels-host's rewriter replaces each read of threadIdx, blockIdx, blockDim and gridDim
+   in user code by the matching expression (so that struct members and parameters of
+   those names, in the toolkit's headers and the user's, stay what they are). Code that
+   includes the shim without the rewriter gets macros. */
+#ifndef __SIMTWIN_BUILTINS_REWRITTEN
 #define threadIdx (::__simtwin::to_uint3(::__simtwin::tls_ctx->thread_idx))
 #define blockIdx (::__simtwin::to_uint3(::__simtwin::tls_ctx->block_idx))
 #define blockDim (::__simtwin::to_dim3(::__simtwin::tls_ctx->block_dim))
 #define gridDim (::__simtwin::to_dim3(::__simtwin::tls_ctx->grid_dim))
+#endif
 static constexpr int warpSize = 32;
 
 #endif
