@@ -53,6 +53,51 @@ pub struct HostKernel {
     pub param_sizes: Vec<u32>,
 }
 
+/// The part of a mangled function name before its parameter types: `_Z5sizes` of
+/// `_Z5sizesPii`, `_ZN2ns1kIiEE` of `_ZN2ns1kIiEEvPT_`; the whole string if it is not an
+/// Itanium mangled name (extern "C").
+fn name_part(s: &str) -> &str {
+    let b = s.as_bytes();
+    if !s.starts_with("_Z") {
+        return s;
+    }
+    let mut i = 2;
+    let nested = b.get(i) == Some(&b'N');
+    if nested {
+        i += 1;
+    }
+    loop {
+        let digits = s[i..].bytes().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            break;
+        }
+        let len: usize = s[i..i + digits].parse().unwrap_or(0);
+        i = (i + digits + len).min(s.len());
+        if b.get(i) == Some(&b'I') {
+            // Template arguments: up to the matching E (I, N, L and X open, E closes).
+            let mut depth = 0;
+            while i < b.len() {
+                match b[i] {
+                    b'I' | b'N' | b'L' | b'X' => depth += 1,
+                    b'E' => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        }
+        if !nested {
+            break;
+        }
+    }
+    if nested && b.get(i) == Some(&b'E') {
+        i += 1;
+    }
+    &s[..i]
+}
+
 /// Every difference between nvcc's entries and the host library's kernels, one line
 /// each; empty when they agree.
 pub fn compare(host: &[HostKernel], nvcc: &[PtxEntry]) -> Vec<String> {
@@ -67,14 +112,10 @@ pub fn compare(host: &[HostKernel], nvcc: &[PtxEntry]) -> Vec<String> {
         }
     }
     let mut seen = vec![false; host.len()];
+    let mut missing = Vec::new();
     for e in nvcc {
         match by_symbol.get(&normalize_symbol(&e.name)) {
-            None => problems.push(format!(
-                "kernel {}: nvcc compiles it (.entry {}) but kernels-host did not register it{}",
-                e.name,
-                e.name,
-                " (a declaration form its source rewriter does not recognize; please report it with the source)"
-            )),
+            None => missing.push(e),
             Some(&i) => {
                 seen[i] = true;
                 let h = &host[i];
@@ -88,8 +129,40 @@ pub fn compare(host: &[HostKernel], nvcc: &[PtxEntry]) -> Vec<String> {
             }
         }
     }
-    for (i, h) in host.iter().enumerate() {
-        if !seen[i] && h.symbol.is_some() {
+    let extra: Vec<usize> = (0..host.len()).filter(|&i| !seen[i] && host[i].symbol.is_some()).collect();
+    // The same function name with other parameter types: one kernel whose signature
+    // differs between the two builds.
+    let mut paired = vec![false; host.len()];
+    for e in missing {
+        let prefix = name_part(&normalize_symbol(&e.name)).to_string();
+        let same_name: Vec<usize> = extra
+            .iter()
+            .copied()
+            .filter(|&i| !paired[i] && name_part(&normalize_symbol(host[i].symbol.as_deref().unwrap_or(""))) == prefix)
+            .collect();
+        if let [i] = same_name[..] {
+            paired[i] = true;
+            let h = &host[i];
+            let host_sizes: Vec<u64> = h.param_sizes.iter().map(|&s| s as u64).collect();
+            problems.push(format!(
+                "kernel {}: parameter types differ: nvcc .entry {} (sizes {:?}), kernels-host {} (sizes {:?})",
+                h.name,
+                e.name,
+                e.param_sizes,
+                h.symbol.as_deref().unwrap_or(""),
+                host_sizes
+            ));
+        } else {
+            problems.push(format!(
+                "kernel {}: nvcc compiles it (.entry {}) but kernels-host did not build it (its source rewriter \
+                 missed the definition, or the host build's preprocessing hides it)",
+                e.name, e.name
+            ));
+        }
+    }
+    for i in extra {
+        if !paired[i] {
+            let h = &host[i];
             problems.push(format!(
                 "kernel {} ({}): kernels-host built it but nvcc's PTX has no such .entry",
                 h.name,
@@ -168,8 +241,20 @@ mod tests {
         let p = compare(&host, &nvcc);
         assert_eq!(p.len(), 3, "{p:?}");
         assert!(p[0].contains("kernel a (a): parameter sizes differ: nvcc [8, 8], kernels-host [8, 4]"), "{}", p[0]);
-        assert!(p[1].contains("kernel _Z7droppedPi") && p[1].contains("did not register it"), "{}", p[1]);
+        assert!(p[1].contains("kernel _Z7droppedPi") && p[1].contains("did not build it"), "{}", p[1]);
         assert!(p[2].contains("kernel extra (_Z5extrav)") && p[2].contains("no such .entry"), "{}", p[2]);
         assert!(compare(&host[..1], &[PtxEntry { name: "a".into(), param_sizes: vec![8, 4] }]).is_empty());
+        // Same name, other parameter types: one line for the pair.
+        let host = vec![HostKernel { name: "sizes".into(), symbol: Some("_Z5sizesPix".into()), param_sizes: vec![8, 8] }];
+        let p = compare(&host, &[PtxEntry { name: "_Z5sizesPii".into(), param_sizes: vec![8, 4] }]);
+        assert_eq!(p, ["kernel sizes: parameter types differ: nvcc .entry _Z5sizesPii (sizes [8, 4]), kernels-host _Z5sizesPix (sizes [8, 8])"]);
+    }
+
+    #[test]
+    fn name_parts_of_mangled_names() {
+        assert_eq!(name_part("_Z5sizesPii"), "_Z5sizes");
+        assert_eq!(name_part("_ZN4feat6detail3vecEP6float4PK6uchar24dim36__half"), "_ZN4feat6detail3vecE");
+        assert_eq!(name_part("_Z4fillIfLi128EEvPT_S0_i"), "_Z4fillIfLi128EE");
+        assert_eq!(name_part("c_after_all"), "c_after_all");
     }
 }

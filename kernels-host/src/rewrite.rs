@@ -94,6 +94,32 @@ struct Rewriter<'a> {
     kernels: Vec<PendingKernel>,
     globals: Vec<GlobalRec>,
     global_inserts: Vec<(usize, String)>,
+    /// Parentheses open at the current token.
+    parens: i32,
+    /// User declarations that shadow a built-in variable's name (a parameter or member
+    /// named blockDim, ...), for as long as their scope lasts.
+    shadows: Vec<Shadow>,
+}
+
+/// A declaration of a built-in variable's name by the user.
+struct Shadow {
+    name: String,
+    /// `scopes.len()` where it was declared.
+    depth: usize,
+    /// A parameter (declared inside parentheses): in scope in the body that follows.
+    param: bool,
+    /// The parameter's body has opened.
+    armed: bool,
+}
+
+/// How a built-in variable's name is used at one place.
+enum BuiltinUse {
+    /// Read: the built-in.
+    Read,
+    /// A member access, a qualified name, or a name the user's declaration shadows.
+    Other,
+    /// The user declares something of that name.
+    Declaration,
 }
 
 /// Groups after which a parenthesis is not a declarator's parameter list.
@@ -445,7 +471,23 @@ impl<'a> Rewriter<'a> {
                     continue;
                 }
             }
+            match s {
+                "(" => self.parens += 1,
+                ")" => self.parens = (self.parens - 1).max(0),
+                ";" if self.parens == 0 => {
+                    // A prototype's parameters go out of scope.
+                    let d = self.scopes.len();
+                    self.shadows.retain(|sh| !(sh.param && !sh.armed && sh.depth == d));
+                }
+                _ => {}
+            }
             let ns_level = self.at_namespace_level();
+            if s == "{" {
+                let d = self.scopes.len();
+                for sh in self.shadows.iter_mut().filter(|sh| sh.param && sh.depth == d) {
+                    sh.armed = true;
+                }
+            }
             match s {
                 "(" | "[" if ns_level => depth += 1,
                 ")" | "]" if ns_level => depth = (depth - 1).max(0),
@@ -473,6 +515,8 @@ impl<'a> Rewriter<'a> {
                 "{" => self.scopes.push(Scope::Other { function_body: false }),
                 "}" => {
                     let popped = self.scopes.pop();
+                    let d = self.scopes.len();
+                    self.shadows.retain(|sh| sh.depth < d || (sh.depth == d && !(sh.param && sh.armed)));
                     if ns_level {
                         // The end of a namespace or linkage block.
                         decl_start = i + 1;
@@ -516,7 +560,16 @@ impl<'a> Rewriter<'a> {
                 self.replace(i, "")
             }
             "__forceinline__" => self.replace(i, "__inline__ __attribute__((always_inline))"),
-            "threadIdx" | "blockIdx" | "blockDim" | "gridDim" if self.is_builtin_use(i) => {
+            "threadIdx" | "blockIdx" | "blockDim" | "gridDim" => {
+                match self.builtin_use(i) {
+                    BuiltinUse::Read => {}
+                    BuiltinUse::Other => return None,
+                    BuiltinUse::Declaration => {
+                        let sh = Shadow { name: s.to_string(), depth: self.scopes.len(), param: self.parens > 0, armed: false };
+                        self.shadows.push(sh);
+                        return None;
+                    }
+                }
                 let (conv, field) = match s {
                     "threadIdx" => ("to_uint3", "thread_idx"),
                     "blockIdx" => ("to_uint3", "block_idx"),
@@ -568,16 +621,23 @@ impl<'a> Rewriter<'a> {
     /// Whether the built-in variable name at `i` (threadIdx, ...) is read there, rather
     /// than a member access (`p.blockDim`), a qualified name, or the name of something
     /// the user declares (`dim3 blockDim;` in a struct, a parameter `dim3 gridDim`).
-    fn is_builtin_use(&self, i: usize) -> bool {
+    fn builtin_use(&self, i: usize) -> BuiltinUse {
+        let s = self.s(i);
         let prev = if i > 0 { self.s(i - 1) } else { "" };
         if matches!(prev, "." | "->" | "::" | "struct" | "class" | "enum" | "union" | "goto") {
-            return false;
+            return BuiltinUse::Other;
         }
         let next = if i + 1 < self.n() { self.s(i + 1) } else { "" };
         let declarator_next = matches!(next, ";" | "," | "=" | "[" | "{" | ")" | ":");
         let type_before = (i > 0 && self.lx.tokens[i - 1].kind == Kind::Ident && !is_expression_keyword(prev))
             || matches!(prev, ">" | "*" | "&" | "&&");
-        !(declarator_next && type_before)
+        if declarator_next && type_before {
+            BuiltinUse::Declaration
+        } else if self.shadows.iter().any(|sh| sh.name == s) {
+            BuiltinUse::Other
+        } else {
+            BuiltinUse::Read
+        }
     }
 
     /// `extern __shared__ [attrs] T name[] [dims];` starting at `extern` (index e).
@@ -1014,6 +1074,8 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
         kernels: Vec::new(),
         globals: Vec::new(),
         global_inserts: Vec::new(),
+        parens: 0,
+        shadows: Vec::new(),
     };
     r.run();
     if !r.errors.is_empty() {
@@ -1035,9 +1097,8 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
         };
         let reg = format!("__simtwin_kreg_{idx}");
         let text = format!(
-            " static const ::__simtwin::simtwin_kernel_t *{reg}() {{ static const ::__simtwin::simtwin_kernel_t __simtwin_k = \
-             ::__simtwin::detail::kernel_entry<decltype({expr}), {expr}>(\"{name}\", (unsigned int)({b0}), (unsigned int)({b1})); \
-             return &__simtwin_k; }}",
+            " static ::__simtwin::simtwin_kernel_t {reg}() {{ return \
+             ::__simtwin::detail::kernel_entry<decltype({expr}), {expr}>(\"{name}\", (unsigned int)({b0}), (unsigned int)({b1})); }}",
             name = k.qname.replace('"', "\\\""),
             b0 = k.bounds[0],
             b1 = k.bounds[1]

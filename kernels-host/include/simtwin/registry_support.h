@@ -126,7 +126,7 @@ simtwin_kernel_t kernel_entry(const char *__simtwin_name, uint32_t __simtwin_max
     return __simtwin_k;
 }
 
-typedef const simtwin_kernel_t *(*kernel_reg_fn)();
+typedef simtwin_kernel_t (*kernel_reg_fn)();
 typedef simtwin_global_t (*global_reg_fn)();
 
 /* Copies the per-kernel and per-global records (emitted next to each definition, where
@@ -140,7 +140,7 @@ inline const simtwin_module_t *build_module(const kernel_reg_fn *__simtwin_kr, u
                                             simtwin_thread_ctx_t **(*__simtwin_slot)()) {
     simtwin_kernel_t *__simtwin_ks = new simtwin_kernel_t[__simtwin_nk ? __simtwin_nk : 1];
     for (uint32_t __simtwin_i = 0; __simtwin_i < __simtwin_nk; ++__simtwin_i)
-        __simtwin_ks[__simtwin_i] = *__simtwin_kr[__simtwin_i]();
+        __simtwin_ks[__simtwin_i] = __simtwin_kr[__simtwin_i]();
     simtwin_global_t *__simtwin_gs = new simtwin_global_t[__simtwin_ng ? __simtwin_ng : 1];
     for (uint32_t __simtwin_i = 0; __simtwin_i < __simtwin_ng; ++__simtwin_i)
         __simtwin_gs[__simtwin_i] = __simtwin_gr[__simtwin_i]();
