@@ -289,35 +289,61 @@ impl Session {
     }
 }
 
-/// Output names (`<name>.so`, `<name>.simtwin.json`) for `sources`: the file stem, and
-/// where two sources share a stem, the stem prefixed with as many parent directory names
-/// as make the names distinct (`integer_adm-adm_cm`), else with a hash of the path.
+/// Output names (`<name>.so`, `<name>.simtwin.json`) for `sources`: the file stem; where
+/// different files share a stem, the stem prefixed with as many parent directory names as
+/// make the names distinct (`src/a/k.cu` and `src/b/k.cu` give `a-k` and `b-k`), else with
+/// a hash of the path; the same file listed again (built with other flags) numbered
+/// `-2`, `-3`, ... in order.
 pub fn output_names(sources: &[PathBuf]) -> Vec<String> {
     let stem = |p: &Path| p.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut names: Vec<String> = sources.iter().map(|p| stem(p)).collect();
-    let count = |names: &[String], n: &str| names.iter().filter(|m| m.as_str() == n).count();
-    for depth in 1..=8 {
-        let clash: Vec<usize> = (0..names.len()).filter(|&i| count(&names, &names[i]) > 1).collect();
+    let mut unique: Vec<&PathBuf> = Vec::new();
+    for s in sources {
+        if !unique.contains(&s) {
+            unique.push(s);
+        }
+    }
+    let with_parents = |p: &Path, depth: usize| {
+        let mut parts: Vec<String> = p
+            .parent()
+            .map(|d| {
+                d.components()
+                    .rev()
+                    .take(depth)
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .filter(|c| c != "/" && !c.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        parts.reverse();
+        parts.push(stem(p));
+        parts.join("-")
+    };
+    let mut names: Vec<String> = unique.iter().map(|p| stem(p)).collect();
+    let clashing = |names: &[String]| -> Vec<usize> {
+        (0..names.len()).filter(|&i| names.iter().filter(|n| **n == names[i]).count() > 1).collect()
+    };
+    for depth in 1..=16 {
+        let clash = clashing(&names);
         if clash.is_empty() {
-            return names;
+            break;
         }
         for i in clash {
-            let parents: Vec<String> = sources[i]
-                .parent()
-                .map(|p| p.components().rev().take(depth).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
-                .unwrap_or_default();
-            let mut parts: Vec<String> = parents.into_iter().rev().filter(|c| c != "/" && !c.is_empty()).collect();
-            parts.push(stem(&sources[i]));
-            names[i] = parts.join("-");
+            names[i] = with_parents(unique[i], depth);
         }
     }
-    for i in 0..names.len() {
-        if count(&names, &names[i]) > 1 {
-            let h = format!("{:x}", Sha256::digest(sources[i].to_string_lossy().as_bytes()));
-            names[i] = format!("{}-{}", stem(&sources[i]), &h[..8]);
-        }
+    for i in clashing(&names) {
+        let h = format!("{:x}", Sha256::digest(unique[i].to_string_lossy().as_bytes()));
+        names[i] = format!("{}-{}", stem(unique[i]), &h[..8]);
     }
-    names
+    let mut times = vec![0usize; unique.len()];
+    sources
+        .iter()
+        .map(|s| {
+            let u = unique.iter().position(|p| *p == s).unwrap();
+            times[u] += 1;
+            if times[u] == 1 { names[u].clone() } else { format!("{}-{}", names[u], times[u]) }
+        })
+        .collect()
 }
 
 /// Builds every source of `opts`. Stops at the first failure.
@@ -333,7 +359,71 @@ pub fn build(opts: &BuildOptions) -> Result<Vec<Built>, BuildError> {
         .map(|s| std::fs::canonicalize(s).map_err(|e| BuildError::Usage(format!("{}: {e}", s.display()))))
         .collect::<Result<_, _>>()?;
     let names = output_names(&abs);
-    abs.iter().zip(names.iter()).map(|(s, n)| build_one(opts, &nv, &session, s, n)).collect()
+    let jobs: Vec<(&PathBuf, &String)> = abs.iter().zip(names.iter()).collect();
+    parallel_map(&jobs, |(s, n)| build_one(opts, &nv, &session, s, n)).into_iter().collect()
+}
+
+/// `f` over `items` on up to `available_parallelism` threads (every source of a build is
+/// independent: its own files, g++ and nvcc runs); results in `items`' order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(items.len()).max(1);
+    if workers == 1 {
+        return items.iter().map(&f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<R>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..workers {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= items.len() {
+                    break;
+                }
+                let r = f(&items[i]);
+                *results[i].lock().unwrap() = Some(r);
+            });
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().unwrap().expect("every item ran")).collect()
+}
+
+/// The result of building a compile database: what was built, what failed (with why),
+/// and how many entries were not CUDA.
+pub struct DatabaseBuild {
+    pub built: Vec<Built>,
+    pub failed: Vec<(PathBuf, BuildError)>,
+    pub skipped: usize,
+}
+
+/// Builds a host twin for every CUDA entry of the compile database `db` (see `compdb`),
+/// each with its own command's flags, into `opts.out_dir` (`opts` gives the
+/// architecture, compiler and cross-check; its sources, include directories, defines and
+/// nvcc flags are not used). Every entry is tried; failures are collected.
+pub fn build_compile_commands(opts: &BuildOptions, db: &Path) -> Result<DatabaseBuild, BuildError> {
+    let db = crate::compdb::read(db).map_err(BuildError::Usage)?;
+    if !(10..=200).contains(&opts.arch) {
+        return Err(BuildError::Usage(format!("unsupported architecture sm_{}", opts.arch)));
+    }
+    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref())?;
+    let sources: Vec<PathBuf> = db.cuda.iter().map(|e| e.source.clone()).collect();
+    let names = output_names(&sources);
+    let mut out = DatabaseBuild { built: Vec::new(), failed: Vec::new(), skipped: db.skipped };
+    let jobs: Vec<(&crate::compdb::CudaEntry, &String)> = db.cuda.iter().zip(names.iter()).collect();
+    let results = parallel_map(&jobs, |(e, name)| {
+        let mut o = opts.clone();
+        o.sources = vec![e.source.clone()];
+        o.include_dirs = Vec::new();
+        o.defines = Vec::new();
+        o.nvcc_flags = e.flags.clone();
+        build_one(&o, &e.parsed, &session, &e.source, name)
+    });
+    for ((e, _), r) in jobs.iter().zip(results) {
+        match r {
+            Ok(b) => out.built.push(b),
+            Err(err) => out.failed.push((e.source.clone(), err)),
+        }
+    }
+    Ok(out)
 }
 
 /// Validates the options shared by all sources and parses the nvcc flags.
@@ -576,4 +666,17 @@ pub fn build_one(
     std::fs::write(&manifest_path, manifest.to_text())
         .map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
     Ok(Built { library: lib, manifest_path, manifest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names_are_distinct_and_readable() {
+        let p = |s: &str| PathBuf::from(s);
+        let names = output_names(&[p("/v/src/a/k.cu"), p("/v/src/b/k.cu"), p("/v/src/m.cu"), p("/v/src/b/k.cu"), p("/w/x/a/k.cu")]);
+        assert_eq!(names, ["src-a-k", "b-k", "m", "b-k-2", "x-a-k"]);
+        assert_eq!(output_names(&[p("/s/a/k.cu"), p("/s/b/k.cu")]), ["a-k", "b-k"]);
+    }
 }

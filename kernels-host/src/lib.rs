@@ -8,6 +8,7 @@
 //! `include/simtwin/abi.h`.
 
 pub mod build;
+pub mod compdb;
 pub mod flags;
 pub mod lex;
 pub mod manifest;
