@@ -216,6 +216,8 @@ pub struct Session {
     pub nvcc: Option<PathBuf>,
     /// The directory of symlinks to the toolkit's type headers (`toolkit`), if found.
     pub cuda_headers: Option<PathBuf>,
+    /// kernels-host's GCC plugin for the device's results, or why there is none.
+    pub plugin: Result<PathBuf, String>,
 }
 
 impl Session {
@@ -285,7 +287,8 @@ impl Session {
                 std::fs::rename(&tmp, &dest).map_err(|e| BuildError::Usage(format!("{}: {e}", dest.display())))?;
             }
         }
-        Ok(Session { work, rt_obj, nvcc, cuda_headers })
+        let plugin = crate::plugin::get(cxx, &work);
+        Ok(Session { work, rt_obj, nvcc, cuda_headers, plugin })
     }
 }
 
@@ -485,7 +488,7 @@ pub fn build_one(
     let mut pp = Command::new(&opts.cxx);
     pp.arg("-E").arg("-x").arg("c++").arg(std_flag);
     pp.arg(format!("-D__CUDA_ARCH__={}", opts.arch * 10));
-    pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__", "-D__SIMTWIN_BUILTINS_REWRITTEN"]);
+    pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__", "-D__SIMTWIN_BUILTINS_REWRITTEN", "-D__SIMTWIN_KERNELS_HOST"]);
     pp.arg("-I").arg(include_dir());
     pp.arg("-I").arg(&src_dir);
     for d in &opts.include_dirs {
@@ -525,6 +528,13 @@ pub fn build_one(
     let rw = rewrite::rewrite(&pre).map_err(|errs| BuildError::Compile(errs.join("\n")))?;
     let mut warnings = flag_warnings(nv);
     warnings.extend(rw.warnings.iter().cloned());
+    let checked = crate::checked_results_flags(session.plugin.as_ref().ok().map(|p| p.as_path()));
+    if let Err(why) = &session.plugin {
+        warnings.push(format!(
+            "float-to-integer conversions of NaN or out-of-range values, integer division by zero and \
+             over-wide shifts end the launch with an error instead of giving the device's result: {why}"
+        ));
+    }
     let mut text = rw.text.clone();
     // The build id binds library and manifest: a hash of everything that went into the
     // translation unit (the rewritten source, the host flags and the runtime's source).
@@ -532,6 +542,7 @@ pub fn build_one(
         let mut h = Sha256::new();
         h.update(text.as_bytes());
         h.update(host_cxx_flags().join(" ").as_bytes());
+        h.update(if session.plugin.is_ok() { crate::plugin::SOURCE } else { "sanitizers" }.as_bytes());
         h.update(std_flag.as_bytes());
         h.update(RUNTIME_SOURCE.as_bytes());
         h.update(TLS_SOURCE.as_bytes());
@@ -546,6 +557,7 @@ pub fn build_one(
     run_tool(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
+            .args(&checked)
             .arg(std_flag)
             // always_inline on kernels that are not `inline` (see rewrite.rs) is not news.
             .arg("-Wno-attributes")

@@ -78,8 +78,11 @@ __SIMTWIN_INLINE double __fma_rd(double a, double b, double c) { return __simtwi
 /* ---- float/double -> integer: round as named, then saturate as the device does:
         NaN -> 0, values past the range -> the range's end. ---------------------------- */
 template <class I, class F> __SIMTWIN_INLINE I __simtwin_f2i_sat(F r) {
-    /* r is already an integral value (or inf/NaN). Bounds are exact powers of two. */
-    if (r != r) return 0;
+    /* r is already an integral value (or inf/NaN). Bounds are exact powers of two. NaN
+       gives what the H200 gives (simtwin/device_values.h). */
+    if (r != r)
+        return (I)(sizeof(I) == 8 ? __SIMTWIN_DV_NAN_TO_64
+                                  : sizeof(F) == 8 ? __SIMTWIN_DV_NAN_F64_TO_32 : __SIMTWIN_DV_NAN_F32_TO_32);
     const F lo = std::is_signed<I>::value ? -(F)((unsigned long long)1 << (sizeof(I) * 8 - 1)) : (F)0;
     const F hi = std::is_signed<I>::value ? (F)((unsigned long long)1 << (sizeof(I) * 8 - 1))
                                           : (F)2 * (F)((unsigned long long)1 << (sizeof(I) * 8 - 1));
@@ -300,7 +303,12 @@ __SIMTWIN_INLINE void __trap(const char *file = __builtin_FILE(), unsigned line 
 __SIMTWIN_INLINE void __brkpt(const char *file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
     __simtwin_trap_now(::__simtwin::SIMTWIN_TRAP_TRAP, "__brkpt()", file, line);
 }
-__SIMTWIN_INLINE void __nanosleep(unsigned int) {}
+/* A spin-wait hint: the other threads of the block may run before this one goes on. */
+__SIMTWIN_INLINE void __nanosleep(unsigned int, const char *__simtwin_site_file = __builtin_FILE(),
+                                  unsigned __simtwin_site_line = __builtin_LINE()) {
+    if (::__simtwin::rt && ::__simtwin::rt->yield_now)
+        ::__simtwin::rt->yield_now(::__simtwin::simtwin_site_t{__simtwin_site_file, __simtwin_site_line, 0u});
+}
 __SIMTWIN_INLINE long long clock64() { return ::__simtwin::rt ? (long long)::__simtwin::rt->clock() : 0; }
 /* `clock()` in device code is renamed to this by the rewriter (libc's clock() is CPU time). */
 __SIMTWIN_INLINE clock_t __simtwin_clock() { return (clock_t)clock64(); }

@@ -113,11 +113,13 @@ enum { __SIMTWIN_OP_ADD = 0, __SIMTWIN_OP_SUB, __SIMTWIN_OP_MUL, __SIMTWIN_OP_DI
 enum { __SIMTWIN_RN = 0, __SIMTWIN_RZ = 1, __SIMTWIN_RU = 2, __SIMTWIN_RD = 3 };
 enum { __SIMTWIN_I32 = 0, __SIMTWIN_U32 = 1, __SIMTWIN_I64 = 2, __SIMTWIN_U64 = 3 };
 
+#include "simtwin/device_values.h"
 #include "simtwin/vector_types.h"
 #include "simtwin/intrinsics.h"
 #include "simtwin/atomics.h"
 #include "simtwin/warp.h"
 #include "simtwin/registry_support.h"
+#include "simtwin/device_defined.h"
 
 #include "simtwin/names_pop.h"
 #endif /* __SIMTWIN_PRELUDE_H */

@@ -145,6 +145,15 @@ unsafe extern "C" fn activemask(site: ffi::Site) -> u32 {
 unsafe extern "C" fn yield_now(site: ffi::Site) {
     note_site(site);
 }
+/// Held by tests that count REPORTS or SITES (the harness may run tests on threads of
+/// one process).
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+/// SERIAL's guard (a panicking test does not poison it for the others).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Reports the library made (kind, message).
 pub static REPORTS: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
 unsafe extern "C" fn report(kind: u32, message: *const c_char, site: ffi::Site) {
