@@ -238,7 +238,7 @@ fn many_kernels(n: usize) {
 
 #[test]
 fn a_few_hundred_kernels_build_in_order() {
-    many_kernels(300);
+    many_kernels(256);
 }
 
 #[test]
