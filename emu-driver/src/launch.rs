@@ -43,10 +43,6 @@ impl Prepared {
     pub fn symbol(&self) -> &str {
         &self.func.kernel().symbol
     }
-    /// The context the launch runs in.
-    pub fn ctx(&self) -> u64 {
-        self.ctx
-    }
 }
 
 /// Validates a launch where the real driver validates it (the call itself answers
