@@ -468,12 +468,10 @@ void run_case(Case &c, std::vector<Column *> &cols, const std::vector<int> &whic
     }
 }
 
-
 /// The column's figure in the case's unit (ratio to plain, or ns per unit).
 double figure(const Case &c, const std::vector<Cell> &cells, int k)
 {
     if (c.metric == Metric::ratio) return cells[k].median / cells[PLAIN].median;
-    if (c.metric == Metric::ns_per_pixel_ratio) return cells[k].median * 1e9 / c.units;
     return cells[k].median * 1e9 / c.units;
 }
 
@@ -514,7 +512,10 @@ std::string json_escape(const std::string &s)
 {
     std::string o;
     for (char ch : s) {
-        if (ch == '"' || ch == '\\') o += '\\', o += ch;
+        if (ch == '"' || ch == '\\') {
+            o += '\\';
+            o += ch;
+        }
         else if ((unsigned char)ch < 0x20) o += fmt("\\u%04x", ch);
         else o += ch;
     }
