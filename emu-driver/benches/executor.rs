@@ -2,11 +2,17 @@
 //! (a) c[i] = a[i] * 1.5f + b[i] over 2^24 floats in blocks of 256, under the executor,
 //!     divided by the same body as a plain host loop in this run;
 //! (b) nanoseconds per thread per __syncthreads for a 256-thread shared-memory tree
-//!     reduction (a u64 square per thread, 8 halving steps: 9 barriers).
+//!     reduction (a u64 square per thread, 8 halving steps: 9 barriers);
+//! (c) nanoseconds per lane per shuffle for a 32-lane `__shfl_down_sync` reduction
+//!     (5 shuffles per thread, blocks of 256).
 //! The kernels are shaped like what kernels-host generates: `run` walks its range,
 //! writes each thread's indices into the context, runs the body, and stops when
 //! `range_stop` is set; the body reads its indices through the thread-local slot.
 //! Each figure is the best of several repetitions.
+//!
+//! `EXEC_BENCH=abc` picks the parts to run (default all); `EXEC_BENCH_QUICK=1` runs each
+//! once on a small grid (for `valgrind --tool=callgrind`, whose instruction counts do not
+//! depend on machine load).
 
 use cuda::abi::{self, Dim3, ThreadCtx};
 use cuda::exec::{self, ExecOptions, KernelRef, LaunchConfig};
@@ -111,6 +117,34 @@ unsafe extern "C" fn reduce_run(p: *const *mut c_void, ctx: *mut ThreadCtx, firs
     run_range!(ctx, first, count, reduce_body(out))
 }
 
+/// `__shfl_down_sync(0xffffffff, v, delta)` as the shim writes it.
+macro_rules! shfl_down {
+    ($v:expr, $d:expr) => {{
+        (exec::runtime_table().warp)(abi::warp::SHFL_DOWN, u32::MAX, $v, $d, 32, ptr::null_mut(), abi::Site { file: c"executor.rs".as_ptr(), line: line!(), column: 0 })
+    }};
+}
+
+/// `__global__ void warp_sum(unsigned *out)`: a 32-lane shuffle reduction per warp.
+#[inline(always)]
+unsafe fn warp_sum_body(out: *mut u32) {
+    let c = ctx();
+    let g = c.block_idx.x * c.block_dim.x + c.thread_idx.x;
+    let mut v = g.wrapping_mul(2654435761) >> 7;
+    let mut d = 16;
+    while d > 0 {
+        v = v.wrapping_add(shfl_down!(v as u64, d) as u32);
+        d /= 2;
+    }
+    if c.lane == 0 {
+        *out.add((g / 32) as usize) = v;
+    }
+}
+
+unsafe extern "C" fn warp_sum_run(p: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32) {
+    let out: *mut u32 = param(p, 0);
+    run_range!(ctx, first, count, warp_sum_body(out))
+}
+
 fn best<F: FnMut()>(reps: usize, mut f: F) -> Duration {
     (0..reps)
         .map(|_| {
@@ -122,16 +156,59 @@ fn best<F: FnMut()>(reps: usize, mut f: F) -> Duration {
         .unwrap()
 }
 
+fn reps() -> usize {
+    if quick() {
+        1
+    } else {
+        7
+    }
+}
+
+fn quick() -> bool {
+    std::env::var_os("EXEC_BENCH_QUICK").is_some()
+}
+
+fn part(p: char) -> bool {
+    std::env::var("EXEC_BENCH").map(|s| s.contains(p)).unwrap_or(true)
+}
+
 fn main() {
     let opts = ExecOptions::default();
+    if part('a') {
+        axpy(&opts);
+    }
+    if part('b') {
+        let blocks = if quick() { 64 } else { 4096 };
+        let (per, total, blocks) = reduction(&opts, 256, blocks, true);
+        println!("(b) 256-thread shared-memory tree reduction, 9 barriers per block, {blocks} blocks");
+        println!("    total           : {:9.3} ms", total * 1e3);
+        println!("    per thread      : {:9.3} ns per __syncthreads   (target <= 6 ns)", per);
+        if !quick() {
+            for threads in [32u32, 1024] {
+                let (per, _, _) = reduction(&opts, threads, 4096 * 256 / threads, false);
+                println!("    (same with {threads:4}-thread blocks: {per:.3} ns per thread per barrier)");
+            }
+        }
+    }
+    if part('c') {
+        let blocks = if quick() { 64 } else { 4096 };
+        let (per, total) = shuffles(&opts, blocks);
+        println!("(c) 32-lane __shfl_down_sync reduction, 5 shuffles per thread, {blocks} blocks of 256");
+        println!("    total           : {:9.3} ms", total * 1e3);
+        println!("    per lane        : {:9.3} ns per shuffle   (target <= 6 ns)", per);
+    }
+}
+
+fn axpy(opts: &ExecOptions) {
+    let opts = *opts;
 
     // (a)
-    let n: usize = 1 << 24;
+    let n: usize = if quick() { 1 << 16 } else { 1 << 24 };
     let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
     let b: Vec<f32> = (0..n).map(|i| (i % 777) as f32 * 0.25).collect();
     let mut c = vec![0f32; n];
     let mut plain = vec![0f32; n];
-    let t_plain = best(7, || {
+    let t_plain = best(reps(), || {
         let (a, b) = (black_box(&a), black_box(&b));
         for i in 0..n {
             plain[i] = a[i] * 1.5 + b[i];
@@ -150,7 +227,7 @@ fn main() {
     let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
     let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0 };
     let s0 = exec::stats();
-    let t_exec = best(7, || {
+    let t_exec = best(reps(), || {
         let o = exec::launch(&k, &cfg, &params, &opts);
         assert!(o.result.is_ok());
     });
@@ -165,15 +242,30 @@ fn main() {
         s1.blocks - s0.blocks,
         (s1.fiber_resumes - s0.fiber_resumes) as f64 / (s1.blocks - s0.blocks) as f64);
 
-    // (b)
-    let (per, total, blocks) = reduction(&opts, 256, 4096, true);
-    println!("(b) 256-thread shared-memory tree reduction, 9 barriers per block, {blocks} blocks");
-    println!("    total           : {:9.3} ms", total * 1e3);
-    println!("    per thread      : {:9.3} ns per __syncthreads   (target <= 6 ns)", per);
-    for threads in [32u32, 1024] {
-        let (per, _, _) = reduction(&opts, threads, 4096 * 256 / threads, false);
-        println!("    (same with {threads:4}-thread blocks: {per:.3} ns per thread per barrier)");
+}
+
+/// Runs the warp shuffle reduction; returns (ns per lane per shuffle, seconds per launch).
+fn shuffles(opts: &ExecOptions, blocks: u32) -> (f64, f64) {
+    let threads = 256u32;
+    let mut out = vec![0u32; (blocks * threads / 32) as usize];
+    let po = out.as_mut_ptr();
+    let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
+    let k = KernelRef { name: "warp_sum".into(), run: warp_sum_run, ctx_slot };
+    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: 0 };
+    let _ = exec::launch(&k, &cfg, &params, opts);
+    let t = best(reps(), || {
+        let o = exec::launch(&k, &cfg, &params, opts);
+        assert!(o.result.is_ok() && o.hazards.is_empty(), "{:?}", o);
+    });
+    for (w, &r) in out.iter().enumerate() {
+        let want = (0..32u32).fold(0u32, |a, l| {
+            let g = w as u32 * 32 + l;
+            a.wrapping_add(g.wrapping_mul(2654435761) >> 7)
+        });
+        // A tree of shfl_down over 32 lanes sums every lane into lane 0.
+        assert_eq!(r, want, "warp {w}");
     }
+    (t.as_secs_f64() * 1e9 / (blocks as f64 * threads as f64 * 5.0), t.as_secs_f64())
 }
 
 /// Runs the tree reduction with `threads`-thread blocks; returns (ns per thread per
@@ -186,7 +278,7 @@ fn reduction(opts: &ExecOptions, threads: u32, blocks: u32, check: bool) -> (f64
     let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: threads as usize * 8 };
     let _ = exec::launch(&k, &cfg, &params, opts); // creates the fibers
     let s0 = exec::stats();
-    let t = best(5, || {
+    let t = best(reps(), || {
         let o = exec::launch(&k, &cfg, &params, opts);
         assert!(o.result.is_ok() && o.hazards.is_empty(), "{:?}", o);
     });

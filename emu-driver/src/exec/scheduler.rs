@@ -1,0 +1,586 @@
+//! The scheduler: a worker runs the blocks it is given, one after another, and within
+//! a block resumes fibers until every thread has finished, the launch stops, or nothing
+//! can run (a deadlock).
+//!
+//! Within a block: threads whose rendezvous completed run first, in the order they were
+//! released (the run queue); then ranges of threads that have not started (a new fiber
+//! each); then threads that yielded. So that a warp spinning through rendezvous cannot
+//! starve threads that have not started (the thread it waits for may be one), pending
+//! ranges and yielded threads also get a turn after a long streak of run-queue resumes.
+//!
+//! A rendezvous is cheap by construction: the runtime entry records the arrival in the
+//! block state (a few stores), suspends its fiber (one switch), and the scheduler resumes
+//! the next runnable fiber (one switch). When a thread of a range reaches a rendezvous
+//! it suspends its fiber (now dedicated to that thread), sets `range_stop` so the range
+//! returns right after it, and hands the rest of the range to the scheduler.
+
+use super::block::{Arrival, Block};
+use super::fault::{fault_failure, FaultInfo};
+use super::fibers::{self, BlockFields, Event, Fiber, FiberExit, FiberPool};
+use super::hazard::HazardLog;
+use super::order::Sequence;
+use super::watchdog::WatchState;
+use super::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure};
+use crate::abi::{self, RunFn, ThreadCtx};
+use corosensei::trap::CoroutineTrapHandler;
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+/// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
+const FAIRNESS_STREAK: u32 = 4096;
+
+/// What is being launched, as the fibers need it.
+pub(crate) struct KernelCall {
+    pub name: String,
+    pub run: Option<RunFn>,
+    pub params: *const *mut c_void,
+    /// The kernel library's context slot for this OS thread.
+    pub slot: *mut *mut ThreadCtx,
+    pub fields: BlockFields,
+    /// Dynamic shared memory of the running block.
+    smem: Vec<u128>,
+}
+
+/// The fiber the scheduler resumed, read by the runtime entries and signal handlers.
+pub(crate) struct Running {
+    pub current: *mut Fiber,
+    pub index: u32,
+}
+
+/// Where blocks come from: positions in the launch's block order.
+pub(crate) trait Positions {
+    /// The next position to run, or None when the worker is done.
+    fn next(&mut self) -> Option<u64>;
+    /// The block at `pos` failed: no position after it needs to run.
+    fn failed(&mut self, pos: u64);
+}
+
+/// What one worker brings back from a launch.
+pub(crate) struct WorkerResult {
+    pub failure: Option<(u64, LaunchFailure)>,
+    pub log: HazardLog,
+}
+
+/// An OS thread's executor: its fibers and the state of the launch it runs.
+pub(crate) struct Worker {
+    pub fibers: FiberPool,
+    pub call: KernelCall,
+    pub block: Block,
+    pub running: Running,
+    pub log: HazardLog,
+    /// Set by a runtime entry that stops the launch (a trap, an unsupported op).
+    pub failure: Option<LaunchFailure>,
+    pub fault: FaultInfo,
+    /// Created at the first launch with a watchdog.
+    pub watch: Option<Arc<WatchState>>,
+    pub stats: ExecStats,
+}
+
+thread_local! {
+    /// The worker running a launch on this OS thread (null outside launches). Read by
+    /// the runtime entry points and by the signal handlers (const-initialised, no
+    /// destructor: safe to read from a signal handler).
+    static CURRENT: Cell<*mut Worker> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// The worker running a launch on this OS thread, or null.
+#[inline(always)]
+pub(crate) fn current_worker() -> *mut Worker {
+    CURRENT.with(|c| c.get())
+}
+
+/// Whether this OS thread is running a launch.
+pub(crate) fn on_worker_thread() -> bool {
+    !current_worker().is_null()
+}
+
+impl Worker {
+    pub fn new(stack_size: usize) -> Self {
+        Worker {
+            fibers: FiberPool::new(stack_size),
+            call: KernelCall {
+                name: String::new(),
+                run: None,
+                params: ptr::null(),
+                slot: ptr::null_mut(),
+                fields: BlockFields::default(),
+                smem: Vec::new(),
+            },
+            block: Block::new(),
+            running: Running { current: ptr::null_mut(), index: 0 },
+            log: HazardLog::new(super::HazardMode::Warn, ""),
+            failure: None,
+            fault: FaultInfo::default(),
+            watch: None,
+            stats: ExecStats::default(),
+        }
+    }
+
+    /// Runs the blocks `positions` hands out. `self` must stay at a fixed address (the
+    /// worker lives in a Box in thread-local storage).
+    pub fn run(
+        &mut self,
+        kernel: &KernelRef,
+        cfg: &LaunchConfig,
+        params: &[*mut c_void],
+        opts: &ExecOptions,
+        positions: &mut dyn Positions,
+        several: bool,
+    ) -> WorkerResult {
+        self.fibers.set_stack_size(opts.stack_size.max(super::MIN_STACK_SIZE));
+        let created = self.fibers.created;
+        self.stats.launches += 1;
+        self.log = HazardLog::new(opts.hazards, &kernel.name);
+        self.log.track_positions = several;
+        self.failure = None;
+        // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
+        let slot = unsafe { (kernel.ctx_slot)() };
+        if slot.is_null() {
+            let f = LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
+            let pos = positions.next().unwrap_or(0);
+            positions.failed(pos);
+            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
+        }
+        let c = &mut self.call;
+        c.slot = slot;
+        c.name.clone_from(&kernel.name);
+        c.run = Some(kernel.run);
+        c.params = params.as_ptr();
+        let words = cfg.dyn_smem_bytes.div_ceil(16).max(1);
+        if c.smem.len() < words {
+            c.smem.resize(words, 0);
+        }
+        let [bx, by, bz] = cfg.block;
+        let [gx, gy, gz] = cfg.grid;
+        c.fields.block_dim = abi::Dim3 { x: bx, y: by, z: bz };
+        c.fields.grid_dim = abi::Dim3 { x: gx, y: gy, z: gz };
+        c.fields.dyn_smem = c.smem.as_mut_ptr().cast();
+        c.fields.dyn_smem_size = cfg.dyn_smem_bytes as u64;
+        let n = bx * by * bz;
+        let seq = Sequence::new(gx as u64 * gy as u64 * gz as u64, opts.block_order);
+
+        let watchdog = !opts.watchdog.is_zero();
+        if watchdog {
+            let w = self.watch.get_or_insert_with(WatchState::register);
+            w.begin(opts.watchdog, kernel.run as usize);
+        }
+        let me: *mut Worker = self;
+        let prev = CURRENT.with(|c| c.replace(me));
+        let mut failure = None;
+        while let Some(pos) = positions.next() {
+            let linear = seq.block_at(pos);
+            let x = (linear % gx as u64) as u32;
+            let y = ((linear / gx as u64) % gy as u64) as u32;
+            let z = (linear / (gx as u64 * gy as u64)) as u32;
+            self.call.fields.block_idx = abi::Dim3 { x, y, z };
+            self.log.block = [x, y, z];
+            self.log.pos = pos;
+            self.block.reset(n);
+            self.stats.blocks += 1;
+            if let Some(w) = &self.watch {
+                w.progress();
+            }
+            // SAFETY: `me` is this worker at a fixed address; fibers run only inside.
+            let r = unsafe { run_block(me) };
+            if !self.block.slow {
+                self.stats.fast_blocks += 1;
+            }
+            if let Err(f) = r {
+                positions.failed(pos);
+                failure = Some((pos, f));
+                break;
+            }
+        }
+        let done = std::mem::take(&mut self.block.completed);
+        self.stats.barriers += done.barriers;
+        self.stats.warp_collectives += done.collectives;
+        self.stats.activemask_groups += done.convergences;
+        self.stats.yields += done.yields;
+        self.stats.fibers_created += self.fibers.created - created;
+        if watchdog {
+            if let Some(w) = &self.watch {
+                w.end();
+            }
+        }
+        CURRENT.with(|c| c.set(prev));
+        // SAFETY: the slot is valid for this OS thread; clear it so nothing dangles.
+        unsafe { *self.call.slot = ptr::null_mut() };
+        self.call.run = None;
+        let log = std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, ""));
+        WorkerResult { failure, log }
+    }
+
+    // ---- the runtime entries' safe side ----------------------------------------------
+
+    /// Brings block state up to date with the running fiber: threads of its range
+    /// before the caller have finished. Returns the caller's (thread, fiber).
+    #[inline]
+    pub fn enter(&mut self) -> (u32, u32) {
+        let fi = self.running.index;
+        let f = self.fibers.get(fi);
+        let (tid, cursor) = (f.ctx.linear_tid, f.cursor);
+        if !self.block.slow {
+            self.block.begin_slow();
+        }
+        if tid != cursor {
+            self.block.exit_range(cursor, tid, &mut self.log);
+            self.fibers.get_mut(fi).cursor = tid;
+        }
+        (tid, fi)
+    }
+
+    /// The caller waits: the rest of its range goes to the scheduler as a new range.
+    #[inline]
+    pub fn hand_off_range(&mut self, tid: u32, fi: u32) {
+        let f = self.fibers.get_mut(fi);
+        if f.end > tid + 1 {
+            self.block.queues.pending.push((tid + 1, f.end));
+            f.end = tid + 1;
+            // SAFETY: a plain store into the fiber's context; volatile because the
+            // library's range loop polls it.
+            unsafe { ptr::write_volatile(ptr::addr_of_mut!(f.ctx.range_stop), 1) };
+        }
+    }
+
+    /// Completes an arrival: a thread that must wait hands the rest of its range on.
+    #[inline]
+    fn settle(&mut self, a: Arrival, tid: u32, fi: u32) -> Arrival {
+        if a == Arrival::Wait {
+            self.hand_off_range(tid, fi);
+        }
+        a
+    }
+
+    /// `__syncthreads` and its forms.
+    pub fn barrier(&mut self, op: u32, pred: bool, site: abi::Site) -> Arrival {
+        if op > abi::bar::OR {
+            return self.fail_unsupported(format!("unsupported barrier operation {op}"));
+        }
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        let a = self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log);
+        self.settle(a, tid, fi)
+    }
+
+    /// A warp collective.
+    #[allow(clippy::too_many_arguments)]
+    pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+        if !super::warp_ops::is_known(op) {
+            return self.fail_unsupported(format!("unsupported warp operation {op}"));
+        }
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
+        self.settle(a, tid, fi)
+    }
+
+    /// `__activemask()`.
+    pub fn activemask(&mut self, site: abi::Site) -> Arrival {
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        let a = self.block.arrive_activemask(tid, fi, site);
+        self.settle(a, tid, fi)
+    }
+
+    /// `yield_now`: the caller lets every other runnable thread of the block run first.
+    pub fn yield_now(&mut self, site: abi::Site) -> Arrival {
+        if self.timed_out() {
+            return Arrival::Stop;
+        }
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        self.block.yield_thread(tid, fi, site);
+        self.settle(Arrival::Wait, tid, fi)
+    }
+
+    /// The watchdog found no progress.
+    #[inline]
+    pub fn timed_out(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.is_timed_out())
+    }
+
+    /// The running thread stops the launch with `code` and `message` (about it).
+    pub fn fail(&mut self, code: u32, message: String) -> Arrival {
+        if self.failure.is_none() {
+            self.failure = Some(LaunchFailure { code, message });
+        }
+        Arrival::Stop
+    }
+
+    fn fail_unsupported(&mut self, what: String) -> Arrival {
+        let at = self.where_(self.running_thread());
+        self.fail(super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
+    }
+
+    /// The thread on the running fiber.
+    pub fn running_thread(&self) -> u32 {
+        self.fibers.get(self.running.index).ctx.linear_tid
+    }
+
+    fn thread_coords(&self, tid: u32) -> [u32; 3] {
+        let d = self.call.fields.block_dim;
+        [tid % d.x, (tid / d.x) % d.y, tid / (d.x * d.y)]
+    }
+
+    /// "kernel K block (x,y,z) thread (x,y,z)" for reports.
+    pub fn where_(&self, tid: u32) -> String {
+        let b = self.call.fields.block_idx;
+        let t = self.thread_coords(tid);
+        format!("kernel {} block ({},{},{}) thread ({},{},{})", self.call.name, b.x, b.y, b.z, t[0], t[1], t[2])
+    }
+
+    fn block_text(&self) -> String {
+        let b = self.call.fields.block_idx;
+        format!("kernel {} block ({},{},{})", self.call.name, b.x, b.y, b.z)
+    }
+
+    // ---- failures ------------------------------------------------------------------
+
+    /// After a stop: discard every fiber that still holds kernel frames.
+    fn abandon(&mut self) {
+        self.fibers.abandon_busy();
+        self.block.queues.clear();
+    }
+
+    fn hazard_failure(&self) -> LaunchFailure {
+        let message = match self.log.last() {
+            Some(h) => format!("{h} (EMU_CUDA_HAZARDS=error)"),
+            None => format!("kernel {}: the launch stopped", self.call.name),
+        };
+        LaunchFailure { code: super::HAZARD_ERROR_CODE, message }
+    }
+
+    fn deadlock_failure(&mut self) -> LaunchFailure {
+        let d = self.block.deadlock_report();
+        let message = format!("{}: {}", self.block_text(), d.message);
+        self.log.record(d);
+        LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message }
+    }
+
+    /// The launch made no progress for the watchdog's limit; `interrupted` is the fiber
+    /// the watchdog redirected out of kernel code, if it did.
+    fn timeout_failure(&self, interrupted: Option<u32>) -> LaunchFailure {
+        let limit = self.watch.as_ref().map(|w| w.limit()).unwrap_or_default();
+        let running = interrupted.map(|fi| {
+            let t = self.fibers.get(fi).ctx.linear_tid;
+            let pc = self.watch.as_ref().map(|w| w.interrupted_pc.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0);
+            (t, describe_pc(pc))
+        });
+        let places = self.block.survey(running);
+        LaunchFailure {
+            code: super::CUDA_ERROR_LAUNCH_TIMEOUT,
+            message: format!(
+                "{}: no progress for {:.1} s (watchdog, EMU_CUDA_WATCHDOG): no thread of the block finished or \
+                 started while {}; a thread spinning on a flag that nothing can set any more, or a livelock",
+                self.block_text(),
+                limit.as_secs_f64(),
+                if places.is_empty() { "nothing could be located".to_string() } else { places.join("; ") }
+            ),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(w) = &self.watch {
+            WatchState::unregister(w);
+        }
+    }
+}
+
+/// "at pc 0x... (symbol+0x.. in library)" for reports.
+fn describe_pc(pc: usize) -> String {
+    if pc == 0 {
+        return String::new();
+    }
+    match simtwin_abi::ffi::dl_info(pc as *const c_void) {
+        Some(info) => match info.symbol {
+            Some((name, start)) => format!("at pc {pc:#x} ({name}+{:#x} in {})", pc - start, info.file.display()),
+            None => format!("at pc {pc:#x} (in {})", info.file.display()),
+        },
+        None => format!("at pc {pc:#x}"),
+    }
+}
+
+/// What the scheduler does next.
+enum Next {
+    Resume(u32),
+    Start(u32, u32),
+    YieldRound,
+    Done,
+}
+
+/// The scheduler of one block: resume runnable threads, start pending ranges, until
+/// every thread has finished, the launch stops, or nothing can run (deadlock).
+///
+/// # Safety
+/// `w` is the worker of this OS thread, at a fixed address, registered as CURRENT; no
+/// reference into it is held by the caller. Between resumes this function takes short
+/// borrows of it; while a fiber runs it holds none (the fiber's runtime entries borrow
+/// it then).
+unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
+    let mut streak = 0u32;
+    loop {
+        // SAFETY: per the contract, no other reference into the worker is live here.
+        let wk = unsafe { &mut *w };
+        let q = &mut wk.block.queues;
+        let next = if streak >= FAIRNESS_STREAK && (!q.pending.is_empty() || !q.yielded.is_empty()) {
+            streak = 0;
+            match q.pending.pop() {
+                Some((a, e)) => Next::Start(a, e),
+                None => Next::YieldRound,
+            }
+        } else if let Some(t) = q.pop_run() {
+            streak += 1;
+            if let Some(next) = q.peek_run() {
+                fibers::prefetch(wk.fibers.get(wk.block.fiber_of[next as usize]));
+            }
+            Next::Resume(wk.block.fiber_of[t as usize])
+        } else {
+            streak = 0;
+            match q.pending.pop() {
+                Some((a, e)) => Next::Start(a, e),
+                None if !q.yielded.is_empty() => Next::YieldRound,
+                None => Next::Done,
+            }
+        };
+        let fi = match next {
+            Next::Resume(fi) => fi,
+            Next::Start(a, e) => match wk.fibers.take_idle() {
+                Ok(fi) => {
+                    let c = &wk.call;
+                    let run = c.run.expect("a launch is running");
+                    wk.fibers.assign(fi, a, e, run, c.params, &c.fields, w.cast());
+                    wk.stats.ranges_started += 1;
+                    if let Some(s) = &wk.watch {
+                        s.progress();
+                    }
+                    fi
+                }
+                Err(e) => {
+                    wk.abandon();
+                    return Err(LaunchFailure {
+                        code: super::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                        message: format!("kernel {}: {e}", wk.call.name),
+                    });
+                }
+            },
+            Next::YieldRound => {
+                if wk.timed_out() {
+                    let f = wk.timeout_failure(None);
+                    wk.abandon();
+                    return Err(f);
+                }
+                wk.block.resume_yielded();
+                continue;
+            }
+            Next::Done => break,
+        };
+        let f = wk.fibers.ptr(fi);
+        // SAFETY: the slot is this OS thread's context slot of the kernel library; the
+        // fiber is boxed, so the context address stays valid while it runs.
+        unsafe { *wk.call.slot = ptr::addr_of_mut!((*f).ctx) };
+        wk.running = Running { current: f, index: fi };
+        wk.stats.fiber_resumes += 1;
+        // SAFETY: `f` is a fiber of this worker's pool, not running; we hold no
+        // reference into the worker across the switch (`wk` is not used again).
+        let r = unsafe { fibers::resume(f) };
+        // SAFETY: the fiber has suspended or returned; its borrows ended.
+        let wk = unsafe { &mut *w };
+        wk.running.current = ptr::null_mut();
+        match r {
+            Ok(Event::Waiting) => {}
+            Ok(Event::Finished) => {
+                let fb = wk.fibers.get(fi);
+                let (a, e) = (fb.cursor, fb.end);
+                if wk.block.slow {
+                    wk.block.exit_range(a, e, &mut wk.log);
+                }
+                wk.fibers.release(fi);
+                if let Some(s) = &wk.watch {
+                    s.progress();
+                }
+            }
+            Ok(Event::Stop) => {
+                let f = if wk.timed_out() {
+                    wk.timeout_failure(None)
+                } else {
+                    wk.failure.take().unwrap_or_else(|| wk.hazard_failure())
+                };
+                wk.abandon();
+                return Err(f);
+            }
+            Err(FiberExit::Faulted) => {
+                let at = wk.where_(wk.fibers.get(fi).ctx.linear_tid);
+                let f = fault_failure(wk.fault, &at, wk.fibers.get(fi).stack_limit, wk.fibers.stack_size());
+                wk.fibers.renew(fi);
+                wk.abandon();
+                return Err(f);
+            }
+            Err(FiberExit::Interrupted) => {
+                let f = wk.timeout_failure(Some(fi));
+                wk.fibers.renew(fi);
+                wk.abandon();
+                return Err(f);
+            }
+            Err(FiberExit::Quit) => {
+                wk.abandon();
+                return Err(LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message: "executor fiber ended unexpectedly".into() });
+            }
+        }
+        if wk.block.stop {
+            let f = wk.hazard_failure();
+            wk.abandon();
+            return Err(f);
+        }
+        if wk.timed_out() {
+            let f = wk.timeout_failure(None);
+            wk.abandon();
+            return Err(f);
+        }
+    }
+    // SAFETY: as above.
+    let wk = unsafe { &mut *w };
+    if wk.block.slow && wk.block.live > 0 {
+        let f = wk.deadlock_failure();
+        wk.abandon();
+        return Err(f);
+    }
+    Ok(())
+}
+
+/// Called from the fault handler: when the fault happened on the stack of the fiber
+/// this OS thread is running, records it and returns that fiber's trap handler.
+///
+/// # Safety
+/// Only from a synchronous signal handler on this thread.
+pub(crate) unsafe fn fault_target(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+    let w = current_worker();
+    if w.is_null() {
+        return None;
+    }
+    // SAFETY: CURRENT points to this thread's live worker; the faulting code is
+    // suspended by the signal, so reading the running fiber races nothing.
+    unsafe {
+        let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
+        if f.is_null() {
+            return None;
+        }
+        let trap = (*f).trap?;
+        if !trap.stack_ptr_in_bounds(sp) {
+            return None;
+        }
+        ptr::write_volatile(ptr::addr_of_mut!((*w).fault), info);
+        Some(trap)
+    }
+}
