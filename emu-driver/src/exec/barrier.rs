@@ -52,6 +52,14 @@ impl Barrier {
         self.count = 0;
     }
 
+    /// Notes an arrival from a call site other than the generation's first.
+    #[cold]
+    fn note_site(&mut self, tid: u32, site: abi::Site) {
+        if site.line != 0 && self.site0.line != 0 {
+            self.other_sites.push((tid, site));
+        }
+    }
+
     /// Threads suspended at the barrier.
     pub fn waiting(&self) -> u32 {
         self.waiters.len() as u32
@@ -82,7 +90,11 @@ impl Barrier {
 
     /// The result a thread that called barrier op `op` gets from the last completed
     /// generation.
+    #[inline(always)]
     pub fn result(&self, op: u32) -> u64 {
+        if op == abi::bar::SYNC {
+            return 0;
+        }
         match op {
             abi::bar::COUNT => self.last_count,
             abi::bar::AND => (self.last_count == self.last_arrived) as u64,
@@ -95,6 +107,7 @@ impl Barrier {
 impl Block {
     /// Thread `tid` (on fiber `fi`) arrives at a barrier.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn arrive_barrier(&mut self, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
         let b = &mut self.barrier;
         if b.waiters.is_empty() {
@@ -102,8 +115,8 @@ impl Block {
             b.op0 = op;
             b.site0 = site;
             b.other_sites.clear();
-        } else if site != b.site0 && site.line != 0 && b.site0.line != 0 {
-            b.other_sites.push((tid, site));
+        } else if site.line != b.site0.line || site.file != b.site0.file || site.column != b.site0.column {
+            b.note_site(tid, site);
         }
         b.count += pred as u64;
         if b.waiters.len() as u32 + 1 == self.live {
@@ -120,6 +133,7 @@ impl Block {
 
     /// Completes the filling generation: every waiter becomes runnable; `caller` (the
     /// last arrival, if a thread rather than an exit completed it) goes on directly.
+    #[inline(never)]
     pub(crate) fn complete_barrier(&mut self, caller: Option<u32>, log: &mut HazardLog) {
         let arrived = self.barrier.waiters.len() as u64 + caller.is_some() as u64;
         self.barrier.last_count = self.barrier.count;
@@ -129,10 +143,6 @@ impl Block {
         }
         if !self.barrier.other_sites.is_empty() {
             self.report_barrier_sites(caller, log);
-        }
-        // A completed barrier had every live thread: none waits anywhere else.
-        for w in &mut self.warps {
-            w.waiting = 0;
         }
         self.queues.append_run(&mut self.barrier.waiters);
         self.barrier.count = 0;

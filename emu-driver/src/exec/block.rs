@@ -58,6 +58,13 @@ impl Queues {
         Some(t)
     }
 
+    /// Appends threads to the run queue.
+    #[inline]
+    pub fn extend_run(&mut self, count: usize, threads: impl Iterator<Item = u32>) {
+        self.run.reserve(count);
+        self.run.extend(threads);
+    }
+
     #[inline]
     pub fn peek_run(&self) -> Option<u32> {
         self.run.get(self.head).copied()
@@ -175,22 +182,25 @@ impl Block {
 
     /// Thread `tid` suspends on fiber `fi` at a rendezvous (or a yield): it counts as
     /// waiting for convergence, which may now complete in its warp.
-    #[inline]
+    #[inline(always)]
     pub fn start_waiting(&mut self, tid: u32, fi: u32) {
         self.fiber_of[tid as usize] = fi;
         let wi = tid / WARP;
-        let w = &mut self.warps[wi as usize];
-        w.waiting |= 1 << (tid % WARP);
-        if w.has_convergence() {
+        if self.warps[wi as usize].has_convergence() {
             self.maybe_converge(wi);
         }
     }
 
-    /// Thread `tid`'s rendezvous completed: it runs again (after the caller).
-    #[inline]
-    pub fn release(&mut self, tid: u32) {
-        self.warps[(tid / WARP) as usize].waiting &= !(1 << (tid % WARP));
-        self.queues.push_run(tid);
+    /// The lanes of warp `wi` suspended at any rendezvous or yield. Computed when
+    /// convergence asks (rare), so arrivals do not keep it up to date.
+    pub fn waiting_lanes(&self, wi: u32) -> u32 {
+        let w = &self.warps[wi as usize];
+        let in_warp = |t: u32| if t / WARP == wi { 1u32 << (t % WARP) } else { 0 };
+        let mut m = w.groups().iter().fold(0, |m, g| m | g.arrived);
+        m |= w.conv.iter().fold(0, |m, g| m | g.members);
+        m |= self.barrier.waiters().iter().fold(0, |m, &t| m | in_warp(t));
+        m |= self.queues.yielded.iter().fold(0, |m, &(t, _)| m | in_warp(t));
+        m
     }
 
     /// Thread `tid` yields at `site`: it runs again once nothing else can.
@@ -204,7 +214,7 @@ impl Block {
     pub fn resume_yielded(&mut self) {
         let ys = std::mem::take(&mut self.queues.yielded);
         for &(t, _) in &ys {
-            self.release(t);
+            self.queues.push_run(t);
         }
         self.queues.yielded = ys;
         self.queues.yielded.clear();
@@ -296,6 +306,7 @@ pub(crate) mod tests {
         assert_eq!(b.live, 36);
         assert_eq!(b.warp(0).gone, 0xc000_0000);
         assert_eq!(b.warp(1).gone, !0xff | 0b11);
+        assert_eq!(b.waiting_lanes(0), 0);
         assert!(b.exited(31) && !b.exited(34));
     }
 }

@@ -59,8 +59,7 @@ impl Block {
             Some(g) => g.members |= bit,
             None => w.conv.push(ConvGroup { key, site, members: bit }),
         }
-        w.waiting |= bit;
-        if (w.waiting | w.gone) == u32::MAX {
+        if (self.waiting_lanes(wi) | self.warps[wi as usize].gone) == u32::MAX {
             let own = self.converge(wi, Some(tid));
             return Arrival::Done(own as u64, 0);
         }
@@ -71,7 +70,7 @@ impl Block {
     /// Completes the warp's `__activemask()` groups when every live lane waits.
     pub(crate) fn maybe_converge(&mut self, wi: u32) {
         let w = &self.warps[wi as usize];
-        if !w.conv.is_empty() && (w.waiting | w.gone) == u32::MAX {
+        if !w.conv.is_empty() && (self.waiting_lanes(wi) | w.gone) == u32::MAX {
             self.converge(wi, None);
         }
     }
@@ -84,7 +83,6 @@ impl Block {
         let mut own = 0;
         for g in &groups {
             let w = &mut self.warps[wi as usize];
-            w.waiting &= !g.members;
             for lane in lanes(g.members) {
                 w.lanes[lane as usize].result = g.members as u64;
             }

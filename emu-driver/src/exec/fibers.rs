@@ -138,9 +138,11 @@ impl Default for BlockFields {
     }
 }
 
-/// The fibers of one worker. Boxed so a fiber never moves: its coroutine refers to it.
+/// The fibers of one worker. Each is a leaked box, freed by `retire`: a fiber never
+/// moves (its coroutine refers to it), and the scheduler, the runtime entries and the
+/// signal handlers reach it through raw pointers while it runs.
 pub(crate) struct FiberPool {
-    fibers: Vec<Box<Fiber>>,
+    fibers: Vec<*mut Fiber>,
     idle: Vec<u32>,
     stack_size: usize,
     /// Fibers created since the pool was made (for statistics).
@@ -164,17 +166,23 @@ impl FiberPool {
         }
     }
 
+    #[inline]
     pub fn get(&self, fi: u32) -> &Fiber {
-        &self.fibers[fi as usize]
+        // SAFETY: the pool owns its fibers until `retire`; callers do not hold this
+        // borrow across a switch into the fiber.
+        unsafe { &*self.fibers[fi as usize] }
     }
 
+    #[inline]
     pub fn get_mut(&mut self, fi: u32) -> &mut Fiber {
-        &mut self.fibers[fi as usize]
+        // SAFETY: as in `get`.
+        unsafe { &mut *self.fibers[fi as usize] }
     }
 
-    /// A raw pointer to fiber `fi` (stable: fibers are boxed).
-    pub fn ptr(&mut self, fi: u32) -> *mut Fiber {
-        &mut *self.fibers[fi as usize]
+    /// A raw pointer to fiber `fi` (stable until `retire`).
+    #[inline]
+    pub fn ptr(&self, fi: u32) -> *mut Fiber {
+        self.fibers[fi as usize]
     }
 
     /// An idle fiber (created when none is left), marked busy.
@@ -183,19 +191,19 @@ impl FiberPool {
             Some(fi) => fi,
             None => self.create()?,
         };
-        self.fibers[fi as usize].busy = true;
+        self.get_mut(fi).busy = true;
         Ok(fi)
     }
 
     /// Fiber `fi` finished its range and waits at the top of its loop.
     pub fn release(&mut self, fi: u32) {
-        self.fibers[fi as usize].busy = false;
+        self.get_mut(fi).busy = false;
         self.idle.push(fi);
     }
 
     /// Hands the range [first, end) of the block described by `fields` to fiber `fi`.
     pub fn assign(&mut self, fi: u32, first: u32, end: u32, run: RunFn, params: *const *mut c_void, fields: &BlockFields, executor: *mut c_void) {
-        let f = &mut self.fibers[fi as usize];
+        let f = self.get_mut(fi);
         f.cursor = first;
         f.end = end;
         f.run = Some(run);
@@ -218,7 +226,7 @@ impl FiberPool {
         let stack = ColouredStack { inner: stack, offset: (idx as usize * 7 % COLOURS) * COLOUR_STEP };
         let limit = stack.limit().get();
         let top = stack.base().get();
-        self.fibers.push(Box::new(Fiber {
+        self.fibers.push(Box::into_raw(Box::new(Fiber {
             co: None,
             trap: None,
             stack_limit: limit,
@@ -231,16 +239,15 @@ impl FiberPool {
             in_kernel: AtomicBool::new(false),
             run: None,
             params: ptr::null(),
-        }));
+        })));
         self.install(idx, stack);
         self.created += 1;
         Ok(idx)
     }
 
     fn install(&mut self, idx: u32, stack: ColouredStack) {
-        let f: *mut Fiber = &mut *self.fibers[idx as usize];
-        let co = make_coroutine(stack, f);
-        let f = &mut self.fibers[idx as usize];
+        let co = make_coroutine(stack, self.fibers[idx as usize]);
+        let f = self.get_mut(idx);
         f.trap = Some(co.trap_handler());
         f.co = Some(co);
         f.in_kernel.store(false, Ordering::Relaxed);
@@ -249,8 +256,7 @@ impl FiberPool {
     /// Gives fiber `idx` a fresh coroutine on its own stack (after a fault, an interrupt
     /// or when its thread is abandoned).
     pub fn renew(&mut self, idx: u32) {
-        let f = &mut self.fibers[idx as usize];
-        let Some(mut co) = f.co.take() else { return };
+        let Some(mut co) = self.get_mut(idx).co.take() else { return };
         if !co.done() {
             // SAFETY: the frames on this stack (kernel code, our runtime entry) are
             // abandoned; none is unwound or resumed again.
@@ -264,7 +270,7 @@ impl FiberPool {
     /// goes back to the idle list.
     pub fn abandon_busy(&mut self) {
         for fi in 0..self.fibers.len() as u32 {
-            if self.fibers[fi as usize].busy {
+            if self.get(fi).busy {
                 self.renew(fi);
                 self.release(fi);
             }
@@ -274,7 +280,9 @@ impl FiberPool {
     /// Ends every fiber (idle ones return from their loop; busy ones are reset) and
     /// frees the stacks.
     pub fn retire(&mut self) {
-        for f in &mut self.fibers {
+        for &p in &self.fibers {
+            // SAFETY: the pool owns the fiber; no switch into it is in progress.
+            let f = unsafe { &mut *p };
             if let Some(mut co) = f.co.take() {
                 if f.busy && co.started() && !co.done() {
                     // SAFETY: abandoned kernel frames are never unwound.
@@ -284,6 +292,8 @@ impl FiberPool {
                 }
                 drop(co);
             }
+            // SAFETY: made by Box::into_raw in `create`, freed once here.
+            drop(unsafe { Box::from_raw(p) });
         }
         self.fibers.clear();
         self.idle.clear();
@@ -385,11 +395,17 @@ pub(crate) fn prefetch(f: &Fiber) {
             _mm_prefetch::<_MM_HINT_T0>((f as *const Fiber).cast());
             _mm_prefetch::<_MM_HINT_T0>(ptr::addr_of!(f.ctx).cast::<i8>().add(64));
         }
-        let mut a = f.stack_top - HOT_STACK_BYTES;
-        while a < f.stack_top {
-            // SAFETY: as above.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(a as *const i8) };
-            a += 64;
+        let top = f.stack_top as *const i8;
+        // SAFETY: as above; straight-line (no loop) to keep the resume path short.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(64));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(128));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(192));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(256));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(320));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(384));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(448));
+            _mm_prefetch::<_MM_HINT_T0>(top.sub(HOT_STACK_BYTES));
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -30,6 +30,8 @@ use std::sync::Arc;
 
 /// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
 const FAIRNESS_STREAK: u32 = 4096;
+/// Prefetch the next fiber's stack top while resuming one.
+const PREFETCH: bool = true;
 
 /// What is being launched, as the fibers need it.
 pub(crate) struct KernelCall {
@@ -216,25 +218,36 @@ impl Worker {
 
     /// Brings block state up to date with the running fiber: threads of its range
     /// before the caller have finished. Returns the caller's (thread, fiber).
-    #[inline]
+    #[inline(always)]
     pub fn enter(&mut self) -> (u32, u32) {
-        let fi = self.running.index;
-        let f = self.fibers.get(fi);
-        let (tid, cursor) = (f.ctx.linear_tid, f.cursor);
+        let f = self.running.current;
+        // SAFETY: `current` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor) = unsafe { ((*f).ctx.linear_tid, (*f).cursor) };
+        if !self.block.slow || tid != cursor {
+            self.catch_up(tid, cursor);
+        }
+        (tid, self.running.index)
+    }
+
+    /// The block's first runtime call sets up its state; threads [cursor, tid) of the
+    /// running range have finished.
+    #[cold]
+    #[inline(never)]
+    fn catch_up(&mut self, tid: u32, cursor: u32) {
         if !self.block.slow {
             self.block.begin_slow();
         }
         if tid != cursor {
             self.block.exit_range(cursor, tid, &mut self.log);
-            self.fibers.get_mut(fi).cursor = tid;
+            self.fibers.get_mut(self.running.index).cursor = tid;
         }
-        (tid, fi)
     }
 
     /// The caller waits: the rest of its range goes to the scheduler as a new range.
-    #[inline]
-    pub fn hand_off_range(&mut self, tid: u32, fi: u32) {
-        let f = self.fibers.get_mut(fi);
+    #[inline(always)]
+    pub fn hand_off_range(&mut self, tid: u32) {
+        // SAFETY: as in `enter`.
+        let f = unsafe { &mut *self.running.current };
         if f.end > tid + 1 {
             self.block.queues.pending.push((tid + 1, f.end));
             f.end = tid + 1;
@@ -245,15 +258,16 @@ impl Worker {
     }
 
     /// Completes an arrival: a thread that must wait hands the rest of its range on.
-    #[inline]
-    fn settle(&mut self, a: Arrival, tid: u32, fi: u32) -> Arrival {
+    #[inline(always)]
+    fn settle(&mut self, a: Arrival, tid: u32) -> Arrival {
         if a == Arrival::Wait {
-            self.hand_off_range(tid, fi);
+            self.hand_off_range(tid);
         }
         a
     }
 
     /// `__syncthreads` and its forms.
+    #[inline(always)]
     pub fn barrier(&mut self, op: u32, pred: bool, site: abi::Site) -> Arrival {
         if op > abi::bar::OR {
             return self.fail_unsupported(format!("unsupported barrier operation {op}"));
@@ -263,11 +277,12 @@ impl Worker {
             return Arrival::Stop;
         }
         let a = self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log);
-        self.settle(a, tid, fi)
+        self.settle(a, tid)
     }
 
     /// A warp collective.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
         if !super::warp_ops::is_known(op) {
             return self.fail_unsupported(format!("unsupported warp operation {op}"));
@@ -277,7 +292,7 @@ impl Worker {
             return Arrival::Stop;
         }
         let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
-        self.settle(a, tid, fi)
+        self.settle(a, tid)
     }
 
     /// `__activemask()`.
@@ -287,7 +302,7 @@ impl Worker {
             return Arrival::Stop;
         }
         let a = self.block.arrive_activemask(tid, fi, site);
-        self.settle(a, tid, fi)
+        self.settle(a, tid)
     }
 
     /// `yield_now`: the caller lets every other runnable thread of the block run first.
@@ -300,7 +315,7 @@ impl Worker {
             return Arrival::Stop;
         }
         self.block.yield_thread(tid, fi, site);
-        self.settle(Arrival::Wait, tid, fi)
+        self.settle(Arrival::Wait, tid)
     }
 
     /// The watchdog found no progress.
@@ -317,14 +332,17 @@ impl Worker {
         Arrival::Stop
     }
 
+    #[cold]
     fn fail_unsupported(&mut self, what: String) -> Arrival {
         let at = self.where_(self.running_thread());
         self.fail(super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
     }
 
     /// The thread on the running fiber.
+    #[inline(always)]
     pub fn running_thread(&self) -> u32 {
-        self.fibers.get(self.running.index).ctx.linear_tid
+        // SAFETY: as in `enter`.
+        unsafe { (*self.running.current).ctx.linear_tid }
     }
 
     fn thread_coords(&self, tid: u32) -> [u32; 3] {
@@ -412,12 +430,94 @@ fn describe_pc(pc: usize) -> String {
     }
 }
 
-/// What the scheduler does next.
-enum Next {
-    Resume(u32),
-    Start(u32, u32),
-    YieldRound,
-    Done,
+impl Worker {
+    /// The scheduler's slow path: the run queue is empty or had a long streak. Starts
+    /// a pending range, or makes yielded threads runnable, or takes the run queue's
+    /// head; None when nothing is left to run.
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&mut self, me: *mut Worker) -> Result<Option<u32>, LaunchFailure> {
+        if self.timed_out() {
+            return Err(self.stop_with(|w| w.timeout_failure(None)));
+        }
+        if let Some((a, e)) = self.block.queues.pending.pop() {
+            let fi = match self.fibers.take_idle() {
+                Ok(fi) => fi,
+                Err(e) => {
+                    let name = self.call.name.clone();
+                    return Err(self.stop_with(|_| LaunchFailure {
+                        code: super::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                        message: format!("kernel {name}: {e}"),
+                    }));
+                }
+            };
+            let c = &self.call;
+            let run = c.run.expect("a launch is running");
+            self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast());
+            self.stats.ranges_started += 1;
+            if let Some(s) = &self.watch {
+                s.progress();
+            }
+            return Ok(Some(fi));
+        }
+        if !self.block.queues.yielded.is_empty() {
+            self.block.resume_yielded();
+        }
+        Ok(self.block.queues.pop_run().map(|t| self.block.fiber_of[t as usize]))
+    }
+
+    /// After a resume that did not end in a wait: a range finished, or the launch stops.
+    #[cold]
+    #[inline(never)]
+    fn after_slow(&mut self, fi: u32, r: Result<Event, FiberExit>) -> Result<(), LaunchFailure> {
+        match r {
+            Ok(Event::Waiting) => Ok(()),
+            Ok(Event::Finished) => {
+                let fb = self.fibers.get(fi);
+                let (a, e) = (fb.cursor, fb.end);
+                if self.block.slow {
+                    self.block.exit_range(a, e, &mut self.log);
+                }
+                self.fibers.release(fi);
+                if let Some(s) = &self.watch {
+                    s.progress();
+                }
+                if self.block.stop {
+                    return Err(self.stop_with(|w| w.hazard_failure()));
+                }
+                Ok(())
+            }
+            Ok(Event::Stop) => Err(self.stop_with(|w| {
+                if w.timed_out() {
+                    w.timeout_failure(None)
+                } else {
+                    w.failure.take().unwrap_or_else(|| w.hazard_failure())
+                }
+            })),
+            Err(FiberExit::Faulted) => {
+                let at = self.where_(self.fibers.get(fi).ctx.linear_tid);
+                let f = fault_failure(self.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
+                self.fibers.renew(fi);
+                Err(self.stop_with(|_| f))
+            }
+            Err(FiberExit::Interrupted) => {
+                let f = self.timeout_failure(Some(fi));
+                self.fibers.renew(fi);
+                Err(self.stop_with(|_| f))
+            }
+            Err(FiberExit::Quit) => Err(self.stop_with(|_| LaunchFailure {
+                code: super::CUDA_ERROR_LAUNCH_FAILED,
+                message: "executor fiber ended unexpectedly".into(),
+            })),
+        }
+    }
+
+    /// Builds the failure, then abandons the block's fibers.
+    fn stop_with(&mut self, failure: impl FnOnce(&mut Worker) -> LaunchFailure) -> LaunchFailure {
+        let f = failure(self);
+        self.abandon();
+        f
+    }
 }
 
 /// The scheduler of one block: resume runnable threads, start pending ranges, until
@@ -433,128 +533,44 @@ unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
     loop {
         // SAFETY: per the contract, no other reference into the worker is live here.
         let wk = unsafe { &mut *w };
-        let q = &mut wk.block.queues;
-        let next = if streak >= FAIRNESS_STREAK && (!q.pending.is_empty() || !q.yielded.is_empty()) {
-            streak = 0;
-            match q.pending.pop() {
-                Some((a, e)) => Next::Start(a, e),
-                None => Next::YieldRound,
-            }
-        } else if let Some(t) = q.pop_run() {
-            streak += 1;
-            if let Some(next) = q.peek_run() {
-                fibers::prefetch(wk.fibers.get(wk.block.fiber_of[next as usize]));
-            }
-            Next::Resume(wk.block.fiber_of[t as usize])
-        } else {
-            streak = 0;
-            match q.pending.pop() {
-                Some((a, e)) => Next::Start(a, e),
-                None if !q.yielded.is_empty() => Next::YieldRound,
-                None => Next::Done,
-            }
-        };
-        let fi = match next {
-            Next::Resume(fi) => fi,
-            Next::Start(a, e) => match wk.fibers.take_idle() {
-                Ok(fi) => {
-                    let c = &wk.call;
-                    let run = c.run.expect("a launch is running");
-                    wk.fibers.assign(fi, a, e, run, c.params, &c.fields, w.cast());
-                    wk.stats.ranges_started += 1;
-                    if let Some(s) = &wk.watch {
-                        s.progress();
+        let popped = if streak < FAIRNESS_STREAK { wk.block.queues.pop_run() } else { None };
+        let fi = match popped {
+            Some(t) => {
+                streak += 1;
+                if PREFETCH {
+                    if let Some(next) = wk.block.queues.peek_run() {
+                        fibers::prefetch(wk.fibers.get(wk.block.fiber_of[next as usize]));
                     }
-                    fi
                 }
-                Err(e) => {
-                    wk.abandon();
-                    return Err(LaunchFailure {
-                        code: super::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-                        message: format!("kernel {}: {e}", wk.call.name),
-                    });
-                }
-            },
-            Next::YieldRound => {
-                if wk.timed_out() {
-                    let f = wk.timeout_failure(None);
-                    wk.abandon();
-                    return Err(f);
-                }
-                wk.block.resume_yielded();
-                continue;
+                wk.block.fiber_of[t as usize]
             }
-            Next::Done => break,
+            None => {
+                streak = 0;
+                match wk.next_slow(w)? {
+                    Some(fi) => fi,
+                    None => break,
+                }
+            }
         };
         let f = wk.fibers.ptr(fi);
         // SAFETY: the slot is this OS thread's context slot of the kernel library; the
-        // fiber is boxed, so the context address stays valid while it runs.
+        // fiber does not move, so the context address stays valid while it runs.
         unsafe { *wk.call.slot = ptr::addr_of_mut!((*f).ctx) };
         wk.running = Running { current: f, index: fi };
         wk.stats.fiber_resumes += 1;
         // SAFETY: `f` is a fiber of this worker's pool, not running; we hold no
         // reference into the worker across the switch (`wk` is not used again).
         let r = unsafe { fibers::resume(f) };
-        // SAFETY: the fiber has suspended or returned; its borrows ended.
-        let wk = unsafe { &mut *w };
-        wk.running.current = ptr::null_mut();
-        match r {
-            Ok(Event::Waiting) => {}
-            Ok(Event::Finished) => {
-                let fb = wk.fibers.get(fi);
-                let (a, e) = (fb.cursor, fb.end);
-                if wk.block.slow {
-                    wk.block.exit_range(a, e, &mut wk.log);
-                }
-                wk.fibers.release(fi);
-                if let Some(s) = &wk.watch {
-                    s.progress();
-                }
-            }
-            Ok(Event::Stop) => {
-                let f = if wk.timed_out() {
-                    wk.timeout_failure(None)
-                } else {
-                    wk.failure.take().unwrap_or_else(|| wk.hazard_failure())
-                };
-                wk.abandon();
-                return Err(f);
-            }
-            Err(FiberExit::Faulted) => {
-                let at = wk.where_(wk.fibers.get(fi).ctx.linear_tid);
-                let f = fault_failure(wk.fault, &at, wk.fibers.get(fi).stack_limit, wk.fibers.stack_size());
-                wk.fibers.renew(fi);
-                wk.abandon();
-                return Err(f);
-            }
-            Err(FiberExit::Interrupted) => {
-                let f = wk.timeout_failure(Some(fi));
-                wk.fibers.renew(fi);
-                wk.abandon();
-                return Err(f);
-            }
-            Err(FiberExit::Quit) => {
-                wk.abandon();
-                return Err(LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message: "executor fiber ended unexpectedly".into() });
-            }
-        }
-        if wk.block.stop {
-            let f = wk.hazard_failure();
-            wk.abandon();
-            return Err(f);
-        }
-        if wk.timed_out() {
-            let f = wk.timeout_failure(None);
-            wk.abandon();
-            return Err(f);
+        if r != Ok(Event::Waiting) {
+            // SAFETY: the fiber has suspended or returned; its borrows ended.
+            unsafe { (*w).after_slow(fi, r)? };
         }
     }
     // SAFETY: as above.
     let wk = unsafe { &mut *w };
+    wk.running.current = ptr::null_mut();
     if wk.block.slow && wk.block.live > 0 {
-        let f = wk.deadlock_failure();
-        wk.abandon();
-        return Err(f);
+        return Err(wk.stop_with(|w| w.deadlock_failure()));
     }
     Ok(())
 }

@@ -37,6 +37,10 @@ pub(crate) struct Group {
     pub mask: u32,
     pub arrived: u32,
     pub op: u32,
+    arg: i32,
+    width: i32,
+    /// Every lane so far called with the group's op, arg and width.
+    uniform: bool,
     pub site: abi::Site,
     kind_reported: bool,
     exit_reported: bool,
@@ -48,8 +52,6 @@ pub(crate) struct Warp {
     /// Lanes that exited, or do not exist (the last warp of a block whose size is not a
     /// multiple of 32).
     pub gone: u32,
-    /// Lanes suspended at any rendezvous or yield (for convergence).
-    pub waiting: u32,
     groups: Vec<Group>,
     /// Open `__activemask` groups (see `convergence`).
     pub conv: Vec<ConvGroup>,
@@ -58,14 +60,13 @@ pub(crate) struct Warp {
 
 impl Default for Warp {
     fn default() -> Self {
-        Warp { gone: 0, waiting: 0, groups: Vec::new(), conv: Vec::new(), lanes: [Lane::default(); WARP as usize] }
+        Warp { gone: 0, groups: Vec::new(), conv: Vec::new(), lanes: [Lane::default(); WARP as usize] }
     }
 }
 
 impl Warp {
     pub fn reset(&mut self, gone: u32) {
         self.gone = gone;
-        self.waiting = 0;
         self.groups.clear();
         self.conv.clear();
     }
@@ -94,7 +95,7 @@ impl Warp {
 impl Block {
     /// Thread `tid` (on fiber `fi`) arrives at warp collective `op` over `mask`.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn arrive_warp(
         &mut self,
         tid: u32,
@@ -110,37 +111,18 @@ impl Block {
         let lane = tid % WARP;
         let wi = tid / WARP;
         let bit = 1u32 << lane;
-        let mut mask = mask;
-        if mask & bit == 0 {
-            self.report_not_in_mask(tid, op, mask, site, log);
-            mask |= bit;
-        }
         let w = &mut self.warps[wi as usize];
         w.lanes[lane as usize] = Lane { value, result: 0, arg, width, op, pred: 0 };
-        let gi = match w.groups.iter().position(|g| g.mask == mask) {
-            Some(i) => {
-                if w.groups[i].op != op && !w.groups[i].kind_reported {
-                    w.groups[i].kind_reported = true;
-                    self.report_kind_mismatch(tid, wi, i, op, site, log);
-                }
-                i
-            }
-            None => {
-                // A mismatch is certain when a lane this mask names already waits in a
-                // collective whose mask names the caller: each waits for the other.
-                // (A waiting group that does not name the caller may still complete,
-                // and its lanes come here later: divergent sub-warp collectives.)
-                if w.groups.iter().any(|g| g.arrived & mask != 0 && g.mask & bit != 0) {
-                    self.report_mask_mismatch(tid, wi, op, mask, site, log);
-                }
-                let w = &mut self.warps[wi as usize];
-                w.groups.push(Group { mask, arrived: 0, op, site, kind_reported: false, exit_reported: false });
-                w.groups.len() - 1
-            }
+        // The common case: the caller is in its mask and joins an open group with the
+        // same op; anything else (a new group, a hazard) takes the long way.
+        let (gi, mask) = match w.groups.iter().position(|g| g.mask == mask && g.op == op) {
+            Some(i) if mask & bit != 0 => (i, mask),
+            _ => self.join_group(tid, op, mask, arg, width, site, log),
         };
         let w = &mut self.warps[wi as usize];
         let g = &mut w.groups[gi];
         g.arrived |= bit;
+        g.uniform &= g.arg == arg && g.width == width && g.op == op;
         let gone = w.gone;
         if mask & gone != 0 && !g.exit_reported {
             g.exit_reported = true;
@@ -159,6 +141,44 @@ impl Block {
         }
         self.start_waiting(tid, fi);
         Arrival::Wait
+    }
+
+    /// The long way into a group: a caller missing from its own mask, a group over the
+    /// same mask with another op, or the first lane of a new group. Returns the group
+    /// and the mask the caller takes part with.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn join_group(&mut self, tid: u32, op: u32, mask: u32, arg: i32, width: i32, site: abi::Site, log: &mut HazardLog) -> (usize, u32) {
+        let wi = tid / WARP;
+        let bit = 1u32 << (tid % WARP);
+        let mut mask = mask;
+        if mask & bit == 0 {
+            self.report_not_in_mask(tid, op, mask, site, log);
+            mask |= bit;
+        }
+        let w = &mut self.warps[wi as usize];
+        let gi = match w.groups.iter().position(|g| g.mask == mask) {
+            Some(i) => {
+                if w.groups[i].op != op && !w.groups[i].kind_reported {
+                    w.groups[i].kind_reported = true;
+                    self.report_kind_mismatch(tid, wi, i, op, site, log);
+                }
+                i
+            }
+            None => {
+                // A mismatch is certain when a lane this mask names already waits in a
+                // collective whose mask names the caller: each waits for the other.
+                // (A waiting group that does not name the caller may still complete,
+                // and its lanes come here later: divergent sub-warp collectives.)
+                if w.groups.iter().any(|g| g.arrived & mask != 0 && g.mask & bit != 0) {
+                    self.report_mask_mismatch(tid, wi, op, mask, site, log);
+                }
+                let w = &mut self.warps[wi as usize];
+                w.groups.push(Group { mask, arrived: 0, op, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
+                w.groups.len() - 1
+            }
+        };
+        (gi, mask)
     }
 
     /// The result and predicate a resumed lane of warp collective gets.
@@ -194,84 +214,26 @@ impl Block {
     /// Completes group `gi` of warp `wi`: computes every arrived lane's result in one
     /// pass and makes the lanes runnable (the caller, if it completed the group, goes on
     /// with the returned result).
+    #[inline(never)]
     fn resolve(&mut self, wi: u32, gi: usize, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
         let w = &mut self.warps[wi as usize];
         let g = w.groups.swap_remove(gi);
         let base = wi * WARP;
         let arrived = g.arrived;
-        let gone = w.gone;
-        let contrib = device_defined::contributing_lanes(arrived, g.mask);
-        let mut ballot = 0u32;
-        for l in lanes(contrib) {
-            if w.lanes[l as usize].value != 0 {
-                ballot |= 1 << l;
+        let outside = if g.uniform && warp_ops::is_shuffle(g.op) {
+            resolve_shuffles(w, &g)
+        } else {
+            resolve_mixed(w, &g)
+        };
+        let own = match caller {
+            Some(t) => {
+                let l = &w.lanes[(t - base) as usize];
+                (l.result, l.pred)
             }
-        }
-        let mut reduced: Option<(u32, i32, u64)> = None;
-        let mut outside: Option<(u32, u32, u32)> = None;
-        for lane in lanes(arrived) {
-            let t = w.lanes[lane as usize];
-            let (result, pred) = match t.op {
-                op if warp_ops::is_shuffle(op) => match warp_ops::shuffle_source(op, lane, t.arg, t.width) {
-                    None => (t.value, 0),
-                    Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
-                    Some(j) => {
-                        let why = if g.mask & (1 << j) != 0 {
-                            Absent::Exited
-                        } else {
-                            outside.get_or_insert((lane, j, op));
-                            if gone & (1 << j) != 0 {
-                                Absent::OutsideMaskExited
-                            } else {
-                                Absent::OutsideMaskAlive
-                            }
-                        };
-                        (device_defined::shuffle_fill(op, why).value(t.value), 0)
-                    }
-                },
-                abi::warp::BALLOT => (ballot as u64, 0),
-                abi::warp::ANY => ((ballot != 0) as u64, 0),
-                abi::warp::ALL => ((ballot == contrib) as u64, 0),
-                abi::warp::MATCH_ANY => {
-                    let key = warp_ops::match_key(t.value, t.arg);
-                    let m = lanes(contrib)
-                        .filter(|&l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key)
-                        .fold(0u32, |m, l| m | 1 << l);
-                    (m as u64, 0)
-                }
-                abi::warp::MATCH_ALL => {
-                    let key = warp_ops::match_key(t.value, t.arg);
-                    if lanes(contrib).all(|l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key) {
-                        (device_defined::match_all_mask(g.mask, arrived) as u64, 1)
-                    } else {
-                        (0, 0)
-                    }
-                }
-                op if (abi::warp::REDUCE_ADD..=abi::warp::REDUCE_XOR).contains(&op) => match reduced {
-                    Some((o, a, r)) if o == op && a == t.arg => (r, 0),
-                    _ => {
-                        let r = warp_ops::reduce(op, t.arg == 1, lanes(contrib).map(|l| w.lanes[l as usize].value));
-                        reduced = Some((op, t.arg, r));
-                        (r, 0)
-                    }
-                },
-                _ => (0, 0),
-            };
-            let slot = &mut w.lanes[lane as usize];
-            slot.result = result;
-            slot.pred = pred;
-        }
-        w.waiting &= !arrived;
-        let mut own = (0, 0);
-        for lane in lanes(arrived) {
-            let tid = base + lane;
-            if Some(tid) == caller {
-                let l = &self.warps[wi as usize].lanes[lane as usize];
-                own = (l.result, l.pred);
-            } else {
-                self.queues.push_run(tid);
-            }
-        }
+            None => (0, 0),
+        };
+        let others = arrived & !caller.map_or(0, |t| 1 << (t - base));
+        self.queues.extend_run(others.count_ones() as usize, lanes(others).map(|l| base + l));
         if let Some((lane, j, op)) = outside {
             self.report_outside_mask(base + lane, lane, j, op, g.mask, g.site, log);
         }
@@ -279,6 +241,8 @@ impl Block {
         own
     }
 
+    #[cold]
+    #[inline(never)]
     fn report_not_in_mask(&mut self, tid: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
         let (lane, wi) = (tid % WARP, tid / WARP);
         let key = key_of(&[site_key(&site), op as u64]);
@@ -294,6 +258,8 @@ impl Block {
         });
     }
 
+    #[cold]
+    #[inline(never)]
     fn report_kind_mismatch(&mut self, tid: u32, wi: u32, gi: usize, op: u32, site: abi::Site, log: &mut HazardLog) {
         let g = &self.warps[wi as usize].groups[gi];
         let (first, mask, first_site) = (g.op, g.mask, g.site);
@@ -320,6 +286,8 @@ impl Block {
         });
     }
 
+    #[cold]
+    #[inline(never)]
     fn report_mask_mismatch(&mut self, tid: u32, wi: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
         let bit = 1u32 << (tid % WARP);
         let overlapping: Vec<(u32, abi::Site)> = self.warps[wi as usize]
@@ -343,6 +311,8 @@ impl Block {
         });
     }
 
+    #[cold]
+    #[inline(never)]
     fn report_exited_lanes(&mut self, wi: u32, mask: u32, op: u32, site: abi::Site, log: &mut HazardLog) {
         let key = key_of(&[site_key(&site), op as u64]);
         let n = self.n;
@@ -381,6 +351,8 @@ impl Block {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
     fn report_outside_mask(&mut self, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
         let wi = tid / WARP;
         let key = key_of(&[site_key(&site), op as u64]);
@@ -398,6 +370,100 @@ impl Block {
             ),
         });
     }
+}
+
+/// A source lane that cannot supply its value: why, and what the reader gets.
+fn absent_read(w: &Warp, g: &Group, op: u32, j: u32, own: u64, outside: &mut Option<(u32, u32, u32)>, lane: u32) -> u64 {
+    let why = if g.mask & (1 << j) != 0 {
+        Absent::Exited
+    } else {
+        outside.get_or_insert((lane, j, op));
+        if w.gone & (1 << j) != 0 {
+            Absent::OutsideMaskExited
+        } else {
+            Absent::OutsideMaskAlive
+        }
+    };
+    device_defined::shuffle_fill(op, why).value(own)
+}
+
+/// A group whose lanes all called the same shuffle with the same lane operand and
+/// width: the source mapping is computed once. Returns the first read from outside the
+/// mask (lane, source, op), if any.
+#[inline(always)]
+fn resolve_shuffles(w: &mut Warp, g: &Group) -> Option<(u32, u32, u32)> {
+    let arrived = g.arrived;
+    let map = warp_ops::ShuffleMap::new(g.op, g.arg, g.width);
+    let mut outside = None;
+    for lane in lanes(arrived) {
+        let own = w.lanes[lane as usize].value;
+        let (result, pred) = match map.source(lane) {
+            None => (own, 0),
+            Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
+            Some(j) => (absent_read(w, g, g.op, j, own, &mut outside, lane), 0),
+        };
+        let slot = &mut w.lanes[lane as usize];
+        slot.result = result;
+        slot.pred = pred;
+    }
+    outside
+}
+
+/// Any other group: votes, matches and reductions (computed once where every lane gets
+/// the same), and groups whose lanes met with different operations (each lane gets the
+/// result of its own operation over the group's values).
+fn resolve_mixed(w: &mut Warp, g: &Group) -> Option<(u32, u32, u32)> {
+    let arrived = g.arrived;
+    let contrib = device_defined::contributing_lanes(arrived, g.mask);
+    let mut ballot = 0u32;
+    for l in lanes(contrib) {
+        if w.lanes[l as usize].value != 0 {
+            ballot |= 1 << l;
+        }
+    }
+    let mut reduced: Option<(u32, i32, u64)> = None;
+    let mut outside = None;
+    for lane in lanes(arrived) {
+        let t = w.lanes[lane as usize];
+        let (result, pred) = match t.op {
+            op if warp_ops::is_shuffle(op) => match warp_ops::shuffle_source(op, lane, t.arg, t.width) {
+                None => (t.value, 0),
+                Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
+                Some(j) => (absent_read(w, g, op, j, t.value, &mut outside, lane), 0),
+            },
+            abi::warp::BALLOT => (ballot as u64, 0),
+            abi::warp::ANY => ((ballot != 0) as u64, 0),
+            abi::warp::ALL => ((ballot == contrib) as u64, 0),
+            abi::warp::MATCH_ANY => {
+                let key = warp_ops::match_key(t.value, t.arg);
+                let m = lanes(contrib)
+                    .filter(|&l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key)
+                    .fold(0u32, |m, l| m | 1 << l);
+                (m as u64, 0)
+            }
+            abi::warp::MATCH_ALL => {
+                let key = warp_ops::match_key(t.value, t.arg);
+                if lanes(contrib).all(|l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key) {
+                    (device_defined::match_all_mask(g.mask, arrived) as u64, 1)
+                } else {
+                    (0, 0)
+                }
+            }
+            op if (abi::warp::REDUCE_ADD..=abi::warp::REDUCE_XOR).contains(&op) => match reduced {
+                Some((o, a, r)) if o == op && a == t.arg => (r, 0),
+                _ => {
+                    let r = warp_ops::reduce(op, t.arg == 1, lanes(contrib).map(|l| w.lanes[l as usize].value));
+                    reduced = Some((op, t.arg, r));
+                    (r, 0)
+                }
+            },
+            _ => (0, 0),
+        };
+        let slot = &mut w.lanes[lane as usize];
+        slot.result = result;
+        slot.pred = pred;
+    }
+    outside
 }
 
 #[cfg(test)]
@@ -418,7 +484,6 @@ mod tests {
         assert_eq!(b.warp_result(0), (101, 1));
         assert_eq!(b.warp_result(30), (131, 1));
         assert_eq!(b.queues.runnable().len(), 31);
-        assert_eq!(b.warp(0).waiting, 0);
     }
 
     #[test]

@@ -22,26 +22,48 @@ pub(crate) fn normalize_width(width: i32) -> u32 {
 
 /// The lane a shuffle reads from, or None when the computed lane is out of range (the
 /// caller then keeps its own value).
+#[inline]
 pub(crate) fn shuffle_source(op: u32, lane: u32, arg: i32, width: i32) -> Option<u32> {
-    let w = normalize_width(width);
-    let b = (arg as u32) & (WARP - 1);
-    let seg_start = lane & !(w - 1);
-    let seg_end = seg_start + w - 1;
-    match op {
-        abi::warp::SHFL_IDX => Some(seg_start | (b & (w - 1))),
-        abi::warp::SHFL_UP => {
-            let j = lane as i32 - b as i32;
-            (j >= seg_start as i32).then_some(j as u32)
+    ShuffleMap::new(op, arg, width).source(lane)
+}
+
+/// A shuffle's lane mapping with its operand and width decoded once.
+#[derive(Clone, Copy)]
+pub(crate) struct ShuffleMap {
+    op: u32,
+    /// The 5-bit lane operand.
+    b: u32,
+    /// The segment width (a power of two).
+    w: u32,
+}
+
+impl ShuffleMap {
+    #[inline(always)]
+    pub fn new(op: u32, arg: i32, width: i32) -> Self {
+        ShuffleMap { op, b: (arg as u32) & (WARP - 1), w: normalize_width(width) }
+    }
+
+    #[inline(always)]
+    pub fn source(&self, lane: u32) -> Option<u32> {
+        let (b, w) = (self.b, self.w);
+        let seg_start = lane & !(w - 1);
+        let seg_end = seg_start + w - 1;
+        match self.op {
+            abi::warp::SHFL_IDX => Some(seg_start | (b & (w - 1))),
+            abi::warp::SHFL_UP => {
+                let j = lane as i32 - b as i32;
+                (j >= seg_start as i32).then_some(j as u32)
+            }
+            abi::warp::SHFL_DOWN => {
+                let j = lane + b;
+                (j <= seg_end).then_some(j)
+            }
+            abi::warp::SHFL_XOR => {
+                let j = lane ^ b;
+                (j <= seg_end).then_some(j)
+            }
+            _ => None,
         }
-        abi::warp::SHFL_DOWN => {
-            let j = lane + b;
-            (j <= seg_end).then_some(j)
-        }
-        abi::warp::SHFL_XOR => {
-            let j = lane ^ b;
-            (j <= seg_end).then_some(j)
-        }
-        _ => None,
     }
 }
 
