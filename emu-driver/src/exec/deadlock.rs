@@ -77,12 +77,11 @@ impl Block {
 
     /// Where every live thread of the block is, grouped ("threads 0-31 wait at
     /// __syncthreads (call site k.cu:12:0)"), for timeout reports. `running` is the thread
-    /// whose fiber was running kernel code when the launch was stopped, with a
-    /// description of where.
+    /// that was running when the launch was stopped, with what it was doing.
     pub fn survey(&self, running: Option<(u32, String)>) -> Vec<String> {
         let mut out = Vec::new();
         if let Some((t, at)) = &running {
-            out.push(format!("thread {t} was running kernel code {at}"));
+            out.push(format!("thread {t} {at}"));
         }
         let skip = |t: u32| running.as_ref().is_some_and(|(r, _)| *r == t);
         let mut ys: Vec<(crate::abi::Site, Vec<u32>)> = Vec::new();

@@ -163,8 +163,9 @@ unsafe extern "C" fn rt_yield(site: abi::Site) {
 /// Stops a fiber whose launch the watchdog marked: entries that do not rendezvous are
 /// where a thread spinning through the runtime can be caught.
 #[inline(always)]
-fn check_watchdog(w: *mut Worker, f: *mut Fiber) {
+fn check_watchdog(w: *mut Worker, f: *mut Fiber, what: &str) {
     if with_worker(w, |wk| wk.timed_out()) {
+        with_worker(w, |wk| wk.stopped_in(what));
         stop_forever(f);
     }
 }
@@ -200,7 +201,7 @@ unsafe extern "C" fn rt_print(text: *const c_char, len: usize) {
     }
     let fiber = on_fiber();
     if let Some((w, f)) = fiber {
-        check_watchdog(w, f);
+        check_watchdog(w, f, "printf");
     }
     // SAFETY: the library passes `len` bytes at `text`.
     let bytes = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) };
@@ -215,7 +216,7 @@ unsafe extern "C" fn rt_print(text: *const c_char, len: usize) {
 unsafe extern "C" fn rt_threadfence(_scope: u32) {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     if let Some((w, f)) = on_fiber() {
-        check_watchdog(w, f);
+        check_watchdog(w, f, "__threadfence");
         leave(f);
     }
 }
@@ -225,7 +226,7 @@ unsafe extern "C" fn rt_clock() -> u64 {
     // SAFETY: clock_gettime writes `ts`.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     if let Some((w, f)) = on_fiber() {
-        check_watchdog(w, f);
+        check_watchdog(w, f, "clock()");
         leave(f);
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

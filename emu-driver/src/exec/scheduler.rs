@@ -77,6 +77,8 @@ pub(crate) struct Worker {
     pub fault: FaultInfo,
     /// Created at the first launch with a watchdog.
     pub watch: Option<Arc<WatchState>>,
+    /// Where the running thread was when a runtime entry stopped the launch.
+    stopped_at: Option<(u32, String)>,
     pub stats: ExecStats,
 }
 
@@ -116,6 +118,7 @@ impl Worker {
             failure: None,
             fault: FaultInfo::default(),
             watch: None,
+            stopped_at: None,
             stats: ExecStats::default(),
         }
     }
@@ -137,6 +140,7 @@ impl Worker {
         self.log = HazardLog::new(opts.hazards, &kernel.name);
         self.log.track_positions = several;
         self.failure = None;
+        self.stopped_at = None;
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
         let slot = unsafe { (kernel.ctx_slot)() };
         if slot.is_null() {
@@ -307,10 +311,13 @@ impl Worker {
 
     /// `yield_now`: the caller lets every other runnable thread of the block run first.
     pub fn yield_now(&mut self, site: abi::Site) -> Arrival {
+        let (tid, fi) = self.enter();
         if self.timed_out() {
+            // Stopped while spinning: the report names it with the others that yield.
+            self.block.queues.yielded.push((tid, site));
+            self.hand_off_range(tid);
             return Arrival::Stop;
         }
-        let (tid, fi) = self.enter();
         if self.block.stop {
             return Arrival::Stop;
         }
@@ -322,6 +329,14 @@ impl Worker {
     #[inline]
     pub fn timed_out(&self) -> bool {
         self.watch.as_ref().is_some_and(|w| w.is_timed_out())
+    }
+
+    /// A runtime entry (`what`) found the launch timed out: the report names the
+    /// running thread there.
+    #[cold]
+    pub fn stopped_in(&mut self, what: &str) {
+        let t = self.running_thread();
+        self.stopped_at = Some((t, format!("in {what}")));
     }
 
     /// The running thread stops the launch with `code` and `message` (about it).
@@ -387,13 +402,27 @@ impl Worker {
 
     /// The launch made no progress for the watchdog's limit; `interrupted` is the fiber
     /// the watchdog redirected out of kernel code, if it did.
-    fn timeout_failure(&self, interrupted: Option<u32>) -> LaunchFailure {
+    fn timeout_failure(&mut self, interrupted: Option<u32>) -> LaunchFailure {
         let limit = self.watch.as_ref().map(|w| w.limit()).unwrap_or_default();
-        let running = interrupted.map(|fi| {
-            let t = self.fibers.get(fi).ctx.linear_tid;
-            let pc = self.watch.as_ref().map(|w| w.interrupted_pc.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0);
-            (t, describe_pc(pc))
-        });
+        let running = match interrupted {
+            Some(fi) => {
+                let t = self.fibers.get(fi).ctx.linear_tid;
+                let pc = self.watch.as_ref().map(|w| w.interrupted_pc.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0);
+                Some((t, format!("was running kernel code {}", describe_pc(pc))))
+            }
+            None => self.stopped_at.take(),
+        };
+        // The rest of the running thread's range has not started.
+        let rest = match (interrupted, &running) {
+            (Some(fi), Some((t, _))) => Some((*t + 1, self.fibers.get(fi).end)),
+            (None, Some((t, _))) => Some((*t + 1, self.fibers.get(self.running.index).end)),
+            _ => None,
+        };
+        if let Some((a, e)) = rest {
+            if a < e {
+                self.block.queues.pending.push((a, e));
+            }
+        }
         let places = self.block.survey(running);
         LaunchFailure {
             code: super::CUDA_ERROR_LAUNCH_TIMEOUT,

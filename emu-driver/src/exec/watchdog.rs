@@ -3,8 +3,8 @@
 //! each thread is, instead of hanging the process.
 //!
 //! Progress means threads finishing or starting: a block starting, a range of threads
-//! starting on a fiber, a range ending, or (sampled) the running range moving on to its
-//! next thread. Rendezvous do not count: `while (!flag) __syncwarp();` with nobody left
+//! starting on a fiber, a range ending, or (sampled) a range moving on to its next
+//! thread. Rendezvous do not count: `while (!flag) __syncwarp();` with nobody left
 //! to set the flag is a livelock, not progress. A block whose threads all run longer
 //! than the watchdog without any of them finishing is therefore stopped too: raise the
 //! limit (or set it to zero, off) for kernels that legitimately do that.
@@ -56,6 +56,7 @@ pub(crate) struct WatchState {
     text_hi: AtomicUsize,
     /// The probe handler's last sample and when something last moved.
     seen_events: AtomicU64,
+    seen_fiber: AtomicUsize,
     seen_thread: AtomicU32,
     seen_at_ns: AtomicU64,
     /// Where the redirected fiber was.
@@ -75,6 +76,7 @@ impl WatchState {
             text_lo: AtomicUsize::new(0),
             text_hi: AtomicUsize::new(0),
             seen_events: AtomicU64::new(0),
+            seen_fiber: AtomicUsize::new(0),
             seen_thread: AtomicU32::new(u32::MAX),
             seen_at_ns: AtomicU64::new(0),
             interrupted_pc: AtomicUsize::new(0),
@@ -99,6 +101,7 @@ impl WatchState {
     pub fn begin(&self, limit: Duration, run_addr: usize) {
         let ev = self.events.load(Relaxed);
         self.seen_events.store(ev, Relaxed);
+        self.seen_fiber.store(0, Relaxed);
         self.seen_thread.store(u32::MAX, Relaxed);
         self.seen_at_ns.store(now_ns(), Relaxed);
         self.timed_out.store(false, Relaxed);
@@ -296,9 +299,14 @@ pub(crate) unsafe fn on_probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandl
         // SAFETY: the running fiber belongs to this thread's worker.
         unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*f).ctx.linear_tid)) }
     };
-    if events != s.seen_events.load(Relaxed) || thread != s.seen_thread.load(Relaxed) {
-        s.seen_events.store(events, Relaxed);
-        s.seen_thread.store(thread, Relaxed);
+    // Progress: an event, or the fiber sampled last time has moved on to a later
+    // thread of its range (threads finished). Fibers taking turns at rendezvous are not.
+    let same_fiber = f as usize == s.seen_fiber.load(Relaxed);
+    let moved = events != s.seen_events.load(Relaxed) || (same_fiber && thread != s.seen_thread.load(Relaxed));
+    s.seen_events.store(events, Relaxed);
+    s.seen_fiber.store(f as usize, Relaxed);
+    s.seen_thread.store(thread, Relaxed);
+    if moved {
         s.seen_at_ns.store(now, Relaxed);
         return None;
     }
