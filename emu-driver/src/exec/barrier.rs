@@ -127,7 +127,7 @@ impl Block {
             return Arrival::Done(self.barrier.result(op), 0);
         }
         b.waiters.push(tid);
-        self.start_waiting(tid, fi);
+        self.start_waiting(tid, fi, log);
         Arrival::Wait
     }
 

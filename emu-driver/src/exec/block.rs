@@ -183,11 +183,15 @@ impl Block {
     /// Thread `tid` suspends on fiber `fi` at a rendezvous (or a yield): it counts as
     /// waiting for convergence, which may now complete in its warp.
     #[inline(always)]
-    pub fn start_waiting(&mut self, tid: u32, fi: u32) {
+    pub fn start_waiting(&mut self, tid: u32, fi: u32, log: &mut HazardLog) {
         self.fiber_of[tid as usize] = fi;
         let wi = tid / WARP;
-        if self.warps[wi as usize].has_convergence() {
+        let w = &self.warps[wi as usize];
+        if w.has_convergence() {
             self.maybe_converge(wi);
+        }
+        if self.warps[wi as usize].is_blocked() {
+            self.retry_blocked(wi, log);
         }
     }
 
@@ -204,10 +208,10 @@ impl Block {
     }
 
     /// Thread `tid` yields at `site`: it runs again once nothing else can.
-    pub fn yield_thread(&mut self, tid: u32, fi: u32, site: abi::Site) {
+    pub fn yield_thread(&mut self, tid: u32, fi: u32, site: abi::Site, log: &mut HazardLog) {
         self.queues.yielded.push((tid, site));
         self.completed.yields += 1;
-        self.start_waiting(tid, fi);
+        self.start_waiting(tid, fi, log);
     }
 
     /// Every yielded thread becomes runnable (nothing else could run).
@@ -238,6 +242,9 @@ impl Block {
             }
             if self.warps[wi as usize].has_convergence() {
                 self.maybe_converge(wi);
+            }
+            if self.warps[wi as usize].is_blocked() {
+                self.retry_blocked(wi, log);
             }
         }
         if self.barrier.waiting() > 0 && self.barrier.waiting() == self.live {

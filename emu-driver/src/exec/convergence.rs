@@ -37,6 +37,7 @@
 //! - `__activemask()` costs a suspension per lane (a rendezvous), not a register read.
 
 use super::block::{site_key, Arrival, Block};
+use super::hazard::HazardLog;
 use super::warp_ops::{lanes, WARP};
 use crate::abi;
 
@@ -50,7 +51,7 @@ pub(crate) struct ConvGroup {
 
 impl Block {
     /// Thread `tid` (on fiber `fi`) calls `__activemask()` at `site`.
-    pub fn arrive_activemask(&mut self, tid: u32, fi: u32, site: abi::Site) -> Arrival {
+    pub fn arrive_activemask(&mut self, tid: u32, fi: u32, site: abi::Site, log: &mut HazardLog) -> Arrival {
         let wi = tid / WARP;
         let bit = 1u32 << (tid % WARP);
         let key = site_key(&site);
@@ -64,6 +65,9 @@ impl Block {
             return Arrival::Done(own as u64, 0);
         }
         self.fiber_of[tid as usize] = fi;
+        if self.warps[wi as usize].is_blocked() {
+            self.retry_blocked(wi, log);
+        }
         Arrival::Wait
     }
 
@@ -125,7 +129,7 @@ mod tests {
         // Even lanes call activemask at line 5; odd lanes exit, except lane 1 which waits
         // in a barrier.
         for l in (0..32).step_by(2) {
-            assert_eq!(b.arrive_activemask(l, l, at(5)), Arrival::Wait);
+            assert_eq!(b.arrive_activemask(l, l, at(5), &mut log), Arrival::Wait);
         }
         for l in (3..32).step_by(2) {
             b.exit_range(l, l + 1, &mut log);
@@ -138,12 +142,12 @@ mod tests {
 
     #[test]
     fn two_sites_form_two_masks_and_the_last_caller_goes_on() {
-        let (mut b, _log) = block(8);
+        let (mut b, mut log) = block(8);
         for l in 0..7 {
             let site = if l < 3 { at(5) } else { at(7) };
-            assert_eq!(b.arrive_activemask(l, l, site), Arrival::Wait);
+            assert_eq!(b.arrive_activemask(l, l, site, &mut log), Arrival::Wait);
         }
-        assert_eq!(b.arrive_activemask(7, 7, at(7)), Arrival::Done(0xf8, 0));
+        assert_eq!(b.arrive_activemask(7, 7, at(7), &mut log), Arrival::Done(0xf8, 0));
         assert_eq!(b.activemask_result(0), 0x07);
         assert_eq!(b.activemask_result(5), 0xf8);
     }

@@ -5,12 +5,20 @@
 //! executor returns what an H200 returned when measured, and still reports each
 //! occurrence as a hazard (`EMU_CUDA_HAZARDS=error` fails the launch on it).
 //!
-//! Every such value is decided here, one function per family, with its source:
-//! - measured on an H200 (driver 580.159.04): a full-mask `__shfl_down_sync` whose
-//!   source lane has exited returns 0 (a real extractor's scores drifted by 3.5e-3
-//!   when it returned the caller's value);
-//! - not measured yet: every other case keeps the caller's own value for shuffles and
-//!   counts only the lanes that arrived for votes, matches and reductions.
+//! Every such value is decided here, one function per family, with its source: the
+//! `devres_warp_*` lines of the H200 conformance table (driver 580.159.04, CUDA 13.0,
+//! sm_90; kernels in emu-driver/conformance/kernels/conformance.cu):
+//! - `warp_exited` (lanes 16-31 returned, lanes 0-15 call with the full mask): every
+//!   shuffle (idx, up, down, xor) reading an exited lane gives 0; a source out of the
+//!   segment gives the caller's own value (PTX defines that); ballot, any, all, reduce
+//!   and match cover the live lanes only; `__activemask` gives the live lanes. (A real
+//!   extractor's scores drifted by 3.5e-3 when exited reads returned the caller's value.)
+//! - `warp_halves` (every lane converged, each with the mask of its parity, reading a
+//!   lane of the other parity): the device returns the source lane's value; votes,
+//!   reductions and matches are per mask. The executor gives converged lanes that value
+//!   (see `warp`); a lane outside the mask that is not at the same shuffle (waiting at a
+//!   barrier: `warp_waiting`, where the device hangs) or has exited while outside the
+//!   mask was not measured: the caller's own value.
 
 use crate::abi;
 
@@ -53,8 +61,9 @@ impl Fill {
 /// What a `__shfl*_sync` of kind `op` returns when its source lane is absent.
 pub(crate) fn shuffle_fill(op: u32, why: Absent) -> Fill {
     match (op, why) {
-        // Measured: full-mask __shfl_down_sync reading an exited lane gave 0.
-        (abi::warp::SHFL_DOWN, Absent::Exited) => Fill::Zero,
+        // Measured (warp_exited): idx, up, down and xor reading an exited lane gave 0.
+        (abi::warp::SHFL_IDX..=abi::warp::SHFL_XOR, Absent::Exited) => Fill::Zero,
+        // Not measured.
         _ => Fill::Own,
     }
 }
@@ -87,7 +96,9 @@ mod tests {
 
     #[test]
     fn the_measured_case_and_the_default() {
-        assert_eq!(shuffle_fill(abi::warp::SHFL_DOWN, Absent::Exited), Fill::Zero);
+        for op in abi::warp::SHFL_IDX..=abi::warp::SHFL_XOR {
+            assert_eq!(shuffle_fill(op, Absent::Exited), Fill::Zero);
+        }
         assert_eq!(shuffle_fill(abi::warp::SHFL_DOWN, Absent::OutsideMaskAlive), Fill::Own);
         assert_eq!(Fill::Zero.value(7), 0);
         assert_eq!(Fill::Own.value(7), 7);

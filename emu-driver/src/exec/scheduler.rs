@@ -305,7 +305,7 @@ impl Worker {
         if self.block.stop {
             return Arrival::Stop;
         }
-        let a = self.block.arrive_activemask(tid, fi, site);
+        let a = self.block.arrive_activemask(tid, fi, site, &mut self.log);
         self.settle(a, tid)
     }
 
@@ -321,7 +321,7 @@ impl Worker {
         if self.block.stop {
             return Arrival::Stop;
         }
-        self.block.yield_thread(tid, fi, site);
+        self.block.yield_thread(tid, fi, site, &mut self.log);
         self.settle(Arrival::Wait, tid)
     }
 

@@ -8,12 +8,19 @@
 //! into its warp's lane slots as it arrives; the last arrival computes every lane's
 //! result into the slots, and each resumed lane reads its own.
 //!
+//! A shuffle that reads a lane outside its mask gets that lane's value when the lane
+//! executes the same shuffle (same call site and op, in a group of its own mask), as the
+//! H200 does for converged lanes: such a group waits until each of those source lanes
+//! has arrived at that shuffle, exited or waits elsewhere, and then completes together
+//! with the other groups of the site it reads from.
+//!
 //! Reported: a caller missing from its own mask, lanes of one mask meeting with
 //! different operations, lanes waiting in overlapping different masks (each waits for
 //! the other), lanes named in a mask that exited, and shuffles reading a lane outside
 //! the mask. Each report names the call site.
 
 use super::block::{site_key, site_text, Arrival, Block};
+use super::warp_ops::ShuffleMap;
 use super::convergence::ConvGroup;
 use super::device_defined::{self, Absent};
 use super::hazard::{format_threads, key_of, Detected, HazardKind, HazardLog};
@@ -37,6 +44,8 @@ pub(crate) struct Group {
     pub mask: u32,
     pub arrived: u32,
     pub op: u32,
+    /// The call site's key (`site_key`).
+    key: u64,
     arg: i32,
     width: i32,
     /// Every lane so far called with the group's op, arg and width.
@@ -55,18 +64,21 @@ pub(crate) struct Warp {
     groups: Vec<Group>,
     /// Open `__activemask` groups (see `convergence`).
     pub conv: Vec<ConvGroup>,
+    /// Some complete shuffle group waits for lanes outside its mask to reach it.
+    blocked: bool,
     pub lanes: [Lane; WARP as usize],
 }
 
 impl Default for Warp {
     fn default() -> Self {
-        Warp { gone: 0, groups: Vec::new(), conv: Vec::new(), lanes: [Lane::default(); WARP as usize] }
+        Warp { gone: 0, groups: Vec::new(), conv: Vec::new(), blocked: false, lanes: [Lane::default(); WARP as usize] }
     }
 }
 
 impl Warp {
     pub fn reset(&mut self, gone: u32) {
         self.gone = gone;
+        self.blocked = false;
         self.groups.clear();
         self.conv.clear();
     }
@@ -79,6 +91,12 @@ impl Warp {
     #[inline]
     pub fn has_convergence(&self) -> bool {
         !self.conv.is_empty()
+    }
+
+    /// A complete shuffle group waits for lanes outside its mask.
+    #[inline]
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
     }
 
     /// The open collectives.
@@ -130,17 +148,85 @@ impl Block {
         }
         let w = &self.warps[wi as usize];
         if (w.groups[gi].arrived | gone) & mask == mask {
-            let (r, p) = self.resolve(wi, gi, Some(tid), log);
-            if self.stop {
-                return Arrival::Stop;
+            if let Some((r, p)) = self.complete_group(wi, gi, Some(tid), log) {
+                if self.stop {
+                    return Arrival::Stop;
+                }
+                return Arrival::Done(r, p);
             }
-            return Arrival::Done(r, p);
         }
         if self.stop {
             return Arrival::Stop;
         }
-        self.start_waiting(tid, fi);
+        self.start_waiting(tid, fi, log);
         Arrival::Wait
+    }
+
+    /// Completes group `gi` of warp `wi`, whose mask lanes have all arrived or exited:
+    /// at once, or (a shuffle reading lanes outside its mask that have not reached a
+    /// rendezvous yet) later, together with the groups of its call site. Returns the
+    /// caller's result when it completed.
+    fn complete_group(&mut self, wi: u32, gi: usize, caller: Option<u32>, log: &mut HazardLog) -> Option<(u64, i32)> {
+        let w = &self.warps[wi as usize];
+        let g = &w.groups[gi];
+        if g.mask == u32::MAX || outside_alive_sources(w, g) == 0 {
+            let g = self.warps[wi as usize].groups.swap_remove(gi);
+            return Some(self.resolve(wi, g, None, caller, log));
+        }
+        // Lanes that execute this shuffle: those in an open group of the same site and op.
+        let (key, op) = (g.key, g.op);
+        let same = |g: &Group| g.key == key && g.op == op;
+        let at_site = w.groups.iter().filter(|g| same(g)).fold(0, |m, g| m | g.arrived);
+        let elsewhere = self.waiting_lanes(wi) & !at_site;
+        let gone = w.gone;
+        let complete = |g: &Group| (g.arrived | gone) & g.mask == g.mask;
+        // Ready: every source outside the mask is at this shuffle in a complete group
+        // (the groups complete together) or waits elsewhere.
+        let ready = |g: &Group| {
+            let src = outside_alive_sources(w, g);
+            src & !at_site & !elsewhere == 0 && !w.groups.iter().any(|h| same(h) && h.arrived & src != 0 && !complete(h))
+        };
+        if !ready(g) {
+            self.warps[wi as usize].blocked = true;
+            return None;
+        }
+        // Complete every complete and ready group of the site, reading each other.
+        let mut pick: Vec<usize> = (0..w.groups.len())
+            .filter(|&i| {
+                let h = &w.groups[i];
+                i == gi || (same(h) && complete(h) && ready(h))
+            })
+            .collect();
+        pick.sort_unstable_by(|a, b| b.cmp(a));
+        let taken: Vec<Group> = pick.into_iter().map(|i| self.warps[wi as usize].groups.swap_remove(i)).collect();
+        let mut own = None;
+        for g in taken {
+            let mine = caller.is_some_and(|t| g.arrived & (1 << (t % WARP)) != 0);
+            let r = self.resolve(wi, g, Some(at_site), if mine { caller } else { None }, log);
+            if mine {
+                own = Some(r);
+            }
+        }
+        own.or(Some((0, 0)))
+    }
+
+    /// Retries the warp's shuffle groups that waited for lanes outside their masks (a
+    /// lane of the warp now waits somewhere, or exited).
+    pub(crate) fn retry_blocked(&mut self, wi: u32, log: &mut HazardLog) {
+        self.warps[wi as usize].blocked = false;
+        let mut i = 0;
+        while i < self.warps[wi as usize].groups.len() {
+            let w = &self.warps[wi as usize];
+            let g = &w.groups[i];
+            if (g.arrived | w.gone) & g.mask == g.mask {
+                let n = w.groups.len();
+                if self.complete_group(wi, i, None, log).is_some() || self.warps[wi as usize].groups.len() != n {
+                    i = 0;
+                    continue;
+                }
+            }
+            i += 1;
+        }
     }
 
     /// The long way into a group: a caller missing from its own mask, a group over the
@@ -174,7 +260,8 @@ impl Block {
                     self.report_mask_mismatch(tid, wi, op, mask, site, log);
                 }
                 let w = &mut self.warps[wi as usize];
-                w.groups.push(Group { mask, arrived: 0, op, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
+                let key = site_key(&site);
+                w.groups.push(Group { mask, arrived: 0, op, key, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
                 w.groups.len() - 1
             }
         };
@@ -203,27 +290,31 @@ impl Block {
                 }
                 let w = &self.warps[wi as usize];
                 if (w.groups[i].arrived | w.gone) & mask == mask {
-                    self.resolve(wi, i, None, log);
-                    continue; // resolve swapped the last group into slot i
+                    let n = w.groups.len();
+                    if self.complete_group(wi, i, None, log).is_some() || self.warps[wi as usize].groups.len() != n {
+                        i = 0; // completing moved groups around
+                        continue;
+                    }
                 }
             }
             i += 1;
         }
     }
 
-    /// Completes group `gi` of warp `wi`: computes every arrived lane's result in one
-    /// pass and makes the lanes runnable (the caller, if it completed the group, goes on
-    /// with the returned result).
+    /// Completes group `g` (removed from warp `wi`): computes every arrived lane's
+    /// result in one pass and makes the lanes runnable (the caller, if it completed the
+    /// group, goes on with the returned result). Shuffles read the lanes in `readable`
+    /// (the group's own arrivals unless lanes of other groups at its site are given).
     #[inline(never)]
-    fn resolve(&mut self, wi: u32, gi: usize, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
+    fn resolve(&mut self, wi: u32, g: Group, readable: Option<u32>, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
         let w = &mut self.warps[wi as usize];
-        let g = w.groups.swap_remove(gi);
         let base = wi * WARP;
         let arrived = g.arrived;
+        let readable = readable.unwrap_or(arrived);
         let outside = if g.uniform && warp_ops::is_shuffle(g.op) {
-            resolve_shuffles(w, &g)
+            resolve_shuffles(w, &g, readable)
         } else {
-            resolve_mixed(w, &g)
+            resolve_mixed(w, &g, readable)
         };
         let own = match caller {
             Some(t) => {
@@ -234,8 +325,8 @@ impl Block {
         };
         let others = arrived & !caller.map_or(0, |t| 1 << (t - base));
         self.queues.extend_run(others.count_ones() as usize, lanes(others).map(|l| base + l));
-        if let Some((lane, j, op)) = outside {
-            self.report_outside_mask(base + lane, lane, j, op, g.mask, g.site, log);
+        if let Some((lane, j, op, read)) = outside {
+            self.report_outside_mask(base + lane, lane, j, op, g.mask, g.site, read, log);
         }
         self.completed.collectives += 1;
         own
@@ -353,12 +444,16 @@ impl Block {
     #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
-    fn report_outside_mask(&mut self, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
+    fn report_outside_mask(&mut self, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, read: bool, log: &mut HazardLog) {
         let wi = tid / WARP;
         let key = key_of(&[site_key(&site), op as u64]);
         let alive = self.warps[wi as usize].gone & (1 << j) == 0;
         let why = if alive { Absent::OutsideMaskAlive } else { Absent::OutsideMaskExited };
-        let fill = device_defined::shuffle_fill(op, why).describe();
+        let fill = if read {
+            "that lane's value (it executes the same shuffle, as converged lanes do on the device)"
+        } else {
+            device_defined::shuffle_fill(op, why).describe()
+        };
         self.stop |= log.note(HazardKind::ShuffleSourceOutsideMask, key, || Detected {
             kind: HazardKind::ShuffleSourceOutsideMask,
             key,
@@ -372,35 +467,57 @@ impl Block {
     }
 }
 
-/// A source lane that cannot supply its value: why, and what the reader gets.
-fn absent_read(w: &Warp, g: &Group, op: u32, j: u32, own: u64, outside: &mut Option<(u32, u32, u32)>, lane: u32) -> u64 {
+/// The first read from outside a group's mask: (lane, source, op, whether the source's
+/// value was read).
+type Outside = Option<(u32, u32, u32, bool)>;
+
+/// The lanes outside `g`'s mask, alive, that its lanes' shuffles read from.
+fn outside_alive_sources(w: &Warp, g: &Group) -> u32 {
+    lanes(g.arrived)
+        .filter_map(|l| {
+            let t = &w.lanes[l as usize];
+            warp_ops::is_shuffle(t.op).then(|| warp_ops::shuffle_source(t.op, l, t.arg, t.width)).flatten()
+        })
+        .fold(0, |m, j| m | 1 << j)
+        & !g.mask
+        & !w.gone
+}
+
+/// A source lane that cannot supply its value: what the reader gets.
+fn absent_read(w: &Warp, g: &Group, op: u32, j: u32, own: u64) -> u64 {
     let why = if g.mask & (1 << j) != 0 {
         Absent::Exited
+    } else if w.gone & (1 << j) != 0 {
+        Absent::OutsideMaskExited
     } else {
-        outside.get_or_insert((lane, j, op));
-        if w.gone & (1 << j) != 0 {
-            Absent::OutsideMaskExited
-        } else {
-            Absent::OutsideMaskAlive
-        }
+        Absent::OutsideMaskAlive
     };
     device_defined::shuffle_fill(op, why).value(own)
 }
 
 /// A group whose lanes all called the same shuffle with the same lane operand and
-/// width: the source mapping is computed once. Returns the first read from outside the
-/// mask (lane, source, op), if any.
+/// width: the source mapping is computed once; lanes in `readable` supply values.
 #[inline(always)]
-fn resolve_shuffles(w: &mut Warp, g: &Group) -> Option<(u32, u32, u32)> {
+fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32) -> Outside {
     let arrived = g.arrived;
-    let map = warp_ops::ShuffleMap::new(g.op, g.arg, g.width);
+    let map = ShuffleMap::new(g.op, g.arg, g.width);
     let mut outside = None;
     for lane in lanes(arrived) {
         let own = w.lanes[lane as usize].value;
         let (result, pred) = match map.source(lane) {
             None => (own, 0),
             Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
-            Some(j) => (absent_read(w, g, g.op, j, own, &mut outside, lane), 0),
+            Some(j) => {
+                let read = readable & (1 << j) != 0;
+                if g.mask & (1 << j) == 0 {
+                    outside.get_or_insert((lane, j, g.op, read));
+                }
+                if read {
+                    (w.lanes[j as usize].value, 1)
+                } else {
+                    (absent_read(w, g, g.op, j, own), 0)
+                }
+            }
         };
         let slot = &mut w.lanes[lane as usize];
         slot.result = result;
@@ -412,7 +529,7 @@ fn resolve_shuffles(w: &mut Warp, g: &Group) -> Option<(u32, u32, u32)> {
 /// Any other group: votes, matches and reductions (computed once where every lane gets
 /// the same), and groups whose lanes met with different operations (each lane gets the
 /// result of its own operation over the group's values).
-fn resolve_mixed(w: &mut Warp, g: &Group) -> Option<(u32, u32, u32)> {
+fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32) -> Outside {
     let arrived = g.arrived;
     let contrib = device_defined::contributing_lanes(arrived, g.mask);
     let mut ballot = 0u32;
@@ -429,7 +546,17 @@ fn resolve_mixed(w: &mut Warp, g: &Group) -> Option<(u32, u32, u32)> {
             op if warp_ops::is_shuffle(op) => match warp_ops::shuffle_source(op, lane, t.arg, t.width) {
                 None => (t.value, 0),
                 Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
-                Some(j) => (absent_read(w, g, op, j, t.value, &mut outside, lane), 0),
+                Some(j) => {
+                    let read = readable & (1 << j) != 0;
+                    if g.mask & (1 << j) == 0 {
+                        outside.get_or_insert((lane, j, op, read));
+                    }
+                    if read {
+                        (w.lanes[j as usize].value, 1)
+                    } else {
+                        (absent_read(w, g, op, j, t.value), 0)
+                    }
+                }
             },
             abi::warp::BALLOT => (ballot as u64, 0),
             abi::warp::ANY => ((ballot != 0) as u64, 0),
