@@ -4,7 +4,10 @@
 //! (b) nanoseconds per thread per __syncthreads for a 256-thread shared-memory tree
 //!     reduction (a u64 square per thread, 8 halving steps: 9 barriers);
 //! (c) nanoseconds per lane per shuffle for a 32-lane `__shfl_down_sync` reduction
-//!     (5 shuffles per thread, blocks of 256).
+//!     (5 shuffles per thread, blocks of 256);
+//! (d) scaling with `ExecOptions::workers` (blocks on several OS threads) for three
+//!     block-parallel kernels: compute-bound (a per-thread polynomial loop), the tree
+//!     reduction (barriers) and (a) (memory-bound).
 //! The kernels are shaped like what kernels-host generates: `run` walks its range,
 //! writes each thread's indices into the context, runs the body, and stops when
 //! `range_stop` is set; the body reads its indices through the thread-local slot.
@@ -190,6 +193,9 @@ fn main() {
             }
         }
     }
+    if part('d') {
+        scaling(&opts);
+    }
     if part('c') {
         let blocks = if quick() { 64 } else { 4096 };
         let (per, total) = shuffles(&opts, blocks);
@@ -242,6 +248,100 @@ fn axpy(opts: &ExecOptions) {
         s1.blocks - s0.blocks,
         (s1.fiber_resumes - s0.fiber_resumes) as f64 / (s1.blocks - s0.blocks) as f64);
 
+}
+
+/// `__global__ void poly(float *out)`: 512 dependent multiply-adds per thread.
+#[inline(always)]
+unsafe fn poly_body(out: *mut f32) {
+    let c = ctx();
+    let i = c.block_idx.x * c.block_dim.x + c.thread_idx.x;
+    let x = (i % 1000) as f32 * 1e-3;
+    let mut acc = 0.0f32;
+    for k in 0..512 {
+        acc = acc * x + (k as f32) * 1e-3;
+    }
+    *out.add(i as usize) = acc;
+}
+
+unsafe extern "C" fn poly_run(p: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32) {
+    let out: *mut f32 = param(p, 0);
+    run_range!(ctx, first, count, poly_body(out))
+}
+
+fn scaling(opts: &ExecOptions) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts = vec![1usize, 2];
+    let mut n = 4;
+    while n <= cores {
+        counts.push(n);
+        n *= 2;
+    }
+    println!("(d) blocks on several workers ({cores} cores here); time per launch, speedup over 1 worker");
+    let blocks = if quick() { 64u32 } else { 4096 };
+    // compute-bound
+    let mut out = vec![0f32; blocks as usize * 256];
+    let po = out.as_mut_ptr();
+    let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
+    let k = KernelRef { name: "poly".into(), run: poly_run, ctx_slot };
+    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0 };
+    let mut base = 0.0;
+    let mut reference: Option<Vec<f32>> = None;
+    for &w in &counts {
+        let o = ExecOptions { workers: w, ..*opts };
+        let _ = exec::launch(&k, &cfg, &params, &o);
+        let t = best(reps(), || assert!(exec::launch(&k, &cfg, &params, &o).result.is_ok())).as_secs_f64();
+        match &reference {
+            None => reference = Some(out.clone()),
+            Some(r) => assert!(r == &out, "{w} workers: same results"),
+        }
+        if w == 1 {
+            base = t;
+        }
+        println!("    compute  {w:2} workers: {:9.3} ms  x{:.2}", t * 1e3, base / t);
+    }
+    // barriers
+    let threads = 256u32;
+    let mut res = vec![0u64; blocks as usize];
+    let pr = res.as_mut_ptr();
+    let params: Vec<*mut c_void> = vec![ptr::addr_of!(pr) as *mut c_void];
+    let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot };
+    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: threads as usize * 8 };
+    for &w in &counts {
+        let o = ExecOptions { workers: w, ..*opts };
+        let _ = exec::launch(&k, &cfg, &params, &o);
+        let t = best(reps(), || assert!(exec::launch(&k, &cfg, &params, &o).result.is_ok())).as_secs_f64();
+        for (bi, &r) in res.iter().enumerate() {
+            let want: u64 = (bi as u64 * 256..(bi as u64 + 1) * 256).map(|g| g * g).sum();
+            assert_eq!(r, want, "{w} workers: block {bi}");
+        }
+        if w == 1 {
+            base = t;
+        }
+        println!("    barriers {w:2} workers: {:9.3} ms  x{:.2}", t * 1e3, base / t);
+    }
+    // memory-bound
+    let n: usize = if quick() { 1 << 16 } else { 1 << 24 };
+    let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| (i % 777) as f32 * 0.25).collect();
+    let mut c = vec![0f32; n];
+    let (pa, pb, pc, pn) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), n as u32);
+    let params: Vec<*mut c_void> = vec![
+        ptr::addr_of!(pa) as *mut c_void,
+        ptr::addr_of!(pb) as *mut c_void,
+        ptr::addr_of!(pc) as *mut c_void,
+        ptr::addr_of!(pn) as *mut c_void,
+    ];
+    let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
+    let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0 };
+    for &w in &counts {
+        let o = ExecOptions { workers: w, ..*opts };
+        let t = best(reps(), || assert!(exec::launch(&k, &cfg, &params, &o).result.is_ok())).as_secs_f64();
+        if w == 1 {
+            base = t;
+        }
+        println!("    axpy     {w:2} workers: {:9.3} ms  x{:.2}", t * 1e3, base / t);
+    }
+    assert!(c.iter().zip(a.iter().zip(&b)).all(|(c, (a, b))| *c == a * 1.5 + b));
 }
 
 /// Runs the warp shuffle reduction; returns (ns per lane per shuffle, seconds per launch).

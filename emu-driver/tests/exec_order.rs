@@ -144,3 +144,29 @@ fn the_first_failing_block_in_the_order_wins_on_any_number_of_workers() {
         }
     }
 }
+
+// Each block records the OS thread it ran on, and takes a while.
+unsafe fn where_body(p: *const *mut c_void) {
+    let c = ctx();
+    if c.linear_tid == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        *out::<i64>(p, 0).add(c.block_idx.x as usize) = libc::gettid() as i64;
+    }
+}
+kernel!(where_run, where_body);
+
+#[test]
+fn several_workers_run_blocks_on_several_os_threads() {
+    let k = kref("where", where_run);
+    for workers in [2usize, 3] {
+        let mut tids = vec![0i64; 40];
+        let p = params(&[addr(&mut tids)]);
+        let o = run_with(&k, cfg([40, 1, 1], [32, 1, 1], 0), &p.ptrs, ExecOptions { workers, ..ExecOptions::default() });
+        assert_eq!(o.result, Ok(()));
+        let mut distinct = tids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(tids.iter().all(|&t| t > 0));
+        assert_eq!(distinct.len(), workers, "{workers} workers: blocks ran on {} OS threads", distinct.len());
+    }
+}

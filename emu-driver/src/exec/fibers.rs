@@ -202,6 +202,7 @@ impl FiberPool {
     }
 
     /// Hands the range [first, end) of the block described by `fields` to fiber `fi`.
+    #[allow(clippy::too_many_arguments)]
     pub fn assign(&mut self, fi: u32, first: u32, end: u32, run: RunFn, params: *const *mut c_void, fields: &BlockFields, executor: *mut c_void) {
         let f = self.get_mut(fi);
         f.cursor = first;

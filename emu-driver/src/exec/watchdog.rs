@@ -282,7 +282,7 @@ pub(crate) unsafe fn on_probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandl
     // SAFETY: the worker of this thread is live while CURRENT points to it; the handler
     // reads plain words the interrupted code may be writing (same thread: no tearing).
     let (s, f) = unsafe {
-        let Some(s) = (*w).watch.as_deref() else { return None };
+        let s = (*w).watch.as_deref()?;
         (s as *const WatchState, std::ptr::read_volatile(std::ptr::addr_of!((*w).running.current)))
     };
     // SAFETY: `s` lives as long as the worker.
@@ -338,10 +338,10 @@ mod tests {
 
     #[test]
     fn the_code_range_of_a_function_contains_it() {
-        let f = code_range_of as usize;
+        let f = code_range_of as fn(usize) -> Option<(usize, usize)> as usize;
         let (lo, hi) = code_range_of(f).expect("this binary is loaded");
         assert!(lo <= f && f < hi);
-        let m = libc::malloc as usize;
+        let m = libc::malloc as unsafe extern "C" fn(usize) -> *mut libc::c_void as usize;
         let (a, b) = code_range_of(m).expect("libc is loaded");
         assert!(a <= m && m < b && !(lo..hi).contains(&m));
     }
