@@ -72,14 +72,23 @@ pub(crate) struct Worker {
     pub block: Block,
     pub running: Running,
     pub log: HazardLog,
-    /// Set by a runtime entry that stops the launch (a trap, an unsupported op).
-    pub failure: Option<LaunchFailure>,
-    pub fault: FaultInfo,
+    /// Why the launch stops, as far as a fiber or a signal handler said.
+    pub stop: Stopping,
     /// Created at the first launch with a watchdog.
     pub watch: Option<Arc<WatchState>>,
-    /// Where the running thread was when a runtime entry stopped the launch.
-    stopped_at: Option<(u32, String)>,
     pub stats: ExecStats,
+}
+
+/// What fibers and signal handlers report about a stop, for the scheduler to turn into
+/// the launch's failure.
+#[derive(Default)]
+pub(crate) struct Stopping {
+    /// Set by a runtime entry that stops the launch (a trap, an unsupported op).
+    pub failure: Option<LaunchFailure>,
+    /// What the fault handler saw.
+    pub fault: FaultInfo,
+    /// Where the running thread was when a runtime entry stopped a timed-out launch.
+    pub at: Option<(u32, String)>,
 }
 
 thread_local! {
@@ -115,10 +124,8 @@ impl Worker {
             block: Block::new(),
             running: Running { current: ptr::null_mut(), index: 0 },
             log: HazardLog::new(super::HazardMode::Warn, ""),
-            failure: None,
-            fault: FaultInfo::default(),
+            stop: Stopping::default(),
             watch: None,
-            stopped_at: None,
             stats: ExecStats::default(),
         }
     }
@@ -139,8 +146,7 @@ impl Worker {
         self.stats.launches += 1;
         self.log = HazardLog::new(opts.hazards, &kernel.name);
         self.log.track_positions = several;
-        self.failure = None;
-        self.stopped_at = None;
+        self.stop = Stopping::default();
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
         let slot = unsafe { (kernel.ctx_slot)() };
         if slot.is_null() {
@@ -336,13 +342,13 @@ impl Worker {
     #[cold]
     pub fn stopped_in(&mut self, what: &str) {
         let t = self.running_thread();
-        self.stopped_at = Some((t, format!("in {what}")));
+        self.stop.at = Some((t, format!("in {what}")));
     }
 
     /// The running thread stops the launch with `code` and `message` (about it).
     pub fn fail(&mut self, code: u32, message: String) -> Arrival {
-        if self.failure.is_none() {
-            self.failure = Some(LaunchFailure { code, message });
+        if self.stop.failure.is_none() {
+            self.stop.failure = Some(LaunchFailure { code, message });
         }
         Arrival::Stop
     }
@@ -410,7 +416,7 @@ impl Worker {
                 let pc = self.watch.as_ref().map(|w| w.interrupted_pc.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0);
                 Some((t, format!("was running kernel code {}", describe_pc(pc))))
             }
-            None => self.stopped_at.take(),
+            None => self.stop.at.take(),
         };
         // The rest of the running thread's range has not started.
         let rest = match (interrupted, &running) {
@@ -520,12 +526,12 @@ impl Worker {
                 if w.timed_out() {
                     w.timeout_failure(None)
                 } else {
-                    w.failure.take().unwrap_or_else(|| w.hazard_failure())
+                    w.stop.failure.take().unwrap_or_else(|| w.hazard_failure())
                 }
             })),
             Err(FiberExit::Faulted) => {
                 let at = self.where_(self.fibers.get(fi).ctx.linear_tid);
-                let f = fault_failure(self.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
+                let f = fault_failure(self.stop.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
                 self.fibers.renew(fi);
                 Err(self.stop_with(|_| f))
             }
@@ -625,7 +631,7 @@ pub(crate) unsafe fn fault_target(info: FaultInfo, sp: usize) -> Option<Coroutin
         if !trap.stack_ptr_in_bounds(sp) {
             return None;
         }
-        ptr::write_volatile(ptr::addr_of_mut!((*w).fault), info);
+        ptr::write_volatile(ptr::addr_of_mut!((*w).stop.fault), info);
         Some(trap)
     }
 }
