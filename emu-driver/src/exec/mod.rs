@@ -229,6 +229,9 @@ pub fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], op
         return refused(format!("kernel {}: empty grid or block {:?} x {:?}", kernel.name, cfg.grid, cfg.block));
     }
     if opts.workers > 1 {
+        if !worker_free() {
+            return refused(format!("kernel {}: launched from inside a running kernel", kernel.name));
+        }
         return parallel::launch(kernel, cfg, params, opts);
     }
     let total = cfg.grid.iter().map(|&g| g as u64).product();
@@ -257,6 +260,11 @@ fn with_worker<R>(opts: &ExecOptions, f: impl FnOnce(&mut scheduler::Worker) -> 
             Ok(f(w))
         })
         .unwrap_or(Err("launched while the thread exits"))
+}
+
+/// Whether this OS thread's worker can take a launch (it is not running one).
+fn worker_free() -> bool {
+    WORKER.try_with(|cell| cell.try_borrow_mut().is_ok()).unwrap_or(false)
 }
 
 /// This OS thread's executor counters.
