@@ -13,8 +13,8 @@
 //! `range_stop` is set; the body reads its indices through the thread-local slot.
 //! Each figure is the best of several repetitions.
 //!
-//! `EXEC_BENCH=abc` picks the parts to run (default all); `EXEC_BENCH_QUICK=1` runs each
-//! once on a small grid (for `valgrind --tool=callgrind`, whose instruction counts do not
+//! `EXEC_BENCH=abcd` picks the parts to run (default all); `EXEC_BENCH_BLOCKS=N` sets the
+//! grid of (b)-(d); `EXEC_BENCH_QUICK=1` runs each once on a small grid (for `valgrind --tool=callgrind`, whose instruction counts do not
 //! depend on machine load).
 
 use cuda::abi::{self, Dim3, ThreadCtx};
@@ -167,6 +167,11 @@ fn reps() -> usize {
     }
 }
 
+/// Blocks for parts (b)-(d): `EXEC_BENCH_BLOCKS`, else 64 quick or 4096.
+fn blocks() -> u32 {
+    std::env::var("EXEC_BENCH_BLOCKS").ok().and_then(|v| v.parse().ok()).unwrap_or(if quick() { 64 } else { 4096 })
+}
+
 fn quick() -> bool {
     std::env::var_os("EXEC_BENCH_QUICK").is_some()
 }
@@ -181,8 +186,7 @@ fn main() {
         axpy(&opts);
     }
     if part('b') {
-        let blocks = if quick() { 64 } else { 4096 };
-        let (per, total, blocks) = reduction(&opts, 256, blocks, true);
+        let (per, total, blocks) = reduction(&opts, 256, blocks(), true);
         println!("(b) 256-thread shared-memory tree reduction, 9 barriers per block, {blocks} blocks");
         println!("    total           : {:9.3} ms", total * 1e3);
         println!("    per thread      : {:9.3} ns per __syncthreads   (target <= 6 ns)", per);
@@ -197,7 +201,7 @@ fn main() {
         scaling(&opts);
     }
     if part('c') {
-        let blocks = if quick() { 64 } else { 4096 };
+        let blocks = blocks();
         let (per, total) = shuffles(&opts, blocks);
         println!("(c) 32-lane __shfl_down_sync reduction, 5 shuffles per thread, {blocks} blocks of 256");
         println!("    total           : {:9.3} ms", total * 1e3);
@@ -277,7 +281,7 @@ fn scaling(opts: &ExecOptions) {
         n *= 2;
     }
     println!("(d) blocks on several workers ({cores} cores here); time per launch, speedup over 1 worker");
-    let blocks = if quick() { 64u32 } else { 4096 };
+    let blocks = blocks();
     // compute-bound
     let mut out = vec![0f32; blocks as usize * 256];
     let po = out.as_mut_ptr();
