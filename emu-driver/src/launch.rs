@@ -92,7 +92,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
                 return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
             }
         }
-        let opts = exec::ExecOptions { hazards: d.config.hazards, stack_size: d.config.stack_size };
+        let opts = exec::ExecOptions { hazards: d.config.hazards, stack_size: d.config.stack_size, ..exec::ExecOptions::default() };
         (func, ctx, opts)
     };
     let k = func.kernel();
