@@ -12,8 +12,8 @@
 //! threads exited before (`barrier-divergence-exit`) and one generation reached from
 //! different call sites (`barrier-divergence-site`, naming each site's file and line).
 
-use super::block::{site_key, site_text, Arrival, Block};
 use super::hazard::{format_threads, key_of, Detected, HazardKind, HazardLog};
+use super::threads::{lane_bit_in, site_key, site_text, Arrival, Threads};
 use super::warp_ops::barrier_name;
 use crate::abi;
 
@@ -70,6 +70,11 @@ impl Barrier {
         &self.waiters
     }
 
+    /// The lanes of warp `wi` waiting at the barrier.
+    pub fn waiting_in(&self, wi: u32) -> u32 {
+        self.waiters.iter().fold(0, |m, &t| m | lane_bit_in(t, wi))
+    }
+
     /// The op and call site of the first arrival of the filling generation.
     pub fn first(&self) -> (u32, abi::Site) {
         (self.op0, self.site0)
@@ -104,57 +109,56 @@ impl Barrier {
     }
 }
 
-impl Block {
-    /// Thread `tid` (on fiber `fi`) arrives at a barrier.
+impl Barrier {
+    /// Thread `tid` arrives at a barrier: `Wait` when it must suspend (the block then
+    /// records it as waiting), `Done` when it completed the generation.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn arrive_barrier(&mut self, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
-        let b = &mut self.barrier;
-        if b.waiters.is_empty() {
-            b.count = 0;
-            b.op0 = op;
-            b.site0 = site;
-            b.other_sites.clear();
-        } else if site.line != b.site0.line || site.file != b.site0.file || site.column != b.site0.column {
-            b.note_site(tid, site);
+    pub fn arrive(&mut self, threads: &mut Threads, tid: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
+        if self.waiters.is_empty() {
+            self.count = 0;
+            self.op0 = op;
+            self.site0 = site;
+            self.other_sites.clear();
+        } else if site.line != self.site0.line || site.file != self.site0.file || site.column != self.site0.column {
+            self.note_site(tid, site);
         }
-        b.count += pred as u64;
-        if b.waiters.len() as u32 + 1 == self.live {
-            self.complete_barrier(Some(tid), log);
-            if self.stop {
+        self.count += pred as u64;
+        if self.waiters.len() as u32 + 1 == threads.live {
+            self.complete(threads, Some(tid), log);
+            if threads.stop {
                 return Arrival::Stop;
             }
-            return Arrival::Done(self.barrier.result(op), 0);
+            return Arrival::Done(self.result(op), 0);
         }
-        b.waiters.push(tid);
-        self.start_waiting(tid, fi, log);
+        self.waiters.push(tid);
         Arrival::Wait
     }
 
     /// Completes the filling generation: every waiter becomes runnable; `caller` (the
     /// last arrival, if a thread rather than an exit completed it) goes on directly.
     #[inline(never)]
-    pub(crate) fn complete_barrier(&mut self, caller: Option<u32>, log: &mut HazardLog) {
-        let arrived = self.barrier.waiters.len() as u64 + caller.is_some() as u64;
-        self.barrier.last_count = self.barrier.count;
-        self.barrier.last_arrived = arrived;
-        if self.live < self.n {
-            self.report_barrier_exit(arrived, log);
+    pub(crate) fn complete(&mut self, threads: &mut Threads, caller: Option<u32>, log: &mut HazardLog) {
+        let arrived = self.waiters.len() as u64 + caller.is_some() as u64;
+        self.last_count = self.count;
+        self.last_arrived = arrived;
+        if threads.live < threads.n {
+            self.report_exit(threads, arrived, log);
         }
-        if !self.barrier.other_sites.is_empty() {
-            self.report_barrier_sites(caller, log);
+        if !self.other_sites.is_empty() {
+            self.report_sites(threads, caller, log);
         }
-        self.queues.append_run(&mut self.barrier.waiters);
-        self.barrier.count = 0;
-        self.barrier.other_sites.clear();
-        self.completed.barriers += 1;
+        threads.queues.append_run(&mut self.waiters);
+        self.count = 0;
+        self.other_sites.clear();
+        threads.completed.barriers += 1;
     }
 
-    fn report_barrier_exit(&mut self, arrived: u64, log: &mut HazardLog) {
-        let (op, site) = self.barrier.first();
+    fn report_exit(&self, threads: &mut Threads, arrived: u64, log: &mut HazardLog) {
+        let (op, site) = self.first();
         let key = key_of(&[site_key(&site), op as u64]);
         let stop = log.note(HazardKind::BarrierDivergenceExit, key, || {
-            let exited = self.exited_threads();
+            let exited = threads.exited_threads();
             Detected {
                 kind: HazardKind::BarrierDivergenceExit,
                 key,
@@ -164,22 +168,21 @@ impl Block {
                      On sm_70+ exited threads count as arrived and the barrier completes, but the \
                      condition around a barrier must evaluate identically across the block",
                     arrived,
-                    self.n,
+                    threads.n,
                     format_threads(&exited)
                 ),
                 threads: exited,
             }
         });
-        self.stop |= stop;
+        threads.stop |= stop;
     }
 
-    fn report_barrier_sites(&mut self, caller: Option<u32>, log: &mut HazardLog) {
-        let b = &self.barrier;
-        let (op, site0) = b.first();
+    fn report_sites(&self, threads: &mut Threads, caller: Option<u32>, log: &mut HazardLog) {
+        let (op, site0) = self.first();
         // The generation's threads, the caller included, grouped by site.
-        let mut all: Vec<u32> = b.waiters.clone();
+        let mut all: Vec<u32> = self.waiters.clone();
         all.extend(caller);
-        let site_of = |t: u32| b.other_sites.iter().find(|(o, _)| *o == t).map(|(_, s)| *s).unwrap_or(site0);
+        let site_of = |t: u32| self.other_sites.iter().find(|(o, _)| *o == t).map(|(_, s)| *s).unwrap_or(site0);
         let mut sites: Vec<abi::Site> = Vec::new();
         for &t in &all {
             let s = site_of(t);
@@ -215,16 +218,17 @@ impl Block {
                 threads: others,
             }
         });
-        self.stop |= stop;
+        threads.stop |= stop;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::abi;
-    use crate::exec::block::tests::block;
-    use crate::exec::block::Arrival;
-    use crate::exec::hazard::HazardKind;
+    use crate::exec::barrier::Barrier;
+    use crate::exec::hazard::{HazardKind, HazardLog, HazardMode};
+    use crate::exec::threads::tests::threads;
+    use crate::exec::threads::Arrival;
 
     fn at(line: u32) -> abi::Site {
         abi::Site { file: c"k.cu".as_ptr(), line, column: 0 }
@@ -232,39 +236,24 @@ mod tests {
 
     #[test]
     fn barrier_completes_when_the_last_live_thread_arrives() {
-        let (mut b, mut log) = block(3);
-        assert_eq!(b.arrive_barrier(0, 0, abi::bar::COUNT, true, at(7), &mut log), Arrival::Wait);
-        assert_eq!(b.arrive_barrier(1, 1, abi::bar::COUNT, false, at(7), &mut log), Arrival::Wait);
-        assert_eq!(b.arrive_barrier(2, 2, abi::bar::COUNT, true, at(7), &mut log), Arrival::Done(2, 0));
-        assert_eq!(b.queues.runnable(), &[0, 1]);
-        assert_eq!(b.barrier.result(abi::bar::COUNT), 2);
-        assert_eq!(b.barrier.result(abi::bar::AND), 0);
-        assert_eq!(b.barrier.result(abi::bar::OR), 1);
+        let (mut t, mut b, mut log) = (threads(3), Barrier::default(), HazardLog::new(HazardMode::Warn, "k"));
+        assert_eq!(b.arrive(&mut t, 0, abi::bar::COUNT, true, at(7), &mut log), Arrival::Wait);
+        assert_eq!(b.arrive(&mut t, 1, abi::bar::COUNT, false, at(7), &mut log), Arrival::Wait);
+        assert_eq!(b.arrive(&mut t, 2, abi::bar::COUNT, true, at(7), &mut log), Arrival::Done(2, 0));
+        assert_eq!(t.queues.runnable(), &[0, 1]);
+        assert_eq!(b.result(abi::bar::COUNT), 2);
+        assert_eq!(b.result(abi::bar::AND), 0);
+        assert_eq!(b.result(abi::bar::OR), 1);
         assert!(log.into_reports().is_empty());
     }
 
     #[test]
-    fn an_exit_completes_a_barrier_and_is_reported() {
-        let (mut b, mut log) = block(3);
-        b.arrive_barrier(0, 0, abi::bar::AND, true, at(7), &mut log);
-        b.arrive_barrier(1, 1, abi::bar::AND, true, at(7), &mut log);
-        b.exit_range(2, 3, &mut log);
-        assert_eq!(b.queues.runnable().len(), 2);
-        assert_eq!(b.barrier.result(abi::bar::AND), 1);
-        let r = log.into_reports();
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].kind, HazardKind::BarrierDivergenceExit);
-        assert_eq!(r[0].threads, vec![2]);
-        assert!(r[0].operation.contains("k.cu:7"), "{}", r[0].operation);
-    }
-
-    #[test]
     fn two_sites_in_one_generation_are_named() {
-        let (mut b, mut log) = block(4);
-        b.arrive_barrier(0, 0, abi::bar::SYNC, false, at(10), &mut log);
-        b.arrive_barrier(1, 1, abi::bar::SYNC, false, at(12), &mut log);
-        b.arrive_barrier(2, 2, abi::bar::SYNC, false, at(10), &mut log);
-        assert_eq!(b.arrive_barrier(3, 3, abi::bar::SYNC, false, at(12), &mut log), Arrival::Done(0, 0));
+        let (mut t, mut b, mut log) = (threads(4), Barrier::default(), HazardLog::new(HazardMode::Warn, "k"));
+        b.arrive(&mut t, 0, abi::bar::SYNC, false, at(10), &mut log);
+        b.arrive(&mut t, 1, abi::bar::SYNC, false, at(12), &mut log);
+        b.arrive(&mut t, 2, abi::bar::SYNC, false, at(10), &mut log);
+        assert_eq!(b.arrive(&mut t, 3, abi::bar::SYNC, false, at(12), &mut log), Arrival::Done(0, 0));
         let r = log.into_reports();
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].kind, HazardKind::BarrierDivergenceSite);

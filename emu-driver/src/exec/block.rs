@@ -1,10 +1,13 @@
-//! One thread block's scheduling state: which threads have exited, which wait, which
-//! can run next. Plain safe code with no fibers in it: the runtime entries report
+//! One thread block's rendezvous state, put together: the thread table (`threads`:
+//! who has exited, who waits on which fiber, who runs next), the block barrier
+//! (`barrier`), and per warp its collectives (`warp`) and `__activemask` groups
+//! (`convergence`). Plain safe code with no fibers in it: the runtime entries report
 //! arrivals and exits here, and the scheduler resumes whatever lands on the run queue.
 //!
-//! The rendezvous kinds each have their file and add their methods to [`Block`]:
-//! `barrier` (block barriers), `warp` (warp collectives), `convergence`
-//! (`__activemask`), `deadlock` (what to report when nothing can run).
+//! Each rendezvous kind keeps its own rules in its file; what ties them together lives
+//! here: a thread that starts waiting anywhere, or exits, may complete an
+//! `__activemask` group or a shuffle of its warp that waited for it, and an exit may
+//! complete the barrier. `deadlock` reads the whole state when nothing can run.
 //!
 //! The state is initialised lazily ("slow mode") by the first runtime call of a block,
 //! so a block whose threads never call the runtime costs nothing here. Threads that run
@@ -12,216 +15,177 @@
 //! marked exited when the next thread of the range calls the runtime or the range ends.
 
 use super::barrier::Barrier;
+use super::convergence::Convergence;
 use super::hazard::HazardLog;
+use super::threads::{Arrival, Threads};
 use super::warp::Warp;
 use super::warp_ops::{lane_range_mask, WARP};
 use crate::abi;
 
-/// Outcome of an arrival at a rendezvous.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Arrival {
-    /// The arrival completed the rendezvous: go on with this result, without waiting.
-    Done(u64, i32),
-    /// Suspend until the scheduler resumes this thread; the result is in the block.
-    Wait,
-    /// A hazard in error mode: the launch stops.
-    Stop,
-}
-
-/// Who runs next. The run queue is FIFO: threads resume in the order their rendezvous
-/// released them.
-#[derive(Default)]
-pub(crate) struct Queues {
-    run: Vec<u32>,
-    head: usize,
-    /// Ranges [first, end) of threads that have not started, to be run on a fiber.
-    pub pending: Vec<(u32, u32)>,
-    /// Threads suspended by `yield_now`, and where they yielded; they run again once
-    /// nothing else can.
-    pub yielded: Vec<(u32, abi::Site)>,
-}
-
-impl Queues {
-    #[inline]
-    pub fn push_run(&mut self, t: u32) {
-        self.run.push(t);
-    }
-
-    #[inline]
-    pub fn pop_run(&mut self) -> Option<u32> {
-        let t = *self.run.get(self.head)?;
-        self.head += 1;
-        if self.head == self.run.len() {
-            self.run.clear();
-            self.head = 0;
-        }
-        Some(t)
-    }
-
-    /// Appends threads to the run queue.
-    #[inline]
-    pub fn extend_run(&mut self, count: usize, threads: impl Iterator<Item = u32>) {
-        self.run.reserve(count);
-        self.run.extend(threads);
-    }
-
-    #[inline]
-    pub fn peek_run(&self) -> Option<u32> {
-        self.run.get(self.head).copied()
-    }
-
-    pub fn run_is_empty(&self) -> bool {
-        self.head == self.run.len()
-    }
-
-    /// Appends `threads` to the run queue, leaving `threads` empty (a swap when the
-    /// queue is empty: releasing a whole barrier generation costs O(1)).
-    pub fn append_run(&mut self, threads: &mut Vec<u32>) {
-        if self.run_is_empty() {
-            self.run.clear();
-            self.head = 0;
-            std::mem::swap(&mut self.run, threads);
-        } else {
-            self.run.append(threads);
-        }
-    }
-
-    /// The threads on the run queue.
-    pub fn runnable(&self) -> &[u32] {
-        &self.run[self.head..]
-    }
-
-    pub fn clear(&mut self) {
-        self.run.clear();
-        self.head = 0;
-        self.pending.clear();
-        self.yielded.clear();
-    }
-}
-
-/// Rendezvous completed in this block (added to the executor's statistics).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Completed {
-    pub barriers: u64,
-    pub collectives: u64,
-    pub convergences: u64,
-    pub yields: u64,
-}
-
+/// A block's rendezvous state: the thread table and each rendezvous kind's own part.
 pub(crate) struct Block {
-    /// Threads in the block.
-    pub n: u32,
-    /// Set by the first runtime call of the block: per-thread state is valid.
-    pub slow: bool,
-    /// Threads that have not exited.
-    pub live: u32,
-    /// The fiber each thread runs on once it has waited at least once.
-    pub fiber_of: Vec<u32>,
-    pub queues: Queues,
+    pub threads: Threads,
     pub barrier: Barrier,
-    pub warps: Vec<Warp>,
-    /// A hazard in error mode was recorded: the launch must stop.
-    pub stop: bool,
-    pub completed: Completed,
+    pub warps: Vec<WarpState>,
+}
+
+/// One warp's rendezvous state: its collectives and its `__activemask` groups.
+#[derive(Default)]
+pub(crate) struct WarpState {
+    pub collectives: Warp,
+    pub convergence: Convergence,
+}
+
+/// The lanes of warp `wi` suspended at a rendezvous other than its collectives: at the
+/// barrier, in `__activemask` (`conv`: that warp's groups), or yielded. What a warp asks
+/// when a shuffle reads lanes outside its mask.
+fn waiting_elsewhere<'a>(barrier: &'a Barrier, conv: &'a Convergence) -> impl Fn(&Threads, u32) -> u32 + Copy + 'a {
+    move |t: &Threads, wi: u32| conv.members() | barrier.waiting_in(wi) | t.yielded_in(wi)
 }
 
 impl Block {
     pub fn new() -> Self {
-        Block {
-            n: 0,
-            slow: false,
-            live: 0,
-            fiber_of: Vec::new(),
-            queues: Queues::default(),
-            barrier: Barrier::default(),
-            warps: Vec::new(),
-            stop: false,
-            completed: Completed::default(),
-        }
+        Block { threads: Threads::new(), barrier: Barrier::default(), warps: Vec::new() }
     }
 
     /// Starts a block of `n` threads, all in one pending range. O(1): per-thread state
     /// is set up by `begin_slow`.
     pub fn reset(&mut self, n: u32) {
-        self.n = n;
-        self.slow = false;
-        self.live = n;
-        self.queues.clear();
-        self.queues.pending.push((0, n));
-        self.stop = false;
+        self.threads.reset(n);
     }
 
     /// Sets up per-thread state at the block's first runtime call.
     #[cold]
     pub fn begin_slow(&mut self) {
-        if self.slow {
+        if self.threads.slow {
             return;
         }
-        self.slow = true;
-        let n = self.n as usize;
-        if self.fiber_of.len() < n {
-            self.fiber_of.resize(n, u32::MAX);
-        }
-        self.live = self.n;
+        let nw = self.threads.begin_slow();
         self.barrier.reset();
-        let nw = n.div_ceil(WARP as usize);
         if self.warps.len() < nw {
-            self.warps.resize_with(nw, Warp::default);
+            self.warps.resize_with(nw, WarpState::default);
         }
-        for (i, w) in self.warps.iter_mut().take(nw).enumerate() {
-            let lanes = (n - i * WARP as usize).min(WARP as usize) as u32;
-            w.reset(if lanes == WARP { 0 } else { !((1u32 << lanes) - 1) });
+        for w in self.warps.iter_mut().take(nw) {
+            w.collectives.reset();
+            w.convergence.reset();
         }
     }
 
-    /// Warp `wi` of the block.
-    #[cfg(test)]
-    pub fn warp(&self, wi: u32) -> &Warp {
-        &self.warps[wi as usize]
-    }
+    // ---- arrivals --------------------------------------------------------------------
 
-    /// Thread `tid` suspends on fiber `fi` at a rendezvous (or a yield): it counts as
-    /// waiting for convergence, which may now complete in its warp.
+    /// Thread `tid` (on fiber `fi`) arrives at a barrier.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn start_waiting(&mut self, tid: u32, fi: u32, log: &mut HazardLog) {
-        self.fiber_of[tid as usize] = fi;
-        let wi = tid / WARP;
-        let w = &self.warps[wi as usize];
-        if w.has_convergence() {
-            self.maybe_converge(wi);
+    pub fn arrive_barrier(&mut self, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
+        let a = self.barrier.arrive(&mut self.threads, tid, op, pred, site, log);
+        if a == Arrival::Wait {
+            self.start_waiting(tid, fi, log);
         }
-        if self.warps[wi as usize].is_blocked() {
-            self.retry_blocked(wi, log);
-        }
+        a
     }
 
-    /// The lanes of warp `wi` suspended at any rendezvous or yield. Computed when
-    /// convergence asks (rare), so arrivals do not keep it up to date.
-    pub fn waiting_lanes(&self, wi: u32) -> u32 {
-        let w = &self.warps[wi as usize];
-        let in_warp = |t: u32| if t / WARP == wi { 1u32 << (t % WARP) } else { 0 };
-        let mut m = w.groups().iter().fold(0, |m, g| m | g.arrived);
-        m |= w.conv.iter().fold(0, |m, g| m | g.members);
-        m |= self.barrier.waiters().iter().fold(0, |m, &t| m | in_warp(t));
-        m |= self.queues.yielded.iter().fold(0, |m, &(t, _)| m | in_warp(t));
-        m
+    /// Thread `tid` (on fiber `fi`) arrives at warp collective `op` over `mask`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn arrive_warp(
+        &mut self,
+        tid: u32,
+        fi: u32,
+        op: u32,
+        mask: u32,
+        value: u64,
+        arg: i32,
+        width: i32,
+        site: abi::Site,
+        log: &mut HazardLog,
+    ) -> Arrival {
+        let wi = tid / WARP;
+        let w = &mut self.warps[wi as usize];
+        let elsewhere = waiting_elsewhere(&self.barrier, &w.convergence);
+        let a = w.collectives.arrive(&mut self.threads, tid, op, mask, value, arg, width, site, elsewhere, log);
+        if a == Arrival::Wait {
+            self.start_waiting(tid, fi, log);
+        }
+        a
+    }
+
+    /// Thread `tid` (on fiber `fi`) calls `__activemask()` at `site`.
+    pub fn arrive_activemask(&mut self, tid: u32, fi: u32, site: abi::Site, log: &mut HazardLog) -> Arrival {
+        let wi = tid / WARP;
+        let elsewhere = self.waiting_outside_activemask(wi);
+        let w = &mut self.warps[wi as usize];
+        let a = w.convergence.arrive(&mut self.threads, &mut w.collectives, tid, site, elsewhere);
+        if a == Arrival::Wait {
+            self.threads.fiber_of[tid as usize] = fi;
+            if w.collectives.is_blocked() {
+                self.retry_blocked(wi, log);
+            }
+        }
+        a
     }
 
     /// Thread `tid` yields at `site`: it runs again once nothing else can.
     pub fn yield_thread(&mut self, tid: u32, fi: u32, site: abi::Site, log: &mut HazardLog) {
-        self.queues.yielded.push((tid, site));
-        self.completed.yields += 1;
+        self.threads.queues.yielded.push((tid, site));
+        self.threads.completed.yields += 1;
         self.start_waiting(tid, fi, log);
     }
 
-    /// Every yielded thread becomes runnable (nothing else could run).
-    pub fn resume_yielded(&mut self) {
-        let ys = std::mem::take(&mut self.queues.yielded);
-        for &(t, _) in &ys {
-            self.queues.push_run(t);
+    /// The result and predicate a resumed lane of a warp collective gets.
+    #[inline]
+    pub fn warp_result(&self, tid: u32) -> (u64, i32) {
+        self.warps[(tid / WARP) as usize].collectives.result(tid % WARP)
+    }
+
+    /// The mask a resumed `__activemask()` caller gets.
+    pub fn activemask_result(&self, tid: u32) -> u32 {
+        self.warps[(tid / WARP) as usize].collectives.lanes[(tid % WARP) as usize].result as u32
+    }
+
+    // ---- what waiting and exiting complete -----------------------------------------
+
+    /// Thread `tid` suspends on fiber `fi` at a rendezvous (or a yield): it counts as
+    /// waiting for convergence, which may now complete in its warp, and for shuffles
+    /// that read it from outside their masks.
+    #[inline(always)]
+    pub fn start_waiting(&mut self, tid: u32, fi: u32, log: &mut HazardLog) {
+        self.threads.fiber_of[tid as usize] = fi;
+        let wi = tid / WARP;
+        let w = &self.warps[wi as usize];
+        let (converging, blocked) = (w.convergence.is_open(), w.collectives.is_blocked());
+        if converging {
+            self.maybe_converge(wi); // leaves the collectives as they are
         }
-        self.queues.yielded = ys;
-        self.queues.yielded.clear();
+        if blocked {
+            self.retry_blocked(wi, log);
+        }
+    }
+
+    /// The lanes of warp `wi` suspended at a rendezvous other than `__activemask` (a
+    /// warp collective, the barrier) or a yield: what convergence asks. Computed when
+    /// asked (only warps with `__activemask` callers do), so arrivals do not keep it up
+    /// to date.
+    fn waiting_outside_activemask(&self, wi: u32) -> u32 {
+        self.warps[wi as usize].collectives.waiting() | self.barrier.waiting_in(wi) | self.threads.yielded_in(wi)
+    }
+
+    /// The lanes of warp `wi` suspended at any rendezvous or yield.
+    #[cfg(test)]
+    fn waiting_lanes(&self, wi: u32) -> u32 {
+        self.waiting_outside_activemask(wi) | self.warps[wi as usize].convergence.members()
+    }
+
+    /// Completes warp `wi`'s `__activemask()` groups when every live lane waits.
+    fn maybe_converge(&mut self, wi: u32) {
+        let elsewhere = self.waiting_outside_activemask(wi);
+        let w = &mut self.warps[wi as usize];
+        w.convergence.maybe_converge(&mut self.threads, &mut w.collectives, wi, elsewhere);
+    }
+
+    /// Retries warp `wi`'s shuffle groups that waited for lanes outside their masks.
+    fn retry_blocked(&mut self, wi: u32, log: &mut HazardLog) {
+        let w = &mut self.warps[wi as usize];
+        w.collectives.retry_blocked(&mut self.threads, wi, waiting_elsewhere(&self.barrier, &w.convergence), log);
     }
 
     /// Threads [a, e) have finished. May complete rendezvous that waited for them.
@@ -229,91 +193,109 @@ impl Block {
         if a >= e {
             return;
         }
-        self.live -= e - a;
+        self.threads.live -= e - a;
         for wi in a / WARP..=(e - 1) / WARP {
             let lo = a.max(wi * WARP) - wi * WARP;
             let hi = e.min(wi * WARP + WARP) - wi * WARP;
             let newly = lane_range_mask(lo, hi);
+            let gone = &mut self.threads.gone[wi as usize];
+            debug_assert_eq!(*gone & newly, 0, "a thread exited twice");
+            *gone |= newly;
             let w = &mut self.warps[wi as usize];
-            debug_assert_eq!(w.gone & newly, 0, "a thread exited twice");
-            w.gone |= newly;
-            if w.has_groups() {
-                self.lanes_gone(wi, newly, log);
+            if w.collectives.has_groups() {
+                w.collectives.lanes_gone(&mut self.threads, wi, newly, waiting_elsewhere(&self.barrier, &w.convergence), log);
             }
-            if self.warps[wi as usize].has_convergence() {
+            if self.warps[wi as usize].convergence.is_open() {
                 self.maybe_converge(wi);
             }
-            if self.warps[wi as usize].is_blocked() {
+            if self.warps[wi as usize].collectives.is_blocked() {
                 self.retry_blocked(wi, log);
             }
         }
-        if self.barrier.waiting() > 0 && self.barrier.waiting() == self.live {
-            self.complete_barrier(None, log);
+        if self.barrier.waiting() > 0 && self.barrier.waiting() == self.threads.live {
+            self.barrier.complete(&mut self.threads, None, log);
         }
     }
 
     /// Whether thread `tid` has exited.
     pub fn exited(&self, tid: u32) -> bool {
-        self.warps[(tid / WARP) as usize].gone & (1 << (tid % WARP)) != 0
-    }
-
-    /// The threads that have exited, in order.
-    pub fn exited_threads(&self) -> Vec<u32> {
-        (0..self.n).filter(|&t| self.exited(t)).collect()
-    }
-}
-
-/// `file:line:column` of a call site, or "unknown site".
-pub(crate) fn site_text(site: &abi::Site) -> String {
-    site.describe()
-}
-
-/// A key for a call site; all unknown sites share one.
-pub(crate) fn site_key(site: &abi::Site) -> u64 {
-    if site.line == 0 {
-        0
-    } else {
-        site.key()
+        self.threads.exited(tid)
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::*;
-    use crate::exec::hazard::HazardMode;
+    use crate::abi;
+    use crate::exec::block::Block;
+    use crate::exec::hazard::{HazardKind, HazardLog, HazardMode};
+    use crate::exec::threads::Arrival;
 
     pub(crate) fn block(n: u32) -> (Block, HazardLog) {
         let mut b = Block::new();
         b.reset(n);
         b.begin_slow();
         // The tests play the threads' arrivals themselves.
-        b.queues.pending.clear();
+        b.threads.queues.pending.clear();
         (b, HazardLog::new(HazardMode::Warn, "k"))
     }
 
-    #[test]
-    fn the_run_queue_is_fifo_and_takes_whole_generations() {
-        let mut q = Queues::default();
-        let mut gen = vec![3, 1, 2];
-        q.append_run(&mut gen);
-        assert!(gen.is_empty());
-        q.push_run(9);
-        let mut more = vec![4];
-        q.append_run(&mut more);
-        let got: Vec<u32> = std::iter::from_fn(|| q.pop_run()).collect();
-        assert_eq!(got, vec![3, 1, 2, 9, 4]);
-        assert!(q.run_is_empty());
+    fn at(line: u32) -> abi::Site {
+        abi::Site { file: c"k.cu".as_ptr(), line, column: 0 }
     }
 
     #[test]
     fn exits_mark_lanes_gone_and_partial_warps_start_with_missing_lanes() {
         let (mut b, mut log) = block(40);
-        assert_eq!(b.warp(1).gone, !0xff);
+        assert_eq!(b.threads.gone[1], !0xff);
         b.exit_range(30, 34, &mut log);
-        assert_eq!(b.live, 36);
-        assert_eq!(b.warp(0).gone, 0xc000_0000);
-        assert_eq!(b.warp(1).gone, !0xff | 0b11);
+        assert_eq!(b.threads.live, 36);
+        assert_eq!(b.threads.gone[0], 0xc000_0000);
+        assert_eq!(b.threads.gone[1], !0xff | 0b11);
         assert_eq!(b.waiting_lanes(0), 0);
         assert!(b.exited(31) && !b.exited(34));
+    }
+
+    #[test]
+    fn an_exit_completes_a_barrier_and_is_reported() {
+        let (mut b, mut log) = block(3);
+        b.arrive_barrier(0, 0, abi::bar::AND, true, at(7), &mut log);
+        b.arrive_barrier(1, 1, abi::bar::AND, true, at(7), &mut log);
+        b.exit_range(2, 3, &mut log);
+        assert_eq!(b.threads.queues.runnable().len(), 2);
+        assert_eq!(b.barrier.result(abi::bar::AND), 1);
+        let r = log.into_reports();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].kind, HazardKind::BarrierDivergenceExit);
+        assert_eq!(r[0].threads, vec![2]);
+        assert!(r[0].operation.contains("k.cu:7"), "{}", r[0].operation);
+    }
+
+    #[test]
+    fn a_shuffle_down_from_an_exited_lane_reads_zero() {
+        let (mut b, mut log) = block(32);
+        b.exit_range(31, 32, &mut log);
+        for l in 0..31 {
+            b.arrive_warp(l, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, &mut log);
+        }
+        assert_eq!(b.warp_result(30), (0, 0));
+        assert_eq!(b.warp_result(29), (130, 1));
+        assert_eq!(log.into_reports().len(), 1);
+    }
+
+    #[test]
+    fn lanes_at_one_site_get_their_mask_once_the_rest_wait_elsewhere_or_exit() {
+        let (mut b, mut log) = block(32);
+        // Even lanes call activemask at line 5; odd lanes exit, except lane 1 which waits
+        // in a barrier.
+        for l in (0..32).step_by(2) {
+            assert_eq!(b.arrive_activemask(l, l, at(5), &mut log), Arrival::Wait);
+        }
+        for l in (3..32).step_by(2) {
+            b.exit_range(l, l + 1, &mut log);
+        }
+        assert!(b.threads.queues.runnable().is_empty(), "lane 1 has not arrived anywhere yet");
+        assert_eq!(b.arrive_barrier(1, 1, abi::bar::SYNC, false, at(9), &mut log), Arrival::Wait);
+        assert_eq!(b.threads.queues.runnable(), (0..32).step_by(2).collect::<Vec<u32>>().as_slice());
+        assert_eq!(b.activemask_result(4), 0x5555_5555);
     }
 }

@@ -36,8 +36,8 @@
 //! - a call site unknown to the library (line 0) is one shared site;
 //! - `__activemask()` costs a suspension per lane (a rendezvous), not a register read.
 
-use super::block::{site_key, Arrival, Block};
-use super::hazard::HazardLog;
+use super::threads::{site_key, Arrival, Threads};
+use super::warp::Warp;
 use super::warp_ops::{lanes, WARP};
 use crate::abi;
 
@@ -49,44 +49,66 @@ pub(crate) struct ConvGroup {
     pub members: u32,
 }
 
-impl Block {
-    /// Thread `tid` (on fiber `fi`) calls `__activemask()` at `site`.
-    pub fn arrive_activemask(&mut self, tid: u32, fi: u32, site: abi::Site, log: &mut HazardLog) -> Arrival {
+/// The open `__activemask()` groups of one warp. The rule needs to know which lanes
+/// wait at other rendezvous (`elsewhere`: a warp collective, a block barrier, a
+/// yield); the block tells.
+#[derive(Clone, Default)]
+pub(crate) struct Convergence {
+    groups: Vec<ConvGroup>,
+}
+
+impl Convergence {
+    pub fn reset(&mut self) {
+        self.groups.clear();
+    }
+
+    /// Some lane waits in `__activemask()`.
+    #[inline]
+    pub fn is_open(&self) -> bool {
+        !self.groups.is_empty()
+    }
+
+    /// The open groups.
+    pub fn groups(&self) -> &[ConvGroup] {
+        &self.groups
+    }
+
+    /// The lanes waiting in `__activemask()`.
+    pub fn members(&self) -> u32 {
+        self.groups.iter().fold(0, |m, g| m | g.members)
+    }
+
+    /// Thread `tid` calls `__activemask()` at `site`: `Done` with its mask when that
+    /// completes its warp's groups, `Wait` when it must suspend (the block then
+    /// records it as waiting). `w` is its warp (results go into its lane slots).
+    pub fn arrive(&mut self, threads: &mut Threads, w: &mut Warp, tid: u32, site: abi::Site, elsewhere: u32) -> Arrival {
         let wi = tid / WARP;
         let bit = 1u32 << (tid % WARP);
         let key = site_key(&site);
-        let w = &mut self.warps[wi as usize];
-        match w.conv.iter_mut().find(|g| g.key == key) {
+        match self.groups.iter_mut().find(|g| g.key == key) {
             Some(g) => g.members |= bit,
-            None => w.conv.push(ConvGroup { key, site, members: bit }),
+            None => self.groups.push(ConvGroup { key, site, members: bit }),
         }
-        if (self.waiting_lanes(wi) | self.warps[wi as usize].gone) == u32::MAX {
-            let own = self.converge(wi, Some(tid));
+        if (self.members() | elsewhere | threads.gone[wi as usize]) == u32::MAX {
+            let own = self.converge(threads, w, wi, Some(tid));
             return Arrival::Done(own as u64, 0);
-        }
-        self.fiber_of[tid as usize] = fi;
-        if self.warps[wi as usize].is_blocked() {
-            self.retry_blocked(wi, log);
         }
         Arrival::Wait
     }
 
-    /// Completes the warp's `__activemask()` groups when every live lane waits.
-    pub(crate) fn maybe_converge(&mut self, wi: u32) {
-        let w = &self.warps[wi as usize];
-        if !w.conv.is_empty() && (self.waiting_lanes(wi) | w.gone) == u32::MAX {
-            self.converge(wi, None);
+    /// Completes the groups of warp `wi` when every live lane waits.
+    pub(crate) fn maybe_converge(&mut self, threads: &mut Threads, w: &mut Warp, wi: u32, elsewhere: u32) {
+        if self.is_open() && (self.members() | elsewhere | threads.gone[wi as usize]) == u32::MAX {
+            self.converge(threads, w, wi, None);
         }
     }
 
     /// Every open group of warp `wi` completes: each member gets its group's mask.
     /// Returns the caller's mask.
-    fn converge(&mut self, wi: u32, caller: Option<u32>) -> u32 {
+    fn converge(&mut self, threads: &mut Threads, w: &mut Warp, wi: u32, caller: Option<u32>) -> u32 {
         let base = wi * WARP;
-        let groups = std::mem::take(&mut self.warps[wi as usize].conv);
         let mut own = 0;
-        for g in &groups {
-            let w = &mut self.warps[wi as usize];
+        for g in &self.groups {
             for lane in lanes(g.members) {
                 w.lanes[lane as usize].result = g.members as u64;
             }
@@ -95,60 +117,37 @@ impl Block {
                 if Some(tid) == caller {
                     own = g.members;
                 } else {
-                    self.queues.push_run(tid);
+                    threads.queues.push_run(tid);
                 }
             }
-            self.completed.convergences += 1;
+            threads.completed.convergences += 1;
         }
-        // Keep the vector's allocation.
-        let mut groups = groups;
-        groups.clear();
-        self.warps[wi as usize].conv = groups;
+        self.groups.clear();
         own
-    }
-
-    /// The mask a resumed `__activemask()` caller gets.
-    pub fn activemask_result(&self, tid: u32) -> u32 {
-        self.warps[(tid / WARP) as usize].lanes[(tid % WARP) as usize].result as u32
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::abi;
-    use crate::exec::block::tests::block;
-    use crate::exec::block::Arrival;
+    use crate::exec::convergence::Convergence;
+    use crate::exec::threads::tests::threads;
+    use crate::exec::threads::Arrival;
+    use crate::exec::warp::Warp;
 
     fn at(line: u32) -> abi::Site {
         abi::Site { file: c"k.cu".as_ptr(), line, column: 0 }
     }
 
     #[test]
-    fn lanes_at_one_site_get_their_mask_once_the_rest_wait_elsewhere_or_exit() {
-        let (mut b, mut log) = block(32);
-        // Even lanes call activemask at line 5; odd lanes exit, except lane 1 which waits
-        // in a barrier.
-        for l in (0..32).step_by(2) {
-            assert_eq!(b.arrive_activemask(l, l, at(5), &mut log), Arrival::Wait);
-        }
-        for l in (3..32).step_by(2) {
-            b.exit_range(l, l + 1, &mut log);
-        }
-        assert!(b.queues.runnable().is_empty(), "lane 1 has not arrived anywhere yet");
-        assert_eq!(b.arrive_barrier(1, 1, abi::bar::SYNC, false, at(9), &mut log), Arrival::Wait);
-        assert_eq!(b.queues.runnable(), (0..32).step_by(2).collect::<Vec<u32>>().as_slice());
-        assert_eq!(b.activemask_result(4), 0x5555_5555);
-    }
-
-    #[test]
     fn two_sites_form_two_masks_and_the_last_caller_goes_on() {
-        let (mut b, mut log) = block(8);
+        let (mut t, mut w, mut c) = (threads(8), Warp::default(), Convergence::default());
         for l in 0..7 {
             let site = if l < 3 { at(5) } else { at(7) };
-            assert_eq!(b.arrive_activemask(l, l, site, &mut log), Arrival::Wait);
+            assert_eq!(c.arrive(&mut t, &mut w, l, site, 0), Arrival::Wait);
         }
-        assert_eq!(b.arrive_activemask(7, 7, at(7), &mut log), Arrival::Done(0xf8, 0));
-        assert_eq!(b.activemask_result(0), 0x07);
-        assert_eq!(b.activemask_result(5), 0xf8);
+        assert_eq!(c.arrive(&mut t, &mut w, 7, at(7), 0), Arrival::Done(0xf8, 0));
+        assert_eq!(w.lanes[0].result, 0x07);
+        assert_eq!(w.lanes[5].result, 0xf8);
     }
 }

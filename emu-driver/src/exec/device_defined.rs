@@ -92,7 +92,7 @@ pub(crate) fn exited_read_note(op: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::device_defined::*;
 
     #[test]
     fn the_measured_case_and_the_default() {

@@ -11,10 +11,13 @@
 //! The watchdog's probe signal (`SIGRTMAX-3`) uses the same redirection for a fiber that
 //! spins in kernel code (see `watchdog`); a probe that is not for a running launch goes
 //! to the signal's previous handler, if any.
+//!
+//! This module knows signals, not workers: which fiber a signal concerns is answered by
+//! a [`SignalTarget`], which the scheduler implements (it knows the running fiber) and
+//! names when it installs the handlers.
 
 use super::fibers::FiberExit;
-use super::scheduler::fault_target;
-use super::LaunchFailure;
+use super::types::{LaunchFailure, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED};
 use corosensei::trap::CoroutineTrapHandler;
 use std::cell::Cell;
 use std::ptr;
@@ -44,51 +47,75 @@ pub(crate) struct FaultInfo {
     pub pc: usize,
 }
 
+/// What the signal handlers ask the executor, on the OS thread the signal hit. Each
+/// answer is the trap handler of the fiber to redirect, or None when the signal is not
+/// for a fiber this thread runs.
+pub(crate) trait SignalTarget {
+    /// A fault (`info`) with stack pointer `sp`: when it hit the stack of the fiber
+    /// this thread is running, record it for the launch's report and return that
+    /// fiber's trap handler.
+    ///
+    /// # Safety
+    /// Only from a synchronous signal handler on this thread.
+    unsafe fn fault(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>>;
+
+    /// A watchdog probe that interrupted code at `pc` with stack pointer `sp` (see
+    /// `watchdog::on_probe`).
+    ///
+    /// # Safety
+    /// Only from the probe signal handler on this thread.
+    unsafe fn probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>>;
+
+    /// Whether this OS thread is running a launch (a probe for it that changes nothing
+    /// now is dropped, not passed on).
+    fn on_worker_thread() -> bool;
+}
+
 /// The watchdog's probe signal.
 pub(crate) fn probe_signal() -> libc::c_int {
     libc::SIGRTMAX() - 3
 }
 
-/// Installs the fault handler (once per process) and makes sure the calling thread has
-/// an alternate signal stack.
-pub(crate) fn prepare_thread() {
+/// Installs the fault handler, answering through `T` (once per process), and makes sure
+/// the calling thread has an alternate signal stack.
+pub(crate) fn prepare_thread<T: SignalTarget>() {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return;
     }
     // SAFETY: installs process-wide handlers once; see `install`.
-    INSTALL.call_once(|| unsafe { install() });
+    INSTALL.call_once(|| unsafe { install::<T>() });
     // SAFETY: maps and registers this thread's alternate stack if it has none.
     unsafe { ensure_altstack() };
 }
 
-/// Installs the probe handler (once per process).
-pub(crate) fn install_probe_handler() {
+/// Installs the probe handler, answering through `T` (once per process).
+pub(crate) fn install_probe_handler<T: SignalTarget>() {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return;
     }
     // SAFETY: as `install`, for the probe signal.
-    INSTALL_PROBE.call_once(|| unsafe { install_one(probe_signal(), 4) });
+    INSTALL_PROBE.call_once(|| unsafe { install_one::<T>(probe_signal(), 4) });
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-unsafe fn install() {
+unsafe fn install<T: SignalTarget>() {
     for (i, &sig) in SIGNALS.iter().enumerate() {
         // SAFETY: per this function's contract (once, before any handler runs).
-        unsafe { install_one(sig, i) };
+        unsafe { install_one::<T>(sig, i) };
     }
 }
 
 /// # Safety
 /// Once per slot, before our handler can run for `sig`.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-unsafe fn install_one(sig: libc::c_int, slot: usize) {
+unsafe fn install_one<T: SignalTarget>(sig: libc::c_int, slot: usize) {
     // SAFETY: plain C structs and calls. PREVIOUS[slot] holds a zeroed action (SIG_DFL)
     // before our handler is installed and the previous action right after, so the
     // handler never reads uninitialised memory.
     unsafe {
         (*ptr::addr_of_mut!(PREVIOUS))[slot].write(std::mem::zeroed());
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as *const () as usize;
+        sa.sa_sigaction = handler::<T> as *const () as usize;
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
         libc::sigemptyset(&mut sa.sa_mask);
         // A probe must not land inside the fault handler, nor a fault-handling decision
@@ -101,10 +128,10 @@ unsafe fn install_one(sig: libc::c_int, slot: usize) {
 }
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-unsafe fn install() {}
+unsafe fn install<T: SignalTarget>() {}
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-unsafe fn install_one(_sig: libc::c_int, _slot: usize) {}
+unsafe fn install_one<T: SignalTarget>(_sig: libc::c_int, _slot: usize) {}
 
 unsafe fn ensure_altstack() {
     // SAFETY: sigaltstack/mmap with valid arguments; the mapping is kept for the
@@ -141,7 +168,7 @@ unsafe fn ensure_altstack() {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-unsafe extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
+unsafe extern "C" fn handler<T: SignalTarget>(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler.
     unsafe {
         let uc = uctx as *mut libc::ucontext_t;
@@ -149,16 +176,16 @@ unsafe extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, uctx:
         let sp = gregs[libc::REG_RSP as usize] as usize;
         let pc = gregs[libc::REG_RIP as usize] as usize;
         let (target, exit) = if sig == probe_signal() {
-            (super::watchdog::on_probe(pc, sp), FiberExit::Interrupted)
+            (T::probe(pc, sp), FiberExit::Interrupted)
         } else {
             let addr = (*info).si_addr() as usize;
-            (fault_target(FaultInfo { signo: sig, code: (*info).si_code, addr, pc }, sp), FiberExit::Faulted)
+            (T::fault(FaultInfo { signo: sig, code: (*info).si_code, addr, pc }, sp), FiberExit::Faulted)
         };
         if let Some(trap) = target {
             redirect(trap, exit, gregs);
             return;
         }
-        if sig == probe_signal() && super::scheduler::on_worker_thread() {
+        if sig == probe_signal() && T::on_worker_thread() {
             return; // a probe for this thread's worker that changes nothing now
         }
         chain(sig, info, uctx);
@@ -227,7 +254,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
         libc::SIGSEGV | libc::SIGBUS if fault.addr >= stack_limit.saturating_sub(64 * 1024) && fault.addr < stack_limit + page => {
             LaunchFailure {
                 address: None,
-                code: super::CUDA_ERROR_ILLEGAL_ADDRESS,
+                code: CUDA_ERROR_ILLEGAL_ADDRESS,
                 message: format!(
                     "{at}: stack overflow (access at {:#x}, pc {:#x}); the fiber stack is {} bytes, raise EMU_CUDA_STACK",
                     fault.addr, fault.pc, stack_size
@@ -236,7 +263,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
         }
         libc::SIGSEGV | libc::SIGBUS => LaunchFailure {
             address: Some(fault.addr as u64),
-            code: super::CUDA_ERROR_ILLEGAL_ADDRESS,
+            code: CUDA_ERROR_ILLEGAL_ADDRESS,
             message: format!(
                 "{at}: illegal address: invalid memory access at {:#x} ({}, pc {:#x})",
                 fault.addr,
@@ -246,7 +273,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
         },
         libc::SIGFPE => LaunchFailure {
             address: None,
-            code: super::CUDA_ERROR_LAUNCH_FAILED,
+            code: CUDA_ERROR_LAUNCH_FAILED,
             message: format!(
                 "{at}: arithmetic exception ({}) at pc {:#x}; a device would not trap here, host code does",
                 match fault.code {
@@ -259,7 +286,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
         },
         _ => LaunchFailure {
             address: None,
-            code: super::CUDA_ERROR_LAUNCH_FAILED,
+            code: CUDA_ERROR_LAUNCH_FAILED,
             message: format!("{at}: illegal instruction (signal {}) at pc {:#x}", fault.signo, fault.pc),
         },
     }

@@ -262,7 +262,7 @@ pub(crate) fn key_of(parts: &[u64]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::hazard::*;
 
     #[test]
     fn thread_lists_are_compressed_into_ranges() {

@@ -76,7 +76,7 @@ fn mix(mut z: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::order::*;
 
     fn order(total: u64, o: BlockOrder) -> Vec<u64> {
         let s = Sequence::new(total, o);

@@ -14,37 +14,12 @@
 //! so a launch completes even when every helper is busy with another launch.
 
 use super::hazard::HazardLog;
-use super::scheduler::{Positions, WorkerResult};
-use super::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchOutcome};
+use super::scheduler::{self, with_worker, Positions, WorkerResult};
+use super::types::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchOutcome};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
-
-/// Positions 0..total in order (one worker).
-pub(crate) struct Serial {
-    next: u64,
-    total: u64,
-}
-
-impl Serial {
-    pub fn new(total: u64) -> Self {
-        Serial { next: 0, total }
-    }
-}
-
-impl Positions for Serial {
-    fn next(&mut self) -> Option<u64> {
-        (self.next < self.total).then(|| {
-            self.next += 1;
-            self.next - 1
-        })
-    }
-
-    fn failed(&mut self, _pos: u64) {
-        self.next = self.total;
-    }
-}
 
 /// kernelParams: pointers to the values the driver copied, alive for the launch.
 struct Params(Vec<*mut c_void>);
@@ -109,7 +84,7 @@ impl Positions for Share<'_> {
 
 /// Runs this thread's share of the job on its worker.
 fn work(job: &Job) -> Option<(WorkerResult, ExecStats)> {
-    super::with_worker(&job.opts, |w| {
+    with_worker(&job.opts, |w| {
         let before = w.stats;
         let mut share = Share { job, cur: 0, end: 0 };
         let r = w.run(&job.kernel, &job.cfg, &job.params.0, &job.opts, &mut share, true);
@@ -134,7 +109,7 @@ fn pool() -> &'static Pool {
 }
 
 fn helper_loop() {
-    super::fault::prepare_thread();
+    scheduler::prepare_thread();
     let p = pool();
     loop {
         let job = {
@@ -208,7 +183,7 @@ pub(crate) fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_vo
         q.jobs.retain(|j| !Arc::ptr_eq(j, &job));
     }
     let Some((mine, _)) = mine else {
-        return super::refused(format!("kernel {}: launched from inside a running kernel", kernel.name));
+        return LaunchOutcome::refused(format!("kernel {}: launched from inside a running kernel", kernel.name));
     };
     let mut all = vec![mine];
     let mut helper_stats = ExecStats::default();
@@ -216,7 +191,7 @@ pub(crate) fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_vo
         helper_stats.add_work(&st);
         all.push(r);
     }
-    let _ = super::with_worker(opts, |w| w.stats.add_work(&helper_stats));
+    let _ = with_worker(opts, |w| w.stats.add_work(&helper_stats));
     let first = all.iter().filter_map(|r| r.failure.as_ref()).min_by_key(|(p, _)| *p).cloned();
     let upto = first.as_ref().map(|(p, _)| *p);
     let hazards = HazardLog::merge(all.into_iter().map(|r| r.log).collect(), upto);

@@ -7,10 +7,11 @@
 //! While an entry runs, its fiber is marked as not in kernel code, so the watchdog
 //! never redirects a fiber out of the executor's own code.
 
-use super::block::Arrival;
 use super::fibers::{self, Event, Fiber};
 use super::hazard::{key_of, Detected, HazardKind};
 use super::scheduler::{current_worker, Worker};
+use super::threads::Arrival;
+use super::types::{CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_FAILED};
 use crate::abi;
 use std::ffi::c_char;
 
@@ -181,13 +182,13 @@ unsafe extern "C" fn rt_trap(kind: u32, message: *const c_char, file: *const c_c
     with_worker(w, |wk| {
         let at = wk.where_(wk.running_thread());
         let (code, text) = match kind {
-            abi::trap::ASSERT => (super::CUDA_ERROR_ASSERT, format!("{at}: device assertion `{msg}` failed{loc}")),
+            abi::trap::ASSERT => (CUDA_ERROR_ASSERT, format!("{at}: device assertion `{msg}` failed{loc}")),
             abi::trap::TRAP => (
-                super::CUDA_ERROR_LAUNCH_FAILED,
+                CUDA_ERROR_LAUNCH_FAILED,
                 format!("{at}: __trap(){loc}{}", if msg.is_empty() { String::new() } else { format!(": {msg}") }),
             ),
-            abi::trap::UNSUPPORTED => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported operation{loc}: {msg}")),
-            _ => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: trap of unknown kind {kind}{loc}: {msg}")),
+            abi::trap::UNSUPPORTED => (CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported operation{loc}: {msg}")),
+            _ => (CUDA_ERROR_LAUNCH_FAILED, format!("{at}: trap of unknown kind {kind}{loc}: {msg}")),
         };
         wk.fail(code, text)
     });
@@ -250,7 +251,7 @@ unsafe extern "C" fn rt_report(kind: u32, message: *const c_char, site: abi::Sit
             operation: site.describe(),
             message: msg,
         });
-        wk.block.stop |= stop;
+        wk.block.threads.stop |= stop;
         stop
     });
     if stop {

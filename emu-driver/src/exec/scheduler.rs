@@ -13,17 +13,27 @@
 //! the next runnable fiber (one switch). When a thread of a range reaches a rendezvous
 //! it suspends its fiber (now dedicated to that thread), sets `range_stop` so the range
 //! returns right after it, and hands the rest of the range to the scheduler.
+//!
+//! Each OS thread has one worker, kept across launches (`with_worker`); while it runs a
+//! launch it is also what the signal handlers ask about a fault or a watchdog probe on
+//! that thread (`impl SignalTarget for Worker`).
 
-use super::block::{Arrival, Block};
-use super::fault::{fault_failure, FaultInfo};
+use super::block::Block;
+use super::deadlock;
+use super::fault::{self, fault_failure, FaultInfo, SignalTarget};
 use super::fibers::{self, BlockFields, Event, Fiber, FiberExit, FiberPool};
-use super::hazard::HazardLog;
+use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
-use super::watchdog::WatchState;
-use super::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure};
+use super::threads::Arrival;
+use super::types::{
+    ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+    CUDA_ERROR_LAUNCH_TIMEOUT, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
+};
+use super::warp_ops;
+use super::watchdog::{self, WatchState};
 use crate::abi::{self, RunFn, ThreadCtx};
 use corosensei::trap::CoroutineTrapHandler;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -59,6 +69,31 @@ pub(crate) trait Positions {
     fn failed(&mut self, pos: u64);
 }
 
+/// Positions 0..total in order (one worker; `parallel` shares them among several).
+pub(crate) struct Serial {
+    next: u64,
+    total: u64,
+}
+
+impl Serial {
+    pub fn new(total: u64) -> Self {
+        Serial { next: 0, total }
+    }
+}
+
+impl Positions for Serial {
+    fn next(&mut self) -> Option<u64> {
+        (self.next < self.total).then(|| {
+            self.next += 1;
+            self.next - 1
+        })
+    }
+
+    fn failed(&mut self, _pos: u64) {
+        self.next = self.total;
+    }
+}
+
 /// What one worker brings back from a launch.
 pub(crate) struct WorkerResult {
     pub failure: Option<(u64, LaunchFailure)>,
@@ -92,21 +127,50 @@ pub(crate) struct Stopping {
 }
 
 thread_local! {
+    /// This OS thread's worker (its fibers persist across launches).
+    static WORKER: RefCell<Option<Box<Worker>>> = const { RefCell::new(None) };
+
     /// The worker running a launch on this OS thread (null outside launches). Read by
     /// the runtime entry points and by the signal handlers (const-initialised, no
     /// destructor: safe to read from a signal handler).
     static CURRENT: Cell<*mut Worker> = const { Cell::new(ptr::null_mut()) };
 }
 
+/// Runs `f` on this OS thread's worker (created on first use).
+pub(crate) fn with_worker<R>(opts: &ExecOptions, f: impl FnOnce(&mut Worker) -> R) -> Result<R, &'static str> {
+    WORKER
+        .try_with(|cell| {
+            let Ok(mut slot) = cell.try_borrow_mut() else {
+                return Err("launched from inside a running kernel");
+            };
+            let w = slot.get_or_insert_with(|| Box::new(Worker::new(opts.stack_size.max(MIN_STACK_SIZE))));
+            Ok(f(w))
+        })
+        .unwrap_or(Err("launched while the thread exits"))
+}
+
+/// Whether this OS thread's worker can take a launch (it is not running one).
+pub(crate) fn worker_free() -> bool {
+    WORKER.try_with(|cell| cell.try_borrow_mut().is_ok()).unwrap_or(false)
+}
+
+/// This OS thread's executor counters.
+pub(crate) fn stats() -> ExecStats {
+    WORKER
+        .try_with(|cell| cell.try_borrow().ok().and_then(|w| w.as_ref().map(|w| w.stats)).unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// Makes this OS thread ready to run kernels: the fault handler (answered by the
+/// worker) and an alternate signal stack.
+pub(crate) fn prepare_thread() {
+    fault::prepare_thread::<Worker>();
+}
+
 /// The worker running a launch on this OS thread, or null.
 #[inline(always)]
 pub(crate) fn current_worker() -> *mut Worker {
     CURRENT.with(|c| c.get())
-}
-
-/// Whether this OS thread is running a launch.
-pub(crate) fn on_worker_thread() -> bool {
-    !current_worker().is_null()
 }
 
 impl Worker {
@@ -123,7 +187,7 @@ impl Worker {
             },
             block: Block::new(),
             running: Running { current: ptr::null_mut(), index: 0 },
-            log: HazardLog::new(super::HazardMode::Warn, ""),
+            log: HazardLog::new(HazardMode::Warn, ""),
             stop: Stopping::default(),
             watch: None,
             stats: ExecStats::default(),
@@ -141,7 +205,7 @@ impl Worker {
         positions: &mut dyn Positions,
         several: bool,
     ) -> WorkerResult {
-        self.fibers.set_stack_size(opts.stack_size.max(super::MIN_STACK_SIZE));
+        self.fibers.set_stack_size(opts.stack_size.max(MIN_STACK_SIZE));
         let created = self.fibers.created;
         self.stats.launches += 1;
         self.log = HazardLog::new(opts.hazards, &kernel.name);
@@ -150,7 +214,7 @@ impl Worker {
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
         let slot = unsafe { (kernel.ctx_slot)() };
         if slot.is_null() {
-            let f = LaunchFailure { address: None, code: super::CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
+            let f = LaunchFailure { address: None, code: CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
             return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
@@ -175,7 +239,10 @@ impl Worker {
 
         let watchdog = !opts.watchdog.is_zero();
         if watchdog {
-            let w = self.watch.get_or_insert_with(WatchState::register);
+            let w = self.watch.get_or_insert_with(|| {
+                fault::install_probe_handler::<Worker>();
+                WatchState::register()
+            });
             w.begin(opts.watchdog, kernel.run as usize);
         }
         let me: *mut Worker = self;
@@ -196,7 +263,7 @@ impl Worker {
             }
             // SAFETY: `me` is this worker at a fixed address; fibers run only inside.
             let r = unsafe { run_block(me) };
-            if !self.block.slow {
+            if !self.block.threads.slow {
                 self.stats.fast_blocks += 1;
             }
             if let Err(f) = r {
@@ -205,7 +272,7 @@ impl Worker {
                 break;
             }
         }
-        let done = std::mem::take(&mut self.block.completed);
+        let done = std::mem::take(&mut self.block.threads.completed);
         self.stats.barriers += done.barriers;
         self.stats.warp_collectives += done.collectives;
         self.stats.activemask_groups += done.convergences;
@@ -233,7 +300,7 @@ impl Worker {
         let f = self.running.current;
         // SAFETY: `current` is the running fiber of this worker (the caller runs on it).
         let (tid, cursor) = unsafe { ((*f).ctx.linear_tid, (*f).cursor) };
-        if !self.block.slow || tid != cursor {
+        if !self.block.threads.slow || tid != cursor {
             self.catch_up(tid, cursor);
         }
         (tid, self.running.index)
@@ -244,7 +311,7 @@ impl Worker {
     #[cold]
     #[inline(never)]
     fn catch_up(&mut self, tid: u32, cursor: u32) {
-        if !self.block.slow {
+        if !self.block.threads.slow {
             self.block.begin_slow();
         }
         if tid != cursor {
@@ -259,7 +326,7 @@ impl Worker {
         // SAFETY: as in `enter`.
         let f = unsafe { &mut *self.running.current };
         if f.end > tid + 1 {
-            self.block.queues.pending.push((tid + 1, f.end));
+            self.block.threads.queues.pending.push((tid + 1, f.end));
             f.end = tid + 1;
             // SAFETY: a plain store into the fiber's context; volatile because the
             // library's range loop polls it.
@@ -283,7 +350,7 @@ impl Worker {
             return self.fail_unsupported(format!("unsupported barrier operation {op}"));
         }
         let (tid, fi) = self.enter();
-        if self.block.stop {
+        if self.block.threads.stop {
             return Arrival::Stop;
         }
         let a = self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log);
@@ -294,11 +361,11 @@ impl Worker {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
-        if !super::warp_ops::is_known(op) {
+        if !warp_ops::is_known(op) {
             return self.fail_unsupported(format!("unsupported warp operation {op}"));
         }
         let (tid, fi) = self.enter();
-        if self.block.stop {
+        if self.block.threads.stop {
             return Arrival::Stop;
         }
         let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
@@ -308,7 +375,7 @@ impl Worker {
     /// `__activemask()`.
     pub fn activemask(&mut self, site: abi::Site) -> Arrival {
         let (tid, fi) = self.enter();
-        if self.block.stop {
+        if self.block.threads.stop {
             return Arrival::Stop;
         }
         let a = self.block.arrive_activemask(tid, fi, site, &mut self.log);
@@ -320,11 +387,11 @@ impl Worker {
         let (tid, fi) = self.enter();
         if self.timed_out() {
             // Stopped while spinning: the report names it with the others that yield.
-            self.block.queues.yielded.push((tid, site));
+            self.block.threads.queues.yielded.push((tid, site));
             self.hand_off_range(tid);
             return Arrival::Stop;
         }
-        if self.block.stop {
+        if self.block.threads.stop {
             return Arrival::Stop;
         }
         self.block.yield_thread(tid, fi, site, &mut self.log);
@@ -356,7 +423,7 @@ impl Worker {
     #[cold]
     fn fail_unsupported(&mut self, what: String) -> Arrival {
         let at = self.where_(self.running_thread());
-        self.fail(super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
+        self.fail(CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
     }
 
     /// The thread on the running fiber.
@@ -388,7 +455,7 @@ impl Worker {
     /// After a stop: discard every fiber that still holds kernel frames.
     fn abandon(&mut self) {
         self.fibers.abandon_busy();
-        self.block.queues.clear();
+        self.block.threads.queues.clear();
     }
 
     fn hazard_failure(&self) -> LaunchFailure {
@@ -396,14 +463,14 @@ impl Worker {
             Some(h) => format!("{h} (EMU_CUDA_HAZARDS=error)"),
             None => format!("kernel {}: the launch stopped", self.call.name),
         };
-        LaunchFailure { address: None, code: super::HAZARD_ERROR_CODE, message }
+        LaunchFailure { address: None, code: HAZARD_ERROR_CODE, message }
     }
 
     fn deadlock_failure(&mut self) -> LaunchFailure {
-        let d = self.block.deadlock_report();
+        let d = deadlock::report(&self.block);
         let message = format!("{}: {}", self.block_text(), d.message);
         self.log.record(d);
-        LaunchFailure { address: None, code: super::CUDA_ERROR_LAUNCH_FAILED, message }
+        LaunchFailure { address: None, code: CUDA_ERROR_LAUNCH_FAILED, message }
     }
 
     /// The launch made no progress for the watchdog's limit; `interrupted` is the fiber
@@ -426,13 +493,13 @@ impl Worker {
         };
         if let Some((a, e)) = rest {
             if a < e {
-                self.block.queues.pending.push((a, e));
+                self.block.threads.queues.pending.push((a, e));
             }
         }
-        let places = self.block.survey(running);
+        let places = deadlock::survey(&self.block, running);
         LaunchFailure {
             address: None,
-            code: super::CUDA_ERROR_LAUNCH_TIMEOUT,
+            code: CUDA_ERROR_LAUNCH_TIMEOUT,
             message: format!(
                 "{}: no progress for {:.1} s (watchdog, EMU_CUDA_WATCHDOG): no thread of the block finished or \
                  started while {}; a thread spinning on a flag that nothing can set any more, or a livelock",
@@ -476,14 +543,14 @@ impl Worker {
         if self.timed_out() {
             return Err(self.stop_with(|w| w.timeout_failure(None)));
         }
-        if let Some((a, e)) = self.block.queues.pending.pop() {
+        if let Some((a, e)) = self.block.threads.queues.pending.pop() {
             let fi = match self.fibers.take_idle() {
                 Ok(fi) => fi,
                 Err(e) => {
                     let name = self.call.name.clone();
                     return Err(self.stop_with(|_| LaunchFailure {
                         address: None,
-                        code: super::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                        code: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                         message: format!("kernel {name}: {e}"),
                     }));
                 }
@@ -497,10 +564,10 @@ impl Worker {
             }
             return Ok(Some(fi));
         }
-        if !self.block.queues.yielded.is_empty() {
-            self.block.resume_yielded();
+        if !self.block.threads.queues.yielded.is_empty() {
+            self.block.threads.queues.resume_yielded();
         }
-        Ok(self.block.queues.pop_run().map(|t| self.block.fiber_of[t as usize]))
+        Ok(self.block.threads.queues.pop_run().map(|t| self.block.threads.fiber_of[t as usize]))
     }
 
     /// After a resume that did not end in a wait: a range finished, or the launch stops.
@@ -512,14 +579,14 @@ impl Worker {
             Ok(Event::Finished) => {
                 let fb = self.fibers.get(fi);
                 let (a, e) = (fb.cursor, fb.end);
-                if self.block.slow {
+                if self.block.threads.slow {
                     self.block.exit_range(a, e, &mut self.log);
                 }
                 self.fibers.release(fi);
                 if let Some(s) = &self.watch {
                     s.progress();
                 }
-                if self.block.stop {
+                if self.block.threads.stop {
                     return Err(self.stop_with(|w| w.hazard_failure()));
                 }
                 Ok(())
@@ -544,7 +611,7 @@ impl Worker {
             }
             Err(FiberExit::Quit) => Err(self.stop_with(|_| LaunchFailure {
                 address: None,
-                code: super::CUDA_ERROR_LAUNCH_FAILED,
+                code: CUDA_ERROR_LAUNCH_FAILED,
                 message: "executor fiber ended unexpectedly".into(),
             })),
         }
@@ -571,16 +638,16 @@ unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
     loop {
         // SAFETY: per the contract, no other reference into the worker is live here.
         let wk = unsafe { &mut *w };
-        let popped = if streak < FAIRNESS_STREAK { wk.block.queues.pop_run() } else { None };
+        let popped = if streak < FAIRNESS_STREAK { wk.block.threads.queues.pop_run() } else { None };
         let fi = match popped {
             Some(t) => {
                 streak += 1;
                 if PREFETCH {
-                    if let Some(next) = wk.block.queues.peek_run() {
-                        fibers::prefetch(wk.fibers.get(wk.block.fiber_of[next as usize]));
+                    if let Some(next) = wk.block.threads.queues.peek_run() {
+                        fibers::prefetch(wk.fibers.get(wk.block.threads.fiber_of[next as usize]));
                     }
                 }
-                wk.block.fiber_of[t as usize]
+                wk.block.threads.fiber_of[t as usize]
             }
             None => {
                 streak = 0;
@@ -607,34 +674,52 @@ unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
     // SAFETY: as above.
     let wk = unsafe { &mut *w };
     wk.running.current = ptr::null_mut();
-    if wk.block.slow && wk.block.live > 0 {
+    if wk.block.threads.slow && wk.block.threads.live > 0 {
         return Err(wk.stop_with(|w| w.deadlock_failure()));
     }
     Ok(())
 }
 
-/// Called from the fault handler: when the fault happened on the stack of the fiber
-/// this OS thread is running, records it and returns that fiber's trap handler.
-///
-/// # Safety
-/// Only from a synchronous signal handler on this thread.
-pub(crate) unsafe fn fault_target(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
-    let w = current_worker();
-    if w.is_null() {
-        return None;
+/// The signal handlers' questions, answered from the worker running a launch on the
+/// signalled thread.
+impl SignalTarget for Worker {
+    unsafe fn fault(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+        let w = current_worker();
+        if w.is_null() {
+            return None;
+        }
+        // SAFETY: CURRENT points to this thread's live worker; the faulting code is
+        // suspended by the signal, so reading the running fiber races nothing.
+        unsafe {
+            let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
+            if f.is_null() {
+                return None;
+            }
+            let trap = (*f).trap?;
+            if !trap.stack_ptr_in_bounds(sp) {
+                return None;
+            }
+            ptr::write_volatile(ptr::addr_of_mut!((*w).stop.fault), info);
+            Some(trap)
+        }
     }
-    // SAFETY: CURRENT points to this thread's live worker; the faulting code is
-    // suspended by the signal, so reading the running fiber races nothing.
-    unsafe {
-        let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
-        if f.is_null() {
+
+    unsafe fn probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+        let w = current_worker();
+        if w.is_null() {
             return None;
         }
-        let trap = (*f).trap?;
-        if !trap.stack_ptr_in_bounds(sp) {
-            return None;
+        // SAFETY: the worker of this thread is live while CURRENT points to it; the
+        // handler reads plain words the interrupted code may be writing (same thread: no
+        // tearing). The watch lives as long as the worker.
+        unsafe {
+            let s = (*w).watch.as_deref()?;
+            let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
+            watchdog::on_probe(s, f, pc, sp)
         }
-        ptr::write_volatile(ptr::addr_of_mut!((*w).stop.fault), info);
-        Some(trap)
+    }
+
+    fn on_worker_thread() -> bool {
+        !current_worker().is_null()
     }
 }

@@ -19,12 +19,10 @@
 //! the other), lanes named in a mask that exited, and shuffles reading a lane outside
 //! the mask. Each report names the call site.
 
-use super::block::{site_key, site_text, Arrival, Block};
-use super::warp_ops::ShuffleMap;
-use super::convergence::ConvGroup;
 use super::device_defined::{self, Absent};
 use super::hazard::{format_threads, key_of, Detected, HazardKind, HazardLog};
-use super::warp_ops::{self, lanes, op_name, WARP};
+use super::threads::{site_key, site_text, Arrival, Threads};
+use super::warp_ops::{self, lanes, op_name, ShuffleMap, WARP};
 use crate::abi;
 
 /// One lane's operands and result.
@@ -55,42 +53,35 @@ pub(crate) struct Group {
     exit_reported: bool,
 }
 
-/// The state of one warp of the block.
+/// The collectives of one warp of the block. Which lanes have exited is in the thread
+/// table (`Threads::gone`); lanes waiting at other rendezvous (a block barrier,
+/// `__activemask`, a yield) are known to the block, which tells a warp when it asks
+/// (`waiting_elsewhere`: only a shuffle reading lanes outside its mask needs them).
 #[derive(Clone)]
 pub(crate) struct Warp {
-    /// Lanes that exited, or do not exist (the last warp of a block whose size is not a
-    /// multiple of 32).
-    pub gone: u32,
     groups: Vec<Group>,
-    /// Open `__activemask` groups (see `convergence`).
-    pub conv: Vec<ConvGroup>,
     /// Some complete shuffle group waits for lanes outside its mask to reach it.
     blocked: bool,
+    /// Each lane's operands and result (also the `__activemask` result, see
+    /// `convergence`).
     pub lanes: [Lane; WARP as usize],
 }
 
 impl Default for Warp {
     fn default() -> Self {
-        Warp { gone: 0, groups: Vec::new(), conv: Vec::new(), blocked: false, lanes: [Lane::default(); WARP as usize] }
+        Warp { groups: Vec::new(), blocked: false, lanes: [Lane::default(); WARP as usize] }
     }
 }
 
 impl Warp {
-    pub fn reset(&mut self, gone: u32) {
-        self.gone = gone;
+    pub fn reset(&mut self) {
         self.blocked = false;
         self.groups.clear();
-        self.conv.clear();
     }
 
     #[inline]
     pub fn has_groups(&self) -> bool {
         !self.groups.is_empty()
-    }
-
-    #[inline]
-    pub fn has_convergence(&self) -> bool {
-        !self.conv.is_empty()
     }
 
     /// A complete shuffle group waits for lanes outside its mask.
@@ -108,101 +99,116 @@ impl Warp {
     pub fn group_of(&self, lane: u32) -> Option<&Group> {
         self.groups.iter().find(|g| g.arrived & (1 << lane) != 0)
     }
-}
 
-impl Block {
-    /// Thread `tid` (on fiber `fi`) arrives at warp collective `op` over `mask`.
+    /// The lanes waiting in an open collective.
+    pub fn waiting(&self) -> u32 {
+        self.groups.iter().fold(0, |m, g| m | g.arrived)
+    }
+
+    /// The result and predicate a resumed lane of a collective gets.
+    #[inline]
+    pub fn result(&self, lane: u32) -> (u64, i32) {
+        let l = &self.lanes[lane as usize];
+        (l.result, l.pred)
+    }
+
+    /// Thread `tid` arrives at warp collective `op` over `mask`: `Wait` when it must
+    /// suspend (the block then records it as waiting), `Done` when it completed its group.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn arrive_warp(
+    pub fn arrive(
         &mut self,
+        threads: &mut Threads,
         tid: u32,
-        fi: u32,
         op: u32,
         mask: u32,
         value: u64,
         arg: i32,
         width: i32,
         site: abi::Site,
+        waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy,
         log: &mut HazardLog,
     ) -> Arrival {
         let lane = tid % WARP;
         let wi = tid / WARP;
         let bit = 1u32 << lane;
-        let w = &mut self.warps[wi as usize];
-        w.lanes[lane as usize] = Lane { value, result: 0, arg, width, op, pred: 0 };
+        self.lanes[lane as usize] = Lane { value, result: 0, arg, width, op, pred: 0 };
         // The common case: the caller is in its mask and joins an open group with the
         // same op; anything else (a new group, a hazard) takes the long way.
-        let (gi, mask) = match w.groups.iter().position(|g| g.mask == mask && g.op == op) {
+        let (gi, mask) = match self.groups.iter().position(|g| g.mask == mask && g.op == op) {
             Some(i) if mask & bit != 0 => (i, mask),
-            _ => self.join_group(tid, op, mask, arg, width, site, log),
+            _ => self.join_group(threads, tid, op, mask, arg, width, site, log),
         };
-        let w = &mut self.warps[wi as usize];
-        let g = &mut w.groups[gi];
+        let g = &mut self.groups[gi];
         g.arrived |= bit;
         g.uniform &= g.arg == arg && g.width == width && g.op == op;
-        let gone = w.gone;
+        let gone = threads.gone[wi as usize];
         if mask & gone != 0 && !g.exit_reported {
             g.exit_reported = true;
-            self.report_exited_lanes(wi, mask, op, site, log);
+            self.report_exited_lanes(threads, wi, mask, op, site, log);
         }
-        let w = &self.warps[wi as usize];
-        if (w.groups[gi].arrived | gone) & mask == mask {
-            if let Some((r, p)) = self.complete_group(wi, gi, Some(tid), log) {
-                if self.stop {
+        if (self.groups[gi].arrived | gone) & mask == mask {
+            if let Some((r, p)) = self.complete_group(threads, wi, gi, Some(tid), waiting_elsewhere, log) {
+                if threads.stop {
                     return Arrival::Stop;
                 }
                 return Arrival::Done(r, p);
             }
         }
-        if self.stop {
+        if threads.stop {
             return Arrival::Stop;
         }
-        self.start_waiting(tid, fi, log);
         Arrival::Wait
     }
 
-    /// Completes group `gi` of warp `wi`, whose mask lanes have all arrived or exited:
-    /// at once, or (a shuffle reading lanes outside its mask that have not reached a
-    /// rendezvous yet) later, together with the groups of its call site. Returns the
-    /// caller's result when it completed.
-    fn complete_group(&mut self, wi: u32, gi: usize, caller: Option<u32>, log: &mut HazardLog) -> Option<(u64, i32)> {
-        let w = &self.warps[wi as usize];
-        let g = &w.groups[gi];
-        if g.mask == u32::MAX || outside_alive_sources(w, g) == 0 {
-            let g = self.warps[wi as usize].groups.swap_remove(gi);
-            return Some(self.resolve(wi, g, None, caller, log));
+    /// Completes group `gi` of this warp (`wi`), whose mask lanes have all arrived or
+    /// exited: at once, or (a shuffle reading lanes outside its mask that have not
+    /// reached a rendezvous yet) later, together with the groups of its call site.
+    /// Returns the caller's result when it completed.
+    fn complete_group(
+        &mut self,
+        threads: &mut Threads,
+        wi: u32,
+        gi: usize,
+        caller: Option<u32>,
+        waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy,
+        log: &mut HazardLog,
+    ) -> Option<(u64, i32)> {
+        let gone = threads.gone[wi as usize];
+        let g = &self.groups[gi];
+        if g.mask == u32::MAX || outside_alive_sources(self, g, gone) == 0 {
+            let g = self.groups.swap_remove(gi);
+            return Some(self.resolve(threads, wi, g, None, caller, log));
         }
         // Lanes that execute this shuffle: those in an open group of the same site and op.
         let (key, op) = (g.key, g.op);
         let same = |g: &Group| g.key == key && g.op == op;
-        let at_site = w.groups.iter().filter(|g| same(g)).fold(0, |m, g| m | g.arrived);
-        let elsewhere = self.waiting_lanes(wi) & !at_site;
-        let gone = w.gone;
+        let at_site = self.groups.iter().filter(|g| same(g)).fold(0, |m, g| m | g.arrived);
+        let elsewhere = (self.waiting() | waiting_elsewhere(threads, wi)) & !at_site;
         let complete = |g: &Group| (g.arrived | gone) & g.mask == g.mask;
         // Ready: every source outside the mask is at this shuffle in a complete group
         // (the groups complete together) or waits elsewhere.
         let ready = |g: &Group| {
-            let src = outside_alive_sources(w, g);
-            src & !at_site & !elsewhere == 0 && !w.groups.iter().any(|h| same(h) && h.arrived & src != 0 && !complete(h))
+            let src = outside_alive_sources(self, g, gone);
+            src & !at_site & !elsewhere == 0 && !self.groups.iter().any(|h| same(h) && h.arrived & src != 0 && !complete(h))
         };
         if !ready(g) {
-            self.warps[wi as usize].blocked = true;
+            self.blocked = true;
             return None;
         }
         // Complete every complete and ready group of the site, reading each other.
-        let mut pick: Vec<usize> = (0..w.groups.len())
+        let mut pick: Vec<usize> = (0..self.groups.len())
             .filter(|&i| {
-                let h = &w.groups[i];
+                let h = &self.groups[i];
                 i == gi || (same(h) && complete(h) && ready(h))
             })
             .collect();
         pick.sort_unstable_by(|a, b| b.cmp(a));
-        let taken: Vec<Group> = pick.into_iter().map(|i| self.warps[wi as usize].groups.swap_remove(i)).collect();
+        let taken: Vec<Group> = pick.into_iter().map(|i| self.groups.swap_remove(i)).collect();
         let mut own = None;
         for g in taken {
             let mine = caller.is_some_and(|t| g.arrived & (1 << (t % WARP)) != 0);
-            let r = self.resolve(wi, g, Some(at_site), if mine { caller } else { None }, log);
+            let r = self.resolve(threads, wi, g, Some(at_site), if mine { caller } else { None }, log);
             if mine {
                 own = Some(r);
             }
@@ -210,17 +216,16 @@ impl Block {
         own.or(Some((0, 0)))
     }
 
-    /// Retries the warp's shuffle groups that waited for lanes outside their masks (a
-    /// lane of the warp now waits somewhere, or exited).
-    pub(crate) fn retry_blocked(&mut self, wi: u32, log: &mut HazardLog) {
-        self.warps[wi as usize].blocked = false;
+    /// Retries the shuffle groups that waited for lanes outside their masks (a lane of
+    /// the warp now waits somewhere, or exited).
+    pub(crate) fn retry_blocked(&mut self, threads: &mut Threads, wi: u32, waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy, log: &mut HazardLog) {
+        self.blocked = false;
         let mut i = 0;
-        while i < self.warps[wi as usize].groups.len() {
-            let w = &self.warps[wi as usize];
-            let g = &w.groups[i];
-            if (g.arrived | w.gone) & g.mask == g.mask {
-                let n = w.groups.len();
-                if self.complete_group(wi, i, None, log).is_some() || self.warps[wi as usize].groups.len() != n {
+        while i < self.groups.len() {
+            let g = &self.groups[i];
+            if (g.arrived | threads.gone[wi as usize]) & g.mask == g.mask {
+                let n = self.groups.len();
+                if self.complete_group(threads, wi, i, None, waiting_elsewhere, log).is_some() || self.groups.len() != n {
                     i = 0;
                     continue;
                 }
@@ -234,20 +239,19 @@ impl Block {
     /// and the mask the caller takes part with.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn join_group(&mut self, tid: u32, op: u32, mask: u32, arg: i32, width: i32, site: abi::Site, log: &mut HazardLog) -> (usize, u32) {
+    fn join_group(&mut self, threads: &mut Threads, tid: u32, op: u32, mask: u32, arg: i32, width: i32, site: abi::Site, log: &mut HazardLog) -> (usize, u32) {
         let wi = tid / WARP;
         let bit = 1u32 << (tid % WARP);
         let mut mask = mask;
         if mask & bit == 0 {
-            self.report_not_in_mask(tid, op, mask, site, log);
+            report_not_in_mask(threads, tid, op, mask, site, log);
             mask |= bit;
         }
-        let w = &mut self.warps[wi as usize];
-        let gi = match w.groups.iter().position(|g| g.mask == mask) {
+        let gi = match self.groups.iter().position(|g| g.mask == mask) {
             Some(i) => {
-                if w.groups[i].op != op && !w.groups[i].kind_reported {
-                    w.groups[i].kind_reported = true;
-                    self.report_kind_mismatch(tid, wi, i, op, site, log);
+                if self.groups[i].op != op && !self.groups[i].kind_reported {
+                    self.groups[i].kind_reported = true;
+                    self.report_kind_mismatch(threads, tid, wi, i, op, site, log);
                 }
                 i
             }
@@ -256,42 +260,33 @@ impl Block {
                 // collective whose mask names the caller: each waits for the other.
                 // (A waiting group that does not name the caller may still complete,
                 // and its lanes come here later: divergent sub-warp collectives.)
-                if w.groups.iter().any(|g| g.arrived & mask != 0 && g.mask & bit != 0) {
-                    self.report_mask_mismatch(tid, wi, op, mask, site, log);
+                if self.groups.iter().any(|g| g.arrived & mask != 0 && g.mask & bit != 0) {
+                    self.report_mask_mismatch(threads, tid, wi, op, mask, site, log);
                 }
-                let w = &mut self.warps[wi as usize];
                 let key = site_key(&site);
-                w.groups.push(Group { mask, arrived: 0, op, key, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
-                w.groups.len() - 1
+                self.groups.push(Group { mask, arrived: 0, op, key, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
+                self.groups.len() - 1
             }
         };
         (gi, mask)
     }
 
-    /// The result and predicate a resumed lane of warp collective gets.
-    #[inline]
-    pub fn warp_result(&self, tid: u32) -> (u64, i32) {
-        let l = &self.warps[(tid / WARP) as usize].lanes[(tid % WARP) as usize];
-        (l.result, l.pred)
-    }
-
-    /// Lanes `newly` of warp `wi` have just exited: report them where a waiting group
-    /// names them, and complete groups that now only waited for them.
-    pub(crate) fn lanes_gone(&mut self, wi: u32, newly: u32, log: &mut HazardLog) {
+    /// Lanes `newly` of this warp (`wi`) have just exited (`threads.gone` has them):
+    /// report them where a waiting group names them, and complete groups that now only
+    /// waited for them.
+    pub(crate) fn lanes_gone(&mut self, threads: &mut Threads, wi: u32, newly: u32, waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy, log: &mut HazardLog) {
         let mut i = 0;
-        while i < self.warps[wi as usize].groups.len() {
-            let w = &self.warps[wi as usize];
-            let g = &w.groups[i];
+        while i < self.groups.len() {
+            let g = &self.groups[i];
             if g.mask & newly != 0 {
                 let (mask, op, site) = (g.mask, g.op, g.site);
                 if !g.exit_reported {
-                    self.warps[wi as usize].groups[i].exit_reported = true;
-                    self.report_exited_lanes(wi, mask, op, site, log);
+                    self.groups[i].exit_reported = true;
+                    self.report_exited_lanes(threads, wi, mask, op, site, log);
                 }
-                let w = &self.warps[wi as usize];
-                if (w.groups[i].arrived | w.gone) & mask == mask {
-                    let n = w.groups.len();
-                    if self.complete_group(wi, i, None, log).is_some() || self.warps[wi as usize].groups.len() != n {
+                if (self.groups[i].arrived | threads.gone[wi as usize]) & mask == mask {
+                    let n = self.groups.len();
+                    if self.complete_group(threads, wi, i, None, waiting_elsewhere, log).is_some() || self.groups.len() != n {
                         i = 0; // completing moved groups around
                         continue;
                     }
@@ -301,61 +296,42 @@ impl Block {
         }
     }
 
-    /// Completes group `g` (removed from warp `wi`): computes every arrived lane's
+    /// Completes group `g` (removed from this warp, `wi`): computes every arrived lane's
     /// result in one pass and makes the lanes runnable (the caller, if it completed the
     /// group, goes on with the returned result). Shuffles read the lanes in `readable`
     /// (the group's own arrivals unless lanes of other groups at its site are given).
     #[inline(never)]
-    fn resolve(&mut self, wi: u32, g: Group, readable: Option<u32>, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
-        let w = &mut self.warps[wi as usize];
+    fn resolve(&mut self, threads: &mut Threads, wi: u32, g: Group, readable: Option<u32>, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
         let base = wi * WARP;
         let arrived = g.arrived;
         let readable = readable.unwrap_or(arrived);
+        let gone = threads.gone[wi as usize];
         let outside = if g.uniform && warp_ops::is_shuffle(g.op) {
-            resolve_shuffles(w, &g, readable)
+            resolve_shuffles(self, &g, readable, gone)
         } else {
-            resolve_mixed(w, &g, readable)
+            resolve_mixed(self, &g, readable, gone)
         };
         let own = match caller {
-            Some(t) => {
-                let l = &w.lanes[(t - base) as usize];
-                (l.result, l.pred)
-            }
+            Some(t) => self.result(t - base),
             None => (0, 0),
         };
-        let others = arrived & !caller.map_or(0, |t| 1 << (t - base));
-        self.queues.extend_run(others.count_ones() as usize, lanes(others).map(|l| base + l));
+        let released = arrived & !caller.map_or(0, |t| 1 << (t - base));
+        threads.queues.extend_run(released.count_ones() as usize, lanes(released).map(|l| base + l));
         if let Some((lane, j, op, read)) = outside {
-            self.report_outside_mask(base + lane, lane, j, op, g.mask, g.site, read, log);
+            report_outside_mask(threads, base + lane, lane, j, op, g.mask, g.site, read, log);
         }
-        self.completed.collectives += 1;
+        threads.completed.collectives += 1;
         own
     }
 
+    #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
-    fn report_not_in_mask(&mut self, tid: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
-        let (lane, wi) = (tid % WARP, tid / WARP);
-        let key = key_of(&[site_key(&site), op as u64]);
-        self.stop |= log.note(HazardKind::WarpCallerNotInMask, key, || Detected {
-            kind: HazardKind::WarpCallerNotInMask,
-            key,
-            threads: vec![tid],
-            operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
-            message: format!(
-                "thread {tid} (lane {lane} of warp {wi}) called a warp collective with a mask \
-                 that does not name it; it takes part as if its lane were in the mask"
-            ),
-        });
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn report_kind_mismatch(&mut self, tid: u32, wi: u32, gi: usize, op: u32, site: abi::Site, log: &mut HazardLog) {
-        let g = &self.warps[wi as usize].groups[gi];
+    fn report_kind_mismatch(&self, threads: &mut Threads, tid: u32, wi: u32, gi: usize, op: u32, site: abi::Site, log: &mut HazardLog) {
+        let g = &self.groups[gi];
         let (first, mask, first_site) = (g.op, g.mask, g.site);
         let key = key_of(&[site_key(&first_site), site_key(&site), first as u64, op as u64]);
-        self.stop |= log.note(HazardKind::WarpKindMismatch, key, || Detected {
+        threads.stop |= log.note(HazardKind::WarpKindMismatch, key, || Detected {
             kind: HazardKind::WarpKindMismatch,
             key,
             threads: vec![tid],
@@ -377,18 +353,15 @@ impl Block {
         });
     }
 
+    #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
-    fn report_mask_mismatch(&mut self, tid: u32, wi: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
+    fn report_mask_mismatch(&self, threads: &mut Threads, tid: u32, wi: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
         let bit = 1u32 << (tid % WARP);
-        let overlapping: Vec<(u32, abi::Site)> = self.warps[wi as usize]
-            .groups
-            .iter()
-            .filter(|g| g.arrived & mask != 0 && g.mask & bit != 0)
-            .map(|g| (g.mask, g.site))
-            .collect();
+        let overlapping: Vec<(u32, abi::Site)> =
+            self.groups.iter().filter(|g| g.arrived & mask != 0 && g.mask & bit != 0).map(|g| (g.mask, g.site)).collect();
         let key = key_of(&[site_key(&site), op as u64]);
-        self.stop |= log.note(HazardKind::WarpMaskMismatch, key, || Detected {
+        threads.stop |= log.note(HazardKind::WarpMaskMismatch, key, || Detected {
             kind: HazardKind::WarpMaskMismatch,
             key,
             threads: vec![tid],
@@ -404,11 +377,11 @@ impl Block {
 
     #[cold]
     #[inline(never)]
-    fn report_exited_lanes(&mut self, wi: u32, mask: u32, op: u32, site: abi::Site, log: &mut HazardLog) {
+    fn report_exited_lanes(&self, threads: &mut Threads, wi: u32, mask: u32, op: u32, site: abi::Site, log: &mut HazardLog) {
         let key = key_of(&[site_key(&site), op as u64]);
-        let n = self.n;
-        let gone = self.warps[wi as usize].gone & mask;
-        self.stop |= log.note(HazardKind::WarpLaneExited, key, || {
+        let n = threads.n;
+        let gone = threads.gone[wi as usize] & mask;
+        threads.stop |= log.note(HazardKind::WarpLaneExited, key, || {
             let mut exited = Vec::new();
             let mut missing = Vec::new();
             for lane in lanes(gone) {
@@ -440,39 +413,57 @@ impl Block {
             }
         });
     }
+}
 
-    #[allow(clippy::too_many_arguments)]
-    #[cold]
-    #[inline(never)]
-    fn report_outside_mask(&mut self, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, read: bool, log: &mut HazardLog) {
-        let wi = tid / WARP;
-        let key = key_of(&[site_key(&site), op as u64]);
-        let alive = self.warps[wi as usize].gone & (1 << j) == 0;
-        let why = if alive { Absent::OutsideMaskAlive } else { Absent::OutsideMaskExited };
-        let fill = if read {
-            "that lane's value (it executes the same shuffle, as converged lanes do on the device)"
-        } else {
-            device_defined::shuffle_fill(op, why).describe()
-        };
-        self.stop |= log.note(HazardKind::ShuffleSourceOutsideMask, key, || Detected {
-            kind: HazardKind::ShuffleSourceOutsideMask,
-            key,
-            threads: vec![tid],
-            operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
-            message: format!(
-                "thread {tid} (lane {lane} of warp {wi}) reads lane {j}, which is \
-                 not in the mask; it gets {fill}"
-            ),
-        });
-    }
+#[cold]
+#[inline(never)]
+fn report_not_in_mask(threads: &mut Threads, tid: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
+    let (lane, wi) = (tid % WARP, tid / WARP);
+    let key = key_of(&[site_key(&site), op as u64]);
+    threads.stop |= log.note(HazardKind::WarpCallerNotInMask, key, || Detected {
+        kind: HazardKind::WarpCallerNotInMask,
+        key,
+        threads: vec![tid],
+        operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+        message: format!(
+            "thread {tid} (lane {lane} of warp {wi}) called a warp collective with a mask \
+             that does not name it; it takes part as if its lane were in the mask"
+        ),
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+fn report_outside_mask(threads: &mut Threads, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, read: bool, log: &mut HazardLog) {
+    let wi = tid / WARP;
+    let key = key_of(&[site_key(&site), op as u64]);
+    let alive = threads.gone[wi as usize] & (1 << j) == 0;
+    let why = if alive { Absent::OutsideMaskAlive } else { Absent::OutsideMaskExited };
+    let fill = if read {
+        "that lane's value (it executes the same shuffle, as converged lanes do on the device)"
+    } else {
+        device_defined::shuffle_fill(op, why).describe()
+    };
+    threads.stop |= log.note(HazardKind::ShuffleSourceOutsideMask, key, || Detected {
+        kind: HazardKind::ShuffleSourceOutsideMask,
+        key,
+        threads: vec![tid],
+        operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+        message: format!(
+            "thread {tid} (lane {lane} of warp {wi}) reads lane {j}, which is \
+             not in the mask; it gets {fill}"
+        ),
+    });
 }
 
 /// The first read from outside a group's mask: (lane, source, op, whether the source's
 /// value was read).
 type Outside = Option<(u32, u32, u32, bool)>;
 
-/// The lanes outside `g`'s mask, alive, that its lanes' shuffles read from.
-fn outside_alive_sources(w: &Warp, g: &Group) -> u32 {
+/// The lanes outside `g`'s mask, alive (not in `gone`), that its lanes' shuffles read
+/// from.
+fn outside_alive_sources(w: &Warp, g: &Group, gone: u32) -> u32 {
     lanes(g.arrived)
         .filter_map(|l| {
             let t = &w.lanes[l as usize];
@@ -480,14 +471,14 @@ fn outside_alive_sources(w: &Warp, g: &Group) -> u32 {
         })
         .fold(0, |m, j| m | 1 << j)
         & !g.mask
-        & !w.gone
+        & !gone
 }
 
 /// A source lane that cannot supply its value: what the reader gets.
-fn absent_read(w: &Warp, g: &Group, op: u32, j: u32, own: u64) -> u64 {
+fn absent_read(g: &Group, gone: u32, op: u32, j: u32, own: u64) -> u64 {
     let why = if g.mask & (1 << j) != 0 {
         Absent::Exited
-    } else if w.gone & (1 << j) != 0 {
+    } else if gone & (1 << j) != 0 {
         Absent::OutsideMaskExited
     } else {
         Absent::OutsideMaskAlive
@@ -498,7 +489,7 @@ fn absent_read(w: &Warp, g: &Group, op: u32, j: u32, own: u64) -> u64 {
 /// A group whose lanes all called the same shuffle with the same lane operand and
 /// width: the source mapping is computed once; lanes in `readable` supply values.
 #[inline(always)]
-fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32) -> Outside {
+fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outside {
     let arrived = g.arrived;
     let map = ShuffleMap::new(g.op, g.arg, g.width);
     let mut outside = None;
@@ -515,7 +506,7 @@ fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32) -> Outside {
                 if read {
                     (w.lanes[j as usize].value, 1)
                 } else {
-                    (absent_read(w, g, g.op, j, own), 0)
+                    (absent_read(g, gone, g.op, j, own), 0)
                 }
             }
         };
@@ -529,7 +520,7 @@ fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32) -> Outside {
 /// Any other group: votes, matches and reductions (computed once where every lane gets
 /// the same), and groups whose lanes met with different operations (each lane gets the
 /// result of its own operation over the group's values).
-fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32) -> Outside {
+fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outside {
     let arrived = g.arrived;
     let contrib = device_defined::contributing_lanes(arrived, g.mask);
     let mut ballot = 0u32;
@@ -554,7 +545,7 @@ fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32) -> Outside {
                     if read {
                         (w.lanes[j as usize].value, 1)
                     } else {
-                        (absent_read(w, g, op, j, t.value), 0)
+                        (absent_read(g, gone, op, j, t.value), 0)
                     }
                 }
             },
@@ -596,32 +587,23 @@ fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32) -> Outside {
 #[cfg(test)]
 mod tests {
     use crate::abi;
-    use crate::exec::block::tests::block;
-    use crate::exec::block::Arrival;
+    use crate::exec::hazard::{HazardLog, HazardMode};
+    use crate::exec::threads::tests::threads;
+    use crate::exec::threads::{Arrival, Threads};
+    use crate::exec::warp::Warp;
 
     #[test]
     fn a_shuffle_resolves_when_the_last_lane_arrives() {
-        let (mut b, mut log) = block(32);
+        let (mut t, mut w, mut log) = (threads(32), Warp::default(), HazardLog::new(HazardMode::Warn, "k"));
+        let nobody_elsewhere = |_: &Threads, _: u32| 0;
         for l in 0..31 {
-            let r = b.arrive_warp(l, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, &mut log);
+            let r = w.arrive(&mut t, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, nobody_elsewhere, &mut log);
             assert_eq!(r, Arrival::Wait);
         }
-        let r = b.arrive_warp(31, 31, abi::warp::SHFL_DOWN, u32::MAX, 131, 1, 32, abi::Site::UNKNOWN, &mut log);
+        let r = w.arrive(&mut t, 31, abi::warp::SHFL_DOWN, u32::MAX, 131, 1, 32, abi::Site::UNKNOWN, nobody_elsewhere, &mut log);
         assert_eq!(r, Arrival::Done(131, 0));
-        assert_eq!(b.warp_result(0), (101, 1));
-        assert_eq!(b.warp_result(30), (131, 1));
-        assert_eq!(b.queues.runnable().len(), 31);
-    }
-
-    #[test]
-    fn a_shuffle_down_from_an_exited_lane_reads_zero() {
-        let (mut b, mut log) = block(32);
-        b.exit_range(31, 32, &mut log);
-        for l in 0..31 {
-            b.arrive_warp(l, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, &mut log);
-        }
-        assert_eq!(b.warp_result(30), (0, 0));
-        assert_eq!(b.warp_result(29), (130, 1));
-        assert_eq!(log.into_reports().len(), 1);
+        assert_eq!(w.result(0), (101, 1));
+        assert_eq!(w.result(30), (131, 1));
+        assert_eq!(t.queues.runnable().len(), 31);
     }
 }

@@ -159,7 +159,7 @@ pub(crate) fn lanes(mut m: u32) -> impl Iterator<Item = u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::warp_ops::*;
     use crate::abi::*;
 
     #[test]

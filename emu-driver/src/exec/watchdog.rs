@@ -28,8 +28,8 @@
 //! the signal's previous handler, if the program installed one, gets every probe that
 //! is not for a running launch.
 
+use super::fault::probe_signal;
 use super::fibers::{Fiber, FiberExit};
-use super::scheduler::current_worker;
 use corosensei::trap::CoroutineTrapHandler;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
@@ -83,11 +83,11 @@ impl WatchState {
         }
     }
 
-    /// Registers a watch for the calling OS thread (its worker).
+    /// Registers a watch for the calling OS thread (its worker) and starts the monitor.
+    /// The probe handler must be installed first (`fault::install_probe_handler`).
     pub fn register() -> Arc<WatchState> {
         let s = Arc::new(WatchState::new());
         registry().lock().unwrap_or_else(|e| e.into_inner()).push(s.clone());
-        super::fault::install_probe_handler();
         monitor();
         s
     }
@@ -220,7 +220,7 @@ fn monitor_loop() {
             let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
             if reg.iter().any(|x| Arc::ptr_eq(x, s)) && s.epoch.load(SeqCst) == epoch {
                 // SAFETY: tgkill to a live thread of this process with a handled signal.
-                unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), s.tid, super::fault::probe_signal()) };
+                unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), s.tid, probe_signal()) };
             }
         }
     }
@@ -270,33 +270,24 @@ fn code_range_of(addr: usize) -> Option<(usize, usize)> {
 /// The probe handler's decision, on the worker's OS thread: samples progress and, once
 /// the launch has made none for its limit, marks it timed out and returns the fiber's
 /// trap handler when the fiber may be redirected (kernel code of the kernel library,
-/// on the fiber's stack).
+/// on the fiber's stack). `s` is the watch of this thread's worker and `f` the fiber it
+/// runs (null between resumes); the probe interrupted code at `pc` with stack pointer
+/// `sp`.
 ///
 /// # Safety
-/// Only from the probe signal handler on this thread.
-pub(crate) unsafe fn on_probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
-    let w = current_worker();
-    if w.is_null() {
-        return None;
-    }
-    // SAFETY: the worker of this thread is live while CURRENT points to it; the handler
-    // reads plain words the interrupted code may be writing (same thread: no tearing).
-    let (s, f) = unsafe {
-        let s = (*w).watch.as_deref()?;
-        (s as *const WatchState, std::ptr::read_volatile(std::ptr::addr_of!((*w).running.current)))
-    };
-    // SAFETY: `s` lives as long as the worker.
-    let s = unsafe { &*s };
-    if s.epoch.load(Relaxed) % 2 == 0 {
+/// Only from the probe signal handler on this thread; `f` is null or a live fiber of
+/// this thread's worker.
+pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+    if s.epoch.load(Relaxed).is_multiple_of(2) {
         return None;
     }
     let now = now_ns();
     let events = s.events.load(Relaxed);
-    let f: *mut Fiber = f;
     let thread = if f.is_null() {
         u32::MAX
     } else {
-        // SAFETY: the running fiber belongs to this thread's worker.
+        // SAFETY: per the contract `f` is a live fiber of this thread's worker; the
+        // interrupted code may be writing the word, on this thread (no tearing).
         unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*f).ctx.linear_tid)) }
     };
     // Progress: an event, or the fiber sampled last time has moved on to a later
@@ -334,7 +325,7 @@ pub(crate) unsafe fn on_probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandl
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::watchdog::*;
 
     #[test]
     fn the_code_range_of_a_function_contains_it() {

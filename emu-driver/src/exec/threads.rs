@@ -1,0 +1,245 @@
+//! A block's thread table and the small types every rendezvous shares: how many
+//! threads the block has, which have exited, the fiber each waits on, who runs next,
+//! and what the block's rendezvous have done (completions, a stop). The rendezvous
+//! kinds (`barrier`, `warp`, `convergence`) each keep their own state and read and
+//! write this table; `block` puts them together.
+//!
+//! The table is initialised lazily ("slow mode") by the first runtime call of a block,
+//! so a block whose threads never call the runtime costs nothing here.
+
+use super::warp_ops::WARP;
+use crate::abi;
+
+/// Outcome of an arrival at a rendezvous.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// The arrival completed the rendezvous: go on with this result, without waiting.
+    Done(u64, i32),
+    /// Suspend until the scheduler resumes this thread; the result is in the block.
+    Wait,
+    /// A hazard in error mode: the launch stops.
+    Stop,
+}
+
+/// `file:line:column` of a call site, or "unknown site".
+pub(crate) fn site_text(site: &abi::Site) -> String {
+    site.describe()
+}
+
+/// A key for a call site; all unknown sites share one.
+pub(crate) fn site_key(site: &abi::Site) -> u64 {
+    if site.line == 0 {
+        0
+    } else {
+        site.key()
+    }
+}
+
+/// Who runs next. The run queue is FIFO: threads resume in the order their rendezvous
+/// released them.
+#[derive(Default)]
+pub(crate) struct Queues {
+    run: Vec<u32>,
+    head: usize,
+    /// Ranges [first, end) of threads that have not started, to be run on a fiber.
+    pub pending: Vec<(u32, u32)>,
+    /// Threads suspended by `yield_now`, and where they yielded; they run again once
+    /// nothing else can.
+    pub yielded: Vec<(u32, abi::Site)>,
+}
+
+impl Queues {
+    #[inline]
+    pub fn push_run(&mut self, t: u32) {
+        self.run.push(t);
+    }
+
+    #[inline]
+    pub fn pop_run(&mut self) -> Option<u32> {
+        let t = *self.run.get(self.head)?;
+        self.head += 1;
+        if self.head == self.run.len() {
+            self.run.clear();
+            self.head = 0;
+        }
+        Some(t)
+    }
+
+    /// Appends threads to the run queue.
+    #[inline]
+    pub fn extend_run(&mut self, count: usize, threads: impl Iterator<Item = u32>) {
+        self.run.reserve(count);
+        self.run.extend(threads);
+    }
+
+    #[inline]
+    pub fn peek_run(&self) -> Option<u32> {
+        self.run.get(self.head).copied()
+    }
+
+    pub fn run_is_empty(&self) -> bool {
+        self.head == self.run.len()
+    }
+
+    /// Appends `threads` to the run queue, leaving `threads` empty (a swap when the
+    /// queue is empty: releasing a whole barrier generation costs O(1)).
+    pub fn append_run(&mut self, threads: &mut Vec<u32>) {
+        if self.run_is_empty() {
+            self.run.clear();
+            self.head = 0;
+            std::mem::swap(&mut self.run, threads);
+        } else {
+            self.run.append(threads);
+        }
+    }
+
+    /// The threads on the run queue.
+    pub fn runnable(&self) -> &[u32] {
+        &self.run[self.head..]
+    }
+
+    /// Every yielded thread becomes runnable (nothing else could run).
+    pub fn resume_yielded(&mut self) {
+        let ys = std::mem::take(&mut self.yielded);
+        for &(t, _) in &ys {
+            self.push_run(t);
+        }
+        self.yielded = ys;
+        self.yielded.clear();
+    }
+
+    pub fn clear(&mut self) {
+        self.run.clear();
+        self.head = 0;
+        self.pending.clear();
+        self.yielded.clear();
+    }
+}
+
+/// Rendezvous completed in this block (added to the executor's statistics).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Completed {
+    pub barriers: u64,
+    pub collectives: u64,
+    pub convergences: u64,
+    pub yields: u64,
+}
+
+/// The thread table of one block.
+pub(crate) struct Threads {
+    /// Threads in the block.
+    pub n: u32,
+    /// Set by the first runtime call of the block: per-thread state is valid.
+    pub slow: bool,
+    /// Threads that have not exited.
+    pub live: u32,
+    /// The fiber each thread runs on once it has waited at least once.
+    pub fiber_of: Vec<u32>,
+    /// Per warp, the lanes that exited or do not exist (the last warp of a block whose
+    /// size is not a multiple of 32).
+    pub gone: Vec<u32>,
+    pub queues: Queues,
+    /// A hazard in error mode was recorded: the launch must stop.
+    pub stop: bool,
+    pub completed: Completed,
+}
+
+impl Threads {
+    pub fn new() -> Self {
+        Threads {
+            n: 0,
+            slow: false,
+            live: 0,
+            fiber_of: Vec::new(),
+            gone: Vec::new(),
+            queues: Queues::default(),
+            stop: false,
+            completed: Completed::default(),
+        }
+    }
+
+    /// Starts a block of `n` threads, all in one pending range. O(1): per-thread state
+    /// is set up by `begin_slow`.
+    pub fn reset(&mut self, n: u32) {
+        self.n = n;
+        self.slow = false;
+        self.live = n;
+        self.queues.clear();
+        self.queues.pending.push((0, n));
+        self.stop = false;
+    }
+
+    /// Sets up per-thread state at the block's first runtime call. Returns the number
+    /// of warps.
+    pub fn begin_slow(&mut self) -> usize {
+        self.slow = true;
+        let n = self.n as usize;
+        if self.fiber_of.len() < n {
+            self.fiber_of.resize(n, u32::MAX);
+        }
+        self.live = self.n;
+        let nw = n.div_ceil(WARP as usize);
+        if self.gone.len() < nw {
+            self.gone.resize(nw, 0);
+        }
+        for (i, g) in self.gone.iter_mut().take(nw).enumerate() {
+            let lanes = (n - i * WARP as usize).min(WARP as usize) as u32;
+            *g = if lanes == WARP { 0 } else { !((1u32 << lanes) - 1) };
+        }
+        nw
+    }
+
+    /// Whether thread `tid` has exited.
+    pub fn exited(&self, tid: u32) -> bool {
+        self.gone[(tid / WARP) as usize] & (1 << (tid % WARP)) != 0
+    }
+
+    /// The threads that have exited, in order.
+    pub fn exited_threads(&self) -> Vec<u32> {
+        (0..self.n).filter(|&t| self.exited(t)).collect()
+    }
+
+    /// The lanes of warp `wi` suspended by `yield_now`.
+    pub fn yielded_in(&self, wi: u32) -> u32 {
+        self.queues.yielded.iter().fold(0, |m, &(t, _)| m | lane_bit_in(t, wi))
+    }
+}
+
+/// The bit of thread `t` in warp `wi`'s lane masks (0 when `t` is in another warp).
+#[inline]
+pub(crate) fn lane_bit_in(t: u32, wi: u32) -> u32 {
+    if t / WARP == wi {
+        1u32 << (t % WARP)
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::exec::threads::{Queues, Threads};
+
+    /// A block of `n` threads in slow mode, none started: the tests play the threads'
+    /// arrivals themselves.
+    pub(crate) fn threads(n: u32) -> Threads {
+        let mut t = Threads::new();
+        t.reset(n);
+        t.begin_slow();
+        t.queues.pending.clear();
+        t
+    }
+
+    #[test]
+    fn the_run_queue_is_fifo_and_takes_whole_generations() {
+        let mut q = Queues::default();
+        let mut gen = vec![3, 1, 2];
+        q.append_run(&mut gen);
+        assert!(gen.is_empty());
+        q.push_run(9);
+        let mut more = vec![4];
+        q.append_run(&mut more);
+        let got: Vec<u32> = std::iter::from_fn(|| q.pop_run()).collect();
+        assert_eq!(got, vec![3, 1, 2, 9, 4]);
+        assert!(q.run_is_empty());
+    }
+}

@@ -1,0 +1,165 @@
+//! The executor's vocabulary, shared by its parts and re-exported by `exec`: what a
+//! launch is given (kernel, configuration, options), what it gives back (outcome,
+//! failure, hazards, statistics) and the CUresults it can end with. Plain data: no part
+//! of the executor is below it but hazard reports and the block order it names.
+
+use super::hazard::{Hazard, HazardMode};
+use super::order::BlockOrder;
+use crate::abi;
+use serde::Serialize;
+use std::time::Duration;
+
+/// The CUresults a launch can end with (defined once, in the driver's `cu`).
+pub use crate::cu::{
+    CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+    CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY,
+};
+/// The sticky code of a launch stopped by a hazard in `EMU_CUDA_HAZARDS=error` mode, and
+/// of a deadlock: CUDA_ERROR_LAUNCH_FAILED, what a device reports for a kernel that
+/// cannot go on.
+pub const HAZARD_ERROR_CODE: u32 = CUDA_ERROR_LAUNCH_FAILED;
+
+/// Default fiber stack size (EMU_CUDA_STACK unset).
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+/// Smaller requests are raised to this.
+pub const MIN_STACK_SIZE: usize = 16 * 1024;
+/// Default watchdog: a launch in which no thread finishes or starts for this long ends
+/// with [`CUDA_ERROR_LAUNCH_TIMEOUT`].
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
+
+/// A kernel entry of a bound kernel library.
+#[derive(Clone)]
+pub struct KernelRef {
+    /// The kernel's name, for reports.
+    pub name: String,
+    /// Runs a range of threads of the current block.
+    pub run: abi::RunFn,
+    /// The library's per-OS-thread context slot.
+    pub ctx_slot: abi::CtxSlotFn,
+}
+
+/// A validated launch configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// gridDim.
+    pub grid: [u32; 3],
+    /// blockDim.
+    pub block: [u32; 3],
+    /// Bytes of dynamic shared memory per block.
+    pub dyn_smem_bytes: usize,
+}
+
+/// How launches run (the driver maps `EMU_CUDA_*` variables to these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecOptions {
+    /// Report hazards and go on, or fail the launch (`EMU_CUDA_HAZARDS`).
+    pub hazards: HazardMode,
+    /// Bytes per fiber stack (`EMU_CUDA_STACK`); at least [`MIN_STACK_SIZE`] is used.
+    pub stack_size: usize,
+    /// OS threads running blocks concurrently (`EMU_CUDA_WORKERS`); 0 and 1 mean one,
+    /// the calling thread (deterministic).
+    pub workers: usize,
+    /// The order blocks run in (`EMU_CUDA_BLOCK_ORDER`).
+    pub block_order: BlockOrder,
+    /// How long a launch may go without any thread finishing or starting before it
+    /// ends with [`CUDA_ERROR_LAUNCH_TIMEOUT`] (`EMU_CUDA_WATCHDOG`); zero disables it.
+    pub watchdog: Duration,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            hazards: HazardMode::Warn,
+            stack_size: DEFAULT_STACK_SIZE,
+            workers: 1,
+            block_order: BlockOrder::Forward,
+            watchdog: DEFAULT_WATCHDOG,
+        }
+    }
+}
+
+/// Why a launch failed: a CUresult and a report naming kernel, block and thread.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LaunchFailure {
+    /// The CUresult the launch ends with (sticky for the context).
+    pub code: u32,
+    /// Kernel, block, thread and what happened.
+    pub message: String,
+    /// The faulting address of an illegal access (the driver names the nearest
+    /// allocation).
+    pub address: Option<u64>,
+}
+
+/// What a launch did.
+#[derive(Debug)]
+pub struct LaunchOutcome {
+    /// Ok, or the failure of the first failing block (in the block order).
+    pub result: Result<(), LaunchFailure>,
+    /// Hazards seen by the launch (also on failure), deduplicated by kind and site.
+    pub hazards: Vec<Hazard>,
+}
+
+impl LaunchOutcome {
+    /// A launch refused before any block ran (CUDA_ERROR_LAUNCH_FAILED, no hazards).
+    pub(crate) fn refused(message: String) -> LaunchOutcome {
+        LaunchOutcome { result: Err(LaunchFailure { address: None, code: CUDA_ERROR_LAUNCH_FAILED, message }), hazards: Vec::new() }
+    }
+}
+
+/// Counters of the calling OS thread's executor, for tests and tuning. Cumulative;
+/// compare differences. A launch on several workers counts everything its workers did
+/// in the launching thread's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExecStats {
+    /// Launches run.
+    pub launches: u64,
+    /// Blocks run.
+    pub blocks: u64,
+    /// Blocks whose threads never called the runtime: run as one range, one resume.
+    pub fast_blocks: u64,
+    /// Fibers (stacks) created.
+    pub fibers_created: u64,
+    /// Fiber resumes.
+    pub fiber_resumes: u64,
+    /// Ranges of threads handed to a fiber (one per block, plus one per interruption).
+    pub ranges_started: u64,
+    /// Barrier generations completed.
+    pub barriers: u64,
+    /// Warp collectives completed.
+    pub warp_collectives: u64,
+    /// `__activemask` groups completed.
+    pub activemask_groups: u64,
+    /// `yield_now` calls.
+    pub yields: u64,
+}
+
+impl ExecStats {
+    /// Adds what a helper worker did in a launch (not its launch count).
+    pub(crate) fn add_work(&mut self, d: &ExecStats) {
+        self.blocks += d.blocks;
+        self.fast_blocks += d.fast_blocks;
+        self.fibers_created += d.fibers_created;
+        self.fiber_resumes += d.fiber_resumes;
+        self.ranges_started += d.ranges_started;
+        self.barriers += d.barriers;
+        self.warp_collectives += d.warp_collectives;
+        self.activemask_groups += d.activemask_groups;
+        self.yields += d.yields;
+    }
+
+    /// `self - before`, field by field.
+    pub(crate) fn since(&self, before: &ExecStats) -> ExecStats {
+        ExecStats {
+            launches: self.launches - before.launches,
+            blocks: self.blocks - before.blocks,
+            fast_blocks: self.fast_blocks - before.fast_blocks,
+            fibers_created: self.fibers_created - before.fibers_created,
+            fiber_resumes: self.fiber_resumes - before.fiber_resumes,
+            ranges_started: self.ranges_started - before.ranges_started,
+            barriers: self.barriers - before.barriers,
+            warp_collectives: self.warp_collectives - before.warp_collectives,
+            activemask_groups: self.activemask_groups - before.activemask_groups,
+            yields: self.yields - before.yields,
+        }
+    }
+}
