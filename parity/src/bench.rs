@@ -4,7 +4,7 @@
 
 use crate::common::{ClipArgs, ExtractorArgs};
 use crate::counts::{prepare_dir, Counts};
-use crate::device::{check_real, emulated_env};
+use crate::device::{emulated_env, for_real_device, DeviceMode, RealDevice};
 use crate::report;
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
@@ -19,27 +19,28 @@ Examples:
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --frames 12
   # A/B: CPU twin against the CUDA twin, interleaved:
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features topk --backend cpu --b-backend cuda
+  # CPU, emulated driver and real GPU at once (commands A, B-emulated, B-real):
+  parity bench -r ref.yuv -d dis.yuv -W 1920 -H 1080 --features sse,topk --frames 6 \\
+      --backend cpu --b-backend cuda --device both
   # A/B of two custom commands:
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --backend cpu \\
       --cmd './old --in {ref} {dis} -n {frames} -o {output}' --b-cmd './new --in {ref} {dis} -n {frames} -o {output}'
 
+On the real device the CUDA command runs on the system's driver directly (no simtwin
+in the timed runs); one extra untimed run through simtwin's pass-through proves that it
+launches kernels there (a CPU fallback would not).
 Reports: bench.json, bench.md, bench.csv (every timed run), written when every run is done.
-Exit 0, or 2 on a setup error or a run that fails or reaches --timeout SECONDS (default 600).";
+Exit 0, or 2 on a setup error or a run that fails or reaches --timeout SECONDS (default
+600), 77 a real device was asked for and none exists.";
 
 /// Files of `parity bench` in its report directory (all written at the end, so a
 /// failed run leaves none of them).
 const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
     files: &["bench.json", "bench.md", "bench.csv"],
     dirs: &["counts", "logs"],
-    prefixes: &["A-n", "B-n"],
+    prefixes: &["A-", "B-"],
     suffixes: &[".out"],
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BenchDevice {
-    Emulated,
-    Real,
-}
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
@@ -69,20 +70,23 @@ pub struct BenchArgs {
     /// Rounds (the estimate is their median)
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
-    /// Where CUDA commands run
+    /// Where CUDA commands run: the emulated driver, the real device (the system's driver),
+    /// or both (each CUDA command timed on each, as CMD-emulated and CMD-real)
     #[arg(long, value_enum, default_value = "emulated")]
-    pub device: BenchDevice,
+    pub device: DeviceMode,
     /// Report directory
     #[arg(long, short = 'o', default_value = "reports/bench")]
     pub out: PathBuf,
 }
 
 struct Cmd {
-    label: &'static str,
+    label: String,
     template: String,
     note: String,
     backend: Backend,
     features: Option<String>,
+    /// For CUDA commands: "emulated" or "real".
+    device: Option<&'static str>,
 }
 
 pub fn median(v: &[f64]) -> f64 {
@@ -121,25 +125,44 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     std::fs::create_dir_all(&a.out)?;
     let out = std::fs::canonicalize(&a.out)?;
     report::clear_previous(&out, &ARTEFACTS)?;
-    let mut cmds = Vec::new();
+    let mut specs = Vec::new();
     let ba = backend_of(&a.backend);
     let (t, n) = template::resolve(a.cmd.as_deref(), &a.ex.preset, ba)?;
-    cmds.push(Cmd { label: "A", template: t, note: n, backend: ba, features: a.ex.features.clone() });
+    specs.push(("A", t, n, ba, a.ex.features.clone()));
     if a.b_cmd.is_some() || a.b_backend.is_some() || a.b_features.is_some() {
         let bb = backend_of(a.b_backend.as_deref().unwrap_or(&a.backend));
         let (t, n) = template::resolve(a.b_cmd.as_deref(), &a.ex.preset, bb)?;
-        cmds.push(Cmd { label: "B", template: t, note: n, backend: bb, features: a.b_features.clone().or(a.ex.features.clone()) });
+        specs.push(("B", t, n, bb, a.b_features.clone().or(a.ex.features.clone())));
     }
-    let needs_cuda = cmds.iter().any(|c| c.backend == Backend::Cuda);
-    let mut real_ok = false;
-    if needs_cuda && a.device == BenchDevice::Real {
-        check_real()?;
-        real_ok = true;
+    let needs_cuda = specs.iter().any(|c| c.3 == Backend::Cuda);
+    let real = if needs_cuda && a.device.real() { Some(RealDevice::find()?) } else { None };
+    let simtwin = if needs_cuda { Some(a.ex.require_simtwin()?) } else { None };
+    let mut cmds = Vec::new();
+    for (label, template, note, backend, features) in specs {
+        if backend == Backend::Cpu {
+            cmds.push(Cmd { label: label.into(), template, note, backend, features, device: None });
+            continue;
+        }
+        let devices: &[&'static str] = match a.device {
+            DeviceMode::Emulated => &["emulated"],
+            DeviceMode::Real => &["real"],
+            DeviceMode::Both => &["emulated", "real"],
+        };
+        for d in devices {
+            let label = if a.device == DeviceMode::Both { format!("{label}-{d}") } else { label.to_string() };
+            cmds.push(Cmd { label, template: template.clone(), note: note.clone(), backend, features: features.clone(), device: Some(d) });
+        }
     }
-    let simtwin = if needs_cuda && !real_ok { Some(a.ex.require_simtwin()?) } else { None };
     let extra = a.ex.cuda_extra_env()?;
+    let (real_extra, dropped) = for_real_device(&extra);
     for c in &cmds {
-        eprintln!("parity: bench {}: {}", c.label, c.note);
+        eprintln!("parity: bench {}: {}{}", c.label, c.note, c.device.map(|d| format!(" ({d})")).unwrap_or_default());
+    }
+    if let (Some(r), Some(st)) = (&real, &simtwin) {
+        r.check_passthrough(st, a.ex.kernels.as_deref())?;
+        for c in cmds.iter().filter(|c| c.device == Some("real")) {
+            prove_real(a, &out, r, st, c, &real_extra)?;
+        }
     }
     let total = a.rounds as u64 * cmds.len() as u64 * 2;
     let pb = indicatif::ProgressBar::new(total);
@@ -163,14 +186,17 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
                 let o = out.join(format!("{}-n{n}.out", c.label));
                 let mut env = Vec::new();
                 let mut cdir = None;
-                if c.backend == Backend::Cuda {
-                    if let Some(st) = &simtwin {
+                match (c.device, &simtwin) {
+                    (Some("emulated"), Some(st)) => {
                         let d = out.join("counts").join(format!("{}-r{r}-n{n}", c.label));
                         let pattern = prepare_dir(&d)?;
                         env = emulated_env(st, a.ex.kernels.as_deref(), &pattern)?.vars;
+                        env.extend(extra.clone());
                         cdir = Some(d);
                     }
-                    env.extend(extra.clone());
+                    // The real device: the system's driver as the loader finds it, nothing of simtwin's.
+                    (Some(_), _) => env = real_extra.clone(),
+                    _ => {}
                 }
                 let argv = template::expand(&c.template, &a.ex.vars(&a.clip, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
@@ -195,7 +221,7 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     }
     pb.finish_and_clear();
     for (ci, c) in cmds.iter().enumerate() {
-        if c.backend == Backend::Cuda && simtwin.is_some() && !launched[ci] {
+        if c.device == Some("emulated") && !launched[ci] {
             bail!("bench {}: the CUDA command launched no kernel on the emulated driver (a CPU fallback?)", c.label);
         }
     }
@@ -211,27 +237,71 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
         println!("{}: {:.3} ms/frame (rounds: {}), t(2) {:.3} s, t({}) {:.3} s; {}", c.label, m,
             est.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" "), t2m, a.frames, tnm, c.note);
         let _ = writeln!(md, "| {} | {:.3} | {} | {:.4} | {:.4} | {} |", c.label, m, est.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", "), t2m, tnm, c.note);
-        results.push(json!({"label": c.label, "flags": c.note, "backend": c.backend.name(), "features": c.features,
+        results.push(json!({"label": c.label, "flags": c.note, "backend": c.backend.name(), "device": c.device, "features": c.features,
             "ms_per_frame": m, "ms_per_frame_rounds": est, "t2_s": times[ci].iter().map(|x| x.0).collect::<Vec<_>>(),
             "tn_s": times[ci].iter().map(|x| x.1).collect::<Vec<_>>()}));
     }
+    let ms = |i: usize| results[i]["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
     let ratio = if results.len() == 2 {
-        let r = results[1]["ms_per_frame"].as_f64().unwrap_or(f64::NAN) / results[0]["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
+        let r = ms(1) / ms(0);
         println!("ratio B/A: {r:.3}");
         let _ = writeln!(md, "\nratio B/A: **{r:.3}**");
         Some(r)
     } else {
         None
     };
-    if simtwin.is_some() {
-        let _ = writeln!(md, "\nCUDA commands ran on the emulated driver: their times measure the emulation, not a GPU.");
+    // With more than two commands (--device both): each against the first.
+    let ratios: Vec<serde_json::Value> = if results.len() > 2 {
+        let _ = writeln!(md, "\n| command | ms/frame / {} |\n|---|---|", cmds[0].label);
+        (1..results.len())
+            .map(|i| {
+                let r = ms(i) / ms(0);
+                println!("ratio {}/{}: {r:.3}", cmds[i].label, cmds[0].label);
+                let _ = writeln!(md, "| {} | {r:.3} |", cmds[i].label);
+                json!({"command": cmds[i].label, "over": cmds[0].label, "ratio": r})
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    if cmds.iter().any(|c| c.device == Some("emulated")) {
+        let _ = writeln!(md, "\nCommands on the emulated driver: their times measure the emulation on this machine's CPU, not a GPU.");
+    }
+    if let Some(r) = &real {
+        let _ = writeln!(md, "\nCommands on the real device ran on the system's driver {} directly ({} device(s)); an untimed run through simtwin's pass-through proved that each launches kernels there.", r.path, r.devices);
+        if !dropped.is_empty() {
+            let _ = writeln!(md, "Not given to the real device (emulated driver only): {}.", dropped.join(" "));
+        }
     }
     let summary = json!({"schema": "simtwin-bench/1", "frames": a.frames, "rounds": a.rounds, "order": order_log,
-        "device": if needs_cuda { format!("{:?}", a.device).to_lowercase() } else { "none".into() },
-        "commands": results, "ratio_b_over_a": ratio});
+        "device": if needs_cuda { a.device.name() } else { "none" },
+        "real_driver": real.as_ref().map(|r| r.path.clone()),
+        "commands": results, "ratio_b_over_a": ratio, "ratios": ratios});
     report::write_atomic(&out.join("bench.csv"), csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
     report::write_atomic(&out.join("bench.md"), md)?;
     report::write_json(&out.join("bench.json"), &summary)?;
     println!("reports in {}", out.display());
     Ok(0)
+}
+
+/// One untimed run of a CUDA command on the real device through simtwin's pass-through:
+/// its counters must show kernel launches (the timed runs then use the system's driver
+/// directly, with nothing of simtwin's in the way).
+fn prove_real(a: &BenchArgs, out: &std::path::Path, real: &RealDevice, simtwin: &std::path::Path, c: &Cmd, extra: &[(String, String)]) -> Result<()> {
+    let d = out.join("counts").join(format!("{}-proof", c.label));
+    let pattern = prepare_dir(&d)?;
+    let mut env = real.env(simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
+    env.extend(extra.iter().cloned());
+    let o = out.join(format!("{}-proof.out", c.label));
+    let argv = template::expand(&c.template, &a.ex.vars(&a.clip, 2, &o, c.backend, c.features.as_deref()))?;
+    eprintln!("parity: bench {}: proof run through the pass-through\n  $ {}", c.label, template::display(&argv));
+    run::run(&Spec { label: format!("{}-proof", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
+    let counts = Counts::read_dir(&d)?;
+    if counts.files.is_empty() {
+        bail!("bench {}: simtwin's pass-through wrote no counters file into {}: the command did not load simtwin's libcuda.so.1", c.label, d.display());
+    }
+    if counts.total_launches() == 0.0 {
+        bail!("bench {}: the CUDA command launched no kernel on the real device (a CPU fallback?)", c.label);
+    }
+    Ok(())
 }

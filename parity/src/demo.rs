@@ -11,7 +11,7 @@
 use crate::common::{ClipArgs, ExtractorArgs};
 use crate::device::{find_simtwin, DeviceMode, Refused, NOT_SUPPORTED};
 use crate::frames::{run_frames, FramesArgs};
-use crate::transfers::{run_transfers, TransferDevice, TransfersArgs};
+use crate::transfers::{run_transfers, TransfersArgs};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -221,7 +221,7 @@ fn transfers_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> TransfersArg
         n2: None,
         baseline: None,
         baseline_cmd: None,
-        device: TransferDevice::Emulated,
+        device: DeviceMode::Emulated,
         max_htod_per_frame: None,
         max_dtoh_per_frame: None,
         max_dtod_per_frame: None,

@@ -1,6 +1,9 @@
 //! Where CUDA extractors run: the emulated driver (LD_LIBRARY_PATH swapped to simtwin's
-//! driver directory) or the system's real driver; driver probing (which libcuda.so.1
-//! would load, whether it is simtwin's emulated driver, how many devices it sees).
+//! driver directory) or the real device, reached through simtwin's pass-through (the
+//! same directory first, EMU_CUDA_REAL naming the system's driver: every call goes to
+//! the device and is counted in the emulated driver's counters schema); driver probing
+//! (which libcuda.so.1 would load, whether it is simtwin's emulated driver, how many
+//! devices it sees).
 
 use crate::Skip;
 use anyhow::{anyhow, bail, Context, Result};
@@ -11,14 +14,31 @@ use std::process::Command;
 /// The symbol simtwin's emulated driver exports so that tools can recognise it.
 pub const MARKER: &str = "simtwin_emulated_driver";
 
+/// `--device` of frames, transfers and bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DeviceMode {
     /// simtwin's emulated driver (no GPU needed)
     Emulated,
-    /// the system's driver and a real GPU (exit 77 when none is present)
+    /// the system's driver and a real GPU, through simtwin's pass-through (exit 77 when none is present)
     Real,
-    /// both: three columns (cpu, cuda-emulated, cuda-real)
+    /// both, side by side (frames: columns cpu, cuda-emulated, cuda-real)
     Both,
+}
+
+impl DeviceMode {
+    pub fn emulated(self) -> bool {
+        matches!(self, DeviceMode::Emulated | DeviceMode::Both)
+    }
+    pub fn real(self) -> bool {
+        matches!(self, DeviceMode::Real | DeviceMode::Both)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceMode::Emulated => "emulated",
+            DeviceMode::Real => "real",
+            DeviceMode::Both => "both",
+        }
+    }
 }
 
 /// Locates the simtwin build layout (target/simtwin with lib/, bin/, kernels/):
@@ -290,4 +310,79 @@ pub fn check_real() -> Result<DriverInfo> {
         return Err(Skip("no CUDA device present (cuDeviceGetCount = 0)".into()).into());
     }
     Ok(info)
+}
+
+/// Settings that exist only on the emulated driver. A run on the real device does not
+/// get them: simtwin's pass-through would refuse a block order it cannot choose, and the
+/// others change nothing on a device.
+pub const EMULATION_ONLY: &[&str] = &["EMU_CUDA_BLOCK_ORDER", "EMU_CUDA_WORKERS", "EMU_CUDA_ASYNC", "EMU_CUDA_HAZARDS", "EMU_CUDA_STACK", "EMU_CUDA_DEVICE", "EMU_CUDA_WATCHDOG"];
+
+/// Splits extra environment for a real-device run into what it gets and what it does
+/// not (the emulation-only settings, for the report).
+pub fn for_real_device(extra: &[(String, String)]) -> (Vec<(String, String)>, Vec<String>) {
+    let (dropped, kept): (Vec<_>, Vec<_>) = extra.iter().cloned().partition(|(k, _)| EMULATION_ONLY.contains(&k.as_str()));
+    (kept, dropped.into_iter().map(|(k, v)| format!("{k}={v}")).collect())
+}
+
+/// The real device: the system's libcuda.so.1 (as the dynamic loader finds it in this
+/// process's environment) with at least one device.
+#[derive(Debug, Clone)]
+pub struct RealDevice {
+    /// The driver file (canonical path), handed to the pass-through as EMU_CUDA_REAL.
+    pub path: String,
+    pub devices: i32,
+}
+
+impl RealDevice {
+    /// Finds the real driver and a device on it: no driver or no device is a skip
+    /// (exit 77); simtwin's own driver is refused.
+    pub fn find() -> Result<RealDevice> {
+        let info = check_real()?;
+        let path = info.path.ok_or_else(|| anyhow!("the real driver loaded, but its file cannot be located (dladdr gave no path), so the pass-through cannot be pointed at it"))?;
+        Ok(RealDevice { path, devices: info.devices.unwrap_or(0) })
+    }
+
+    /// How reports name a run on it.
+    pub fn label(&self) -> String {
+        format!("pass-through to {} ({} device(s))", self.path, self.devices)
+    }
+
+    /// Environment of one run on the real device: simtwin's driver directory first on
+    /// LD_LIBRARY_PATH, EMU_CUDA_REAL = the real driver, the counters to
+    /// `counts_pattern` (EMU_CUDA_KERNELS too: the real driver ignores it). Refuses a
+    /// "real" driver that is simtwin's own file.
+    pub fn env(&self, simtwin: &Path, kernels: Option<&Path>, counts_pattern: &Path) -> Result<EmulatedEnv> {
+        let mut emu = emulated_env(simtwin, kernels, counts_pattern)?;
+        let same = |a: &str, b: &str| std::fs::canonicalize(a).ok().zip(std::fs::canonicalize(b).ok()).is_some_and(|(x, y)| x == y);
+        if same(&self.path, &emu.driver_path) {
+            bail!("refusing the real device: the driver found ({}) is simtwin's emulated driver itself", self.path);
+        }
+        emu.vars.push(("EMU_CUDA_REAL".to_string(), self.path.clone()));
+        Ok(emu)
+    }
+
+    /// Checks, once before the runs, that simtwin's pass-through reaches the real driver:
+    /// cuInit and cuDeviceGetCount through it in a probe process.
+    pub fn check_passthrough(&self, simtwin: &Path, kernels: Option<&Path>) -> Result<()> {
+        let tmp = std::env::temp_dir().join("parity-probe-%p.json");
+        let emu = self.env(simtwin, kernels, &tmp)?;
+        let vars: Vec<(String, String)> = emu.vars.iter().filter(|(k, _)| k != "EMU_CUDA_COUNTS").cloned().collect();
+        let (info, stderr) = probe_with(&vars, true)?;
+        let why = || if stderr.is_empty() { String::new() } else { format!(": {}", stderr.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join("; ")) };
+        if !info.emulated {
+            bail!("the pass-through probe did not load simtwin's driver from {} (it loaded {})", emu.lib_dir.display(), info.path.unwrap_or_default());
+        }
+        match info.init {
+            Some(0) if info.devices.unwrap_or(0) > 0 => Ok(()),
+            Some(0) => bail!("through simtwin's pass-through ({}) the real driver {} sees no device{}", emu.driver_path, self.path, why()),
+            Some(rc) => bail!(
+                "simtwin's pass-through ({}) to the real driver {} fails: cuInit answered {rc} ({}){}",
+                emu.driver_path,
+                self.path,
+                cuda_error_name(rc),
+                why()
+            ),
+            None => bail!("cannot check simtwin's pass-through to {}: {}", self.path, info.error.unwrap_or_else(|| "cuInit was not called".into())),
+        }
+    }
 }

@@ -4,7 +4,8 @@
 use crate::common::{parse_proof, ClipArgs, ExtractorArgs, Proof};
 use crate::compare::{compare, Comparison, Selection};
 use crate::counts::{prepare_dir, state_tag, Counts};
-use crate::device::{check_emulated_accepts, check_real, emulated_env, DeviceMode};
+use crate::device::{check_emulated_accepts, emulated_env, for_real_device, DeviceMode, RealDevice};
+use crate::fidelity;
 use crate::num::g17;
 use crate::orders::{self, OrderCheck, OrderRuns};
 use crate::output::{self, Table};
@@ -21,9 +22,13 @@ Examples:
   # fixture twin, CPU vs CUDA on the emulated driver, all features:
   parity frames -r clips/banded.ref.yuv -d clips/banded.dis.yuv -W 256 -H 256 \\
       --features sse,band_mask,log_stat,topk,temporal --out reports/frames/banded
-  # a VMAF fork, real GPU (exit 77 without one), extractor log proves CUDA ran:
+  # a VMAF fork on a real GPU (exit 77 without one), through simtwin's pass-through
+  # (its counters prove that kernels ran on the device; the log line must appear too):
   parity frames -r ref.yuv -d dis.yuv -W 1920 -H 1080 --preset vmaf-fork \\
       --features cambi --device real --proof 'log:CUDA'
+  # CPU, emulated driver and real GPU side by side; every frame where emulated and
+  # real differ is listed (summary.md, emulated_vs_real.csv):
+  parity frames -r clips/textured.ref.yuv -d clips/textured.dis.yuv -W 576 -H 324 --device both
   # order-dependent results: the CUDA run under three block orders, compared bit for bit:
   parity frames -r clips/textured.ref.yuv -d clips/textured.dis.yuv -W 256 -H 256 \\
       --features topk --block-orders forward,reverse,shuffle:1
@@ -55,7 +60,9 @@ pub struct FramesArgs {
     /// CUDA extractor: a command template or preset:NAME (default: the --preset's CUDA command)
     #[arg(long)]
     pub cuda_cmd: Option<String>,
-    /// Where the CUDA extractor runs
+    /// Where the CUDA extractor runs: the emulated driver, the real device (the system's
+    /// driver reached through simtwin's pass-through, EMU_CUDA_REAL, which counts every
+    /// call), or both (columns cpu, cuda-emulated, cuda-real; emulated vs real compared too)
     #[arg(long, value_enum, default_value = "emulated")]
     pub device: DeviceMode,
     /// Tolerance table file (default: exact for every metric)
@@ -67,9 +74,10 @@ pub struct FramesArgs {
     /// Leave a metric out of the comparison (repeatable, `*` wildcards)
     #[arg(long = "ignore-metric")]
     pub ignore_metric: Vec<String>,
-    /// Proof that the CUDA side ran on a device. Emulated runs are always proven by kernel
-    /// launches in the driver's counters (auto/counts/log:TEXT); a real run needs
-    /// log:TEXT (the extractor printed TEXT); none turns every proof off (reported as UNPROVEN)
+    /// Proof that the CUDA side ran on a device: kernel launches in the driver's counters
+    /// (auto/counts; on the real device the pass-through's counters); log:TEXT also
+    /// requires the real run's output to contain TEXT; none turns every proof off
+    /// (reported as UNPROVEN)
     #[arg(long, default_value = "auto")]
     pub proof: String,
     /// Do not fail on hazards the emulated driver reported (divergent barriers, ...)
@@ -94,6 +102,8 @@ struct CudaRun {
     driver: String,
     /// Block order of this run (`--block-orders`), if set.
     order: Option<String>,
+    /// Settings of the run that the real device does not get (emulation only).
+    dropped: Vec<String>,
 }
 
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
@@ -140,6 +150,8 @@ struct Record {
     order_tables: Vec<Table>,
     hazards_total: usize,
     hazard_examples: Vec<Json>,
+    /// (label, counters) of each CUDA run compared with the CPU.
+    counts: Vec<(String, Counts)>,
 }
 
 fn frames_inner(a: &FramesArgs) -> Result<i32> {
@@ -184,16 +196,18 @@ fn plan(a: &FramesArgs) -> Result<Plan> {
 }
 
 /// Device setup first: a missing device or driver, or a driver that refuses a setting,
-/// fails before anything runs. The first emulated run is compared with the CPU; runs
-/// under further block orders follow it.
+/// fails before anything runs (no real device: exit 77 before anything else). The
+/// first emulated run is compared with the CPU; runs under further block orders follow
+/// it; the real device's run comes second (columns cpu, cuda-emulated, cuda-real).
 fn cuda_runs(a: &FramesArgs, plan: &Plan) -> Result<Vec<CudaRun>> {
     let mut runs = Vec::new();
-    if matches!(a.device, DeviceMode::Emulated | DeviceMode::Both) {
+    let real = if a.device.real() { Some(RealDevice::find()?) } else { None };
+    if a.device.emulated() {
         let simtwin = a.ex.require_simtwin()?;
         let orders: Vec<Option<String>> = if a.block_orders.is_empty() { vec![None] } else { a.block_orders.iter().cloned().map(Some).collect() };
         for (i, order) in orders.iter().enumerate() {
             let label = match (i, order) {
-                (0, _) | (_, None) => "cuda-emulated".to_string(),
+                (0, _) | (_, None) => fidelity::EMULATED.to_string(),
                 (_, Some(o)) => format!("cuda-emulated-{}", orders::slug(o)),
             };
             let cdir = plan.out.join("counts").join(&label);
@@ -208,30 +222,20 @@ fn cuda_runs(a: &FramesArgs, plan: &Plan) -> Result<Vec<CudaRun>> {
             if !settings.is_empty() {
                 check_emulated_accepts(&emu, &settings)?;
             }
-            runs.push(CudaRun { label, device: "emulated", env, counts_dir: Some(cdir), driver: emu.driver_path, order: order.clone() });
+            runs.push(CudaRun { label, device: "emulated", env, counts_dir: Some(cdir), driver: emu.driver_path, order: order.clone(), dropped: vec![] });
         }
     }
-    if matches!(a.device, DeviceMode::Real | DeviceMode::Both) {
-        if plan.proof == Proof::Auto || plan.proof == Proof::Counts {
-            bail!(
-                "--device real: the real driver keeps no counters (pass-through counting is not available yet); \
-                 prove that the CUDA side ran with --proof log:TEXT (a line the extractor prints when its CUDA backend is active) or accept the risk with --proof none"
-            );
-        }
-        let info = check_real()?;
+    if let Some(real) = real {
+        let simtwin = a.ex.require_simtwin()?;
+        real.check_passthrough(&simtwin, a.ex.kernels.as_deref())?;
+        let cdir = plan.out.join("counts").join(fidelity::REAL);
+        let pattern = prepare_dir(&cdir)?;
+        let mut env = real.env(&simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
+        let (extra, dropped) = for_real_device(&plan.extra_env);
+        env.extend(extra);
         // After the first emulated run (the comparisons' order: cpu, emulated, real).
         let at = runs.len().min(1);
-        runs.insert(
-            at,
-            CudaRun {
-                label: "cuda-real".into(),
-                device: "real",
-                env: plan.extra_env.clone(),
-                counts_dir: None,
-                driver: format!("{} ({} device(s))", info.path.unwrap_or_default(), info.devices.unwrap_or(0)),
-                order: None,
-            },
-        );
+        runs.insert(at, CudaRun { label: fidelity::REAL.into(), device: "real", env, counts_dir: Some(cdir), driver: real.label(), order: None, dropped });
     }
     Ok(runs)
 }
@@ -264,19 +268,26 @@ fn run_cuda(a: &FramesArgs, plan: &Plan, r: &CudaRun, rec: &mut Record) -> Resul
     let order = r.order.as_deref().map(|o| format!(", block order {o}")).unwrap_or_default();
     eprintln!("parity: {} extractor ({} driver {}{order}), {}\n  $ {}", r.label, r.device, r.driver, plan.cuda_note, template::display(&argv));
     rec.notes.push(format!("{}: {}; {} driver `{}`{order}: `{}`", r.label, plan.cuda_note, r.device, r.driver, template::display(&argv)));
+    if !r.dropped.is_empty() {
+        rec.notes.push(format!("{}: not given to the real device (emulated driver only): {}", r.label, r.dropped.join(" ")));
+    }
     let spec = Spec { label: r.label.clone(), argv: argv.clone(), env: r.env.clone(), log_dir: plan.logs.clone(), spinner: true, timeout: a.ex.timeout() };
     let (res, table) = run_and_read(plan, &spec, &o)?;
     let mut rj = json!({"label": r.label, "device": r.device, "driver": r.driver, "command": argv, "flags": plan.cuda_note,
                         "elapsed_s": res.elapsed.as_secs_f64(), "output": o, "block_order": r.order,
                         "env": r.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()});
+    let mut counts = None;
     if let Some(cdir) = &r.counts_dir {
-        if let Err(e) = check_counts(plan, r, cdir, &mut rj, rec) {
-            report::mark_failed(&o);
-            return Err(e);
+        match check_counts(plan, r, cdir, &mut rj, rec) {
+            Ok(c) => counts = Some(c),
+            Err(e) => {
+                report::mark_failed(&o);
+                return Err(e);
+            }
         }
     }
     match &plan.proof {
-        Proof::Log(t) if r.counts_dir.is_none() => {
+        Proof::Log(t) if r.device == "real" => {
             if !res.logs_contain(t) {
                 report::mark_failed(&o);
                 bail!("{}: --proof log:{t}: the extractor's output does not contain '{t}' ({}, {}); it may have fallen back to the CPU", r.label, res.stdout.display(), res.stderr.display());
@@ -287,17 +298,21 @@ fn run_cuda(a: &FramesArgs, plan: &Plan, r: &CudaRun, rec: &mut Record) -> Resul
         _ => {}
     }
     rec.runs_json.push(rj);
-    if r.order.is_some() && rec.tables.iter().any(|(l, _)| l == "cuda-emulated") {
+    if r.order.is_some() && rec.tables.iter().any(|(l, _)| l == fidelity::EMULATED) {
         rec.order_tables.push(table);
     } else {
         rec.tables.push((r.label.clone(), table));
+        if let Some(c) = counts {
+            rec.counts.push((r.label.clone(), c));
+        }
     }
     Ok(())
 }
 
-/// The emulated driver's counters: proof that the CUDA side ran on the device (unless
-/// --proof none), hazards, and whether they come from a clean exit.
-fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut Record) -> Result<()> {
+/// The counters of simtwin's driver (emulated, or the pass-through to the real device):
+/// proof that the CUDA side ran on the device (unless --proof none), hazards, and
+/// whether they come from a clean exit.
+fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut Record) -> Result<Counts> {
     let counts = Counts::read_dir(cdir)?;
     let launches = counts.launches();
     rj["counts_files"] = json!(counts.paths());
@@ -307,9 +322,10 @@ fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut 
     if plan.proof != Proof::None {
         if counts.files.is_empty() {
             bail!(
-                "{}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1 \
+                "{}: {} wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1 \
                  (a CUDA extractor that cannot load the driver may fall back to the CPU and still exit 0)",
                 r.label,
+                if r.device == "real" { "simtwin's pass-through" } else { "the emulated driver" },
                 cdir.display()
             );
         }
@@ -334,7 +350,7 @@ fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut 
     }
     rec.hazards_total += counts.hazards().len();
     rec.hazard_examples.extend(counts.hazards().iter().take(20).map(|h| json!(h)));
-    Ok(())
+    Ok(counts)
 }
 
 /// Comparisons, the block-order check, the verdict and the reports.
@@ -361,7 +377,9 @@ fn finish(a: &FramesArgs, plan: &Plan, mut rec: Record) -> Result<i32> {
         ));
     }
     let order_fail = order_check.as_ref().is_some_and(|c| c.any_changed());
-    let code = if comps.iter().all(|c| c.pass()) && !hazard_fail && !order_fail { 0 } else { 1 };
+    let side = side_by_side(plan, &rec, &sel)?;
+    let real_fail = side.as_ref().is_some_and(|s| !s.outputs.pass());
+    let code = if comps.iter().all(|c| c.pass()) && !hazard_fail && !order_fail && !real_fail { 0 } else { 1 };
     let mut extra = Map::new();
     extra.insert("device".into(), json!(format!("{:?}", a.device).to_lowercase()));
     extra.insert("features".into(), json!(a.ex.features));
@@ -370,18 +388,70 @@ fn finish(a: &FramesArgs, plan: &Plan, mut rec: Record) -> Result<i32> {
     extra.insert("runs".into(), json!(rec.runs_json));
     extra.insert("hazards".into(), json!({"count": rec.hazards_total, "fail": hazard_fail, "reports": rec.hazard_examples}));
     extra.insert("block_orders".into(), order_check.as_ref().map(|c| c.to_json()).unwrap_or(Json::Null));
+    extra.insert("emulated_vs_real".into(), side.as_ref().map(SideBySide::to_json).unwrap_or(Json::Null));
     let summary = report::summary_json("frames", &sides, &comps, &plan.tols.describe_source(), extra, code);
     let mut extra_md = String::new();
     if let Some(c) = &order_check {
         c.write_csv(&plan.out.join("block_orders.csv"))?;
         extra_md = c.markdown();
     }
+    if let Some(s) = &side {
+        fidelity::write_outputs_csv(&plan.out.join("emulated_vs_real.csv"), &s.outputs)?;
+        extra_md.push_str(&s.markdown());
+    }
     report::write_all(&plan.out, "parity frames", &summary, &sides, &comps, &rec.notes, &extra_md)?;
     print_table(&comps, &summary, &plan.out);
+    if let Some(s) = &side {
+        s.print();
+    }
     if let Some(c) = &order_check {
         c.print();
     }
     Ok(code)
+}
+
+/// `--device both`: the emulated driver's and the real device's outputs compared frame
+/// by frame (the tolerance table decides the verdict; every difference is listed), and
+/// their counters for the same run key by key (reported, not a verdict: `parity
+/// transfers --device both` is the gate).
+struct SideBySide {
+    outputs: Comparison,
+    count_diffs: Vec<fidelity::CountDiff>,
+    compared_counts: usize,
+}
+
+fn side_by_side(plan: &Plan, rec: &Record, sel: &Selection) -> Result<Option<SideBySide>> {
+    let table = |l: &str| rec.tables.iter().find(|(x, _)| x == l).map(|(_, t)| t);
+    let (Some(e), Some(r)) = (table(fidelity::EMULATED), table(fidelity::REAL)) else { return Ok(None) };
+    let outputs = compare(fidelity::EMULATED, e, fidelity::REAL, r, &plan.tols, sel)?;
+    let counts = |l: &str| rec.counts.iter().find(|(x, _)| x == l).map(|(_, c)| crate::transfers::with_total(c)).unwrap_or_default();
+    let (ce, cr) = (counts(fidelity::EMULATED), counts(fidelity::REAL));
+    Ok(Some(SideBySide { outputs, count_diffs: fidelity::count_diffs(&ce, &cr), compared_counts: fidelity::compared_count(&ce, &cr) }))
+}
+
+impl SideBySide {
+    fn to_json(&self) -> Json {
+        let mut j = fidelity::outputs_json(&self.outputs);
+        j["counters"] = json!({"compared": self.compared_counts, "differences": fidelity::count_diffs_json(&self.count_diffs)});
+        j
+    }
+    fn markdown(&self) -> String {
+        fidelity::outputs_markdown(&self.outputs) + &fidelity::count_diffs_markdown("Counters of the whole run, emulated vs real device", &self.count_diffs, self.compared_counts)
+    }
+    fn print(&self) {
+        let c = &self.outputs;
+        println!("{} vs {}: {}/{} frames identical in every metric", c.a_label, c.b_label, c.identical_frames, c.frames);
+        for r in c.rows.iter().filter(|r| r.cell.kind != crate::compare::Kind::Identical) {
+            println!("  frame {} {}: emulated {} real {} ({}{})", r.frame, r.metric, g17(r.a), g17(r.b), r.cell.kind.name(), r.cell.ulp.map(|u| format!(", {u} ULP")).unwrap_or_default());
+        }
+        if self.count_diffs.is_empty() {
+            println!("  counters: all {} compared keys equal", self.compared_counts);
+        } else {
+            for d in &self.count_diffs {
+                println!("  counter {}: emulated {} real {}", d.key, g17(d.emulated), g17(d.real));
+            }
+        }
+    }
 }
 
 fn read_output(path: &Path, label: &str, expected: u64) -> Result<Table> {

@@ -16,6 +16,7 @@ pub mod demo;
 pub mod device;
 pub mod diff;
 pub mod faults;
+pub mod fidelity;
 pub mod frames;
 pub mod num;
 pub mod orders;

@@ -345,7 +345,7 @@ pub struct Artefacts<'a> {
 
 /// Files of `parity frames` (and of `parity diff`, a subset).
 pub const FRAMES_ARTEFACTS: Artefacts<'static> = Artefacts {
-    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv"],
+    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv", "emulated_vs_real.csv"],
     dirs: &["counts", "logs"],
     prefixes: &["cpu.", "cuda-"],
     suffixes: &[".json", ".out", ".failed"],

@@ -4,7 +4,8 @@
 
 use crate::common::{ClipArgs, ExtractorArgs};
 use crate::counts::{prepare_dir, state_tag, Counts};
-use crate::device::{check_real, emulated_env};
+use crate::device::{emulated_env, for_real_device, DeviceMode, RealDevice};
+use crate::fidelity::{self, CountDiff};
 use crate::num::g17;
 use crate::report;
 use crate::run::{self, Spec};
@@ -23,6 +24,9 @@ Examples:
   # gate: at most one launch of each kernel and no allocation per frame
   parity transfers -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse \\
       --max-allocs-per-frame 0 --max-per-frame launches.total=2 --n1 2 --n2 8
+  # the same runs on the emulated driver and on the real GPU (simtwin's pass-through
+  # counts there): calls, copies and launches per frame must be equal on both
+  parity transfers -r ref.yuv -d dis.yuv -W 576 -H 324 --features sse,topk --device both
 
 Keys (from the counters files, schema simtwin-counts/2): calls.<entry point>,
 failures.<entry point>, copies.<HtoD|DtoH|DtoD|HtoH>.count|bytes, memsets.count|bytes,
@@ -30,16 +34,12 @@ allocations.count|bytes|frees, launches.<symbol>.count|threads|blocks, launches.
 failed_launches.<symbol>, zero_copy.<symbol>, synchronizations, hazards,
 leaks.<allocations|pinned|modules|streams|events>, unsupported.<entry point>.
 Each extractor run is killed with its process group after --timeout SECONDS (default 600).
+With --device both, every per-frame counter of the families calls, failures, copies,
+memsets, allocations, launches, synchronizations and leaks must be equal on the emulated
+driver and the real device; each difference is listed (per frame, and in the totals).
 Exit codes: 0 audit passed, 1 an assertion failed (the report names the key and the
-calls behind it) or the driver reported hazards, 2 setup error, 77 no real device.";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TransferDevice {
-    /// simtwin's emulated driver
-    Emulated,
-    /// the real driver through the emulated driver's pass-through mode (EMU_CUDA_REAL)
-    Real,
-}
+calls behind it), the driver reported hazards or (--device both) emulated and real
+counts differ per frame, 2 setup error, 77 no real device.";
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
@@ -63,9 +63,11 @@ pub struct TransfersArgs {
     /// Subtract the per-frame counts of this extractor (template or preset:NAME) instead
     #[arg(long)]
     pub baseline_cmd: Option<String>,
-    /// Where the CUDA extractor runs
+    /// Where the CUDA extractor runs: the emulated driver, the real device (through
+    /// simtwin's pass-through, EMU_CUDA_REAL, which counts in the same schema), or both
+    /// (the same runs on each, their counts compared key by key)
     #[arg(long, value_enum, default_value = "emulated")]
-    pub device: TransferDevice,
+    pub device: DeviceMode,
     /// Fail when host-to-device copies per frame exceed this
     #[arg(long)]
     pub max_htod_per_frame: Option<f64>,
@@ -155,6 +157,8 @@ impl TransfersArgs {
 /// Counts of one run at N1 and N2 frames.
 pub struct Measured {
     pub label: String,
+    pub n1: u64,
+    pub n2: u64,
     pub c1: Counts,
     pub c2: Counts,
     pub commands: Vec<Vec<String>>,
@@ -234,9 +238,18 @@ struct Job {
 pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
     files: &["transfers.csv", "transfers.json", "transfers.md", "summary.json", "summary.md"],
     dirs: &["counts", "logs"],
-    prefixes: &["extractor-n", "baseline-n"],
+    prefixes: &["extractor-", "baseline-"],
     suffixes: &[".out", ".failed"],
 };
+
+/// Where one set of runs happens: the emulated driver, or the real device through the
+/// pass-through.
+struct Dev {
+    name: &'static str,
+    real: Option<RealDevice>,
+    /// Prefix of failures in reports (`--device both` only).
+    tag: &'static str,
+}
 
 /// The checked arguments of one audit.
 struct Plan {
@@ -244,11 +257,19 @@ struct Plan {
     n2: u64,
     out: PathBuf,
     simtwin: PathBuf,
-    real_path: Option<String>,
+    devices: Vec<Dev>,
     note: String,
     jobs: Vec<Job>,
     asserts: Vec<Assertion>,
     extra_env: Vec<(String, String)>,
+}
+
+/// One device's runs and what they give.
+struct DevResult {
+    measured: Vec<Measured>,
+    net: Net,
+    failures: Vec<String>,
+    assert_json: Vec<Json>,
 }
 
 /// Per-frame counts of the extractor, of the baseline and their difference.
@@ -261,17 +282,115 @@ struct Net {
 
 fn inner(a: &TransfersArgs) -> Result<i32> {
     let plan = plan(a)?;
-    eprintln!("parity: transfers audit, {}, at {} and {} frames", plan.note, plan.n1, plan.n2);
-    let measured = measure(a, &plan)?;
-    let net = net_per_frame(&measured, plan.n1, plan.n2);
-    let (failures, assert_json) = gates(a, &plan, &measured, &net);
+    eprintln!("parity: transfers audit, {}, at {} and {} frames, device {}", plan.note, plan.n1, plan.n2, a.device.name());
+    let mut results = Vec::new();
+    for dev in &plan.devices {
+        let measured = measure(a, &plan, dev)?;
+        let net = net_per_frame(&measured, plan.n1, plan.n2);
+        let (mut failures, assert_json) = gates(a, &plan, &measured, &net);
+        for f in &mut failures {
+            f.insert_str(0, dev.tag);
+        }
+        results.push(DevResult { measured, net, failures, assert_json });
+    }
+    let side = match results.as_slice() {
+        [e, r] => Some(SideBySide::of(e, r)),
+        _ => None,
+    };
+    let mut failures: Vec<String> = results.iter().flat_map(|r| r.failures.iter().cloned()).collect();
+    if let Some(s) = &side {
+        failures.extend(s.failures());
+    }
     let code = if failures.is_empty() { 0 } else { 1 };
-    write_csv(&plan.out, &measured[0], &net)?;
-    let summary = summary_json(a, &plan, &measured, &net, &failures, assert_json, code);
-    report::write_atomic(&plan.out.join("transfers.md"), markdown(&summary, &net.keys, &net.main, net.base.as_ref(), &net.net, &failures))?;
+    let first = &results[0];
+    write_csv(&plan.out, &results, side.as_ref())?;
+    let summary = summary_json(a, &plan, &results, side.as_ref(), &failures, code);
+    let mut md = markdown(&summary, &first.net.keys, &first.net.main, first.net.base.as_ref(), &first.net.net, &failures);
+    if let Some(s) = &side {
+        md.push_str(&s.markdown(&results[1].net));
+    }
+    report::write_atomic(&plan.out.join("transfers.md"), md)?;
     report::write_json(&plan.out.join("transfers.json"), &summary)?;
-    print_summary(&net.keys, &net.main, net.base.as_ref(), &net.net, &failures, &plan.out, code);
+    print_summary(&first.net.keys, &first.net.main, first.net.base.as_ref(), &first.net.net, side.as_ref(), &failures, &plan.out, code);
     Ok(code)
+}
+
+/// `--device both`: the emulated and the real device's counts of the same runs, key by
+/// key, per frame (the gate) and in the totals at N1 and N2 (listed).
+struct SideBySide {
+    /// (job label, differences per frame).
+    per_frame: Vec<(String, Vec<CountDiff>)>,
+    /// (job label, frames, differences in the totals).
+    totals: Vec<(String, u64, Vec<CountDiff>)>,
+    compared: usize,
+}
+
+impl SideBySide {
+    fn of(e: &DevResult, r: &DevResult) -> SideBySide {
+        let mut s = SideBySide { per_frame: vec![], totals: vec![], compared: 0 };
+        let mut keys = BTreeSet::new();
+        for (me, mr) in e.measured.iter().zip(&r.measured) {
+            let (pe, pr) = (per_frame_of(&e.net, me), per_frame_of(&r.net, mr));
+            keys.extend(pe.keys().chain(pr.keys()).filter(|k| fidelity::compared_key(k)).cloned());
+            s.per_frame.push((me.label.clone(), fidelity::count_diffs(&pe, &pr)));
+            for (n, ce, cr) in [(me.n1, &me.c1, &mr.c1), (me.n2, &me.c2, &mr.c2)] {
+                s.totals.push((me.label.clone(), n, fidelity::count_diffs(&with_total(ce), &with_total(cr))));
+            }
+        }
+        s.compared = keys.len();
+        s
+    }
+
+    fn failures(&self) -> Vec<String> {
+        self.per_frame
+            .iter()
+            .filter(|(_, d)| !d.is_empty())
+            .map(|(job, d)| {
+                format!(
+                    "{job}: emulated and real device differ per frame in {} counter(s): {}",
+                    d.len(),
+                    d.iter().map(|x| format!("{} (emulated {}, real {})", x.key, fmt_pf(x.emulated), fmt_pf(x.real))).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect()
+    }
+
+    fn equal(&self) -> bool {
+        self.per_frame.iter().all(|(_, d)| d.is_empty())
+    }
+
+    fn to_json(&self) -> Json {
+        json!({
+            "compared_keys": self.compared,
+            "equal_per_frame": self.equal(),
+            "per_frame_differences": self.per_frame.iter().map(|(j, d)| json!({"job": j, "differences": fidelity::count_diffs_json(d)})).collect::<Vec<_>>(),
+            "total_differences": self.totals.iter().map(|(j, n, d)| json!({"job": j, "frames": n, "differences": fidelity::count_diffs_json(d)})).collect::<Vec<_>>(),
+        })
+    }
+
+    fn markdown(&self, real: &Net) -> String {
+        let mut m = String::from("\n## Emulated driver vs real device (the same runs)\n\n");
+        for (job, d) in &self.per_frame {
+            m.push_str(&fidelity::count_diffs_markdown(&format!("Per frame, {job}"), d, self.compared));
+        }
+        for (job, n, d) in &self.totals {
+            m.push_str(&fidelity::count_diffs_markdown(&format!("Totals at {n} frames, {job}"), d, self.compared));
+        }
+        let _ = writeln!(m, "Per frame on the real device (net of the baseline where there is one):\n\n| key | real device per frame |\n|---|---|");
+        for k in interesting(&real.keys, &real.main, real.base.as_ref()) {
+            let _ = writeln!(m, "| {k} | {} |", fmt_pf(real.net[k]));
+        }
+        m
+    }
+}
+
+/// The per-frame counts of one job (the extractor's, or the baseline's).
+fn per_frame_of(net: &Net, m: &Measured) -> BTreeMap<String, f64> {
+    if m.label == "baseline" {
+        net.base.clone().unwrap_or_default()
+    } else {
+        net.main.clone()
+    }
 }
 
 /// Validation, the report directory (cleared of an earlier run's files), the device
@@ -295,8 +414,17 @@ fn plan(a: &TransfersArgs) -> Result<Plan> {
     std::fs::create_dir_all(&a.out)?;
     let out = std::fs::canonicalize(&a.out)?;
     report::clear_previous(&out, &ARTEFACTS)?;
+    let real = if a.device.real() { Some(RealDevice::find()?) } else { None };
     let simtwin = a.ex.require_simtwin()?;
-    let real_path = if a.device == TransferDevice::Real { check_real()?.path } else { None };
+    let mut devices = Vec::new();
+    let both = a.device == DeviceMode::Both;
+    if a.device.emulated() {
+        devices.push(Dev { name: "emulated", real: None, tag: if both { "[emulated] " } else { "" } });
+    }
+    if let Some(r) = real {
+        r.check_passthrough(&simtwin, a.ex.kernels.as_deref())?;
+        devices.push(Dev { name: "real", real: Some(r), tag: if both { "[real device] " } else { "" } });
+    }
     let (tmpl, note) = template::resolve(a.cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
     let mut jobs = vec![Job { label: "extractor".into(), template: tmpl.clone(), features: None, defect: true }];
     if let Some(f) = &a.baseline {
@@ -306,11 +434,11 @@ fn plan(a: &TransfersArgs) -> Result<Plan> {
         jobs.push(Job { label: "baseline".into(), template: t, features: None, defect: false });
     }
     let extra_env = a.ex.cuda_extra_env()?;
-    Ok(Plan { n1: a.n1, n2, out, simtwin, real_path, note, jobs, asserts, extra_env })
+    Ok(Plan { n1: a.n1, n2, out, simtwin, devices, note, jobs, asserts, extra_env })
 }
 
-/// Runs every job at N1 and N2 frames and reads their counters.
-fn measure(a: &TransfersArgs, plan: &Plan) -> Result<Vec<Measured>> {
+/// Runs every job at N1 and N2 frames on one device and reads their counters.
+fn measure(a: &TransfersArgs, plan: &Plan, dev: &Dev) -> Result<Vec<Measured>> {
     let pb = indicatif::ProgressBar::new(plan.jobs.len() as u64 * 2);
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {elapsed:>4} {msg}").unwrap());
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
@@ -319,30 +447,36 @@ fn measure(a: &TransfersArgs, plan: &Plan) -> Result<Vec<Measured>> {
         let mut cs = Vec::new();
         let mut cmds = Vec::new();
         for n in [plan.n1, plan.n2] {
-            let (c, argv) = measure_one(a, plan, job, n, &pb)?;
+            let (c, argv) = measure_one(a, plan, dev, job, n, &pb)?;
             pb.inc(1);
             cs.push(c);
             cmds.push(argv);
         }
         let c2 = cs.pop().unwrap();
         let c1 = cs.pop().unwrap();
-        measured.push(Measured { label: job.label.clone(), c1, c2, commands: cmds });
+        measured.push(Measured { label: job.label.clone(), n1: plan.n1, n2: plan.n2, c1, c2, commands: cmds });
     }
     pb.finish_and_clear();
     Ok(measured)
 }
 
 /// One run of one job at `n` frames; its counters must prove that it ran on the device.
-fn measure_one(a: &TransfersArgs, plan: &Plan, job: &Job, n: u64, pb: &indicatif::ProgressBar) -> Result<(Counts, Vec<String>)> {
-    let tag = format!("{}-n{n}", job.label);
+fn measure_one(a: &TransfersArgs, plan: &Plan, dev: &Dev, job: &Job, n: u64, pb: &indicatif::ProgressBar) -> Result<(Counts, Vec<String>)> {
+    let tag = if plan.devices.len() > 1 && dev.real.is_some() { format!("{}-real-n{n}", job.label) } else { format!("{}-n{n}", job.label) };
     let cdir = plan.out.join("counts").join(&tag);
     let pattern = prepare_dir(&cdir)?;
-    let emu = emulated_env(&plan.simtwin, a.ex.kernels.as_deref(), &pattern)?;
-    let mut env = emu.vars;
-    env.extend(plan.extra_env.clone());
-    if let Some(p) = &plan.real_path {
-        env.push(("EMU_CUDA_REAL".into(), p.clone()));
-    }
+    let env = match &dev.real {
+        None => {
+            let mut env = emulated_env(&plan.simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
+            env.extend(plan.extra_env.clone());
+            env
+        }
+        Some(r) => {
+            let mut env = r.env(&plan.simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
+            env.extend(for_real_device(&plan.extra_env).0);
+            env
+        }
+    };
     let o = plan.out.join(format!("{tag}.out"));
     let mut ex = a.ex.clone();
     if !job.defect {
@@ -357,7 +491,8 @@ fn measure_one(a: &TransfersArgs, plan: &Plan, job: &Job, n: u64, pb: &indicatif
     }
     let c = Counts::read_dir(&cdir)?;
     if c.files.is_empty() {
-        bail!("{tag}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1", cdir.display());
+        let who = if dev.real.is_some() { "simtwin's pass-through" } else { "the emulated driver" };
+        bail!("{tag}: {who} wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1", cdir.display());
     }
     if c.total_launches() == 0.0 {
         bail!("{tag}: the CUDA extractor launched no kernel; it did not run on the device (a CPU fallback?)");
@@ -420,29 +555,62 @@ fn unsupported_of(measured: &[Measured]) -> Vec<(String, f64)> {
     measured.iter().flat_map(|m| m.c2.values.iter().filter(|(k, v)| k.starts_with("unsupported.") && **v > 0.0).map(|(k, v)| (k.clone(), *v))).collect()
 }
 
-/// `transfers.csv`: every key with its totals at both frame counts and per frame.
-fn write_csv(out: &Path, m0: &Measured, net: &Net) -> Result<()> {
-    let (t1, t2) = (with_total(&m0.c1), with_total(&m0.c2));
+/// `transfers.csv`: every key with its totals at both frame counts and per frame (with
+/// `--device both`, the real device's columns after the emulated driver's).
+fn write_csv(out: &Path, results: &[DevResult], side: Option<&SideBySide>) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["key", "count_n1", "count_n2", "per_frame", "baseline_per_frame", "net_per_frame"])?;
-    for k in &net.keys {
-        w.write_record([
-            k.clone(),
-            g17(t1.get(k).copied().unwrap_or(0.0)),
-            g17(t2.get(k).copied().unwrap_or(0.0)),
-            g17(net.main.get(k).copied().unwrap_or(0.0)),
-            net.base.as_ref().map(|b| g17(b.get(k).copied().unwrap_or(0.0))).unwrap_or_default(),
-            g17(net.net[k]),
-        ])?;
+    let mut head: Vec<String> = ["key", "count_n1", "count_n2", "per_frame", "baseline_per_frame", "net_per_frame"].map(String::from).to_vec();
+    if side.is_some() {
+        head.extend(["real_count_n1", "real_count_n2", "real_per_frame", "real_baseline_per_frame", "real_net_per_frame", "equal_per_frame"].map(String::from));
+    }
+    w.write_record(&head)?;
+    let keys: BTreeSet<&String> = results.iter().flat_map(|r| r.net.keys.iter()).collect();
+    let get = |m: &BTreeMap<String, f64>, k: &str| g17(m.get(k).copied().unwrap_or(0.0));
+    for k in keys {
+        let mut rec = vec![k.clone()];
+        for r in results {
+            let (t1, t2) = (with_total(&r.measured[0].c1), with_total(&r.measured[0].c2));
+            rec.extend([get(&t1, k), get(&t2, k), get(&r.net.main, k), r.net.base.as_ref().map(|b| get(b, k)).unwrap_or_default(), get(&r.net.net, k)]);
+        }
+        if let Some(s) = side {
+            let equal = !s.per_frame.iter().any(|(_, d)| d.iter().any(|x| &x.key == k));
+            rec.push(if fidelity::compared_key(k) { equal.to_string() } else { "not compared".into() });
+        }
+        w.write_record(&rec)?;
     }
     report::write_atomic(&out.join("transfers.csv"), w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
 }
 
-fn summary_json(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net, failures: &[String], assert_json: Vec<Json>, code: i32) -> Json {
-    let m0 = &measured[0];
-    let hazards = hazards_of(measured);
-    let unclean: Vec<String> = measured.iter().flat_map(|m| m.c1.unclean().into_iter().chain(m.c2.unclean()).map(move |u| format!("{}: {u}", m.label))).collect();
+/// The per-frame figures of one device.
+fn device_json(r: &DevResult) -> Json {
+    let m0 = &r.measured[0];
     json!({
+        "per_frame": r.net.main,
+        "baseline_per_frame": r.net.base,
+        "net_per_frame": r.net.net,
+        "counts": {"n1": with_total(&m0.c1), "n2": with_total(&m0.c2)},
+        "assertions": r.assert_json,
+        "failures": r.failures,
+    })
+}
+
+/// `transfers.json`: the first device's figures at the top level (the emulated driver's
+/// with `--device both`), each device's under `devices`, and the comparison.
+fn summary_json(a: &TransfersArgs, plan: &Plan, results: &[DevResult], side: Option<&SideBySide>, failures: &[String], code: i32) -> Json {
+    let first = &results[0];
+    let measured: Vec<&Measured> = results.iter().flat_map(|r| r.measured.iter()).collect();
+    let hazards = hazards_of(&first.measured);
+    let unclean: Vec<String> = measured.iter().flat_map(|m| m.c1.unclean().into_iter().chain(m.c2.unclean()).map(move |u| format!("{}: {u}", m.label))).collect();
+    let mut runs = Vec::new();
+    for (dev, r) in plan.devices.iter().zip(results) {
+        for m in &r.measured {
+            runs.push(json!({"label": m.label, "device": dev.name, "driver": dev.real.as_ref().map(|x| x.label()).unwrap_or_else(|| "emulated".into()),
+                "commands": m.commands, "counts_files": m.c1.paths().into_iter().chain(m.c2.paths()).collect::<Vec<_>>(),
+                "counts_state": [state_tag(&m.c1.state()), state_tag(&m.c2.state())]}));
+        }
+    }
+    let mut j = device_json(first);
+    let extra = json!({
         "schema": "simtwin-transfers/1",
         "verdict": if code == 0 { "pass" } else { "fail" },
         "exit_code": code,
@@ -450,20 +618,19 @@ fn summary_json(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net
         "features": a.ex.features, "defect": a.ex.defect,
         "baseline": a.baseline.clone().or(a.baseline_cmd.clone()),
         "flags": plan.note,
-        "device": format!("{:?}", a.device).to_lowercase(),
-        "per_frame": net.main,
-        "baseline_per_frame": net.base,
-        "net_per_frame": net.net,
-        "counts": {"n1": with_total(&m0.c1), "n2": with_total(&m0.c2)},
-        "assertions": assert_json,
+        "device": a.device.name(),
+        "devices": plan.devices.iter().zip(results).map(|(d, r)| (d.name.to_string(), device_json(r))).collect::<serde_json::Map<_, _>>(),
+        "emulated_vs_real": side.map(SideBySide::to_json),
         "failures": failures,
         "hazards": {"count": hazards.len(), "reports": hazards.iter().take(20).collect::<Vec<_>>()},
-        "unsupported": unsupported_of(measured).into_iter().collect::<BTreeMap<_, _>>(),
+        "unsupported": results.iter().flat_map(|r| unsupported_of(&r.measured)).collect::<BTreeMap<_, _>>(),
         "counts_not_from_clean_exit": unclean,
-        "runs": measured.iter().map(|m| json!({"label": m.label, "commands": m.commands,
-                  "counts_files": m.c1.paths().into_iter().chain(m.c2.paths()).collect::<Vec<_>>(),
-                  "counts_state": [state_tag(&m.c1.state()), state_tag(&m.c2.state())]})).collect::<Vec<_>>(),
-    })
+        "runs": runs,
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        j[k] = v.clone();
+    }
+    j
 }
 
 fn interesting<'a>(keys: &'a BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>) -> Vec<&'a String> {
@@ -493,11 +660,22 @@ fn markdown(s: &Json, keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, bas
     m
 }
 
-fn print_summary(keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>, net: &BTreeMap<String, f64>, failures: &[String], out: &Path, code: i32) {
+#[allow(clippy::too_many_arguments)]
+fn print_summary(keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>, net: &BTreeMap<String, f64>, side: Option<&SideBySide>, failures: &[String], out: &Path, code: i32) {
     println!("  {:<48} {:>14} {:>14} {:>14}", "per frame", "extractor", "baseline", "net");
     for k in interesting(keys, main, base) {
         println!("  {:<48} {:>14} {:>14} {:>14}", k, fmt_pf(main.get(k).copied().unwrap_or(0.0)),
             base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()), fmt_pf(net[k]));
+    }
+    if let Some(s) = side {
+        if s.equal() {
+            println!("emulated vs real device: all {} compared counters equal per frame", s.compared);
+        }
+        for (job, n, d) in &s.totals {
+            for x in d {
+                println!("  totals at {n} frames, {job}: {} emulated {} real {}", x.key, fmt_pf(x.emulated), fmt_pf(x.real));
+            }
+        }
     }
     for f in failures {
         println!("FAIL {f}");

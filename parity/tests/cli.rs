@@ -336,32 +336,205 @@ fn real_device_refuses_the_emulated_driver() {
     assert!(text(&o).contains("refusing --device real") && text(&o).contains("simtwin_emulated_driver"), "{}", text(&o));
 }
 
-#[test]
-fn real_device_runs_with_log_proof_and_both_gives_three_columns() {
-    let e = Env::new();
+/// A "GPU" driver (cuInit succeeds, one device) beside the fake simtwin layout, found
+/// by the loader as the system's libcuda.so.1.
+fn gpu_env(e: &Env) -> Vec<(String, String)> {
     build_lib(&e.p("gpu"), &["-DDEVICES=1"]);
-    let env = [("LD_LIBRARY_PATH", e.s("gpu"))];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    vec![("LD_LIBRARY_PATH".into(), e.s("gpu"))]
+}
+
+fn env_ref(v: &[(String, String)]) -> Vec<(&str, &str)> {
+    v.iter().map(|(k, x)| (k.as_str(), x.as_str())).collect()
+}
+
+#[test]
+fn real_device_runs_through_the_passthrough_with_counts_as_proof() {
+    let e = Env::new();
+    let env = gpu_env(&e);
+    let env = env_ref(&env);
+    // The pass-through's counters prove the real run: no --proof needed.
     let o = e.parity("frames", &["--device", "real"], &env);
-    expect_code(&o, 2);
-    assert!(text(&o).contains("--proof log:TEXT"), "{}", text(&o));
+    expect_code(&o, 0);
+    let s = e.summary();
+    assert_eq!(s["sides"][1]["label"], "cuda-real");
+    let run = &s["runs"][1];
+    assert_eq!(run["device"], "real");
+    assert_eq!(run["launches"]["sse_kernel"], 5.0, "{run}");
+    let gpu = std::fs::canonicalize(e.p("gpu/libcuda.so.1")).unwrap().display().to_string();
+    let env_list: Vec<&str> = run["env"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(env_list.contains(&format!("EMU_CUDA_REAL={gpu}").as_str()), "{env_list:?}");
+    let simtwin_lib = std::fs::canonicalize(e.p("simtwin/lib")).unwrap().display().to_string();
+    assert!(env_list.iter().any(|v| v.starts_with(&format!("LD_LIBRARY_PATH={simtwin_lib}:"))), "{env_list:?}");
+    assert!(run["driver"].as_str().unwrap().starts_with(&format!("pass-through to {gpu}")), "{run}");
+    // log:TEXT must appear too
     let o = e.parity("frames", &["--device", "real", "--proof", "log:NOT PRINTED"], &env);
     expect_code(&o, 2);
+    assert!(text(&o).contains("does not contain 'NOT PRINTED'"), "{}", text(&o));
     let o = e.parity("frames", &["--device", "real", "--proof", "log:FAKE CUDA ACTIVE"], &env);
     expect_code(&o, 0);
-    assert_eq!(e.summary()["sides"][1]["label"], "cuda-real");
-    // both: the counters prove the emulated run, the log line the real one
-    let o = e.parity("frames", &["--device", "both", "--proof", "log:FAKE CUDA ACTIVE"], &env);
-    expect_code(&o, 0);
-    let o = e.parity("frames", &["--device", "both", "--proof", "log:FAKE CUDA ACTIVE", "--defect", "nolaunch"], &env);
+    // no kernel launched on the device: not proven
+    let o = e.parity("frames", &["--device", "real", "--defect", "nolaunch"], &env);
     expect_code(&o, 2);
-    assert!(text(&o).contains("launched no kernel"));
-    let o = e.parity("frames", &["--device", "both", "--proof", "none", "--defect", "ulp"], &env);
-    expect_code(&o, 1);
+    assert!(text(&o).contains("cuda-real: the CUDA extractor launched no kernel"), "{}", text(&o));
+    // emulation-only settings do not reach the device
+    let o = e.parity("frames", &["--device", "real", "--async", "deferred"], &env);
+    expect_code(&o, 0);
+    let s = e.summary();
+    assert!(!s["runs"][1]["env"].to_string().contains("EMU_CUDA_ASYNC"), "{}", s["runs"][1]["env"]);
+    let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
+    assert!(md.contains("not given to the real device (emulated driver only): EMU_CUDA_ASYNC=deferred"), "{md}");
+}
+
+#[test]
+fn both_gives_three_columns_and_compares_emulated_with_real() {
+    let e = Env::new();
+    let env = gpu_env(&e);
+    let env = env_ref(&env);
+    let o = e.parity("frames", &["--device", "both"], &env);
+    expect_code(&o, 0);
     let s = e.summary();
     assert_eq!(s["comparisons"].as_array().unwrap().len(), 2);
+    let evr = &s["emulated_vs_real"];
+    assert_eq!(evr["identical_frames"], 5);
+    assert_eq!(evr["metrics"]["m_a"]["identical"], 5);
+    assert_eq!(evr["differences"].as_array().unwrap().len(), 0);
+    assert_eq!(evr["counters"]["differences"].as_array().unwrap().len(), 0, "{evr}");
+    assert!(evr["counters"]["compared"].as_u64().unwrap() > 10, "{evr}");
     let head = std::fs::read_to_string(e.out().join("per_frame.csv")).unwrap();
     assert!(head.lines().next().unwrap().starts_with("frame,metric,cpu,cuda-emulated,cuda-real,"), "{head}");
+    let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
+    assert!(md.contains("## Emulated vs real device: 5/5 frames identical in every metric") && md.contains("| m_a | 5/5 | 0 | - |"), "{md}");
+    assert!(md.contains("compared counters equal"), "{md}");
+    // a difference on the device only: each frame is named, exit 1
+    let o = e.parity("frames", &["--device", "both"], &[env[0], ("FAKE_REAL_DEFECT", "ulp")]);
+    expect_code(&o, 1);
+    let s = e.summary();
+    let evr = &s["emulated_vs_real"];
+    assert_eq!(evr["identical_frames"], 4);
+    let d = evr["differences"].as_array().unwrap();
+    assert_eq!(d.len(), 1, "{evr}");
+    assert_eq!((d[0]["frame"].as_u64(), d[0]["metric"].as_str(), d[0]["ulp"].as_u64()), (Some(2), Some("m_a"), Some(1)));
+    assert_eq!(s["comparisons"][0]["pass"], true, "cpu vs emulated is at parity");
+    assert_eq!(s["comparisons"][1]["pass"], false, "cpu vs real is not");
+    assert!(text(&o).contains("frame 2 m_a: emulated 0.20000000000000001 real 0.20000000000000004 (numeric, 1 ULP)"), "{}", text(&o));
+    let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
+    assert!(md.contains("| 2 | m_a | 0.20000000000000001 | 0.20000000000000004 | numeric | 1 |"), "{md}");
+    let csv = std::fs::read_to_string(e.out().join("emulated_vs_real.csv")).unwrap();
+    assert!(csv.contains("2,m_a,0.20000000000000001,0.20000000000000004,0x3fc999999999999a,0x3fc999999999999b,false,numeric,1"), "{csv}");
+    // the counts of the whole run differ too when the device run copies more
+    let o = e.parity("frames", &["--device", "both"], &[env[0], ("FAKE_REAL_DEFECT", "htod")]);
+    expect_code(&o, 0);
+    let c = &e.summary()["emulated_vs_real"]["counters"]["differences"];
+    assert!(c.as_array().unwrap().iter().any(|d| d["key"] == "calls.cuMemcpyHtoD_v2" && d["emulated"] == 0.0 && d["real"] == 5.0), "{c}");
+    // the report directory keeps no earlier emulated_vs_real.csv
+    let o = e.parity("frames", &["--device", "emulated"], &[]);
+    expect_code(&o, 0);
+    assert!(!e.out().join("emulated_vs_real.csv").exists());
+    assert!(e.summary()["emulated_vs_real"].is_null());
+}
+
+#[test]
+fn real_device_and_both_exit_77_without_a_device_in_every_command() {
+    let e = Env::new();
+    build_lib(&e.p("nodev"), &[]);
+    let nodev = e.s("nodev");
+    let env = [("LD_LIBRARY_PATH", nodev.as_str())];
+    for (sub, extra) in [("frames", vec![]), ("transfers", vec![]), ("bench", vec!["--frames", "3", "--rounds", "1"])] {
+        for dev in ["real", "both"] {
+            let mut args = vec!["--device", dev];
+            args.extend(&extra);
+            let o = e.parity(sub, &args, &env);
+            expect_code(&o, 77);
+            assert!(text(&o).contains("CUDA_ERROR_NO_DEVICE"), "{sub} {dev}: {}", text(&o));
+        }
+    }
+    // no driver at all
+    let o = e.parity("transfers", &["--device", "both"], &[("LD_LIBRARY_PATH", &e.s("nowhere"))]);
+    expect_code(&o, 77);
+}
+
+#[test]
+fn a_passthrough_that_fails_is_a_setup_error_naming_the_driver() {
+    let e = Env::new();
+    let env = gpu_env(&e);
+    // simtwin's (fake) driver refuses at cuInit through the pass-through
+    let o = e.parity("frames", &["--device", "real"], &[(env[0].0.as_str(), env[0].1.as_str()), ("FAKE_DRIVER_REFUSES", "1"), ("EMU_CUDA_FAIL", "cuInit:1")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("pass-through") && text(&o).contains("cuInit answered 801"), "{}", text(&o));
+}
+
+#[test]
+fn transfers_both_compares_per_frame_counts_and_lists_differences() {
+    let e = Env::new();
+    let env = gpu_env(&e);
+    let env = env_ref(&env);
+    let o = e.parity("transfers", &["--device", "both", "--n1", "2", "--n2", "4"], &env);
+    expect_code(&o, 0);
+    let s = read_json(&e.out().join("transfers.json"));
+    assert_eq!(s["device"], "both");
+    assert_eq!(s["devices"]["emulated"]["per_frame"]["copies.HtoD.count"], 2.0);
+    assert_eq!(s["devices"]["real"]["per_frame"]["copies.HtoD.count"], 2.0);
+    assert_eq!(s["devices"]["real"]["per_frame"]["launches.sse_kernel.count"], 1.0);
+    assert_eq!(s["emulated_vs_real"]["equal_per_frame"], true);
+    assert!(s["runs"].as_array().unwrap().iter().any(|r| r["device"] == "real" && r["driver"].as_str().unwrap().starts_with("pass-through to ")), "{}", s["runs"]);
+    assert!(e.out().join("counts/extractor-real-n4").is_dir() && e.out().join("counts/extractor-n4").is_dir());
+    let csv = std::fs::read_to_string(e.out().join("transfers.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with("real_count_n1,real_count_n2,real_per_frame,real_baseline_per_frame,real_net_per_frame,equal_per_frame"), "{csv}");
+    assert!(csv.contains("copies.HtoD.count,6,10,2,,2,6,10,2,,2,true"), "{csv}");
+    assert!(std::fs::read_to_string(e.out().join("transfers.md")).unwrap().contains("Per frame, extractor: all"));
+    // one extra upload per frame on the device only: every differing key is listed, exit 1
+    let o = e.parity("transfers", &["--device", "both", "--n1", "2", "--n2", "4"], &[env[0], ("FAKE_REAL_DEFECT", "htod")]);
+    expect_code(&o, 1);
+    let t = text(&o);
+    assert!(t.contains("extractor: emulated and real device differ per frame in 3 counter(s): calls.cuMemcpyHtoD_v2 (emulated 0, real 1), copies.HtoD.bytes (emulated 512, real 768), copies.HtoD.count (emulated 2, real 3)"), "{t}");
+    let s = read_json(&e.out().join("transfers.json"));
+    let d = &s["emulated_vs_real"]["per_frame_differences"][0]["differences"];
+    assert_eq!(d.as_array().unwrap().len(), 3, "{d}");
+    let totals = &s["emulated_vs_real"]["total_differences"];
+    assert_eq!(totals[1]["frames"], 4);
+    assert!(totals[1]["differences"].as_array().unwrap().iter().any(|x| x["key"] == "calls.cuMemcpyHtoD_v2" && x["real"] == 4.0), "{totals}");
+    let md = std::fs::read_to_string(e.out().join("transfers.md")).unwrap();
+    assert!(md.contains("Per frame, extractor: **3 of") && md.contains("| copies.HtoD.count | 2 | 3 |"), "{md}");
+    // assertions apply to each device, named by device
+    let o = e.parity("transfers", &["--device", "both", "--n1", "2", "--n2", "4", "--max-htod-per-frame", "2"], &[env[0], ("FAKE_REAL_DEFECT", "htod")]);
+    expect_code(&o, 1);
+    assert!(text(&o).contains("[real device] --max-htod-per-frame 2: copies.HtoD.count = 3 per frame > 2"), "{}", text(&o));
+    assert!(!text(&o).contains("[emulated] --max-htod"), "{}", text(&o));
+    // --device real alone
+    let o = e.parity("transfers", &["--device", "real", "--n1", "2", "--n2", "4"], &env);
+    expect_code(&o, 0);
+    let s = read_json(&e.out().join("transfers.json"));
+    assert_eq!(s["per_frame"]["copies.DtoH.bytes"], 8.0);
+    assert!(s["emulated_vs_real"].is_null());
+}
+
+#[test]
+fn bench_both_times_cpu_emulated_and_real() {
+    let e = Env::new();
+    let env = gpu_env(&e);
+    let mut env = env_ref(&env);
+    let log = e.s("bench.log");
+    env.push(("FAKE_LOG", &log));
+    let o = e.parity("bench", &["--frames", "4", "--rounds", "1", "--backend", "cpu", "--b-backend", "cuda", "--device", "both"], &env);
+    expect_code(&o, 0);
+    let s = read_json(&e.out().join("bench.json"));
+    let labels: Vec<&str> = s["commands"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["A", "B-emulated", "B-real"]);
+    assert_eq!(s["commands"][2]["device"], "real");
+    assert_eq!(s["ratios"].as_array().unwrap().len(), 2);
+    assert!(s["real_driver"].as_str().unwrap().ends_with("gpu/libcuda.so.1"), "{s}");
+    // the proof run went through the pass-through and counted launches
+    let proof = std::fs::read_dir(e.out().join("counts/B-real-proof")).unwrap().count();
+    assert_eq!(proof, 1);
+    // 1 proof run (2 frames) + 3 commands x 2 timed runs
+    let runs = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(runs.lines().count(), 7, "{runs}");
+    let md = std::fs::read_to_string(e.out().join("bench.md")).unwrap();
+    assert!(md.contains("| B-real |") && md.contains("ran on the system's driver"), "{md}");
+    // a CUDA command that launches nothing on the device is refused before timing
+    let o = e.parity("bench", &["--frames", "3", "--rounds", "1", "--device", "real", "--defect", "nolaunch"], &env);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("launched no kernel on the real device"), "{}", text(&o));
 }
 
 #[test]

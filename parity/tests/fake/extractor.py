@@ -40,6 +40,11 @@ output before --defect fail exits; FAKE_DRIVER_REFUSES=1 refuses EMU_CUDA_BLOCK_
 (other than forward) and EMU_CUDA_FAIL at cuInit, as a driver without them does;
 FAKE_IGNORE_FAIL=1 counts but never injects; FAKE_COUNTS_SCHEMA, FAKE_COUNTS_GARBAGE=1
 and FAKE_COUNTS_STATE (JSON, e.g. '"checkpoint"') change the counters file at exit.
+The real device through simtwin's pass-through (EMU_CUDA_REAL set): the counters say
+"pass-through PATH"; FAKE_REAL_DEFECT=NAME applies defect NAME on that side only (a
+difference between the emulated driver and the device).
+A CUDA run on a device (EMU_CUDA_REAL, or without simtwin's counters) prints "FAKE CUDA
+ACTIVE" on stderr.
 """
 import atexit, json, math, os, resource, signal, struct, subprocess, sys, time
 
@@ -94,6 +99,8 @@ if defect and backend != "cuda":
     die("--defect applies to --backend cuda only", 2)
 if os.environ.get("FAKE_IGNORE_DEFECTS"):
     defect = ""
+if backend == "cuda" and os.environ.get("EMU_CUDA_REAL") and os.environ.get("FAKE_REAL_DEFECT"):
+    defect = os.environ["FAKE_REAL_DEFECT"]
 mapping = {"clamp-borders": "ulp", "filter-border-rows": "ulp", "missing-sync": "nan",
            "divergent-barrier": "hazard", "big-block": "fail", "host-roundtrip": "htod",
            "atomic-order": "order", "early-read": "deferred"}
@@ -151,7 +158,8 @@ class Driver:
         return 0
 
     def doc(self, state):
-        return {"schema": os.environ.get("FAKE_COUNTS_SCHEMA", "simtwin-counts/2"), "pid": os.getpid(), "driver": "fake emulated", "state": state,
+        driver = "pass-through " + os.environ["EMU_CUDA_REAL"] if os.environ.get("EMU_CUDA_REAL") else "fake emulated"
+        return {"schema": os.environ.get("FAKE_COUNTS_SCHEMA", "simtwin-counts/2"), "pid": os.getpid(), "driver": driver, "state": state,
                 "calls": self.calls, "failures": self.failures, "copies": self.copies, "memsets": self.memsets,
                 "allocations": self.allocs, "launches": self.launches, "failed_launches": {}, "zero_copy": {},
                 "synchronizations": self.syncs, "hazards": self.hazards,
@@ -278,6 +286,8 @@ def cuda_program(drv, n):
 
 
 counts_path = os.environ.get("EMU_CUDA_COUNTS")
+if backend == "cuda" and (os.environ.get("EMU_CUDA_REAL") or not counts_path):
+    sys.stderr.write("FAKE CUDA ACTIVE\n")
 if backend == "cuda" and counts_path:
     lib = os.environ.get("LD_LIBRARY_PATH", "").split(":")[0]
     if not os.path.exists(os.path.join(lib, "libcuda.so.1")):
@@ -296,8 +306,6 @@ if backend == "cuda" and counts_path:
         if not os.environ.get("FAKE_IGNORE_TERM"):
             signal.signal(signal.SIGTERM, on_term)
         cuda_program(drv, frames)
-elif backend == "cuda":
-    sys.stderr.write("FAKE CUDA ACTIVE\n")
 elif backend == "cpu" and os.environ.get("EMU_CUDA_COUNTS"):
     die("the CPU side got EMU_CUDA_COUNTS")
 
