@@ -115,6 +115,18 @@ def main():
     # The one switch: kernels-host's own compile-database mode when it exists.
     USE_COMPILE_COMMANDS = supports_compile_commands(a.kernels_host)
 
+    def manifests():
+        by_src = {}
+        for fn in os.listdir(a.out):
+            if fn.endswith(".simtwin.json"):
+                try:
+                    with open(os.path.join(a.out, fn)) as f:
+                        m = json.load(f)
+                    by_src[os.path.realpath(m.get("source", ""))] = m
+                except (OSError, ValueError):
+                    pass
+        return by_src
+
     modules = []
     ok = True
     if USE_COMPILE_COMMANDS:
@@ -134,10 +146,9 @@ def main():
             m["command"] = cmd
             m["returncode"] = r.returncode
             m["output"] = (r.stdout + r.stderr)[-4000:]
-        manifest = os.path.join(a.out, stem + ".simtwin.json")
-        if os.path.exists(manifest):
-            with open(manifest) as f:
-                man = json.load(f)
+        # The manifest that names this source (kernels-host may prefix same-stem files).
+        man = manifests().get(os.path.realpath(src))
+        if man is not None:
             m["kernels"] = sorted(x["name"] for x in man.get("entries", []))
             m["globals"] = sorted(x["name"] for x in man.get("globals", []))
             m["warnings"] = man.get("warnings", [])
