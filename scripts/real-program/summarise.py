@@ -12,6 +12,7 @@ equals the independent reference), 1 otherwise.
 
 import argparse
 import glob
+import re
 import json
 import os
 import sys
@@ -92,7 +93,11 @@ def main():
                     m: {k: v.get(k) for k in ("identical", "frames", "beyond_tolerance", "within_tolerance", "max_abs", "max_abs_frame", "first_diff_frame", "tolerance", "pass")}
                     for m, v in summ["metrics"].items()
                 }
-                r["hazards"] = (summ.get("hazards") or {}).get("count", 0)
+                hz = {}
+                for h in (summ.get("hazards") or {}).get("reports") or []:
+                    k = (h.get("kind"), h.get("kernel"), h.get("operation"))
+                    hz[k] = hz.get(k, 0) + (h.get("occurrences") or 1)
+                r["hazards"] = [{"kind": k[0], "kernel": k[1], "operation": k[2], "occurrences": n} for k, n in sorted(hz.items(), key=lambda x: str(x[0]))]
                 r["status"] = "PASS" if summ.get("exit_code") == 0 else "DIFFERENCES"
             r["counters"] = counters(d)
             ref = load(os.path.join(d, "motion-ref", "summary.json"))
@@ -198,6 +203,18 @@ def main():
         la = ", ".join(f"{k} x{v}" for k, v in sorted(c["launches"].items()))
         un = ", ".join(f"{k} x{v}" for k, v in c["unsupported"].items()) or "none"
         L.append(f"| {r['size']} | {r['cuda']} | {c['calls']} | {sum(c['launches'].values())}: {la} | {un} | {c['hazards']} |")
+    L.append("")
+    hz_rows = [(r, h) for r in rows for h in (r.get("hazards") or [])]
+    L.append("## Hazards the emulated driver reported\n")
+    if hz_rows:
+        L.append("Reported, not failed on (`--allow-hazards`): the driver answers them as the device does (e.g. a shuffle reading a lane that has exited gives 0, as measured on an H200); they are the program's own undefined behaviour under the CUDA programming guide.\n")
+        L.append("| size | extractor | kind | kernel | operation (call site) | occurrences |")
+        L.append("|---|---|---|---|---|---|")
+        for r, h in hz_rows:
+            op = re.sub(r"\S*/(libvmaf/src/)", r"\1", h.get("operation") or "").replace("|", "\\|")
+            L.append(f"| {r['size']} | {r['cuda']} | {h['kind']} | {h['kernel']} | {op} | {h['occurrences']} |")
+    else:
+        L.append("None.")
     L.append("")
     L.append("Per run: `frames/SIZE/EXTRACTOR/` (parity's summary.md/json, per_frame.csv, both outputs, counters, logs); "
              "timing: `bench/SIZE/EXTRACTOR-{cpu,cuda}/`; build: `build/` (provenance, meson/ninja logs, twins.json).")
