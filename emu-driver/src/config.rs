@@ -24,6 +24,8 @@ pub struct Config {
     pub fail: Vec<(String, u64)>,
     /// EMU_CUDA_REAL: the real libcuda.so.1 every call is forwarded to (pass-through).
     pub real: Option<PathBuf>,
+    /// EMU_CUDA_ASYNC=deferred: asynchronous work runs only when something forces it.
+    pub deferred: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -115,12 +117,17 @@ impl Config {
                 return Err(bad("EMU_CUDA_REAL", &r.display().to_string(), "the path of a real libcuda.so.1"));
             }
         }
+        let deferred = match var("EMU_CUDA_ASYNC").as_deref() {
+            None | Some("eager") => false,
+            Some("deferred") => true,
+            Some(v) => return Err(bad("EMU_CUDA_ASYNC", v, "eager or deferred")),
+        };
         let fail = match var("EMU_CUDA_FAIL") {
             None => Vec::new(),
             Some(v) => crate::inject::parse(&v).map_err(|e| bad("EMU_CUDA_FAIL", &v, &format!("NAME:K[,NAME:K...] ({e})")))?,
         };
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred })
     }
 }
 

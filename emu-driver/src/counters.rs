@@ -13,12 +13,14 @@ pub struct Counters {
     /// not hot enough for a finer scheme to matter).
     data: Mutex<Snapshot>,
     syncs: AtomicU64,
+    /// Calls of every entry point so far (the process's call sequence number).
+    seq: AtomicU64,
 }
 
 /// The process-wide counters.
 pub fn get() -> &'static Counters {
     static C: OnceLock<Counters> = OnceLock::new();
-    C.get_or_init(|| Counters { data: Mutex::new(Snapshot::new("emulated")), syncs: AtomicU64::new(0) })
+    C.get_or_init(|| Counters { data: Mutex::new(Snapshot::new("emulated")), syncs: AtomicU64::new(0), seq: AtomicU64::new(0) })
 }
 
 impl Counters {
@@ -27,10 +29,19 @@ impl Counters {
     }
     /// One call of entry point `name`; returns how many calls of it came before.
     pub fn call(&self, name: &str) -> u64 {
+        self.seq.fetch_add(1, Relaxed);
         let mut d = self.lock();
         let n = d.calls.entry(name.to_string()).or_default();
         *n += 1;
         *n - 1
+    }
+    /// How many calls the process made so far.
+    pub fn sequence(&self) -> u64 {
+        self.seq.load(Relaxed)
+    }
+    /// Deferred work the program never waited for (EMU_CUDA_ASYNC=deferred, at exit).
+    pub fn never_ran(&self, items: Vec<String>) {
+        self.lock().never_ran = items;
     }
     /// A call of `name` answered an error.
     pub fn failure(&self, name: &str) {

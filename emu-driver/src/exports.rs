@@ -36,7 +36,7 @@ fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
     let name = NAMES[id];
     let counters = crate::counters::get();
     let nth = counters.call(name) + 1;
-    let r = if crate::api::stream::in_callback() {
+    let r = if crate::callbacks::in_callback() {
         CUDA_ERROR_NOT_PERMITTED
     } else if let Some(c) = crate::config::get().ok().and_then(|cfg| crate::inject::check(&cfg.fail, name, nth)) {
         counters.injected(name, nth, c);

@@ -9,7 +9,7 @@ use crate::boundary::{CuResult, KernelArgs};
 use crate::counters;
 use crate::cu::*;
 use crate::exec;
-use crate::state::{driver, handle_id, Tag};
+use crate::state::{driver, handle_id, AllocKind, Tag};
 use std::ffi::c_void;
 
 pub struct Launch {
@@ -21,7 +21,37 @@ pub struct Launch {
     pub args: KernelArgs,
 }
 
-pub fn launch(l: Launch) -> CuResult {
+/// A validated launch with its arguments captured: what runs later (deferred mode) or at
+/// once.
+pub struct Prepared {
+    func: crate::module::FunctionRef,
+    ctx: u64,
+    opts: exec::ExecOptions,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    /// The arguments, 8-byte aligned, laid out at the kernel's parameter offsets.
+    args: Vec<u64>,
+}
+
+// SAFETY: the argument buffer holds plain values (device pointers are addresses); the
+// function reference is Send (its module is).
+unsafe impl Send for Prepared {}
+
+impl Prepared {
+    /// The kernel's symbol.
+    pub fn symbol(&self) -> &str {
+        &self.func.kernel().symbol
+    }
+    /// The context the launch runs in.
+    pub fn ctx(&self) -> u64 {
+        self.ctx
+    }
+}
+
+/// Validates a launch where the real driver validates it (the call itself answers
+/// configuration errors) and captures its arguments.
+pub fn prepare(l: Launch) -> CuResult<Prepared> {
     let (func, ctx, opts) = {
         let d = driver()?;
         // A named stream carries the context (cuLaunchKernel on a stream succeeds with
@@ -70,12 +100,41 @@ pub fn launch(l: Launch) -> CuResult {
         (func, ctx, opts)
     };
     let k = func.kernel();
-    let mut buf = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
-    let base = buf.as_mut_ptr() as *mut u8;
+    let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
+    count_zero_copy(k, &args);
+    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
+}
+
+/// A launch with an argument pointing into pinned, registered or managed host memory
+/// moves data without a copy call: the transfer audit must see it (counters'
+/// `zero_copy`, by kernel).
+fn count_zero_copy(k: &crate::module::Kernel, args: &[u64]) {
+    let bytes: Vec<u8> = args.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let Ok(d) = driver() else { return };
+    let host = k.param_sizes.iter().zip(&k.param_offsets).any(|(&size, &off)| {
+        let off = off as usize;
+        size == 8 && off + 8 <= bytes.len() && {
+            let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+            matches!(d.find_alloc(v).map(|a| a.kind), Some(AllocKind::PinnedHost | AllocKind::Registered | AllocKind::Managed))
+        }
+    });
+    if host {
+        counters::get().zero_copy(&k.symbol);
+    }
+}
+
+/// Runs a prepared launch on the executor. An error while the kernel runs does not fail
+/// the call: as on a device it reaches the program at the next call of the context, and
+/// stays.
+pub fn run(mut p: Prepared) -> CuResult {
+    let mut args = std::mem::take(&mut p.args);
+    let k = p.func.kernel();
+    let base = args.as_mut_ptr() as *mut u8;
     let ptrs: Vec<*mut c_void> = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
-    let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: func.module.ctx_slot };
-    let cfg = exec::LaunchConfig { grid: l.grid, block: l.block, dyn_smem_bytes: l.shared as usize };
-    let outcome = exec::launch(&kref, &cfg, &ptrs, &opts);
+    let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
+    let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize };
+    let outcome = exec::launch(&kref, &cfg, &ptrs, &p.opts);
+    let (l, ctx) = (&p, p.ctx);
     let c = counters::get();
     for h in &outcome.hazards {
         crate::log_warn!("{h}");

@@ -22,6 +22,7 @@ pub use simtwin_abi::kernel as abi;
 
 pub mod api;
 pub mod boundary;
+pub mod callbacks;
 pub mod config;
 pub mod counters;
 pub mod cu;
@@ -36,6 +37,7 @@ pub mod memory;
 pub mod module;
 pub mod passthrough;
 pub mod profile;
+pub mod queue;
 pub mod registry;
 pub mod signals;
 pub mod state;

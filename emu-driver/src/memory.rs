@@ -1,6 +1,13 @@
 //! Device memory is host memory: every allocation is an anonymous mapping whose address
 //! is the device pointer, so host-compiled kernels dereference it directly. Copies and
 //! memsets are range-checked against the tracker before any byte moves.
+//!
+//! Every allocation sits between two inaccessible guard pages, its end (rounded up to
+//! 256 bytes, the alignment cudaMalloc gives) against the upper one: a kernel that runs
+//! past the end of a buffer, or before the page it starts in, faults, and the launch
+//! ends with CUDA_ERROR_ILLEGAL_ADDRESS instead of silently corrupting a neighbour.
+//! Overruns into the < 256 bytes of rounding and underruns within the first page are
+//! not caught (a device would not fault on them either).
 
 use crate::counters;
 use simtwin_abi::counters::Dir;
@@ -8,8 +15,10 @@ use crate::cu::*;
 use crate::state::{Alloc, AllocKind, CuResult, Driver};
 
 const PAGE: u64 = 4096;
+/// The alignment of every allocation's base (and of its end, against the guard page).
+pub const ALIGN: u64 = 256;
 
-/// Maps `size` bytes (zero-filled) and tracks them.
+/// Maps `size` bytes (zero-filled) between guard pages and tracks them.
 pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Option<u64>) -> CuResult<u64> {
     if size == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -18,13 +27,16 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
     if device_side && d.used_bytes.saturating_add(size) > d.profile.total_mem {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    let mapped = size.checked_add(PAGE - 1).ok_or(CUDA_ERROR_OUT_OF_MEMORY)? & !(PAGE - 1);
-    // SAFETY: an anonymous private mapping; no existing memory is touched.
+    let span = size.checked_add(ALIGN - 1).ok_or(CUDA_ERROR_OUT_OF_MEMORY)? & !(ALIGN - 1);
+    let usable = span.checked_add(PAGE - 1).ok_or(CUDA_ERROR_OUT_OF_MEMORY)? & !(PAGE - 1);
+    let mapped = usable.checked_add(2 * PAGE).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+    // SAFETY: an anonymous private mapping, inaccessible at first; no existing memory is
+    // touched.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             mapped as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
+            libc::PROT_NONE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
             -1,
             0,
@@ -33,8 +45,16 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
     if p == libc::MAP_FAILED {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    let base = p as u64;
-    d.allocs.insert(base, Alloc { base, size, mapped, kind, ctx, pool });
+    let map_start = p as u64;
+    // SAFETY: the pages between the two guards, inside the mapping just made.
+    let ok = unsafe { libc::mprotect((map_start + PAGE) as *mut libc::c_void, usable as usize, libc::PROT_READ | libc::PROT_WRITE) };
+    if ok != 0 {
+        // SAFETY: the mapping just made, with its length.
+        unsafe { libc::munmap(p, mapped as usize) };
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    let base = map_start + PAGE + usable - span;
+    d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool });
     if device_side {
         d.used_bytes += size;
     }
@@ -44,15 +64,15 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
 
 /// Registers memory the driver does not own (module globals, registered host memory).
 pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: AllocKind) {
-    d.allocs.insert(base, Alloc { base, size, mapped: 0, kind, ctx, pool: None });
+    d.allocs.insert(base, Alloc { base, size, map_start: 0, mapped: 0, kind, ctx, pool: None });
 }
 
 /// Frees a tracked allocation by its base address.
 pub fn release(d: &mut Driver, base: u64) -> CuResult {
     let a = d.allocs.remove(&base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if a.mapped > 0 {
-        // SAFETY: the mapping was created by `allocate` with exactly this length.
-        unsafe { libc::munmap(a.base as *mut libc::c_void, a.mapped as usize) };
+        // SAFETY: the mapping was created by `allocate` with exactly this start and length.
+        unsafe { libc::munmap(a.map_start as *mut libc::c_void, a.mapped as usize) };
     }
     if !a.kind.is_host() && a.kind != AllocKind::ModuleGlobal {
         d.used_bytes = d.used_bytes.saturating_sub(a.size);
@@ -122,18 +142,50 @@ fn check_side(d: &Driver, ptr: u64, len: u64, expect: Option<Side>) -> CuResult<
     Ok(side)
 }
 
-/// A checked copy. `expect_src` / `expect_dst` say what the entry point's name promises
-/// (HtoD: dst on the device, ...); None for cuMemcpy's unified addressing.
+/// Checks a copy without doing it; returns its direction. `expect_src` / `expect_dst` say
+/// what the entry point's name promises (HtoD: dst on the device, ...); None for
+/// cuMemcpy's unified addressing.
+pub fn check_copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+    let ds = check_side(d, dst, len.max(1), expect_dst)?;
+    let ss = check_side(d, src, len.max(1), expect_src)?;
+    Ok(match (expect_src, expect_dst) {
+        (Some(s), Some(t)) => direction(s, t),
+        _ => direction(ss, ds),
+    })
+}
+
+/// Whether a host address is pageable (not pinned or registered with the driver): an
+/// async copy from such memory reads it at once, one to it completes before returning.
+pub fn is_pageable(d: &Driver, ptr: u64) -> bool {
+    d.find_alloc(ptr).is_none()
+}
+
+/// Reads `len` bytes of the caller's pageable host memory now (an async HtoD copy from
+/// pageable memory is staged when it is called, as a device's driver does).
+pub fn snapshot(src: u64, len: u64) -> Vec<u8> {
+    // SAFETY: the caller's host memory, readable for `len` bytes per the API contract;
+    // the copy was checked before.
+    unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) }.to_vec()
+}
+
+/// Writes staged bytes to device memory (the deferred half of a pageable HtoD copy).
+pub fn write_snapshot(d: &Driver, dst: u64, bytes: &[u8]) -> CuResult {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    d.check_range(dst, bytes.len() as u64).map_err(|_| CUDA_ERROR_ILLEGAL_ADDRESS)?;
+    // SAFETY: the destination range was checked against the tracker just now.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
+    counters::get().copy(Dir::HtoD, bytes.len() as u64);
+    Ok(())
+}
+
+/// A checked copy (see `check_copy`).
 pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult {
     if len == 0 {
         return Ok(());
     }
-    let ds = check_side(d, dst, len, expect_dst)?;
-    let ss = check_side(d, src, len, expect_src)?;
-    let dir = match (expect_src, expect_dst) {
-        (Some(s), Some(t)) => direction(s, t),
-        _ => direction(ss, ds),
-    };
+    let dir = check_copy(d, dst, src, len, expect_dst, expect_src)?;
     // SAFETY: both ranges were checked against the tracker (device side) or are the
     // caller's host memory, which the API contract makes the caller responsible for.
     unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
@@ -141,31 +193,56 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
     Ok(())
 }
 
-/// A checked 2D copy (rows of `width` bytes, `height` rows, given pitches).
+/// Checks a 2D copy (rows of `width` bytes, `height` rows, given pitches) without doing
+/// it; returns its direction.
+#[allow(clippy::too_many_arguments)]
+pub fn check_copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
+                     expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+    if (height > 1 && (dpitch < width || spitch < width)) || dst == 0 || src == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let span = |pitch: u64| pitch.checked_mul(height.max(1) - 1).and_then(|v| v.checked_add(width.max(1))).ok_or(CUDA_ERROR_INVALID_VALUE);
+    let ds = check_side(d, dst, span(dpitch)?, expect_dst)?;
+    let ss = check_side(d, src, span(spitch)?, expect_src)?;
+    Ok(match (expect_src, expect_dst) {
+        (Some(s), Some(t)) => direction(s, t),
+        _ => direction(ss, ds),
+    })
+}
+
+/// A checked 2D copy (see `check_copy_2d`).
 #[allow(clippy::too_many_arguments)]
 pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
                expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult {
     if width == 0 || height == 0 {
         return Ok(());
     }
-    if (height > 1 && (dpitch < width || spitch < width)) || dst == 0 || src == 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let dspan = dpitch.checked_mul(height - 1).and_then(|v| v.checked_add(width)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let sspan = spitch.checked_mul(height - 1).and_then(|v| v.checked_add(width)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let ds = check_side(d, dst, dspan, expect_dst)?;
-    let ss = check_side(d, src, sspan, expect_src)?;
+    let dir = check_copy_2d(d, dst, dpitch, src, spitch, width, height, expect_dst, expect_src)?;
     for row in 0..height {
         // SAFETY: the whole spans were checked above.
         unsafe {
             std::ptr::copy((src + row * spitch) as *const u8, (dst + row * dpitch) as *mut u8, width as usize);
         }
     }
-    let dir = match (expect_src, expect_dst) {
-        (Some(s), Some(t)) => direction(s, t),
-        _ => direction(ss, ds),
-    };
     counters::get().copy(dir, width * height);
+    Ok(())
+}
+
+/// Checks a memset of `width` x `height` elements of `elem` bytes (1, 2 or 4), rows
+/// `pitch` bytes apart, without doing it.
+pub fn check_memset(d: &Driver, dst: u64, pitch: u64, elem: u64, width: u64, height: u64) -> CuResult {
+    if !dst.is_multiple_of(elem) || (height > 1 && !pitch.is_multiple_of(elem)) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let row_bytes = width.checked_mul(elem).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if row_bytes == 0 || height == 0 {
+        return Ok(());
+    }
+    if height > 1 && pitch < row_bytes {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    d.check_range(dst, span)?;
     Ok(())
 }
 

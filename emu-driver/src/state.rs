@@ -70,7 +70,9 @@ impl AllocKind {
 pub struct Alloc {
     pub base: u64,
     pub size: u64,
-    /// Bytes mapped (size rounded up to pages); 0 when the memory is not ours.
+    /// Start of the mapping (the lower guard page); 0 when the memory is not ours.
+    pub map_start: u64,
+    /// Bytes mapped, guard pages included; 0 when the memory is not ours.
     pub mapped: u64,
     pub kind: AllocKind,
     pub ctx: u64,
@@ -265,6 +267,27 @@ impl Driver {
                 p.poisoned.get_or_insert(code);
             }
         }
+    }
+
+    /// The allocation nearest to `addr` (holding it, or the closest below or above),
+    /// with the signed offset of `addr` from its base: for fault reports.
+    pub fn nearest_alloc(&self, addr: u64) -> Option<(&Alloc, i128)> {
+        let below = self.allocs.range(..=addr).next_back().map(|(_, a)| a);
+        let above = self.allocs.range(addr.saturating_add(1)..).next().map(|(_, a)| a);
+        let dist = |a: &Alloc| {
+            if addr < a.base {
+                a.base - addr
+            } else {
+                addr.saturating_sub(a.base + a.size.max(1) - 1)
+            }
+        };
+        let best = match (below, above) {
+            (Some(b), Some(u)) => if dist(b) <= dist(u) { b } else { u },
+            (Some(b), None) => b,
+            (None, Some(u)) => u,
+            (None, None) => return None,
+        };
+        Some((best, addr as i128 - best.base as i128))
     }
 
     /// The allocation holding `ptr`, if any.

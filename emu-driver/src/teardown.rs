@@ -116,6 +116,11 @@ pub fn at_exit() {
         crate::passthrough::leaks_at_exit();
     } else {
         leaks_at_exit();
+        let pending = crate::queue::pending_report();
+        for p in &pending {
+            crate::log_warn!("EMU_CUDA_ASYNC=deferred: {p}");
+        }
+        crate::counters::get().never_ran(pending);
     }
     write(State::Exit);
 }

@@ -13,7 +13,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    Replay(ReplayArgs),
+    Replay(Box<ReplayArgs>),
     Libm(LibmArgs),
     /// Regenerate crlog2.h's tables (and write the hard-case CSV if --from-misrounded).
     GenCrlog2 {

@@ -5,6 +5,7 @@
 use crate::common::{ClipArgs, ExtractorArgs};
 use crate::counts::{prepare_dir, Counts};
 use crate::device::{check_real, emulated_env};
+use crate::report;
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
 use anyhow::{bail, Result};
@@ -22,7 +23,17 @@ Examples:
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --backend cpu \\
       --cmd './old --in {ref} {dis} -n {frames} -o {output}' --b-cmd './new --in {ref} {dis} -n {frames} -o {output}'
 
-Reports: bench.json, bench.md, bench.csv (every timed run). Exit 0, or 2 on a setup error.";
+Reports: bench.json, bench.md, bench.csv (every timed run), written when every run is done.
+Exit 0, or 2 on a setup error or a run that fails or reaches --timeout SECONDS (default 600).";
+
+/// Files of `parity bench` in its report directory (all written at the end, so a
+/// failed run leaves none of them).
+const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
+    files: &["bench.json", "bench.md", "bench.csv"],
+    dirs: &["counts", "logs"],
+    prefixes: &["A-n", "B-n"],
+    suffixes: &[".out"],
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BenchDevice {
@@ -95,6 +106,7 @@ fn backend_of(s: &str) -> Backend {
     }
 }
 
+#[allow(clippy::needless_range_loop)] // rounds index both the order and the times table
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if a.frames < 3 {
         bail!("--frames must be at least 3 (the estimate is (t(N) - t(2)) / (N - 2))");
@@ -103,8 +115,12 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
         bail!("--rounds must be at least 1");
     }
     a.clip.resolve_frames(Some(a.frames))?;
+    if let Some(o) = &a.ex.block_order {
+        crate::orders::check_order(o)?;
+    }
     std::fs::create_dir_all(&a.out)?;
     let out = std::fs::canonicalize(&a.out)?;
+    report::clear_previous(&out, &ARTEFACTS)?;
     let mut cmds = Vec::new();
     let ba = backend_of(&a.backend);
     let (t, n) = template::resolve(a.cmd.as_deref(), &a.ex.preset, ba)?;
@@ -131,7 +147,7 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     // times[cmd][round] = (t2, tN)
     let mut times = vec![vec![(0.0f64, 0.0f64); a.rounds as usize]; cmds.len()];
-    let mut csv = csv::Writer::from_path(out.join("bench.csv"))?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record(["command", "round", "order", "frames", "seconds"])?;
     let mut order_log = Vec::new();
     let mut launched = vec![false; cmds.len()];
@@ -158,7 +174,7 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
                 }
                 let argv = template::expand(&c.template, &a.ex.vars(&a.clip, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
-                let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false })?;
+                let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
                 if let Some(d) = cdir {
                     let counts = Counts::read_dir(&d)?;
                     if counts.total_launches() > 0.0 {
@@ -177,7 +193,6 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
             }
         }
     }
-    csv.flush()?;
     pb.finish_and_clear();
     for (ci, c) in cmds.iter().enumerate() {
         if c.backend == Backend::Cuda && simtwin.is_some() && !launched[ci] {
@@ -214,8 +229,9 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     let summary = json!({"schema": "simtwin-bench/1", "frames": a.frames, "rounds": a.rounds, "order": order_log,
         "device": if needs_cuda { format!("{:?}", a.device).to_lowercase() } else { "none".into() },
         "commands": results, "ratio_b_over_a": ratio});
-    std::fs::write(out.join("bench.json"), serde_json::to_string_pretty(&summary)? + "\n")?;
-    std::fs::write(out.join("bench.md"), md)?;
+    report::write_atomic(&out.join("bench.csv"), csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
+    report::write_atomic(&out.join("bench.md"), md)?;
+    report::write_json(&out.join("bench.json"), &summary)?;
     println!("reports in {}", out.display());
     Ok(0)
 }

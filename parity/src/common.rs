@@ -113,12 +113,27 @@ pub struct ExtractorArgs {
     /// Worker threads of the emulated driver (EMU_CUDA_WORKERS)
     #[arg(long)]
     pub workers: Option<u32>,
+    /// When asynchronous work runs on the emulated driver (EMU_CUDA_ASYNC): eager (at the
+    /// call) or deferred (only when the program synchronises: shows reads of results
+    /// before synchronisation), e.g. --async deferred
+    #[arg(long = "async", value_name = "eager|deferred", value_parser = ["eager", "deferred"])]
+    pub async_mode: Option<String>,
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
     pub cuda_env: Vec<String>,
+    /// Time limit of each extractor run in seconds (default 600; faults: 10x the clean run);
+    /// a run that reaches it is killed with its whole process group and the command fails
+    /// (exit code 2; in faults it is a hang), e.g. --timeout 60
+    #[arg(long, value_name = "SECONDS", value_parser = crate::run::parse_timeout)]
+    pub timeout: Option<f64>,
 }
 
 impl ExtractorArgs {
+    /// The time limit of one extractor run: `--timeout` or the default.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.timeout.unwrap_or(crate::run::DEFAULT_TIMEOUT_S))
+    }
+
     pub fn simtwin(&self) -> Option<PathBuf> {
         find_simtwin(self.simtwin.as_deref()).ok()
     }
@@ -161,6 +176,9 @@ impl ExtractorArgs {
         }
         if let Some(w) = self.workers {
             e.push(("EMU_CUDA_WORKERS".into(), w.to_string()));
+        }
+        if let Some(a) = &self.async_mode {
+            e.push(("EMU_CUDA_ASYNC".into(), a.clone()));
         }
         for kv in &self.cuda_env {
             let (k, v) = kv.split_once('=').with_context(|| format!("--cuda-env {kv}: expected KEY=VALUE"))?;

@@ -1,101 +1,225 @@
-//! The emulated driver's counters files (schema `simtwin-counts/1`, one file per process
-//! through EMU_CUDA_COUNTS with `%p`), summed over every file of one run and flattened
-//! into `key -> value`: `calls.<entry point>`, `copies.<HtoD|DtoH|DtoD|HtoH>.count|bytes`,
-//! `memsets.count|bytes`, `allocations.count|bytes`, `launches.<symbol>.count|threads|blocks`,
-//! `synchronizations`, `hazards` (number of reports), `unsupported.<entry point>`.
-//! Numeric fields the schema adds later are flattened the same way.
+//! The emulated driver's counters files (one per process through EMU_CUDA_COUNTS with
+//! `%p`), read with the one typed reader of the contract, [`simtwin_abi::counters`]
+//! (schema `simtwin-counts/2`), summed over every process of one run
+//! ([`Counters::merge`]) and flattened into `key -> value` ([`Counters::flatten`]):
+//! `calls.<entry point>`, `copies.<HtoD|DtoH|DtoD|HtoH>.count|bytes`,
+//! `memsets.count|bytes`, `allocations.count|bytes|frees`,
+//! `launches.<symbol>.count|threads|blocks`, `failed_launches.<symbol>`,
+//! `synchronizations`, `hazards` (number of reports), `leaks.<kind>`,
+//! `unsupported.<entry point>`, `injected` (number of injected failures).
+//!
+//! A file that is not valid JSON of that schema is an error (exit code 2) naming the
+//! file. Files written on a signal or at a checkpoint (the process did not exit
+//! normally) are accepted and reported by [`Counts::unclean`].
 
-use anyhow::{anyhow, bail, Context, Result};
-use serde_json::Value as Json;
+use anyhow::{bail, Result};
+use serde::Deserialize;
+pub use simtwin_abi::counters::{Counters, Hazard, State, SCHEMA};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Default)]
-pub struct Counts {
-    pub values: BTreeMap<String, f64>,
-    pub hazards: Vec<Json>,
-    pub files: Vec<PathBuf>,
+/// One counters file of a run.
+#[derive(Debug, Clone)]
+pub struct CountsFile {
+    pub path: PathBuf,
+    pub pid: u32,
+    pub state: State,
 }
 
-fn flatten(prefix: &str, v: &Json, out: &mut BTreeMap<String, f64>, hazards: &mut Vec<Json>) {
-    match v {
-        Json::Number(n) => {
-            *out.entry(prefix.to_string()).or_insert(0.0) += n.as_f64().unwrap_or(0.0);
-        }
-        Json::Object(m) => {
-            for (k, x) in m {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, x, out, hazards);
+/// The counters of one run: every process's file, their sum and its flat form.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    /// The sum of every process's counters.
+    pub total: Counters,
+    /// `total` flattened (see the module doc).
+    pub values: BTreeMap<String, f64>,
+    pub files: Vec<CountsFile>,
+}
+
+/// How a file's `state` reads in a report.
+pub fn describe_state(s: &State) -> String {
+    match s {
+        State::Exit => "exit".into(),
+        State::Signal(sig) => format!("signal {sig} (counts up to the signal)"),
+        State::Checkpoint => "checkpoint (the process ended without writing its exit counters, e.g. killed; counts up to its last synchronisation)".into(),
+    }
+}
+
+/// Short name of a state for tables: `exit`, `signal:SIGTERM`, `checkpoint`.
+pub fn state_tag(s: &State) -> String {
+    match s {
+        State::Exit => "exit".into(),
+        State::Signal(sig) => format!("signal:{sig}"),
+        State::Checkpoint => "checkpoint".into(),
+    }
+}
+
+/// Only the schema field, to explain why a file of another schema does not parse.
+#[derive(Deserialize)]
+struct SchemaOnly {
+    schema: Option<String>,
+}
+
+/// Reads one counters file; errors name the file and, for another version of the
+/// schema, say which one was found.
+pub fn read_file(path: &Path) -> Result<Counters> {
+    match Counters::read(path) {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            let found = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<SchemaOnly>(&t).ok()).and_then(|s| s.schema);
+            match found {
+                Some(s) if s != SCHEMA && s.starts_with("simtwin-counts/") => bail!(
+                    "{}: counters file of schema {s}, this parity reads {SCHEMA}: the driver that wrote it is not the one built with this parity (rebuild with scripts/build)",
+                    path.display()
+                ),
+                _ => bail!("{e}"),
             }
         }
-        Json::Array(a) => {
-            *out.entry(prefix.to_string()).or_insert(0.0) += a.len() as f64;
-            if prefix == "hazards" {
-                hazards.extend(a.iter().cloned());
-            }
-        }
-        _ => {}
+    }
+}
+
+fn rank(s: &State) -> u8 {
+    match s {
+        State::Exit => 2,
+        State::Signal(_) => 1,
+        State::Checkpoint => 0,
     }
 }
 
 impl Counts {
-    pub fn parse_into(&mut self, text: &str, source: &Path) -> Result<()> {
-        let v: Json = serde_json::from_str(text).with_context(|| format!("{}: malformed counters file", source.display()))?;
-        let obj = v.as_object().ok_or_else(|| anyhow!("{}: counters file is not a JSON object", source.display()))?;
-        let schema = obj.get("schema").and_then(|s| s.as_str()).unwrap_or("");
-        if !schema.starts_with("simtwin-counts/") {
-            bail!("{}: not a simtwin counters file (schema '{schema}', expected simtwin-counts/1)", source.display());
-        }
-        for (k, x) in obj {
-            if k == "schema" || k == "pid" {
-                continue;
+    /// Sums the counters of `files` (one per process). Two files of one process (a
+    /// checkpoint beside its final file) count once: the most complete one.
+    pub fn from_files(paths: &[PathBuf]) -> Result<Counts> {
+        let mut by_pid: BTreeMap<u32, (PathBuf, Counters)> = BTreeMap::new();
+        for p in paths {
+            let c = read_file(p)?;
+            match by_pid.get(&c.pid) {
+                Some((_, old)) if rank(&old.state) >= rank(&c.state) => {}
+                _ => {
+                    by_pid.insert(c.pid, (p.clone(), c));
+                }
             }
-            flatten(k, x, &mut self.values, &mut self.hazards);
         }
-        self.values.entry("hazards".into()).or_insert(0.0);
-        self.files.push(source.to_path_buf());
-        Ok(())
+        let mut total = Counters { schema: SCHEMA.into(), ..Default::default() };
+        let mut files = Vec::new();
+        for (pid, (path, c)) in by_pid {
+            total.merge(&c);
+            files.push(CountsFile { path, pid, state: c.state.clone() });
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut values = total.flatten();
+        values.entry("hazards".into()).or_insert(0.0);
+        Ok(Counts { total, values, files })
     }
 
     /// Sums every `*.json` file in `dir` (one per process of the run).
     pub fn read_dir(dir: &Path) -> Result<Counts> {
-        let mut c = Counts::default();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read counters directory {}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).with_context(|| format!("cannot read {}", f.display()))?;
-            c.parse_into(&text, &f)?;
-        }
-        Ok(c)
+        let rd = std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("cannot read counters directory {}: {e}", dir.display()))?;
+        let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+        paths.sort();
+        Counts::from_files(&paths)
     }
 
     pub fn get(&self, k: &str) -> f64 {
         self.values.get(k).copied().unwrap_or(0.0)
     }
 
+    /// The files' paths (for reports).
+    pub fn paths(&self) -> Vec<&Path> {
+        self.files.iter().map(|f| f.path.as_path()).collect()
+    }
+
     /// Kernel launches by symbol.
     pub fn launches(&self) -> BTreeMap<String, f64> {
-        self.values
-            .iter()
-            .filter_map(|(k, v)| k.strip_prefix("launches.").and_then(|r| r.strip_suffix(".count")).map(|s| (s.to_string(), *v)))
-            .collect()
+        self.total.launches.iter().map(|(k, v)| (k.clone(), v.count as f64)).collect()
     }
 
     pub fn total_launches(&self) -> f64 {
-        self.launches().values().sum()
+        self.total.launches.values().map(|v| v.count as f64).sum()
+    }
+
+    pub fn hazards(&self) -> &[Hazard] {
+        &self.total.hazards
+    }
+
+    /// One line per file that was not written at a clean exit (on a signal, or a
+    /// checkpoint left by a process that was killed).
+    pub fn unclean(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|f| f.state != State::Exit)
+            .map(|f| format!("{}: {}", f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), describe_state(&f.state)))
+            .collect()
+    }
+
+    /// `exit` when every file is from a clean exit, else the least complete state.
+    pub fn state(&self) -> State {
+        self.files.iter().map(|f| f.state.clone()).min_by_key(rank).unwrap_or(State::Exit)
     }
 }
 
 /// Creates (emptied) `dir` and returns the EMU_CUDA_COUNTS pattern inside it.
 pub fn prepare_dir(dir: &Path) -> Result<PathBuf> {
     if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+        std::fs::remove_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot clear {}: {e}", dir.display()))?;
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let abs = std::fs::canonicalize(dir)?;
     Ok(abs.join("counts-%p.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, c: &Counters) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, c.to_text()).unwrap();
+        p
+    }
+
+    #[test]
+    fn sums_processes_and_prefers_the_exit_file_over_a_checkpoint() {
+        let d = tempfile::tempdir().unwrap();
+        let mut a = Counters::new("emulated");
+        a.pid = 10;
+        a.calls.insert("cuInit".into(), 1);
+        a.launches.insert("k".into(), simtwin_abi::counters::LaunchCount { count: 3, threads: 96, blocks: 3 });
+        let mut ck = a.clone();
+        ck.state = State::Checkpoint;
+        ck.calls.insert("cuInit".into(), 1);
+        ck.launches.get_mut("k").unwrap().count = 1;
+        let mut b = Counters::new("emulated");
+        b.pid = 11;
+        b.state = State::Signal("SIGTERM".into());
+        b.calls.insert("cuInit".into(), 1);
+        write(d.path(), "counts-10.json", &a);
+        write(d.path(), "counts-10.checkpoint.json", &ck);
+        write(d.path(), "counts-11.json", &b);
+        std::fs::write(d.path().join("counts-12.json.tmp12"), "half a fi").unwrap();
+        let c = Counts::read_dir(d.path()).unwrap();
+        assert_eq!(c.files.len(), 2);
+        assert_eq!(c.get("calls.cuInit"), 2.0);
+        assert_eq!(c.total_launches(), 3.0);
+        assert_eq!(c.get("hazards"), 0.0);
+        assert_eq!(c.state(), State::Signal("SIGTERM".into()));
+        let u = c.unclean();
+        assert_eq!(u.len(), 1);
+        assert!(u[0].starts_with("counts-11.json: signal SIGTERM"), "{u:?}");
+    }
+
+    #[test]
+    fn foreign_old_and_malformed_files_are_errors_naming_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("old.json");
+        std::fs::write(&p, r#"{"schema":"simtwin-counts/1","pid":1,"calls":{},"leaks":[]}"#).unwrap();
+        let e = format!("{:#}", Counts::from_files(std::slice::from_ref(&p)).unwrap_err());
+        assert!(e.contains("old.json") && e.contains("schema simtwin-counts/1") && e.contains("scripts/build"), "{e}");
+        std::fs::write(&p, r#"{"schema":"something-else/3"}"#).unwrap();
+        let e = format!("{:#}", Counts::from_files(std::slice::from_ref(&p)).unwrap_err());
+        assert!(e.contains("old.json") && e.contains("not a simtwin counters file"), "{e}");
+        std::fs::write(&p, "{\"schema\": \"simtwin-counts/2\", \"calls\": ").unwrap();
+        let e = format!("{:#}", Counts::from_files(std::slice::from_ref(&p)).unwrap_err());
+        assert!(e.contains("old.json") && e.contains("malformed"), "{e}");
+    }
 }

@@ -83,8 +83,10 @@ pub struct DriverInfo {
 
 /// Loads libcuda.so.1 in this process (with this process's LD_LIBRARY_PATH) and reports
 /// what it is. Used by `parity driver-info`, which the other commands run as a child
-/// process with the extractor's environment.
-pub fn driver_info_here(init: bool) -> DriverInfo {
+/// process with the extractor's environment. cuInit is called on a real driver when
+/// `init`, on the emulated one only when `init_emulated` (to see whether it accepts
+/// the EMU_CUDA_* settings of a run).
+pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
     let mut info = DriverInfo::default();
     // SAFETY: loading the CUDA driver runs its initialisers; this is what any CUDA
     // program does, and it happens in a short-lived probe process.
@@ -112,7 +114,7 @@ pub fn driver_info_here(init: bool) -> DriverInfo {
                 info.path = Some(std::fs::canonicalize(&p).map(|c| c.display().to_string()).unwrap_or(p));
             }
         }
-        if init && !info.emulated {
+        if (init && !info.emulated) || (init_emulated && info.emulated) {
             match cu_init {
                 None => info.error = Some("libcuda.so.1 has no cuInit".into()),
                 Some(f) => {
@@ -139,21 +141,93 @@ pub fn driver_info_here(init: bool) -> DriverInfo {
     info
 }
 
+/// Time limit of the driver probe (loading a driver and cuInit take well under a second).
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Runs `parity driver-info --json` as a child with the given environment changes.
 pub fn probe(env: &[(String, String)]) -> Result<DriverInfo> {
+    probe_with(env, false).map(|(i, _)| i)
+}
+
+/// The probe, optionally calling cuInit on the emulated driver too; also returns the
+/// probe's stderr (where the driver explains a refusal).
+fn probe_with(env: &[(String, String)], init_emulated: bool) -> Result<(DriverInfo, String)> {
     let exe = std::env::current_exe().context("cannot locate the parity binary for the driver probe")?;
     let mut cmd = Command::new(exe);
     cmd.args(["driver-info", "--json"]);
+    if init_emulated {
+        cmd.arg("--init-emulated");
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.env_remove("EMU_CUDA_COUNTS");
-    let out = cmd.output().context("cannot run the driver probe")?;
+    let out = crate::run::output_limited(&mut cmd, "the driver probe (parity driver-info)", PROBE_LIMIT)?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().rev().find(|l| l.trim_start().starts_with('{')).ok_or_else(|| {
-        anyhow!("the driver probe printed no result (exit status {:?}); stderr: {}", out.status.code(), String::from_utf8_lossy(&out.stderr).trim())
-    })?;
-    Ok(serde_json::from_str(line)?)
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or_else(|| anyhow!("the driver probe printed no result (exit status {:?}); stderr: {stderr}", out.status.code()))?;
+    Ok((serde_json::from_str(line)?, stderr))
+}
+
+/// The name of a CUDA error code parity reports.
+pub fn cuda_error_name(rc: i32) -> &'static str {
+    match rc {
+        0 => "CUDA_SUCCESS",
+        1 => "CUDA_ERROR_INVALID_VALUE",
+        2 => "CUDA_ERROR_OUT_OF_MEMORY",
+        3 => "CUDA_ERROR_NOT_INITIALIZED",
+        100 => "CUDA_ERROR_NO_DEVICE",
+        801 => "CUDA_ERROR_NOT_SUPPORTED",
+        _ => "CUDA error",
+    }
+}
+
+/// The emulated driver refused a setting of the run at cuInit (`code`: what cuInit
+/// answered, 801 CUDA_ERROR_NOT_SUPPORTED for a feature this driver does not have).
+#[derive(Debug)]
+pub struct Refused {
+    pub code: i32,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// CUDA_ERROR_NOT_SUPPORTED: what the driver answers for a feature it does not have.
+pub const NOT_SUPPORTED: i32 = 801;
+
+/// Checks that the emulated driver accepts the settings in `env` (e.g.
+/// EMU_CUDA_BLOCK_ORDER=reverse, EMU_CUDA_FAIL=...) by calling its cuInit in a probe
+/// process: a driver without the feature refuses it there, and the run would fail (or,
+/// worse, a program that falls back to the CPU would pass) for that reason alone.
+pub fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]) -> Result<()> {
+    let mut vars: Vec<(String, String)> = emu.vars.iter().filter(|(k, _)| k != "EMU_CUDA_COUNTS").cloned().collect();
+    vars.extend(env.iter().cloned());
+    let (info, stderr) = probe_with(&vars, true)?;
+    let settings = env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+    match info.init {
+        Some(0) => Ok(()),
+        Some(rc) => {
+            let why: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+            let message = format!(
+                "the emulated driver {} refuses {settings}: cuInit answered {rc} ({}){}",
+                emu.driver_path,
+                cuda_error_name(rc),
+                if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
+            );
+            Err(Refused { code: rc, message }.into())
+        }
+        None => bail!("cannot check whether the emulated driver accepts {settings}: {}", info.error.unwrap_or_else(|| "cuInit was not called".into())),
+    }
 }
 
 pub fn prepend_path(dir: &Path, var: &str) -> String {

@@ -47,6 +47,7 @@ pub struct DiffArgs {
 
 pub fn run_diff(a: &DiffArgs) -> Result<i32> {
     let r = (|| -> Result<i32> {
+        report::clear_previous(&a.out, &report::DIFF_ARTEFACTS)?;
         let tols = match &a.tolerances {
             Some(p) => tolerance::Table::load(p)?,
             None => tolerance::Table::exact(),
@@ -59,7 +60,7 @@ pub fn run_diff(a: &DiffArgs) -> Result<i32> {
         let code = if c.pass() { 0 } else { 1 };
         let comps = vec![c];
         let summary = report::summary_json("diff", &sides, &comps, &tols.describe_source(), Map::new(), code);
-        report::write_all(&a.out, "parity diff", &summary, &sides, &comps, &[])?;
+        report::write_all(&a.out, "parity diff", &summary, &sides, &comps, &[], "")?;
         crate::frames::print_table(&comps, &summary, &a.out);
         Ok(code)
     })();

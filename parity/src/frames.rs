@@ -3,15 +3,16 @@
 
 use crate::common::{parse_proof, ClipArgs, ExtractorArgs, Proof};
 use crate::compare::{compare, Comparison, Selection};
-use crate::counts::{prepare_dir, Counts};
-use crate::device::{check_real, emulated_env, DeviceMode};
+use crate::counts::{prepare_dir, state_tag, Counts};
+use crate::device::{check_emulated_accepts, check_real, emulated_env, DeviceMode};
 use crate::num::g17;
+use crate::orders::{self, OrderCheck, OrderRuns};
 use crate::output::{self, Table};
 use crate::report::{self, Side};
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
 use crate::tolerance;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -23,12 +24,20 @@ Examples:
   # a VMAF fork, real GPU (exit 77 without one), extractor log proves CUDA ran:
   parity frames -r ref.yuv -d dis.yuv -W 1920 -H 1080 --preset vmaf-fork \\
       --features cambi --device real --proof 'log:CUDA'
+  # order-dependent results: the CUDA run under three block orders, compared bit for bit:
+  parity frames -r clips/textured.ref.yuv -d clips/textured.dis.yuv -W 256 -H 256 \\
+      --features topk --block-orders forward,reverse,shuffle:1
+  # a run that may hang: kill it (and everything it started) after 2 minutes:
+  parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --timeout 120
   # a custom CUDA extractor template:
   parity frames -r ref.yuv -d dis.yuv -W 640 -H 360 \\
       --cuda-cmd './my_twin --gpu -i {ref} -j {dis} -s {width}x{height} -n {frames} -o {output}'
 
-Exit codes: 0 parity, 1 differences beyond tolerance (or driver hazards),
-2 setup or input error, 77 a real device was asked for and none exists.";
+Exit codes: 0 parity, 1 differences beyond tolerance (or driver hazards, or outputs
+that change between --block-orders), 2 setup or input error (an extractor that fails,
+crashes or reaches --timeout; a driver that refuses a block order), 77 a real device was
+asked for and none exists. The report directory never holds an earlier run's results:
+they are removed when a run starts, and a failed extractor's output is renamed *.failed.";
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
@@ -66,17 +75,25 @@ pub struct FramesArgs {
     /// Do not fail on hazards the emulated driver reported (divergent barriers, ...)
     #[arg(long)]
     pub allow_hazards: bool,
+    /// Repeat the CUDA run on the emulated driver under each block order
+    /// (EMU_CUDA_BLOCK_ORDER: forward, reverse, shuffle:SEED) and flag every metric and
+    /// frame whose value changes between orders (exit code 1), e.g. forward,reverse,shuffle:1
+    #[arg(long, value_delimiter = ',', value_name = "ORDER,ORDER,...")]
+    pub block_orders: Vec<String>,
     /// Report directory
     #[arg(long, short = 'o', default_value = "reports/frames")]
     pub out: PathBuf,
 }
 
+/// One CUDA run: the device, its environment and where its counters go.
 struct CudaRun {
     label: String,
     device: &'static str,
     env: Vec<(String, String)>,
     counts_dir: Option<PathBuf>,
     driver: String,
+    /// Block order of this run (`--block-orders`), if set.
+    order: Option<String>,
 }
 
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
@@ -98,149 +115,272 @@ fn ext_for(cmd: &Option<String>) -> &'static str {
     }
 }
 
+/// What the run needs, checked before anything runs.
+struct Plan {
+    tols: tolerance::Table,
+    proof: Proof,
+    nframes: u64,
+    out: PathBuf,
+    logs: PathBuf,
+    cpu_t: String,
+    cpu_note: String,
+    cuda_t: String,
+    cuda_note: String,
+    extra_env: Vec<(String, String)>,
+}
+
+/// What the runs produced, gathered for the reports.
+#[derive(Default)]
+struct Record {
+    notes: Vec<String>,
+    runs_json: Vec<Json>,
+    /// (label, output) of the CPU run, then of each CUDA run compared to it.
+    tables: Vec<(String, Table)>,
+    /// Outputs of the runs under the other block orders (after the first).
+    order_tables: Vec<Table>,
+    hazards_total: usize,
+    hazard_examples: Vec<Json>,
+}
+
 fn frames_inner(a: &FramesArgs) -> Result<i32> {
+    let plan = plan(a)?;
+    let cuda_runs = cuda_runs(a, &plan)?;
+    let mut rec = Record::default();
+    run_cpu(a, &plan, &mut rec)?;
+    for r in &cuda_runs {
+        run_cuda(a, &plan, r, &mut rec)?;
+    }
+    finish(a, &plan, rec)
+}
+
+/// Validates the arguments, resolves the templates and clears the report directory of
+/// an earlier run's files.
+fn plan(a: &FramesArgs) -> Result<Plan> {
     let tols = match &a.tolerances {
         Some(p) => tolerance::Table::load(p)?,
         None => tolerance::Table::exact(),
     };
     let proof = parse_proof(&a.proof)?;
     let nframes = a.clip.resolve_frames(a.frames)?;
+    if !a.block_orders.is_empty() {
+        orders::check_orders(&a.block_orders)?;
+        if a.ex.block_order.is_some() {
+            bail!("--block-order and --block-orders exclude each other");
+        }
+        if a.device == DeviceMode::Real {
+            bail!("--block-orders needs the emulated driver (--device emulated or both): a real device has no block order to choose");
+        }
+    }
+    if let Some(o) = &a.ex.block_order {
+        orders::check_order(o)?;
+    }
     std::fs::create_dir_all(&a.out)?;
     let out = std::fs::canonicalize(&a.out)?;
-    let logs = out.join("logs");
+    report::clear_previous(&out, &report::FRAMES_ARTEFACTS)?;
     let (cpu_t, cpu_note) = template::resolve(a.cpu_cmd.as_deref(), &a.ex.preset, Backend::Cpu)?;
     let (cuda_t, cuda_note) = template::resolve(a.cuda_cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
     let extra_env = a.ex.cuda_extra_env()?;
+    Ok(Plan { tols, proof, nframes, logs: out.join("logs"), out, cpu_t, cpu_note, cuda_t, cuda_note, extra_env })
+}
 
-    // Device setup first: a missing device or driver fails before anything runs.
-    let mut cuda_runs = Vec::new();
+/// Device setup first: a missing device or driver, or a driver that refuses a setting,
+/// fails before anything runs. The first emulated run is compared with the CPU; runs
+/// under further block orders follow it.
+fn cuda_runs(a: &FramesArgs, plan: &Plan) -> Result<Vec<CudaRun>> {
+    let mut runs = Vec::new();
+    if matches!(a.device, DeviceMode::Emulated | DeviceMode::Both) {
+        let simtwin = a.ex.require_simtwin()?;
+        let orders: Vec<Option<String>> = if a.block_orders.is_empty() { vec![None] } else { a.block_orders.iter().cloned().map(Some).collect() };
+        for (i, order) in orders.iter().enumerate() {
+            let label = match (i, order) {
+                (0, _) | (_, None) => "cuda-emulated".to_string(),
+                (_, Some(o)) => format!("cuda-emulated-{}", orders::slug(o)),
+            };
+            let cdir = plan.out.join("counts").join(&label);
+            let pattern = prepare_dir(&cdir)?;
+            let emu = emulated_env(&simtwin, a.ex.kernels.as_deref(), &pattern)?;
+            let mut env = emu.vars.clone();
+            env.extend(plan.extra_env.clone());
+            if let Some(o) = order {
+                env.push(("EMU_CUDA_BLOCK_ORDER".into(), o.clone()));
+            }
+            let settings: Vec<(String, String)> = env.iter().filter(|(k, v)| k == "EMU_CUDA_BLOCK_ORDER" && v != "forward").cloned().collect();
+            if !settings.is_empty() {
+                check_emulated_accepts(&emu, &settings)?;
+            }
+            runs.push(CudaRun { label, device: "emulated", env, counts_dir: Some(cdir), driver: emu.driver_path, order: order.clone() });
+        }
+    }
     if matches!(a.device, DeviceMode::Real | DeviceMode::Both) {
-        if proof == Proof::Auto || proof == Proof::Counts {
+        if plan.proof == Proof::Auto || plan.proof == Proof::Counts {
             bail!(
                 "--device real: the real driver keeps no counters (pass-through counting is not available yet); \
                  prove that the CUDA side ran with --proof log:TEXT (a line the extractor prints when its CUDA backend is active) or accept the risk with --proof none"
             );
         }
         let info = check_real()?;
-        cuda_runs.push(CudaRun {
-            label: "cuda-real".into(),
-            device: "real",
-            env: extra_env.clone(),
-            counts_dir: None,
-            driver: format!("{} ({} device(s))", info.path.unwrap_or_default(), info.devices.unwrap_or(0)),
-        });
+        // After the first emulated run (the comparisons' order: cpu, emulated, real).
+        let at = runs.len().min(1);
+        runs.insert(
+            at,
+            CudaRun {
+                label: "cuda-real".into(),
+                device: "real",
+                env: plan.extra_env.clone(),
+                counts_dir: None,
+                driver: format!("{} ({} device(s))", info.path.unwrap_or_default(), info.devices.unwrap_or(0)),
+                order: None,
+            },
+        );
     }
-    if matches!(a.device, DeviceMode::Emulated | DeviceMode::Both) {
-        let simtwin = a.ex.require_simtwin()?;
-        let cdir = out.join("counts/cuda-emulated");
-        let pattern = prepare_dir(&cdir)?;
-        let emu = emulated_env(&simtwin, a.ex.kernels.as_deref(), &pattern)?;
-        let mut env = emu.vars.clone();
-        env.extend(extra_env.clone());
-        let run = CudaRun { label: "cuda-emulated".into(), device: "emulated", env, counts_dir: Some(cdir), driver: emu.driver_path };
-        cuda_runs.insert(0, run);
-    }
+    Ok(runs)
+}
 
-    let ext = ext_for(&a.cpu_cmd);
-    let cpu_out = out.join(format!("cpu.{ext}"));
-    let cpu_argv = template::expand(&cpu_t, &a.ex.vars(&a.clip, nframes, &cpu_out, Backend::Cpu, None))?;
-    let mut notes = vec![format!("cpu: {cpu_note}: `{}`", template::display(&cpu_argv))];
-    eprintln!("parity: cpu extractor, {cpu_note}\n  $ {}", template::display(&cpu_argv));
-    let mut runs_json = Vec::new();
-    for f in [&cpu_out] {
-        let _ = std::fs::remove_file(f);
+/// Runs one extractor and reads its output; on failure its output (if any) is renamed
+/// `*.failed`, so that nothing in the report directory reads as this run's result.
+fn run_and_read(plan: &Plan, spec: &Spec, output: &Path) -> Result<(run::Outcome, Table)> {
+    let r = run::run(spec).and_then(|res| read_output(output, &spec.label, plan.nframes).map(|t| (res, t)));
+    if r.is_err() {
+        report::mark_failed(output);
     }
-    let cpu_res = run::run(&Spec { label: "cpu".into(), argv: cpu_argv.clone(), env: vec![], log_dir: logs.clone(), spinner: true })?;
-    runs_json.push(json!({"label": "cpu", "command": cpu_argv, "flags": cpu_note, "elapsed_s": cpu_res.elapsed.as_secs_f64(), "output": cpu_out}));
-    let mut tables: Vec<(String, Table)> = vec![("cpu".into(), read_output(&cpu_out, "cpu", nframes)?)];
+    r
+}
 
-    let mut hazards_total = 0usize;
-    let mut hazard_examples: Vec<Json> = Vec::new();
-    for r in &cuda_runs {
-        let ext = ext_for(&a.cuda_cmd);
-        let o = out.join(format!("{}.{ext}", r.label));
-        let _ = std::fs::remove_file(&o);
-        let argv = template::expand(&cuda_t, &a.ex.vars(&a.clip, nframes, &o, Backend::Cuda, None))?;
-        eprintln!("parity: {} extractor ({} driver {}), {cuda_note}\n  $ {}", r.label, r.device, r.driver, template::display(&argv));
-        notes.push(format!("{}: {cuda_note}; {} driver `{}`: `{}`", r.label, r.device, r.driver, template::display(&argv)));
-        let res = run::run(&Spec { label: r.label.clone(), argv: argv.clone(), env: r.env.clone(), log_dir: logs.clone(), spinner: true })?;
-        let mut rj = json!({"label": r.label, "device": r.device, "driver": r.driver, "command": argv, "flags": cuda_note,
-                            "elapsed_s": res.elapsed.as_secs_f64(), "output": o,
-                            "env": r.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()});
-        // Proof that the CUDA side ran on a device.
-        // The emulated driver's counters are the proof there (unless --proof none); a log
-        // proof applies to the real device, which keeps no counters.
-        let want_counts = r.counts_dir.is_some() && proof != Proof::None;
-        if let Some(cdir) = &r.counts_dir {
-            let counts = Counts::read_dir(cdir)?;
-            let launches = counts.launches();
-            rj["counts_files"] = json!(counts.files);
-            rj["launches"] = json!(launches);
-            rj["hazards"] = json!(counts.hazards.len());
-            if want_counts {
-                if counts.files.is_empty() {
-                    bail!(
-                        "{}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1 \
-                         (a CUDA extractor that cannot load the driver may fall back to the CPU and still exit 0)",
-                        r.label,
-                        cdir.display()
-                    );
-                }
-                if counts.total_launches() == 0.0 {
-                    bail!(
-                        "{}: the CUDA extractor launched no kernel (counters: {}); it did not run on the device \
-                         (VMAF falls back to the CPU with exit status 0 when libcuda.so.1 fails to load or initialise)",
-                        r.label,
-                        counts.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-                    );
-                }
-                notes.push(format!(
-                    "{}: proof of device execution: {} kernel launches ({})",
-                    r.label,
-                    counts.total_launches(),
-                    launches.iter().map(|(k, v)| format!("{k} x{v}")).collect::<Vec<_>>().join(", ")
-                ));
-            }
-            hazards_total += counts.hazards.len();
-            hazard_examples.extend(counts.hazards.iter().take(20).cloned());
+fn run_cpu(a: &FramesArgs, plan: &Plan, rec: &mut Record) -> Result<()> {
+    let cpu_out = plan.out.join(format!("cpu.{}", ext_for(&a.cpu_cmd)));
+    let argv = template::expand(&plan.cpu_t, &a.ex.vars(&a.clip, plan.nframes, &cpu_out, Backend::Cpu, None))?;
+    rec.notes.push(format!("cpu: {}: `{}`", plan.cpu_note, template::display(&argv)));
+    eprintln!("parity: cpu extractor, {}\n  $ {}", plan.cpu_note, template::display(&argv));
+    let spec = Spec { label: "cpu".into(), argv: argv.clone(), env: vec![], log_dir: plan.logs.clone(), spinner: true, timeout: a.ex.timeout() };
+    let (res, table) = run_and_read(plan, &spec, &cpu_out)?;
+    rec.runs_json.push(json!({"label": "cpu", "command": argv, "flags": plan.cpu_note, "elapsed_s": res.elapsed.as_secs_f64(), "output": cpu_out}));
+    rec.tables.push(("cpu".into(), table));
+    Ok(())
+}
+
+fn run_cuda(a: &FramesArgs, plan: &Plan, r: &CudaRun, rec: &mut Record) -> Result<()> {
+    let o = plan.out.join(format!("{}.{}", r.label, ext_for(&a.cuda_cmd)));
+    let argv = template::expand(&plan.cuda_t, &a.ex.vars(&a.clip, plan.nframes, &o, Backend::Cuda, None))?;
+    let order = r.order.as_deref().map(|o| format!(", block order {o}")).unwrap_or_default();
+    eprintln!("parity: {} extractor ({} driver {}{order}), {}\n  $ {}", r.label, r.device, r.driver, plan.cuda_note, template::display(&argv));
+    rec.notes.push(format!("{}: {}; {} driver `{}`{order}: `{}`", r.label, plan.cuda_note, r.device, r.driver, template::display(&argv)));
+    let spec = Spec { label: r.label.clone(), argv: argv.clone(), env: r.env.clone(), log_dir: plan.logs.clone(), spinner: true, timeout: a.ex.timeout() };
+    let (res, table) = run_and_read(plan, &spec, &o)?;
+    let mut rj = json!({"label": r.label, "device": r.device, "driver": r.driver, "command": argv, "flags": plan.cuda_note,
+                        "elapsed_s": res.elapsed.as_secs_f64(), "output": o, "block_order": r.order,
+                        "env": r.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()});
+    if let Some(cdir) = &r.counts_dir {
+        if let Err(e) = check_counts(plan, r, cdir, &mut rj, rec) {
+            report::mark_failed(&o);
+            return Err(e);
         }
-        match &proof {
-            Proof::Log(t) if r.counts_dir.is_none() => {
-                if !res.logs_contain(t) {
-                    bail!("{}: --proof log:{t}: the extractor's output does not contain '{t}' ({}, {}); it may have fallen back to the CPU", r.label, res.stdout.display(), res.stderr.display());
-                }
-                notes.push(format!("{}: proof of device execution: its log contains '{t}'", r.label));
-            }
-            Proof::None => notes.push(format!("{}: UNPROVEN: --proof none, nothing shows that the CUDA side ran on a device", r.label)),
-            _ => {}
-        }
-        runs_json.push(rj);
-        tables.push((r.label.clone(), read_output(&o, &r.label, nframes)?));
     }
+    match &plan.proof {
+        Proof::Log(t) if r.counts_dir.is_none() => {
+            if !res.logs_contain(t) {
+                report::mark_failed(&o);
+                bail!("{}: --proof log:{t}: the extractor's output does not contain '{t}' ({}, {}); it may have fallen back to the CPU", r.label, res.stdout.display(), res.stderr.display());
+            }
+            rec.notes.push(format!("{}: proof of device execution: its log contains '{t}'", r.label));
+        }
+        Proof::None => rec.notes.push(format!("{}: UNPROVEN: --proof none, nothing shows that the CUDA side ran on a device", r.label)),
+        _ => {}
+    }
+    rec.runs_json.push(rj);
+    if r.order.is_some() && rec.tables.iter().any(|(l, _)| l == "cuda-emulated") {
+        rec.order_tables.push(table);
+    } else {
+        rec.tables.push((r.label.clone(), table));
+    }
+    Ok(())
+}
 
-    let sel = Selection { only: a.metrics.clone(), ignore: a.ignore_metric.clone() };
-    let comps: Vec<Comparison> =
-        tables[1..].iter().map(|(l, t)| compare(&tables[0].0, &tables[0].1, l, t, &tols, &sel)).collect::<Result<_>>()?;
-    let sides: Vec<Side> = tables.iter().map(|(l, t)| Side::of(l, t)).collect();
-    let hazard_fail = hazards_total > 0 && !a.allow_hazards;
-    if hazards_total > 0 {
-        notes.push(format!(
-            "the emulated driver reported {hazards_total} hazard(s){}; first: {}",
-            if a.allow_hazards { " (allowed by --allow-hazards)" } else { ": FAIL" },
-            hazard_examples.first().map(|h| h.to_string()).unwrap_or_default()
+/// The emulated driver's counters: proof that the CUDA side ran on the device (unless
+/// --proof none), hazards, and whether they come from a clean exit.
+fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut Record) -> Result<()> {
+    let counts = Counts::read_dir(cdir)?;
+    let launches = counts.launches();
+    rj["counts_files"] = json!(counts.paths());
+    rj["counts_state"] = json!(state_tag(&counts.state()));
+    rj["launches"] = json!(launches);
+    rj["hazards"] = json!(counts.hazards().len());
+    if plan.proof != Proof::None {
+        if counts.files.is_empty() {
+            bail!(
+                "{}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1 \
+                 (a CUDA extractor that cannot load the driver may fall back to the CPU and still exit 0)",
+                r.label,
+                cdir.display()
+            );
+        }
+        if counts.total_launches() == 0.0 {
+            bail!(
+                "{}: the CUDA extractor launched no kernel (counters: {}); it did not run on the device \
+                 (VMAF falls back to the CPU with exit status 0 when libcuda.so.1 fails to load or initialise)",
+                r.label,
+                counts.paths().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        rec.notes.push(format!(
+            "{}: proof of device execution: {} kernel launches ({})",
+            r.label,
+            counts.total_launches(),
+            launches.iter().map(|(k, v)| format!("{k} x{v}")).collect::<Vec<_>>().join(", ")
         ));
     }
-    let code = if comps.iter().all(|c| c.pass()) && !hazard_fail { 0 } else { 1 };
+    let unclean = counts.unclean();
+    if !unclean.is_empty() {
+        rec.notes.push(format!("{}: counters NOT from a clean exit: {}", r.label, unclean.join("; ")));
+    }
+    rec.hazards_total += counts.hazards().len();
+    rec.hazard_examples.extend(counts.hazards().iter().take(20).map(|h| json!(h)));
+    Ok(())
+}
+
+/// Comparisons, the block-order check, the verdict and the reports.
+fn finish(a: &FramesArgs, plan: &Plan, mut rec: Record) -> Result<i32> {
+    let sel = Selection { only: a.metrics.clone(), ignore: a.ignore_metric.clone() };
+    let (base_label, base) = (&rec.tables[0].0, &rec.tables[0].1);
+    let comps: Vec<Comparison> = rec.tables[1..].iter().map(|(l, t)| compare(base_label, base, l, t, &plan.tols, &sel)).collect::<Result<_>>()?;
+    let sides: Vec<Side> = rec.tables.iter().map(|(l, t)| Side::of(l, t)).collect();
+    let order_check = if a.block_orders.is_empty() {
+        None
+    } else {
+        let first = rec.tables.iter().find(|(l, _)| l == "cuda-emulated").map(|(_, t)| t.clone()).context("no emulated run to compare block orders with")?;
+        let mut tables = vec![first];
+        tables.append(&mut rec.order_tables);
+        Some(OrderCheck::new(&OrderRuns { orders: a.block_orders.clone(), tables }, &sel)?)
+    };
+    let hazard_fail = rec.hazards_total > 0 && !a.allow_hazards;
+    if rec.hazards_total > 0 {
+        rec.notes.push(format!(
+            "the emulated driver reported {} hazard(s){}; first: {}",
+            rec.hazards_total,
+            if a.allow_hazards { " (allowed by --allow-hazards)" } else { ": FAIL" },
+            rec.hazard_examples.first().map(|h| h.to_string()).unwrap_or_default()
+        ));
+    }
+    let order_fail = order_check.as_ref().is_some_and(|c| c.any_changed());
+    let code = if comps.iter().all(|c| c.pass()) && !hazard_fail && !order_fail { 0 } else { 1 };
     let mut extra = Map::new();
     extra.insert("device".into(), json!(format!("{:?}", a.device).to_lowercase()));
     extra.insert("features".into(), json!(a.ex.features));
     extra.insert("defect".into(), json!(a.ex.defect));
-    extra.insert("expected_frames".into(), json!(nframes));
-    extra.insert("runs".into(), json!(runs_json));
-    extra.insert("hazards".into(), json!({"count": hazards_total, "fail": hazard_fail, "reports": hazard_examples}));
-    let summary = report::summary_json("frames", &sides, &comps, &tols.describe_source(), extra, code);
-    report::write_all(&out, "parity frames", &summary, &sides, &comps, &notes)?;
-    print_table(&comps, &summary, &out);
+    extra.insert("expected_frames".into(), json!(plan.nframes));
+    extra.insert("runs".into(), json!(rec.runs_json));
+    extra.insert("hazards".into(), json!({"count": rec.hazards_total, "fail": hazard_fail, "reports": rec.hazard_examples}));
+    extra.insert("block_orders".into(), order_check.as_ref().map(|c| c.to_json()).unwrap_or(Json::Null));
+    let summary = report::summary_json("frames", &sides, &comps, &plan.tols.describe_source(), extra, code);
+    let mut extra_md = String::new();
+    if let Some(c) = &order_check {
+        c.write_csv(&plan.out.join("block_orders.csv"))?;
+        extra_md = c.markdown();
+    }
+    report::write_all(&plan.out, "parity frames", &summary, &sides, &comps, &rec.notes, &extra_md)?;
+    print_table(&comps, &summary, &plan.out);
+    if let Some(c) = &order_check {
+        c.print();
+    }
     Ok(code)
 }
 

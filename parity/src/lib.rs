@@ -1,10 +1,12 @@
 //! parity: runs CPU vs CUDA extractors per frame, diffs, transfer audits, fp32 replay, timing.
 //!
-//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `demo`,
-//! `driver-info`; `replay` and `libm` live in [`replay`].
+//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `faults`,
+//! `demo`, `driver-info`; `replay` and `libm` live in [`replay`].
 //!
-//! Exit codes: 0 parity / pass, 1 differences beyond tolerance or a failed gate,
-//! 2 setup or input error, 77 a real device was asked for and none exists.
+//! Exit codes: 0 parity / pass, 1 differences beyond tolerance, a failed gate, outputs
+//! that change between block orders or a crash/hang under fault injection, 2 setup or
+//! input error (an extractor that fails or reaches its time limit included), 77 a real
+//! device was asked for and none exists.
 
 pub mod bench;
 pub mod common;
@@ -13,8 +15,10 @@ pub mod counts;
 pub mod demo;
 pub mod device;
 pub mod diff;
+pub mod faults;
 pub mod frames;
 pub mod num;
+pub mod orders;
 pub mod output;
 pub mod replay;
 pub mod report;

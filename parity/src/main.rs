@@ -1,7 +1,7 @@
 //! The `parity` command line.
 
 use clap::{Parser, Subcommand};
-use parity::{bench, demo, device, diff, frames, transfers};
+use parity::{bench, demo, device, diff, faults, frames, transfers};
 
 #[derive(Parser)]
 #[command(
@@ -13,10 +13,14 @@ use parity::{bench, demo, device, diff, frames, transfers};
   parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse,topk
   parity diff cpu.json cuda.json --out reports/diff
   parity transfers -r ref.yuv -d dis.yuv -W 256 -H 256 --features temporal --baseline sse --max-htod-per-frame 0
+  parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features topk --block-orders forward,reverse,shuffle:1
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --backend cpu --b-backend cuda
+  parity faults -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --max-runs 40
   parity driver-info
 
-Exit codes: 0 parity/pass, 1 differences or a failed gate, 2 setup or input error, 77 no real device."
+Exit codes: 0 parity/pass, 1 differences, a failed gate, order-dependent outputs or a
+crash/hang under fault injection, 2 setup or input error (an extractor that fails or
+reaches --timeout), 77 no real device."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,6 +37,8 @@ enum Cmd {
     Transfers(transfers::TransfersArgs),
     /// Milliseconds per frame, (t(N) - t(2)) / (N - 2), median of 3; A/B mode interleaves two commands
     Bench(bench::BenchArgs),
+    /// Fault injection: fail each driver call of a program in turn (EMU_CUDA_FAIL), report crashes, hangs and leaks
+    Faults(faults::FaultsArgs),
     /// The end-to-end demo: fixture clips, parity per feature, transfer audits, planted defects
     Demo(demo::DemoArgs),
     /// Which libcuda.so.1 the loader picks, whether it is simtwin's emulated driver, how many devices it sees
@@ -41,6 +47,9 @@ enum Cmd {
         /// Print one JSON line
         #[arg(long)]
         json: bool,
+        /// Call cuInit on simtwin's emulated driver too (does it accept the EMU_CUDA_* settings?)
+        #[arg(long, hide = true)]
+        init_emulated: bool,
     },
     /// Replay a device function over every binary32 input of a range against a correctly rounded reference
     Replay(parity::replay::ReplayArgs),
@@ -55,11 +64,12 @@ fn main() {
         Cmd::Diff(a) => diff::run_diff(a),
         Cmd::Transfers(a) => transfers::run_transfers(a),
         Cmd::Bench(a) => bench::run_bench(a),
+        Cmd::Faults(a) => faults::run_faults(a),
         Cmd::Demo(a) => demo::run_demo(a),
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
-        Cmd::DriverInfo { json } => {
-            let info = device::driver_info_here(true);
+        Cmd::DriverInfo { json, init_emulated } => {
+            let info = device::driver_info_here(true, *init_emulated);
             if *json {
                 println!("{}", serde_json::to_string(&info).unwrap());
             } else {

@@ -129,7 +129,7 @@ pub fn summary_json(command: &str, sides: &[Side], comps: &[Comparison], toleran
 }
 
 pub fn write_per_frame_csv(path: &Path, sides: &[Side], comps: &[Comparison]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     let mut head = vec!["frame".to_string(), "metric".to_string()];
     for s in sides {
         head.push(s.label.clone());
@@ -143,7 +143,13 @@ pub fn write_per_frame_csv(path: &Path, sides: &[Side], comps: &[Comparison]) ->
         }
     }
     w.write_record(&head)?;
-    let Some(first) = comps.first() else { return Ok(w.flush()?) };
+    if let Some(first) = comps.first() {
+        per_frame_rows(&mut w, first, comps)?;
+    }
+    write_atomic(path, w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+}
+
+fn per_frame_rows(w: &mut csv::Writer<Vec<u8>>, first: &Comparison, comps: &[Comparison]) -> Result<()> {
     for (j, r) in first.rows.iter().enumerate() {
         let mut rec = vec![r.frame.to_string(), r.metric.clone(), g17(r.a)];
         for c in comps {
@@ -165,7 +171,7 @@ pub fn write_per_frame_csv(path: &Path, sides: &[Side], comps: &[Comparison]) ->
         }
         w.write_record(&rec)?;
     }
-    Ok(w.flush()?)
+    Ok(())
 }
 
 fn fmt_opt(v: Option<u64>) -> String {
@@ -301,14 +307,88 @@ pub fn svg(title: &str, comps: &[Comparison]) -> String {
     s
 }
 
-/// Writes per_frame.csv, summary.json, summary.md and diff.svg into `dir`.
-pub fn write_all(dir: &Path, title: &str, summary: &Json, sides: &[Side], comps: &[Comparison], notes: &[String]) -> Result<()> {
+/// Writes per_frame.csv, summary.json, summary.md and diff.svg into `dir`, each
+/// atomically; `extra_md` is appended to the Markdown (sections of the caller).
+pub fn write_all(dir: &Path, title: &str, summary: &Json, sides: &[Side], comps: &[Comparison], notes: &[String], extra_md: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create report directory {}", dir.display()))?;
     write_per_frame_csv(&dir.join("per_frame.csv"), sides, comps)?;
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(summary)? + "\n")?;
-    std::fs::write(dir.join("summary.md"), markdown(title, summary, sides, comps, notes))?;
-    std::fs::write(dir.join("diff.svg"), svg(title, comps))?;
+    write_atomic(&dir.join("diff.svg"), svg(title, comps))?;
+    write_atomic(&dir.join("summary.md"), markdown(title, summary, sides, comps, notes) + extra_md)?;
+    // Last: a summary.json on disk means the other files are this run's.
+    write_json(&dir.join("summary.json"), summary)
+}
+
+/// Writes `path` through a temporary file in the same directory and a rename, so that
+/// a reader (or a parity that is killed) never leaves half a report.
+pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Pretty JSON with a final newline, atomically.
+pub fn write_json(path: &Path, v: &Json) -> Result<()> {
+    write_atomic(path, serde_json::to_string_pretty(v)? + "\n")
+}
+
+/// What a command leaves in its report directory, for [`clear_previous`].
+pub struct Artefacts<'a> {
+    /// Files by exact name.
+    pub files: &'a [&'a str],
+    /// Directories parity owns inside the report directory (counts/, logs/).
+    pub dirs: &'a [&'a str],
+    /// Extractor outputs: files named PREFIX* ending in one of `suffixes`.
+    pub prefixes: &'a [&'a str],
+    pub suffixes: &'a [&'a str],
+}
+
+/// Files of `parity frames` (and of `parity diff`, a subset).
+pub const FRAMES_ARTEFACTS: Artefacts<'static> = Artefacts {
+    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv"],
+    dirs: &["counts", "logs"],
+    prefixes: &["cpu.", "cuda-"],
+    suffixes: &[".json", ".out", ".failed"],
+};
+
+/// Files of `parity diff`: its reports only (its inputs may live in the same directory).
+pub const DIFF_ARTEFACTS: Artefacts<'static> =
+    Artefacts { files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg"], dirs: &[], prefixes: &[], suffixes: &[] };
+
+/// Removes what an earlier run of the same command left in `dir`, so that nothing in
+/// it can be read as the result of this run if this one fails: a failed run leaves
+/// only its error summary, its logs and the outputs it wrote itself (the output of a
+/// failed extractor renamed to `*.failed`). Files of other names are not touched.
+pub fn clear_previous(dir: &Path, a: &Artefacts) -> Result<()> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Ok(()) };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let p = e.path();
+        let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        let ours = if is_dir {
+            a.dirs.contains(&name.as_str())
+        } else {
+            a.files.contains(&name.as_str())
+                || (a.prefixes.iter().any(|x| name.starts_with(x)) && a.suffixes.iter().any(|x| name.ends_with(x)))
+                || (name.starts_with('.') && name.contains(".tmp"))
+        };
+        if !ours {
+            continue;
+        }
+        let r = if is_dir { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+        r.with_context(|| format!("cannot remove {} left by an earlier run", p.display()))?;
+    }
     Ok(())
+}
+
+/// Renames the output of a failed extractor run to `NAME.failed` (it is not a result).
+pub fn mark_failed(output: &Path) -> Option<std::path::PathBuf> {
+    if !output.exists() {
+        return None;
+    }
+    let name = output.file_name()?.to_string_lossy().into_owned();
+    let to = output.with_file_name(format!("{name}.failed"));
+    std::fs::rename(output, &to).ok().map(|_| to)
 }
 
 /// Writes an error summary (exit code 2 or 77) so that a failed run still leaves a report.
@@ -323,9 +403,9 @@ pub fn write_error(dir: &Path, command: &str, code: i32, msg: &str, extra: Map<S
         root.insert(k, v);
     }
     if std::fs::create_dir_all(dir).is_ok() {
-        let _ = std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&Json::Object(root)).unwrap_or_default() + "\n");
-        let _ = std::fs::write(
-            dir.join("summary.md"),
+        let _ = write_json(&dir.join("summary.json"), &Json::Object(root));
+        let _ = write_atomic(
+            &dir.join("summary.md"),
             format!("# parity {command}\n\n**Verdict: {}** (exit code {code})\n\n```\n{msg}\n```\n", if code == 77 { "SKIPPED" } else { "ERROR" }),
         );
     }

@@ -3,7 +3,7 @@
 //! that start-up work cancels; optional baseline subtraction and assertions.
 
 use crate::common::{ClipArgs, ExtractorArgs};
-use crate::counts::{prepare_dir, Counts};
+use crate::counts::{prepare_dir, state_tag, Counts};
 use crate::device::{check_real, emulated_env};
 use crate::num::g17;
 use crate::report;
@@ -24,9 +24,12 @@ Examples:
   parity transfers -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse \\
       --max-allocs-per-frame 0 --max-per-frame launches.total=2 --n1 2 --n2 8
 
-Keys: calls.<entry point>, copies.<HtoD|DtoH|DtoD|HtoH>.count|bytes, memsets.count|bytes,
-allocations.count|bytes, launches.<symbol>.count|threads|blocks, launches.total,
-synchronizations, hazards, unsupported.<entry point>.
+Keys (from the counters files, schema simtwin-counts/2): calls.<entry point>,
+failures.<entry point>, copies.<HtoD|DtoH|DtoD|HtoH>.count|bytes, memsets.count|bytes,
+allocations.count|bytes|frees, launches.<symbol>.count|threads|blocks, launches.total,
+failed_launches.<symbol>, zero_copy.<symbol>, synchronizations, hazards,
+leaks.<allocations|pinned|modules|streams|events>, unsupported.<entry point>.
+Each extractor run is killed with its process group after --timeout SECONDS (default 600).
 Exit codes: 0 audit passed, 1 an assertion failed (the report names the key and the
 calls behind it) or the driver reported hazards, 2 setup error, 77 no real device.";
 
@@ -227,7 +230,53 @@ struct Job {
     defect: bool,
 }
 
+/// Files of `parity transfers` in its report directory.
+pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
+    files: &["transfers.csv", "transfers.json", "transfers.md", "summary.json", "summary.md"],
+    dirs: &["counts", "logs"],
+    prefixes: &["extractor-n", "baseline-n"],
+    suffixes: &[".out", ".failed"],
+};
+
+/// The checked arguments of one audit.
+struct Plan {
+    n1: u64,
+    n2: u64,
+    out: PathBuf,
+    simtwin: PathBuf,
+    real_path: Option<String>,
+    note: String,
+    jobs: Vec<Job>,
+    asserts: Vec<Assertion>,
+    extra_env: Vec<(String, String)>,
+}
+
+/// Per-frame counts of the extractor, of the baseline and their difference.
+struct Net {
+    keys: BTreeSet<String>,
+    main: BTreeMap<String, f64>,
+    base: Option<BTreeMap<String, f64>>,
+    net: BTreeMap<String, f64>,
+}
+
 fn inner(a: &TransfersArgs) -> Result<i32> {
+    let plan = plan(a)?;
+    eprintln!("parity: transfers audit, {}, at {} and {} frames", plan.note, plan.n1, plan.n2);
+    let measured = measure(a, &plan)?;
+    let net = net_per_frame(&measured, plan.n1, plan.n2);
+    let (failures, assert_json) = gates(a, &plan, &measured, &net);
+    let code = if failures.is_empty() { 0 } else { 1 };
+    write_csv(&plan.out, &measured[0], &net)?;
+    let summary = summary_json(a, &plan, &measured, &net, &failures, assert_json, code);
+    report::write_atomic(&plan.out.join("transfers.md"), markdown(&summary, &net.keys, &net.main, net.base.as_ref(), &net.net, &failures))?;
+    report::write_json(&plan.out.join("transfers.json"), &summary)?;
+    print_summary(&net.keys, &net.main, net.base.as_ref(), &net.net, &failures, &plan.out, code);
+    Ok(code)
+}
+
+/// Validation, the report directory (cleared of an earlier run's files), the device
+/// and the job list (the extractor, and the baseline when one is given).
+fn plan(a: &TransfersArgs) -> Result<Plan> {
     let n2 = match a.n2 {
         Some(n) => n,
         None => a.clip.resolve_frames(None)?.min(8),
@@ -236,64 +285,42 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
         bail!("need 1 <= --n1 < --n2 (got {} and {n2}; the clips' frame count is the default --n2)", a.n1);
     }
     a.clip.resolve_frames(Some(n2))?;
-    let a = &TransfersArgs { n2: Some(n2), ..a.clone() };
-    let n2 = a.n2.unwrap();
     let asserts = a.assertions()?;
     if a.baseline.is_some() && a.baseline_cmd.is_some() {
         bail!("--baseline and --baseline-cmd exclude each other");
     }
+    if let Some(o) = &a.ex.block_order {
+        crate::orders::check_order(o)?;
+    }
     std::fs::create_dir_all(&a.out)?;
     let out = std::fs::canonicalize(&a.out)?;
+    report::clear_previous(&out, &ARTEFACTS)?;
     let simtwin = a.ex.require_simtwin()?;
-    let mut real_path = None;
-    if a.device == TransferDevice::Real {
-        let info = check_real()?;
-        real_path = info.path;
-    }
+    let real_path = if a.device == TransferDevice::Real { check_real()?.path } else { None };
     let (tmpl, note) = template::resolve(a.cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
     let mut jobs = vec![Job { label: "extractor".into(), template: tmpl.clone(), features: None, defect: true }];
     if let Some(f) = &a.baseline {
-        jobs.push(Job { label: "baseline".into(), template: tmpl.clone(), features: Some(f.clone()), defect: false });
+        jobs.push(Job { label: "baseline".into(), template: tmpl, features: Some(f.clone()), defect: false });
     } else if let Some(c) = &a.baseline_cmd {
         let (t, _) = template::resolve(Some(c), &a.ex.preset, Backend::Cuda)?;
         jobs.push(Job { label: "baseline".into(), template: t, features: None, defect: false });
     }
-    eprintln!("parity: transfers audit, {note}, at {} and {n2} frames", a.n1);
     let extra_env = a.ex.cuda_extra_env()?;
-    let total = jobs.len() * 2;
-    let pb = indicatif::ProgressBar::new(total as u64);
+    Ok(Plan { n1: a.n1, n2, out, simtwin, real_path, note, jobs, asserts, extra_env })
+}
+
+/// Runs every job at N1 and N2 frames and reads their counters.
+fn measure(a: &TransfersArgs, plan: &Plan) -> Result<Vec<Measured>> {
+    let pb = indicatif::ProgressBar::new(plan.jobs.len() as u64 * 2);
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {elapsed:>4} {msg}").unwrap());
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     let mut measured = Vec::new();
-    for job in &jobs {
+    for job in &plan.jobs {
         let mut cs = Vec::new();
         let mut cmds = Vec::new();
-        for n in [a.n1, n2] {
-            let tag = format!("{}-n{n}", job.label);
-            let cdir = out.join("counts").join(&tag);
-            let pattern = prepare_dir(&cdir)?;
-            let emu = emulated_env(&simtwin, a.ex.kernels.as_deref(), &pattern)?;
-            let mut env = emu.vars;
-            env.extend(extra_env.clone());
-            if let Some(p) = &real_path {
-                env.push(("EMU_CUDA_REAL".into(), p.clone()));
-            }
-            let o = out.join(format!("{tag}.out"));
-            let mut ex = a.ex.clone();
-            if !job.defect {
-                ex.defect = None;
-            }
-            let argv = template::expand(&job.template, &ex.vars(&a.clip, n, &o, Backend::Cuda, job.features.as_deref()))?;
-            pb.set_message(format!("{tag}: {}", template::display(&argv)));
-            run::run(&Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: out.join("logs"), spinner: false })?;
+        for n in [plan.n1, plan.n2] {
+            let (c, argv) = measure_one(a, plan, job, n, &pb)?;
             pb.inc(1);
-            let c = Counts::read_dir(&cdir)?;
-            if c.files.is_empty() {
-                bail!("{tag}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1", cdir.display());
-            }
-            if c.total_launches() == 0.0 {
-                bail!("{tag}: the CUDA extractor launched no kernel; it did not run on the device (a CPU fallback?)");
-            }
             cs.push(c);
             cmds.push(argv);
         }
@@ -302,21 +329,60 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
         measured.push(Measured { label: job.label.clone(), c1, c2, commands: cmds });
     }
     pb.finish_and_clear();
+    Ok(measured)
+}
 
-    let main_pf = per_frame(&measured[0], a.n1, n2);
-    let base_pf = measured.get(1).map(|m| per_frame(m, a.n1, n2));
-    let keys: BTreeSet<String> = main_pf.keys().chain(base_pf.iter().flat_map(|b| b.keys())).cloned().collect();
-    let net: BTreeMap<String, f64> = keys
-        .iter()
-        .map(|k| (k.clone(), main_pf.get(k).copied().unwrap_or(0.0) - base_pf.as_ref().and_then(|b| b.get(k)).copied().unwrap_or(0.0)))
-        .collect();
+/// One run of one job at `n` frames; its counters must prove that it ran on the device.
+fn measure_one(a: &TransfersArgs, plan: &Plan, job: &Job, n: u64, pb: &indicatif::ProgressBar) -> Result<(Counts, Vec<String>)> {
+    let tag = format!("{}-n{n}", job.label);
+    let cdir = plan.out.join("counts").join(&tag);
+    let pattern = prepare_dir(&cdir)?;
+    let emu = emulated_env(&plan.simtwin, a.ex.kernels.as_deref(), &pattern)?;
+    let mut env = emu.vars;
+    env.extend(plan.extra_env.clone());
+    if let Some(p) = &plan.real_path {
+        env.push(("EMU_CUDA_REAL".into(), p.clone()));
+    }
+    let o = plan.out.join(format!("{tag}.out"));
+    let mut ex = a.ex.clone();
+    if !job.defect {
+        ex.defect = None;
+    }
+    let argv = template::expand(&job.template, &ex.vars(&a.clip, n, &o, Backend::Cuda, job.features.as_deref()))?;
+    pb.set_message(format!("{tag}: {}", template::display(&argv)));
+    let spec = Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: plan.out.join("logs"), spinner: false, timeout: a.ex.timeout() };
+    if let Err(e) = run::run(&spec) {
+        report::mark_failed(&o);
+        return Err(e);
+    }
+    let c = Counts::read_dir(&cdir)?;
+    if c.files.is_empty() {
+        bail!("{tag}: the emulated driver wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1", cdir.display());
+    }
+    if c.total_launches() == 0.0 {
+        bail!("{tag}: the CUDA extractor launched no kernel; it did not run on the device (a CPU fallback?)");
+    }
+    Ok((c, argv))
+}
 
+/// Per frame of the extractor, of the baseline, and the extractor's net of the baseline.
+fn net_per_frame(measured: &[Measured], n1: u64, n2: u64) -> Net {
+    let main = per_frame(&measured[0], n1, n2);
+    let base = measured.get(1).map(|m| per_frame(m, n1, n2));
+    let keys: BTreeSet<String> = main.keys().chain(base.iter().flat_map(|b| b.keys())).cloned().collect();
+    let net = keys.iter().map(|k| (k.clone(), main.get(k).copied().unwrap_or(0.0) - base.as_ref().and_then(|b| b.get(k)).copied().unwrap_or(0.0))).collect();
+    Net { keys, main, base, net }
+}
+
+/// The assertions, hazards and unsupported entry points as failures (each naming the
+/// calls behind it), and the assertions' JSON.
+fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (Vec<String>, Vec<Json>) {
     let mut failures: Vec<String> = Vec::new();
     let mut assert_json = Vec::new();
-    for asr in &asserts {
-        let v = net.get(&asr.key).copied().unwrap_or(0.0);
+    for asr in &plan.asserts {
+        let v = net.net.get(&asr.key).copied().unwrap_or(0.0);
         let pass = v <= asr.max + 1e-9;
-        let calls = related_calls(&asr.key, &net);
+        let calls = related_calls(&asr.key, &net.net);
         let calls_s = calls.iter().map(|(n, x)| format!("{n} {}{}/frame", if *x > 0.0 { "+" } else { "" }, fmt_pf(*x))).collect::<Vec<_>>().join(", ");
         if !pass {
             failures.push(format!(
@@ -324,7 +390,7 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
                 asr.flag,
                 asr.key,
                 fmt_pf(v),
-                if base_pf.is_some() { " beyond the baseline" } else { "" },
+                if net.base.is_some() { " beyond the baseline" } else { "" },
                 fmt_pf(asr.max),
                 if calls_s.is_empty() { "none identified".into() } else { calls_s.clone() }
             ));
@@ -332,62 +398,72 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
         assert_json.push(json!({"flag": asr.flag, "key": asr.key, "max": asr.max, "value": v, "pass": pass,
                                  "calls": calls.iter().map(|(n, x)| json!({"name": n, "per_frame": x})).collect::<Vec<_>>()}));
     }
-    let hazards: Vec<Json> = measured.iter().flat_map(|m| m.c2.hazards.iter().chain(m.c1.hazards.iter()).cloned()).collect();
+    let hazards = hazards_of(measured);
     if !hazards.is_empty() && !a.allow_hazards {
         failures.push(format!("the emulated driver reported {} hazard(s); first: {}", hazards.len(), hazards[0]));
     }
-    let unsupported: Vec<(String, f64)> = measured
-        .iter()
-        .flat_map(|m| m.c2.values.iter().filter(|(k, v)| k.starts_with("unsupported.") && **v > 0.0).map(|(k, v)| (k.clone(), *v)))
-        .collect();
+    let unsupported = unsupported_of(measured);
     if a.no_unsupported && !unsupported.is_empty() {
         failures.push(format!(
             "--no-unsupported: unsupported entry points called: {}",
             unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", ")
         ));
     }
-    let code = if failures.is_empty() { 0 } else { 1 };
+    (failures, assert_json)
+}
 
-    // Reports.
-    let m0 = &measured[0];
+fn hazards_of(measured: &[Measured]) -> Vec<Json> {
+    measured.iter().flat_map(|m| m.c2.hazards().iter().chain(m.c1.hazards().iter()).map(|h| json!(h))).collect()
+}
+
+fn unsupported_of(measured: &[Measured]) -> Vec<(String, f64)> {
+    measured.iter().flat_map(|m| m.c2.values.iter().filter(|(k, v)| k.starts_with("unsupported.") && **v > 0.0).map(|(k, v)| (k.clone(), *v))).collect()
+}
+
+/// `transfers.csv`: every key with its totals at both frame counts and per frame.
+fn write_csv(out: &Path, m0: &Measured, net: &Net) -> Result<()> {
     let (t1, t2) = (with_total(&m0.c1), with_total(&m0.c2));
-    let mut w = csv::Writer::from_path(out.join("transfers.csv"))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["key", "count_n1", "count_n2", "per_frame", "baseline_per_frame", "net_per_frame"])?;
-    for k in &keys {
+    for k in &net.keys {
         w.write_record([
             k.clone(),
             g17(t1.get(k).copied().unwrap_or(0.0)),
             g17(t2.get(k).copied().unwrap_or(0.0)),
-            g17(main_pf.get(k).copied().unwrap_or(0.0)),
-            base_pf.as_ref().map(|b| g17(b.get(k).copied().unwrap_or(0.0))).unwrap_or_default(),
-            g17(net[k]),
+            g17(net.main.get(k).copied().unwrap_or(0.0)),
+            net.base.as_ref().map(|b| g17(b.get(k).copied().unwrap_or(0.0))).unwrap_or_default(),
+            g17(net.net[k]),
         ])?;
     }
-    w.flush()?;
-    let summary = json!({
+    report::write_atomic(&out.join("transfers.csv"), w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+}
+
+fn summary_json(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net, failures: &[String], assert_json: Vec<Json>, code: i32) -> Json {
+    let m0 = &measured[0];
+    let hazards = hazards_of(measured);
+    let unclean: Vec<String> = measured.iter().flat_map(|m| m.c1.unclean().into_iter().chain(m.c2.unclean()).map(move |u| format!("{}: {u}", m.label))).collect();
+    json!({
         "schema": "simtwin-transfers/1",
         "verdict": if code == 0 { "pass" } else { "fail" },
         "exit_code": code,
-        "n1": a.n1, "n2": n2,
+        "n1": plan.n1, "n2": plan.n2,
         "features": a.ex.features, "defect": a.ex.defect,
         "baseline": a.baseline.clone().or(a.baseline_cmd.clone()),
-        "flags": note,
+        "flags": plan.note,
         "device": format!("{:?}", a.device).to_lowercase(),
-        "per_frame": main_pf,
-        "baseline_per_frame": base_pf,
-        "net_per_frame": net,
-        "counts": {"n1": t1, "n2": t2},
+        "per_frame": net.main,
+        "baseline_per_frame": net.base,
+        "net_per_frame": net.net,
+        "counts": {"n1": with_total(&m0.c1), "n2": with_total(&m0.c2)},
         "assertions": assert_json,
         "failures": failures,
         "hazards": {"count": hazards.len(), "reports": hazards.iter().take(20).collect::<Vec<_>>()},
-        "unsupported": unsupported.iter().map(|(k, v)| (k.clone(), *v)).collect::<BTreeMap<_, _>>(),
+        "unsupported": unsupported_of(measured).into_iter().collect::<BTreeMap<_, _>>(),
+        "counts_not_from_clean_exit": unclean,
         "runs": measured.iter().map(|m| json!({"label": m.label, "commands": m.commands,
-                  "counts_files": m.c1.files.iter().chain(m.c2.files.iter()).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-    });
-    std::fs::write(out.join("transfers.json"), serde_json::to_string_pretty(&summary)? + "\n")?;
-    std::fs::write(out.join("transfers.md"), markdown(&summary, &keys, &main_pf, base_pf.as_ref(), &net, &failures))?;
-    print_summary(&keys, &main_pf, base_pf.as_ref(), &net, &failures, &out, code);
-    Ok(code)
+                  "counts_files": m.c1.paths().into_iter().chain(m.c2.paths()).collect::<Vec<_>>(),
+                  "counts_state": [state_tag(&m.c1.state()), state_tag(&m.c2.state())]})).collect::<Vec<_>>(),
+    })
 }
 
 fn interesting<'a>(keys: &'a BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>) -> Vec<&'a String> {
@@ -402,7 +478,10 @@ fn markdown(s: &Json, keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, bas
     for f in failures {
         let _ = writeln!(m, "- **FAIL** {f}");
     }
-    if !failures.is_empty() {
+    for u in s["counts_not_from_clean_exit"].as_array().into_iter().flatten() {
+        let _ = writeln!(m, "- **counters not from a clean exit**: {}", u.as_str().unwrap_or(""));
+    }
+    if !failures.is_empty() || s["counts_not_from_clean_exit"].as_array().is_some_and(|a| !a.is_empty()) {
         m.push('\n');
     }
     let _ = writeln!(m, "| key | per frame | baseline per frame | net per frame |\n|---|---|---|---|");

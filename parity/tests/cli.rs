@@ -65,7 +65,7 @@ impl Env {
     fn parity(&self, sub: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
         c.arg(sub);
-        if matches!(sub, "frames" | "transfers" | "bench") {
+        if matches!(sub, "frames" | "transfers" | "bench" | "faults") {
             c.args(self.clip_args());
             c.args(["--simtwin", &self.s("simtwin")]);
             c.args(["--features", "sse"]);
@@ -552,6 +552,304 @@ fn bench_rejects_too_few_frames() {
     expect_code(&o, 2);
 }
 
+// ------------------------------------------------------------------ counters
+
+#[test]
+fn counters_of_another_schema_or_malformed_are_setup_errors() {
+    let e = Env::new();
+    let o = e.parity("frames", &[], &[("FAKE_COUNTS_SCHEMA", "simtwin-counts/1")]);
+    expect_code(&o, 2);
+    let t = text(&o);
+    assert!(t.contains("counters file of schema simtwin-counts/1, this parity reads simtwin-counts/2") && t.contains("counts-"), "{t}");
+    let o = e.parity("transfers", &[], &[("FAKE_COUNTS_SCHEMA", "other-tool/7")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("not a simtwin counters file"), "{}", text(&o));
+    let o = e.parity("frames", &[], &[("FAKE_COUNTS_GARBAGE", "1")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("malformed counters file"), "{}", text(&o));
+    assert_eq!(e.summary()["verdict"], "error");
+}
+
+#[test]
+fn counters_not_from_a_clean_exit_are_named_in_the_report() {
+    let e = Env::new();
+    let o = e.parity("frames", &[], &[("FAKE_COUNTS_STATE", r#""checkpoint""#)]);
+    expect_code(&o, 0);
+    let s = e.summary();
+    assert_eq!(s["runs"][1]["counts_state"], "checkpoint");
+    let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
+    assert!(md.contains("cuda-emulated: counters NOT from a clean exit: counts-") && md.contains("checkpoint"), "{md}");
+    let o = e.parity("transfers", &[], &[("FAKE_COUNTS_STATE", r#"{"signal":"SIGTERM"}"#)]);
+    expect_code(&o, 0);
+    let s = read_json(&e.out().join("transfers.json"));
+    assert_eq!(s["runs"][0]["counts_state"], serde_json::json!(["signal:SIGTERM", "signal:SIGTERM"]));
+    assert_eq!(s["counts_not_from_clean_exit"].as_array().unwrap().len(), 2);
+    assert!(std::fs::read_to_string(e.out().join("transfers.md")).unwrap().contains("counters not from a clean exit"));
+    // a clean run says exit
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    assert_eq!(e.summary()["runs"][1]["counts_state"], "exit");
+}
+
+// ------------------------------------------------------------------ timeouts and stale reports
+
+fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().split_whitespace().nth(2).is_none_or(|st| st != "Z")
+}
+
+#[track_caller]
+fn expect_killed_group(pidfile: &Path) {
+    let pids: Vec<i32> = std::fs::read_to_string(pidfile).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+    assert_eq!(pids.len(), 2);
+    let t0 = std::time::Instant::now();
+    while pids.iter().any(|p| alive(*p)) && t0.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for p in pids {
+        assert!(!alive(p), "process {p} of the extractor's group survived the timeout");
+    }
+}
+
+#[test]
+fn a_hanging_extractor_is_killed_with_its_process_group() {
+    let e = Env::new();
+    let pidfile = e.p("pids");
+    let t0 = std::time::Instant::now();
+    let o = e.parity("frames", &["--timeout", "1"], &[("FAKE_HANG", pidfile.to_str().unwrap())]);
+    expect_code(&o, 2);
+    assert!(t0.elapsed().as_secs() < 20, "took {:?}", t0.elapsed());
+    let t = text(&o);
+    assert!(t.contains("cpu extractor timed out after 1 s") && t.contains("killed with its process group"), "{t}");
+    expect_killed_group(&pidfile);
+    assert_eq!(e.summary()["verdict"], "error");
+    assert!(e.summary()["error"].as_str().unwrap().contains("timed out after 1 s"));
+    // one that ignores SIGTERM gets SIGKILL after the grace period
+    let o = e.parity("transfers", &["--timeout", "0.5"], &[("FAKE_HANG", pidfile.to_str().unwrap()), ("FAKE_IGNORE_TERM", "1")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("timed out after 0.5 s"), "{}", text(&o));
+    expect_killed_group(&pidfile);
+    let o = e.parity("frames", &["--timeout", "0"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("not a positive number of seconds"), "{}", text(&o));
+}
+
+#[test]
+fn a_failed_frames_run_leaves_no_result_of_an_earlier_run() {
+    let e = Env::new();
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    for f in ["per_frame.csv", "diff.svg", "summary.md", "cuda-emulated.json", "cpu.json", "counts/cuda-emulated"] {
+        assert!(e.out().join(f).exists(), "{f}");
+    }
+    std::fs::write(e.out().join("notes-of-the-user.txt"), "kept").unwrap();
+    // the second run's CUDA extractor writes its output, then fails
+    let o = e.parity("frames", &["--defect", "fail"], &[("FAKE_WRITE_BEFORE_FAIL", "1")]);
+    expect_code(&o, 2);
+    for f in ["per_frame.csv", "diff.svg", "cuda-emulated.json", "block_orders.csv"] {
+        assert!(!e.out().join(f).exists(), "{f} of the earlier run is still there");
+    }
+    assert!(e.out().join("cuda-emulated.json.failed").exists(), "the failed run's output is marked");
+    assert!(e.out().join("cpu.json").exists(), "this run's CPU output stays");
+    assert!(e.out().join("notes-of-the-user.txt").exists(), "other files are not touched");
+    let s = e.summary();
+    assert_eq!(s["verdict"], "error");
+    assert!(std::fs::read_to_string(e.out().join("summary.md")).unwrap().contains("ERROR"));
+    // and a following good run does not keep the .failed file
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    assert!(!e.out().join("cuda-emulated.json.failed").exists());
+}
+
+#[test]
+fn a_failed_transfers_run_leaves_no_result_of_an_earlier_run() {
+    let e = Env::new();
+    let o = e.parity("transfers", &["--n1", "2", "--n2", "5"], &[]);
+    expect_code(&o, 0);
+    assert!(e.out().join("transfers.csv").exists() && e.out().join("transfers.json").exists());
+    // the second extractor run of the audit (5 frames) fails
+    let o = e.parity("transfers", &["--n1", "2", "--n2", "5"], &[("FAKE_FAIL_FRAMES", "5")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("extractor-n5 extractor failed with exit status 3"), "{}", text(&o));
+    for f in ["transfers.csv", "transfers.json", "transfers.md", "counts/extractor-n5/x"] {
+        let p = e.out().join(f);
+        assert!(!p.exists() || f.ends_with("/x"), "{f} of the earlier run is still there");
+    }
+    assert_eq!(e.summary()["verdict"], "error");
+    // bench: nothing written until every run is done
+    let o = e.parity("bench", &["--frames", "4", "--rounds", "1"], &[]);
+    expect_code(&o, 0);
+    assert!(e.out().join("bench.json").exists());
+    let o = e.parity("bench", &["--frames", "4", "--rounds", "1"], &[("FAKE_FAIL_FRAMES", "4")]);
+    expect_code(&o, 2);
+    for f in ["bench.json", "bench.csv", "bench.md"] {
+        assert!(!e.out().join(f).exists(), "{f}");
+    }
+}
+
+// ------------------------------------------------------------------ block orders
+
+#[test]
+fn block_orders_flag_outputs_that_change_between_orders() {
+    let e = Env::new();
+    let o = e.parity("frames", &["--defect", "order", "--block-orders", "forward,reverse,shuffle:3"], &[]);
+    expect_code(&o, 1);
+    let s = e.summary();
+    // the first order is the one compared with the CPU: at parity there
+    assert_eq!(s["comparisons"][0]["pass"], true);
+    let b = &s["block_orders"];
+    assert_eq!(b["changed"], true);
+    assert_eq!(b["orders"], serde_json::json!(["forward", "reverse", "shuffle:3"]));
+    assert_eq!(b["metrics_changed"]["m_a"]["frames"], serde_json::json!([2]));
+    assert_eq!(b["metrics_changed"]["m_a"]["orders"], serde_json::json!(["reverse", "shuffle:3"]));
+    assert_eq!(b["metrics_changed"]["m_a"]["max_ulp"], 1);
+    assert_eq!(b["first_change"]["frame"], 2);
+    assert_eq!(b["stable_metrics"], serde_json::json!(["m_b", "m_int", "m_z"]));
+    let runs: Vec<&str> = s["runs"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(runs, ["cpu", "cuda-emulated", "cuda-emulated-reverse", "cuda-emulated-shuffle-3"]);
+    assert_eq!(s["runs"][2]["block_order"], "reverse");
+    assert!(s["runs"][2]["env"].as_array().unwrap().iter().any(|v| v == "EMU_CUDA_BLOCK_ORDER=reverse"));
+    let csv = std::fs::read_to_string(e.out().join("block_orders.csv")).unwrap();
+    assert!(csv.starts_with("frame,metric,forward,reverse,shuffle:3,changed\n"), "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.ends_with(",yes")).count(), 1);
+    assert!(csv.lines().any(|l| l.starts_with("2,m_a,") && l.ends_with(",yes")), "{csv}");
+    let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
+    assert!(md.contains("## Block orders: forward, reverse, shuffle:3") && md.contains("ORDER-DEPENDENT") && md.contains("| m_a | 1 (frames 2) |"), "{md}");
+    assert!(text(&o).contains("ORDER-DEPENDENT"));
+    // control: an order-independent twin
+    let o = e.parity("frames", &["--block-orders", "forward,reverse,shuffle:3"], &[]);
+    expect_code(&o, 0);
+    assert_eq!(e.summary()["block_orders"]["changed"], false);
+    assert!(std::fs::read_to_string(e.out().join("summary.md")).unwrap().contains("bit-identical under every order"));
+}
+
+#[test]
+fn block_orders_fail_clearly_when_the_driver_refuses_them() {
+    let e = Env::new();
+    let o = e.parity("frames", &["--defect", "order", "--block-orders", "forward,reverse"], &[("FAKE_DRIVER_REFUSES", "1")]);
+    expect_code(&o, 2);
+    let t = text(&o);
+    assert!(t.contains("refuses EMU_CUDA_BLOCK_ORDER=reverse: cuInit answered 801 (CUDA_ERROR_NOT_SUPPORTED)") && t.contains("not built yet"), "{t}");
+    assert!(!e.out().join("per_frame.csv").exists() && !e.out().join("cpu.json").exists(), "nothing ran");
+    let o = e.parity("frames", &["--block-order", "reverse"], &[("FAKE_DRIVER_REFUSES", "1")]);
+    expect_code(&o, 2);
+    // bad lists
+    for (args, needle) in [
+        (vec!["--block-orders", "forward"], "at least two orders"),
+        (vec!["--block-orders", "forward,sideways"], "'sideways'"),
+        (vec!["--block-orders", "reverse,reverse"], "given twice"),
+        (vec!["--block-orders", "forward,reverse", "--block-order", "reverse"], "exclude each other"),
+        (vec!["--block-orders", "forward,reverse", "--device", "real", "--proof", "none"], "needs the emulated driver"),
+    ] {
+        let o = e.parity("frames", &args, &[]);
+        expect_code(&o, 2);
+        assert!(text(&o).contains(needle), "{needle}: {}", text(&o));
+    }
+}
+
+// ------------------------------------------------------------------ faults
+
+fn fault_runs(e: &Env) -> Vec<Value> {
+    read_json(&e.out().join("faults.json"))["runs"].as_array().unwrap().clone()
+}
+
+fn fault_run<'a>(runs: &'a [Value], at: &str) -> &'a Value {
+    runs.iter().find(|r| r["fail"] == at).unwrap_or_else(|| panic!("no run failing {at}"))
+}
+
+#[test]
+fn faults_campaign_reports_crashes_hangs_and_leaks() {
+    let e = Env::new();
+    let o = e.parity("faults", &["--frames", "2", "--timeout", "1"], &[]);
+    expect_code(&o, 1);
+    let s = read_json(&e.out().join("faults.json"));
+    // the clean run: 25 calls of 12 entry points, one faulted run each
+    assert_eq!(s["clean_run"]["calls"]["cuMemcpyHtoDAsync_v2"], 6);
+    assert_eq!(s["call_sites"], 25);
+    assert_eq!(s["runs_total"], 25);
+    assert_eq!(s["totals"]["crashes"], 4);
+    assert_eq!(s["totals"]["hangs"], 2);
+    assert_eq!(s["totals"]["exit_0"], 0);
+    assert_eq!(s["findings"].as_array().unwrap().len(), 6);
+    let runs = fault_runs(&e);
+    let r = fault_run(&runs, "cuLaunchKernel:1");
+    assert_eq!((r["crash"].clone(), r["signal"].clone(), r["counters"].clone()), (Value::Bool(true), Value::from("SIGSEGV"), Value::Null));
+    assert_eq!(r["stderr_first_line"], "fake: cuLaunchKernel failed: CUDA error 719");
+    let r = fault_run(&runs, "cuLaunchKernel:2");
+    assert_eq!(r["counters"], "checkpoint", "a crash after the first synchronisation leaves its checkpoint");
+    assert!(r["leaks"].is_null());
+    let r = fault_run(&runs, "cuMemcpyDtoHAsync_v2:1");
+    assert_eq!((r["signal"].clone(), r["counters"].clone()), (Value::from("SIGABRT"), Value::from("signal:SIGABRT")));
+    assert_eq!(r["injected"]["code"], 1);
+    assert_eq!(r["leaks"]["allocations"], 3);
+    let r = fault_run(&runs, "cuStreamSynchronize:2");
+    assert_eq!((r["hang"].clone(), r["counters"].clone()), (Value::Bool(true), Value::from("signal:SIGTERM")));
+    assert_eq!(r["outcome"], "HANG (killed after 1 s)");
+    let r = fault_run(&runs, "cuMemAlloc_v2:2");
+    assert_eq!((r["exit_status"].clone(), r["crash"].clone()), (Value::from(1), Value::Bool(false)));
+    assert_eq!(r["injected"]["code"], 2, "out of memory");
+    assert_eq!((r["leaks"]["allocations"].clone(), r["leaks"]["modules"].clone(), r["leaks"]["streams"].clone()), (1.into(), 1.into(), 1.into()));
+    assert_eq!(r["stderr_first_line"], "fake: cuMemAlloc_v2 failed: CUDA error 2");
+    let r = fault_run(&runs, "cuMemcpyHtoDAsync_v2:3");
+    assert_eq!((r["exit_status"].clone(), r["leaks"]["total"].clone()), (Value::from(1), Value::from(0)));
+    assert_eq!(fault_run(&runs, "cuMemFree_v2:3")["leaks"]["allocations"], 1);
+    let md = std::fs::read_to_string(e.out().join("faults.md")).unwrap();
+    assert!(md.contains("**Verdict: FAIL**") && md.contains("- **FINDING** cuLaunchKernel:1: CRASH (SIGSEGV)"), "{md}");
+    assert!(md.contains("| cuMemAlloc_v2:2 | error exit 1 | yes (2) | alloc 1, modules 1, streams 1 | exit | fake: cuMemAlloc_v2 failed: CUDA error 2 |"), "{md}");
+    let csv = std::fs::read_to_string(e.out().join("faults.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 26);
+    assert!(text(&o).contains("FINDING cuStreamSynchronize:1: HANG"));
+}
+
+#[test]
+fn faults_on_a_robust_program_pass_and_the_limits_apply() {
+    let e = Env::new();
+    let o = e.parity("faults", &["--frames", "2", "--timeout", "5", "--max-runs", "5"], &[("FAKE_ROBUST", "1")]);
+    expect_code(&o, 0);
+    let s = read_json(&e.out().join("faults.json"));
+    assert_eq!(s["runs_total"], 5);
+    assert_eq!((s["totals"]["crashes"].clone(), s["totals"]["hangs"].clone(), s["totals"]["leaking_runs"].clone()), (0.into(), 0.into(), 0.into()));
+    assert_eq!(s["totals"]["injected"], 5);
+    // first calls of the entry points in name order
+    let fails: Vec<String> = fault_runs(&e).iter().map(|r| r["fail"].as_str().unwrap().to_string()).collect();
+    assert_eq!(fails, ["cuInit:1", "cuLaunchKernel:1", "cuMemAlloc_v2:1", "cuMemFree_v2:1", "cuMemcpyDtoHAsync_v2:1"]);
+    let o = e.parity("faults", &["--frames", "2", "--only", "cuMemcpy*,cuStreamSync*", "--skip", "*DtoH*", "--per-entry", "2"], &[("FAKE_ROBUST", "1")]);
+    expect_code(&o, 0);
+    let fails: Vec<String> = fault_runs(&e).iter().map(|r| r["fail"].as_str().unwrap().to_string()).collect();
+    assert_eq!(fails, ["cuMemcpyHtoDAsync_v2:1", "cuMemcpyHtoDAsync_v2:2", "cuStreamSynchronize:1", "cuStreamSynchronize:2"]);
+    // leaks are findings only when asked
+    let o = e.parity("faults", &["--frames", "2", "--only", "cuMemAlloc_v2"], &[]);
+    expect_code(&o, 0);
+    let o = e.parity("faults", &["--frames", "2", "--only", "cuMemAlloc_v2", "--fail-on-leaks"], &[]);
+    expect_code(&o, 1);
+    assert!(text(&o).contains("FINDING cuMemAlloc_v2:2: leaks alloc 1, modules 1, streams 1 (--fail-on-leaks)"), "{}", text(&o));
+}
+
+#[test]
+fn faults_setup_errors() {
+    let e = Env::new();
+    // a driver without fault injection refuses EMU_CUDA_FAIL at cuInit
+    let o = e.parity("faults", &["--frames", "2"], &[("FAKE_DRIVER_REFUSES", "1")]);
+    expect_code(&o, 2);
+    let t = text(&o);
+    assert!(t.contains("refuses EMU_CUDA_FAIL=") && t.contains("CUDA_ERROR_NOT_SUPPORTED"), "{t}");
+    assert!(!e.out().join("faults.json").exists());
+    assert_eq!(e.summary()["verdict"], "error");
+    // one that accepts it but never injects anything
+    let o = e.parity("faults", &["--frames", "2", "--only", "cuMem*"], &[("FAKE_IGNORE_FAIL", "1")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("injected none of the"), "{}", text(&o));
+    // a program that fails on its own
+    let o = e.parity("faults", &["--frames", "2", "--defect", "fail"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("fails without any injected fault"), "{}", text(&o));
+    let o = e.parity("faults", &["--frames", "2", "--only", "cuNothing"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("no call site to fail"), "{}", text(&o));
+    let o = e.parity("faults", &["--max-runs", "0"], &[]);
+    expect_code(&o, 2);
+}
+
 // ------------------------------------------------------------------ demo and help
 
 #[test]
@@ -564,15 +862,44 @@ fn demo_runs_every_check_and_catches_every_defect() {
     let defects = s["defects"].as_array().unwrap();
     assert_eq!(defects.len(), 7);
     for d in defects {
-        // atomic-order waits for block orders in the emulated driver: never counted as caught
-        let want = if d["defect"] == "atomic-order" { Value::Null } else { Value::Bool(true) };
-        assert_eq!(d["caught"], want, "{d}");
+        assert_eq!(d["caught"], true, "{d}");
+        assert_eq!(d["result"], "CAUGHT", "{d}");
     }
     let hr = defects.iter().find(|d| d["defect"] == "host-roundtrip").unwrap();
     assert_eq!(hr["exit_code"], 1);
     assert!(hr["detail"].as_str().unwrap().contains("cuMemcpyHtoD_v2"), "{hr}");
+    // atomic-order is caught by its mechanism: outputs that change between block orders
+    let ao = defects.iter().find(|d| d["defect"] == "atomic-order").unwrap();
+    assert_eq!(ao["caught_by"], "block-orders");
+    assert!(ao["detail"].as_str().unwrap().contains("order-dependent: m_a changed"), "{ao}");
+    let ao_summary = read_json(&e.out().join("defects/atomic-order/summary.json"));
+    assert_eq!(ao_summary["block_orders"]["orders"], serde_json::json!(["forward", "reverse", "shuffle:1"]));
+    assert_eq!(ao_summary["block_orders"]["metrics_changed"]["m_a"]["frames"], serde_json::json!([2]));
+    assert_eq!(s["all_pass"], true);
     assert!(text(&o).contains("ALL PASS"));
     assert!(e.out().join("frames/banded-16x16-8/sse/summary.json").exists());
+}
+
+#[test]
+fn demo_never_prints_all_pass_while_a_defect_waits() {
+    // A driver without block orders refuses EMU_CUDA_BLOCK_ORDER: atomic-order is then
+    // WAITING, and the demo fails although every other check passes.
+    let e = Env::new();
+    let o = e.parity("demo", &["--simtwin", &e.s("simtwin"), "--features", "sse"], &[("FAKE_DRIVER_REFUSES", "1")]);
+    expect_code(&o, 1);
+    let s = e.summary();
+    assert_eq!(s["all_pass"], false);
+    assert!(s["checks"].as_array().unwrap().iter().all(|c| c["exit_code"] == 0), "{s}");
+    let ao = s["defects"].as_array().unwrap().iter().find(|d| d["defect"] == "atomic-order").unwrap().clone();
+    assert_eq!(ao["result"], "WAITING");
+    assert_eq!(ao["caught"], false);
+    assert!(ao["detail"].as_str().unwrap().contains("refuses EMU_CUDA_BLOCK_ORDER=reverse"), "{ao}");
+    let others = s["defects"].as_array().unwrap().iter().filter(|d| d["defect"] != "atomic-order").count();
+    assert_eq!(s["defects"].as_array().unwrap().iter().filter(|d| d["result"] == "CAUGHT").count(), others);
+    assert_eq!(s["reasons"], serde_json::json!(["planted defect atomic-order: WAITING"]));
+    let t = text(&o);
+    assert!(!t.contains("ALL PASS") && t.contains("FAILURES (planted defect atomic-order: WAITING)"), "{t}");
+    assert!(std::fs::read_to_string(e.out().join("summary.md")).unwrap().contains("| atomic-order | block-orders | 2 | WAITING |"));
 }
 
 #[test]
@@ -588,7 +915,7 @@ fn demo_fails_when_a_defect_is_missed_or_the_build_is_missing() {
 
 #[test]
 fn every_command_has_help_with_an_example() {
-    for sub in ["frames", "diff", "transfers", "bench", "demo", "driver-info", "replay", "libm"] {
+    for sub in ["frames", "diff", "transfers", "bench", "faults", "demo", "driver-info", "replay", "libm"] {
         let o = Command::new(env!("CARGO_BIN_EXE_parity")).args([sub, "--help"]).output().unwrap();
         expect_code(&o, 0);
         let t = String::from_utf8_lossy(&o.stdout);

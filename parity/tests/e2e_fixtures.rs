@@ -191,31 +191,121 @@ fn defect_host_roundtrip_fails_the_transfer_gate() {
     expect(&o, 0);
 }
 
-#[test]
-#[ignore = "waits for block orders (EMU_CUDA_BLOCK_ORDER=reverse is not built yet)"]
-fn defect_atomic_order_shows_under_reverse_block_order() {
-    let t = tempfile::tempdir().unwrap();
-    let c = textured(t.path());
-    let out = t.path().join("o");
-    let o = parity("frames", &c, &out, &["--features", FEATURES, "--defect", "atomic-order", "--block-order", "reverse"]);
-    expect(&o, 1);
-    expect_difference(&out, "topk");
+/// Does the emulated driver accept `VAR=VALUE`? Its cuInit answers (through parity's
+/// driver probe, the same check `parity frames` makes before running anything).
+fn driver_accepts(var: &str, value: &str) -> bool {
+    let st = simtwin();
+    let o = Command::new(env!("CARGO_BIN_EXE_parity"))
+        .args(["driver-info", "--json", "--init-emulated"])
+        .env("LD_LIBRARY_PATH", st.join("lib"))
+        .env("EMU_CUDA_KERNELS", st.join("kernels"))
+        .env(var, value)
+        .env_remove("EMU_CUDA_COUNTS")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+    assert_eq!(v["emulated"], true, "{v}");
+    match v["init"].as_i64() {
+        Some(0) => true,
+        Some(801) => false,
+        other => panic!("cuInit with {var}={value} answered {other:?}: {v}"),
+    }
 }
 
+/// The demo's clip for atomic-order (parity::demo::ATOMIC_CLIP): textured, noise of
+/// amplitude 40, so that the top 10% of differences are not all ties.
+fn atomic_clip(dir: &Path) -> Clip {
+    let (name, w, h, frames, distort) = parity::demo::ATOMIC_CLIP;
+    let mut paths = vec![];
+    for (suffix, d) in [("", None), ("-dis", Some(distort))] {
+        let p = dir.join(format!("{name}{suffix}.yuv"));
+        let mut cmd = Command::new(simtwin().join("bin/fixtures"));
+        cmd.args(["clip", "--kind", "textured", "--width", &w.to_string(), "--height", &h.to_string(), "--frames", &frames.to_string()]).arg("-o").arg(&p);
+        if let Some(d) = d {
+            cmd.args(["--distort", d]);
+        }
+        assert!(cmd.status().unwrap().success());
+        paths.push(p.display().to_string());
+    }
+    Clip { reference: paths[0].clone(), distorted: paths[1].clone(), width: w, height: h, bitdepth: 8 }
+}
+
+/// The atomic-order defect is caught by block orders: the float sum changes between
+/// orders. A driver without EMU_CUDA_BLOCK_ORDER makes the run fail clearly (exit 2,
+/// nothing run), never pass.
+#[test]
+fn defect_atomic_order_is_caught_by_block_orders() {
+    let t = tempfile::tempdir().unwrap();
+    let c = atomic_clip(t.path());
+    let out = t.path().join("o");
+    let orders = ["--block-orders", "forward,reverse,shuffle:1"];
+    let o = parity("frames", &c, &out, &[&["--features", "topk", "--defect", "atomic-order"][..], &orders[..]].concat());
+    if !driver_accepts("EMU_CUDA_BLOCK_ORDER", "reverse") {
+        expect(&o, 2);
+        assert!(text(&o).contains("refuses EMU_CUDA_BLOCK_ORDER=reverse") && text(&o).contains("CUDA_ERROR_NOT_SUPPORTED"), "{}", text(&o));
+        assert!(!out.join("per_frame.csv").exists());
+        return;
+    }
+    expect(&o, 1);
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["block_orders"]["changed"], true, "{s}");
+    assert!(s["block_orders"]["metrics_changed"].as_object().unwrap().keys().all(|k| k.starts_with("topk")), "{s}");
+    // control: the clean twin sums in fixed point, the same under every order and at parity
+    let o = parity("frames", &c, &t.path().join("p"), &[&["--features", "topk"][..], &orders[..]].concat());
+    expect(&o, 0);
+    assert_eq!(json(&t.path().join("p/summary.json"))["block_orders"]["changed"], false);
+}
+
+/// The demo catches every planted defect by the mechanism fixtures/README.md names and
+/// says ALL PASS; while the driver has no block orders, atomic-order is WAITING and the
+/// demo fails (exit 1), never ALL PASS.
 #[test]
 fn demo_passes_on_the_real_build() {
     let t = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_parity")).arg("demo").arg("--simtwin").arg(simtwin()).arg("--out").arg(t.path()).output().unwrap();
-    expect(&o, 0);
     let s = json(&t.path().join("summary.json"));
+    assert!(s["checks"].as_array().unwrap().iter().all(|c| c["exit_code"] == 0), "{s}");
     let defects = s["defects"].as_array().unwrap();
     assert_eq!(defects.len(), 7);
+    let orders = driver_accepts("EMU_CUDA_BLOCK_ORDER", "reverse");
     for d in defects {
-        if d["defect"] == "atomic-order" {
-            // waits for block orders: reported as waiting, never as caught
-            assert_eq!(d["caught"], Value::Null, "{d}");
+        if d["defect"] == "atomic-order" && !orders {
+            assert_eq!(d["result"], "WAITING", "{d}");
         } else {
-            assert_eq!(d["caught"], true, "{d}");
+            assert_eq!(d["result"], "CAUGHT", "{d}");
         }
+    }
+    if orders {
+        expect(&o, 0);
+        assert!(text(&o).contains("ALL PASS"));
+    } else {
+        expect(&o, 1);
+        assert!(!text(&o).contains("ALL PASS") && text(&o).contains("planted defect atomic-order: WAITING"), "{}", text(&o));
+    }
+}
+
+/// `parity faults` on the fixtures' CUDA twin: every driver call of a 2-frame run
+/// failing in turn gives no crash and no hang. A driver without EMU_CUDA_FAIL makes the
+/// campaign fail clearly (exit 2).
+#[test]
+fn faults_on_the_twin_give_no_crash_and_no_hang() {
+    let t = tempfile::tempdir().unwrap();
+    let c = textured(t.path());
+    let out = t.path().join("f");
+    let o = parity("faults", &c, &out, &["--features", "sse,topk", "--frames", "2"]);
+    if !driver_accepts("EMU_CUDA_FAIL", "cuMemAlloc_v2:1") {
+        expect(&o, 2);
+        assert!(text(&o).contains("refuses EMU_CUDA_FAIL=") && text(&o).contains("CUDA_ERROR_NOT_SUPPORTED"), "{}", text(&o));
+        return;
+    }
+    let s = json(&out.join("faults.json"));
+    assert_eq!(s["totals"]["crashes"], 0, "{}", s["findings"]);
+    assert_eq!(s["totals"]["hangs"], 0, "{}", s["findings"]);
+    assert!(s["runs_total"].as_u64().unwrap() >= 20, "{s}");
+    assert!(s["totals"]["injected"].as_u64().unwrap() > 0, "{s}");
+    expect(&o, 0);
+    // every run answered the failure: an error exit naming the failed call
+    for r in s["runs"].as_array().unwrap().iter().filter(|r| r["injected"]["code"].is_u64()) {
+        assert_ne!(r["exit_status"], 0, "{r}");
     }
 }

@@ -8,7 +8,8 @@
 //!   "allocations": {"count","bytes","frees"}, "launches": {SYMBOL: {"count","threads","blocks"}},
 //!   "failed_launches": {SYMBOL: N}, "zero_copy": {SYMBOL: N}, "synchronizations",
 //!   "hazards": [Hazard], "leaks": {"allocations","allocation_bytes","pinned","modules",
-//!   "streams","events","details": [..]}, "unsupported": {NAME: N}, "injected": [..]}`
+//!   "streams","events","details": [..]}, "unsupported": {NAME: N}, "injected": [..],
+//!   "never_ran": [..]}`
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -211,6 +212,9 @@ pub struct Counters {
     pub unsupported: BTreeMap<String, u64>,
     /// Failures injected by EMU_CUDA_FAIL.
     pub injected: Vec<Injected>,
+    /// Work still queued when the program ended (EMU_CUDA_ASYNC=deferred): it never ran
+    /// because nothing waited for it.
+    pub never_ran: Vec<String>,
 }
 
 /// Why a counters file could not be read.
@@ -288,6 +292,7 @@ impl Counters {
         l.details.extend(o.leaks.details.iter().cloned());
         add_map(&mut self.unsupported, &o.unsupported);
         self.injected.extend(o.injected.iter().cloned());
+        self.never_ran.extend(o.never_ran.iter().cloned());
         if self.state == State::Exit && o.state != State::Exit {
             self.state = o.state.clone();
         }

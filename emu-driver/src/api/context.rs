@@ -69,6 +69,8 @@ pub fn ctx_create_v4(pctx: Out<CUcontext>, params: Option<CUctxCreateParams>, fl
 }
 
 pub fn ctx_destroy(ctx: CUcontext) -> CuResult {
+    let id = driver()?.ctx_from_handle(ctx)?;
+    let _ = crate::queue::force_context(id, "cuCtxDestroy");
     let mut d = driver()?;
     let id = d.ctx_from_handle(ctx)?;
     if d.contexts[&id].primary {
@@ -154,6 +156,8 @@ pub fn ctx_get_api_version(ctx: CUcontext, v: Out<u32>) -> CuResult {
 }
 
 pub fn ctx_synchronize() -> CuResult {
+    let ctx = driver()?.current()?;
+    crate::queue::force_context(ctx, "cuCtxSynchronize")?;
     let d = driver()?;
     d.current()?;
     crate::counters::get().sync();
@@ -252,6 +256,9 @@ pub fn primary_release(dev: CUdevice) -> CuResult {
     p.refcount -= 1;
     if p.refcount == 0 {
         if let Some(id) = p.ctx.take() {
+            drop(d);
+            let _ = crate::queue::force_context(id, "cuDevicePrimaryCtxRelease");
+            let mut d = driver()?;
             crate::teardown::context(&mut d, id, true);
             ctx_stack(|s| s.retain(|&c| c != id));
         }

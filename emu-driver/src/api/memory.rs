@@ -4,6 +4,7 @@
 use crate::boundary::{CuResult, HostPtr, Opaque, Out, OutAny};
 use crate::cu::*;
 use crate::memory::{self, Side};
+use crate::queue::{self, Work};
 use crate::state::{driver, handle, handle_id, AllocKind, Pool, Tag};
 use std::ffi::c_void;
 
@@ -34,12 +35,17 @@ pub fn mem_alloc_pitch(dptr: Out<CUdeviceptr>, pitch: Out<usize>, width: usize, 
 /// The allocation names its context: no context needs to be current (measured on an
 /// H200: cuMemFree succeeds with none).
 pub fn mem_free(dptr: CUdeviceptr) -> CuResult {
+    let ctx = {
+        let d = driver()?;
+        if dptr == 0 {
+            d.current()?;
+            return Ok(());
+        }
+        d.alloc_ctx(dptr)?
+    };
+    // cuMemFree waits for work that may still use the memory.
+    queue::force_context(ctx, "cuMemFree")?;
     let mut d = driver()?;
-    if dptr == 0 {
-        d.current()?;
-        return Ok(());
-    }
-    d.alloc_ctx(dptr)?;
     memory::free_device(&mut d, dptr)
 }
 
@@ -76,10 +82,13 @@ pub fn mem_host_alloc(pp: Out<*mut c_void>, size: usize, flags: u32) -> CuResult
 
 /// Like cuMemFree, the allocation names its context (succeeds with none current).
 pub fn mem_free_host(p: HostPtr) -> CuResult {
-    let mut d = driver()?;
+    let d = driver()?;
     match d.allocs.get(&p.0) {
         Some(a) if a.kind == AllocKind::PinnedHost => {
-            d.alloc_ctx(p.0)?;
+            let ctx = d.alloc_ctx(p.0)?;
+            drop(d);
+            queue::force_context(ctx, "cuMemFreeHost")?;
+            let mut d = driver()?;
             memory::release(&mut d, p.0)
         }
         _ => {
@@ -180,8 +189,16 @@ pub fn mem_alloc_from_pool_async(dptr: Out<CUdeviceptr>, size: usize, pool: CUme
 
 pub fn mem_free_async(dptr: CUdeviceptr, stream: CUstream) -> CuResult {
     let mut d = driver()?;
-    d.stream_context(stream)?;
-    memory::free_device(&mut d, dptr)
+    let key = queue::key(&d, stream)?;
+    if !queue::deferred() {
+        return memory::free_device(&mut d, dptr);
+    }
+    match d.allocs.get(&dptr) {
+        Some(a) if matches!(a.kind, AllocKind::Device | AllocKind::Pitched | AllocKind::Managed | AllocKind::StreamOrdered) => {}
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    }
+    drop(d);
+    queue::submit(key, Work::Free { ptr: dptr }, &queue::origin("cuMemFreeAsync"))
 }
 
 pub fn mem_pool_create(pool: Out<CUmemoryPool>, props: Opaque) -> CuResult {
@@ -257,10 +274,30 @@ fn context_for(d: &crate::state::Driver, stream: Option<CUstream>) -> CuResult<u
     }
 }
 
+/// A copy, synchronous (stream None: the legacy default stream's order, complete when
+/// the call returns) or on a stream. With EMU_CUDA_ASYNC=deferred an async copy is queued:
+/// from pageable memory its source is read now, to pageable memory it completes before
+/// the call returns (with what it depends on), as a device's driver does.
 fn copy_checked(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>, stream: Option<CUstream>) -> CuResult {
     let d = driver()?;
     context_for(&d, stream)?;
-    memory::copy(&d, dst, src, n as u64, ed, es)
+    if !queue::deferred() {
+        return memory::copy(&d, dst, src, n as u64, ed, es);
+    }
+    memory::check_copy(&d, dst, src, n as u64, ed, es)?;
+    let len = n as u64;
+    let host_src = es != Some(Side::Device) && memory::side_of(&d, src) == Side::Host;
+    let host_dst = ed != Some(Side::Device) && memory::side_of(&d, dst) == Side::Host;
+    let (src_pageable, dst_pageable) = (host_src && memory::is_pageable(&d, src), host_dst && memory::is_pageable(&d, dst));
+    let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+    drop(d);
+    let name = if stream.is_some() { "async copy" } else { "cuMemcpy" };
+    let snapshot = src_pageable.then(|| memory::snapshot(src, len));
+    queue::submit(key, Work::Copy { dst, src, len, snapshot }, &queue::origin(name))?;
+    if stream.is_none() || dst_pageable {
+        queue::force_stream(key, name)?;
+    }
+    Ok(())
 }
 
 pub fn memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CuResult {
@@ -318,6 +355,27 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
     let c = p.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let d = driver()?;
     context_for(&d, stream)?;
+    if queue::deferred() {
+        // 2D copies are staged like 1D ones: validated now, run in stream order, and
+        // complete before returning when synchronous or into pageable memory.
+        let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+        let es = side_for(c.src_memory_type)?;
+        let ed = side_for(c.dst_memory_type)?;
+        let src = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device } + c.src_x_in_bytes as u64 + c.src_y as u64 * c.src_pitch as u64;
+        let dst = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device } + c.dst_x_in_bytes as u64 + c.dst_y as u64 * c.dst_pitch as u64;
+        let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch } as u64;
+        let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch } as u64;
+        let (w, h) = (c.width_in_bytes as u64, c.height as u64);
+        memory::check_copy_2d(&d, dst, dp, src, sp, w, h, ed, es)?;
+        let pageable = |p: u64| memory::side_of(&d, p) == Side::Host && memory::is_pageable(&d, p);
+        let force = stream.is_none() || pageable(dst) || pageable(src);
+        drop(d);
+        queue::submit(key, Work::Copy2D { dst, dpitch: dp, src, spitch: sp, width: w, height: h }, &queue::origin("2D copy"))?;
+        if force {
+            queue::force_stream(key, "2D copy")?;
+        }
+        return Ok(());
+    }
     let es = side_for(c.src_memory_type)?;
     let ed = side_for(c.dst_memory_type)?;
     let src_base = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device };
@@ -359,11 +417,20 @@ impl Fill {
     }
 }
 
-/// cuMemsetD8/16/32 and the 2D forms, synchronous (stream None) or on a stream.
+/// cuMemsetD8/16/32 and the 2D forms, synchronous (stream None: the legacy default
+/// stream) or on a stream. Memsets of device memory are asynchronous with respect to the
+/// host even in their synchronous form: with EMU_CUDA_ASYNC=deferred they are queued.
 pub fn memset(f: Fill, stream: Option<CUstream>) -> CuResult {
     let d = driver()?;
     context_for(&d, stream)?;
-    memory::memset(&d, f.dst, f.pitch as u64, f.value, f.elem, f.w as u64, f.h as u64)
+    if !queue::deferred() {
+        return memory::memset(&d, f.dst, f.pitch as u64, f.value, f.elem, f.w as u64, f.h as u64);
+    }
+    memory::check_memset(&d, f.dst, f.pitch as u64, f.elem, f.w as u64, f.h as u64)?;
+    let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+    drop(d);
+    let work = Work::Memset { dst: f.dst, pitch: f.pitch as u64, value: f.value, elem: f.elem, w: f.w as u64, h: f.h as u64 };
+    queue::submit(key, work, &queue::origin("memset"))
 }
 
 // ---- pointer attributes and hints ---------------------------------------------------

@@ -4,6 +4,7 @@ use crate::boundary::{CuResult, ImagePtr, KernelArgs, Opaque, Out, Text};
 use crate::cu::*;
 use crate::launch::{self, Launch};
 use crate::module::{load as module, FunctionRef};
+use crate::queue;
 use crate::state::{driver, handle, handle_id, Tag};
 use crate::state::Driver;
 
@@ -66,6 +67,12 @@ fn module_id(d: &Driver, m: CUmodule) -> CuResult<u64> {
 }
 
 pub fn module_unload(m: CUmodule) -> CuResult {
+    let ctx = {
+        let d = driver()?;
+        d.modules[&module_id(&d, m)?].ctx
+    };
+    // Work that may still use the module's code or globals runs first.
+    queue::force_context(ctx, "cuModuleUnload")?;
     let mut d = driver()?;
     let id = module_id(&d, m)?;
     module::unload(&mut d, id);
@@ -218,8 +225,17 @@ pub struct Shape {
     pub stream: CUstream,
 }
 
+/// Validates the launch now (configuration errors are the call's answer) and submits it
+/// to its stream (run at once, or when forced with EMU_CUDA_ASYNC=deferred).
+fn submit_launch(l: Launch, name: &str) -> CuResult {
+    let stream = l.stream;
+    let p = launch::prepare(l)?;
+    let key = queue::key(&*driver()?, stream)?;
+    queue::submit(key, queue::Work::Launch(p), &queue::origin(name))
+}
+
 pub fn launch_kernel(f: CUfunction, shape: Shape, args: KernelArgs) -> CuResult {
-    launch::launch(Launch { f, grid: shape.grid, block: shape.block, shared: shape.shared, stream: shape.stream, args })
+    submit_launch(Launch { f, grid: shape.grid, block: shape.block, shared: shape.shared, stream: shape.stream, args }, "cuLaunchKernel")
 }
 
 /// cuLaunchKernelEx: the config and its attributes, copied at the boundary.
@@ -238,14 +254,17 @@ pub fn launch_kernel_ex(cfg: Option<(CUlaunchConfig, Option<Vec<CUlaunchAttribut
             }
         }
     }
-    launch::launch(Launch {
-        f,
-        grid: [c.grid_dim_x, c.grid_dim_y, c.grid_dim_z],
-        block: [c.block_dim_x, c.block_dim_y, c.block_dim_z],
-        shared: c.shared_mem_bytes,
-        stream: c.h_stream,
-        args,
-    })
+    submit_launch(
+        Launch {
+            f,
+            grid: [c.grid_dim_x, c.grid_dim_y, c.grid_dim_z],
+            block: [c.block_dim_x, c.block_dim_y, c.block_dim_z],
+            shared: c.shared_mem_bytes,
+            stream: c.h_stream,
+            args,
+        },
+        "cuLaunchKernelEx",
+    )
 }
 
 /// Active blocks per SM by the profile's limits: threads, registers, shared memory.

@@ -6,11 +6,8 @@
 
 use crate::boundary::{CuResult, HostCall, Out};
 use crate::cu::*;
+use crate::queue::{self, Work};
 use crate::state::{driver, handle, handle_id, Event, Stream, Tag};
-use std::cell::Cell;
-use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
 
 pub fn stream_create(s: Out<CUstream>, flags: u32) -> CuResult {
     stream_create_with_priority(s, flags, 0)
@@ -27,6 +24,9 @@ pub fn stream_create_with_priority(s: Out<CUstream>, flags: u32, priority: i32) 
     let priority = priority.clamp(-5, 0);
     let id = d.new_id();
     d.streams.insert(id, Stream { ctx, flags, priority });
+    if flags & CU_STREAM_NON_BLOCKING != 0 {
+        queue::set_non_blocking(queue::StreamKey { ctx, stream: Some(id) });
+    }
     s.set(handle(Tag::Stream, id))
 }
 
@@ -41,35 +41,52 @@ fn stream_id(s: CUstream) -> CuResult<Option<u64>> {
 /// A named stream carries its context: no context needs to be current (measured on an
 /// H200 for destroy, query, synchronize and wait-event).
 pub fn stream_destroy(s: CUstream) -> CuResult {
-    let mut d = driver()?;
-    let id = stream_id(s)?.ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-    d.stream_context_unchecked(s)?;
-    d.streams.remove(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let key = {
+        let d = driver()?;
+        let id = stream_id(s)?.ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let ctx = d.stream_context_unchecked(s)?;
+        d.streams.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        queue::StreamKey { ctx, stream: Some(id) }
+    };
+    // Work queued on the stream still runs (destroy does not wait on a device either, but
+    // the work completes).
+    queue::force_stream(key, "cuStreamDestroy")?;
+    driver()?.streams.remove(&key.stream.expect("named")).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     Ok(())
 }
 
+/// CUDA_ERROR_NOT_READY while work is queued (EMU_CUDA_ASYNC=deferred); the query also
+/// runs that work, so that a program polling the stream sees it finish.
 pub fn stream_query(s: CUstream) -> CuResult {
-    let d = driver()?;
-    d.stream_context(s)?;
+    let key = queue::key(&*driver()?, s)?;
+    if queue::stream_pending(key) {
+        queue::force_stream(key, "cuStreamQuery")?;
+        return Err(CUDA_ERROR_NOT_READY);
+    }
     Ok(())
 }
 
 pub fn stream_synchronize(s: CUstream) -> CuResult {
-    let d = driver()?;
-    d.stream_context(s)?;
+    let key = queue::key(&*driver()?, s)?;
+    queue::force_stream(key, "cuStreamSynchronize")?;
+    driver()?.stream_context(s)?;
     crate::counters::get().sync();
     crate::teardown::checkpoint();
     Ok(())
 }
 
 pub fn stream_wait_event(s: CUstream, e: CUevent, flags: u32) -> CuResult {
-    let d = driver()?;
-    d.stream_context(s)?;
-    let id = handle_id(Tag::Event, e).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-    d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-    if flags & !1 != 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
+    let (key, id) = {
+        let d = driver()?;
+        let key = queue::key(&d, s)?;
+        let id = handle_id(Tag::Event, e).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if flags & !1 != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        (key, id)
+    };
+    queue::wait_event(key, id, &queue::origin("cuStreamWaitEvent"));
     Ok(())
 }
 
@@ -134,57 +151,18 @@ pub fn stream_attach_mem_async(s: CUstream, dptr: CUdeviceptr, _len: usize, _fla
 
 // ---- callbacks ----------------------------------------------------------------------
 
-thread_local! {
-    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
-}
-
-/// True on the driver's callback thread while a host function runs.
-pub fn in_callback() -> bool {
-    IN_CALLBACK.with(|c| c.get())
-}
-
-type Job = Box<dyn FnOnce() + Send>;
-/// A job for the callback thread and where to say it is done.
-type Request = (Job, mpsc::Sender<()>);
-
-fn callback_thread() -> &'static Mutex<mpsc::Sender<Request>> {
-    static TX: OnceLock<Mutex<mpsc::Sender<Request>>> = OnceLock::new();
-    TX.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Request>();
-        std::thread::Builder::new()
-            .name("simtwin-callbacks".into())
-            .spawn(move || {
-                IN_CALLBACK.with(|c| c.set(true));
-                for (job, done) in rx {
-                    job();
-                    let _ = done.send(());
-                }
-            })
-            .expect("spawn the callback thread");
-        Mutex::new(tx)
-    })
-}
-
-/// Runs the user's host function on the callback thread and waits for it: work that
-/// follows on the stream starts only after the callback returned, as the API specifies.
-fn run_on_callback_thread(call: HostCall) -> CuResult {
-    let (done_tx, done_rx) = mpsc::channel();
-    let job: Job = Box::new(move || call.call());
-    callback_thread().lock().unwrap_or_else(|e| e.into_inner()).send((job, done_tx)).map_err(|_| CUDA_ERROR_UNKNOWN)?;
-    done_rx.recv().map_err(|_| CUDA_ERROR_UNKNOWN)
-}
-
+/// Host functions run on the driver's callback thread in stream order.
 pub fn launch_host_func(s: CUstream, f: Option<HostCall>) -> CuResult {
-    driver()?.stream_context(s)?;
-    run_on_callback_thread(f.ok_or(CUDA_ERROR_INVALID_VALUE)?)
+    let key = queue::key(&*driver()?, s)?;
+    queue::submit(key, Work::Host(f.ok_or(CUDA_ERROR_INVALID_VALUE)?), &queue::origin("cuLaunchHostFunc"))
 }
 
 pub fn stream_add_callback(s: CUstream, cb: Option<HostCall>, flags: u32) -> CuResult {
-    driver()?.stream_context(s)?;
+    let key = queue::key(&*driver()?, s)?;
     if flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    run_on_callback_thread(cb.ok_or(CUDA_ERROR_INVALID_VALUE)?)
+    queue::submit(key, Work::Host(cb.ok_or(CUDA_ERROR_INVALID_VALUE)?), &queue::origin("cuStreamAddCallback"))
 }
 
 // ---- events -------------------------------------------------------------------------
@@ -219,17 +197,20 @@ pub fn event_destroy(e: CUevent) -> CuResult {
     Ok(())
 }
 
+/// The event completes when the stream's work before it has run.
 pub fn event_record(e: CUevent, s: CUstream) -> CuResult {
-    let mut d = driver()?;
-    let id = event_id(e)?;
-    let ev_ctx = d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
-    let ctx = if stream_id(s)?.is_some() { d.stream_context(s)? } else { d.current()? };
-    d.context(ev_ctx)?;
-    if ev_ctx != ctx {
-        return Err(CUDA_ERROR_INVALID_HANDLE);
-    }
-    d.events.get_mut(&id).expect("looked up above").recorded = Some(Instant::now());
-    Ok(())
+    let (key, id) = {
+        let d = driver()?;
+        let id = event_id(e)?;
+        let ev_ctx = d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
+        let key = queue::key(&d, s)?;
+        d.context(ev_ctx)?;
+        if ev_ctx != key.ctx {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        (key, id)
+    };
+    queue::submit(key, Work::Record { event: id }, &queue::origin("cuEventRecord"))
 }
 
 pub fn event_record_with_flags(e: CUevent, s: CUstream, flags: u32) -> CuResult {
@@ -239,16 +220,28 @@ pub fn event_record_with_flags(e: CUevent, s: CUstream, flags: u32) -> CuResult 
     event_record(e, s)
 }
 
+/// CUDA_ERROR_NOT_READY while the event's record is queued (EMU_CUDA_ASYNC=deferred); the
+/// query runs the work it waits for, so a program polling the event sees it finish.
 pub fn event_query(e: CUevent) -> CuResult {
-    let d = driver()?;
-    let ctx = d.events.get(&event_id(e)?).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
-    d.context(ctx)?;
+    let id = event_id(e)?;
+    {
+        let d = driver()?;
+        let ctx = d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
+        d.context(ctx)?;
+    }
+    if queue::event_pending(id) {
+        queue::force_event(id, "cuEventQuery")?;
+        return Err(CUDA_ERROR_NOT_READY);
+    }
     Ok(())
 }
 
 pub fn event_synchronize(e: CUevent) -> CuResult {
+    let id = event_id(e)?;
+    driver()?.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    queue::force_event(id, "cuEventSynchronize")?;
     let d = driver()?;
-    let ctx = d.events.get(&event_id(e)?).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
+    let ctx = d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
     d.context(ctx)?;
     crate::counters::get().sync();
     crate::teardown::checkpoint();
@@ -258,6 +251,9 @@ pub fn event_synchronize(e: CUevent) -> CuResult {
 pub fn event_elapsed_time(ms: Out<f32>, start: CUevent, end: CUevent) -> CuResult {
     let d = driver()?;
     ms.required()?;
+    if queue::event_pending(event_id(start)?) || queue::event_pending(event_id(end)?) {
+        return Err(CUDA_ERROR_NOT_READY);
+    }
     let a = d.events.get(&event_id(start)?).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     let b = d.events.get(&event_id(end)?).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     if (a.flags | b.flags) & CU_EVENT_DISABLE_TIMING != 0 {

@@ -80,7 +80,7 @@ pub fn coefficients() -> Coeffs {
     let l = Float::with_val(PREC, 1u32) / &ln2;
     let ck = |k: u32| {
         let v = Float::with_val(PREC, &l / k);
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             -v
         } else {
             v

@@ -9,7 +9,7 @@
 
 use super::engine::{self, Options, Outcome};
 use super::reference::RefFn;
-use super::ReplayArgs;
+use super::args::ReplayArgs;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::{result, sys};
 use serde_json::json;

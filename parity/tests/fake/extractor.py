@@ -15,13 +15,32 @@ Writes VMAF JSON (or XML/CSV with --format) with chosen differences selected by
   nocounts   no counts file (as if the emulated driver was not loaded)
   hazard     counts file with a hazard report
   htod       one extra cuMemcpyHtoD_v2 per frame
+  order      m_a of frame 2 one ULP larger under EMU_CUDA_BLOCK_ORDER reverse/shuffle:*
 Names of the real planted defects are mapped onto these (for the demo test).
+
 On the CUDA side under EMU_CUDA_COUNTS it checks the emulated-driver environment and
-writes a simtwin-counts/1 file that scales with the frame count.
+plays the emulated driver too: every driver call of a small CUDA program (setup, per
+frame two uploads, a memset, a launch, a download and a synchronisation, teardown) is
+counted by name; EMU_CUDA_FAIL=NAME:K[,NAME:K] makes the K-th call of NAME fail; the
+counters file (schema simtwin-counts/2) is written at exit, on SIGTERM and SIGABRT
+(state signal) and at every synchronisation (state checkpoint), with the leaks left.
+How the program reacts to a failed call (FAKE_ROBUST=1: always a clean exit 1):
+  cuInit, cuStreamCreate, cuModuleLoadData, cuMemAlloc_v2  exit 1 without cleaning up (leaks)
+  cuMemcpyHtoDAsync_v2, cuMemsetD8Async_v2, cuMemcpyHtoD_v2 clean up, exit 1
+  cuLaunchKernel        crash (SIGSEGV; only a checkpoint survives)
+  cuMemcpyDtoHAsync_v2  abort (SIGABRT)
+  cuStreamSynchronize   hang (until killed)
+  teardown calls        go on, exit 1 at the end
 Env: FAKE_DIGITS=6 prints %.6f; FAKE_LOG=FILE appends "<tag> <frames>"; FAKE_TAG;
-FAKE_SLEEP_MS per frame; FAKE_IGNORE_DEFECTS=1 ignores --defect.
+FAKE_SLEEP_MS per frame; FAKE_IGNORE_DEFECTS=1 ignores --defect; FAKE_HANG=PIDFILE starts
+a child that sleeps (its pid in PIDFILE) and hangs; FAKE_IGNORE_TERM=1 ignores SIGTERM;
+FAKE_FAIL_FRAMES=N exits 3 when asked for N frames; FAKE_WRITE_BEFORE_FAIL=1 writes the
+output before --defect fail exits; FAKE_DRIVER_REFUSES=1 refuses EMU_CUDA_BLOCK_ORDER
+(other than forward) and EMU_CUDA_FAIL at cuInit, as a driver without them does;
+FAKE_IGNORE_FAIL=1 counts but never injects; FAKE_COUNTS_SCHEMA, FAKE_COUNTS_GARBAGE=1
+and FAKE_COUNTS_STATE (JSON, e.g. '"checkpoint"') change the counters file at exit.
 """
-import json, math, os, struct, sys, time
+import atexit, json, math, os, resource, signal, struct, subprocess, sys, time
 
 def die(msg, code=4):
     sys.stderr.write("fake: " + msg + "\n")
@@ -75,16 +94,185 @@ if defect and backend != "cuda":
 if os.environ.get("FAKE_IGNORE_DEFECTS"):
     defect = ""
 mapping = {"clamp-borders": "ulp", "filter-border-rows": "ulp", "missing-sync": "nan",
-           "divergent-barrier": "hazard", "big-block": "fail", "host-roundtrip": "htod"}
-if defect == "atomic-order":
-    defect = "ulp" if os.environ.get("EMU_CUDA_BLOCK_ORDER") == "reverse" else ""
+           "divergent-barrier": "hazard", "big-block": "fail", "host-roundtrip": "htod",
+           "atomic-order": "order"}
 defect = mapping.get(defect, defect)
+order = os.environ.get("EMU_CUDA_BLOCK_ORDER", "forward")
+if defect == "order":
+    defect = "ulp" if order == "reverse" or order.startswith("shuffle:") else ""
 
 if os.environ.get("FAKE_LOG"):
     with open(os.environ["FAKE_LOG"], "a") as f:
         f.write("%s %d\n" % (os.environ.get("FAKE_TAG", backend), frames))
+if os.environ.get("FAKE_IGNORE_TERM"):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if os.environ.get("FAKE_HANG"):
+    child = subprocess.Popen(["sleep", "300"])
+    with open(os.environ["FAKE_HANG"], "w") as f:
+        f.write("%d %d\n" % (os.getpid(), child.pid))
+    while True:
+        time.sleep(1)
+if os.environ.get("FAKE_FAIL_FRAMES") and int(os.environ["FAKE_FAIL_FRAMES"]) == frames:
+    die("asked to fail at %d frames" % frames, 3)
 if os.environ.get("FAKE_SLEEP_MS"):
     time.sleep(frames * float(os.environ["FAKE_SLEEP_MS"]) / 1000.0)
+
+
+class Driver:
+    """The emulated driver's side: counters by entry point, injected failures."""
+    CODES = {"cuMemAlloc_v2": 2, "cuModuleLoadData": 218, "cuLaunchKernel": 719}
+
+    def __init__(self, path):
+        self.path = path.replace("%p", str(os.getpid()))
+        self.fail = {}
+        spec = "" if os.environ.get("FAKE_IGNORE_FAIL") else os.environ.get("EMU_CUDA_FAIL", "")
+        for item in filter(None, spec.split(",")):
+            name, k = item.rsplit(":", 1)
+            self.fail[(name, int(k))] = True
+        self.calls, self.failures, self.injected = {}, {}, []
+        self.copies = {d: {"count": 0, "bytes": 0} for d in ("HtoD", "DtoH", "DtoD", "HtoH")}
+        self.memsets = {"count": 0, "bytes": 0}
+        self.allocs = {"count": 0, "bytes": 0, "frees": 0}
+        self.launches, self.syncs, self.hazards = {}, 0, []
+        self.live = {"allocations": 0, "modules": 0, "streams": 0}
+        self.written = False
+
+    def call(self, name):
+        n = self.calls.get(name, 0) + 1
+        self.calls[name] = n
+        if (name, n) in self.fail:
+            code = self.CODES.get(name, 1)
+            self.failures[name] = self.failures.get(name, 0) + 1
+            self.injected.append({"name": name, "call": n, "code": code})
+            return code
+        return 0
+
+    def doc(self, state):
+        return {"schema": os.environ.get("FAKE_COUNTS_SCHEMA", "simtwin-counts/2"), "pid": os.getpid(), "driver": "fake emulated", "state": state,
+                "calls": self.calls, "failures": self.failures, "copies": self.copies, "memsets": self.memsets,
+                "allocations": self.allocs, "launches": self.launches, "failed_launches": {}, "zero_copy": {},
+                "synchronizations": self.syncs, "hazards": self.hazards,
+                "leaks": {"allocations": self.live["allocations"], "allocation_bytes": self.live["allocations"] * w * h,
+                          "pinned": 0, "modules": self.live["modules"], "streams": self.live["streams"], "events": 0,
+                          "details": ["%s x%d" % (k, v) for k, v in self.live.items() if v]},
+                "unsupported": {}, "injected": self.injected}
+
+    def write(self, state):
+        tmp = self.path + ".tmp%d" % os.getpid()
+        with open(tmp, "w") as f:
+            if os.environ.get("FAKE_COUNTS_GARBAGE"):
+                f.write('{"schema": "simtwin-counts/2", "calls": ')
+            else:
+                json.dump(self.doc(state), f)
+        os.rename(tmp, self.path)
+
+    def at_exit(self):
+        if not self.written:
+            self.written = True
+            self.write(json.loads(os.environ.get("FAKE_COUNTS_STATE", '"exit"')))
+
+    def on_signal(self, sig):
+        self.written = True
+        self.write({"signal": signal.Signals(sig).name})
+
+
+def cuda_program(drv, n):
+    """The program under test: returns normally, exits 1, crashes, aborts or hangs."""
+    robust = bool(os.environ.get("FAKE_ROBUST"))
+
+    def cleanup():
+        if drv.live["allocations"]:
+            for _ in range(drv.live["allocations"]):
+                if drv.call("cuMemFree_v2") == 0:
+                    drv.allocs["frees"] += 1
+            drv.live["allocations"] = 0
+        if drv.live["modules"] and drv.call("cuModuleUnload") == 0:
+            drv.live["modules"] = 0
+        if drv.live["streams"] and drv.call("cuStreamDestroy_v2") == 0:
+            drv.live["streams"] = 0
+
+    def failed(name, code, how):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        sys.stderr.write("fake: %s failed: CUDA error %d\n" % (name, code))
+        if robust or how == "clean":
+            cleanup()
+            sys.exit(1)
+        if how == "leak":
+            sys.exit(1)
+        if how == "crash":
+            sys.stderr.flush()
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if how == "abort":
+            drv.on_signal(signal.SIGABRT)
+            sys.stderr.flush()
+            os.abort()
+        if how == "hang":
+            while True:
+                time.sleep(1)
+
+    def call(name, how):
+        rc = drv.call(name)
+        if rc:
+            failed(name, rc, how)
+        return rc == 0
+
+    call("cuInit", "leak")
+    if call("cuStreamCreate", "leak"):
+        drv.live["streams"] = 1
+    if call("cuModuleLoadData", "leak"):
+        drv.live["modules"] = 1
+    for _ in range(3):
+        call("cuMemAlloc_v2", "leak")
+        drv.allocs["count"] += 1
+        drv.allocs["bytes"] += w * h
+        drv.live["allocations"] += 1
+    for _ in range(2):
+        call("cuMemcpyHtoDAsync_v2", "clean")
+        drv.copies["HtoD"]["count"] += 1
+        drv.copies["HtoD"]["bytes"] += w * h
+    for fi in range(n):
+        for _ in range(2):
+            call("cuMemcpyHtoDAsync_v2", "clean")
+            drv.copies["HtoD"]["count"] += 1
+            drv.copies["HtoD"]["bytes"] += w * h
+        if defect == "htod":
+            call("cuMemcpyHtoD_v2", "clean")
+            drv.copies["HtoD"]["count"] += 1
+            drv.copies["HtoD"]["bytes"] += w * h
+        call("cuMemsetD8Async_v2", "clean")
+        drv.memsets["count"] += 1
+        drv.memsets["bytes"] += 8
+        if defect != "nolaunch":
+            call("cuLaunchKernel", "crash")
+            l = drv.launches.setdefault("sse_kernel", {"count": 0, "threads": 0, "blocks": 0})
+            l["count"] += 1; l["threads"] += 256; l["blocks"] += 1
+        call("cuMemcpyDtoHAsync_v2", "abort")
+        drv.copies["DtoH"]["count"] += 1
+        drv.copies["DtoH"]["bytes"] += 8
+        call("cuStreamSynchronize", "hang")
+        drv.syncs += 1
+        drv.write("checkpoint")
+    if defect == "hazard":
+        drv.hazards.append({"kind": "barrier-divergence", "kernel": "temporal_sad_div_u8", "block": [0, 0, 0], "threads": [3],
+                            "operation": "__syncthreads at temporal.cu:40", "message": "barrier in a divergent branch", "occurrences": 1})
+    ok = True
+    for _ in range(drv.live["allocations"]):
+        if call("cuMemFree_v2", "go-on"):
+            drv.allocs["frees"] += 1
+            drv.live["allocations"] -= 1
+        else:
+            ok = False
+    if call("cuModuleUnload", "go-on"):
+        drv.live["modules"] = 0
+    else:
+        ok = False
+    if call("cuStreamDestroy_v2", "go-on"):
+        drv.live["streams"] = 0
+    else:
+        ok = False
+    if not ok:
+        sys.exit(1)
+
 
 counts_path = os.environ.get("EMU_CUDA_COUNTS")
 if backend == "cuda" and counts_path:
@@ -93,33 +281,22 @@ if backend == "cuda" and counts_path:
         die("LD_LIBRARY_PATH does not start with the emulated driver's directory: " + lib)
     if not os.path.isdir(os.environ.get("EMU_CUDA_KERNELS", "/nonexistent")):
         die("EMU_CUDA_KERNELS is not set to a directory")
+    if os.environ.get("FAKE_DRIVER_REFUSES") and (order != "forward" or os.environ.get("EMU_CUDA_FAIL")):
+        die("cuInit failed: CUDA_ERROR_NOT_SUPPORTED (801)", 1)
     if defect != "nocounts":
-        n = frames
-        htod_calls = 2 + 2 * n + (n if defect == "htod" else 0)
-        calls = {"cuInit": 1, "cuMemAlloc_v2": 3, "cuMemcpyHtoDAsync_v2": 2 + 2 * n,
-                 "cuMemcpyDtoHAsync_v2": n, "cuLaunchKernel": 0 if defect == "nolaunch" else n,
-                 "cuStreamSynchronize": n}
-        if defect == "htod":
-            calls["cuMemcpyHtoD_v2"] = n
-        launches = {} if defect == "nolaunch" else {"sse_kernel": {"count": n, "threads": n * 256, "blocks": n}}
-        doc = {"schema": "simtwin-counts/1", "pid": os.getpid(), "calls": calls,
-               "copies": {"HtoD": {"count": htod_calls, "bytes": htod_calls * w * h},
-                          "DtoH": {"count": n, "bytes": 8 * n},
-                          "DtoD": {"count": 0, "bytes": 0}, "HtoH": {"count": 0, "bytes": 0}},
-               "memsets": {"count": n, "bytes": 8 * n},
-               "allocations": {"count": 3, "bytes": 3 * w * h},
-               "launches": launches, "synchronizations": n,
-               "hazards": [{"kind": "divergent-barrier", "kernel": "temporal_sad_div_u8", "block": [0, 0, 0], "threads": [3]}] if defect == "hazard" else [],
-               "unsupported": {}}
-        with open(counts_path.replace("%p", str(os.getpid())), "w") as f:
-            json.dump(doc, f)
+        drv = Driver(counts_path)
+        atexit.register(drv.at_exit)
+        def on_term(sig, frame):
+            drv.on_signal(sig)
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+        if not os.environ.get("FAKE_IGNORE_TERM"):
+            signal.signal(signal.SIGTERM, on_term)
+        cuda_program(drv, frames)
 elif backend == "cuda":
     sys.stderr.write("FAKE CUDA ACTIVE\n")
 elif backend == "cpu" and os.environ.get("EMU_CUDA_COUNTS"):
     die("the CPU side got EMU_CUDA_COUNTS")
-
-if defect == "fail":
-    die("CUDA_ERROR_INVALID_VALUE (1) from cuLaunchKernel", 3)
 
 n_out = frames - 1 if defect == "short" else frames
 rows = []
@@ -160,5 +337,10 @@ else:
     text = "Frame," + ",".join(keys) + ",\n"
     for fi, m in rows:
         text += "%d," % fi + ",".join(num(m[k]) for k in keys) + ",\n"
+if defect == "fail":
+    if os.environ.get("FAKE_WRITE_BEFORE_FAIL"):
+        with open(opt["output"], "w") as f:
+            f.write(text)
+    die("CUDA_ERROR_INVALID_VALUE (1) from cuLaunchKernel", 3)
 with open(opt["output"], "w") as f:
     f.write(text)

@@ -1,0 +1,91 @@
+//! The checking modes of the emulated driver, on small kernels (tests/checks/checks.cu)
+//! run by a driver-API client (tests/checks/client.c): each scenario with a clean
+//! control.
+//!
+//! Needs `scripts/build` to have produced target/simtwin/.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn simtwin(rel: &str) -> PathBuf {
+    let p = root().join("target/simtwin").join(rel);
+    assert!(p.exists(), "{} is missing: run scripts/build first", p.display());
+    p
+}
+
+fn run_ok(cmd: &mut Command, what: &str) {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(o.status.success(), "{what} failed ({}):\n{}\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+}
+
+/// The fatbin (nvcc), host twins (kernels-host) and the client, built once per process.
+fn built() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = root().join("target/checks").join(format!("run-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let src = root().join("emu-driver/tests/checks/checks.cu");
+        let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
+        let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
+        run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out.join("checks.fatbin")).arg(&src), "nvcc checks.cu");
+        run_ok(Command::new(simtwin("bin/kernels-host")).arg("build").arg("-o").arg(out.join("kernels")).arg(&src), "kernels-host checks.cu");
+        run_ok(
+            Command::new("cc").args(["-O1", "-Wall", "-Werror", "-o"]).arg(out.join("client")).arg(root().join("emu-driver/tests/checks/client.c")).arg("-ldl"),
+            "cc client.c",
+        );
+        out
+    })
+}
+
+fn run(mode: &str, env: &[(&str, &str)]) -> (Output, String, String) {
+    let dir = built();
+    let o = Command::new(dir.join("client"))
+        .arg(dir.join("checks.fatbin"))
+        .arg(mode)
+        .env("LD_LIBRARY_PATH", simtwin("lib"))
+        .env("EMU_CUDA_KERNELS", dir.join("kernels"))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    (o, out, err)
+}
+
+#[test]
+fn an_overrun_faults_on_the_guard_page_and_names_block_thread_and_allocation() {
+    let (o, out, err) = run("overrun", &[]);
+    assert!(o.status.success(), "{out}\n{err}");
+    // As on a device, the launch returns success and the next call reports the error,
+    // which stays.
+    assert!(out.contains("launch=0\nsync=700\nsync_again=700\n"), "{out}\n{err}");
+    // The report: kernel, the first faulting block and thread, the address.
+    assert!(err.contains("kernel overrun") && err.contains("block (4,0,0)") && err.contains("illegal address"), "{err}");
+    // Control: the same kernel writing exactly to the end.
+    let (o, out, err) = run("inbounds", &[]);
+    assert!(o.status.success() && out.contains("launch=0\nsync=0\nsync_again=0\n"), "{out}\n{err}");
+}
+
+#[test]
+fn reading_before_synchronising_sees_stale_data_in_deferred_mode_only() {
+    let counts = built().join(format!("early-read-{}.json", std::process::id()));
+    let c = counts.display().to_string();
+    let (o, out, err) = run("early-read", &[("EMU_CUDA_ASYNC", "deferred"), ("EMU_CUDA_COUNTS", &c), ("EMU_CUDA_LOG", "info")]);
+    assert!(o.status.success(), "{out}\n{err}");
+    // Before the synchronisation the pinned buffer still holds zeros; the query answers
+    // CUDA_ERROR_NOT_READY (600) and runs the work; after it, 2*i (the pageable source was
+    // staged at the call: src[5] changed later does not show).
+    assert!(out.contains("launch=0\ncopy=0\nbefore=0,0\nquery=600\nsync=0\nafter=10,2046\n"), "{out}\n{err}");
+    // The report names the work that ran late and what forced it, and the work that never ran.
+    assert!(err.contains("cuStreamQuery runs 3 item(s)") && err.contains("launch of twice (cuLaunchKernel, call #"), "{err}");
+    let never = simtwin_abi::counters::Counters::read(&counts).unwrap().never_ran;
+    assert_eq!(never.len(), 1, "{never:?}");
+    assert!(never[0].starts_with("launch of twice (cuLaunchKernel"), "{never:?}");
+    // Control: by default work runs when it is submitted.
+    let (o, out, err) = run("early-read", &[]);
+    assert!(o.status.success() && out.contains("before=10,2046\nquery=0\nsync=0\nafter=10,2046\n"), "{out}\n{err}");
+}

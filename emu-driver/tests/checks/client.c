@@ -1,0 +1,104 @@
+/* Driver-API client for the checking-mode tests (tests/checks.rs): `client FATBIN MODE`
+ * runs one scenario and prints `key=value` lines (codes are CUresults). */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+static void *lib;
+#define SYM(T, n) __typeof__(T) n = (__typeof__(T))dlsym(lib, #n); if (!n) { printf("missing=%s\n", #n); return 2; }
+
+static void *read_file(const char *p) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = calloc(1, n + 16);
+    if (fread(b, 1, n, f) != (size_t)n) { fclose(f); return 0; }
+    fclose(f);
+    return b;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (argc != 3) { printf("usage: client FATBIN MODE\n"); return 2; }
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { printf("dlopen=%s\n", dlerror()); return 2; }
+    SYM(CUresult (*)(unsigned), cuInit);
+    SYM(CUresult (*)(void **, int), cuDevicePrimaryCtxRetain);
+    SYM(CUresult (*)(void *), cuCtxSetCurrent);
+    SYM(CUresult (*)(CUdeviceptr *, size_t), cuMemAlloc_v2);
+    SYM(CUresult (*)(CUdeviceptr, const void *, size_t), cuMemcpyHtoD_v2);
+    SYM(CUresult (*)(void *, CUdeviceptr, size_t), cuMemcpyDtoH_v2);
+    SYM(CUresult (*)(void **, const void *), cuModuleLoadData);
+    SYM(CUresult (*)(void **, void *, const char *), cuModuleGetFunction);
+    SYM(CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **), cuLaunchKernel);
+    SYM(CUresult (*)(void), cuCtxSynchronize);
+    SYM(CUresult (*)(void **, size_t, unsigned), cuMemHostAlloc);
+    SYM(CUresult (*)(void **, unsigned), cuStreamCreate);
+    SYM(CUresult (*)(void *), cuStreamSynchronize);
+    SYM(CUresult (*)(void *), cuStreamQuery);
+    SYM(CUresult (*)(void *, CUdeviceptr, size_t, void *), cuMemcpyDtoHAsync_v2);
+    SYM(CUresult (*)(CUdeviceptr, const void *, size_t, void *), cuMemcpyHtoDAsync_v2);
+    void *img = read_file(argv[1]);
+    if (!img) { printf("fatbin=unreadable\n"); return 2; }
+    void *ctx, *mod;
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx) || cuModuleLoadData(&mod, img)) {
+        printf("setup=failed\n");
+        return 2;
+    }
+    const char *mode = argv[2];
+    if (strcmp(mode, "overrun") == 0 || strcmp(mode, "inbounds") == 0) {
+        /* Two buffers of 1024 ints; the kernel writes 64 ints past the end of the first
+           (or exactly to its end). The second must be intact either way. */
+        int extra = strcmp(mode, "overrun") == 0 ? 64 : 0;
+        CUdeviceptr a, b;
+        cuMemAlloc_v2(&a, 4096);
+        cuMemAlloc_v2(&b, 4096);
+        int pattern[1024];
+        for (int i = 0; i < 1024; i++) pattern[i] = 0x5a5a0000 + i;
+        cuMemcpyHtoD_v2(b, pattern, sizeof pattern);
+        void *f;
+        cuModuleGetFunction(&f, mod, "overrun");
+        int n = 1024;
+        void *params[] = {&a, &n, &extra};
+        printf("launch=%d\n", cuLaunchKernel(f, 5, 1, 1, 256, 1, 1, 0, 0, params, 0));
+        printf("sync=%d\n", cuCtxSynchronize());
+        printf("sync_again=%d\n", cuCtxSynchronize());
+        return 0;
+    }
+    if (strcmp(mode, "early-read") == 0) {
+        /* The classic missing synchronisation: launch, async copy into pinned memory, read
+           the host buffer before cuStreamSynchronize. Prints what the host saw before and
+           after synchronising (values are 2*i when the work has run, 0 before). */
+        void *s, *f;
+        int *pinned;
+        CUdeviceptr v;
+        cuStreamCreate(&s, 1);
+        cuMemAlloc_v2(&v, 4096);
+        cuMemHostAlloc((void **)&pinned, 4096, 0);
+        int src[1024];
+        for (int i = 0; i < 1024; i++) src[i] = i;
+        memset(pinned, 0, 4096);
+        cuMemcpyHtoDAsync_v2(v, src, sizeof src, s); /* pageable source: staged now */
+        src[5] = 999;                                /* so this change is not copied */
+        cuModuleGetFunction(&f, mod, "twice");
+        int n = 1024;
+        void *params[] = {&v, &n};
+        printf("launch=%d\n", cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, s, params, 0));
+        printf("copy=%d\n", cuMemcpyDtoHAsync_v2(pinned, v, 4096, s));
+        printf("before=%d,%d\n", pinned[5], pinned[1023]);
+        printf("query=%d\n", cuStreamQuery(s));
+        printf("sync=%d\n", cuStreamSynchronize(s));
+        printf("after=%d,%d\n", pinned[5], pinned[1023]);
+        /* Work nobody waits for: reported at exit. */
+        cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, s, params, 0);
+        return 0;
+    }
+    printf("mode=unknown\n");
+    return 2;
+}
