@@ -51,7 +51,16 @@ def counters(d):
         for k, v in (c.get("unsupported") or {}).items():
             out["unsupported"][k] = out["unsupported"].get(k, 0) + v
         fl = c.get("failed_launches", 0)
-        out["failed_launches"] += fl if isinstance(fl, int) else len(fl or [])
+        out["failed_launches"] += fl if isinstance(fl, int) else (sum(fl.values()) if isinstance(fl, dict) else len(fl or []))
+        for k, v in (c.get("copies") or {}).items():
+            t = out.setdefault("copies", {}).setdefault(k, {"count": 0, "bytes": 0})
+            t["count"] += v.get("count", 0)
+            t["bytes"] += v.get("bytes", 0)
+        lk = c.get("leaks") or {}
+        if isinstance(lk, dict):
+            for k in ("allocations", "modules", "streams", "events", "pinned"):
+                if lk.get(k):
+                    out.setdefault("leaks", {})[k] = out.get("leaks", {}).get(k, 0) + lk[k]
         out["hazards"] += len(c.get("hazards") or [])
     return out
 
@@ -193,16 +202,19 @@ def main():
     L.append("")
 
     L.append("## Emulated driver counters (CUDA side of each parity run)\n")
-    L.append("| size | extractor | driver calls | kernel launches | unsupported entries | hazards |")
-    L.append("|---|---|---|---|---|---|")
+    L.append("| size | extractor | driver calls | copies HtoD / DtoH (count, bytes) | kernel launches | unsupported entries | failed launches | leaks at exit |")
+    L.append("|---|---|---|---|---|---|---|---|")
     for r in rows:
         c = r["counters"]
         if not c["files"]:
-            L.append(f"| {r['size']} | {r['cuda']} | - | (no counters file) | - | - |")
+            L.append(f"| {r['size']} | {r['cuda']} | - | - | (no counters file) | - | - | - |")
             continue
         la = ", ".join(f"{k} x{v}" for k, v in sorted(c["launches"].items()))
         un = ", ".join(f"{k} x{v}" for k, v in c["unsupported"].items()) or "none"
-        L.append(f"| {r['size']} | {r['cuda']} | {c['calls']} | {sum(c['launches'].values())}: {la} | {un} | {c['hazards']} |")
+        cp = c.get("copies") or {}
+        cps = " / ".join(f"{cp.get(k, {}).get('count', 0)}, {cp.get(k, {}).get('bytes', 0)}" for k in ("HtoD", "DtoH"))
+        lk = ", ".join(f"{k} {v}" for k, v in (c.get("leaks") or {}).items()) or "none"
+        L.append(f"| {r['size']} | {r['cuda']} | {c['calls']} | {cps} | {sum(c['launches'].values())}: {la} | {un} | {c['failed_launches']} | {lk} |")
     L.append("")
     hz_rows = [(r, h) for r in rows for h in (r.get("hazards") or [])]
     L.append("## Hazards the emulated driver reported\n")
