@@ -1,59 +1,61 @@
 /* simtwin shim for <cooperative_groups.h>: thread blocks and static tiles of a warp,
    built on the barrier and warp collectives of the runtime table. Grid groups,
    coalesced groups and cg::reduce are not provided (a compile error names them). */
-#ifndef SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
-#define SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
+#ifndef __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
+#define __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
 #pragma GCC system_header
+#include "simtwin/names_push.h"
 #include "simtwin/prelude.h"
 
 namespace cooperative_groups {
 
 class thread_block {
 public:
-    void sync(SIMTWIN_SITE_PARAMS) const { __syncthreads(SIMTWIN_SITE_FWD); }
-    static unsigned long long thread_rank() { return simtwin_tls_ctx->linear_tid; }
+    void sync(__SIMTWIN_SITE_PARAMS) const { __syncthreads(__SIMTWIN_SITE_FWD); }
+    static unsigned long long thread_rank() { return ::__simtwin::tls_ctx->linear_tid; }
     static unsigned long long size() {
-        const simtwin_dim3_t &d = simtwin_tls_ctx->block_dim; return (unsigned long long)d.x * d.y * d.z;
+        const ::__simtwin::simtwin_dim3_t &d = ::__simtwin::tls_ctx->block_dim; return (unsigned long long)d.x * d.y * d.z;
     }
     static unsigned long long num_threads() { return size(); }
-    static dim3 group_index() { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
-    static dim3 thread_index() { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
-    static dim3 group_dim() { return blockDim; }
-    static dim3 dim_threads() { return blockDim; }
+    static dim3 group_index() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_idx); }
+    static dim3 thread_index() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->thread_idx); }
+    static dim3 group_dim() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_dim); }
+    static dim3 dim_threads() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_dim); }
 };
-SIMTWIN_INLINE thread_block this_thread_block() { return thread_block(); }
-SIMTWIN_INLINE void sync(const thread_block &b, SIMTWIN_SITE_PARAMS) { b.sync(SIMTWIN_SITE_FWD); }
+__SIMTWIN_INLINE thread_block this_thread_block() { return thread_block(); }
+__SIMTWIN_INLINE void sync(const thread_block &b, __SIMTWIN_SITE_PARAMS) { b.sync(__SIMTWIN_SITE_FWD); }
 
 /* A tile of N consecutive lanes (N a power of two <= 32) of a warp. */
 template <unsigned int N> class thread_block_tile {
     static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "tile size must be a power of two <= 32");
 public:
     static unsigned int mask() {
-        unsigned int base = (simtwin_tls_ctx->lane / N) * N;
+        unsigned int base = (::__simtwin::tls_ctx->lane / N) * N;
         return N == 32 ? 0xffffffffu : (((1u << N) - 1u) << base);
     }
-    void sync(SIMTWIN_SITE_PARAMS) const { __syncwarp(mask(), SIMTWIN_SITE_FWD); }
-    static unsigned long long thread_rank() { return simtwin_tls_ctx->lane % N; }
+    void sync(__SIMTWIN_SITE_PARAMS) const { __syncwarp(mask(), __SIMTWIN_SITE_FWD); }
+    static unsigned long long thread_rank() { return ::__simtwin::tls_ctx->lane % N; }
     static constexpr unsigned long long size() { return N; }
     static constexpr unsigned long long num_threads() { return N; }
-    static unsigned long long meta_group_rank() { return simtwin_tls_ctx->linear_tid / N; }
+    static unsigned long long meta_group_rank() { return ::__simtwin::tls_ctx->linear_tid / N; }
     static unsigned long long meta_group_size() { return (thread_block::size() + N - 1) / N; }
-    template <class T> T shfl(T v, int src, SIMTWIN_SITE_PARAMS) const { return __shfl_sync(mask(), v, src, N, SIMTWIN_SITE_FWD); }
-    template <class T> T shfl_up(T v, unsigned int d, SIMTWIN_SITE_PARAMS) const { return __shfl_up_sync(mask(), v, d, N, SIMTWIN_SITE_FWD); }
-    template <class T> T shfl_down(T v, unsigned int d, SIMTWIN_SITE_PARAMS) const { return __shfl_down_sync(mask(), v, d, N, SIMTWIN_SITE_FWD); }
-    template <class T> T shfl_xor(T v, int m, SIMTWIN_SITE_PARAMS) const { return __shfl_xor_sync(mask(), v, m, N, SIMTWIN_SITE_FWD); }
+    template <class T> T shfl(T v, int src, __SIMTWIN_SITE_PARAMS) const { return __shfl_sync(mask(), v, src, N, __SIMTWIN_SITE_FWD); }
+    template <class T> T shfl_up(T v, unsigned int d, __SIMTWIN_SITE_PARAMS) const { return __shfl_up_sync(mask(), v, d, N, __SIMTWIN_SITE_FWD); }
+    template <class T> T shfl_down(T v, unsigned int d, __SIMTWIN_SITE_PARAMS) const { return __shfl_down_sync(mask(), v, d, N, __SIMTWIN_SITE_FWD); }
+    template <class T> T shfl_xor(T v, int m, __SIMTWIN_SITE_PARAMS) const { return __shfl_xor_sync(mask(), v, m, N, __SIMTWIN_SITE_FWD); }
     /* Ballot bits are relative to the tile's first lane. */
-    unsigned int ballot(int pred, SIMTWIN_SITE_PARAMS) const {
-        unsigned int b = __ballot_sync(mask(), pred, SIMTWIN_SITE_FWD);
-        return N == 32 ? b : (b >> ((simtwin_tls_ctx->lane / N) * N)) & ((1u << N) - 1u);
+    unsigned int ballot(int pred, __SIMTWIN_SITE_PARAMS) const {
+        unsigned int b = __ballot_sync(mask(), pred, __SIMTWIN_SITE_FWD);
+        return N == 32 ? b : (b >> ((::__simtwin::tls_ctx->lane / N) * N)) & ((1u << N) - 1u);
     }
-    int any(int pred, SIMTWIN_SITE_PARAMS) const { return __any_sync(mask(), pred, SIMTWIN_SITE_FWD); }
-    int all(int pred, SIMTWIN_SITE_PARAMS) const { return __all_sync(mask(), pred, SIMTWIN_SITE_FWD); }
+    int any(int pred, __SIMTWIN_SITE_PARAMS) const { return __any_sync(mask(), pred, __SIMTWIN_SITE_FWD); }
+    int all(int pred, __SIMTWIN_SITE_PARAMS) const { return __all_sync(mask(), pred, __SIMTWIN_SITE_FWD); }
 };
-template <unsigned int N, class Parent> SIMTWIN_INLINE thread_block_tile<N> tiled_partition(const Parent &) {
+template <unsigned int N, class Parent> __SIMTWIN_INLINE thread_block_tile<N> tiled_partition(const Parent &) {
     return thread_block_tile<N>();
 }
-template <unsigned int N> SIMTWIN_INLINE void sync(const thread_block_tile<N> &t, SIMTWIN_SITE_PARAMS) { t.sync(SIMTWIN_SITE_FWD); }
+template <unsigned int N> __SIMTWIN_INLINE void sync(const thread_block_tile<N> &t, __SIMTWIN_SITE_PARAMS) { t.sync(__SIMTWIN_SITE_FWD); }
 
 } // namespace cooperative_groups
+#include "simtwin/names_pop.h"
 #endif

@@ -1,6 +1,6 @@
 /* simtwin shim for <device_functions.h>: device code compiled as host C++ (see simtwin/prelude.h). */
-#ifndef SIMTWIN_SHIM_DEVICE_FUNCTIONS_H
-#define SIMTWIN_SHIM_DEVICE_FUNCTIONS_H
+#ifndef __SIMTWIN_SHIM_DEVICE_FUNCTIONS_H
+#define __SIMTWIN_SHIM_DEVICE_FUNCTIONS_H
 #pragma GCC system_header
 #include "simtwin/prelude.h"
 #include "simtwin/host_types.h"

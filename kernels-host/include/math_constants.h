@@ -1,7 +1,7 @@
 /* simtwin shim for <math_constants.h>: the CUDART_* constants, each the correctly
    rounded value of the mathematical constant it names (or the exact bit pattern). */
-#ifndef SIMTWIN_SHIM_MATH_CONSTANTS_H
-#define SIMTWIN_SHIM_MATH_CONSTANTS_H
+#ifndef __SIMTWIN_SHIM_MATH_CONSTANTS_H
+#define __SIMTWIN_SHIM_MATH_CONSTANTS_H
 #pragma GCC system_header
 #define CUDART_INF_F __int_as_float(0x7f800000)
 #define CUDART_NAN_F __int_as_float(0x7fffffff)

@@ -3,7 +3,10 @@
 
 use crate::manifest::{self, Entry, Global, Manifest};
 use crate::module::LoadedModule;
-use crate::{flags, host_cxx_flags, include_dir, rewrite, runtime_cxx_flags, RUNTIME_SOURCE};
+use crate::{
+    flags, host_cxx_flags, include_dir, nvcc_check, ptx, rewrite, runtime_cxx_flags, toolkit, RUNTIME_SOURCE, TLS_LIBRARY,
+    TLS_SOURCE,
+};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,11 @@ pub struct BuildOptions {
     pub sources: Vec<PathBuf>,
     /// The host C++ compiler (default `g++`, or $SIMTWIN_CXX).
     pub cxx: String,
+    /// Cross-check the kernel list and parameter sizes against nvcc's PTX of the same
+    /// file (default on; see `nvcc_check`).
+    pub nvcc_check: bool,
+    /// The nvcc to use (default: found as `toolkit::find_nvcc` says).
+    pub nvcc: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -35,6 +43,8 @@ impl BuildOptions {
             nvcc_flags: vec![],
             sources,
             cxx: std::env::var("SIMTWIN_CXX").unwrap_or_else(|_| "g++".to_string()),
+            nvcc_check: true,
+            nvcc: None,
         }
     }
 }
@@ -99,27 +109,69 @@ fn c_string_literal(s: &str) -> String {
     o
 }
 
-/// The module descriptor tail appended to the rewritten source.
+/// The nvcc run of the cross-check, going on while the host build runs; ended (killed)
+/// if the build stops before it is waited for.
+struct NvccRun {
+    child: Option<std::process::Child>,
+    ptx: PathBuf,
+    log: PathBuf,
+    line: String,
+}
+
+impl NvccRun {
+    /// Waits for nvcc; its PTX, or an error with its messages.
+    fn finish(mut self) -> Result<String, BuildError> {
+        let mut child = self.child.take().expect("waited once");
+        let status = child.wait().map_err(|e| BuildError::Usage(format!("nvcc: {e}")))?;
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        if !status.success() {
+            return Err(BuildError::Compile(format!(
+                "nvcc (run to cross-check the kernel list) failed: {}\n{}\n\
+                 (build without the check: --no-nvcc-check)",
+                self.line,
+                log.trim_end()
+            )));
+        }
+        std::fs::read_to_string(&self.ptx).map_err(|e| BuildError::Compile(format!("{}: {e}", self.ptx.display())))
+    }
+}
+
+impl Drop for NvccRun {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A command as a shell line, for messages.
+fn cmd_line(c: &Command) -> String {
+    std::iter::once(c.get_program()).chain(c.get_args()).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+}
+
+/// The module descriptor tail appended to the rewritten source. Everything it defines is
+/// in namespace `__simtwin` (reserved to the implementation), so no user name collides.
 fn registry_tail(rw: &rewrite::Rewritten, source: &str, hash: &str, build_id: &str) -> String {
-    let mut t = String::from("\n# 1 \"<simtwin registry>\"\n");
-    t.push_str("__thread simtwin_thread_ctx_t *simtwin_tls_ctx = nullptr;\n");
-    t.push_str("const simtwin_runtime_t *simtwin_rt = nullptr;\n");
-    t.push_str("static void simtwin_bind(const simtwin_runtime_t *rt) { simtwin_rt = rt; }\n");
-    t.push_str("static simtwin_thread_ctx_t **simtwin_ctx_slot() { return &simtwin_tls_ctx; }\n");
-    t.push_str("static const ::simtwin::detail::kernel_reg_fn simtwin_kernel_regs[] = {");
+    let mut t = String::from("\n# 1 \"<simtwin registry>\"\nnamespace __simtwin {\n");
+    t.push_str("const simtwin_runtime_t *rt = nullptr;\n");
+    t.push_str("static void registry_bind(const simtwin_runtime_t *__simtwin_r) { rt = __simtwin_r; }\n");
+    t.push_str("static simtwin_thread_ctx_t **registry_ctx_slot() { return &tls_ctx; }\n");
+    t.push_str("static const detail::kernel_reg_fn registry_kernels[] = {");
     for k in &rw.kernels {
         t.push_str(&format!(" &{},", k.reg_fn));
     }
-    t.push_str(" nullptr };\nstatic const ::simtwin::detail::global_reg_fn simtwin_global_regs[] = {");
+    t.push_str(" nullptr };\nstatic const detail::global_reg_fn registry_globals[] = {");
     for g in &rw.globals {
         t.push_str(&format!(" &{},", g.reg_fn));
     }
-    t.push_str(" nullptr };\n");
+    t.push_str(" nullptr };\n} // namespace __simtwin\n");
     t.push_str(&format!(
-        "extern \"C\" __attribute__((visibility(\"default\"))) const simtwin_module_t *simtwin_module_v2() {{\n\
-         \x20   static const simtwin_module_t *m = ::simtwin::detail::build_module(simtwin_kernel_regs, {nk}u,\n\
-         \x20       simtwin_global_regs, {ng}u, {src}, {hash}, {build_id}, &simtwin_bind, &simtwin_ctx_slot);\n\
-         \x20   return m;\n}}\n",
+        "extern \"C\" __attribute__((visibility(\"default\"))) const ::__simtwin::simtwin_module_t *simtwin_module_v2() {{\n\
+         \x20   static const ::__simtwin::simtwin_module_t *__simtwin_m = ::__simtwin::detail::build_module(\n\
+         \x20       ::__simtwin::registry_kernels, {nk}u, ::__simtwin::registry_globals, {ng}u, {src}, {hash}, {build_id},\n\
+         \x20       &::__simtwin::registry_bind, &::__simtwin::registry_ctx_slot);\n\
+         \x20   return __simtwin_m;\n}}\n",
         nk = rw.kernels.len(),
         ng = rw.globals.len(),
         src = c_string_literal(source),
@@ -155,66 +207,288 @@ fn flag_warnings(f: &flags::NvccFlags) -> Vec<String> {
     w
 }
 
+/// What every library of one build shares: the work directory, the compiled runtime, and
+/// the CUDA toolkit found (nvcc for the cross-check, the type headers).
+pub struct Session {
+    pub work: PathBuf,
+    rt_obj: PathBuf,
+    /// nvcc, when the cross-check is on.
+    pub nvcc: Option<PathBuf>,
+    /// The directory of symlinks to the toolkit's type headers (`toolkit`), if found.
+    pub cuda_headers: Option<PathBuf>,
+    /// kernels-host's GCC plugin for the device's results, or why there is none.
+    pub plugin: Result<PathBuf, String>,
+}
+
+impl Session {
+    /// Prepares `out_dir`: its work directory, the runtime object, the toolkit. With the
+    /// cross-check on, a missing nvcc is an error that says how to go without it.
+    pub fn new(out_dir: &Path, cxx: &str, nvcc_check: bool, nvcc: Option<&Path>) -> Result<Session, BuildError> {
+        std::fs::create_dir_all(out_dir)
+            .map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", out_dir.display())))?;
+        let work = out_dir.join(".simtwin-build");
+        std::fs::create_dir_all(&work).map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", work.display())))?;
+        let found = toolkit::find_nvcc(nvcc);
+        let nvcc = match (nvcc_check, found.as_ref()) {
+            (true, Ok(p)) => Some(p.clone()),
+            (true, Err(e)) => {
+                return Err(BuildError::Usage(format!(
+                    "{e}: kernels-host runs nvcc to cross-check the kernels it builds against nvcc's own \
+                     (set NVCC=/path/to/nvcc or pass --nvcc PATH; or build without the check: --no-nvcc-check)"
+                )))
+            }
+            (false, _) => None,
+        };
+        let cuda_headers = match toolkit::find_include(found.as_ref().ok().map(|p| p.as_path())) {
+            Some(inc) => {
+                let dir = work.join("cuda-include");
+                toolkit::make_header_dir(&inc, &dir)
+                    .map_err(|e| BuildError::Usage(format!("{}: {e}", dir.display())))?;
+                Some(dir)
+            }
+            None => None,
+        };
+        // The runtime: compiled once per build, with its own flags.
+        let rt_src = work.join("simtwin_runtime.cpp");
+        std::fs::write(&rt_src, RUNTIME_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", rt_src.display())))?;
+        let rt_obj = work.join("simtwin_runtime.o");
+        run_tool(
+            Command::new(cxx)
+                .args(runtime_cxx_flags())
+                .arg("-std=c++17")
+                .arg("-I")
+                .arg(include_dir())
+                .arg("-c")
+                .arg(&rt_src)
+                .arg("-o")
+                .arg(&rt_obj),
+            "compiling the simtwin runtime",
+        )?;
+        // The context slot's library, in the output directory (where kernel libraries
+        // find it) and in the work directory (where they are loaded before publishing).
+        let tls_src = work.join("simtwin_tls.cpp");
+        std::fs::write(&tls_src, TLS_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", tls_src.display())))?;
+        let tls_tmp = work.join(format!("{TLS_LIBRARY}.tmp"));
+        run_tool(
+            Command::new(cxx)
+                .args(["-O2", "-fPIC", "-shared", &format!("-Wl,-soname,{TLS_LIBRARY}")])
+                .arg(&tls_src)
+                .arg("-o")
+                .arg(&tls_tmp),
+            "compiling the simtwin context slot library",
+        )?;
+        let bytes = std::fs::read(&tls_tmp).map_err(|e| BuildError::Usage(format!("{}: {e}", tls_tmp.display())))?;
+        for dir in [out_dir, work.as_path()] {
+            let dest = dir.join(TLS_LIBRARY);
+            // Unchanged: keep the file (and its inode, which running processes may map).
+            if std::fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
+                let tmp = dir.join(format!("{TLS_LIBRARY}.{}.tmp", std::process::id()));
+                std::fs::write(&tmp, &bytes).map_err(|e| BuildError::Usage(format!("{}: {e}", tmp.display())))?;
+                std::fs::rename(&tmp, &dest).map_err(|e| BuildError::Usage(format!("{}: {e}", dest.display())))?;
+            }
+        }
+        let plugin = crate::plugin::get(cxx, &work);
+        Ok(Session { work, rt_obj, nvcc, cuda_headers, plugin })
+    }
+}
+
+/// Output names (`<name>.so`, `<name>.simtwin.json`) for `sources`: the file stem; where
+/// different files share a stem, the stem prefixed with as many parent directory names as
+/// make the names distinct (`src/a/k.cu` and `src/b/k.cu` give `a-k` and `b-k`), else with
+/// a hash of the path; the same file listed again (built with other flags) numbered
+/// `-2`, `-3`, ... in order.
+pub fn output_names(sources: &[PathBuf]) -> Vec<String> {
+    let stem = |p: &Path| p.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut unique: Vec<&PathBuf> = Vec::new();
+    for s in sources {
+        if !unique.contains(&s) {
+            unique.push(s);
+        }
+    }
+    let with_parents = |p: &Path, depth: usize| {
+        let mut parts: Vec<String> = p
+            .parent()
+            .map(|d| {
+                d.components()
+                    .rev()
+                    .take(depth)
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .filter(|c| c != "/" && !c.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        parts.reverse();
+        parts.push(stem(p));
+        parts.join("-")
+    };
+    let mut names: Vec<String> = unique.iter().map(|p| stem(p)).collect();
+    let clashing = |names: &[String]| -> Vec<usize> {
+        (0..names.len()).filter(|&i| names.iter().filter(|n| **n == names[i]).count() > 1).collect()
+    };
+    for depth in 1..=16 {
+        let clash = clashing(&names);
+        if clash.is_empty() {
+            break;
+        }
+        for i in clash {
+            names[i] = with_parents(unique[i], depth);
+        }
+    }
+    for i in clashing(&names) {
+        let h = format!("{:x}", Sha256::digest(unique[i].to_string_lossy().as_bytes()));
+        names[i] = format!("{}-{}", stem(unique[i]), &h[..8]);
+    }
+    let mut times = vec![0usize; unique.len()];
+    sources
+        .iter()
+        .map(|s| {
+            let u = unique.iter().position(|p| *p == s).unwrap();
+            times[u] += 1;
+            if times[u] == 1 { names[u].clone() } else { format!("{}-{}", names[u], times[u]) }
+        })
+        .collect()
+}
+
 /// Builds every source of `opts`. Stops at the first failure.
 pub fn build(opts: &BuildOptions) -> Result<Vec<Built>, BuildError> {
     if opts.sources.is_empty() {
         return Err(BuildError::Usage("no .cu files given".into()));
     }
+    let nv = check_options(opts)?;
+    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref())?;
+    let abs: Vec<PathBuf> = opts
+        .sources
+        .iter()
+        .map(|s| std::fs::canonicalize(s).map_err(|e| BuildError::Usage(format!("{}: {e}", s.display()))))
+        .collect::<Result<_, _>>()?;
+    let names = output_names(&abs);
+    let jobs: Vec<(&PathBuf, &String)> = abs.iter().zip(names.iter()).collect();
+    parallel_map(&jobs, |(s, n)| build_one(opts, &nv, &session, s, n)).into_iter().collect()
+}
+
+/// `f` over `items` on up to `available_parallelism` threads (every source of a build is
+/// independent: its own files, g++ and nvcc runs); results in `items`' order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(items.len()).max(1);
+    if workers == 1 {
+        return items.iter().map(&f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<R>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..workers {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= items.len() {
+                    break;
+                }
+                let r = f(&items[i]);
+                *results[i].lock().unwrap() = Some(r);
+            });
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().unwrap().expect("every item ran")).collect()
+}
+
+/// The result of building a compile database: what was built, what failed (with why),
+/// and how many entries were not CUDA.
+pub struct DatabaseBuild {
+    pub built: Vec<Built>,
+    pub failed: Vec<(PathBuf, BuildError)>,
+    pub skipped: usize,
+}
+
+/// Builds a host twin for every CUDA entry of the compile database `db` (see `compdb`),
+/// each with its own command's flags, into `opts.out_dir` (`opts` gives the
+/// architecture, compiler and cross-check; its sources, include directories, defines and
+/// nvcc flags are not used). Every entry is tried; failures are collected.
+pub fn build_compile_commands(opts: &BuildOptions, db: &Path) -> Result<DatabaseBuild, BuildError> {
+    let db = crate::compdb::read(db).map_err(BuildError::Usage)?;
     if !(10..=200).contains(&opts.arch) {
         return Err(BuildError::Usage(format!("unsupported architecture sm_{}", opts.arch)));
     }
-    let nv = flags::parse(&opts.nvcc_flags).map_err(BuildError::Usage)?;
-    let mut stems = std::collections::HashSet::new();
-    for s in &opts.sources {
-        let stem = s.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
-        if !stems.insert(stem.clone()) {
-            return Err(BuildError::Usage(format!("two sources would both build {stem}.so")));
+    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref())?;
+    let sources: Vec<PathBuf> = db.cuda.iter().map(|e| e.source.clone()).collect();
+    let names = output_names(&sources);
+    let mut out = DatabaseBuild { built: Vec::new(), failed: Vec::new(), skipped: db.skipped };
+    let jobs: Vec<(&crate::compdb::CudaEntry, &String)> = db.cuda.iter().zip(names.iter()).collect();
+    let results = parallel_map(&jobs, |(e, name)| {
+        let mut o = opts.clone();
+        o.sources = vec![e.source.clone()];
+        o.include_dirs = Vec::new();
+        o.defines = Vec::new();
+        o.nvcc_flags = e.flags.clone();
+        build_one(&o, &e.parsed, &session, &e.source, name)
+    });
+    for ((e, _), r) in jobs.iter().zip(results) {
+        match r {
+            Ok(b) => out.built.push(b),
+            Err(err) => out.failed.push((e.source.clone(), err)),
         }
     }
-    std::fs::create_dir_all(&opts.out_dir)
-        .map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", opts.out_dir.display())))?;
-    let work = opts.out_dir.join(".simtwin-build");
-    std::fs::create_dir_all(&work).map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", work.display())))?;
-    let std_flag = format!("-std={}", nv.std.clone().unwrap_or_else(|| "c++17".to_string()));
-    // The runtime: compiled once per build, with its own flags.
-    let rt_src = work.join("simtwin_runtime.cpp");
-    std::fs::write(&rt_src, RUNTIME_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", rt_src.display())))?;
-    let rt_obj = work.join("simtwin_runtime.o");
-    run_tool(
-        Command::new(&opts.cxx)
-            .args(runtime_cxx_flags())
-            .arg("-std=c++17")
-            .arg("-I")
-            .arg(include_dir())
-            .arg("-c")
-            .arg(&rt_src)
-            .arg("-o")
-            .arg(&rt_obj),
-        "compiling the simtwin runtime",
-    )?;
-    opts.sources.iter().map(|s| build_one(opts, &nv, &std_flag, &work, &rt_obj, s)).collect()
+    Ok(out)
 }
 
-fn build_one(
+/// Validates the options shared by all sources and parses the nvcc flags.
+pub fn check_options(opts: &BuildOptions) -> Result<flags::NvccFlags, BuildError> {
+    if !(10..=200).contains(&opts.arch) {
+        return Err(BuildError::Usage(format!("unsupported architecture sm_{}", opts.arch)));
+    }
+    flags::parse(&opts.nvcc_flags).map_err(BuildError::Usage)
+}
+
+/// Builds one source into `<name>.so` and `<name>.simtwin.json` of `opts.out_dir`.
+pub fn build_one(
     opts: &BuildOptions,
     nv: &flags::NvccFlags,
-    std_flag: &str,
-    work: &Path,
-    rt_obj: &Path,
+    session: &Session,
     source: &Path,
+    name: &str,
 ) -> Result<Built, BuildError> {
     let abs = std::fs::canonicalize(source)
         .map_err(|e| BuildError::Usage(format!("{}: {e}", source.display())))?;
     let bytes = std::fs::read(&abs).map_err(|e| BuildError::Usage(format!("{}: {e}", abs.display())))?;
     let hash = format!("{:x}", Sha256::digest(&bytes));
-    let stem = abs.file_stem().unwrap().to_string_lossy().into_owned();
+    let stem = name.to_string();
     let src_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let work = session.work.as_path();
+    let std_flag = format!("-std={}", nv.std.clone().unwrap_or_else(|| "c++17".to_string()));
+    let std_flag = std_flag.as_str();
+
+    // 0. nvcc's PTX of the same file, made while the host build runs.
+    let nvcc_run = match &session.nvcc {
+        Some(nvcc) => {
+            let ptx = work.join(format!("{stem}.nvcc.ptx"));
+            let log = work.join(format!("{stem}.nvcc.log"));
+            let _ = std::fs::remove_file(&ptx);
+            let flags = nvcc_check::CheckFlags {
+                defines: opts.defines.iter().chain(nv.defines.iter()).cloned().collect(),
+                undefines: nv.undefines.clone(),
+                include_dirs: opts
+                    .include_dirs
+                    .iter()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .chain(nv.include_dirs.iter().cloned())
+                    .collect(),
+                system_include_dirs: nv.system_include_dirs.clone(),
+                force_includes: nv.force_includes.clone(),
+                std: nv.std.clone(),
+                passthrough: nv.passthrough.clone(),
+            };
+            let mut cmd = nvcc_check::command(nvcc, opts.arch, &flags, &abs, &ptx);
+            let logf = std::fs::File::create(&log).map_err(|e| BuildError::Usage(format!("{}: {e}", log.display())))?;
+            cmd.stdout(logf.try_clone().map_err(|e| BuildError::Usage(e.to_string()))?).stderr(logf);
+            let child = cmd.spawn().map_err(|e| BuildError::Usage(format!("cannot run {}: {e}", nvcc.display())))?;
+            Some(NvccRun { child: Some(child), ptx, log, line: cmd_line(&cmd) })
+        }
+        None => None,
+    };
 
     // 1. Preprocess with the shim first on the include path, as nvcc would see the file.
     let mut pp = Command::new(&opts.cxx);
     pp.arg("-E").arg("-x").arg("c++").arg(std_flag);
     pp.arg(format!("-D__CUDA_ARCH__={}", opts.arch * 10));
-    pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__"]);
+    pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__", "-D__SIMTWIN_BUILTINS_REWRITTEN", "-D__SIMTWIN_KERNELS_HOST"]);
     pp.arg("-I").arg(include_dir());
     pp.arg("-I").arg(&src_dir);
     for d in &opts.include_dirs {
@@ -223,13 +497,25 @@ fn build_one(
     for d in &nv.include_dirs {
         pp.arg("-I").arg(d);
     }
+    for d in &nv.system_include_dirs {
+        pp.arg("-isystem").arg(d);
+    }
+    if let Some(h) = &session.cuda_headers {
+        // The toolkit's type headers, after every other directory (nvcc puts its own
+        // include directory after the user's too).
+        // -fno-canonical-system-headers: the quoted includes inside them resolve beside the
+        // symlinks (then in the shim), not beside the files they point to.
+        pp.arg("-idirafter").arg(h).arg("-D__SIMTWIN_CUDA_TOOLKIT").arg("-fno-canonical-system-headers");
+    }
     for d in opts.defines.iter().chain(nv.defines.iter()) {
         pp.arg(format!("-D{d}"));
     }
     for u in &nv.undefines {
         pp.arg(format!("-U{u}"));
     }
-    pp.arg("-include").arg("simtwin/prelude.h");
+    // nvcc force-includes cuda_runtime.h: the shim's brings the device prelude and the
+    // runtime API's types.
+    pp.arg("-include").arg("cuda_runtime.h");
     for f in &nv.force_includes {
         pp.arg("-include").arg(f);
     }
@@ -242,6 +528,13 @@ fn build_one(
     let rw = rewrite::rewrite(&pre).map_err(|errs| BuildError::Compile(errs.join("\n")))?;
     let mut warnings = flag_warnings(nv);
     warnings.extend(rw.warnings.iter().cloned());
+    let checked = crate::checked_results_flags(session.plugin.as_ref().ok().map(|p| p.as_path()));
+    if let Err(why) = &session.plugin {
+        warnings.push(format!(
+            "float-to-integer conversions of NaN or out-of-range values, integer division by zero and \
+             over-wide shifts end the launch with an error instead of giving the device's result: {why}"
+        ));
+    }
     let mut text = rw.text.clone();
     // The build id binds library and manifest: a hash of everything that went into the
     // translation unit (the rewritten source, the host flags and the runtime's source).
@@ -249,8 +542,10 @@ fn build_one(
         let mut h = Sha256::new();
         h.update(text.as_bytes());
         h.update(host_cxx_flags().join(" ").as_bytes());
+        h.update(if session.plugin.is_ok() { crate::plugin::SOURCE } else { "sanitizers" }.as_bytes());
         h.update(std_flag.as_bytes());
         h.update(RUNTIME_SOURCE.as_bytes());
+        h.update(TLS_SOURCE.as_bytes());
         format!("{:x}", h.finalize())
     };
     text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), &hash, &build_id));
@@ -262,7 +557,10 @@ fn build_one(
     run_tool(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
+            .args(&checked)
             .arg(std_flag)
+            // always_inline on kernels that are not `inline` (see rewrite.rs) is not news.
+            .arg("-Wno-attributes")
             .args(["-x", "c++", "-c"])
             .arg(&ii)
             .arg("-o")
@@ -273,19 +571,56 @@ fn build_one(
     let tmp_lib = work.join(format!("{stem}.so.tmp"));
     run_tool(
         Command::new(&opts.cxx)
-            .args(["-shared", "-fPIC", "-Wl,-Bsymbolic", "-Wl,-z,defs"])
+            .args(["-shared", "-fPIC", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,-rpath,$ORIGIN"])
             .arg(&obj)
-            .arg(rt_obj)
+            .arg(&session.rt_obj)
+            .arg(work.join(TLS_LIBRARY))
             .arg("-o")
             .arg(&tmp_lib)
             .arg("-lm"),
         &format!("linking {}", lib.display()),
     )?;
-    // A fresh inode, so a process that has the old library mapped keeps it intact.
-    std::fs::rename(&tmp_lib, &lib).map_err(|e| BuildError::Usage(format!("{}: {e}", lib.display())))?;
 
     // 4. Read the descriptor back and name every entry by its exported symbol.
-    let m = LoadedModule::open(&lib).map_err(BuildError::Compile)?;
+    let m = LoadedModule::open(&tmp_lib).map_err(BuildError::Compile)?;
+    if m.kernels.len() != rw.kernels.len() || m.globals.len() != rw.globals.len() {
+        return Err(BuildError::Compile(format!(
+            "{}: the library's descriptor has {} kernels and {} globals, the rewriter registered {} and {}",
+            abs.display(),
+            m.kernels.len(),
+            m.globals.len(),
+            rw.kernels.len(),
+            rw.globals.len()
+        )));
+    }
+
+    // 5. The cross-check against nvcc's own kernels, before anything is published.
+    if let Some(run) = nvcc_run {
+        let ptx_text = run.finish()?;
+        let nvcc_entries = ptx::entries(&ptx_text)
+            .map_err(|e| BuildError::Compile(format!("{}: nvcc's PTX: {e}", abs.display())))?;
+        let symbols = m.kernel_symbols_with_locals().map_err(BuildError::Compile)?;
+        let host: Vec<nvcc_check::HostKernel> = m
+            .kernels
+            .iter()
+            .zip(symbols)
+            .map(|(k, symbol)| nvcc_check::HostKernel { name: k.name.clone(), symbol, param_sizes: k.param_sizes.clone() })
+            .collect();
+        let problems = nvcc_check::compare(&host, &nvcc_entries);
+        if !problems.is_empty() {
+            let _ = std::fs::remove_file(&tmp_lib);
+            return Err(BuildError::Compile(format!(
+                "{}: the kernels kernels-host built differ from nvcc's ({} problem{}):\n  {}\n\
+                 (nvcc's PTX: {}; build without this check: --no-nvcc-check)",
+                abs.display(),
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                problems.join("\n  "),
+                work.join(format!("{stem}.nvcc.ptx")).display()
+            )));
+        }
+    }
+
     let mut entries = Vec::new();
     for (k, rec) in m.kernels.iter().zip(rw.kernels.iter()) {
         let symbol = match &k.symbol {
@@ -335,8 +670,25 @@ fn build_one(
         globals,
         warnings,
     };
+    // Publish: the library under a fresh inode (a process that has the old one mapped
+    // keeps it intact), then its manifest.
+    drop(m);
+    std::fs::rename(&tmp_lib, &lib).map_err(|e| BuildError::Usage(format!("{}: {e}", lib.display())))?;
     let manifest_path = opts.out_dir.join(Manifest::file_name(&stem));
     std::fs::write(&manifest_path, manifest.to_text())
         .map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
     Ok(Built { library: lib, manifest_path, manifest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names_are_distinct_and_readable() {
+        let p = |s: &str| PathBuf::from(s);
+        let names = output_names(&[p("/v/src/a/k.cu"), p("/v/src/b/k.cu"), p("/v/src/m.cu"), p("/v/src/b/k.cu"), p("/w/x/a/k.cu")]);
+        assert_eq!(names, ["src-a-k", "b-k", "m", "b-k-2", "x-a-k"]);
+        assert_eq!(output_names(&[p("/s/a/k.cu"), p("/s/b/k.cu")]), ["a-k", "b-k"]);
+    }
 }

@@ -8,6 +8,7 @@ pub struct NvccFlags {
     pub defines: Vec<String>,
     pub undefines: Vec<String>,
     pub include_dirs: Vec<String>,
+    pub system_include_dirs: Vec<String>,
     pub force_includes: Vec<String>,
     pub std: Option<String>,
     pub fmad: bool,
@@ -15,7 +16,29 @@ pub struct NvccFlags {
     pub ftz: bool,
     pub prec_div_false: bool,
     pub prec_sqrt_false: bool,
+    /// nvcc flags that change how a source parses, given to nvcc again for the
+    /// cross-check (`--expt-relaxed-constexpr`, `--extended-lambda`, `-Xcompiler X`, ...).
+    pub passthrough: Vec<String>,
 }
+
+/// nvcc flags (and whether they take a value) that change what the front end accepts;
+/// everything else selects outputs or device code generation.
+const PASSTHROUGH: [(&str, bool); 14] = [
+    ("--expt-relaxed-constexpr", false),
+    ("-expt-relaxed-constexpr", false),
+    ("--extended-lambda", false),
+    ("-extended-lambda", false),
+    ("--expt-extended-lambda", false),
+    ("-expt-extended-lambda", false),
+    ("-Xcompiler", true),
+    ("--compiler-options", true),
+    ("-ccbin", true),
+    ("--compiler-bindir", true),
+    ("-rdc", true),
+    ("--relocatable-device-code", true),
+    ("--default-stream", true),
+    ("-allow-unsupported-compiler", false),
+];
 
 fn bool_value(v: &str) -> Option<bool> {
     match v {
@@ -57,6 +80,10 @@ pub fn parse(flags: &[String]) -> Result<NvccFlags, String> {
             f.undefines.push(v?);
         } else if let Some(v) = value(&mut i, a, &["-I", "--include-path"]) {
             f.include_dirs.push(v?);
+        } else if let Some(v) = value(&mut i, a, &["-isystem", "--system-include"]) {
+            f.system_include_dirs.push(v?);
+        } else if let Some(d) = a.strip_prefix("-isystem").filter(|d| !d.is_empty() && !d.starts_with('=')) {
+            f.system_include_dirs.push(d.to_string());
         } else if let Some(v) = value(&mut i, a, &["-include", "--pre-include"]) {
             f.force_includes.push(v?);
         } else if let Some(v) = value(&mut i, a, &["-std", "--std"]) {
@@ -75,6 +102,12 @@ pub fn parse(flags: &[String]) -> Result<NvccFlags, String> {
             f.prec_sqrt_false = !bool_value(&v?).ok_or("--prec-sqrt takes true or false")?;
         } else if a == "-use_fast_math" || a == "--use_fast_math" {
             f.fast_math = true;
+        } else if let Some(&(name, takes)) = PASSTHROUGH.iter().find(|(n, _)| a == *n || a.starts_with(&format!("{n}="))) {
+            f.passthrough.push(a.to_string());
+            if takes && a == name {
+                i += 1;
+                f.passthrough.push(flags.get(i).cloned().ok_or_else(|| format!("nvcc flag {name} needs a value"))?);
+            }
         }
         i += 1;
     }
@@ -97,6 +130,9 @@ mod tests {
         let g = parse(&v(&["-std=c++17", "--use_fast_math"])).unwrap();
         assert!(g.fmad && g.fast_math && g.std.as_deref() == Some("c++17"));
         assert!(parse(&v(&["--std"])).is_err());
+        let h = parse(&v(&["-isystem", "/s", "-isystem/t", "--expt-relaxed-constexpr", "-Xcompiler", "-fopenmp", "-rdc=true", "--fatbin", "-gencode", "arch=compute_90,code=sm_90"])).unwrap();
+        assert_eq!(h.system_include_dirs, v(&["/s", "/t"]));
+        assert_eq!(h.passthrough, v(&["--expt-relaxed-constexpr", "-Xcompiler", "-fopenmp", "-rdc=true"]));
         assert!(parse(&v(&["--fmad=maybe"])).is_err());
     }
 }

@@ -8,11 +8,16 @@
 //! `include/simtwin/abi.h`.
 
 pub mod build;
+pub mod compdb;
 pub mod flags;
 pub mod lex;
 pub mod manifest;
 pub mod module;
+pub mod nvcc_check;
+pub mod plugin;
+pub mod ptx;
 pub mod rewrite;
+pub mod toolkit;
 
 use std::path::PathBuf;
 
@@ -33,29 +38,40 @@ pub fn include_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
 }
 
-/// The g++ flags every kernel translation unit is compiled with.
+/// The g++ flags every kernel translation unit is compiled with (besides the device-
+/// defined results' plugin, see [`checked_results_flags`]).
 ///
 /// -ffp-contract=off / -fno-fast-math: IEEE operations as written (nvcc would contract
 /// a*b+c into FMA by default; the manifest records that difference).
-/// -fsanitize=integer-divide-by-zero,shift-exponent,float-cast-overflow with our own
-/// handlers: a division by zero, an over-wide shift or a float-to-int cast of NaN or an
-/// out-of-range value (where host and device disagree) ends the launch with an error
-/// naming file and line instead of crashing or computing something else.
 /// -fno-ipa-icf: identical kernels keep distinct addresses, so each resolves to its own
 /// symbol.
+/// -fno-semantic-interposition: an exported kernel cannot be replaced by another
+/// library's (the library is linked -Bsymbolic anyway), so g++ may inline its body into
+/// the generated runner while the kernel keeps its exported symbol for the manifest.
 pub fn host_cxx_flags() -> Vec<String> {
-    [
-        "-O2",
-        "-ffp-contract=off",
-        "-fno-fast-math",
-        "-fPIC",
-        "-fno-ipa-icf",
-        "-fsanitize=integer-divide-by-zero,shift-exponent,float-cast-overflow",
-        "-fno-sanitize-recover=all",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-fno-ipa-icf", "-fno-semantic-interposition"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// How a kernel library gets the device's results where C++ leaves them undefined
+/// (float-to-integer conversions of NaN or out-of-range values, integer division by zero,
+/// over-wide shifts): with kernels-host's GCC plugin (`plugin`), which calls the shim's
+/// emulating helpers; without it (a compiler without plugin headers), GCC's
+/// -fsanitize checks with the runtime's handlers, which end the launch with an error
+/// naming file and line instead.
+pub fn checked_results_flags(plugin: Option<&std::path::Path>) -> Vec<String> {
+    match plugin {
+        Some(p) => vec![
+            format!("-fplugin={}", p.display()),
+            format!("-fplugin-arg-{}-skip={}", plugin::NAME, include_dir().display()),
+        ],
+        None => vec![
+            "-fsanitize=integer-divide-by-zero,shift-exponent,float-cast-overflow".to_string(),
+            "-fno-sanitize-recover=all".to_string(),
+        ],
+    }
 }
 
 /// Flags for the per-library runtime (simtwin_runtime.cpp).
@@ -65,3 +81,10 @@ pub fn runtime_cxx_flags() -> Vec<String> {
 
 /// Source of the per-library runtime, built into every kernel library.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/simtwin_runtime.cpp");
+
+/// Source of libsimtwin-tls.so.2, the context slot's library (see that file).
+pub const TLS_SOURCE: &str = include_str!("../runtime/simtwin_tls.cpp");
+
+/// File name (and SONAME) of the context slot's library, written beside the kernel
+/// libraries of every output directory.
+pub const TLS_LIBRARY: &str = "libsimtwin-tls.so.2";

@@ -1,7 +1,7 @@
 //! The `kernels-host` CLI. Exit codes: 0 ok, 1 compile error, 2 usage or input error.
 
 use clap::{Parser, Subcommand};
-use kernels_host::build::{build, BuildOptions};
+use kernels_host::build::{build, build_compile_commands, BuildOptions};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -14,12 +14,17 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Build one kernel library (<stem>.so) and manifest (<stem>.simtwin.json) per .cu file.
-    #[command(after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n\n\
+    #[command(after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n  \
+kernels-host build -o build/kernels --compile-commands build/compile_commands.json\n\n\
 Everything after `--` is taken as the nvcc flags of the real build: -D/-U/-I/-include and the C++\n\
 standard apply to the host build; --fmad, --use_fast_math, --ftz are recorded and warned about.\n\
-The .cu files may follow the nvcc flags. Exit codes: 0 ok, 1 compile error, 2 usage or input error.")]
+The .cu files may follow the nvcc flags. Each file is also compiled by nvcc (-ptx) and the kernels\n\
+and their parameter sizes must agree (--no-nvcc-check skips that).\n\
+Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nvcc not found included).")]
     Build {
-        /// Output directory.
+        /// Output directory. A .cu file builds OUT_DIR/<stem>.so and <stem>.simtwin.json;
+        /// sources that share a stem get their parent directories' names as a prefix
+        /// (src/a/k.cu -> a-k.so).
         #[arg(short = 'o', long = "out-dir", value_name = "OUT_DIR")]
         out_dir: PathBuf,
         /// Include directory (repeatable).
@@ -28,9 +33,22 @@ The .cu files may follow the nvcc flags. Exit codes: 0 ok, 1 compile error, 2 us
         /// Preprocessor definition NAME or NAME=VALUE (repeatable).
         #[arg(short = 'D', value_name = "NAME[=VALUE]")]
         define: Vec<String>,
-        /// Emulated architecture (sets __CUDA_ARCH__, sm_90 -> 900).
+        /// Emulated architecture (sets __CUDA_ARCH__, sm_90 -> 900; nvcc's check compiles
+        /// for compute_90).
         #[arg(long, default_value = "sm_90")]
         arch: String,
+        /// Do not cross-check the kernels built against nvcc's PTX of the same file.
+        #[arg(long)]
+        no_nvcc_check: bool,
+        /// The nvcc for the cross-check (default: $NVCC, $SIMTWIN_NVCC, the
+        /// nvidia-cuda-nvcc Python package, PATH).
+        #[arg(long, value_name = "PATH")]
+        nvcc: Option<PathBuf>,
+        /// Build a host twin for every nvcc (or clang CUDA) compilation of this compile
+        /// database (compile_commands.json, or `ninja -t compdb` output), each with its
+        /// own flags; other entries are skipped.
+        #[arg(long, value_name = "FILE")]
+        compile_commands: Option<PathBuf>,
         /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
         #[arg(value_name = "FILE.cu", num_args = 0..)]
         files: Vec<String>,
@@ -48,12 +66,53 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, files, nvcc_flags } = cli.cmd;
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, files, nvcc_flags } = cli.cmd;
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {
         eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");
         std::process::exit(2);
     };
+    if let Some(db) = compile_commands {
+        if !files.is_empty() || !nvcc_flags.is_empty() || !include.is_empty() || !define.is_empty() {
+            eprintln!("kernels-host: --compile-commands takes every source and flag from the database; give no .cu files, -I, -D or nvcc flags with it");
+            std::process::exit(2);
+        }
+        let mut opts = BuildOptions::new(out_dir.clone(), vec![]);
+        opts.arch = arch_num;
+        opts.nvcc_check = !no_nvcc_check;
+        opts.nvcc = nvcc;
+        match build_compile_commands(&opts, &db) {
+            Ok(r) => {
+                for b in &r.built {
+                    for w in &b.manifest.warnings {
+                        eprintln!("kernels-host: warning: {}: {w}", b.manifest.source);
+                    }
+                    println!("{} ({} kernels, {} globals) from {}", b.library.display(), b.manifest.entries.len(), b.manifest.globals.len(), b.manifest.source);
+                }
+                for (src, e) in &r.failed {
+                    eprintln!("kernels-host: {}: {e}", src.display());
+                }
+                let kernels: usize = r.built.iter().map(|b| b.manifest.entries.len()).sum();
+                println!(
+                    "{}: {} CUDA entries built ({} kernels), {} failed, {} entries skipped (not CUDA)",
+                    out_dir.display(),
+                    r.built.len(),
+                    kernels,
+                    r.failed.len(),
+                    r.skipped
+                );
+                if r.failed.is_empty() && r.built.is_empty() {
+                    eprintln!("kernels-host: {}: no nvcc or clang CUDA compilation in it (for meson custom_target commands, use `ninja -t compdb` output)", db.display());
+                    std::process::exit(2);
+                }
+                std::process::exit(if r.failed.iter().any(|(_, e)| e.exit_code() == 2) && r.built.is_empty() { 2 } else if r.failed.is_empty() { 0 } else { 1 });
+            }
+            Err(e) => {
+                eprintln!("kernels-host: {e}");
+                std::process::exit(e.exit_code());
+            }
+        }
+    }
     // .cu files may also come after the nvcc flags: nvcc's own command lines look so.
     let mut sources: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
     let mut flags = Vec::new();
@@ -75,6 +134,8 @@ fn main() {
     opts.defines = define;
     opts.arch = arch_num;
     opts.nvcc_flags = flags;
+    opts.nvcc_check = !no_nvcc_check;
+    opts.nvcc = nvcc;
     match build(&opts) {
         Ok(built) => {
             for b in built {

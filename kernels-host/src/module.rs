@@ -34,6 +34,7 @@ pub struct GlobalInfo {
 /// A kernel library kept open for as long as this value lives.
 pub struct LoadedModule {
     _lib: libloading::os::unix::Library,
+    path: std::path::PathBuf,
     pub descriptor: *const ffi::Module,
     pub kernels: Vec<KernelInfo>,
     pub globals: Vec<GlobalInfo>,
@@ -103,6 +104,7 @@ impl LoadedModule {
             source_hash: cstr(d.source_hash),
             build_id: cstr(d.build_id),
             _lib: lib,
+            path: path.to_path_buf(),
             descriptor: m,
             kernels,
             globals,
@@ -122,6 +124,43 @@ impl LoadedModule {
     pub fn ctx_slot(&self) -> *mut *mut ffi::ThreadCtx {
         // SAFETY: the descriptor is valid while the library is open.
         unsafe { ((*self.descriptor).ctx_slot)() }
+    }
+
+    /// The symbol at each kernel's address, local symbols (`.symtab`) included: a kernel
+    /// in an anonymous namespace has internal linkage, so dladdr (exported symbols only)
+    /// does not name it. In descriptor order; `None` where the library has no symbol
+    /// there (a stripped library).
+    pub fn kernel_symbols_with_locals(&self) -> Result<Vec<Option<String>>, String> {
+        use object::{Object, ObjectSymbol};
+        let data = std::fs::read(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        // SAFETY: Dl_info is plain data; dladdr only reads the loader's tables. The
+        // descriptor's `bind` is a function of this library, so dli_fbase is the
+        // library's load base. The descriptor is valid while the library is open.
+        let base = unsafe {
+            let mut info: libc::Dl_info = std::mem::zeroed();
+            if libc::dladdr((*self.descriptor).bind as *const c_void, &mut info) == 0 {
+                return Err(format!("{}: dladdr failed", self.path.display()));
+            }
+            info.dli_fbase as usize
+        };
+        let mut by_address = std::collections::HashMap::new();
+        for sym in file.symbols().chain(file.dynamic_symbols()) {
+            if sym.kind() == object::SymbolKind::Text {
+                if let Ok(name) = sym.name() {
+                    // Prefer a real name over g++'s `.localalias`/`.cold` companions.
+                    let slot = by_address.entry(sym.address() as usize).or_insert_with(|| name.to_string());
+                    if slot.contains('.') && !name.contains('.') {
+                        *slot = name.to_string();
+                    }
+                }
+            }
+        }
+        Ok(self
+            .kernels
+            .iter()
+            .map(|k| k.symbol.clone().or_else(|| by_address.get(&(k.function as usize - base)).cloned()))
+            .collect())
     }
 
     pub fn kernel(&self, name_or_symbol: &str) -> Option<&KernelInfo> {

@@ -67,6 +67,8 @@ struct Edit {
 
 struct TemplateDef {
     params: Vec<String>,
+    /// Each parameter's default argument as text (empty: none).
+    defaults: Vec<String>,
     bounds: Vec<Vec<usize>>,
 }
 
@@ -92,6 +94,32 @@ struct Rewriter<'a> {
     kernels: Vec<PendingKernel>,
     globals: Vec<GlobalRec>,
     global_inserts: Vec<(usize, String)>,
+    /// Parentheses open at the current token.
+    parens: i32,
+    /// User declarations that shadow a built-in variable's name (a parameter or member
+    /// named blockDim, ...), for as long as their scope lasts.
+    shadows: Vec<Shadow>,
+}
+
+/// A declaration of a built-in variable's name by the user.
+struct Shadow {
+    name: String,
+    /// `scopes.len()` where it was declared.
+    depth: usize,
+    /// A parameter (declared inside parentheses): in scope in the body that follows.
+    param: bool,
+    /// The parameter's body has opened.
+    armed: bool,
+}
+
+/// How a built-in variable's name is used at one place.
+enum BuiltinUse {
+    /// Read: the built-in.
+    Read,
+    /// A member access, a qualified name, or a name the user's declaration shadows.
+    Other,
+    /// The user declares something of that name.
+    Declaration,
 }
 
 /// Groups after which a parenthesis is not a declarator's parameter list.
@@ -140,7 +168,8 @@ impl<'a> Rewriter<'a> {
     fn loc(&self, i: usize) -> String {
         self.lx.location(&self.lx.tokens[i])
     }
-    /// Index of the bracket matching the opening one at `i`.
+    /// Index of the bracket matching the opening one at `i`. For `<`, brackets inside
+    /// parentheses are not counted (`N = (3 > 2)`), and `>>` closes two levels.
     fn matching(&self, i: usize) -> Option<usize> {
         let (open, close) = match self.s(i) {
             "(" => ("(", ")"),
@@ -150,8 +179,37 @@ impl<'a> Rewriter<'a> {
             _ => return None,
         };
         let mut depth = 0i32;
+        let mut parens = 0i32;
         for j in i..self.n() {
             let s = self.s(j);
+            if open == "<" {
+                match s {
+                    "(" | "[" | "{" => parens += 1,
+                    ")" | "]" | "}" => {
+                        parens -= 1;
+                        if parens < 0 {
+                            return None;
+                        }
+                    }
+                    ";" => return None,
+                    _ if parens > 0 => {}
+                    "<" => depth += 1,
+                    ">" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j);
+                        }
+                    }
+                    ">>" => {
+                        depth -= 2;
+                        if depth <= 0 {
+                            return Some(j);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
             if s == open {
                 depth += 1;
             } else if s == close {
@@ -159,14 +217,213 @@ impl<'a> Rewriter<'a> {
                 if depth == 0 {
                     return Some(j);
                 }
-            } else if open == "<" && s == ">>" {
-                depth -= 2;
-                if depth <= 0 {
-                    return Some(j);
-                }
             }
         }
         None
+    }
+    /// Index after an attribute-like group starting at `k` (`__attribute__((..))`,
+    /// `[[..]]`, `alignas(..)`, `__launch_bounds__(..)`, `decltype(..)`, ...), if any.
+    fn skip_attribute(&self, k: usize, end: usize) -> Option<usize> {
+        let s = self.s(k);
+        if ATTRIBUTE_LIKE.contains(&s) && self.is(k + 1, "(") {
+            return self.matching(k + 1).map(|c| c + 1).filter(|&c| c <= end);
+        }
+        if s == "[" && self.is(k + 1, "[") {
+            return self.matching(k).map(|c| c + 1).filter(|&c| c <= end);
+        }
+        None
+    }
+    /// Index after `template <...>` headers (and a requires-clause following them)
+    /// starting at `k`; `k` itself if there is none.
+    fn skip_template_headers(&self, mut k: usize, end: usize) -> usize {
+        while k < end && self.s(k) == "template" && self.is(k + 1, "<") {
+            match self.matching(k + 1) {
+                Some(c) if c < end => k = c + 1,
+                _ => return end,
+            }
+            if self.is(k, "requires") {
+                k = self.skip_requires(k, end);
+            }
+        }
+        k
+    }
+    /// Index after a requires-clause starting at `k` (the `requires` token): primaries
+    /// (parenthesized expressions, possibly qualified template-ids, `true`/`false`)
+    /// joined by `&&` and `||`.
+    fn skip_requires(&self, k: usize, end: usize) -> usize {
+        let mut k = k + 1;
+        loop {
+            if k >= end {
+                return end;
+            }
+            if self.s(k) == "(" {
+                k = self.matching(k).map(|c| c + 1).unwrap_or(end);
+            } else {
+                if self.s(k) == "::" {
+                    k += 1;
+                }
+                while k < end && self.lx.tokens[k].kind == Kind::Ident {
+                    k += 1;
+                    if self.is(k, "<") {
+                        k = self.matching(k).map(|c| c + 1).unwrap_or(end);
+                    }
+                    if self.is(k, "::") {
+                        k += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            if k < end && matches!(self.s(k), "&&" | "||") {
+                k += 1;
+            } else {
+                return k.min(end);
+            }
+        }
+    }
+    /// Index after an operator function's name starting at `k` (the `operator` token):
+    /// `operator()`, `operator[]`, `operator new[]`, `operator<`, `operator int*`, ...
+    fn skip_operator_name(&self, k: usize, end: usize) -> usize {
+        let mut j = k + 1;
+        if self.is(j, "(") && self.is(j + 1, ")") {
+            return j + 2;
+        }
+        while j < end && self.s(j) != "(" {
+            j += 1;
+        }
+        j
+    }
+    /// Whether the `{` at `e` opens a function body, for a namespace-scope declaration
+    /// starting at `a`. Not a function body: a class, union or enum definition; an
+    /// initializer (an `=` outside brackets, template headers and operator names); a
+    /// declaration without a parameter list (`int x{1}`); a constructor's member
+    /// initializer (`: m{1}`); a requires-expression.
+    fn is_function_head(&self, a: usize, e: usize) -> bool {
+        let prev = if e > a { self.s(e - 1) } else { "" };
+        if prev == "requires" {
+            return false;
+        }
+        if prev == ")" {
+            if let Some(open) = (a..e).rev().find(|&o| self.s(o) == "(" && self.matching(o) == Some(e - 1)) {
+                if open > a && self.s(open - 1) == "requires" {
+                    return false;
+                }
+            }
+        }
+        let mut k = self.skip_template_headers(a, e);
+        // Decl-specifiers before a class-key: `typedef struct {`, `__device__ struct S {`.
+        while k < e
+            && matches!(
+                self.s(k),
+                "typedef" | "static" | "extern" | "inline" | "constexpr" | "const" | "volatile" | "friend"
+                    | "__device__" | "__host__" | "__constant__" | "__shared__" | "__managed__" | "__global__"
+            )
+        {
+            k += 1;
+        }
+        while let Some(n) = self.skip_attribute(k, e) {
+            k = n;
+        }
+        if matches!(self.s(k), "struct" | "class" | "union" | "enum") && k < e {
+            let mut j = k + 1;
+            if self.s(k) == "enum" && matches!(self.s(j), "class" | "struct") {
+                j += 1;
+            }
+            while let Some(n) = self.skip_attribute(j, e) {
+                j = n;
+            }
+            while j < e && (self.lx.tokens[j].kind == Kind::Ident || self.s(j) == "::") && self.s(j) != "final" {
+                j += 1;
+                if self.is(j, "<") {
+                    j = self.matching(j).map(|c| c + 1).unwrap_or(e);
+                }
+            }
+            if self.is(j, "final") {
+                j += 1;
+            }
+            if j == e {
+                return false; // `struct S {`
+            }
+            if self.s(j) == ":" && !(j + 1..e).any(|m| self.s(m) == "{") {
+                return false; // `struct S : Base<T> {`
+            }
+        }
+        // The rest: an `=` at depth 0 makes it an initializer; a parameter list makes
+        // it a function.
+        let mut depth = 0i32;
+        let mut params_close = None;
+        let mut j = k;
+        while j < e {
+            let s = self.s(j);
+            if depth == 0 {
+                if let Some(n) = self.skip_attribute(j, e) {
+                    j = n;
+                    continue;
+                }
+                if matches!(s, "sizeof" | "alignof" | "__alignof__" | "typeid" | "static_assert") && self.is(j + 1, "(") {
+                    j = self.matching(j + 1).map(|c| c + 1).unwrap_or(e);
+                    continue;
+                }
+                if s == "operator" {
+                    j = self.skip_operator_name(j, e);
+                    continue;
+                }
+                if s == "requires" {
+                    j = self.skip_requires(j, e);
+                    continue;
+                }
+                if s == "=" {
+                    return false;
+                }
+                if s == "(" && params_close.is_none() && j > k {
+                    let p = self.s(j - 1);
+                    // `int (*fp)(int)` groups a declarator: not the parameter list.
+                    let grouping = is_keyword_token(p) && p != "auto";
+                    if !grouping && (self.lx.tokens[j - 1].kind == Kind::Ident || p == ">" || p == ")") {
+                        params_close = self.matching(j);
+                    }
+                }
+                if s == ":" {
+                    if let Some(c) = params_close {
+                        if j > c {
+                            // A constructor's member initializers: the body's brace
+                            // follows a `)` or `}`, a member's brace init a name.
+                            return matches!(prev, ")" | "}");
+                        }
+                    }
+                }
+            }
+            match s {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ => {}
+            }
+            j += 1;
+        }
+        params_close.is_some()
+    }
+    /// The tokens of [a, b) split at commas outside brackets (template argument lists
+    /// included; `>>` closes two).
+    fn split_top_level(&self, a: usize, b: usize) -> Vec<Vec<usize>> {
+        let mut out = vec![vec![]];
+        let mut depth = 0i32;
+        for j in a..b {
+            match self.s(j) {
+                "(" | "[" | "{" | "<" => depth += 1,
+                ")" | "]" | "}" | ">" => depth -= 1,
+                ">>" => depth -= 2,
+                "," if depth == 0 => {
+                    out.push(vec![]);
+                    continue;
+                }
+                _ => {}
+            }
+            out.last_mut().unwrap().push(j);
+        }
+        if out.last().map(|v| v.is_empty()).unwrap_or(false) {
+            out.pop();
+        }
+        out
     }
     /// Joins tokens [a, b) into text, a space between words.
     fn join(&self, a: usize, b: usize) -> String {
@@ -186,6 +443,9 @@ impl<'a> Rewriter<'a> {
 
     fn run(&mut self) {
         let mut decl_start = 0usize;
+        // Parentheses and brackets open in the current namespace-scope declaration: a
+        // brace inside them (a lambda in a default argument) is never a function body.
+        let mut depth = 0i32;
         let mut i = 0usize;
         while i < self.n() {
             let t = self.lx.tokens[i].clone();
@@ -193,24 +453,52 @@ impl<'a> Rewriter<'a> {
             // assert() expands from <assert.h>, so its tokens are marked as system code
             // even inside the user's file: route every call (not the declaration).
             if s == "__assert_fail" && (i == 0 || self.s(i - 1) != "void") {
-                self.replace(i, "simtwin_assert_fail");
+                self.replace(i, "::__simtwin_assert_fail");
             }
-            if !t.system {
+            if t.system {
+                // The CUDA toolkit's type headers (cuda_runtime_api.h, ...) annotate their
+                // declarations with execution spaces; nothing there is registered.
+                if matches!(s, "__host__" | "__device__" | "__noinline__" | "__forceinline__") {
+                    self.replace(i, if s == "__forceinline__" { "inline" } else { "" });
+                }
+            } else {
                 if let Some(next) = self.token_edit(i) {
                     if self.at_namespace_level() && next > 0 && self.is(next - 1, ";") {
                         decl_start = next; // a namespace-scope extern __shared__ declaration
+                        depth = 0;
                     }
                     i = next;
                     continue;
                 }
             }
-            let ns_level = self.at_namespace_level();
             match s {
+                "(" => self.parens += 1,
+                ")" => self.parens = (self.parens - 1).max(0),
+                ";" if self.parens == 0 => {
+                    // A prototype's parameters go out of scope.
+                    let d = self.scopes.len();
+                    self.shadows.retain(|sh| !(sh.param && !sh.armed && sh.depth == d));
+                }
+                _ => {}
+            }
+            let ns_level = self.at_namespace_level();
+            if s == "{" {
+                let d = self.scopes.len();
+                for sh in self.shadows.iter_mut().filter(|sh| sh.param && sh.depth == d) {
+                    sh.armed = true;
+                }
+            }
+            match s {
+                "(" | "[" if ns_level => depth += 1,
+                ")" | "]" if ns_level => depth = (depth - 1).max(0),
+                "{" if ns_level && depth > 0 => self.scopes.push(Scope::Other { function_body: false }),
                 "{" if ns_level => {
                     let first = if decl_start < i { self.s(decl_start) } else { "" };
                     if first == "namespace" || (first == "inline" && self.is(decl_start + 1, "namespace")) {
                         let from = if first == "inline" { decl_start + 2 } else { decl_start + 1 };
-                        let name = self.join(from, i);
+                        // `namespace a::inline b {` names a::b.
+                        let parts: Vec<usize> = (from..i).filter(|&k| self.s(k) != "inline").collect();
+                        let name: String = parts.iter().map(|&k| self.s(k)).collect();
                         self.scopes.push(Scope::Namespace(if name.is_empty() { None } else { Some(name) }));
                         decl_start = i + 1;
                     } else if i == decl_start + 2
@@ -220,39 +508,33 @@ impl<'a> Rewriter<'a> {
                         self.scopes.push(Scope::Linkage);
                         decl_start = i + 1;
                     } else {
-                        let prev = if i > 0 { self.s(i - 1) } else { "" };
-                        let mut depth = 0i32;
-                        let mut has_eq = false;
-                        for k in decl_start..i {
-                            match self.s(k) {
-                                "(" | "[" => depth += 1,
-                                ")" | "]" => depth -= 1,
-                                "=" if depth == 0 => has_eq = true,
-                                _ => {}
-                            }
-                        }
-                        let function_body = !has_eq
-                            && (prev == ")"
-                                || ((decl_start..i).any(|k| self.s(k) == ")")
-                                    && matches!(prev, "const" | "noexcept" | "override" | "final")));
+                        let function_body = self.is_function_head(decl_start, i);
                         self.scopes.push(Scope::Other { function_body });
                     }
                 }
                 "{" => self.scopes.push(Scope::Other { function_body: false }),
                 "}" => {
                     let popped = self.scopes.pop();
+                    let d = self.scopes.len();
+                    self.shadows.retain(|sh| sh.depth < d || (sh.depth == d && !(sh.param && sh.armed)));
                     if ns_level {
+                        // The end of a namespace or linkage block.
                         decl_start = i + 1;
-                    } else if let Some(Scope::Other { function_body: true }) = popped {
-                        if self.at_namespace_level() {
+                        depth = 0;
+                    } else if self.at_namespace_level() {
+                        if let Some(Scope::Other { function_body: true }) = popped {
                             self.declaration(decl_start, i);
                             decl_start = i + 1;
+                            depth = 0;
                         }
+                        // Otherwise a class body, an initializer or a lambda: the
+                        // declaration goes on to its `;`.
                     }
                 }
                 ";" if ns_level => {
                     self.declaration(decl_start, i);
                     decl_start = i + 1;
+                    depth = 0;
                 }
                 _ => {}
             }
@@ -270,10 +552,32 @@ impl<'a> Rewriter<'a> {
         let s = self.s(i);
         let prev = if i > 0 { self.s(i - 1) } else { "" };
         match s {
-            "__global__" | "__device__" | "__host__" | "__constant__" | "__managed__" | "__grid_constant__" => {
+            // A kernel's only caller is its generated runner: always_inline lets g++ put
+            // the body into the runner's thread loop (the exported function stays, for
+            // its symbol). Kernels cannot recurse, so the inlining cannot fail.
+            "__global__" => self.replace(i, "__attribute__((always_inline))"),
+            "__device__" | "__host__" | "__constant__" | "__managed__" | "__grid_constant__" => {
                 self.replace(i, "")
             }
             "__forceinline__" => self.replace(i, "__inline__ __attribute__((always_inline))"),
+            "threadIdx" | "blockIdx" | "blockDim" | "gridDim" => {
+                match self.builtin_use(i) {
+                    BuiltinUse::Read => {}
+                    BuiltinUse::Other => return None,
+                    BuiltinUse::Declaration => {
+                        let sh = Shadow { name: s.to_string(), depth: self.scopes.len(), param: self.parens > 0, armed: false };
+                        self.shadows.push(sh);
+                        return None;
+                    }
+                }
+                let (conv, field) = match s {
+                    "threadIdx" => ("to_uint3", "thread_idx"),
+                    "blockIdx" => ("to_uint3", "block_idx"),
+                    "blockDim" => ("to_dim3", "block_dim"),
+                    _ => ("to_dim3", "grid_dim"),
+                };
+                self.replace(i, &format!("(::__simtwin::{conv}(::__simtwin::tls_ctx->{field}))"))
+            }
             "__noinline__" => self.replace(i, "__attribute__((noinline))"),
             "__launch_bounds__" => {
                 if self.is(i + 1, "(") {
@@ -307,11 +611,33 @@ impl<'a> Rewriter<'a> {
                         self.replace(i - 2, "");
                     }
                 }
-                self.replace(i, if s == "printf" { "simtwin_printf" } else { "simtwin_clock" });
+                self.replace(i, if s == "printf" { "::__simtwin_printf" } else { "::__simtwin_clock" });
             }
             _ => {}
         }
         None
+    }
+
+    /// Whether the built-in variable name at `i` (threadIdx, ...) is read there, rather
+    /// than a member access (`p.blockDim`), a qualified name, or the name of something
+    /// the user declares (`dim3 blockDim;` in a struct, a parameter `dim3 gridDim`).
+    fn builtin_use(&self, i: usize) -> BuiltinUse {
+        let s = self.s(i);
+        let prev = if i > 0 { self.s(i - 1) } else { "" };
+        if matches!(prev, "." | "->" | "::" | "struct" | "class" | "enum" | "union" | "goto") {
+            return BuiltinUse::Other;
+        }
+        let next = if i + 1 < self.n() { self.s(i + 1) } else { "" };
+        let declarator_next = matches!(next, ";" | "," | "=" | "[" | "{" | ")" | ":");
+        let type_before = (i > 0 && self.lx.tokens[i - 1].kind == Kind::Ident && !is_expression_keyword(prev))
+            || matches!(prev, ">" | "*" | "&" | "&&");
+        if declarator_next && type_before {
+            BuiltinUse::Declaration
+        } else if self.shadows.iter().any(|sh| sh.name == s) {
+            BuiltinUse::Other
+        } else {
+            BuiltinUse::Read
+        }
     }
 
     /// `extern __shared__ [attrs] T name[] [dims];` starting at `extern` (index e).
@@ -352,7 +678,7 @@ impl<'a> Rewriter<'a> {
         let ty_text = ty_text.join(" ");
         let rest = self.join(close + 1, semi);
         let name_s = self.s(name).to_string();
-        let cast = format!("reinterpret_cast<{ty_text} (*){rest}>(simtwin_tls_ctx->dyn_smem)");
+        let cast = format!("reinterpret_cast<{ty_text} (*){rest}>(::__simtwin::tls_ctx->dyn_smem)");
         let (a, b) = (self.lx.tokens[e].start, self.lx.tokens[semi].end);
         let newlines = self.lx.text[a..b].matches('\n').count();
         let text = if self.at_namespace_level() {
@@ -388,25 +714,34 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Index of the declarator's parameter list `(` in [a, b), if any, skipping
-    /// attribute-like groups and template headers.
+    /// template headers, requires-clauses, attribute-like groups and operator names.
     fn param_list(&self, a: usize, b: usize) -> Option<usize> {
-        let mut k = a;
+        let mut k = self.skip_template_headers(a, b);
         while k < b {
             let s = self.s(k);
-            if (ATTRIBUTE_LIKE.contains(&s) || s == "operator") && self.is(k + 1, "(") {
+            if let Some(n) = self.skip_attribute(k, b) {
+                k = n;
+                continue;
+            }
+            if matches!(s, "sizeof" | "alignof" | "__alignof__") && self.is(k + 1, "(") {
                 k = self.matching(k + 1)? + 1;
                 continue;
             }
-            if s == "template" && self.is(k + 1, "<") {
-                k = self.matching(k + 1)? + 1;
+            if s == "requires" {
+                k = self.skip_requires(k, b);
                 continue;
+            }
+            if s == "operator" {
+                let n = self.skip_operator_name(k, b);
+                return if n < b && self.s(n) == "(" { Some(n) } else { None };
             }
             if s == "=" || s == "{" || s == "[" {
                 return None;
             }
             if s == "(" && k > a {
-                let p = &self.lx.tokens[k - 1];
-                if p.kind == Kind::Ident || self.s(k - 1) == ">" {
+                let p = self.s(k - 1);
+                let grouping = is_keyword_token(p) && p != "auto";
+                if !grouping && (self.lx.tokens[k - 1].kind == Kind::Ident || p == ">") {
                     return Some(k);
                 }
             }
@@ -418,16 +753,21 @@ impl<'a> Rewriter<'a> {
     /// Start of the (possibly qualified, possibly template-id) name that ends at `end`.
     fn name_start(&self, a: usize, end: usize) -> usize {
         let mut k = end;
-        if self.s(k) == ">" {
+        if matches!(self.s(k), ">" | ">>") {
+            // Back to the `<` that opens the template arguments (parenthesized
+            // expressions inside them are skipped whole).
             let mut depth = 0;
+            let mut parens = 0;
             while k > a {
                 match self.s(k) {
-                    ">" => depth += 1,
-                    ">>" => depth += 2,
-                    "<" => depth -= 1,
+                    ")" | "]" => parens += 1,
+                    "(" | "[" => parens -= 1,
+                    ">" if parens == 0 => depth += 1,
+                    ">>" if parens == 0 => depth += 2,
+                    "<" if parens == 0 => depth -= 1,
                     _ => {}
                 }
-                if depth == 0 {
+                if depth == 0 && parens == 0 {
                     break;
                 }
                 k -= 1;
@@ -488,30 +828,21 @@ impl<'a> Rewriter<'a> {
             // its explicit instantiations.
             let close = self.matching(a + 1).unwrap_or(a + 1);
             let mut params = Vec::new();
-            let mut last_ident = None;
-            let mut depth = 0;
-            for j in a + 2..=close {
-                let s = self.s(j);
-                match s {
-                    "<" | "(" => depth += 1,
-                    ">" | ")" if j != close => depth -= 1,
-                    _ => {}
-                }
-                if depth == 0 && (s == "," || s == "=" || j == close) {
-                    if let Some(id) = last_ident.take() {
-                        params.push(id);
-                    }
-                    if s == "=" {
-                        last_ident = None;
-                    }
-                    continue;
-                }
-                if depth == 0 && self.lx.tokens[j].kind == Kind::Ident && !is_keyword_token(s) {
-                    last_ident = Some(s.to_string());
+            let mut defaults = Vec::new();
+            for seg in self.split_top_level(a + 2, close) {
+                // A parameter's name: the last identifier before its default argument.
+                let end = seg.iter().position(|&t| self.s(t) == "=").unwrap_or(seg.len());
+                if let Some(&id) = seg[..end]
+                    .iter()
+                    .rev()
+                    .find(|&&t| self.lx.tokens[t].kind == Kind::Ident && !is_keyword_token(self.s(t)))
+                {
+                    params.push(self.s(id).to_string());
+                    defaults.push(if end + 1 < seg.len() { self.join(seg[end + 1], seg[seg.len() - 1] + 1) } else { String::new() });
                 }
             }
             let bounds = self.launch_bounds(a, b);
-            self.templates.insert(qual(&base), TemplateDef { params, bounds });
+            self.templates.insert(qual(&base), TemplateDef { params, defaults, bounds });
             return;
         }
         if !has_body && !is_instantiation {
@@ -555,8 +886,14 @@ impl<'a> Rewriter<'a> {
             if let Some(def) = self.templates.get(&qual(&base)) {
                 let args = template_args(self, ns, lp);
                 let mut map = HashMap::new();
-                for (p, v) in def.params.iter().zip(args.iter()) {
-                    map.insert(p.clone(), v.clone());
+                for (i, p) in def.params.iter().enumerate() {
+                    // An explicit argument, else the parameter's default (which may name
+                    // earlier parameters: substituted below like the bounds themselves).
+                    if let Some(v) = args.get(i) {
+                        map.insert(p.clone(), v.clone());
+                    } else if !def.defaults[i].is_empty() {
+                        map.insert(p.clone(), def.defaults[i].clone());
+                    }
                 }
                 for (k, arg) in def.bounds.iter().take(2).enumerate() {
                     let uses_unknown = arg
@@ -662,16 +999,18 @@ impl<'a> Rewriter<'a> {
         let mut insert = String::new();
         for n in names {
             let idx = self.globals.len();
-            let reg = format!("simtwin_greg_{idx}");
+            let reg = format!("__simtwin_greg_{idx}");
+            // Generated names are reserved (`__simtwin_`) and ABI types qualified: the
+            // function sits in the user's namespace, beside the user's own names.
             insert.push_str(&format!(
-                " static simtwin_global_t {reg}() {{ simtwin_global_t g = {{ \"{q}\", (void *)&{n}, \
-                 sizeof({n}), {c}, 0 }}; return g; }}",
+                " static ::__simtwin::simtwin_global_t {reg}() {{ ::__simtwin::simtwin_global_t __simtwin_g = {{ \
+                 \"{q}\", (void *)__builtin_addressof({n}), sizeof({n}), {c}, 0 }}; return __simtwin_g; }}",
                 q = qualify(&path, &n),
                 c = constant as u32
             ));
             self.globals.push(GlobalRec {
                 name: qualify(&path, &n),
-                reg_fn: qualify(&path, &reg),
+                reg_fn: format!("::{}", qualify(&path, &reg)),
                 constant,
                 location: self.loc(a),
                 anonymous_namespace: anon,
@@ -679,6 +1018,11 @@ impl<'a> Rewriter<'a> {
         }
         self.global_inserts.push((self.lx.tokens[b].end, insert));
     }
+}
+
+/// Keywords after which a name is an operand, not a declarator.
+fn is_expression_keyword(s: &str) -> bool {
+    matches!(s, "return" | "case" | "sizeof" | "alignof" | "decltype" | "co_return" | "co_yield" | "throw" | "new" | "delete")
 }
 
 fn qualify(path: &[String], n: &str) -> String {
@@ -707,19 +1051,11 @@ fn ns_base(r: &Rewriter<'_>, ns: usize, lp: usize) -> usize {
 fn template_args(r: &Rewriter<'_>, ns: usize, lp: usize) -> Vec<String> {
     let Some(open) = (ns..lp).find(|&k| r.s(k) == "<") else { return vec![] };
     let close = lp - 1;
-    let mut args = Vec::new();
-    let mut from = open + 1;
-    let mut depth = 0;
-    for k in open + 1..=close {
-        let s = r.s(k);
-        match s {
-            "<" | "(" => depth += 1,
-            ">" | ")" if k != close => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 && (s == "," || k == close) {
-            args.push(r.join(from, k));
-            from = k + 1;
+    let mut args: Vec<String> = r.split_top_level(open + 1, close).iter().map(|seg| r.join(seg[0], seg[seg.len() - 1] + 1)).collect();
+    if r.s(close) == ">>" {
+        // `k<A<int>>`: the last argument's own `>` is the first half of the token.
+        if let Some(last) = args.last_mut() {
+            last.push('>');
         }
     }
     args
@@ -738,6 +1074,8 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
         kernels: Vec::new(),
         globals: Vec::new(),
         global_inserts: Vec::new(),
+        parens: 0,
+        shadows: Vec::new(),
     };
     r.run();
     if !r.errors.is_empty() {
@@ -746,17 +1084,21 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
     // Kernels: plain `&name` where that is unambiguous, else a cast to the function type.
     let mut kernels = Vec::new();
     let pending = std::mem::take(&mut r.kernels);
+    let mut same_name: HashMap<&str, usize> = HashMap::new();
+    for k in &pending {
+        *same_name.entry(k.qname.as_str()).or_default() += 1;
+    }
     for (idx, k) in pending.iter().enumerate() {
-        let overloaded = pending.iter().filter(|o| o.qname == k.qname).count() > 1;
+        let overloaded = same_name[k.qname.as_str()] > 1;
         let expr = if k.is_template_instance || overloaded {
             format!("(static_cast<void (*)({})>(&{}))", k.params, k.name_as_written)
         } else {
             format!("(&{})", k.name_as_written)
         };
-        let reg = format!("simtwin_kreg_{idx}");
+        let reg = format!("__simtwin_kreg_{idx}");
         let text = format!(
-            " static const simtwin_kernel_t *{reg}() {{ static const simtwin_kernel_t k = \
-             ::simtwin::detail::kernel_entry<decltype({expr}), {expr}>(\"{name}\", (uint32_t)({b0}), (uint32_t)({b1})); return &k; }}",
+            " static ::__simtwin::simtwin_kernel_t {reg}() {{ return \
+             ::__simtwin::detail::kernel_entry<decltype({expr}), {expr}>(\"{name}\", (unsigned int)({b0}), (unsigned int)({b1})); }}",
             name = k.qname.replace('"', "\\\""),
             b0 = k.bounds[0],
             b1 = k.bounds[1]
@@ -764,7 +1106,7 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
         r.edits.push(Edit { start: k.insert_at, end: k.insert_at, text });
         kernels.push(KernelRec {
             name: k.qname.clone(),
-            reg_fn: qualify(&k.ns_path, &reg),
+            reg_fn: format!("::{}", qualify(&k.ns_path, &reg)),
             location: k.location.clone(),
             anonymous_namespace: k.anonymous,
         });
@@ -808,8 +1150,8 @@ mod tests {
         assert_eq!(names, vec!["ns::a", "t<float,128>", "c"]);
         let globals: Vec<_> = r.globals.iter().map(|g| (g.name.as_str(), g.constant)).collect();
         assert_eq!(globals, vec![("tab", true), ("cnt", false), ("arr", false)]);
-        assert!(r.text.contains("kernel_entry<decltype((static_cast<void (*)(float*)>(&t<float,128>))), (static_cast<void (*)(float*)>(&t<float,128>))>(\"t<float,128>\", (uint32_t)(((128))), (uint32_t)((2)))"), "{}", r.text);
-        assert!(r.text.contains("kernel_entry<decltype((&a)), (&a)>(\"ns::a\", (uint32_t)(0), (uint32_t)(0))"));
+        assert!(r.text.contains("kernel_entry<decltype((static_cast<void (*)(float*)>(&t<float,128>))), (static_cast<void (*)(float*)>(&t<float,128>))>(\"t<float,128>\", (unsigned int)(((128))), (unsigned int)((2)))"), "{}", r.text);
+        assert!(r.text.contains("kernel_entry<decltype((&a)), (&a)>(\"ns::a\", (unsigned int)(0), (unsigned int)(0))"));
         assert!(r.text.contains("extern  const float tab[2]"), "{}", r.text);
         assert!(!r.text.contains("static  int cnt") && r.text.contains(" int cnt, arr[4];"));
     }
@@ -817,8 +1159,8 @@ mod tests {
     #[test]
     fn extern_shared_at_block_and_namespace_scope() {
         let r = rw("extern __shared__ float4 gsm[];\n__global__ void k() {\n  extern __shared__ __attribute__((aligned(16))) unsigned char s[];\n  s[0] = 1; }\n");
-        assert!(r.text.contains("\n#define gsm (reinterpret_cast<float4 (*)>(simtwin_tls_ctx->dyn_smem))\n# 1 \"t.cu\"\n"), "{}", r.text);
-        assert!(r.text.contains("unsigned char (*const s) = reinterpret_cast<unsigned char (*)>(simtwin_tls_ctx->dyn_smem);"), "{}", r.text);
+        assert!(r.text.contains("\n#define gsm (reinterpret_cast<float4 (*)>(::__simtwin::tls_ctx->dyn_smem))\n# 1 \"t.cu\"\n"), "{}", r.text);
+        assert!(r.text.contains("unsigned char (*const s) = reinterpret_cast<unsigned char (*)>(::__simtwin::tls_ctx->dyn_smem);"), "{}", r.text);
         assert_eq!(r.text.matches('\n').count(), 4 + 1 + 3);
     }
 

@@ -1,7 +1,7 @@
 /* The few driver/runtime types that device-side sources name. Host API functions are
    deliberately absent: kernel libraries call nothing in the driver. */
-#ifndef SIMTWIN_HOST_TYPES_H
-#define SIMTWIN_HOST_TYPES_H
+#ifndef __SIMTWIN_HOST_TYPES_H
+#define __SIMTWIN_HOST_TYPES_H
 #pragma GCC system_header
 #include "simtwin/prelude.h"
 typedef unsigned long long CUdeviceptr;

@@ -13,9 +13,10 @@
  * clocks) goes through the runtime table handed over by `bind` (see abi.h); the library
  * has no undefined symbols toward the driver.
  */
-#ifndef SIMTWIN_PRELUDE_H
-#define SIMTWIN_PRELUDE_H
+#ifndef __SIMTWIN_PRELUDE_H
+#define __SIMTWIN_PRELUDE_H
 #pragma GCC system_header
+#include "simtwin/names_push.h"
 
 #ifndef __cplusplus
 #error "simtwin: CUDA sources are compiled as C++"
@@ -39,7 +40,12 @@
 #include <utility>
 #include <type_traits>
 
+/* The ABI's types live in namespace __simtwin, so that no name of the shim can collide
+   with a name of the user's code (every other shim identifier is __simtwin_-prefixed or
+   in that namespace: names the implementation reserves). */
+namespace __simtwin {
 #include "simtwin/abi.h"
+}
 
 #ifndef __CUDACC__
 #define __CUDACC__ 1
@@ -58,9 +64,6 @@
 #define __CUDACC_VER_MINOR__ 0
 #define __CUDACC_VER_BUILD__ 0
 #endif
-#ifndef CUDART_VERSION
-#define CUDART_VERSION 13000
-#endif
 
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
@@ -68,47 +71,55 @@
 #define __cudart_builtin__
 #define __CUDA_ALIGN__(n) __attribute__((aligned(n)))
 
-#define SIMTWIN_INLINE static inline __attribute__((always_inline))
-#define SIMTWIN_HIDDEN __attribute__((visibility("hidden")))
+#define __SIMTWIN_INLINE static inline __attribute__((always_inline))
+#define __SIMTWIN_HIDDEN __attribute__((visibility("hidden")))
 
 /* ---- runtime hooks (defined once per library by the generated registry) ---------- */
 
+namespace __simtwin {
 /* The current CUDA thread's context, stored by the executor before every resume.
-   initial-exec: a plain %fs-relative load, no __tls_get_addr call per built-in. */
-extern __thread simtwin_thread_ctx_t *simtwin_tls_ctx
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+   initial-exec: threadIdx & co. are a plain %fs-relative load, no __tls_get_addr call.
+   It is defined in a tiny library of its own (libsimtwin-tls.so.2, beside the kernel
+   libraries, see runtime/simtwin_tls.cpp): an initial-exec access puts the *defining*
+   module's whole TLS block into the process's small static TLS reserve, and a kernel
+   library's own TLS holds its __shared__ arrays (tens of KiB), which would not fit. */
+extern __thread simtwin_thread_ctx_t *tls_ctx __attribute__((tls_model("initial-exec")));
 /* The runtime table handed over by bind(). */
-extern const simtwin_runtime_t *simtwin_rt SIMTWIN_HIDDEN;
+extern const simtwin_runtime_t *rt __SIMTWIN_HIDDEN;
+}
 
 /* Memory fence scopes passed to runtime->threadfence (abi.h leaves them open). */
-#define SIMTWIN_FENCE_BLOCK 0u
-#define SIMTWIN_FENCE_DEVICE 1u
-#define SIMTWIN_FENCE_SYSTEM 2u
+#define __SIMTWIN_FENCE_BLOCK 0u
+#define __SIMTWIN_FENCE_DEVICE 1u
+#define __SIMTWIN_FENCE_SYSTEM 2u
 
 extern "C" {
 /* Implemented in the per-library runtime (simtwin_runtime.cpp, -frounding-math). */
-float simtwin_f_op(int op, int mode, float a, float b, float c) SIMTWIN_HIDDEN;
-double simtwin_d_op(int op, int mode, double a, double b, double c) SIMTWIN_HIDDEN;
-float simtwin_i2f(int kind, int mode, uint64_t bits) SIMTWIN_HIDDEN;
-double simtwin_i2d(int kind, int mode, uint64_t bits) SIMTWIN_HIDDEN;
-float simtwin_d2f(int mode, double x) SIMTWIN_HIDDEN;
-float simtwin_frsqrt_rn(float x) SIMTWIN_HIDDEN;
-void simtwin_trap_now(uint32_t kind, const char *msg, const char *file, uint32_t line)
-    SIMTWIN_HIDDEN __attribute__((noreturn));
-int simtwin_printf(const char *fmt, ...) SIMTWIN_HIDDEN __attribute__((format(printf, 1, 2)));
-void simtwin_assert_fail(const char *expr, const char *file, unsigned line, const char *fn)
-    SIMTWIN_HIDDEN __attribute__((noreturn));
+float __simtwin_f_op(int op, int mode, float a, float b, float c) __SIMTWIN_HIDDEN;
+double __simtwin_d_op(int op, int mode, double a, double b, double c) __SIMTWIN_HIDDEN;
+float __simtwin_i2f(int kind, int mode, uint64_t bits) __SIMTWIN_HIDDEN;
+double __simtwin_i2d(int kind, int mode, uint64_t bits) __SIMTWIN_HIDDEN;
+float __simtwin_d2f(int mode, double x) __SIMTWIN_HIDDEN;
+float __simtwin_frsqrt_rn(float x) __SIMTWIN_HIDDEN;
+void __simtwin_trap_now(uint32_t kind, const char *msg, const char *file, uint32_t line)
+    __SIMTWIN_HIDDEN __attribute__((noreturn));
+int __simtwin_printf(const char *fmt, ...) __SIMTWIN_HIDDEN __attribute__((format(printf, 1, 2)));
+void __simtwin_assert_fail(const char *expr, const char *file, unsigned line, const char *fn)
+    __SIMTWIN_HIDDEN __attribute__((noreturn));
 }
 /* Operation and rounding-mode codes shared with simtwin_runtime.cpp. */
-enum { SIMTWIN_OP_ADD = 0, SIMTWIN_OP_SUB, SIMTWIN_OP_MUL, SIMTWIN_OP_DIV, SIMTWIN_OP_SQRT,
-       SIMTWIN_OP_RCP, SIMTWIN_OP_FMA };
-enum { SIMTWIN_RN = 0, SIMTWIN_RZ = 1, SIMTWIN_RU = 2, SIMTWIN_RD = 3 };
-enum { SIMTWIN_I32 = 0, SIMTWIN_U32 = 1, SIMTWIN_I64 = 2, SIMTWIN_U64 = 3 };
+enum { __SIMTWIN_OP_ADD = 0, __SIMTWIN_OP_SUB, __SIMTWIN_OP_MUL, __SIMTWIN_OP_DIV, __SIMTWIN_OP_SQRT,
+       __SIMTWIN_OP_RCP, __SIMTWIN_OP_FMA };
+enum { __SIMTWIN_RN = 0, __SIMTWIN_RZ = 1, __SIMTWIN_RU = 2, __SIMTWIN_RD = 3 };
+enum { __SIMTWIN_I32 = 0, __SIMTWIN_U32 = 1, __SIMTWIN_I64 = 2, __SIMTWIN_U64 = 3 };
 
+#include "simtwin/device_values.h"
 #include "simtwin/vector_types.h"
 #include "simtwin/intrinsics.h"
 #include "simtwin/atomics.h"
 #include "simtwin/warp.h"
 #include "simtwin/registry_support.h"
+#include "simtwin/device_defined.h"
 
-#endif /* SIMTWIN_PRELUDE_H */
+#include "simtwin/names_pop.h"
+#endif /* __SIMTWIN_PRELUDE_H */

@@ -1,120 +1,164 @@
 /* Support for the registry that kernels-host appends to each rewritten source: the
    launch trampoline (`run`) deduced from each kernel's address, and the module
-   descriptor. The generated part only names kernels and globals; the logic is here. */
-#ifndef SIMTWIN_REGISTRY_SUPPORT_H
-#define SIMTWIN_REGISTRY_SUPPORT_H
+   descriptor. The generated part only names kernels and globals; the logic is here.
+
+   Every name here is in namespace __simtwin and every parameter and local is
+   __simtwin_-prefixed: user macros given with -D are active while this header is read,
+   and a -Dfirst=1 or -Dn=4 must not change it. Calls that could find user functions by
+   argument-dependent lookup are qualified. */
+#ifndef __SIMTWIN_REGISTRY_SUPPORT_H
+#define __SIMTWIN_REGISTRY_SUPPORT_H
 #pragma GCC system_header
 
-namespace simtwin {
+namespace __simtwin {
 namespace detail {
 
-template <class T> struct arg_slot {
-    alignas(T) unsigned char bytes[sizeof(T)];
-    T &get() { return *reinterpret_cast<T *>(bytes); }
+template <class __simtwin_T> struct arg_slot {
+    alignas(__simtwin_T) unsigned char __simtwin_bytes[sizeof(__simtwin_T)];
+    __simtwin_T &get() { return *reinterpret_cast<__simtwin_T *>(__simtwin_bytes); }
 };
-template <size_t... I> struct index_seq {};
-template <size_t N, size_t... I> struct make_index_seq : make_index_seq<N - 1, N - 1, I...> {};
-template <size_t... I> struct make_index_seq<0, I...> { typedef index_seq<I...> type; };
+template <size_t... __simtwin_I> struct index_seq {};
+template <size_t __simtwin_N, size_t... __simtwin_I>
+struct make_index_seq : make_index_seq<__simtwin_N - 1, __simtwin_N - 1, __simtwin_I...> {};
+template <size_t... __simtwin_I> struct make_index_seq<0, __simtwin_I...> {
+    typedef index_seq<__simtwin_I...> type;
+};
 
-template <class... A> struct arg_pack;
+template <class... __simtwin_A> struct arg_pack;
 template <> struct arg_pack<> {};
-template <class H, class... R> struct arg_pack<H, R...> { arg_slot<H> head; arg_pack<R...> tail; };
-template <size_t I, class P> struct pack_get;
-template <class H, class... R> struct pack_get<0, arg_pack<H, R...>> {
-    typedef H type;
-    static H &get(arg_pack<H, R...> &p) { return p.head.get(); }
+template <class __simtwin_H, class... __simtwin_R> struct arg_pack<__simtwin_H, __simtwin_R...> {
+    arg_slot<__simtwin_H> head;
+    arg_pack<__simtwin_R...> tail;
 };
-template <size_t I, class H, class... R> struct pack_get<I, arg_pack<H, R...>> {
-    typedef typename pack_get<I - 1, arg_pack<R...>>::type type;
-    static type &get(arg_pack<H, R...> &p) { return pack_get<I - 1, arg_pack<R...>>::get(p.tail); }
+template <size_t __simtwin_I, class __simtwin_P> struct pack_get;
+template <class __simtwin_H, class... __simtwin_R> struct pack_get<0, arg_pack<__simtwin_H, __simtwin_R...>> {
+    typedef __simtwin_H type;
+    static __simtwin_H &get(arg_pack<__simtwin_H, __simtwin_R...> &__simtwin_p) { return __simtwin_p.head.get(); }
 };
-
-template <class F, F K> struct runner;
-template <class... A, void (*K)(A...)> struct runner<void (*)(A...), K> {
-    typedef arg_pack<A...> pack;
-    static constexpr uint32_t count = sizeof...(A);
-    static const uint32_t sizes[sizeof...(A) + 1];
-    static const uint32_t aligns[sizeof...(A) + 1];
-
-    template <size_t... I>
-    static void go(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n,
-                   index_seq<I...>) {
-        pack p;
-        /* kernelParams entries may be unaligned: copy bytes once, before the loop. */
-        int expand[] = {0, (memcpy(&pack_get<I, pack>::get(p), params[I], sizeof(A)), 0)...};
-        (void)expand; (void)params;
-        simtwin_tls_ctx = ctx;
-        const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
-        const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
-        for (uint32_t t = first; t != first + n; ++t) {
-            ctx->linear_tid = t;
-            ctx->lane = t & 31u;
-            ctx->thread_idx.x = t % bx;
-            ctx->thread_idx.y = (t / bx) % by;
-            ctx->thread_idx.z = t / (bx * by);
-            K(pack_get<I, pack>::get(p)...); /* by value: each thread gets its own copy */
-            if (ctx->range_stop) break;
-        }
-    }
-    static void run(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {
-        go(params, ctx, first, n, typename make_index_seq<sizeof...(A)>::type());
+template <size_t __simtwin_I, class __simtwin_H, class... __simtwin_R>
+struct pack_get<__simtwin_I, arg_pack<__simtwin_H, __simtwin_R...>> {
+    typedef typename pack_get<__simtwin_I - 1, arg_pack<__simtwin_R...>>::type type;
+    static type &get(arg_pack<__simtwin_H, __simtwin_R...> &__simtwin_p) {
+        return pack_get<__simtwin_I - 1, arg_pack<__simtwin_R...>>::get(__simtwin_p.tail);
     }
 };
-template <class... A, void (*K)(A...)>
-const uint32_t runner<void (*)(A...), K>::sizes[sizeof...(A) + 1] = {(uint32_t)sizeof(A)..., 0};
-template <class... A, void (*K)(A...)>
-const uint32_t runner<void (*)(A...), K>::aligns[sizeof...(A) + 1] = {(uint32_t)alignof(A)..., 0};
 
-/* Kernels must return void, as __global__ functions do. */
-template <class F> struct is_kernel_type : std::false_type {};
-template <class... A> struct is_kernel_type<void (*)(A...)> : std::true_type {};
-
-template <class F, F K>
-simtwin_kernel_t kernel_entry(const char *name, uint32_t max_threads, uint32_t min_blocks) {
-    typedef runner<F, K> R;
-    simtwin_kernel_t k;
-    k.name = name;
-    k.function = reinterpret_cast<const void *>(K);
-    k.run = &R::run;
-    k.param_count = R::count;
-    k.param_sizes = R::sizes;
-    k.param_aligns = R::aligns;
-    k.max_threads = max_threads;
-    k.min_blocks = min_blocks;
-    return k;
+/* (x, y, z) of linear thread index `t` in a block of bx * by * ... threads. Out of line:
+   a range run starts mid-block only after a rendezvous moved threads onto fibers, so the
+   divisions stay off the per-thread path. */
+__attribute__((noinline, cold)) inline void split_index(uint32_t __simtwin_t, uint32_t __simtwin_bx,
+                                                         uint32_t __simtwin_by, uint32_t *__simtwin_xyz) {
+    __simtwin_xyz[0] = __simtwin_t % __simtwin_bx;
+    __simtwin_xyz[1] = (__simtwin_t / __simtwin_bx) % __simtwin_by;
+    __simtwin_xyz[2] = __simtwin_t / (__simtwin_bx * __simtwin_by);
 }
 
+template <class __simtwin_F, __simtwin_F __simtwin_K> struct runner;
+template <class... __simtwin_A, void (*__simtwin_K)(__simtwin_A...)>
+struct runner<void (*)(__simtwin_A...), __simtwin_K> {
+    typedef arg_pack<__simtwin_A...> pack;
+    static constexpr uint32_t count = sizeof...(__simtwin_A);
+    static const uint32_t sizes[sizeof...(__simtwin_A) + 1];
+    static const uint32_t aligns[sizeof...(__simtwin_A) + 1];
 
-typedef const simtwin_kernel_t *(*kernel_reg_fn)();
+    template <size_t... __simtwin_I>
+    static void go(void *const *__simtwin_params, simtwin_thread_ctx_t *__simtwin_ctx, uint32_t __simtwin_first,
+                   uint32_t __simtwin_n, index_seq<__simtwin_I...>) {
+        pack __simtwin_p;
+        /* kernelParams entries may be unaligned: copy bytes once, before the loop. */
+        int __simtwin_expand[] = {0, (__builtin_memcpy(&pack_get<__simtwin_I, pack>::get(__simtwin_p),
+                                                       __simtwin_params[__simtwin_I], sizeof(__simtwin_A)), 0)...};
+        (void)__simtwin_expand;
+        (void)__simtwin_params;
+        ::__simtwin::tls_ctx = __simtwin_ctx;
+        const uint32_t __simtwin_bx = __simtwin_ctx->block_dim.x ? __simtwin_ctx->block_dim.x : 1;
+        const uint32_t __simtwin_by = __simtwin_ctx->block_dim.y ? __simtwin_ctx->block_dim.y : 1;
+        /* Thread indices advance with the linear index: x, carrying into y, then z. */
+        uint32_t __simtwin_xyz[3] = {0, 0, 0};
+        if (__simtwin_first != 0) split_index(__simtwin_first, __simtwin_bx, __simtwin_by, __simtwin_xyz);
+        uint32_t __simtwin_x = __simtwin_xyz[0], __simtwin_y = __simtwin_xyz[1], __simtwin_z = __simtwin_xyz[2];
+        const uint32_t __simtwin_end = __simtwin_first + __simtwin_n;
+        /* y and z are stored when they change, x, linear_tid and lane for every thread. */
+        __simtwin_ctx->thread_idx.y = __simtwin_y;
+        __simtwin_ctx->thread_idx.z = __simtwin_z;
+        for (uint32_t __simtwin_t = __simtwin_first; __simtwin_t != __simtwin_end; ++__simtwin_t) {
+            __simtwin_ctx->linear_tid = __simtwin_t;
+            __simtwin_ctx->lane = __simtwin_t & 31u;
+            __simtwin_ctx->thread_idx.x = __simtwin_x;
+            __simtwin_K(pack_get<__simtwin_I, pack>::get(__simtwin_p)...); /* by value: each thread its own copy */
+            if (__simtwin_ctx->range_stop) break;
+            if (++__simtwin_x == __simtwin_bx) {
+                __simtwin_x = 0;
+                if (++__simtwin_y == __simtwin_by) {
+                    __simtwin_y = 0;
+                    __simtwin_ctx->thread_idx.z = ++__simtwin_z;
+                }
+                __simtwin_ctx->thread_idx.y = __simtwin_y;
+            }
+        }
+    }
+    static void run(void *const *__simtwin_params, simtwin_thread_ctx_t *__simtwin_ctx, uint32_t __simtwin_first,
+                    uint32_t __simtwin_n) {
+        go(__simtwin_params, __simtwin_ctx, __simtwin_first, __simtwin_n,
+           typename make_index_seq<sizeof...(__simtwin_A)>::type());
+    }
+};
+template <class... __simtwin_A, void (*__simtwin_K)(__simtwin_A...)>
+const uint32_t runner<void (*)(__simtwin_A...), __simtwin_K>::sizes[sizeof...(__simtwin_A) + 1] = {
+    (uint32_t)sizeof(__simtwin_A)..., 0};
+template <class... __simtwin_A, void (*__simtwin_K)(__simtwin_A...)>
+const uint32_t runner<void (*)(__simtwin_A...), __simtwin_K>::aligns[sizeof...(__simtwin_A) + 1] = {
+    (uint32_t)alignof(__simtwin_A)..., 0};
+
+template <class __simtwin_F, __simtwin_F __simtwin_K>
+simtwin_kernel_t kernel_entry(const char *__simtwin_name, uint32_t __simtwin_max_threads,
+                              uint32_t __simtwin_min_blocks) {
+    typedef runner<__simtwin_F, __simtwin_K> __simtwin_R;
+    simtwin_kernel_t __simtwin_k;
+    __simtwin_k.name = __simtwin_name;
+    __simtwin_k.function = reinterpret_cast<const void *>(__simtwin_K);
+    __simtwin_k.run = &__simtwin_R::run;
+    __simtwin_k.param_count = __simtwin_R::count;
+    __simtwin_k.param_sizes = __simtwin_R::sizes;
+    __simtwin_k.param_aligns = __simtwin_R::aligns;
+    __simtwin_k.max_threads = __simtwin_max_threads;
+    __simtwin_k.min_blocks = __simtwin_min_blocks;
+    return __simtwin_k;
+}
+
+typedef simtwin_kernel_t (*kernel_reg_fn)();
 typedef simtwin_global_t (*global_reg_fn)();
 
 /* Copies the per-kernel and per-global records (emitted next to each definition, where
-   its names resolve as in the user's scope) into the contiguous arrays abi.h asks for. */
-inline const simtwin_module_t *build_module(const kernel_reg_fn *kr, uint32_t nk,
-                                            const global_reg_fn *gr, uint32_t ng,
-                                            const char *path, const char *hash,
-                                            const char *build_id,
-                                            void (*bind)(const simtwin_runtime_t *),
-                                            simtwin_thread_ctx_t **(*slot)()) {
-    simtwin_kernel_t *ks = new simtwin_kernel_t[nk ? nk : 1];
-    for (uint32_t i = 0; i < nk; ++i) ks[i] = *kr[i]();
-    simtwin_global_t *gs = new simtwin_global_t[ng ? ng : 1];
-    for (uint32_t i = 0; i < ng; ++i) gs[i] = gr[i]();
-    simtwin_module_t *m = new simtwin_module_t;
-    m->abi_version = SIMTWIN_ABI_VERSION;
-    m->kernel_count = nk;
-    m->kernels = ks;
-    m->global_count = ng;
-    m->globals = gs;
-    m->source_path = path;
-    m->source_hash = hash;
-    m->build_id = build_id;
-    m->bind = bind;
-    m->ctx_slot = slot;
-    return m;
+   its names resolve as in the user's scope) into the contiguous arrays abi.h asks for,
+   in registration order: the manifest lists them in the same order. */
+inline const simtwin_module_t *build_module(const kernel_reg_fn *__simtwin_kr, uint32_t __simtwin_nk,
+                                            const global_reg_fn *__simtwin_gr, uint32_t __simtwin_ng,
+                                            const char *__simtwin_path, const char *__simtwin_hash,
+                                            const char *__simtwin_build_id,
+                                            void (*__simtwin_bind)(const simtwin_runtime_t *),
+                                            simtwin_thread_ctx_t **(*__simtwin_slot)()) {
+    simtwin_kernel_t *__simtwin_ks = new simtwin_kernel_t[__simtwin_nk ? __simtwin_nk : 1];
+    for (uint32_t __simtwin_i = 0; __simtwin_i < __simtwin_nk; ++__simtwin_i)
+        __simtwin_ks[__simtwin_i] = __simtwin_kr[__simtwin_i]();
+    simtwin_global_t *__simtwin_gs = new simtwin_global_t[__simtwin_ng ? __simtwin_ng : 1];
+    for (uint32_t __simtwin_i = 0; __simtwin_i < __simtwin_ng; ++__simtwin_i)
+        __simtwin_gs[__simtwin_i] = __simtwin_gr[__simtwin_i]();
+    simtwin_module_t *__simtwin_m = new simtwin_module_t;
+    __simtwin_m->abi_version = SIMTWIN_ABI_VERSION;
+    __simtwin_m->kernel_count = __simtwin_nk;
+    __simtwin_m->kernels = __simtwin_ks;
+    __simtwin_m->global_count = __simtwin_ng;
+    __simtwin_m->globals = __simtwin_gs;
+    __simtwin_m->source_path = __simtwin_path;
+    __simtwin_m->source_hash = __simtwin_hash;
+    __simtwin_m->build_id = __simtwin_build_id;
+    __simtwin_m->bind = __simtwin_bind;
+    __simtwin_m->ctx_slot = __simtwin_slot;
+    return __simtwin_m;
 }
 
 } // namespace detail
-} // namespace simtwin
+} // namespace __simtwin
 
 #endif

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use kernels_host::build::{build, BuildOptions, Built};
+use kernels_host::manifest::Manifest;
 use kernels_host::module::{ffi, LoadedModule};
 use std::ffi::{c_char, c_void, CStr};
 use std::path::PathBuf;
@@ -15,21 +16,89 @@ pub fn cu(name: &str) -> PathBuf {
 }
 
 pub struct Libs {
-    pub dir: tempfile::TempDir,
+    pub dir: PathBuf,
     pub built: Vec<Built>,
 }
 
-/// Builds every runtime-test source once (one g++ run each, one runtime object).
+/// Builds every runtime-test source once (one g++ and one nvcc run each, one runtime
+/// object) and shares the result between the test processes of this test binary (nextest
+/// runs every test in a process of its own): the first process builds under a lock into
+/// a directory named by a hash of the inputs, the others read the manifests back.
 pub fn libs() -> &'static Libs {
     static LIBS: OnceLock<Libs> = OnceLock::new();
     LIBS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
         let srcs = ["rounding.cu", "convert.cu", "intops.cu", "memory.cu", "templates.cu", "vmaf_like.cu"];
-        let mut opts = BuildOptions::new(dir.path(), srcs.iter().map(|s| cu(s)).collect());
-        opts.nvcc_flags = ["--std", "c++20", "-DDEVICE_CODE"].iter().map(|s| s.to_string()).collect();
-        let built = build(&opts).unwrap_or_else(|e| panic!("build failed: {e}"));
+        let flags = ["--std", "c++20", "-DDEVICE_CODE"];
+        let (dir, lock) = shared_build_dir("libs", &srcs, &flags);
+        let built = if lock.is_some() {
+            let mut opts = BuildOptions::new(&dir, srcs.iter().map(|s| cu(s)).collect());
+            opts.nvcc_flags = flags.iter().map(|s| s.to_string()).collect();
+            let built = build(&opts).unwrap_or_else(|e| panic!("build failed: {e}"));
+            std::fs::write(dir.join("done"), b"").unwrap();
+            drop(lock);
+            built
+        } else {
+            srcs.iter()
+                .map(|s| {
+                    let stem = s.trim_end_matches(".cu");
+                    let manifest_path = dir.join(Manifest::file_name(stem));
+                    let manifest = Manifest::parse(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+                    Built { library: dir.join(format!("{stem}.so")), manifest_path, manifest }
+                })
+                .collect()
+        };
         Libs { dir, built }
     })
+}
+
+/// A build directory shared by the processes of this test binary for these inputs, and,
+/// if the caller must build into it, the lock it holds until it has written `done` there
+/// (dropping the file releases it; so does the process's exit, if the build fails).
+pub fn shared_build_dir(what: &str, srcs: &[&str], flags: &[&str]) -> (PathBuf, Option<std::fs::File>) {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    let exe = std::env::current_exe().unwrap();
+    let meta = std::fs::metadata(&exe).unwrap();
+    h.update(format!("{}|{:?}|{}|{:?}|{:?}", exe.display(), meta.modified().ok(), meta.len(), srcs, flags));
+    for var in ["NVCC", "SIMTWIN_NVCC", "SIMTWIN_CXX", "SIMTWIN_CUDA_INCLUDE"] {
+        h.update(format!("{var}={:?}", std::env::var_os(var)));
+    }
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![crate_dir.join("include"), crate_dir.join("runtime"), crate_dir.join("tests/cu")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() { stack.push(p) } else { files.push(p) }
+        }
+    }
+    files.sort();
+    for f in files {
+        h.update(f.to_string_lossy().as_bytes());
+        h.update(std::fs::read(&f).unwrap());
+    }
+    let key = format!("{:x}", h.finalize());
+    let stem = exe.file_stem().unwrap().to_string_lossy().into_owned();
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let prefix = format!("kh-{what}-{stem}-");
+    let dir = root.join(format!("{prefix}{}", &key[..16]));
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = std::fs::OpenOptions::new().create(true).write(true).open(root.join(format!("{prefix}lock"))).unwrap();
+    // SAFETY: flock on a descriptor this File owns; closing it releases the lock.
+    assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) }, 0);
+    if dir.join("done").exists() {
+        return (dir, None);
+    }
+    // Earlier builds of this binary are stale.
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with(&prefix) && !n.ends_with("lock") && e.path() != dir {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    (dir, Some(lock))
 }
 
 pub static PRINTED: Mutex<String> = Mutex::new(String::new());
@@ -76,6 +145,15 @@ unsafe extern "C" fn activemask(site: ffi::Site) -> u32 {
 unsafe extern "C" fn yield_now(site: ffi::Site) {
     note_site(site);
 }
+/// Held by tests that count REPORTS or SITES (the harness may run tests on threads of
+/// one process).
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+/// SERIAL's guard (a panicking test does not poison it for the others).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Reports the library made (kind, message).
 pub static REPORTS: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
 unsafe extern "C" fn report(kind: u32, message: *const c_char, site: ffi::Site) {

@@ -1,0 +1,206 @@
+/*
+ * simtwin's GCC plugin: device-defined results where C++ leaves them undefined.
+ *
+ * A GIMPLE pass, right after the CFG is built (before inlining and any optimization),
+ * replaces in user code
+ *   - every conversion from float or double to an integer (FIX_TRUNC_EXPR: explicit and
+ *     implicit casts, every destination width, signed and unsigned),
+ *   - every integer division and remainder whose divisor is not a constant other than
+ *     0 and -1 (TRUNC_DIV_EXPR, TRUNC_MOD_EXPR),
+ *   - every shift whose amount is not a constant within the operand's width,
+ * by a call to the matching helper of the shim (simtwin/device_defined.h): an
+ * always_inline function that computes what the device computes (saturating cvt, the
+ * device's division by zero, clamped shifts) and reports through the runtime table when
+ * C++ would have been undefined. The early inliner then puts the helper in place, so the
+ * common case costs a compare and a branch.
+ *
+ * Arguments: -fplugin-arg-simtwin_gcc_plugin-skip=DIR (repeatable) leaves statements of
+ * files under DIR alone (the shim's own code, which computes device results itself).
+ */
+#include "gcc-plugin.h"
+#include "plugin-version.h"
+#include "tree.h"
+#include "tree-pass.h"
+#include "context.h"
+#include "function.h"
+#include "basic-block.h"
+#include "gimple.h"
+#include "gimple-iterator.h"
+#include "cgraph.h"
+#include "stringpool.h"
+#include "stor-layout.h"
+#include "diagnostic-core.h"
+
+#include <string.h>
+#include <string>
+#include <vector>
+#include <map>
+
+/* The plugin is licensed MIT OR Apache-2.0, both GPL-compatible. */
+int plugin_is_GPL_compatible;
+
+namespace {
+
+std::vector<std::string> skip_dirs;
+std::map<std::string, tree> helpers;
+bool helpers_scanned = false;
+
+bool starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+/* The shim's helpers (`__simtwin_dd_*`, marked `used` so they always exist), by name. */
+tree helper(const std::string &name) {
+    if (!helpers_scanned) {
+        cgraph_node *node;
+        FOR_EACH_FUNCTION(node) {
+            tree d = node->decl;
+            if (DECL_NAME(d) && starts_with(IDENTIFIER_POINTER(DECL_NAME(d)), "__simtwin_dd_"))
+                helpers[IDENTIFIER_POINTER(DECL_NAME(d))] = d;
+        }
+        helpers_scanned = true;
+    }
+    auto it = helpers.find(name);
+    if (it == helpers.end()) {
+        error("simtwin plugin: the shim's helper %qs is missing (kernels-host and its include directory do not match)",
+              name.c_str());
+        return NULL_TREE;
+    }
+    return it->second;
+}
+
+bool skipped_location(location_t loc) {
+    expanded_location x = expand_location(loc);
+    if (!x.file) return false;
+    for (const std::string &d : skip_dirs)
+        if (strncmp(x.file, d.c_str(), d.size()) == 0) return true;
+    return false;
+}
+
+/* `v` converted to `type` before `gsi` (itself if it has that type already). */
+tree convert_before(gimple_stmt_iterator *gsi, tree v, tree type) {
+    if (TYPE_MAIN_VARIANT(TREE_TYPE(v)) == TYPE_MAIN_VARIANT(type)) return v;
+    if (TREE_CODE(v) == INTEGER_CST) return fold_convert(type, v);
+    tree t = create_tmp_var(type, "simtwin_dd");
+    gassign *a = gimple_build_assign(t, NOP_EXPR, v);
+    gimple_set_location(a, gimple_location(gsi_stmt(*gsi)));
+    gsi_insert_before(gsi, a, GSI_SAME_STMT);
+    return t;
+}
+
+/* Replaces the assignment at `gsi` (lhs = op(args)) by lhs = fn(args, file, line). */
+void replace_by_call(gimple_stmt_iterator *gsi, tree fn, std::vector<tree> args) {
+    gimple *stmt = gsi_stmt(*gsi);
+    location_t loc = gimple_location(stmt);
+    tree lhs = gimple_assign_lhs(stmt);
+    tree fntype = TREE_TYPE(fn);
+    tree ret = TREE_TYPE(fntype);
+    /* Arguments in the helper's parameter types. */
+    tree parm = TYPE_ARG_TYPES(fntype);
+    for (tree &a : args) {
+        a = convert_before(gsi, a, TREE_VALUE(parm));
+        parm = TREE_CHAIN(parm);
+    }
+    expanded_location x = expand_location(loc);
+    const char *file = x.file ? x.file : "?";
+    args.push_back(build_string_literal(strlen(file) + 1, file));
+    args.push_back(build_int_cst(unsigned_type_node, x.line));
+    vec<tree> v = vNULL;
+    for (tree a : args) v.safe_push(a);
+    gcall *call = gimple_build_call_vec(fn, v);
+    v.release();
+    gimple_set_location(call, loc);
+    if (TYPE_MAIN_VARIANT(ret) == TYPE_MAIN_VARIANT(TREE_TYPE(lhs))) {
+        gimple_call_set_lhs(call, lhs);
+        gsi_replace(gsi, call, true);
+    } else {
+        /* The helper's result, then the assignment converts it: lhs = (T) result. */
+        tree result = create_tmp_var(ret, "simtwin_dd");
+        gimple_call_set_lhs(call, result);
+        gsi_insert_before(gsi, call, GSI_SAME_STMT);
+        gimple_assign_set_rhs_with_ops(gsi, NOP_EXPR, result);
+    }
+}
+
+/* "s32", "u64", ... for an integer type of 8, 16, 32 or 64 bits; "" otherwise. */
+std::string int_suffix(tree t, bool widen_to_32) {
+    if (TREE_CODE(t) != INTEGER_TYPE && TREE_CODE(t) != ENUMERAL_TYPE) return "";
+    unsigned p = TYPE_PRECISION(t);
+    if (p != 8 && p != 16 && p != 32 && p != 64) return "";
+    if (widen_to_32 && p < 32) p = 32;
+    return std::string(TYPE_UNSIGNED(t) ? "u" : "s") + std::to_string(p);
+}
+
+const pass_data dd_pass_data = {
+    GIMPLE_PASS, "simtwin_dd", OPTGROUP_NONE, TV_NONE, PROP_gimple_any | PROP_cfg, 0, 0, 0, 0,
+};
+
+struct dd_pass : gimple_opt_pass {
+    dd_pass(gcc::context *ctx) : gimple_opt_pass(dd_pass_data, ctx) {}
+
+    unsigned int execute(function *fun) override {
+        tree fndecl = fun->decl;
+        if (DECL_NAME(fndecl) && starts_with(IDENTIFIER_POINTER(DECL_NAME(fndecl)), "__simtwin")) return 0;
+        basic_block bb;
+        FOR_EACH_BB_FN(bb, fun) {
+            for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+                gimple *stmt = gsi_stmt(gsi);
+                if (!is_gimple_assign(stmt)) continue;
+                enum tree_code code = gimple_assign_rhs_code(stmt);
+                if (code != FIX_TRUNC_EXPR && code != TRUNC_DIV_EXPR && code != TRUNC_MOD_EXPR &&
+                    code != LSHIFT_EXPR && code != RSHIFT_EXPR)
+                    continue;
+                if (skipped_location(gimple_location(stmt))) continue;
+                tree lhs = gimple_assign_lhs(stmt);
+                tree lt = TREE_TYPE(lhs);
+                tree a = gimple_assign_rhs1(stmt);
+                if (code == FIX_TRUNC_EXPR) {
+                    tree ft = TREE_TYPE(a);
+                    if (TREE_CODE(ft) != REAL_TYPE) continue;
+                    const char *src = TYPE_MODE(ft) == SFmode ? "f32" : TYPE_MODE(ft) == DFmode ? "f64" : nullptr;
+                    std::string dst = int_suffix(lt, false);
+                    if (!src || dst.empty()) continue;
+                    tree fn = helper(std::string("__simtwin_dd_cvt_") + src + "_" + dst);
+                    if (fn) replace_by_call(&gsi, fn, {a});
+                    continue;
+                }
+                tree b = gimple_assign_rhs2(stmt);
+                std::string ty = int_suffix(lt, true);
+                if (ty.empty()) continue;
+                if (code == TRUNC_DIV_EXPR || code == TRUNC_MOD_EXPR) {
+                    /* Constant divisors other than 0 (and -1 for signed types) are defined. */
+                    if (TREE_CODE(b) == INTEGER_CST && !integer_zerop(b) &&
+                        !(integer_all_onesp(b) && !TYPE_UNSIGNED(lt)))
+                        continue;
+                    tree fn = helper(std::string(code == TRUNC_DIV_EXPR ? "__simtwin_dd_div_" : "__simtwin_dd_mod_") + ty);
+                    if (fn) replace_by_call(&gsi, fn, {a, b});
+                } else {
+                    /* Constant amounts within the operand's width are defined. */
+                    if (TREE_CODE(b) == INTEGER_CST && tree_int_cst_sgn(b) >= 0 &&
+                        compare_tree_int(b, TYPE_PRECISION(lt)) < 0)
+                        continue;
+                    tree fn = helper(std::string(code == LSHIFT_EXPR ? "__simtwin_dd_shl_" : "__simtwin_dd_shr_") + ty);
+                    if (fn) replace_by_call(&gsi, fn, {a, b});
+                }
+            }
+        }
+        return 0;
+    }
+};
+
+} // namespace
+
+int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *version) {
+    if (!plugin_default_version_check(version, &gcc_version)) {
+        error("simtwin plugin: built for GCC %s, loaded by another GCC (kernels-host rebuilds it per compiler)",
+              gcc_version.basever);
+        return 1;
+    }
+    for (int i = 0; i < info->argc; ++i)
+        if (strcmp(info->argv[i].key, "skip") == 0 && info->argv[i].value) skip_dirs.push_back(info->argv[i].value);
+    struct register_pass_info pass;
+    pass.pass = new dd_pass(g);
+    pass.reference_pass_name = "cfg";
+    pass.ref_pass_instance_number = 1;
+    pass.pos_op = PASS_POS_INSERT_AFTER;
+    register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass);
+    return 0;
+}
