@@ -18,6 +18,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HAZARD_MESSAGES = {}
 CUDA_NAME = {"adm": "adm_cuda", "vif": "vif_cuda", "motion": "motion_cuda", "model": "default model (vmaf_v0.6.1)"}
 CPU_NAME = {"adm": "adm", "vif": "vif", "motion": "motion", "model": "default model (vmaf_v0.6.1)"}
 
@@ -106,6 +107,7 @@ def main():
                 for h in (summ.get("hazards") or {}).get("reports") or []:
                     k = (h.get("kind"), h.get("kernel"), h.get("operation"))
                     hz[k] = hz.get(k, 0) + (h.get("occurrences") or 1)
+                    HAZARD_MESSAGES.setdefault(h.get("kind"), h.get("message"))
                 r["hazards"] = [{"kind": k[0], "kernel": k[1], "operation": k[2], "occurrences": n} for k, n in sorted(hz.items(), key=lambda x: str(x[0]))]
                 r["status"] = "PASS" if summ.get("exit_code") == 0 else "DIFFERENCES"
             r["counters"] = counters(d)
@@ -219,12 +221,16 @@ def main():
     hz_rows = [(r, h) for r in rows for h in (r.get("hazards") or [])]
     L.append("## Hazards the emulated driver reported\n")
     if hz_rows:
-        L.append("Reported, not failed on (`--allow-hazards`): the driver answers them as the device does (e.g. a shuffle reading a lane that has exited gives 0, as measured on an H200); they are the program's own undefined behaviour under the CUDA programming guide.\n")
+        L.append("Reported, not failed on (`--allow-hazards`): they are the program's own (undefined or device-defined behaviour under the CUDA programming guide); what the driver answered is in its message, below the table.\n")
         L.append("| size | extractor | kind | kernel | operation (call site) | occurrences |")
         L.append("|---|---|---|---|---|---|")
         for r, h in hz_rows:
             op = re.sub(r"\S*/(libvmaf/src/)", r"\1", h.get("operation") or "").replace("|", "\\|")
             L.append(f"| {r['size']} | {r['cuda']} | {h['kind']} | {h['kernel']} | {op} | {h['occurrences']} |")
+        L.append("")
+        for k, m in HAZARD_MESSAGES.items():
+            words = re.sub(r"/\S*/(libvmaf/src/)", r"\1", m or "")
+            L.append(f"- `{k}`, as the driver words it: {words}")
     else:
         L.append("None.")
     L.append("")
