@@ -23,7 +23,8 @@
 #      (LD_LIBRARY_PATH=bundle/lib, EMU_CUDA_REAL=the real libcuda.so.1) for call,
 #      transfer and launch counters; with --emulated, also on the emulated driver (slow);
 #   4. parity diff tables: cpu vs cuda-real (the check's tolerance table), cuda-real vs
-#      cuda-passthrough and cuda-real vs cuda-emulated (exact), and motion_cuda against
+#      cuda-passthrough and cuda-real vs cuda-emulated (exact; without --emulated, the
+#      emulated outputs the check made, carried in the bundle), and motion_cuda against
 #      scripts/real-program/motion-cuda-ref.c;
 #   5. unless --no-bench: ms per frame, CPU and real device, (t(N) - t(2)) / (N - 2),
 #      median of 3, N = the check's CPU bench N;
@@ -72,6 +73,12 @@ if [ "$MODE" = prepare ]; then
     strip -o "$BUNDLE/lib/libcuda.so.1" "$ROOT/target/simtwin/lib/libcuda.so.1"
     ln -s libcuda.so.1 "$BUNDLE/lib/libcuda.so"
     cp "$REPORT/build/clips.txt" "$BUNDLE/clips.txt"
+    # The check's emulated outputs, so the device run can put real and emulated side by side.
+    for f in "$REPORT"/frames/*/*/cuda-emulated.json; do
+        [ -f "$f" ] || continue
+        e=$(basename "$(dirname "$f")"); s=$(basename "$(dirname "$(dirname "$f")")")
+        mkdir -p "$BUNDLE/emulated-here/$s" && cp "$f" "$BUNDLE/emulated-here/$s/$e.json"
+    done
     python3 - "$REPORT/summary.json" "$BUNDLE/config" <<'EOF' || die "prepare: reading the check's summary failed"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -225,6 +232,8 @@ for s in ${SIZES//,/ }; do
         esac
         [ -f "$d/cpu.json" ] && [ -f "$d/cuda-real.json" ] && "$P" diff "$d/cpu.json" "$d/cuda-real.json" --metrics "$mets" \
             --tolerances "$ROOT/scripts/real-program/vmaf-tolerances.txt" --label-a cpu --label-b cuda-real -o "$d/cpu-vs-real" > "$d/cpu-vs-real.log" 2>&1
+        # Without --emulated, the emulated outputs the check made (same clips, same twins).
+        [ -f "$d/cuda-emulated.json" ] || { [ -f "$BUNDLE/emulated-here/$s/$e.json" ] && cp "$BUNDLE/emulated-here/$s/$e.json" "$d/cuda-emulated.json"; }
         for other in passthrough emulated; do
             [ -f "$d/cuda-real.json" ] && [ -f "$d/cuda-$other.json" ] && "$P" diff "$d/cuda-real.json" "$d/cuda-$other.json" --metrics "$mets" \
                 --label-a cuda-real --label-b "cuda-$other" -o "$d/real-vs-$other" > "$d/real-vs-$other.log" 2>&1
@@ -282,7 +291,7 @@ prov = load(os.path.join(res, "provenance.json")) or {}
 timing = {(t["size"], t["extractor"], t["side"]): t["ms_per_frame"] for t in (load(os.path.join(res, "timing.json")) or [])}
 L = ["# Upstream VMAF CUDA extractors on the real device", "",
      f"GPU: {prov.get('nvidia_smi')}; nvcc: {' '.join(prov.get('nvcc') or [])}; meson options: {' '.join(prov.get('meson_options') or [])}; host CPU: {prov.get('cpu')} ({prov.get('cores')} cores)", "",
-     "| size | extractor | cpu vs cuda-real (identical frames, max abs) | cuda-real vs pass-through | cuda-real vs emulated (here) | motion-cuda-ref vs cuda-real | ms/frame CPU | ms/frame real |",
+     "| size | extractor | cpu vs cuda-real (identical frames, max abs) | cuda-real vs pass-through | cuda-real vs emulated | motion-cuda-ref vs cuda-real | ms/frame CPU | ms/frame real |",
      "|---|---|---|---|---|---|---|---|"]
 def first_err(d, side):
     try:
