@@ -134,10 +134,6 @@ impl Text<'_> {
     pub fn get(&self) -> CuResult<String> {
         self.0.map(|c| c.to_string_lossy().into_owned()).ok_or(CUDA_ERROR_INVALID_VALUE)
     }
-    /// Whether the caller passed null.
-    pub fn is_null(&self) -> bool {
-        self.0.is_none()
-    }
 }
 
 /// A struct passed by pointer (`const T *`), copied at the boundary; None for null.

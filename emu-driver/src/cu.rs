@@ -8,8 +8,6 @@ use std::ffi::c_void;
 pub type CUresult = u32;
 pub type CUdevice = i32;
 pub type CUdeviceptr = u64;
-/// Legacy 32-bit device pointer of the pre-3.2 entry points (cuMemAlloc, ...).
-pub type CUdeviceptr_v1 = u32;
 pub type CUcontext = *mut c_void;
 pub type CUmodule = *mut c_void;
 pub type CUfunction = *mut c_void;
@@ -23,14 +21,11 @@ pub const CUDA_SUCCESS: CUresult = 0;
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
 pub const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
 pub const CUDA_ERROR_NOT_INITIALIZED: CUresult = 3;
-pub const CUDA_ERROR_DEINITIALIZED: CUresult = 4;
 pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
 pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
-pub const CUDA_ERROR_INVALID_IMAGE: CUresult = 200;
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 pub const CUDA_ERROR_NO_BINARY_FOR_GPU: CUresult = 209;
 pub const CUDA_ERROR_UNSUPPORTED_LIMIT: CUresult = 215;
-pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
 pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: CUresult = 222;
 pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
 pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
@@ -38,7 +33,6 @@ pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
 pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
-pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: CUresult = 708;
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
 pub const CUDA_ERROR_ASSERT: CUresult = 710;
 pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
@@ -101,7 +95,6 @@ pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: i32 = 6;
 pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: i32 = 7;
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
 pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
-pub const CU_FUNC_ATTRIBUTE_MAX: i32 = 17;
 
 /// CUlimit
 pub const CU_LIMIT_STACK_SIZE: u32 = 0;
@@ -113,9 +106,6 @@ pub const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: u32 = 5;
 pub const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: u32 = 6;
 
 /// CUmemPool_attribute
-pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
-pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: i32 = 2;
-pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
 pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: i32 = 4;
 pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: i32 = 5;
 pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: i32 = 6;

@@ -157,7 +157,9 @@ macro_rules! exports {
 
         /// Every exported entry point, in table order.
         pub static NAMES: &[&str] = &[$(stringify!($name),)* $(stringify!($lname),)* $(stringify!($uname),)*];
+        #[cfg(test)]
         const IMPLEMENTED: usize = [$(stringify!($name),)*].len();
+        #[cfg(test)]
         const WITH_LEGACY: usize = [$(stringify!($name),)* $(stringify!($lname),)*].len();
 
         /// The CUDA version that introduced each versioned name (`_v2`, `_v3`, ...), in
@@ -208,12 +210,6 @@ macro_rules! exports {
             vec![$($name as *const () as usize,)* $($lname as *const () as usize,)* $($uname as *const () as usize,)*]
         }
     };
-}
-
-/// Whether table entry `i` is implemented (legacy entries count as implemented: they
-/// answer what the real driver answers).
-pub fn implemented(i: usize) -> bool {
-    i < WITH_LEGACY
 }
 
 /// The table index of an exported name.
@@ -596,6 +592,7 @@ fn forward_proc_address(name: &str, pfn: Out<*mut c_void>, version: i32, flags: 
 /// The checked-in list of entry points (emu-driver/ENTRY_POINTS.md), generated from the
 /// table above so that it cannot drift: `SIMTWIN_BLESS=1 cargo test -p emu-driver
 /// entry_point_list` rewrites it.
+#[cfg(test)]
 pub fn entry_point_list() -> String {
     let mut s = String::from("# Entry points of the emulated libcuda.so.1\n\nGenerated from `emu-driver/src/exports.rs` (`SIMTWIN_BLESS=1 cargo test -p emu-driver entry_point_list`).\n\n");
     s += "## Implemented\n\n";

@@ -43,10 +43,6 @@ impl Prepared {
     pub fn symbol(&self) -> &str {
         &self.func.kernel().symbol
     }
-    /// The context the launch runs in.
-    pub fn ctx(&self) -> u64 {
-        self.ctx
-    }
 }
 
 /// Validates a launch where the real driver validates it (the call itself answers
@@ -96,7 +92,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
                 return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
             }
         }
-        let opts = exec::ExecOptions { hazards: d.config.hazards, stack_size: d.config.stack_size };
+        let opts = exec::ExecOptions { hazards: d.config.hazards, stack_size: d.config.stack_size, ..exec::ExecOptions::default() };
         (func, ctx, opts)
     };
     let k = func.kernel();

@@ -1,5 +1,8 @@
 //! emu-driver: the CUDA driver API implemented in host memory, installed as libcuda.so.1.
 //!
+//! The library's interface is its C exports (`exports.rs`); the Rust items public here
+//! (`exec`, `image`, `abi`) are what its own tests and fuzz targets drive directly.
+//!
 //! Layering (each module uses only those below it; `tests/module_graph.rs` keeps it so):
 //!
 //! ```text
@@ -18,27 +21,28 @@
 //! config, errors, cu
 //! ```
 
+/// The device runtime ABI shared with kernels-host libraries.
 pub use simtwin_abi::kernel as abi;
 
-pub mod api;
-pub mod boundary;
-pub mod callbacks;
-pub mod config;
-pub mod counters;
-pub mod cu;
-pub mod errors;
+pub(crate) mod api;
+pub(crate) mod boundary;
+pub(crate) mod callbacks;
+pub(crate) mod config;
+pub(crate) mod counters;
+pub(crate) mod cu;
+pub(crate) mod errors;
 pub mod exec;
-pub mod exports;
+pub(crate) mod exports;
 pub mod image;
-pub mod inject;
-pub mod launch;
-pub mod log;
-pub mod memory;
-pub mod module;
-pub mod passthrough;
-pub mod profile;
-pub mod queue;
-pub mod registry;
-pub mod signals;
-pub mod state;
-pub mod teardown;
+pub(crate) mod inject;
+pub(crate) mod launch;
+pub(crate) mod log;
+pub(crate) mod memory;
+pub(crate) mod module;
+pub(crate) mod passthrough;
+pub(crate) mod profile;
+pub(crate) mod queue;
+pub(crate) mod registry;
+pub(crate) mod signals;
+pub(crate) mod state;
+pub(crate) mod teardown;

@@ -17,7 +17,7 @@ use crate::cu::*;
 use simtwin_abi::counters::Dir;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -25,7 +25,6 @@ use std::sync::{Mutex, OnceLock};
 /// The real driver.
 pub struct Real {
     handle: usize,
-    pub path: PathBuf,
     /// Resolved addresses by export-table index: 0 = not looked up, 1 = absent.
     addrs: Vec<AtomicUsize>,
 }
@@ -88,7 +87,7 @@ fn open(path: &Path) -> Result<Real, String> {
         return Err("not a CUDA driver (no cuInit)".into());
     }
     let n = ENTRIES.load(Ordering::Relaxed);
-    Ok(Real { handle: h as usize, path: path.to_path_buf(), addrs: (0..n).map(|_| AtomicUsize::new(0)).collect() })
+    Ok(Real { handle: h as usize, addrs: (0..n).map(|_| AtomicUsize::new(0)).collect() })
 }
 
 impl Real {

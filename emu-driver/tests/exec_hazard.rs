@@ -97,9 +97,11 @@ fn exited_lanes_named_in_a_mask_are_reported() {
     let o = run(&k, cfg([1, 1, 1], [32, 1, 1], 0), &p.ptrs);
     assert_eq!(o.result, Ok(()));
     for l in 4..32u64 {
-        // Lane 0 exited: reading it gives the caller's own value.
+        // Lane 0 exited: reading it gives 0, as on the H200 (devres_warp_exited_shfl_idx
+        // in tests/data/h200-conformance.txt; this test expected the caller's own value
+        // before that was measured).
         let d = if l < 31 { l + 101 } else { l + 100 };
-        assert_eq!(res[l as usize], (l + 100) << 32 | d, "lane {l}");
+        assert_eq!(res[l as usize], d, "lane {l}");
     }
     let kinds: Vec<_> = o.hazards.iter().map(|h| (h.kind, h.threads.clone())).collect();
     assert_eq!(kinds.len(), 2, "{:?}", o.hazards);

@@ -860,7 +860,7 @@ fn demo_runs_every_check_and_catches_every_defect() {
     let s = e.summary();
     assert_eq!(s["checks"].as_array().unwrap().len(), 2 * 2 + 2);
     let defects = s["defects"].as_array().unwrap();
-    assert_eq!(defects.len(), 7);
+    assert_eq!(defects.len(), 8);
     for d in defects {
         assert_eq!(d["caught"], true, "{d}");
         assert_eq!(d["result"], "CAUGHT", "{d}");

@@ -266,7 +266,7 @@ fn demo_passes_on_the_real_build() {
     let s = json(&t.path().join("summary.json"));
     assert!(s["checks"].as_array().unwrap().iter().all(|c| c["exit_code"] == 0), "{s}");
     let defects = s["defects"].as_array().unwrap();
-    assert_eq!(defects.len(), 7);
+    assert_eq!(defects.len(), 8);
     let orders = driver_accepts("EMU_CUDA_BLOCK_ORDER", "reverse");
     for d in defects {
         if d["defect"] == "atomic-order" && !orders {

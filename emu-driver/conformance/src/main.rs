@@ -17,7 +17,11 @@
 //! the real driver prints to stdout) go to stderr. Lines starting with `#` are comments.
 
 mod api;
+#[macro_use]
+mod cx;
 mod cases;
+mod opts;
+use opts::Opts;
 #[allow(dead_code)]
 mod codes;
 
@@ -51,19 +55,6 @@ example (on the GPU machine):
   ./driver-conformance --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 \\
       --fatbin out/conformance.fatbin --out h200-conformance.txt";
 
-#[derive(Default, Clone)]
-pub struct Opts {
-    pub lib: Option<String>,
-    pub fatbin: Option<String>,
-    pub fatbin_nosm90: Option<String>,
-    pub kernels: Option<String>,
-    pub out: Option<String>,
-    pub only: Option<Vec<String>>,
-    pub case: Option<String>,
-    pub timeout: u64,
-    pub jobs: usize,
-    pub list: bool,
-}
 
 fn parse_args() -> Result<Opts, String> {
     let mut o = Opts {
@@ -148,12 +139,12 @@ fn main() {
         std::process::exit(2);
     }
     let all = cases::all();
-    let selected: Vec<&cases::Case> = match &o.only {
+    let selected: Vec<&cx::Case> = match &o.only {
         None => all.iter().collect(),
         Some(names) => {
             let mut v = Vec::new();
             for n in names {
-                let picked: Vec<&cases::Case> = match n.strip_suffix('*') {
+                let picked: Vec<&cx::Case> = match n.strip_suffix('*') {
                     Some(prefix) => all.iter().filter(|c| c.name.starts_with(prefix)).collect(),
                     None => all.iter().filter(|c| &c.name == n).collect(),
                 };
@@ -192,7 +183,7 @@ fn main() {
 
 /// Runs the cases, up to `o.jobs` child processes at a time; returns their lines in
 /// case order.
-fn run_all(o: &Opts, cases: &[&cases::Case]) -> Vec<Vec<String>> {
+fn run_all(o: &Opts, cases: &[&cx::Case]) -> Vec<Vec<String>> {
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;

@@ -1,8 +1,10 @@
 //! Hazard reports: what the CUDA programming guide calls undefined behaviour around
 //! barriers and warp collectives, recorded with enough context (kernel, block, threads,
-//! operation) to find the offending code. A launch can hit the same hazard in every
-//! block; reports are deduplicated per launch by (kind, operation site) and count their
-//! occurrences, so a 65536-block grid does not produce 65536 identical reports.
+//! operation and call site) to find the offending code. A launch can hit the same hazard
+//! in every block; reports are deduplicated per launch by (kind, key) — the key names
+//! the call site and operation — and count their occurrences, so a 65536-block grid
+//! does not produce 65536 identical reports. A repeated hazard costs a key lookup: its
+//! report text is only built the first time.
 
 use serde::Serialize;
 use std::fmt;
@@ -45,6 +47,7 @@ pub enum HazardKind {
 }
 
 impl HazardKind {
+    /// The kebab-case name used in reports and the counters file.
     pub fn as_str(self) -> &'static str {
         match self {
             HazardKind::BarrierDivergenceExit => "barrier-divergence-exit",
@@ -64,11 +67,17 @@ impl HazardKind {
 /// (x + y*bx + z*bx*by), at most [`MAX_REPORTED_THREADS`] of them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hazard {
+    /// The class of hazard.
     pub kind: HazardKind,
+    /// The kernel's name.
     pub kernel: String,
+    /// The block of the first occurrence (in the launch's block order).
     pub block: [u32; 3],
+    /// The threads concerned, at most [`MAX_REPORTED_THREADS`].
     pub threads: Vec<u32>,
+    /// The operation and its call site (`file:line:column` where the library knew it).
     pub operation: String,
+    /// What happened and what the executor did about it.
     pub message: String,
     /// How often this (kind, site) occurred in the launch; the report is the first.
     pub occurrences: u64,
@@ -125,45 +134,130 @@ pub fn format_threads(threads: &[u32]) -> String {
 pub(crate) struct Detected {
     pub kind: HazardKind,
     /// Dedup key within the kind: a call site, an op code, ...
-    pub site: u64,
+    pub key: u64,
     pub threads: Vec<u32>,
     pub operation: String,
     pub message: String,
 }
 
-/// The hazards of one launch.
+/// One deduplicated report and where its occurrences were.
+struct Entry {
+    kind: HazardKind,
+    key: u64,
+    report: Hazard,
+    /// Position (in the launch's block order) of the first occurrence.
+    first_pos: u64,
+    /// Occurrences per block position, run-length coded; only kept when several
+    /// workers share the launch (their logs are cut at the first failing block).
+    by_pos: Vec<(u64, u64)>,
+}
+
+/// The hazards one worker saw in one launch.
 pub(crate) struct HazardLog {
     pub mode: HazardMode,
     pub kernel: String,
+    /// The block being run and its position in the launch's block order.
     pub block: [u32; 3],
-    pub reports: Vec<Hazard>,
-    keys: Vec<(HazardKind, u64)>,
+    pub pos: u64,
+    /// Keep per-position counts (several workers).
+    pub track_positions: bool,
+    entries: Vec<Entry>,
 }
 
 impl HazardLog {
     pub fn new(mode: HazardMode, kernel: &str) -> Self {
-        HazardLog { mode, kernel: kernel.to_string(), block: [0; 3], reports: Vec::new(), keys: Vec::new() }
+        HazardLog { mode, kernel: kernel.to_string(), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
     }
 
-    /// Records a hazard; returns true when the launch must stop (error mode).
-    pub fn record(&mut self, mut d: Detected) -> bool {
-        if let Some(i) = self.keys.iter().position(|k| *k == (d.kind, d.site)) {
-            self.reports[i].occurrences += 1;
+    /// Records an occurrence of (kind, key); `detect` builds the report the first time.
+    /// Returns true when the launch must stop (error mode).
+    pub fn note(&mut self, kind: HazardKind, key: u64, detect: impl FnOnce() -> Detected) -> bool {
+        let pos = self.pos;
+        if let Some(e) = self.entries.iter_mut().find(|e| e.kind == kind && e.key == key) {
+            e.report.occurrences += 1;
+            if self.track_positions {
+                match e.by_pos.last_mut() {
+                    Some((p, n)) if *p == pos => *n += 1,
+                    _ => e.by_pos.push((pos, 1)),
+                }
+            }
         } else {
+            let mut d = detect();
             d.threads.truncate(MAX_REPORTED_THREADS);
-            self.keys.push((d.kind, d.site));
-            self.reports.push(Hazard {
-                kind: d.kind,
-                kernel: self.kernel.clone(),
-                block: self.block,
-                threads: d.threads,
-                operation: d.operation,
-                message: d.message,
-                occurrences: 1,
+            self.entries.push(Entry {
+                kind,
+                key,
+                report: Hazard {
+                    kind,
+                    kernel: self.kernel.clone(),
+                    block: self.block,
+                    threads: d.threads,
+                    operation: d.operation,
+                    message: d.message,
+                    occurrences: 1,
+                },
+                first_pos: pos,
+                by_pos: if self.track_positions { vec![(pos, 1)] } else { Vec::new() },
             });
         }
         self.mode == HazardMode::Error
     }
+
+    /// Records a detected hazard (built eagerly).
+    pub fn record(&mut self, d: Detected) -> bool {
+        let (kind, key) = (d.kind, d.key);
+        self.note(kind, key, || d)
+    }
+
+    /// The newest report (the one an error-mode stop is about).
+    pub fn last(&self) -> Option<&Hazard> {
+        self.entries.last().map(|e| &e.report)
+    }
+
+    /// The reports in order of first occurrence.
+    pub fn into_reports(self) -> Vec<Hazard> {
+        self.entries.into_iter().map(|e| e.report).collect()
+    }
+
+    /// Merges the logs of several workers of one launch as if one worker had run the
+    /// blocks in order: occurrences at positions after `upto` (the first failing block)
+    /// are dropped, each report is the one of the earliest position, sorted by it.
+    pub fn merge(logs: Vec<HazardLog>, upto: Option<u64>) -> Vec<Hazard> {
+        let limit = upto.unwrap_or(u64::MAX);
+        let mut merged: Vec<(u64, usize, Entry)> = Vec::new();
+        for log in logs {
+            for (i, mut e) in log.entries.into_iter().enumerate() {
+                let count: u64 = if e.by_pos.is_empty() {
+                    if e.first_pos <= limit { e.report.occurrences } else { 0 }
+                } else {
+                    e.by_pos.iter().filter(|(p, _)| *p <= limit).map(|(_, n)| n).sum()
+                };
+                if count == 0 {
+                    continue;
+                }
+                e.report.occurrences = count;
+                match merged.iter_mut().find(|(_, _, m)| m.kind == e.kind && m.key == e.key) {
+                    Some((fp, idx, m)) => {
+                        let total = m.report.occurrences + count;
+                        if (e.first_pos, i) < (*fp, *idx) {
+                            *fp = e.first_pos;
+                            *idx = i;
+                            *m = e;
+                        }
+                        m.report.occurrences = total;
+                    }
+                    None => merged.push((e.first_pos, i, e)),
+                }
+            }
+        }
+        merged.sort_by_key(|(p, i, _)| (*p, *i));
+        merged.into_iter().map(|(_, _, e)| e.report).collect()
+    }
+}
+
+/// A dedup key from several parts (call site keys, op codes).
+pub(crate) fn key_of(parts: &[u64]) -> u64 {
+    parts.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, &p| (h.rotate_left(7) ^ p).wrapping_mul(0x100_0000_01b3))
 }
 
 #[cfg(test)]
@@ -177,24 +271,53 @@ mod tests {
         assert_eq!(format_threads(&[]), "");
     }
 
-    #[test]
-    fn repeated_hazards_are_counted_not_duplicated() {
-        let mut log = HazardLog::new(HazardMode::Warn, "k");
-        let d = || Detected {
+    fn d() -> Detected {
+        Detected {
             kind: HazardKind::WarpLaneExited,
-            site: 3,
+            key: 3,
             threads: (0..100).collect(),
             operation: "op".into(),
             message: "m".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn repeated_hazards_are_counted_not_duplicated() {
+        let mut log = HazardLog::new(HazardMode::Warn, "k");
         assert!(!log.record(d()));
         log.block = [1, 0, 0];
-        assert!(!log.record(d()));
-        assert_eq!(log.reports.len(), 1);
-        assert_eq!(log.reports[0].occurrences, 2);
-        assert_eq!(log.reports[0].block, [0, 0, 0]);
-        assert_eq!(log.reports[0].threads.len(), MAX_REPORTED_THREADS);
+        let mut built = false;
+        assert!(!log.note(HazardKind::WarpLaneExited, 3, || {
+            built = true;
+            d()
+        }));
+        assert!(!built, "a repeated hazard's report is not built again");
+        let r = log.into_reports();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].occurrences, 2);
+        assert_eq!(r[0].block, [0, 0, 0]);
+        assert_eq!(r[0].threads.len(), MAX_REPORTED_THREADS);
         let mut strict = HazardLog::new(HazardMode::Error, "k");
         assert!(strict.record(d()));
+    }
+
+    #[test]
+    fn logs_of_several_workers_merge_in_block_order_up_to_the_failure() {
+        let mk = |positions: &[u64]| {
+            let mut log = HazardLog::new(HazardMode::Warn, "k");
+            log.track_positions = true;
+            for &p in positions {
+                log.pos = p;
+                log.block = [p as u32, 0, 0];
+                log.record(d());
+            }
+            log
+        };
+        let r = HazardLog::merge(vec![mk(&[1, 3, 5]), mk(&[0, 2, 4, 6])], None);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].block, r[0].occurrences), ([0, 0, 0], 7));
+        let r = HazardLog::merge(vec![mk(&[1, 3, 5]), mk(&[4, 6])], Some(3));
+        assert_eq!((r[0].block, r[0].occurrences), ([1, 0, 0], 2));
+        assert!(HazardLog::merge(vec![mk(&[5])], Some(3)).is_empty());
     }
 }

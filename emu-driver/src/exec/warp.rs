@@ -1,149 +1,627 @@
-//! The arithmetic of warp collectives, separate from scheduling: given who arrived with
-//! which value, what each lane gets back. Shuffle lane selection follows the PTX
-//! `shfl.sync` definition (5-bit lane operand, segment mask and clamp derived from
-//! `width` the way the CUDA intrinsics encode it), which is what makes the documented
-//! corner cases come out right: `__shfl_up_sync` does not wrap inside a segment,
-//! `__shfl_xor_sync` may read an earlier segment but not a later one, and an
-//! out-of-range source returns the caller's own value.
+//! Warp collectives: matching lanes into groups and resolving a group in one pass when
+//! its last lane arrives (the arithmetic is in `warp_ops`, the values of reads from
+//! lanes that cannot take part in `device_defined`).
+//!
+//! Semantics as on sm_70+: collectives are matched by mask, not by call site: lanes that
+//! call with the same mask meet in one group, which completes once every lane of the
+//! mask has arrived or exited. Values are exchanged only then. Each lane's operands go
+//! into its warp's lane slots as it arrives; the last arrival computes every lane's
+//! result into the slots, and each resumed lane reads its own.
+//!
+//! A shuffle that reads a lane outside its mask gets that lane's value when the lane
+//! executes the same shuffle (same call site and op, in a group of its own mask), as the
+//! H200 does for converged lanes: such a group waits until each of those source lanes
+//! has arrived at that shuffle, exited or waits elsewhere, and then completes together
+//! with the other groups of the site it reads from.
+//!
+//! Reported: a caller missing from its own mask, lanes of one mask meeting with
+//! different operations, lanes waiting in overlapping different masks (each waits for
+//! the other), lanes named in a mask that exited, and shuffles reading a lane outside
+//! the mask. Each report names the call site.
 
+use super::block::{site_key, site_text, Arrival, Block};
+use super::warp_ops::ShuffleMap;
+use super::convergence::ConvGroup;
+use super::device_defined::{self, Absent};
+use super::hazard::{format_threads, key_of, Detected, HazardKind, HazardLog};
+use super::warp_ops::{self, lanes, op_name, WARP};
 use crate::abi;
 
-/// Warp width in lanes.
-pub const WARP: u32 = 32;
+/// One lane's operands and result.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Lane {
+    pub value: u64,
+    pub result: u64,
+    pub arg: i32,
+    pub width: i32,
+    pub op: u32,
+    pub pred: i32,
+}
 
-/// `width` as the shuffle intrinsics use it: a power of two in 1..=32, anything else 32.
-pub fn normalize_width(width: i32) -> u32 {
-    if width > 0 && width <= 32 && (width as u32).is_power_of_two() {
-        width as u32
+/// Lanes of one warp that meet in a collective with the same mask.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    pub mask: u32,
+    pub arrived: u32,
+    pub op: u32,
+    /// The call site's key (`site_key`).
+    key: u64,
+    arg: i32,
+    width: i32,
+    /// Every lane so far called with the group's op, arg and width.
+    uniform: bool,
+    pub site: abi::Site,
+    kind_reported: bool,
+    exit_reported: bool,
+}
+
+/// The state of one warp of the block.
+#[derive(Clone)]
+pub(crate) struct Warp {
+    /// Lanes that exited, or do not exist (the last warp of a block whose size is not a
+    /// multiple of 32).
+    pub gone: u32,
+    groups: Vec<Group>,
+    /// Open `__activemask` groups (see `convergence`).
+    pub conv: Vec<ConvGroup>,
+    /// Some complete shuffle group waits for lanes outside its mask to reach it.
+    blocked: bool,
+    pub lanes: [Lane; WARP as usize],
+}
+
+impl Default for Warp {
+    fn default() -> Self {
+        Warp { gone: 0, groups: Vec::new(), conv: Vec::new(), blocked: false, lanes: [Lane::default(); WARP as usize] }
+    }
+}
+
+impl Warp {
+    pub fn reset(&mut self, gone: u32) {
+        self.gone = gone;
+        self.blocked = false;
+        self.groups.clear();
+        self.conv.clear();
+    }
+
+    #[inline]
+    pub fn has_groups(&self) -> bool {
+        !self.groups.is_empty()
+    }
+
+    #[inline]
+    pub fn has_convergence(&self) -> bool {
+        !self.conv.is_empty()
+    }
+
+    /// A complete shuffle group waits for lanes outside its mask.
+    #[inline]
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// The open collectives.
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// The open collective lane `lane` waits in.
+    pub fn group_of(&self, lane: u32) -> Option<&Group> {
+        self.groups.iter().find(|g| g.arrived & (1 << lane) != 0)
+    }
+}
+
+impl Block {
+    /// Thread `tid` (on fiber `fi`) arrives at warp collective `op` over `mask`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn arrive_warp(
+        &mut self,
+        tid: u32,
+        fi: u32,
+        op: u32,
+        mask: u32,
+        value: u64,
+        arg: i32,
+        width: i32,
+        site: abi::Site,
+        log: &mut HazardLog,
+    ) -> Arrival {
+        let lane = tid % WARP;
+        let wi = tid / WARP;
+        let bit = 1u32 << lane;
+        let w = &mut self.warps[wi as usize];
+        w.lanes[lane as usize] = Lane { value, result: 0, arg, width, op, pred: 0 };
+        // The common case: the caller is in its mask and joins an open group with the
+        // same op; anything else (a new group, a hazard) takes the long way.
+        let (gi, mask) = match w.groups.iter().position(|g| g.mask == mask && g.op == op) {
+            Some(i) if mask & bit != 0 => (i, mask),
+            _ => self.join_group(tid, op, mask, arg, width, site, log),
+        };
+        let w = &mut self.warps[wi as usize];
+        let g = &mut w.groups[gi];
+        g.arrived |= bit;
+        g.uniform &= g.arg == arg && g.width == width && g.op == op;
+        let gone = w.gone;
+        if mask & gone != 0 && !g.exit_reported {
+            g.exit_reported = true;
+            self.report_exited_lanes(wi, mask, op, site, log);
+        }
+        let w = &self.warps[wi as usize];
+        if (w.groups[gi].arrived | gone) & mask == mask {
+            if let Some((r, p)) = self.complete_group(wi, gi, Some(tid), log) {
+                if self.stop {
+                    return Arrival::Stop;
+                }
+                return Arrival::Done(r, p);
+            }
+        }
+        if self.stop {
+            return Arrival::Stop;
+        }
+        self.start_waiting(tid, fi, log);
+        Arrival::Wait
+    }
+
+    /// Completes group `gi` of warp `wi`, whose mask lanes have all arrived or exited:
+    /// at once, or (a shuffle reading lanes outside its mask that have not reached a
+    /// rendezvous yet) later, together with the groups of its call site. Returns the
+    /// caller's result when it completed.
+    fn complete_group(&mut self, wi: u32, gi: usize, caller: Option<u32>, log: &mut HazardLog) -> Option<(u64, i32)> {
+        let w = &self.warps[wi as usize];
+        let g = &w.groups[gi];
+        if g.mask == u32::MAX || outside_alive_sources(w, g) == 0 {
+            let g = self.warps[wi as usize].groups.swap_remove(gi);
+            return Some(self.resolve(wi, g, None, caller, log));
+        }
+        // Lanes that execute this shuffle: those in an open group of the same site and op.
+        let (key, op) = (g.key, g.op);
+        let same = |g: &Group| g.key == key && g.op == op;
+        let at_site = w.groups.iter().filter(|g| same(g)).fold(0, |m, g| m | g.arrived);
+        let elsewhere = self.waiting_lanes(wi) & !at_site;
+        let gone = w.gone;
+        let complete = |g: &Group| (g.arrived | gone) & g.mask == g.mask;
+        // Ready: every source outside the mask is at this shuffle in a complete group
+        // (the groups complete together) or waits elsewhere.
+        let ready = |g: &Group| {
+            let src = outside_alive_sources(w, g);
+            src & !at_site & !elsewhere == 0 && !w.groups.iter().any(|h| same(h) && h.arrived & src != 0 && !complete(h))
+        };
+        if !ready(g) {
+            self.warps[wi as usize].blocked = true;
+            return None;
+        }
+        // Complete every complete and ready group of the site, reading each other.
+        let mut pick: Vec<usize> = (0..w.groups.len())
+            .filter(|&i| {
+                let h = &w.groups[i];
+                i == gi || (same(h) && complete(h) && ready(h))
+            })
+            .collect();
+        pick.sort_unstable_by(|a, b| b.cmp(a));
+        let taken: Vec<Group> = pick.into_iter().map(|i| self.warps[wi as usize].groups.swap_remove(i)).collect();
+        let mut own = None;
+        for g in taken {
+            let mine = caller.is_some_and(|t| g.arrived & (1 << (t % WARP)) != 0);
+            let r = self.resolve(wi, g, Some(at_site), if mine { caller } else { None }, log);
+            if mine {
+                own = Some(r);
+            }
+        }
+        own.or(Some((0, 0)))
+    }
+
+    /// Retries the warp's shuffle groups that waited for lanes outside their masks (a
+    /// lane of the warp now waits somewhere, or exited).
+    pub(crate) fn retry_blocked(&mut self, wi: u32, log: &mut HazardLog) {
+        self.warps[wi as usize].blocked = false;
+        let mut i = 0;
+        while i < self.warps[wi as usize].groups.len() {
+            let w = &self.warps[wi as usize];
+            let g = &w.groups[i];
+            if (g.arrived | w.gone) & g.mask == g.mask {
+                let n = w.groups.len();
+                if self.complete_group(wi, i, None, log).is_some() || self.warps[wi as usize].groups.len() != n {
+                    i = 0;
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// The long way into a group: a caller missing from its own mask, a group over the
+    /// same mask with another op, or the first lane of a new group. Returns the group
+    /// and the mask the caller takes part with.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn join_group(&mut self, tid: u32, op: u32, mask: u32, arg: i32, width: i32, site: abi::Site, log: &mut HazardLog) -> (usize, u32) {
+        let wi = tid / WARP;
+        let bit = 1u32 << (tid % WARP);
+        let mut mask = mask;
+        if mask & bit == 0 {
+            self.report_not_in_mask(tid, op, mask, site, log);
+            mask |= bit;
+        }
+        let w = &mut self.warps[wi as usize];
+        let gi = match w.groups.iter().position(|g| g.mask == mask) {
+            Some(i) => {
+                if w.groups[i].op != op && !w.groups[i].kind_reported {
+                    w.groups[i].kind_reported = true;
+                    self.report_kind_mismatch(tid, wi, i, op, site, log);
+                }
+                i
+            }
+            None => {
+                // A mismatch is certain when a lane this mask names already waits in a
+                // collective whose mask names the caller: each waits for the other.
+                // (A waiting group that does not name the caller may still complete,
+                // and its lanes come here later: divergent sub-warp collectives.)
+                if w.groups.iter().any(|g| g.arrived & mask != 0 && g.mask & bit != 0) {
+                    self.report_mask_mismatch(tid, wi, op, mask, site, log);
+                }
+                let w = &mut self.warps[wi as usize];
+                let key = site_key(&site);
+                w.groups.push(Group { mask, arrived: 0, op, key, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
+                w.groups.len() - 1
+            }
+        };
+        (gi, mask)
+    }
+
+    /// The result and predicate a resumed lane of warp collective gets.
+    #[inline]
+    pub fn warp_result(&self, tid: u32) -> (u64, i32) {
+        let l = &self.warps[(tid / WARP) as usize].lanes[(tid % WARP) as usize];
+        (l.result, l.pred)
+    }
+
+    /// Lanes `newly` of warp `wi` have just exited: report them where a waiting group
+    /// names them, and complete groups that now only waited for them.
+    pub(crate) fn lanes_gone(&mut self, wi: u32, newly: u32, log: &mut HazardLog) {
+        let mut i = 0;
+        while i < self.warps[wi as usize].groups.len() {
+            let w = &self.warps[wi as usize];
+            let g = &w.groups[i];
+            if g.mask & newly != 0 {
+                let (mask, op, site) = (g.mask, g.op, g.site);
+                if !g.exit_reported {
+                    self.warps[wi as usize].groups[i].exit_reported = true;
+                    self.report_exited_lanes(wi, mask, op, site, log);
+                }
+                let w = &self.warps[wi as usize];
+                if (w.groups[i].arrived | w.gone) & mask == mask {
+                    let n = w.groups.len();
+                    if self.complete_group(wi, i, None, log).is_some() || self.warps[wi as usize].groups.len() != n {
+                        i = 0; // completing moved groups around
+                        continue;
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Completes group `g` (removed from warp `wi`): computes every arrived lane's
+    /// result in one pass and makes the lanes runnable (the caller, if it completed the
+    /// group, goes on with the returned result). Shuffles read the lanes in `readable`
+    /// (the group's own arrivals unless lanes of other groups at its site are given).
+    #[inline(never)]
+    fn resolve(&mut self, wi: u32, g: Group, readable: Option<u32>, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
+        let w = &mut self.warps[wi as usize];
+        let base = wi * WARP;
+        let arrived = g.arrived;
+        let readable = readable.unwrap_or(arrived);
+        let outside = if g.uniform && warp_ops::is_shuffle(g.op) {
+            resolve_shuffles(w, &g, readable)
+        } else {
+            resolve_mixed(w, &g, readable)
+        };
+        let own = match caller {
+            Some(t) => {
+                let l = &w.lanes[(t - base) as usize];
+                (l.result, l.pred)
+            }
+            None => (0, 0),
+        };
+        let others = arrived & !caller.map_or(0, |t| 1 << (t - base));
+        self.queues.extend_run(others.count_ones() as usize, lanes(others).map(|l| base + l));
+        if let Some((lane, j, op, read)) = outside {
+            self.report_outside_mask(base + lane, lane, j, op, g.mask, g.site, read, log);
+        }
+        self.completed.collectives += 1;
+        own
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report_not_in_mask(&mut self, tid: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
+        let (lane, wi) = (tid % WARP, tid / WARP);
+        let key = key_of(&[site_key(&site), op as u64]);
+        self.stop |= log.note(HazardKind::WarpCallerNotInMask, key, || Detected {
+            kind: HazardKind::WarpCallerNotInMask,
+            key,
+            threads: vec![tid],
+            operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+            message: format!(
+                "thread {tid} (lane {lane} of warp {wi}) called a warp collective with a mask \
+                 that does not name it; it takes part as if its lane were in the mask"
+            ),
+        });
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report_kind_mismatch(&mut self, tid: u32, wi: u32, gi: usize, op: u32, site: abi::Site, log: &mut HazardLog) {
+        let g = &self.warps[wi as usize].groups[gi];
+        let (first, mask, first_site) = (g.op, g.mask, g.site);
+        let key = key_of(&[site_key(&first_site), site_key(&site), first as u64, op as u64]);
+        self.stop |= log.note(HazardKind::WarpKindMismatch, key, || Detected {
+            kind: HazardKind::WarpKindMismatch,
+            key,
+            threads: vec![tid],
+            operation: format!(
+                "{} / {} (mask={:#010x}) at {} / {}",
+                op_name(first),
+                op_name(op),
+                mask,
+                site_text(&first_site),
+                site_text(&site)
+            ),
+            message: format!(
+                "lanes of warp {wi} met in one collective over mask {mask:#010x} with \
+                 different operations: {} and {} (thread {tid}); each lane gets the \
+                 result of its own operation over the group's values",
+                op_name(first),
+                op_name(op)
+            ),
+        });
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report_mask_mismatch(&mut self, tid: u32, wi: u32, op: u32, mask: u32, site: abi::Site, log: &mut HazardLog) {
+        let bit = 1u32 << (tid % WARP);
+        let overlapping: Vec<(u32, abi::Site)> = self.warps[wi as usize]
+            .groups
+            .iter()
+            .filter(|g| g.arrived & mask != 0 && g.mask & bit != 0)
+            .map(|g| (g.mask, g.site))
+            .collect();
+        let key = key_of(&[site_key(&site), op as u64]);
+        self.stop |= log.note(HazardKind::WarpMaskMismatch, key, || Detected {
+            kind: HazardKind::WarpMaskMismatch,
+            key,
+            threads: vec![tid],
+            operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+            message: format!(
+                "thread {tid} (warp {wi}) waits in a collective over mask {mask:#010x} \
+                 while lanes it names wait for it in collectives over masks {}; \
+                 the groups are kept apart",
+                overlapping.iter().map(|(m, s)| format!("{m:#010x} (at {})", site_text(s))).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report_exited_lanes(&mut self, wi: u32, mask: u32, op: u32, site: abi::Site, log: &mut HazardLog) {
+        let key = key_of(&[site_key(&site), op as u64]);
+        let n = self.n;
+        let gone = self.warps[wi as usize].gone & mask;
+        self.stop |= log.note(HazardKind::WarpLaneExited, key, || {
+            let mut exited = Vec::new();
+            let mut missing = Vec::new();
+            for lane in lanes(gone) {
+                let t = wi * WARP + lane;
+                if t < n {
+                    exited.push(t);
+                } else {
+                    missing.push(lane);
+                }
+            }
+            let mut what = Vec::new();
+            if !exited.is_empty() {
+                what.push(format!("threads {} have exited", format_threads(&exited)));
+            }
+            if !missing.is_empty() {
+                what.push(format!("lanes {} do not exist (the block has {} threads)", format_threads(&missing), n));
+            }
+            Detected {
+                kind: HazardKind::WarpLaneExited,
+                key,
+                threads: exited,
+                operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+                message: format!(
+                    "the mask of a collective in warp {wi} names lanes that cannot take part: {}; \
+                     the collective completes without them and {}",
+                    what.join(" and "),
+                    device_defined::exited_read_note(op)
+                ),
+            }
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    fn report_outside_mask(&mut self, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, read: bool, log: &mut HazardLog) {
+        let wi = tid / WARP;
+        let key = key_of(&[site_key(&site), op as u64]);
+        let alive = self.warps[wi as usize].gone & (1 << j) == 0;
+        let why = if alive { Absent::OutsideMaskAlive } else { Absent::OutsideMaskExited };
+        let fill = if read {
+            "that lane's value (it executes the same shuffle, as converged lanes do on the device)"
+        } else {
+            device_defined::shuffle_fill(op, why).describe()
+        };
+        self.stop |= log.note(HazardKind::ShuffleSourceOutsideMask, key, || Detected {
+            kind: HazardKind::ShuffleSourceOutsideMask,
+            key,
+            threads: vec![tid],
+            operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+            message: format!(
+                "thread {tid} (lane {lane} of warp {wi}) reads lane {j}, which is \
+                 not in the mask; it gets {fill}"
+            ),
+        });
+    }
+}
+
+/// The first read from outside a group's mask: (lane, source, op, whether the source's
+/// value was read).
+type Outside = Option<(u32, u32, u32, bool)>;
+
+/// The lanes outside `g`'s mask, alive, that its lanes' shuffles read from.
+fn outside_alive_sources(w: &Warp, g: &Group) -> u32 {
+    lanes(g.arrived)
+        .filter_map(|l| {
+            let t = &w.lanes[l as usize];
+            warp_ops::is_shuffle(t.op).then(|| warp_ops::shuffle_source(t.op, l, t.arg, t.width)).flatten()
+        })
+        .fold(0, |m, j| m | 1 << j)
+        & !g.mask
+        & !w.gone
+}
+
+/// A source lane that cannot supply its value: what the reader gets.
+fn absent_read(w: &Warp, g: &Group, op: u32, j: u32, own: u64) -> u64 {
+    let why = if g.mask & (1 << j) != 0 {
+        Absent::Exited
+    } else if w.gone & (1 << j) != 0 {
+        Absent::OutsideMaskExited
     } else {
-        WARP
-    }
-}
-
-/// The lane a shuffle reads from, or None when the computed lane is out of range (the
-/// caller then keeps its own value).
-pub fn shuffle_source(op: u32, lane: u32, arg: i32, width: i32) -> Option<u32> {
-    let w = normalize_width(width);
-    let b = (arg as u32) & (WARP - 1);
-    let seg_start = lane & !(w - 1);
-    let seg_end = seg_start + w - 1;
-    match op {
-        abi::warp::SHFL_IDX => Some(seg_start | (b & (w - 1))),
-        abi::warp::SHFL_UP => {
-            let j = lane as i32 - b as i32;
-            (j >= seg_start as i32).then_some(j as u32)
-        }
-        abi::warp::SHFL_DOWN => {
-            let j = lane + b;
-            (j <= seg_end).then_some(j)
-        }
-        abi::warp::SHFL_XOR => {
-            let j = lane ^ b;
-            (j <= seg_end).then_some(j)
-        }
-        _ => None,
-    }
-}
-
-pub fn is_shuffle(op: u32) -> bool {
-    op <= abi::warp::SHFL_XOR
-}
-
-pub fn is_known(op: u32) -> bool {
-    op <= abi::warp::SYNC
-}
-
-/// `__reduce_*_sync` over 32-bit values; `signed` selects the int forms of min/max
-/// (add, and, or, xor are the same bits either way). Result in the low 32 bits.
-pub fn reduce(op: u32, signed: bool, values: impl Iterator<Item = u64>) -> u64 {
-    let vals = values.map(|v| v as u32);
-    let r = match op {
-        abi::warp::REDUCE_ADD => vals.fold(0u32, |a, v| a.wrapping_add(v)),
-        abi::warp::REDUCE_MIN if signed => vals.map(|v| v as i32).fold(i32::MAX, i32::min) as u32,
-        abi::warp::REDUCE_MIN => vals.fold(u32::MAX, u32::min),
-        abi::warp::REDUCE_MAX if signed => vals.map(|v| v as i32).fold(i32::MIN, i32::max) as u32,
-        abi::warp::REDUCE_MAX => vals.fold(0, u32::max),
-        abi::warp::REDUCE_AND => vals.fold(u32::MAX, |a, v| a & v),
-        abi::warp::REDUCE_OR => vals.fold(0, |a, v| a | v),
-        abi::warp::REDUCE_XOR => vals.fold(0, |a, v| a ^ v),
-        _ => 0,
+        Absent::OutsideMaskAlive
     };
-    r as u64
+    device_defined::shuffle_fill(op, why).value(own)
 }
 
-/// The key a match collective compares: 32 or 64 bits (`arg` = size in bytes).
-pub fn match_key(value: u64, arg: i32) -> u64 {
-    if arg == 4 {
-        value & 0xffff_ffff
-    } else {
-        value
+/// A group whose lanes all called the same shuffle with the same lane operand and
+/// width: the source mapping is computed once; lanes in `readable` supply values.
+#[inline(always)]
+fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32) -> Outside {
+    let arrived = g.arrived;
+    let map = ShuffleMap::new(g.op, g.arg, g.width);
+    let mut outside = None;
+    for lane in lanes(arrived) {
+        let own = w.lanes[lane as usize].value;
+        let (result, pred) = match map.source(lane) {
+            None => (own, 0),
+            Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
+            Some(j) => {
+                let read = readable & (1 << j) != 0;
+                if g.mask & (1 << j) == 0 {
+                    outside.get_or_insert((lane, j, g.op, read));
+                }
+                if read {
+                    (w.lanes[j as usize].value, 1)
+                } else {
+                    (absent_read(w, g, g.op, j, own), 0)
+                }
+            }
+        };
+        let slot = &mut w.lanes[lane as usize];
+        slot.result = result;
+        slot.pred = pred;
     }
+    outside
 }
 
-/// Human name of a warp op for reports.
-pub fn op_name(op: u32) -> &'static str {
-    match op {
-        abi::warp::SHFL_IDX => "__shfl_sync",
-        abi::warp::SHFL_UP => "__shfl_up_sync",
-        abi::warp::SHFL_DOWN => "__shfl_down_sync",
-        abi::warp::SHFL_XOR => "__shfl_xor_sync",
-        abi::warp::BALLOT => "__ballot_sync",
-        abi::warp::ANY => "__any_sync",
-        abi::warp::ALL => "__all_sync",
-        abi::warp::MATCH_ANY => "__match_any_sync",
-        abi::warp::MATCH_ALL => "__match_all_sync",
-        abi::warp::REDUCE_ADD => "__reduce_add_sync",
-        abi::warp::REDUCE_MIN => "__reduce_min_sync",
-        abi::warp::REDUCE_MAX => "__reduce_max_sync",
-        abi::warp::REDUCE_AND => "__reduce_and_sync",
-        abi::warp::REDUCE_OR => "__reduce_or_sync",
-        abi::warp::REDUCE_XOR => "__reduce_xor_sync",
-        abi::warp::SYNC => "__syncwarp",
-        _ => "unknown warp op",
+/// Any other group: votes, matches and reductions (computed once where every lane gets
+/// the same), and groups whose lanes met with different operations (each lane gets the
+/// result of its own operation over the group's values).
+fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32) -> Outside {
+    let arrived = g.arrived;
+    let contrib = device_defined::contributing_lanes(arrived, g.mask);
+    let mut ballot = 0u32;
+    for l in lanes(contrib) {
+        if w.lanes[l as usize].value != 0 {
+            ballot |= 1 << l;
+        }
     }
-}
-
-pub fn barrier_name(op: u32) -> &'static str {
-    match op {
-        abi::bar::SYNC => "__syncthreads",
-        abi::bar::COUNT => "__syncthreads_count",
-        abi::bar::AND => "__syncthreads_and",
-        abi::bar::OR => "__syncthreads_or",
-        _ => "unknown barrier op",
+    let mut reduced: Option<(u32, i32, u64)> = None;
+    let mut outside = None;
+    for lane in lanes(arrived) {
+        let t = w.lanes[lane as usize];
+        let (result, pred) = match t.op {
+            op if warp_ops::is_shuffle(op) => match warp_ops::shuffle_source(op, lane, t.arg, t.width) {
+                None => (t.value, 0),
+                Some(j) if arrived & (1 << j) != 0 => (w.lanes[j as usize].value, 1),
+                Some(j) => {
+                    let read = readable & (1 << j) != 0;
+                    if g.mask & (1 << j) == 0 {
+                        outside.get_or_insert((lane, j, op, read));
+                    }
+                    if read {
+                        (w.lanes[j as usize].value, 1)
+                    } else {
+                        (absent_read(w, g, op, j, t.value), 0)
+                    }
+                }
+            },
+            abi::warp::BALLOT => (ballot as u64, 0),
+            abi::warp::ANY => ((ballot != 0) as u64, 0),
+            abi::warp::ALL => ((ballot == contrib) as u64, 0),
+            abi::warp::MATCH_ANY => {
+                let key = warp_ops::match_key(t.value, t.arg);
+                let m = lanes(contrib)
+                    .filter(|&l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key)
+                    .fold(0u32, |m, l| m | 1 << l);
+                (m as u64, 0)
+            }
+            abi::warp::MATCH_ALL => {
+                let key = warp_ops::match_key(t.value, t.arg);
+                if lanes(contrib).all(|l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key) {
+                    (device_defined::match_all_mask(g.mask, arrived) as u64, 1)
+                } else {
+                    (0, 0)
+                }
+            }
+            op if (abi::warp::REDUCE_ADD..=abi::warp::REDUCE_XOR).contains(&op) => match reduced {
+                Some((o, a, r)) if o == op && a == t.arg => (r, 0),
+                _ => {
+                    let r = warp_ops::reduce(op, t.arg == 1, lanes(contrib).map(|l| w.lanes[l as usize].value));
+                    reduced = Some((op, t.arg, r));
+                    (r, 0)
+                }
+            },
+            _ => (0, 0),
+        };
+        let slot = &mut w.lanes[lane as usize];
+        slot.result = result;
+        slot.pred = pred;
     }
+    outside
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::abi::*;
+    use crate::abi;
+    use crate::exec::block::tests::block;
+    use crate::exec::block::Arrival;
 
     #[test]
-    fn shuffle_sources_follow_the_documented_corner_cases() {
-        // idx wraps modulo width inside the caller's segment.
-        assert_eq!(shuffle_source(warp::SHFL_IDX, 13, 3, 8), Some(11));
-        assert_eq!(shuffle_source(warp::SHFL_IDX, 13, 11, 8), Some(11));
-        assert_eq!(shuffle_source(warp::SHFL_IDX, 5, -1, 32), Some(31));
-        // up does not wrap below the segment start.
-        assert_eq!(shuffle_source(warp::SHFL_UP, 9, 2, 8), None);
-        assert_eq!(shuffle_source(warp::SHFL_UP, 10, 2, 8), Some(8));
-        // down does not cross the segment end.
-        assert_eq!(shuffle_source(warp::SHFL_DOWN, 6, 2, 8), None);
-        assert_eq!(shuffle_source(warp::SHFL_DOWN, 5, 2, 8), Some(7));
-        // xor may reach an earlier segment, not a later one.
-        assert_eq!(shuffle_source(warp::SHFL_XOR, 9, 8, 8), Some(1));
-        assert_eq!(shuffle_source(warp::SHFL_XOR, 1, 8, 8), None);
-        // a bad width is 32.
-        assert_eq!(shuffle_source(warp::SHFL_DOWN, 6, 2, 12), Some(8));
+    fn a_shuffle_resolves_when_the_last_lane_arrives() {
+        let (mut b, mut log) = block(32);
+        for l in 0..31 {
+            let r = b.arrive_warp(l, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, &mut log);
+            assert_eq!(r, Arrival::Wait);
+        }
+        let r = b.arrive_warp(31, 31, abi::warp::SHFL_DOWN, u32::MAX, 131, 1, 32, abi::Site::UNKNOWN, &mut log);
+        assert_eq!(r, Arrival::Done(131, 0));
+        assert_eq!(b.warp_result(0), (101, 1));
+        assert_eq!(b.warp_result(30), (131, 1));
+        assert_eq!(b.queues.runnable().len(), 31);
     }
 
     #[test]
-    fn reductions_distinguish_signedness() {
-        let v = [5u64, (-3i32) as u32 as u64, 7];
-        assert_eq!(reduce(warp::REDUCE_MIN, true, v.iter().copied()), (-3i32) as u32 as u64);
-        assert_eq!(reduce(warp::REDUCE_MIN, false, v.iter().copied()), 5);
-        assert_eq!(reduce(warp::REDUCE_MAX, true, v.iter().copied()), 7);
-        assert_eq!(reduce(warp::REDUCE_MAX, false, v.iter().copied()), (-3i32) as u32 as u64);
-        assert_eq!(reduce(warp::REDUCE_ADD, false, v.iter().copied()), 9);
+    fn a_shuffle_down_from_an_exited_lane_reads_zero() {
+        let (mut b, mut log) = block(32);
+        b.exit_range(31, 32, &mut log);
+        for l in 0..31 {
+            b.arrive_warp(l, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, &mut log);
+        }
+        assert_eq!(b.warp_result(30), (0, 0));
+        assert_eq!(b.warp_result(29), (130, 1));
+        assert_eq!(log.into_reports().len(), 1);
     }
 }

@@ -168,7 +168,6 @@ fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &i
             symbol: ik.name.clone(),
             run: k.run,
             param_sizes: sizes,
-            param_aligns: aligns,
             param_offsets: offsets,
             param_bytes: bytes,
             attrs: ik.attrs,
@@ -205,7 +204,6 @@ pub fn insert(d: &mut Driver, ctx: u64, p: Prepared) -> u64 {
     let id = d.new_id();
     let module = Module {
         ctx,
-        manifest: p.found.manifest,
         kernels: p.kernels,
         globals,
         ctx_slot: p.ctx_slot,

@@ -5,7 +5,6 @@ pub mod load;
 
 use crate::abi;
 use crate::image;
-use simtwin_abi::manifest::Manifest;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -15,7 +14,6 @@ pub struct Kernel {
     pub symbol: String,
     pub run: abi::RunFn,
     pub param_sizes: Vec<u32>,
-    pub param_aligns: Vec<u32>,
     /// Parameter offsets for the `extra` buffer form: from the image when it says,
     /// otherwise laid out from the host function's sizes and alignments.
     pub param_offsets: Vec<u32>,
@@ -35,7 +33,6 @@ impl Kernel {
 
 pub struct Module {
     pub ctx: u64,
-    pub manifest: Manifest,
     pub kernels: Vec<Kernel>,
     pub globals: HashMap<String, (u64, u64)>,
     pub ctx_slot: abi::CtxSlotFn,

@@ -141,3 +141,41 @@ pub fn addr<T>(v: &mut [T]) -> u64 {
 pub unsafe fn out<T>(params: *const *mut c_void, i: usize) -> *mut T {
     param::<u64>(params, i) as *mut T
 }
+
+/// A warp collective at call site `line` of this test file; returns (value, pred_out).
+pub fn warp_at(line: u32, op: u32, mask: u32, value: u64, arg: i32, width: i32) -> (u64, i32) {
+    let mut p = -1;
+    let r = unsafe { (rt().warp)(op, mask, value, arg, width, &mut p, site(line)) };
+    (r, p)
+}
+
+/// `__activemask()` at call site `line`.
+pub fn activemask_at(line: u32) -> u32 {
+    unsafe { (rt().activemask)(site(line)) }
+}
+
+/// `__activemask()` at the caller's source line.
+#[macro_export]
+macro_rules! activemask {
+    () => {
+        exec_support::activemask_at(line!())
+    };
+}
+
+/// `__shfl_sync(mask, value, src)` at the caller's source line.
+#[macro_export]
+macro_rules! shfl {
+    ($mask:expr, $v:expr, $src:expr) => {
+        exec_support::warp_at(line!(), cuda::abi::warp::SHFL_IDX, $mask, $v as u64, $src as i32, 32).0
+    };
+}
+
+/// `yield_now` (what `__nanosleep` calls) at call site `line`.
+pub fn yield_at(line: u32) {
+    unsafe { (rt().yield_now)(site(line)) };
+}
+
+/// Runs with explicit options.
+pub fn run_with(k: &KernelRef, c: LaunchConfig, params: &[*mut c_void], opts: ExecOptions) -> LaunchOutcome {
+    exec::launch(k, &c, params, &opts)
+}

@@ -16,6 +16,7 @@ Writes VMAF JSON (or XML/CSV with --format) with chosen differences selected by
   hazard     counts file with a hazard report
   htod       one extra cuMemcpyHtoD_v2 per frame
   order      m_a of frame 2 one ULP larger under EMU_CUDA_BLOCK_ORDER reverse/shuffle:*
+  deferred   m_a of frame 2 one ULP larger under EMU_CUDA_ASYNC=deferred
 Names of the real planted defects are mapped onto these (for the demo test).
 
 On the CUDA side under EMU_CUDA_COUNTS it checks the emulated-driver environment and
@@ -95,11 +96,13 @@ if os.environ.get("FAKE_IGNORE_DEFECTS"):
     defect = ""
 mapping = {"clamp-borders": "ulp", "filter-border-rows": "ulp", "missing-sync": "nan",
            "divergent-barrier": "hazard", "big-block": "fail", "host-roundtrip": "htod",
-           "atomic-order": "order"}
+           "atomic-order": "order", "early-read": "deferred"}
 defect = mapping.get(defect, defect)
 order = os.environ.get("EMU_CUDA_BLOCK_ORDER", "forward")
 if defect == "order":
     defect = "ulp" if order == "reverse" or order.startswith("shuffle:") else ""
+if defect == "deferred":
+    defect = "ulp" if os.environ.get("EMU_CUDA_ASYNC") == "deferred" else ""
 
 if os.environ.get("FAKE_LOG"):
     with open(os.environ["FAKE_LOG"], "a") as f:

@@ -13,7 +13,7 @@
 //! and printed as `key=ok|bad`; contexts a call reports are named `A`, `B`, `null` or
 //! `other`.
 
-use super::{hash, pp, Case, Cx};
+use crate::cx::{hash, pp, Case, Cx};
 use crate::api::{LaunchConfig, Memcpy2D, P, R};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::null_mut;

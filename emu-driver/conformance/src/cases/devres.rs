@@ -9,7 +9,7 @@
 //! long results go to sub-lines `case.sub: ...`. Lane lists print one hex value per lane,
 //! `-` for a lane that wrote nothing, and `v*n` for n equal neighbours.
 
-use super::{pp, Case, Cx, Run};
+use crate::cx::{pp, Case, Cx, Run};
 use crate::api::P;
 
 pub fn cases() -> Vec<Case> {

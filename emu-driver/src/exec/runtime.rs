@@ -1,0 +1,260 @@
+//! The runtime table the kernel libraries call (`abi::Runtime`): each entry converts its
+//! raw arguments, finds the worker and fiber it runs on, calls the worker's safe method
+//! for the operation, and suspends the fiber when the answer is "wait".
+//!
+//! Every entry is called by kernel code on a fiber. Outside a launch (host code of a
+//! library calling a device function) an entry answers neutrally and logs why.
+//! While an entry runs, its fiber is marked as not in kernel code, so the watchdog
+//! never redirects a fiber out of the executor's own code.
+
+use super::block::Arrival;
+use super::fibers::{self, Event, Fiber};
+use super::hazard::{key_of, Detected, HazardKind};
+use super::scheduler::{current_worker, Worker};
+use crate::abi;
+use std::ffi::c_char;
+
+/// The table handed to every kernel library's `bind`.
+pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
+    abi_version: abi::ABI_VERSION,
+    size: std::mem::size_of::<abi::Runtime>() as u32,
+    barrier: rt_barrier,
+    warp: rt_warp,
+    activemask: rt_activemask,
+    trap: rt_trap,
+    print: rt_print,
+    threadfence: rt_threadfence,
+    clock: rt_clock,
+    yield_now: rt_yield,
+    report: rt_report,
+};
+
+/// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
+/// as running executor code.
+#[inline(always)]
+fn on_fiber() -> Option<(*mut Worker, *mut Fiber)> {
+    let w = current_worker();
+    if w.is_null() {
+        return None;
+    }
+    // SAFETY: CURRENT points to this thread's worker while it runs a launch; `running`
+    // is only written by the scheduler, which is suspended while a fiber runs.
+    let f = unsafe { (*w).running.current };
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: the running fiber is live.
+    unsafe { (*f).set_in_kernel(false) };
+    Some((w, f))
+}
+
+/// Back to kernel code on fiber `f`.
+#[inline(always)]
+fn leave(f: *mut Fiber) {
+    // SAFETY: the running fiber is live.
+    unsafe { (*f).set_in_kernel(true) };
+}
+
+/// Runs `op` on the worker: the only place an entry borrows it, never across a switch.
+#[inline(always)]
+fn with_worker<R>(w: *mut Worker, op: impl FnOnce(&mut Worker) -> R) -> R {
+    // SAFETY: the scheduler holds no reference into the worker while a fiber runs, and
+    // the borrow ends before the fiber suspends.
+    op(unsafe { &mut *w })
+}
+
+/// Suspends the calling fiber until its rendezvous completes.
+#[inline(always)]
+fn wait(f: *mut Fiber) {
+    // SAFETY: we run on fiber `f` and hold no borrow of the worker.
+    unsafe { fibers::suspend(f, Event::Waiting) };
+}
+
+/// Suspends for good: the scheduler stops the launch and discards this fiber.
+fn stop_forever(f: *mut Fiber) -> ! {
+    loop {
+        // SAFETY: as in `wait`.
+        unsafe { fibers::suspend(f, Event::Stop) };
+    }
+}
+
+fn outside_launch(what: &str) {
+    crate::log_warn!("{what} called outside a kernel launch; ignored");
+}
+
+/// `__syncthreads` and its _count/_and/_or forms.
+///
+/// The barrier's call site, used for divergence reports, is the source location the
+/// library passes (kernels-host: the user's `__syncthreads` line). Return addresses are
+/// not used: optimising compilers duplicate one source barrier into several paths (tail
+/// duplication, unrolling), which would report divergence that is not there.
+unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
+    let Some((w, f)) = on_fiber() else {
+        outside_launch("__syncthreads");
+        return 0;
+    };
+    let r = match with_worker(w, |wk| wk.barrier(op, pred != 0, site)) {
+        Arrival::Done(r, _) => r,
+        Arrival::Wait => {
+            wait(f);
+            with_worker(w, |wk| wk.block.barrier.result(op))
+        }
+        Arrival::Stop => stop_forever(f),
+    };
+    leave(f);
+    r as i32
+}
+
+unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site: abi::Site) -> u64 {
+    let Some((w, f)) = on_fiber() else {
+        outside_launch("a warp collective");
+        return value;
+    };
+    let (r, p) = match with_worker(w, |wk| wk.warp(op, mask, value, arg, width, site)) {
+        Arrival::Done(r, p) => (r, p),
+        Arrival::Wait => {
+            wait(f);
+            with_worker(w, |wk| wk.block.warp_result(wk.running_thread()))
+        }
+        Arrival::Stop => stop_forever(f),
+    };
+    if !pred_out.is_null() {
+        // SAFETY: the library passes null or a valid int for the predicate.
+        unsafe { *pred_out = p };
+    }
+    leave(f);
+    r
+}
+
+unsafe extern "C" fn rt_activemask(site: abi::Site) -> u32 {
+    let Some((w, f)) = on_fiber() else {
+        outside_launch("__activemask");
+        return 0;
+    };
+    let m = match with_worker(w, |wk| wk.activemask(site)) {
+        Arrival::Done(m, _) => m as u32,
+        Arrival::Wait => {
+            wait(f);
+            with_worker(w, |wk| wk.block.activemask_result(wk.running_thread()))
+        }
+        Arrival::Stop => stop_forever(f),
+    };
+    leave(f);
+    m
+}
+
+/// A spin-wait hint (`__nanosleep`, a polling load): the caller suspends and every
+/// other runnable thread of the block runs first (threads released from rendezvous,
+/// then threads not started yet), so a thread spinning on a flag another thread of its
+/// block sets lets that thread run. A launch whose threads only yield makes no progress:
+/// the watchdog ends it.
+unsafe extern "C" fn rt_yield(site: abi::Site) {
+    let Some((w, f)) = on_fiber() else {
+        return;
+    };
+    match with_worker(w, |wk| wk.yield_now(site)) {
+        Arrival::Wait => wait(f),
+        Arrival::Done(..) => {}
+        Arrival::Stop => stop_forever(f),
+    }
+    leave(f);
+}
+
+/// Stops a fiber whose launch the watchdog marked: entries that do not rendezvous are
+/// where a thread spinning through the runtime can be caught.
+#[inline(always)]
+fn check_watchdog(w: *mut Worker, f: *mut Fiber, what: &str) {
+    if with_worker(w, |wk| wk.timed_out()) {
+        with_worker(w, |wk| wk.stopped_in(what));
+        stop_forever(f);
+    }
+}
+
+unsafe extern "C" fn rt_trap(kind: u32, message: *const c_char, file: *const c_char, line: u32) {
+    // SAFETY: the library passes null or NUL-terminated strings.
+    let (msg, file) = unsafe { (simtwin_abi::ffi::c_str(message), simtwin_abi::ffi::c_str(file)) };
+    let Some((w, f)) = on_fiber() else {
+        crate::log_error!("device trap outside a kernel launch: {msg} ({file}:{line})");
+        std::process::abort();
+    };
+    let loc = if file.is_empty() { String::new() } else { format!(" at {file}:{line}") };
+    with_worker(w, |wk| {
+        let at = wk.where_(wk.running_thread());
+        let (code, text) = match kind {
+            abi::trap::ASSERT => (super::CUDA_ERROR_ASSERT, format!("{at}: device assertion `{msg}` failed{loc}")),
+            abi::trap::TRAP => (
+                super::CUDA_ERROR_LAUNCH_FAILED,
+                format!("{at}: __trap(){loc}{}", if msg.is_empty() { String::new() } else { format!(": {msg}") }),
+            ),
+            abi::trap::UNSUPPORTED => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported operation{loc}: {msg}")),
+            _ => (super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: trap of unknown kind {kind}{loc}: {msg}")),
+        };
+        wk.fail(code, text)
+    });
+    stop_forever(f)
+}
+
+unsafe extern "C" fn rt_print(text: *const c_char, len: usize) {
+    use std::io::Write;
+    if text.is_null() {
+        return;
+    }
+    let fiber = on_fiber();
+    if let Some((w, f)) = fiber {
+        check_watchdog(w, f, "printf");
+    }
+    // SAFETY: the library passes `len` bytes at `text`.
+    let bytes = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+    if let Some((_, f)) = fiber {
+        leave(f);
+    }
+}
+
+unsafe extern "C" fn rt_threadfence(_scope: u32) {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    if let Some((w, f)) = on_fiber() {
+        check_watchdog(w, f, "__threadfence");
+        leave(f);
+    }
+}
+
+unsafe extern "C" fn rt_clock() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    if let Some((w, f)) = on_fiber() {
+        check_watchdog(w, f, "clock()");
+        leave(f);
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A device-defined result the library emulated: reported as a hazard.
+unsafe extern "C" fn rt_report(kind: u32, message: *const c_char, site: abi::Site) {
+    // SAFETY: the library passes null or a NUL-terminated string.
+    let msg = unsafe { simtwin_abi::ffi::c_str(message) };
+    let Some((w, f)) = on_fiber() else {
+        crate::log_warn!("device-defined result outside a kernel launch: {msg}");
+        return;
+    };
+    let stop = with_worker(w, |wk| {
+        let tid = wk.running_thread();
+        let key = key_of(&[site.key(), kind as u64]);
+        let stop = wk.log.note(HazardKind::DeviceDefinedResult, key, || Detected {
+            kind: HazardKind::DeviceDefinedResult,
+            key,
+            threads: vec![tid],
+            operation: site.describe(),
+            message: msg,
+        });
+        wk.block.stop |= stop;
+        stop
+    });
+    if stop {
+        stop_forever(f);
+    }
+    leave(f);
+}

@@ -1,0 +1,637 @@
+//! The scheduler: a worker runs the blocks it is given, one after another, and within
+//! a block resumes fibers until every thread has finished, the launch stops, or nothing
+//! can run (a deadlock).
+//!
+//! Within a block: threads whose rendezvous completed run first, in the order they were
+//! released (the run queue); then ranges of threads that have not started (a new fiber
+//! each); then threads that yielded. So that a warp spinning through rendezvous cannot
+//! starve threads that have not started (the thread it waits for may be one), pending
+//! ranges and yielded threads also get a turn after a long streak of run-queue resumes.
+//!
+//! A rendezvous is cheap by construction: the runtime entry records the arrival in the
+//! block state (a few stores), suspends its fiber (one switch), and the scheduler resumes
+//! the next runnable fiber (one switch). When a thread of a range reaches a rendezvous
+//! it suspends its fiber (now dedicated to that thread), sets `range_stop` so the range
+//! returns right after it, and hands the rest of the range to the scheduler.
+
+use super::block::{Arrival, Block};
+use super::fault::{fault_failure, FaultInfo};
+use super::fibers::{self, BlockFields, Event, Fiber, FiberExit, FiberPool};
+use super::hazard::HazardLog;
+use super::order::Sequence;
+use super::watchdog::WatchState;
+use super::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure};
+use crate::abi::{self, RunFn, ThreadCtx};
+use corosensei::trap::CoroutineTrapHandler;
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+/// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
+const FAIRNESS_STREAK: u32 = 4096;
+/// Prefetch the next fiber's stack top while resuming one.
+const PREFETCH: bool = true;
+
+/// What is being launched, as the fibers need it.
+pub(crate) struct KernelCall {
+    pub name: String,
+    pub run: Option<RunFn>,
+    pub params: *const *mut c_void,
+    /// The kernel library's context slot for this OS thread.
+    pub slot: *mut *mut ThreadCtx,
+    pub fields: BlockFields,
+    /// Dynamic shared memory of the running block.
+    smem: Vec<u128>,
+}
+
+/// The fiber the scheduler resumed, read by the runtime entries and signal handlers.
+pub(crate) struct Running {
+    pub current: *mut Fiber,
+    pub index: u32,
+}
+
+/// Where blocks come from: positions in the launch's block order.
+pub(crate) trait Positions {
+    /// The next position to run, or None when the worker is done.
+    fn next(&mut self) -> Option<u64>;
+    /// The block at `pos` failed: no position after it needs to run.
+    fn failed(&mut self, pos: u64);
+}
+
+/// What one worker brings back from a launch.
+pub(crate) struct WorkerResult {
+    pub failure: Option<(u64, LaunchFailure)>,
+    pub log: HazardLog,
+}
+
+/// An OS thread's executor: its fibers and the state of the launch it runs.
+pub(crate) struct Worker {
+    pub fibers: FiberPool,
+    pub call: KernelCall,
+    pub block: Block,
+    pub running: Running,
+    pub log: HazardLog,
+    /// Why the launch stops, as far as a fiber or a signal handler said.
+    pub stop: Stopping,
+    /// Created at the first launch with a watchdog.
+    pub watch: Option<Arc<WatchState>>,
+    pub stats: ExecStats,
+}
+
+/// What fibers and signal handlers report about a stop, for the scheduler to turn into
+/// the launch's failure.
+#[derive(Default)]
+pub(crate) struct Stopping {
+    /// Set by a runtime entry that stops the launch (a trap, an unsupported op).
+    pub failure: Option<LaunchFailure>,
+    /// What the fault handler saw.
+    pub fault: FaultInfo,
+    /// Where the running thread was when a runtime entry stopped a timed-out launch.
+    pub at: Option<(u32, String)>,
+}
+
+thread_local! {
+    /// The worker running a launch on this OS thread (null outside launches). Read by
+    /// the runtime entry points and by the signal handlers (const-initialised, no
+    /// destructor: safe to read from a signal handler).
+    static CURRENT: Cell<*mut Worker> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// The worker running a launch on this OS thread, or null.
+#[inline(always)]
+pub(crate) fn current_worker() -> *mut Worker {
+    CURRENT.with(|c| c.get())
+}
+
+/// Whether this OS thread is running a launch.
+pub(crate) fn on_worker_thread() -> bool {
+    !current_worker().is_null()
+}
+
+impl Worker {
+    pub fn new(stack_size: usize) -> Self {
+        Worker {
+            fibers: FiberPool::new(stack_size),
+            call: KernelCall {
+                name: String::new(),
+                run: None,
+                params: ptr::null(),
+                slot: ptr::null_mut(),
+                fields: BlockFields::default(),
+                smem: Vec::new(),
+            },
+            block: Block::new(),
+            running: Running { current: ptr::null_mut(), index: 0 },
+            log: HazardLog::new(super::HazardMode::Warn, ""),
+            stop: Stopping::default(),
+            watch: None,
+            stats: ExecStats::default(),
+        }
+    }
+
+    /// Runs the blocks `positions` hands out. `self` must stay at a fixed address (the
+    /// worker lives in a Box in thread-local storage).
+    pub fn run(
+        &mut self,
+        kernel: &KernelRef,
+        cfg: &LaunchConfig,
+        params: &[*mut c_void],
+        opts: &ExecOptions,
+        positions: &mut dyn Positions,
+        several: bool,
+    ) -> WorkerResult {
+        self.fibers.set_stack_size(opts.stack_size.max(super::MIN_STACK_SIZE));
+        let created = self.fibers.created;
+        self.stats.launches += 1;
+        self.log = HazardLog::new(opts.hazards, &kernel.name);
+        self.log.track_positions = several;
+        self.stop = Stopping::default();
+        // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
+        let slot = unsafe { (kernel.ctx_slot)() };
+        if slot.is_null() {
+            let f = LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
+            let pos = positions.next().unwrap_or(0);
+            positions.failed(pos);
+            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
+        }
+        let c = &mut self.call;
+        c.slot = slot;
+        c.name.clone_from(&kernel.name);
+        c.run = Some(kernel.run);
+        c.params = params.as_ptr();
+        let words = cfg.dyn_smem_bytes.div_ceil(16).max(1);
+        if c.smem.len() < words {
+            c.smem.resize(words, 0);
+        }
+        let [bx, by, bz] = cfg.block;
+        let [gx, gy, gz] = cfg.grid;
+        c.fields.block_dim = abi::Dim3 { x: bx, y: by, z: bz };
+        c.fields.grid_dim = abi::Dim3 { x: gx, y: gy, z: gz };
+        c.fields.dyn_smem = c.smem.as_mut_ptr().cast();
+        c.fields.dyn_smem_size = cfg.dyn_smem_bytes as u64;
+        let n = bx * by * bz;
+        let seq = Sequence::new(gx as u64 * gy as u64 * gz as u64, opts.block_order);
+
+        let watchdog = !opts.watchdog.is_zero();
+        if watchdog {
+            let w = self.watch.get_or_insert_with(WatchState::register);
+            w.begin(opts.watchdog, kernel.run as usize);
+        }
+        let me: *mut Worker = self;
+        let prev = CURRENT.with(|c| c.replace(me));
+        let mut failure = None;
+        while let Some(pos) = positions.next() {
+            let linear = seq.block_at(pos);
+            let x = (linear % gx as u64) as u32;
+            let y = ((linear / gx as u64) % gy as u64) as u32;
+            let z = (linear / (gx as u64 * gy as u64)) as u32;
+            self.call.fields.block_idx = abi::Dim3 { x, y, z };
+            self.log.block = [x, y, z];
+            self.log.pos = pos;
+            self.block.reset(n);
+            self.stats.blocks += 1;
+            if let Some(w) = &self.watch {
+                w.progress();
+            }
+            // SAFETY: `me` is this worker at a fixed address; fibers run only inside.
+            let r = unsafe { run_block(me) };
+            if !self.block.slow {
+                self.stats.fast_blocks += 1;
+            }
+            if let Err(f) = r {
+                positions.failed(pos);
+                failure = Some((pos, f));
+                break;
+            }
+        }
+        let done = std::mem::take(&mut self.block.completed);
+        self.stats.barriers += done.barriers;
+        self.stats.warp_collectives += done.collectives;
+        self.stats.activemask_groups += done.convergences;
+        self.stats.yields += done.yields;
+        self.stats.fibers_created += self.fibers.created - created;
+        if watchdog {
+            if let Some(w) = &self.watch {
+                w.end();
+            }
+        }
+        CURRENT.with(|c| c.set(prev));
+        // SAFETY: the slot is valid for this OS thread; clear it so nothing dangles.
+        unsafe { *self.call.slot = ptr::null_mut() };
+        self.call.run = None;
+        let log = std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, ""));
+        WorkerResult { failure, log }
+    }
+
+    // ---- the runtime entries' safe side ----------------------------------------------
+
+    /// Brings block state up to date with the running fiber: threads of its range
+    /// before the caller have finished. Returns the caller's (thread, fiber).
+    #[inline(always)]
+    pub fn enter(&mut self) -> (u32, u32) {
+        let f = self.running.current;
+        // SAFETY: `current` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor) = unsafe { ((*f).ctx.linear_tid, (*f).cursor) };
+        if !self.block.slow || tid != cursor {
+            self.catch_up(tid, cursor);
+        }
+        (tid, self.running.index)
+    }
+
+    /// The block's first runtime call sets up its state; threads [cursor, tid) of the
+    /// running range have finished.
+    #[cold]
+    #[inline(never)]
+    fn catch_up(&mut self, tid: u32, cursor: u32) {
+        if !self.block.slow {
+            self.block.begin_slow();
+        }
+        if tid != cursor {
+            self.block.exit_range(cursor, tid, &mut self.log);
+            self.fibers.get_mut(self.running.index).cursor = tid;
+        }
+    }
+
+    /// The caller waits: the rest of its range goes to the scheduler as a new range.
+    #[inline(always)]
+    pub fn hand_off_range(&mut self, tid: u32) {
+        // SAFETY: as in `enter`.
+        let f = unsafe { &mut *self.running.current };
+        if f.end > tid + 1 {
+            self.block.queues.pending.push((tid + 1, f.end));
+            f.end = tid + 1;
+            // SAFETY: a plain store into the fiber's context; volatile because the
+            // library's range loop polls it.
+            unsafe { ptr::write_volatile(ptr::addr_of_mut!(f.ctx.range_stop), 1) };
+        }
+    }
+
+    /// Completes an arrival: a thread that must wait hands the rest of its range on.
+    #[inline(always)]
+    fn settle(&mut self, a: Arrival, tid: u32) -> Arrival {
+        if a == Arrival::Wait {
+            self.hand_off_range(tid);
+        }
+        a
+    }
+
+    /// `__syncthreads` and its forms.
+    #[inline(always)]
+    pub fn barrier(&mut self, op: u32, pred: bool, site: abi::Site) -> Arrival {
+        if op > abi::bar::OR {
+            return self.fail_unsupported(format!("unsupported barrier operation {op}"));
+        }
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        let a = self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log);
+        self.settle(a, tid)
+    }
+
+    /// A warp collective.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+        if !super::warp_ops::is_known(op) {
+            return self.fail_unsupported(format!("unsupported warp operation {op}"));
+        }
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
+        self.settle(a, tid)
+    }
+
+    /// `__activemask()`.
+    pub fn activemask(&mut self, site: abi::Site) -> Arrival {
+        let (tid, fi) = self.enter();
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        let a = self.block.arrive_activemask(tid, fi, site, &mut self.log);
+        self.settle(a, tid)
+    }
+
+    /// `yield_now`: the caller lets every other runnable thread of the block run first.
+    pub fn yield_now(&mut self, site: abi::Site) -> Arrival {
+        let (tid, fi) = self.enter();
+        if self.timed_out() {
+            // Stopped while spinning: the report names it with the others that yield.
+            self.block.queues.yielded.push((tid, site));
+            self.hand_off_range(tid);
+            return Arrival::Stop;
+        }
+        if self.block.stop {
+            return Arrival::Stop;
+        }
+        self.block.yield_thread(tid, fi, site, &mut self.log);
+        self.settle(Arrival::Wait, tid)
+    }
+
+    /// The watchdog found no progress.
+    #[inline]
+    pub fn timed_out(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.is_timed_out())
+    }
+
+    /// A runtime entry (`what`) found the launch timed out: the report names the
+    /// running thread there.
+    #[cold]
+    pub fn stopped_in(&mut self, what: &str) {
+        let t = self.running_thread();
+        self.stop.at = Some((t, format!("in {what}")));
+    }
+
+    /// The running thread stops the launch with `code` and `message` (about it).
+    pub fn fail(&mut self, code: u32, message: String) -> Arrival {
+        if self.stop.failure.is_none() {
+            self.stop.failure = Some(LaunchFailure { code, message });
+        }
+        Arrival::Stop
+    }
+
+    #[cold]
+    fn fail_unsupported(&mut self, what: String) -> Arrival {
+        let at = self.where_(self.running_thread());
+        self.fail(super::CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
+    }
+
+    /// The thread on the running fiber.
+    #[inline(always)]
+    pub fn running_thread(&self) -> u32 {
+        // SAFETY: as in `enter`.
+        unsafe { (*self.running.current).ctx.linear_tid }
+    }
+
+    fn thread_coords(&self, tid: u32) -> [u32; 3] {
+        let d = self.call.fields.block_dim;
+        [tid % d.x, (tid / d.x) % d.y, tid / (d.x * d.y)]
+    }
+
+    /// "kernel K block (x,y,z) thread (x,y,z)" for reports.
+    pub fn where_(&self, tid: u32) -> String {
+        let b = self.call.fields.block_idx;
+        let t = self.thread_coords(tid);
+        format!("kernel {} block ({},{},{}) thread ({},{},{})", self.call.name, b.x, b.y, b.z, t[0], t[1], t[2])
+    }
+
+    fn block_text(&self) -> String {
+        let b = self.call.fields.block_idx;
+        format!("kernel {} block ({},{},{})", self.call.name, b.x, b.y, b.z)
+    }
+
+    // ---- failures ------------------------------------------------------------------
+
+    /// After a stop: discard every fiber that still holds kernel frames.
+    fn abandon(&mut self) {
+        self.fibers.abandon_busy();
+        self.block.queues.clear();
+    }
+
+    fn hazard_failure(&self) -> LaunchFailure {
+        let message = match self.log.last() {
+            Some(h) => format!("{h} (EMU_CUDA_HAZARDS=error)"),
+            None => format!("kernel {}: the launch stopped", self.call.name),
+        };
+        LaunchFailure { code: super::HAZARD_ERROR_CODE, message }
+    }
+
+    fn deadlock_failure(&mut self) -> LaunchFailure {
+        let d = self.block.deadlock_report();
+        let message = format!("{}: {}", self.block_text(), d.message);
+        self.log.record(d);
+        LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message }
+    }
+
+    /// The launch made no progress for the watchdog's limit; `interrupted` is the fiber
+    /// the watchdog redirected out of kernel code, if it did.
+    fn timeout_failure(&mut self, interrupted: Option<u32>) -> LaunchFailure {
+        let limit = self.watch.as_ref().map(|w| w.limit()).unwrap_or_default();
+        let running = match interrupted {
+            Some(fi) => {
+                let t = self.fibers.get(fi).ctx.linear_tid;
+                let pc = self.watch.as_ref().map(|w| w.interrupted_pc.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0);
+                Some((t, format!("was running kernel code {}", describe_pc(pc))))
+            }
+            None => self.stop.at.take(),
+        };
+        // The rest of the running thread's range has not started.
+        let rest = match (interrupted, &running) {
+            (Some(fi), Some((t, _))) => Some((*t + 1, self.fibers.get(fi).end)),
+            (None, Some((t, _))) => Some((*t + 1, self.fibers.get(self.running.index).end)),
+            _ => None,
+        };
+        if let Some((a, e)) = rest {
+            if a < e {
+                self.block.queues.pending.push((a, e));
+            }
+        }
+        let places = self.block.survey(running);
+        LaunchFailure {
+            code: super::CUDA_ERROR_LAUNCH_TIMEOUT,
+            message: format!(
+                "{}: no progress for {:.1} s (watchdog, EMU_CUDA_WATCHDOG): no thread of the block finished or \
+                 started while {}; a thread spinning on a flag that nothing can set any more, or a livelock",
+                self.block_text(),
+                limit.as_secs_f64(),
+                if places.is_empty() { "nothing could be located".to_string() } else { places.join("; ") }
+            ),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(w) = &self.watch {
+            WatchState::unregister(w);
+        }
+    }
+}
+
+/// "at pc 0x... (symbol+0x.. in library)" for reports.
+fn describe_pc(pc: usize) -> String {
+    if pc == 0 {
+        return String::new();
+    }
+    match simtwin_abi::ffi::dl_info(pc as *const c_void) {
+        Some(info) => match info.symbol {
+            Some((name, start)) => format!("at pc {pc:#x} ({name}+{:#x} in {})", pc - start, info.file.display()),
+            None => format!("at pc {pc:#x} (in {})", info.file.display()),
+        },
+        None => format!("at pc {pc:#x}"),
+    }
+}
+
+impl Worker {
+    /// The scheduler's slow path: the run queue is empty or had a long streak. Starts
+    /// a pending range, or makes yielded threads runnable, or takes the run queue's
+    /// head; None when nothing is left to run.
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&mut self, me: *mut Worker) -> Result<Option<u32>, LaunchFailure> {
+        if self.timed_out() {
+            return Err(self.stop_with(|w| w.timeout_failure(None)));
+        }
+        if let Some((a, e)) = self.block.queues.pending.pop() {
+            let fi = match self.fibers.take_idle() {
+                Ok(fi) => fi,
+                Err(e) => {
+                    let name = self.call.name.clone();
+                    return Err(self.stop_with(|_| LaunchFailure {
+                        code: super::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                        message: format!("kernel {name}: {e}"),
+                    }));
+                }
+            };
+            let c = &self.call;
+            let run = c.run.expect("a launch is running");
+            self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast());
+            self.stats.ranges_started += 1;
+            if let Some(s) = &self.watch {
+                s.progress();
+            }
+            return Ok(Some(fi));
+        }
+        if !self.block.queues.yielded.is_empty() {
+            self.block.resume_yielded();
+        }
+        Ok(self.block.queues.pop_run().map(|t| self.block.fiber_of[t as usize]))
+    }
+
+    /// After a resume that did not end in a wait: a range finished, or the launch stops.
+    #[cold]
+    #[inline(never)]
+    fn after_slow(&mut self, fi: u32, r: Result<Event, FiberExit>) -> Result<(), LaunchFailure> {
+        match r {
+            Ok(Event::Waiting) => Ok(()),
+            Ok(Event::Finished) => {
+                let fb = self.fibers.get(fi);
+                let (a, e) = (fb.cursor, fb.end);
+                if self.block.slow {
+                    self.block.exit_range(a, e, &mut self.log);
+                }
+                self.fibers.release(fi);
+                if let Some(s) = &self.watch {
+                    s.progress();
+                }
+                if self.block.stop {
+                    return Err(self.stop_with(|w| w.hazard_failure()));
+                }
+                Ok(())
+            }
+            Ok(Event::Stop) => Err(self.stop_with(|w| {
+                if w.timed_out() {
+                    w.timeout_failure(None)
+                } else {
+                    w.stop.failure.take().unwrap_or_else(|| w.hazard_failure())
+                }
+            })),
+            Err(FiberExit::Faulted) => {
+                let at = self.where_(self.fibers.get(fi).ctx.linear_tid);
+                let f = fault_failure(self.stop.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
+                self.fibers.renew(fi);
+                Err(self.stop_with(|_| f))
+            }
+            Err(FiberExit::Interrupted) => {
+                let f = self.timeout_failure(Some(fi));
+                self.fibers.renew(fi);
+                Err(self.stop_with(|_| f))
+            }
+            Err(FiberExit::Quit) => Err(self.stop_with(|_| LaunchFailure {
+                code: super::CUDA_ERROR_LAUNCH_FAILED,
+                message: "executor fiber ended unexpectedly".into(),
+            })),
+        }
+    }
+
+    /// Builds the failure, then abandons the block's fibers.
+    fn stop_with(&mut self, failure: impl FnOnce(&mut Worker) -> LaunchFailure) -> LaunchFailure {
+        let f = failure(self);
+        self.abandon();
+        f
+    }
+}
+
+/// The scheduler of one block: resume runnable threads, start pending ranges, until
+/// every thread has finished, the launch stops, or nothing can run (deadlock).
+///
+/// # Safety
+/// `w` is the worker of this OS thread, at a fixed address, registered as CURRENT; no
+/// reference into it is held by the caller. Between resumes this function takes short
+/// borrows of it; while a fiber runs it holds none (the fiber's runtime entries borrow
+/// it then).
+unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
+    let mut streak = 0u32;
+    loop {
+        // SAFETY: per the contract, no other reference into the worker is live here.
+        let wk = unsafe { &mut *w };
+        let popped = if streak < FAIRNESS_STREAK { wk.block.queues.pop_run() } else { None };
+        let fi = match popped {
+            Some(t) => {
+                streak += 1;
+                if PREFETCH {
+                    if let Some(next) = wk.block.queues.peek_run() {
+                        fibers::prefetch(wk.fibers.get(wk.block.fiber_of[next as usize]));
+                    }
+                }
+                wk.block.fiber_of[t as usize]
+            }
+            None => {
+                streak = 0;
+                match wk.next_slow(w)? {
+                    Some(fi) => fi,
+                    None => break,
+                }
+            }
+        };
+        let f = wk.fibers.ptr(fi);
+        // SAFETY: the slot is this OS thread's context slot of the kernel library; the
+        // fiber does not move, so the context address stays valid while it runs.
+        unsafe { *wk.call.slot = ptr::addr_of_mut!((*f).ctx) };
+        wk.running = Running { current: f, index: fi };
+        wk.stats.fiber_resumes += 1;
+        // SAFETY: `f` is a fiber of this worker's pool, not running; we hold no
+        // reference into the worker across the switch (`wk` is not used again).
+        let r = unsafe { fibers::resume(f) };
+        if r != Ok(Event::Waiting) {
+            // SAFETY: the fiber has suspended or returned; its borrows ended.
+            unsafe { (*w).after_slow(fi, r)? };
+        }
+    }
+    // SAFETY: as above.
+    let wk = unsafe { &mut *w };
+    wk.running.current = ptr::null_mut();
+    if wk.block.slow && wk.block.live > 0 {
+        return Err(wk.stop_with(|w| w.deadlock_failure()));
+    }
+    Ok(())
+}
+
+/// Called from the fault handler: when the fault happened on the stack of the fiber
+/// this OS thread is running, records it and returns that fiber's trap handler.
+///
+/// # Safety
+/// Only from a synchronous signal handler on this thread.
+pub(crate) unsafe fn fault_target(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+    let w = current_worker();
+    if w.is_null() {
+        return None;
+    }
+    // SAFETY: CURRENT points to this thread's live worker; the faulting code is
+    // suspended by the signal, so reading the running fiber races nothing.
+    unsafe {
+        let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
+        if f.is_null() {
+            return None;
+        }
+        let trap = (*f).trap?;
+        if !trap.stack_ptr_in_bounds(sp) {
+            return None;
+        }
+        ptr::write_volatile(ptr::addr_of_mut!((*w).stop.fault), info);
+        Some(trap)
+    }
+}

@@ -1,0 +1,348 @@
+//! Forward progress: a launch that stops making progress ends with
+//! CUDA_ERROR_LAUNCH_TIMEOUT (702) after `ExecOptions::watchdog`, with a report of where
+//! each thread is, instead of hanging the process.
+//!
+//! Progress means threads finishing or starting: a block starting, a range of threads
+//! starting on a fiber, a range ending, or (sampled) a range moving on to its next
+//! thread. Rendezvous do not count: `while (!flag) __syncwarp();` with nobody left
+//! to set the flag is a livelock, not progress. A block whose threads all run longer
+//! than the watchdog without any of them finishing is therefore stopped too: raise the
+//! limit (or set it to zero, off) for kernels that legitimately do that.
+//!
+//! Mechanism: one monitor thread per process watches every worker that runs a launch
+//! with a watchdog. It reads each worker's progress counter; when a counter has not
+//! moved for a tick (limit/8, 5 ms to 250 ms) it sends the worker's OS thread a probe
+//! signal. The probe handler runs on the worker's thread, so it can look at the fiber
+//! being run without racing it: it samples the running thread's index, and when neither
+//! that nor the counter has moved for the whole limit it marks the launch timed out.
+//! Then:
+//! - a thread that spins in kernel code (no runtime call at all) is redirected, like a
+//!   faulting fiber, to return to the scheduler: only when the probe lands in the
+//!   kernel library's own code (not in the executor, not in libc, where a lock could be
+//!   held), on the fiber's stack; the monitor keeps probing until one does;
+//! - a thread that spins through the runtime (`yield_now`, `clock`, ...) is stopped at
+//!   its next runtime call, and the scheduler checks the mark between resumes.
+//!
+//! Limits: a kernel blocked inside a system call (a read that never returns) is not
+//! interrupted; a thread that blocks the probe signal (`SIGRTMAX-3`) is never probed;
+//! the signal's previous handler, if the program installed one, gets every probe that
+//! is not for a running launch.
+
+use super::fibers::{Fiber, FiberExit};
+use super::scheduler::current_worker;
+use corosensei::trap::CoroutineTrapHandler;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// A worker's side of the watchdog, shared with the monitor thread.
+pub(crate) struct WatchState {
+    /// The worker's OS thread id (probe target).
+    tid: i32,
+    /// Odd while a launch with a watchdog runs on the worker.
+    epoch: AtomicU64,
+    /// Progress events (written by the worker thread only).
+    events: AtomicU64,
+    /// The limit of the running launch, in nanoseconds.
+    limit_ns: AtomicU64,
+    /// Set when the launch made no progress for the limit.
+    pub timed_out: AtomicBool,
+    /// The running kernel's entry (to find its library's code).
+    run_addr: AtomicUsize,
+    /// The executable range of the kernel library (0, 0 until looked up).
+    text_lo: AtomicUsize,
+    text_hi: AtomicUsize,
+    /// The probe handler's last sample and when something last moved.
+    seen_events: AtomicU64,
+    seen_fiber: AtomicUsize,
+    seen_thread: AtomicU32,
+    seen_at_ns: AtomicU64,
+    /// Where the redirected fiber was.
+    pub interrupted_pc: AtomicUsize,
+}
+
+impl WatchState {
+    fn new() -> Self {
+        WatchState {
+            // SAFETY: gettid has no preconditions.
+            tid: unsafe { libc::syscall(libc::SYS_gettid) } as i32,
+            epoch: AtomicU64::new(0),
+            events: AtomicU64::new(0),
+            limit_ns: AtomicU64::new(0),
+            timed_out: AtomicBool::new(false),
+            run_addr: AtomicUsize::new(0),
+            text_lo: AtomicUsize::new(0),
+            text_hi: AtomicUsize::new(0),
+            seen_events: AtomicU64::new(0),
+            seen_fiber: AtomicUsize::new(0),
+            seen_thread: AtomicU32::new(u32::MAX),
+            seen_at_ns: AtomicU64::new(0),
+            interrupted_pc: AtomicUsize::new(0),
+        }
+    }
+
+    /// Registers a watch for the calling OS thread (its worker).
+    pub fn register() -> Arc<WatchState> {
+        let s = Arc::new(WatchState::new());
+        registry().lock().unwrap_or_else(|e| e.into_inner()).push(s.clone());
+        super::fault::install_probe_handler();
+        monitor();
+        s
+    }
+
+    /// Removes the watch (the worker's thread ends).
+    pub fn unregister(s: &Arc<WatchState>) {
+        registry().lock().unwrap_or_else(|e| e.into_inner()).retain(|x| !Arc::ptr_eq(x, s));
+    }
+
+    /// A launch with watchdog `limit` starts on this worker.
+    pub fn begin(&self, limit: Duration, run_addr: usize) {
+        let ev = self.events.load(Relaxed);
+        self.seen_events.store(ev, Relaxed);
+        self.seen_fiber.store(0, Relaxed);
+        self.seen_thread.store(u32::MAX, Relaxed);
+        self.seen_at_ns.store(now_ns(), Relaxed);
+        self.timed_out.store(false, Relaxed);
+        self.interrupted_pc.store(0, Relaxed);
+        self.limit_ns.store(limit.as_nanos().min(u64::MAX as u128) as u64, Relaxed);
+        if self.run_addr.swap(run_addr, Relaxed) != run_addr {
+            self.text_lo.store(0, Relaxed);
+            self.text_hi.store(0, Relaxed);
+        }
+        self.epoch.fetch_add(1, SeqCst);
+        if ACTIVE.fetch_add(1, SeqCst) == 0 && PARKED.load(SeqCst) {
+            if let Some(t) = MONITOR.get() {
+                t.unpark();
+            }
+        }
+    }
+
+    /// The launch ended.
+    pub fn end(&self) {
+        self.epoch.fetch_add(1, SeqCst);
+        ACTIVE.fetch_sub(1, SeqCst);
+    }
+
+    /// A thread finished or started: progress.
+    #[inline]
+    pub fn progress(&self) {
+        self.events.store(self.events.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+
+    pub fn is_timed_out(&self) -> bool {
+        self.timed_out.load(Relaxed)
+    }
+
+    pub fn limit(&self) -> Duration {
+        Duration::from_nanos(self.limit_ns.load(Relaxed))
+    }
+}
+
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+static PARKED: AtomicBool = AtomicBool::new(false);
+static MONITOR: OnceLock<Thread> = OnceLock::new();
+
+fn registry() -> &'static Mutex<Vec<Arc<WatchState>>> {
+    static R: OnceLock<Mutex<Vec<Arc<WatchState>>>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes `ts`; it is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Starts the monitor thread once.
+fn monitor() {
+    MONITOR.get_or_init(|| {
+        std::thread::Builder::new()
+            .name("simtwin-watchdog".into())
+            .spawn(monitor_loop)
+            .expect("spawn the watchdog thread")
+            .thread()
+            .clone()
+    });
+}
+
+/// What the monitor last saw of a worker.
+struct Seen {
+    epoch: u64,
+    events: u64,
+    since: Instant,
+}
+
+fn monitor_loop() {
+    let mut seen: HashMap<usize, Seen> = HashMap::new();
+    loop {
+        if ACTIVE.load(SeqCst) == 0 {
+            PARKED.store(true, SeqCst);
+            if ACTIVE.load(SeqCst) == 0 {
+                std::thread::park_timeout(Duration::from_secs(60));
+            }
+            PARKED.store(false, SeqCst);
+            continue;
+        }
+        let states: Vec<Arc<WatchState>> = registry().lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let tick = states
+            .iter()
+            .filter(|s| s.epoch.load(Relaxed) % 2 == 1)
+            .map(|s| tick_for(s.limit()))
+            .min()
+            .unwrap_or(Duration::from_millis(250));
+        std::thread::sleep(tick);
+        let now = Instant::now();
+        seen.retain(|k, _| states.iter().any(|s| Arc::as_ptr(s) as usize == *k));
+        for s in &states {
+            let epoch = s.epoch.load(SeqCst);
+            if epoch % 2 == 0 {
+                continue;
+            }
+            let events = s.events.load(Relaxed);
+            let e = seen.entry(Arc::as_ptr(s) as usize).or_insert(Seen { epoch, events, since: now });
+            if e.epoch != epoch || e.events != events {
+                *e = Seen { epoch, events, since: now };
+                continue;
+            }
+            if now.duration_since(e.since) < tick_for(s.limit()) {
+                continue;
+            }
+            if s.is_timed_out() && s.text_lo.load(Relaxed) == 0 {
+                if let Some((lo, hi)) = code_range_of(s.run_addr.load(Relaxed)) {
+                    s.text_hi.store(hi, Relaxed);
+                    s.text_lo.store(lo, Release);
+                }
+            }
+            // Re-check under the registry lock: a registered worker's thread is alive.
+            let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+            if reg.iter().any(|x| Arc::ptr_eq(x, s)) && s.epoch.load(SeqCst) == epoch {
+                // SAFETY: tgkill to a live thread of this process with a handled signal.
+                unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), s.tid, super::fault::probe_signal()) };
+            }
+        }
+    }
+}
+
+fn tick_for(limit: Duration) -> Duration {
+    (limit / 8).clamp(Duration::from_millis(5), Duration::from_millis(250))
+}
+
+/// The executable segments' extent of the loaded object that contains `addr`.
+fn code_range_of(addr: usize) -> Option<(usize, usize)> {
+    struct Find {
+        addr: usize,
+        found: Option<(usize, usize)>,
+    }
+    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: the loader passes a valid info; `data` is our `Find`.
+        let (info, find) = unsafe { (&*info, &mut *(data as *mut Find)) };
+        let base = info.dlpi_addr as usize;
+        // SAFETY: dlpi_phdr points to dlpi_phnum program headers of a loaded object.
+        let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+        let load = |p: &&libc::Elf64_Phdr| p.p_type == libc::PT_LOAD;
+        let span = |p: &libc::Elf64_Phdr| (base + p.p_vaddr as usize, base + (p.p_vaddr + p.p_memsz) as usize);
+        if !phdrs.iter().filter(load).any(|p| {
+            let (lo, hi) = span(p);
+            (lo..hi).contains(&find.addr)
+        }) {
+            return 0;
+        }
+        let mut range: Option<(usize, usize)> = None;
+        for p in phdrs.iter().filter(load).filter(|p| p.p_flags & libc::PF_X != 0) {
+            let (lo, hi) = span(p);
+            range = Some(match range {
+                None => (lo, hi),
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+            });
+        }
+        find.found = range;
+        1
+    }
+    let mut find = Find { addr, found: None };
+    // SAFETY: the callback only reads the loader's data and writes `find`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut find as *mut Find).cast()) };
+    find.found
+}
+
+/// The probe handler's decision, on the worker's OS thread: samples progress and, once
+/// the launch has made none for its limit, marks it timed out and returns the fiber's
+/// trap handler when the fiber may be redirected (kernel code of the kernel library,
+/// on the fiber's stack).
+///
+/// # Safety
+/// Only from the probe signal handler on this thread.
+pub(crate) unsafe fn on_probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+    let w = current_worker();
+    if w.is_null() {
+        return None;
+    }
+    // SAFETY: the worker of this thread is live while CURRENT points to it; the handler
+    // reads plain words the interrupted code may be writing (same thread: no tearing).
+    let (s, f) = unsafe {
+        let s = (*w).watch.as_deref()?;
+        (s as *const WatchState, std::ptr::read_volatile(std::ptr::addr_of!((*w).running.current)))
+    };
+    // SAFETY: `s` lives as long as the worker.
+    let s = unsafe { &*s };
+    if s.epoch.load(Relaxed) % 2 == 0 {
+        return None;
+    }
+    let now = now_ns();
+    let events = s.events.load(Relaxed);
+    let f: *mut Fiber = f;
+    let thread = if f.is_null() {
+        u32::MAX
+    } else {
+        // SAFETY: the running fiber belongs to this thread's worker.
+        unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*f).ctx.linear_tid)) }
+    };
+    // Progress: an event, or the fiber sampled last time has moved on to a later
+    // thread of its range (threads finished). Fibers taking turns at rendezvous are not.
+    let same_fiber = f as usize == s.seen_fiber.load(Relaxed);
+    let moved = events != s.seen_events.load(Relaxed) || (same_fiber && thread != s.seen_thread.load(Relaxed));
+    s.seen_events.store(events, Relaxed);
+    s.seen_fiber.store(f as usize, Relaxed);
+    s.seen_thread.store(thread, Relaxed);
+    if moved {
+        s.seen_at_ns.store(now, Relaxed);
+        return None;
+    }
+    if now.saturating_sub(s.seen_at_ns.load(Relaxed)) < s.limit_ns.load(Relaxed) {
+        return None;
+    }
+    s.timed_out.store(true, Relaxed);
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: as above.
+    let (in_kernel, trap) = unsafe { ((*f).in_kernel.load(Relaxed), (*f).trap) };
+    let lo = s.text_lo.load(Acquire);
+    let hi = s.text_hi.load(Relaxed);
+    if !in_kernel || lo == 0 || !(lo..hi).contains(&pc) {
+        return None;
+    }
+    let trap = trap?;
+    if !trap.stack_ptr_in_bounds(sp) {
+        return None;
+    }
+    s.interrupted_pc.store(pc, Relaxed);
+    Some(trap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_range_of_a_function_contains_it() {
+        let f = code_range_of as fn(usize) -> Option<(usize, usize)> as usize;
+        let (lo, hi) = code_range_of(f).expect("this binary is loaded");
+        assert!(lo <= f && f < hi);
+        let m = libc::malloc as unsafe extern "C" fn(usize) -> *mut libc::c_void as usize;
+        let (a, b) = code_range_of(m).expect("libc is loaded");
+        assert!(a <= m && m < b && !(lo..hi).contains(&m));
+    }
+}
