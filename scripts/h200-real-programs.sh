@@ -126,9 +126,18 @@ command -v nvidia-smi >/dev/null && nvidia-smi -L > "$RES/nvidia-smi.txt" 2>&1 &
 NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null) || die "nvcc not found"
 export PATH=$(dirname "$NVCC"):$PATH
 command -v bin2c >/dev/null || die "bin2c not found next to $NVCC"
-command -v meson >/dev/null || die "meson not found"
-command -v ninja >/dev/null || die "ninja not found"
 command -v python3 >/dev/null || die "python3 not found"
+# meson and ninja: on PATH, else the Python packages of the same names (pip installs them
+# into a virtual environment whose bin/ may not be on PATH).
+if ! command -v ninja >/dev/null; then
+    nb=$(python3 -c 'import ninja, os; print(getattr(ninja, "BIN_DIR", os.path.join(os.path.dirname(ninja.__file__), "data", "bin")))' 2>/dev/null) \
+        && [ -x "$nb/ninja" ] && export PATH=$nb:$PATH || die "ninja not found (neither on PATH nor as the Python package)"
+fi
+if ! command -v meson >/dev/null; then
+    python3 -c 'import mesonbuild' 2>/dev/null || die "meson not found (neither on PATH nor as the Python package)"
+    mkdir -p "$WORK/bin" && printf '#!/bin/sh\nexec python3 -m mesonbuild.mesonmain "$@"\n' > "$WORK/bin/meson" && chmod +x "$WORK/bin/meson"
+    export PATH=$WORK/bin:$PATH
+fi
 REAL_LIBCUDA=${REAL_LIBCUDA:-$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
 [ -n "$REAL_LIBCUDA" ] || REAL_LIBCUDA=$(ls /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1 2>/dev/null | head -1)
 [ -n "$REAL_LIBCUDA" ] || die "the real libcuda.so.1 was not found (ldconfig -p)"
