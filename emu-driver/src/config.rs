@@ -5,7 +5,7 @@
 //! from here too (before cuInit as well).
 
 use crate::cu::*;
-use crate::exec::HazardMode;
+use crate::exec::{BlockOrder, HazardMode};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
@@ -26,6 +26,12 @@ pub struct Config {
     pub real: Option<PathBuf>,
     /// EMU_CUDA_ASYNC=deferred: asynchronous work runs only when something forces it.
     pub deferred: bool,
+    /// EMU_CUDA_WORKERS: OS threads running blocks.
+    pub workers: usize,
+    /// EMU_CUDA_BLOCK_ORDER.
+    pub block_order: BlockOrder,
+    /// EMU_CUDA_WATCHDOG: a launch without progress for this long ends with 702.
+    pub watchdog: std::time::Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -36,6 +42,9 @@ pub enum LogLevel {
     Info,
     Calls,
 }
+
+/// Most EMU_CUDA_WORKERS accepted.
+pub const MAX_WORKERS: usize = 256;
 
 /// Largest EMU_CUDA_STACK accepted.
 pub const MAX_STACK_SIZE: usize = 64 * 1024 * 1024;
@@ -51,12 +60,6 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn not_built(name: &str, value: &str, what: &str) -> Refusal {
-    Refusal {
-        code: CUDA_ERROR_NOT_SUPPORTED,
-        message: format!("{name}={value}: {what} is not built yet in this simtwin; unset {name}"),
-    }
-}
 
 fn bad(name: &str, value: &str, expected: &str) -> Refusal {
     Refusal { code: CUDA_ERROR_INVALID_VALUE, message: format!("{name}={value}: expected {expected}") }
@@ -82,23 +85,28 @@ impl Config {
         if crate::profile::by_name(&device).is_none() {
             return Err(bad("EMU_CUDA_DEVICE", &device, &format!("one of: {}", crate::profile::names().join(", "))));
         }
-        if let Some(w) = var("EMU_CUDA_WORKERS") {
-            match w.parse::<u32>() {
-                Ok(1) => {}
-                Ok(n) if n > 1 => return Err(not_built("EMU_CUDA_WORKERS", &w, "running blocks on several workers")),
-                _ => return Err(bad("EMU_CUDA_WORKERS", &w, "a positive integer")),
-            }
-        }
-        if let Some(o) = var("EMU_CUDA_BLOCK_ORDER") {
-            match o.as_str() {
-                "forward" => {}
-                "reverse" => return Err(not_built("EMU_CUDA_BLOCK_ORDER", &o, "running blocks in reverse order")),
-                s if s.starts_with("shuffle") => {
-                    return Err(not_built("EMU_CUDA_BLOCK_ORDER", &o, "running blocks in shuffled order"))
-                }
-                _ => return Err(bad("EMU_CUDA_BLOCK_ORDER", &o, "forward, reverse or shuffle:SEED")),
-            }
-        }
+        let workers = match var("EMU_CUDA_WORKERS") {
+            None => 1,
+            Some(w) => match w.parse::<usize>() {
+                Ok(n) if (1..=MAX_WORKERS).contains(&n) => n,
+                _ => return Err(bad("EMU_CUDA_WORKERS", &w, &format!("an integer from 1 to {MAX_WORKERS}"))),
+            },
+        };
+        let block_order = match var("EMU_CUDA_BLOCK_ORDER").as_deref() {
+            None | Some("forward") => BlockOrder::Forward,
+            Some("reverse") => BlockOrder::Reverse,
+            Some(o) => match o.strip_prefix("shuffle:").map(|seed| seed.parse::<u64>()) {
+                Some(Ok(seed)) => BlockOrder::Shuffle(seed),
+                _ => return Err(bad("EMU_CUDA_BLOCK_ORDER", o, "forward, reverse or shuffle:SEED (SEED an unsigned integer)")),
+            },
+        };
+        let watchdog = match var("EMU_CUDA_WATCHDOG") {
+            None => crate::exec::DEFAULT_WATCHDOG,
+            Some(v) => match v.parse::<f64>() {
+                Ok(s) if (0.0..=86_400.0).contains(&s) => std::time::Duration::from_secs_f64(s),
+                _ => return Err(bad("EMU_CUDA_WATCHDOG", &v, "seconds (0 disables it), e.g. 30")),
+            },
+        };
         let hazards = match var("EMU_CUDA_HAZARDS").as_deref() {
             None | Some("warn") => HazardMode::Warn,
             Some("error") => HazardMode::Error,
@@ -127,7 +135,7 @@ impl Config {
             Some(v) => crate::inject::parse(&v).map_err(|e| bad("EMU_CUDA_FAIL", &v, &format!("NAME:K[,NAME:K...] ({e})")))?,
         };
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog })
     }
 }
 

@@ -92,13 +92,38 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
                 return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
             }
         }
-        let opts = exec::ExecOptions { hazards: d.config.hazards, stack_size: d.config.stack_size, ..exec::ExecOptions::default() };
+        let c = &d.config;
+        let opts = exec::ExecOptions {
+            hazards: c.hazards,
+            stack_size: c.stack_size,
+            workers: c.workers,
+            block_order: c.block_order,
+            watchdog: c.watchdog,
+        };
         (func, ctx, opts)
     };
     let k = func.kernel();
     let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
     count_zero_copy(k, &args);
     Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
+}
+
+/// Where a faulting address lies: the nearest allocation and the offset from its base.
+fn describe_address(addr: u64) -> String {
+    let Ok(d) = driver() else { return String::new() };
+    match d.nearest_alloc(addr) {
+        Some((a, off)) => {
+            let side = if off < 0 {
+                "before its start"
+            } else if off as u64 >= a.size {
+                "past its end"
+            } else {
+                "inside it"
+            };
+            format!("; nearest allocation: offset {off} ({side}) of the {} allocation of {} bytes at {:#x}", a.kind.name(), a.size, a.base)
+        }
+        None => "; no allocation is near".into(),
+    }
 }
 
 /// A launch with an argument pointing into pinned, registered or managed host memory
@@ -153,7 +178,8 @@ pub fn run(mut p: Prepared) -> CuResult {
         }
         Err(failure) => {
             c.failed_launch(&k.symbol);
-            crate::log_error!("kernel {} failed: {} ({})", k.symbol, crate::errors::name(failure.code), failure.message);
+            let near = failure.address.map(describe_address).unwrap_or_default();
+            crate::log_error!("kernel {} failed: {} ({}){near}", k.symbol, crate::errors::name(failure.code), failure.message);
             // As on a device the launch itself succeeded (it is asynchronous there); the
             // error reaches the program at the next call of the context, and stays.
             if let Ok(mut d) = driver() {

@@ -271,7 +271,6 @@ impl Driver {
 
     /// The allocation nearest to `addr` (holding it, or the closest below or above),
     /// with the signed offset of `addr` from its base: for fault reports.
-    #[allow(dead_code)] // for fault reports once the executor passes fault addresses
     pub fn nearest_alloc(&self, addr: u64) -> Option<(&Alloc, i128)> {
         let below = self.allocs.range(..=addr).next_back().map(|(_, a)| a);
         let above = self.allocs.range(addr.saturating_add(1)..).next().map(|(_, a)| a);

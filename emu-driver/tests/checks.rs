@@ -65,6 +65,8 @@ fn an_overrun_faults_on_the_guard_page_and_names_block_thread_and_allocation() {
     assert!(out.contains("launch=0\nsync=700\nsync_again=700\n"), "{out}\n{err}");
     // The report: kernel, the first faulting block and thread, the address.
     assert!(err.contains("kernel overrun") && err.contains("block (4,0,0)") && err.contains("illegal address"), "{err}");
+    // ... and the allocation it ran out of: the first byte past the 4096-byte buffer.
+    assert!(err.contains("nearest allocation: offset 4096 (past its end) of the device allocation of 4096 bytes at 0x"), "{err}");
     // Control: the same kernel writing exactly to the end.
     let (o, out, err) = run("inbounds", &[]);
     assert!(o.status.success() && out.contains("launch=0\nsync=0\nsync_again=0\n"), "{out}\n{err}");

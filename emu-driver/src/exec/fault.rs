@@ -226,6 +226,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
     match fault.signo {
         libc::SIGSEGV | libc::SIGBUS if fault.addr >= stack_limit.saturating_sub(64 * 1024) && fault.addr < stack_limit + page => {
             LaunchFailure {
+                address: None,
                 code: super::CUDA_ERROR_ILLEGAL_ADDRESS,
                 message: format!(
                     "{at}: stack overflow (access at {:#x}, pc {:#x}); the fiber stack is {} bytes, raise EMU_CUDA_STACK",
@@ -234,6 +235,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
             }
         }
         libc::SIGSEGV | libc::SIGBUS => LaunchFailure {
+            address: Some(fault.addr as u64),
             code: super::CUDA_ERROR_ILLEGAL_ADDRESS,
             message: format!(
                 "{at}: illegal address: invalid memory access at {:#x} ({}, pc {:#x})",
@@ -243,6 +245,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
             ),
         },
         libc::SIGFPE => LaunchFailure {
+            address: None,
             code: super::CUDA_ERROR_LAUNCH_FAILED,
             message: format!(
                 "{at}: arithmetic exception ({}) at pc {:#x}; a device would not trap here, host code does",
@@ -255,6 +258,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
             ),
         },
         _ => LaunchFailure {
+            address: None,
             code: super::CUDA_ERROR_LAUNCH_FAILED,
             message: format!("{at}: illegal instruction (signal {}) at pc {:#x}", fault.signo, fault.pc),
         },

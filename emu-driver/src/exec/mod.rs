@@ -57,18 +57,11 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::time::Duration;
 
-/// CUDA_ERROR_OUT_OF_MEMORY.
-pub const CUDA_ERROR_OUT_OF_MEMORY: u32 = 2;
-/// CUDA_ERROR_ILLEGAL_ADDRESS: a fault in kernel code (wild pointer, stack overflow).
-pub const CUDA_ERROR_ILLEGAL_ADDRESS: u32 = 700;
-/// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: no fiber stack could be allocated.
-pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: u32 = 701;
-/// CUDA_ERROR_LAUNCH_TIMEOUT: the watchdog found no progress.
-pub const CUDA_ERROR_LAUNCH_TIMEOUT: u32 = 702;
-/// CUDA_ERROR_ASSERT: a device-side `assert` failed.
-pub const CUDA_ERROR_ASSERT: u32 = 710;
-/// CUDA_ERROR_LAUNCH_FAILED: `__trap()`, a deadlock, an unsupported operation.
-pub const CUDA_ERROR_LAUNCH_FAILED: u32 = 719;
+/// The CUresults a launch can end with (defined once, in the driver's `cu`).
+pub use crate::cu::{
+    CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+    CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY,
+};
 /// The sticky code of a launch stopped by a hazard in `EMU_CUDA_HAZARDS=error` mode, and
 /// of a deadlock: CUDA_ERROR_LAUNCH_FAILED, what a device reports for a kernel that
 /// cannot go on.
@@ -140,6 +133,9 @@ pub struct LaunchFailure {
     pub code: u32,
     /// Kernel, block, thread and what happened.
     pub message: String,
+    /// The faulting address of an illegal access (the driver names the nearest
+    /// allocation).
+    pub address: Option<u64>,
 }
 
 /// What a launch did.
@@ -246,7 +242,7 @@ pub fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], op
 }
 
 fn refused(message: String) -> LaunchOutcome {
-    LaunchOutcome { result: Err(LaunchFailure { code: CUDA_ERROR_LAUNCH_FAILED, message }), hazards: Vec::new() }
+    LaunchOutcome { result: Err(LaunchFailure { address: None, code: CUDA_ERROR_LAUNCH_FAILED, message }), hazards: Vec::new() }
 }
 
 /// Runs `f` on this OS thread's worker (created on first use).

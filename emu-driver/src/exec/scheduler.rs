@@ -150,7 +150,7 @@ impl Worker {
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
         let slot = unsafe { (kernel.ctx_slot)() };
         if slot.is_null() {
-            let f = LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
+            let f = LaunchFailure { address: None, code: super::CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
             return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
@@ -348,7 +348,7 @@ impl Worker {
     /// The running thread stops the launch with `code` and `message` (about it).
     pub fn fail(&mut self, code: u32, message: String) -> Arrival {
         if self.stop.failure.is_none() {
-            self.stop.failure = Some(LaunchFailure { code, message });
+            self.stop.failure = Some(LaunchFailure { address: None, code, message });
         }
         Arrival::Stop
     }
@@ -396,14 +396,14 @@ impl Worker {
             Some(h) => format!("{h} (EMU_CUDA_HAZARDS=error)"),
             None => format!("kernel {}: the launch stopped", self.call.name),
         };
-        LaunchFailure { code: super::HAZARD_ERROR_CODE, message }
+        LaunchFailure { address: None, code: super::HAZARD_ERROR_CODE, message }
     }
 
     fn deadlock_failure(&mut self) -> LaunchFailure {
         let d = self.block.deadlock_report();
         let message = format!("{}: {}", self.block_text(), d.message);
         self.log.record(d);
-        LaunchFailure { code: super::CUDA_ERROR_LAUNCH_FAILED, message }
+        LaunchFailure { address: None, code: super::CUDA_ERROR_LAUNCH_FAILED, message }
     }
 
     /// The launch made no progress for the watchdog's limit; `interrupted` is the fiber
@@ -431,6 +431,7 @@ impl Worker {
         }
         let places = self.block.survey(running);
         LaunchFailure {
+            address: None,
             code: super::CUDA_ERROR_LAUNCH_TIMEOUT,
             message: format!(
                 "{}: no progress for {:.1} s (watchdog, EMU_CUDA_WATCHDOG): no thread of the block finished or \
@@ -481,6 +482,7 @@ impl Worker {
                 Err(e) => {
                     let name = self.call.name.clone();
                     return Err(self.stop_with(|_| LaunchFailure {
+                        address: None,
                         code: super::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                         message: format!("kernel {name}: {e}"),
                     }));
@@ -541,6 +543,7 @@ impl Worker {
                 Err(self.stop_with(|_| f))
             }
             Err(FiberExit::Quit) => Err(self.stop_with(|_| LaunchFailure {
+                address: None,
                 code: super::CUDA_ERROR_LAUNCH_FAILED,
                 message: "executor fiber ended unexpectedly".into(),
             })),
