@@ -11,7 +11,9 @@
 //! `{feature}` (the first feature) `{backend}` (cpu|cuda) `{defect}` `{twin}` `{vmaf}`
 //! `{simtwin}`; list placeholders (whole word only): `{features_arg}` (`--features LIST`
 //! or nothing), `{defect_arg}` (`--defect NAME` or nothing), `{vmaf_features}`
-//! (`--no_prediction --feature A --feature B ...` or nothing).
+//! (`--no_prediction --feature A --feature B ...` or nothing), `{vmaf_cuda_features}` (the
+//! same with each name given upstream VMAF's CUDA extractor name, `NAME_cuda`: `adm` ->
+//! `--feature adm_cuda`; a name that already ends in `_cuda` is kept).
 
 use anyhow::{anyhow, bail, Result};
 use std::collections::BTreeMap;
@@ -33,7 +35,7 @@ impl Backend {
 
 pub const SCALAR_PLACEHOLDERS: &[&str] =
     &["ref", "dis", "width", "height", "pixfmt", "bitdepth", "output", "frames", "features", "feature", "backend", "defect", "twin", "vmaf", "simtwin"];
-pub const LIST_PLACEHOLDERS: &[&str] = &["features_arg", "defect_arg", "vmaf_features"];
+pub const LIST_PLACEHOLDERS: &[&str] = &["features_arg", "defect_arg", "vmaf_features", "vmaf_cuda_features"];
 
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
@@ -64,6 +66,17 @@ impl Vars {
             }
         }
         self.set_list("vmaf_features", vf);
+        // Upstream VMAF names each CUDA extractor after its CPU one with `_cuda`
+        // (adm/adm_cuda, vif/vif_cuda, motion/motion_cuda); both emit the same metric names.
+        let mut vcf = Vec::new();
+        if !feats.is_empty() {
+            vcf.push("--no_prediction".to_string());
+            for f in &feats {
+                vcf.push("--feature".into());
+                vcf.push(if f.ends_with("_cuda") { f.clone() } else { format!("{f}_cuda") });
+            }
+        }
+        self.set_list("vmaf_cuda_features", vcf);
     }
 }
 
@@ -220,9 +233,11 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "vmaf-upstream",
-        about: "upstream VMAF CLI: no --backend; CUDA is selected with --gpumask 0, the CPU with --gpumask -1; prints %.6f (no --precision)",
+        about: "upstream VMAF CLI (Netflix/vmaf built with -Denable_cuda=true): no --backend; the CPU runs with --gpumask -1 \
+                and CPU extractor names (adm, vif, motion), CUDA with --gpumask 0 and the `_cuda` extractors (adm_cuda, ...); \
+                no --features runs the default model (vmaf_v0.6.1) on each side; prints %.6f (%.16f below 1e-6), no --precision",
         cpu: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_features} --gpumask -1 --json --output {output}",
-        cuda: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_features} --gpumask 0 --json --output {output}",
+        cuda: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_cuda_features} --gpumask 0 --json --output {output}",
         cpu_flags: "--gpumask -1 --json",
         cuda_flags: "--gpumask 0 --json",
     },
@@ -277,5 +292,29 @@ mod tests {
         assert!(expand("tool {nope}", &v).is_err());
         assert!(expand("tool x{features_arg}", &v).is_err());
         assert_eq!(display(&["a b".into(), "c".into()]), "'a b' c");
+        let argv = expand("vmaf {vmaf_cuda_features}", &v).unwrap();
+        assert_eq!(argv, vec!["vmaf", "--no_prediction", "--feature", "sse_cuda", "--feature", "topk_cuda"]);
+    }
+
+    #[test]
+    fn vmaf_upstream_preset_names_cuda_extractors() {
+        let p = preset("vmaf-upstream").unwrap();
+        let mut v = Vars::default();
+        for (k, x) in [("ref", "r.yuv"), ("dis", "d.yuv"), ("width", "576"), ("height", "324"), ("pixfmt", "420"), ("bitdepth", "8"), ("output", "o.json"), ("frames", "4"), ("vmaf", "vmaf")] {
+            v.set(k, x);
+        }
+        v.set("features", "adm,motion_cuda");
+        v.derive_lists();
+        let cpu = expand(p.cpu, &v).unwrap().join(" ");
+        let cuda = expand(p.cuda, &v).unwrap().join(" ");
+        assert!(cpu.contains("--no_prediction --feature adm --feature motion_cuda --gpumask -1"), "{cpu}");
+        assert!(cuda.contains("--no_prediction --feature adm_cuda --feature motion_cuda --gpumask 0"), "{cuda}");
+        // No features: the default model on both sides, told apart only by --gpumask.
+        v.set("features", "");
+        v.derive_lists();
+        let cpu = expand(p.cpu, &v).unwrap();
+        let cuda = expand(p.cuda, &v).unwrap();
+        assert!(!cpu.iter().any(|w| w == "--feature" || w == "--no_prediction"));
+        assert_eq!(cpu.iter().filter(|w| *w != "-1" && *w != "0").collect::<Vec<_>>(), cuda.iter().filter(|w| *w != "-1" && *w != "0").collect::<Vec<_>>());
     }
 }
