@@ -99,7 +99,7 @@ fn run_against_a_stand_in_does_every_step_and_writes_the_tables() {
         ("H200_AUDIT_JOBS", "2"),
         ("TMPDIR", t.path().to_str().unwrap()),
     ];
-    let o = audit(&["run", b.to_str().unwrap(), out.to_str().unwrap(), "--real-programs", "/nonexistent"], &env);
+    let o = audit(&["run", b.to_str().unwrap(), out.to_str().unwrap()], &env);
     expect(&o, 0);
     assert_eq!(files(&out), ["audit.json", "h200-audit.tar.gz", "run.log", "summary.md"]);
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
@@ -118,7 +118,7 @@ fn run_against_a_stand_in_does_every_step_and_writes_the_tables() {
     has("| big-block | run failed: simtwin-twin: cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1) |");
     has("| divergent-barrier | same as CPU | 4/4 |");
     has("20/20 checks pass");
-    has("| real-programs | skipped | 0 | scripts/h200-real-programs.sh is not in this tree (branch vmaf) |");
+    assert!(!md.contains("| real-programs |"), "no real-programs step was asked for:\n{md}");
     let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("audit.json")).unwrap()).unwrap();
     assert_eq!(j["standin"], true);
     assert_eq!(j["bench"][0]["size"], "256x144");
@@ -139,6 +139,21 @@ fn run_against_a_stand_in_does_every_step_and_writes_the_tables() {
     assert!(!std::fs::read_dir(t.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("h200-audit.")), "work directory left behind");
     let log = std::fs::read_to_string(out.join("run.log")).unwrap();
     assert!(log.contains("h200-audit: done in"), "{log}");
+}
+
+#[test]
+fn run_refuses_a_missing_real_programs_bundle_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let b = prepare(t.path());
+    let out = t.path().join("out");
+    let not_a_bundle = t.path().join("not-a-bundle");
+    std::fs::create_dir_all(&not_a_bundle).unwrap();
+    for (rp, says) in [("/nonexistent", "real-programs bundle not found"), (not_a_bundle.to_str().unwrap(), "is not a real-programs bundle")] {
+        let o = audit(&["run", b.to_str().unwrap(), out.to_str().unwrap(), "--real-programs", rp], &[("TMPDIR", t.path().to_str().unwrap())]);
+        expect(&o, 2);
+        assert!(text(&o).contains(says), "{}", text(&o));
+        assert!(!out.exists(), "nothing is written before the arguments are checked");
+    }
 }
 
 #[test]
