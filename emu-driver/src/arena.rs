@@ -59,10 +59,7 @@ struct Region {
 }
 
 struct Arena {
-    /// Free address ranges: start -> length.
-    free: BTreeMap<u64, u64>,
-    /// Where the next search for free space starts (next-fit).
-    cursor: u64,
+    free: FreeList,
     /// Live allocations by `map_start`.
     live: BTreeMap<u64, Region>,
     /// Launches running now: the device views are accessible while this is non-zero.
@@ -86,7 +83,7 @@ pub fn enable() -> Result<u64, String> {
         let p = unsafe { reserve(std::ptr::null_mut(), size, 0) };
         if p != libc::MAP_FAILED {
             let start = p as u64;
-            *g = Some(Arena { free: BTreeMap::from([(start, size)]), cursor: start, live: BTreeMap::new(), open: 0 });
+            *g = Some(Arena { free: FreeList::new(start, size), live: BTreeMap::new(), open: 0 });
             START.store(start, Ordering::Release);
             END.store(start + size, Ordering::Release);
             return Ok(size);
@@ -126,7 +123,7 @@ pub fn contains(addr: u64) -> bool {
 pub fn map(mapped: u64, usable: u64, base_off: u64, size: u64, kind: &'static str) -> Option<u64> {
     let mut g = lock();
     let a = g.as_mut()?;
-    let map_start = a.take(mapped)?;
+    let map_start = a.free.take(mapped)?;
     let view = map_start + PAGE;
     let prot = if a.open > 0 { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_NONE };
     // SAFETY: a fresh memfd sized to the usable pages, mapped over arena space this
@@ -167,38 +164,56 @@ pub fn unmap(map_start: u64) -> bool {
     true
 }
 
-impl Arena {
-    /// Takes `len` bytes of free space, next-fit from the cursor.
+/// The arena's free address space: next-fit (the search starts where the last one
+/// ended, so freed space is reused only after everything above it), coalescing.
+struct FreeList {
+    /// Free ranges: start -> length.
+    ranges: BTreeMap<u64, u64>,
+    cursor: u64,
+}
+
+impl FreeList {
+    fn new(start: u64, len: u64) -> FreeList {
+        FreeList { ranges: BTreeMap::from([(start, len)]), cursor: start }
+    }
+
+    /// Takes `len` bytes.
     fn take(&mut self, len: u64) -> Option<u64> {
         let fits = |(&s, &l): (&u64, &u64)| (l >= len).then_some((s, l));
-        let found = self.free.range(self.cursor..).find_map(fits).or_else(|| self.free.range(..self.cursor).find_map(fits))?;
-        let (s, l) = found;
-        self.free.remove(&s);
+        let (s, l) = self.ranges.range(self.cursor..).find_map(fits).or_else(|| self.ranges.range(..self.cursor).find_map(fits))?;
+        self.ranges.remove(&s);
         if l > len {
-            self.free.insert(s + len, l - len);
+            self.ranges.insert(s + len, l - len);
         }
         self.cursor = s + len;
         Some(s)
     }
 
-    /// Makes [start, start+len) inaccessible arena space again and frees it.
-    fn give_back(&mut self, start: u64, len: u64) {
-        // SAFETY: the range is arena space this allocator handed out; replacing it with a
-        // fresh reservation unmaps the device view (the host view is unmapped below).
-        unsafe { reserve(start as *mut libc::c_void, len, libc::MAP_FIXED) };
+    /// Returns [start, start+len), merged with free neighbours.
+    fn put(&mut self, start: u64, len: u64) {
         let (mut s, mut l) = (start, len);
-        if let Some((&ps, &pl)) = self.free.range(..s).next_back() {
+        if let Some((&ps, &pl)) = self.ranges.range(..s).next_back() {
             if ps + pl == s {
-                self.free.remove(&ps);
+                self.ranges.remove(&ps);
                 s = ps;
                 l += pl;
             }
         }
-        if let Some(&nl) = self.free.get(&(start + len)) {
-            self.free.remove(&(start + len));
+        if let Some(nl) = self.ranges.remove(&(start + len)) {
             l += nl;
         }
-        self.free.insert(s, l);
+        self.ranges.insert(s, l);
+    }
+}
+
+impl Arena {
+    /// Makes [start, start+len) inaccessible arena space again and frees it.
+    fn give_back(&mut self, start: u64, len: u64) {
+        // SAFETY: the range is arena space this allocator handed out; replacing it with a
+        // fresh reservation unmaps the device view (the host view is unmapped with its
+        // region).
+        unsafe { reserve(start as *mut libc::c_void, len, libc::MAP_FIXED) };
+        self.free.put(start, len);
     }
 }
 
@@ -300,5 +315,32 @@ pub fn describe(addr: u64, patience: std::time::Duration) -> String {
             format!("offset {off} ({where_}) of the {} allocation of {} bytes at {:#x}", r.kind, r.size, r.base)
         }
         None => format!("in the device arena but in no live allocation (freed, or never allocated; arena offset {:#x})", addr - start),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FreeList;
+
+    #[test]
+    fn free_space_is_taken_next_fit_and_coalesced() {
+        let mut f = FreeList::new(0x1000, 0x10000);
+        let a = f.take(0x3000).unwrap();
+        let b = f.take(0x2000).unwrap();
+        assert_eq!((a, b), (0x1000, 0x4000));
+        // Freed space is not reused while there is room above the cursor.
+        f.put(a, 0x3000);
+        assert_eq!(f.take(0x1000), Some(0x6000));
+        // Too big for anything: None.
+        assert_eq!(f.take(0x20000), None);
+        // Past the end it wraps to the freed space at the bottom.
+        assert_eq!(f.take(0xa000), Some(0x7000));
+        assert_eq!(f.take(0x2000), Some(0x1000));
+        // Neighbours merge: freeing everything leaves one range again.
+        for (s, l) in [(0x1000, 0x2000), (0x4000, 0x2000), (0x6000, 0x1000), (0x7000, 0xa000)] {
+            f.put(s, l);
+        }
+        assert_eq!(f.ranges.len(), 1, "{:?}", f.ranges);
+        assert_eq!(f.ranges.get(&0x1000), Some(&0x10000));
     }
 }

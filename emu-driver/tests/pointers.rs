@@ -117,6 +117,12 @@ fn device_memory_works_the_same_in_the_arena() {
     assert_eq!(c.state, State::Exit);
     assert!(c.hazards.is_empty(), "{:?}", c.hazards);
     assert_eq!(c.launches["add_one"].count, 3);
+    // Blocks on several worker threads, and work deferred until forced: the same.
+    for env in [("EMU_CUDA_WORKERS", "4"), ("EMU_CUDA_ASYNC", "deferred")] {
+        let r = run("clean", true, &[env]);
+        assert!(r.o.status.success(), "{env:?}: {}\n{}", r.out, r.err);
+        assert_eq!(r.out, CLEAN, "{env:?}: {}", r.err);
+    }
 }
 
 #[test]
@@ -201,4 +207,9 @@ fn a_bad_checks_value_is_refused_by_cuinit() {
     assert_eq!(r.o.status.code(), Some(2), "{}\n{}", r.out, r.err);
     assert!(r.out.contains("init=1\n"), "{}", r.out);
     assert!(r.err.contains("EMU_CUDA_CHECKS=pointers,bogus: expected a comma-separated list of: pointers (unknown check \"bogus\")"), "{}", r.err);
+    // Pass-through forwards to a real device, whose memory is out of host reach anyway.
+    let real = built().join("client").display().to_string();
+    let r = run("clean", true, &[("EMU_CUDA_REAL", &real)]);
+    assert_eq!(r.o.status.code(), Some(2), "{}\n{}", r.out, r.err);
+    assert!(r.out.contains("init=1\n") && r.err.contains("EMU_CUDA_CHECKS=pointers cannot be combined with EMU_CUDA_REAL"), "{}\n{}", r.out, r.err);
 }

@@ -17,10 +17,11 @@ pub fn init(flags: u32) -> CuResult {
     })?;
     if config.checks.pointers {
         // Before the driver exists: no device allocation may predate the arena.
-        crate::arena::enable().map_err(|e| {
+        let bytes = crate::arena::enable().map_err(|e| {
             crate::log_error!("cuInit refused: EMU_CUDA_CHECKS=pointers: {e}");
             CUDA_ERROR_OUT_OF_MEMORY
         })?;
+        crate::log_info!("EMU_CUDA_CHECKS=pointers: device memory in an arena of {} GiB, out of host code's reach outside launches", bytes >> 30);
         crate::signals::install_pointer_check();
     }
     state::initialise(config.clone())?;
