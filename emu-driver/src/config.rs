@@ -32,6 +32,30 @@ pub struct Config {
     pub block_order: BlockOrder,
     /// EMU_CUDA_WATCHDOG: a launch without progress for this long ends with 702.
     pub watchdog: std::time::Duration,
+    /// EMU_CUDA_CHECKS: the opt-in checking modes.
+    pub checks: Checks,
+}
+
+/// EMU_CUDA_CHECKS: a comma-separated list of checking modes, each off unless named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checks {
+    /// `pointers`: device memory in an arena host code cannot touch (see `arena`).
+    pub pointers: bool,
+}
+
+/// The words EMU_CUDA_CHECKS accepts.
+pub const CHECK_WORDS: &[&str] = &["pointers"];
+
+/// Parses EMU_CUDA_CHECKS (`pointers`, comma-separated; blanks around words ignored).
+pub fn parse_checks(text: &str) -> Result<Checks, String> {
+    let mut c = Checks::default();
+    for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match word {
+            "pointers" => c.pointers = true,
+            w => return Err(format!("unknown check {w:?}")),
+        }
+    }
+    Ok(c)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,8 +158,18 @@ impl Config {
             None => Vec::new(),
             Some(v) => crate::inject::parse(&v).map_err(|e| bad("EMU_CUDA_FAIL", &v, &format!("NAME:K[,NAME:K...] ({e})")))?,
         };
+        let checks = match var("EMU_CUDA_CHECKS") {
+            None => Checks::default(),
+            Some(v) => parse_checks(&v).map_err(|e| bad("EMU_CUDA_CHECKS", &v, &format!("a comma-separated list of: {} ({e})", CHECK_WORDS.join(", "))))?,
+        };
+        if checks.pointers && real.is_some() {
+            return Err(Refusal {
+                code: CUDA_ERROR_INVALID_VALUE,
+                message: "EMU_CUDA_CHECKS=pointers cannot be combined with EMU_CUDA_REAL: in pass-through, device memory is the real device's and already out of host code's reach".into(),
+            });
+        }
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks })
     }
 }
 

@@ -128,16 +128,19 @@ fn describe_address(addr: u64) -> String {
 
 /// A launch with an argument pointing into pinned, registered or managed host memory
 /// moves data without a copy call: the transfer audit must see it (counters'
-/// `zero_copy`, by kernel).
+/// `zero_copy`, by kernel). Every 8-byte-aligned word of every argument of 8 bytes or
+/// more is looked at, so a pointer inside a struct passed by value counts too (a
+/// pointer field is 8-aligned in its struct, and the struct's parameter offset is at
+/// least as aligned). Not seen: host pointers the kernel reads from memory (a device
+/// buffer or a module global holding them) or computes.
 fn count_zero_copy(k: &crate::module::Kernel, args: &[u64]) {
-    let bytes: Vec<u8> = args.iter().flat_map(|w| w.to_le_bytes()).collect();
     let Ok(d) = driver() else { return };
     let host = k.param_sizes.iter().zip(&k.param_offsets).any(|(&size, &off)| {
-        let off = off as usize;
-        size == 8 && off + 8 <= bytes.len() && {
-            let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+        let (start, end) = (off as usize, off as usize + size as usize);
+        (start.next_multiple_of(8)..end.saturating_sub(7)).step_by(8).any(|at| {
+            let v = args.get(at / 8).copied().unwrap_or(0);
             matches!(d.find_alloc(v).map(|a| a.kind), Some(AllocKind::PinnedHost | AllocKind::Registered | AllocKind::Managed))
-        }
+        })
     });
     if host {
         counters::get().zero_copy(&k.symbol);
@@ -154,7 +157,11 @@ pub fn run(mut p: Prepared) -> CuResult {
     let ptrs: Vec<*mut c_void> = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
     let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
     let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize };
-    let outcome = exec::launch(&kref, &cfg, &ptrs, &p.opts);
+    let outcome = {
+        // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
+        let _window = crate::arena::window();
+        exec::launch(&kref, &cfg, &ptrs, &p.opts)
+    };
     let (l, ctx) = (&p, p.ctx);
     let c = counters::get();
     for h in &outcome.hazards {

@@ -13,6 +13,7 @@
 //! launch                   validation and the run of a kernel on the executor
 //! module, module::load     modules and functions; binding images to kernel libraries
 //! memory                   allocations, copies, memsets on the tracker
+//! arena                    EMU_CUDA_CHECKS=pointers: device memory out of host reach
 //! state                    contexts, handles, the tracker, context resolution
 //! boundary                 typed views of C arguments (the crate's unsafe FFI edge)
 //! exec                     the SIMT executor (fibers, barriers, warp collectives)
@@ -25,6 +26,7 @@
 pub use simtwin_abi::kernel as abi;
 
 pub(crate) mod api;
+pub(crate) mod arena;
 pub(crate) mod boundary;
 pub(crate) mod callbacks;
 pub(crate) mod config;

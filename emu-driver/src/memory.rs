@@ -8,6 +8,10 @@
 //! ends with CUDA_ERROR_ILLEGAL_ADDRESS instead of silently corrupting a neighbour.
 //! Overruns into the < 256 bytes of rounding and underruns within the first page are
 //! not caught (a device would not fault on them either).
+//!
+//! Under EMU_CUDA_CHECKS=pointers device memory proper comes from `arena` instead (same
+//! layout, out of host code's reach outside launches), and every copy and memset below
+//! reaches it through the arena's host view.
 
 use crate::counters;
 use simtwin_abi::counters::Dir;
@@ -30,6 +34,35 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
     let span = size.checked_add(ALIGN - 1).ok_or(CUDA_ERROR_OUT_OF_MEMORY)? & !(ALIGN - 1);
     let usable = span.checked_add(PAGE - 1).ok_or(CUDA_ERROR_OUT_OF_MEMORY)? & !(PAGE - 1);
     let mapped = usable.checked_add(2 * PAGE).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+    let base_off = PAGE + usable - span;
+    let map_start = if crate::arena::enabled() && in_arena(kind) {
+        // EMU_CUDA_CHECKS=pointers: out of host code's reach (see `arena`).
+        crate::arena::map(mapped, usable, base_off, size, kind.name()).ok_or_else(|| {
+            crate::log_error!("EMU_CUDA_CHECKS=pointers: cannot place {size} bytes in the device arena (address space exhausted or memfd refused)");
+            CUDA_ERROR_OUT_OF_MEMORY
+        })?
+    } else {
+        map_guarded(mapped, usable)?
+    };
+    let base = map_start + base_off;
+    d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool });
+    if device_side {
+        d.used_bytes += size;
+    }
+    counters::get().alloc(size);
+    Ok(base)
+}
+
+/// Which allocations live in the device arena under EMU_CUDA_CHECKS=pointers: device
+/// memory proper. Managed memory is host-accessible on a device too; pinned and
+/// registered memory is host memory.
+fn in_arena(kind: AllocKind) -> bool {
+    matches!(kind, AllocKind::Device | AllocKind::Pitched | AllocKind::StreamOrdered)
+}
+
+/// Maps `mapped` bytes whose `usable` pages, one page in, are read-write and the rest
+/// (the guard pages) inaccessible; returns the mapping's start.
+fn map_guarded(mapped: u64, usable: u64) -> CuResult<u64> {
     // SAFETY: an anonymous private mapping, inaccessible at first; no existing memory is
     // touched.
     let p = unsafe {
@@ -53,13 +86,7 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
         unsafe { libc::munmap(p, mapped as usize) };
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    let base = map_start + PAGE + usable - span;
-    d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool });
-    if device_side {
-        d.used_bytes += size;
-    }
-    counters::get().alloc(size);
-    Ok(base)
+    Ok(map_start)
 }
 
 /// Registers memory the driver does not own (module globals, registered host memory).
@@ -70,7 +97,9 @@ pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: Alloc
 /// Frees a tracked allocation by its base address.
 pub fn release(d: &mut Driver, base: u64) -> CuResult {
     let a = d.allocs.remove(&base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if a.mapped > 0 {
+    if a.mapped > 0 && crate::arena::contains(a.map_start) {
+        crate::arena::unmap(a.map_start);
+    } else if a.mapped > 0 {
         // SAFETY: the mapping was created by `allocate` with exactly this start and length.
         unsafe { libc::munmap(a.map_start as *mut libc::c_void, a.mapped as usize) };
     }
@@ -138,6 +167,9 @@ fn check_side(d: &Driver, ptr: u64, len: u64, expect: Option<Side>) -> CuResult<
     }
     if d.find_alloc(ptr).is_some() {
         d.check_range(ptr, len)?;
+    } else if crate::arena::contains(ptr) {
+        // A device address no live allocation holds (freed): refused, never touched.
+        return Err(CUDA_ERROR_INVALID_VALUE);
     }
     Ok(side)
 }
@@ -174,7 +206,9 @@ pub fn write_snapshot(d: &Driver, dst: u64, bytes: &[u8]) -> CuResult {
         return Ok(());
     }
     d.check_range(dst, bytes.len() as u64).map_err(|_| CUDA_ERROR_ILLEGAL_ADDRESS)?;
-    // SAFETY: the destination range was checked against the tracker just now.
+    let dst = crate::arena::host_view(dst, bytes.len() as u64);
+    // SAFETY: the destination range was checked against the tracker just now (and is
+    // reached through the arena's host view under EMU_CUDA_CHECKS=pointers).
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
     counters::get().copy(Dir::HtoD, bytes.len() as u64);
     Ok(())
@@ -186,8 +220,10 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
         return Ok(());
     }
     let dir = check_copy(d, dst, src, len, expect_dst, expect_src)?;
-    // SAFETY: both ranges were checked against the tracker (device side) or are the
-    // caller's host memory, which the API contract makes the caller responsible for.
+    let (dst, src) = (crate::arena::host_view(dst, len), crate::arena::host_view(src, len));
+    // SAFETY: both ranges were checked against the tracker (device side; reached through
+    // the arena's host view under EMU_CUDA_CHECKS=pointers) or are the caller's host
+    // memory, which the API contract makes the caller responsible for.
     unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
     counters::get().copy(dir, len);
     Ok(())
@@ -218,6 +254,9 @@ pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: 
         return Ok(());
     }
     let dir = check_copy_2d(d, dst, dpitch, src, spitch, width, height, expect_dst, expect_src)?;
+    // Each span lies in one allocation (or is host memory): translated as a whole.
+    let span = |pitch: u64| pitch * (height - 1) + width;
+    let (dst, src) = (crate::arena::host_view(dst, span(dpitch)), crate::arena::host_view(src, span(spitch)));
     for row in 0..height {
         // SAFETY: the whole spans were checked above.
         unsafe {
@@ -260,6 +299,7 @@ pub fn memset(d: &Driver, dst: u64, pitch: u64, value: u32, elem: u64, width: u6
     }
     let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     d.check_range(dst, span)?;
+    let dst = crate::arena::host_view(dst, span);
     for row in 0..height {
         let p = dst + row * pitch;
         // SAFETY: the span was range-checked; alignment was checked above.

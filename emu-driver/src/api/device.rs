@@ -15,6 +15,15 @@ pub fn init(flags: u32) -> CuResult {
         crate::log_error!("cuInit refused: {}", r.message);
         r.code
     })?;
+    if config.checks.pointers {
+        // Before the driver exists: no device allocation may predate the arena.
+        let bytes = crate::arena::enable().map_err(|e| {
+            crate::log_error!("cuInit refused: EMU_CUDA_CHECKS=pointers: {e}");
+            CUDA_ERROR_OUT_OF_MEMORY
+        })?;
+        crate::log_info!("EMU_CUDA_CHECKS=pointers: device memory in an arena of {} GiB, out of host code's reach outside launches", bytes >> 30);
+        crate::signals::install_pointer_check();
+    }
     state::initialise(config.clone())?;
     crate::signals::install();
     Ok(())
