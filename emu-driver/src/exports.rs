@@ -35,7 +35,7 @@ fn code(r: CuResult) -> CUresult {
 fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
     let name = NAMES[id];
     let counters = crate::counters::get();
-    let nth = counters.call(name) + 1;
+    let nth = counters.call_entry(NAMES, id) + 1;
     let r = if crate::callbacks::in_callback() {
         CUDA_ERROR_NOT_PERMITTED
     } else if let Some(c) = crate::config::get().ok().and_then(|cfg| crate::inject::check(&cfg.fail, name, nth)) {
@@ -61,7 +61,7 @@ fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
 fn unsupported(id: usize) -> CUresult {
     let name = NAMES[id];
     let counters = crate::counters::get();
-    counters.call(name);
+    counters.call_entry(NAMES, id);
     counters.unsupported(name);
     counters.failure(name);
     static LOGGED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
@@ -84,7 +84,7 @@ fn pass_through(id: usize) -> bool {
 fn forward(id: usize, words: &[u64], call: impl FnOnce(usize) -> CUresult) -> CUresult {
     crate::passthrough::set_entries(NAMES.len());
     let name = NAMES[id];
-    let r = crate::passthrough::forward(id, name, words, call);
+    let r = crate::passthrough::forward(NAMES, id, words, call);
     if r == CUDA_SUCCESS && name.contains("Synchronize") {
         crate::teardown::checkpoint();
     }
@@ -95,7 +95,7 @@ fn forward(id: usize, words: &[u64], call: impl FnOnce(usize) -> CUresult) -> CU
 /// emulated one.
 extern "C" fn trampoline_target(id: usize) -> usize {
     crate::passthrough::set_entries(NAMES.len());
-    crate::passthrough::trampoline_target(id, NAMES[id])
+    crate::passthrough::trampoline_target(NAMES, id)
 }
 
 /// An exported entry point without a declared signature (legacy and unimplemented

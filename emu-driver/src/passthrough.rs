@@ -131,12 +131,13 @@ pub fn word<T>(v: &T) -> u64 {
 /// For a forwarding trampoline (unimplemented and legacy entries): counts the call and
 /// returns the real entry's address, or 0 when pass-through is off or the real driver
 /// lacks it (the trampoline then runs the emulated entry).
-pub fn trampoline_target(id: usize, name: &str) -> usize {
+pub fn trampoline_target(names: &'static [&'static str], id: usize) -> usize {
     if !enabled() {
         return 0;
     }
+    let name = names[id];
     let counters = crate::counters::get();
-    counters.call(name);
+    counters.call_entry(names, id);
     match real().ok().and_then(|r| r.address(id, name)) {
         Some(a) => a,
         None => {
@@ -148,9 +149,10 @@ pub fn trampoline_target(id: usize, name: &str) -> usize {
 
 /// Forwards a typed entry: counts, applies EMU_CUDA_FAIL, calls the real driver through
 /// `call(address)`, observes arguments and result.
-pub fn forward(id: usize, name: &str, args: &[u64], call: impl FnOnce(usize) -> CUresult) -> CUresult {
+pub fn forward(names: &'static [&'static str], id: usize, args: &[u64], call: impl FnOnce(usize) -> CUresult) -> CUresult {
+    let name = names[id];
     let counters = crate::counters::get();
-    let nth = counters.call(name) + 1;
+    let nth = counters.call_entry(names, id) + 1;
     let r = match real() {
         Err(_) => {
             if name == "cuInit" {
@@ -171,7 +173,7 @@ pub fn forward(id: usize, name: &str, args: &[u64], call: impl FnOnce(usize) -> 
                     }
                     Some(a) => {
                         let r = call(a);
-                        observe(real, name, args, r);
+                        observe(real, observed(names, id), args, r);
                         r
                     }
                 }
@@ -245,94 +247,164 @@ fn function_name(real: &Real, t: &mut Tracked, f: usize) -> String {
     n
 }
 
-/// Updates the counters from one forwarded call (arguments as register words).
-fn observe(real: &Real, name: &str, a: &[u64], r: CUresult) {
-    let c = crate::counters::get();
+/// What a forwarded call means for the counters and the tracked handles, decided once
+/// per export-table entry from its name (matching the name on every call cost more
+/// than the real driver's cheapest entries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Observed {
+    /// A copy in a known direction; `bytes_arg` is the argument that holds its size.
+    Copy(Dir, usize),
+    /// cuMemcpy(Async): direction from the pointers' memory types.
+    CopyUnified,
+    /// A CUDA_MEMCPY2D copy.
+    Copy2D,
+    /// A 1D memset of `elem`-byte elements.
+    Memset(u64),
+    /// A 2D memset of `elem`-byte elements.
+    Memset2D(u64),
+    /// An allocation (pinned host memory or not).
+    Alloc(bool),
+    AllocPitch,
+    Free,
+    ModuleLoad,
+    ModuleUnload,
+    StreamCreate,
+    StreamDestroy,
+    EventCreate,
+    EventDestroy,
+    GetFunction,
+    Launch,
+    LaunchEx,
+    Sync,
+}
+
+fn classify(name: &str) -> Option<Observed> {
+    use Observed::*;
     let base = name.trim_end_matches("_ptds").trim_end_matches("_ptsz");
-    let mut guard = TRACKED.lock().unwrap_or_else(|e| e.into_inner());
-    let t = guard.get_or_insert_with(Tracked::default);
+    Some(match base {
+        "cuMemcpyHtoD_v2" | "cuMemcpyHtoDAsync_v2" => Copy(Dir::HtoD, 2),
+        "cuMemcpyDtoH_v2" | "cuMemcpyDtoHAsync_v2" => Copy(Dir::DtoH, 2),
+        "cuMemcpyDtoD_v2" | "cuMemcpyDtoDAsync_v2" => Copy(Dir::DtoD, 2),
+        "cuMemcpyPeer" | "cuMemcpyPeerAsync" => Copy(Dir::DtoD, 4),
+        "cuMemcpy" | "cuMemcpyAsync" => CopyUnified,
+        "cuMemcpy2D_v2" | "cuMemcpy2DAsync_v2" | "cuMemcpy2DUnaligned_v2" => Copy2D,
+        "cuMemsetD8_v2" | "cuMemsetD8Async" => Memset(1),
+        "cuMemsetD16_v2" | "cuMemsetD16Async" => Memset(2),
+        "cuMemsetD32_v2" | "cuMemsetD32Async" => Memset(4),
+        "cuMemsetD2D8_v2" | "cuMemsetD2D8Async" => Memset2D(1),
+        "cuMemsetD2D16_v2" | "cuMemsetD2D16Async" => Memset2D(2),
+        "cuMemsetD2D32_v2" | "cuMemsetD2D32Async" => Memset2D(4),
+        "cuMemAlloc_v2" | "cuMemAllocManaged" | "cuMemAllocAsync" | "cuMemAllocFromPoolAsync" => Alloc(false),
+        "cuMemAllocPitch_v2" => AllocPitch,
+        "cuMemHostAlloc" | "cuMemAllocHost_v2" => Alloc(true),
+        "cuMemFree_v2" | "cuMemFreeHost" | "cuMemFreeAsync" => Free,
+        "cuModuleLoad" | "cuModuleLoadData" | "cuModuleLoadDataEx" | "cuModuleLoadFatBinary" => ModuleLoad,
+        "cuModuleUnload" => ModuleUnload,
+        "cuStreamCreate" | "cuStreamCreateWithPriority" => StreamCreate,
+        "cuStreamDestroy" | "cuStreamDestroy_v2" => StreamDestroy,
+        "cuEventCreate" => EventCreate,
+        "cuEventDestroy" | "cuEventDestroy_v2" => EventDestroy,
+        "cuModuleGetFunction" => GetFunction,
+        "cuLaunchKernel" => Launch,
+        "cuLaunchKernelEx" => LaunchEx,
+        "cuStreamSynchronize" | "cuCtxSynchronize" | "cuEventSynchronize" => Sync,
+        _ => return None,
+    })
+}
+
+/// `classify` of every export-table entry, computed at the first forwarded call.
+fn observed(names: &'static [&'static str], id: usize) -> Option<Observed> {
+    static KINDS: OnceLock<Box<[Option<Observed>]>> = OnceLock::new();
+    let kinds = KINDS.get_or_init(|| names.iter().map(|n| classify(n)).collect());
+    kinds.get(id).copied().unwrap_or_else(|| names.get(id).and_then(|n| classify(n)))
+}
+
+/// Updates the counters from one forwarded call (arguments as register words).
+fn observe(real: &Real, kind: Option<Observed>, a: &[u64], r: CUresult) {
+    use Observed::*;
+    let Some(kind) = kind else { return };
     if r != CUDA_SUCCESS {
         return;
     }
-    match base {
-        "cuMemcpyHtoD_v2" | "cuMemcpyHtoDAsync_v2" => c.copy(Dir::HtoD, a[2]),
-        "cuMemcpyDtoH_v2" | "cuMemcpyDtoHAsync_v2" => c.copy(Dir::DtoH, a[2]),
-        "cuMemcpyDtoD_v2" | "cuMemcpyDtoDAsync_v2" | "cuMemcpyPeer" | "cuMemcpyPeerAsync" => {
-            c.copy(Dir::DtoD, if base.starts_with("cuMemcpyPeer") { a[4] } else { a[2] })
-        }
-        "cuMemcpy" | "cuMemcpyAsync" => {
+    let c = crate::counters::get();
+    // The tracked handles' lock only for the calls that create, destroy or name them.
+    let tracked = |f: &mut dyn FnMut(&mut Tracked)| {
+        let mut guard = TRACKED.lock().unwrap_or_else(|e| e.into_inner());
+        f(guard.get_or_insert_with(Tracked::default))
+    };
+    match kind {
+        Copy(dir, bytes_arg) => c.copy(dir, a[bytes_arg]),
+        CopyUnified => {
             let (dst, src) = (side(real, CU_MEMORYTYPE_UNIFIED, a[0]), side(real, CU_MEMORYTYPE_UNIFIED, a[1]));
             c.copy(direction(src, dst), a[2]);
         }
-        "cuMemcpy2D_v2" | "cuMemcpy2DAsync_v2" | "cuMemcpy2DUnaligned_v2" => {
+        Copy2D => {
             let m: CUDA_MEMCPY2D = read_out(a[0]);
             let src = side(real, m.src_memory_type, if m.src_memory_type == CU_MEMORYTYPE_HOST { m.src_host as u64 } else { m.src_device });
             let dst = side(real, m.dst_memory_type, if m.dst_memory_type == CU_MEMORYTYPE_HOST { m.dst_host as u64 } else { m.dst_device });
             c.copy(direction(src, dst), (m.width_in_bytes * m.height) as u64);
         }
-        "cuMemsetD8_v2" | "cuMemsetD8Async" => c.memset(a[2]),
-        "cuMemsetD16_v2" | "cuMemsetD16Async" => c.memset(a[2] * 2),
-        "cuMemsetD32_v2" | "cuMemsetD32Async" => c.memset(a[2] * 4),
-        "cuMemsetD2D8_v2" | "cuMemsetD2D8Async" => c.memset(a[3] * a[4]),
-        "cuMemsetD2D16_v2" | "cuMemsetD2D16Async" => c.memset(a[3] * a[4] * 2),
-        "cuMemsetD2D32_v2" | "cuMemsetD2D32Async" => c.memset(a[3] * a[4] * 4),
-        "cuMemAlloc_v2" | "cuMemAllocManaged" | "cuMemAllocAsync" | "cuMemAllocFromPoolAsync" => {
+        Memset(elem) => c.memset(a[2] * elem),
+        Memset2D(elem) => c.memset(a[3] * a[4] * elem),
+        Alloc(pinned) => {
             let p: u64 = read_out(a[0]);
             c.alloc(a[1]);
-            t.allocs.insert(p, (false, a[1]));
+            tracked(&mut |t| {
+                t.allocs.insert(p, (pinned, a[1]));
+            });
         }
-        "cuMemAllocPitch_v2" => {
+        AllocPitch => {
             let (p, pitch): (u64, u64) = (read_out(a[0]), read_out::<usize>(a[1]) as u64);
             c.alloc(pitch * a[3]);
-            t.allocs.insert(p, (false, pitch * a[3]));
+            tracked(&mut |t| {
+                t.allocs.insert(p, (false, pitch * a[3]));
+            });
         }
-        "cuMemHostAlloc" | "cuMemAllocHost_v2" => {
-            let p: u64 = read_out(a[0]);
-            c.alloc(a[1]);
-            t.allocs.insert(p, (true, a[1]));
-        }
-        "cuMemFree_v2" | "cuMemFreeHost" | "cuMemFreeAsync" => {
+        Free => tracked(&mut |t| {
             if t.allocs.remove(&a[0]).is_some() {
                 c.free();
             }
-        }
-        "cuModuleLoad" | "cuModuleLoadData" | "cuModuleLoadDataEx" | "cuModuleLoadFatBinary" => {
+        }),
+        ModuleLoad => tracked(&mut |t| {
             t.modules.insert(read_out::<usize>(a[0]), ());
-        }
-        "cuModuleUnload" => {
+        }),
+        ModuleUnload => tracked(&mut |t| {
             t.modules.remove(&(a[0] as usize));
-        }
-        "cuStreamCreate" | "cuStreamCreateWithPriority" => {
+        }),
+        StreamCreate => tracked(&mut |t| {
             t.streams.insert(read_out::<usize>(a[0]), ());
-        }
-        "cuStreamDestroy" | "cuStreamDestroy_v2" => {
+        }),
+        StreamDestroy => tracked(&mut |t| {
             t.streams.remove(&(a[0] as usize));
-        }
-        "cuEventCreate" => {
+        }),
+        EventCreate => tracked(&mut |t| {
             t.events.insert(read_out::<usize>(a[0]), ());
-        }
-        "cuEventDestroy" | "cuEventDestroy_v2" => {
+        }),
+        EventDestroy => tracked(&mut |t| {
             t.events.remove(&(a[0] as usize));
-        }
-        "cuModuleGetFunction" => {
+        }),
+        GetFunction => {
             let f: usize = read_out(a[0]);
             // SAFETY: the program's NUL-terminated kernel name.
             let n = unsafe { simtwin_abi::ffi::c_str(a[2] as *const c_char) };
-            t.functions.insert(f, n);
+            tracked(&mut |t| {
+                t.functions.insert(f, n.clone());
+            });
         }
-        "cuLaunchKernel" => {
-            let n = function_name(real, t, a[0] as usize);
+        Launch => {
+            let mut n = String::new();
+            tracked(&mut |t| n = function_name(real, t, a[0] as usize));
             let blocks = a[1] * a[2] * a[3];
             c.launch(&n, blocks * a[4] * a[5] * a[6], blocks);
         }
-        "cuLaunchKernelEx" => {
+        LaunchEx => {
             let cfg: CUlaunchConfig = read_out(a[0]);
-            let n = function_name(real, t, a[1] as usize);
+            let mut n = String::new();
+            tracked(&mut |t| n = function_name(real, t, a[1] as usize));
             let blocks = cfg.grid_dim_x as u64 * cfg.grid_dim_y as u64 * cfg.grid_dim_z as u64;
             c.launch(&n, blocks * cfg.block_dim_x as u64 * cfg.block_dim_y as u64 * cfg.block_dim_z as u64, blocks);
         }
-        "cuStreamSynchronize" | "cuCtxSynchronize" | "cuEventSynchronize" => c.sync(),
-        _ => {}
+        Sync => c.sync(),
     }
 }
 

@@ -7,6 +7,7 @@ use crate::cu::*;
 use crate::profile::Profile;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 pub use crate::boundary::CuResult;
@@ -25,6 +26,29 @@ pub enum Tag {
 /// stream handles 0x1/0x2, recognisable in a debugger.
 pub fn handle(tag: Tag, id: u64) -> *mut std::ffi::c_void {
     ((0x7f5e_u64 << 48) | ((tag as u64) << 40) | id) as usize as *mut std::ffi::c_void
+}
+
+/// A map keyed by the driver's own ids. They are sequential integers the driver hands
+/// out, not hostile input, so a multiplicative hash does; SipHash cost about a tenth of
+/// a cheap call such as cuStreamQuery.
+pub type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of [`IdMap`]: one multiply by a 64-bit odd constant (Fibonacci hashing).
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 pub fn handle_id(tag: Tag, h: *mut std::ffi::c_void) -> Option<u64> {
@@ -123,15 +147,15 @@ pub struct Driver {
     pub config: Config,
     pub profile: &'static Profile,
     pub next_id: u64,
-    pub contexts: HashMap<u64, Context>,
+    pub contexts: IdMap<Context>,
     pub primary: Vec<Primary>,
     pub allocs: BTreeMap<u64, Alloc>,
     pub used_bytes: u64,
-    pub modules: HashMap<u64, Arc<crate::module::Module>>,
-    pub functions: HashMap<u64, crate::module::FunctionRef>,
-    pub streams: HashMap<u64, Stream>,
-    pub events: HashMap<u64, Event>,
-    pub pools: HashMap<u64, Pool>,
+    pub modules: IdMap<Arc<crate::module::Module>>,
+    pub functions: IdMap<crate::module::FunctionRef>,
+    pub streams: IdMap<Stream>,
+    pub events: IdMap<Event>,
+    pub pools: IdMap<Pool>,
     pub device_pool: Vec<u64>,
 }
 
@@ -185,15 +209,15 @@ pub fn initialise(config: Config) -> CuResult {
         config,
         profile,
         next_id: 1,
-        contexts: HashMap::new(),
+        contexts: IdMap::default(),
         primary: vec![Primary { ctx: None, refcount: 0, flags: 0, poisoned: None }],
         allocs: BTreeMap::new(),
         used_bytes: 0,
-        modules: HashMap::new(),
-        functions: HashMap::new(),
-        streams: HashMap::new(),
-        events: HashMap::new(),
-        pools: HashMap::new(),
+        modules: IdMap::default(),
+        functions: IdMap::default(),
+        streams: IdMap::default(),
+        events: IdMap::default(),
+        pools: IdMap::default(),
         device_pool: Vec::new(),
     };
     let pool = d.new_id();
