@@ -184,6 +184,7 @@ macro_rules! exports {
                         // SAFETY: `addr` is the real driver's export of the same name,
                         // which has this C signature; the arguments are the caller's.
                         let f: unsafe extern "C" fn($($ty),*) -> CUresult = unsafe { std::mem::transmute(addr) };
+                        // SAFETY: as above; the caller's arguments, unchanged.
                         unsafe { f($($arg),*) }
                     });
                 }

@@ -55,7 +55,7 @@ fn tree_reduction_with_barriers_is_exact_and_reuses_fibers() {
 unsafe fn votes_body(p: *const *mut c_void) {
     let t = tid();
     let o = out::<i32>(p, 0).add(t as usize * 6);
-    *o = barrier(abi::bar::COUNT, t % 3 == 0);
+    *o = barrier(abi::bar::COUNT, t.is_multiple_of(3));
     *o.add(1) = barrier(abi::bar::AND, t < 100);
     *o.add(2) = barrier(abi::bar::AND, t != 57);
     *o.add(3) = barrier(abi::bar::OR, t == 99);
@@ -176,7 +176,7 @@ unsafe fn partial_body(p: *const *mut c_void) {
     let t = tid();
     let o = out::<u32>(p, 0);
     if (40..48).contains(&t) {
-        let (r, _) = warp(abi::warp::BALLOT, 0x0000_ff00, (t % 2 == 0) as u64, 0, 32);
+        let (r, _) = warp(abi::warp::BALLOT, 0x0000_ff00, t.is_multiple_of(2) as u64, 0, 32);
         *o.add(t as usize) = r as u32;
     } else {
         *o.add(t as usize) = t + 1000;

@@ -2,6 +2,9 @@
 //! together, so the warp-aggregated atomic pattern (activemask in a divergent branch,
 //! leader election with __ffs, `__shfl_sync(mask, ...)`) works as on a device.
 
+// Loops index per-thread results by thread id, as the CUDA they model does.
+#![allow(clippy::needless_range_loop)]
+
 mod exec_support;
 use cuda::exec::stats;
 use exec_support::*;
@@ -13,10 +16,10 @@ fn takes(pattern: u64, t: u32) -> bool {
     let l = t % 32;
     match pattern {
         0 => true,
-        1 => l % 2 == 0,
+        1 => l.is_multiple_of(2),
         2 => t % 7 < 3,
         3 => l < 5,
-        4 => (t.wrapping_mul(2_654_435_761) >> 13) % 3 == 0,
+        4 => (t.wrapping_mul(2_654_435_761) >> 13).is_multiple_of(3),
         5 => t / 32 != 1, // warp 1 skips the branch entirely
         _ => l == 31,
     }
@@ -103,8 +106,8 @@ fn warp_aggregated_atomics_in_partial_last_warps() {
 unsafe fn nested_body(p: *const *mut c_void) {
     let t = tid();
     let l = lane();
-    let m = if l % 2 == 0 {
-        if l % 4 == 0 {
+    let m = if l.is_multiple_of(2) {
+        if l.is_multiple_of(4) {
             activemask!()
         } else {
             activemask!()

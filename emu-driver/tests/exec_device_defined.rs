@@ -88,7 +88,7 @@ unsafe fn tail_body(p: *const *mut c_void) {
         v += warp(warp::SHFL_DOWN, u32::MAX, v, d, 32).0;
         d /= 2;
     }
-    if t % 32 == 0 {
+    if t.is_multiple_of(32) {
         *out::<u64>(p, 0).add((t / 32) as usize) = v;
     }
 }

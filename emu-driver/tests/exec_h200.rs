@@ -108,7 +108,7 @@ unsafe fn warp_op(op: u32, mask: u32, lane: u32, v: u32, out: *mut u32) {
             o(lane, warp_at(line!(), warp::SHFL_XOR, mask, v, 17, 32).0);
             o(32 + lane, warp_at(line!(), warp::SHFL_XOR, mask, v, 5, 8).0);
         }
-        4 => o(lane, warp_at(line!(), warp::BALLOT, mask, (lane % 3 == 0) as u64, 0, 32).0),
+        4 => o(lane, warp_at(line!(), warp::BALLOT, mask, lane.is_multiple_of(3) as u64, 0, 32).0),
         5 => o(lane, warp_at(line!(), warp::ANY, mask, (lane == 20) as u64, 0, 32).0),
         6 => o(lane, warp_at(line!(), warp::ALL, mask, (lane != 20) as u64, 0, 32).0),
         7 => o(lane, warp_at(line!(), warp::REDUCE_ADD, mask, v, 0, 32).0),
@@ -214,7 +214,7 @@ unsafe fn am_body(p: *const *mut c_void) {
             }
         }
         1 => {
-            if lane % (*arg as u32) == 0 {
+            if lane.is_multiple_of(*arg as u32) {
                 *out.add(lane as usize) = activemask!();
             }
         }

@@ -1,6 +1,9 @@
 //! Hazard reports (warn mode goes on, error mode fails with 719) and structural
 //! deadlock detection.
 
+// Loops index per-thread results by thread id, as the CUDA they model does.
+#![allow(clippy::needless_range_loop)]
+
 mod exec_support;
 use cuda::abi::*;
 use cuda::exec::{self, HazardKind, HAZARD_ERROR_CODE};

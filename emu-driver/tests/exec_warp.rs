@@ -1,6 +1,9 @@
 //! Warp collectives: every op of the ABI, with widths and partial masks, checked against
 //! references written from the CUDA programming guide's descriptions.
 
+// Loops index per-thread results by thread id, as the CUDA they model does.
+#![allow(clippy::needless_range_loop)]
+
 mod exec_support;
 use cuda::abi::*;
 use exec_support::*;
@@ -74,7 +77,7 @@ unsafe fn vote_body(p: *const *mut c_void) {
         return;
     }
     let o = out::<u64>(p, 0).add(tid() as usize * 6);
-    *o = warp(warp::BALLOT, VOTE_MASK, (l % 3 == 0) as u64, 0, 32).0;
+    *o = warp(warp::BALLOT, VOTE_MASK, l.is_multiple_of(3) as u64, 0, 32).0;
     *o.add(1) = warp(warp::ANY, VOTE_MASK, (l == 27) as u64, 0, 32).0;
     *o.add(2) = warp(warp::ANY, VOTE_MASK, (l == 0) as u64, 0, 32).0; // lane 0 is not in the mask
     *o.add(3) = warp(warp::ALL, VOTE_MASK, (l >= 4) as u64, 0, 32).0;

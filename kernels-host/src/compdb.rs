@@ -146,11 +146,7 @@ fn expand_response_files(args: Vec<String>, dir: &Path) -> Result<Vec<String>, S
             Some(f.to_string())
         } else if a == "--options-file" || a == "-optf" {
             Some(it.next().ok_or_else(|| format!("{a} needs a file"))?)
-        } else if let Some(f) = a.strip_prefix("--options-file=") {
-            Some(f.to_string())
-        } else {
-            None
-        };
+        } else { a.strip_prefix("--options-file=").map(|f| f.to_string()) };
         match file {
             Some(f) => {
                 let p = dir.join(&f);

@@ -199,11 +199,9 @@ pub fn lex(text: &str) -> Result<Lexed<'_>, String> {
             i += 1;
             while i < b.len() {
                 let d = b[i];
-                if (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
-                    i += 1;
-                } else if is_ident_char(d) || d == b'.' {
-                    i += 1;
-                } else if d == b'\'' && i + 1 < b.len() && is_ident_char(b[i + 1]) {
+                let exponent_sign = (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                let digit_separator = d == b'\'' && i + 1 < b.len() && is_ident_char(b[i + 1]);
+                if exponent_sign || is_ident_char(d) || d == b'.' || digit_separator {
                     i += 1;
                 } else {
                     break;

@@ -62,6 +62,7 @@ impl LoadedModule {
         let get: libloading::os::unix::Symbol<ffi::ModuleFn> =
             unsafe { lib.get(ffi::MODULE_SYMBOL) }
                 .map_err(|e| format!("{}: not a simtwin kernel library: {e}", path.display()))?;
+        // SAFETY: simtwin_module_v2 takes no arguments and returns the static descriptor.
         let m = unsafe { get() };
         if m.is_null() {
             return Err(format!("{}: simtwin_module_v2 returned null", path.display()));
@@ -73,9 +74,12 @@ impl LoadedModule {
         }
         let mut kernels = Vec::new();
         for i in 0..d.kernel_count as usize {
+            // SAFETY: `kernels` holds kernel_count records, alive with the library.
             let k = unsafe { &*d.kernels.add(i) };
             let n = k.param_count as usize;
+            // SAFETY: arrays of param_count entries in the record.
             let sizes = unsafe { std::slice::from_raw_parts(k.param_sizes, n) }.to_vec();
+            // SAFETY: as above.
             let aligns = unsafe { std::slice::from_raw_parts(k.param_aligns, n) }.to_vec();
             kernels.push(KernelInfo {
                 name: cstr(k.name),
@@ -90,6 +94,7 @@ impl LoadedModule {
         }
         let mut globals = Vec::new();
         for i in 0..d.global_count as usize {
+            // SAFETY: `globals` holds global_count records, alive with the library.
             let g = unsafe { &*d.globals.add(i) };
             globals.push(GlobalInfo {
                 name: cstr(g.name),

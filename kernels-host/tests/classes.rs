@@ -58,7 +58,7 @@ fn every_kernel_is_found_behind_templates_lambdas_attributes_and_operators() {
     let mut p = out.as_mut_ptr();
     launch(&m, "_Z10attributedPi", 1, &[arg(&mut p)], &mut []);
     // fn(2)=6, fn[1]=4, p<q=1, q>p=1, (p>>1).a=0, lambda(1)=4, table[2]=3, braced=7, attr_fn(0)=1
-    assert_eq!(out[0], 6 + 4 + 1 + 1 + 0 + 4 + 3 + 7 + 1);
+    assert_eq!(out[0], (6 + 4 + 1 + 1) + 4 + 3 + 7 + 1);
     // width_of=4, trailing(1)=2, WithCtor(2).m=4, Mode::B=2, pi_v<int>=3, sizes[0]=4
     assert_eq!(out[1], 4 + 2 + 4 + 2 + 3 + 4);
     let mut n = 5i32;

@@ -1,6 +1,9 @@
 //! Built kernel libraries, loaded and run with a mock runtime; results checked as bit
 //! patterns against independent computations in Rust.
 
+// Loops index per-thread results by thread id, as the CUDA they model does.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 use common::*;
 use std::cmp::Ordering;
@@ -175,7 +178,7 @@ fn double_inputs(n: usize, seed: u64) -> Vec<f64> {
     let mut v = vec![1.0, -1.0, 3.0, 0.1, 2.5, 9007199254740993.0, 1.0 + f64::EPSILON];
     while v.len() < n {
         let x = r.next();
-        let e = ((x >> 52) % 800) as u64 + 1023 - 400;
+        let e = ((x >> 52) % 800) + 1023 - 400;
         v.push(f64::from_bits((x & 0x800f_ffff_ffff_ffff) | (e << 52)));
     }
     v
@@ -316,7 +319,7 @@ fn float_and_double_to_int_round_and_saturate() {
         assert_eq!(*got, f2i_expect(*x as f64, false), "float {x:e} ({:#x})", x.to_bits());
     }
     let mut ds: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
-    ds.extend([2147483647.5, 2147483647.4, -2147483648.5, 4294967295.5, 9.2233720368547758e18, -9.2233720368547758e18, 1.8446744073709552e19, f64::NAN, -1e300]);
+    ds.extend([2147483647.5, 2147483647.4, -2147483648.5, 4294967295.5, 9.223_372_036_854_776e18, -9.223_372_036_854_776e18, 1.8446744073709552e19, f64::NAN, -1e300]);
     let mut out = vec![FloatToInt::default(); ds.len()];
     let (mut px, mut po, mut n) = (ds.as_ptr(), out.as_mut_ptr(), ds.len() as i32);
     launch(&m, "double_to_int", 1, &[arg(&mut px), arg(&mut po), arg(&mut n)], &mut []);
@@ -411,9 +414,9 @@ fn half_expect(x: f32, mode: Mode) -> u16 {
     while lo < 0x7bff && half_value(lo + 1) <= v { lo += 1; }
     let lo_v = half_value(lo);
     let hi_v = if lo == 0x7bff { 65536.0 } else { half_value(lo + 1) };
-    let bits = if v.is_infinite() { 0x7c00 } else if lo_v == v { lo } else if toward_zero { lo } else if up { lo + 1 } else {
+    let bits = if v.is_infinite() { 0x7c00 } else if lo_v == v || toward_zero { lo } else if up { lo + 1 } else {
         let mid = (lo_v + hi_v) / 2.0;
-        if v < mid || (v == mid && lo % 2 == 0) { lo } else { lo + 1 }
+        if v < mid || (v == mid && lo.is_multiple_of(2)) { lo } else { lo + 1 }
     };
     let bits = bits.min(0x7c00);
     if neg { bits | 0x8000 } else { bits }
@@ -423,7 +426,7 @@ fn half_expect(x: f32, mode: Mode) -> u16 {
 fn float_to_half_in_every_mode() {
     let m = open("convert");
     let mut xs: Vec<f32> = vec![65504.0, 65519.996, 65520.0, 65536.0, 1e9, 5.9604645e-8, 2.9802322e-8, 2.9802326e-8, 8.940697e-8,
-        6.1035156e-5, 6.097555e-5, 1.0009766, 1.00048828125, 1.00146484375, -1.00048828125, -0.0, 0.0, f32::NAN, f32::INFINITY, -65520.0];
+        6.1035156e-5, 6.097555e-5, 1.0009766, 1.000_488_3, 1.001_464_8, -1.000_488_3, -0.0, 0.0, f32::NAN, f32::INFINITY, -65520.0];
     let mut r = Rng(99);
     while xs.len() < 1500 {
         let x = r.next();
@@ -546,8 +549,8 @@ fn static_and_dynamic_shared_memory() {
     let mut po = out.as_mut_ptr();
     launch(&m, "shared_mem", 32, &[arg(&mut po)], &mut smem);
     for t in 0..32 {
-        // dyn[t] overwrote byte 0 with 100 (thread 0) before g_smem[0] was read by everyone.
-        let g = if t == 0 { 100 } else { 100 };
+        // dyn[t] overwrote byte 0 with 100 (thread 0) before any thread read g_smem[0].
+        let g = 100;
         assert_eq!(out[t], 3 * t as i32 + (t as i32 + 100) + g, "thread {t}");
     }
     let dyn_ints: Vec<i32> = smem[..128].chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
@@ -700,7 +703,7 @@ fn template_kernel_runs_with_unaligned_params() {
     let m = open("templates");
     let mut out = vec![0f32; 4];
     // kernelParams pointing at unaligned copies of the values.
-    let mut buf = vec![0u8; 64];
+    let mut buf = [0u8; 64];
     let p = out.as_mut_ptr();
     buf[1..9].copy_from_slice(&(p as usize).to_ne_bytes());
     buf[10..14].copy_from_slice(&2.5f32.to_ne_bytes());

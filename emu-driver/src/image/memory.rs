@@ -147,18 +147,22 @@ unsafe fn image_bytes_at(addr: usize, follow_wrapper: bool) -> Result<Vec<u8>, I
     if addr == 0 {
         return Err(ImageError::NullPointer);
     }
-    // SAFETY (all reads below): forwarded contract; each length comes from the headers.
+    // SAFETY: the caller's contract: `addr` is readable for as long as its headers say;
+    // read_prefix stops at the first unreadable byte.
     let head = unsafe { read_prefix(addr, 4) };
     if head.is_empty() {
         return Err(ImageError::Unreadable(format!("image pointer {addr:#x} is not readable")));
     }
     match sniff(&head) {
         Format::Fatbin => {
+            // SAFETY: as above; a fatbin header is 16 bytes.
             let h = unsafe { read_exact(addr, 0, 16)? };
             let total = fatbin::container_len(&h)?;
+            // SAFETY: as above; `total` is the length the container header declares.
             unsafe { read_exact(addr, 0, total as usize) }
         }
         Format::Wrapper => {
+            // SAFETY: as above; a fatbin wrapper is 24 bytes.
             let w = unsafe { read_exact(addr, 0, 24)? };
             let version = le_u32(&w, 4).unwrap_or(0);
             let data = le_u64(&w, 8).unwrap_or(0);
@@ -172,19 +176,26 @@ unsafe fn image_bytes_at(addr: usize, follow_wrapper: bool) -> Result<Vec<u8>, I
             if data == 0 {
                 return Err(ImageError::Invalid("fatbin wrapper with a null data pointer".into()));
             }
+            // SAFETY: the wrapper's data pointer is part of the image the caller vouched
+            // for; read_prefix stops at the first unreadable byte.
             let inner = unsafe { read_prefix(data, 4) };
             if sniff(&inner) != Format::Fatbin {
                 return Err(ImageError::Invalid(format!(
                     "fatbin wrapper's data at {data:#x} is not a fatbin (magic 0xba55ed50)"
                 )));
             }
+            // SAFETY: as above, for the fatbin the wrapper points at.
             unsafe { image_bytes_at(data, false) }
         }
         Format::Elf => {
+            // SAFETY: as above; offsets and lengths come from the ELF headers, bounded by
+            // MAX_IMAGE_BYTES.
             let mut read = |off: u64, len: usize| unsafe { read_exact(addr, off, len) };
             let len = cubin::elf_len(&mut read, MAX_IMAGE_BYTES)?;
+            // SAFETY: as above; `len` is the ELF file's extent from its headers.
             unsafe { read_exact(addr, 0, len as usize) }
         }
+        // SAFETY: as above; PTX text ends at its NUL byte.
         Format::Text => unsafe { read_text(addr) },
     }
 }

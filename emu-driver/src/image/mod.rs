@@ -88,7 +88,8 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
 /// `ptr` must be null or point to memory the process may read for as long as the image's
 /// own headers say it extends.
 pub unsafe fn parse_ptr(ptr: *const u8, target: Target) -> Result<Image, ImageError> {
-    let bytes = memory::image_bytes(ptr)?;
+    // SAFETY: the caller's contract, forwarded.
+    let bytes = unsafe { memory::image_bytes(ptr)? };
     parse_bytes(&bytes, target)
 }
 

@@ -140,6 +140,7 @@ fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &i
     }
     // SAFETY: arrays of kernel_count / global_count records in the descriptor.
     let raw_kernels = unsafe { slice(desc.kernels, desc.kernel_count as usize) };
+    // SAFETY: as above, the globals' array.
     let raw_globals = unsafe { slice(desc.globals, desc.global_count as usize) };
     let index: HashMap<&str, usize> = m.entries.iter().enumerate().map(|(i, e)| (e.symbol.as_str(), i)).collect();
     let mut kernels = Vec::with_capacity(img.kernels.len());
@@ -151,6 +152,7 @@ fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &i
         let n = k.param_count as usize;
         // SAFETY: arrays of param_count entries in the library's descriptor.
         let sizes = unsafe { slice(k.param_sizes, n) }.to_vec();
+        // SAFETY: as above, the alignments' array.
         let aligns = unsafe { slice(k.param_aligns, n) }.to_vec();
         let (mut offsets, mut bytes) = layout_offsets(&sizes, &aligns);
         if let Some(params) = &ik.params {
@@ -261,10 +263,13 @@ fn bind_library(lib: &libloading::Library, path: &Path) -> Result<*const abi::Mo
     let f: libloading::Symbol<abi::ModuleFn> = unsafe { lib.get(abi::MODULE_SYMBOL) }.map_err(|_| {
         format!("{} is not a kernels-host library of ABI {} (no simtwin_module_v2): rebuild it with this kernels-host", path.display(), abi::ABI_VERSION)
     })?;
+    // SAFETY: simtwin_module_v2 takes no arguments and returns the library's static
+    // descriptor (or null, refused below).
     let desc = unsafe { f() };
     if desc.is_null() {
         return Err(format!("{}: simtwin_module_v2 returned null", path.display()));
     }
+    // SAFETY: non-null, and every ABI version starts with this field.
     let v = unsafe { (*desc).abi_version };
     if v != abi::ABI_VERSION {
         return Err(format!(
@@ -273,6 +278,8 @@ fn bind_library(lib: &libloading::Library, path: &Path) -> Result<*const abi::Mo
             abi::ABI_VERSION
         ));
     }
+    // SAFETY: the descriptor is of this ABI version (checked above); bind takes the
+    // runtime table, which lives for the whole process.
     unsafe { ((*desc).bind)(crate::exec::runtime_table()) };
     Ok(desc)
 }

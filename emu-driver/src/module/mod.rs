@@ -45,6 +45,7 @@ pub struct Module {
 // SAFETY: the raw function pointers refer to code of the loaded library, which lives as
 // long as the module; nothing here is tied to a thread.
 unsafe impl Send for Module {}
+// SAFETY: as for Send; the mutable parts are behind the Mutex.
 unsafe impl Sync for Module {}
 
 impl Module {

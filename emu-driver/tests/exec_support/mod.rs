@@ -81,7 +81,8 @@ pub fn site(line: u32) -> abi::Site {
 #[macro_export]
 macro_rules! syncthreads {
     () => {{
-        unsafe { (exec_support::rt().barrier)(cuda::abi::bar::SYNC, 0, exec_support::site(line!())) };
+        let site = exec_support::site(line!());
+        unsafe { (exec_support::rt().barrier)(cuda::abi::bar::SYNC, 0, site) };
     }};
 }
 
@@ -123,6 +124,8 @@ pub fn run_strict(k: &KernelRef, c: LaunchConfig, params: &[*mut c_void]) -> Lau
 
 /// kernelParams for a list of values that live as long as the returned holder.
 pub struct Params {
+    /// Boxed: `ptrs` points at each value, which must not move when the Vec grows.
+    #[allow(clippy::vec_box)]
     vals: Vec<Box<u64>>,
     pub ptrs: Vec<*mut c_void>,
 }

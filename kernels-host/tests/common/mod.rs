@@ -83,7 +83,7 @@ pub fn shared_build_dir(what: &str, srcs: &[&str], flags: &[&str]) -> (PathBuf, 
     let prefix = format!("kh-{what}-{stem}-");
     let dir = root.join(format!("{prefix}{}", &key[..16]));
     std::fs::create_dir_all(&root).unwrap();
-    let lock = std::fs::OpenOptions::new().create(true).write(true).open(root.join(format!("{prefix}lock"))).unwrap();
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(root.join(format!("{prefix}lock"))).unwrap();
     // SAFETY: flock on a descriptor this File owns; closing it releases the lock.
     assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) }, 0);
     if dir.join("done").exists() {
@@ -119,8 +119,10 @@ unsafe extern "C" fn barrier(op: u32, pred: i32, site: ffi::Site) -> i32 {
     // One thread: count = pred, and/or = pred.
     if op == 0 { 0 } else { pred }
 }
-/// Every warp call the mock saw: (op, mask, value, arg, width).
-pub static WARP_CALLS: Mutex<Vec<(u32, u32, u64, i32, i32)>> = Mutex::new(Vec::new());
+/// One warp call the mock saw: (op, mask, value, arg, width).
+pub type WarpCall = (u32, u32, u64, i32, i32);
+/// Every warp call the mock saw.
+pub static WARP_CALLS: Mutex<Vec<WarpCall>> = Mutex::new(Vec::new());
 
 unsafe extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site: ffi::Site) -> u64 {
     note_site(site);
@@ -131,7 +133,8 @@ unsafe extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, 
     }
     match op {
         0..=3 => value,                                       // shuffles: own value
-        4 => if value != 0 { lane_bit & mask as u64 } else { 0 }, // ballot
+        4 if value != 0 => lane_bit & mask as u64, // ballot
+        4 => 0,
         5 | 6 => value,
         7 | 8 => lane_bit,
         9..=14 => value,

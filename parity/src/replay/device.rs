@@ -171,6 +171,7 @@ pub fn run(
         println!("wrote {} (kernel {KERNEL}, {})", img.display(), args.arch);
         return Ok((None, json!({"exit": 0})));
     }
+    // SAFETY: cudarc's probe only tries to dlopen libcuda.
     if !unsafe { sys::is_culib_present() } {
         eprintln!("parity replay: no CUDA driver (libcuda) on this machine: skipping (exit 77)");
         return Ok((None, json!({"exit": 77})));
@@ -194,12 +195,20 @@ pub fn run(
     let chunk = args.chunk.unwrap_or(1 << 28).clamp(1 << 10, 1 << 30);
     let dev = cu(result::device::get(0), "cuDeviceGet")?;
     let dev_name = result::device::get_name(dev).unwrap_or_default();
+    // SAFETY: cudarc's thin wrappers (here and below), each given a handle the driver
+    // returned just before (dev, ctx, module) and released at the end.
     let ctx = cu(unsafe { result::primary_ctx::retain(dev) }, "cuDevicePrimaryCtxRetain")?;
+    // SAFETY: see above.
     cu(unsafe { result::ctx::set_current(ctx) }, "cuCtxSetCurrent")?;
+    // SAFETY: `image` is a NUL-terminated module image that outlives the call.
     let module = cu(unsafe { result::module::load_data(image.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
+    // SAFETY: see above.
     let func = cu(unsafe { result::module::get_function(module, CString::new(KERNEL).unwrap()) }, "cuModuleGetFunction")?;
+    // SAFETY: see above.
     let dbuf = cu(unsafe { result::malloc_sync(chunk * 4) }, "cuMemAlloc")?;
+    // SAFETY: see above.
     let hbuf = cu(unsafe { result::malloc_host(chunk * 4, 0) }, "cuMemHostAlloc")? as *mut u32;
+    // SAFETY: the pinned buffer holds `chunk` u32s and is freed only after the loop.
     let host = unsafe { std::slice::from_raw_parts_mut(hbuf, chunk) };
 
     let total = to - from as u64;
@@ -220,10 +229,13 @@ pub fn run(
         let block = 256u32;
         let grid = (n as u32).div_ceil(block);
         let tk = Instant::now();
+        // SAFETY: `params` points at three live locals matching the kernel's (u32, u32,
+        // pointer) parameters; the grid covers `n` <= chunk outputs of `dbuf`.
         cu(unsafe { result::launch_kernel(func, (grid, 1, 1), (block, 1, 1), 0, std::ptr::null_mut(), &mut params) }, "cuLaunchKernel")?;
         cu(result::ctx::synchronize(), "kernel")?;
         t_kernel += tk.elapsed().as_secs_f64();
         let tc = Instant::now();
+        // SAFETY: `dbuf` holds chunk >= n u32s.
         cu(unsafe { result::memcpy_dtoh_sync(&mut host[..n], dbuf) }, "cuMemcpyDtoH")?;
         t_copy += tc.elapsed().as_secs_f64();
         let th = Instant::now();
@@ -232,6 +244,7 @@ pub fn run(
         lo += n as u64;
     }
     let o = sink.finish(t0.elapsed().as_secs_f64());
+    // SAFETY: each handle was made above and is released once; `host` is not used after.
     unsafe {
         let _ = result::free_host(hbuf as *mut c_void);
         let _ = result::free_sync(dbuf);

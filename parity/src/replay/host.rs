@@ -141,6 +141,8 @@ pub struct HostBatch {
 
 impl HostBatch {
     pub fn load(lib: &Path) -> Result<HostBatch> {
+        // SAFETY: a replay library kernels-host built, whose replay_batch has BatchSym's
+        // signature; the function is kept with the library that holds it.
         unsafe {
             let l = libloading::Library::new(lib).with_context(|| format!("dlopen {}", lib.display()))?;
             let f: BatchSym = *l.get::<BatchSym>(b"replay_batch\0").context("replay_batch not exported")?;
@@ -152,6 +154,7 @@ impl HostBatch {
 impl BatchFn for HostBatch {
     fn eval(&self, input: &[u32], output: &mut [u32]) {
         assert_eq!(input.len(), output.len());
+        // SAFETY: both buffers hold input.len() elements (asserted).
         unsafe { (self.f)(input.as_ptr(), output.as_mut_ptr(), input.len()) }
     }
 }
@@ -164,6 +167,8 @@ pub struct LibFn {
 
 impl LibFn {
     pub fn load(lib: &str, symbol: &str) -> Result<LibFn> {
+        // SAFETY: the user names a C `float f(float)` (libm's, the preload library's); the
+        // function is kept with the library that holds it.
         unsafe {
             let l = libloading::Library::new(lib).with_context(|| format!("dlopen {lib}"))?;
             let mut name = symbol.as_bytes().to_vec();
@@ -175,6 +180,7 @@ impl LibFn {
         }
     }
     pub fn call(&self, x: f32) -> f32 {
+        // SAFETY: a pure float function, loaded by `load`.
         unsafe { (self.f)(x) }
     }
 }
@@ -182,6 +188,7 @@ impl LibFn {
 impl BatchFn for LibFn {
     fn eval(&self, input: &[u32], output: &mut [u32]) {
         for (i, o) in input.iter().zip(output.iter_mut()) {
+            // SAFETY: a pure float function, loaded by `load`.
             *o = unsafe { (self.f)(f32::from_bits(*i)) }.to_bits();
         }
     }
@@ -196,6 +203,7 @@ pub struct LibPow {
 
 impl LibPow {
     pub fn load(lib: &str, symbol: &str, exponent: f32) -> Result<LibPow> {
+        // SAFETY: as LibFn::load, for `float f(float, float)`.
         unsafe {
             let l = libloading::Library::new(lib).with_context(|| format!("dlopen {lib}"))?;
             let mut name = symbol.as_bytes().to_vec();
@@ -211,6 +219,7 @@ impl LibPow {
 impl BatchFn for LibPow {
     fn eval(&self, input: &[u32], output: &mut [u32]) {
         for (i, o) in input.iter().zip(output.iter_mut()) {
+            // SAFETY: a pure float function, loaded by `load`.
             *o = unsafe { (self.f)(f32::from_bits(*i), self.exponent) }.to_bits();
         }
     }

@@ -366,6 +366,8 @@ pub fn run_libm(args: &LibmArgs) -> Result<i32> {
 
 /// The file a symbol resolves to (dladdr), for the report.
 fn resolved_path(lib: &str, symbol: &str) -> Option<String> {
+    // SAFETY: dlopen/dlsym/dladdr on a library the user named; the symbol's address is
+    // only passed to dladdr, never called, and the strings dladdr returns are copied.
     unsafe {
         let l = libloading::os::unix::Library::new(lib).ok()?;
         let mut name = symbol.as_bytes().to_vec();

@@ -111,6 +111,7 @@ impl RefFn {
             RefFn::Sin => x.sin(),
             RefFn::Cos => x.cos(),
             RefFn::Log10 => x.log10(),
+            // SAFETY: glibc's exp10, a pure function of a double.
             RefFn::Exp10 => unsafe { exp10(x) },
             RefFn::Pow(p) => x.powf(p as f64),
             RefFn::Scale(c) => x * c as f64,
