@@ -5,7 +5,7 @@
 //! from here too (before cuInit as well).
 
 use crate::cu::*;
-use crate::exec::{BlockOrder, HazardMode};
+use crate::exec::{BlockOrder, Checks, HazardMode};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
@@ -32,6 +32,8 @@ pub struct Config {
     pub block_order: BlockOrder,
     /// EMU_CUDA_WATCHDOG: a launch without progress for this long ends with 702.
     pub watchdog: std::time::Duration,
+    /// EMU_CUDA_CHECKS: shared-memory checks (race detection, poisoning).
+    pub checks: Checks,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -135,8 +137,32 @@ impl Config {
             Some(v) => crate::inject::parse(&v).map_err(|e| bad("EMU_CUDA_FAIL", &v, &format!("NAME:K[,NAME:K...] ({e})")))?,
         };
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog })
+        let checks = match var("EMU_CUDA_CHECKS") {
+            None => Checks::default(),
+            Some(v) => parse_checks(&v).map_err(|why| bad("EMU_CUDA_CHECKS", &v, &why))?,
+        };
+        if checks.any() && real.is_some() {
+            return Err(Refusal {
+                code: CUDA_ERROR_INVALID_VALUE,
+                message: "EMU_CUDA_CHECKS: the shared-memory checks run in the emulated executor; with EMU_CUDA_REAL the kernels run on the real device (use compute-sanitizer there)".into(),
+            });
+        }
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks })
     }
+}
+
+/// `race`, `poison`, both comma separated, or `off`.
+pub fn parse_checks(text: &str) -> Result<Checks, String> {
+    let mut c = Checks::default();
+    for item in text.split(',').map(str::trim) {
+        match item {
+            "race" => c.race = true,
+            "poison" => c.poison = true,
+            "off" | "none" if text.trim() == item => {}
+            _ => return Err(format!("race, poison or both (comma separated), or off; `{item}` is not a check")),
+        }
+    }
+    Ok(c)
 }
 
 /// The process's configuration, parsed at first use.
@@ -173,5 +199,19 @@ fn log_level_from_env() -> Result<LogLevel, String> {
         Some("info") => Ok(LogLevel::Info),
         Some("calls") => Ok(LogLevel::Calls),
         Some(v) => Err(v.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_parse_as_a_list() {
+        assert_eq!(parse_checks("race").unwrap(), Checks { race: true, poison: false });
+        assert_eq!(parse_checks("poison, race").unwrap(), Checks { race: true, poison: true });
+        assert_eq!(parse_checks("off").unwrap(), Checks::default());
+        assert!(parse_checks("races").unwrap_err().contains("`races` is not a check"));
+        assert!(parse_checks("race,off").is_err());
     }
 }
