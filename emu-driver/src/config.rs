@@ -204,7 +204,8 @@ fn log_level_from_env() -> Result<LogLevel, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::config::parse_checks;
+    use crate::exec::Checks;
 
     #[test]
     fn checks_parse_as_a_list() {

@@ -268,7 +268,7 @@ pub(crate) fn short_name(full: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::symbols::{is_shim, object_of, short_name};
 
     #[test]
     fn short_names_drop_the_enclosing_function() {

@@ -372,8 +372,11 @@ fn thread_text(tid: u32, d: abi::Dim3) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::exec::hazard::HazardMode;
+    use crate::abi::{self, access};
+    use crate::exec::hazard::{HazardKind, HazardLog, HazardMode};
+    use crate::exec::race::SharedChecks;
+    use crate::exec::threads::Threads;
+    use crate::exec::types::Checks;
     use crate::exec::threads::tests::threads;
 
     /// A detector over 64 bytes of dynamic shared memory (a plain buffer).
