@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn objects_are_found_by_address_and_shim_files_are_recognised() {
-        let o = object_of(libc::malloc as usize).expect("libc is loaded");
+        let o = object_of(libc::malloc as *const () as usize).expect("libc is loaded");
         assert!(o.path.to_string_lossy().contains("libc"), "{o:?}");
         assert!(object_of(8).is_none());
         let shim = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels-host/include/simtwin/atomics.h");

@@ -148,7 +148,7 @@ impl Detector {
     fn races(&self, prev: &Rec, tid: u32, kind: u32) -> bool {
         prev.tid != NOBODY
             && prev.tid != tid
-            && !(prev.kind & kind & access::ATOMIC_BIT != 0)
+            && prev.kind & kind & access::ATOMIC_BIT == 0
             && !self.ordered(prev, tid)
     }
 }
