@@ -5,7 +5,7 @@
 //! from here too (before cuInit as well).
 
 use crate::cu::*;
-use crate::exec::{BlockOrder, HazardMode};
+use crate::exec::{BlockOrder, Checks as ExecChecks, HazardMode};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
@@ -41,17 +41,35 @@ pub struct Config {
 pub struct Checks {
     /// `pointers`: device memory in an arena host code cannot touch (see `arena`).
     pub pointers: bool,
+    /// `race`: shared-memory race detection (kernels run from their checking libraries,
+    /// `kernels-host build --checks`; see `exec::race`).
+    pub race: bool,
+    /// `poison`: shared memory filled with 0xFF bytes at each block start.
+    pub poison: bool,
 }
 
-/// The words EMU_CUDA_CHECKS accepts.
-pub const CHECK_WORDS: &[&str] = &["pointers"];
+impl Checks {
+    /// The checks the executor runs (the shared-memory ones).
+    pub fn exec(&self) -> ExecChecks {
+        ExecChecks { race: self.race, poison: self.poison }
+    }
+}
 
-/// Parses EMU_CUDA_CHECKS (`pointers`, comma-separated; blanks around words ignored).
+/// The words EMU_CUDA_CHECKS accepts (`off` alone turns everything off).
+pub const CHECK_WORDS: &[&str] = &["pointers", "race", "poison"];
+
+/// Parses EMU_CUDA_CHECKS (comma-separated words of [`CHECK_WORDS`], blanks around
+/// words ignored; `off` or `none` alone for nothing).
 pub fn parse_checks(text: &str) -> Result<Checks, String> {
     let mut c = Checks::default();
-    for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+    if matches!(text.trim(), "off" | "none") {
+        return Ok(c);
+    }
+    for word in text.split(',').map(str::trim) {
         match word {
             "pointers" => c.pointers = true,
+            "race" => c.race = true,
+            "poison" => c.poison = true,
             w => return Err(format!("unknown check {w:?}")),
         }
     }
@@ -169,6 +187,12 @@ impl Config {
             });
         }
         let log = log_level_from_env().map_err(|v| bad("EMU_CUDA_LOG", &v, "off, error, warn, info or calls"))?;
+        if (checks.race || checks.poison) && real.is_some() {
+            return Err(Refusal {
+                code: CUDA_ERROR_INVALID_VALUE,
+                message: "EMU_CUDA_CHECKS: the shared-memory checks (race, poison) run in the emulated executor; with EMU_CUDA_REAL the kernels run on the real device (use compute-sanitizer there)".into(),
+            });
+        }
         Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks })
     }
 }
@@ -207,5 +231,20 @@ fn log_level_from_env() -> Result<LogLevel, String> {
         Some("info") => Ok(LogLevel::Info),
         Some("calls") => Ok(LogLevel::Calls),
         Some(v) => Err(v.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{parse_checks, Checks};
+
+    #[test]
+    fn checks_parse_as_a_list() {
+        assert_eq!(parse_checks("race").unwrap(), Checks { race: true, ..Checks::default() });
+        assert_eq!(parse_checks("poison, race").unwrap(), Checks { race: true, poison: true, pointers: false });
+        assert_eq!(parse_checks("pointers,race").unwrap(), Checks { race: true, poison: false, pointers: true });
+        assert_eq!(parse_checks("off").unwrap(), Checks::default());
+        assert!(parse_checks("races").unwrap_err().contains("unknown check \"races\""));
+        assert!(parse_checks("race,off").is_err());
     }
 }

@@ -99,6 +99,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
             workers: c.workers,
             block_order: c.block_order,
             watchdog: c.watchdog,
+            checks: c.checks.exec(),
         };
         (func, ctx, opts)
     };

@@ -19,7 +19,8 @@
 //! exec                     the SIMT executor (fibers, barriers, warp collectives)
 //! image, registry, profile module-image parsers, kernel-library manifests, device profiles
 //! counters, inject, log,   leaves: what everything writes to or reads
-//! config, errors, cu
+//! config, errors, cu,
+//! symbols
 //! ```
 
 /// The device runtime ABI shared with kernels-host libraries.
@@ -47,4 +48,5 @@ pub(crate) mod queue;
 pub(crate) mod registry;
 pub(crate) mod signals;
 pub(crate) mod state;
+pub(crate) mod symbols;
 pub(crate) mod teardown;

@@ -206,7 +206,7 @@ fn a_bad_checks_value_is_refused_by_cuinit() {
     let r = run("clean", false, &[("EMU_CUDA_CHECKS", "pointers,bogus")]);
     assert_eq!(r.o.status.code(), Some(2), "{}\n{}", r.out, r.err);
     assert!(r.out.contains("init=1\n"), "{}", r.out);
-    assert!(r.err.contains("EMU_CUDA_CHECKS=pointers,bogus: expected a comma-separated list of: pointers (unknown check \"bogus\")"), "{}", r.err);
+    assert!(r.err.contains("EMU_CUDA_CHECKS=pointers,bogus: expected a comma-separated list of: pointers, race, poison (unknown check \"bogus\")"), "{}", r.err);
     // Pass-through forwards to a real device, whose memory is out of host reach anyway.
     let real = built().join("client").display().to_string();
     let r = run("clean", true, &[("EMU_CUDA_REAL", &real)]);

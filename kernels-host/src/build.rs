@@ -4,8 +4,8 @@
 use crate::manifest::{self, Entry, Global, Manifest};
 use crate::module::LoadedModule;
 use crate::{
-    flags, host_cxx_flags, include_dir, nvcc_check, ptx, rewrite, runtime_cxx_flags, toolkit, RUNTIME_SOURCE, TLS_LIBRARY,
-    TLS_SOURCE,
+    checks_cxx_flags, flags, host_cxx_flags, include_dir, nvcc_check, ptx, rewrite, runtime_cxx_flags, toolkit, CHECKS_SOURCE,
+    RUNTIME_SOURCE, TLS_LIBRARY, TLS_SOURCE,
 };
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -31,6 +31,10 @@ pub struct BuildOptions {
     pub nvcc_check: bool,
     /// The nvcc to use (default: found as `toolkit::find_nvcc` says).
     pub nvcc: Option<PathBuf>,
+    /// Also build the checking variant `<stem>.checks.so` (ThreadSanitizer-instrumented,
+    /// with debug info; see `runtime/simtwin_checks.cpp`), named in the manifest's
+    /// `checks_library`: what the driver loads under `EMU_CUDA_CHECKS=race`.
+    pub checks: bool,
 }
 
 impl BuildOptions {
@@ -45,6 +49,7 @@ impl BuildOptions {
             cxx: std::env::var("SIMTWIN_CXX").unwrap_or_else(|_| "g++".to_string()),
             nvcc_check: true,
             nvcc: None,
+            checks: false,
         }
     }
 }
@@ -212,6 +217,8 @@ fn flag_warnings(f: &flags::NvccFlags) -> Vec<String> {
 pub struct Session {
     pub work: PathBuf,
     rt_obj: PathBuf,
+    /// The checking hooks' object (`simtwin_checks.cpp`), when checking variants are built.
+    checks_obj: Option<PathBuf>,
     /// nvcc, when the cross-check is on.
     pub nvcc: Option<PathBuf>,
     /// The directory of symlinks to the toolkit's type headers (`toolkit`), if found.
@@ -223,7 +230,7 @@ pub struct Session {
 impl Session {
     /// Prepares `out_dir`: its work directory, the runtime object, the toolkit. With the
     /// cross-check on, a missing nvcc is an error that says how to go without it.
-    pub fn new(out_dir: &Path, cxx: &str, nvcc_check: bool, nvcc: Option<&Path>) -> Result<Session, BuildError> {
+    pub fn new(out_dir: &Path, cxx: &str, nvcc_check: bool, nvcc: Option<&Path>, checks: bool) -> Result<Session, BuildError> {
         std::fs::create_dir_all(out_dir)
             .map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", out_dir.display())))?;
         let work = out_dir.join(".simtwin-build");
@@ -264,6 +271,18 @@ impl Session {
                 .arg(&rt_obj),
             "compiling the simtwin runtime",
         )?;
+        let checks_obj = if checks {
+            let src = work.join("simtwin_checks.cpp");
+            std::fs::write(&src, CHECKS_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", src.display())))?;
+            let obj = work.join("simtwin_checks.o");
+            run_tool(
+                Command::new(cxx).args(runtime_cxx_flags()).arg("-std=c++17").arg("-I").arg(include_dir()).arg("-c").arg(&src).arg("-o").arg(&obj),
+                "compiling the simtwin checking hooks",
+            )?;
+            Some(obj)
+        } else {
+            None
+        };
         // The context slot's library, in the output directory (where kernel libraries
         // find it) and in the work directory (where they are loaded before publishing).
         let tls_src = work.join("simtwin_tls.cpp");
@@ -288,7 +307,7 @@ impl Session {
             }
         }
         let plugin = crate::plugin::get(cxx, &work);
-        Ok(Session { work, rt_obj, nvcc, cuda_headers, plugin })
+        Ok(Session { work, rt_obj, checks_obj, nvcc, cuda_headers, plugin })
     }
 }
 
@@ -355,7 +374,7 @@ pub fn build(opts: &BuildOptions) -> Result<Vec<Built>, BuildError> {
         return Err(BuildError::Usage("no .cu files given".into()));
     }
     let nv = check_options(opts)?;
-    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref())?;
+    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref(), opts.checks)?;
     let abs: Vec<PathBuf> = opts
         .sources
         .iter()
@@ -407,7 +426,7 @@ pub fn build_compile_commands(opts: &BuildOptions, db: &Path) -> Result<Database
     if !(10..=200).contains(&opts.arch) {
         return Err(BuildError::Usage(format!("unsupported architecture sm_{}", opts.arch)));
     }
-    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref())?;
+    let session = Session::new(&opts.out_dir, &opts.cxx, opts.nvcc_check, opts.nvcc.as_deref(), opts.checks)?;
     let sources: Vec<PathBuf> = db.cuda.iter().map(|e| e.source.clone()).collect();
     let names = output_names(&sources);
     let mut out = DatabaseBuild { built: Vec::new(), failed: Vec::new(), skipped: db.skipped };
@@ -581,6 +600,12 @@ pub fn build_one(
         &format!("linking {}", lib.display()),
     )?;
 
+    // 3b. The checking variant: the same translation unit, instrumented.
+    let checks_lib = match &session.checks_obj {
+        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &checked, std_flag, &ii, &stem, &abs, (rw.kernels.len(), rw.globals.len()))?),
+        None => None,
+    };
+
     // 4. Read the descriptor back and name every entry by its exported symbol.
     let m = LoadedModule::open(&tmp_lib).map_err(BuildError::Compile)?;
     if m.kernels.len() != rw.kernels.len() || m.globals.len() != rw.globals.len() {
@@ -609,6 +634,9 @@ pub fn build_one(
         let problems = nvcc_check::compare(&host, &nvcc_entries);
         if !problems.is_empty() {
             let _ = std::fs::remove_file(&tmp_lib);
+            if let Some(c) = &checks_lib {
+                let _ = std::fs::remove_file(c);
+            }
             return Err(BuildError::Compile(format!(
                 "{}: the kernels kernels-host built differ from nvcc's ({} problem{}):\n  {}\n\
                  (nvcc's PTX: {}; build without this check: --no-nvcc-check)",
@@ -669,15 +697,82 @@ pub fn build_one(
         entries,
         globals,
         warnings,
+        checks_library: checks_lib.as_ref().map(|_| format!("{stem}{CHECKS_SUFFIX}")),
     };
     // Publish: the library under a fresh inode (a process that has the old one mapped
     // keeps it intact), then its manifest.
     drop(m);
+    if let Some(tmp) = &checks_lib {
+        let dest = opts.out_dir.join(format!("{stem}{CHECKS_SUFFIX}"));
+        std::fs::rename(tmp, &dest).map_err(|e| BuildError::Usage(format!("{}: {e}", dest.display())))?;
+    }
     std::fs::rename(&tmp_lib, &lib).map_err(|e| BuildError::Usage(format!("{}: {e}", lib.display())))?;
     let manifest_path = opts.out_dir.join(Manifest::file_name(&stem));
     std::fs::write(&manifest_path, manifest.to_text())
         .map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
     Ok(Built { library: lib, manifest_path, manifest })
+}
+
+/// File name suffix of a library's checking variant (`<stem>.checks.so`).
+pub const CHECKS_SUFFIX: &str = ".checks.so";
+
+/// Compiles the rewritten translation unit `ii` once more, instrumented (see
+/// [`checks_cxx_flags`]), links it with the checking hooks, and checks that it loads and
+/// describes the `expected` (kernels, globals) of its plain twin: the same source, so the
+/// same descriptor order and build id. Returns the unpublished library (in the work
+/// directory).
+#[allow(clippy::too_many_arguments)]
+fn build_checks_variant(
+    opts: &BuildOptions,
+    session: &Session,
+    hooks: &Path,
+    checked: &[String],
+    std_flag: &str,
+    ii: &Path,
+    stem: &str,
+    abs: &Path,
+    expected: (usize, usize),
+) -> Result<PathBuf, BuildError> {
+    let work = session.work.as_path();
+    let obj = work.join(format!("{stem}.checks.o"));
+    run_tool(
+        Command::new(&opts.cxx)
+            .args(host_cxx_flags())
+            .args(checked)
+            .args(checks_cxx_flags())
+            .arg(std_flag)
+            .arg("-Wno-attributes")
+            .args(["-x", "c++", "-c"])
+            .arg(ii)
+            .arg("-o")
+            .arg(&obj),
+        &format!("compiling the checking variant of {}", abs.display()),
+    )?;
+    let tmp = work.join(format!("{stem}{CHECKS_SUFFIX}.tmp"));
+    run_tool(
+        Command::new(&opts.cxx)
+            .args(["-shared", "-fPIC", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,-rpath,$ORIGIN"])
+            .arg(&obj)
+            .arg(&session.rt_obj)
+            .arg(hooks)
+            .arg(work.join(TLS_LIBRARY))
+            .arg("-o")
+            .arg(&tmp)
+            .arg("-lm"),
+        &format!("linking the checking variant of {}", abs.display()),
+    )?;
+    let m = LoadedModule::open(&tmp).map_err(BuildError::Compile)?;
+    if (m.kernels.len(), m.globals.len()) != expected {
+        return Err(BuildError::Compile(format!(
+            "{}: the checking variant describes {} kernels and {} globals, the rewriter registered {} and {}",
+            abs.display(),
+            m.kernels.len(),
+            m.globals.len(),
+            expected.0,
+            expected.1
+        )));
+    }
+    Ok(tmp)
 }
 
 #[cfg(test)]

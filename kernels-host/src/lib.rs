@@ -74,6 +74,15 @@ pub fn checked_results_flags(plugin: Option<&std::path::Path>) -> Vec<String> {
     }
 }
 
+/// The extra g++ flags of a library's checking variant (`build --checks`): GCC's
+/// ThreadSanitizer instrumentation without function entry/exit hooks (every load, store
+/// and atomic of kernel code calls a `__tsan_*` hook, defined by
+/// `runtime/simtwin_checks.cpp`, not libtsan), and debug info, from which the driver
+/// names the file:line of each access it reports.
+pub fn checks_cxx_flags() -> Vec<String> {
+    ["-fsanitize=thread", "--param", "tsan-instrument-func-entry-exit=0", "-g"].iter().map(|s| s.to_string()).collect()
+}
+
 /// Flags for the per-library runtime (simtwin_runtime.cpp).
 pub fn runtime_cxx_flags() -> Vec<String> {
     ["-O2", "-fPIC", "-frounding-math", "-fno-fast-math", "-ffp-contract=off"].iter().map(|s| s.to_string()).collect()
@@ -81,6 +90,9 @@ pub fn runtime_cxx_flags() -> Vec<String> {
 
 /// Source of the per-library runtime, built into every kernel library.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/simtwin_runtime.cpp");
+
+/// Source of the checking hooks linked into checking variants (`build --checks`).
+pub const CHECKS_SOURCE: &str = include_str!("../runtime/simtwin_checks.cpp");
 
 /// Source of libsimtwin-tls.so.2, the context slot's library (see that file).
 pub const TLS_SOURCE: &str = include_str!("../runtime/simtwin_tls.cpp");

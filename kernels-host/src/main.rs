@@ -15,7 +15,8 @@ struct Cli {
 enum Cmd {
     /// Build one kernel library (<stem>.so) and manifest (<stem>.simtwin.json) per .cu file.
     #[command(after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n  \
-kernels-host build -o build/kernels --compile-commands build/compile_commands.json\n\n\
+kernels-host build -o build/kernels --compile-commands build/compile_commands.json\n  \
+kernels-host build --checks -o build/kernels src/reduce.cu   # + reduce.checks.so for EMU_CUDA_CHECKS=race\n\n\
 Everything after `--` is taken as the nvcc flags of the real build: -D/-U/-I/-include and the C++\n\
 standard apply to the host build; --fmad, --use_fast_math, --ftz are recorded and warned about.\n\
 The .cu files may follow the nvcc flags. Each file is also compiled by nvcc (-ptx) and the kernels\n\
@@ -49,6 +50,11 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         /// own flags; other entries are skipped.
         #[arg(long, value_name = "FILE")]
         compile_commands: Option<PathBuf>,
+        /// Also build each library's checking variant, <stem>.checks.so (ThreadSanitizer
+        /// instrumentation calling simtwin's hooks, debug info), named in the manifest: the
+        /// emulated driver loads it under EMU_CUDA_CHECKS=race to find shared-memory races.
+        #[arg(long)]
+        checks: bool,
         /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
         #[arg(value_name = "FILE.cu", num_args = 0..)]
         files: Vec<String>,
@@ -66,7 +72,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, files, nvcc_flags } = cli.cmd;
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, files, nvcc_flags } = cli.cmd;
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {
         eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");
@@ -81,6 +87,7 @@ fn main() {
         opts.arch = arch_num;
         opts.nvcc_check = !no_nvcc_check;
         opts.nvcc = nvcc;
+        opts.checks = checks;
         match build_compile_commands(&opts, &db) {
             Ok(r) => {
                 for b in &r.built {
@@ -136,6 +143,7 @@ fn main() {
     opts.nvcc_flags = flags;
     opts.nvcc_check = !no_nvcc_check;
     opts.nvcc = nvcc;
+    opts.checks = checks;
     match build(&opts) {
         Ok(built) => {
             for b in built {

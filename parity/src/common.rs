@@ -118,6 +118,12 @@ pub struct ExtractorArgs {
     /// before synchronisation), e.g. --async deferred
     #[arg(long = "async", value_name = "eager|deferred", value_parser = ["eager", "deferred"])]
     pub async_mode: Option<String>,
+    /// Shared-memory checks on the emulated driver (EMU_CUDA_CHECKS): race (report
+    /// shared-memory races: needs kernels built with `kernels-host build --checks`, as
+    /// scripts/build builds the fixtures'), poison (fill shared memory with 0xFF bytes at
+    /// each block start), or race,poison; a race is a hazard (exit 1), e.g. --checks race
+    #[arg(long, value_name = "race|poison|race,poison", value_parser = parse_checks)]
+    pub checks: Option<String>,
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
     pub cuda_env: Vec<String>,
@@ -180,6 +186,9 @@ impl ExtractorArgs {
         if let Some(a) = &self.async_mode {
             e.push(("EMU_CUDA_ASYNC".into(), a.clone()));
         }
+        if let Some(c) = &self.checks {
+            e.push(("EMU_CUDA_CHECKS".into(), c.clone()));
+        }
         for kv in &self.cuda_env {
             let (k, v) = kv.split_once('=').with_context(|| format!("--cuda-env {kv}: expected KEY=VALUE"))?;
             if k.is_empty() {
@@ -210,6 +219,15 @@ pub fn parse_proof(s: &str) -> Result<Proof> {
             _ => bail!("--proof {s}: expected auto, counts, log:TEXT or none"),
         },
     })
+}
+
+/// `--checks`: `race`, `poison` or both, comma separated.
+pub fn parse_checks(s: &str) -> std::result::Result<String, String> {
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    if items.is_empty() || items.iter().any(|i| !matches!(*i, "race" | "poison")) {
+        return Err(format!("'{s}': expected race, poison or race,poison"));
+    }
+    Ok(items.join(","))
 }
 
 fn parse_bitdepth(s: &str) -> std::result::Result<u32, String> {

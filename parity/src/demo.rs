@@ -4,7 +4,9 @@
 //! each feature on each clip under the emulated driver, a `parity transfers` audit per
 //! feature, and (unless --no-defects) checks that each planted defect of the CUDA
 //! twin is caught by the mechanism fixtures/README.md names (atomic-order: outputs that
-//! change between block orders). Reports land under reports/demo/; a summary table is
+//! change between block orders; missing-sync: the shared-memory race detector,
+//! `--checks race`, whose clean control is the correct twin run the same way). Reports
+//! land under reports/demo/; a summary table is
 //! printed. ALL PASS (exit 0) only when every check passed and every defect was CAUGHT:
 //! a defect WAITING for a mechanism the driver does not have yet fails the demo.
 
@@ -35,7 +37,7 @@ pub const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "
 pub const DEFECTS: &[(&str, &str)] = &[
     ("clamp-borders", "frames"),
     ("filter-border-rows", "frames"),
-    ("missing-sync", "frames"),
+    ("missing-sync", "race"),
     ("divergent-barrier", "frames"),
     ("big-block", "frames"),
     ("host-roundtrip", "transfers"),
@@ -188,6 +190,7 @@ impl Ctx {
             block_order: None,
             workers: None,
             async_mode: None,
+            checks: None,
             cuda_env: vec![],
             timeout: self.timeout,
         }
@@ -259,6 +262,9 @@ pub fn run_demo(a: &DemoArgs) -> Result<i32> {
     let features: Vec<String> = if a.features.is_empty() { FEATURES.iter().map(|s| s.to_string()).collect() } else { a.features.clone() };
     let mut checks = parity_checks(&ctx, &clips, &features);
     checks.extend(transfer_checks(&ctx, &clips[0], &features));
+    if !a.no_defects {
+        checks.push(race_control(&ctx, &clips));
+    }
     let defects = if a.no_defects { vec![] } else { defect_checks(&ctx, &clips, &atomic_clip(&ctx, &clip_dir)?) };
     let v = verdict(&checks, &defects);
     write_summary(&ctx, &clip_dir, &checks, &defects, &v)?;
@@ -365,6 +371,24 @@ fn transfer_checks(ctx: &Ctx, tclip: &ClipFile, features: &[String]) -> Vec<Chec
     rows
 }
 
+/// The race detector's clean control: the correct twin (every feature) under
+/// `--checks race` on the clip the missing-sync defect runs on reports no race and stays
+/// at parity.
+fn race_control(ctx: &Ctx, clips: &[ClipFile]) -> CheckRow {
+    let clip = race_clip(clips);
+    let dir = ctx.out.join("race").join("control");
+    let mut ex = ctx.ex(&FEATURES.join(","), None);
+    ex.checks = Some("race".into());
+    let r = run_frames(&frames_args(clip, ex, dir.clone()));
+    let (k, err) = code(&r);
+    CheckRow { section: "race", clip: clip.name.clone(), feature: "all".into(), code: k, detail: detail(&dir, &err) }
+}
+
+/// The clip of the missing-sync defect and its control (textured: the mask has ones).
+fn race_clip(clips: &[ClipFile]) -> &ClipFile {
+    clips.iter().find(|c| c.name.starts_with("textured")).unwrap_or(&clips[0])
+}
+
 /// Each planted defect of the CUDA twin, provoked and checked by the mechanism that
 /// must catch it.
 fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<DefectRow> {
@@ -390,6 +414,13 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
                 t.max_dtoh_per_frame = Some(0.0);
                 run_transfers(&t)
             }
+            "race" => {
+                // The shared-memory race detector (checking libraries): the reduction's
+                // missing __syncthreads is a race between threads, reported as such.
+                let mut ex = ctx.ex(&all, Some(d));
+                ex.checks = Some("race".into());
+                run_frames(&frames_args(race_clip(clips), ex, dir.clone()))
+            }
             "deferred" => {
                 // Asynchronous work runs only when the program synchronises: a result read
                 // before that is stale, and the frame differs from the CPU's.
@@ -410,6 +441,8 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
             transfers_detail(&dir)
         } else if *how == "block-orders" && err.is_empty() {
             orders_detail(&dir)
+        } else if *how == "race" && err.is_empty() {
+            race_detail(&dir)
         } else {
             detail(&dir, &err)
         };
@@ -420,8 +453,9 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
 
 /// A defect counts as caught only by the outcome that names it: a launch refused with
 /// CUDA_ERROR_INVALID_VALUE for big-block, outputs that change between block orders for
-/// atomic-order, a difference, a hazard or a failed gate (exit 1) for the others. A
-/// driver that refuses the block orders (not built) leaves atomic-order WAITING.
+/// atomic-order, a shared-memory race report (`shared-race-*`) for missing-sync, a
+/// difference, a hazard or a failed gate (exit 1) for the others. A driver that refuses
+/// the block orders (not built) leaves atomic-order WAITING.
 fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
     let caught = match (r, defect, how) {
         (Err(e), "big-block", _) => crate::exit_code_of(e) == 2 && format!("{e:#}").contains("CUDA_ERROR_INVALID_VALUE"),
@@ -432,6 +466,10 @@ fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
             }
         }
         (Ok(1), _, "block-orders") => summary_of(dir).is_some_and(|s| s["block_orders"]["changed"] == true),
+        (Ok(1), _, "race") => summary_of(dir).is_some_and(|s| {
+            s["hazards"]["reports"].as_array().into_iter().flatten().any(|h| h["kind"].as_str().is_some_and(|k| k.starts_with("shared-race-")))
+        }),
+        (_, _, "race") => false,
         (Ok(k), "big-block", _) => *k == 2,
         (Ok(k), _, _) => *k == 1,
         (Err(_), _, _) => false,
@@ -502,6 +540,24 @@ fn detail(dir: &Path, err: &str) -> String {
         }
     }
     format!("{}/{} frames identical", s["identical_frames"], s["frames"])
+}
+
+/// One line from a frames report with --checks race: the first race report, or why
+/// there is none.
+fn race_detail(dir: &Path) -> String {
+    let Some(s) = summary_of(dir) else { return String::new() };
+    let reports = s["hazards"]["reports"].as_array().cloned().unwrap_or_default();
+    let races: Vec<&serde_json::Value> = reports.iter().filter(|h| h["kind"].as_str().is_some_and(|k| k.starts_with("shared-race-"))).collect();
+    match races.first() {
+        Some(h) => format!(
+            "{} shared-memory race report(s); first: [{}] kernel {}: {}",
+            races.len(),
+            h["kind"].as_str().unwrap_or(""),
+            h["kernel"].as_str().unwrap_or(""),
+            h["operation"].as_str().unwrap_or("")
+        ),
+        None => format!("no shared-memory race reported; {}", detail(dir, "")),
+    }
 }
 
 /// One line from a frames report with --block-orders: what changed between orders.

@@ -118,8 +118,6 @@ pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
         }
     };
     info.loaded = true;
-    // SAFETY: symbols of the libcuda.so.1 just loaded: the marker is a static byte, cuInit
-    // has the driver API's signature; `lib` outlives every use.
     unsafe {
         let marker = lib.get::<*const u8>(MARKER.as_bytes()).ok().map(|s| *s);
         info.emulated = marker.is_some();
@@ -317,7 +315,8 @@ pub fn check_real() -> Result<DriverInfo> {
 /// Settings that exist only on the emulated driver. A run on the real device does not
 /// get them: simtwin's pass-through would refuse a block order it cannot choose, and the
 /// others change nothing on a device.
-pub const EMULATION_ONLY: &[&str] = &["EMU_CUDA_BLOCK_ORDER", "EMU_CUDA_WORKERS", "EMU_CUDA_ASYNC", "EMU_CUDA_HAZARDS", "EMU_CUDA_STACK", "EMU_CUDA_DEVICE", "EMU_CUDA_WATCHDOG", "EMU_CUDA_CHECKS"];
+pub const EMULATION_ONLY: &[&str] =
+    &["EMU_CUDA_BLOCK_ORDER", "EMU_CUDA_WORKERS", "EMU_CUDA_ASYNC", "EMU_CUDA_HAZARDS", "EMU_CUDA_STACK", "EMU_CUDA_DEVICE", "EMU_CUDA_WATCHDOG", "EMU_CUDA_CHECKS"];
 
 /// Splits extra environment for a real-device run into what it gets and what it does
 /// not (the emulation-only settings, for the report).

@@ -218,7 +218,8 @@ fn cuda_runs(a: &FramesArgs, plan: &Plan) -> Result<Vec<CudaRun>> {
             if let Some(o) = order {
                 env.push(("EMU_CUDA_BLOCK_ORDER".into(), o.clone()));
             }
-            let settings: Vec<(String, String)> = env.iter().filter(|(k, v)| k == "EMU_CUDA_BLOCK_ORDER" && v != "forward").cloned().collect();
+            let settings: Vec<(String, String)> =
+                env.iter().filter(|(k, v)| (k == "EMU_CUDA_BLOCK_ORDER" && v != "forward") || k == "EMU_CUDA_CHECKS").cloned().collect();
             if !settings.is_empty() {
                 check_emulated_accepts(&emu, &settings)?;
             }

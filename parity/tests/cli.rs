@@ -247,6 +247,27 @@ fn frames_driver_hazards_fail_unless_allowed() {
 }
 
 #[test]
+fn frames_checks_race_passes_the_setting_and_a_race_report_fails_the_run() {
+    let e = Env::new();
+    // The missing-sync defect shows only as the race detector's report.
+    let o = e.parity("frames", &["--defect", "missing-sync"], &[]);
+    expect_code(&o, 0);
+    let o = e.parity("frames", &["--defect", "missing-sync", "--checks", "race"], &[]);
+    expect_code(&o, 1);
+    let s = e.summary();
+    assert_eq!(s["hazards"]["reports"][0]["kind"], "shared-race-war");
+    assert!(s["runs"][1]["env"].to_string().contains("EMU_CUDA_CHECKS=race"), "{}", s["runs"][1]["env"]);
+    // The correct extractor under the same checks: no report, parity.
+    let o = e.parity("frames", &["--checks", "race,poison"], &[]);
+    expect_code(&o, 0);
+    assert!(e.summary()["runs"][1]["env"].to_string().contains("EMU_CUDA_CHECKS=race,poison"));
+    // A check the driver does not have is a usage error.
+    let o = e.parity("frames", &["--checks", "races"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("expected race, poison or race,poison"), "{}", text(&o));
+}
+
+#[test]
 fn frames_short_printed_precision_gives_the_caveat() {
     let e = Env::new();
     let o = e.parity("frames", &[], &[("FAKE_DIGITS", "6")]);
@@ -383,6 +404,11 @@ fn real_device_runs_through_the_passthrough_with_counts_as_proof() {
     assert!(!s["runs"][1]["env"].to_string().contains("EMU_CUDA_ASYNC"), "{}", s["runs"][1]["env"]);
     let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
     assert!(md.contains("not given to the real device (emulated driver only): EMU_CUDA_ASYNC=deferred"), "{md}");
+    let o = e.parity("frames", &["--device", "real", "--checks", "race"], &env);
+    expect_code(&o, 0);
+    assert!(!e.summary()["runs"][1]["env"].to_string().contains("EMU_CUDA_CHECKS"));
+    let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
+    assert!(md.contains("not given to the real device (emulated driver only): EMU_CUDA_CHECKS=race"), "{md}");
 }
 
 #[test]
@@ -1031,7 +1057,11 @@ fn demo_runs_every_check_and_catches_every_defect() {
     let o = e.parity("demo", &["--simtwin", &e.s("simtwin"), "--features", "sse,topk"], &[]);
     expect_code(&o, 0);
     let s = e.summary();
-    assert_eq!(s["checks"].as_array().unwrap().len(), 2 * 2 + 2);
+    // frames per clip and feature, a transfer audit per feature, the race detector's
+    // clean control
+    assert_eq!(s["checks"].as_array().unwrap().len(), 2 * 2 + 2 + 1);
+    let control = s["checks"].as_array().unwrap().iter().find(|c| c["check"] == "race").unwrap().clone();
+    assert_eq!((control["feature"].as_str(), control["exit_code"].as_i64()), (Some("all"), Some(0)), "{control}");
     let defects = s["defects"].as_array().unwrap();
     assert_eq!(defects.len(), 8);
     for d in defects {
@@ -1045,6 +1075,12 @@ fn demo_runs_every_check_and_catches_every_defect() {
     let ao = defects.iter().find(|d| d["defect"] == "atomic-order").unwrap();
     assert_eq!(ao["caught_by"], "block-orders");
     assert!(ao["detail"].as_str().unwrap().contains("order-dependent: m_a changed"), "{ao}");
+    // missing-sync is caught by the race detector (--checks race), nothing else
+    let ms = defects.iter().find(|d| d["defect"] == "missing-sync").unwrap();
+    assert_eq!(ms["caught_by"], "race");
+    assert!(ms["detail"].as_str().unwrap().contains("1 shared-memory race report(s); first: [shared-race-war] kernel band_mode_nosync_u8"), "{ms}");
+    let ms_summary = read_json(&e.out().join("defects/missing-sync/summary.json"));
+    assert!(ms_summary["runs"][1]["env"].to_string().contains("EMU_CUDA_CHECKS=race"), "{ms_summary}");
     let ao_summary = read_json(&e.out().join("defects/atomic-order/summary.json"));
     assert_eq!(ao_summary["block_orders"]["orders"], serde_json::json!(["forward", "reverse", "shuffle:1"]));
     assert_eq!(ao_summary["block_orders"]["metrics_changed"]["m_a"]["frames"], serde_json::json!([2]));

@@ -14,6 +14,10 @@
 //! `__builtin_FILE/LINE/COLUMN` at the user's call), the context's unused `reserved0`
 //! field is gone (padding), the runtime table gained `yield_now` and `report`, and the
 //! module descriptor carries a `build_id` that its manifest repeats.
+//!
+//! Within version 2 the runtime table grows only at its end (`Runtime::size` says which
+//! entries a driver provides): `access` was added so that a checking library
+//! (`kernels-host build --checks`) can report its memory accesses.
 
 use std::ffi::{c_char, c_void};
 
@@ -178,6 +182,22 @@ pub mod report {
     pub const SHIFT: u32 = 3;
 }
 
+/// What a checking library reports through `Runtime::access`.
+pub mod access {
+    /// A plain read.
+    pub const READ: u32 = 0;
+    /// A plain write.
+    pub const WRITE: u32 = 1;
+    /// An atomic load.
+    pub const ATOMIC_READ: u32 = 2;
+    /// An atomic store or read-modify-write.
+    pub const ATOMIC_WRITE: u32 = 3;
+    /// The bit that marks an atomic access.
+    pub const ATOMIC_BIT: u32 = 2;
+    /// The bit that marks a write.
+    pub const WRITE_BIT: u32 = 1;
+}
+
 /// Kernel body runner: threads `[first, first+count)` of the current block.
 pub type RunFn = unsafe extern "C" fn(params: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32);
 /// The calling OS thread's context slot.
@@ -210,6 +230,10 @@ pub struct Runtime {
     pub yield_now: unsafe extern "C" fn(site: Site),
     /// A device-defined result the library emulated (see [`report`]).
     pub report: unsafe extern "C" fn(kind: u32, message: *const c_char, site: Site),
+    /// Added within version 2: a memory access of `size` bytes at `address` (see
+    /// [`access`]) by the instruction that called the checking hook at return address
+    /// `pc`. Only checking libraries (`kernels-host build --checks`) call it.
+    pub access: unsafe extern "C" fn(address: *const c_void, size: u64, kind: u32, pc: *const c_void),
 }
 
 /// One `__global__` function of the library.

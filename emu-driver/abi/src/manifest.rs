@@ -37,6 +37,11 @@ pub struct Manifest {
     pub globals: Vec<Global>,
     /// Differences from the device the build knows of.
     pub warnings: Vec<String>,
+    /// The library's checking variant (`kernels-host build --checks`), relative to the
+    /// manifest's directory: the same kernels, instrumented so that the driver sees their
+    /// memory accesses (`EMU_CUDA_CHECKS=race`). Absent when not built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks_library: Option<String>,
 }
 
 /// One kernel.
@@ -114,6 +119,12 @@ impl Manifest {
         manifest_path.parent().unwrap_or(Path::new(".")).join(&self.library)
     }
 
+    /// The checking variant beside a manifest read from `manifest_path`, if it was built.
+    pub fn checks_library_path(&self, manifest_path: &Path) -> Option<PathBuf> {
+        let c = self.checks_library.as_ref()?;
+        Some(manifest_path.parent().unwrap_or(Path::new(".")).join(c))
+    }
+
     /// The entries' symbols.
     pub fn symbols(&self) -> BTreeSet<&str> {
         self.entries.iter().map(|e| e.symbol.as_str()).collect()
@@ -141,6 +152,7 @@ mod tests {
             entries: vec![Entry { name: "k".into(), symbol: "_Z1kPi".into(), param_sizes: vec![8], param_aligns: vec![8], max_threads: 0, min_blocks: 0 }],
             globals: vec![Global { name: "g".into(), symbol: "g".into(), size: 4, constant: false }],
             warnings: vec![],
+            checks_library: None,
         }
     }
 
@@ -148,6 +160,12 @@ mod tests {
     fn round_trip_and_schema_check() {
         let m = sample();
         assert_eq!(Manifest::parse(&m.to_text()).unwrap(), m);
+        // The checking variant is optional: absent from the text when not built.
+        assert!(!m.to_text().contains("checks_library"));
+        let mut c = m.clone();
+        c.checks_library = Some("k.checks.so".into());
+        assert_eq!(Manifest::parse(&c.to_text()).unwrap(), c);
+        assert_eq!(c.checks_library_path(Path::new("/out/k.simtwin.json")), Some(PathBuf::from("/out/k.checks.so")));
         let old = m.to_text().replace(SCHEMA, "simtwin-kernels/1");
         assert!(matches!(Manifest::parse(&old), Err(ManifestError::Schema(s)) if s == "simtwin-kernels/1"));
         assert!(matches!(Manifest::parse("{"), Err(ManifestError::Malformed(_))));

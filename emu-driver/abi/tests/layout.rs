@@ -70,7 +70,7 @@ fn rust_types_match_abi_h() {
             "abi_version" => abi_version, "size" => size, "barrier" => barrier, "warp" => warp,
             "activemask" => activemask, "trap" => trap, "print" => print,
             "threadfence" => threadfence, "clock" => clock, "yield_now" => yield_now,
-            "report" => report
+            "report" => report, "access" => access
         },
         "simtwin_kernel_t" => Kernel {
             "name" => name, "function" => function, "run" => run, "param_count" => param_count,
@@ -100,6 +100,10 @@ fn rust_types_match_abi_h() {
         ("SIMTWIN_TRAP_UNSUPPORTED".into(), trap::UNSUPPORTED as u64),
         ("SIMTWIN_REPORT_CONVERSION".into(), report::CONVERSION as u64),
         ("SIMTWIN_REPORT_SHIFT".into(), report::SHIFT as u64),
+        ("SIMTWIN_ACCESS_READ".into(), access::READ as u64),
+        ("SIMTWIN_ACCESS_WRITE".into(), access::WRITE as u64),
+        ("SIMTWIN_ACCESS_ATOMIC_READ".into(), access::ATOMIC_READ as u64),
+        ("SIMTWIN_ACCESS_ATOMIC_WRITE".into(), access::ATOMIC_WRITE as u64),
     ];
     let names: Vec<String> = consts.iter().map(|(n, _)| n.clone()).collect();
     for n in &names {

@@ -44,6 +44,14 @@ pub enum HazardKind {
     /// A result C++ leaves undefined and the device defines (a saturating conversion,
     /// ...), computed as the device does.
     DeviceDefinedResult,
+    /// Shared memory written by one thread and read by another with no synchronisation
+    /// between (`EMU_CUDA_CHECKS=race`).
+    SharedRaceRaw,
+    /// Shared memory read by one thread and then written by another with no
+    /// synchronisation between.
+    SharedRaceWar,
+    /// Shared memory written by two threads with no synchronisation between.
+    SharedRaceWaw,
 }
 
 impl HazardKind {
@@ -59,6 +67,9 @@ impl HazardKind {
             HazardKind::WarpCallerNotInMask => "warp-caller-not-in-mask",
             HazardKind::Deadlock => "deadlock",
             HazardKind::DeviceDefinedResult => "device-defined-result",
+            HazardKind::SharedRaceRaw => "shared-race-raw",
+            HazardKind::SharedRaceWar => "shared-race-war",
+            HazardKind::SharedRaceWaw => "shared-race-waw",
         }
     }
 }

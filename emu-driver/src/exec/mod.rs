@@ -9,13 +9,16 @@
 //!
 //! Layout, one concept per file, each using only files listed before it:
 //! - `hazard`: reports; `order`: block order; `warp_ops`: collective arithmetic;
-//!   `device_defined`: what reads from lanes that cannot take part give;
+//!   `device_defined`: what reads from lanes that cannot take part give; `smem`: where
+//!   a block's shared memory is (checking modes), and poisoning;
 //! - `types`: what a launch is given and gives back (options, outcome, failure,
 //!   statistics, CUresults), re-exported here;
 //! - `threads`: a block's thread table (exits, waits, the run queue) and what every
 //!   rendezvous shares; `barrier`, `warp` (matching and resolution), `convergence`
 //!   (`__activemask`): each rendezvous kind on its own state and the thread table;
 //!   `block` puts them together; `deadlock` describes a block where nothing can run;
+//!   `race`: the shared-memory checks of a worker (`EMU_CUDA_CHECKS`: poisoning and the
+//!   race detector, fed by checking libraries' accesses and the block's sync events);
 //! - `fibers`: the fiber pool and the stack switches (the only stack-switching code);
 //!   `fault`: signal handling, which asks a `SignalTarget` whom a signal hit;
 //!   `watchdog`: forward progress;
@@ -48,8 +51,10 @@ mod fibers;
 mod hazard;
 mod order;
 mod parallel;
+mod race;
 mod runtime;
 mod scheduler;
+mod smem;
 mod threads;
 mod types;
 mod warp;
@@ -58,8 +63,9 @@ mod watchdog;
 
 pub use hazard::{format_threads, Hazard, HazardKind, HazardMode, MAX_REPORTED_THREADS};
 pub use order::BlockOrder;
+pub use smem::POISON;
 pub use types::{
-    ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, LaunchOutcome, CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS,
+    Checks, ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, LaunchOutcome, CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS,
     CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY, DEFAULT_STACK_SIZE,
     DEFAULT_WATCHDOG, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
 };

@@ -13,7 +13,7 @@ use super::scheduler::{current_worker, Worker};
 use super::threads::Arrival;
 use super::types::{CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_FAILED};
 use crate::abi;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 
 /// The table handed to every kernel library's `bind`.
 pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
@@ -28,6 +28,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     clock: rt_clock,
     yield_now: rt_yield,
     report: rt_report,
+    access: rt_access,
 };
 
 /// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
@@ -251,6 +252,38 @@ unsafe extern "C" fn rt_report(kind: u32, message: *const c_char, site: abi::Sit
             operation: site.describe(),
             message: msg,
         });
+        wk.block.threads.stop |= stop;
+        stop
+    });
+    if stop {
+        stop_forever(f);
+    }
+    leave(f);
+}
+
+/// A memory access of a checking library's kernel code (`kernels-host build --checks`):
+/// what falls into the running block's shared memory goes to the race detector. Most
+/// accesses are not to shared memory: that test comes first, before the fiber is marked
+/// as running executor code (it takes no lock and changes nothing, so a watchdog probe
+/// may interrupt it).
+unsafe extern "C" fn rt_access(address: *const c_void, size: u64, kind: u32, pc: *const c_void) {
+    let w = current_worker();
+    if w.is_null() {
+        return;
+    }
+    let addr = address as usize;
+    // SAFETY: CURRENT points to this thread's worker while it runs a launch; reading the
+    // checks' ranges races nothing (only this fiber's thread changes them, between blocks).
+    let watched = unsafe { (*w).checks.as_deref().is_some_and(|c| c.watches(addr)) };
+    if !watched {
+        return;
+    }
+    let Some((w, f)) = on_fiber() else { return };
+    let stop = with_worker(w, |wk| {
+        let tid = wk.running_thread();
+        let dim = wk.call.fields.block_dim;
+        let Some(c) = wk.checks.as_deref_mut() else { return false };
+        let stop = c.access(tid, dim, addr, size, kind, pc as usize, &mut wk.block.threads, &mut wk.log);
         wk.block.threads.stop |= stop;
         stop
     });

@@ -24,6 +24,7 @@ use super::fault::{self, fault_failure, FaultInfo, SignalTarget};
 use super::fibers::{self, BlockFields, Event, Fiber, FiberExit, FiberPool};
 use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
+use super::race::SharedChecks;
 use super::threads::Arrival;
 use super::types::{
     ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
@@ -112,6 +113,8 @@ pub(crate) struct Worker {
     /// Created at the first launch with a watchdog.
     pub watch: Option<Arc<WatchState>>,
     pub stats: ExecStats,
+    /// Shared-memory checks (`EMU_CUDA_CHECKS`), created at the first checked launch.
+    pub checks: Option<Box<SharedChecks>>,
 }
 
 /// What fibers and signal handlers report about a stop, for the scheduler to turn into
@@ -191,6 +194,7 @@ impl Worker {
             stop: Stopping::default(),
             watch: None,
             stats: ExecStats::default(),
+            checks: None,
         }
     }
 
@@ -234,6 +238,10 @@ impl Worker {
         c.fields.grid_dim = abi::Dim3 { x: gx, y: gy, z: gz };
         c.fields.dyn_smem = c.smem.as_mut_ptr().cast();
         c.fields.dyn_smem_size = cfg.dyn_smem_bytes as u64;
+        if opts.checks.any() || self.checks.is_some() {
+            let dyn_start = self.call.fields.dyn_smem as usize;
+            SharedChecks::begin_launch(&mut self.checks, opts.checks, kernel.run as usize, dyn_start, cfg.dyn_smem_bytes, &mut self.block.threads);
+        }
         let n = bx * by * bz;
         let seq = Sequence::new(gx as u64 * gy as u64 * gz as u64, opts.block_order);
 
@@ -257,6 +265,9 @@ impl Worker {
             self.log.block = [x, y, z];
             self.log.pos = pos;
             self.block.reset(n);
+            if let Some(c) = self.checks.as_deref_mut().filter(|_| opts.checks.any()) {
+                c.begin_block(&mut self.block.threads);
+            }
             self.stats.blocks += 1;
             if let Some(w) = &self.watch {
                 w.progress();

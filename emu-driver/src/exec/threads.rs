@@ -142,6 +142,9 @@ pub(crate) struct Threads {
     /// A hazard in error mode was recorded: the launch must stop.
     pub stop: bool,
     pub completed: Completed,
+    /// Completed `__syncwarp` groups (warp, lanes) not yet seen by the shared-memory race
+    /// detector (`race`); None, and nothing recorded, unless it is on.
+    pub syncwarps: Option<Vec<(u32, u32)>>,
 }
 
 impl Threads {
@@ -155,6 +158,7 @@ impl Threads {
             queues: Queues::default(),
             stop: false,
             completed: Completed::default(),
+            syncwarps: None,
         }
     }
 

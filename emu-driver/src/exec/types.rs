@@ -49,6 +49,22 @@ pub struct LaunchConfig {
     pub dyn_smem_bytes: usize,
 }
 
+/// The shared-memory checks a launch runs with (`EMU_CUDA_CHECKS`; see `race`, `smem`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Checks {
+    /// Report shared-memory races (needs a checking library, `kernels-host build --checks`).
+    pub race: bool,
+    /// Fill shared memory with 0xFF bytes before each block starts.
+    pub poison: bool,
+}
+
+impl Checks {
+    /// Any check is on.
+    pub fn any(&self) -> bool {
+        self.race || self.poison
+    }
+}
+
 /// How launches run (the driver maps `EMU_CUDA_*` variables to these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExecOptions {
@@ -64,6 +80,8 @@ pub struct ExecOptions {
     /// How long a launch may go without any thread finishing or starting before it
     /// ends with [`CUDA_ERROR_LAUNCH_TIMEOUT`] (`EMU_CUDA_WATCHDOG`); zero disables it.
     pub watchdog: Duration,
+    /// Shared-memory checks (`EMU_CUDA_CHECKS`); off by default.
+    pub checks: Checks,
 }
 
 impl Default for ExecOptions {
@@ -74,6 +92,7 @@ impl Default for ExecOptions {
             workers: 1,
             block_order: BlockOrder::Forward,
             watchdog: DEFAULT_WATCHDOG,
+            checks: Checks::default(),
         }
     }
 }

@@ -321,6 +321,11 @@ impl Warp {
             report_outside_mask(threads, base + lane, lane, j, op, g.mask, g.site, read, log);
         }
         threads.completed.collectives += 1;
+        if g.op == abi::warp::SYNC {
+            if let Some(s) = threads.syncwarps.as_mut() {
+                s.push((wi, arrived)); // orders the lanes' memory accesses (race detector)
+            }
+        }
         own
     }
 

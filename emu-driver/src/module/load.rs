@@ -86,15 +86,22 @@ pub struct Prepared {
 
 /// Binds a parsed image to the one kernel library with the same entries and opens a
 /// fresh instance of it. Time is linear in the module's entries: the manifest lists
-/// them in descriptor order.
-pub fn prepare(kernel_paths: &[PathBuf], img: image::Image) -> CuResult<Prepared> {
+/// them in descriptor order. With `race` (EMU_CUDA_CHECKS=race) the library's checking
+/// variant is opened instead (`kernels-host build --checks`): the same kernels,
+/// reporting their memory accesses; a library built without one is an error that says
+/// how to build it.
+pub fn prepare(kernel_paths: &[PathBuf], img: image::Image, race: bool) -> CuResult<Prepared> {
     let kernel_names: BTreeSet<String> = img.kernels.iter().map(|k| k.name.clone()).collect();
     let global_names: BTreeSet<String> = img.globals.iter().map(|g| g.name.clone()).collect();
     let looked_in = kernel_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":");
     let scan = registry::scan(kernel_paths);
     let want = registry::Wanted { kernels: &kernel_names, globals: &global_names };
     let found = registry::select(&scan, &want, &looked_in).map_err(no_binary)?.clone();
-    let lib_path = found.library_path();
+    let lib_path = if race {
+        checks_library(&found).map_err(no_binary)?
+    } else {
+        found.library_path()
+    };
     let (open_path, is_copy) = instance_path(&lib_path).map_err(no_binary)?;
     let opened = {
         // SAFETY: loading a kernels-host library runs only its static initialisers
@@ -103,6 +110,7 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image) -> CuResult<Prepared
     };
     if is_copy {
         let _ = std::fs::remove_file(&open_path);
+        crate::symbols::note_copy(&open_path, &lib_path);
     }
     let lib: libloading::Library = match opened {
         Ok(l) => l.into(),
@@ -111,12 +119,41 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image) -> CuResult<Prepared
             return Err(no_binary(format!("cannot load host kernel library {}: {e}", lib_path.display())));
         }
     };
+    if race {
+        // SAFETY: looking up a data symbol; it is not called or written.
+        let marked = unsafe { lib.get::<*const u8>(b"simtwin_checks_v1\0") }.is_ok();
+        if !marked {
+            forget_instance(&lib_path);
+            return Err(no_binary(format!(
+                "EMU_CUDA_CHECKS=race: {} (named as the checking variant by {}) is not a checking library (no simtwin_checks_v1): rebuild with `kernels-host build --checks`",
+                lib_path.display(),
+                found.path.display()
+            )));
+        }
+    }
     match bind_parts(&lib, &lib_path, &found, &img) {
         Ok((kernels, globals, ctx_slot)) => Ok(Prepared { kernels, globals, found, ctx_slot, lib, lib_path }),
         Err(msg) => {
             forget_instance(&lib_path);
             Err(no_binary(msg))
         }
+    }
+}
+
+/// The checking variant of a library (EMU_CUDA_CHECKS=race), or why there is none.
+fn checks_library(found: &Found) -> Result<PathBuf, String> {
+    match found.manifest.checks_library_path(&found.path) {
+        Some(p) if p.is_file() => Ok(p),
+        Some(p) => Err(format!(
+            "EMU_CUDA_CHECKS=race: the checking variant {} named by {} is missing: rebuild with `kernels-host build --checks`",
+            p.display(),
+            found.path.display()
+        )),
+        None => Err(format!(
+            "EMU_CUDA_CHECKS=race needs the checking variant of each kernel library, and {} (of {}) was built without one: rebuild with `kernels-host build --checks ...`",
+            found.library_path().display(),
+            found.path.display()
+        )),
     }
 }
 

@@ -18,6 +18,10 @@
  * Version 2: rendezvous entries take their call site (simtwin_site_t), `reserved0` is
  * gone (padding), the runtime table gained `yield_now` and `report`, and the module
  * descriptor carries `build_id` (repeated in the manifest).
+ *
+ * Within version 2 the runtime table may grow at its end: `size` says which entries a
+ * driver provides, and a library checks it before calling an entry added later
+ * (`access`, for the checking variant of a library: `kernels-host build --checks`).
  */
 #ifndef SIMTWIN_ABI_H
 #define SIMTWIN_ABI_H
@@ -115,6 +119,16 @@ enum simtwin_trap_kind {
     SIMTWIN_TRAP_UNSUPPORTED = 3 /* an operation the emulator cannot do faithfully */
 };
 
+/* What a checking library (`kernels-host build --checks`) reports through
+   runtime->access: a plain read or write, or an atomic one (atomics do not race with
+   atomics). */
+enum simtwin_access_kind {
+    SIMTWIN_ACCESS_READ = 0,
+    SIMTWIN_ACCESS_WRITE = 1,
+    SIMTWIN_ACCESS_ATOMIC_READ = 2,
+    SIMTWIN_ACCESS_ATOMIC_WRITE = 3  /* an atomic store or read-modify-write */
+};
+
 /* Driver -> kernel library. Every function is called on the fiber of the CUDA thread. */
 typedef struct simtwin_runtime {
     uint32_t abi_version;  /* SIMTWIN_ABI_VERSION */
@@ -139,6 +153,11 @@ typedef struct simtwin_runtime {
     void (*yield_now)(simtwin_site_t site);
     /* A device-defined result the library emulated (enum simtwin_report_kind). */
     void (*report)(uint32_t kind, const char *message, simtwin_site_t site);
+    /* Added within version 2 (present when `size` covers it): a memory access of `size`
+       bytes at `address` (enum simtwin_access_kind), made by the instruction that called
+       the checking hook at return address `pc`. Only checking libraries call it; the
+       driver keeps what falls into the block's shared memory (race detection). */
+    void (*access)(const void *address, uint64_t size, uint32_t kind, const void *pc);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

@@ -185,6 +185,12 @@ unsafe extern "C" fn clock() -> u64 {
     12345
 }
 
+/// Accesses a checking library reported: (address, size, kind, pc).
+pub static ACCESSES: Mutex<Vec<(usize, u64, u32, usize)>> = Mutex::new(Vec::new());
+unsafe extern "C" fn access(address: *const c_void, size: u64, kind: u32, pc: *const c_void) {
+    ACCESSES.lock().unwrap().push((address as usize, size, kind, pc as usize));
+}
+
 pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     abi_version: ffi::ABI_VERSION,
     size: std::mem::size_of::<ffi::Runtime>() as u32,
@@ -197,6 +203,7 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     clock,
     yield_now,
     report,
+    access,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {

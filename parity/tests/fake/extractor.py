@@ -17,6 +17,8 @@ Writes VMAF JSON (or XML/CSV with --format) with chosen differences selected by
   htod       one extra cuMemcpyHtoD_v2 per frame
   order      m_a of frame 2 one ULP larger under EMU_CUDA_BLOCK_ORDER reverse/shuffle:*
   deferred   m_a of frame 2 one ULP larger under EMU_CUDA_ASYNC=deferred
+  race       counts file with a shared-memory race report under EMU_CUDA_CHECKS=race
+             (nothing at all without it: the hardware hides the bug)
 Names of the real planted defects are mapped onto these (for the demo test).
 
 On the CUDA side under EMU_CUDA_COUNTS it checks the emulated-driver environment and
@@ -101,7 +103,7 @@ if os.environ.get("FAKE_IGNORE_DEFECTS"):
     defect = ""
 if backend == "cuda" and os.environ.get("EMU_CUDA_REAL") and os.environ.get("FAKE_REAL_DEFECT"):
     defect = os.environ["FAKE_REAL_DEFECT"]
-mapping = {"clamp-borders": "ulp", "filter-border-rows": "ulp", "missing-sync": "nan",
+mapping = {"clamp-borders": "ulp", "filter-border-rows": "ulp", "missing-sync": "race",
            "divergent-barrier": "hazard", "big-block": "fail", "host-roundtrip": "htod",
            "atomic-order": "order", "early-read": "deferred"}
 defect = mapping.get(defect, defect)
@@ -110,6 +112,8 @@ if defect == "order":
     defect = "ulp" if order == "reverse" or order.startswith("shuffle:") else ""
 if defect == "deferred":
     defect = "ulp" if os.environ.get("EMU_CUDA_ASYNC") == "deferred" else ""
+if defect == "race":
+    defect = "racehazard" if "race" in os.environ.get("EMU_CUDA_CHECKS", "").split(",") else ""
 
 if os.environ.get("FAKE_LOG"):
     with open(os.environ["FAKE_LOG"], "a") as f:
@@ -266,6 +270,10 @@ def cuda_program(drv, n):
     if defect == "hazard":
         drv.hazards.append({"kind": "barrier-divergence", "kernel": "temporal_sad_div_u8", "block": [0, 0, 0], "threads": [3],
                             "operation": "__syncthreads at temporal.cu:40", "message": "barrier in a divergent branch", "occurrences": 1})
+    if defect == "racehazard":
+        drv.hazards.append({"kind": "shared-race-war", "kernel": "band_mode_nosync_u8", "block": [0, 0, 0], "threads": [0, 1],
+                            "operation": "shared-memory write at band_mask.cu:103 after read at band_mask.cu:103",
+                            "message": "write-after-read race on dynamic shared memory (extern __shared__) + 8", "occurrences": 1})
     ok = True
     for _ in range(drv.live["allocations"]):
         if call("cuMemFree_v2", "go-on"):
