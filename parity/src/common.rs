@@ -118,11 +118,13 @@ pub struct ExtractorArgs {
     /// before synchronisation), e.g. --async deferred
     #[arg(long = "async", value_name = "eager|deferred", value_parser = ["eager", "deferred"])]
     pub async_mode: Option<String>,
-    /// Shared-memory checks on the emulated driver (EMU_CUDA_CHECKS): race (report
-    /// shared-memory races: needs kernels built with `kernels-host build --checks`, as
-    /// scripts/build builds the fixtures'), poison (fill shared memory with 0xFF bytes at
-    /// each block start), or race,poison; a race is a hazard (exit 1), e.g. --checks race
-    #[arg(long, value_name = "race|poison|race,poison", value_parser = parse_checks)]
+    /// Checking modes of the emulated driver (EMU_CUDA_CHECKS), comma separated: race
+    /// (report shared-memory races: needs kernels built with `kernels-host build
+    /// --checks`, as scripts/build builds the fixtures'), poison (fill shared memory with
+    /// 0xFF bytes at each block start), pointers (device memory out of host code's reach:
+    /// a host dereference of a device pointer kills the extractor with a report); a race
+    /// is a hazard (exit 1), e.g. --checks race
+    #[arg(long, value_name = "race,poison,pointers", value_parser = parse_checks)]
     pub checks: Option<String>,
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
@@ -221,11 +223,11 @@ pub fn parse_proof(s: &str) -> Result<Proof> {
     })
 }
 
-/// `--checks`: `race`, `poison` or both, comma separated.
+/// `--checks`: `race`, `poison`, `pointers`, comma separated.
 pub fn parse_checks(s: &str) -> std::result::Result<String, String> {
     let items: Vec<&str> = s.split(',').map(str::trim).collect();
-    if items.is_empty() || items.iter().any(|i| !matches!(*i, "race" | "poison")) {
-        return Err(format!("'{s}': expected race, poison or race,poison"));
+    if items.is_empty() || items.iter().any(|i| !matches!(*i, "race" | "poison" | "pointers")) {
+        return Err(format!("'{s}': expected a comma-separated list of race, poison, pointers"));
     }
     Ok(items.join(","))
 }

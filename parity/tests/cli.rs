@@ -264,7 +264,7 @@ fn frames_checks_race_passes_the_setting_and_a_race_report_fails_the_run() {
     // A check the driver does not have is a usage error.
     let o = e.parity("frames", &["--checks", "races"], &[]);
     expect_code(&o, 2);
-    assert!(text(&o).contains("expected race, poison or race,poison"), "{}", text(&o));
+    assert!(text(&o).contains("expected a comma-separated list of race, poison, pointers"), "{}", text(&o));
 }
 
 #[test]
