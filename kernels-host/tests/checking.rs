@@ -23,7 +23,10 @@ fn the_checking_variant_reports_every_access_and_the_plain_library_none() {
     // The counter the kernel adds to (its address is what the atomic must report).
     let mut count = 0u64;
     let count_addr = &count as *const u64 as usize;
-    let mut run = |path: &std::path::Path| -> (Vec<(usize, u64, u32, usize)>, [i32; 1], u64) {
+    // What one run gives: the accesses the hook saw (address, size, kind, return address),
+    // the kernel's output and the counter.
+    type Run = (Vec<(usize, u64, u32, usize)>, [i32; 1], u64);
+    let mut run = |path: &std::path::Path| -> Run {
         let m = LoadedModule::open(path).unwrap();
         unsafe { m.bind(&RUNTIME) };
         ACCESSES.lock().unwrap().clear();
