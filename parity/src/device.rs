@@ -118,6 +118,8 @@ pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
         }
     };
     info.loaded = true;
+    // SAFETY: symbols of the libcuda.so.1 just loaded: the marker is a static byte, cuInit
+    // has the driver API's signature; `lib` outlives every use.
     unsafe {
         let marker = lib.get::<*const u8>(MARKER.as_bytes()).ok().map(|s| *s);
         info.emulated = marker.is_some();
