@@ -110,7 +110,7 @@ fn backend_of(s: &str) -> Backend {
     }
 }
 
-#[allow(clippy::needless_range_loop)] // rounds index both the order and the times table
+/// `parity bench`: plan the commands, time them interleaved, write the reports.
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if a.frames < 3 {
         bail!("--frames must be at least 3 (the estimate is (t(N) - t(2)) / (N - 2))");
@@ -125,6 +125,44 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     std::fs::create_dir_all(&a.out)?;
     let out = std::fs::canonicalize(&a.out)?;
     report::clear_previous(&out, &ARTEFACTS)?;
+    let plan = plan(a)?;
+    for c in &plan.cmds {
+        eprintln!("parity: bench {}: {}{}", c.label, c.note, c.device.map(|d| format!(" ({d})")).unwrap_or_default());
+    }
+    if let (Some(r), Some(st)) = (&plan.real, &plan.simtwin) {
+        r.check_passthrough(st, a.ex.kernels.as_deref())?;
+        for c in plan.cmds.iter().filter(|c| c.device == Some("real")) {
+            prove_real(a, &out, r, st, c, &plan.real_extra)?;
+        }
+    }
+    let timing = time_rounds(a, &out, &plan)?;
+    for (c, launched) in plan.cmds.iter().zip(&timing.launched) {
+        if c.device == Some("emulated") && !launched {
+            bail!("bench {}: the CUDA command launched no kernel on the emulated driver (a CPU fallback?)", c.label);
+        }
+    }
+    write_reports(a, &out, &plan, timing)?;
+    println!("reports in {}", out.display());
+    Ok(0)
+}
+
+/// What `parity bench` runs: the commands (a CUDA command once per device), the real
+/// device and simtwin's build where needed, and the extra environment of each side.
+struct Plan {
+    cmds: Vec<Cmd>,
+    needs_cuda: bool,
+    real: Option<RealDevice>,
+    /// simtwin's build directory (target/simtwin), for CUDA commands.
+    simtwin: Option<PathBuf>,
+    /// --cuda-env for the emulated driver.
+    extra: Vec<(String, String)>,
+    /// The same without the emulation-only settings (for the real device).
+    real_extra: Vec<(String, String)>,
+    /// The emulation-only settings the real device did not get.
+    dropped: Vec<String>,
+}
+
+fn plan(a: &BenchArgs) -> Result<Plan> {
     let mut specs = Vec::new();
     let ba = backend_of(&a.backend);
     let (t, n) = template::resolve(a.cmd.as_deref(), &a.ex.preset, ba)?;
@@ -155,79 +193,90 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     }
     let extra = a.ex.cuda_extra_env()?;
     let (real_extra, dropped) = for_real_device(&extra);
-    for c in &cmds {
-        eprintln!("parity: bench {}: {}{}", c.label, c.note, c.device.map(|d| format!(" ({d})")).unwrap_or_default());
-    }
-    if let (Some(r), Some(st)) = (&real, &simtwin) {
-        r.check_passthrough(st, a.ex.kernels.as_deref())?;
-        for c in cmds.iter().filter(|c| c.device == Some("real")) {
-            prove_real(a, &out, r, st, c, &real_extra)?;
-        }
-    }
+    Ok(Plan { cmds, needs_cuda, real, simtwin, extra, real_extra, dropped })
+}
+
+/// The timed runs: per command and round, t(2) and t(N) in seconds.
+struct Timing {
+    /// times[cmd][round] = (t2, tN).
+    times: Vec<Vec<(f64, f64)>>,
+    /// Every timed run, in the order it ran (bench.csv).
+    csv: csv::Writer<Vec<u8>>,
+    /// Labels in run order, e.g. A2 B2 AN BN B2 A2 ...
+    order_log: Vec<String>,
+    /// Whether each emulated command's counters showed a kernel launch.
+    launched: Vec<bool>,
+}
+
+/// Runs every command R rounds at 2 and N frames, interleaved: A2 B2 AN BN in even
+/// rounds, B2 A2 BN AN in odd ones, so that all see the same machine load.
+fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timing> {
+    let cmds = &plan.cmds;
     let total = a.rounds as u64 * cmds.len() as u64 * 2;
     let pb = indicatif::ProgressBar::new(total);
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {elapsed:>4} {msg}").unwrap());
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
-    // times[cmd][round] = (t2, tN)
-    let mut times = vec![vec![(0.0f64, 0.0f64); a.rounds as usize]; cmds.len()];
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    csv.write_record(["command", "round", "order", "frames", "seconds"])?;
-    let mut order_log = Vec::new();
-    let mut launched = vec![false; cmds.len()];
+    let mut t = Timing {
+        times: vec![vec![(0.0f64, 0.0f64); a.rounds as usize]; cmds.len()],
+        csv: csv::Writer::from_writer(Vec::new()),
+        order_log: Vec::new(),
+        launched: vec![false; cmds.len()],
+    };
+    t.csv.write_record(["command", "round", "order", "frames", "seconds"])?;
     for r in 0..a.rounds as usize {
         let mut order: Vec<usize> = (0..cmds.len()).collect();
         if r % 2 == 1 {
             order.reverse();
         }
-        // A2 B2 AN BN in even rounds, B2 A2 BN AN in odd ones.
         for n in [2u64, a.frames] {
             for &ci in &order {
                 let c = &cmds[ci];
                 let o = out.join(format!("{}-n{n}.out", c.label));
                 let mut env = Vec::new();
                 let mut cdir = None;
-                match (c.device, &simtwin) {
+                match (c.device, &plan.simtwin) {
                     (Some("emulated"), Some(st)) => {
                         let d = out.join("counts").join(format!("{}-r{r}-n{n}", c.label));
                         let pattern = prepare_dir(&d)?;
                         env = emulated_env(st, a.ex.kernels.as_deref(), &pattern)?.vars;
-                        env.extend(extra.clone());
+                        env.extend(plan.extra.clone());
                         cdir = Some(d);
                     }
                     // The real device: the system's driver as the loader finds it, nothing of simtwin's.
-                    (Some(_), _) => env = real_extra.clone(),
+                    (Some(_), _) => env = plan.real_extra.clone(),
                     _ => {}
                 }
                 let argv = template::expand(&c.template, &a.ex.vars(&a.clip, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
                 let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
                 if let Some(d) = cdir {
-                    let counts = Counts::read_dir(&d)?;
-                    if counts.total_launches() > 0.0 {
-                        launched[ci] = true;
+                    if Counts::read_dir(&d)?.total_launches() > 0.0 {
+                        t.launched[ci] = true;
                     }
                 }
                 let s = res.elapsed.as_secs_f64();
                 if n == 2 {
-                    times[ci][r].0 = s;
+                    t.times[ci][r].0 = s;
                 } else {
-                    times[ci][r].1 = s;
+                    t.times[ci][r].1 = s;
                 }
-                order_log.push(format!("{}{}", c.label, n));
-                csv.write_record([c.label.to_string(), r.to_string(), order_log.len().to_string(), n.to_string(), format!("{s:.6}")])?;
+                t.order_log.push(format!("{}{}", c.label, n));
+                t.csv.write_record([c.label.to_string(), r.to_string(), t.order_log.len().to_string(), n.to_string(), format!("{s:.6}")])?;
                 pb.inc(1);
             }
         }
     }
     pb.finish_and_clear();
-    for (ci, c) in cmds.iter().enumerate() {
-        if c.device == Some("emulated") && !launched[ci] {
-            bail!("bench {}: the CUDA command launched no kernel on the emulated driver (a CPU fallback?)", c.label);
-        }
-    }
+    Ok(t)
+}
+
+/// The estimates (median over rounds of (t(N) - t(2)) / (N - 2)), the ratios, and
+/// bench.csv / bench.md / bench.json, written only now that every run is done.
+fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timing) -> Result<()> {
+    let (cmds, times) = (&plan.cmds, &timing.times);
     let mut results = Vec::new();
     let mut md = String::new();
-    let _ = writeln!(md, "# parity bench\n\nms per frame = (t({}) - t(2)) / ({} - 2), median of {} rounds; runs interleaved: {}\n", a.frames, a.frames, a.rounds, order_log.join(" "));
+    let _ = writeln!(md, "# parity bench\n\nms per frame = (t({}) - t(2)) / ({} - 2), median of {} rounds; runs interleaved: {}\n", a.frames, a.frames, a.rounds, timing.order_log.join(" "));
     let _ = writeln!(md, "| command | ms/frame (median) | per round | t(2) median s | t(N) median s | flags |\n|---|---|---|---|---|---|");
     for (ci, c) in cmds.iter().enumerate() {
         let est: Vec<f64> = times[ci].iter().map(|(t2, tn)| (tn - t2) * 1000.0 / (a.frames - 2) as f64).collect();
@@ -267,21 +316,20 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if cmds.iter().any(|c| c.device == Some("emulated")) {
         let _ = writeln!(md, "\nCommands on the emulated driver: their times measure the emulation on this machine's CPU, not a GPU.");
     }
-    if let Some(r) = &real {
+    if let Some(r) = &plan.real {
         let _ = writeln!(md, "\nCommands on the real device ran on the system's driver {} directly ({} device(s)); an untimed run through simtwin's pass-through proved that each launches kernels there.", r.path, r.devices);
-        if !dropped.is_empty() {
-            let _ = writeln!(md, "Not given to the real device (emulated driver only): {}.", dropped.join(" "));
+        if !plan.dropped.is_empty() {
+            let _ = writeln!(md, "Not given to the real device (emulated driver only): {}.", plan.dropped.join(" "));
         }
     }
-    let summary = json!({"schema": "simtwin-bench/1", "frames": a.frames, "rounds": a.rounds, "order": order_log,
-        "device": if needs_cuda { a.device.name() } else { "none" },
-        "real_driver": real.as_ref().map(|r| r.path.clone()),
+    let summary = json!({"schema": "simtwin-bench/1", "frames": a.frames, "rounds": a.rounds, "order": timing.order_log,
+        "device": if plan.needs_cuda { a.device.name() } else { "none" },
+        "real_driver": plan.real.as_ref().map(|r| r.path.clone()),
         "commands": results, "ratio_b_over_a": ratio, "ratios": ratios});
-    report::write_atomic(&out.join("bench.csv"), csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
+    report::write_atomic(&out.join("bench.csv"), timing.csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
     report::write_atomic(&out.join("bench.md"), md)?;
     report::write_json(&out.join("bench.json"), &summary)?;
-    println!("reports in {}", out.display());
-    Ok(0)
+    Ok(())
 }
 
 /// One untimed run of a CUDA command on the real device through simtwin's pass-through:
