@@ -7,6 +7,8 @@
 //! a manifest. The emulated driver dlopens the library and talks to it only through
 //! `include/simtwin/abi.h`.
 
+#![warn(missing_docs)]
+
 pub mod build;
 pub mod compdb;
 pub mod flags;

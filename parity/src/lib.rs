@@ -8,6 +8,8 @@
 //! input error (an extractor that fails or reaches its time limit included), 77 a real
 //! device was asked for and none exists.
 
+#![warn(missing_docs)]
+
 pub mod bench;
 pub mod common;
 pub mod compare;

@@ -19,6 +19,7 @@
 //! Nothing here calls a float libm function (so the preload cannot recurse); `f64::mul_add`
 //! is IEEE fma (hardware or glibc's exact software fma).
 
+#![warn(missing_docs)]
 #![allow(clippy::excessive_precision)]
 
 #[derive(Clone, Copy, Debug)]
