@@ -10,7 +10,7 @@ use std::time::Instant;
 
 /// Something that maps binary32 inputs (as bits) to binary32 outputs (as bits).
 pub trait BatchFn: Sync {
-    /// Writes f(input[i]) to output[i]; both slices have the same length.
+    /// Writes `f(input[i])` to `output[i]`; both slices have the same length.
     fn eval(&self, input: &[u32], output: &mut [u32]);
 }
 
