@@ -19,6 +19,7 @@ pub type CUstreamCallback = Option<unsafe extern "C" fn(stream: CUstream, status
 
 pub const CUDA_SUCCESS: CUresult = 0;
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+/// An allocation could not be made (or its size does not fit in memory).
 pub const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
 pub const CUDA_ERROR_NOT_INITIALIZED: CUresult = 3;
 pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
@@ -31,13 +32,19 @@ pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
 pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
 pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+/// A kernel touched memory outside every allocation (sticky for the context).
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
+/// A launch needs more registers per block than the device has, or the executor could
+/// not allocate its fibers' stacks.
 pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
+/// A launch ran past the watchdog without progress (sticky).
 pub const CUDA_ERROR_LAUNCH_TIMEOUT: CUresult = 702;
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
+/// A device-side `assert` failed (sticky).
 pub const CUDA_ERROR_ASSERT: CUresult = 710;
 pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
 pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
+/// A kernel could not go on (trap, deadlock, a hazard under EMU_CUDA_HAZARDS=error; sticky).
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;

@@ -23,6 +23,8 @@
 //! symbols
 //! ```
 
+#![warn(missing_docs)]
+
 /// The device runtime ABI shared with kernels-host libraries.
 pub use simtwin_abi::kernel as abi;
 

@@ -15,7 +15,10 @@ use std::process::Command;
 /// What to build and how.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
+    /// Where the libraries, manifests and `libsimtwin-tls.so.2` are written (created if
+    /// missing; intermediate files go to its `.simtwin-build/`).
     pub out_dir: PathBuf,
+    /// `-I` directories for the preprocessor, in order.
     pub include_dirs: Vec<PathBuf>,
     /// `NAME` or `NAME=VALUE`.
     pub defines: Vec<String>,
@@ -23,6 +26,7 @@ pub struct BuildOptions {
     pub arch: u32,
     /// The nvcc flags the user's real build uses (recorded in the manifest).
     pub nvcc_flags: Vec<String>,
+    /// The `.cu` files; each becomes its own library (names from `output_names`).
     pub sources: Vec<PathBuf>,
     /// The host C++ compiler (default `g++`, or $SIMTWIN_CXX).
     pub cxx: String,
@@ -38,6 +42,8 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
+    /// Defaults for building `sources` into `out_dir`: sm_90, no includes, defines or
+    /// nvcc flags, `$SIMTWIN_CXX` or `g++`, nvcc cross-check on, no checking variant.
     pub fn new(out_dir: impl Into<PathBuf>, sources: Vec<PathBuf>) -> Self {
         BuildOptions {
             out_dir: out_dir.into(),
@@ -57,11 +63,15 @@ impl BuildOptions {
 /// One built library.
 #[derive(Debug, Clone)]
 pub struct Built {
+    /// The kernel library, `OUT_DIR/<name>.so`.
     pub library: PathBuf,
+    /// Its manifest, `OUT_DIR/<name>.simtwin.json`.
     pub manifest_path: PathBuf,
+    /// The manifest as written there.
     pub manifest: Manifest,
 }
 
+/// Why a build failed; the CLI's exit code follows from the variant.
 #[derive(Debug)]
 pub enum BuildError {
     /// Bad arguments or unreadable input (CLI exit code 2).
@@ -72,6 +82,7 @@ pub enum BuildError {
 }
 
 impl BuildError {
+    /// The CLI exit code: 2 for [`BuildError::Usage`], 1 for [`BuildError::Compile`].
     pub fn exit_code(&self) -> i32 {
         match self {
             BuildError::Usage(_) => 2,
@@ -214,7 +225,7 @@ fn flag_warnings(f: &flags::NvccFlags) -> Vec<String> {
 
 /// What every library of one build shares: the work directory, the compiled runtime, and
 /// the CUDA toolkit found (nvcc for the cross-check, the type headers).
-pub struct Session {
+pub(crate) struct Session {
     pub work: PathBuf,
     rt_obj: PathBuf,
     /// The checking hooks' object (`simtwin_checks.cpp`), when checking variants are built.
@@ -316,7 +327,7 @@ impl Session {
 /// make the names distinct (`src/a/k.cu` and `src/b/k.cu` give `a-k` and `b-k`), else with
 /// a hash of the path; the same file listed again (built with other flags) numbered
 /// `-2`, `-3`, ... in order.
-pub fn output_names(sources: &[PathBuf]) -> Vec<String> {
+pub(crate) fn output_names(sources: &[PathBuf]) -> Vec<String> {
     let stem = |p: &Path| p.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
     let mut unique: Vec<&PathBuf> = Vec::new();
     for s in sources {
@@ -412,8 +423,11 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Ve
 /// The result of building a compile database: what was built, what failed (with why),
 /// and how many entries were not CUDA.
 pub struct DatabaseBuild {
+    /// One entry per CUDA entry that built.
     pub built: Vec<Built>,
+    /// Each CUDA entry that did not build: its source and the error.
     pub failed: Vec<(PathBuf, BuildError)>,
+    /// Entries of the database that are not CUDA compilations.
     pub skipped: usize,
 }
 
@@ -449,7 +463,7 @@ pub fn build_compile_commands(opts: &BuildOptions, db: &Path) -> Result<Database
 }
 
 /// Validates the options shared by all sources and parses the nvcc flags.
-pub fn check_options(opts: &BuildOptions) -> Result<flags::NvccFlags, BuildError> {
+pub(crate) fn check_options(opts: &BuildOptions) -> Result<flags::NvccFlags, BuildError> {
     if !(10..=200).contains(&opts.arch) {
         return Err(BuildError::Usage(format!("unsupported architecture sm_{}", opts.arch)));
     }
@@ -457,7 +471,7 @@ pub fn check_options(opts: &BuildOptions) -> Result<flags::NvccFlags, BuildError
 }
 
 /// Builds one source into `<name>.so` and `<name>.simtwin.json` of `opts.out_dir`.
-pub fn build_one(
+pub(crate) fn build_one(
     opts: &BuildOptions,
     nv: &flags::NvccFlags,
     session: &Session,

@@ -26,8 +26,6 @@ struct RawEntry {
 pub struct CudaEntry {
     /// The .cu file, absolute.
     pub source: PathBuf,
-    /// The directory the command ran in.
-    pub directory: PathBuf,
     /// The compiler's arguments without the compiler itself, the source and `-o FILE`
     /// (what the manifest records as `nvcc_flags`).
     pub flags: Vec<String>,
@@ -254,7 +252,7 @@ pub fn read(path: &Path) -> Result<Database, String> {
         }
         let source = normalize(&dir, &e.file);
         let source = std::fs::canonicalize(&source).map_err(|err| format!("{}: {}: {err}", at(), source.display()))?;
-        db.cuda.push(CudaEntry { source, directory: dir, flags, parsed });
+        db.cuda.push(CudaEntry { source, flags, parsed });
     }
     Ok(db)
 }

@@ -2,21 +2,23 @@
 //!
 //! An unmodified `.cu` file is preprocessed with the shim headers of `include/`
 //! (force-included, as nvcc force-includes cuda_runtime.h), rewritten (see
-//! [`rewrite`]), compiled with g++ into its own shared library together with the
+//! `rewrite.rs`), compiled with g++ into its own shared library together with the
 //! per-library runtime (directed rounding, printf/assert/trap routing), and described by
 //! a manifest. The emulated driver dlopens the library and talks to it only through
 //! `include/simtwin/abi.h`.
 
+#![warn(missing_docs)]
+
 pub mod build;
-pub mod compdb;
-pub mod flags;
-pub mod lex;
+pub(crate) mod compdb;
+pub(crate) mod flags;
+pub(crate) mod lex;
 pub mod manifest;
 pub mod module;
-pub mod nvcc_check;
-pub mod plugin;
-pub mod ptx;
-pub mod rewrite;
+pub(crate) mod nvcc_check;
+pub(crate) mod plugin;
+pub(crate) mod ptx;
+pub(crate) mod rewrite;
 pub mod toolkit;
 
 use std::path::PathBuf;

@@ -11,23 +11,36 @@ pub use simtwin_abi::kernel as ffi;
 /// One kernel of a loaded library, as the descriptor and dladdr describe it.
 #[derive(Debug, Clone)]
 pub struct KernelInfo {
+    /// Qualified name as written in the source (template-id for instantiations).
     pub name: String,
     /// Exported symbol at the kernel's address (mangled as nvcc mangles), if any.
     pub symbol: Option<String>,
+    /// `sizeof` each parameter, in order.
     pub param_sizes: Vec<u32>,
+    /// `alignof` each parameter, in order.
     pub param_aligns: Vec<u32>,
+    /// `__launch_bounds__` maximum threads per block, 0 if none.
     pub max_threads: u32,
+    /// `__launch_bounds__` minimum blocks per multiprocessor, 0 if none.
     pub min_blocks: u32,
+    /// The generated runner: runs a range of threads of the current block.
     pub run: ffi::RunFn,
-    pub function: *const c_void,
+    /// The kernel function's address in the library.
+    pub(crate) function: *const c_void,
 }
 
+/// One namespace-scope `__device__` / `__constant__` variable of a loaded library.
 #[derive(Debug, Clone)]
 pub struct GlobalInfo {
+    /// Qualified name as written in the source.
     pub name: String,
+    /// Exported symbol at the variable's address, if any (none in an anonymous namespace).
     pub symbol: Option<String>,
+    /// `sizeof` the variable in bytes.
     pub size: u64,
+    /// `__constant__` (true) or `__device__` (false).
     pub constant: bool,
+    /// The variable's address in the loaded library.
     pub address: *mut c_void,
 }
 
@@ -35,11 +48,17 @@ pub struct GlobalInfo {
 pub struct LoadedModule {
     _lib: libloading::os::unix::Library,
     path: std::path::PathBuf,
+    /// The library's module descriptor (`simtwin_module_v2()`), valid while this value lives.
     pub descriptor: *const ffi::Module,
+    /// The descriptor's kernels, in order (entry `i` of the manifest).
     pub kernels: Vec<KernelInfo>,
+    /// The descriptor's globals, in order (global `i` of the manifest).
     pub globals: Vec<GlobalInfo>,
+    /// The `.cu` file as given to kernels-host.
     pub source_path: String,
+    /// sha256 hex of the `.cu` file's bytes.
     pub source_hash: String,
+    /// sha256 hex of the generated translation unit; the manifest holds the same string.
     pub build_id: String,
 }
 
@@ -168,9 +187,11 @@ impl LoadedModule {
             .collect())
     }
 
+    /// The kernel with that source name or exported symbol.
     pub fn kernel(&self, name_or_symbol: &str) -> Option<&KernelInfo> {
         self.kernels.iter().find(|k| k.name == name_or_symbol || k.symbol.as_deref() == Some(name_or_symbol))
     }
+    /// The global with that source name or exported symbol.
     pub fn global(&self, name_or_symbol: &str) -> Option<&GlobalInfo> {
         self.globals.iter().find(|g| g.name == name_or_symbol || g.symbol.as_deref() == Some(name_or_symbol))
     }

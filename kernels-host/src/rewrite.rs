@@ -27,6 +27,7 @@ use std::collections::HashMap;
 #[derive(Clone, Debug)]
 pub struct KernelRec {
     /// Qualified name as written (template-id for instantiations).
+    #[cfg_attr(not(test), allow(dead_code))] // read by the unit tests
     pub name: String,
     /// Qualified path of its generated registration function.
     pub reg_fn: String,
@@ -37,11 +38,12 @@ pub struct KernelRec {
 /// A namespace-scope `__device__` / `__constant__` variable.
 #[derive(Clone, Debug)]
 pub struct GlobalRec {
+    #[cfg_attr(not(test), allow(dead_code))] // read by the unit tests
     pub name: String,
     pub reg_fn: String,
+    #[cfg_attr(not(test), allow(dead_code))] // read by the unit tests
     pub constant: bool,
     pub location: String,
-    pub anonymous_namespace: bool,
 }
 
 /// The rewritten translation unit (without the module descriptor tail).
@@ -958,7 +960,7 @@ impl<'a> Rewriter<'a> {
             }
             segments.last_mut().unwrap().push(k);
         }
-        let (path, anon) = self.ns_path();
+        let (path, _) = self.ns_path();
         let mut names = Vec::new();
         let mut is_const_object = false;
         for (si, seg) in segments.iter().enumerate() {
@@ -1013,7 +1015,6 @@ impl<'a> Rewriter<'a> {
                 reg_fn: format!("::{}", qualify(&path, &reg)),
                 constant,
                 location: self.loc(a),
-                anonymous_namespace: anon,
             });
         }
         self.global_inserts.push((self.lx.tokens[b].end, insert));

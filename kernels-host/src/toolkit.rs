@@ -1,5 +1,5 @@
 //! The user's CUDA toolkit: the nvcc that builds the real module images (run for the
-//! kernel-list cross-check, see [`crate::nvcc_check`]) and the toolkit's type headers,
+//! kernel-list cross-check, see `nvcc_check.rs`) and the toolkit's type headers,
 //! which device code sees through `<cuda.h>` and `<cuda_runtime_api.h>` as it does with
 //! nvcc.
 //!

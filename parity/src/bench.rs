@@ -13,7 +13,8 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-pub const EXAMPLE: &str = "\
+/// The examples and exit codes of the command's `--help`.
+const EXAMPLE: &str = "\
 Examples:
   # CUDA twin on the emulated driver, 12 frames, median of 3:
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --frames 12
@@ -42,13 +43,14 @@ const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
     suffixes: &[".out"],
 };
 
+/// The arguments of `parity bench`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct BenchArgs {
     #[command(flatten)]
-    pub clip: ClipArgs,
+    pub(crate) clip: ClipArgs,
     #[command(flatten)]
-    pub ex: ExtractorArgs,
+    pub(crate) ex: ExtractorArgs,
     /// Command A: a template or preset:NAME (default: the --preset's command for --backend)
     #[arg(long)]
     pub cmd: Option<String>,
@@ -89,7 +91,8 @@ struct Cmd {
     device: Option<&'static str>,
 }
 
-pub fn median(v: &[f64]) -> f64 {
+/// The median (NaN for an empty slice).
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     let n = s.len();
@@ -110,7 +113,8 @@ fn backend_of(s: &str) -> Backend {
     }
 }
 
-/// `parity bench`: plan the commands, time them interleaved, write the reports.
+/// `parity bench`: plan the commands, time them interleaved, write the reports; the exit
+/// code, or an error (exit code per [`crate::exit_code_of`]).
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if a.frames < 3 {
         bail!("--frames must be at least 3 (the estimate is (t(N) - t(2)) / (N - 2))");

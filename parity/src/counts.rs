@@ -22,7 +22,6 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct CountsFile {
     pub path: PathBuf,
-    pub pid: u32,
     pub state: State,
 }
 
@@ -102,9 +101,9 @@ impl Counts {
         }
         let mut total = Counters { schema: SCHEMA.into(), ..Default::default() };
         let mut files = Vec::new();
-        for (pid, (path, c)) in by_pid {
+        for (path, c) in by_pid.into_values() {
             total.merge(&c);
-            files.push(CountsFile { path, pid, state: c.state.clone() });
+            files.push(CountsFile { path, state: c.state.clone() });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let mut values = total.flatten();
@@ -120,7 +119,9 @@ impl Counts {
         Counts::from_files(&paths)
     }
 
-    pub fn get(&self, k: &str) -> f64 {
+    /// The flat value of key `k`, 0 when absent (for the unit tests).
+    #[cfg(test)]
+    pub(crate) fn get(&self, k: &str) -> f64 {
         self.values.get(k).copied().unwrap_or(0.0)
     }
 

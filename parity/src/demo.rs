@@ -20,7 +20,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub const EXAMPLE: &str = "\
+/// The examples and exit codes of the command's `--help`.
+const EXAMPLE: &str = "\
 Examples:
   scripts/build && parity demo
   parity demo --clips banded-256x256-8,textured-256x256-8 --features sse,topk --no-defects
@@ -31,8 +32,10 @@ parity difference, a failed audit or a defect MISSED or WAITING (its mechanism n
 in the driver: never reported as a pass), 2 setup error (target/simtwin missing: run
 scripts/build).";
 
-pub const FEATURES: &[&str] = &["sse", "band_mask", "log_stat", "topk", "temporal"];
-pub const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "ramp-3840x128-8", "textured-256x256-8"];
+/// The fixture twin's features the demo checks by default.
+pub(crate) const FEATURES: &[&str] = &["sse", "band_mask", "log_stat", "topk", "temporal"];
+/// The clips the demo uses without `--clips`/`--all-clips` (small ones and the wide ramps).
+pub(crate) const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "ramp-3840x128-8", "textured-256x256-8"];
 /// Planted defects and the mechanism that catches each (the one fixtures/README.md names).
 pub const DEFECTS: &[(&str, &str)] = &[
     ("clamp-borders", "frames"),
@@ -57,6 +60,7 @@ pub const DEMO_ORDERS: &[&str] = &["forward", "reverse", "shuffle:1"];
 /// topk_select adds once: the float atomics then add only zeros and no order shows.
 pub const ATOMIC_CLIP: (&str, u32, u32, u32, &str) = ("atomic-textured-256x256-8", 256, 256, 3, "noise:5:40");
 
+/// The arguments of `parity demo`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct DemoArgs {
@@ -93,7 +97,7 @@ struct ClipFile {
 }
 
 /// One parity or transfer check of the demo.
-pub struct CheckRow {
+pub(crate) struct CheckRow {
     pub section: &'static str,
     pub clip: String,
     pub feature: String,
@@ -103,7 +107,7 @@ pub struct CheckRow {
 
 /// What became of a planted defect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DefectResult {
+pub(crate) enum DefectResult {
     /// The mechanism named for it reported it.
     Caught,
     /// It ran and the defect went unnoticed (or the run failed otherwise).
@@ -123,7 +127,7 @@ impl DefectResult {
 }
 
 /// One planted-defect check.
-pub struct DefectRow {
+pub(crate) struct DefectRow {
     pub defect: String,
     pub how: String,
     pub code: i32,
@@ -133,7 +137,7 @@ pub struct DefectRow {
 
 /// The demo's verdict.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub code: i32,
     /// Only when every check passed and every planted defect was CAUGHT.
     pub all_pass: bool,
@@ -144,7 +148,7 @@ pub struct Verdict {
 /// The demo's summary rule: ALL PASS (exit 0) only when every check passed and every
 /// planted defect was caught. A defect that is WAITING (its mechanism is not built) or
 /// MISSED is a failure (exit 1), never a pass; a setup error anywhere gives 2.
-pub fn verdict(checks: &[CheckRow], defects: &[DefectRow]) -> Verdict {
+pub(crate) fn verdict(checks: &[CheckRow], defects: &[DefectRow]) -> Verdict {
     let mut code = 0;
     let mut reasons = Vec::new();
     for c in checks.iter().filter(|c| c.code != 0) {
@@ -249,6 +253,8 @@ fn code(r: &Result<i32>) -> (i32, String) {
     }
 }
 
+/// Runs `parity demo`: the verdict's exit code (0 ALL PASS, 1 a failure, 2 a setup error
+/// in one of its checks), or an error when it cannot start (no build, no clips).
 pub fn run_demo(a: &DemoArgs) -> Result<i32> {
     let simtwin = check_build(a)?;
     std::fs::create_dir_all(&a.out)?;

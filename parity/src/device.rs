@@ -26,13 +26,13 @@ pub enum DeviceMode {
 }
 
 impl DeviceMode {
-    pub fn emulated(self) -> bool {
+    pub(crate) fn emulated(self) -> bool {
         matches!(self, DeviceMode::Emulated | DeviceMode::Both)
     }
-    pub fn real(self) -> bool {
+    pub(crate) fn real(self) -> bool {
         matches!(self, DeviceMode::Real | DeviceMode::Both)
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DeviceMode::Emulated => "emulated",
             DeviceMode::Real => "real",
@@ -86,6 +86,7 @@ fn find_simtwin_raw(explicit: Option<&Path>) -> Result<PathBuf> {
     bail!("cannot find simtwin's build (target/simtwin): run scripts/build, or pass --simtwin DIR / set SIMTWIN_DIR")
 }
 
+/// What `parity driver-info` reports about the libcuda.so.1 a process would load.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DriverInfo {
     /// libcuda.so.1 could be loaded.
@@ -98,6 +99,7 @@ pub struct DriverInfo {
     pub init: Option<i32>,
     /// cuDeviceGetCount's answer.
     pub devices: Option<i32>,
+    /// Why loading or a driver call failed, if one did.
     pub error: Option<String>,
 }
 
@@ -211,7 +213,7 @@ pub fn cuda_error_name(rc: i32) -> &'static str {
 /// The emulated driver refused a setting of the run at cuInit (`code`: what cuInit
 /// answered, 801 CUDA_ERROR_NOT_SUPPORTED for a feature this driver does not have).
 #[derive(Debug)]
-pub struct Refused {
+pub(crate) struct Refused {
     pub code: i32,
     pub message: String,
 }
@@ -231,7 +233,7 @@ pub const NOT_SUPPORTED: i32 = 801;
 /// EMU_CUDA_BLOCK_ORDER=reverse, EMU_CUDA_FAIL=...) by calling its cuInit in a probe
 /// process: a driver without the feature refuses it there, and the run would fail (or,
 /// worse, a program that falls back to the CPU would pass) for that reason alone.
-pub fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]) -> Result<()> {
+pub(crate) fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]) -> Result<()> {
     let mut vars: Vec<(String, String)> = emu.vars.iter().filter(|(k, _)| k != "EMU_CUDA_COUNTS").cloned().collect();
     vars.extend(env.iter().cloned());
     let (info, stderr) = probe_with(&vars, true)?;
@@ -252,7 +254,8 @@ pub fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]) -> Re
     }
 }
 
-pub fn prepend_path(dir: &Path, var: &str) -> String {
+/// `dir` prepended to the `:`-separated list in the environment variable `var`.
+pub(crate) fn prepend_path(dir: &Path, var: &str) -> String {
     match std::env::var(var) {
         Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
         _ => dir.display().to_string(),
@@ -260,13 +263,16 @@ pub fn prepend_path(dir: &Path, var: &str) -> String {
 }
 
 /// Environment for a CUDA extractor on the emulated driver.
-pub struct EmulatedEnv {
+pub(crate) struct EmulatedEnv {
     pub vars: Vec<(String, String)>,
     pub lib_dir: PathBuf,
     pub driver_path: String,
 }
 
-pub fn emulated_env(simtwin: &Path, kernels: Option<&Path>, counts_pattern: &Path) -> Result<EmulatedEnv> {
+/// The environment of a CUDA run on the emulated driver in `simtwin`'s build, with
+/// `kernels` (default: its `kernels/`) and the counters file pattern; checks that the
+/// loader really picks simtwin's driver there.
+pub(crate) fn emulated_env(simtwin: &Path, kernels: Option<&Path>, counts_pattern: &Path) -> Result<EmulatedEnv> {
     let lib_dir = simtwin.join("lib");
     let driver = lib_dir.join("libcuda.so.1");
     if !driver.exists() {
@@ -330,7 +336,7 @@ pub fn for_real_device(extra: &[(String, String)]) -> (Vec<(String, String)>, Ve
 /// The real device: the system's libcuda.so.1 (as the dynamic loader finds it in this
 /// process's environment) with at least one device.
 #[derive(Debug, Clone)]
-pub struct RealDevice {
+pub(crate) struct RealDevice {
     /// The driver file (canonical path), handed to the pass-through as EMU_CUDA_REAL.
     pub path: String,
     pub devices: i32,

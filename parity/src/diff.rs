@@ -9,7 +9,8 @@ use anyhow::Result;
 use serde_json::Map;
 use std::path::PathBuf;
 
-pub const EXAMPLE: &str = "\
+/// The examples and exit codes of the command's `--help`.
+const EXAMPLE: &str = "\
 Examples:
   parity diff reports/frames/cpu.json reports/frames/cuda-emulated.json
   parity diff cpu.xml cuda.json --tolerances tolerances.txt --out reports/diff/run1
@@ -18,6 +19,7 @@ Tolerance file lines: `PATTERN exact|abs=X|rel=X|ulp=N|nan-any ...` (first match
 Exit codes: 0 identical or within tolerance, 1 differences beyond tolerance,
 2 input error (unreadable or malformed output, frame-count mismatch, missing metric).";
 
+/// The arguments of `parity diff`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct DiffArgs {
@@ -45,6 +47,7 @@ pub struct DiffArgs {
     pub ignore_metric: Vec<String>,
 }
 
+/// Runs `parity diff`: 0 within tolerance, 1 differences; an error for bad input.
 pub fn run_diff(a: &DiffArgs) -> Result<i32> {
     let r = (|| -> Result<i32> {
         report::clear_previous(&a.out, &report::DIFF_ARTEFACTS)?;

@@ -23,7 +23,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub const EXAMPLE: &str = "\
+/// The examples and exit codes of the command's `--help`.
+const EXAMPLE: &str = "\
 Examples:
   # every driver call of the fixtures' CUDA twin failing in turn, 2 frames per run:
   parity faults -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse,topk
@@ -41,13 +42,14 @@ Exit codes: 0 no crash and no hang, 1 a crash or a hang (or a leak with --fail-o
 2 setup error (the program fails without any fault, the driver refuses EMU_CUDA_FAIL
 or injects none of the failures asked for).";
 
+/// The arguments of `parity faults`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct FaultsArgs {
     #[command(flatten)]
-    pub clip: ClipArgs,
+    pub(crate) clip: ClipArgs,
     #[command(flatten)]
-    pub ex: ExtractorArgs,
+    pub(crate) ex: ExtractorArgs,
     /// The program: a command template or preset:NAME (default: the --preset's CUDA command)
     #[arg(long)]
     pub cmd: Option<String>,
@@ -85,7 +87,7 @@ const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
 
 /// One call site: the K-th call of an entry point.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
+pub(crate) struct Site {
     pub name: String,
     pub call: u64,
 }
@@ -93,7 +95,7 @@ pub struct Site {
 /// The call sites to fail, from the clean run's call counts: every call of every entry
 /// point, filtered by --only/--skip and --per-entry, in the order first calls of every
 /// entry point, then second calls, ... (so that --max-runs keeps the widest coverage).
-pub fn plan_sites(calls: &BTreeMap<String, u64>, only: &[String], skip: &[String], per_entry: Option<u64>, max_runs: Option<usize>) -> Vec<Site> {
+pub(crate) fn plan_sites(calls: &BTreeMap<String, u64>, only: &[String], skip: &[String], per_entry: Option<u64>, max_runs: Option<usize>) -> Vec<Site> {
     let wanted = |n: &str| (only.is_empty() || only.iter().any(|p| glob(p, n))) && !skip.iter().any(|p| glob(p, n));
     let mut sites: Vec<Site> = calls
         .iter()
@@ -122,7 +124,7 @@ pub enum Injection {
 
 /// One faulted run.
 #[derive(Debug, Clone)]
-pub struct FaultRun {
+pub(crate) struct FaultRun {
     pub site: Site,
     pub ended: Ended,
     pub elapsed: Duration,
@@ -190,6 +192,8 @@ fn leaks_json(l: &Leaks) -> Json {
            "streams": l.streams, "events": l.events, "total": l.total()})
 }
 
+/// Runs `parity faults`: 0 no finding, 1 a crash or a hang (or a leak with
+/// `--fail-on-leaks`); an error for a setup problem (written to the report too).
 pub fn run_faults(a: &FaultsArgs) -> Result<i32> {
     match faults_inner(a) {
         Ok(c) => Ok(c),

@@ -17,7 +17,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
 
-pub const EXAMPLE: &str = "\
+/// The examples and exit codes of the command's `--help`.
+const EXAMPLE: &str = "\
 Examples:
   # fixture twin, CPU vs CUDA on the emulated driver, all features:
   parity frames -r clips/banded.ref.yuv -d clips/banded.dis.yuv -W 256 -H 256 \\
@@ -44,16 +45,17 @@ crashes or reaches --timeout; a driver that refuses a block order), 77 a real de
 asked for and none exists. The report directory never holds an earlier run's results:
 they are removed when a run starts, and a failed extractor's output is renamed *.failed.";
 
+/// The arguments of `parity frames`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct FramesArgs {
     #[command(flatten)]
-    pub clip: ClipArgs,
+    pub(crate) clip: ClipArgs,
     /// Frames to process (default: every frame of the clips)
     #[arg(long, short = 'n')]
     pub frames: Option<u64>,
     #[command(flatten)]
-    pub ex: ExtractorArgs,
+    pub(crate) ex: ExtractorArgs,
     /// CPU extractor: a command template or preset:NAME (default: the --preset's CPU command)
     #[arg(long)]
     pub cpu_cmd: Option<String>,
@@ -106,6 +108,7 @@ struct CudaRun {
     dropped: Vec<String>,
 }
 
+/// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
     match frames_inner(a) {
         Ok(c) => Ok(c),

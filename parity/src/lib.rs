@@ -8,24 +8,26 @@
 //! input error (an extractor that fails or reaches its time limit included), 77 a real
 //! device was asked for and none exists.
 
+#![warn(missing_docs)]
+
 pub mod bench;
-pub mod common;
-pub mod compare;
-pub mod counts;
+pub(crate) mod common;
+pub(crate) mod compare;
+pub(crate) mod counts;
 pub mod demo;
 pub mod device;
 pub mod diff;
 pub mod faults;
-pub mod fidelity;
+pub(crate) mod fidelity;
 pub mod frames;
-pub mod num;
-pub mod orders;
-pub mod output;
+pub(crate) mod num;
+pub(crate) mod orders;
+pub(crate) mod output;
 pub mod replay;
-pub mod report;
-pub mod run;
-pub mod template;
-pub mod tolerance;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod template;
+pub(crate) mod tolerance;
 pub mod transfers;
 
 /// A run that cannot happen on this machine (no real device): exit code 77.

@@ -206,7 +206,6 @@ pub fn display(argv: &[String]) -> String {
 
 pub struct Preset {
     pub name: &'static str,
-    pub about: &'static str,
     pub cpu: &'static str,
     pub cuda: &'static str,
     /// The flags that select the backend and precision, printed with every run.
@@ -217,7 +216,7 @@ pub struct Preset {
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "twin",
-        about: "simtwin's fixture twin (simtwin-twin), VMAF JSON with %.17g",
+        // simtwin's fixture twin (simtwin-twin), VMAF JSON with %.17g
         cpu: "{twin} --backend cpu --reference {ref} --distorted {dis} --width {width} --height {height} --bitdepth {bitdepth} --frames {frames} {features_arg} --output {output}",
         cuda: "{twin} --backend cuda --reference {ref} --distorted {dis} --width {width} --height {height} --bitdepth {bitdepth} --frames {frames} {features_arg} {defect_arg} --output {output}",
         cpu_flags: "--backend cpu",
@@ -225,7 +224,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "vmaf-fork",
-        about: "a VMAF CLI fork with --backend cpu|cuda and --precision max",
+        // a VMAF CLI fork with --backend cpu|cuda and --precision max
         cpu: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_features} --backend cpu --precision max --json --output {output}",
         cuda: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_features} --backend cuda --precision max --json --output {output}",
         cpu_flags: "--backend cpu --precision max --json",
@@ -233,9 +232,11 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "vmaf-upstream",
-        about: "upstream VMAF CLI (Netflix/vmaf built with -Denable_cuda=true): no --backend; the CPU runs with --gpumask -1 \
-                and CPU extractor names (adm, vif, motion), CUDA with --gpumask 0 and the `_cuda` extractors (adm_cuda, ...); \
-                no --features runs the default model (vmaf_v0.6.1) on each side; prints %.6f (%.16f below 1e-6), no --precision",
+        // upstream VMAF CLI (Netflix/vmaf built with -Denable_cuda=true): no --backend; the CPU
+        // runs with --gpumask -1 and CPU extractor names (adm, vif, motion), CUDA with
+        // --gpumask 0 and the `_cuda` extractors (adm_cuda, ...); no --features runs the
+        // default model (vmaf_v0.6.1) on each side; prints %.6f (%.16f below 1e-6), no
+        // --precision
         cpu: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_features} --gpumask -1 --json --output {output}",
         cuda: "{vmaf} --reference {ref} --distorted {dis} --width {width} --height {height} --pixel_format {pixfmt} --bitdepth {bitdepth} --frame_cnt {frames} {vmaf_cuda_features} --gpumask 0 --json --output {output}",
         cpu_flags: "--gpumask -1 --json",

@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub const EXAMPLE: &str = "\
+/// The examples and exit codes of the command's `--help`.
+const EXAMPLE: &str = "\
 Examples:
   # what does the temporal twin move per frame on top of the sse twin?
   parity transfers -r ref.yuv -d dis.yuv -W 256 -H 256 --features temporal \\
@@ -41,13 +42,14 @@ Exit codes: 0 audit passed, 1 an assertion failed (the report names the key and 
 calls behind it), the driver reported hazards or (--device both) emulated and real
 counts differ per frame, 2 setup error, 77 no real device.";
 
+/// The arguments of `parity transfers`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = EXAMPLE)]
 pub struct TransfersArgs {
     #[command(flatten)]
-    pub clip: ClipArgs,
+    pub(crate) clip: ClipArgs,
     #[command(flatten)]
-    pub ex: ExtractorArgs,
+    pub(crate) ex: ExtractorArgs,
     /// CUDA extractor: a command template or preset:NAME (default: the --preset's CUDA command)
     #[arg(long)]
     pub cmd: Option<String>,
@@ -113,7 +115,7 @@ pub struct TransfersArgs {
 }
 
 #[derive(Debug, Clone)]
-pub struct Assertion {
+pub(crate) struct Assertion {
     pub key: String,
     pub max: f64,
     pub flag: String,
@@ -126,7 +128,7 @@ fn parse_kv(s: &str, what: &str) -> Result<(String, f64)> {
 }
 
 impl TransfersArgs {
-    pub fn assertions(&self) -> Result<Vec<Assertion>> {
+    pub(crate) fn assertions(&self) -> Result<Vec<Assertion>> {
         let mut v = Vec::new();
         let mut add = |o: Option<f64>, key: &str, flag: &str| {
             if let Some(m) = o {
@@ -155,7 +157,7 @@ impl TransfersArgs {
 }
 
 /// Counts of one run at N1 and N2 frames.
-pub struct Measured {
+pub(crate) struct Measured {
     pub label: String,
     pub n1: u64,
     pub n2: u64,
@@ -164,13 +166,13 @@ pub struct Measured {
     pub commands: Vec<Vec<String>>,
 }
 
-pub fn with_total(c: &Counts) -> BTreeMap<String, f64> {
+pub(crate) fn with_total(c: &Counts) -> BTreeMap<String, f64> {
     let mut m = c.values.clone();
     m.insert("launches.total".into(), c.total_launches());
     m
 }
 
-pub fn per_frame(m: &Measured, n1: u64, n2: u64) -> BTreeMap<String, f64> {
+pub(crate) fn per_frame(m: &Measured, n1: u64, n2: u64) -> BTreeMap<String, f64> {
     let (a, b) = (with_total(&m.c1), with_total(&m.c2));
     let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     let d = (n2 - n1) as f64;
@@ -216,6 +218,7 @@ fn fmt_pf(x: f64) -> String {
     }
 }
 
+/// Runs `parity transfers`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
 pub fn run_transfers(a: &TransfersArgs) -> Result<i32> {
     match inner(a) {
         Ok(c) => Ok(c),

@@ -20,8 +20,11 @@ pub struct Target {
 /// The kind of container given to the loader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageKind {
+    /// PTX assembly text.
     Ptx,
+    /// A bare ELF cubin.
     Cubin,
+    /// A fatbin container (given directly or through its `__fatBinC_Wrapper_t`).
     Fatbin,
 }
 
@@ -59,6 +62,7 @@ impl Image {
 /// One kernel entry of a module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelInfo {
+    /// The entry's symbol as the image spells it (mangled for C++ kernels).
     pub name: String,
     /// Parameter layout in order, when the image records it (PTX and cubins both do).
     pub params: Option<Vec<ParamInfo>>,
@@ -81,7 +85,9 @@ impl KernelInfo {
 /// One kernel parameter: its byte offset in the parameter buffer and its size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParamInfo {
+    /// Byte offset of the parameter in the parameter buffer.
     pub offset: u32,
+    /// Size of the parameter in bytes.
     pub size: u32,
 }
 
@@ -112,6 +118,7 @@ pub struct FuncAttrs {
     pub const_size_bytes: u32,
     /// Product of EIATTR_MAX_THREADS (or EIATTR_REQNTID), if the kernel has one.
     pub max_threads_per_block: Option<u32>,
+    /// EIATTR_REQNTID: the only block shape the kernel accepts, if it has one.
     pub reqntid: Option<[u32; 3]>,
     /// Not recorded in cubins: set by cuFuncSetAttribute. Always `None` here.
     pub max_dynamic_shared: Option<u32>,
@@ -126,6 +133,7 @@ pub struct FuncAttrs {
 /// A module-scope variable that cuModuleGetGlobal can name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobalInfo {
+    /// The variable's symbol, as cuModuleGetGlobal is asked for it.
     pub name: String,
     /// Size in bytes when the image states it.
     pub size: Option<u64>,
@@ -136,14 +144,18 @@ pub struct GlobalInfo {
 /// What an entry of a fatbin holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
+    /// PTX text (entry kind 1).
     Ptx,
+    /// An ELF cubin (entry kind 2).
     Cubin,
+    /// Any other kind number, listed and skipped.
     Unknown(u16),
 }
 
 /// How an entry's payload is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
+    /// Stored as is.
     None,
     /// Flag 0x8000: a zstd frame (nvcc 12.8 and later, `--compress-mode=default/size`).
     Zstd,
@@ -154,11 +166,13 @@ pub enum Compression {
 /// One fatbin entry as seen in the container.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntrySummary {
+    /// What the entry holds.
     pub kind: EntryKind,
     /// Architecture number, e.g. 90.
     pub arch: u32,
     /// 'a' (arch-specific, sm_90a) or 'f' (family, sm_100f) variants.
     pub variant: Option<char>,
+    /// How the payload is stored.
     pub compression: Compression,
     /// Bytes stored in the container for this entry (after its header, padding included).
     pub stored_size: u64,
@@ -244,13 +258,14 @@ impl fmt::Display for ImageError {
 
 impl std::error::Error for ImageError {}
 
-pub fn invalid(msg: impl Into<String>) -> ImageError {
+/// An [`ImageError::Invalid`] with that message.
+pub(crate) fn invalid(msg: impl Into<String>) -> ImageError {
     ImageError::Invalid(msg.into())
 }
 
 /// The formats told apart by their first bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Fatbin,
     /// The `__fatBinC_Wrapper_t` a host object embeds: it points at the fatbin.
     Wrapper,
@@ -258,11 +273,13 @@ pub enum Format {
     Text,
 }
 
-pub const FATBIN_MAGIC: u32 = 0xBA55_ED50;
-pub const WRAPPER_MAGIC: u32 = 0x4662_43B1;
+/// First word of a fatbin container.
+pub(crate) const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+/// First word of a `__fatBinC_Wrapper_t`.
+pub(crate) const WRAPPER_MAGIC: u32 = 0x4662_43B1;
 
 /// Tells the format from the first (up to four) bytes.
-pub fn sniff(head: &[u8]) -> Format {
+pub(crate) fn sniff(head: &[u8]) -> Format {
     if head.len() >= 4 {
         let m = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
         if m == FATBIN_MAGIC {
@@ -279,22 +296,22 @@ pub fn sniff(head: &[u8]) -> Format {
 }
 
 /// Can a cubin for `arch` run on the target? Same major, minor not above the device's.
-pub fn cubin_runs(arch: u32, target: Target) -> bool {
+pub(crate) fn cubin_runs(arch: u32, target: Target) -> bool {
     arch / 10 == target.sm / 10 && arch <= target.sm
 }
 
-/// Reads a little-endian integer at `off`, or None past the end.
-pub fn le_u16(b: &[u8], off: usize) -> Option<u16> {
+/// Reads a little-endian integer at `off`, or None past the end (also `le_u32`, `le_u64`).
+pub(crate) fn le_u16(b: &[u8], off: usize) -> Option<u16> {
     let s = b.get(off..off.checked_add(2)?)?;
     Some(u16::from_le_bytes([s[0], s[1]]))
 }
 
-pub fn le_u32(b: &[u8], off: usize) -> Option<u32> {
+pub(crate) fn le_u32(b: &[u8], off: usize) -> Option<u32> {
     let s = b.get(off..off.checked_add(4)?)?;
     Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
-pub fn le_u64(b: &[u8], off: usize) -> Option<u64> {
+pub(crate) fn le_u64(b: &[u8], off: usize) -> Option<u64> {
     let s = b.get(off..off.checked_add(8)?)?;
     let mut a = [0u8; 8];
     a.copy_from_slice(s);

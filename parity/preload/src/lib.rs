@@ -19,6 +19,7 @@
 //! Nothing here calls a float libm function (so the preload cannot recurse); `f64::mul_add`
 //! is IEEE fma (hardware or glibc's exact software fma).
 
+#![warn(missing_docs)]
 #![allow(clippy::excessive_precision)]
 
 #[derive(Clone, Copy, Debug)]
@@ -317,18 +318,22 @@ pub fn cr_expf(x: f32) -> f32 {
     round_dd(Dd { h: p.h * s, l: p.l * s })
 }
 
+/// The libm symbol `log2f`, interposed under LD_PRELOAD: [`cr_log2f`].
 #[no_mangle]
 pub extern "C" fn log2f(x: f32) -> f32 {
     cr_log2f(x)
 }
+/// The libm symbol `logf`, interposed under LD_PRELOAD: [`cr_logf`].
 #[no_mangle]
 pub extern "C" fn logf(x: f32) -> f32 {
     cr_logf(x)
 }
+/// The libm symbol `exp2f`, interposed under LD_PRELOAD: [`cr_exp2f`].
 #[no_mangle]
 pub extern "C" fn exp2f(x: f32) -> f32 {
     cr_exp2f(x)
 }
+/// The libm symbol `expf`, interposed under LD_PRELOAD: [`cr_expf`].
 #[no_mangle]
 pub extern "C" fn expf(x: f32) -> f32 {
     cr_expf(x)

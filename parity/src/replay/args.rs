@@ -102,8 +102,10 @@ pub struct LibmArgs {
     /// Inputs per work item.
     #[arg(long)]
     pub chunk: Option<usize>,
+    /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
 }

@@ -35,8 +35,11 @@ pub fn pair(v: &Float) -> (f32, f32) {
 /// One bin: reciprocal r (12 significant bits) and T = -log2(r) as a pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bin {
+    /// The reciprocal r of the bin centre, rounded to 12 significant bits.
     pub r: f32,
+    /// High part of -log2(r).
     pub th: f32,
+    /// Low part of -log2(r) (-log2(r) - th, rounded).
     pub tl: f32,
 }
 
@@ -46,6 +49,7 @@ pub fn unit_bins() -> [usize; 2] {
     [i1 - 1, i1]
 }
 
+/// The [`BINS`] bins of the reduction, by index (the two [`unit_bins`] are r = 1, T = 0).
 pub fn reduction_table() -> Vec<Bin> {
     let unit = unit_bins();
     (0..BINS)
@@ -68,14 +72,15 @@ pub fn reduction_table() -> Vec<Bin> {
 }
 
 /// Polynomial constants: (L_hi, L_lo), (C2_hi, C2_lo), (C3_hi, C3_lo), C4..C7.
-pub struct Coeffs {
+pub(crate) struct Coeffs {
     pub l: (f32, f32),
     pub c2: (f32, f32),
     pub c3: (f32, f32),
     pub tail: [f32; 4],
 }
 
-pub fn coefficients() -> Coeffs {
+/// L = 1/ln 2 and C_k = (-1)^(k+1) L / k from MPFR at 256 bits.
+pub(crate) fn coefficients() -> Coeffs {
     let ln2 = Float::with_val(PREC, rug::float::Constant::Log2);
     let l = Float::with_val(PREC, 1u32) / &ln2;
     let ck = |k: u32| {
@@ -130,7 +135,8 @@ pub fn parse_hexf(s: &str) -> Option<f32> {
     Some(if neg { -v } else { v })
 }
 
-pub fn table_region() -> String {
+/// The text of the `reduction table` region: coefficient macros and the bin arrays.
+pub(crate) fn table_region() -> String {
     let t = reduction_table();
     let c = coefficients();
     let mut s = String::new();
@@ -163,7 +169,9 @@ pub fn table_region() -> String {
     s
 }
 
-pub fn hard_region(cases: &[(u32, u32)]) -> String {
+/// The text of the `hard cases` region: the sorted inputs and their results, each array
+/// ending in a sentinel.
+pub(crate) fn hard_region(cases: &[(u32, u32)]) -> String {
     let mut cases = cases.to_vec();
     cases.sort();
     cases.dedup();
@@ -213,13 +221,15 @@ pub fn read_cases_csv(path: &Path) -> Result<Vec<(u32, u32)>> {
     parse_cases(&text)
 }
 
+/// Parses 32-bit hex bits, with or without `0x`.
 pub fn parse_hex(s: &str) -> Result<u32> {
     let s = s.trim();
     let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
     u32::from_str_radix(h, 16).with_context(|| format!("bad hex {s:?}"))
 }
 
-pub fn parse_cases(text: &str) -> Result<Vec<(u32, u32)>> {
+/// Parses the text of a hard-case CSV (see [`read_cases_csv`]); `#` lines are skipped.
+pub(crate) fn parse_cases(text: &str) -> Result<Vec<(u32, u32)>> {
     let mut v = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();

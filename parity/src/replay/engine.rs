@@ -10,6 +10,7 @@ use std::time::Instant;
 
 /// Something that maps binary32 inputs (as bits) to binary32 outputs (as bits).
 pub trait BatchFn: Sync {
+    /// Writes `f(input[i])` to `output[i]`; both slices have the same length.
     fn eval(&self, input: &[u32], output: &mut [u32]);
 }
 
@@ -33,8 +34,11 @@ impl<F: Fn(f32) -> f32 + Sync> BatchFn for Scalar<F> {
 /// One misrounded input.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Misround {
+    /// The input (binary32 bits).
     pub input: u32,
+    /// What the function returned (binary32 bits).
     pub got: u32,
+    /// The correctly rounded result (binary32 bits).
     pub expected: u32,
     /// |got - exact| in ulps of the exact result (exact approximated in binary64).
     pub ulp_error: f64,
@@ -45,24 +49,32 @@ pub struct Misround {
 /// Totals of a replay.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
+    /// Inputs checked.
     pub inputs: u64,
+    /// Inputs whose result is not the correctly rounded one.
     pub misrounded: u64,
+    /// Inputs whose reference the binary64 filter could not decide (computed with MPFR).
     pub mpfr_decided: u64,
+    /// Seconds the run took (wall clock).
     pub seconds: f64,
     /// Largest ulp error seen over all inputs (misrounded or not), in ulps of the exact
     /// result; computed only where `track_max_error` was asked for, else over misrounded.
     pub max_ulp_error: f64,
-    pub max_ulp_error_input: Option<u32>,
+    pub(crate) max_ulp_error_input: Option<u32>,
     /// Misrounded inputs, sorted by input, at most `max_list` of them.
     pub list: Vec<Misround>,
+    /// More inputs misrounded than `list` holds.
     pub list_truncated: bool,
 }
 
 /// Options of a replay run.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Inputs per work item (raised to at least 256, 1024 when checking device outputs).
     pub chunk: usize,
+    /// Most misrounded inputs kept in [`Outcome::list`].
     pub max_list: usize,
+    /// Show a progress bar on stderr.
     pub progress: bool,
     /// Compute the ulp error of every input (slower: one more division per input) so that
     /// `max_ulp_error` covers correctly rounded inputs too (their error is < 0.5).
@@ -86,7 +98,7 @@ struct Local {
 
 /// Checks precomputed outputs for the inputs `input` (used by the device path, where the
 /// outputs come from the GPU).
-pub fn check_outputs(reference: &RefFn, input_start: u32, outputs: &[u32], opts: &Options, sink: &Sink) {
+pub(crate) fn check_outputs(reference: &RefFn, input_start: u32, outputs: &[u32], opts: &Options, sink: &Sink) {
     let n = outputs.len();
     let chunk = opts.chunk.max(1024);
     (0..n.div_ceil(chunk)).into_par_iter().for_each(|c| {
@@ -137,7 +149,7 @@ fn check_one(reference: &RefFn, x: u32, got: u32, opts: &Options, local: &mut Lo
 }
 
 /// Collects per-chunk results from the workers.
-pub struct Sink {
+pub(crate) struct Sink {
     inner: Mutex<Local>,
     truncated: std::sync::atomic::AtomicBool,
     done: AtomicU64,

@@ -140,6 +140,7 @@ pub struct HostBatch {
 }
 
 impl HostBatch {
+    /// dlopens a replay library that [`compile`] built and resolves its `replay_batch`.
     pub fn load(lib: &Path) -> Result<HostBatch> {
         // SAFETY: a replay library kernels-host built, whose replay_batch has BatchSym's
         // signature; the function is kept with the library that holds it.
@@ -166,6 +167,7 @@ pub struct LibFn {
 }
 
 impl LibFn {
+    /// dlopens `lib` (a path or a soname such as `libm.so.6`) and resolves `symbol`.
     pub fn load(lib: &str, symbol: &str) -> Result<LibFn> {
         // SAFETY: the user names a C `float f(float)` (libm's, the preload library's); the
         // function is kept with the library that holds it.
@@ -179,10 +181,6 @@ impl LibFn {
             Ok(LibFn { _lib: l, f })
         }
     }
-    pub fn call(&self, x: f32) -> f32 {
-        // SAFETY: a pure float function, loaded by `load`.
-        unsafe { (self.f)(x) }
-    }
 }
 
 impl BatchFn for LibFn {
@@ -195,7 +193,7 @@ impl BatchFn for LibFn {
 }
 
 /// A `float powf(float, float)` with a fixed exponent.
-pub struct LibPow {
+pub(crate) struct LibPow {
     _lib: libloading::Library,
     f: unsafe extern "C" fn(f32, f32) -> f32,
     pub exponent: f32,

@@ -28,8 +28,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Default range: every positive finite float.
-pub const DEFAULT_FROM: u32 = 0x0000_0001;
-pub const DEFAULT_TO: u64 = 0x7f80_0000;
+pub(crate) const DEFAULT_FROM: u32 = 0x0000_0001;
+/// End of the default range (exclusive): +inf's bits.
+pub(crate) const DEFAULT_TO: u64 = 0x7f80_0000;
 
 
 /// Parses a range bound: `0x7f800000` (bits) or a float value (`1.0`, `1024`, `0x1p-3`, `inf`).
@@ -163,8 +164,11 @@ pub fn write_reports(dir: &Path, summary: &serde_json::Value, o: &Outcome) -> Re
 /// Result of checking one hard-case table entry.
 #[derive(Clone, Debug)]
 pub struct TableEntryCheck {
+    /// The entry's input (binary32 bits).
     pub input: u32,
+    /// The result the table lists for it (binary32 bits).
     pub listed: u32,
+    /// The correctly rounded result per MPFR (binary32 bits).
     pub correct: u32,
     /// Distance of the exact result from the nearest rounding midpoint, in ulps (0.5 = on a
     /// float, 0 = on a midpoint), from MPFR at 128 bits.

@@ -30,15 +30,25 @@ use std::cmp::Ordering;
 /// A reference function of one binary32 argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RefFn {
+    /// log2 x
     Log2,
+    /// 2^x
     Exp2,
+    /// ln x
     Log,
+    /// e^x
     Exp,
+    /// sqrt x
     Sqrt,
+    /// cbrt x
     Cbrt,
+    /// sin x
     Sin,
+    /// cos x
     Cos,
+    /// log10 x
     Log10,
+    /// 10^x
     Exp10,
     /// x^p for a fixed binary32 exponent p.
     Pow(f32),
@@ -51,6 +61,8 @@ extern "C" {
 }
 
 impl RefFn {
+    /// Parses a function name as `--function`/`--reference` take it: `log2` or `log2f`,
+    /// `ln`, ..., `pow:P`/`powf:P`, `scale:C`.
     pub fn parse(s: &str) -> anyhow::Result<RefFn> {
         let s = s.trim();
         let base = s.strip_suffix('f').filter(|b| !b.is_empty() && *b != "p").unwrap_or(s);
@@ -81,7 +93,8 @@ impl RefFn {
         })
     }
 
-    pub fn name(&self) -> String {
+    /// The name [`RefFn::parse`] reads back (`log2`, `pow:2.5`, ...).
+    pub(crate) fn name(&self) -> String {
         match self {
             RefFn::Log2 => "log2".into(),
             RefFn::Exp2 => "exp2".into(),
