@@ -235,7 +235,7 @@ pub(crate) mod tests {
         b.reset(n);
         b.begin_slow();
         // The tests play the threads' arrivals themselves.
-        b.threads.queues.pending.clear();
+        b.threads.queues.clear_pending();
         (b, HazardLog::new(HazardMode::Warn, "k"))
     }
 

@@ -2,8 +2,8 @@
 //!
 //! A worker owns a pool of fibers whose stacks (corosensei's `DefaultStack`: an mmap
 //! with a guard page) are created once and reused by every later block and launch. A
-//! fiber's body is a loop "run the range of threads I was given, tell the scheduler
-//! `Finished`, wait for the next range", so a fiber outlives the CUDA threads it runs
+//! fiber's body is a loop "run the range of threads I was given, note that it ended,
+//! continue something else, wait for the next range", so a fiber outlives the threads it runs
 //! and a block that never reaches a rendezvous costs a single resume: the whole block
 //! runs as plain calls inside one range `run(params, ctx, 0, n)`.
 //!
@@ -11,9 +11,10 @@
 //! saves itself and continues another, so a thread that waits at a rendezvous switches
 //! straight to the next runnable thread's fiber, one switch per thread instead of a
 //! round trip through the scheduler (corosensei's coroutines only switch between a
-//! coroutine and the one that resumed it, which costs twice as much at a barrier). A
-//! fiber switches to the scheduler (its [`Home`]) with an [`Event`] only when nothing it
-//! may run is left: its range is done, no thread is runnable, or the launch must stop.
+//! coroutine and the one that resumed it, which costs twice as much at a barrier). When
+//! a fiber's range is done it calls its home's `range_end` hook, which notes the exits
+//! and continues whatever runs next. A fiber switches to the scheduler (its [`Home`])
+//! with an [`Event`] only when nothing it may run is left or the launch must stop.
 //!
 //! A suspended context is its stack pointer, pointing at a three-word record: the address
 //! to continue at, then the saved rbx and rbp (every other register is declared
@@ -39,29 +40,42 @@ use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
 /// What a context tells the scheduler when it switches back to it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Event {
-    /// The fiber's range of threads has finished.
-    Finished,
-    /// Its thread waits at a rendezvous (or yielded) and no thread is runnable (or the
-    /// run queue had a long streak): the scheduler picks what runs next.
+    /// Nothing the fiber may run is left (its thread waits at a rendezvous, yielded, or
+    /// its range ended), or the run queue had a long streak: the scheduler picks what
+    /// runs next.
     Waiting,
-    /// The launch must stop (a trap, an error-mode hazard); the fiber is abandoned.
+    /// The launch must stop (a trap, an error-mode hazard at a rendezvous); the fiber is
+    /// abandoned.
     Stop,
+    /// A range ended and its threads' exits recorded an error-mode hazard: the launch
+    /// stops.
+    ExitHazard,
     /// A signal handler took the fiber over after a fault in kernel code.
     Faulted,
     /// The watchdog took the fiber over in kernel code (no progress).
     Interrupted,
 }
 
-/// The scheduler's side of the switches: where it is suspended while fibers run, and
-/// what the context that switched back to it said. One per worker, at a fixed address.
+/// The scheduler's side of the switches: where it is suspended while fibers run, what
+/// the context that switched back to it said, and what a fiber does when its range
+/// ends. One per worker, at a fixed address.
 pub(crate) struct Home {
     sp: usize,
     pub event: Event,
+    /// Called on a fiber whose range has ended: notes the exits and says which
+    /// suspended context to continue, or 0 when the fiber got the next range itself.
+    range_end: unsafe fn(*mut Fiber) -> usize,
 }
 
 impl Home {
-    pub fn new() -> Self {
-        Home { sp: 0, event: Event::Finished }
+    pub fn new(range_end: unsafe fn(*mut Fiber) -> usize) -> Self {
+        Home { sp: 0, event: Event::Waiting, range_end }
+    }
+
+    /// The scheduler's suspended context (to continue it).
+    #[inline(always)]
+    pub fn saved_sp(&self) -> usize {
+        self.sp
     }
 
     /// Where a signal handler that takes the running fiber over continues: the
@@ -216,6 +230,14 @@ impl FiberPool {
     #[inline(always)]
     pub fn ptr(&self, fi: u32) -> *mut Fiber {
         self.fibers[fi as usize]
+    }
+
+    /// An idle fiber that exists already, marked busy.
+    #[inline]
+    pub fn take_existing(&mut self) -> Option<u32> {
+        let fi = self.idle.pop()?;
+        self.get_mut(fi).busy = true;
+        Some(fi)
     }
 
     /// An idle fiber (created when none is left), marked busy.
@@ -437,12 +459,15 @@ unsafe extern "C" fn fiber_start() -> ! {
     naked_asm!("mov rdi, [rsp]", "call {main}", "ud2", main = sym fiber_main)
 }
 
-/// A fiber's body: run the assigned range, tell the scheduler it finished, wait for the
-/// next range. Never returns; owns nothing (its frames may be abandoned at any switch).
+/// A fiber's body: run the assigned range, ask the home's `range_end` hook what runs
+/// next, continue it (unless it is this fiber with a new range). Never returns; owns
+/// nothing (its frames may be abandoned at any switch). The switch is here, not in the
+/// hook, so that a fiber continued with a new range goes straight on with its loop.
 unsafe extern "C" fn fiber_main(f: *mut Fiber) -> ! {
     loop {
-        // SAFETY: `f` is this fiber (the scheduler only enters it after `assign`); the
-        // library's `run` is called as its ABI specifies, with this fiber's context.
+        // SAFETY: `f` is this fiber (the scheduler only enters it after `assign`, which
+        // set `run`, `params` and `home`); the library's `run` is called as its ABI
+        // specifies, with this fiber's context.
         unsafe {
             if let Some(run) = (*f).run {
                 let first = (*f).cursor;
@@ -451,22 +476,35 @@ unsafe extern "C" fn fiber_main(f: *mut Fiber) -> ! {
                 run((*f).params, ptr::addr_of_mut!((*f).ctx), first, count);
                 (*f).set_in_kernel(false);
             }
-            to_home(f, Event::Finished);
+            let to = ((*(*f).home).range_end)(f);
+            if to != 0 {
+                switch_from(f, to);
+            }
         }
     }
 }
 
-/// Starts loading what continuing `f` will touch: the fiber and its context, and the
-/// stack above its saved stack pointer (a barrier sweep visits every fiber once, so
-/// nothing of it is still in L1).
+/// Starts loading fiber `f` itself (its saved stack pointer and its context): a
+/// barrier sweep visits every fiber once, so nothing of it is still in L1.
 #[inline(always)]
-pub(crate) fn prefetch(f: *const Fiber) {
+pub(crate) fn prefetch_fiber(f: *const Fiber) {
     use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    // SAFETY: prefetches never fault; `f` is a live fiber (its `sp` is a plain read of
-    // a fiber that is not running).
+    // SAFETY: prefetches never fault.
     unsafe {
         _mm_prefetch::<_MM_HINT_T0>(f.cast());
-        _mm_prefetch::<_MM_HINT_T0>(ptr::addr_of!((*f).ctx).cast::<i8>().add(64));
+        _mm_prefetch::<_MM_HINT_T0>(f.cast::<i8>().add(64));
+    }
+}
+
+/// Starts loading the stack above suspended fiber `f`'s saved stack pointer, what
+/// continuing it touches first. Reads `f.sp`: best when `prefetch_fiber(f)` ran a
+/// switch earlier.
+#[inline(always)]
+pub(crate) fn prefetch_stack(f: *const Fiber) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: prefetches never fault; `f` is a live fiber that is not running (a plain
+    // read of its saved stack pointer).
+    unsafe {
         let sp = (*f).sp as *const i8;
         let mut off = 0;
         while off < HOT_STACK_BYTES {

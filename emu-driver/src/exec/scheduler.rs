@@ -42,7 +42,7 @@ use std::sync::Arc;
 
 /// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
 const FAIRNESS_STREAK: u32 = 4096;
-/// Prefetch the fiber after the next one while switching to the next.
+/// Prefetch what the next two switches will touch while switching to the next fiber.
 const PREFETCH: bool = true;
 
 /// What is being launched, as the fibers need it.
@@ -184,7 +184,7 @@ impl Worker {
     pub fn new(stack_size: usize) -> Self {
         Worker {
             fibers: FiberPool::new(stack_size),
-            home: Home::new(),
+            home: Home::new(range_end),
             streak: 0,
             call: KernelCall {
                 name: String::new(),
@@ -336,7 +336,7 @@ impl Worker {
         // SAFETY: as in `enter`.
         let f = unsafe { &mut *self.running.current };
         if f.end > tid + 1 {
-            self.block.threads.queues.pending.push((tid + 1, f.end));
+            self.block.threads.queues.push_pending(tid + 1, f.end);
             f.end = tid + 1;
             // SAFETY: a plain store into the fiber's context; volatile because the
             // library's range loop polls it.
@@ -406,6 +406,13 @@ impl Worker {
         }
         self.block.yield_thread(tid, fi, site, &mut self.log);
         self.settle(Arrival::Wait, tid)
+    }
+
+    /// The scheduler's suspended context, to be continued with `event`.
+    #[inline(always)]
+    fn home_with(&mut self, event: Event) -> usize {
+        self.home.event = event;
+        self.home.saved_sp()
     }
 
     /// The watchdog found no progress.
@@ -503,7 +510,7 @@ impl Worker {
         };
         if let Some((a, e)) = rest {
             if a < e {
-                self.block.threads.queues.pending.push((a, e));
+                self.block.threads.queues.push_pending(a, e);
             }
         }
         let places = deadlock::survey(&self.block, running);
@@ -544,6 +551,48 @@ fn describe_pc(pc: usize) -> String {
 }
 
 impl Worker {
+    /// Fiber `fi`'s range has ended: its threads have exited (which may complete
+    /// rendezvous that waited for them) and the fiber goes back to the pool. True when
+    /// an exit recorded an error-mode hazard (the launch stops).
+    #[inline]
+    fn range_ended(&mut self, fi: u32) -> bool {
+        let fb = self.fibers.get(fi);
+        let (a, e) = (fb.cursor, fb.end);
+        if self.block.threads.slow {
+            self.block.exit_range(a, e, &mut self.log);
+        }
+        self.fibers.release(fi);
+        if let Some(s) = &self.watch {
+            s.progress();
+        }
+        self.block.threads.stop
+    }
+
+    /// Starts the next pending range on an idle fiber that exists, as the scheduler's
+    /// slow path would when nothing is runnable; None when that needs the slow path (no
+    /// pending range, no idle fiber, or a timed-out launch).
+    #[inline]
+    fn start_pending(&mut self, me: *mut Worker) -> Option<(*mut Fiber, u32)> {
+        if self.timed_out() {
+            return None;
+        }
+        if !self.block.threads.queues.has_pending() {
+            return None;
+        }
+        let fi = self.fibers.take_existing()?;
+        let (a, e) = self.block.threads.queues.pop_pending()?;
+        self.streak = 0;
+        let c = &self.call;
+        let run = c.run.expect("a launch is running");
+        let home = ptr::addr_of_mut!(self.home);
+        self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast(), home);
+        self.stats.ranges_started += 1;
+        if let Some(s) = &self.watch {
+            s.progress();
+        }
+        Some((self.fibers.ptr(fi), fi))
+    }
+
     /// The scheduler's slow path: the run queue is empty or had a long streak. Starts
     /// a pending range, or makes yielded threads runnable, or takes the run queue's
     /// head; None when nothing is left to run.
@@ -553,7 +602,7 @@ impl Worker {
         if self.timed_out() {
             return Err(self.stop_with(|w| w.timeout_failure(None)));
         }
-        if let Some((a, e)) = self.block.threads.queues.pending.pop() {
+        if let Some((a, e)) = self.block.threads.queues.pop_pending() {
             let fi = match self.fibers.take_idle() {
                 Ok(fi) => fi,
                 Err(e) => {
@@ -587,21 +636,7 @@ impl Worker {
     fn after_slow(&mut self, fi: u32, ev: Event) -> Result<(), LaunchFailure> {
         match ev {
             Event::Waiting => Ok(()),
-            Event::Finished => {
-                let fb = self.fibers.get(fi);
-                let (a, e) = (fb.cursor, fb.end);
-                if self.block.threads.slow {
-                    self.block.exit_range(a, e, &mut self.log);
-                }
-                self.fibers.release(fi);
-                if let Some(s) = &self.watch {
-                    s.progress();
-                }
-                if self.block.threads.stop {
-                    return Err(self.stop_with(|w| w.hazard_failure()));
-                }
-                Ok(())
-            }
+            Event::ExitHazard => Err(self.stop_with(|w| w.hazard_failure())),
             Event::Stop => Err(self.stop_with(|w| {
                 if w.timed_out() {
                     w.timeout_failure(None)
@@ -653,8 +688,14 @@ fn next_runnable(w: &mut Worker) -> Option<(*mut Fiber, u32)> {
     w.streak += 1;
     let fi = w.block.threads.fiber_of[t as usize];
     if PREFETCH {
-        if let Some(next) = w.block.threads.queues.peek_run() {
-            fibers::prefetch(w.fibers.ptr(w.block.threads.fiber_of[next as usize]));
+        // Two ahead: the fiber after next (its saved stack pointer arrives meanwhile)
+        // and the stack of the next one (whose fiber the previous switch prefetched).
+        let q = &w.block.threads.queues;
+        if let Some(next) = q.peek_run() {
+            fibers::prefetch_stack(w.fibers.ptr(w.block.threads.fiber_of[next as usize]));
+            if let Some(after) = q.peek_run_at(1) {
+                fibers::prefetch_fiber(w.fibers.ptr(w.block.threads.fiber_of[after as usize]));
+            }
         }
     }
     Some((w.fibers.ptr(fi), fi))
@@ -672,20 +713,51 @@ pub(crate) unsafe fn wait(w: *mut Worker, f: *mut Fiber) {
     // SAFETY: a short borrow, ended before the switch.
     let to = unsafe {
         let wk = &mut *w;
-        match next_runnable(wk) {
-            Some((nf, fi)) => {
-                make_running(wk, nf, fi);
-                fibers::saved_sp(&*nf)
-            }
-            None => {
-                fibers::to_home(f, Event::Waiting);
-                return;
-            }
+        match next_fiber(w, wk) {
+            Some(nf) => fibers::saved_sp(&*nf),
+            None => wk.home_with(Event::Waiting),
         }
     };
-    // SAFETY: `to` is a suspended fiber of this worker (threads on the run queue wait
-    // on their fibers); `f` is the running one.
+    // SAFETY: `to` is a suspended context of this worker (a fiber whose thread is
+    // runnable, a fresh range's fiber, or the scheduler); `f` is the running fiber.
     unsafe { fibers::switch_from(f, to) };
+}
+
+/// The fiber the running one continues when it cannot go on itself: the next runnable
+/// thread's, else an idle one given the next pending range; made the running fiber.
+/// None when the scheduler loop must decide.
+#[inline(always)]
+fn next_fiber(me: *mut Worker, w: &mut Worker) -> Option<*mut Fiber> {
+    let next = match next_runnable(w) {
+        Some(n) => Some(n),
+        None if w.streak < FAIRNESS_STREAK => w.start_pending(me),
+        None => None,
+    };
+    let (nf, fi) = next?;
+    make_running(w, nf, fi);
+    Some(nf)
+}
+
+/// The `range_end` hook of every worker's home, called on fiber `f` when its range has
+/// ended: note the exits, then say what to continue: the next fiber (made the running
+/// one), the scheduler (told why), or 0 when `f` took the next pending range itself.
+///
+/// # Safety
+/// Runs on fiber `f`, whose context's `executor` is its worker (set by `assign`).
+unsafe fn range_end(f: *mut Fiber) -> usize {
+    // SAFETY: per the contract; a short borrow of the worker, ended before the switch.
+    unsafe {
+        let w = (*f).ctx.executor.cast::<Worker>();
+        let wk = &mut *w;
+        if wk.range_ended((*f).index) {
+            return wk.home_with(Event::ExitHazard);
+        }
+        match next_fiber(w, wk) {
+            Some(nf) if nf == f => 0,
+            Some(nf) => fibers::saved_sp(&*nf),
+            None => wk.home_with(Event::Waiting),
+        }
+    }
 }
 
 /// The running thread (on fiber `f`) stops the launch: its fiber goes back to the
