@@ -17,6 +17,7 @@
 //!   (`__activemask`): each rendezvous kind on its own state and the thread table;
 //!   `block` puts them together; `deadlock` describes a block where nothing can run;
 //! - `fibers`: the fiber pool and the stack switches (the only stack-switching code);
+//!   `current`: the running fiber as kernel code finds it (through the context slot);
 //!   `fault`: signal handling, which asks a `SignalTarget` whom a signal hit;
 //!   `watchdog`: forward progress;
 //! - `scheduler`: a worker runs its blocks and, within a block, resumes fibers (the
@@ -41,6 +42,7 @@
 mod barrier;
 mod block;
 mod convergence;
+mod current;
 mod deadlock;
 mod device_defined;
 mod fault;

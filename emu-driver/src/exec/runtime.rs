@@ -7,6 +7,7 @@
 //! While an entry runs, its fiber is marked as not in kernel code, so the watchdog
 //! never redirects a fiber out of the executor's own code.
 
+use super::current;
 use super::fibers::Fiber;
 use super::hazard::{key_of, Detected, HazardKind};
 use super::scheduler::{self, current_worker, Worker};
@@ -34,6 +35,11 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
 /// as running executor code.
 #[inline(always)]
 fn on_fiber() -> Option<(*mut Worker, *mut Fiber)> {
+    if let Some((f, w)) = current::running() {
+        // SAFETY: the running fiber is live.
+        unsafe { (*f).set_in_kernel(false) };
+        return Some((w.cast(), f));
+    }
     let w = current_worker();
     if w.is_null() {
         return None;

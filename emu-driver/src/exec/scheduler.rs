@@ -22,6 +22,7 @@
 //! that thread (`impl SignalTarget for Worker`).
 
 use super::block::Block;
+use super::current;
 use super::deadlock;
 use super::fault::{self, fault_failure, FaultInfo, Redirect, SignalTarget};
 use super::fibers::{self, BlockFields, Event, Fiber, FiberPool, Home};
@@ -228,6 +229,7 @@ impl Worker {
             positions.failed(pos);
             return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
         }
+        current::note_slot(slot);
         let c = &mut self.call;
         c.slot = slot;
         c.name.clone_from(&kernel.name);
