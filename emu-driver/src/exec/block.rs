@@ -29,11 +29,14 @@ pub(crate) struct Block {
     pub warps: Vec<WarpState>,
 }
 
-/// One warp's rendezvous state: its collectives and its `__activemask` groups.
+/// One warp's rendezvous state: its collectives and its `__activemask` groups. Laid
+/// out so that what every arrival checks (open groups, a blocked shuffle) shares the
+/// first cache line; the lanes' operands follow.
 #[derive(Default)]
+#[repr(C)]
 pub(crate) struct WarpState {
-    pub collectives: Warp,
     pub convergence: Convergence,
+    pub collectives: Warp,
 }
 
 /// The lanes of warp `wi` suspended at a rendezvous other than its collectives: at the
