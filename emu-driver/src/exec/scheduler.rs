@@ -561,7 +561,11 @@ impl Worker {
         let fb = self.fibers.get(fi);
         let (a, e) = (fb.cursor, fb.end);
         if self.block.threads.slow {
-            self.block.exit_range(a, e, &mut self.log);
+            if e == a + 1 {
+                self.block.exit_one(a, &mut self.log);
+            } else {
+                self.block.exit_range(a, e, &mut self.log);
+            }
         }
         self.fibers.release(fi);
         if let Some(s) = &self.watch {
