@@ -28,25 +28,31 @@ fn open_speed() -> kernels_host::module::LoadedModule {
 fn three_d_indices_from_any_range_start() {
     let m = open_speed();
     let k = m.kernel("ids").unwrap();
-    let (bx, by, bz) = (5u32, 3u32, 4u32);
-    let n = bx * by * bz;
-    let mut out = vec![u32::MAX; 4 * n as usize];
-    let mut p = out.as_mut_ptr();
-    let args = [arg(&mut p)];
-    let mut ctx = new_ctx(bx, &mut []);
-    ctx.block_dim = kernels_host::module::ffi::Dim3 { x: bx, y: by, z: bz };
-    // Three ranges, the middle ones starting inside a row and a plane.
-    for (first, count) in [(0u32, 7u32), (7, 19), (26, n - 26)] {
-        unsafe {
-            *m.ctx_slot() = &mut ctx;
-            (k.run)(args.as_ptr(), &mut ctx, first, count);
+    // Odd shapes take the dividing path, power-of-two shapes the shifting one; ranges
+    // start inside the first row, inside a later row and inside a later plane.
+    for (bx, by, bz) in [(5u32, 3u32, 4u32), (8, 4, 2), (16, 16, 1), (32, 1, 1), (1, 1, 4)] {
+        let n = bx * by * bz;
+        let mut out = vec![u32::MAX; 4 * n as usize];
+        let mut p = out.as_mut_ptr();
+        let args = [arg(&mut p)];
+        let mut ctx = new_ctx(bx, &mut []);
+        ctx.block_dim = kernels_host::module::ffi::Dim3 { x: bx, y: by, z: bz };
+        let cuts = [0, 1.min(n - 1), (bx + 1).min(n - 1), (bx * by + 2).min(n - 1), n];
+        let mut cuts: Vec<u32> = cuts.to_vec();
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            let (first, count) = (w[0], w[1] - w[0]);
+            unsafe {
+                *m.ctx_slot() = &mut ctx;
+                (k.run)(args.as_ptr(), &mut ctx, first, count);
+            }
+            let last = first + count - 1;
+            assert_eq!((ctx.linear_tid, ctx.lane), (last, last % 32));
         }
-        let last = first + count - 1;
-        assert_eq!((ctx.linear_tid, ctx.lane), (last, last % 32));
-    }
-    for t in 0..n {
-        let e = [t % bx, (t / bx) % by, t / (bx * by), t];
-        assert_eq!(&out[4 * t as usize..4 * t as usize + 4], &e, "thread {t}");
+        for t in 0..n {
+            let e = [t % bx, (t / bx) % by, t / (bx * by), t];
+            assert_eq!(&out[4 * t as usize..4 * t as usize + 4], &e, "block {bx}x{by}x{bz}, thread {t}");
+        }
     }
 }
 

@@ -29,11 +29,14 @@ pub(crate) struct Block {
     pub warps: Vec<WarpState>,
 }
 
-/// One warp's rendezvous state: its collectives and its `__activemask` groups.
+/// One warp's rendezvous state: its collectives and its `__activemask` groups. Laid
+/// out so that what every arrival checks (open groups, a blocked shuffle) shares the
+/// first cache line; the lanes' operands follow.
 #[derive(Default)]
+#[repr(C)]
 pub(crate) struct WarpState {
-    pub collectives: Warp,
     pub convergence: Convergence,
+    pub collectives: Warp,
 }
 
 /// The lanes of warp `wi` suspended at a rendezvous other than its collectives: at the
@@ -197,21 +200,50 @@ impl Block {
         for wi in a / WARP..=(e - 1) / WARP {
             let lo = a.max(wi * WARP) - wi * WARP;
             let hi = e.min(wi * WARP + WARP) - wi * WARP;
-            let newly = lane_range_mask(lo, hi);
-            let gone = &mut self.threads.gone[wi as usize];
-            debug_assert_eq!(*gone & newly, 0, "a thread exited twice");
-            *gone |= newly;
-            let w = &mut self.warps[wi as usize];
-            if w.collectives.has_groups() {
-                w.collectives.lanes_gone(&mut self.threads, wi, newly, waiting_elsewhere(&self.barrier, &w.convergence), log);
-            }
-            if self.warps[wi as usize].convergence.is_open() {
-                self.maybe_converge(wi);
-            }
-            if self.warps[wi as usize].collectives.is_blocked() {
-                self.retry_blocked(wi, log);
-            }
+            self.lanes_exit(wi, lane_range_mask(lo, hi), log);
         }
+        self.exits_done(log);
+    }
+
+    /// Thread `t` has finished (a range of one: every thread of a block with a barrier
+    /// ends like this).
+    #[inline]
+    pub fn exit_one(&mut self, t: u32, log: &mut HazardLog) {
+        self.threads.live -= 1;
+        self.lanes_exit(t / WARP, 1 << (t % WARP), log);
+        self.exits_done(log);
+    }
+
+    /// Lanes `newly` of warp `wi` have exited: the warp's collectives and
+    /// `__activemask` groups that waited for them may complete.
+    #[inline(always)]
+    fn lanes_exit(&mut self, wi: u32, newly: u32, log: &mut HazardLog) {
+        let gone = &mut self.threads.gone[wi as usize];
+        debug_assert_eq!(*gone & newly, 0, "a thread exited twice");
+        *gone |= newly;
+        let w = &mut self.warps[wi as usize];
+        if w.collectives.has_groups() || w.convergence.is_open() || w.collectives.is_blocked() {
+            self.open_rendezvous_exit(wi, newly, log);
+        }
+    }
+
+    #[inline(never)]
+    fn open_rendezvous_exit(&mut self, wi: u32, newly: u32, log: &mut HazardLog) {
+        let w = &mut self.warps[wi as usize];
+        if w.collectives.has_groups() {
+            w.collectives.lanes_gone(&mut self.threads, wi, newly, waiting_elsewhere(&self.barrier, &w.convergence), log);
+        }
+        if self.warps[wi as usize].convergence.is_open() {
+            self.maybe_converge(wi);
+        }
+        if self.warps[wi as usize].collectives.is_blocked() {
+            self.retry_blocked(wi, log);
+        }
+    }
+
+    /// After exits: the barrier completes when every live thread waits at it.
+    #[inline(always)]
+    fn exits_done(&mut self, log: &mut HazardLog) {
         if self.barrier.waiting() > 0 && self.barrier.waiting() == self.threads.live {
             self.barrier.complete(&mut self.threads, None, log);
         }
@@ -235,7 +267,7 @@ pub(crate) mod tests {
         b.reset(n);
         b.begin_slow();
         // The tests play the threads' arrivals themselves.
-        b.threads.queues.pending.clear();
+        b.threads.queues.clear_pending();
         (b, HazardLog::new(HazardMode::Warn, "k"))
     }
 

@@ -127,7 +127,7 @@ pub(crate) fn survey(b: &Block, running: Option<(u32, String)>) -> Vec<String> {
     if !runnable.is_empty() {
         out.push(format!("threads {} are runnable", format_threads(&runnable)));
     }
-    let mut unstarted: Vec<u32> = b.threads.queues.pending.iter().flat_map(|&(a, e)| a..e).filter(|&t| !skip(t)).collect();
+    let mut unstarted: Vec<u32> = b.threads.queues.pending().flat_map(|(a, e)| a..e).filter(|&t| !skip(t)).collect();
     unstarted.sort_unstable();
     if !unstarted.is_empty() {
         out.push(format!("threads {} have not started", format_threads(&unstarted)));

@@ -3,8 +3,9 @@
 //! Faults (a wild pointer, a stack overflow, an integer division by zero) must end the
 //! launch, not the process. A SIGSEGV/SIGBUS/SIGFPE/SIGILL handler runs on an alternate
 //! signal stack (a fiber's stack may be the thing that overflowed); when the faulting
-//! stack pointer lies in the fiber this thread is running, corosensei's trap support
-//! rewrites the interrupted registers so the fiber returns `Faulted` to the scheduler.
+//! stack pointer lies in the fiber this thread is running, the handler rewrites the
+//! interrupted registers so that the thread continues in the scheduler's suspended
+//! context, which learns that the fiber faulted (its frames are abandoned).
 //! Any other fault goes to the handler that was installed before ours (or the default
 //! action), so the program's own handlers keep working.
 //!
@@ -16,9 +17,7 @@
 //! a [`SignalTarget`], which the scheduler implements (it knows the running fiber) and
 //! names when it installs the handlers.
 
-use super::fibers::FiberExit;
 use super::types::{LaunchFailure, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED};
-use corosensei::trap::CoroutineTrapHandler;
 use std::cell::Cell;
 use std::ptr;
 use std::sync::Once;
@@ -47,24 +46,32 @@ pub(crate) struct FaultInfo {
     pub pc: usize,
 }
 
+/// Where a signal handler sends the thread it interrupted: the registers to continue
+/// with (the scheduler's suspended context, which takes the fiber over).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Redirect {
+    pub rip: usize,
+    pub rsp: usize,
+}
+
 /// What the signal handlers ask the executor, on the OS thread the signal hit. Each
-/// answer is the trap handler of the fiber to redirect, or None when the signal is not
+/// answer is where to redirect the interrupted fiber, or None when the signal is not
 /// for a fiber this thread runs.
 pub(crate) trait SignalTarget {
     /// A fault (`info`) with stack pointer `sp`: when it hit the stack of the fiber
-    /// this thread is running, record it for the launch's report and return that
-    /// fiber's trap handler.
+    /// this thread is running, record it for the launch's report and return where the
+    /// fiber's thread goes instead (the executor then knows it faulted).
     ///
     /// # Safety
     /// Only from a synchronous signal handler on this thread.
-    unsafe fn fault(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>>;
+    unsafe fn fault(info: FaultInfo, sp: usize) -> Option<Redirect>;
 
     /// A watchdog probe that interrupted code at `pc` with stack pointer `sp` (see
     /// `watchdog::on_probe`).
     ///
     /// # Safety
     /// Only from the probe signal handler on this thread.
-    unsafe fn probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>>;
+    unsafe fn probe(pc: usize, sp: usize) -> Option<Redirect>;
 
     /// Whether this OS thread is running a launch (a probe for it that changes nothing
     /// now is dropped, not passed on).
@@ -175,14 +182,15 @@ unsafe extern "C" fn handler<T: SignalTarget>(sig: libc::c_int, info: *mut libc:
         let gregs = &mut (*uc).uc_mcontext.gregs;
         let sp = gregs[libc::REG_RSP as usize] as usize;
         let pc = gregs[libc::REG_RIP as usize] as usize;
-        let (target, exit) = if sig == probe_signal() {
-            (T::probe(pc, sp), FiberExit::Interrupted)
+        let target = if sig == probe_signal() {
+            T::probe(pc, sp)
         } else {
             let addr = (*info).si_addr() as usize;
-            (T::fault(FaultInfo { signo: sig, code: (*info).si_code, addr, pc }, sp), FiberExit::Faulted)
+            T::fault(FaultInfo { signo: sig, code: (*info).si_code, addr, pc }, sp)
         };
-        if let Some(trap) = target {
-            redirect(trap, exit, gregs);
+        if let Some(r) = target {
+            gregs[libc::REG_RIP as usize] = r.rip as i64;
+            gregs[libc::REG_RSP as usize] = r.rsp as i64;
             return;
         }
         if sig == probe_signal() && T::on_worker_thread() {
@@ -190,21 +198,6 @@ unsafe extern "C" fn handler<T: SignalTarget>(sig: libc::c_int, info: *mut libc:
         }
         chain(sig, info, uctx);
     }
-}
-
-/// Makes the interrupted fiber return `exit` to the scheduler once the handler returns.
-///
-/// # Safety
-/// From a signal handler whose interrupted stack pointer lies in `trap`'s fiber.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-unsafe fn redirect(trap: CoroutineTrapHandler<FiberExit>, exit: FiberExit, gregs: &mut [libc::greg_t; 23]) {
-    // SAFETY: per the contract; the fiber's frames are abandoned (never unwound).
-    let regs = unsafe { trap.setup_trap_handler(move || exit) };
-    gregs[libc::REG_RIP as usize] = regs.rip as i64;
-    gregs[libc::REG_RSP as usize] = regs.rsp as i64;
-    gregs[libc::REG_RBP as usize] = regs.rbp as i64;
-    gregs[libc::REG_RDI as usize] = regs.rdi as i64;
-    gregs[libc::REG_RSI as usize] = regs.rsi as i64;
 }
 
 /// Passes a signal that is not ours to the previous handler; with none, restores the

@@ -1,109 +1,124 @@
 //! Fibers: the one place where the executor switches stacks.
 //!
-//! A worker owns a pool of corosensei fibers whose stacks are created once and reused by
-//! every later block and launch. A fiber's body is a loop "run the range of threads I
-//! was given, yield `Finished`, wait for the next range", so a fiber outlives the CUDA
-//! threads it runs and a block that never reaches a rendezvous costs a single resume:
-//! the whole block runs as plain calls inside one range `run(params, ctx, 0, n)`.
+//! A worker owns a pool of fibers whose stacks (corosensei's `DefaultStack`: an mmap
+//! with a guard page) are created once and reused by every later block and launch. A
+//! fiber's body is a loop "run the range of threads I was given, note that it ended,
+//! continue something else, wait for the next range", so a fiber outlives the threads it runs
+//! and a block that never reaches a rendezvous costs a single resume: the whole block
+//! runs as plain calls inside one range `run(params, ctx, 0, n)`.
 //!
-//! A fiber yields an [`Event`] to the scheduler (corosensei passes it in a register):
-//! `Finished` when its range is done, `Waiting` when its thread suspends at a rendezvous,
-//! `Stop` when the launch must end. It returns a [`FiberExit`] only when told to quit or
-//! when a signal handler redirected it (a fault, a watchdog interrupt).
+//! The switch is symmetric ([`switch`]): any context (the scheduler's or a fiber's)
+//! saves itself and continues another, so a thread that waits at a rendezvous switches
+//! straight to the next runnable thread's fiber, one switch per thread instead of a
+//! round trip through the scheduler (corosensei's coroutines only switch between a
+//! coroutine and the one that resumed it, which costs twice as much at a barrier). When
+//! a fiber's range is done it calls its home's `range_end` hook, which notes the exits
+//! and continues whatever runs next. A fiber switches to the scheduler (its [`Home`])
+//! with an [`Event`] only when nothing it may run is left or the launch must stop.
 //!
-//! Suspended fibers hold C++ frames of the kernel library, which must never be unwound
-//! (unwinding through them aborts). A fiber whose thread is abandoned (a trap, a fault,
-//! a deadlock, an error-mode hazard, a timeout) is `force_reset` and gets a fresh
-//! coroutine on the same stack; no destructor runs on the abandoned frames.
+//! A suspended context is its stack pointer, pointing at a three-word record: the address
+//! to continue at, then the saved rbx and rbp (every other register is declared
+//! clobbered by the switch, so the compiler saves what is live around it). A fresh fiber
+//! gets a record that continues at `fiber_start` (`reset`).
+//!
+//! Suspended fibers hold C++ frames of the kernel library, which are never unwound: a
+//! fiber whose thread is abandoned (a trap, a fault, a deadlock, an error-mode hazard, a
+//! timeout) is `renew`ed, its stack pointer set back to a fresh record; no destructor runs
+//! on the abandoned frames. A signal handler takes a fiber over by continuing the
+//! scheduler's suspended context ([`Home::redirect`]).
+
+#[cfg(not(all(target_arch = "x86_64", unix)))]
+compile_error!("simtwin's fiber switch (exec/fibers.rs) is written for x86-64 System V (Linux)");
 
 use crate::abi::{self, RunFn, ThreadCtx};
-use corosensei::stack::{DefaultStack, Stack, StackPointer};
-use corosensei::trap::CoroutineTrapHandler;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
+use corosensei::stack::{DefaultStack, Stack};
+use std::arch::{asm, naked_asm};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
 
-/// What a fiber tells the scheduler when it suspends.
+/// What a context tells the scheduler when it switches back to it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Event {
-    /// Its range of threads has finished.
-    Finished,
-    /// Its thread waits at a rendezvous (or yielded); the block state says where.
+    /// Nothing the fiber may run is left (its thread waits at a rendezvous, yielded, or
+    /// its range ended), or the run queue had a long streak: the scheduler picks what
+    /// runs next.
     Waiting,
-    /// The launch must stop (a trap, an error-mode hazard); the fiber is abandoned.
+    /// The launch must stop (a trap, an error-mode hazard at a rendezvous); the fiber is
+    /// abandoned.
     Stop,
-}
-
-/// What the scheduler tells a fiber when it resumes it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Command {
-    Run,
-    /// End the body (only given to fibers idle at the top of their loop).
-    Quit,
-}
-
-/// How a fiber's body returns (it normally never does).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum FiberExit {
-    /// Told to quit.
-    Quit,
-    /// A signal handler redirected the fiber after a fault in kernel code.
+    /// A range ended and its threads' exits recorded an error-mode hazard: the launch
+    /// stops.
+    ExitHazard,
+    /// A signal handler took the fiber over after a fault in kernel code.
     Faulted,
-    /// The watchdog interrupted the fiber in kernel code (no progress).
+    /// The watchdog took the fiber over in kernel code (no progress).
     Interrupted,
 }
 
-type Co = Coroutine<Command, Event, FiberExit, ColouredStack>;
-
-/// A pooled stack whose top is moved down by a per-fiber "colour" (a multiple of 128
-/// bytes within a page). Stacks are page aligned, so without this the hot top-of-stack
-/// lines of every fiber fall into the same few cache sets and a barrier sweep over 256
-/// fibers misses on each switch.
-pub(crate) struct ColouredStack {
-    inner: DefaultStack,
-    offset: usize,
+/// The scheduler's side of the switches: where it is suspended while fibers run, what
+/// the context that switched back to it said, and what a fiber does when its range
+/// ends. One per worker, at a fixed address.
+pub(crate) struct Home {
+    sp: usize,
+    pub event: Event,
+    /// Called on a fiber whose range has ended: notes the exits and says which
+    /// suspended context to continue, or 0 when the fiber got the next range itself.
+    range_end: unsafe fn(*mut Fiber) -> usize,
 }
 
-// SAFETY: base stays inside the inner stack (offset < one page, 16-byte aligned) and the
-// limit, guard page included, is the inner stack's.
-unsafe impl Stack for ColouredStack {
-    fn base(&self) -> StackPointer {
-        StackPointer::new(self.inner.base().get() - self.offset).expect("stack base")
+impl Home {
+    pub fn new(range_end: unsafe fn(*mut Fiber) -> usize) -> Self {
+        Home { sp: 0, event: Event::Waiting, range_end }
     }
-    fn limit(&self) -> StackPointer {
-        self.inner.limit()
+
+    /// The scheduler's suspended context (to continue it).
+    #[inline(always)]
+    pub fn saved_sp(&self) -> usize {
+        self.sp
+    }
+
+    /// Where a signal handler that takes the running fiber over continues: the
+    /// scheduler's suspended context, as `(rip, rsp)` for the interrupted registers.
+    /// The caller sets `event` first.
+    ///
+    /// # Safety
+    /// Only while a fiber of this worker runs (the scheduler is suspended).
+    pub unsafe fn redirect(&self) -> (usize, usize) {
+        // SAFETY: the record at `sp` is the scheduler's: its first word is where it
+        // continues, the next two are what that code pops.
+        (unsafe { *(self.sp as *const usize) }, self.sp + 8)
     }
 }
 
-const COLOURS: usize = 32;
-const COLOUR_STEP: usize = 128;
-/// Bytes below a fiber's stack top that a resume typically touches (saved registers and
-/// the frames of run -> body -> runtime entry); prefetched before the switch.
-const HOT_STACK_BYTES: usize = 512;
-
-/// One fiber: its coroutine, the context of the CUDA thread it runs, and its range.
+/// One fiber: its stack, its saved context, the context of the CUDA thread it runs, and
+/// its range. The fields a switch touches come first.
+#[repr(C, align(64))]
 pub(crate) struct Fiber {
-    co: Option<Co>,
-    /// Redirects the fiber from a signal handler (faults, watchdog).
-    pub trap: Option<CoroutineTrapHandler<FiberExit>>,
-    /// Lowest address of the stack mapping (its guard page included).
-    pub stack_limit: usize,
-    /// Highest address a frame of this fiber uses (for prefetching).
-    stack_top: usize,
-    yielder: *const Yielder<Command, Event>,
-    /// The context the kernel library reads through its slot.
-    pub ctx: ThreadCtx,
+    /// The saved stack pointer while suspended.
+    sp: usize,
+    /// The scheduler it goes back to (its worker's).
+    home: *mut Home,
     /// The range [cursor, end) this fiber runs; threads before `cursor` have finished.
     pub cursor: u32,
     pub end: u32,
-    /// Holds a range (possibly suspended); false when idle in the pool.
-    pub busy: bool,
+    /// Its index in the pool.
+    pub index: u32,
     /// True while kernel code (not the executor) runs on this fiber: the only time the
     /// watchdog may redirect it. Read by a signal handler on the same OS thread.
     pub in_kernel: AtomicBool,
+    /// Holds a range (possibly suspended); false when idle in the pool.
+    pub busy: bool,
+    /// The context the kernel library reads through its slot.
+    pub ctx: ThreadCtx,
     run: Option<RunFn>,
     params: *const *mut c_void,
+    /// Lowest address of the stack mapping (its guard page included).
+    pub stack_limit: usize,
+    /// Highest address a frame of this fiber uses (16-byte aligned, below the colour
+    /// offset).
+    stack_top: usize,
+    stack: DefaultStack,
 }
 
 impl Fiber {
@@ -113,6 +128,26 @@ impl Fiber {
         compiler_fence(Ordering::SeqCst);
         self.in_kernel.store(yes, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
+    }
+
+    /// Whether `sp` lies in this fiber's stack mapping (guard page included).
+    pub fn holds_stack_pointer(&self, sp: usize) -> bool {
+        sp >= self.stack_limit && sp < self.stack.base().get()
+    }
+
+    /// A fresh context: the next switch to this fiber enters `fiber_start`.
+    fn reset(&mut self) {
+        let top = self.stack_top as *mut usize;
+        let me = self as *mut Fiber as usize;
+        // SAFETY: the three words below the top are inside the writable stack mapping;
+        // nothing runs on this stack now (fresh, or its frames abandoned).
+        unsafe {
+            *top.sub(1) = 0;
+            *top.sub(2) = me;
+            *top.sub(3) = fiber_start as *const () as usize;
+        }
+        self.sp = self.stack_top - 24;
+        self.in_kernel.store(false, Ordering::Relaxed);
     }
 }
 
@@ -138,9 +173,21 @@ impl Default for BlockFields {
     }
 }
 
+
+/// A pooled stack's top is moved down by a per-fiber "colour" (a multiple of 128 bytes
+/// within a page). Stacks are page aligned, so without this the hot top-of-stack lines
+/// of every fiber fall into the same few cache sets and a barrier sweep over 256
+/// fibers misses on each switch.
+const COLOURS: usize = 32;
+const COLOUR_STEP: usize = 128;
+/// Bytes above a suspended fiber's stack pointer that resuming it typically touches (the
+/// switch record and the frames of the runtime entry, the kernel body and its range
+/// loop); prefetched before the switch.
+const HOT_STACK_BYTES: usize = 512;
+
 /// The fibers of one worker. Each is a leaked box, freed by `retire`: a fiber never
-/// moves (its coroutine refers to it), and the scheduler, the runtime entries and the
-/// signal handlers reach it through raw pointers while it runs.
+/// moves (its stack holds a pointer to it), and the scheduler, the runtime entries and
+/// the signal handlers reach it through raw pointers while it runs.
 pub(crate) struct FiberPool {
     fibers: Vec<*mut Fiber>,
     idle: Vec<u32>,
@@ -180,9 +227,17 @@ impl FiberPool {
     }
 
     /// A raw pointer to fiber `fi` (stable until `retire`).
-    #[inline]
+    #[inline(always)]
     pub fn ptr(&self, fi: u32) -> *mut Fiber {
         self.fibers[fi as usize]
+    }
+
+    /// An idle fiber that exists already, marked busy.
+    #[inline]
+    pub fn take_existing(&mut self) -> Option<u32> {
+        let fi = self.idle.pop()?;
+        self.get_mut(fi).busy = true;
+        Some(fi)
     }
 
     /// An idle fiber (created when none is left), marked busy.
@@ -201,14 +256,26 @@ impl FiberPool {
         self.idle.push(fi);
     }
 
-    /// Hands the range [first, end) of the block described by `fields` to fiber `fi`.
+    /// Hands the range [first, end) of the block described by `fields` to fiber `fi`,
+    /// which switches back to `home`.
     #[allow(clippy::too_many_arguments)]
-    pub fn assign(&mut self, fi: u32, first: u32, end: u32, run: RunFn, params: *const *mut c_void, fields: &BlockFields, executor: *mut c_void) {
+    pub fn assign(
+        &mut self,
+        fi: u32,
+        first: u32,
+        end: u32,
+        run: RunFn,
+        params: *const *mut c_void,
+        fields: &BlockFields,
+        executor: *mut c_void,
+        home: *mut Home,
+    ) {
         let f = self.get_mut(fi);
         f.cursor = first;
         f.end = end;
         f.run = Some(run);
         f.params = params;
+        f.home = home;
         let c = &mut f.ctx;
         c.block_idx = fields.block_idx;
         c.block_dim = fields.block_dim;
@@ -224,51 +291,38 @@ impl FiberPool {
     fn create(&mut self) -> Result<u32, String> {
         let stack = DefaultStack::new(self.stack_size).map_err(|e| format!("cannot allocate a {}-byte fiber stack: {e}", self.stack_size))?;
         let idx = self.fibers.len() as u32;
-        let stack = ColouredStack { inner: stack, offset: (idx as usize * 7 % COLOURS) * COLOUR_STEP };
-        let limit = stack.limit().get();
-        let top = stack.base().get();
-        self.fibers.push(Box::into_raw(Box::new(Fiber {
-            co: None,
-            trap: None,
-            stack_limit: limit,
-            stack_top: top,
-            yielder: ptr::null(),
-            ctx: new_ctx(),
+        let colour = (idx as usize * 7 % COLOURS) * COLOUR_STEP;
+        let top = (stack.base().get() - colour) & !15;
+        let f = Box::into_raw(Box::new(Fiber {
+            sp: 0,
+            home: ptr::null_mut(),
             cursor: 0,
             end: 0,
-            busy: false,
+            index: idx,
             in_kernel: AtomicBool::new(false),
+            busy: false,
+            ctx: new_ctx(),
             run: None,
             params: ptr::null(),
-        })));
-        self.install(idx, stack);
+            stack_limit: stack.limit().get(),
+            stack_top: top,
+            stack,
+        }));
+        self.fibers.push(f);
+        // SAFETY: just made, owned by the pool.
+        unsafe { (*f).reset() };
         self.created += 1;
         Ok(idx)
     }
 
-    fn install(&mut self, idx: u32, stack: ColouredStack) {
-        let co = make_coroutine(stack, self.fibers[idx as usize]);
-        let f = self.get_mut(idx);
-        f.trap = Some(co.trap_handler());
-        f.co = Some(co);
-        f.in_kernel.store(false, Ordering::Relaxed);
-    }
-
-    /// Gives fiber `idx` a fresh coroutine on its own stack (after a fault, an interrupt
-    /// or when its thread is abandoned).
+    /// Gives fiber `idx` a fresh context on its own stack (after a fault, an interrupt
+    /// or when its thread is abandoned): its frames are abandoned, never unwound.
     pub fn renew(&mut self, idx: u32) {
-        let Some(mut co) = self.get_mut(idx).co.take() else { return };
-        if !co.done() {
-            // SAFETY: the frames on this stack (kernel code, our runtime entry) are
-            // abandoned; none is unwound or resumed again.
-            unsafe { co.force_reset() };
-        }
-        let stack = co.into_stack();
-        self.install(idx, stack);
+        self.get_mut(idx).reset();
     }
 
-    /// After a stop: every fiber that still holds a range gets a fresh coroutine and
-    /// goes back to the idle list.
+    /// After a stop: every fiber that still holds a range gets a fresh context and goes
+    /// back to the idle list.
     pub fn abandon_busy(&mut self) {
         for fi in 0..self.fibers.len() as u32 {
             if self.get(fi).busy {
@@ -278,22 +332,12 @@ impl FiberPool {
         }
     }
 
-    /// Ends every fiber (idle ones return from their loop; busy ones are reset) and
-    /// frees the stacks.
+    /// Frees every fiber and its stack (suspended frames are abandoned: nothing on a
+    /// fiber stack owns anything).
     pub fn retire(&mut self) {
         for &p in &self.fibers {
-            // SAFETY: the pool owns the fiber; no switch into it is in progress.
-            let f = unsafe { &mut *p };
-            if let Some(mut co) = f.co.take() {
-                if f.busy && co.started() && !co.done() {
-                    // SAFETY: abandoned kernel frames are never unwound.
-                    unsafe { co.force_reset() };
-                } else if co.started() && !co.done() {
-                    let _ = co.resume(Command::Quit);
-                }
-                drop(co);
-            }
-            // SAFETY: made by Box::into_raw in `create`, freed once here.
+            // SAFETY: made by Box::into_raw in `create`, freed once here; no switch into
+            // it is in progress.
             drop(unsafe { Box::from_raw(p) });
         }
         self.fibers.clear();
@@ -323,92 +367,149 @@ fn new_ctx() -> ThreadCtx {
     }
 }
 
-fn make_coroutine(stack: ColouredStack, f: *mut Fiber) -> Co {
-    let fp = f as usize;
-    Coroutine::with_stack(stack, move |y: &Yielder<Command, Event>, mut cmd: Command| {
-        let f = fp as *mut Fiber;
-        // SAFETY: the fiber is boxed and outlives its coroutine (the coroutine is a field
-        // of it, dropped or reset before the box is freed). While the body runs, the
-        // scheduler does not touch the fields used here (it is suspended in `resume`).
-        unsafe { (*f).yielder = y };
-        loop {
-            if cmd == Command::Quit {
-                return FiberExit::Quit;
-            }
-            // SAFETY: as above; `run` and `params` were set by `assign` for this range,
-            // and the kernel library's `run` is called as its ABI specifies.
-            unsafe {
-                if let Some(run) = (*f).run {
-                    let first = (*f).cursor;
-                    let count = (*f).end - first;
-                    (*f).set_in_kernel(true);
-                    run((*f).params, ptr::addr_of_mut!((*f).ctx), first, count);
-                    (*f).set_in_kernel(false);
-                }
-            }
-            cmd = y.suspend(Event::Finished);
-        }
-    })
-}
-
-/// Resumes fiber `f` until it suspends (`Ok(event)`) or returns (`Err(exit)`).
+/// Saves the running context into `*save` and continues the context suspended at `to`;
+/// returns when something switches back to the saved context.
+///
+/// The saved record is [continue address, rbx, rbp]; the continue address is the `2:`
+/// label, which pops rbx and rbp. Every other register is declared clobbered, so the
+/// compiler keeps nothing live in one across the switch. Going on with `pop; jmp` (not
+/// `ret`) lets the branch predictor learn where waiting fibers continue (the return
+/// stack buffer would mispredict every switch).
 ///
 /// # Safety
-/// `f` is a live fiber of the calling OS thread's pool, not running, and called from
-/// the scheduler (not from a fiber); nothing else holds a reference into it.
-#[inline]
-pub(crate) unsafe fn resume(f: *mut Fiber) -> Result<Event, FiberExit> {
-    // SAFETY: per the contract `f` is valid and not aliased.
-    let co = match unsafe { (*f).co.as_mut() } {
-        Some(co) => co,
-        None => return Err(FiberExit::Quit),
-    };
-    match co.resume(Command::Run) {
-        CoroutineResult::Yield(e) => Ok(e),
-        CoroutineResult::Return(x) => Err(x),
-    }
-}
-
-/// Suspends the fiber the caller runs on, telling the scheduler `event`; returns when
-/// the scheduler resumes it.
-///
-/// # Safety
-/// Called on fiber `f` itself (from a runtime entry), which holds no reference into the
-/// worker across the call.
-#[inline]
-pub(crate) unsafe fn suspend(f: *const Fiber, event: Event) {
-    // SAFETY: the yielder was stored by this fiber's body and lives on its stack.
-    let y = unsafe { &*(*f).yielder };
-    y.suspend(event);
-}
-
-/// Starts loading what resuming `f` will touch: the fiber and its context, and the hot
-/// top of its stack (a barrier sweep visits every fiber once, so nothing of it is still
-/// in L1).
+/// `save` is where the running context's stack pointer is kept until it is continued;
+/// `to` is a suspended context (a record made by this function or by `reset`) that is
+/// not running. The caller holds no reference that another context may invalidate.
 #[inline(always)]
-pub(crate) fn prefetch(f: &Fiber) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetches never fault; the addresses are inside the fiber and its
-        // mapped stack.
+pub(crate) unsafe fn switch(save: *mut usize, to: usize) {
+    // SAFETY: per the contract; the asm saves and restores rbx/rbp itself and declares
+    // every other register clobbered (clobber_abi covers the caller-saved ones).
+    unsafe {
+        asm!(
+            "push rbp",
+            "push rbx",
+            "lea rax, [rip + 2f]",
+            "push rax",
+            "mov [rdi], rsp",
+            "mov rsp, rsi",
+            "pop rax",
+            "jmp rax",
+            "2:",
+            "pop rbx",
+            "pop rbp",
+            in("rdi") save,
+            in("rsi") to,
+            out("r12") _,
+            out("r13") _,
+            out("r14") _,
+            out("r15") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// Continues the context suspended at `to` from fiber `f`, whose own context is saved.
+///
+/// # Safety
+/// As [`switch`]; runs on fiber `f`.
+#[inline(always)]
+pub(crate) unsafe fn switch_from(f: *mut Fiber, to: usize) {
+    // SAFETY: per the contract.
+    unsafe { switch(ptr::addr_of_mut!((*f).sp), to) }
+}
+
+/// The scheduler continues fiber `f` until a context switches back to `home` (`home`'s
+/// event says why; it may be another fiber than `f`).
+///
+/// # Safety
+/// `f` is a suspended fiber of the calling OS thread's pool whose `home` is `home`;
+/// called from the scheduler (not from a fiber).
+#[inline(always)]
+pub(crate) unsafe fn enter(home: *mut Home, f: *const Fiber) {
+    // SAFETY: per the contract.
+    unsafe { switch(ptr::addr_of_mut!((*home).sp), (*f).sp) }
+}
+
+/// The running fiber `f` goes back to its scheduler with `event`; returns when
+/// something continues it.
+///
+/// # Safety
+/// Runs on fiber `f`, which holds no reference into the worker across the call.
+#[inline(always)]
+pub(crate) unsafe fn to_home(f: *mut Fiber, event: Event) {
+    // SAFETY: `home` was set by `assign` for the range this fiber runs.
+    unsafe {
+        let home = (*f).home;
+        (*home).event = event;
+        switch_from(f, (*home).sp);
+    }
+}
+
+/// The saved stack pointer of suspended fiber `f` (what continuing it starts from).
+#[inline(always)]
+pub(crate) fn saved_sp(f: &Fiber) -> usize {
+    f.sp
+}
+
+/// Where a fresh fiber starts: the record made by `reset` holds the fiber's address just
+/// above the continue address; call `fiber_main(fiber)` with the stack aligned as the
+/// ABI wants at a call (16 bytes).
+#[unsafe(naked)]
+unsafe extern "C" fn fiber_start() -> ! {
+    naked_asm!("mov rdi, [rsp]", "call {main}", "ud2", main = sym fiber_main)
+}
+
+/// A fiber's body: run the assigned range, ask the home's `range_end` hook what runs
+/// next, continue it (unless it is this fiber with a new range). Never returns; owns
+/// nothing (its frames may be abandoned at any switch). The switch is here, not in the
+/// hook, so that a fiber continued with a new range goes straight on with its loop.
+unsafe extern "C" fn fiber_main(f: *mut Fiber) -> ! {
+    loop {
+        // SAFETY: `f` is this fiber (the scheduler only enters it after `assign`, which
+        // set `run`, `params` and `home`); the library's `run` is called as its ABI
+        // specifies, with this fiber's context.
         unsafe {
-            _mm_prefetch::<_MM_HINT_T0>((f as *const Fiber).cast());
-            _mm_prefetch::<_MM_HINT_T0>(ptr::addr_of!(f.ctx).cast::<i8>().add(64));
-        }
-        let top = f.stack_top as *const i8;
-        // SAFETY: as above; straight-line (no loop) to keep the resume path short.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(64));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(128));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(192));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(256));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(320));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(384));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(448));
-            _mm_prefetch::<_MM_HINT_T0>(top.sub(HOT_STACK_BYTES));
+            if let Some(run) = (*f).run {
+                let first = (*f).cursor;
+                let count = (*f).end - first;
+                (*f).set_in_kernel(true);
+                run((*f).params, ptr::addr_of_mut!((*f).ctx), first, count);
+                (*f).set_in_kernel(false);
+            }
+            let to = ((*(*f).home).range_end)(f);
+            if to != 0 {
+                switch_from(f, to);
+            }
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = f;
+}
+
+/// Starts loading fiber `f` itself (its saved stack pointer and its context): a
+/// barrier sweep visits every fiber once, so nothing of it is still in L1.
+#[inline(always)]
+pub(crate) fn prefetch_fiber(f: *const Fiber) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: prefetches never fault.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>(f.cast());
+        _mm_prefetch::<_MM_HINT_T0>(f.cast::<i8>().add(64));
+    }
+}
+
+/// Starts loading the stack above suspended fiber `f`'s saved stack pointer, what
+/// continuing it touches first. Reads `f.sp`: best when `prefetch_fiber(f)` ran a
+/// switch earlier.
+#[inline(always)]
+pub(crate) fn prefetch_stack(f: *const Fiber) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: prefetches never fault; `f` is a live fiber that is not running (a plain
+    // read of its saved stack pointer).
+    unsafe {
+        let sp = (*f).sp as *const i8;
+        let mut off = 0;
+        while off < HOT_STACK_BYTES {
+            _mm_prefetch::<_MM_HINT_T0>(sp.add(off));
+            off += 64;
+        }
+    }
 }

@@ -20,6 +20,7 @@
 //!   `race`: the shared-memory checks of a worker (`EMU_CUDA_CHECKS`: poisoning and the
 //!   race detector, fed by checking libraries' accesses and the block's sync events);
 //! - `fibers`: the fiber pool and the stack switches (the only stack-switching code);
+//!   `current`: the running fiber as kernel code finds it (through the context slot);
 //!   `fault`: signal handling, which asks a `SignalTarget` whom a signal hit;
 //!   `watchdog`: forward progress;
 //! - `scheduler`: a worker runs its blocks and, within a block, resumes fibers (the
@@ -44,6 +45,7 @@
 mod barrier;
 mod block;
 mod convergence;
+mod current;
 mod deadlock;
 mod device_defined;
 mod fault;

@@ -7,9 +7,10 @@
 //! While an entry runs, its fiber is marked as not in kernel code, so the watchdog
 //! never redirects a fiber out of the executor's own code.
 
-use super::fibers::{self, Event, Fiber};
+use super::current;
+use super::fibers::Fiber;
 use super::hazard::{key_of, Detected, HazardKind};
-use super::scheduler::{current_worker, Worker};
+use super::scheduler::{self, current_worker, Worker};
 use super::threads::Arrival;
 use super::types::{CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_FAILED};
 use crate::abi;
@@ -35,6 +36,11 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
 /// as running executor code.
 #[inline(always)]
 fn on_fiber() -> Option<(*mut Worker, *mut Fiber)> {
+    if let Some((f, w)) = current::running() {
+        // SAFETY: the running fiber is live.
+        unsafe { (*f).set_in_kernel(false) };
+        return Some((w.cast(), f));
+    }
     let w = current_worker();
     if w.is_null() {
         return None;
@@ -65,19 +71,19 @@ fn with_worker<R>(w: *mut Worker, op: impl FnOnce(&mut Worker) -> R) -> R {
     op(unsafe { &mut *w })
 }
 
-/// Suspends the calling fiber until its rendezvous completes.
+/// Suspends the calling thread (on fiber `f` of worker `w`) until its rendezvous
+/// completes; meanwhile other threads run.
 #[inline(always)]
-fn wait(f: *mut Fiber) {
-    // SAFETY: we run on fiber `f` and hold no borrow of the worker.
-    unsafe { fibers::suspend(f, Event::Waiting) };
+fn wait(w: *mut Worker, f: *mut Fiber) {
+    // SAFETY: we run on fiber `f`, the running fiber of `w`, and hold no borrow of the
+    // worker.
+    unsafe { scheduler::wait(w, f) };
 }
 
 /// Suspends for good: the scheduler stops the launch and discards this fiber.
 fn stop_forever(f: *mut Fiber) -> ! {
-    loop {
-        // SAFETY: as in `wait`.
-        unsafe { fibers::suspend(f, Event::Stop) };
-    }
+    // SAFETY: as in `wait`.
+    unsafe { scheduler::stop_forever(f) }
 }
 
 fn outside_launch(what: &str) {
@@ -98,7 +104,7 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
     let r = match with_worker(w, |wk| wk.barrier(op, pred != 0, site)) {
         Arrival::Done(r, _) => r,
         Arrival::Wait => {
-            wait(f);
+            wait(w, f);
             with_worker(w, |wk| wk.block.barrier.result(op))
         }
         Arrival::Stop => stop_forever(f),
@@ -115,7 +121,7 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
     let (r, p) = match with_worker(w, |wk| wk.warp(op, mask, value, arg, width, site)) {
         Arrival::Done(r, p) => (r, p),
         Arrival::Wait => {
-            wait(f);
+            wait(w, f);
             with_worker(w, |wk| wk.block.warp_result(wk.running_thread()))
         }
         Arrival::Stop => stop_forever(f),
@@ -136,7 +142,7 @@ unsafe extern "C" fn rt_activemask(site: abi::Site) -> u32 {
     let m = match with_worker(w, |wk| wk.activemask(site)) {
         Arrival::Done(m, _) => m as u32,
         Arrival::Wait => {
-            wait(f);
+            wait(w, f);
             with_worker(w, |wk| wk.block.activemask_result(wk.running_thread()))
         }
         Arrival::Stop => stop_forever(f),
@@ -155,7 +161,7 @@ unsafe extern "C" fn rt_yield(site: abi::Site) {
         return;
     };
     match with_worker(w, |wk| wk.yield_now(site)) {
-        Arrival::Wait => wait(f),
+        Arrival::Wait => wait(w, f),
         Arrival::Done(..) => {}
         Arrival::Stop => stop_forever(f),
     }

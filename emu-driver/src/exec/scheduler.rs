@@ -9,19 +9,23 @@
 //! ranges and yielded threads also get a turn after a long streak of run-queue resumes.
 //!
 //! A rendezvous is cheap by construction: the runtime entry records the arrival in the
-//! block state (a few stores), suspends its fiber (one switch), and the scheduler resumes
-//! the next runnable fiber (one switch). When a thread of a range reaches a rendezvous
-//! it suspends its fiber (now dedicated to that thread), sets `range_stop` so the range
-//! returns right after it, and hands the rest of the range to the scheduler.
+//! block state (a few stores) and, when its thread must wait, switches straight to the
+//! fiber of the next thread on the run queue ([`wait`]: one switch per thread); only
+//! when the run queue is empty (or after a long streak) does it switch to the scheduler
+//! loop, which starts pending ranges, wakes yielded threads, finishes ranges and detects
+//! deadlock. When a thread of a range reaches a rendezvous it keeps its fiber (now
+//! dedicated to that thread), sets `range_stop` so the range returns right after it,
+//! and hands the rest of the range to the scheduler.
 //!
 //! Each OS thread has one worker, kept across launches (`with_worker`); while it runs a
 //! launch it is also what the signal handlers ask about a fault or a watchdog probe on
 //! that thread (`impl SignalTarget for Worker`).
 
 use super::block::Block;
+use super::current;
 use super::deadlock;
-use super::fault::{self, fault_failure, FaultInfo, SignalTarget};
-use super::fibers::{self, BlockFields, Event, Fiber, FiberExit, FiberPool};
+use super::fault::{self, fault_failure, FaultInfo, Redirect, SignalTarget};
+use super::fibers::{self, BlockFields, Event, Fiber, FiberPool, Home};
 use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
 use super::race::SharedChecks;
@@ -33,7 +37,6 @@ use super::types::{
 use super::warp_ops;
 use super::watchdog::{self, WatchState};
 use crate::abi::{self, RunFn, ThreadCtx};
-use corosensei::trap::CoroutineTrapHandler;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr;
@@ -41,7 +44,7 @@ use std::sync::Arc;
 
 /// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
 const FAIRNESS_STREAK: u32 = 4096;
-/// Prefetch the next fiber's stack top while resuming one.
+/// Prefetch what the next two switches will touch while switching to the next fiber.
 const PREFETCH: bool = true;
 
 /// What is being launched, as the fibers need it.
@@ -104,6 +107,11 @@ pub(crate) struct WorkerResult {
 /// An OS thread's executor: its fibers and the state of the launch it runs.
 pub(crate) struct Worker {
     pub fibers: FiberPool,
+    /// Where the scheduler loop is suspended while fibers run.
+    pub home: Home,
+    /// Run-queue resumes since the scheduler last started a pending range or woke
+    /// yielded threads (see `FAIRNESS_STREAK`).
+    streak: u32,
     pub call: KernelCall,
     pub block: Block,
     pub running: Running,
@@ -180,6 +188,8 @@ impl Worker {
     pub fn new(stack_size: usize) -> Self {
         Worker {
             fibers: FiberPool::new(stack_size),
+            home: Home::new(range_end),
+            streak: 0,
             call: KernelCall {
                 name: String::new(),
                 run: None,
@@ -223,6 +233,7 @@ impl Worker {
             positions.failed(pos);
             return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
         }
+        current::note_slot(slot);
         let c = &mut self.call;
         c.slot = slot;
         c.name.clone_from(&kernel.name);
@@ -268,6 +279,7 @@ impl Worker {
             if let Some(c) = self.checks.as_deref_mut().filter(|_| opts.checks.any()) {
                 c.begin_block(&mut self.block.threads);
             }
+            self.streak = 0;
             self.stats.blocks += 1;
             if let Some(w) = &self.watch {
                 w.progress();
@@ -337,7 +349,7 @@ impl Worker {
         // SAFETY: as in `enter`.
         let f = unsafe { &mut *self.running.current };
         if f.end > tid + 1 {
-            self.block.threads.queues.pending.push((tid + 1, f.end));
+            self.block.threads.queues.push_pending(tid + 1, f.end);
             f.end = tid + 1;
             // SAFETY: a plain store into the fiber's context; volatile because the
             // library's range loop polls it.
@@ -407,6 +419,13 @@ impl Worker {
         }
         self.block.yield_thread(tid, fi, site, &mut self.log);
         self.settle(Arrival::Wait, tid)
+    }
+
+    /// The scheduler's suspended context, to be continued with `event`.
+    #[inline(always)]
+    fn home_with(&mut self, event: Event) -> usize {
+        self.home.event = event;
+        self.home.saved_sp()
     }
 
     /// The watchdog found no progress.
@@ -504,7 +523,7 @@ impl Worker {
         };
         if let Some((a, e)) = rest {
             if a < e {
-                self.block.threads.queues.pending.push((a, e));
+                self.block.threads.queues.push_pending(a, e);
             }
         }
         let places = deadlock::survey(&self.block, running);
@@ -545,6 +564,52 @@ fn describe_pc(pc: usize) -> String {
 }
 
 impl Worker {
+    /// Fiber `fi`'s range has ended: its threads have exited (which may complete
+    /// rendezvous that waited for them) and the fiber goes back to the pool. True when
+    /// an exit recorded an error-mode hazard (the launch stops).
+    #[inline]
+    fn range_ended(&mut self, fi: u32) -> bool {
+        let fb = self.fibers.get(fi);
+        let (a, e) = (fb.cursor, fb.end);
+        if self.block.threads.slow {
+            if e == a + 1 {
+                self.block.exit_one(a, &mut self.log);
+            } else {
+                self.block.exit_range(a, e, &mut self.log);
+            }
+        }
+        self.fibers.release(fi);
+        if let Some(s) = &self.watch {
+            s.progress();
+        }
+        self.block.threads.stop
+    }
+
+    /// Starts the next pending range on an idle fiber that exists, as the scheduler's
+    /// slow path would when nothing is runnable; None when that needs the slow path (no
+    /// pending range, no idle fiber, or a timed-out launch).
+    #[inline]
+    fn start_pending(&mut self, me: *mut Worker) -> Option<(*mut Fiber, u32)> {
+        if self.timed_out() {
+            return None;
+        }
+        if !self.block.threads.queues.has_pending() {
+            return None;
+        }
+        let fi = self.fibers.take_existing()?;
+        let (a, e) = self.block.threads.queues.pop_pending()?;
+        self.streak = 0;
+        let c = &self.call;
+        let run = c.run.expect("a launch is running");
+        let home = ptr::addr_of_mut!(self.home);
+        self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast(), home);
+        self.stats.ranges_started += 1;
+        if let Some(s) = &self.watch {
+            s.progress();
+        }
+        Some((self.fibers.ptr(fi), fi))
+    }
+
     /// The scheduler's slow path: the run queue is empty or had a long streak. Starts
     /// a pending range, or makes yielded threads runnable, or takes the run queue's
     /// head; None when nothing is left to run.
@@ -554,7 +619,7 @@ impl Worker {
         if self.timed_out() {
             return Err(self.stop_with(|w| w.timeout_failure(None)));
         }
-        if let Some((a, e)) = self.block.threads.queues.pending.pop() {
+        if let Some((a, e)) = self.block.threads.queues.pop_pending() {
             let fi = match self.fibers.take_idle() {
                 Ok(fi) => fi,
                 Err(e) => {
@@ -568,7 +633,8 @@ impl Worker {
             };
             let c = &self.call;
             let run = c.run.expect("a launch is running");
-            self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast());
+            let home = ptr::addr_of_mut!(self.home);
+            self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast(), home);
             self.stats.ranges_started += 1;
             if let Some(s) = &self.watch {
                 s.progress();
@@ -584,47 +650,28 @@ impl Worker {
     /// After a resume that did not end in a wait: a range finished, or the launch stops.
     #[cold]
     #[inline(never)]
-    fn after_slow(&mut self, fi: u32, r: Result<Event, FiberExit>) -> Result<(), LaunchFailure> {
-        match r {
-            Ok(Event::Waiting) => Ok(()),
-            Ok(Event::Finished) => {
-                let fb = self.fibers.get(fi);
-                let (a, e) = (fb.cursor, fb.end);
-                if self.block.threads.slow {
-                    self.block.exit_range(a, e, &mut self.log);
-                }
-                self.fibers.release(fi);
-                if let Some(s) = &self.watch {
-                    s.progress();
-                }
-                if self.block.threads.stop {
-                    return Err(self.stop_with(|w| w.hazard_failure()));
-                }
-                Ok(())
-            }
-            Ok(Event::Stop) => Err(self.stop_with(|w| {
+    fn after_slow(&mut self, fi: u32, ev: Event) -> Result<(), LaunchFailure> {
+        match ev {
+            Event::Waiting => Ok(()),
+            Event::ExitHazard => Err(self.stop_with(|w| w.hazard_failure())),
+            Event::Stop => Err(self.stop_with(|w| {
                 if w.timed_out() {
                     w.timeout_failure(None)
                 } else {
                     w.stop.failure.take().unwrap_or_else(|| w.hazard_failure())
                 }
             })),
-            Err(FiberExit::Faulted) => {
+            Event::Faulted => {
                 let at = self.where_(self.fibers.get(fi).ctx.linear_tid);
                 let f = fault_failure(self.stop.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
                 self.fibers.renew(fi);
                 Err(self.stop_with(|_| f))
             }
-            Err(FiberExit::Interrupted) => {
+            Event::Interrupted => {
                 let f = self.timeout_failure(Some(fi));
                 self.fibers.renew(fi);
                 Err(self.stop_with(|_| f))
             }
-            Err(FiberExit::Quit) => Err(self.stop_with(|_| LaunchFailure {
-                address: None,
-                code: CUDA_ERROR_LAUNCH_FAILED,
-                message: "executor fiber ended unexpectedly".into(),
-            })),
         }
     }
 
@@ -636,50 +683,152 @@ impl Worker {
     }
 }
 
-/// The scheduler of one block: resume runnable threads, start pending ranges, until
-/// every thread has finished, the launch stops, or nothing can run (deadlock).
+/// Makes fiber `f` (index `fi`) the running one: the runtime entries and the signal
+/// handlers find it through `running`, the kernel library through its context slot.
+#[inline(always)]
+fn make_running(w: &mut Worker, f: *mut Fiber, fi: u32) {
+    // SAFETY: the slot is this OS thread's context slot of the kernel library; the
+    // fiber does not move, so the context address stays valid while it runs.
+    unsafe { *w.call.slot = ptr::addr_of_mut!((*f).ctx) };
+    w.running = Running { current: f, index: fi };
+    w.stats.fiber_resumes += 1;
+}
+
+/// The next thread on the run queue, as the fiber to continue, unless the streak of
+/// run-queue resumes is long enough to give pending ranges and yielded threads a turn.
+#[inline(always)]
+fn next_runnable(w: &mut Worker) -> Option<(*mut Fiber, u32)> {
+    if w.streak >= FAIRNESS_STREAK {
+        return None;
+    }
+    let t = w.block.threads.queues.pop_run()?;
+    w.streak += 1;
+    let fi = w.block.threads.fiber_of[t as usize];
+    if PREFETCH {
+        // Two ahead: the fiber after next (its saved stack pointer arrives meanwhile)
+        // and the stack of the next one (whose fiber the previous switch prefetched).
+        let q = &w.block.threads.queues;
+        if let Some(next) = q.peek_run() {
+            fibers::prefetch_stack(w.fibers.ptr(w.block.threads.fiber_of[next as usize]));
+            if let Some(after) = q.peek_run_at(1) {
+                fibers::prefetch_fiber(w.fibers.ptr(w.block.threads.fiber_of[after as usize]));
+            }
+        }
+    }
+    Some((w.fibers.ptr(fi), fi))
+}
+
+/// The running thread (on fiber `f`) waits at a rendezvous: continue the next runnable
+/// thread's fiber directly, or the scheduler loop when there is none. Returns when the
+/// rendezvous has released this thread and something continues it.
+///
+/// # Safety
+/// Called from a runtime entry on fiber `f`, the running fiber of worker `w`, holding
+/// no reference into the worker.
+#[inline(always)]
+pub(crate) unsafe fn wait(w: *mut Worker, f: *mut Fiber) {
+    // SAFETY: a short borrow, ended before the switch.
+    let to = unsafe {
+        let wk = &mut *w;
+        match next_fiber(w, wk) {
+            Some(nf) => fibers::saved_sp(&*nf),
+            None => wk.home_with(Event::Waiting),
+        }
+    };
+    // SAFETY: `to` is a suspended context of this worker (a fiber whose thread is
+    // runnable, a fresh range's fiber, or the scheduler); `f` is the running fiber.
+    unsafe { fibers::switch_from(f, to) };
+}
+
+/// The fiber the running one continues when it cannot go on itself: the next runnable
+/// thread's, else an idle one given the next pending range; made the running fiber.
+/// None when the scheduler loop must decide.
+#[inline(always)]
+fn next_fiber(me: *mut Worker, w: &mut Worker) -> Option<*mut Fiber> {
+    let next = match next_runnable(w) {
+        Some(n) => Some(n),
+        None if w.streak < FAIRNESS_STREAK => w.start_pending(me),
+        None => None,
+    };
+    let (nf, fi) = next?;
+    make_running(w, nf, fi);
+    Some(nf)
+}
+
+/// The `range_end` hook of every worker's home, called on fiber `f` when its range has
+/// ended: note the exits, then say what to continue: the next fiber (made the running
+/// one), the scheduler (told why), or 0 when `f` took the next pending range itself.
+///
+/// # Safety
+/// Runs on fiber `f`, whose context's `executor` is its worker (set by `assign`).
+unsafe fn range_end(f: *mut Fiber) -> usize {
+    // SAFETY: per the contract; a short borrow of the worker, ended before the switch.
+    unsafe {
+        let w = (*f).ctx.executor.cast::<Worker>();
+        let wk = &mut *w;
+        if wk.range_ended((*f).index) {
+            return wk.home_with(Event::ExitHazard);
+        }
+        match next_fiber(w, wk) {
+            Some(nf) if nf == f => 0,
+            Some(nf) => fibers::saved_sp(&*nf),
+            None => wk.home_with(Event::Waiting),
+        }
+    }
+}
+
+/// The running thread (on fiber `f`) stops the launch: its fiber goes back to the
+/// scheduler for good (the scheduler abandons it).
+///
+/// # Safety
+/// As [`wait`].
+pub(crate) unsafe fn stop_forever(f: *mut Fiber) -> ! {
+    loop {
+        // SAFETY: per the contract.
+        unsafe { fibers::to_home(f, Event::Stop) };
+    }
+}
+
+/// The scheduler of one block: continue runnable threads, start pending ranges, until
+/// every thread has finished, the launch stops, or nothing can run (deadlock). Fibers
+/// continue each other while threads are runnable; the loop gets control back when
+/// none is, when a range finishes, or when the launch stops.
 ///
 /// # Safety
 /// `w` is the worker of this OS thread, at a fixed address, registered as CURRENT; no
-/// reference into it is held by the caller. Between resumes this function takes short
-/// borrows of it; while a fiber runs it holds none (the fiber's runtime entries borrow
+/// reference into it is held by the caller. Between switches this function takes short
+/// borrows of it; while a fiber runs it holds none (the fibers' runtime entries borrow
 /// it then).
 unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
-    let mut streak = 0u32;
     loop {
         // SAFETY: per the contract, no other reference into the worker is live here.
         let wk = unsafe { &mut *w };
-        let popped = if streak < FAIRNESS_STREAK { wk.block.threads.queues.pop_run() } else { None };
-        let fi = match popped {
-            Some(t) => {
-                streak += 1;
-                if PREFETCH {
-                    if let Some(next) = wk.block.threads.queues.peek_run() {
-                        fibers::prefetch(wk.fibers.get(wk.block.threads.fiber_of[next as usize]));
-                    }
-                }
-                wk.block.threads.fiber_of[t as usize]
-            }
+        let (f, fi) = match next_runnable(wk) {
+            Some(next) => next,
             None => {
-                streak = 0;
+                wk.streak = 0;
                 match wk.next_slow(w)? {
-                    Some(fi) => fi,
+                    Some(fi) => (wk.fibers.ptr(fi), fi),
                     None => break,
                 }
             }
         };
-        let f = wk.fibers.ptr(fi);
-        // SAFETY: the slot is this OS thread's context slot of the kernel library; the
-        // fiber does not move, so the context address stays valid while it runs.
-        unsafe { *wk.call.slot = ptr::addr_of_mut!((*f).ctx) };
-        wk.running = Running { current: f, index: fi };
-        wk.stats.fiber_resumes += 1;
-        // SAFETY: `f` is a fiber of this worker's pool, not running; we hold no
-        // reference into the worker across the switch (`wk` is not used again).
-        let r = unsafe { fibers::resume(f) };
-        if r != Ok(Event::Waiting) {
-            // SAFETY: the fiber has suspended or returned; its borrows ended.
-            unsafe { (*w).after_slow(fi, r)? };
+        make_running(wk, f, fi);
+        // SAFETY: `f` is a suspended fiber of this worker's pool, its home is this
+        // worker's; we hold no reference into the worker across the switch (`wk` is not
+        // used again).
+        let ev = unsafe {
+            let home = ptr::addr_of_mut!((*w).home);
+            fibers::enter(home, f);
+            (*home).event
+        };
+        if ev != Event::Waiting {
+            // SAFETY: every fiber has switched back; their borrows ended. The fiber that
+            // switched back is the running one (fibers continue each other).
+            unsafe {
+                let fi = (*w).running.index;
+                (*w).after_slow(fi, ev)?
+            };
         }
     }
     // SAFETY: as above.
@@ -694,7 +843,7 @@ unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
 /// The signal handlers' questions, answered from the worker running a launch on the
 /// signalled thread.
 impl SignalTarget for Worker {
-    unsafe fn fault(info: FaultInfo, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+    unsafe fn fault(info: FaultInfo, sp: usize) -> Option<Redirect> {
         let w = current_worker();
         if w.is_null() {
             return None;
@@ -703,19 +852,15 @@ impl SignalTarget for Worker {
         // suspended by the signal, so reading the running fiber races nothing.
         unsafe {
             let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
-            if f.is_null() {
-                return None;
-            }
-            let trap = (*f).trap?;
-            if !trap.stack_ptr_in_bounds(sp) {
+            if f.is_null() || !(*f).holds_stack_pointer(sp) {
                 return None;
             }
             ptr::write_volatile(ptr::addr_of_mut!((*w).stop.fault), info);
-            Some(trap)
+            Some(take_over(w, Event::Faulted))
         }
     }
 
-    unsafe fn probe(pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+    unsafe fn probe(pc: usize, sp: usize) -> Option<Redirect> {
         let w = current_worker();
         if w.is_null() {
             return None;
@@ -726,11 +871,26 @@ impl SignalTarget for Worker {
         unsafe {
             let s = (*w).watch.as_deref()?;
             let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
-            watchdog::on_probe(s, f, pc, sp)
+            watchdog::on_probe(s, f, pc, sp).then(|| take_over(w, Event::Interrupted))
         }
     }
 
     fn on_worker_thread() -> bool {
         !current_worker().is_null()
+    }
+}
+
+/// A signal handler takes the running fiber of `w` over: the scheduler continues with
+/// `event`, and the fiber's frames are abandoned.
+///
+/// # Safety
+/// From a signal handler that interrupted the running fiber of `w` (on its stack).
+unsafe fn take_over(w: *mut Worker, event: Event) -> Redirect {
+    // SAFETY: per the contract the scheduler is suspended in its home.
+    unsafe {
+        let home = ptr::addr_of_mut!((*w).home);
+        ptr::write_volatile(ptr::addr_of_mut!((*home).event), event);
+        let (rip, rsp) = (*home).redirect();
+        Redirect { rip, rsp }
     }
 }

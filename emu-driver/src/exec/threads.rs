@@ -41,8 +41,11 @@ pub(crate) fn site_key(site: &abi::Site) -> u64 {
 pub(crate) struct Queues {
     run: Vec<u32>,
     head: usize,
-    /// Ranges [first, end) of threads that have not started, to be run on a fiber.
-    pub pending: Vec<(u32, u32)>,
+    /// Ranges [first, end) of threads that have not started, to be run on a fiber,
+    /// each packed into one word (`first | end << 32`): a range pushed by a thread
+    /// that starts waiting is often popped right after, and one store and one load of
+    /// the same width forward in the store buffer where two halves would stall.
+    pending: Vec<u64>,
     /// Threads suspended by `yield_now`, and where they yielded; they run again once
     /// nothing else can.
     pub yielded: Vec<(u32, abi::Site)>,
@@ -65,6 +68,35 @@ impl Queues {
         Some(t)
     }
 
+    /// Threads [first, end) have not started yet.
+    #[inline]
+    pub fn push_pending(&mut self, first: u32, end: u32) {
+        self.pending.push(first as u64 | (end as u64) << 32);
+    }
+
+    /// The most recently pushed range of threads that have not started.
+    #[inline]
+    pub fn pop_pending(&mut self) -> Option<(u32, u32)> {
+        self.pending.pop().map(|r| (r as u32, (r >> 32) as u32))
+    }
+
+    /// Whether some range of threads has not started.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The ranges of threads that have not started.
+    pub fn pending(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.pending.iter().map(|&r| (r as u32, (r >> 32) as u32))
+    }
+
+    /// Forgets the ranges of threads that have not started (tests play them).
+    #[cfg(test)]
+    pub fn clear_pending(&mut self) {
+        self.pending.clear();
+    }
+
     /// Appends threads to the run queue.
     #[inline]
     pub fn extend_run(&mut self, count: usize, threads: impl Iterator<Item = u32>) {
@@ -75,6 +107,12 @@ impl Queues {
     #[inline]
     pub fn peek_run(&self) -> Option<u32> {
         self.run.get(self.head).copied()
+    }
+
+    /// The thread `k` places behind the head of the run queue, if there is one.
+    #[inline]
+    pub fn peek_run_at(&self, k: usize) -> Option<u32> {
+        self.run.get(self.head + k).copied()
     }
 
     pub fn run_is_empty(&self) -> bool {
@@ -169,7 +207,7 @@ impl Threads {
         self.slow = false;
         self.live = n;
         self.queues.clear();
-        self.queues.pending.push((0, n));
+        self.queues.push_pending(0, n);
         self.stop = false;
     }
 
@@ -229,7 +267,7 @@ pub(crate) mod tests {
         let mut t = Threads::new();
         t.reset(n);
         t.begin_slow();
-        t.queues.pending.clear();
+        t.queues.clear_pending();
         t
     }
 

@@ -58,6 +58,7 @@ pub(crate) struct Group {
 /// `__activemask`, a yield) are known to the block, which tells a warp when it asks
 /// (`waiting_elsewhere`: only a shuffle reading lanes outside its mask needs them).
 #[derive(Clone)]
+#[repr(C)]
 pub(crate) struct Warp {
     groups: Vec<Group>,
     /// Some complete shuffle group waits for lanes outside its mask to reach it.
@@ -132,7 +133,9 @@ impl Warp {
         let lane = tid % WARP;
         let wi = tid / WARP;
         let bit = 1u32 << lane;
-        self.lanes[lane as usize] = Lane { value, result: 0, arg, width, op, pred: 0 };
+        // The operands; the result and predicate are written when the group resolves.
+        let l = &mut self.lanes[lane as usize];
+        (l.value, l.arg, l.width, l.op) = (value, arg, width, op);
         // The common case: the caller is in its mask and joins an open group with the
         // same op; anything else (a new group, a hazard) takes the long way.
         let (gi, mask) = match self.groups.iter().position(|g| g.mask == mask && g.op == op) {
@@ -141,7 +144,7 @@ impl Warp {
         };
         let g = &mut self.groups[gi];
         g.arrived |= bit;
-        g.uniform &= g.arg == arg && g.width == width && g.op == op;
+        g.uniform &= (g.arg == arg) & (g.width == width) & (g.op == op);
         let gone = threads.gone[wi as usize];
         if mask & gone != 0 && !g.exit_reported {
             g.exit_reported = true;
@@ -316,7 +319,12 @@ impl Warp {
             None => (0, 0),
         };
         let released = arrived & !caller.map_or(0, |t| 1 << (t - base));
-        threads.queues.extend_run(released.count_ones() as usize, lanes(released).map(|l| base + l));
+        if arrived == u32::MAX {
+            let skip = caller.map_or(WARP, |t| t - base);
+            threads.queues.extend_run(released.count_ones() as usize, (0..WARP).filter(|&l| l != skip).map(|l| base + l));
+        } else {
+            threads.queues.extend_run(released.count_ones() as usize, lanes(released).map(|l| base + l));
+        }
         if let Some((lane, j, op, read)) = outside {
             report_outside_mask(threads, base + lane, lane, j, op, g.mask, g.site, read, log);
         }
@@ -497,6 +505,10 @@ fn absent_read(g: &Group, gone: u32, op: u32, j: u32, own: u64) -> u64 {
 fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outside {
     let arrived = g.arrived;
     let map = ShuffleMap::new(g.op, g.arg, g.width);
+    if arrived == u32::MAX {
+        resolve_full_warp(w, map);
+        return None;
+    }
     let mut outside = None;
     for lane in lanes(arrived) {
         let own = w.lanes[lane as usize].value;
@@ -520,6 +532,32 @@ fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outsid
         slot.pred = pred;
     }
     outside
+}
+
+/// A uniform shuffle that every lane of the warp joined (the common case): every
+/// source is a member, so each lane gets its source's value, or its own when the
+/// source is out of range. One loop per op (the lane mapping decided outside it).
+fn resolve_full_warp(w: &mut Warp, map: ShuffleMap) {
+    let values: [u64; WARP as usize] = std::array::from_fn(|l| w.lanes[l].value);
+    match map.op() {
+        abi::warp::SHFL_IDX => fill_full_warp(w, &values, |l| map.source_idx(l)),
+        abi::warp::SHFL_UP => fill_full_warp(w, &values, |l| map.source_up(l)),
+        abi::warp::SHFL_DOWN => fill_full_warp(w, &values, |l| map.source_down(l)),
+        _ => fill_full_warp(w, &values, |l| map.source_xor(l)),
+    }
+}
+
+#[inline(always)]
+fn fill_full_warp(w: &mut Warp, values: &[u64; WARP as usize], source: impl Fn(u32) -> Option<u32>) {
+    for lane in 0..WARP {
+        let (result, pred) = match source(lane) {
+            Some(j) => (values[(j % WARP) as usize], 1),
+            None => (values[lane as usize], 0),
+        };
+        let slot = &mut w.lanes[lane as usize];
+        slot.result = result;
+        slot.pred = pred;
+    }
 }
 
 /// Any other group: votes, matches and reductions (computed once where every lane gets

@@ -45,25 +45,51 @@ impl ShuffleMap {
 
     #[inline(always)]
     pub fn source(&self, lane: u32) -> Option<u32> {
-        let (b, w) = (self.b, self.w);
-        let seg_start = lane & !(w - 1);
-        let seg_end = seg_start + w - 1;
         match self.op {
-            abi::warp::SHFL_IDX => Some(seg_start | (b & (w - 1))),
-            abi::warp::SHFL_UP => {
-                let j = lane as i32 - b as i32;
-                (j >= seg_start as i32).then_some(j as u32)
-            }
-            abi::warp::SHFL_DOWN => {
-                let j = lane + b;
-                (j <= seg_end).then_some(j)
-            }
-            abi::warp::SHFL_XOR => {
-                let j = lane ^ b;
-                (j <= seg_end).then_some(j)
-            }
+            abi::warp::SHFL_IDX => self.source_idx(lane),
+            abi::warp::SHFL_UP => self.source_up(lane),
+            abi::warp::SHFL_DOWN => self.source_down(lane),
+            abi::warp::SHFL_XOR => self.source_xor(lane),
             _ => None,
         }
+    }
+
+    /// The shuffle op this map is for.
+    #[inline(always)]
+    pub fn op(&self) -> u32 {
+        self.op
+    }
+
+    #[inline(always)]
+    fn seg_start(&self, lane: u32) -> u32 {
+        lane & !(self.w - 1)
+    }
+
+    /// `__shfl_sync`: lane `b` of the caller's segment.
+    #[inline(always)]
+    pub fn source_idx(&self, lane: u32) -> Option<u32> {
+        Some(self.seg_start(lane) | (self.b & (self.w - 1)))
+    }
+
+    /// `__shfl_up_sync`: `b` lanes below, not below the segment's start.
+    #[inline(always)]
+    pub fn source_up(&self, lane: u32) -> Option<u32> {
+        let j = lane as i32 - self.b as i32;
+        (j >= self.seg_start(lane) as i32).then_some(j as u32)
+    }
+
+    /// `__shfl_down_sync`: `b` lanes above, not past the segment's end.
+    #[inline(always)]
+    pub fn source_down(&self, lane: u32) -> Option<u32> {
+        let j = lane + self.b;
+        (j < self.seg_start(lane) + self.w).then_some(j)
+    }
+
+    /// `__shfl_xor_sync`: the lane `lane ^ b`, not past the segment's end.
+    #[inline(always)]
+    pub fn source_xor(&self, lane: u32) -> Option<u32> {
+        let j = lane ^ self.b;
+        (j < self.seg_start(lane) + self.w).then_some(j)
     }
 }
 

@@ -29,8 +29,7 @@
 //! is not for a running launch.
 
 use super::fault::probe_signal;
-use super::fibers::{Fiber, FiberExit};
-use corosensei::trap::CoroutineTrapHandler;
+use super::fibers::Fiber;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -268,18 +267,18 @@ fn code_range_of(addr: usize) -> Option<(usize, usize)> {
 }
 
 /// The probe handler's decision, on the worker's OS thread: samples progress and, once
-/// the launch has made none for its limit, marks it timed out and returns the fiber's
-/// trap handler when the fiber may be redirected (kernel code of the kernel library,
-/// on the fiber's stack). `s` is the watch of this thread's worker and `f` the fiber it
+/// the launch has made none for its limit, marks it timed out and returns true when
+/// the fiber may be redirected (it runs kernel code of the kernel library, on its own
+/// stack). `s` is the watch of this thread's worker and `f` the fiber it
 /// runs (null between resumes); the probe interrupted code at `pc` with stack pointer
 /// `sp`.
 ///
 /// # Safety
 /// Only from the probe signal handler on this thread; `f` is null or a live fiber of
 /// this thread's worker.
-pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usize) -> Option<CoroutineTrapHandler<FiberExit>> {
+pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usize) -> bool {
     if s.epoch.load(Relaxed).is_multiple_of(2) {
-        return None;
+        return false;
     }
     let now = now_ns();
     let events = s.events.load(Relaxed);
@@ -299,28 +298,28 @@ pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usiz
     s.seen_thread.store(thread, Relaxed);
     if moved {
         s.seen_at_ns.store(now, Relaxed);
-        return None;
+        return false;
     }
     if now.saturating_sub(s.seen_at_ns.load(Relaxed)) < s.limit_ns.load(Relaxed) {
-        return None;
+        return false;
     }
     s.timed_out.store(true, Relaxed);
     if f.is_null() {
-        return None;
+        return false;
     }
     // SAFETY: as above.
-    let (in_kernel, trap) = unsafe { ((*f).in_kernel.load(Relaxed), (*f).trap) };
+    let in_kernel = unsafe { (*f).in_kernel.load(Relaxed) };
     let lo = s.text_lo.load(Acquire);
     let hi = s.text_hi.load(Relaxed);
     if !in_kernel || lo == 0 || !(lo..hi).contains(&pc) {
-        return None;
+        return false;
     }
-    let trap = trap?;
-    if !trap.stack_ptr_in_bounds(sp) {
-        return None;
+    // SAFETY: as above.
+    if !unsafe { (*f).holds_stack_pointer(sp) } {
+        return false;
     }
     s.interrupted_pc.store(pc, Relaxed);
-    Some(trap)
+    true
 }
 
 #[cfg(test)]

@@ -44,13 +44,33 @@ struct pack_get<__simtwin_I, arg_pack<__simtwin_H, __simtwin_R...>> {
 };
 
 /* (x, y, z) of linear thread index `t` in a block of bx * by * ... threads. Out of line:
-   a range run starts mid-block only after a rendezvous moved threads onto fibers, so the
-   divisions stay off the per-thread path. */
+   the general case divides, and is rare (see thread_xyz). */
 __attribute__((noinline, cold)) inline void split_index(uint32_t __simtwin_t, uint32_t __simtwin_bx,
                                                          uint32_t __simtwin_by, uint32_t *__simtwin_xyz) {
     __simtwin_xyz[0] = __simtwin_t % __simtwin_bx;
     __simtwin_xyz[1] = (__simtwin_t / __simtwin_bx) % __simtwin_by;
     __simtwin_xyz[2] = __simtwin_t / (__simtwin_bx * __simtwin_by);
+}
+
+/* (x, y, z) of `t` for a range that starts mid-block: every thread of a block with a
+   barrier starts its own range once the first one waits, so this runs once per thread
+   there. The first row (any 1-D block) and power-of-two block shapes (16x16, 32x8, ...)
+   need no division; three dependent divisions cost as much as a barrier. */
+__attribute__((always_inline)) inline void thread_xyz(uint32_t __simtwin_t, uint32_t __simtwin_bx,
+                                                      uint32_t __simtwin_by, uint32_t *__simtwin_xyz) {
+    if (__simtwin_t < __simtwin_bx) {
+        __simtwin_xyz[0] = __simtwin_t;
+        __simtwin_xyz[1] = 0;
+        __simtwin_xyz[2] = 0;
+    } else if (((__simtwin_bx & (__simtwin_bx - 1)) | (__simtwin_by & (__simtwin_by - 1))) == 0) {
+        const uint32_t __simtwin_sx = (uint32_t)__builtin_ctz(__simtwin_bx);
+        const uint32_t __simtwin_sy = (uint32_t)__builtin_ctz(__simtwin_by);
+        __simtwin_xyz[0] = __simtwin_t & (__simtwin_bx - 1);
+        __simtwin_xyz[1] = (__simtwin_t >> __simtwin_sx) & (__simtwin_by - 1);
+        __simtwin_xyz[2] = __simtwin_t >> (__simtwin_sx + __simtwin_sy);
+    } else {
+        split_index(__simtwin_t, __simtwin_bx, __simtwin_by, __simtwin_xyz);
+    }
 }
 
 template <class __simtwin_F, __simtwin_F __simtwin_K> struct runner;
@@ -75,26 +95,34 @@ struct runner<void (*)(__simtwin_A...), __simtwin_K> {
         const uint32_t __simtwin_by = __simtwin_ctx->block_dim.y ? __simtwin_ctx->block_dim.y : 1;
         /* Thread indices advance with the linear index: x, carrying into y, then z. */
         uint32_t __simtwin_xyz[3] = {0, 0, 0};
-        if (__simtwin_first != 0) split_index(__simtwin_first, __simtwin_bx, __simtwin_by, __simtwin_xyz);
+        if (__simtwin_first != 0) thread_xyz(__simtwin_first, __simtwin_bx, __simtwin_by, __simtwin_xyz);
         uint32_t __simtwin_x = __simtwin_xyz[0], __simtwin_y = __simtwin_xyz[1], __simtwin_z = __simtwin_xyz[2];
         const uint32_t __simtwin_end = __simtwin_first + __simtwin_n;
-        /* y and z are stored when they change, x, linear_tid and lane for every thread. */
+        /* y and z are stored when they change, x, linear_tid and lane for every thread.
+           The threads of one row run in an inner loop counted by the linear index alone
+           (x = t - row base): a barrier-free kernel pays a few stores, the range_stop
+           check and one compare per thread beyond its body. */
         __simtwin_ctx->thread_idx.y = __simtwin_y;
         __simtwin_ctx->thread_idx.z = __simtwin_z;
-        for (uint32_t __simtwin_t = __simtwin_first; __simtwin_t != __simtwin_end; ++__simtwin_t) {
-            __simtwin_ctx->linear_tid = __simtwin_t;
-            __simtwin_ctx->lane = __simtwin_t & 31u;
-            __simtwin_ctx->thread_idx.x = __simtwin_x;
-            __simtwin_K(pack_get<__simtwin_I, pack>::get(__simtwin_p)...); /* by value: each thread its own copy */
-            if (__simtwin_ctx->range_stop) break;
-            if (++__simtwin_x == __simtwin_bx) {
-                __simtwin_x = 0;
-                if (++__simtwin_y == __simtwin_by) {
-                    __simtwin_y = 0;
-                    __simtwin_ctx->thread_idx.z = ++__simtwin_z;
-                }
-                __simtwin_ctx->thread_idx.y = __simtwin_y;
+        uint32_t __simtwin_t = __simtwin_first;
+        while (__simtwin_t != __simtwin_end) {
+            const uint32_t __simtwin_row = __simtwin_t - __simtwin_x; /* linear index of x = 0 */
+            const uint32_t __simtwin_left = __simtwin_end - __simtwin_t;
+            const uint32_t __simtwin_stop =
+                __simtwin_t + (__simtwin_bx - __simtwin_x < __simtwin_left ? __simtwin_bx - __simtwin_x : __simtwin_left);
+            for (; __simtwin_t != __simtwin_stop; ++__simtwin_t) {
+                __simtwin_ctx->linear_tid = __simtwin_t;
+                __simtwin_ctx->lane = __simtwin_t & 31u;
+                __simtwin_ctx->thread_idx.x = __simtwin_t - __simtwin_row;
+                __simtwin_K(pack_get<__simtwin_I, pack>::get(__simtwin_p)...); /* by value: each thread its own copy */
+                if (__simtwin_ctx->range_stop) return;
             }
+            __simtwin_x = 0;
+            if (++__simtwin_y == __simtwin_by) {
+                __simtwin_y = 0;
+                __simtwin_ctx->thread_idx.z = ++__simtwin_z;
+            }
+            __simtwin_ctx->thread_idx.y = __simtwin_y;
         }
     }
     static void run(void *const *__simtwin_params, simtwin_thread_ctx_t *__simtwin_ctx, uint32_t __simtwin_first,
