@@ -11,6 +11,9 @@ run (table.json), so the table says how many ns of a barrier, or how many "x pla
 kernel, each part costs.
 
 Usage: profile.py --case LETTER --table TABLE_JSON --twins DIR [--top N] < perf-script.txt
+       profile.py --title TEXT [--figure F --unit UNIT] --twins DIR < perf-script.txt
+(the second form profiles any program on the emulated driver, e.g. a VMAF extractor; F is
+its measured cost in UNIT, e.g. ms per frame, that the shares are given in)
 Prints a markdown section; exit 2 on bad input (no samples in the launch, no such case).
 """
 import argparse
@@ -38,6 +41,7 @@ PARTS = [
 KERNEL = "kernel code (.cu body and runner, twin library)"
 KERNEL_OS = "operating system (page faults, syscalls)"
 OTHER = "driver, other"
+OUTSIDE = "outside the launches (the program's host code, copies, module loading)"
 
 
 def samples(stream):
@@ -96,17 +100,25 @@ def classify(frames, twins):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--case", required=True)
-    ap.add_argument("--table", required=True)
+    ap.add_argument("--case")
+    ap.add_argument("--table")
+    ap.add_argument("--title")
+    ap.add_argument("--figure", type=float)
+    ap.add_argument("--unit", default="")
     ap.add_argument("--twins", required=True, help="directory of the kernels-host twin libraries")
     ap.add_argument("--top", type=int, default=6)
     a = ap.parse_args()
-    try:
-        with open(a.table) as f:
-            table = json.load(f)
-        case = next(k for k in table["kernels"] if k["id"] == a.case)
-    except (OSError, ValueError, KeyError, StopIteration) as e:
-        print(f"profile.py: no case {a.case!r} in {a.table}: {e}", file=sys.stderr)
+    case = None
+    if a.table or a.case:
+        try:
+            with open(a.table) as f:
+                table = json.load(f)
+            case = next(k for k in table["kernels"] if k["id"] == a.case)
+        except (OSError, TypeError, ValueError, KeyError, StopIteration) as e:
+            print(f"profile.py: no case {a.case!r} in {a.table}: {e}", file=sys.stderr)
+            return 2
+    elif not a.title:
+        print("profile.py: give --case and --table, or --title", file=sys.stderr)
         return 2
     twins = {n for n in os.listdir(a.twins) if n.endswith(".so")} if os.path.isdir(a.twins) else set()
 
@@ -121,18 +133,30 @@ def main():
         counts[part] = counts.get(part, 0) + 1
         leaf = frames[0][0]
         leaves[leaf] = leaves.get(leaf, 0) + 1
+    if case is None and outside:
+        # A whole program: its own host work is part of the per-frame cost too.
+        counts[OUTSIDE] = outside
+        total += outside
     if total == 0:
         print(f"profile.py: case {a.case}: no sample inside the emulated launch (was perf recording the bench host?)", file=sys.stderr)
         return 2
 
-    st = case["columns"].get("simtwin", {})
-    if case.get("units_per_launch"):
-        figure, unit = st.get("ns_per_unit"), "ns per " + case["unit"].removeprefix("ns per ")
+    if case is not None:
+        st = case["columns"].get("simtwin", {})
+        if case.get("units_per_launch"):
+            figure, unit = st.get("ns_per_unit"), "ns per " + case["unit"].removeprefix("ns per ")
+        else:
+            figure, unit = st.get("x_plain"), "x plain"
+        title = f"({a.case}) {case['kernel']}"
     else:
-        figure, unit = st.get("x_plain"), "x plain"
-    out = [f"### ({a.case}) {case['kernel']}: {total} samples in the emulated launch ({outside} outside it: host program, plain loop, set-up)", ""]
+        figure, unit, title = a.figure, a.unit or "share", a.title
+    what = "host program, plain loop, set-up"
+    if case is not None:
+        out = [f"### {title}: {total} samples in the emulated launch ({outside} outside it: {what})", ""]
+    else:
+        out = [f"### {title}: {total} samples, {total - outside} of them in emulated launches", ""]
     if figure is not None:
-        out.append(f"simtwin measured {figure:.4g} {unit} in the timing run; each part's share of it:")
+        out.append(f"simtwin measured {figure:.4g} {unit}; each part's share of it:")
         out.append("")
     out.append(f"| part | share | {unit} |")
     out.append("|---|---|---|")
