@@ -377,3 +377,23 @@ extern "C" __global__ void am_aggregate(const int *pred, unsigned *counter, unsi
         masks[t] = mask;
     }
 }
+
+// Type punning as real CUDA code does it (a VMAF fork's filter1d.cu): a uint2 load read
+// back through an unsigned short pointer, and an unsigned[2] stored as one uint2. C++'s
+// strict-aliasing rule makes both undefined; the device reads the bytes stored.
+// out[4t+k] = (in[4t+k] + 1) | 0x10000 (halves), then out[32 + 2t..] = the punned store.
+extern "C" __global__ void pun(const unsigned short *in, int n, unsigned *out)
+{
+    const unsigned t = threadIdx.x;
+    const uint2 v = *reinterpret_cast<const uint2 *>(&in[4 * t]);
+    const unsigned short *s = reinterpret_cast<const unsigned short *>(&v);
+    for (int k = 0; k < 4; ++k)
+        out[4 * t + k] = ((unsigned)s[k] + 1u) | 0x10000u;
+    __align__(8) unsigned acc[2] = {0u, 0u};
+    for (int k = 0; k < n; ++k) {
+        acc[0] += (unsigned)k + t;
+        acc[1] += 3u * (unsigned)k;
+    }
+    acc[0] = (acc[0] + 128u) >> 1;
+    *reinterpret_cast<uint2 *>(&out[32 + 2 * t]) = *reinterpret_cast<uint2 *>(&acc[0]);
+}

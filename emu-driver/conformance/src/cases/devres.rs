@@ -60,6 +60,7 @@ pub fn cases() -> Vec<Case> {
     add("devres_activemask_exited".into(), Box::new(am_exited));
     add("devres_activemask_loop".into(), Box::new(am_loop));
     add("devres_activemask_aggregate".into(), Box::new(am_aggregate));
+    add("devres_type_punning".into(), Box::new(type_punning));
     v
 }
 
@@ -532,5 +533,24 @@ fn am_aggregate(cx: &mut Cx) -> Result<(), String> {
     cx.val("ranks", lanes(&ranks));
     cx.val("counter", counter[0] - 1000);
     cx.val("slots", if exact { "ok" } else { "bad" });
+    Ok(())
+}
+
+// ---------------------------------------------------------------- type punning
+
+/// Loads read back through another type and arrays stored as a vector (kernel `pun`):
+/// the device reads the bytes stored, where C++ (strict aliasing) lets a compiler drop them.
+fn type_punning(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let input: Vec<u16> = (0..32u16).map(|i| i.wrapping_mul(257).wrapping_add(3)).collect();
+    let mut d_in = cx.upload(&input)?;
+    let mut n = 10i32;
+    let mut d_out = cx.sentinel(48)?;
+    let mut params = [pp(&mut d_in), pp(&mut n), pp(&mut d_out)];
+    if cx.run_kernel("pun", 1, 8, &mut params)? {
+        let out: Vec<u32> = cx.download(d_out, 48)?;
+        cx.val("loads", lanes(&out[..32]));
+        cx.val("stores", lanes(&out[32..]));
+    }
     Ok(())
 }
