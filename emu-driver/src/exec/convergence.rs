@@ -117,7 +117,7 @@ impl Convergence {
                 if Some(tid) == caller {
                     own = g.members;
                 } else {
-                    threads.queues.push_run(tid);
+                    threads.release(tid);
                 }
             }
             threads.completed.convergences += 1;

@@ -29,7 +29,7 @@ use super::fibers::{self, BlockFields, Event, Fiber, FiberPool, Home};
 use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
 use super::race::SharedChecks;
-use super::threads::Arrival;
+use super::threads::{entry_fiber, Arrival};
 use super::types::{
     ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
     CUDA_ERROR_LAUNCH_TIMEOUT, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
@@ -642,9 +642,9 @@ impl Worker {
             return Ok(Some(fi));
         }
         if !self.block.threads.queues.yielded.is_empty() {
-            self.block.threads.queues.resume_yielded();
+            self.block.threads.resume_yielded();
         }
-        Ok(self.block.threads.queues.pop_run().map(|t| self.block.threads.fiber_of[t as usize]))
+        Ok(self.block.threads.queues.pop_run().map(entry_fiber))
     }
 
     /// After a resume that did not end in a wait: a range finished, or the launch stops.
@@ -701,17 +701,16 @@ fn next_runnable(w: &mut Worker) -> Option<(*mut Fiber, u32)> {
     if w.streak >= FAIRNESS_STREAK {
         return None;
     }
-    let t = w.block.threads.queues.pop_run()?;
+    let fi = entry_fiber(w.block.threads.queues.pop_run()?);
     w.streak += 1;
-    let fi = w.block.threads.fiber_of[t as usize];
     if PREFETCH {
         // Two ahead: the fiber after next (its saved stack pointer arrives meanwhile)
         // and the stack of the next one (whose fiber the previous switch prefetched).
         let q = &w.block.threads.queues;
         if let Some(next) = q.peek_run() {
-            fibers::prefetch_stack(w.fibers.ptr(w.block.threads.fiber_of[next as usize]));
+            fibers::prefetch_stack(w.fibers.ptr(entry_fiber(next)));
             if let Some(after) = q.peek_run_at(1) {
-                fibers::prefetch_fiber(w.fibers.ptr(w.block.threads.fiber_of[after as usize]));
+                fibers::prefetch_fiber(w.fibers.ptr(entry_fiber(after)));
             }
         }
     }

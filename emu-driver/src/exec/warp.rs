@@ -321,9 +321,9 @@ impl Warp {
         let released = arrived & !caller.map_or(0, |t| 1 << (t - base));
         if arrived == u32::MAX {
             let skip = caller.map_or(WARP, |t| t - base);
-            threads.queues.extend_run(released.count_ones() as usize, (0..WARP).filter(|&l| l != skip).map(|l| base + l));
+            threads.release_all(released.count_ones() as usize, (0..WARP).filter(|&l| l != skip).map(|l| base + l));
         } else {
-            threads.queues.extend_run(released.count_ones() as usize, lanes(released).map(|l| base + l));
+            threads.release_all(released.count_ones() as usize, lanes(released).map(|l| base + l));
         }
         if let Some((lane, j, op, read)) = outside {
             report_outside_mask(threads, base + lane, lane, j, op, g.mask, g.site, read, log);
