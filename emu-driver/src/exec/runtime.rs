@@ -41,6 +41,13 @@ fn on_fiber() -> Option<(*mut Worker, *mut Fiber)> {
         unsafe { (*f).set_in_kernel(false) };
         return Some((w.cast(), f));
     }
+    on_fiber_slow()
+}
+
+/// `on_fiber` through the worker's thread-local (the context slot could not tell).
+#[cold]
+#[inline(never)]
+fn on_fiber_slow() -> Option<(*mut Worker, *mut Fiber)> {
     let w = current_worker();
     if w.is_null() {
         return None;
@@ -86,6 +93,8 @@ fn stop_forever(f: *mut Fiber) -> ! {
     unsafe { scheduler::stop_forever(f) }
 }
 
+#[cold]
+#[inline(never)]
 fn outside_launch(what: &str) {
     crate::log_warn!("{what} called outside a kernel launch; ignored");
 }

@@ -370,7 +370,7 @@ impl Worker {
     #[inline(always)]
     pub fn barrier(&mut self, op: u32, pred: bool, site: abi::Site) -> Arrival {
         if op > abi::bar::OR {
-            return self.fail_unsupported(format!("unsupported barrier operation {op}"));
+            return self.fail_unsupported("barrier", op);
         }
         let (tid, fi) = self.enter();
         if self.block.threads.stop {
@@ -385,7 +385,7 @@ impl Worker {
     #[inline(always)]
     pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
         if !warp_ops::is_known(op) {
-            return self.fail_unsupported(format!("unsupported warp operation {op}"));
+            return self.fail_unsupported("warp", op);
         }
         let (tid, fi) = self.enter();
         if self.block.threads.stop {
@@ -450,10 +450,12 @@ impl Worker {
         Arrival::Stop
     }
 
+    /// An operation code (`kind`: "barrier" or "warp") the executor does not know.
     #[cold]
-    fn fail_unsupported(&mut self, what: String) -> Arrival {
+    #[inline(never)]
+    fn fail_unsupported(&mut self, kind: &str, op: u32) -> Arrival {
         let at = self.where_(self.running_thread());
-        self.fail(CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
+        self.fail(CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported {kind} operation {op}"))
     }
 
     /// The thread on the running fiber.
