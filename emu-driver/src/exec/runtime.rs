@@ -110,13 +110,18 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
         outside_launch("__syncthreads");
         return 0;
     };
-    let r = match with_worker(w, |wk| wk.barrier(op, pred != 0, site)) {
-        Arrival::Done(r, _) => r,
-        Arrival::Wait => {
-            wait(w, f);
+    let r = with_worker(w, |wk| wk.barrier(f, op, pred != 0, site));
+    let r = if r < scheduler::BAR_STOP {
+        r
+    } else if r == scheduler::BAR_WAIT {
+        wait(w, f);
+        if op == abi::bar::SYNC {
+            0
+        } else {
             with_worker(w, |wk| wk.block.barrier.result(op))
         }
-        Arrival::Stop => stop_forever(f),
+    } else {
+        stop_forever(f)
     };
     leave(f);
     r as i32
@@ -127,7 +132,7 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
         outside_launch("a warp collective");
         return value;
     };
-    let (r, p) = match with_worker(w, |wk| wk.warp(op, mask, value, arg, width, site)) {
+    let (r, p) = match with_worker(w, |wk| wk.warp(f, op, mask, value, arg, width, site)) {
         Arrival::Done(r, p) => (r, p),
         Arrival::Wait => {
             wait(w, f);

@@ -42,6 +42,12 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
+/// What [`Worker::barrier`] returns when the caller must wait (no barrier result is
+/// this large: counts are at most the block size).
+pub(crate) const BAR_WAIT: u64 = u64::MAX;
+/// What [`Worker::barrier`] returns when the launch stops.
+pub(crate) const BAR_STOP: u64 = u64::MAX - 1;
+
 /// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
 const FAIRNESS_STREAK: u32 = 4096;
 /// Prefetch what the next two switches will touch while switching to the next fiber.
@@ -329,6 +335,17 @@ impl Worker {
         (tid, self.running.index)
     }
 
+    /// `enter` for the entries that know their fiber `f` (the running one).
+    #[inline(always)]
+    fn enter_on(&mut self, f: *mut Fiber) -> (u32, u32) {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor, fi) = unsafe { ((*f).ctx.linear_tid, (*f).cursor, (*f).index) };
+        if !self.block.threads.slow || tid != cursor {
+            self.catch_up(tid, cursor);
+        }
+        (tid, fi)
+    }
+
     /// The block's first runtime call sets up its state; threads [cursor, tid) of the
     /// running range have finished.
     #[cold]
@@ -346,8 +363,14 @@ impl Worker {
     /// The caller waits: the rest of its range goes to the scheduler as a new range.
     #[inline(always)]
     pub fn hand_off_range(&mut self, tid: u32) {
-        // SAFETY: as in `enter`.
-        let f = unsafe { &mut *self.running.current };
+        self.hand_off_range_on(self.running.current, tid);
+    }
+
+    /// `hand_off_range` from the running fiber `f`.
+    #[inline(always)]
+    fn hand_off_range_on(&mut self, f: *mut Fiber, tid: u32) {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let f = unsafe { &mut *f };
         if f.end > tid + 1 {
             self.block.threads.queues.push_pending(tid + 1, f.end);
             f.end = tid + 1;
@@ -366,33 +389,45 @@ impl Worker {
         a
     }
 
-    /// `__syncthreads` and its forms.
+    /// `__syncthreads` and its forms, called on the running fiber `f`: the result
+    /// (`Done`), or [`BAR_WAIT`] or [`BAR_STOP`] (one word, so that the entry tests it
+    /// in a register).
     #[inline(always)]
-    pub fn barrier(&mut self, op: u32, pred: bool, site: abi::Site) -> Arrival {
+    pub fn barrier(&mut self, f: *mut Fiber, op: u32, pred: bool, site: abi::Site) -> u64 {
         if op > abi::bar::OR {
-            return self.fail_unsupported("barrier", op);
+            self.fail_unsupported("barrier", op);
+            return BAR_STOP;
         }
-        let (tid, fi) = self.enter();
+        let (tid, fi) = self.enter_on(f);
         if self.block.threads.stop {
-            return Arrival::Stop;
+            return BAR_STOP;
         }
-        let a = self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log);
-        self.settle(a, tid)
+        match self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log) {
+            Arrival::Done(r, _) => r,
+            Arrival::Wait => {
+                self.hand_off_range_on(f, tid);
+                BAR_WAIT
+            }
+            Arrival::Stop => BAR_STOP,
+        }
     }
 
-    /// A warp collective.
+    /// A warp collective, called on the running fiber `f`.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+    pub fn warp(&mut self, f: *mut Fiber, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
         if !warp_ops::is_known(op) {
             return self.fail_unsupported("warp", op);
         }
-        let (tid, fi) = self.enter();
+        let (tid, fi) = self.enter_on(f);
         if self.block.threads.stop {
             return Arrival::Stop;
         }
         let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
-        self.settle(a, tid)
+        if a == Arrival::Wait {
+            self.hand_off_range_on(f, tid);
+        }
+        a
     }
 
     /// `__activemask()`.
