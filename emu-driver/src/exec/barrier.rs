@@ -111,6 +111,13 @@ impl Barrier {
     }
 }
 
+/// Whether two call sites are the same (compared as two words, without branches).
+#[inline(always)]
+fn same_site(a: &abi::Site, b: &abi::Site) -> bool {
+    let lc = |s: &abi::Site| s.line as u64 | (s.column as u64) << 32;
+    (a.file == b.file) & (lc(a) == lc(b))
+}
+
 impl Barrier {
     /// Thread `tid` (on fiber `fi`) arrives at a barrier: `Wait` when it must suspend
     /// (the block then records it as waiting), `Done` when it completed the generation.
@@ -122,7 +129,7 @@ impl Barrier {
             self.op0 = op;
             self.site0 = site;
             self.other_sites.clear();
-        } else if site.line != self.site0.line || site.file != self.site0.file || site.column != self.site0.column {
+        } else if !same_site(&site, &self.site0) {
             self.note_site(tid, site);
         }
         self.count += pred as u64;

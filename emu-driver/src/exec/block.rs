@@ -161,6 +161,9 @@ impl Block {
     /// may complete in its warp.
     #[inline(always)]
     fn waiting_started(&mut self, tid: u32, log: &mut HazardLog) {
+        if !self.threads.rare_waits {
+            return; // no warp of the block has an activemask group or a blocked shuffle
+        }
         let wi = tid / WARP;
         let w = &self.warps[wi as usize];
         let (converging, blocked) = (w.convergence.is_open(), w.collectives.is_blocked());

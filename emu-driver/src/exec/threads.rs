@@ -185,6 +185,11 @@ pub(crate) struct Threads {
     pub queues: Queues,
     /// A hazard in error mode was recorded: the launch must stop.
     pub stop: bool,
+    /// Some warp of the block had an `__activemask()` group or a shuffle group blocked
+    /// on lanes outside its mask (set when either appears, cleared only by the next
+    /// block): until then a thread that starts waiting cannot complete anything in its
+    /// warp, and `Block::start_waiting` skips looking.
+    pub rare_waits: bool,
     pub completed: Completed,
     /// Completed `__syncwarp` groups (warp, lanes) not yet seen by the shared-memory race
     /// detector (`race`); None, and nothing recorded, unless it is on.
@@ -201,6 +206,7 @@ impl Threads {
             gone: Vec::new(),
             queues: Queues::default(),
             stop: false,
+            rare_waits: false,
             completed: Completed::default(),
             syncwarps: None,
         }
@@ -215,6 +221,7 @@ impl Threads {
         self.queues.clear();
         self.queues.push_pending(0, n);
         self.stop = false;
+        self.rare_waits = false;
     }
 
     /// Sets up per-thread state at the block's first runtime call. Returns the number

@@ -144,7 +144,8 @@ impl Warp {
         };
         let g = &mut self.groups[gi];
         g.arrived |= bit;
-        g.uniform &= (g.arg == arg) & (g.width == width) & (g.op == op);
+        // (Its op is the group's, or join_group cleared `uniform`.)
+        g.uniform &= (g.arg == arg) & (g.width == width);
         let gone = threads.gone[wi as usize];
         if mask & gone != 0 && !g.exit_reported {
             g.exit_reported = true;
@@ -197,6 +198,7 @@ impl Warp {
         };
         if !ready(g) {
             self.blocked = true;
+            threads.rare_waits = true;
             return None;
         }
         // Complete every complete and ready group of the site, reading each other.
@@ -252,9 +254,12 @@ impl Warp {
         }
         let gi = match self.groups.iter().position(|g| g.mask == mask) {
             Some(i) => {
-                if self.groups[i].op != op && !self.groups[i].kind_reported {
-                    self.groups[i].kind_reported = true;
-                    self.report_kind_mismatch(threads, tid, wi, i, op, site, log);
+                if self.groups[i].op != op {
+                    self.groups[i].uniform = false;
+                    if !self.groups[i].kind_reported {
+                        self.groups[i].kind_reported = true;
+                        self.report_kind_mismatch(threads, tid, wi, i, op, site, log);
+                    }
                 }
                 i
             }
