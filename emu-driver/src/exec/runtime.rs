@@ -21,7 +21,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     abi_version: abi::ABI_VERSION,
     size: std::mem::size_of::<abi::Runtime>() as u32,
     barrier: rt_barrier,
-    warp: rt_warp,
+    warp: RT_WARP,
     activemask: rt_activemask,
     trap: rt_trap,
     print: rt_print,
@@ -127,7 +127,27 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
     r as i32
 }
 
-unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site: abi::Site) -> u64 {
+/// The table's type of the warp entry.
+type WarpEntry = unsafe extern "C" fn(u32, u32, u64, i32, i32, *mut i32, abi::Site) -> u64;
+/// `rt_warp` as it is defined: the call site as its two words.
+type WarpEntryWords = unsafe extern "C" fn(u32, u32, u64, i32, i32, *mut i32, *const c_char, u64) -> u64;
+
+/// `rt_warp` with the table's type.
+///
+/// The call site is the entry's seventh argument: the six integer registers are taken,
+/// so the x86-64 System V ABI passes the 16-byte struct in memory, its two eightbytes
+/// where two scalar arguments after `pred_out` would be. Callers store it as two words
+/// (g++ pushes them); reading it back as one 16-byte load cannot be forwarded from two
+/// 8-byte stores and stalls until they reach the cache (about a quarter of a shuffle's
+/// time). `rt_warp` reads the two words, each forwarded from its store.
+// SAFETY: the two signatures pass every argument in the same register or stack slot (as
+// said above) and return in rax; `Site` is repr(C) {file, line, column}, its second
+// eightbyte line | column << 32.
+const RT_WARP: WarpEntry = unsafe { std::mem::transmute::<WarpEntryWords, WarpEntry>(rt_warp) };
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site_file: *const c_char, site_line_column: u64) -> u64 {
+    let site = abi::Site { file: site_file, line: site_line_column as u32, column: (site_line_column >> 32) as u32 };
     let Some((w, f)) = on_fiber() else {
         outside_launch("a warp collective");
         return value;
