@@ -54,9 +54,22 @@ impl Barrier {
         self.count = 0;
     }
 
+    /// The first arrival of a generation (out of line: once per generation, and the
+    /// arrival path keeps fewer values on the suspended thread's stack).
+    /// (The call site comes as its fields, in registers.)
+    #[inline(never)]
+    fn open(&mut self, op: u32, file: *const std::ffi::c_char, line: u32, column: u32) {
+        self.count = 0;
+        self.op0 = op;
+        self.site0 = abi::Site { file, line, column };
+        self.other_sites.clear();
+    }
+
     /// Notes an arrival from a call site other than the generation's first.
     #[cold]
-    fn note_site(&mut self, tid: u32, site: abi::Site) {
+    #[inline(never)]
+    fn note_site(&mut self, tid: u32, file: *const std::ffi::c_char, line: u32, column: u32) {
+        let site = abi::Site { file, line, column };
         if site.line != 0 && self.site0.line != 0 {
             self.other_sites.push((tid, site));
         }
@@ -125,12 +138,9 @@ impl Barrier {
     #[inline(always)]
     pub fn arrive(&mut self, threads: &mut Threads, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
         if self.waiters.is_empty() {
-            self.count = 0;
-            self.op0 = op;
-            self.site0 = site;
-            self.other_sites.clear();
+            self.open(op, site.file, site.line, site.column);
         } else if !same_site(&site, &self.site0) {
-            self.note_site(tid, site);
+            self.note_site(tid, site.file, site.line, site.column);
         }
         self.count += pred as u64;
         if self.waiters.len() as u32 + 1 == threads.live {

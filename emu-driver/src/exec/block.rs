@@ -190,6 +190,8 @@ impl Block {
     }
 
     /// Completes warp `wi`'s `__activemask()` groups when every live lane waits.
+    #[cold]
+    #[inline(never)]
     fn maybe_converge(&mut self, wi: u32) {
         let elsewhere = self.waiting_outside_activemask(wi);
         let w = &mut self.warps[wi as usize];
@@ -197,6 +199,8 @@ impl Block {
     }
 
     /// Retries warp `wi`'s shuffle groups that waited for lanes outside their masks.
+    #[cold]
+    #[inline(never)]
     fn retry_blocked(&mut self, wi: u32, log: &mut HazardLog) {
         let w = &mut self.warps[wi as usize];
         w.collectives.retry_blocked(&mut self.threads, wi, waiting_elsewhere(&self.barrier, &w.convergence), log);

@@ -80,11 +80,12 @@ fn with_worker<R>(w: *mut Worker, op: impl FnOnce(&mut Worker) -> R) -> R {
 
 /// Suspends the calling thread (on fiber `f` of worker `w`) until its rendezvous
 /// completes; meanwhile other threads run.
+/// `INLINE_START`: see `scheduler::wait`.
 #[inline(always)]
-fn wait(w: *mut Worker, f: *mut Fiber) {
+fn wait<const INLINE_START: bool>(w: *mut Worker, f: *mut Fiber) {
     // SAFETY: we run on fiber `f`, the running fiber of `w`, and hold no borrow of the
     // worker.
-    unsafe { scheduler::wait(w, f) };
+    unsafe { scheduler::wait::<INLINE_START>(w, f) };
 }
 
 /// Suspends for good: the scheduler stops the launch and discards this fiber.
@@ -114,7 +115,7 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
     let r = if r < scheduler::BAR_STOP {
         r
     } else if r == scheduler::BAR_WAIT {
-        wait(w, f);
+        wait::<true>(w, f);
         if op == abi::bar::SYNC {
             0
         } else {
@@ -155,7 +156,7 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
     let (r, p) = match with_worker(w, |wk| wk.warp(f, op, mask, value, arg, width, site)) {
         Arrival::Done(r, p) => (r, p),
         Arrival::Wait => {
-            wait(w, f);
+            wait::<false>(w, f);
             with_worker(w, |wk| wk.block.warp_result(wk.running_thread()))
         }
         Arrival::Stop => stop_forever(f),
@@ -176,7 +177,7 @@ unsafe extern "C" fn rt_activemask(site: abi::Site) -> u32 {
     let m = match with_worker(w, |wk| wk.activemask(site)) {
         Arrival::Done(m, _) => m as u32,
         Arrival::Wait => {
-            wait(w, f);
+            wait::<false>(w, f);
             with_worker(w, |wk| wk.block.activemask_result(wk.running_thread()))
         }
         Arrival::Stop => stop_forever(f),
@@ -195,7 +196,7 @@ unsafe extern "C" fn rt_yield(site: abi::Site) {
         return;
     };
     match with_worker(w, |wk| wk.yield_now(site)) {
-        Arrival::Wait => wait(w, f),
+        Arrival::Wait => wait::<false>(w, f),
         Arrival::Done(..) => {}
         Arrival::Stop => stop_forever(f),
     }

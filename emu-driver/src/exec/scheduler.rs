@@ -623,18 +623,16 @@ impl Worker {
     }
 
     /// Starts the next pending range on an idle fiber that exists, as the scheduler's
-    /// slow path would when nothing is runnable; None when that needs the slow path (no
-    /// pending range, no idle fiber, or a timed-out launch).
-    #[inline]
-    fn start_pending(&mut self, me: *mut Worker) -> Option<(*mut Fiber, u32)> {
-        if self.timed_out() {
-            return None;
+    /// slow path would when nothing is runnable; null when that needs the slow path (no
+    /// pending range, no idle fiber, or a timed-out launch). Out of line, returning one
+    /// register.
+    #[inline(always)]
+    fn start_pending(&mut self, me: *mut Worker) -> *mut Fiber {
+        if self.timed_out() || !self.block.threads.queues.has_pending() {
+            return ptr::null_mut();
         }
-        if !self.block.threads.queues.has_pending() {
-            return None;
-        }
-        let fi = self.fibers.take_existing()?;
-        let (a, e) = self.block.threads.queues.pop_pending()?;
+        let Some(fi) = self.fibers.take_existing() else { return ptr::null_mut() };
+        let Some((a, e)) = self.block.threads.queues.pop_pending() else { return ptr::null_mut() };
         self.streak = 0;
         let c = &self.call;
         let run = c.run.expect("a launch is running");
@@ -644,7 +642,15 @@ impl Worker {
         if let Some(s) = &self.watch {
             s.progress();
         }
-        Some((self.fibers.ptr(fi), fi))
+        self.fibers.ptr(fi)
+    }
+
+    /// `start_pending` out of line: for the warp entry, whose frame (what a suspended
+    /// lane keeps on its stack) grows by 16 bytes with it inline; the barrier entry and
+    /// `range_end` measured faster with it inline (their frames do not grow).
+    #[inline(never)]
+    fn start_pending_outlined(&mut self, me: *mut Worker) -> *mut Fiber {
+        self.start_pending(me)
     }
 
     /// The scheduler's slow path: the run queue is empty or had a long streak. Starts
@@ -761,12 +767,14 @@ fn next_runnable(w: &mut Worker) -> Option<(*mut Fiber, u32)> {
 /// # Safety
 /// Called from a runtime entry on fiber `f`, the running fiber of worker `w`, holding
 /// no reference into the worker.
+/// `INLINE_START`: whether starting a pending range is inlined here (see
+/// `start_pending_outlined`).
 #[inline(always)]
-pub(crate) unsafe fn wait(w: *mut Worker, f: *mut Fiber) {
+pub(crate) unsafe fn wait<const INLINE_START: bool>(w: *mut Worker, f: *mut Fiber) {
     // SAFETY: a short borrow, ended before the switch.
     let to = unsafe {
         let wk = &mut *w;
-        match next_fiber(w, wk) {
+        match next_fiber::<INLINE_START>(w, wk) {
             Some(nf) => fibers::saved_sp(&*nf),
             None => wk.home_with(Event::Waiting),
         }
@@ -780,10 +788,14 @@ pub(crate) unsafe fn wait(w: *mut Worker, f: *mut Fiber) {
 /// thread's, else an idle one given the next pending range; made the running fiber.
 /// None when the scheduler loop must decide.
 #[inline(always)]
-fn next_fiber(me: *mut Worker, w: &mut Worker) -> Option<*mut Fiber> {
+fn next_fiber<const INLINE_START: bool>(me: *mut Worker, w: &mut Worker) -> Option<*mut Fiber> {
     let next = match next_runnable(w) {
         Some(n) => Some(n),
-        None if w.streak < FAIRNESS_STREAK => w.start_pending(me),
+        None if w.streak < FAIRNESS_STREAK => {
+            let nf = if INLINE_START { w.start_pending(me) } else { w.start_pending_outlined(me) };
+            // SAFETY: a fiber of this worker's pool when not null.
+            (!nf.is_null()).then(|| (nf, unsafe { (*nf).index }))
+        }
         None => None,
     };
     let (nf, fi) = next?;
@@ -805,7 +817,7 @@ unsafe fn range_end(f: *mut Fiber) -> usize {
         if wk.range_ended((*f).index) {
             return wk.home_with(Event::ExitHazard);
         }
-        match next_fiber(w, wk) {
+        match next_fiber::<true>(w, wk) {
             Some(nf) if nf == f => 0,
             Some(nf) => fibers::saved_sp(&*nf),
             None => wk.home_with(Event::Waiting),
