@@ -416,6 +416,22 @@ impl Worker {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn warp(&mut self, f: *mut Fiber, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor, fi) = unsafe { ((*f).ctx.linear_tid, (*f).cursor, (*f).index) };
+        // The common case has no call before the arrival is recorded, so the operands
+        // need not be kept (spilled) across one: a smaller frame for every suspended lane.
+        if !warp_ops::is_known(op) || !self.block.threads.slow || tid != cursor || self.block.threads.stop {
+            return self.warp_slow(f, op, mask, value, arg, width, site);
+        }
+        self.warp_arrive(f, tid, fi, op, mask, value, arg, width, site)
+    }
+
+    /// `warp` when the op is unknown, the block's state is not set up, threads of the
+    /// range before the caller have finished, or the launch stops.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    fn warp_slow(&mut self, f: *mut Fiber, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
         if !warp_ops::is_known(op) {
             return self.fail_unsupported("warp", op);
         }
@@ -423,6 +439,13 @@ impl Worker {
         if self.block.threads.stop {
             return Arrival::Stop;
         }
+        self.warp_arrive(f, tid, fi, op, mask, value, arg, width, site)
+    }
+
+    /// Thread `tid` on fiber `f` (index `fi`) arrives at a warp collective.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn warp_arrive(&mut self, f: *mut Fiber, tid: u32, fi: u32, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
         let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
         if a == Arrival::Wait {
             self.hand_off_range_on(f, tid);
