@@ -198,10 +198,10 @@ const COLOURS: usize = 32;
 const COLOUR_STEP: usize = 128;
 /// Bytes above a suspended fiber's stack pointer that resuming it typically touches (the
 /// switch record and the frames of the runtime entry, the kernel body and its range
-/// loop); prefetched before the switch. 320: the switch record and rt_barrier's frame
-/// (128 bytes) and most of a small kernel's; 512 was no faster on the stencil (d) and
-/// 5% slower on the tree reduction (b), where the extra lines crowd out the next fibers'.
-const HOT_STACK_BYTES: usize = 320;
+/// loop); prefetched before the switch. 256: the switch record and rt_barrier's frame
+/// (120 bytes) and a small kernel's; 512 was 5% slower on the tree reduction (b), where
+/// the extra lines crowd out the next fibers', 192 slower on the stencil (d).
+const HOT_STACK_BYTES: usize = 256;
 
 /// The fibers of one worker. Each is a leaked box, freed by `retire`: a fiber never
 /// moves (its stack holds a pointer to it), and the scheduler, the runtime entries and
