@@ -543,6 +543,17 @@ fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outsid
 /// source is a member, so each lane gets its source's value, or its own when the
 /// source is out of range. One loop per op (the lane mapping decided outside it).
 fn resolve_full_warp(w: &mut Warp, map: ShuffleMap) {
+    if map.whole_warp() {
+        fill_by_op(w, map.with_whole_warp());
+    } else {
+        fill_by_op(w, map);
+    }
+}
+
+/// `resolve_full_warp` for one map (inlined twice: with the segment width a constant
+/// 32, and any width).
+#[inline(always)]
+fn fill_by_op(w: &mut Warp, map: ShuffleMap) {
     let values: [u64; WARP as usize] = std::array::from_fn(|l| w.lanes[l].value);
     match map.op() {
         abi::warp::SHFL_IDX => fill_full_warp(w, &values, |l| map.source_idx(l)),
