@@ -13,14 +13,16 @@
 //! different call sites (`barrier-divergence-site`, naming each site's file and line).
 
 use super::hazard::{format_threads, key_of, Detected, HazardKind, HazardLog};
-use super::threads::{lane_bit_in, site_key, site_text, Arrival, Threads};
+use super::threads::{entry, entry_thread, lane_bit_in, site_key, site_text, Arrival, Entry, Threads};
 use super::warp_ops::barrier_name;
 use crate::abi;
 
 /// The state of the block's barrier: the generation that is filling up, and the counts
 /// of the last completed one (read by its waiters when they resume).
 pub(crate) struct Barrier {
-    waiters: Vec<u32>,
+    /// The waiting threads with their fibers, in arrival order: the run queue's
+    /// entries once the generation completes.
+    waiters: Vec<Entry>,
     /// True predicates among this generation's arrivals.
     count: u64,
     op0: u32,
@@ -52,9 +54,22 @@ impl Barrier {
         self.count = 0;
     }
 
+    /// The first arrival of a generation (out of line: once per generation, and the
+    /// arrival path keeps fewer values on the suspended thread's stack).
+    /// (The call site comes as its fields, in registers.)
+    #[inline(never)]
+    fn open(&mut self, op: u32, file: *const std::ffi::c_char, line: u32, column: u32) {
+        self.count = 0;
+        self.op0 = op;
+        self.site0 = abi::Site { file, line, column };
+        self.other_sites.clear();
+    }
+
     /// Notes an arrival from a call site other than the generation's first.
     #[cold]
-    fn note_site(&mut self, tid: u32, site: abi::Site) {
+    #[inline(never)]
+    fn note_site(&mut self, tid: u32, file: *const std::ffi::c_char, line: u32, column: u32) {
+        let site = abi::Site { file, line, column };
         if site.line != 0 && self.site0.line != 0 {
             self.other_sites.push((tid, site));
         }
@@ -66,13 +81,13 @@ impl Barrier {
     }
 
     /// The waiting threads, in arrival order.
-    pub fn waiters(&self) -> &[u32] {
-        &self.waiters
+    pub fn waiters(&self) -> Vec<u32> {
+        self.waiters.iter().map(|&e| entry_thread(e)).collect()
     }
 
     /// The lanes of warp `wi` waiting at the barrier.
     pub fn waiting_in(&self, wi: u32) -> u32 {
-        self.waiters.iter().fold(0, |m, &t| m | lane_bit_in(t, wi))
+        self.waiters.iter().fold(0, |m, &e| m | lane_bit_in(entry_thread(e), wi))
     }
 
     /// The op and call site of the first arrival of the filling generation.
@@ -83,7 +98,7 @@ impl Barrier {
     /// The call sites of the filling generation, each with its threads.
     pub fn sites(&self) -> Vec<(abi::Site, Vec<u32>)> {
         let mut out: Vec<(abi::Site, Vec<u32>)> = Vec::new();
-        for &t in &self.waiters {
+        for t in self.waiters.iter().map(|&e| entry_thread(e)) {
             let s = self.other_sites.iter().find(|(o, _)| *o == t).map(|(_, s)| *s).unwrap_or(self.site0);
             match out.iter_mut().find(|(k, _)| *k == s) {
                 Some((_, ts)) => ts.push(t),
@@ -109,19 +124,23 @@ impl Barrier {
     }
 }
 
+/// Whether two call sites are the same (compared as two words, without branches).
+#[inline(always)]
+fn same_site(a: &abi::Site, b: &abi::Site) -> bool {
+    let lc = |s: &abi::Site| s.line as u64 | (s.column as u64) << 32;
+    (a.file == b.file) & (lc(a) == lc(b))
+}
+
 impl Barrier {
-    /// Thread `tid` arrives at a barrier: `Wait` when it must suspend (the block then
-    /// records it as waiting), `Done` when it completed the generation.
+    /// Thread `tid` (on fiber `fi`) arrives at a barrier: `Wait` when it must suspend
+    /// (the block then records it as waiting), `Done` when it completed the generation.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn arrive(&mut self, threads: &mut Threads, tid: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
+    pub fn arrive(&mut self, threads: &mut Threads, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
         if self.waiters.is_empty() {
-            self.count = 0;
-            self.op0 = op;
-            self.site0 = site;
-            self.other_sites.clear();
-        } else if site.line != self.site0.line || site.file != self.site0.file || site.column != self.site0.column {
-            self.note_site(tid, site);
+            self.open(op, site.file, site.line, site.column);
+        } else if !same_site(&site, &self.site0) {
+            self.note_site(tid, site.file, site.line, site.column);
         }
         self.count += pred as u64;
         if self.waiters.len() as u32 + 1 == threads.live {
@@ -131,7 +150,7 @@ impl Barrier {
             }
             return Arrival::Done(self.result(op), 0);
         }
-        self.waiters.push(tid);
+        self.waiters.push(entry(tid, fi));
         Arrival::Wait
     }
 
@@ -180,7 +199,7 @@ impl Barrier {
     fn report_sites(&self, threads: &mut Threads, caller: Option<u32>, log: &mut HazardLog) {
         let (op, site0) = self.first();
         // The generation's threads, the caller included, grouped by site.
-        let mut all: Vec<u32> = self.waiters.clone();
+        let mut all: Vec<u32> = self.waiters();
         all.extend(caller);
         let site_of = |t: u32| self.other_sites.iter().find(|(o, _)| *o == t).map(|(_, s)| *s).unwrap_or(site0);
         let mut sites: Vec<abi::Site> = Vec::new();
@@ -237,9 +256,9 @@ mod tests {
     #[test]
     fn barrier_completes_when_the_last_live_thread_arrives() {
         let (mut t, mut b, mut log) = (threads(3), Barrier::default(), HazardLog::new(HazardMode::Warn, "k"));
-        assert_eq!(b.arrive(&mut t, 0, abi::bar::COUNT, true, at(7), &mut log), Arrival::Wait);
-        assert_eq!(b.arrive(&mut t, 1, abi::bar::COUNT, false, at(7), &mut log), Arrival::Wait);
-        assert_eq!(b.arrive(&mut t, 2, abi::bar::COUNT, true, at(7), &mut log), Arrival::Done(2, 0));
+        assert_eq!(b.arrive(&mut t, 0, 0, abi::bar::COUNT, true, at(7), &mut log), Arrival::Wait);
+        assert_eq!(b.arrive(&mut t, 1, 1, abi::bar::COUNT, false, at(7), &mut log), Arrival::Wait);
+        assert_eq!(b.arrive(&mut t, 2, 2, abi::bar::COUNT, true, at(7), &mut log), Arrival::Done(2, 0));
         assert_eq!(t.queues.runnable(), &[0, 1]);
         assert_eq!(b.result(abi::bar::COUNT), 2);
         assert_eq!(b.result(abi::bar::AND), 0);
@@ -250,10 +269,10 @@ mod tests {
     #[test]
     fn two_sites_in_one_generation_are_named() {
         let (mut t, mut b, mut log) = (threads(4), Barrier::default(), HazardLog::new(HazardMode::Warn, "k"));
-        b.arrive(&mut t, 0, abi::bar::SYNC, false, at(10), &mut log);
-        b.arrive(&mut t, 1, abi::bar::SYNC, false, at(12), &mut log);
-        b.arrive(&mut t, 2, abi::bar::SYNC, false, at(10), &mut log);
-        assert_eq!(b.arrive(&mut t, 3, abi::bar::SYNC, false, at(12), &mut log), Arrival::Done(0, 0));
+        b.arrive(&mut t, 0, 0, abi::bar::SYNC, false, at(10), &mut log);
+        b.arrive(&mut t, 1, 1, abi::bar::SYNC, false, at(12), &mut log);
+        b.arrive(&mut t, 2, 2, abi::bar::SYNC, false, at(10), &mut log);
+        assert_eq!(b.arrive(&mut t, 3, 3, abi::bar::SYNC, false, at(12), &mut log), Arrival::Done(0, 0));
         let r = log.into_reports();
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].kind, HazardKind::BarrierDivergenceSite);

@@ -80,9 +80,10 @@ impl Block {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn arrive_barrier(&mut self, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
-        let a = self.barrier.arrive(&mut self.threads, tid, op, pred, site, log);
+        let a = self.barrier.arrive(&mut self.threads, tid, fi, op, pred, site, log);
         if a == Arrival::Wait {
-            self.start_waiting(tid, fi, log);
+            // Its fiber is in its barrier entry: only the barrier releases it.
+            self.waiting_started(tid, log);
         }
         a
     }
@@ -153,6 +154,16 @@ impl Block {
     #[inline(always)]
     pub fn start_waiting(&mut self, tid: u32, fi: u32, log: &mut HazardLog) {
         self.threads.fiber_of[tid as usize] = fi;
+        self.waiting_started(tid, log);
+    }
+
+    /// Thread `tid` suspends (its fiber noted where its release will find it): what it
+    /// may complete in its warp.
+    #[inline(always)]
+    fn waiting_started(&mut self, tid: u32, log: &mut HazardLog) {
+        if !self.threads.rare_waits {
+            return; // no warp of the block has an activemask group or a blocked shuffle
+        }
         let wi = tid / WARP;
         let w = &self.warps[wi as usize];
         let (converging, blocked) = (w.convergence.is_open(), w.collectives.is_blocked());
@@ -179,6 +190,8 @@ impl Block {
     }
 
     /// Completes warp `wi`'s `__activemask()` groups when every live lane waits.
+    #[cold]
+    #[inline(never)]
     fn maybe_converge(&mut self, wi: u32) {
         let elsewhere = self.waiting_outside_activemask(wi);
         let w = &mut self.warps[wi as usize];
@@ -186,6 +199,8 @@ impl Block {
     }
 
     /// Retries warp `wi`'s shuffle groups that waited for lanes outside their masks.
+    #[cold]
+    #[inline(never)]
     fn retry_blocked(&mut self, wi: u32, log: &mut HazardLog) {
         let w = &mut self.warps[wi as usize];
         w.collectives.retry_blocked(&mut self.threads, wi, waiting_elsewhere(&self.barrier, &w.convergence), log);

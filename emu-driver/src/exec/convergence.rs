@@ -85,6 +85,7 @@ impl Convergence {
         let wi = tid / WARP;
         let bit = 1u32 << (tid % WARP);
         let key = site_key(&site);
+        threads.rare_waits = true;
         match self.groups.iter_mut().find(|g| g.key == key) {
             Some(g) => g.members |= bit,
             None => self.groups.push(ConvGroup { key, site, members: bit }),
@@ -117,7 +118,7 @@ impl Convergence {
                 if Some(tid) == caller {
                     own = g.members;
                 } else {
-                    threads.queues.push_run(tid);
+                    threads.release(tid);
                 }
             }
             threads.completed.convergences += 1;

@@ -20,7 +20,7 @@ use crate::abi;
 pub(crate) fn report(b: &Block) -> Detected {
     let mut parts = Vec::new();
     if b.barrier.waiting() > 0 {
-        let mut ts = b.barrier.waiters().to_vec();
+        let mut ts = b.barrier.waiters();
         ts.sort_unstable();
         let (op, _) = b.barrier.first();
         let sites: Vec<String> = b.barrier.sites().iter().map(|(s, _)| site_text(s)).collect();

@@ -92,13 +92,20 @@ impl Home {
 }
 
 /// One fiber: its stack, its saved context, the context of the CUDA thread it runs, and
-/// its range. The fields a switch touches come first.
+/// its range. Laid out so that what a switch and a runtime entry touch (the saved stack
+/// pointer, the range, `in_kernel`, and the context's `linear_tid`, `range_stop` and
+/// `executor`) shares the second cache line: `ctx` starts 16 bytes in, the switch's
+/// fields follow it. The first line holds the context's dim3s (what kernel code reads
+/// for threadIdx/blockIdx/...), the rest what only starting a range needs.
 #[repr(C, align(64))]
 pub(crate) struct Fiber {
-    /// The saved stack pointer while suspended.
-    sp: usize,
     /// The scheduler it goes back to (its worker's).
     home: *mut Home,
+    run: Option<RunFn>,
+    /// The context the kernel library reads through its slot.
+    pub ctx: ThreadCtx,
+    /// The saved stack pointer while suspended.
+    sp: usize,
     /// The range [cursor, end) this fiber runs; threads before `cursor` have finished.
     pub cursor: u32,
     pub end: u32,
@@ -109,9 +116,6 @@ pub(crate) struct Fiber {
     pub in_kernel: AtomicBool,
     /// Holds a range (possibly suspended); false when idle in the pool.
     pub busy: bool,
-    /// The context the kernel library reads through its slot.
-    pub ctx: ThreadCtx,
-    run: Option<RunFn>,
     params: *const *mut c_void,
     /// Lowest address of the stack mapping (its guard page included).
     pub stack_limit: usize,
@@ -151,6 +155,18 @@ impl Fiber {
     }
 }
 
+/// The cache line of `Fiber` that a switch and a runtime entry touch.
+const HOT_LINE: usize = std::mem::offset_of!(Fiber, sp) / 64;
+const _: () = {
+    use std::mem::offset_of;
+    let ctx = offset_of!(Fiber, ctx);
+    assert!(HOT_LINE == 1);
+    assert!((ctx + offset_of!(ThreadCtx, linear_tid)) / 64 == HOT_LINE);
+    assert!((ctx + offset_of!(ThreadCtx, range_stop)) / 64 == HOT_LINE);
+    assert!((ctx + offset_of!(ThreadCtx, executor) + 7) / 64 == HOT_LINE);
+    assert!((offset_of!(Fiber, busy)) / 64 == HOT_LINE);
+};
+
 /// Block-level values copied into a fiber's context when it gets a range.
 #[derive(Clone, Copy)]
 pub(crate) struct BlockFields {
@@ -182,8 +198,10 @@ const COLOURS: usize = 32;
 const COLOUR_STEP: usize = 128;
 /// Bytes above a suspended fiber's stack pointer that resuming it typically touches (the
 /// switch record and the frames of the runtime entry, the kernel body and its range
-/// loop); prefetched before the switch.
-const HOT_STACK_BYTES: usize = 512;
+/// loop); prefetched before the switch. 256: the switch record and rt_barrier's frame
+/// (120 bytes) and a small kernel's; 512 was 5% slower on the tree reduction (b), where
+/// the extra lines crowd out the next fibers', 192 slower on the stencil (d).
+const HOT_STACK_BYTES: usize = 256;
 
 /// The fibers of one worker. Each is a leaked box, freed by `retire`: a fiber never
 /// moves (its stack holds a pointer to it), and the scheduler, the runtime entries and
@@ -491,8 +509,7 @@ pub(crate) fn prefetch_fiber(f: *const Fiber) {
     use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     // SAFETY: prefetches never fault.
     unsafe {
-        _mm_prefetch::<_MM_HINT_T0>(f.cast());
-        _mm_prefetch::<_MM_HINT_T0>(f.cast::<i8>().add(64));
+        _mm_prefetch::<_MM_HINT_T0>(f.cast::<i8>().add(HOT_LINE * 64));
     }
 }
 

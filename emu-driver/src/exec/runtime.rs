@@ -21,7 +21,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     abi_version: abi::ABI_VERSION,
     size: std::mem::size_of::<abi::Runtime>() as u32,
     barrier: rt_barrier,
-    warp: rt_warp,
+    warp: RT_WARP,
     activemask: rt_activemask,
     trap: rt_trap,
     print: rt_print,
@@ -41,6 +41,13 @@ fn on_fiber() -> Option<(*mut Worker, *mut Fiber)> {
         unsafe { (*f).set_in_kernel(false) };
         return Some((w.cast(), f));
     }
+    on_fiber_slow()
+}
+
+/// `on_fiber` through the worker's thread-local (the context slot could not tell).
+#[cold]
+#[inline(never)]
+fn on_fiber_slow() -> Option<(*mut Worker, *mut Fiber)> {
     let w = current_worker();
     if w.is_null() {
         return None;
@@ -73,11 +80,12 @@ fn with_worker<R>(w: *mut Worker, op: impl FnOnce(&mut Worker) -> R) -> R {
 
 /// Suspends the calling thread (on fiber `f` of worker `w`) until its rendezvous
 /// completes; meanwhile other threads run.
+/// `INLINE_START`: see `scheduler::wait`.
 #[inline(always)]
-fn wait(w: *mut Worker, f: *mut Fiber) {
+fn wait<const INLINE_START: bool>(w: *mut Worker, f: *mut Fiber) {
     // SAFETY: we run on fiber `f`, the running fiber of `w`, and hold no borrow of the
     // worker.
-    unsafe { scheduler::wait(w, f) };
+    unsafe { scheduler::wait::<INLINE_START>(w, f) };
 }
 
 /// Suspends for good: the scheduler stops the launch and discards this fiber.
@@ -86,6 +94,8 @@ fn stop_forever(f: *mut Fiber) -> ! {
     unsafe { scheduler::stop_forever(f) }
 }
 
+#[cold]
+#[inline(never)]
 fn outside_launch(what: &str) {
     crate::log_warn!("{what} called outside a kernel launch; ignored");
 }
@@ -101,27 +111,52 @@ unsafe extern "C" fn rt_barrier(op: u32, pred: i32, site: abi::Site) -> i32 {
         outside_launch("__syncthreads");
         return 0;
     };
-    let r = match with_worker(w, |wk| wk.barrier(op, pred != 0, site)) {
-        Arrival::Done(r, _) => r,
-        Arrival::Wait => {
-            wait(w, f);
+    let r = with_worker(w, |wk| wk.barrier(f, op, pred != 0, site));
+    let r = if r < scheduler::BAR_STOP {
+        r
+    } else if r == scheduler::BAR_WAIT {
+        wait::<true>(w, f);
+        if op == abi::bar::SYNC {
+            0
+        } else {
             with_worker(w, |wk| wk.block.barrier.result(op))
         }
-        Arrival::Stop => stop_forever(f),
+    } else {
+        stop_forever(f)
     };
     leave(f);
     r as i32
 }
 
-unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site: abi::Site) -> u64 {
+/// The table's type of the warp entry.
+type WarpEntry = unsafe extern "C" fn(u32, u32, u64, i32, i32, *mut i32, abi::Site) -> u64;
+/// `rt_warp` as it is defined: the call site as its two words.
+type WarpEntryWords = unsafe extern "C" fn(u32, u32, u64, i32, i32, *mut i32, *const c_char, u64) -> u64;
+
+/// `rt_warp` with the table's type.
+///
+/// The call site is the entry's seventh argument: the six integer registers are taken,
+/// so the x86-64 System V ABI passes the 16-byte struct in memory, its two eightbytes
+/// where two scalar arguments after `pred_out` would be. Callers store it as two words
+/// (g++ pushes them); reading it back as one 16-byte load cannot be forwarded from two
+/// 8-byte stores and stalls until they reach the cache (about a quarter of a shuffle's
+/// time). `rt_warp` reads the two words, each forwarded from its store.
+// SAFETY: the two signatures pass every argument in the same register or stack slot (as
+// said above) and return in rax; `Site` is repr(C) {file, line, column}, its second
+// eightbyte line | column << 32.
+const RT_WARP: WarpEntry = unsafe { std::mem::transmute::<WarpEntryWords, WarpEntry>(rt_warp) };
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site_file: *const c_char, site_line_column: u64) -> u64 {
+    let site = abi::Site { file: site_file, line: site_line_column as u32, column: (site_line_column >> 32) as u32 };
     let Some((w, f)) = on_fiber() else {
         outside_launch("a warp collective");
         return value;
     };
-    let (r, p) = match with_worker(w, |wk| wk.warp(op, mask, value, arg, width, site)) {
+    let (r, p) = match with_worker(w, |wk| wk.warp(f, op, mask, value, arg, width, site)) {
         Arrival::Done(r, p) => (r, p),
         Arrival::Wait => {
-            wait(w, f);
+            wait::<false>(w, f);
             with_worker(w, |wk| wk.block.warp_result(wk.running_thread()))
         }
         Arrival::Stop => stop_forever(f),
@@ -142,7 +177,7 @@ unsafe extern "C" fn rt_activemask(site: abi::Site) -> u32 {
     let m = match with_worker(w, |wk| wk.activemask(site)) {
         Arrival::Done(m, _) => m as u32,
         Arrival::Wait => {
-            wait(w, f);
+            wait::<false>(w, f);
             with_worker(w, |wk| wk.block.activemask_result(wk.running_thread()))
         }
         Arrival::Stop => stop_forever(f),
@@ -161,7 +196,7 @@ unsafe extern "C" fn rt_yield(site: abi::Site) {
         return;
     };
     match with_worker(w, |wk| wk.yield_now(site)) {
-        Arrival::Wait => wait(w, f),
+        Arrival::Wait => wait::<false>(w, f),
         Arrival::Done(..) => {}
         Arrival::Stop => stop_forever(f),
     }

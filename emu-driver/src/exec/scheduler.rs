@@ -29,7 +29,7 @@ use super::fibers::{self, BlockFields, Event, Fiber, FiberPool, Home};
 use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
 use super::race::SharedChecks;
-use super::threads::Arrival;
+use super::threads::{entry_fiber, Arrival};
 use super::types::{
     ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
     CUDA_ERROR_LAUNCH_TIMEOUT, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
@@ -41,6 +41,12 @@ use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
+
+/// What [`Worker::barrier`] returns when the caller must wait (no barrier result is
+/// this large: counts are at most the block size).
+pub(crate) const BAR_WAIT: u64 = u64::MAX;
+/// What [`Worker::barrier`] returns when the launch stops.
+pub(crate) const BAR_STOP: u64 = u64::MAX - 1;
 
 /// Run-queue resumes in a row after which pending ranges and yielded threads get a turn.
 const FAIRNESS_STREAK: u32 = 4096;
@@ -329,6 +335,17 @@ impl Worker {
         (tid, self.running.index)
     }
 
+    /// `enter` for the entries that know their fiber `f` (the running one).
+    #[inline(always)]
+    fn enter_on(&mut self, f: *mut Fiber) -> (u32, u32) {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor, fi) = unsafe { ((*f).ctx.linear_tid, (*f).cursor, (*f).index) };
+        if !self.block.threads.slow || tid != cursor {
+            self.catch_up(tid, cursor);
+        }
+        (tid, fi)
+    }
+
     /// The block's first runtime call sets up its state; threads [cursor, tid) of the
     /// running range have finished.
     #[cold]
@@ -346,8 +363,14 @@ impl Worker {
     /// The caller waits: the rest of its range goes to the scheduler as a new range.
     #[inline(always)]
     pub fn hand_off_range(&mut self, tid: u32) {
-        // SAFETY: as in `enter`.
-        let f = unsafe { &mut *self.running.current };
+        self.hand_off_range_on(self.running.current, tid);
+    }
+
+    /// `hand_off_range` from the running fiber `f`.
+    #[inline(always)]
+    fn hand_off_range_on(&mut self, f: *mut Fiber, tid: u32) {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let f = unsafe { &mut *f };
         if f.end > tid + 1 {
             self.block.threads.queues.push_pending(tid + 1, f.end);
             f.end = tid + 1;
@@ -366,33 +389,68 @@ impl Worker {
         a
     }
 
-    /// `__syncthreads` and its forms.
+    /// `__syncthreads` and its forms, called on the running fiber `f`: the result
+    /// (`Done`), or [`BAR_WAIT`] or [`BAR_STOP`] (one word, so that the entry tests it
+    /// in a register).
     #[inline(always)]
-    pub fn barrier(&mut self, op: u32, pred: bool, site: abi::Site) -> Arrival {
+    pub fn barrier(&mut self, f: *mut Fiber, op: u32, pred: bool, site: abi::Site) -> u64 {
         if op > abi::bar::OR {
-            return self.fail_unsupported(format!("unsupported barrier operation {op}"));
+            self.fail_unsupported("barrier", op);
+            return BAR_STOP;
         }
-        let (tid, fi) = self.enter();
+        let (tid, fi) = self.enter_on(f);
         if self.block.threads.stop {
-            return Arrival::Stop;
+            return BAR_STOP;
         }
-        let a = self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log);
-        self.settle(a, tid)
+        match self.block.arrive_barrier(tid, fi, op, pred, site, &mut self.log) {
+            Arrival::Done(r, _) => r,
+            Arrival::Wait => {
+                self.hand_off_range_on(f, tid);
+                BAR_WAIT
+            }
+            Arrival::Stop => BAR_STOP,
+        }
     }
 
-    /// A warp collective.
+    /// A warp collective, called on the running fiber `f`.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn warp(&mut self, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
-        if !warp_ops::is_known(op) {
-            return self.fail_unsupported(format!("unsupported warp operation {op}"));
+    pub fn warp(&mut self, f: *mut Fiber, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor, fi) = unsafe { ((*f).ctx.linear_tid, (*f).cursor, (*f).index) };
+        // The common case has no call before the arrival is recorded, so the operands
+        // need not be kept (spilled) across one: a smaller frame for every suspended lane.
+        if !warp_ops::is_known(op) || !self.block.threads.slow || tid != cursor || self.block.threads.stop {
+            return self.warp_slow(f, op, mask, value, arg, width, site);
         }
-        let (tid, fi) = self.enter();
+        self.warp_arrive(f, tid, fi, op, mask, value, arg, width, site)
+    }
+
+    /// `warp` when the op is unknown, the block's state is not set up, threads of the
+    /// range before the caller have finished, or the launch stops.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    fn warp_slow(&mut self, f: *mut Fiber, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+        if !warp_ops::is_known(op) {
+            return self.fail_unsupported("warp", op);
+        }
+        let (tid, fi) = self.enter_on(f);
         if self.block.threads.stop {
             return Arrival::Stop;
         }
+        self.warp_arrive(f, tid, fi, op, mask, value, arg, width, site)
+    }
+
+    /// Thread `tid` on fiber `f` (index `fi`) arrives at a warp collective.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn warp_arrive(&mut self, f: *mut Fiber, tid: u32, fi: u32, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
         let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
-        self.settle(a, tid)
+        if a == Arrival::Wait {
+            self.hand_off_range_on(f, tid);
+        }
+        a
     }
 
     /// `__activemask()`.
@@ -450,10 +508,12 @@ impl Worker {
         Arrival::Stop
     }
 
+    /// An operation code (`kind`: "barrier" or "warp") the executor does not know.
     #[cold]
-    fn fail_unsupported(&mut self, what: String) -> Arrival {
+    #[inline(never)]
+    fn fail_unsupported(&mut self, kind: &str, op: u32) -> Arrival {
         let at = self.where_(self.running_thread());
-        self.fail(CUDA_ERROR_LAUNCH_FAILED, format!("{at}: {what}"))
+        self.fail(CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported {kind} operation {op}"))
     }
 
     /// The thread on the running fiber.
@@ -586,18 +646,16 @@ impl Worker {
     }
 
     /// Starts the next pending range on an idle fiber that exists, as the scheduler's
-    /// slow path would when nothing is runnable; None when that needs the slow path (no
-    /// pending range, no idle fiber, or a timed-out launch).
-    #[inline]
-    fn start_pending(&mut self, me: *mut Worker) -> Option<(*mut Fiber, u32)> {
-        if self.timed_out() {
-            return None;
+    /// slow path would when nothing is runnable; null when that needs the slow path (no
+    /// pending range, no idle fiber, or a timed-out launch). Out of line, returning one
+    /// register.
+    #[inline(always)]
+    fn start_pending(&mut self, me: *mut Worker) -> *mut Fiber {
+        if self.timed_out() || !self.block.threads.queues.has_pending() {
+            return ptr::null_mut();
         }
-        if !self.block.threads.queues.has_pending() {
-            return None;
-        }
-        let fi = self.fibers.take_existing()?;
-        let (a, e) = self.block.threads.queues.pop_pending()?;
+        let Some(fi) = self.fibers.take_existing() else { return ptr::null_mut() };
+        let Some((a, e)) = self.block.threads.queues.pop_pending() else { return ptr::null_mut() };
         self.streak = 0;
         let c = &self.call;
         let run = c.run.expect("a launch is running");
@@ -607,7 +665,15 @@ impl Worker {
         if let Some(s) = &self.watch {
             s.progress();
         }
-        Some((self.fibers.ptr(fi), fi))
+        self.fibers.ptr(fi)
+    }
+
+    /// `start_pending` out of line: for the warp entry, whose frame (what a suspended
+    /// lane keeps on its stack) grows by 16 bytes with it inline; the barrier entry and
+    /// `range_end` measured faster with it inline (their frames do not grow).
+    #[inline(never)]
+    fn start_pending_outlined(&mut self, me: *mut Worker) -> *mut Fiber {
+        self.start_pending(me)
     }
 
     /// The scheduler's slow path: the run queue is empty or had a long streak. Starts
@@ -642,9 +708,9 @@ impl Worker {
             return Ok(Some(fi));
         }
         if !self.block.threads.queues.yielded.is_empty() {
-            self.block.threads.queues.resume_yielded();
+            self.block.threads.resume_yielded();
         }
-        Ok(self.block.threads.queues.pop_run().map(|t| self.block.threads.fiber_of[t as usize]))
+        Ok(self.block.threads.queues.pop_run().map(entry_fiber))
     }
 
     /// After a resume that did not end in a wait: a range finished, or the launch stops.
@@ -701,17 +767,16 @@ fn next_runnable(w: &mut Worker) -> Option<(*mut Fiber, u32)> {
     if w.streak >= FAIRNESS_STREAK {
         return None;
     }
-    let t = w.block.threads.queues.pop_run()?;
+    let fi = entry_fiber(w.block.threads.queues.pop_run()?);
     w.streak += 1;
-    let fi = w.block.threads.fiber_of[t as usize];
     if PREFETCH {
         // Two ahead: the fiber after next (its saved stack pointer arrives meanwhile)
         // and the stack of the next one (whose fiber the previous switch prefetched).
         let q = &w.block.threads.queues;
         if let Some(next) = q.peek_run() {
-            fibers::prefetch_stack(w.fibers.ptr(w.block.threads.fiber_of[next as usize]));
+            fibers::prefetch_stack(w.fibers.ptr(entry_fiber(next)));
             if let Some(after) = q.peek_run_at(1) {
-                fibers::prefetch_fiber(w.fibers.ptr(w.block.threads.fiber_of[after as usize]));
+                fibers::prefetch_fiber(w.fibers.ptr(entry_fiber(after)));
             }
         }
     }
@@ -725,12 +790,14 @@ fn next_runnable(w: &mut Worker) -> Option<(*mut Fiber, u32)> {
 /// # Safety
 /// Called from a runtime entry on fiber `f`, the running fiber of worker `w`, holding
 /// no reference into the worker.
+/// `INLINE_START`: whether starting a pending range is inlined here (see
+/// `start_pending_outlined`).
 #[inline(always)]
-pub(crate) unsafe fn wait(w: *mut Worker, f: *mut Fiber) {
+pub(crate) unsafe fn wait<const INLINE_START: bool>(w: *mut Worker, f: *mut Fiber) {
     // SAFETY: a short borrow, ended before the switch.
     let to = unsafe {
         let wk = &mut *w;
-        match next_fiber(w, wk) {
+        match next_fiber::<INLINE_START>(w, wk) {
             Some(nf) => fibers::saved_sp(&*nf),
             None => wk.home_with(Event::Waiting),
         }
@@ -744,10 +811,14 @@ pub(crate) unsafe fn wait(w: *mut Worker, f: *mut Fiber) {
 /// thread's, else an idle one given the next pending range; made the running fiber.
 /// None when the scheduler loop must decide.
 #[inline(always)]
-fn next_fiber(me: *mut Worker, w: &mut Worker) -> Option<*mut Fiber> {
+fn next_fiber<const INLINE_START: bool>(me: *mut Worker, w: &mut Worker) -> Option<*mut Fiber> {
     let next = match next_runnable(w) {
         Some(n) => Some(n),
-        None if w.streak < FAIRNESS_STREAK => w.start_pending(me),
+        None if w.streak < FAIRNESS_STREAK => {
+            let nf = if INLINE_START { w.start_pending(me) } else { w.start_pending_outlined(me) };
+            // SAFETY: a fiber of this worker's pool when not null.
+            (!nf.is_null()).then(|| (nf, unsafe { (*nf).index }))
+        }
         None => None,
     };
     let (nf, fi) = next?;
@@ -769,7 +840,7 @@ unsafe fn range_end(f: *mut Fiber) -> usize {
         if wk.range_ended((*f).index) {
             return wk.home_with(Event::ExitHazard);
         }
-        match next_fiber(w, wk) {
+        match next_fiber::<true>(w, wk) {
             Some(nf) if nf == f => 0,
             Some(nf) => fibers::saved_sp(&*nf),
             None => wk.home_with(Event::Waiting),

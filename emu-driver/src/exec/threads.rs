@@ -35,11 +35,34 @@ pub(crate) fn site_key(site: &abi::Site) -> u64 {
     }
 }
 
+/// A run-queue entry: a thread and the fiber it resumes on, packed into one word
+/// (`thread | fiber << 32`), so that taking the next thread to run needs no lookup of
+/// its fiber.
+pub(crate) type Entry = u64;
+
+/// The run-queue entry of thread `t` suspended on fiber `fi`.
+#[inline(always)]
+pub(crate) fn entry(t: u32, fi: u32) -> Entry {
+    t as u64 | (fi as u64) << 32
+}
+
+/// The thread of a run-queue entry.
+#[inline(always)]
+pub(crate) fn entry_thread(e: Entry) -> u32 {
+    e as u32
+}
+
+/// The fiber of a run-queue entry.
+#[inline(always)]
+pub(crate) fn entry_fiber(e: Entry) -> u32 {
+    (e >> 32) as u32
+}
+
 /// Who runs next. The run queue is FIFO: threads resume in the order their rendezvous
 /// released them.
 #[derive(Default)]
 pub(crate) struct Queues {
-    run: Vec<u32>,
+    run: Vec<Entry>,
     head: usize,
     /// Ranges [first, end) of threads that have not started, to be run on a fiber,
     /// each packed into one word (`first | end << 32`): a range pushed by a thread
@@ -53,12 +76,12 @@ pub(crate) struct Queues {
 
 impl Queues {
     #[inline]
-    pub fn push_run(&mut self, t: u32) {
-        self.run.push(t);
+    pub fn push_run(&mut self, e: Entry) {
+        self.run.push(e);
     }
 
     #[inline]
-    pub fn pop_run(&mut self) -> Option<u32> {
+    pub fn pop_run(&mut self) -> Option<Entry> {
         let t = *self.run.get(self.head)?;
         self.head += 1;
         if self.head == self.run.len() {
@@ -97,21 +120,14 @@ impl Queues {
         self.pending.clear();
     }
 
-    /// Appends threads to the run queue.
     #[inline]
-    pub fn extend_run(&mut self, count: usize, threads: impl Iterator<Item = u32>) {
-        self.run.reserve(count);
-        self.run.extend(threads);
-    }
-
-    #[inline]
-    pub fn peek_run(&self) -> Option<u32> {
+    pub fn peek_run(&self) -> Option<Entry> {
         self.run.get(self.head).copied()
     }
 
-    /// The thread `k` places behind the head of the run queue, if there is one.
+    /// The entry `k` places behind the head of the run queue, if there is one.
     #[inline]
-    pub fn peek_run_at(&self, k: usize) -> Option<u32> {
+    pub fn peek_run_at(&self, k: usize) -> Option<Entry> {
         self.run.get(self.head + k).copied()
     }
 
@@ -121,7 +137,7 @@ impl Queues {
 
     /// Appends `threads` to the run queue, leaving `threads` empty (a swap when the
     /// queue is empty: releasing a whole barrier generation costs O(1)).
-    pub fn append_run(&mut self, threads: &mut Vec<u32>) {
+    pub fn append_run(&mut self, threads: &mut Vec<Entry>) {
         if self.run_is_empty() {
             self.run.clear();
             self.head = 0;
@@ -132,18 +148,8 @@ impl Queues {
     }
 
     /// The threads on the run queue.
-    pub fn runnable(&self) -> &[u32] {
-        &self.run[self.head..]
-    }
-
-    /// Every yielded thread becomes runnable (nothing else could run).
-    pub fn resume_yielded(&mut self) {
-        let ys = std::mem::take(&mut self.yielded);
-        for &(t, _) in &ys {
-            self.push_run(t);
-        }
-        self.yielded = ys;
-        self.yielded.clear();
+    pub fn runnable(&self) -> Vec<u32> {
+        self.run[self.head..].iter().map(|&e| entry_thread(e)).collect()
     }
 
     pub fn clear(&mut self) {
@@ -179,6 +185,11 @@ pub(crate) struct Threads {
     pub queues: Queues,
     /// A hazard in error mode was recorded: the launch must stop.
     pub stop: bool,
+    /// Some warp of the block had an `__activemask()` group or a shuffle group blocked
+    /// on lanes outside its mask (set when either appears, cleared only by the next
+    /// block): until then a thread that starts waiting cannot complete anything in its
+    /// warp, and `Block::start_waiting` skips looking.
+    pub rare_waits: bool,
     pub completed: Completed,
     /// Completed `__syncwarp` groups (warp, lanes) not yet seen by the shared-memory race
     /// detector (`race`); None, and nothing recorded, unless it is on.
@@ -195,6 +206,7 @@ impl Threads {
             gone: Vec::new(),
             queues: Queues::default(),
             stop: false,
+            rare_waits: false,
             completed: Completed::default(),
             syncwarps: None,
         }
@@ -209,6 +221,7 @@ impl Threads {
         self.queues.clear();
         self.queues.push_pending(0, n);
         self.stop = false;
+        self.rare_waits = false;
     }
 
     /// Sets up per-thread state at the block's first runtime call. Returns the number
@@ -229,6 +242,31 @@ impl Threads {
             *g = if lanes == WARP { 0 } else { !((1u32 << lanes) - 1) };
         }
         nw
+    }
+
+    /// Thread `t`, suspended on its fiber (`fiber_of`), becomes runnable.
+    #[inline(always)]
+    pub fn release(&mut self, t: u32) {
+        let fi = self.fiber_of[t as usize];
+        self.queues.push_run(entry(t, fi));
+    }
+
+    /// Threads `ts` (`count` of them), suspended on their fibers, become runnable.
+    #[inline]
+    pub fn release_all(&mut self, count: usize, ts: impl Iterator<Item = u32>) {
+        let fiber_of = &self.fiber_of;
+        self.queues.run.reserve(count);
+        self.queues.run.extend(ts.map(|t| entry(t, fiber_of[t as usize])));
+    }
+
+    /// Every yielded thread becomes runnable (nothing else could run).
+    pub fn resume_yielded(&mut self) {
+        let ys = std::mem::take(&mut self.queues.yielded);
+        for &(t, _) in &ys {
+            self.release(t);
+        }
+        self.queues.yielded = ys;
+        self.queues.yielded.clear();
     }
 
     /// Whether thread `tid` has exited.
@@ -259,7 +297,7 @@ pub(crate) fn lane_bit_in(t: u32, wi: u32) -> u32 {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::exec::threads::{Queues, Threads};
+    use crate::exec::threads::{entry, entry_fiber, entry_thread, Queues, Threads};
 
     /// A block of `n` threads in slow mode, none started: the tests play the threads'
     /// arrivals themselves.
@@ -274,13 +312,16 @@ pub(crate) mod tests {
     #[test]
     fn the_run_queue_is_fifo_and_takes_whole_generations() {
         let mut q = Queues::default();
-        let mut gen = vec![3, 1, 2];
+        let mut gen = vec![entry(3, 30), entry(1, 10), entry(2, 20)];
         q.append_run(&mut gen);
         assert!(gen.is_empty());
-        q.push_run(9);
-        let mut more = vec![4];
+        q.push_run(entry(9, 90));
+        let mut more = vec![entry(4, 40)];
         q.append_run(&mut more);
-        let got: Vec<u32> = std::iter::from_fn(|| q.pop_run()).collect();
+        let got: Vec<u32> = std::iter::from_fn(|| q.pop_run()).map(|e| {
+            assert_eq!(entry_fiber(e), entry_thread(e) * 10);
+            entry_thread(e)
+        }).collect();
         assert_eq!(got, vec![3, 1, 2, 9, 4]);
         assert!(q.run_is_empty());
     }

@@ -144,7 +144,8 @@ impl Warp {
         };
         let g = &mut self.groups[gi];
         g.arrived |= bit;
-        g.uniform &= (g.arg == arg) & (g.width == width) & (g.op == op);
+        // (Its op is the group's, or join_group cleared `uniform`.)
+        g.uniform &= (g.arg == arg) & (g.width == width);
         let gone = threads.gone[wi as usize];
         if mask & gone != 0 && !g.exit_reported {
             g.exit_reported = true;
@@ -197,6 +198,7 @@ impl Warp {
         };
         if !ready(g) {
             self.blocked = true;
+            threads.rare_waits = true;
             return None;
         }
         // Complete every complete and ready group of the site, reading each other.
@@ -252,9 +254,12 @@ impl Warp {
         }
         let gi = match self.groups.iter().position(|g| g.mask == mask) {
             Some(i) => {
-                if self.groups[i].op != op && !self.groups[i].kind_reported {
-                    self.groups[i].kind_reported = true;
-                    self.report_kind_mismatch(threads, tid, wi, i, op, site, log);
+                if self.groups[i].op != op {
+                    self.groups[i].uniform = false;
+                    if !self.groups[i].kind_reported {
+                        self.groups[i].kind_reported = true;
+                        self.report_kind_mismatch(threads, tid, wi, i, op, site, log);
+                    }
                 }
                 i
             }
@@ -321,9 +326,9 @@ impl Warp {
         let released = arrived & !caller.map_or(0, |t| 1 << (t - base));
         if arrived == u32::MAX {
             let skip = caller.map_or(WARP, |t| t - base);
-            threads.queues.extend_run(released.count_ones() as usize, (0..WARP).filter(|&l| l != skip).map(|l| base + l));
+            threads.release_all(released.count_ones() as usize, (0..WARP).filter(|&l| l != skip).map(|l| base + l));
         } else {
-            threads.queues.extend_run(released.count_ones() as usize, lanes(released).map(|l| base + l));
+            threads.release_all(released.count_ones() as usize, lanes(released).map(|l| base + l));
         }
         if let Some((lane, j, op, read)) = outside {
             report_outside_mask(threads, base + lane, lane, j, op, g.mask, g.site, read, log);
@@ -538,6 +543,17 @@ fn resolve_shuffles(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outsid
 /// source is a member, so each lane gets its source's value, or its own when the
 /// source is out of range. One loop per op (the lane mapping decided outside it).
 fn resolve_full_warp(w: &mut Warp, map: ShuffleMap) {
+    if map.whole_warp() {
+        fill_by_op(w, map.with_whole_warp());
+    } else {
+        fill_by_op(w, map);
+    }
+}
+
+/// `resolve_full_warp` for one map (inlined twice: with the segment width a constant
+/// 32, and any width).
+#[inline(always)]
+fn fill_by_op(w: &mut Warp, map: ShuffleMap) {
     let values: [u64; WARP as usize] = std::array::from_fn(|l| w.lanes[l].value);
     match map.op() {
         abi::warp::SHFL_IDX => fill_full_warp(w, &values, |l| map.source_idx(l)),

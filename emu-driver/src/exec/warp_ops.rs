@@ -60,6 +60,19 @@ impl ShuffleMap {
         self.op
     }
 
+    /// Whether the segment is the whole warp (width 32, the common case).
+    #[inline(always)]
+    pub fn whole_warp(&self) -> bool {
+        self.w == WARP
+    }
+
+    /// This map with the segment width known to be the whole warp (a constant the
+    /// compiler folds into `source_*`).
+    #[inline(always)]
+    pub fn with_whole_warp(&self) -> Self {
+        ShuffleMap { op: self.op, b: self.b, w: WARP }
+    }
+
     #[inline(always)]
     fn seg_start(&self, lane: u32) -> u32 {
         lane & !(self.w - 1)
