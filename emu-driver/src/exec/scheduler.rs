@@ -657,6 +657,14 @@ impl Worker {
         let Some(fi) = self.fibers.take_existing() else { return ptr::null_mut() };
         let Some((a, e)) = self.block.threads.queues.pop_pending() else { return ptr::null_mut() };
         self.streak = 0;
+        self.begin_range(fi, a, e, me);
+        self.fibers.ptr(fi)
+    }
+
+    /// Gives fiber `fi` the thread range `a..e` of the running launch (counted, and
+    /// progress for the watchdog): what starting a pending range means on either path.
+    #[inline(always)]
+    fn begin_range(&mut self, fi: u32, a: u32, e: u32, me: *mut Worker) {
         let c = &self.call;
         let run = c.run.expect("a launch is running");
         let home = ptr::addr_of_mut!(self.home);
@@ -665,7 +673,6 @@ impl Worker {
         if let Some(s) = &self.watch {
             s.progress();
         }
-        self.fibers.ptr(fi)
     }
 
     /// `start_pending` out of line: for the warp entry, whose frame (what a suspended
@@ -697,14 +704,7 @@ impl Worker {
                     }));
                 }
             };
-            let c = &self.call;
-            let run = c.run.expect("a launch is running");
-            let home = ptr::addr_of_mut!(self.home);
-            self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast(), home);
-            self.stats.ranges_started += 1;
-            if let Some(s) = &self.watch {
-                s.progress();
-            }
+            self.begin_range(fi, a, e, me);
             return Ok(Some(fi));
         }
         if !self.block.threads.queues.yielded.is_empty() {
