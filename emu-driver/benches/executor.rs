@@ -48,7 +48,6 @@ macro_rules! run_range {
         for l in $first..$first + $count {
             (*ctx).thread_idx = t;
             (*ctx).linear_tid = l;
-            (*ctx).lane = l % 32;
             $body;
             if ptr::read_volatile(ptr::addr_of!((*ctx).range_stop)) != 0 {
                 return;
@@ -138,7 +137,7 @@ unsafe fn warp_sum_body(out: *mut u32) {
         v = v.wrapping_add(shfl_down!(v as u64, d) as u32);
         d /= 2;
     }
-    if c.lane == 0 {
+    if c.linear_tid.is_multiple_of(32) {
         *out.add((g / 32) as usize) = v;
     }
 }

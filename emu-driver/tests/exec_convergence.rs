@@ -31,7 +31,7 @@ fn takes(pattern: u64, t: u32) -> bool {
 unsafe fn aggregate_body(p: *const *mut c_void) {
     let c = ctx();
     let t = c.linear_tid;
-    let l = c.lane;
+    let l = c.linear_tid % 32;
     let pattern: u64 = param(p, 3);
     let g = (c.block_idx.x * c.block_dim.x + t) as usize;
     if takes(pattern, t) {

@@ -291,7 +291,7 @@ fn activemask_in_a_loop_is_the_documented_superset_of_the_h200s_masks() {
 unsafe fn am_aggregate_body(p: *const *mut c_void) {
     let c = ctx();
     let t = c.block_idx.x * c.block_dim.x + c.thread_idx.x;
-    let lane = c.lane;
+    let lane = c.linear_tid % 32;
     if *out::<i32>(p, 0).add(t as usize) != 0 {
         let mask = activemask!();
         let leader = mask.trailing_zeros();

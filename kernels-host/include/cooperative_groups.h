@@ -30,11 +30,11 @@ template <unsigned int N> class thread_block_tile {
     static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "tile size must be a power of two <= 32");
 public:
     static unsigned int mask() {
-        unsigned int base = (::__simtwin::tls_ctx->lane / N) * N;
+        unsigned int base = ((::__simtwin::tls_ctx->linear_tid & 31u) / N) * N;
         return N == 32 ? 0xffffffffu : (((1u << N) - 1u) << base);
     }
     void sync(__SIMTWIN_SITE_PARAMS) const { __syncwarp(mask(), __SIMTWIN_SITE_FWD); }
-    static unsigned long long thread_rank() { return ::__simtwin::tls_ctx->lane % N; }
+    static unsigned long long thread_rank() { return (::__simtwin::tls_ctx->linear_tid & 31u) % N; }
     static constexpr unsigned long long size() { return N; }
     static constexpr unsigned long long num_threads() { return N; }
     static unsigned long long meta_group_rank() { return ::__simtwin::tls_ctx->linear_tid / N; }
@@ -46,7 +46,7 @@ public:
     /* Ballot bits are relative to the tile's first lane. */
     unsigned int ballot(int pred, __SIMTWIN_SITE_PARAMS) const {
         unsigned int b = __ballot_sync(mask(), pred, __SIMTWIN_SITE_FWD);
-        return N == 32 ? b : (b >> ((::__simtwin::tls_ctx->lane / N) * N)) & ((1u << N) - 1u);
+        return N == 32 ? b : (b >> (((::__simtwin::tls_ctx->linear_tid & 31u) / N) * N)) & ((1u << N) - 1u);
     }
     int any(int pred, __SIMTWIN_SITE_PARAMS) const { return __any_sync(mask(), pred, __SIMTWIN_SITE_FWD); }
     int all(int pred, __SIMTWIN_SITE_PARAMS) const { return __all_sync(mask(), pred, __SIMTWIN_SITE_FWD); }

@@ -730,7 +730,7 @@ fn range_stop_ends_a_range_run_early() {
         *m.ctx_slot() = &mut ctx;
         (k.run)(args.as_ptr(), &mut ctx, 2, 6);
     }
-    assert_eq!((ctx.linear_tid, ctx.thread_idx.x, ctx.lane), (2, 2, 2));
+    assert_eq!((ctx.linear_tid, ctx.thread_idx.x, ctx.reserved), (2, 2, 0));
     assert_eq!(out.iter().filter(|x| **x != 0.0).count(), 1);
 }
 

@@ -47,7 +47,7 @@ fn three_d_indices_from_any_range_start() {
                 (k.run)(args.as_ptr(), &mut ctx, first, count);
             }
             let last = first + count - 1;
-            assert_eq!((ctx.linear_tid, ctx.lane), (last, last % 32));
+            assert_eq!((ctx.linear_tid, ctx.reserved), (last, 0));
         }
         for t in 0..n {
             let e = [t % bx, (t / bx) % by, t / (bx * by), t];

@@ -42,7 +42,8 @@ pub struct Dim3 {
 /// its context slot.
 ///
 /// `run(params, ctx, first, count)` executes threads `[first, first+count)` of the block
-/// one after another: before each thread it writes `thread_idx`, `linear_tid` and `lane`;
+/// one after another: before each thread it writes `thread_idx` and `linear_tid` (the lane
+/// is `linear_tid % 32`, not stored: one store less per thread of a barrier-free kernel);
 /// after each it returns early if `range_stop` is set (a thread of the range reached a
 /// rendezvous and the executor moved the rest of the range to other fibers).
 #[repr(C)]
@@ -58,8 +59,8 @@ pub struct ThreadCtx {
     pub grid_dim: Dim3,
     /// x + y*bx + z*bx*by
     pub linear_tid: u32,
-    /// linear_tid % 32
-    pub lane: u32,
+    /// 0 (unused; was the lane, which is `linear_tid % 32`).
+    pub reserved: u32,
     /// The block's dynamic shared memory (16-byte aligned).
     pub dyn_smem: *mut c_void,
     /// Bytes of dynamic shared memory, as given at launch.

@@ -61,7 +61,7 @@ fn rust_types_match_abi_h() {
         "simtwin_dim3_t" => Dim3 { "x" => x, "y" => y, "z" => z },
         "simtwin_thread_ctx_t" => ThreadCtx {
             "thread_idx" => thread_idx, "block_idx" => block_idx, "block_dim" => block_dim,
-            "grid_dim" => grid_dim, "linear_tid" => linear_tid, "lane" => lane,
+            "grid_dim" => grid_dim, "linear_tid" => linear_tid, "reserved" => reserved,
             "dyn_smem" => dyn_smem, "dyn_smem_size" => dyn_smem_size,
             "range_stop" => range_stop, "pad" => pad, "executor" => executor
         },

@@ -203,11 +203,19 @@ const COLOUR_STEP: usize = 128;
 /// the extra lines crowd out the next fibers', 192 slower on the stencil (d).
 const HOT_STACK_BYTES: usize = 256;
 
-/// The fibers of one worker. Each is a leaked box, freed by `retire`: a fiber never
-/// moves (its stack holds a pointer to it), and the scheduler, the runtime entries and
-/// the signal handlers reach it through raw pointers while it runs.
+/// Most fibers one worker holds: one per thread of its block that is suspended (a block
+/// has at most 1024 threads), and margin for the running one.
+pub(crate) const MAX_FIBERS: usize = 1024 + 64;
+
+/// The fibers of one worker, in one slab allocated when the pool is made: fiber `i`
+/// lives at `slab + i` and never moves (its stack holds a pointer to it), so finding a
+/// fiber from its index is an address computation, not a load (the scheduler does it for
+/// every thread it continues). The scheduler, the runtime entries and the signal
+/// handlers reach fibers through raw pointers while they run; `retire` drops them.
 pub(crate) struct FiberPool {
-    fibers: Vec<*mut Fiber>,
+    slab: *mut Fiber,
+    /// Fibers made in the slab (the first `len` slots hold one).
+    len: u32,
     idle: Vec<u32>,
     stack_size: usize,
     /// Fibers created since the pool was made (for statistics).
@@ -216,7 +224,17 @@ pub(crate) struct FiberPool {
 
 impl FiberPool {
     pub fn new(stack_size: usize) -> Self {
-        FiberPool { fibers: Vec::new(), idle: Vec::new(), stack_size, created: 0 }
+        let layout = Self::layout();
+        // SAFETY: the layout has a non-zero size.
+        let slab = unsafe { std::alloc::alloc(layout) }.cast::<Fiber>();
+        if slab.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        FiberPool { slab, len: 0, idle: Vec::new(), stack_size, created: 0 }
+    }
+
+    fn layout() -> std::alloc::Layout {
+        std::alloc::Layout::array::<Fiber>(MAX_FIBERS).expect("the fiber slab's size fits")
     }
 
     pub fn stack_size(&self) -> usize {
@@ -233,21 +251,25 @@ impl FiberPool {
 
     #[inline]
     pub fn get(&self, fi: u32) -> &Fiber {
-        // SAFETY: the pool owns its fibers until `retire`; callers do not hold this
+        assert!(fi < self.len, "fiber {fi} of {}", self.len);
+        // SAFETY: slot `fi` holds a fiber until `retire`; callers do not hold this
         // borrow across a switch into the fiber.
-        unsafe { &*self.fibers[fi as usize] }
+        unsafe { &*self.slab.add(fi as usize) }
     }
 
     #[inline]
     pub fn get_mut(&mut self, fi: u32) -> &mut Fiber {
+        assert!(fi < self.len, "fiber {fi} of {}", self.len);
         // SAFETY: as in `get`.
-        unsafe { &mut *self.fibers[fi as usize] }
+        unsafe { &mut *self.slab.add(fi as usize) }
     }
 
-    /// A raw pointer to fiber `fi` (stable until `retire`).
+    /// A raw pointer to fiber `fi` (stable until `retire`). `fi` comes from the run
+    /// queue or the pool, so it names a fiber that exists (checked in debug builds).
     #[inline(always)]
     pub fn ptr(&self, fi: u32) -> *mut Fiber {
-        self.fibers[fi as usize]
+        debug_assert!(fi < self.len);
+        self.slab.wrapping_add(fi as usize)
     }
 
     /// An idle fiber that exists already, marked busy.
@@ -303,30 +325,36 @@ impl FiberPool {
         c.range_stop = 0;
         c.executor = executor;
         c.linear_tid = first;
-        c.lane = first % 32;
     }
 
     fn create(&mut self) -> Result<u32, String> {
+        let idx = self.len;
+        if idx as usize >= MAX_FIBERS {
+            return Err(format!("more than {MAX_FIBERS} fibers on one worker"));
+        }
         let stack = DefaultStack::new(self.stack_size).map_err(|e| format!("cannot allocate a {}-byte fiber stack: {e}", self.stack_size))?;
-        let idx = self.fibers.len() as u32;
         let colour = (idx as usize * 7 % COLOURS) * COLOUR_STEP;
         let top = (stack.base().get() - colour) & !15;
-        let f = Box::into_raw(Box::new(Fiber {
-            sp: 0,
-            home: ptr::null_mut(),
-            cursor: 0,
-            end: 0,
-            index: idx,
-            in_kernel: AtomicBool::new(false),
-            busy: false,
-            ctx: new_ctx(),
-            run: None,
-            params: ptr::null(),
-            stack_limit: stack.limit().get(),
-            stack_top: top,
-            stack,
-        }));
-        self.fibers.push(f);
+        let f = self.slab.wrapping_add(idx as usize);
+        // SAFETY: slot `idx` is inside the slab and empty (slots below `len` hold fibers).
+        unsafe {
+            f.write(Fiber {
+                sp: 0,
+                home: ptr::null_mut(),
+                cursor: 0,
+                end: 0,
+                index: idx,
+                in_kernel: AtomicBool::new(false),
+                busy: false,
+                ctx: new_ctx(),
+                run: None,
+                params: ptr::null(),
+                stack_limit: stack.limit().get(),
+                stack_top: top,
+                stack,
+            });
+        }
+        self.len += 1;
         // SAFETY: just made, owned by the pool.
         unsafe { (*f).reset() };
         self.created += 1;
@@ -342,7 +370,7 @@ impl FiberPool {
     /// After a stop: every fiber that still holds a range gets a fresh context and goes
     /// back to the idle list.
     pub fn abandon_busy(&mut self) {
-        for fi in 0..self.fibers.len() as u32 {
+        for fi in 0..self.len {
             if self.get(fi).busy {
                 self.renew(fi);
                 self.release(fi);
@@ -353,12 +381,12 @@ impl FiberPool {
     /// Frees every fiber and its stack (suspended frames are abandoned: nothing on a
     /// fiber stack owns anything).
     pub fn retire(&mut self) {
-        for &p in &self.fibers {
-            // SAFETY: made by Box::into_raw in `create`, freed once here; no switch into
-            // it is in progress.
-            drop(unsafe { Box::from_raw(p) });
+        for fi in 0..self.len {
+            // SAFETY: slot `fi` holds a fiber made by `create`, dropped once here; no
+            // switch into it is in progress.
+            unsafe { ptr::drop_in_place(self.slab.add(fi as usize)) };
         }
-        self.fibers.clear();
+        self.len = 0;
         self.idle.clear();
     }
 }
@@ -366,6 +394,8 @@ impl FiberPool {
 impl Drop for FiberPool {
     fn drop(&mut self) {
         self.retire();
+        // SAFETY: allocated in `new` with this layout; every fiber is dropped.
+        unsafe { std::alloc::dealloc(self.slab.cast(), Self::layout()) };
     }
 }
 
@@ -376,7 +406,7 @@ fn new_ctx() -> ThreadCtx {
         block_dim: abi::Dim3::default(),
         grid_dim: abi::Dim3::default(),
         linear_tid: 0,
-        lane: 0,
+        reserved: 0,
         dyn_smem: ptr::null_mut(),
         dyn_smem_size: 0,
         range_stop: 0,

@@ -29,7 +29,7 @@ pub fn tid() -> u32 {
 }
 
 pub fn lane() -> u32 {
-    ctx().lane
+    ctx().linear_tid % 32
 }
 
 pub fn rt() -> &'static abi::Runtime {
@@ -41,7 +41,6 @@ pub unsafe fn set_thread(ctx: *mut ThreadCtx, l: u32) {
     let d = (*ctx).block_dim;
     (*ctx).thread_idx = abi::Dim3 { x: l % d.x, y: (l / d.x) % d.y, z: l / (d.x * d.y) };
     (*ctx).linear_tid = l;
-    (*ctx).lane = l % 32;
 }
 
 /// Declares `unsafe extern "C" fn $name(params, ctx, first, count)` running `$body`.

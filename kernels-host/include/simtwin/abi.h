@@ -44,8 +44,8 @@ typedef struct simtwin_dim3 {
  * library reads it through its thread-local slot (see `ctx_slot`).
  *
  * Range runs: `run` executes threads [first, first + count) of the current block one
- * after another (no fiber each). Before each thread it writes thread_idx / linear_tid /
- * lane into the context it was given; after each thread it checks `range_stop` and
+ * after another (no fiber each). Before each thread it writes thread_idx / linear_tid
+ * into the context it was given (the lane is linear_tid & 31); after each thread it checks `range_stop` and
  * returns early if the executor set it (a thread of the range reached a rendezvous and
  * the executor moved the remaining threads onto fibers of their own).
  */
@@ -55,7 +55,7 @@ typedef struct simtwin_thread_ctx {
     simtwin_dim3_t block_dim;
     simtwin_dim3_t grid_dim;
     uint32_t linear_tid;      /* x + y*bx + z*bx*by */
-    uint32_t lane;            /* linear_tid % 32 */
+    uint32_t reserved;        /* 0; the lane is linear_tid & 31 (not stored: one store less per thread) */
     void *dyn_smem;           /* dynamic shared memory of this block (16-byte aligned) */
     uint64_t dyn_smem_size;   /* bytes, as given at launch */
     volatile uint32_t range_stop;

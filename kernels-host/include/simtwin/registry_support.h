@@ -98,7 +98,7 @@ struct runner<void (*)(__simtwin_A...), __simtwin_K> {
         if (__simtwin_first != 0) thread_xyz(__simtwin_first, __simtwin_bx, __simtwin_by, __simtwin_xyz);
         uint32_t __simtwin_x = __simtwin_xyz[0], __simtwin_y = __simtwin_xyz[1], __simtwin_z = __simtwin_xyz[2];
         const uint32_t __simtwin_end = __simtwin_first + __simtwin_n;
-        /* y and z are stored when they change, x, linear_tid and lane for every thread.
+        /* y and z are stored when they change, x and linear_tid for every thread.
            The threads of one row run in an inner loop counted by the linear index alone
            (x = t - row base): a barrier-free kernel pays a few stores, the range_stop
            check and one compare per thread beyond its body. */
@@ -112,7 +112,6 @@ struct runner<void (*)(__simtwin_A...), __simtwin_K> {
                 __simtwin_t + (__simtwin_bx - __simtwin_x < __simtwin_left ? __simtwin_bx - __simtwin_x : __simtwin_left);
             for (; __simtwin_t != __simtwin_stop; ++__simtwin_t) {
                 __simtwin_ctx->linear_tid = __simtwin_t;
-                __simtwin_ctx->lane = __simtwin_t & 31u;
                 __simtwin_ctx->thread_idx.x = __simtwin_t - __simtwin_row;
                 __simtwin_K(pack_get<__simtwin_I, pack>::get(__simtwin_p)...); /* by value: each thread its own copy */
                 if (__simtwin_ctx->range_stop) return;

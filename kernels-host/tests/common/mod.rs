@@ -213,7 +213,7 @@ pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
         block_dim: ffi::Dim3 { x: block_dim, y: 1, z: 1 },
         grid_dim: ffi::Dim3 { x: 1, y: 1, z: 1 },
         linear_tid: 0,
-        lane: 0,
+        reserved: 0,
         dyn_smem: smem.as_mut_ptr() as *mut c_void,
         dyn_smem_size: smem.len() as u64,
         range_stop: 0,
