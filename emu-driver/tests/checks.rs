@@ -4,55 +4,25 @@
 //!
 //! Needs `scripts/build` to have produced target/simtwin/.
 
-use std::path::{Path, PathBuf};
+mod client_support;
+
+use client_support::{build_per_process, on_emulated_driver, text};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn simtwin(rel: &str) -> PathBuf {
-    let p = root().join("target/simtwin").join(rel);
-    assert!(p.exists(), "{} is missing: run scripts/build first", p.display());
-    p
-}
-
-fn run_ok(cmd: &mut Command, what: &str) {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(o.status.success(), "{what} failed ({}):\n{}\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-}
 
 /// The fatbin (nvcc), host twins (kernels-host) and the client, built once per process.
 fn built() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = root().join("target/checks").join(format!("run-{}", std::process::id()));
-        std::fs::create_dir_all(&out).unwrap();
-        let src = root().join("emu-driver/tests/checks/checks.cu");
-        let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
-        let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
-        run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out.join("checks.fatbin")).arg(&src), "nvcc checks.cu");
-        run_ok(Command::new(simtwin("bin/kernels-host")).arg("build").arg("-o").arg(out.join("kernels")).arg(&src), "kernels-host checks.cu");
-        run_ok(
-            Command::new("cc").args(["-O1", "-Wall", "-Werror", "-o"]).arg(out.join("client")).arg(root().join("emu-driver/tests/checks/client.c")).arg("-ldl"),
-            "cc client.c",
-        );
-        out
-    })
+    DIR.get_or_init(|| build_per_process("checks", &[]))
 }
 
 fn run(mode: &str, env: &[(&str, &str)]) -> (Output, String, String) {
     let dir = built();
-    let o = Command::new(dir.join("client"))
-        .arg(dir.join("checks.fatbin"))
-        .arg(mode)
-        .env("LD_LIBRARY_PATH", simtwin("lib"))
-        .env("EMU_CUDA_KERNELS", dir.join("kernels"))
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    let mut cmd = Command::new(dir.join("client"));
+    cmd.arg(dir.join("checks.fatbin")).arg(mode);
+    let o = on_emulated_driver(&mut cmd, &dir.join("kernels")).envs(env.iter().copied()).output().unwrap();
+    let (out, err) = text(&o);
     (o, out, err)
 }
 

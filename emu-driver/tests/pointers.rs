@@ -6,48 +6,20 @@
 //!
 //! Needs `scripts/build` to have produced target/simtwin/.
 
+mod client_support;
+
+use client_support::{build_per_process, on_emulated_driver, text};
 use simtwin_abi::counters::{Counters, State};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn simtwin(rel: &str) -> PathBuf {
-    let p = root().join("target/simtwin").join(rel);
-    assert!(p.exists(), "{} is missing: run scripts/build first", p.display());
-    p
-}
-
-fn run_ok(cmd: &mut Command, what: &str) {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(o.status.success(), "{what} failed ({}):\n{}\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-}
-
-/// The fatbin (nvcc), host twins (kernels-host) and the client, built once per process.
+/// The fatbin (nvcc), host twins (kernels-host) and the client, built once per process;
+/// the client with -rdynamic so that the driver's report can name `peek`/`poke`.
 fn built() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = root().join("target/pointers").join(format!("run-{}", std::process::id()));
-        std::fs::create_dir_all(&out).unwrap();
-        let src = root().join("emu-driver/tests/pointers/pointers.cu");
-        let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
-        let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
-        run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out.join("pointers.fatbin")).arg(&src), "nvcc pointers.cu");
-        run_ok(Command::new(simtwin("bin/kernels-host")).arg("build").arg("-o").arg(out.join("kernels")).arg(&src), "kernels-host pointers.cu");
-        run_ok(
-            Command::new("cc")
-                .args(["-O1", "-Wall", "-Werror", "-rdynamic", "-o"])
-                .arg(out.join("client"))
-                .arg(root().join("emu-driver/tests/pointers/client.c"))
-                .arg("-ldl"),
-            "cc client.c",
-        );
-        out
-    })
+    DIR.get_or_init(|| build_per_process("pointers", &["-rdynamic"]))
 }
 
 struct Run {
@@ -65,12 +37,12 @@ fn run(mode: &str, checked: bool, env: &[(&str, &str)]) -> Run {
     let _ = std::fs::remove_file(&counts);
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg("ulimit -c 0; exec \"$0\" \"$@\"").arg(dir.join("client")).arg(dir.join("pointers.fatbin")).arg(mode);
-    cmd.env("LD_LIBRARY_PATH", simtwin("lib")).env("EMU_CUDA_KERNELS", dir.join("kernels")).env("EMU_CUDA_COUNTS", &counts).env_remove("EMU_CUDA_CHECKS");
+    on_emulated_driver(&mut cmd, &dir.join("kernels")).env("EMU_CUDA_COUNTS", &counts).env_remove("EMU_CUDA_CHECKS");
     if checked {
         cmd.env("EMU_CUDA_CHECKS", "pointers");
     }
     let o = cmd.envs(env.iter().copied()).output().unwrap();
-    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    let (out, err) = text(&o);
     let counts = counts.exists().then(|| Counters::read(&counts).unwrap());
     Run { o, out, err, counts }
 }

@@ -7,28 +7,16 @@
 //!
 //! Needs `scripts/build` to have produced target/simtwin/.
 
+mod client_support;
+
+use client_support::{cc_client, fatbin, host_twins, on_emulated_driver, root, simtwin, text, CLIENT_H};
 use simtwin_abi::counters::{Counters, Hazard};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn simtwin(rel: &str) -> PathBuf {
-    let p = root().join("target/simtwin").join(rel);
-    assert!(p.exists(), "{} is missing: run scripts/build first", p.display());
-    p
-}
-
 fn source() -> PathBuf {
     root().join("emu-driver/tests/shared/shared.cu")
-}
-
-fn run_ok(cmd: &mut Command, what: &str) {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(o.status.success(), "{what} failed ({}):\n{}\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
 }
 
 /// The fatbin (nvcc), host twins with their checking variants (`kernels/`) and without
@@ -40,7 +28,7 @@ fn built() -> &'static PathBuf {
         let kh = simtwin("bin/kernels-host");
         let client = root().join("emu-driver/tests/shared/client.c");
         let mut key = std::collections::hash_map::DefaultHasher::new();
-        for p in [source(), client.clone(), kh.clone(), simtwin("include/simtwin/atomics.h"), simtwin("runtime/simtwin_checks.cpp")] {
+        for p in [source(), client.clone(), root().join(CLIENT_H), kh.clone(), simtwin("include/simtwin/atomics.h"), simtwin("runtime/simtwin_checks.cpp")] {
             std::hash::Hash::hash(&std::fs::read(&p).unwrap_or_default(), &mut key);
         }
         let out = root().join("target/shared-checks").join(format!("{:016x}", std::hash::Hasher::finish(&key)));
@@ -50,12 +38,10 @@ fn built() -> &'static PathBuf {
         let tmp = out.with_extension(format!("tmp{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).unwrap();
-        let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
-        let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
-        run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(tmp.join("shared.fatbin")).arg(source()), "nvcc shared.cu");
-        run_ok(Command::new(&kh).args(["build", "--checks", "-o"]).arg(tmp.join("kernels")).arg(source()), "kernels-host --checks shared.cu");
-        run_ok(Command::new(&kh).args(["build", "--no-nvcc-check", "-o"]).arg(tmp.join("plain")).arg(source()), "kernels-host shared.cu");
-        run_ok(Command::new("cc").args(["-O1", "-Wall", "-Werror", "-o"]).arg(tmp.join("client")).arg(&client).arg("-ldl"), "cc client.c");
+        fatbin(&source(), &tmp.join("shared.fatbin"));
+        host_twins(&source(), &tmp.join("kernels"), &["--checks"]);
+        host_twins(&source(), &tmp.join("plain"), &["--no-nvcc-check"]);
+        cc_client(&client, &tmp.join("client"), &[]);
         if std::fs::rename(&tmp, &out).is_err() {
             // Another test process finished first: use its build.
             let _ = std::fs::remove_dir_all(&tmp);
@@ -88,17 +74,12 @@ fn run_in(kernels: &str, kernel: &str, mode: u32, threads: u32, dyn_bytes: u32, 
     let dir = built();
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let counts = dir.join(format!("counts-{kernel}-{mode}-{}-{}.json", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-    let o = Command::new(dir.join("client"))
-        .arg(dir.join("shared.fatbin"))
-        .args([kernel, &mode.to_string(), &threads.to_string(), &dyn_bytes.to_string()])
-        .env("LD_LIBRARY_PATH", simtwin("lib"))
-        .env("EMU_CUDA_KERNELS", dir.join(kernels))
-        .env("EMU_CUDA_COUNTS", &counts)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(dir.join("client"));
+    cmd.arg(dir.join("shared.fatbin")).args([kernel, &mode.to_string(), &threads.to_string(), &dyn_bytes.to_string()]);
+    let o = on_emulated_driver(&mut cmd, &dir.join(kernels)).env("EMU_CUDA_COUNTS", &counts).envs(env.iter().copied()).output().unwrap();
     let hazards = Counters::read(&counts).map(|c| c.hazards).unwrap_or_default();
-    Run { ok: o.status.success(), out: String::from_utf8_lossy(&o.stdout).into_owned(), err: String::from_utf8_lossy(&o.stderr).into_owned(), hazards }
+    let (out, err) = text(&o);
+    Run { ok: o.status.success(), out, err, hazards }
 }
 
 fn race(kernel: &str, mode: u32, threads: u32) -> Run {

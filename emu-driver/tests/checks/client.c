@@ -1,51 +1,25 @@
 /* Driver-API client for the checking-mode tests (tests/checks.rs): `client FATBIN MODE`
  * runs one scenario and prints `key=value` lines (codes are CUresults). */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-static void *lib;
-#define SYM(T, n) __typeof__(T) n = (__typeof__(T))dlsym(lib, #n); if (!n) { printf("missing=%s\n", #n); return 2; }
-
-static void *read_file(const char *p) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return 0;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, n + 16);
-    if (fread(b, 1, n, f) != (size_t)n) { fclose(f); return 0; }
-    fclose(f);
-    return b;
-}
+#include "../client_support/client.h"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc != 3) { printf("usage: client FATBIN MODE\n"); return 2; }
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) { printf("dlopen=%s\n", dlerror()); return 2; }
-    SYM(CUresult (*)(unsigned), cuInit);
-    SYM(CUresult (*)(void **, int), cuDevicePrimaryCtxRetain);
-    SYM(CUresult (*)(void *), cuCtxSetCurrent);
-    SYM(CUresult (*)(CUdeviceptr *, size_t), cuMemAlloc_v2);
+    if (open_driver()) return 2;
     SYM(CUresult (*)(CUdeviceptr, const void *, size_t), cuMemcpyHtoD_v2);
-    SYM(CUresult (*)(void *, CUdeviceptr, size_t), cuMemcpyDtoH_v2);
-    SYM(CUresult (*)(void **, const void *), cuModuleLoadData);
-    SYM(CUresult (*)(void **, void *, const char *), cuModuleGetFunction);
-    SYM(CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **), cuLaunchKernel);
-    SYM(CUresult (*)(void), cuCtxSynchronize);
     SYM(CUresult (*)(void **, size_t, unsigned), cuMemHostAlloc);
     SYM(CUresult (*)(void **, unsigned), cuStreamCreate);
     SYM(CUresult (*)(void *), cuStreamSynchronize);
     SYM(CUresult (*)(void *), cuStreamQuery);
     SYM(CUresult (*)(void *, CUdeviceptr, size_t, void *), cuMemcpyDtoHAsync_v2);
     SYM(CUresult (*)(CUdeviceptr, const void *, size_t, void *), cuMemcpyHtoDAsync_v2);
-    void *img = read_file(argv[1]);
-    if (!img) { printf("fatbin=unreadable\n"); return 2; }
+    void *img = read_image(argv[1]);
+    if (!img) return 2;
     void *ctx, *mod;
     if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx) || cuModuleLoadData(&mod, img)) {
         printf("setup=failed\n");

@@ -1,7 +1,6 @@
 /* Driver-API client for the pointer-confusion tests (tests/pointers.rs):
  * `client FATBIN MODE` runs one scenario and prints `key=value` lines (codes are
  * CUresults). Built with -rdynamic so that the driver's report can name `peek`/`poke`. */
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,22 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-static void *lib;
-#define SYM(T, n) __typeof__(T) n = (__typeof__(T))dlsym(lib, #n); if (!n) { printf("missing=%s\n", #n); return 2; }
-
-static void *read_file(const char *p) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return 0;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, n + 16);
-    if (fread(b, 1, n, f) != (size_t)n) { fclose(f); return 0; }
-    fclose(f);
-    return b;
-}
+#include "../client_support/client.h"
 
 /* Host code dereferencing a device pointer (the bug under test). */
 __attribute__((noinline)) int peek(const volatile int *p, int i) { return p[i]; }
@@ -54,32 +38,22 @@ int main(int argc, char **argv) {
         sa.sa_flags = SA_SIGINFO;
         sigaction(SIGSEGV, &sa, 0);
     }
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) { printf("dlopen=%s\n", dlerror()); return 2; }
-    SYM(CUresult (*)(unsigned), cuInit);
-    SYM(CUresult (*)(void **, int), cuDevicePrimaryCtxRetain);
-    SYM(CUresult (*)(void *), cuCtxSetCurrent);
-    SYM(CUresult (*)(CUdeviceptr *, size_t), cuMemAlloc_v2);
+    if (open_driver()) return 2;
     SYM(CUresult (*)(CUdeviceptr *, size_t *, size_t, size_t, unsigned), cuMemAllocPitch_v2);
     SYM(CUresult (*)(CUdeviceptr *, size_t, void *), cuMemAllocAsync);
     SYM(CUresult (*)(CUdeviceptr, void *), cuMemFreeAsync);
     SYM(CUresult (*)(CUdeviceptr *, size_t, unsigned), cuMemAllocManaged);
     SYM(CUresult (*)(CUdeviceptr), cuMemFree_v2);
     SYM(CUresult (*)(CUdeviceptr, const void *, size_t), cuMemcpyHtoD_v2);
-    SYM(CUresult (*)(void *, CUdeviceptr, size_t), cuMemcpyDtoH_v2);
     SYM(CUresult (*)(CUdeviceptr, CUdeviceptr, size_t), cuMemcpyDtoD_v2);
     SYM(CUresult (*)(CUdeviceptr, unsigned, size_t), cuMemsetD32_v2);
     SYM(CUresult (*)(CUdeviceptr, size_t, unsigned, size_t, size_t), cuMemsetD2D32_v2);
     SYM(CUresult (*)(CUdeviceptr, unsigned, size_t, void *), cuMemsetD32Async);
     SYM(CUresult (*)(void *, CUdeviceptr, size_t, void *), cuMemcpyDtoHAsync_v2);
-    SYM(CUresult (*)(void **, const void *), cuModuleLoadData);
-    SYM(CUresult (*)(void **, void *, const char *), cuModuleGetFunction);
-    SYM(CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **), cuLaunchKernel);
-    SYM(CUresult (*)(void), cuCtxSynchronize);
     SYM(CUresult (*)(void *), cuStreamSynchronize);
     SYM(CUresult (*)(void **, size_t, unsigned), cuMemHostAlloc);
-    void *img = read_file(argv[1]);
-    if (!img) { printf("fatbin=unreadable\n"); return 2; }
+    void *img = read_image(argv[1]);
+    if (!img) return 2;
     void *ctx, *mod;
     CUresult init = cuInit(0);
     if (init) { printf("init=%d\n", init); return 2; }

@@ -4,27 +4,11 @@
  * times (default 1), and prints `key=value` lines: the codes of the launch and the
  * synchronisation (CUresults), whether a checking library (`*.checks.so`) is mapped, and
  * out[0..THREADS) as hex words. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-static void *lib;
-#define SYM(T, n) __typeof__(T) n = (__typeof__(T))dlsym(lib, #n); if (!n) { printf("missing=%s\n", #n); return 2; }
-
-static void *read_file(const char *p) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return 0;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, n + 16);
-    if (fread(b, 1, n, f) != (size_t)n) { fclose(f); return 0; }
-    fclose(f);
-    return b;
-}
+#include "../client_support/client.h"
 
 /* Whether a file whose name ends in `suffix` is mapped into this process. */
 static int mapped(const char *suffix) {
@@ -45,20 +29,10 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc != 6 && argc != 7) { printf("usage: client FATBIN KERNEL MODE THREADS DYN_BYTES [REPEAT]\n"); return 2; }
     int mode = atoi(argv[3]), threads = atoi(argv[4]), dyn = atoi(argv[5]), repeat = argc == 7 ? atoi(argv[6]) : 1;
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) { printf("dlopen=%s\n", dlerror()); return 2; }
-    SYM(CUresult (*)(unsigned), cuInit);
-    SYM(CUresult (*)(void **, int), cuDevicePrimaryCtxRetain);
-    SYM(CUresult (*)(void *), cuCtxSetCurrent);
-    SYM(CUresult (*)(CUdeviceptr *, size_t), cuMemAlloc_v2);
+    if (open_driver()) return 2;
     SYM(CUresult (*)(CUdeviceptr, unsigned char, size_t), cuMemsetD8_v2);
-    SYM(CUresult (*)(void *, CUdeviceptr, size_t), cuMemcpyDtoH_v2);
-    SYM(CUresult (*)(void **, const void *), cuModuleLoadData);
-    SYM(CUresult (*)(void **, void *, const char *), cuModuleGetFunction);
-    SYM(CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **), cuLaunchKernel);
-    SYM(CUresult (*)(void), cuCtxSynchronize);
-    void *img = read_file(argv[1]);
-    if (!img) { printf("fatbin=unreadable\n"); return 2; }
+    void *img = read_image(argv[1]);
+    if (!img) return 2;
     void *ctx, *mod, *f;
     CUresult rc;
     if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx)) { printf("setup=failed\n"); return 2; }

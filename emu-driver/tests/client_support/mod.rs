@@ -1,0 +1,79 @@
+//! What the tests that run a C driver-API client on the emulated driver share (checks.rs,
+//! pointers.rs, shared_checks.rs): where `scripts/build` put target/simtwin, building a
+//! test's kernels (nvcc fatbin, kernels-host twins) and its client, and running the
+//! client with the emulated libcuda.so.1 first on the library path. The clients' C side
+//! shares `client.h` beside this file.
+#![allow(dead_code)] // each test uses its own part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The C header every client includes: part of what a cached build depends on.
+pub const CLIENT_H: &str = "emu-driver/tests/client_support/client.h";
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// `rel` inside target/simtwin, which these tests take as built (they do not build it).
+pub fn simtwin(rel: &str) -> PathBuf {
+    let p = root().join("target/simtwin").join(rel);
+    assert!(p.exists(), "{} is missing: run scripts/build first", p.display());
+    p
+}
+
+/// Runs a build step; a failure panics with its output, so the cause shows in the test.
+pub fn run_ok(cmd: &mut Command, what: &str) {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(o.status.success(), "{what} failed ({}):\n{}\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// `out`: the sm_90 fatbin of `src`, the image the client loads (nvcc as scripts/nvcc-path
+/// finds it, so the image is a real one, not simtwin's idea of one).
+pub fn fatbin(src: &Path, out: &Path) {
+    let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
+    let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
+    run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out).arg(src), &format!("nvcc {}", file_name(src)));
+}
+
+/// `out`: the host twins of `src` (`kernels-host build FLAGS`), which the driver binds the
+/// fatbin to.
+pub fn host_twins(src: &Path, out: &Path, flags: &[&str]) {
+    let what = format!("kernels-host {}{}", flags.iter().map(|f| format!("{f} ")).collect::<String>(), file_name(src));
+    run_ok(Command::new(simtwin("bin/kernels-host")).arg("build").args(flags).arg("-o").arg(out).arg(src), &what);
+}
+
+/// `out`: the client `src`, warnings as errors, linked with -ldl only (it dlopens the
+/// driver, see client.h); `flags` go before the rest.
+pub fn cc_client(src: &Path, out: &Path, flags: &[&str]) {
+    run_ok(Command::new("cc").args(["-O1", "-Wall", "-Werror"]).args(flags).arg("-o").arg(out).arg(src).arg("-ldl"), &format!("cc {}", file_name(src)));
+}
+
+/// target/NAME/run-PID with NAME.fatbin, kernels/ and client, built from
+/// emu-driver/tests/NAME/{NAME.cu,client.c} (`cc_flags` for the client). One directory per
+/// test process: nextest runs a binary's tests in parallel processes.
+pub fn build_per_process(name: &str, cc_flags: &[&str]) -> PathBuf {
+    let out = root().join("target").join(name).join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let tests = root().join("emu-driver/tests").join(name);
+    let src = tests.join(format!("{name}.cu"));
+    fatbin(&src, &out.join(format!("{name}.fatbin")));
+    host_twins(&src, &out.join("kernels"), &[]);
+    cc_client(&tests.join("client.c"), &out.join("client"), cc_flags);
+    out
+}
+
+/// `cmd` with the emulated driver first on LD_LIBRARY_PATH and host twins from `kernels`.
+pub fn on_emulated_driver<'a>(cmd: &'a mut Command, kernels: &Path) -> &'a mut Command {
+    cmd.env("LD_LIBRARY_PATH", simtwin("lib")).env("EMU_CUDA_KERNELS", kernels)
+}
+
+/// The stdout and stderr of `o` as text (lossily: what the assertions match on).
+pub fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
