@@ -157,7 +157,8 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
         Arrival::Done(r, p) => (r, p),
         Arrival::Wait => {
             wait::<false>(w, f);
-            with_worker(w, |wk| wk.block.warp_result(wk.running_thread()))
+            // SAFETY: `f` runs again (its thread was released); a plain read of its thread.
+            with_worker(w, |wk| wk.block.warp_result(unsafe { (*f).ctx.linear_tid }))
         }
         Arrival::Stop => stop_forever(f),
     };
