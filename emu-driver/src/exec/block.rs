@@ -113,6 +113,25 @@ impl Block {
         a
     }
 
+    /// Thread `tid` (on fiber `fi`) joins its warp's open collective the common way
+    /// (`Warp::join_fast`) and waits in it; false, with nothing changed, otherwise.
+    /// Only while no warp of the block has an `__activemask` group or a blocked shuffle
+    /// (`rare_waits`), so that waiting completes nothing else.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn join_warp_fast(&mut self, tid: u32, fi: u32, op: u32, mask: u32, value: u64, arg: i32, width: i32) -> bool {
+        let wi = (tid / WARP) as usize;
+        if self.threads.rare_waits || wi >= self.warps.len() {
+            return false;
+        }
+        let gone = self.threads.gone[wi];
+        if !self.warps[wi].collectives.join_fast(tid % WARP, op, mask, value, arg, width, gone) {
+            return false;
+        }
+        self.threads.fiber_of[tid as usize] = fi;
+        true
+    }
+
     /// Thread `tid` (on fiber `fi`) calls `__activemask()` at `site`.
     pub fn arrive_activemask(&mut self, tid: u32, fi: u32, site: abi::Site, log: &mut HazardLog) -> Arrival {
         let wi = tid / WARP;

@@ -148,6 +148,33 @@ const RT_WARP: WarpEntry = unsafe { std::mem::transmute::<WarpEntryWords, WarpEn
 
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site_file: *const c_char, site_line_column: u64) -> u64 {
+    // Most arrivals join their warp's open collective and wait (`warp_join_fast`): that
+    // path keeps few values, so a suspended lane's frame stays small; the first and the
+    // last lane of a group, and everything unusual, take the general path.
+    if let Some((f, w)) = current::running() {
+        let w = w.cast::<Worker>();
+        // SAFETY: the running fiber is live.
+        unsafe { (*f).set_in_kernel(false) };
+        if with_worker(w, |wk| wk.warp_join_fast(f, op, mask, value, arg, width)) {
+            wait::<false>(w, f);
+            // SAFETY: `f` runs again (its group released it); a plain read of its thread.
+            let (r, p) = with_worker(w, |wk| wk.block.warp_result(unsafe { (*f).ctx.linear_tid }));
+            if !pred_out.is_null() {
+                // SAFETY: the library passes null or a valid int for the predicate.
+                unsafe { *pred_out = p };
+            }
+            leave(f);
+            return r;
+        }
+    }
+    // SAFETY: the same arguments.
+    unsafe { rt_warp_general(op, mask, value, arg, width, pred_out, site_file, site_line_column) }
+}
+
+/// `rt_warp` for every arrival its fast path does not take.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn rt_warp_general(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site_file: *const c_char, site_line_column: u64) -> u64 {
     let site = abi::Site { file: site_file, line: site_line_column as u32, column: (site_line_column >> 32) as u32 };
     let Some((w, f)) = on_fiber() else {
         outside_launch("a warp collective");

@@ -426,6 +426,23 @@ impl Worker {
         self.warp_arrive(f, tid, fi, op, mask, value, arg, width, site)
     }
 
+    /// The common arrival at a warp collective, on the running fiber `f`: the block is
+    /// set up, nothing stops, the caller is the last thread of its range and joins its
+    /// warp's open collective without completing it (`Block::join_warp_fast`). True when
+    /// it was recorded as waiting (the caller then waits); false, with nothing changed,
+    /// otherwise (the caller takes the general path, `warp`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn warp_join_fast(&mut self, f: *mut Fiber, op: u32, mask: u32, value: u64, arg: i32, width: i32) -> bool {
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        let (tid, cursor, end, fi) = unsafe { ((*f).ctx.linear_tid, (*f).cursor, (*f).end, (*f).index) };
+        let t = &self.block.threads;
+        if !t.slow || t.stop || tid != cursor || end != tid + 1 {
+            return false;
+        }
+        self.block.join_warp_fast(tid, fi, op, mask, value, arg, width)
+    }
+
     /// `warp` when the op is unknown, the block's state is not set up, threads of the
     /// range before the caller have finished, or the launch stops.
     #[allow(clippy::too_many_arguments)]

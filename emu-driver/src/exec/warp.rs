@@ -113,6 +113,26 @@ impl Warp {
         (l.result, l.pred)
     }
 
+    /// The common arrival, recorded as `arrive` records it: lane `lane` joins the warp's
+    /// only open collective, which has this mask, op and operands, names the lane and
+    /// no exited lane, and which the lane does not complete. False, with nothing
+    /// changed, in every other case (`arrive` then takes it from the start).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn join_fast(&mut self, lane: u32, op: u32, mask: u32, value: u64, arg: i32, width: i32, gone: u32) -> bool {
+        let [g] = self.groups.as_mut_slice() else { return false };
+        let bit = 1u32 << lane;
+        let arrived = g.arrived | bit;
+        let same = (g.mask == mask) & (g.op == op) & (g.arg == arg) & (g.width == width) & g.uniform;
+        if !same || mask & bit == 0 || mask & gone != 0 || arrived & mask == mask {
+            return false;
+        }
+        g.arrived = arrived;
+        let l = &mut self.lanes[lane as usize];
+        (l.value, l.arg, l.width, l.op) = (value, arg, width, op);
+        true
+    }
+
     /// Thread `tid` arrives at warp collective `op` over `mask`: `Wait` when it must
     /// suspend (the block then records it as waiting), `Done` when it completed its group.
     #[allow(clippy::too_many_arguments)]
