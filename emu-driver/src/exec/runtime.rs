@@ -156,15 +156,8 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
         // SAFETY: the running fiber is live.
         unsafe { (*f).set_in_kernel(false) };
         if with_worker(w, |wk| wk.warp_join_fast(f, op, mask, value, arg, width)) {
-            wait::<false>(w, f);
-            // SAFETY: `f` runs again (its group released it); a plain read of its thread.
-            let (r, p) = with_worker(w, |wk| wk.block.warp_result(unsafe { (*f).ctx.linear_tid }));
-            if !pred_out.is_null() {
-                // SAFETY: the library passes null or a valid int for the predicate.
-                unsafe { *pred_out = p };
-            }
-            leave(f);
-            return r;
+            let (r, p) = wait_in_collective(w, f);
+            return deliver_warp(f, pred_out, r, p);
         }
     }
     // SAFETY: the same arguments.
@@ -182,13 +175,25 @@ unsafe fn rt_warp_general(op: u32, mask: u32, value: u64, arg: i32, width: i32, 
     };
     let (r, p) = match with_worker(w, |wk| wk.warp(f, op, mask, value, arg, width, site)) {
         Arrival::Done(r, p) => (r, p),
-        Arrival::Wait => {
-            wait::<false>(w, f);
-            // SAFETY: `f` runs again (its thread was released); a plain read of its thread.
-            with_worker(w, |wk| wk.block.warp_result(unsafe { (*f).ctx.linear_tid }))
-        }
+        Arrival::Wait => wait_in_collective(w, f),
         Arrival::Stop => stop_forever(f),
     };
+    deliver_warp(f, pred_out, r, p)
+}
+
+/// The calling lane (on fiber `f` of worker `w`) waits until its collective resolves;
+/// its result and predicate.
+#[inline(always)]
+fn wait_in_collective(w: *mut Worker, f: *mut Fiber) -> (u64, i32) {
+    wait::<false>(w, f);
+    // SAFETY: `f` runs again (its group released it); a plain read of its thread.
+    with_worker(w, |wk| wk.block.warp_result(unsafe { (*f).ctx.linear_tid }))
+}
+
+/// Hands a warp collective's result back to kernel code on fiber `f`: the predicate
+/// where the library asked for it.
+#[inline(always)]
+fn deliver_warp(f: *mut Fiber, pred_out: *mut i32, r: u64, p: i32) -> u64 {
     if !pred_out.is_null() {
         // SAFETY: the library passes null or a valid int for the predicate.
         unsafe { *pred_out = p };

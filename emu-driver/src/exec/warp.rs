@@ -36,6 +36,15 @@ pub(crate) struct Lane {
     pub pred: i32,
 }
 
+impl Lane {
+    /// Records an arriving lane's operands (its result and predicate are written when
+    /// its group resolves).
+    #[inline(always)]
+    fn set_operands(&mut self, op: u32, value: u64, arg: i32, width: i32) {
+        (self.value, self.arg, self.width, self.op) = (value, arg, width, op);
+    }
+}
+
 /// Lanes of one warp that meet in a collective with the same mask.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
@@ -128,8 +137,7 @@ impl Warp {
             return false;
         }
         g.arrived = arrived;
-        let l = &mut self.lanes[lane as usize];
-        (l.value, l.arg, l.width, l.op) = (value, arg, width, op);
+        self.lanes[lane as usize].set_operands(op, value, arg, width);
         true
     }
 
@@ -154,8 +162,7 @@ impl Warp {
         let wi = tid / WARP;
         let bit = 1u32 << lane;
         // The operands; the result and predicate are written when the group resolves.
-        let l = &mut self.lanes[lane as usize];
-        (l.value, l.arg, l.width, l.op) = (value, arg, width, op);
+        self.lanes[lane as usize].set_operands(op, value, arg, width);
         // The common case: the caller is in its mask and joins an open group with the
         // same op; anything else (a new group, a hazard) takes the long way.
         let (gi, mask) = match self.groups.iter().position(|g| g.mask == mask && g.op == op) {
