@@ -182,3 +182,63 @@ pub struct CUctxCreateParams {
     pub num_exec_affinity_params: i32,
     pub cig_params: *mut c_void,
 }
+
+/// CUmemGenericAllocationHandle: a physical allocation of the virtual-memory API.
+pub type CUmemGenericAllocationHandle = u64;
+
+/// CUmemLocationType
+pub const CU_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
+/// CUmemAllocationType
+pub const CU_MEM_ALLOCATION_TYPE_PINNED: i32 = 1;
+/// CUmemAllocationHandleType
+pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: i32 = 1;
+/// CUmemAccess_flags
+pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: i32 = 0;
+pub const CU_MEM_ACCESS_FLAGS_PROT_READ: i32 = 1;
+pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: i32 = 3;
+
+/// `CUmemLocation`: a location type and an id (device ordinal, NUMA node).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUmemLocation {
+    pub type_: i32,
+    pub id: i32,
+}
+
+/// `CUmemAllocationProp`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAllocationProp {
+    pub type_: i32,
+    pub requested_handle_types: i32,
+    pub location: CUmemLocation,
+    pub win32_handle_meta_data: *mut c_void,
+    pub compression_type: u8,
+    pub gpu_direct_rdma_capable: u8,
+    pub usage: u16,
+    pub reserved: [u8; 4],
+}
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAccessDesc {
+    pub location: CUmemLocation,
+    pub flags: i32,
+}
+
+/// `CUdevprop` (legacy device properties).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUdevprop {
+    pub max_threads_per_block: i32,
+    pub max_threads_dim: [i32; 3],
+    pub max_grid_size: [i32; 3],
+    pub shared_mem_per_block: i32,
+    pub total_constant_memory: i32,
+    pub simd_width: i32,
+    pub mem_pitch: i32,
+    pub regs_per_block: i32,
+    pub clock_rate: i32,
+    pub texture_align: i32,
+}
