@@ -115,6 +115,8 @@ pub struct Alloc {
     pub kind: AllocKind,
     pub ctx: u64,
     pub pool: Option<u64>,
+    /// Unique over the process's lifetime (CU_POINTER_ATTRIBUTE_BUFFER_ID).
+    pub id: u64,
 }
 
 pub struct Context {
@@ -351,6 +353,17 @@ impl Driver {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         Ok(a)
+    }
+
+    /// Refuses a write to [ptr, ptr+len) that would reach a read-only mapping of the
+    /// virtual-memory API (the host pages are read-only: a write would fault).
+    pub fn check_writable(&self, ptr: u64, len: u64) -> CuResult {
+        let end = ptr.saturating_add(len.max(1));
+        let read_only = |a: &Alloc| a.kind == AllocKind::MappedReadOnly;
+        if self.find_alloc(ptr).is_some_and(read_only) || self.allocs.range(ptr..end).any(|(_, a)| read_only(a)) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
     }
 
     /// Whether accessible mappings follow each other without a gap from `at` to `end`.

@@ -33,10 +33,7 @@ pub struct Physical {
     pub refs: u32,
     /// Live mappings of it.
     pub maps: u32,
-    /// (st_dev, st_ino) of the memfd: an import of a descriptor for memory this
-    /// process already holds finds it.
-    pub inode: (u64, u64),
-    /// Imported from another process's descriptor (its memory is counted there).
+    /// Imported from a descriptor (its memory is counted where it was created).
     pub imported: bool,
 }
 
@@ -44,6 +41,9 @@ pub struct Physical {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Props {
     pub handle_types: i32,
+    /// CUmemLocationType and id of the memory: a device, or host memory (reported as
+    /// CU_MEM_LOCATION_TYPE_HOST_NUMA, node 0, as on an H200).
+    pub location: i32,
     pub device: i32,
     pub compression: u8,
     pub rdma: u8,
@@ -64,6 +64,8 @@ pub struct Mapping {
     pub physical: u64,
     /// CUmemAccess_flags for device 0.
     pub access: i32,
+    /// Unique over the process's lifetime (CU_POINTER_ATTRIBUTE_BUFFER_ID).
+    pub id: u64,
 }
 
 /// The virtual-memory API's records.
@@ -117,7 +119,7 @@ fn errno_is(e: i32) -> bool {
 
 /// A memfd of `size` bytes whose name records `p` (read back by [`describe`]).
 pub fn create_memfd(size: u64, p: &Props) -> CuResult<i32> {
-    let name = format!("{NAME} ht={} dev={} comp={} rdma={} usage={}\0", p.handle_types, p.device, p.compression, p.rdma, p.usage);
+    let name = format!("{NAME} ht={} loc={} dev={} comp={} rdma={} usage={}\0", p.handle_types, p.location, p.device, p.compression, p.rdma, p.usage);
     // SAFETY: a NUL-terminated name; memfd_create touches no memory of ours.
     let fd = unsafe { libc::memfd_create(name.as_ptr().cast(), libc::MFD_CLOEXEC) };
     if fd < 0 {
@@ -137,12 +139,12 @@ pub fn close(fd: i32) {
     unsafe { libc::close(fd) };
 }
 
-/// (st_dev, st_ino, size) of an open descriptor.
-pub fn stat(fd: i32) -> Option<(u64, u64, u64)> {
+/// The size of an open descriptor's file.
+pub fn file_size(fd: i32) -> Option<u64> {
     // SAFETY: fstat writes one struct stat, zero-initialised here.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
-    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino, st.st_size as u64))
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_size as u64)
 }
 
 /// The properties a memfd of this driver carries in its name; None for any other
@@ -152,11 +154,12 @@ pub fn describe(fd: i32) -> Option<Props> {
     let link = link.to_string_lossy();
     let rest = link.strip_prefix("/memfd:")?.strip_prefix(NAME)?;
     let rest = rest.strip_suffix(" (deleted)").unwrap_or(rest);
-    let mut p = Props { handle_types: 0, device: 0, compression: 0, rdma: 0, usage: 0 };
+    let mut p = Props { handle_types: 0, location: 0, device: 0, compression: 0, rdma: 0, usage: 0 };
     for kv in rest.split_whitespace() {
         let (k, v) = kv.split_once('=')?;
         match k {
             "ht" => p.handle_types = v.parse().ok()?,
+            "loc" => p.location = v.parse().ok()?,
             "dev" => p.device = v.parse().ok()?,
             "comp" => p.compression = v.parse().ok()?,
             "rdma" => p.rdma = v.parse().ok()?,

@@ -124,6 +124,19 @@ fn vmm_client_links_directly_and_shares_one_allocation_between_views_and_process
             .arg("-l:libcuda.so.1"),
         "cc vmm_client.c -lcuda",
     );
+    // The same program with deferred streams and with device memory out of host reach
+    // (virtual-memory mappings stay outside the arena: README, "Driver semantics").
+    for (var, value) in [("EMU_CUDA_ASYNC", "deferred"), ("EMU_CUDA_CHECKS", "pointers")] {
+        let o = Command::new(&exe)
+            .arg(out.join("kernels.fatbin"))
+            .env("LD_LIBRARY_PATH", simtwin("lib"))
+            .env("EMU_CUDA_KERNELS", out.join("kernels"))
+            .env(var, value)
+            .output()
+            .expect("run vmm_client");
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success() && stdout.contains("vmm_client: all checks hold"), "vmm_client with {var}={value} failed ({}):\n{stdout}\n{stderr}", o.status);
+    }
     let counts = out.join("counts.json");
     let o = Command::new(&exe)
         .arg(out.join("kernels.fatbin"))

@@ -192,6 +192,16 @@ X(CUresult, cuMemGetDefaultMemPool, (CUmemoryPool *, void *, int))
 X(CUresult, cuMemGetMemPool, (CUmemoryPool *, void *, int))
 X(CUresult, cuMemSetMemPool, (void *, int, CUmemoryPool))
 X(CUresult, cuDeviceGetProperties, (int *, CUdevice))
+typedef struct { int type, handleTypes, locType, locId; void *win32; unsigned char comp, rdma; unsigned short usage; unsigned char res[4]; } MEMPROP;
+typedef struct { int locType, locId, flags; } ACCESSDESC;
+X(CUresult, cuMemGetAllocationGranularity, (size_t *, const MEMPROP *, int))
+X(CUresult, cuMemCreate, (unsigned long long *, size_t, const MEMPROP *, unsigned long long))
+X(CUresult, cuMemRelease, (unsigned long long))
+X(CUresult, cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))
+X(CUresult, cuMemAddressFree, (CUdeviceptr, size_t))
+X(CUresult, cuMemMap, (CUdeviceptr, size_t, size_t, unsigned long long, unsigned long long))
+X(CUresult, cuMemUnmap, (CUdeviceptr, size_t))
+X(CUresult, cuMemSetAccess, (CUdeviceptr, size_t, const ACCESSDESC *, size_t))
 #undef X
 
 /* Legacy (pre-3.2, 32-bit pointer) names: no prototypes, as their argument types differ. */
@@ -444,6 +454,22 @@ int main(int argc, char **argv) {
         CHECK(cuStreamDestroy(t), 0);
         CUcontext top = 0; CHECK(cuCtxPushCurrent(ctx), 0); CHECK(cuCtxPopCurrent(&top), 0); TRUE(top == ctx);
         CHECK(cuDevicePrimaryCtxSetFlags(0, 0), 0);
+    }
+
+    /* virtual memory made read-only: reads work, copies and memsets into it are refused
+     * (not measured on the H200: the host pages are read-only, a write would fault) */
+    {
+        MEMPROP vp; memset(&vp, 0, sizeof vp); vp.type = 1; vp.locType = 1;
+        size_t g = 0; CHECK(cuMemGetAllocationGranularity(&g, &vp, 0), 0); TRUE(g == 2u << 20);
+        unsigned long long vh = 0; CUdeviceptr va = 0;
+        CHECK(cuMemCreate(&vh, g, &vp, 0), 0); CHECK(cuMemAddressReserve(&va, g, 0, 0, 0), 0); CHECK(cuMemMap(va, g, 0, vh, 0), 0);
+        ACCESSDESC rwd = {1, 0, 3}, rod = {1, 0, 1};
+        CHECK(cuMemSetAccess(va, g, &rwd, 1), 0); CHECK(cuMemsetD32_v2(va, 0x600df00d, 4), 0);
+        CHECK(cuMemSetAccess(va, g, &rod, 1), 0);
+        CHECK(cuMemcpyDtoH_v2(u32, va, 16), 0); TRUE(u32[0] == 0x600df00d && u32[3] == 0x600df00d);
+        CHECK(cuMemcpyHtoD_v2(va, in, 16), 1); CHECK(cuMemsetD32_v2(va, 0, 4), 1); CHECK(cuMemcpy(va, a, 16), 1);
+        CHECK(cuMemcpyDtoH_v2(u32, va, 16), 0); TRUE(u32[0] == 0x600df00d);
+        CHECK(cuMemUnmap(va, g), 0); CHECK(cuMemRelease(vh), 0); CHECK(cuMemAddressFree(va, g), 0);
     }
 
     /* legacy 32-bit-pointer entry points answer CUDA_ERROR_INVALID_CONTEXT in a v2 context, as on an H200 */
