@@ -253,14 +253,19 @@ template <class T> PTX_INLINE T brev(T a) {
     return (T)r;
 }
 /* bfe: extract len bits at pos (both taken mod 256), sign-extended for signed types. */
+/* 32-bit forms take position and length mod 256 (PTX ISA); the 64-bit forms take them
+   whole (measured on the H200: ptxas's expansion, a length of 256 is everything). */
 template <class T> PTX_INLINE T bfe(T a, uint32_t pos, uint32_t len) {
     const uint32_t w = 8 * sizeof(T);
-    pos &= 0xff;
-    len &= 0xff;
+    if (w <= 32) {
+        pos &= 0xff;
+        len &= 0xff;
+    }
     U<T> x = (U<T>)a;
     bool sbit;
     if constexpr (std::is_signed<T>::value) {
-        uint32_t sp = (pos + len - 1 >= w || len == 0) ? w - 1 : pos + len - 1;
+        uint64_t top = (uint64_t)pos + len - 1;
+        uint32_t sp = (top >= w || len == 0) ? w - 1 : (uint32_t)top;
         sbit = len == 0 ? false : ((x >> (sp >= w ? w - 1 : sp)) & 1);
         if (len == 0) return 0;
     } else {
@@ -268,7 +273,7 @@ template <class T> PTX_INLINE T bfe(T a, uint32_t pos, uint32_t len) {
     }
     U<T> r = 0;
     for (uint32_t i = 0; i < w; ++i) {
-        U<T> bit = (i < len && pos + i < w) ? ((x >> (pos + i)) & 1) : (U<T>)(sbit ? 1 : 0);
+        U<T> bit = (i < len && (uint64_t)pos + i < w) ? ((x >> (pos + i)) & 1) : (U<T>)(sbit ? 1 : 0);
         r |= bit << i;
     }
     return (T)r;
@@ -276,10 +281,12 @@ template <class T> PTX_INLINE T bfe(T a, uint32_t pos, uint32_t len) {
 /* bfi: insert len bits of a into b at pos. */
 template <class T> PTX_INLINE T bfi(T a, T b, uint32_t pos, uint32_t len) {
     const uint32_t w = 8 * sizeof(T);
-    pos &= 0xff;
-    len &= 0xff;
+    if (w <= 32) {
+        pos &= 0xff;
+        len &= 0xff;
+    }
     U<T> r = (U<T>)b, x = (U<T>)a;
-    for (uint32_t i = 0; i < len && pos + i < w; ++i) {
+    for (uint32_t i = 0; i < len && (uint64_t)pos + i < w; ++i) {
         U<T> m = (U<T>)1 << (pos + i);
         r = (r & ~m) | (((x >> i) & 1) << (pos + i));
     }
@@ -288,6 +295,7 @@ template <class T> PTX_INLINE T bfi(T a, T b, uint32_t pos, uint32_t len) {
 /* fns: the position of the n-th set bit of mask from base (backwards if n < 0). */
 PTX_INLINE uint32_t fns(uint32_t mask, uint32_t base, int32_t offset) {
     if (base > 31) return 0xffffffffu;
+    if (offset == INT32_MIN) return 0; /* measured on the H200, for every mask and base */
     if (offset == 0) return ((mask >> base) & 1) ? base : 0xffffffffu;
     int32_t n = offset;
     if (n > 0) {
@@ -326,14 +334,14 @@ PTX_INLINE uint32_t prmt(uint32_t a, uint32_t b, uint32_t c, int mode) {
         for (int i = 0; i < 4; ++i) sel[i] = s;
         break;
     }
-    case 4: { /* ecl: edge clamp left */
+    case 4: { /* ecl: edge clamp left: bytes below the selector repeat it */
         uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i < s ? (uint32_t)i : s;
+        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i < s ? s : (uint32_t)i;
         break;
     }
-    case 5: { /* ecr: edge clamp right */
+    case 5: { /* ecr: edge clamp right: bytes above the selector repeat it */
         uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i > s ? (uint32_t)i : s;
+        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i > s ? s : (uint32_t)i;
         break;
     }
     default: { /* rc16: replicate half */
@@ -417,10 +425,16 @@ PTX_INLINE uint32_t szext(uint32_t a, uint32_t b, bool sgn, bool clamp) {
 
 /* ---- floats ---------------------------------------------------------------------- */
 
-/* The NaN every f32 / f64 arithmetic instruction of the device writes (canonical, sign
-   clear, all mantissa bits set; measured on an H200). */
+/* NaN results, as the H200 writes them (the PTX suite, tests/data/suite-h200.bin.zst):
+   - f32 arithmetic (add ... fma, div, sqrt, rcp, abs, neg, min/max of two NaNs, cvt to
+     f32 from f32/f16, atom.add.f32) writes the canonical NaN 0x7fffffff;
+   - f64 arithmetic propagates an input NaN, quieted, payload and sign kept (fma: the
+     first NaN of b, c, a; div: of a, b; the others: of b, a), and an invalid operation (0/0, inf-inf,
+     sqrt of a negative) writes 0xfff8000000000000, the default NaN x86 writes too;
+     abs/neg of a f64 NaN quiet it and keep its sign. */
 PTX_INLINE float canon(float x) { return x != x ? bc<float>(0x7fffffffu) : x; }
-PTX_INLINE double canon(double x) { return x != x ? bc<double>(0x7fffffffffffffffull) : x; }
+PTX_INLINE double quiet(double x) { return bc<double>(bc<uint64_t>(x) | 0x0008000000000000ull); }
+PTX_INLINE double canon(double x) { return x != x ? bc<double>(0xfff8000000000000ull) : x; }
 PTX_INLINE float ftz(float x) {
     uint32_t u = bc<uint32_t>(x);
     return (u & 0x7f800000u) == 0 ? bc<float>(u & 0x80000000u) : x;
@@ -469,11 +483,49 @@ PTX_INLINE double fop(int op, int rm, double a, double b, double c) {
 }
 /* An arithmetic instruction: inputs flushed (.ftz), the operation, the result flushed
    and saturated as the modifiers say, NaN canonical. */
+/* .ftz flushes a result that is tiny before rounding (|exact| < 2^-126), also when it
+   rounds up to the smallest normal (measured: mul.rn.ftz(2^-126, 1-2^-24) is 0). Only
+   those results are checked here, exactly. */
+PTX_COLD static bool tiny_before_rounding(int op, float a, float b, float c) {
+    const double lim = 0x1p-126;
+    switch (op) {
+    case OP_MUL: return fabs((double)a * (double)b) < lim; /* exact in double */
+    case OP_DIV: return fabs((double)a / (double)b) < lim; /* a/b of 24-bit values is never within 2^-53 of 2^-126 */
+    case OP_RCP: return fabs((double)a) > 0x1p126;
+    case OP_FMA: {
+        double p = (double)a * (double)b, s = p + (double)c;
+        double bp = s - (double)c, e = (p - bp) + ((double)c - (s - bp)); /* s + e == p + c exactly */
+        if (fabs(s) != lim) return fabs(s) < lim;
+        return (s > 0) ? e < 0 : e > 0;
+    }
+    default: return false;
+    }
+}
 template <class F> PTX_INLINE F farith(int op, int rm, bool z, bool s, F a, F b, F c) {
-    F r = fop(op, rm, fz(a, z), fz(b, z), fz(c, z));
-    r = fz(r, z);
-    if (s) r = sat(r);
-    return canon(r);
+    if constexpr (sizeof(F) == 8) {
+        /* f64: an input NaN propagates (quieted); see canon above. */
+        bool na = a != a, nb = b != b, nc = op == OP_FMA && c != c;
+        if (__builtin_expect(na || nb || nc, 0)) {
+            if (op == OP_FMA) return quiet(nb ? b : nc ? c : a);
+            if (op == OP_DIV) return quiet(na ? a : b); /* a software sequence: a first */
+            return quiet(nb ? b : a);
+        }
+        F r = fop(op, rm, fz(a, z), fz(b, z), fz(c, z));
+        r = fz(r, z);
+        if (s) r = sat(r);
+        return canon(r);
+    } else {
+        a = fz(a, z);
+        b = fz(b, z);
+        c = fz(c, z);
+        F r = fop(op, rm, a, b, c);
+        if (z) {
+            r = fz(r, z);
+            if (__builtin_expect(fabsf(r) == 0x1p-126f, 0) && tiny_before_rounding(op, a, b, c)) r = bc<float>(bc<uint32_t>(r) & 0x80000000u);
+        }
+        if (s) r = sat(r);
+        return canon(r);
+    }
 }
 /* min / max: a NaN operand is ignored; both NaN gives the canonical NaN; -0 < +0.
    .NaN: any NaN operand gives the canonical NaN. */
@@ -481,7 +533,10 @@ template <class F> PTX_INLINE F fmin_(F a, F b, bool z, bool nan) {
     a = fz(a, z);
     b = fz(b, z);
     if (a != a || b != b) {
-        if (nan || (a != a && b != b)) return canon(a != a ? a : b);
+        if (nan || (a != a && b != b)) {
+            if constexpr (sizeof(F) == 8) return quiet(b != b ? b : a);
+            else return bc<F>(0x7fffffffu);
+        }
         return a != a ? b : a;
     }
     if (a == b) return std::signbit(a) ? a : b;
@@ -491,7 +546,10 @@ template <class F> PTX_INLINE F fmax_(F a, F b, bool z, bool nan) {
     a = fz(a, z);
     b = fz(b, z);
     if (a != a || b != b) {
-        if (nan || (a != a && b != b)) return canon(a != a ? a : b);
+        if (nan || (a != a && b != b)) {
+            if constexpr (sizeof(F) == 8) return quiet(b != b ? b : a);
+            else return bc<F>(0x7fffffffu);
+        }
         return a != a ? b : a;
     }
     if (a == b) return std::signbit(a) ? b : a;
@@ -504,7 +562,7 @@ template <class F> PTX_INLINE bool testp(F x, int what) {
     case 1: return isinf(x);
     case 2: return x == x;            /* number */
     case 3: return x != x;            /* notanumber */
-    case 4: return isnormal(x);
+    case 4: return isnormal(x) || x == (F)0; /* the device counts zeros as normal */
     default: return fpclassify(x) == FP_SUBNORMAL;
     }
 }
@@ -514,11 +572,24 @@ template <class F> PTX_INLINE F copysign_(F a, F b) {
     const bits_t<F> s = (bits_t<F>)1 << (8 * sizeof(F) - 1);
     return bc<F>((bits_t<F>)((ub & ~s) | (ua & s)));
 }
-template <class F> PTX_INLINE F fneg(F a) {
+/* neg/abs as instructions: a NaN operand gives the canonical NaN (f32) or itself,
+   quieted (f64). fneg_bits is the plain sign flip the contraction model uses. */
+template <class F> PTX_INLINE F fneg_bits(F a) {
     const bits_t<F> s = (bits_t<F>)1 << (8 * sizeof(F) - 1);
     return bc<F>((bits_t<F>)(bc<bits_t<F>>(a) ^ s));
 }
+template <class F> PTX_INLINE F fneg(F a) {
+    if (a != a) {
+        if constexpr (sizeof(F) == 8) return quiet(a);
+        else return canon(a);
+    }
+    return fneg_bits(a);
+}
 template <class F> PTX_INLINE F fabs_(F a) {
+    if (a != a) {
+        if constexpr (sizeof(F) == 8) return quiet(a);
+        else return canon(a);
+    }
     const bits_t<F> s = (bits_t<F>)1 << (8 * sizeof(F) - 1);
     return bc<F>((bits_t<F>)(bc<bits_t<F>>(a) & ~s));
 }
@@ -573,9 +644,11 @@ template <class F> PTX_INLINE F round_int(F x, int rm) {
 template <class I, class F> PTX_INLINE I f2i(F x, int rm, bool z) {
     x = fz(x, z);
     if (x != x) {
+        /* NaN: 0 from f32 (to 8..32 bits); from f64, and from f32 to 64 bits, the
+           destination's sign bit alone (measured: 0x80, 0x8000, 0x80000000, 2^63). */
         if constexpr (sizeof(I) == 8) return (I)__SIMTWIN_DV_NAN_TO_64;
-        else if constexpr (sizeof(I) == 4) return (I)(sizeof(F) == 4 ? __SIMTWIN_DV_NAN_F32_TO_32 : __SIMTWIN_DV_NAN_F64_TO_32);
-        else return (I)0;
+        else if constexpr (sizeof(F) == 4) return (I)__SIMTWIN_DV_NAN_F32_TO_32;
+        else return (I)((U<I>)1 << (8 * sizeof(I) - 1));
     }
     double r = (double)round_int(x, rm);
     if constexpr (std::is_signed<I>::value) {
@@ -599,10 +672,14 @@ template <class F, class I> PTX_INLINE F i2f(I v, int rm) {
     if (sizeof(F) == 4) return (F)__simtwin_i2f(kind, rm, b);
     return (F)__simtwin_i2d(kind, rm, b);
 }
+/* f64 -> f32: a NaN keeps its sign and the top of its payload, quieted (as x86's
+   conversion does; measured). */
 PTX_INLINE float d2f(double x, int rm, bool z) {
+    if (x != x) return (float)x;
+    /* .ftz: tiny before rounding is flushed (measured: 2^-126 - 2^-150 gives 0) */
+    if (z && fabs(x) < 0x1p-126) return std::signbit(x) ? -0.0f : 0.0f;
     float r = rm == RN ? (float)x : __simtwin_d2f(rm, x);
-    r = fz(r, z);
-    return canon(r);
+    return fz(r, z);
 }
 /* Integer -> integer with saturation to the destination's range (cvt.sat). */
 template <class D, class S> PTX_INLINE D isat(S v) {
@@ -676,8 +753,13 @@ PTX_INLINE uint16_t f2bf(float f, int rm) {
         return (uint16_t)h;
     }
 }
-/* f64 -> f16 rounds once (through an exact path: double has enough room). */
+/* f64 -> f16 rounds once (through an exact path: double has enough room); a NaN keeps its
+   sign and the top of its payload, quieted (measured). */
 PTX_INLINE uint16_t d2h(double x, int rm) {
+    if (x != x) {
+        uint64_t u = bc<uint64_t>(x);
+        return (uint16_t)(((u >> 48) & 0x8000) | 0x7e00 | ((u >> 42) & 0x3ff));
+    }
     float f = __simtwin_d2f(RZ, x);
     /* sticky bit: make the float odd if x was not exact, so the second rounding is right */
     if ((double)f != x && x == x && !isinf(f)) {
@@ -692,10 +774,17 @@ PTX_INLINE uint16_t d2bf(double x, int rm) {
     if ((double)f != x && x == x && !isinf(f)) f = bc<float>(bc<uint32_t>(f) | 1);
     return f2bf(f, rm);
 }
+/* integer -> half / bfloat16: rounded once (to float toward zero with a sticky bit, so
+   that the rounding to 11 or 8 bits is the correctly rounded one). */
+template <class I> PTX_INLINE uint16_t i2h(I v, int rm, bool bf) {
+    float f = i2f<float>(v, RZ);
+    if ((long double)f != (long double)v && !isinf(f)) f = bc<float>(bc<uint32_t>(f) | 1);
+    return bf ? f2bf(f, rm) : f2h(f, rm);
+}
 /* tf32: round to 10 mantissa bits, nearest with ties away (rna); low 13 bits zero. */
 PTX_INLINE uint32_t f2tf32(float f) {
     uint32_t u = bc<uint32_t>(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffffffu;
+    if ((u & 0x7fffffffu) > 0x7f800000u) return u & 0xffffe000u; /* NaN: payload truncated (measured) */
     if ((u & 0x7f800000u) == 0x7f800000u) return u;
     u += 0x1000u;
     return u & 0xffffe000u;
@@ -703,6 +792,14 @@ PTX_INLINE uint32_t f2tf32(float f) {
 
 /* half arithmetic: through float (exact inputs; one rounding to half is the correctly
    rounded half result for + - * / sqrt, float carrying more than 2*11+2 bits). */
+PTX_INLINE uint16_t habs_neg(uint16_t h, bool neg, bool bf) {
+    bool nan = bf ? ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) : ((h & 0x7c00) == 0x7c00 && (h & 0x3ff));
+    if (nan) return 0x7fff; /* measured: canonical */
+    return neg ? (uint16_t)(h ^ 0x8000) : (uint16_t)(h & 0x7fff);
+}
+PTX_INLINE uint32_t habs_neg2(uint32_t h, bool neg, bool bf) {
+    return (uint32_t)habs_neg((uint16_t)h, neg, bf) | ((uint32_t)habs_neg((uint16_t)(h >> 16), neg, bf) << 16);
+}
 PTX_INLINE uint16_t hcanon(uint16_t h) { return ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) ? 0x7fff : h; }
 PTX_INLINE uint16_t hftz(uint16_t h) { return (h & 0x7c00) == 0 ? (uint16_t)(h & 0x8000) : h; }
 PTX_INLINE uint16_t bfcanon(uint16_t h) { return ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) ? 0x7fff : h; }
@@ -725,11 +822,16 @@ PTX_INLINE uint16_t hfma_bits(uint16_t a, uint16_t b, uint16_t c, int rm, bool b
     double x = bf ? (double)bf2f(a) : (double)h2f(a);
     double y = bf ? (double)bf2f(b) : (double)h2f(b);
     double z = bf ? (double)bf2f(c) : (double)h2f(c);
-    double p = x * y; /* exact */
+    double p = x * y; /* exact: 2 x 11 bits */
     double s = p + z;
-    double err = (s - p) - z; /* s is exact unless the sum needs more than 53 bits */
-    (void)err;
-    return bf ? d2bf(fma(x, y, z), rm) : d2h(fma(x, y, z), rm);
+    if (s != s || isinf(s)) return bf ? d2bf(s, rm) : d2h(s, rm);
+    double bp = s - z, e = (p - bp) + (z - (s - bp)); /* s + e == p + z exactly */
+    if (e != 0) {
+        /* round to odd: the truncation of s + e toward zero, with its last bit set */
+        if ((e > 0) != (s > 0)) s = nextafter(s, 0.0);
+        s = bc<double>(bc<uint64_t>(s) | 1);
+    }
+    return bf ? d2bf(s, rm) : d2h(s, rm);
 }
 /* op on halves: 0 add 1 sub 2 mul 3 fma (c) */
 PTX_INLINE uint16_t harith(int op, int rm, bool z, bool s, uint16_t a, uint16_t b, uint16_t c, bool bf) {
@@ -786,7 +888,15 @@ enum { A_ADD, A_MIN, A_MAX, A_AND, A_OR, A_XOR, A_EXCH, A_INC, A_DEC, A_CAS };
 template <class T> PTX_INLINE T rmw_value(int op, T old, T b, T c) {
     switch (op) {
     case A_ADD:
-        if constexpr (std::is_floating_point<T>::value) return old + b;
+        /* atom.add.f32 flushes subnormal inputs and results (PTX ISA) and writes the
+           canonical NaN; f64 follows the f64 add. */
+        if constexpr (sizeof(T) == 4 && std::is_floating_point<T>::value) return canon(ftz(ftz(old) + ftz(b)));
+        else if constexpr (std::is_floating_point<T>::value) {
+            /* atom.add.f64 keeps a NaN operand as it is (not quieted; measured) */
+            if (b != b) return b;
+            if (old != old) return old;
+            return old + b;
+        }
         else return add(old, b);
     case A_MIN:
         if constexpr (std::is_floating_point<T>::value) return fmin_(old, b, false, false);

@@ -4,12 +4,12 @@
 //! `mul.rn.f32` + `add.rn.f32` stay FMUL + FADD).
 //!
 //! The rule modelled (reports/ptxas-contraction/README.md gives the experiments): a
-//! `mul.f32` or `mul.f64` without a rounding modifier and without `.sat`, whose result
-//! register has exactly one use in the function, and that use is an `add`/`sub` of the
-//! same type without a rounding modifier, with the same `.ftz`, later in the same basic
-//! block and under the same guard, is fused: the add computes `fma(a, b, c)` (`sub`:
-//! `fma(a, b, -c)` or `fma(-a, b, c)`) from the multiply's operands as they were at the
-//! multiply.
+//! `mul.f32` or `mul.f64` without a rounding modifier and without `.sat`, defined once,
+//! whose every use is an `add`/`sub` of the same type without a rounding modifier, with
+//! the same `.ftz`, later in the same basic block and under the same guard, is fused
+//! into each of them (measured on the H200: a product used by two adds becomes two
+//! FFMAs): each add computes `fma(a, b, c)` (`sub`: `fma(a, b, -c)` or `fma(-a, b, c)`)
+//! from the multiply's operands as they were at the multiply.
 
 use crate::cfg::Cfg;
 use crate::resolve::{Func, Node, Op};
@@ -97,28 +97,42 @@ pub fn fusions(f: &Func, g: &Cfg) -> Fusions {
         }
         let Some(ty) = float_ty(&m.src.mods) else { continue };
         let Some(Op::Reg(d)) = m.args.first() else { continue };
-        // Defined once (here), used twice (its definition and one read).
-        if defs.get(d).map(|v| v.len()) != Some(1) || uses[*d] != 2 {
+        // Defined once (here); every other mention is a read.
+        if defs.get(d).map(|v| v.len()) != Some(1) || uses[*d] < 2 {
             continue;
         }
+        let reads_left = uses[*d] - 1;
         let ftz = m.src.mods.iter().any(|x| x == ".ftz");
         let block = g.block_of[k];
         let end = g.blocks[block].end;
+        let mut found = Vec::new();
+        let mut ok_all = true;
         for j in k + 1..end {
             let Node::Instr(a) = &f.body[j] else { continue };
+            let n = a.args.iter().filter(|o| **o == Op::Reg(*d)).count() + (a.guard.map(|g| g.1 == *d).unwrap_or(false) as usize);
+            if n == 0 {
+                continue;
+            }
             let pos = a.args.iter().skip(1).position(|o| *o == Op::Reg(*d));
-            let Some(pos) = pos else { continue };
-            let ok = matches!(a.src.op.as_str(), "add" | "sub")
+            let ok = n == 1
+                && pos.is_some()
+                && matches!(a.src.op.as_str(), "add" | "sub")
                 && !rounding(&a.src.mods)
                 && float_ty(&a.src.mods) == Some(ty)
                 && a.src.mods.iter().any(|x| x == ".ftz") == ftz
                 && a.guard == m.guard
                 && a.args.len() == 3;
-            if ok {
-                out.into.insert(j, Fused { mul: k, operand: pos + 1 });
-                out.dead.insert(k);
+            if !ok {
+                ok_all = false;
+                break;
             }
-            break;
+            found.push((j, pos.unwrap_or(0) + 1));
+        }
+        if ok_all && found.len() as u32 == reads_left {
+            for (j, operand) in found {
+                out.into.insert(j, Fused { mul: k, operand });
+            }
+            out.dead.insert(k);
         }
     }
     out

@@ -134,16 +134,13 @@ impl FnEmitter<'_> {
                         self.simple(i, t, 1, |v| format!("{f}(fz({}, {z}))", v[0]))
                     }
                     Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 => {
-                        let mask: u64 = if matches!(t, Ty::F16x2 | Ty::Bf16x2) { 0x8000_8000 } else { 0x8000 };
-                        let ct = ctype(t);
                         if z {
                             return Err(self.unsupported("abs/neg.ftz on half types"));
                         }
-                        if op == "abs" {
-                            self.simple(i, t, 1, |v| format!("({ct})({} & ~({ct}){mask}u)", v[0]))
-                        } else {
-                            self.simple(i, t, 1, |v| format!("({ct})({} ^ ({ct}){mask}u)", v[0]))
-                        }
+                        let bf = matches!(t, Ty::Bf16 | Ty::Bf16x2);
+                        let f = if matches!(t, Ty::F16x2 | Ty::Bf16x2) { "habs_neg2" } else { "habs_neg" };
+                        let neg = op == "neg";
+                        self.simple(i, t, 1, |v| format!("{f}({}, {neg}, {bf})", v[0]))
                     }
                     _ => {
                         let f = if op == "abs" { "abs_" } else { "neg" };
@@ -576,8 +573,8 @@ impl FnEmitter<'_> {
             let (ma, mb) = (format!("m{}a", fu.mul), format!("m{}b", fu.mul));
             let e = match (opname, fu.operand) {
                 ("OP_ADD", _) => format!("farith(OP_FMA, RN, {z}, {s}, {ma}, {mb}, {c})"),
-                ("OP_SUB", 1) => format!("farith(OP_FMA, RN, {z}, {s}, {ma}, {mb}, fneg({c}))"),
-                _ => format!("farith(OP_FMA, RN, {z}, {s}, fneg({ma}), {mb}, {c})"),
+                ("OP_SUB", 1) => format!("farith(OP_FMA, RN, {z}, {s}, {ma}, {mb}, fneg_bits({c}))"),
+                _ => format!("farith(OP_FMA, RN, {z}, {s}, fneg_bits({ma}), {mb}, {c})"),
             };
             let d = self.arg(i, 0)?;
             return self.set(d, t, &e);
@@ -884,38 +881,52 @@ impl FnEmitter<'_> {
                         format!("{f}({g}({a}), {rm})")
                     }
                 }
-                s if s.signed() => format!("{f}(i2f<float>((int64_t){a}, RZ) , {rm})"),
-                _ => format!("{f}(i2f<float>((uint64_t){a}, RZ), {rm})"),
+                _ => format!("i2h({a}, {rm}, {})", dt == Ty::Bf16),
             };
-            if !st.float() {
-                return Err(self.unsupported("cvt from an integer to a half type"));
-            }
             if relu || sat {
                 return Err(self.unsupported("cvt to a half type with .relu/.sat"));
             }
             r
         } else if dt.float() {
-            // To f32/f64.
-            let from = match st {
-                Ty::F16 => format!("h2f({a})"),
-                Ty::Bf16 => format!("bf2f({a})"),
-                _ => a.clone(),
-            };
+            // To f32/f64. NaN rules as measured on the H200 (runtime/ptx_rt.h, canon).
             let v = if matches!(st, Ty::F32 | Ty::F64 | Ty::F16 | Ty::Bf16) {
-                let st2 = if matches!(st, Ty::F16 | Ty::Bf16) { Ty::F32 } else { st };
-                if let Some(ir) = iround(&i.src.mods) {
-                    // Round to an integral value in the same format.
-                    if st2 != dt {
-                        return Err(self.unsupported("cvt with integer rounding between float formats"));
+                let from = match st {
+                    Ty::F16 => format!("h2f({a})"),
+                    Ty::Bf16 => format!("bf2f({a})"),
+                    _ => a.clone(),
+                };
+                let src_f32 = st != Ty::F64;
+                match (src_f32, dt, iround(&i.src.mods)) {
+                    (_, _, Some(ir)) => {
+                        if (st == Ty::F64) != (dt == Ty::F64) || matches!(st, Ty::F16 | Ty::Bf16) {
+                            return Err(self.unsupported("cvt with integer rounding between float formats"));
+                        }
+                        if dt == Ty::F32 {
+                            format!("canon(round_int(fz({from}, {z}), {ir}))")
+                        } else {
+                            format!("round_int(fz({from}, {z}), {ir})")
+                        }
                     }
-                    format!("canon(round_int(fz({from}, {z}), {ir}))")
-                } else if st2 == Ty::F64 && dt == Ty::F32 {
-                    let rm = fround(&i.src.mods).unwrap_or(0);
-                    format!("d2f({from}, {rm}, {z})")
-                } else if st2 == Ty::F32 && dt == Ty::F64 {
-                    format!("canon((double)fz({from}, {z}))")
-                } else {
-                    format!("canon(fz({from}, {z}))")
+                    (false, Ty::F32, None) => {
+                        let rm = fround(&i.src.mods).unwrap_or(0);
+                        format!("d2f({from}, {rm}, {z})")
+                    }
+                    (true, Ty::F64, None) => {
+                        // A NaN keeps its payload; with .ftz it becomes the canonical f32 NaN, widened.
+                        if z {
+                            format!("(double)canon(fz({from}, true))")
+                        } else {
+                            format!("(double){from}")
+                        }
+                    }
+                    (true, Ty::F32, None) => {
+                        if st == Ty::Bf16 {
+                            format!("fz({from}, {z})")
+                        } else {
+                            format!("canon(fz({from}, {z}))")
+                        }
+                    }
+                    _ => format!("fz({from}, {z})"),
                 }
             } else {
                 let rm = fround(&i.src.mods).unwrap_or(0);
