@@ -54,14 +54,12 @@ pub(crate) fn c_str(s: &str) -> String {
     o
 }
 
+/// An address an initializer stores: (byte offset in the variable, target name, addend).
+pub(crate) type Reloc = (u64, String, i64);
+
 /// The bytes of a numeric initializer for a variable of element type `ty` (`size` bytes
-/// per element), plus address relocations (byte offset, target name, addend).
-pub(crate) fn init_bytes(
-    init: &Init,
-    elem: crate::ast::Ty,
-    total: u64,
-    line: u32,
-) -> Result<(Vec<u8>, Vec<(u64, String, i64)>), Error> {
+/// per element), plus address relocations.
+pub(crate) fn init_bytes(init: &Init, elem: crate::ast::Ty, total: u64, line: u32) -> Result<(Vec<u8>, Vec<Reloc>), Error> {
     let esize = elem.size() as u64;
     let mut bytes = Vec::new();
     let mut relocs = Vec::new();
