@@ -352,3 +352,141 @@ pub unsafe fn launch_config(c: *const CUlaunchConfig) -> Option<(CUlaunchConfig,
     let attrs = unsafe { array(cfg.attrs as *const CUlaunchAttribute, cfg.num_attrs as usize) };
     Some((cfg, attrs))
 }
+
+/// A caller's byte range (`data`, `size`), read whole (cuLinkAddData's input).
+pub struct HostBytes {
+    p: *const u8,
+    len: usize,
+}
+
+/// # Safety
+/// `p` is null or readable for `len` bytes for the duration of the call.
+pub unsafe fn host_bytes(p: *const c_void, len: usize) -> HostBytes {
+    HostBytes { p: p as *const u8, len }
+}
+
+impl HostBytes {
+    /// A copy of the bytes; null is CUDA_ERROR_INVALID_VALUE. A size of 0 for text
+    /// (PTX) means "up to the NUL", as programs pass strlen-less PTX.
+    pub fn get(&self) -> CuResult<Vec<u8>> {
+        if self.p.is_null() || self.len > crate::image::MAX_IMAGE_BYTES as usize {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if self.len == 0 {
+            // SAFETY: per the contract of `host_bytes`, read as a C string (PTX).
+            return Ok(unsafe { CStr::from_ptr(self.p as *const c_char) }.to_bytes().to_vec());
+        }
+        // SAFETY: per the contract of `host_bytes`: `len` readable bytes.
+        Ok(unsafe { std::slice::from_raw_parts(self.p, self.len) }.to_vec())
+    }
+}
+
+/// JIT options (`CUjit_option *options, void **values, unsigned n`): what a program asks
+/// of the JIT compiler and where it wants the logs.
+pub struct JitOptions {
+    n: u32,
+    opts: *const u32,
+    vals: *mut *mut c_void,
+}
+
+/// # Safety
+/// For n > 0, `opts` and `vals` are null or hold `n` entries; a log-buffer option's
+/// value points to a writable buffer of the size its size option gives.
+pub unsafe fn jit_options(n: u32, opts: *const u32, vals: *mut *mut c_void) -> JitOptions {
+    JitOptions { n, opts, vals }
+}
+
+/// CUjit_option values the driver acts on.
+pub const CU_JIT_WALL_TIME: u32 = 2;
+/// The info log's buffer and its size in bytes (in-out: the bytes written).
+pub const CU_JIT_INFO_LOG_BUFFER: u32 = 3;
+#[allow(missing_docs)]
+pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: u32 = 4;
+/// The error log's buffer and its size.
+pub const CU_JIT_ERROR_LOG_BUFFER: u32 = 5;
+#[allow(missing_docs)]
+pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: u32 = 6;
+
+impl JitOptions {
+    /// Checks the arrays (both given when `n` > 0) and the option numbers.
+    pub fn check(&self) -> CuResult {
+        if self.n > 0 && (self.opts.is_null() || self.vals.is_null()) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        for i in 0..self.n as usize {
+            // SAFETY: `opts` holds `n` entries (contract of `jit_options`).
+            let o = unsafe { *self.opts.add(i) };
+            if o > 40 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+        Ok(())
+    }
+
+    fn find(&self, opt: u32) -> Option<usize> {
+        (0..self.n as usize).find(|&i| {
+            // SAFETY: `opts` holds `n` entries (checked non-null by `check` first).
+            !self.opts.is_null() && unsafe { *self.opts.add(i) } == opt
+        })
+    }
+
+    /// Writes `text` (NUL-terminated, truncated to fit) into the log buffer the program
+    /// gave for `buffer_opt` (info or error log) and the bytes written into its size.
+    pub fn write_log(&self, buffer_opt: u32, size_opt: u32, text: &str) {
+        let (Some(b), Some(s)) = (self.find(buffer_opt), self.find(size_opt)) else { return };
+        // SAFETY: `vals` holds `n` entries; the size option's value is the size itself
+        // (an integer in the pointer slot), the buffer option's a writable buffer of
+        // that size (contract of `jit_options`).
+        unsafe {
+            let size = *self.vals.add(s) as usize;
+            let buf = *self.vals.add(b) as *mut u8;
+            if buf.is_null() || size == 0 {
+                return;
+            }
+            let n = text.len().min(size - 1);
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
+            *buf.add(n) = 0;
+            *self.vals.add(s) = (n + 1) as *mut c_void;
+        }
+    }
+
+    /// Reports the wall time (CU_JIT_WALL_TIME, a float of milliseconds in the value slot).
+    pub fn set_wall_time(&self, ms: f32) {
+        if let Some(i) = self.find(CU_JIT_WALL_TIME) {
+            // SAFETY: the option's value slot is written with the float's bits, as the
+            // API defines it.
+            unsafe { *self.vals.add(i) = ms.to_bits() as usize as *mut c_void };
+        }
+    }
+}
+
+/// An out-array (`T *array, unsigned count`): written element by element, unaligned.
+pub struct OutSlice<T> {
+    p: *mut T,
+    n: usize,
+}
+
+/// # Safety
+/// `p` is null or writable for `n` elements of `T` for the duration of the call.
+pub unsafe fn out_slice<T>(p: *mut T, n: usize) -> OutSlice<T> {
+    OutSlice { p, n }
+}
+
+impl<T: Copy> OutSlice<T> {
+    /// The number of elements the caller made room for.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    /// Writes `v` (at most as many elements as there is room for); null is
+    /// CUDA_ERROR_INVALID_VALUE.
+    pub fn set(self, v: &[T]) -> CuResult {
+        if self.p.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        for (i, x) in v.iter().take(self.n).enumerate() {
+            // SAFETY: `i` < n: writable per the contract of `out_slice`.
+            unsafe { self.p.add(i).write_unaligned(*x) };
+        }
+        Ok(())
+    }
+}

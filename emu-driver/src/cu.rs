@@ -14,6 +14,9 @@ pub type CUfunction = *mut c_void;
 pub type CUstream = *mut c_void;
 pub type CUevent = *mut c_void;
 pub type CUmemoryPool = *mut c_void;
+pub type CUlinkState = *mut c_void;
+pub type CUlibrary = *mut c_void;
+pub type CUkernel = *mut c_void;
 pub type CUhostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 pub type CUstreamCallback = Option<unsafe extern "C" fn(stream: CUstream, status: CUresult, user_data: *mut c_void)>;
 

@@ -19,7 +19,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::api::{context as ctx, device as dev, memory as mem, misc, module as modl, stream as st, vmm};
+use crate::api::{context as ctx, device as dev, library as lib, link, memory as mem, misc, module as modl, stream as st, vmm};
 use crate::boundary::*;
 use crate::cu::*;
 use std::ffi::{c_char, c_void};
@@ -427,6 +427,28 @@ exports! {
         cuModuleLoadFatBinary(m: *mut CUmodule, i: *const c_void) => modl::module_load_fat_binary(out(m), image_ptr(i));
         cuModuleUnload(m: CUmodule) => modl::module_unload(m);
         cuModuleGetFunction(f: *mut CUfunction, m: CUmodule, n: *const c_char) => modl::module_get_function(out(f), m, text(n));
+        cuLinkCreate(n: u32, o: *mut u32, v: *mut *mut c_void, st: *mut CUlinkState) => link::link_create(jit_options(n, o, v), out(st));
+        cuLinkCreate_v2 @6050 (n: u32, o: *mut u32, v: *mut *mut c_void, st: *mut CUlinkState) => link::link_create(jit_options(n, o, v), out(st));
+        cuLinkAddData(st: CUlinkState, t: u32, d: *mut c_void, sz: usize, name: *const c_char, n: u32, o: *mut u32, v: *mut *mut c_void) => link::link_add_data(st, t, host_bytes(d, sz), text(name), jit_options(n, o, v));
+        cuLinkAddData_v2 @6050 (st: CUlinkState, t: u32, d: *mut c_void, sz: usize, name: *const c_char, n: u32, o: *mut u32, v: *mut *mut c_void) => link::link_add_data(st, t, host_bytes(d, sz), text(name), jit_options(n, o, v));
+        cuLinkAddFile(st: CUlinkState, t: u32, p: *const c_char, n: u32, o: *mut u32, v: *mut *mut c_void) => link::link_add_file(st, t, text(p), jit_options(n, o, v));
+        cuLinkAddFile_v2 @6050 (st: CUlinkState, t: u32, p: *const c_char, n: u32, o: *mut u32, v: *mut *mut c_void) => link::link_add_file(st, t, text(p), jit_options(n, o, v));
+        cuLinkComplete(st: CUlinkState, img: *mut *mut c_void, sz: *mut usize) => link::link_complete(st, out(img), out(sz));
+        cuLinkDestroy(st: CUlinkState) => link::link_destroy(st);
+        cuLibraryLoadData(l: *mut CUlibrary, c: *const c_void, jo: *mut u32, jv: *mut *mut c_void, jn: u32, lo: *mut u32, lv: *mut *mut c_void, ln: u32) => lib::library_load_data(out(l), image_ptr(c), jit_options(jn, jo, jv), jit_options(ln, lo, lv));
+        cuLibraryLoadFromFile(l: *mut CUlibrary, f: *const c_char, jo: *mut u32, jv: *mut *mut c_void, jn: u32, lo: *mut u32, lv: *mut *mut c_void, ln: u32) => lib::library_load_from_file(out(l), text(f), jit_options(jn, jo, jv), jit_options(ln, lo, lv));
+        cuLibraryUnload(l: CUlibrary) => lib::library_unload(l);
+        cuLibraryGetKernel(k: *mut CUkernel, l: CUlibrary, n: *const c_char) => lib::library_get_kernel(out(k), l, text(n));
+        cuLibraryGetKernelCount(c: *mut u32, l: CUlibrary) => lib::library_get_kernel_count(out(c), l);
+        cuLibraryEnumerateKernels(k: *mut CUkernel, n: u32, l: CUlibrary) => lib::library_enumerate_kernels(out_slice(k, n as usize), l);
+        cuLibraryGetModule(m: *mut CUmodule, l: CUlibrary) => lib::library_get_module(out(m), l);
+        cuLibraryGetGlobal(d: *mut CUdeviceptr, b: *mut usize, l: CUlibrary, n: *const c_char) => lib::library_get_global(out(d), out(b), l, text(n));
+        cuKernelGetFunction(f: *mut CUfunction, k: CUkernel) => lib::kernel_get_function(out(f), k);
+        cuKernelGetLibrary(l: *mut CUlibrary, k: CUkernel) => lib::kernel_get_library(out(l), k);
+        cuKernelGetName(n: *mut *const c_char, k: CUkernel) => lib::kernel_get_name(out(n), k);
+        cuKernelGetAttribute(v: *mut i32, a: i32, k: CUkernel, d: CUdevice) => lib::kernel_get_attribute(out(v), a, k, d);
+        cuKernelSetAttribute(a: i32, v: i32, k: CUkernel, d: CUdevice) => lib::kernel_set_attribute(a, v, k, d);
+        cuKernelGetParamInfo(k: CUkernel, i: usize, o: *mut usize, s: *mut usize) => lib::kernel_get_param_info(k, i, out(o), out(s));
         cuModuleGetFunctionCount(c: *mut u32, m: CUmodule) => modl::module_get_function_count(out(c), m);
         cuModuleGetGlobal_v2 @3020 (d: *mut CUdeviceptr, b: *mut usize, m: CUmodule, n: *const c_char) => modl::module_get_global(out(d), out(b), m, text(n));
         cuFuncGetAttribute(v: *mut i32, a: i32, f: CUfunction) => modl::func_get_attribute(out(v), a, f);
@@ -521,8 +543,6 @@ exports! {
         cuMemHostRegister => CUDA_ERROR_INVALID_CONTEXT;
     }
     unsupported {
-        cuLinkCreate, cuLinkCreate_v2 @6050, cuLinkAddData, cuLinkAddData_v2 @6050, cuLinkAddFile, cuLinkAddFile_v2,
-        cuLinkComplete, cuLinkDestroy,
         cuTexObjectCreate, cuTexObjectDestroy, cuTexObjectGetResourceDesc, cuSurfObjectCreate, cuSurfObjectDestroy,
         cuGLGetDevices, cuGLGetDevices_v2 @6050, cuGraphicsGLRegisterImage, cuGraphicsGLRegisterBuffer, cuGraphicsUnregisterResource,
         cuGraphicsMapResources, cuGraphicsUnmapResources, cuGraphicsSubResourceGetMappedArray,
@@ -536,7 +556,6 @@ exports! {
         cuStreamBeginCapture, cuStreamBeginCapture_v2 @10010, cuStreamEndCapture, cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2 @11030,
         cuGraphCreate, cuGraphInstantiate, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphDestroy, cuGraphExecDestroy, cuGraphUpload,
         cuLaunchCooperativeKernel, cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxActiveClusters, cuOccupancyAvailableDynamicSMemPerBlock,
-        cuLibraryLoadData, cuLibraryLoadFromFile, cuLibraryUnload, cuLibraryGetKernel, cuLibraryGetModule, cuKernelGetFunction,
         cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute,
         cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
         cuThreadExchangeStreamCaptureMode, cuCtxAttach, cuCtxDetach,
@@ -587,11 +606,10 @@ exports! {
         cuGraphicsMapResources_ptsz, cuGraphicsResourceGetMappedMipmappedArray, cuGraphicsResourceSetMapFlags,
         cuGraphicsResourceSetMapFlags_v2 @6050, cuGraphicsUnmapResources_ptsz, cuGreenCtxCreate, cuGreenCtxDestroy,
         cuGreenCtxGetDevResource, cuGreenCtxGetId, cuGreenCtxRecordEvent, cuGreenCtxStreamCreate,
-        cuGreenCtxWaitEvent, cuKernelGetAttribute, cuKernelGetLibrary, cuKernelGetName, cuKernelGetParamCount,
-        cuKernelGetParamInfo, cuKernelSetAttribute, cuKernelSetCacheConfig, cuLaunch,
+        cuGreenCtxWaitEvent, cuKernelGetParamCount, cuKernelSetCacheConfig, cuLaunch,
         cuLaunchCooperativeKernelMultiDevice, cuLaunchCooperativeKernel_ptsz, cuLaunchGrid, cuLaunchGridAsync,
-        cuLaunchHostFunc_v2 @13010, cuLaunchHostFunc_v2_ptsz, cuLibraryEnumerateKernels, cuLibraryGetGlobal,
-        cuLibraryGetKernelCount, cuLibraryGetManaged, cuLibraryGetUnifiedFunction, cuLogicalEndpointAddDevice,
+        cuLaunchHostFunc_v2 @13010, cuLaunchHostFunc_v2_ptsz,
+        cuLibraryGetManaged, cuLibraryGetUnifiedFunction, cuLogicalEndpointAddDevice,
         cuLogicalEndpointBindAddr, cuLogicalEndpointBindMem, cuLogicalEndpointCreate, cuLogicalEndpointDestroy,
         cuLogicalEndpointExport, cuLogicalEndpointGetLimits, cuLogicalEndpointIdRelease, cuLogicalEndpointIdReserve,
         cuLogicalEndpointImport, cuLogicalEndpointQuery, cuLogicalEndpointUnbind, cuLogsCurrent, cuLogsDumpToFile,

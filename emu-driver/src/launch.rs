@@ -53,7 +53,11 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
         // A named stream carries the context (cuLaunchKernel on a stream succeeds with
         // none current, measured on an H200).
         let ctx = d.stream_context(l.stream)?;
-        let id = handle_id(Tag::Function, l.f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let id = match handle_id(Tag::Function, l.f) {
+            Some(id) => id,
+            // cuLaunchKernel takes a library's kernel (CUkernel) for its function too.
+            None => d.kernel_function(l.f)?,
+        };
         let func = d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.clone();
         if func.module.ctx != ctx {
             return Err(CUDA_ERROR_INVALID_HANDLE);
@@ -73,7 +77,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
         }
         let k = func.kernel();
         let attrs = k.attrs.as_ref();
-        let static_shared = attrs.map(|a| a.shared_size_bytes).unwrap_or(k.smem_prefix);
+        let static_shared = k.static_shared();
         if l.shared > func.max_dynamic_shared || static_shared as u64 + l.shared as u64 > p.shared_per_block_optin() as u64 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }

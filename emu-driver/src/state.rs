@@ -22,6 +22,12 @@ pub enum Tag {
     Pool = 0x9F,
     /// A physical allocation of the virtual-memory API (CUmemGenericAllocationHandle).
     MemHandle = 0xA1,
+    /// A JIT linker's state (CUlinkState).
+    Link = 0x11,
+    /// A context-independent library (CUlibrary).
+    Library = 0x1B,
+    /// A kernel of a library (CUkernel).
+    Kernel = 0x4E,
 }
 
 /// Handle values: 0x7f5e_TT00_0000_0000 | id. High enough not to collide with the special
@@ -159,6 +165,30 @@ pub struct Pool {
     pub default: bool,
 }
 
+/// A JIT linker's state: the PTX modules added, and the image cuLinkComplete made (it
+/// lives until cuLinkDestroy, as the API says of `cubinOut`).
+#[derive(Default)]
+pub struct LinkState {
+    pub modules: Vec<String>,
+    pub image: Option<Vec<u8>>,
+}
+
+/// A library's kernel (CUkernel): its library, its name and the function handle it stands
+/// for (made when the kernel handle was).
+pub struct LibKernel {
+    pub library: u64,
+    pub name: String,
+    pub function: u64,
+}
+
+/// A library (cuLibraryLoadData): its module, loaded into the context that was current
+/// (or the primary context) when the library was loaded, and its kernels' names.
+pub struct Library {
+    pub module: u64,
+    pub ctx: u64,
+    pub kernels: Vec<String>,
+}
+
 pub struct Driver {
     pub config: Config,
     pub profile: &'static Profile,
@@ -176,6 +206,11 @@ pub struct Driver {
     /// The virtual-memory API's physical allocations, reservations and mappings (its
     /// accessible mappings are in `allocs` too).
     pub vmm: crate::vmm::Vmm,
+    /// The JIT linker's states (cuLinkCreate ... cuLinkDestroy).
+    pub links: IdMap<LinkState>,
+    /// Libraries (cuLibraryLoadData) and their kernels (CUkernel handles).
+    pub libraries: IdMap<Library>,
+    pub lib_kernels: IdMap<LibKernel>,
 }
 
 static DRIVER: OnceLock<Mutex<Option<Driver>>> = OnceLock::new();
@@ -239,6 +274,9 @@ pub fn initialise(config: Config) -> CuResult {
         pools: IdMap::default(),
         device_pool: Vec::new(),
         vmm: crate::vmm::Vmm::default(),
+        links: IdMap::default(),
+        libraries: IdMap::default(),
+        lib_kernels: IdMap::default(),
     };
     let pool = d.new_id();
     d.pools.insert(pool, Pool { release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: true });
@@ -261,6 +299,13 @@ pub fn current_ctx_id() -> Option<u64> {
 }
 
 impl Driver {
+    /// The function a library's kernel handle (CUkernel) stands for, where the API takes
+    /// one for a CUfunction (cuLaunchKernel, cuFuncGetAttribute, ...).
+    pub fn kernel_function(&self, k: *mut std::ffi::c_void) -> Result<u64, crate::cu::CUresult> {
+        let id = handle_id(Tag::Kernel, k).ok_or(crate::cu::CUDA_ERROR_INVALID_HANDLE)?;
+        self.lib_kernels.get(&id).map(|k| k.function).ok_or(crate::cu::CUDA_ERROR_INVALID_HANDLE)
+    }
+
     pub fn new_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;

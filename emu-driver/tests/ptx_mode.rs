@@ -21,7 +21,14 @@ fn built() -> &'static PathBuf {
         let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
         run_ok(Command::new(&nvcc).args(["-ptx", "-arch=compute_90", "-o"]).arg(out.join("features.ptx")).arg(src.join("features.cu")), "nvcc -ptx");
         run_ok(Command::new(&nvcc).args(["-cubin", "-arch=sm_90", "-o"]).arg(out.join("features.cubin")).arg(src.join("features.cu")), "nvcc -cubin");
+        for half in ["link_a", "link_b"] {
+            run_ok(
+                Command::new(&nvcc).args(["-rdc=true", "-ptx", "-arch=compute_90", "-o"]).arg(out.join(format!("{half}.ptx"))).arg(src.join(format!("{half}.cu"))),
+                "nvcc -rdc -ptx",
+            );
+        }
         cc_client(&src.join("client.c"), &out.join("client"), &["-ffp-contract=off", "-fno-math-errno"]);
+        cc_client(&src.join("link_client.c"), &out.join("link_client"), &[]);
         out
     })
 }
@@ -122,4 +129,54 @@ fn exec_twin_refuses_a_module_without_twin_and_a_bad_exec_value_refuses_init() {
     let (ok, out, err) = run_any(&built().join("features.ptx"), &[("EMU_CUDA_EXEC", "sometimes")]);
     assert!(!ok && out.contains("init=failed"), "{out}\n{err}");
     assert!(err.contains("EMU_CUDA_EXEC=sometimes: expected auto, ptx or twin"), "{err}");
+}
+
+#[test]
+fn the_jit_linker_joins_separately_compiled_ptx_and_libraries_load_without_a_context() {
+    let dir = built();
+    let o = Command::new(dir.join("link_client"))
+        .arg(dir.join("link_a.ptx"))
+        .arg(dir.join("link_b.ptx"))
+        .arg(dir.join("features.ptx"))
+        .env("LD_LIBRARY_PATH", simtwin("lib"))
+        .env_remove("EMU_CUDA_KERNELS")
+        .env_remove("EMU_CUDA_EXEC")
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for line in [
+        "library_load=0",
+        "library_kernels=0,8",
+        "library_get_kernel=0",
+        "library_missing_kernel=500",
+        "param_info=0,16,4",
+        "library_launch=ok",
+        "kernel_get_function=0",
+        "enumerate=0,1",
+        "enumerate_wrong_count=1",
+        "kernel_library=0,1",
+        "kernel_name=0,local_array",
+        "kernel_attribute=0,1024",
+        "kernel_set_attribute=0",
+        "library_module=0",
+        "library_global=0,16",
+        "library_unload=0",
+        "library_from_file=0",
+        "legacy_link=0,0,0",
+        "link_create=0",
+        "link_add_a=0",
+        "link_add_b=0",
+        "link_complete=0",
+        "link_load=0",
+        "link_run=ok",
+        "link_destroy=0",
+        "link_destroy_twice=400",
+        "link_add_invalid=218",
+        "error_log=cuLinkAddData: bad.ptx: PTX line 7",
+        "link_add_cubin=801",
+        "link_complete_empty=1",
+    ] {
+        assert!(out.lines().any(|l| l.starts_with(line)), "missing `{line}`:\n{out}\n{err}");
+    }
 }

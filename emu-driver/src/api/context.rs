@@ -250,8 +250,14 @@ pub fn ctx_get_stream_priority_range(least: Out<i32>, greatest: Out<i32>) -> CuR
 }
 
 pub fn primary_retain(pctx: Out<CUcontext>, dev: CUdevice) -> CuResult {
-    let mut d = driver()?;
     pctx.required()?;
+    let id = retain_primary(dev)?;
+    pctx.set(handle(Tag::Context, id))
+}
+
+/// Retains device `dev`'s primary context (made if needed): its id.
+pub(crate) fn retain_primary(dev: CUdevice) -> CuResult<u64> {
+    let mut d = driver()?;
     d.check_device(dev)?;
     if let Some(code) = d.primary[dev as usize].poisoned {
         return Err(code);
@@ -267,7 +273,7 @@ pub fn primary_retain(pctx: Out<CUcontext>, dev: CUdevice) -> CuResult {
         }
     };
     d.primary[dev as usize].refcount += 1;
-    pctx.set(handle(Tag::Context, id))
+    Ok(id)
 }
 
 pub fn primary_release(dev: CUdevice) -> CuResult {

@@ -4,6 +4,8 @@
 
 pub mod context;
 pub mod device;
+pub mod library;
+pub mod link;
 pub mod memory;
 pub mod misc;
 pub mod module;

@@ -9,14 +9,25 @@ use crate::state::{driver, handle, handle_id, Tag};
 use crate::state::Driver;
 
 /// Parses and binds the image without holding the driver's lock (scanning the kernel
-/// libraries and dlopen can be slow), then enters the module.
+/// libraries, translation and dlopen can be slow), then enters the module into the
+/// current context.
 fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
-    let (ctx, target, max_ptx, paths, race, exec, sm_count) = {
+    let ctx = {
         let d = driver()?;
-        let ctx = d.current()?;
         m.required()?;
+        d.current()?
+    };
+    let id = load_into(ctx, parse)?;
+    m.set(handle(Tag::Module, id))
+}
+
+/// Loads an image into context `ctx` (which must stay current or be the one given):
+/// the module's id.
+pub(crate) fn load_into(ctx: u64, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult<u64> {
+    let (target, max_ptx, paths, race, exec, sm_count) = {
+        let d = driver()?;
+        d.context(ctx)?;
         (
-            ctx,
             crate::image::Target { sm: d.profile.sm() },
             d.profile.max_ptx_version,
             d.config.kernels.clone(),
@@ -35,12 +46,11 @@ fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<c
     }
     let prepared = crate::module::choose::prepare_any(&paths, img, race, exec, sm_count)?;
     let mut d = driver()?;
-    if d.current() != Ok(ctx) {
+    if d.context(ctx).is_err() {
         module::discard(prepared);
-        return Err(d.current().err().unwrap_or(CUDA_ERROR_INVALID_CONTEXT));
+        return Err(CUDA_ERROR_INVALID_CONTEXT);
     }
-    let id = module::insert(&mut d, ctx, prepared);
-    m.set(handle(Tag::Module, id))
+    Ok(module::insert(&mut d, ctx, prepared))
 }
 
 pub fn module_load_data(m: Out<CUmodule>, image: ImagePtr) -> CuResult {
@@ -92,21 +102,26 @@ pub fn module_get_function(f: Out<CUfunction>, m: CUmodule, name: Text) -> CuRes
     f.required()?;
     let name = name.get()?;
     let mid = module_id(&d, m)?;
-    let mm = d.modules[&mid].clone();
+    let fid = function_handle(&mut d, mid, &name)?;
+    f.set(handle(Tag::Function, fid))
+}
+
+/// The function handle of kernel `name` of module `mid` (the same name gives the same
+/// handle): CUDA_ERROR_NOT_FOUND when the module has no such kernel.
+pub(crate) fn function_handle(d: &mut Driver, mid: u64, name: &str) -> CuResult<u64> {
+    let mm = d.modules.get(&mid).ok_or(CUDA_ERROR_INVALID_HANDLE)?.clone();
     let index = mm.kernels.iter().position(|k| k.symbol == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-    let existing = mm.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&name).copied();
-    let fid = match existing {
+    let existing = mm.handles.lock().unwrap_or_else(|e| e.into_inner()).get(name).copied();
+    Ok(match existing {
         Some(fid) => fid,
         None => {
             let fid = d.new_id();
-            let static_shared = mm.kernels[index].attrs.as_ref().map(|a| a.shared_size_bytes).unwrap_or(0);
-            let max_dyn = d.profile.shared_per_block().saturating_sub(static_shared);
+            let max_dyn = d.profile.shared_per_block().saturating_sub(mm.kernels[index].static_shared());
             d.functions.insert(fid, FunctionRef { module_id: mid, module: mm.clone(), index, max_dynamic_shared: max_dyn, carveout: -1, cache_config: 0 });
-            mm.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(name, fid);
+            mm.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string(), fid);
             fid
         }
-    };
-    f.set(handle(Tag::Function, fid))
+    })
 }
 
 pub fn module_get_function_count(count: Out<u32>, m: CUmodule) -> CuResult {
@@ -127,7 +142,11 @@ pub fn module_get_global(dptr: Out<CUdeviceptr>, bytes: Out<usize>, m: CUmodule,
 /// A function handle, checked against its module's context (function calls take the
 /// context from the handle, as on an H200).
 fn function(d: &Driver, f: CUfunction) -> CuResult<(u64, &FunctionRef)> {
-    let id = handle_id(Tag::Function, f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let id = match handle_id(Tag::Function, f) {
+        Some(id) => id,
+        // A library's kernel (CUkernel) stands for its function where the API allows it.
+        None => d.kernel_function(f)?,
+    };
     let fr = d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     d.context(fr.module.ctx)?;
     Ok((id, fr))
@@ -143,7 +162,7 @@ pub fn func_get_attribute(v: Out<i32>, attr: i32, f: CUfunction) -> CuResult {
     let bound = k.thread_bound().unwrap_or(d.profile.max_threads_per_block()) as i32;
     let value = match attr {
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => bound,
-        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => a.map(|a| a.shared_size_bytes as i32).unwrap_or(0),
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => k.static_shared() as i32,
         CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES => a.map(|a| a.const_size_bytes as i32).unwrap_or(0),
         CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => a.map(|a| a.local_size_bytes as i32).unwrap_or(0),
         CU_FUNC_ATTRIBUTE_NUM_REGS => a.map(|a| a.num_regs as i32).unwrap_or(0),
@@ -165,7 +184,7 @@ pub fn func_set_attribute(f: CUfunction, attr: i32, value: i32) -> CuResult {
     let mut d = driver()?;
     let optin = d.profile.shared_per_block_optin();
     let (id, fr) = function(&d, f)?;
-    let static_shared = fr.kernel().attrs.as_ref().map(|a| a.shared_size_bytes).unwrap_or(0);
+    let static_shared = fr.kernel().static_shared();
     let fr = d.functions.get_mut(&id).unwrap();
     match attr {
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
@@ -294,7 +313,7 @@ fn active_blocks(d: &Driver, f: CUfunction, block: i32, dyn_smem: usize) -> CuRe
             r = r.min(regs_sm / (a.num_regs as i64 * warps * 32).max(1));
         }
     }
-    let smem = a.map(|a| a.shared_size_bytes as i64).unwrap_or(0) + dyn_smem as i64 + 1024;
+    let smem = fr.kernel().static_shared() as i64 + dyn_smem as i64 + 1024;
     r = r.min(smem_sm / smem.max(1));
     Ok(r.max(0) as i32)
 }

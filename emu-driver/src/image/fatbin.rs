@@ -252,13 +252,13 @@ pub(crate) fn parse(b: &[u8], target: Target) -> Result<Image, ImageError> {
                 .max_by_key(|x| x.summary.arch);
             // A damaged PTX entry does not stop the cubin from loading (as on a device,
             // which never reads it); PTX mode then says there is no PTX.
-            let ptx = best_ptx.and_then(|p| payload(p).ok()).and_then(|d| ptx_text(&d, "").ok());
+            let ptx: Vec<String> = best_ptx.and_then(|p| payload(p).ok()).and_then(|d| ptx_text(&d, "").ok()).into_iter().collect();
             (c.kernels, c.globals, None, ptx)
         }
         _ => {
             let text = ptx_text(&data, &chosen)?;
             let m = ptx::parse(&text).map_err(|err| context(&chosen, err))?;
-            (m.kernels, m.globals, Some(m.version), Some(text))
+            (m.kernels, m.globals, Some(m.version), vec![text])
         }
     };
     Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries, ptx_version, ptx })

@@ -187,6 +187,14 @@ unsafe fn image_bytes_at(addr: usize, follow_wrapper: bool) -> Result<Vec<u8>, I
             // SAFETY: as above, for the fatbin the wrapper points at.
             unsafe { image_bytes_at(data, false) }
         }
+        Format::Linked => {
+            // SAFETY: as above; lengths come from the container's headers, bounded by
+            // MAX_IMAGE_BYTES.
+            let mut read = |off: u64, len: usize| unsafe { read_exact(addr, off, len) };
+            let len = super::linked::container_len(&mut read)?;
+            // SAFETY: as above; `len` is the container's extent from its headers.
+            unsafe { read_exact(addr, 0, len as usize) }
+        }
         Format::Elf => {
             // SAFETY: as above; offsets and lengths come from the ELF headers, bounded by
             // MAX_IMAGE_BYTES.

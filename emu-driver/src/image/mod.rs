@@ -23,6 +23,7 @@
 
 mod cubin;
 mod fatbin;
+pub mod linked;
 mod memory;
 mod ptx;
 mod types;
@@ -38,6 +39,33 @@ pub use types::*;
 pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
     match sniff(bytes) {
         Format::Fatbin => fatbin::parse(bytes, target),
+        Format::Linked => {
+            let modules = linked::modules(bytes)?;
+            let mut img = Image {
+                kind: ImageKind::Linked,
+                chosen: format!("linked image of {} PTX modules", modules.len()),
+                kernels: Vec::new(),
+                globals: Vec::new(),
+                entries: Vec::new(),
+                ptx_version: None,
+                ptx: Vec::new(),
+            };
+            for (i, text) in modules.iter().enumerate() {
+                let m = ptx::parse(text).map_err(|e| match e {
+                    ImageError::InvalidPtx(m) => ImageError::InvalidPtx(format!("linked module {i}: {m}")),
+                    other => other,
+                })?;
+                img.kernels.extend(m.kernels);
+                for g in m.globals {
+                    if img.global(&g.name).is_none() {
+                        img.globals.push(g);
+                    }
+                }
+                img.ptx_version = img.ptx_version.max(Some(m.version));
+            }
+            img.ptx = modules;
+            Ok(img)
+        }
         Format::Wrapper => Err(invalid(
             "a fatbin wrapper (magic 0x466243b1) holds a pointer to the fatbin; \
              it can only be loaded from memory",
@@ -52,7 +80,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 globals: cubin.globals,
                 entries: Vec::new(),
                 ptx_version: None,
-                ptx: None,
+                ptx: Vec::new(),
             })
         }
         Format::Text => {
@@ -72,7 +100,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 globals: m.globals,
                 entries: Vec::new(),
                 ptx_version: Some(m.version),
-                ptx: Some(text.to_string()),
+                ptx: vec![text.to_string()],
             })
         }
     }

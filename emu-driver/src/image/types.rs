@@ -26,6 +26,8 @@ pub enum ImageKind {
     Cubin,
     /// A fatbin container (given directly or through its `__fatBinC_Wrapper_t`).
     Fatbin,
+    /// What cuLinkComplete made: the PTX modules given to the JIT linker.
+    Linked,
 }
 
 /// The result of parsing one module image.
@@ -45,10 +47,11 @@ pub struct Image {
     /// The `.version` (ISA major, minor) when the chosen entry is PTX: a driver JIT-compiles
     /// only PTX up to its own ISA version.
     pub ptx_version: Option<(u32, u32)>,
-    /// The PTX text PTX mode runs: the image itself (PTX), or the fatbin's PTX entry of the
+    /// The PTX PTX mode runs: the image itself (PTX), the fatbin's PTX entry of the
     /// highest virtual architecture the device accepts (decompressed), even when a cubin
-    /// was chosen; None for a bare cubin or a fatbin without such PTX.
-    pub ptx: Option<String>,
+    /// was chosen, or the modules of a linked image (cuLinkComplete), translated together;
+    /// empty for a bare cubin or a fatbin without such PTX.
+    pub ptx: Vec<String>,
 }
 
 impl Image {
@@ -271,6 +274,8 @@ pub(crate) fn invalid(msg: impl Into<String>) -> ImageError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Format {
     Fatbin,
+    /// cuLinkComplete's image (see `linked`).
+    Linked,
     /// The `__fatBinC_Wrapper_t` a host object embeds: it points at the fatbin.
     Wrapper,
     Elf,
@@ -294,6 +299,9 @@ pub(crate) fn sniff(head: &[u8]) -> Format {
         }
         if head[..4] == *b"\x7fELF" {
             return Format::Elf;
+        }
+        if head[..4] == *b"SLNK" {
+            return Format::Linked;
         }
     }
     Format::Text

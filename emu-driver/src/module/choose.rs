@@ -25,7 +25,7 @@ pub fn prepare_any(kernel_paths: &[PathBuf], img: image::Image, race: bool, mode
             let global_names: BTreeSet<String> = img.globals.iter().map(|g| g.name.clone()).collect();
             let scan = registry::scan(kernel_paths);
             let want = registry::Wanted { kernels: &kernel_names, globals: &global_names };
-            if !race && img.ptx.is_some() && !registry::shares_any(&scan, &want) {
+            if !race && !img.ptx.is_empty() && !registry::shares_any(&scan, &want) {
                 return ptx::prepare(img, sm_count);
             }
             load::prepare(kernel_paths, img, race)

@@ -261,10 +261,15 @@ pub(crate) fn image_label(img: &image::Image) -> String {
         image::ImageKind::Ptx => "ptx",
         image::ImageKind::Cubin => "cubin",
         image::ImageKind::Fatbin => "fatbin",
+        image::ImageKind::Linked => "linked",
     };
     let mut label = format!("{kind}: {}", img.chosen);
-    if let Some(t) = &img.ptx {
-        let d = Sha256::digest(t.as_bytes());
+    if !img.ptx.is_empty() {
+        let mut h = Sha256::new();
+        for t in &img.ptx {
+            h.update(t.as_bytes());
+        }
+        let d = h.finalize();
         let hex: String = d.iter().take(8).map(|b| format!("{b:02x}")).collect();
         label.push_str(&format!(" (ptx {hex})"));
     }

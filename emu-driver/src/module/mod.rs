@@ -32,6 +32,12 @@ pub struct Kernel {
 impl Kernel {
     /// The most threads per block the device allows this kernel: __launch_bounds__ as the
     /// sm_90 cubin records it, else as the host twin's manifest does; None if unbounded.
+    /// Bytes of static shared memory: ptxas's figure from the sm_90 cubin when the image
+    /// has one, else PTX mode's own window (0 for a twin without a cubin).
+    pub fn static_shared(&self) -> u32 {
+        self.attrs.as_ref().map(|a| a.shared_size_bytes).unwrap_or(self.smem_prefix)
+    }
+
     pub fn thread_bound(&self) -> Option<u32> {
         self.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
             .or(Some(self.launch_bounds.0).filter(|&m| m > 0))

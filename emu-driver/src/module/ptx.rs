@@ -17,17 +17,18 @@ use simtwin_ptx::jit::{self, JitError};
 
 /// Translates, compiles (or finds in the cache) and opens the image's PTX.
 pub fn prepare(img: image::Image, sm_count: u32) -> CuResult<Prepared> {
-    let Some(text) = img.ptx.as_deref() else {
+    if img.ptx.is_empty() {
         crate::log_error!(
             "module image ({}): PTX mode needs the module's PTX, and the image holds none (SASS only: {}); embed it, e.g. nvcc -gencode arch=compute_90,code=[sm_90,compute_90], or build host twins (kernels-host) and set EMU_CUDA_KERNELS",
             img.chosen,
             if img.entries.is_empty() { img.chosen.clone() } else { img.entries.iter().map(|e| e.describe()).collect::<Vec<_>>().join(", ") }
         );
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
-    };
+    }
+    let texts: Vec<&str> = img.ptx.iter().map(String::as_str).collect();
     let label = image_label(&img);
     let opts = simtwin_ptx::Options { contract: true, sm_count, name: label.clone(), units: 0 };
-    let built = match jit::build(&[text], &opts, &jit::JitOptions::from_env()) {
+    let built = match jit::build(&texts, &opts, &jit::JitOptions::from_env()) {
         Ok(b) => b,
         Err(e) => return Err(jit_error(&label, e)),
     };
