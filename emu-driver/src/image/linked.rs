@@ -54,13 +54,17 @@ pub(crate) fn modules(b: &[u8]) -> Result<Vec<String>, ImageError> {
         let s = usize::try_from(off).map_err(|_| invalid("offset"))?;
         b.get(s..s.saturating_add(len)).map(<[u8]>::to_vec).ok_or_else(|| invalid("truncated"))
     };
-    container_len(&mut read)?;
+    let total = container_len(&mut read)?;
+    if total > b.len() as u64 {
+        return Err(invalid(format!("truncated: the headers name {total} bytes, the image has {}", b.len())));
+    }
     let count = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
     let mut at = 16usize;
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
-        let len = u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8])) as usize;
-        let text = &b[at + 8..at + 8 + len];
+        let len = u64::from_le_bytes(read(at as u64, 8)?[..8].try_into().unwrap_or([0; 8]));
+        let len = usize::try_from(len).map_err(|_| invalid("module length out of range"))?;
+        let text = read(at as u64 + 8, len)?;
         let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
         out.push(std::str::from_utf8(&text[..end]).map_err(|_| invalid("a module is not UTF-8 text"))?.to_string());
         at += 8 + len.next_multiple_of(8);
@@ -70,7 +74,7 @@ pub(crate) fn modules(b: &[u8]) -> Result<Vec<String>, ImageError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::image::linked::{build, container_len, modules};
 
     #[test]
     fn round_trip_and_corruption() {
