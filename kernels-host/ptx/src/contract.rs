@@ -29,7 +29,9 @@ pub struct Fused {
 pub struct Fusions {
     /// add/sub node -> the multiply fused into it.
     pub into: HashMap<usize, Fused>,
-    /// Multiplies whose own result is no longer needed (their only use was fused).
+    /// Multiplies fused into at least one add (their operands are kept for it).
+    pub absorbed: HashSet<usize>,
+    /// Multiplies whose own result is no longer needed (every use was fused).
     pub dead: HashSet<usize>,
 }
 
@@ -129,10 +131,20 @@ pub fn fusions(f: &Func, g: &Cfg) -> Fusions {
             found.push((j, pos.unwrap_or(0) + 1));
         }
         if ok_all && found.len() as u32 == reads_left {
-            for (j, operand) in found {
+            // An add absorbs one product: when both of its operands are products, the one
+            // met first keeps it and the other is rounded there, so that multiply keeps
+            // its own result for that add (while still fused into its other adds).
+            let free: Vec<(usize, usize)> = found.iter().copied().filter(|(j, _)| !out.into.contains_key(j)).collect();
+            if free.is_empty() {
+                continue;
+            }
+            if free.len() == found.len() {
+                out.dead.insert(k);
+            }
+            for (j, operand) in free {
                 out.into.insert(j, Fused { mul: k, operand });
             }
-            out.dead.insert(k);
+            out.absorbed.insert(k);
         }
     }
     out
