@@ -43,6 +43,23 @@ fn float_ty(mods: &[String]) -> Option<&str> {
     mods.iter().rev().find(|m| matches!(m.as_str(), ".f32" | ".f64")).map(|s| s.as_str())
 }
 
+/// Instructions ptxas expands into code of their own blocks before contracting (IEEE
+/// div/rcp/sqrt branch to a slow path; integer division of most types), or that order
+/// memory: a product and an add on opposite sides of one are not fused
+/// (reports/ptxas-contraction/README.md, "Regions").
+fn splits_region(i: &crate::resolve::Instr) -> bool {
+    let op = i.src.op.as_str();
+    let ty = i.src.mods.iter().rev().find(|m| m.len() > 1 && matches!(&m[..2], ".f" | ".s" | ".u" | ".b")).map(|s| s.as_str());
+    match op {
+        "membar" | "fence" | "call" => true,
+        "div" | "rcp" | "sqrt" if matches!(ty, Some(".f32" | ".f64")) => {
+            rounding(&i.src.mods) && !i.args.iter().skip(1).all(|a| matches!(a, Op::Int(_) | Op::Float(_)))
+        }
+        "div" | "rem" => matches!(ty, Some(".s16" | ".u16" | ".s32" | ".s64" | ".u64" | ".b64")),
+        _ => false,
+    }
+}
+
 /// Registers an operand reads (predicates of guards excluded).
 fn reads(op: &Op, out: &mut Vec<usize>) {
     match op {
@@ -109,8 +126,12 @@ pub fn fusions(f: &Func, g: &Cfg) -> Fusions {
         let end = g.blocks[block].end;
         let mut found = Vec::new();
         let mut ok_all = true;
+        let mut split = false;
         for j in k + 1..end {
             let Node::Instr(a) = &f.body[j] else { continue };
+            if splits_region(a) {
+                split = true;
+            }
             let n = a.args.iter().filter(|o| **o == Op::Reg(*d)).count() + (a.guard.map(|g| g.1 == *d).unwrap_or(false) as usize);
             if n == 0 {
                 continue;
@@ -124,7 +145,7 @@ pub fn fusions(f: &Func, g: &Cfg) -> Fusions {
                 && a.src.mods.iter().any(|x| x == ".ftz") == ftz
                 && a.guard == m.guard
                 && a.args.len() == 3;
-            if !ok {
+            if !ok || split {
                 ok_all = false;
                 break;
             }
