@@ -47,7 +47,8 @@ pub struct Image {
     pub ptx_version: Option<(u32, u32)>,
     /// The PTX text PTX mode runs: the image itself (PTX), or the fatbin's PTX entry of the
     /// highest virtual architecture the device accepts (decompressed), even when a cubin
-    /// was chosen; None for a bare cubin or a fatbin without such PTX.
+    /// was chosen, else its lowest newer one (a device could not JIT that, but it is the
+    /// same kernels); None for a bare cubin or a fatbin without PTX.
     pub ptx: Option<String>,
 }
 
