@@ -585,7 +585,7 @@ impl FnEmitter<'_> {
         let t = self.ty(i)?;
         if t.float() || is_half(t) {
             let mut pre = String::new();
-            if self.fused.dead.contains(&self.node) {
+            if self.fused.absorbed.contains(&self.node) {
                 // Fused into a later add: keep the operands as they are now.
                 let a = self.val(self.arg(i, 1)?, t)?;
                 let b = self.val(self.arg(i, 2)?, t)?;
@@ -593,7 +593,12 @@ impl FnEmitter<'_> {
                 let ct = ctype(t);
                 let _ = writeln!(self.decls, "  {ct} m{n}a = 0, m{n}b = 0;");
                 let _ = write!(pre, "m{n}a = {a}; m{n}b = {b};");
-                return Ok(pre);
+                if self.fused.dead.contains(&self.node) {
+                    return Ok(pre);
+                }
+                // Some use still reads the rounded product.
+                let own = self.float_arith(i, t, "OP_MUL")?;
+                return Ok(format!("{pre} {own}"));
             }
             return self.float_arith(i, t, "OP_MUL");
         }
