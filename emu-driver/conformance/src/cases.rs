@@ -15,6 +15,7 @@ use std::ptr::null_mut;
 
 mod ctxres;
 mod devres;
+mod hostile;
 
 
 /// An address no allocation of either driver uses: canonical on x86-64 (so a host access
@@ -977,6 +978,7 @@ pub fn all() -> Vec<Case> {
     ];
     v.extend(ctxres::cases());
     v.extend(devres::cases());
+    v.extend(hostile::cases());
     v
 }
 
