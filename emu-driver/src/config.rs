@@ -34,6 +34,9 @@ pub struct Config {
     pub watchdog: std::time::Duration,
     /// EMU_CUDA_CHECKS: the opt-in checking modes.
     pub checks: Checks,
+    /// EMU_CUDA_PREEMPT: the time slice after which a thread spinning in kernel code
+    /// is preempted (zero: never).
+    pub preempt: std::time::Duration,
 }
 
 /// EMU_CUDA_CHECKS: a comma-separated list of checking modes, each off unless named.
@@ -149,6 +152,13 @@ impl Config {
                 _ => return Err(bad("EMU_CUDA_WATCHDOG", &v, "seconds (0 disables it), e.g. 30")),
             },
         };
+        let preempt = match var("EMU_CUDA_PREEMPT") {
+            None => crate::exec::DEFAULT_PREEMPT,
+            Some(v) => match v.parse::<f64>() {
+                Ok(ms) if ms == 0.0 || (0.1..=10_000.0).contains(&ms) => std::time::Duration::from_secs_f64(ms / 1000.0),
+                _ => return Err(bad("EMU_CUDA_PREEMPT", &v, "milliseconds between 0.1 and 10000 (0: never preempt), e.g. 2")),
+            },
+        };
         let hazards = match var("EMU_CUDA_HAZARDS").as_deref() {
             None | Some("warn") => HazardMode::Warn,
             Some("error") => HazardMode::Error,
@@ -193,7 +203,7 @@ impl Config {
                 message: "EMU_CUDA_CHECKS: the shared-memory checks (race, poison) run in the emulated executor; with EMU_CUDA_REAL the kernels run on the real device (use compute-sanitizer there)".into(),
             });
         }
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt })
     }
 }
 
