@@ -46,14 +46,14 @@ impl ClipArgs {
         }
         let mut n = None::<u64>;
         for p in [&self.reference, &self.distorted] {
-            let md = std::fs::metadata(p).with_context(|| format!("clip not found: {}", p.display()))?;
+            let len = crate::input::check_regular(p, "clip")?;
             if p.extension().is_some_and(|e| e == "yuv") {
                 let fb = self.frame_bytes();
-                if md.len() % fb != 0 {
+                if len % fb != 0 {
                     bail!(
                         "{} is {} bytes, not a whole number of {}x{} {}-bit {} frames ({} bytes each)",
                         p.display(),
-                        md.len(),
+                        len,
                         self.width,
                         self.height,
                         self.bitdepth,
@@ -61,7 +61,7 @@ impl ClipArgs {
                         fb
                     );
                 }
-                let f = md.len() / fb;
+                let f = len / fb;
                 n = Some(n.map_or(f, |x| x.min(f)));
             } else {
                 return Ok(None);

@@ -20,6 +20,7 @@ pub mod diff;
 pub mod faults;
 pub(crate) mod fidelity;
 pub mod frames;
+pub mod input;
 pub(crate) mod num;
 pub(crate) mod orders;
 pub(crate) mod output;

@@ -63,7 +63,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn logs_contain(&self, needle: &str) -> bool {
-        [&self.stdout, &self.stderr].iter().any(|p| std::fs::read_to_string(p).map(|t| t.contains(needle)).unwrap_or(false))
+        [&self.stdout, &self.stderr].iter().any(|p| crate::input::read(p, "log").map(|t| String::from_utf8_lossy(&t).contains(needle)).unwrap_or(false))
     }
 }
 
@@ -99,15 +99,16 @@ pub fn find_program(prog: &str, env: &[(String, String)]) -> Option<PathBuf> {
     path.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(prog)).find(|p| is_exec(p))
 }
 
+/// The last `lines` lines of a log (at most its last 64 KiB are read).
 pub fn tail(path: &Path, lines: usize) -> String {
-    let t = std::fs::read_to_string(path).unwrap_or_default();
+    let t = crate::input::read_tail(path, 64 << 10);
     let v: Vec<&str> = t.lines().collect();
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
-/// The first non-empty line of a file ("" when there is none).
+/// The first non-empty line of a log ("" when there is none; its first 64 KiB are read).
 pub fn first_line(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
+    crate::input::read_head(path, 64 << 10).lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
 }
 
 pub fn spinner(msg: String) -> ProgressBar {

@@ -8,11 +8,13 @@
 //! the line reads `CRASHED(signal 11)`, which is what the emulated driver must match then.
 
 use super::devres::lanes;
-use super::UNKNOWN_DPTR;
 use crate::api::P;
 use crate::cx::{fmt_code, pp, Case, Cx};
 use std::ffi::c_void;
 use std::ptr::null_mut;
+
+/// An address no allocation of either driver uses (the basic cases' `UNKNOWN_DPTR`).
+const UNKNOWN_DPTR: u64 = 0x0000_3ead_0000_0000;
 
 pub fn cases() -> Vec<Case> {
     let mut v: Vec<Case> = Vec::new();
