@@ -14,10 +14,10 @@ pub struct ClipArgs {
     #[arg(long, short = 'd')]
     pub distorted: PathBuf,
     /// Frame width in pixels
-    #[arg(long, short = 'W')]
+    #[arg(long, short = 'W', allow_negative_numbers = true, value_parser = parse_pixels)]
     pub width: u32,
     /// Frame height in pixels
-    #[arg(long, short = 'H')]
+    #[arg(long, short = 'H', allow_negative_numbers = true, value_parser = parse_pixels)]
     pub height: u32,
     /// Bits per sample
     #[arg(long, short = 'b', default_value_t = 8, value_parser = parse_bitdepth)]
@@ -230,6 +230,16 @@ pub fn parse_checks(s: &str) -> std::result::Result<String, String> {
         return Err(format!("'{s}': expected a comma-separated list of race, poison, pointers"));
     }
     Ok(items.join(","))
+}
+
+/// `--width`/`--height`: a positive number of pixels (a negative one is named as such,
+/// not taken for an option).
+fn parse_pixels(s: &str) -> std::result::Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n > 0 && n <= u32::MAX as i64 => Ok(n as u32),
+        Ok(_) => Err(format!("'{s}': a frame dimension is a positive number of pixels")),
+        Err(_) => Err(format!("'{s}' is not a number of pixels")),
+    }
 }
 
 fn parse_bitdepth(s: &str) -> std::result::Result<u32, String> {

@@ -27,7 +27,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The limits every read obeys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// Largest file, in bytes.
     pub max_bytes: u64,
+    /// Longest read of one file.
     pub timeout: Duration,
 }
 
