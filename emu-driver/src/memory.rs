@@ -178,6 +178,14 @@ fn check_side(d: &Driver, ptr: u64, len: u64, expect: Option<Side>) -> CuResult<
 /// what the entry point's name promises (HtoD: dst on the device, ...); None for
 /// cuMemcpy's unified addressing.
 pub fn check_copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+    if len == 0 {
+        // A copy of nothing succeeds wherever it points (at an allocation's end, outside
+        // every allocation, at NULL: measured on an H200, `zerolen_*`), in every mode.
+        return Ok(match (expect_src, expect_dst) {
+            (Some(s), Some(t)) => direction(s, t),
+            _ => Dir::DtoD,
+        });
+    }
     let ds = check_side(d, dst, len.max(1), expect_dst)?;
     let ss = check_side(d, src, len.max(1), expect_src)?;
     Ok(match (expect_src, expect_dst) {
@@ -195,6 +203,9 @@ pub fn is_pageable(d: &Driver, ptr: u64) -> bool {
 /// Reads `len` bytes of the caller's pageable host memory now (an async HtoD copy from
 /// pageable memory is staged when it is called, as a device's driver does).
 pub fn snapshot(src: u64, len: u64) -> Vec<u8> {
+    if len == 0 {
+        return Vec::new(); // `src` may be null
+    }
     // SAFETY: the caller's host memory, readable for `len` bytes per the API contract;
     // the copy was checked before.
     unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) }.to_vec()
@@ -234,6 +245,13 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
 #[allow(clippy::too_many_arguments)]
 pub fn check_copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
                      expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+    if width == 0 || height == 0 {
+        // Nothing to copy: success wherever it points, as for 1D copies.
+        return Ok(match (expect_src, expect_dst) {
+            (Some(s), Some(t)) => direction(s, t),
+            _ => Dir::DtoD,
+        });
+    }
     if (height > 1 && (dpitch < width || spitch < width)) || dst == 0 || src == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }

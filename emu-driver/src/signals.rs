@@ -122,10 +122,25 @@ pub fn install_pointer_check() {
     });
 }
 
-/// The writer thread: one byte (the signal number) per request, one ack byte back.
+/// Whether the writer thread runs in this process (not in a forked child: threads do
+/// not survive fork).
+pub fn writer_running() -> bool {
+    // SAFETY: PIPES is written only inside the Once of `ensure_writer`.
+    !crate::fork::in_child() && WRITER.is_completed() && unsafe { (*std::ptr::addr_of!(PIPES))[0][1] >= 0 }
+}
+
+/// The writer thread: one byte (the signal number) per request, one ack byte back; every
+/// CHECKPOINT_GAP it writes a checkpoint left for it.
 fn writer(wake: libc::c_int) {
     let mut b = [0u8; 1];
+    let gap = crate::teardown::CHECKPOINT_GAP.as_millis() as libc::c_int;
     loop {
+        let mut fd = libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 };
+        // SAFETY: poll on our own pipe.
+        if unsafe { libc::poll(&mut fd, 1, gap) } == 0 {
+            crate::teardown::checkpoint_if_due();
+            continue;
+        }
         // SAFETY: reading into our own buffer from our pipe.
         let n = unsafe { libc::read(wake, b.as_mut_ptr().cast(), 1) };
         if n != 1 {
@@ -195,6 +210,9 @@ unsafe fn wake_writer(sig: libc::c_int) {
     // SAFETY: only async-signal-safe calls on the pipes (-1 when there is no writer:
     // the write fails and nothing waits).
     unsafe {
+        if crate::fork::in_child() {
+            return; // no writer thread in a forked child
+        }
         let p = *std::ptr::addr_of!(PIPES);
         let b = [sig as u8];
         if libc::write(p[0][1], b.as_ptr().cast(), 1) == 1 {

@@ -5,6 +5,7 @@ use crate::cu::*;
 use crate::state::{self, driver};
 
 pub fn init(flags: u32) -> CuResult {
+    crate::fork::note_init();
     if flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
