@@ -174,6 +174,9 @@ pub mod trap {
     pub const TRAP: u32 = 2;
     /// An operation the emulator cannot do faithfully (719).
     pub const UNSUPPORTED: u32 = 3;
+    /// A load, store or atomic at an address not aligned to its size:
+    /// CUDA_ERROR_MISALIGNED_ADDRESS (716). Added within version 2.
+    pub const MISALIGNED: u32 = 4;
 }
 
 /// What a library reports through `Runtime::report`: a result the device defines but C++

@@ -120,7 +120,9 @@ enum simtwin_report_kind {
 enum simtwin_trap_kind {
     SIMTWIN_TRAP_ASSERT = 1,     /* CUDA_ERROR_ASSERT (710) */
     SIMTWIN_TRAP_TRAP = 2,       /* __trap(): CUDA_ERROR_LAUNCH_FAILED (719) */
-    SIMTWIN_TRAP_UNSUPPORTED = 3 /* an operation the emulator cannot do faithfully */
+    SIMTWIN_TRAP_UNSUPPORTED = 3, /* an operation the emulator cannot do faithfully */
+    SIMTWIN_TRAP_MISALIGNED = 4   /* a load, store or atomic at an address not aligned to its size:
+                                     CUDA_ERROR_MISALIGNED_ADDRESS (716); added within version 2 */
 };
 
 /* What a checking library (`kernels-host build --checks`) reports through
