@@ -272,6 +272,17 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
                 ),
             }
         }
+        // A general-protection fault (si_code SI_KERNEL): an access through a
+        // non-canonical address, for which x86 reports no address at all.
+        libc::SIGSEGV if fault.code == libc::SI_KERNEL => LaunchFailure {
+            address: None,
+            code: CUDA_ERROR_ILLEGAL_ADDRESS,
+            message: format!(
+                "{at}: illegal address: invalid memory access through a non-canonical address (bits 48-63 not copies of bit 47; \
+                 x86 reports no address for these: general-protection fault, SIGSEGV, pc {:#x})",
+                fault.pc
+            ),
+        },
         libc::SIGSEGV | libc::SIGBUS => LaunchFailure {
             address: Some(fault.addr as u64),
             code: CUDA_ERROR_ILLEGAL_ADDRESS,
