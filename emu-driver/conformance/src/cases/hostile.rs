@@ -154,7 +154,8 @@ fn fork_after_init(cx: &mut Cx) -> Result<(), String> {
 /// Nothing initialised before fork: the child initialises and runs a kernel; then the
 /// parent initialises too.
 fn fork_before_init(cx: &mut Cx) -> Result<(), String> {
-    let child = in_child(cx, 10, |cx| {
+    // A long alarm: in PTX mode the child compiles the module (seconds on a busy machine).
+    let child = in_child(cx, 120, |cx| {
         let mut r = Vec::new();
         let ok = (|| -> Result<bool, String> {
             cx.primary()?;
