@@ -8,7 +8,7 @@ use crate::device::{emulated_env, for_real_device, DeviceMode, RealDevice};
 use crate::report;
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -35,9 +35,9 @@ Exit 0, or 2 on a setup error or a run that fails or reaches --timeout SECONDS (
 600), 77 a real device was asked for and none exists.";
 
 /// Files of `parity bench` in its report directory (all written at the end, so a
-/// failed run leaves none of them).
-const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
-    files: &["bench.json", "bench.md", "bench.csv"],
+/// failed run leaves none of them but its error summary).
+pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
+    files: &["bench.json", "bench.md", "bench.csv", "summary.json", "summary.md"],
     dirs: &["counts", "logs"],
     prefixes: &["A-", "B-"],
     suffixes: &[".out"],
@@ -116,6 +116,10 @@ fn backend_of(s: &str) -> Backend {
 /// `parity bench`: plan the commands, time them interleaved, write the reports; the exit
 /// code, or an error (exit code per [`crate::exit_code_of`]).
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
+    report::guarded("bench", &a.out, &ARTEFACTS, || bench_inner(a))
+}
+
+fn bench_inner(a: &BenchArgs) -> Result<i32> {
     if a.frames < 3 {
         bail!("--frames must be at least 3 (the estimate is (t(N) - t(2)) / (N - 2))");
     }
@@ -126,9 +130,7 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if let Some(o) = &a.ex.block_order {
         crate::orders::check_order(o)?;
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let plan = plan(a)?;
     for c in &plan.cmds {
         eprintln!("parity: bench {}: {}{}", c.label, c.note, c.device.map(|d| format!(" ({d})")).unwrap_or_default());

@@ -14,10 +14,10 @@ pub struct ClipArgs {
     #[arg(long, short = 'd')]
     pub distorted: PathBuf,
     /// Frame width in pixels
-    #[arg(long, short = 'W')]
+    #[arg(long, short = 'W', allow_negative_numbers = true, value_parser = parse_pixels)]
     pub width: u32,
     /// Frame height in pixels
-    #[arg(long, short = 'H')]
+    #[arg(long, short = 'H', allow_negative_numbers = true, value_parser = parse_pixels)]
     pub height: u32,
     /// Bits per sample
     #[arg(long, short = 'b', default_value_t = 8, value_parser = parse_bitdepth)]
@@ -46,14 +46,14 @@ impl ClipArgs {
         }
         let mut n = None::<u64>;
         for p in [&self.reference, &self.distorted] {
-            let md = std::fs::metadata(p).with_context(|| format!("clip not found: {}", p.display()))?;
+            let len = crate::input::check_regular(p, "clip")?;
             if p.extension().is_some_and(|e| e == "yuv") {
                 let fb = self.frame_bytes();
-                if md.len() % fb != 0 {
+                if len % fb != 0 {
                     bail!(
                         "{} is {} bytes, not a whole number of {}x{} {}-bit {} frames ({} bytes each)",
                         p.display(),
-                        md.len(),
+                        len,
                         self.width,
                         self.height,
                         self.bitdepth,
@@ -61,7 +61,7 @@ impl ClipArgs {
                         fb
                     );
                 }
-                let f = md.len() / fb;
+                let f = len / fb;
                 n = Some(n.map_or(f, |x| x.min(f)));
             } else {
                 return Ok(None);
@@ -230,6 +230,16 @@ pub fn parse_checks(s: &str) -> std::result::Result<String, String> {
         return Err(format!("'{s}': expected a comma-separated list of race, poison, pointers"));
     }
     Ok(items.join(","))
+}
+
+/// `--width`/`--height`: a positive number of pixels (a negative one is named as such,
+/// not taken for an option).
+fn parse_pixels(s: &str) -> std::result::Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n > 0 && n <= u32::MAX as i64 => Ok(n as u32),
+        Ok(_) => Err(format!("'{s}': a frame dimension is a positive number of pixels")),
+        Err(_) => Err(format!("'{s}' is not a number of pixels")),
+    }
 }
 
 fn parse_bitdepth(s: &str) -> std::result::Result<u32, String> {

@@ -256,12 +256,16 @@ fn code(r: &Result<i32>) -> (i32, String) {
 /// Runs `parity demo`: the verdict's exit code (0 ALL PASS, 1 a failure, 2 a setup error
 /// in one of its checks), or an error when it cannot start (no build, no clips).
 pub fn run_demo(a: &DemoArgs) -> Result<i32> {
+    crate::report::guarded("demo", &a.out, &DEMO_ARTEFACTS, || demo_inner(a))
+}
+
+/// The demo's own files in its report directory (each check has a directory of its own).
+pub const DEMO_ARTEFACTS: crate::report::Artefacts<'static> =
+    crate::report::Artefacts { files: &["summary.json", "summary.md"], dirs: &[], prefixes: &[], suffixes: &[] };
+
+fn demo_inner(a: &DemoArgs) -> Result<i32> {
     let simtwin = check_build(a)?;
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    for f in ["summary.json", "summary.md"] {
-        let _ = std::fs::remove_file(out.join(f));
-    }
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let ctx = Ctx { simtwin, out, timeout: a.timeout };
     let clip_dir = ctx.out.join("clips");
     let clips = make_clips(&ctx, a, &clip_dir)?;
@@ -488,7 +492,7 @@ fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
 }
 
 fn summary_of(dir: &Path) -> Option<serde_json::Value> {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).ok()?).ok()
+    serde_json::from_str(&crate::input::read_text(&dir.join("summary.json"), "summary").ok()?).ok()
 }
 
 /// summary.md/json of the demo, and the table on stdout.
@@ -586,7 +590,7 @@ fn orders_detail(dir: &Path) -> String {
 }
 
 fn transfers_detail(dir: &Path) -> String {
-    let Ok(t) = std::fs::read_to_string(dir.join("transfers.json")) else { return String::new() };
+    let Ok(t) = crate::input::read_text(&dir.join("transfers.json"), "transfer audit") else { return String::new() };
     let Ok(s) = serde_json::from_str::<serde_json::Value>(&t) else { return String::new() };
     if let Some(f) = s["failures"].as_array().and_then(|a| a.first()) {
         return f.as_str().unwrap_or("").to_string();

@@ -16,7 +16,7 @@ use crate::run::{self, fmt_secs, Ended, Spec};
 use crate::template::{self, Backend};
 use crate::tolerance::glob;
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use simtwin_abi::counters::Leaks;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -78,7 +78,7 @@ pub struct FaultsArgs {
 }
 
 /// Files of `parity faults` in its report directory.
-const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
+pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
     files: &["faults.md", "faults.json", "faults.csv", "summary.json", "summary.md"],
     dirs: &["counts", "logs", "outputs"],
     prefixes: &[],
@@ -195,14 +195,7 @@ fn leaks_json(l: &Leaks) -> Json {
 /// Runs `parity faults`: 0 no finding, 1 a crash or a hang (or a leak with
 /// `--fail-on-leaks`); an error for a setup problem (written to the report too).
 pub fn run_faults(a: &FaultsArgs) -> Result<i32> {
-    match faults_inner(a) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let code = crate::exit_code_of(&e);
-            report::write_error(&a.out, "faults", code, &format!("{e:#}"), Map::new());
-            Err(e)
-        }
-    }
+    report::guarded("faults", &a.out, &ARTEFACTS, || faults_inner(a))
 }
 
 /// What every run of the campaign shares.
@@ -280,9 +273,7 @@ fn campaign(a: &FaultsArgs) -> Result<Campaign> {
     if a.ex.cuda_env.iter().any(|kv| kv.starts_with("EMU_CUDA_FAIL=")) {
         bail!("--cuda-env EMU_CUDA_FAIL=...: parity faults sets EMU_CUDA_FAIL itself, one call site per run");
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let simtwin = a.ex.require_simtwin()?;
     let (template, note) = template::resolve(a.cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
     Ok(Campaign { out, template, note, frames, simtwin, extra_env: a.ex.cuda_extra_env()? })

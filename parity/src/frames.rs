@@ -110,14 +110,7 @@ struct CudaRun {
 
 /// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
-    match frames_inner(a) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let code = crate::exit_code_of(&e);
-            report::write_error(&a.out, "frames", code, &format!("{e:#}"), Map::new());
-            Err(e)
-        }
-    }
+    report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || frames_inner(a))
 }
 
 fn ext_for(cmd: &Option<String>) -> &'static str {
@@ -168,8 +161,8 @@ fn frames_inner(a: &FramesArgs) -> Result<i32> {
     finish(a, &plan, rec)
 }
 
-/// Validates the arguments, resolves the templates and clears the report directory of
-/// an earlier run's files.
+/// Validates the arguments and resolves the templates (`run_frames` has cleared the
+/// report directory of an earlier run's files first).
 fn plan(a: &FramesArgs) -> Result<Plan> {
     let tols = match &a.tolerances {
         Some(p) => tolerance::Table::load(p)?,
@@ -189,9 +182,7 @@ fn plan(a: &FramesArgs) -> Result<Plan> {
     if let Some(o) = &a.ex.block_order {
         orders::check_order(o)?;
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &report::FRAMES_ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let (cpu_t, cpu_note) = template::resolve(a.cpu_cmd.as_deref(), &a.ex.preset, Backend::Cpu)?;
     let (cuda_t, cuda_note) = template::resolve(a.cuda_cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
     let extra_env = a.ex.cuda_extra_env()?;

@@ -20,6 +20,7 @@ pub mod diff;
 pub mod faults;
 pub(crate) mod fidelity;
 pub mod frames;
+pub mod input;
 pub(crate) mod num;
 pub(crate) mod orders;
 pub(crate) mod output;
@@ -41,6 +42,27 @@ impl std::fmt::Display for Skip {
 }
 
 impl std::error::Error for Skip {}
+
+/// What command `name` leaves in its report directory (None for commands without one).
+fn artefacts_of(name: &str) -> Option<&'static report::Artefacts<'static>> {
+    Some(match name {
+        "frames" => &report::FRAMES_ARTEFACTS,
+        "diff" => &report::DIFF_ARTEFACTS,
+        "transfers" => &transfers::ARTEFACTS,
+        "bench" => &bench::ARTEFACTS,
+        "faults" => &faults::ARTEFACTS,
+        "demo" => &demo::DEMO_ARTEFACTS,
+        _ => return None,
+    })
+}
+
+/// A command-line error of command `name`: its report directory `dir` (if it exists) is
+/// cleared of an earlier run's files and gets an error summary holding `message`.
+pub fn report_command_line_error(name: &str, dir: &std::path::Path, message: &str) {
+    if let Some(a) = artefacts_of(name) {
+        report::command_line_error(name, dir, a, message);
+    }
+}
 
 /// The exit code of an error: 77 for [`Skip`], 2 for everything else.
 pub fn exit_code_of(e: &anyhow::Error) -> i32 {

@@ -25,6 +25,35 @@ reaches --timeout), 77 no real device."
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Largest file parity reads (extractor outputs, counters, logs, tables), e.g. 2G
+    /// [default 512M, or PARITY_MAX_INPUT]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parity::input::parse_size)]
+    max_input: Option<u64>,
+    /// Time limit of reading one such file, in seconds [default 60, or PARITY_INPUT_TIMEOUT]
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parity::input::parse_timeout)]
+    input_timeout: Option<f64>,
+}
+
+/// A command-line error: the command never ran; its report directory (from `--out`, or
+/// the command's default) must not keep an earlier run's results as if they were this
+/// one's.
+fn command_line_error(e: &clap::Error) {
+    use clap::CommandFactory;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = Cli::command();
+    let Some((name, sub)) = args.iter().find_map(|a| cli.find_subcommand(a).map(|s| (a.clone(), s.clone()))) else { return };
+    let mut out = sub.get_arguments().find(|a| a.get_id() == "out").and_then(|a| a.get_default_values().first().map(|v| std::path::PathBuf::from(v)));
+    for (i, a) in args.iter().enumerate() {
+        if a == "--out" || a == "-o" {
+            out = args.get(i + 1).map(std::path::PathBuf::from);
+        } else if let Some(v) = a.strip_prefix("--out=") {
+            out = Some(v.into());
+        }
+    }
+    if let Some(out) = out {
+        let msg = e.to_string();
+        parity::report_command_line_error(&name, &out, msg.trim_end());
+    }
 }
 
 #[derive(Subcommand)]
@@ -58,7 +87,26 @@ enum Cmd {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            if !matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
+                command_line_error(&e);
+            }
+            e.exit();
+        }
+    };
+    let limits = match parity::input::limits_from_env() {
+        Ok(l) => parity::input::Limits {
+            max_bytes: cli.max_input.unwrap_or(l.max_bytes),
+            timeout: cli.input_timeout.map(std::time::Duration::from_secs_f64).unwrap_or(l.timeout),
+        },
+        Err(e) => {
+            eprintln!("parity: error: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    parity::input::set_limits(limits);
     let r = match &cli.cmd {
         Cmd::Frames(a) => frames::run_frames(a),
         Cmd::Diff(a) => diff::run_diff(a),

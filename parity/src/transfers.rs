@@ -11,7 +11,7 @@ use crate::report;
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -220,14 +220,7 @@ fn fmt_pf(x: f64) -> String {
 
 /// Runs `parity transfers`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
 pub fn run_transfers(a: &TransfersArgs) -> Result<i32> {
-    match inner(a) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let code = crate::exit_code_of(&e);
-            report::write_error(&a.out, "transfers", code, &format!("{e:#}"), Map::new());
-            Err(e)
-        }
-    }
+    report::guarded("transfers", &a.out, &ARTEFACTS, || inner(a))
 }
 
 struct Job {
@@ -414,9 +407,7 @@ fn plan(a: &TransfersArgs) -> Result<Plan> {
     if let Some(o) = &a.ex.block_order {
         crate::orders::check_order(o)?;
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let real = if a.device.real() { Some(RealDevice::find()?) } else { None };
     let simtwin = a.ex.require_simtwin()?;
     let mut devices = Vec::new();

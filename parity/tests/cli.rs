@@ -1134,3 +1134,193 @@ fn every_command_has_help_with_an_example() {
     let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["frames"]).output().unwrap();
     expect_code(&o, 2);
 }
+
+// ------------------------------------------------------------------ hostile inputs (issue 24)
+
+/// Kinds of file that must never be read whole: (name, how to make it at `p`).
+fn hostile_files(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let fifo = dir.join("fifo.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let zero = dir.join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let sparse = dir.join("sparse.json");
+    std::fs::File::create(&sparse).unwrap().set_len(40 << 30).unwrap();
+    let d = dir.join("dir.json");
+    std::fs::create_dir(&d).unwrap();
+    vec![("FIFO", fifo), ("/dev/zero", PathBuf::from("/dev/zero")), ("symlink to /dev/zero", zero), ("sparse 40 GiB", sparse), ("directory", d)]
+}
+
+#[test]
+fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
+    let e = Env::new();
+    let good = e.p("good.json");
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    std::fs::copy(e.out().join("cpu.json"), &good).unwrap();
+    let files = hostile_files(e.tmp.path());
+    for (what, f) in &files {
+        let t0 = std::time::Instant::now();
+        let fs = f.to_str().unwrap();
+        // diff, either side; frames' tolerance table; replay's table
+        let runs: Vec<(&str, Vec<&str>)> = vec![
+            ("diff", vec![fs, good.to_str().unwrap()]),
+            ("diff", vec![good.to_str().unwrap(), fs]),
+            ("frames", vec!["--tolerances", fs]),
+            ("replay", vec!["--table", fs, "--reference", "log2"]),
+        ];
+        for (sub, args) in runs {
+            let o = e.parity(sub, &args, &[]);
+            expect_code(&o, 2);
+            let t = text(&o);
+            assert!(t.contains(fs) && (t.contains("parity reads only regular files") || t.contains("over the input size limit")), "{sub} {what}: {t}");
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "{what}: {:?}", t0.elapsed());
+    }
+    // An extractor whose output is one of them (made by the extractor itself).
+    for kind in ["fifo", "devzero", "sparse", "dir", "whitespace"] {
+        let o = e.parity("frames", &[], &[("FAKE_OUTPUT_KIND", kind)]);
+        expect_code(&o, 2);
+        let t = text(&o);
+        let why = match kind {
+            "fifo" => "is a FIFO",
+            "devzero" => "is a character device",
+            "sparse" => "over the input size limit of 512 MiB",
+            "dir" => "is a directory",
+            _ => "the file holds only whitespace",
+        };
+        assert!(t.contains(why), "{kind}: {t}");
+        assert_eq!(e.summary()["verdict"], "error", "{kind}");
+    }
+    // The limits are adjustable and named in the errors.
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--max-input", "100"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("over the input size limit of 100 bytes (raise it with --max-input SIZE or PARITY_MAX_INPUT)"), "{}", text(&o));
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap()], &[("PARITY_MAX_INPUT", "64")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("limit of 64 bytes"), "{}", text(&o));
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--input-timeout", "x"], &[]);
+    expect_code(&o, 2);
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--max-input", "2G", "--input-timeout", "5"], &[]);
+    expect_code(&o, 0);
+}
+
+#[test]
+fn every_early_error_leaves_a_report_that_reads_as_that_error() {
+    let e = Env::new();
+    // What every command's earlier, successful run leaves: a fake success of each.
+    let seed = |dir: &Path| {
+        std::fs::create_dir_all(dir.join("counts")).unwrap();
+        std::fs::write(dir.join("summary.json"), r#"{"verdict": "parity", "exit_code": 0}"#).unwrap();
+        for f in ["summary.md", "per_frame.csv", "diff.svg", "cpu.json", "cuda-emulated.json", "transfers.json", "transfers.csv", "bench.json", "faults.json", "block_orders.csv"] {
+            std::fs::write(dir.join(f), "from an earlier run").unwrap();
+        }
+        std::fs::write(dir.join("mine.txt"), "the user's").unwrap();
+    };
+    let good = e.p("good.json");
+    std::fs::write(&good, "{\"frames\": [{\"frameNum\": 0, \"metrics\": {\"a\": 1}}]}").unwrap();
+    let g = good.to_str().unwrap().to_string();
+    let missing = e.s("missing.txt");
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        ("frames", vec!["--tolerances".into(), missing.clone()], "tolerance table"),
+        ("frames", vec!["--block-orders".into(), "sideways".into()], "sideways"),
+        ("frames", vec!["--proof".into(), "maybe".into()], "--proof maybe"),
+        ("frames", vec!["--bitdepth".into(), "7".into()], "'7' is not a bit depth"),
+        ("frames", vec!["--bogus".into()], "--bogus"),
+        ("diff", vec![g.clone(), missing.clone()], "missing.txt"),
+        ("diff", vec![g.clone()], "required"),
+        ("transfers", vec!["--n1".into(), "9".into(), "--n2".into(), "3".into()], "--n1"),
+        ("transfers", vec!["--timeout".into(), "-1".into()], "-1"),
+        ("bench", vec!["--frames".into(), "1".into()], "--frames must be at least 3"),
+        ("bench", vec!["--rounds".into(), "x".into()], "--rounds"),
+        ("faults", vec!["--max-runs".into(), "0".into()], "--max-runs"),
+        ("faults", vec!["--block-order".into(), "sideways".into()], "sideways"),
+    ];
+    for (sub, args, says) in cases {
+        let out = e.p(&format!("rep-{sub}"));
+        seed(&out);
+        let mut a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        a.extend(["--out", out.to_str().unwrap()]);
+        let o = e.parity(sub, &a, &[]);
+        expect_code(&o, 2);
+        assert!(text(&o).contains(says), "{sub} {args:?}: {}", text(&o));
+        let s = read_json(&out.join("summary.json"));
+        assert_eq!(s["verdict"], "error", "{sub} {args:?}: {s}");
+        assert!(s["error"].as_str().unwrap().contains(says), "{sub} {args:?}: {s}");
+        for f in ["per_frame.csv", "diff.svg", "cpu.json", "cuda-emulated.json", "transfers.json", "bench.json", "faults.json", "block_orders.csv"] {
+            let p = out.join(f);
+            // Each command removes what it writes (diff only its reports).
+            let owns = match sub {
+                "diff" => matches!(f, "per_frame.csv" | "diff.svg"),
+                "frames" => matches!(f, "per_frame.csv" | "diff.svg" | "cpu.json" | "cuda-emulated.json" | "block_orders.csv"),
+                "transfers" => f == "transfers.json",
+                "bench" => f == "bench.json",
+                _ => f == "faults.json",
+            };
+            assert!(!owns || !p.exists(), "{sub} {args:?}: {f} of the earlier run is still there");
+        }
+        assert!(out.join("mine.txt").exists(), "{sub}: other files are left alone");
+    }
+    // A report directory that cannot be made is named in the error.
+    std::fs::write(e.p("afile"), "x").unwrap();
+    let o = e.parity("diff", &[&g, &g, "--out", &format!("{}/sub", e.s("afile"))], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("cannot create report directory") && text(&o).contains("afile/sub"), "{}", text(&o));
+}
+
+#[test]
+fn a_killed_parity_leaves_an_incomplete_summary_and_takes_its_extractor_with_it() {
+    let e = Env::new();
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    let pidfile = e.p("pids");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+    c.arg("frames").args(e.clip_args()).args(["--simtwin", &e.s("simtwin"), "--features", "sse", "--out", &e.out().display().to_string()]);
+    c.current_dir(e.tmp.path()).env_remove("LD_LIBRARY_PATH").env("FAKE_HANG", &pidfile);
+    let mut child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while !pidfile.exists() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pids: Vec<i32> = std::fs::read_to_string(&pidfile).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+    child.kill().unwrap(); // SIGKILL: parity cannot clean up
+    child.wait().unwrap();
+    let t0 = std::time::Instant::now();
+    while alive(pids[0]) && t0.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let extractor_alive = alive(pids[0]);
+    unsafe { libc::kill(pids[1], libc::SIGKILL) }; // its own child is not ours to end
+    assert!(!extractor_alive, "the extractor {} outlived parity", pids[0]);
+    let s = e.summary();
+    assert_eq!(s["verdict"], "incomplete", "{s}");
+    assert!(!e.out().join("per_frame.csv").exists());
+}
+
+#[test]
+fn a_setsid_child_of_a_hanging_extractor_is_ended_with_it() {
+    let e = Env::new();
+    let pidfile = e.p("pids");
+    let o = e.parity("frames", &["--timeout", "4"], &[("FAKE_HANG", pidfile.to_str().unwrap()), ("FAKE_HANG_SETSID", "1")]);
+    expect_code(&o, 2);
+    assert!(pidfile.exists(), "the extractor did not start its child within the time limit: {}", text(&o));
+    expect_killed_group(&pidfile);
+}
+
+#[test]
+fn a_directory_as_a_clip_and_a_negative_width_are_named_as_such() {
+    let e = Env::new();
+    std::fs::create_dir(e.p("clipdir")).unwrap();
+    let raw = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+        c.arg("frames").args(args).args(["--simtwin", &e.s("simtwin"), "--features", "sse", "--out", &e.out().display().to_string()]);
+        c.current_dir(e.tmp.path()).env_remove("LD_LIBRARY_PATH").output().unwrap()
+    };
+    let o = raw(&["-r", &e.s("clipdir"), "-d", &e.s("dis.yuv"), "-W", "16", "-H", "16"]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("clipdir is a directory") && !text(&o).contains("--frames"), "{}", text(&o));
+    let o = raw(&["-r", &e.s("ref.yuv"), "-d", &e.s("dis.yuv"), "-W", "-6", "-H", "16"]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("'-6': a frame dimension is a positive number of pixels"), "{}", text(&o));
+}
