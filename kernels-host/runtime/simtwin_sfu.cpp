@@ -253,6 +253,73 @@ SFU_TAB int64_t SIN[64][3] = {
     {136777142272LL, 2523, -1260}, {137066565632LL, 1893, -1260}, {137273401344LL, 1263, -1263},
     {137397559296LL, 632, -1265},
 };
+/* tanh (temp) */
+SFU_TAB int64_t TANH[51][3] = {
+    {549755813888LL, 4194304, -512},
+    {1099494850560LL, 8388096, -3072},
+    {1099427741696LL, 8387072, -13312},
+    {1099155112000LL, 4190464, -10496},
+    {1648063676416LL, 4185216, -14080},
+    {1098081370112LL, 4178688, -40704},
+    {1644448186368LL, 4158464, -56832},
+    {1093821005824LL, 2065024, -35776},
+    {1363311329280LL, 2047104, -43264},
+    {1630206427136LL, 2025472, -50560},
+    {1894030245888LL, 2000192, -57024},
+    {1077160181776LL, 1972352, -132416},
+    {1331325567088LL, 1905920, -154368},
+    {1576068448256LL, 1828576, -171904},
+    {1810102222848LL, 1742432, -185216},
+    {1016201216000LL, 1650272, -394368},
+    {1219579871248LL, 1451968, -402432},
+    {1396716863488LL, 1250016, -386432},
+    {1547917328384LL, 1056352, -354752},
+    {837389123588LL, 439376, -157168},
+    {889842040836LL, 360816, -135648},
+    {932704681988LL, 293072, -114304},
+    {967386071040LL, 236008, -94768},
+    {995226550276LL, 188720, -77472},
+    {1017433554956LL, 150080, -62752},
+    {1035057233924LL, 118800, -50304},
+    {1048986779652LL, 93728, -40144},
+    {1059961438209LL, 73748, -31892},
+    {1068587089921LL, 57884, -25180},
+    {1075352764417LL, 45348, -19796},
+    {1080650694657LL, 35492, -15568},
+    {1084794929153LL, 27740, -12188},
+    {1088033193984LL, 21670, -9552},
+    {1090561966080LL, 16914, -7468},
+    {1092535255040LL, 13198, -5840},
+    {1094074630145LL, 10292, -4556},
+    {1095274987521LL, 8024, -3556},
+    {1096210710528LL, 6254, -2772},
+    {1096940060672LL, 4874, -2164},
+    {1097508323328LL, 3798, -1684},
+    {1097951150080LL, 2958, -1308},
+    {1098296131587LL, 2304, -1016},
+    {1098564894720LL, 1794, -788},
+    {1098776576000LL, 5272, -7008},
+    {1099241095168LL, 1944, -2592},
+    {1099412013056LL, 712, -928},
+    {1099474927616LL, 264, -352},
+    {1099498258444LL, 96, -128},
+    {1099506647040LL, 40, -64},
+    {1099509792772LL, 16, -32},
+    {1099510841344LL, 8, -16},
+};
+SFU_TAB int TANH_OCTAVE[11][3] = {
+    {0, 0, 31},
+    {1, 0, 31},
+    {2, 0, 30},
+    {3, 1, 29},
+    {5, 1, 28},
+    {7, 2, 27},
+    {11, 2, 26},
+    {15, 2, 25},
+    {19, 3, 24},
+    {27, 4, 24},
+    {43, 3, 24},
+};
 
 /* ---- bit helpers ---- */
 #define NAN32 0x7fffffffu /* the device's NaN */
@@ -465,6 +532,20 @@ SFU_FN uint32_t mufu_sincos(uint32_t r, bool cos) {
     return normalize_trunc((uint64_t)v, 37, s << 31);
 }
 
+/* MUFU.TANH: x itself below 2^-8 (subnormals too, no flush), 1 from 8 on; between, per
+   octave a table on the mantissa's top bits (17 to 21 of them, by octave), the value in
+   fixed point truncated to 24 bits. */
+SFU_FN uint32_t mufu_tanh(uint32_t x) {
+    uint32_t s = x & 0x80000000u, e = (x >> 23) & 0xff, m = x & 0x7fffffu;
+    if (e == 255 && m) return NAN32;
+    if (e <= 118) return x;
+    if (e >= 130) return s | 0x3f800000u;
+    const int* oct = TANH_OCTAVE[e - 119];
+    uint32_t q = m >> (6 - oct[1]), u = q & 0x1ffff;
+    int64_t v = quad(TANH[oct[0] + (q >> 17)], u, sq17(u)) >> 16;
+    return normalize_trunc((uint64_t)v, oct[2], s);
+}
+
 /* RZ(x * 1/(2 pi)) as single (FMUL.RZ of sin.approx/cos.approx, subnormals kept): the
    double product is exact, then truncated to single. */
 SFU_FN uint32_t revolutions(float x) {
@@ -559,8 +640,7 @@ SFU_API float __simtwin_sfu_sin_ftz_f32(float x) { return from_bits(mufu_sincos(
 SFU_API float __simtwin_sfu_sin_f32(float x) { return from_bits(mufu_sincos(revolutions(x), false)); }
 SFU_API float __simtwin_sfu_cos_ftz_f32(float x) { return from_bits(mufu_sincos(revolutions(x), true)); }
 SFU_API float __simtwin_sfu_cos_f32(float x) { return from_bits(mufu_sincos(revolutions(x), true)); }
-/* NOT device-exact: host tanhf with the unit's NaN. */
-SFU_API float __simtwin_sfu_tanh_f32(float x) { return x != x ? from_bits(NAN32) : tanhf(ftz(x)); }
+SFU_API float __simtwin_sfu_tanh_f32(float x) { return from_bits(mufu_tanh(bits(x))); }
 SFU_API float __simtwin_sfu_sqrt_ftz_f32(float x) { return from_bits(mufu_sqrt(bits(x))); }
 SFU_API float __simtwin_sfu_sqrt_f32(float x) {
     bool tiny = is_tiny(x);
@@ -593,16 +673,12 @@ SFU_API uint16_t __simtwin_sfu_ex2_bf16(uint16_t x) { return (uint16_t)(mufu_ex2
 SFU_API uint32_t __simtwin_sfu_ex2_bf16x2(uint32_t x) {
     return (uint32_t)__simtwin_sfu_ex2_bf16((uint16_t)x) | (uint32_t)__simtwin_sfu_ex2_bf16((uint16_t)(x >> 16)) << 16;
 }
-/* NOT device-exact: the tanh forms go through host tanhf (see __simtwin_sfu_tanh_f32). */
-SFU_API uint16_t __simtwin_sfu_tanh_f16(uint16_t x) {
-    return f32_to_half_rz(bits(__simtwin_sfu_tanh_f32(from_bits(half_to_f32(x)))));
-}
+/* tanh of f16/bf16: the single unit, its result truncated as for ex2. */
+SFU_API uint16_t __simtwin_sfu_tanh_f16(uint16_t x) { return f32_to_half_rz(mufu_tanh(half_to_f32(x))); }
 SFU_API uint32_t __simtwin_sfu_tanh_f16x2(uint32_t x) {
     return (uint32_t)__simtwin_sfu_tanh_f16((uint16_t)x) | (uint32_t)__simtwin_sfu_tanh_f16((uint16_t)(x >> 16)) << 16;
 }
-SFU_API uint16_t __simtwin_sfu_tanh_bf16(uint16_t x) {
-    return (uint16_t)(bits(__simtwin_sfu_tanh_f32(from_bits((uint32_t)x << 16))) >> 16);
-}
+SFU_API uint16_t __simtwin_sfu_tanh_bf16(uint16_t x) { return (uint16_t)(mufu_tanh((uint32_t)x << 16) >> 16); }
 SFU_API uint32_t __simtwin_sfu_tanh_bf16x2(uint32_t x) {
     return (uint32_t)__simtwin_sfu_tanh_bf16((uint16_t)x) | (uint32_t)__simtwin_sfu_tanh_bf16((uint16_t)(x >> 16)) << 16;
 }

@@ -44,7 +44,8 @@ if __name__ == "__main__":
         print(f"{name} -> windows{part}.tar {len(b)} bytes", file=log)
     if tf is not None:
         tf.close()
-    s = open(os.path.join(SRC, "samples_out.bin"), "rb").read()
-    open(os.path.join(OUT, "samples_out.bin.xz"), "wb").write(lzma.compress(s, preset=6))
+    if os.path.exists(os.path.join(SRC, "samples_out.bin")):
+        s = open(os.path.join(SRC, "samples_out.bin"), "rb").read()
+        open(os.path.join(OUT, "samples_out.bin.xz"), "wb").write(lzma.compress(s, preset=6))
     log.close()
     print(open(os.path.join(OUT, "pack.log")).read())

@@ -63,11 +63,34 @@ static bool model(uint32_t op, uint32_t x, uint32_t y, uint32_t lo, uint32_t* hi
     return true;
 }
 
+/* The hash of a form's results over every input that scripts/device-math/verify.cu
+   prints for the H200: sum over inputs i of mix64((i << 32 | hi) ^ lo * golden). */
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static int exhaustive_hash(uint32_t op) {
+    uint64_t n = (op >= 19 && op <= 22) ? 1ull << 16 : 1ull << 32, h = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        uint32_t x = (uint32_t)i, lo = op == 17 ? (uint32_t)mix64(x) : 0, hi, lo_out;
+        if (!model(op, x, 0, lo, &hi, &lo_out) || op >= 30) {
+            fprintf(stderr, "check: form %u has no exhaustive hash (one-operand forms only)\n", op);
+            return 2;
+        }
+        h += mix64((i << 32 | hi) ^ ((uint64_t)lo_out * 0x9e3779b97f4a7c15ull));
+    }
+    printf("form %2u: %llu inputs, hash %016llx\n", op, (unsigned long long)n, (unsigned long long)h);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: check RECORDS.bin [FORM...]   (only the listed forms when given)\n");
+        fprintf(stderr, "usage: check RECORDS.bin [FORM...]   (only the listed forms when given)\n"
+                        "       check --hash FORM             (the form's hash over every input)\n");
         return 2;
     }
+    if (!strcmp(argv[1], "--hash")) return argc == 3 ? exhaustive_hash((uint32_t)atoi(argv[2])) : 2;
     FILE* fp = fopen(argv[1], "rb");
     if (!fp) {
         fprintf(stderr, "check: cannot open %s\n", argv[1]);
