@@ -27,6 +27,10 @@ pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 pub const CUDA_ERROR_NO_BINARY_FOR_GPU: CUresult = 209;
 pub const CUDA_ERROR_UNSUPPORTED_LIMIT: CUresult = 215;
+/// PTX that does not parse (PTX mode).
+pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+/// No C++ compiler for PTX mode.
+pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: CUresult = 221;
 pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: CUresult = 222;
 pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
 pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;

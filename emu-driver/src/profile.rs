@@ -1,5 +1,9 @@
-//! Device profiles: what cuDeviceGet* answer. The default, `h200`, is the exact record
-//! of a real NVIDIA H200 (profiles/h200.txt, read from the device with the real driver).
+//! Device profiles: what cuDeviceGet* answer. Both are the exact record of a real NVIDIA
+//! H200 (profiles/h200.txt, read from the device with its driver 580.159.04):
+//! `h200-580` is that machine as it was, refusing PTX newer than its driver's ISA 9.0;
+//! `h200` (the default) is the same device answering every attribute alike but loading
+//! every PTX version the translator reads ([`MAX_TRANSLATED_PTX`]), so images made by a
+//! newer nvcc (the pinned 13.5 writes ISA 9.5) run in PTX mode.
 
 use crate::cu::*;
 use std::collections::BTreeMap;
@@ -94,9 +98,16 @@ fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
 
 static H200: &str = include_str!("../profiles/h200.txt");
 
+/// The newest PTX ISA the translator (simtwin-ptx) reads.
+pub const MAX_TRANSLATED_PTX: (u32, u32) = (9, 9);
+
 pub fn all() -> &'static [Profile] {
     static ALL: OnceLock<Vec<Profile>> = OnceLock::new();
-    ALL.get_or_init(|| vec![parse("h200", H200, 1)])
+    ALL.get_or_init(|| {
+        let mut current = parse("h200", H200, 1);
+        current.max_ptx_version = MAX_TRANSLATED_PTX;
+        vec![current, parse("h200-580", H200, 1)]
+    })
 }
 
 pub fn names() -> Vec<&'static str> {
@@ -125,5 +136,9 @@ mod tests {
         assert_eq!(p.attr(148), Err(1));
         assert_eq!(p.attr(0), Err(1));
         assert_eq!(p.attrs.len(), 199);
+        assert_eq!(p.max_ptx_version, super::MAX_TRANSLATED_PTX);
+        let exact = super::by_name("h200-580").unwrap();
+        assert_eq!(exact.max_ptx_version, (9, 0));
+        assert_eq!(exact.attrs, p.attrs);
     }
 }
