@@ -28,25 +28,8 @@ def sq17(x):
     return res >> 1
 
 
-def fit_segment(u, S, lo, hi, search=3):
-    """Integers (A, B, C) with lo <= A + B*u + C*S <= hi for every point, or None. The
-    linear program's most central real point is rounded, then a small neighbourhood of B
-    and C is searched with exact integer arithmetic."""
-    U = np.stack([np.ones_like(u), u, S], 1).astype(np.float64)
-    ref = lo[0]
-    lo_f, hi_f = (lo - ref).astype(float), (hi - ref).astype(float)
-    base = np.linalg.lstsq(U, (lo_f + hi_f) / 2, rcond=None)[0]
-    off = U @ base
-    n = len(lo)
-    A = np.vstack([np.hstack([-U, np.ones((n, 1))]), np.hstack([U, np.ones((n, 1))])])
-    b = np.concatenate([-(lo_f - off), hi_f - off])
-    c = np.zeros(4)
-    c[-1] = -1
-    r = linprog(c, A_ub=A, b_ub=b, bounds=[(None, None)] * 4, method="highs")
-    if r.x is None:
-        return None
-    p = r.x[:3] + base
-    b0, c0 = int(round(p[1])), int(round(p[2]))
+def search_integers(u, S, lo, hi, b0, c0, search):
+    """Integers (A, B, C) near B = b0, C = c0 meeting every constraint exactly, or None."""
     for db in range(-search, search + 1):
         for dc in range(-search, search + 1):
             B, C = b0 + db, c0 + dc
@@ -55,6 +38,30 @@ def fit_segment(u, S, lo, hi, search=3):
             if alo <= ahi:
                 return (alo + ahi) // 2, B, C
     return None
+
+
+def fit_segment(u, S, lo, hi, search=3):
+    """Integers (A, B, C) with lo <= A + B*u + C*S <= hi for every point, or None. First
+    the least-squares fit of the interval midpoints, rounded, and its neighbourhood; if
+    that fails, the linear program's most central real point."""
+    U = np.stack([np.ones_like(u), u, S], 1).astype(np.float64)
+    ref = lo[0]
+    lo_f, hi_f = (lo - ref).astype(float), (hi - ref).astype(float)
+    base = np.linalg.lstsq(U, (lo_f + hi_f) / 2, rcond=None)[0]
+    r = search_integers(u, S, lo, hi, int(round(base[1])), int(round(base[2])), search)
+    if r is not None:
+        return r
+    off = U @ base
+    n = len(lo)
+    A = np.vstack([np.hstack([-U, np.ones((n, 1))]), np.hstack([U, np.ones((n, 1))])])
+    b = np.concatenate([-(lo_f - off), hi_f - off])
+    c = np.zeros(4)
+    c[-1] = -1
+    res = linprog(c, A_ub=A, b_ub=b, bounds=[(None, None)] * 4, method="highs")
+    if res.x is None:
+        return None
+    p = res.x[:3] + base
+    return search_integers(u, S, lo, hi, int(round(p[1])), int(round(p[2])), search)
 
 
 def fit_table(q, lo, hi, ubits, nseg, sqfun, shift):
