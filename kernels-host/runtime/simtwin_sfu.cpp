@@ -339,8 +339,11 @@ SFU_FN bool is_huge(float x) {                                                 /
    (sum over the operand's set bits i of x >> (18 - i)), halved. */
 SFU_FN int64_t sq17(uint32_t x) {
     uint32_t s = 0;
-    for (int i = 0; i < 17; ++i)
-        if ((x >> i) & 1) s += x >> (18 - i);
+#ifndef __CUDACC__
+#pragma GCC unroll 16
+#endif
+    for (int i = 1; i < 17; ++i) /* bit 0's term x >> 18 is 0 */
+        s += (x >> (18 - i)) & (0u - ((x >> i) & 1));
     return s >> 1;
 }
 SFU_FN int64_t quad(const int64_t* t, uint32_t u, int64_t sq) { return t[0] + t[1] * (int64_t)u + t[2] * sq; }
