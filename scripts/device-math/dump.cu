@@ -1,4 +1,4 @@
-// H200 data for fitting the SFU models (call 1 of the device-math work).
+// H200 data for fitting the SFU models (reports/device-math/, the first device call).
 //  - windows: one form over a run of inputs (consecutive bit patterns with a stride, or
 //    a grid k * 2^-23), raw outputs written to <dir>/w_<name>.bin (uint32 each);
 //  - samples: records (op, x, y, lo) read from samples_in.bin, outputs (hi, lo) written

@@ -1,4 +1,4 @@
-// The exhaustive comparison on the H200 (call 2 of the device-math work): every SFU form
+// The exhaustive comparison on the H200 (reports/device-math/): every SFU form
 // as one inline-asm instruction against the model of kernels-host/runtime/simtwin_sfu.cpp
 // compiled for the device (SIMTWIN_SFU_DEVICE: integer arithmetic and correctly rounded
 // IEEE operations only, so it computes there what it computes on the host), over every
