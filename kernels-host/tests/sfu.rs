@@ -71,10 +71,12 @@ fn models_equal_the_h200_on_its_recorded_results() {
     for (form, n, bad) in &forms {
         assert_eq!((*n, *bad), (512, 0), "form {form}: {stdout}");
     }
-    // the list the translator reads names exactly these 30 forms
+    // the list the translator reads: every form but the three f64 ones (their NaN results
+    // are canonicalised by simtwin-ptx, see sfu_exact.txt)
     let exact = exact_forms();
-    assert_eq!(exact.len(), 30, "{exact:?}");
+    assert_eq!(exact.len(), 27, "{exact:?}");
     assert!(exact.iter().any(|f| f == "div.full.ftz.f32") && exact.iter().any(|f| f == "tanh.approx.bf16x2"));
+    assert!(!exact.iter().any(|f| f.ends_with(".f64")), "{exact:?}");
 }
 
 #[test]
