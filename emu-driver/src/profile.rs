@@ -19,6 +19,9 @@ pub struct Profile {
     /// attribute id -> value, or the error code the device answers for that id.
     pub attrs: BTreeMap<i32, Result<i32, CUresult>>,
     pub uuid: [u8; 16],
+    /// cuMemGetAllocationGranularity of a pinned device allocation: (minimum,
+    /// recommended) bytes.
+    pub vmm_granularity: (u64, u64),
 }
 
 impl Profile {
@@ -54,6 +57,21 @@ impl Profile {
     pub fn compute_capability(&self) -> (i32, i32) {
         (self.a(75), self.a(76))
     }
+    /// cuDeviceGetProperties' legacy record, from the attributes it repeats.
+    pub fn devprop(&self) -> CUdevprop {
+        CUdevprop {
+            max_threads_per_block: self.a(1),
+            max_threads_dim: [self.a(2), self.a(3), self.a(4)],
+            max_grid_size: [self.a(5), self.a(6), self.a(7)],
+            shared_mem_per_block: self.a(8),
+            total_constant_memory: self.a(9),
+            simd_width: self.a(10),
+            mem_pitch: self.a(11),
+            regs_per_block: self.a(12),
+            clock_rate: self.a(13),
+            texture_align: self.a(14),
+        }
+    }
     pub fn sm(&self) -> u32 {
         let (a, b) = self.compute_capability();
         (a * 10 + b) as u32
@@ -61,7 +79,7 @@ impl Profile {
 }
 
 fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
-    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, max_ptx_version: (0, 0), attrs: BTreeMap::new(), uuid: [0; 16] };
+    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, max_ptx_version: (0, 0), attrs: BTreeMap::new(), uuid: [0; 16], vmm_granularity: (0, 0) };
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('#') || line.is_empty() {
@@ -76,6 +94,10 @@ fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
             "max_ptx_version" => {
                 let (a, b) = v.split_once('.').expect("profile max_ptx_version MAJOR.MINOR");
                 p.max_ptx_version = (a.parse().expect("ptx major"), b.parse().expect("ptx minor"));
+            }
+            "vmm_granularity" => {
+                let mut f = v.split_whitespace().map(|x| x.parse().expect("profile vmm_granularity MIN RECOMMENDED"));
+                p.vmm_granularity = (f.next().expect("vmm_granularity minimum"), f.next().expect("vmm_granularity recommended"));
             }
             "attr" => {
                 let mut f = v.split_whitespace();
@@ -136,9 +158,11 @@ mod tests {
         assert_eq!(p.attr(148), Err(1));
         assert_eq!(p.attr(0), Err(1));
         assert_eq!(p.attrs.len(), 199);
+        assert_eq!(p.vmm_granularity, (2 << 20, 2 << 20));
         assert_eq!(p.max_ptx_version, super::MAX_TRANSLATED_PTX);
         let exact = super::by_name("h200-580").unwrap();
         assert_eq!(exact.max_ptx_version, (9, 0));
         assert_eq!(exact.attrs, p.attrs);
+        assert_eq!(exact.vmm_granularity, p.vmm_granularity);
     }
 }

@@ -33,7 +33,7 @@ fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<c
         );
         return Err(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
     }
-    let prepared = module::prepare_any(&paths, img, race, exec, sm_count)?;
+    let prepared = crate::module::choose::prepare_any(&paths, img, race, exec, sm_count)?;
     let mut d = driver()?;
     if d.current() != Ok(ctx) {
         module::discard(prepared);

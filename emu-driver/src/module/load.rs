@@ -85,30 +85,6 @@ pub struct Prepared {
     record: simtwin_abi::counters::ModuleRecord,
 }
 
-/// Which code runs a module, per EMU_CUDA_EXEC: a host twin if one matches (`auto`
-/// falls back to the image's PTX when no twin library shares any entry with the image;
-/// an ambiguous or partial match stays an error, never a silent pick), or the PTX.
-pub fn prepare_any(kernel_paths: &[PathBuf], img: image::Image, race: bool, mode: crate::config::ExecMode, sm_count: u32) -> CuResult<Prepared> {
-    use crate::config::ExecMode;
-    match mode {
-        ExecMode::Twin => prepare(kernel_paths, img, race),
-        ExecMode::Ptx => super::ptx::prepare(img, sm_count),
-        ExecMode::Auto => {
-            if kernel_paths.is_empty() {
-                return super::ptx::prepare(img, sm_count);
-            }
-            let kernel_names: BTreeSet<String> = img.kernels.iter().map(|k| k.name.clone()).collect();
-            let global_names: BTreeSet<String> = img.globals.iter().map(|g| g.name.clone()).collect();
-            let scan = registry::scan(kernel_paths);
-            let want = registry::Wanted { kernels: &kernel_names, globals: &global_names };
-            if !race && img.ptx.is_some() && !registry::shares_any(&scan, &want) {
-                return super::ptx::prepare(img, sm_count);
-            }
-            prepare(kernel_paths, img, race)
-        }
-    }
-}
-
 /// Binds a parsed image to the one kernel library with the same entries and opens a
 /// fresh instance of it. Time is linear in the module's entries: the manifest lists
 /// them in descriptor order. With `race` (EMU_CUDA_CHECKS=race) the library's checking

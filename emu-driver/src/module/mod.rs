@@ -1,7 +1,8 @@
 //! Modules and functions as the driver keeps them (the data); `load` holds the
 //! mechanics of binding an image to its kernel library, `ptx` the PTX mode (the image's
-//! own PTX, translated and compiled at load).
+//! own PTX, translated and compiled at load), `choose` which of the two runs a module.
 
+pub mod choose;
 pub mod load;
 pub mod ptx;
 

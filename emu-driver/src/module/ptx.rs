@@ -26,7 +26,7 @@ pub fn prepare(img: image::Image, sm_count: u32) -> CuResult<Prepared> {
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     };
     let label = image_label(&img);
-    let opts = simtwin_ptx::Options { contract: true, sm_count, name: label.clone() };
+    let opts = simtwin_ptx::Options { contract: true, sm_count, name: label.clone(), units: 0 };
     let built = match jit::build(&[text], &opts, &jit::JitOptions::from_env()) {
         Ok(b) => b,
         Err(e) => return Err(jit_error(&label, e)),

@@ -78,8 +78,8 @@ pub fn build(f: &Func) -> Cfg {
         }
     }
     let nb = blocks.len();
-    for bi in 0..nb {
-        let b = &blocks[bi];
+    let mut all_succs = Vec::with_capacity(nb);
+    for (bi, b) in blocks.iter().enumerate() {
         let mut succs = Vec::new();
         let last = if b.end > b.start { f.body.get(b.end - 1) } else { None };
         let mut falls = true;
@@ -111,7 +111,10 @@ pub fn build(f: &Func) -> Cfg {
         }
         succs.sort_unstable();
         succs.dedup();
-        blocks[bi].succs = succs;
+        all_succs.push(succs);
+    }
+    for (b, s) in blocks.iter_mut().zip(all_succs) {
+        b.succs = s;
     }
     Cfg { blocks, block_of }
 }

@@ -240,7 +240,9 @@ pub fn build(sources: &[&str], opts: &Options, jit: &JitOptions) -> Result<Built
     let cid = compiler_id(&jit.cxx)?;
     let mut h = Sha256::new();
     h.update(crate::TRANSLATOR_VERSION.as_bytes());
-    h.update(translation.cpp.as_bytes());
+    for u in &translation.units {
+        h.update(u.as_bytes());
+    }
     h.update(PTX_RT_H.as_bytes());
     h.update(cid.as_bytes());
     for f in cxx_flags() {
@@ -260,16 +262,27 @@ pub fn build(sources: &[&str], opts: &Options, jit: &JitOptions) -> Result<Built
     let sup = support(&ptx_dir, &jit.cxx, &cid)?;
     let tmp = temp_dir(&ptx_dir)?;
     let inc = write_headers(&tmp.0)?;
-    let cpp = tmp.0.join("module.cpp");
-    std::fs::write(&cpp, &translation.cpp).map_err(|e| JitError::Io(format!("{}: {e}", cpp.display())))?;
+    // Each unit compiled on its own thread (the host compiler is the cost of a load).
+    let build_id = format!("-DBUILD_ID=\"{}\"", &key[..40]);
+    let mut objects = Vec::new();
+    let mut jobs = Vec::new();
+    for (k, unit) in translation.units.iter().enumerate() {
+        let cpp = tmp.0.join(format!("module{k}.cpp"));
+        std::fs::write(&cpp, unit).map_err(|e| JitError::Io(format!("{}: {e}", cpp.display())))?;
+        let obj = tmp.0.join(format!("module{k}.o"));
+        objects.push(obj.clone());
+        let mut cmd = Command::new(&jit.cxx);
+        cmd.args(cxx_flags()).arg(&build_id).arg("-I").arg(&inc).arg("-c").arg(&cpp).arg("-o").arg(&obj);
+        let what = format!("compiling the translated PTX of {} (unit {k})", opts.name);
+        jobs.push(std::thread::spawn(move || run(&mut cmd, &what)));
+    }
+    for j in jobs {
+        j.join().map_err(|_| JitError::Io("a compile thread panicked".into()))??;
+    }
     let so = tmp.0.join("module.so");
     let mut cmd = Command::new(&jit.cxx);
-    cmd.args(cxx_flags())
-        .arg(format!("-DBUILD_ID=\"{}\"", &key[..40]))
-        .arg("-I")
-        .arg(&inc)
-        .arg("-shared")
-        .arg(&cpp)
+    cmd.arg("-shared")
+        .args(&objects)
         .args(&sup.objects)
         .arg("-o")
         .arg(&so)
@@ -279,9 +292,9 @@ pub fn build(sources: &[&str], opts: &Options, jit: &JitOptions) -> Result<Built
         .arg("-l:libsimtwin-tls.so.2")
         .arg(format!("-Wl,-rpath,{}", sup.tls_dir.display()))
         .arg("-lm");
-    run(&mut cmd, &format!("compiling the translated PTX of {}", opts.name))?;
+    run(&mut cmd, &format!("linking the translated PTX of {}", opts.name))?;
     // Keep the C++ beside the library for inspection (EMU_CUDA_LOG=info names it).
-    let _ = std::fs::copy(&cpp, library.with_extension("cpp"));
+    let _ = std::fs::write(library.with_extension("cpp"), translation.units.join("\n// ---- next unit ----\n"));
     if publish(&so, &library).is_err() && !library.is_file() {
         return Err(JitError::Io(format!("could not publish {}", library.display())));
     }

@@ -85,10 +85,8 @@ fn address_taken(m: &Module) -> BTreeSet<usize> {
 fn shared_used(m: &Module, f: &Func, out: &mut BTreeSet<usize>) {
     fn visit(m: &Module, op: &Op, out: &mut BTreeSet<usize>) {
         match op {
-            Op::Var(VarRef::Module(i), _) | Op::Addr(AddrBase::Var(VarRef::Module(i)), _) => {
-                if m.vars[*i].var.space == Space::Shared {
-                    out.insert(*i);
-                }
+            Op::Var(VarRef::Module(i), _) | Op::Addr(AddrBase::Var(VarRef::Module(i)), _) if m.vars[*i].var.space == Space::Shared => {
+                out.insert(*i);
             }
             Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| visit(m, o, out)),
             Op::Pair(a, b) => {

@@ -88,18 +88,12 @@ pub fn tokens(src: &str) -> Result<Vec<Tok<'_>>, Error> {
                 let start = i;
                 let numeric = c.is_ascii_digit();
                 while i < b.len() {
-                    if word_char(b[i]) {
-                        i += 1;
-                    } else if numeric
+                    // A decimal exponent's sign belongs to the number (not in hex forms).
+                    let exponent_sign = numeric
                         && matches!(b[i], b'+' | b'-')
                         && matches!(b[i - 1], b'e' | b'E')
-                        && !src[start..i].starts_with("0x")
-                        && !src[start..i].starts_with("0X")
-                        && !src[start..i].starts_with("0f")
-                        && !src[start..i].starts_with("0F")
-                        && !src[start..i].starts_with("0d")
-                        && !src[start..i].starts_with("0D")
-                    {
+                        && !matches!(src.get(start..start + 2), Some("0x" | "0X" | "0f" | "0F" | "0d" | "0D"));
+                    if word_char(b[i]) || exponent_sign {
                         i += 1;
                     } else {
                         break;

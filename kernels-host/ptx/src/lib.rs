@@ -115,8 +115,9 @@ pub struct GlobalInfo {
 /// The translator's output for one module.
 #[derive(Clone, Debug)]
 pub struct Translation {
-    /// The C++ translation unit.
-    pub cpp: String,
+    /// The C++ translation units (unit 0 holds the descriptor): built in parallel and
+    /// linked into one library.
+    pub units: Vec<String>,
     /// Kernels, in descriptor order.
     pub kernels: Vec<KernelInfo>,
     /// Globals, in descriptor order.
@@ -135,11 +136,14 @@ pub struct Options {
     pub sm_count: u32,
     /// A name for the module in reports and call sites (e.g. "module 3 (vmaf adm)").
     pub name: String,
+    /// Translation units to spread the functions over (0: by size and the machine's
+    /// cores; 1 for a single file to read).
+    pub units: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { contract: true, sm_count: 132, name: "ptx".into() }
+        Options { contract: true, sm_count: 132, name: "ptx".into(), units: 0 }
     }
 }
 

@@ -859,7 +859,7 @@ $L__BB0_2:
         assert_eq!(instrs[3].mods, vec![".global", ".v2", ".f32"]);
         assert_eq!(instrs[3].args[1], Operand::Addr { base: Some("%rd1".into()), offset: -8 });
         assert_eq!(instrs[3].args[0], Operand::Vector(vec![Operand::Name("%r2".into()), Operand::Sink]));
-        assert_eq!(instrs[5].args[0], Operand::SymOff("tab".into(), 4));
+        assert_eq!(instrs[5].args[1], Operand::SymOff("tab".into(), 4));
         assert!(body.iter().any(|s| matches!(s, Stmt::Block(b) if b.len() == 4)));
         assert!(body.iter().any(|s| matches!(s, Stmt::Loc { file: 1, line: 10 })));
     }

@@ -49,6 +49,9 @@ fn main() -> ExitCode {
         }
     }
     opts.name = std::path::Path::new(&files[0]).file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if cmd == "translate" {
+        opts.units = 1;
+    }
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
     match cmd.as_str() {
         "translate" => match simtwin_ptx::translate(&refs, &opts) {
@@ -58,12 +61,12 @@ fn main() -> ExitCode {
                 }
                 match out {
                     Some(o) => {
-                        if let Err(e) = std::fs::write(&o, &t.cpp) {
+                        if let Err(e) = std::fs::write(&o, &t.units[0]) {
                             eprintln!("simtwin-ptx: {o}: {e}");
                             return ExitCode::from(2);
                         }
                     }
-                    None => print!("{}", t.cpp),
+                    None => print!("{}", t.units[0]),
                 }
                 ExitCode::SUCCESS
             }

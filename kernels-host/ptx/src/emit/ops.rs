@@ -264,8 +264,7 @@ impl FnEmitter<'_> {
                 let a = self.val(self.arg(i, 1)?, t)?;
                 let b = self.val(self.arg(i, 2)?, Ty::U32)?;
                 let d = self.arg(i, 0)?;
-                let t2 = if op == "shl" || !t.signed() { t } else { t };
-                self.set(d, t2, &format!("{op}({a}, {b})"))
+                self.set(d, t, &format!("{op}({a}, {b})"))
             }
             "shf" => {
                 let a = self.val(self.arg(i, 1)?, Ty::B32)?;
