@@ -1,0 +1,102 @@
+"""Parsing SASS listings (nvdisasm -c -g, cuobjdump -sass) into per-kernel instruction lists.
+
+The Rust twin of this parser is kernels-host/src/sass.rs; this one serves the corpus
+generator and the prototype predictor.
+"""
+import re
+from dataclasses import dataclass, field
+
+# Float arithmetic opcodes whose rounding differs between fused and unfused forms (base
+# opcode, before the first '.'). Counted per kernel in the expectations.
+FLOAT_OPS = (
+    "FFMA", "FMUL", "FADD", "FFMA32I", "FMUL32I", "FADD32I",
+    "DFMA", "DMUL", "DADD",
+    "HFMA2", "HMUL2", "HADD2", "HFMA2_32I", "HMUL2_32I", "HADD2_32I",
+    "FMNMX", "DMNMX", "HMNMX2", "FSWZADD", "MUFU", "FCHK", "FSETP", "DSETP", "HSETP2",
+    "FSEL", "F2F", "F2FP", "F2I", "I2F", "FRND",
+)
+
+
+@dataclass
+class Instr:
+    addr: int
+    pred: str  # "" or e.g. "@!P0"
+    opcode: str  # base opcode, e.g. "FFMA"
+    mods: list  # e.g. ["FTZ", "SAT"]
+    operands: list  # operand strings as printed, e.g. ["R5", "-R0", "|R5|", "R7"]
+    line: int | None = None  # PTX line from line info, when present
+    file: str | None = None  # the file that line is in
+
+    @property
+    def full(self):
+        return ".".join([self.opcode] + self.mods)
+
+    def text(self):
+        p = self.pred + " " if self.pred else ""
+        return f"{p}{self.full} {', '.join(self.operands)}".rstrip()
+
+
+_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+_LINE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
+_FUNC_CUOBJ = re.compile(r"^\s*Function : (\S+)")
+_FUNC_NVD = re.compile(r"^\.text\.(\S+):\s*$")
+
+
+def split_operands(s):
+    """Splits at top-level commas (not inside [] or {})."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_insn(addr, body):
+    pred = ""
+    m = re.match(r"^(@!?U?P\w+)\s+(.*)$", body)
+    if m:
+        pred, body = m.group(1), m.group(2)
+    parts = body.split(None, 1)
+    op = parts[0]
+    ops = split_operands(parts[1]) if len(parts) > 1 else []
+    names = op.split(".")
+    return Instr(addr, pred, names[0], names[1:], ops)
+
+
+def parse(text):
+    """Returns {kernel: [Instr]} from nvdisasm -c [-g] or cuobjdump -sass output."""
+    kernels, cur, line, file = {}, None, None, None
+    for raw in text.splitlines():
+        m = _FUNC_CUOBJ.match(raw) or _FUNC_NVD.match(raw)
+        if m:
+            cur = m.group(1)
+            kernels.setdefault(cur, [])
+            line = file = None
+            continue
+        m = _LINE.match(raw)
+        if m:
+            file, line = m.group(1), int(m.group(2))
+            continue
+        m = _INSN.match(raw)
+        if m and cur is not None:
+            ins = parse_insn(int(m.group(1), 16), m.group(2))
+            ins.line, ins.file = line, file
+            kernels[cur].append(ins)
+    return kernels
+
+
+def float_counts(instrs):
+    c = {}
+    for i in instrs:
+        if i.opcode in FLOAT_OPS:
+            c[i.opcode] = c.get(i.opcode, 0) + 1
+    return dict(sorted(c.items()))
