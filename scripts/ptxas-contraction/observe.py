@@ -158,7 +158,7 @@ def observe(pinstrs, sass):
     lines = {}
     for i in k.p:
         if (i.op in FLOAT_ARITH and (set(i.mods) & FLOAT_TYPES)):
-            lines[i.line] = [s.full for s in k.sass_at(i.line) if s.opcode not in ("NOP",)]
+            lines[i.line] = [("@" if s.pred else "") + s.full for s in k.sass_at(i.line) if s.opcode not in ("NOP",)]
     fusions = []
     for idx, s in enumerate(sass):
         if s.opcode not in FMA_OPS:

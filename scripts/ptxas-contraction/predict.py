@@ -1,0 +1,561 @@
+#!/usr/bin/env python3
+"""Prototype of ptxas's mul+add -> fma contraction rule (sm_90, -O1..-O3; -O0 contracts
+nothing), over the PTX of one function. reports/ptxas-contraction/README.md states the rule;
+this file is its executable form, checked against the corpus (check.py) and against real
+kernels (realcheck.py). The translator ports it; nothing here depends on ptxas.
+
+    predict.py file.ptx            # print each function's decisions
+"""
+import re
+import sys
+from dataclasses import dataclass, field
+
+import ptxparse
+
+FLOAT_TYPES = {"f32", "f64", "f16", "bf16", "f16x2", "bf16x2"}
+ROUNDING = {"rn", "rz", "rm", "rp", "rna"}
+BRANCHES = {"bra", "brx"}
+ENDS = {"ret", "exit", "trap", "brkpt"}  # end a region (guarded or not)
+
+
+def splits_region(i):
+    """PTX instructions that ptxas expands before contracting into code of its own blocks
+    (or that it treats as a barrier): a mul before one and an add after it are never fused,
+    and a use across one is a use from another region. Measured (README, 'Regions')."""
+    t = i.type
+    if i.op in ("membar", "fence"):
+        return True
+    if i.op == "call":
+        return True
+    if i.op in ("div", "rcp", "sqrt") and t in ("f32", "f64"):
+        # the IEEE forms (.rn/.rz/.rm/.rp) branch to a slow path; .approx/.full do not
+        return bool(set(i.mods) & ROUNDING)
+    if i.op in ("div", "rem"):
+        if t in ("s64", "u64", "b64"):
+            return True
+        if t in ("s32", "s16"):
+            return True  # div.s32 / rem.s32 split; div.u32 / rem.u32 do not (measured)
+        if t == "u32" and False:
+            return True
+    return i.op in ENDS
+
+
+@dataclass
+class Ins:
+    idx: int
+    p: ptxparse.PInstr
+    region: int = 0
+    block: int = 0
+
+    @property
+    def op(self):
+        return self.p.op
+
+    @property
+    def line(self):
+        return self.p.line
+
+    @property
+    def type(self):
+        return self.p.type
+
+    @property
+    def mods(self):
+        return self.p.mods
+
+
+def is_reg(a):
+    return isinstance(a, str) and a.startswith("%") and not a.startswith("%tid") and "." not in a
+
+
+def imm_value(a):
+    """Float value of a PTX float immediate (0fXXXXXXXX, 0dXXXXXXXXXXXXXXXX, decimal)."""
+    import struct
+    if not isinstance(a, str):
+        return None
+    m = re.match(r"^([-+]?)0([fFdD])([0-9a-fA-F]+)$", a)
+    if m:
+        bits = int(m.group(3), 16)
+        v = struct.unpack("<f", struct.pack("<I", bits))[0] if m.group(2) in "fF" else struct.unpack("<d", struct.pack("<Q", bits))[0]
+        return -v if m.group(1) == "-" else v
+    try:
+        return float(a)
+    except ValueError:
+        return None
+
+
+DEST_LESS = {"st", "bra", "brx", "ret", "exit", "trap", "bar", "barrier", "membar", "fence", "red", "prefetch",
+             "cp", "nanosleep", "brkpt", "call", "sust", "pmevent", "griddepcontrol", "setmaxnreg"}
+
+
+def dests(p):
+    """Registers an instruction writes (the first operand, vector braces expanded;
+    setp's 'p|q' pair; call's return list)."""
+    if p.op == "call" and len(p.args) >= 2 and p.args[0].startswith("("):
+        return re.findall(r"%[A-Za-z_]\w*", p.args[0])
+    if p.op in DEST_LESS or not p.args:
+        return []
+    a = p.args[0]
+    if a.startswith("{"):
+        return [x.strip() for x in a.strip("{}").split(",") if is_reg(x.strip())]
+    return [x for x in a.split("|") if is_reg(x)]
+
+
+def srcs(p):
+    """Registers an instruction reads, with their operand positions."""
+    args = p.args if p.op in DEST_LESS else p.args[1:]
+    if p.op == "call" and len(p.args) >= 2 and p.args[0].startswith("("):
+        args = p.args[1:]
+    out = []
+    for k, a in enumerate(args):
+        for r in re.findall(r"%[A-Za-z_][\w]*", a):
+            out.append((k, r))
+    if p.guard:
+        out.append((-1, p.guard.lstrip("@!")))
+    return out
+
+
+class Function:
+    """One .entry/.func: regions, reaching definitions and copy-resolved def-use chains."""
+
+    def __init__(self, name, pinstrs):
+        self.name = name
+        self.ins = []
+        self.labels = {}
+        pending = []
+        for p in pinstrs:
+            if p.op == "label":
+                pending.append(p.label)
+                continue
+            if p.op.startswith(".") or p.op in ("{", "}"):
+                continue
+            i = Ins(len(self.ins), p)
+            for l in pending:
+                self.labels[l] = i.idx
+            pending = []
+            self.ins.append(i)
+        for l in pending:
+            self.labels[l] = len(self.ins)
+        self._blocks()
+        self._reaching()
+
+    # --- control flow ---------------------------------------------------------------
+    def _targets(self, i):
+        if i.op in BRANCHES:
+            return [a for a in i.p.args if a in self.labels]
+        return []
+
+    def _to_next(self, i):
+        """An unguarded branch to the instruction right after it (ptxas drops it)."""
+        if i.op != "bra" or i.p.guard:
+            return False
+        t = self._targets(i)
+        return len(t) == 1 and self.labels[t[0]] == i.idx + 1
+
+    def _blocks(self):
+        targeted = set()
+        for i in self.ins:
+            if self._to_next(i):
+                continue
+            for t in self._targets(i):
+                targeted.add(self.labels[t])
+        leaders = {0}
+        for i in self.ins:
+            if (i.op in BRANCHES and not self._to_next(i)) or i.op in ENDS:
+                leaders.add(i.idx + 1)
+        leaders |= targeted
+        block = -1
+        for i in self.ins:
+            if i.idx in leaders:
+                block += 1
+            i.block = block
+        self.nblocks = block + 1
+        # regions: blocks, further cut around splitting instructions
+        region = -1
+        prev_block = None
+        for i in self.ins:
+            if i.block != prev_block or splits_region(i) or (i.idx > 0 and splits_region(self.ins[i.idx - 1])) \
+                    or (i.idx > 0 and self.ins[i.idx - 1].op in BRANCHES and not self._to_next(self.ins[i.idx - 1])):
+                region += 1
+            prev_block = i.block
+            i.region = region
+        # successors
+        self.succ = {b: set() for b in range(self.nblocks)}
+        first = {}
+        for i in self.ins:
+            first.setdefault(i.block, i.idx)
+        last = {}
+        for i in self.ins:
+            last[i.block] = i.idx
+        for b in range(self.nblocks):
+            li = self.ins[last[b]]
+            uncond = (li.op in BRANCHES and not li.p.guard) or (li.op in ENDS and not li.p.guard)
+            for t in self._targets(li):
+                ti = self.labels[t]
+                if ti < len(self.ins):
+                    self.succ[b].add(self.ins[ti].block)
+            if not uncond and b + 1 < self.nblocks:
+                self.succ[b].add(b + 1)
+        self.first, self.last = first, last
+
+    def _reaching(self):
+        """Classic reaching definitions over blocks; defs are instruction indices."""
+        gen, kill_regs = {}, {}
+        for b in range(self.nblocks):
+            g = {}
+            for idx in range(self.first[b], self.last[b] + 1):
+                for r in dests(self.ins[idx].p):
+                    if self.ins[idx].p.guard:
+                        g.setdefault(r, set()).add(idx)  # a guarded def does not kill
+                    else:
+                        g[r] = {idx}
+            gen[b] = g
+        IN = {b: {} for b in range(self.nblocks)}
+        OUT = {b: {} for b in range(self.nblocks)}
+        preds = {b: set() for b in range(self.nblocks)}
+        for b, ss in self.succ.items():
+            for s in ss:
+                preds[s].add(b)
+        changed = True
+        while changed:
+            changed = False
+            for b in range(self.nblocks):
+                inn = {}
+                for p in preds[b]:
+                    for r, ds in OUT[p].items():
+                        inn.setdefault(r, set()).update(ds)
+                out = {r: set(ds) for r, ds in inn.items()}
+                for r, ds in gen[b].items():
+                    guarded = all(self.ins[d].p.guard for d in ds)
+                    out[r] = (out.get(r, set()) | ds) if guarded else set(ds)
+                if out != OUT[b] or inn != IN[b]:
+                    IN[b], OUT[b] = inn, out
+                    changed = True
+        self.IN = IN
+
+    def reaching(self, idx, reg):
+        """Definitions of reg that reach instruction idx (set of instruction indices;
+        -1 stands for 'defined outside the function / undefined')."""
+        i = self.ins[idx]
+        cur = {r: set(ds) for r, ds in self.IN[i.block].items()}
+        for k in range(self.first[i.block], idx):
+            p = self.ins[k].p
+            for r in dests(p):
+                cur[r] = (cur.get(r, set()) | {k}) if p.guard else {k}
+        return cur.get(reg, {-1})
+
+
+# --- copies ---------------------------------------------------------------------------
+def copy_source(f, i):
+    """If instruction i only moves a value (mov of a register, neg, selp of one value,
+    mul by exactly 1.0 / -1.0 without ftz/sat, ld.local of a slot last stored in its region),
+    returns (source register or immediate, source instruction index for reaching, negate)."""
+    p = i.p
+    t = p.type
+    if p.op == "mov" and len(p.args) == 2 and (is_reg(p.args[1]) or imm_value(p.args[1]) is not None) and not p.args[1].startswith("{"):
+        return (p.args[1], i.idx, False)
+    if p.op == "neg" and t in FLOAT_TYPES and not p.guard:
+        return (p.args[1], i.idx, True)
+    if p.op == "selp" and len(p.args) == 4 and p.args[1] == p.args[2] and not p.guard:
+        return (p.args[1], i.idx, False)
+    if p.op == "mul" and t in FLOAT_TYPES and not p.guard and "sat" not in p.mods and len(p.args) == 3:
+        # x * 1.0 is x and x * -1.0 is -x (with .ftz also flushed: the consumers of the
+        # product see x, measured); ptxas removes these before contracting
+        for a, b in ((p.args[1], p.args[2]), (p.args[2], p.args[1])):
+            v = imm_value(b)
+            if v in (1.0, -1.0) and (is_reg(a) or imm_value(a) is not None):
+                return (a, i.idx, v == -1.0)
+    if p.op == "ld" and "local" in p.mods and not p.guard and "volatile" not in p.mods:
+        addr = p.args[1]
+        for k in range(i.idx - 1, -1, -1):
+            q = f.ins[k]
+            if q.region != i.region:
+                break
+            if q.op == "st" and "local" in q.p.mods:
+                if q.p.args[0] == addr and q.p.type == p.type:
+                    return (q.p.args[1], q.idx, False)
+                break  # another local store: do not guess
+            if q.op in ("call",):
+                break
+    return None
+
+
+@dataclass
+class Value:
+    """What an operand holds after looking through copies: a defining instruction, or
+    an immediate, or an unknown (merge of several definitions / parameters)."""
+    kind: str  # "def", "imm", "unknown"
+    idx: int = -1
+    imm: float = 0.0
+    neg: bool = False
+
+
+def resolve(f, idx, a, depth=0):
+    if not is_reg(a):
+        v = imm_value(a)
+        return Value("imm", imm=v) if v is not None else Value("unknown")
+    ds = f.reaching(idx, a)
+    if len(ds) != 1 or -1 in ds:
+        return Value("unknown")
+    d = next(iter(ds))
+    cs = copy_source(f, f.ins[d])
+    if cs is not None and depth < 32:
+        src, at, neg = cs
+        v = resolve(f, at, src, depth + 1)
+        if neg:
+            v.neg = not v.neg
+            if v.kind == "imm":
+                v.imm = -v.imm
+        return v
+    return Value("def", idx=d)
+
+
+# --- the rule -------------------------------------------------------------------------
+def mods_of(p):
+    return set(p.mods[:-1])
+
+
+def is_mul_like(p):
+    """mul.<float>, and div.approx.f32 / div.full.f32, which ptxas expands before
+    contracting into a multiply of the (scaled) dividend by rcp.approx of the (scaled)
+    divisor, a multiply it contracts like any other."""
+    if p.op == "mul" and p.type in FLOAT_TYPES:
+        return True
+    return p.op == "div" and p.type == "f32" and ("approx" in p.mods or "full" in p.mods)
+
+
+def contractable_mul(f, i):
+    p = i.p
+    if not is_mul_like(p) or p.guard or len(p.args) != 3:
+        return False
+    m = mods_of(p) - {"approx", "full"}
+    if m & ROUNDING or "sat" in m:
+        return False
+    if copy_source(f, i) is not None:
+        return False  # multiply by +-1.0: removed before contraction
+    a, b = resolve(f, i.idx, p.args[1]), resolve(f, i.idx, p.args[2])
+    if a.kind == "imm" and b.kind == "imm":
+        return False  # folded to a constant (rounded) before contraction
+    return True
+
+
+def contractable_add(p):
+    if p.op not in ("add", "sub") or p.type not in FLOAT_TYPES or len(p.args) != 3:
+        return False
+    return not (mods_of(p) & ROUNDING)
+
+
+@dataclass
+class Prediction:
+    fused: dict = field(default_factory=dict)  # add line -> mul line
+    materialized: dict = field(default_factory=dict)  # mul line -> bool (a FMUL stays)
+    merged: dict = field(default_factory=dict)  # add/mul line -> line of the identical one it is CSEd into
+    scaled: dict = field(default_factory=dict)  # mul line -> (line of the mul by 2^k it folds into, "M2".."D8")
+    notes: list = field(default_factory=list)
+
+
+def predict(f):
+    """Applies the rule to one Function; returns a Prediction keyed by PTX lines."""
+    n = len(f.ins)
+    # every non-copy consumer of every definition, through copies
+    consumers = {}  # def idx -> list of (consumer idx, operand position, negated)
+    operand_vals = {}  # (consumer idx, position) -> Value
+    forwarded_stores = set()
+    for i in f.ins:
+        cs = copy_source(f, i)
+        if cs is not None and i.op == "ld":
+            forwarded_stores.add(cs[1])
+    for i in f.ins:
+        if copy_source(f, i) is not None or i.idx in forwarded_stores:
+            continue
+        for k, r in srcs(i.p):
+            v = resolve(f, i.idx, r)
+            operand_vals[(i.idx, k)] = v
+            if v.kind == "def":
+                consumers.setdefault(v.idx, []).append((i.idx, k))
+            else:
+                # a merge of definitions: each of them gets a non-fusable use
+                for d in _defs_behind(f, i.idx, r):
+                    consumers.setdefault(d, []).append((i.idx, -2))
+    muls = {i.idx for i in f.ins if contractable_mul(f, i)}
+    uses = {m: consumers.get(m, []) for m in muls}
+
+    def candidate(add_idx, pos):
+        """The mul operand `pos` (0 or 1) of add add_idx can absorb, or None."""
+        a = f.ins[add_idx]
+        if not contractable_add(a.p):
+            return None
+        v = operand_vals.get((add_idx, pos))
+        if v is None or v.kind != "def" or v.idx not in muls:
+            return None
+        m = f.ins[v.idx]
+        if m.p.type != a.p.type or ("ftz" in mods_of(m.p)) != ("ftz" in mods_of(a.p)) or m.region != a.region:
+            return None
+        o = operand_vals.get((add_idx, 1 - pos))
+        if o is not None and o.kind == "def" and o.idx == v.idx:
+            return None  # add(p, p)
+        if a.op == "add" and o is not None and o.kind == "def" and o.idx in muls and same_product(f, v.idx, o.idx):
+            return None  # add(a*b, a*b) written twice: ptxas adds the product to itself
+        return v.idx
+
+    adds = [i.idx for i in f.ins if contractable_add(i.p)]
+    fused = {}  # add idx -> mul idx
+    static = {m: len(u) for m, u in uses.items()}
+
+    def eligible(m):
+        for (c, k) in uses[m]:
+            if fused.get(c) == m:
+                continue
+            if c in fused or k not in (0, 1) or candidate(c, k) != m:
+                return False
+        return True
+
+    # stage 1: a mul with a single use is absorbed by that add (first operand first)
+    for a in adds:
+        for pos in (0, 1):
+            m = candidate(a, pos)
+            if m is not None and static[m] == 1:
+                fused[a] = m
+                break
+    # stage 2: program order; a mul all of whose remaining uses are adds that can still
+    # absorb it; of two, the one with fewer uses, then the first operand
+    for a in adds:
+        if a in fused:
+            continue
+        c = [m for m in (candidate(a, 0), candidate(a, 1)) if m is not None and eligible(m)]
+        if not c:
+            continue
+        if len(c) == 2 and static[c[1]] < static[c[0]]:
+            c = [c[1]]
+        fused[a] = c[0]
+
+    pred = Prediction()
+    for a, m in fused.items():
+        pred.fused[f.ins[a].line] = f.ins[m].line
+    mat = {m: any(fused.get(c) != m for c, _ in uses[m]) or not uses[m] for m in muls}
+    # a product left standalone whose only use is a multiply by 2, 4, 8, 1/2, 1/4 or 1/8
+    # becomes one FMUL.M2..D8 (f32; the outer mul .rn or unmodified, .ftz/.sat allowed;
+    # the outer's .ftz/.sat win, the inner's .ftz is dropped)
+    for m in muls:
+        if not mat[m] or f.ins[m].p.type != "f32" or f.ins[m].op != "mul" or len(uses[m]) != 1:
+            continue
+        c, k = uses[m][0]
+        q = f.ins[c].p
+        if q.op != "mul" or q.type != "f32" or q.guard or (mods_of(q) & (ROUNDING - {"rn"})) or c in fused:
+            continue
+        other = resolve(f, c, q.args[2 - k]) if k in (0, 1) else None
+        if other is not None and other.kind == "imm" and other.imm in SCALES and f.ins[c].region == f.ins[m].region:
+            pred.scaled[f.ins[m].line] = (f.ins[c].line, SCALES[other.imm])
+            mat[m] = False
+    for m in muls:
+        pred.materialized[f.ins[m].line] = mat[m]
+    # CSE after contraction: identical adds, fmas and standalone muls merge into the first
+    seen = {}
+    for i in f.ins:
+        key = None
+        if i.idx in muls and mat[i.idx] and f.ins[i.idx].line not in pred.scaled:
+            key = _mul_key(f, i.idx)
+        elif contractable_add(i.p):
+            key = _value_key(f, i.idx, fused.get(i.idx), operand_vals)
+        if key is None:
+            continue
+        if key in seen:
+            pred.merged[i.line] = f.ins[seen[key]].line
+        else:
+            seen[key] = i.idx
+    # loop-carried products: ptxas unrolls loops (-O2/-O3) and may then fuse a product of
+    # one iteration into the next iteration's add; flag them
+    for m in muls:
+        for c, _ in uses[m]:
+            if c <= m and f.ins[c].block != f.ins[m].block:
+                pred.notes.append(f"line {f.ins[m].line}: product reaches line {f.ins[c].line} around a loop; "
+                                  "ptxas's unrolling may fuse it in some iterations")
+                break
+    return pred
+
+
+SCALES = {2.0: "M2", 4.0: "M4", 8.0: "M8", 0.5: "D2", 0.25: "D4", 0.125: "D8"}
+
+
+def _mul_key(f, m):
+    p = f.ins[m].p
+    if p.guard:
+        return None
+    ks = [_vkey(resolve(f, m, x)) for x in p.args[1:3]]
+    if None in ks:
+        return None
+    return ("mul", p.op, tuple(p.mods), tuple(sorted(map(str, ks))))
+
+
+def _defs_behind(f, idx, r, depth=0):
+    out = set()
+    for d in f.reaching(idx, r):
+        if d < 0:
+            continue
+        cs = copy_source(f, f.ins[d])
+        if cs is not None and depth < 32 and is_reg(cs[0]):
+            out |= _defs_behind(f, cs[1], cs[0], depth + 1)
+        else:
+            out.add(d)
+    return out
+
+
+def same_product(f, m1, m2):
+    p, q = f.ins[m1].p, f.ins[m2].p
+    if p.mods != q.mods:
+        return False
+    a = [_vkey(resolve(f, m1, x)) for x in p.args[1:3]]
+    b = [_vkey(resolve(f, m2, x)) for x in q.args[1:3]]
+    return None not in a and sorted(map(str, a)) == sorted(map(str, b))
+
+
+def _vkey(v):
+    if v.kind == "def":
+        return ("d", v.idx, v.neg)
+    if v.kind == "imm":
+        return ("i", v.imm)
+    return None
+
+
+def _value_key(f, a, m, operand_vals):
+    p = f.ins[a].p
+    v0, v1 = operand_vals.get((a, 0)), operand_vals.get((a, 1))
+    if v0 is None or v1 is None or _vkey(v0) is None or _vkey(v1) is None:
+        return None
+    k0, k1 = str(_vkey(v0)), str(_vkey(v1))
+    if p.guard:
+        return None
+    if m is not None:
+        other = k1 if v0.kind == "def" and v0.idx == m else k0
+        first = v0.kind == "def" and v0.idx == m
+        mk = _mul_key(f, m)
+        if mk is None:
+            return None
+        return ("fma", tuple(p.mods), mk, other, first if p.op == "sub" else None)
+    return (p.op, tuple(p.mods), tuple(sorted((k0, k1))) if p.op == "add" else (k0, k1))
+
+
+def functions(src):
+    return {n: Function(n, ins) for n, ins in ptxparse.parse(src).items()}
+
+
+def main():
+    for path in sys.argv[1:]:
+        src = open(path).read()
+        for name, f in functions(src).items():
+            p = predict(f)
+            print(f"== {name}")
+            for a, m in sorted(p.fused.items()):
+                print(f"  add line {a} absorbs mul line {m}")
+            for m, mat in sorted(p.materialized.items()):
+                print(f"  mul line {m}: {'FMUL stays' if mat else 'absorbed everywhere'}")
+            for a, b in sorted(p.merged.items()):
+                print(f"  line {a}: identical to line {b} (CSE)")
+            for a, (b, k) in sorted(p.scaled.items()):
+                print(f"  mul line {a}: folded into line {b} as FMUL.{k}")
+            for n in p.notes:
+                print(f"  note: {n}")
+
+
+if __name__ == "__main__":
+    main()
