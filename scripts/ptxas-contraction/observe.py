@@ -134,13 +134,15 @@ class Kernel:
         vals = [self.value_of_sass(s_idx, o) for o in s.operands[1:3]]
         if any(v is None for v in vals):
             return None
+        hits = []
         for m in self.mul_candidates(add):
             mv = [self.value_of_ptx(a, m.line, m.type) for a in m.args[1:3]]
             if None in mv:
                 continue
             if _same_pair(vals, mv):
-                return m.line
-        return None
+                hits.append(m.line)
+        # two multiplies of the same values cannot be told apart in the SASS: unknown
+        return hits[0] if len(hits) == 1 else None
 
 
 def _same_pair(a, b):

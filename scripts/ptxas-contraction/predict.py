@@ -136,8 +136,10 @@ class Function:
             self.ins.append(i)
         for l in pending:
             self.labels[l] = len(self.ins)
+        self.alias = {}  # instruction -> the earlier identical one it is replaced by (early CSE)
         self._blocks()
         self._reaching()
+        self._dominators()
 
     # --- control flow ---------------------------------------------------------------
     def _targets(self, i):
@@ -233,6 +235,32 @@ class Function:
                     changed = True
         self.IN = IN
 
+    def _dominators(self):
+        preds = {b: set() for b in range(self.nblocks)}
+        for b, ss in self.succ.items():
+            for t in ss:
+                preds[t].add(b)
+        allb = set(range(self.nblocks))
+        dom = {b: set(allb) for b in allb}
+        if self.nblocks:
+            dom[0] = {0}
+        changed = True
+        while changed:
+            changed = False
+            for b in range(1, self.nblocks):
+                ps = [dom[p] for p in preds[b]]
+                new = (set.intersection(*ps) if ps else set()) | {b}
+                if new != dom[b]:
+                    dom[b], changed = new, True
+        self.dom = dom
+
+    def dominates(self, i, j):
+        """Instruction i is executed before j on every path to j."""
+        a, b = self.ins[i], self.ins[j]
+        if a.block == b.block:
+            return i < j
+        return a.block in self.dom[b.block]
+
     def reaching(self, idx, reg):
         """Definitions of reg that reach instruction idx (set of instruction indices;
         -1 stands for 'defined outside the function / undefined')."""
@@ -290,7 +318,7 @@ class Value:
     neg: bool = False
 
 
-def resolve(f, idx, a, depth=0):
+def resolve(f, idx, a, depth=0, through_neg=True):
     if not is_reg(a):
         v = imm_value(a)
         return Value("imm", imm=v) if v is not None else Value("unknown")
@@ -298,10 +326,11 @@ def resolve(f, idx, a, depth=0):
     if len(ds) != 1 or -1 in ds:
         return Value("unknown")
     d = next(iter(ds))
+    d = f.alias.get(d, d)
     cs = copy_source(f, f.ins[d])
-    if cs is not None and depth < 32:
+    if cs is not None and depth < 32 and (through_neg or not cs[2]):
         src, at, neg = cs
-        v = resolve(f, at, src, depth + 1)
+        v = resolve(f, at, src, depth + 1, through_neg)
         if neg:
             v.neg = not v.neg
             if v.kind == "imm":
@@ -345,6 +374,15 @@ def contractable_add(p):
     return not (mods_of(p) & ROUNDING)
 
 
+def by_immediate(f, m):
+    """A multiply of one register by an immediate (after following movs of immediates):
+    ptxas contracts it into adds in any block (it re-creates it at each use), unlike a
+    product of two registers, which must share the add's region."""
+    vs = [resolve(f, m.idx, x) for x in m.p.args[1:3]]
+    return sorted(v.kind for v in vs) == ["def", "imm"] or \
+        (sorted(v.kind for v in vs) == ["imm", "unknown"])
+
+
 @dataclass
 class Prediction:
     fused: dict = field(default_factory=dict)  # add line -> mul line
@@ -352,6 +390,7 @@ class Prediction:
     merged: dict = field(default_factory=dict)  # add/mul line -> line of the identical one it is CSEd into
     scaled: dict = field(default_factory=dict)  # mul line -> (line of the mul by 2^k it folds into, "M2".."D8")
     notes: list = field(default_factory=list)
+    dead: set = field(default_factory=set)  # lines whose results nothing uses (removed)
 
 
 def predict(f):
@@ -360,13 +399,16 @@ def predict(f):
     # every non-copy consumer of every definition, through copies
     consumers = {}  # def idx -> list of (consumer idx, operand position, negated)
     operand_vals = {}  # (consumer idx, position) -> Value
+    live = live_instructions(f)
+    early_cse(f, live)
+    live -= set(f.alias)
     forwarded_stores = set()
     for i in f.ins:
         cs = copy_source(f, i)
         if cs is not None and i.op == "ld":
             forwarded_stores.add(cs[1])
     for i in f.ins:
-        if copy_source(f, i) is not None or i.idx in forwarded_stores:
+        if copy_source(f, i) is not None or i.idx in forwarded_stores or i.idx not in live:
             continue
         for k, r in srcs(i.p):
             v = resolve(f, i.idx, r)
@@ -377,7 +419,7 @@ def predict(f):
                 # a merge of definitions: each of them gets a non-fusable use
                 for d in _defs_behind(f, i.idx, r):
                     consumers.setdefault(d, []).append((i.idx, -2))
-    muls = {i.idx for i in f.ins if contractable_mul(f, i)}
+    muls = {i.idx for i in f.ins if i.idx in live and contractable_mul(f, i)}
     uses = {m: consumers.get(m, []) for m in muls}
 
     def candidate(add_idx, pos):
@@ -389,16 +431,23 @@ def predict(f):
         if v is None or v.kind != "def" or v.idx not in muls:
             return None
         m = f.ins[v.idx]
-        if m.p.type != a.p.type or ("ftz" in mods_of(m.p)) != ("ftz" in mods_of(a.p)) or m.region != a.region:
+        if m.p.type != a.p.type or ("ftz" in mods_of(m.p)) != ("ftz" in mods_of(a.p)):
+            return None
+        if m.region != a.region and not by_immediate(f, m):
             return None
         o = operand_vals.get((add_idx, 1 - pos))
         if o is not None and o.kind == "def" and o.idx == v.idx:
             return None  # add(p, p)
-        if a.op == "add" and o is not None and o.kind == "def" and o.idx in muls and same_product(f, v.idx, o.idx):
-            return None  # add(a*b, a*b) written twice: ptxas adds the product to itself
+        if o is not None and o.kind == "def" and o.idx in muls and same_product(f, v.idx, o.idx):
+            # a*b + a*b written as two multiplies: ptxas adds the product to itself (but
+            # a*b - a*b is fused: fma(a, b, -a*b), the product's rounding error)
+            sv = v.neg ^ (a.op == "sub" and pos == 1)
+            so = o.neg ^ (a.op == "sub" and pos == 0)
+            if sv == so:
+                return None
         return v.idx
 
-    adds = [i.idx for i in f.ins if contractable_add(i.p)]
+    adds = [i.idx for i in f.ins if i.idx in live and contractable_add(i.p)]
     fused = {}  # add idx -> mul idx
     static = {m: len(u) for m, u in uses.items()}
 
@@ -430,9 +479,12 @@ def predict(f):
         fused[a] = c[0]
 
     pred = Prediction()
+    pred.dead = {i.line for i in f.ins if i.idx not in live and i.idx not in f.alias}
+    for a, b in f.alias.items():
+        pred.merged[f.ins[a].line] = f.ins[b].line
     for a, m in fused.items():
         pred.fused[f.ins[a].line] = f.ins[m].line
-    mat = {m: any(fused.get(c) != m for c, _ in uses[m]) or not uses[m] for m in muls}
+    mat = {m: any(fused.get(c) != m for c, _ in uses[m]) for m in muls}
     # a product left standalone whose only use is a multiply by 2, 4, 8, 1/2, 1/4 or 1/8
     # becomes one FMUL.M2..D8 (f32; the outer mul .rn or unmodified, .ftz/.sat allowed;
     # the outer's .ftz/.sat win, the inner's .ftz is dropped)
@@ -459,6 +511,7 @@ def predict(f):
             key = _value_key(f, i.idx, fused.get(i.idx), operand_vals)
         if key is None:
             continue
+        key = (i.region, key)  # repeats in other regions were merged before contracting
         if key in seen:
             pred.merged[i.line] = f.ins[seen[key]].line
         else:
@@ -485,6 +538,56 @@ def _mul_key(f, m):
     if None in ks:
         return None
     return ("mul", p.op, tuple(p.mods), tuple(sorted(map(str, ks))))
+
+
+PURE = {"add", "sub", "mul", "mad", "fma", "div", "rem", "neg", "abs", "min", "max", "mov", "selp", "setp",
+        "cvt", "cvta", "and", "or", "xor", "not", "shl", "shr", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin",
+        "cos", "tanh", "copysign", "testp", "set", "slct", "bfe", "bfi", "prmt", "popc", "clz", "brev",
+        "bfind", "lop3", "shf", "cnot", "mul24", "mad24", "sad", "dp4a", "dp2a", "fns"}
+
+
+def live_instructions(f):
+    """Indices of instructions whose effects or results something needs: side-effecting
+    instructions, and transitively the definitions their operands read (ptxas deletes
+    the rest before contracting, so their uses do not count)."""
+    def pure(p):
+        if p.op in PURE:
+            return True
+        return p.op == "ld" and "volatile" not in p.mods and not (set(p.mods) & {"acquire", "relaxed"})
+    live = set()
+    work = [i.idx for i in f.ins if not pure(i.p)]
+    while work:
+        k = work.pop()
+        if k in live:
+            continue
+        live.add(k)
+        for _, r in srcs(f.ins[k].p):
+            for d in f.reaching(k, r):
+                if d >= 0 and d not in live:
+                    work.append(d)
+    return live
+
+
+def early_cse(f, live):
+    """Before contracting, ptxas replaces an add/sub that repeats one in another region that
+    dominates it (same operation on the same values, sub(a, b) read as add(a, -b)) by that
+    earlier one; its users then use the earlier result. Multiplies are not merged this way,
+    and repeats within one region are merged only after contracting (measured)."""
+    f.alias = {}
+    first = {}
+    for i in f.ins:
+        if i.idx not in live or not contractable_add(i.p) or i.p.guard:
+            continue
+        # neg is still an instruction of its own at this point: not looked through
+        vals = {(i.idx, k): resolve(f, i.idx, i.p.args[1 + k], through_neg=False) for k in (0, 1)}
+        key = _value_key(f, i.idx, None, vals)
+        if key is None:
+            continue
+        j = first.get(key)
+        if j is not None and f.ins[j].region != i.region and f.dominates(j, i.idx):
+            f.alias[i.idx] = j
+        elif j is None:
+            first[key] = i.idx
 
 
 def _defs_behind(f, idx, r, depth=0):
@@ -518,21 +621,35 @@ def _vkey(v):
 
 
 def _value_key(f, a, m, operand_vals):
+    """Value-numbering key of an add/sub (fused with mul m or not), sub(a, b) read as
+    add(a, -b) and negations folded into signs, so that ptxas's CSE of equal sums is
+    predicted whichever way they were written."""
     p = f.ins[a].p
-    v0, v1 = operand_vals.get((a, 0)), operand_vals.get((a, 1))
-    if v0 is None or v1 is None or _vkey(v0) is None or _vkey(v1) is None:
-        return None
-    k0, k1 = str(_vkey(v0)), str(_vkey(v1))
     if p.guard:
         return None
+    terms = []
+    for pos in (0, 1):
+        v = operand_vals.get((a, pos))
+        if v is None or _vkey(v) is None:
+            return None
+        sign = v.neg ^ (p.op == "sub" and pos == 1)
+        if v.kind == "imm":
+            terms.append((("i", abs(v.imm)), sign ^ (v.imm < 0) if v.imm else sign, v))
+        else:
+            terms.append((("d", v.idx), sign, v))
+    mods = tuple(x for x in p.mods)
     if m is not None:
-        other = k1 if v0.kind == "def" and v0.idx == m else k0
-        first = v0.kind == "def" and v0.idx == m
         mk = _mul_key(f, m)
         if mk is None:
             return None
-        return ("fma", tuple(p.mods), mk, other, first if p.op == "sub" else None)
-    return (p.op, tuple(p.mods), tuple(sorted((k0, k1))) if p.op == "add" else (k0, k1))
+        mt = [t for t in terms if t[2].kind == "def" and t[2].idx == m][0]
+        ot = [t for t in terms if t is not mt][0]
+        return ("fma", mods, mk, mt[1], str(ot[0]), ot[1])
+    # commutative (f32/f64; half-precision sums are merged only when written in the same
+    # order), but ties (the same value twice: -p + p against p - p) keep their order
+    if p.type in ("f32", "f64"):
+        terms = sorted(terms, key=lambda t: str(t[0]))
+    return ("add", mods, tuple((str(t[0]), t[1]) for t in terms))
 
 
 def functions(src):
