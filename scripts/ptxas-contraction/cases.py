@@ -954,3 +954,295 @@ mul.f32 %f21, %f3, %f4;
 add.f32 %f22, %f20, %f21;
 st.global.f32 [%rd2], %f22;
 """)
+
+
+# --- calls and .param ----------------------------------------------------------------------
+def _callcase(name, doc, func, body):
+    """A kernel with a .func beside it (the func's name is prefixed with the case's)."""
+    case(name, doc, body, extra=func)
+
+
+_callcase("call_between", "a call of an unrelated .func between mul and add",
+    """.func (.param .b32 {n}_r) {n}_f(.param .b32 {n}_a)
+{{
+	.reg .b32 %t<4>;
+	ld.param.b32 %t1, [{n}_a];
+	mul.lo.s32 %t2, %t1, %t1;
+	st.param.b32 [{n}_r], %t2;
+	ret;
+}}
+""".format(n="call_between"), """
+mul.f32 %f20, %f1, %f2;
+{
+.param .b32 pa;
+.param .b32 pr;
+st.param.b32 [pa], %r1;
+call.uni (pr), call_between_f, (pa);
+ld.param.b32 %r20, [pr];
+}
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+st.global.u32 [%rd2+4], %r20;
+""")
+_callcase("call_product_param", "the product passed to a .func that adds it (.param in, .param out)",
+    """.func (.param .b32 {n}_r) {n}_f(.param .b32 {n}_a, .param .b32 {n}_b)
+{{
+	.reg .f32 %t<4>;
+	ld.param.f32 %t1, [{n}_a];
+	ld.param.f32 %t2, [{n}_b];
+	add.f32 %t3, %t1, %t2;
+	st.param.f32 [{n}_r], %t3;
+	ret;
+}}
+""".format(n="call_product_param"), """
+mul.f32 %f20, %f1, %f2;
+{
+.param .b32 pa;
+.param .b32 pb;
+.param .b32 pr;
+st.param.f32 [pa], %f20;
+st.param.f32 [pb], %f3;
+call.uni (pr), call_product_param_f, (pa, pb);
+ld.param.f32 %f21, [pr];
+}
+st.global.f32 [%rd2], %f21;
+""")
+_callcase("call_returns_product", "a .func returns a*b, the caller adds",
+    """.func (.param .b32 {n}_r) {n}_f(.param .b32 {n}_a, .param .b32 {n}_b)
+{{
+	.reg .f32 %t<4>;
+	ld.param.f32 %t1, [{n}_a];
+	ld.param.f32 %t2, [{n}_b];
+	mul.f32 %t3, %t1, %t2;
+	st.param.f32 [{n}_r], %t3;
+	ret;
+}}
+""".format(n="call_returns_product"), """
+{
+.param .b32 pa;
+.param .b32 pb;
+.param .b32 pr;
+st.param.f32 [pa], %f1;
+st.param.f32 [pb], %f2;
+call.uni (pr), call_returns_product_f, (pa, pb);
+ld.param.f32 %f20, [pr];
+}
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+
+# --- findings from random programs ---------------------------------------------------------
+case("imm_mul_across_membar", "x*3.0 (one register, one immediate) before membar, add after: fused (x*imm ignores regions)", """
+mul.f32 %f20, %f1, 0f40400000;
+membar.cta;
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+case("imm_mul_into_loop", "loop-invariant x*0.5 before a loop, added in the loop: fused inside the loop", """
+mul.f32 %f20, %f1, 0f3F000000;
+mov.f32 %f21, %f3;
+mov.u32 %r20, 0;
+LOOP:
+add.f32 %f21, %f21, %f20;
+add.s32 %r20, %r20, 1;
+setp.lt.s32 %p1, %r20, %r1;
+@%p1 bra LOOP;
+st.global.f32 [%rd2], %f21;
+""")
+case("imm_mul_two_blocks", "x*3.0 added in both arms of a branch: fused in both", """
+mul.f32 %f20, %f1, 0f40400000;
+setp.gt.s32 %p1, %r1, 0;
+@%p1 bra THEN;
+add.f32 %f22, %f20, %f4;
+st.global.f32 [%rd2+4], %f22;
+bra.uni DONE;
+THEN:
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+DONE:
+""")
+case("imm_mul_other_block_and_store", "x*3.0 stored and added after a membar: not fused (a non-add use)", """
+mul.f32 %f20, %f1, 0f40400000;
+st.global.f32 [%rd2+8], %f20;
+membar.cta;
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+case("imm_from_ld_const", "x*c where c is loaded from .const: not an immediate, stays in its region", """
+.const .align 4 .f32 imm_from_ld_const_c = 0f40400000;
+ld.const.f32 %f22, [imm_from_ld_const_c];
+mul.f32 %f20, %f1, %f22;
+membar.cta;
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+case("xx_across_membar", "x*x (one register twice) across membar: not fused", """
+mul.f32 %f20, %f1, %f1;
+membar.cta;
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+case("early_cse_add_other_region", "the same add in a later region is merged into the first before contracting, so p has one use", """
+mul.f32 %f20, %f1, %f2;
+add.f32 %f23, %f20, %f4;
+st.global.f32 [%rd2+4], %f23;
+setp.gt.s32 %p1, %r1, 0;
+@%p1 bra SKIP;
+st.global.f32 [%rd2+12], %f6;
+SKIP:
+add.f32 %f22, %f20, %f4;
+st.global.f32 [%rd2], %f22;
+""")
+case("late_cse_add_same_region", "add(p,q) and add(q,p) in one region are merged after contracting: q's use counts stay 3", """
+mul.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f3, %f4;
+sub.f32 %f22, %f21, %f5;
+add.f32 %f23, %f20, %f21;
+add.f32 %f24, %f21, %f20;
+st.global.f32 [%rd2], %f22;
+st.global.f32 [%rd2+4], %f23;
+st.global.f32 [%rd2+8], %f24;
+""")
+case("early_cse_mul_not_merged", "identical muls in two regions are not merged: the second is fused in its own region", """
+mul.f32 %f20, %f1, %f2;
+st.global.f32 [%rd2+4], %f20;
+membar.cta;
+mul.f32 %f21, %f1, %f2;
+add.f32 %f22, %f21, %f3;
+st.global.f32 [%rd2], %f22;
+""")
+case("early_cse_neg_not_seen", "sub(q, r) and add(neg r, q) in two regions: not merged early (neg is still an instruction)", """
+mul.f32 %f23, %f4, %f7;
+mul.f32 %f24, %f3, %f6;
+sub.f32 %f25, %f23, %f24;
+membar.cta;
+neg.f32 %f27, %f24;
+add.f32 %f28, %f27, %f23;
+st.global.f32 [%rd2], %f25;
+st.global.f32 [%rd2+4], %f28;
+""")
+case("dead_mul_use", "a use of the product by dead code does not count", """
+mul.f32 %f20, %f1, %f2;
+add.f32 %f21, %f20, %f3;
+mul.f32 %f22, %f20, %f4;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_fold", "(a*b)*2.0, the product used only there: one FMUL.M2 (one rounding?)", """
+mul.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f20, 0f40000000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_fold_rn_outer", "(a*b) *rn 0.25: FMUL.D4", """
+mul.f32 %f20, %f1, %f2;
+mul.rn.f32 %f21, %f20, 0f3E800000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_fold_ftz_inner_dropped", "(a *ftz b) * 2.0: FMUL.M2 without .FTZ (the inner .ftz is lost)", """
+mul.ftz.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f20, 0f40000000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_fold_sat_outer", "(a*b) *sat 2.0: FMUL.M2.SAT", """
+mul.f32 %f20, %f1, %f2;
+mul.sat.f32 %f21, %f20, 0f40000000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_no_fold_16", "(a*b) * 16.0: no scale modifier that large, two FMULs", """
+mul.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f20, 0f41800000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_no_fold_neg2", "(a*b) * -2.0: two FMULs", """
+mul.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f20, 0fC0000000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_no_fold_rn_inner", "(a *rn b) * 2.0: two FMULs", """
+mul.rn.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f20, 0f40000000;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_contraction_first", "(a*b)*2.0 + c: the *2 product is fused (FFMA p, 2, c), no FMUL.M2", """
+mul.f32 %f20, %f1, %f2;
+mul.f32 %f22, %f20, 0f40000000;
+add.f32 %f21, %f22, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+case("m2_fold_div_approx", "div.approx(a, b) * 2.0: FMUL.M2 of rcp and a", """
+div.approx.f32 %f20, %f1, %f2;
+mul.f32 %f21, %f20, 0f40000000;
+st.global.f32 [%rd2], %f21;
+""")
+case("div_approx_used_twice", "div.approx used by add and stored: its multiply stays (FMUL), the add is FADD", """
+div.approx.f32 %f20, %f1, %f2;
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+st.global.f32 [%rd2+4], %f20;
+""")
+case("div_approx_two_adds", "div.approx used by two adds: fused into both", """
+div.approx.f32 %f20, %f1, %f2;
+add.f32 %f21, %f20, %f3;
+add.f32 %f22, %f20, %f4;
+st.global.f32 [%rd2], %f21;
+st.global.f32 [%rd2+4], %f22;
+""")
+case("div_approx_ftz_mismatch", "div.approx.ftz then add.f32: not fused", """
+div.approx.ftz.f32 %f20, %f1, %f2;
+add.f32 %f21, %f20, %f3;
+st.global.f32 [%rd2], %f21;
+""")
+case("div_approx_vs_mul", "add(div.approx, mul), both single use: the first operand (the division) is fused", """
+div.approx.f32 %f20, %f1, %f2;
+mul.f32 %f22, %f4, %f5;
+add.f32 %f21, %f20, %f22;
+st.global.f32 [%rd2], %f21;
+""")
+case("same_product_neg_add", "add(-(a*b), b*a) written as two multiplies: fused like a - a", """
+mul.f32 %f20, %f1, %f2;
+mul.f32 %f22, %f2, %f1;
+neg.f32 %f23, %f20;
+add.f32 %f21, %f23, %f22;
+st.global.f32 [%rd2], %f21;
+""")
+case("mul_one_ftz_in_add", "mul.ftz x, 1.0 is x for the contraction: add.ftz(x*1, c*d) fuses c*d", """
+mul.ftz.f32 %f20, %f1, 0f3F800000;
+mul.ftz.f32 %f22, %f4, %f5;
+add.ftz.f32 %f21, %f20, %f22;
+st.global.f32 [%rd2], %f21;
+""")
+case("f16_packing", "two independent f16 multiplies packed into one HMUL2 by ptxas (line info names one of them)", """
+mul.f16 %h20, %h1, %h2;
+mul.f16 %h21, %h3, %h4;
+st.global.b16 [%rd2], %h20;
+st.global.b16 [%rd2+2], %h21;
+""")
+case("f16x2_add_on_fma_pipe", "f16x2 add written by ptxas as HFMA2.MMA a, 1, 1, b (an add)", """
+add.f16x2 %r20, %r1, %r2;
+add.f16x2 %r21, %r2, %r1;
+st.global.b32 [%rd2], %r20;
+st.global.b32 [%rd2+4], %r21;
+""")
+
+# --- cases the rule does not explain (kept so that a better rule can be checked) ---------------
+case("unexplained_membar_partial", "UNEXPLAINED: g; membar; p; A=add(e,p); C=add(p,g); membar; B=add(e2,p); membar: ptxas fuses p into A (rule: not)", """
+mul.f32 %f22, %f5, %f6;
+membar.cta;
+mul.f32 %f20, %f1, %f2;
+add.f32 %f23, %f3, %f20;
+add.f32 %f24, %f20, %f22;
+membar.cta;
+add.f32 %f25, %f7, %f20;
+membar.cta;
+st.global.f32 [%rd2], %f23;
+st.global.f32 [%rd2+4], %f24;
+st.global.f32 [%rd2+8], %f25;
+""", unexplained=True)
+case("unexplained_ftz_partial", "UNEXPLAINED: q used by add.f32 and add.ftz.f32(q, r) with r another product: ptxas fuses q into the add.f32 (rule: not; compare use_two_adds_ftz_mismatch)", """
+mul.f32 %f23, %f14, %f5;
+add.f32 %f24, %f8, %f23;
+mul.f32 %f27, %f7, %f8;
+add.ftz.f32 %f28, %f23, %f27;
+st.global.f32 [%rd2], %f24;
+st.global.f32 [%rd2+4], %f28;
+st.global.f32 [%rd2+8], %f27;
+""", unexplained=True)

@@ -122,13 +122,17 @@ def check_kernel(f, obs):
 def main():
     verbose = "--verbose" in sys.argv
     exp = json.load(open(os.path.join(CORPUS, "expectations.json")))
-    n_ok = n_bad = n_unrolled = 0
+    n_ok = n_bad = n_unrolled = n_unexplained = 0
     for name, c in exp["cases"].items():
         src = open(os.path.join(CORPUS, c["file"])).read()
         fs = predict.functions(src)
         for k, obs in c["kernels"].items():
             res = check_kernel(fs[k], obs)
             errs = [m for s, m in res if s == "error"]
+            if name.startswith("unexplained_"):
+                n_unexplained += 1
+                print(f"unexplained {name}/{k}: " + ("; ".join(errs) if errs else "now agrees (rename the case)"))
+                continue
             if errs:
                 n_bad += 1
                 print(f"MISMATCH {name}/{k}: " + "; ".join(errs))
@@ -138,7 +142,8 @@ def main():
                     print(f"unrolled {name}/{k}: " + "; ".join(m for _, m in res))
             else:
                 n_ok += 1
-    print(f"{n_ok} kernels agree, {n_bad} disagree, {n_unrolled} with lines ptxas unrolled into disagreeing copies")
+    print(f"{n_ok} kernels agree, {n_bad} disagree, {n_unrolled} with lines ptxas unrolled into disagreeing copies, "
+          f"{n_unexplained} known unexplained")
     sys.exit(1 if n_bad else 0)
 
 

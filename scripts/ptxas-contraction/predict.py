@@ -118,8 +118,9 @@ def srcs(p):
 class Function:
     """One .entry/.func: regions, reaching definitions and copy-resolved def-use chains."""
 
-    def __init__(self, name, pinstrs):
+    def __init__(self, name, pinstrs, is_entry=True):
         self.name = name
+        self.is_entry = is_entry
         self.ins = []
         self.labels = {}
         pending = []
@@ -374,13 +375,27 @@ def contractable_add(p):
     return not (mods_of(p) & ROUNDING)
 
 
+def constant_operand(f, v):
+    """A value SASS can take as an immediate or a constant-bank operand: an immediate, a
+    kernel parameter (ld.param of an .entry parameter at a fixed offset) or ld.const of a
+    fixed address."""
+    if v.kind == "imm":
+        return True
+    if v.kind != "def":
+        return False
+    p = f.ins[v.idx].p
+    if p.op != "ld" or len(p.args) < 2 or "%" in p.args[1]:
+        return False
+    return "const" in p.mods or ("param" in p.mods and f.is_entry)
+
+
 def by_immediate(f, m):
-    """A multiply of one register by an immediate (after following movs of immediates):
-    ptxas contracts it into adds in any block (it re-creates it at each use), unlike a
-    product of two registers, which must share the add's region."""
+    """A multiply of one register by a constant operand (constant_operand): ptxas
+    contracts it into adds in any block (it re-creates it at each use), unlike a product
+    of two registers, which must share the add's region."""
     vs = [resolve(f, m.idx, x) for x in m.p.args[1:3]]
-    return sorted(v.kind for v in vs) == ["def", "imm"] or \
-        (sorted(v.kind for v in vs) == ["imm", "unknown"])
+    consts = [constant_operand(f, v) for v in vs]
+    return consts.count(True) == 1
 
 
 @dataclass
@@ -653,7 +668,8 @@ def _value_key(f, a, m, operand_vals):
 
 
 def functions(src):
-    return {n: Function(n, ins) for n, ins in ptxparse.parse(src).items()}
+    entries = set(re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", ptxparse.strip_comments(src)))
+    return {n: Function(n, ins, n in entries) for n, ins in ptxparse.parse(src).items()}
 
 
 def main():

@@ -60,6 +60,7 @@ def kernel(name, body, params=""):
             continue
         lines.append(l if l.endswith(":") or l.startswith("//") and False else "\t" + l)
     lines += ["\tret;", "}"]
+    lines = [l.replace("\t{", "{").replace("\t}", "}") if l.strip() in ("{", "}") else l for l in lines]
     return "\n".join(lines) + "\n"
 
 

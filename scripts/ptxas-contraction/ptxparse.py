@@ -50,10 +50,23 @@ def parse(src):
     """Returns {function name: [PInstr]} (bodies of .entry and .func)."""
     funcs, cur, depth, pending = {}, None, 0, None
     lines = strip_comments(src).split("\n")
+    carry, carry_line = "", 0
     for n, raw in enumerate(lines, 1):
         s = raw.strip()
         if not s:
             continue
+        if cur is not None and depth > 0:
+            # a statement continued over several lines (nvcc splits call's operands):
+            # join it and give it the line it starts on
+            if carry:
+                s = carry + " " + s
+                n = carry_line
+                carry = ""
+            body = s
+            if body and not body.endswith((";", "{", "}", ":")) and not body.startswith(("{", "}", ".", "//")) \
+                    and "{" not in body and not body.endswith(":"):
+                carry, carry_line = body, n
+                continue
         m = _FUNC.match(s)
         if m and depth == 0:
             pending = m.group(2)

@@ -94,9 +94,15 @@ def parse(text):
     return kernels
 
 
+def is_constant_move(i):
+    """HFMA2.MMA Rd, -RZ, RZ, a, b: ptxas's way to materialise a 32-bit constant (its two
+    halves a, b), not arithmetic."""
+    return i.opcode == "HFMA2" and len(i.operands) >= 3 and i.operands[1].lstrip("-") == "RZ" and i.operands[2].lstrip("-") == "RZ"
+
+
 def float_counts(instrs):
     c = {}
     for i in instrs:
-        if i.opcode in FLOAT_OPS:
+        if i.opcode in FLOAT_OPS and not is_constant_move(i):
             c[i.opcode] = c.get(i.opcode, 0) + 1
     return dict(sorted(c.items()))

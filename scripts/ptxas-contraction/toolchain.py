@@ -36,7 +36,7 @@ def add_loc(src, fname, file_index=1, file_directive=True):
     """Inserts `.loc 1 <line> 0` before every instruction of every function body, so
     ptxas -lineinfo attributes each SASS instruction to the PTX line it came from.
     Line numbers stay those of the original file (the .loc lines are not counted)."""
-    out, depth = [], 0
+    out, depth, cont = [], 0, False
     for i, l in enumerate(src.split("\n"), 1):
         s = l.strip()
         if s.startswith(".address_size"):
@@ -45,8 +45,10 @@ def add_loc(src, fname, file_index=1, file_directive=True):
                 out.append(f'.file {file_index} "{fname}"')
             continue
         code = s.split("//")[0].strip()
-        if depth > 0 and code and not code.startswith((".", "{", "}")) and not code.endswith(":"):
+        if depth > 0 and code and not cont and not code.startswith((".", "{", "}")) and not code.endswith(":"):
             out.append(f".loc {file_index} {i} 0")
+        if depth > 0 and code and not code.startswith((".", "{", "}")) and not code.endswith(":"):
+            cont = not code.endswith(";")  # a statement split over lines (nvcc's call)
         depth += code.count("{") - code.count("}")
         out.append(l)
     return "\n".join(out)
@@ -67,6 +69,18 @@ def assemble(src, ver="13.5", opt="3", extra=(), lineinfo=False, fname="x.ptx", 
             raise RuntimeError(f"ptxas failed: {' '.join(cmd)}\n{r.stderr}")
         r = subprocess.run([tool("nvdisasm"), "-c"] + (["-g"] if lineinfo else []) + [cub], capture_output=True, text=True, check=True)
         return r.stdout
+
+
+def cuobjdump_of(src, ver="13.5", opt="3", extra=()):
+    """cuobjdump -sass text of the cubin ptxas makes of `src` (the same listing format
+    as a cubin nvcc built, for comparing the two)."""
+    with tempfile.TemporaryDirectory() as d:
+        p, cub = os.path.join(d, "x.ptx"), os.path.join(d, "x.cubin")
+        open(p, "w").write(src)
+        r = subprocess.run([ptxas(ver), "-arch=sm_90", f"-O{opt}", *extra, p, "-o", cub], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"ptxas failed:\n{r.stderr}")
+        return subprocess.run([tool("cuobjdump"), "-sass", cub], capture_output=True, text=True, check=True).stdout
 
 
 def assemble_lines(src, fname, ver="13.5", opt="3", extra=()):
