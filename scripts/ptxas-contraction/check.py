@@ -24,6 +24,9 @@ def kind(ops):
     HFMA2 with a -RZ addend is f16x2 mul.rn's multiply)."""
     ks = set()
     for o in ops:
+        if "=" in o:  # classified by the observation (HFMA2 a, 1, 1, c = add; FMA + -RZ = mul)
+            ks.add(o.split("=")[1])
+            continue
         b = o.lstrip("@").split(".")[0]
         if b in FMA:
             ks.add("fma")
@@ -86,7 +89,7 @@ def check_kernel(f, obs):
                     out.append(("error", f"lines {g}: predicted merged into one {'fma' if r in pred.fused else 'add'}, SASS has {[lines.get(x) for x in g]}"))
                 continue
             want = ln in pred.fused
-            got = k == "fma"
+            got = k in ("fma", "mul")  # an FMA with a -0 addend is p + -0 fused (= p)
             if want != got:
                 out.append(("error", f"line {ln} ({p.op}.{'.'.join(p.mods)}): predicted {'fused with line %d' % pred.fused[ln] if want else 'not fused'}, SASS {lines[ln]}"))
             elif want and ln in traced and None not in traced[ln] and traced[ln] != {pred.fused[ln]}:

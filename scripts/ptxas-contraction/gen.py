@@ -45,7 +45,7 @@ def observation(pinstrs, ins):
         fused = [{"add": f["add"], "mul": f["mul"]} for f in o["fusions"]]
         return {
             "sass_counts": sasslib.float_counts(ins),
-            "lines": {str(l): sorted(x for x in v if x.lstrip("@").split(".")[0] in sasslib.FLOAT_OPS)
+            "lines": {str(l): sorted(x for x in v if x.lstrip("@").split(".")[0].split("=")[0] in sasslib.FLOAT_OPS)
                       for l, v in sorted(o["lines"].items())},
             "fused": sorted(fused, key=lambda f: (f["add"], f["mul"] or 0)),
         }

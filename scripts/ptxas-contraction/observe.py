@@ -4,6 +4,18 @@ SASS registers back to the PTX values the multiplicands hold)."""
 import re, struct
 
 import ptxparse
+import sasslib
+
+_DEFAULT = {"FFMA": "fma", "DFMA": "fma", "HFMA2": "fma", "FMUL": "mul", "DMUL": "mul", "HMUL2": "mul",
+            "FADD": "add", "DADD": "add", "HADD2": "add"}
+
+
+def _class_tag(s):
+    """'=add' / '=mul' when an FMA-kind instruction computes something else (HFMA2 a, 1, 1, c
+    is an add; an FMA with a -RZ addend a multiply); '' otherwise."""
+    c = sasslib.float_class(s)
+    d = _DEFAULT.get(s.opcode)
+    return f"={c}" if c and d and c != d else ""
 
 FMA_OPS = {"FFMA", "DFMA", "HFMA2", "FFMA32I", "HFMA2_32I"}
 FLOAT_ARITH = {"mul", "add", "sub", "fma", "mad", "neg", "abs", "div", "rcp", "sqrt", "rsqrt",
@@ -160,10 +172,11 @@ def observe(pinstrs, sass):
     lines = {}
     for i in k.p:
         if (i.op in FLOAT_ARITH and (set(i.mods) & FLOAT_TYPES)):
-            lines[i.line] = [("@" if s.pred else "") + s.full for s in k.sass_at(i.line) if s.opcode not in ("NOP",)]
+            lines[i.line] = [("@" if s.pred else "") + s.full + _class_tag(s) for s in k.sass_at(i.line)
+                             if s.opcode not in ("NOP",) and not sasslib.is_constant_move(s)]
     fusions = []
     for idx, s in enumerate(sass):
-        if s.opcode not in FMA_OPS:
+        if s.opcode not in FMA_OPS or sasslib.float_class(s) != "fma":
             continue
         pi = k.by_line.get(s.line)
         if pi is None or pi.op not in ("add", "sub"):

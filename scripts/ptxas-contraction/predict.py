@@ -504,11 +504,11 @@ def predict(f):
     # becomes one FMUL.M2..D8 (f32; the outer mul .rn or unmodified, .ftz/.sat allowed;
     # the outer's .ftz/.sat win, the inner's .ftz is dropped)
     for m in muls:
-        if not mat[m] or f.ins[m].p.type != "f32" or f.ins[m].op != "mul" or len(uses[m]) != 1:
+        if not mat[m] or f.ins[m].p.type != "f32" or len(uses[m]) != 1:
             continue
         c, k = uses[m][0]
         q = f.ins[c].p
-        if q.op != "mul" or q.type != "f32" or q.guard or (mods_of(q) & (ROUNDING - {"rn"})) or c in fused:
+        if q.op != "mul" or q.type != "f32" or q.guard or (mods_of(q) & (ROUNDING - {"rn"})) or (c in mat and not mat[c]):
             continue
         other = resolve(f, c, q.args[2 - k]) if k in (0, 1) else None
         if other is not None and other.kind == "imm" and other.imm in SCALES and f.ins[c].region == f.ins[m].region:
@@ -593,8 +593,7 @@ def early_cse(f, live):
     for i in f.ins:
         if i.idx not in live or not contractable_add(i.p) or i.p.guard:
             continue
-        # neg is still an instruction of its own at this point: not looked through
-        vals = {(i.idx, k): resolve(f, i.idx, i.p.args[1 + k], through_neg=False) for k in (0, 1)}
+        vals = {(i.idx, k): resolve(f, i.idx, i.p.args[1 + k]) for k in (0, 1)}
         key = _value_key(f, i.idx, None, vals)
         if key is None:
             continue

@@ -106,3 +106,43 @@ def float_counts(instrs):
         if i.opcode in FLOAT_OPS and not is_constant_move(i):
             c[i.opcode] = c.get(i.opcode, 0) + 1
     return dict(sorted(c.items()))
+
+
+def _is_reg(op):
+    s = op.lstrip("-!|")
+    return s.startswith(("R", "UR", "c[", "desc["))
+
+
+def float_class(i):
+    """'fma' / 'mul' / 'add' for float arithmetic (as kernels-host/src/sass.rs classifies
+    it: an FMA with a -RZ addend is a multiply, HFMA2 with multiplier 1 an add), None for
+    everything else (constant moves, HADD2.F32 conversions, compares...)."""
+    op = i.opcode
+    if op in ("FMUL", "FMUL32I", "DMUL", "HMUL2", "HMUL2_32I"):
+        return "mul"
+    if op in ("FADD", "FADD32I", "DADD", "HADD2_32I"):
+        return "add"
+    if op == "HADD2":
+        return None if "F32" in i.mods else "add"
+    if op not in ("FFMA", "FFMA32I", "DFMA", "HFMA2", "HFMA2_32I") or is_constant_move(i):
+        return None
+    o = i.operands
+    if len(o) == 4:
+        b, c = o[2:3], o[3:4]
+    elif len(o) == 5 and _is_reg(o[2]):
+        b, c = o[2:3], o[3:5]
+    elif len(o) == 5:
+        b, c = o[2:4], o[4:5]
+    elif len(o) == 6:
+        b, c = o[2:4], o[4:6]
+    else:
+        return "fma"
+    if c == ["-RZ"]:
+        return "mul"
+    if op.startswith("HFMA2"):
+        try:
+            if all(float(x) == 1.0 for x in b):
+                return "add"
+        except ValueError:
+            pass
+    return "fma"
