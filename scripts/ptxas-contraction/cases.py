@@ -3,6 +3,7 @@
 Each case is (name, doc, body[, options]); ptxgen.py wraps the body into a kernel of the
 same name that loads the inputs it names (%f1.., %fd1.., %h1.., %r1..) from global memory.
 """
+import re
 
 CASES = []
 
@@ -1030,6 +1031,106 @@ ld.param.f32 %f20, [pr];
 add.f32 %f21, %f20, %f3;
 st.global.f32 [%rd2], %f21;
 """)
+
+
+
+# --- what may stand between the mul and the add: one case per instruction --------------------
+# (a mul, the instruction, then an add of the product: fused unless the instruction
+# splits a region)
+BETWEEN = {
+    'div.u32': 'div.u32 %r30, %r1, %r2; st.global.u32 [%rd2+8], %r30;',
+    'rem.s32': 'rem.s32 %r30, %r1, %r2; st.global.u32 [%rd2+8], %r30;',
+    'div.s32 by 7': 'div.s32 %r30, %r1, 7; st.global.u32 [%rd2+8], %r30;',
+    'div.u64': 'cvt.u64.u32 %rd20, %r1; cvt.u64.u32 %rd21, %r2; div.u64 %rd22, %rd20, %rd21; st.global.u64 [%rd2+8], %rd22;',
+    'rem.u64': 'cvt.u64.u32 %rd20, %r1; cvt.u64.u32 %rd21, %r2; rem.u64 %rd22, %rd20, %rd21; st.global.u64 [%rd2+8], %rd22;',
+    'rcp.rn.ftz.f32': 'rcp.rn.ftz.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'sqrt.rn.ftz.f32': 'sqrt.rn.ftz.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'div.rz.f32': 'div.rz.f32 %f30, %f4, %f5; st.global.f32 [%rd2+8], %f30;',
+    'div.full.ftz.f32': 'div.full.ftz.f32 %f30, %f4, %f5; st.global.f32 [%rd2+8], %f30;',
+    'rcp.approx.ftz.f64': 'rcp.approx.ftz.f64 %fd30, %fd1; st.global.f64 [%rd2+8], %fd30;',
+    'cvt.rn.f32.f64': 'cvt.rn.f32.f64 %f30, %fd1; st.global.f32 [%rd2+8], %f30;',
+    'cvt.rzi.s64.f64': 'cvt.rzi.s64.f64 %rd20, %fd1; st.global.u64 [%rd2+8], %rd20;',
+    'cvt.rn.f32.s64': 'cvt.s64.s32 %rd20, %r1; cvt.rn.f32.s64 %f30, %rd20; st.global.f32 [%rd2+8], %f30;',
+    'popc/clz/brev': 'popc.b32 %r30, %r1; clz.b32 %r31, %r30; brev.b32 %r32, %r31; st.global.u32 [%rd2+8], %r32;',
+    'mul.hi.s64': 'cvt.s64.s32 %rd20, %r1; mul.hi.s64 %rd21, %rd20, %rd20; st.global.u64 [%rd2+8], %rd21;',
+    'min/max f32': 'min.f32 %f30, %f4, %f5; max.f32 %f31, %f30, %f6; st.global.f32 [%rd2+8], %f31;',
+    'f16 mul.rn': 'mul.rn.f16 %h30, %h1, %h2; st.global.b16 [%rd2+8], %h30;',
+    'ld.param (kernel)': 'ld.param.u64 %rd20, [between_ld_param_kernel_out]; st.global.u64 [%rd2+8], %rd20;',
+    'bra.uni to next': 'bra.uni NXT;\nNXT:',
+    'mov %tid.x': 'mov.u32 %r30, %tid.x; st.global.u32 [%rd2+8], %r30;',
+    'st.local+ld.local': '.local .align 4 .b8 lb[8];\nst.local.u32 [lb], %r1; ld.local.u32 %r30, [lb]; st.global.u32 [%rd2+8], %r30;',
+    'fma.rn.f32': 'fma.rn.f32 %f30, %f4, %f5, %f6; st.global.f32 [%rd2+8], %f30;',
+    'mul.f64+add.f64 (contractable)': 'mul.f64 %fd30, %fd1, %fd2; add.f64 %fd31, %fd30, %fd3; st.global.f64 [%rd2+8], %fd31;',
+    'div.rn.f32': 'div.rn.f32 %f30, %f4, %f5; st.global.f32 [%rd2+8], %f30;',
+    'div.full.f32': 'div.full.f32 %f30, %f4, %f5; st.global.f32 [%rd2+8], %f30;',
+    'div.approx.f32': 'div.approx.f32 %f30, %f4, %f5; st.global.f32 [%rd2+8], %f30;',
+    'div.rn.ftz.f32': 'div.rn.ftz.f32 %f30, %f4, %f5; st.global.f32 [%rd2+8], %f30;',
+    'div.rn.f64': 'div.rn.f64 %fd30, %fd1, %fd2; st.global.f64 [%rd2+8], %fd30;',
+    'rcp.rn.f32': 'rcp.rn.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'rcp.approx.f32': 'rcp.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'rcp.rn.f64': 'rcp.rn.f64 %fd30, %fd1; st.global.f64 [%rd2+8], %fd30;',
+    'sqrt.rn.f32': 'sqrt.rn.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'sqrt.approx.f32': 'sqrt.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'sqrt.rn.f64': 'sqrt.rn.f64 %fd30, %fd1; st.global.f64 [%rd2+8], %fd30;',
+    'rsqrt.approx.f32': 'rsqrt.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'ex2.approx.f32': 'ex2.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'div.s32': 'div.s32 %r30, %r1, %r2; st.global.u32 [%rd2+8], %r30;',
+    'rem.u32': 'rem.u32 %r30, %r1, %r2; st.global.u32 [%rd2+8], %r30;',
+    'div.s64': 'cvt.s64.s32 %rd20, %r1; cvt.s64.s32 %rd21, %r2; div.s64 %rd22, %rd20, %rd21; st.global.u64 [%rd2+8], %rd22;',
+    'cvt.rni.s32.f32': 'cvt.rni.s32.f32 %r30, %f4; st.global.u32 [%rd2+8], %r30;',
+    'cvt.f64.f32': 'cvt.f64.f32 %fd30, %f4; st.global.f64 [%rd2+8], %fd30;',
+    'membar.cta': 'membar.cta;',
+    'membar.gl': 'membar.gl;',
+    'membar.sys': 'membar.sys;',
+    'fence.acq_rel.gpu': 'fence.acq_rel.gpu;',
+    'bar.sync': 'bar.sync 0;',
+    'barrier.sync.aligned': 'barrier.sync.aligned 0;',
+    'bar.arrive': 'bar.arrive 1, 64;',
+    'bar.red.popc': 'setp.ne.s32 %p2, %r1, 0; bar.red.popc.u32 %r30, 0, %p2; st.global.u32 [%rd2+8], %r30;',
+    'vote.sync.ballot': 'setp.ne.s32 %p2, %r1, 0; vote.sync.ballot.b32 %r30, %p2, -1; st.global.u32 [%rd2+8], %r30;',
+    'activemask': 'activemask.b32 %r30; st.global.u32 [%rd2+8], %r30;',
+    'match.any': 'match.any.sync.b32 %r30, %r1, -1; st.global.u32 [%rd2+8], %r30;',
+    'redux.sync.add': 'redux.sync.add.u32 %r30, %r1, -1; st.global.u32 [%rd2+8], %r30;',
+    'red.global.add.f32': 'red.global.add.f32 [%rd2+8], %f4;',
+    'atom.global.cas': 'atom.global.cas.b32 %r30, [%rd2+8], %r1, %r2; st.global.u32 [%rd2+12], %r30;',
+    'atom.shared.add': '.shared .align 4 .b8 sh[16];\natom.shared.add.u32 %r30, [sh], %r1; st.global.u32 [%rd2+8], %r30;',
+    'nanosleep': 'nanosleep.u32 100;',
+    'ld.volatile.global': 'ld.volatile.global.f32 %f30, [%rd1+60]; st.global.f32 [%rd2+8], %f30;',
+    'st.volatile.global': 'st.volatile.global.f32 [%rd2+8], %f4;',
+    'ld.acquire.gpu': 'ld.acquire.gpu.global.u32 %r30, [%rd1+160]; st.global.u32 [%rd2+8], %r30;',
+    'st.release.gpu': 'st.release.gpu.global.u32 [%rd2+8], %r1;',
+    'clock64': 'mov.u64 %rd20, %clock64; st.global.u64 [%rd2+8], %rd20;',
+    'globaltimer': 'mov.u64 %rd20, %globaltimer; st.global.u64 [%rd2+8], %rd20;',
+    'trap-guarded': 'setp.eq.s32 %p2, %r1, 12345; @%p2 trap;',
+    'exit-guarded': 'setp.eq.s32 %p2, %r1, 12345; @%p2 exit;',
+    'ret-guarded': 'setp.eq.s32 %p2, %r1, 12345; @%p2 ret;',
+    'prefetch': 'prefetch.global.L2 [%rd1];',
+    'cp.async+wait': '.shared .align 16 .b8 sh[16];\ncp.async.ca.shared.global [sh], [%rd1], 4; cp.async.wait_all;',
+    'tanh.approx': 'tanh.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'mul.wide': 'mul.wide.s32 %rd20, %r1, %r2; st.global.u64 [%rd2+8], %rd20;',
+    'brkpt-guarded': 'setp.eq.s32 %p2, %r1, 12345; @%p2 brkpt;',
+    'setp+selp': 'setp.gt.f32 %p2, %f4, %f5; selp.f32 %f30, %f4, %f5, %p2; st.global.f32 [%rd2+8], %f30;',
+    'testp': 'testp.finite.f32 %p2, %f4; selp.u32 %r30, 1, 0, %p2; st.global.u32 [%rd2+8], %r30;',
+    'f64 mul.rn+add.rn': 'mul.rn.f64 %fd30, %fd1, %fd2; add.rn.f64 %fd31, %fd30, %fd3; st.global.f64 [%rd2+8], %fd31;',
+    'sin.approx': 'sin.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'lg2.approx': 'lg2.approx.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'cvt.rn.f16.f32': 'cvt.rn.f16.f32 %h30, %f4; st.global.b16 [%rd2+8], %h30;',
+    'div.s16': 'cvt.u16.u32 %rs20, %r1; cvt.u16.u32 %rs21, %r2; div.s16 %rs22, %rs20, %rs21; st.global.u16 [%rd2+8], %rs22;',
+    'div.u16': 'cvt.u16.u32 %rs20, %r1; cvt.u16.u32 %rs21, %r2; div.u16 %rs22, %rs20, %rs21; st.global.u16 [%rd2+8], %rs22;',
+    'rem.s16': 'cvt.u16.u32 %rs20, %r1; cvt.u16.u32 %rs21, %r2; rem.s16 %rs22, %rs20, %rs21; st.global.u16 [%rd2+8], %rs22;',
+    'div.s32 by 8': 'div.s32 %r30, %r1, 8; st.global.u32 [%rd2+8], %r30;',
+    'rem.s32 by 7': 'rem.s32 %r30, %r1, 7; st.global.u32 [%rd2+8], %r30;',
+    'div.u32 by 7': 'div.u32 %r30, %r1, 7; st.global.u32 [%rd2+8], %r30;',
+    'div.u64 by 7': 'cvt.u64.u32 %rd20, %r1; div.u64 %rd22, %rd20, 7; st.global.u64 [%rd2+8], %rd22;',
+    'div.s64 by 8': 'cvt.s64.s32 %rd20, %r1; div.s64 %rd22, %rd20, 8; st.global.u64 [%rd2+8], %rd22;',
+    'sqrt.approx.ftz.f32': 'sqrt.approx.ftz.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'sin.approx.ftz': 'sin.approx.ftz.f32 %f30, %f4; st.global.f32 [%rd2+8], %f30;',
+    'div.rn.f32 by const 2': 'div.rn.f32 %f30, %f4, 0f40000000; st.global.f32 [%rd2+8], %f30;',
+    'rcp.rn.f32 of const': 'mov.f32 %f31, 0f40400000; rcp.rn.f32 %f30, %f31; st.global.f32 [%rd2+8], %f30;',
+}
+for _k, _v in BETWEEN.items():
+    _n = 'between_' + re.sub(r'[^a-z0-9]+', '_', _k.lower()).strip('_')
+    case(_n, f'mul, then {_k}, then the add', '.reg .b16 %rs<40>;\nmul.f32 %f20, %f1, %f2;\n' + _v.replace('; ', ';\n').replace('\\n', '\n') + '\nadd.f32 %f21, %f20, %f3;\nst.global.f32 [%rd2], %f21;\n')
 
 # --- findings from random programs ---------------------------------------------------------
 case("imm_mul_across_membar", "x*3.0 (one register, one immediate) before membar, add after: fused (x*imm ignores regions)", """

@@ -53,9 +53,9 @@ def merged_groups(pred):
     return groups
 
 
-def check_kernel(f, obs):
+def check_kernel(f, obs, opt=3):
     """List of (severity, message) for one kernel."""
-    pred = predict.predict(f)
+    pred = predict.predict(f, opt)
     out = []
     groups = merged_groups(pred)
     in_group = {l: r for r, g in groups.items() for l in g}

@@ -122,7 +122,7 @@ def main():
         ins = [i for i in ks[n] if i.file == n + ".ptx"]
         obs = observe.observe(fs[n], ins)
         obs = {"lines": {str(k): v for k, v in obs["lines"].items()}, "fused": obs["fusions"]}
-        res = check.check_kernel(predict.functions(src)[n], obs)
+        res = check.check_kernel(predict.functions(src)[n], obs, int(a.opt))
         errs = [m for s, m in res if s == "error"]
         if errs:
             bad += 1

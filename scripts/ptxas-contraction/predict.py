@@ -18,25 +18,23 @@ BRANCHES = {"bra", "brx"}
 ENDS = {"ret", "exit", "trap", "brkpt"}  # end a region (guarded or not)
 
 
-def splits_region(i):
+def splits_region(i, f=None):
     """PTX instructions that ptxas expands before contracting into code of its own blocks
-    (or that it treats as a barrier): a mul before one and an add after it are never fused,
-    and a use across one is a use from another region. Measured (README, 'Regions')."""
+    (or treats as a barrier): a mul before one and an add after it are never fused, and a
+    use across one is a use from another region. Measured (README, 'Regions')."""
     t = i.type
-    if i.op in ("membar", "fence"):
-        return True
-    if i.op == "call":
+    if i.op in ("membar", "fence", "call"):
         return True
     if i.op in ("div", "rcp", "sqrt") and t in ("f32", "f64"):
-        # the IEEE forms (.rn/.rz/.rm/.rp) branch to a slow path; .approx/.full do not
-        return bool(set(i.mods) & ROUNDING)
-    if i.op in ("div", "rem"):
-        if t in ("s64", "u64", "b64"):
-            return True
-        if t in ("s32", "s16"):
-            return True  # div.s32 / rem.s32 split; div.u32 / rem.u32 do not (measured)
-        if t == "u32" and False:
-            return True
+        # the IEEE forms (.rn/.rz/.rm/.rp) branch to a slow path; .approx/.full do not;
+        # of constants, they are folded
+        if not set(i.mods) & ROUNDING:
+            return False
+        if f is not None and all(resolve(f, i.idx, a).kind == "imm" for a in i.p.args[1:]):
+            return False
+        return True
+    if i.op in ("div", "rem") and t in ("s16", "u16", "s32", "s64", "u64", "b64"):
+        return True  # but div.u32 / rem.u32 do not split (measured)
     return i.op in ENDS
 
 
@@ -140,6 +138,7 @@ class Function:
         self.alias = {}  # instruction -> the earlier identical one it is replaced by (early CSE)
         self._blocks()
         self._reaching()
+        self._regions()
         self._dominators()
 
     # --- control flow ---------------------------------------------------------------
@@ -173,15 +172,6 @@ class Function:
                 block += 1
             i.block = block
         self.nblocks = block + 1
-        # regions: blocks, further cut around splitting instructions
-        region = -1
-        prev_block = None
-        for i in self.ins:
-            if i.block != prev_block or splits_region(i) or (i.idx > 0 and splits_region(self.ins[i.idx - 1])) \
-                    or (i.idx > 0 and self.ins[i.idx - 1].op in BRANCHES and not self._to_next(self.ins[i.idx - 1])):
-                region += 1
-            prev_block = i.block
-            i.region = region
         # successors
         self.succ = {b: set() for b in range(self.nblocks)}
         first = {}
@@ -235,6 +225,17 @@ class Function:
                     IN[b], OUT[b] = inn, out
                     changed = True
         self.IN = IN
+
+    def _regions(self):
+        """Regions: blocks, further cut around the instructions splits_region names."""
+        region = -1
+        prev_block = None
+        split = [splits_region(i, self) for i in self.ins]
+        for i in self.ins:
+            if i.block != prev_block or split[i.idx] or (i.idx > 0 and split[i.idx - 1]):
+                region += 1
+            prev_block = i.block
+            i.region = region
 
     def _dominators(self):
         preds = {b: set() for b in range(self.nblocks)}
@@ -408,14 +409,20 @@ class Prediction:
     dead: set = field(default_factory=set)  # lines whose results nothing uses (removed)
 
 
-def predict(f):
-    """Applies the rule to one Function; returns a Prediction keyed by PTX lines."""
+def predict(f, opt=3):
+    """Applies the rule to one Function for ptxas -O`opt` (-O0: nothing is contracted;
+    -O1: no merging of repeated adds across regions); returns a Prediction keyed by PTX
+    lines."""
+    if opt == 0:
+        return _no_contraction(f)
     n = len(f.ins)
     # every non-copy consumer of every definition, through copies
     consumers = {}  # def idx -> list of (consumer idx, operand position, negated)
     operand_vals = {}  # (consumer idx, position) -> Value
     live = live_instructions(f)
-    early_cse(f, live)
+    f.alias = {}
+    if opt >= 2:
+        early_cse(f, live)
     live -= set(f.alias)
     forwarded_stores = set()
     for i in f.ins:
@@ -602,6 +609,17 @@ def early_cse(f, live):
             f.alias[i.idx] = j
         elif j is None:
             first[key] = i.idx
+
+
+def _no_contraction(f):
+    """-O0: every multiply and add stays as written (no fusion, no CSE, no folding)."""
+    pred = Prediction()
+    live = live_instructions(f)
+    pred.dead = {i.line for i in f.ins if i.idx not in live}
+    for i in f.ins:
+        if is_mul_like(i.p) and not i.p.guard and i.idx in live:
+            pred.materialized[i.line] = True
+    return pred
 
 
 def _defs_behind(f, idx, r, depth=0):

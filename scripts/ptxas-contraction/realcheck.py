@@ -49,8 +49,14 @@ def predicted_counts(f, pred):
         t = p.type
         if p.line in gone:
             continue
+        mods = set(p.mods)
         if p.op in ("div", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh") and t in ("f32", "f64"):
-            expanding.add(f"{p.op}.{'.'.join(p.mods)}")
+            single_mufu = t == "f32" and "approx" in mods and ("ftz" in mods or p.op == "tanh") and p.op != "div"
+            if not single_mufu:  # scaling FMULs/FADDs, Newton steps, slow paths
+                expanding.add(f"{p.op}.{'.'.join(p.mods)}")
+            continue
+        if p.op == "cvt" and len(p.mods) >= 2 and p.mods[-1] in pre and p.mods[-2] == p.mods[-1]:
+            expanding.add(f"cvt.{'.'.join(p.mods)} (may be FADD/FRND)")
             continue
         if t not in pre:
             if t in ("f16", "bf16", "f16x2", "bf16x2") and p.op in ("mul", "add", "sub", "fma"):
@@ -61,6 +67,8 @@ def predicted_counts(f, pred):
             cnt[c + "FMA"] += 1
         elif p.op == "mul":
             if predict.copy_source(f, i) is not None:
+                if "ftz" in mods:
+                    expanding.add("mul.ftz by +-1 (FADD.FTZ x, -0 unless absorbed)")
                 continue
             if p.line in pred.materialized and not pred.materialized[p.line]:
                 continue  # absorbed (or folded into an FMUL.M2..D8)
@@ -69,9 +77,20 @@ def predicted_counts(f, pred):
             cnt[c + "MUL"] += 1
         elif p.op in ("add", "sub"):
             cnt[c + ("FMA" if p.line in pred.fused else "ADD")] += 1
-        elif p.op == "cvt" and ("f32" in p.mods[-2:] or "f64" in p.mods[-2:]):
-            expanding.add("cvt to/from float")
     return {k: v for k, v in cnt.items() if v}, sorted(expanding)
+
+
+def sass_class_counts(ins):
+    """FFMA/FMUL/FADD/DFMA/DMUL/DADD counts by what the instruction computes (an FFMA with
+    a -RZ addend counts as FMUL; constant moves and conversions not at all)."""
+    cnt = {}
+    for i in ins:
+        c = sasslib.float_class(i)
+        if c is None or i.opcode[0] not in "FD":
+            continue
+        k = i.opcode[0] + {"fma": "FMA", "mul": "MUL", "add": "ADD"}[c]
+        cnt[k] = cnt.get(k, 0) + 1
+    return cnt
 
 
 def run_one(cu, flags, tmp):
@@ -95,7 +114,7 @@ def run_one(cu, flags, tmp):
         res = check.check_kernel(f, obs)
         pred = predict.predict(f)
         pc, expanding = predicted_counts(f, pred)
-        sc = {c: n for c, n in sasslib.float_counts(ins).items() if c in FLOAT_CLASSES}
+        sc = sass_class_counts(ins)
         adds = [i for i in f.ins if predict.contractable_add(i.p)]
         out[k] = {
             "cubin_sass_equals_ptxas_of_ptx": same,
@@ -123,7 +142,8 @@ def main():
     jobs = []
     fix = os.path.join(toolchain.ROOT, "fixtures", "cuda")
     for cu in a.files or sorted(glob.glob(os.path.join(fix, "*.cu"))):
-        jobs.append((os.path.relpath(cu, toolchain.ROOT), cu, ["-I", os.path.dirname(cu)]))
+        jobs.append((os.path.relpath(cu, toolchain.ROOT), cu,
+                     ["-I", os.path.dirname(cu), "-I", os.path.join(toolchain.ROOT, "fixtures", "twin", "include")]))
     with tempfile.TemporaryDirectory() as tmp:
         if a.vmaf:
             src = os.path.join(a.vmaf, "libvmaf", "src")

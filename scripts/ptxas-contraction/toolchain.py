@@ -117,7 +117,10 @@ def combine(srcs, lineinfo):
         m = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", s, re.M)
         vers.append((int(m.group(1)), int(m.group(2))) if m else (8, 0))
     v = max(vers)
-    out = [f".version {v[0]}.{v[1]}", ".target sm_90", ".address_size 64"]
+    targets = {m.group(1) for s in srcs.values() for m in [re.search(r"^\s*\.target\s+(\S+)", s, re.M)] if m}
+    if len(targets) > 1:
+        raise ValueError(f"corpus files with different .target: {sorted(targets)}")
+    out = [f".version {v[0]}.{v[1]}", f".target {targets.pop() if targets else 'sm_90'}", ".address_size 64"]
     if lineinfo:
         out += [f'.file {k + 1} "{n}.ptx"' for k, n in enumerate(names)]
     for k, n in enumerate(names):
