@@ -408,6 +408,38 @@ mod tests {
         assert_eq!(ks[0].instrs[1].line, Some(30));
     }
 
+    /// The corpus's checked-in cuobjdump listing (ptxas 13.5 -arch=sm_90 of 15 corpus
+    /// kernels, scripts/ptxas-contraction/gen.py) read back: every kernel's float opcode
+    /// counts equal the ones expectations.json recorded through nvdisasm.
+    #[test]
+    fn corpus_sample_matches_the_expectations() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/ptx-corpus/contraction");
+        let text = std::fs::read_to_string(format!("{dir}/sass-sample.txt")).unwrap();
+        let exp: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{dir}/expectations.json")).unwrap()).unwrap();
+        let ks = parse(&text).unwrap();
+        assert_eq!(ks.len(), 15);
+        const FLOAT: [&str; 10] = ["FFMA", "FMUL", "FADD", "DFMA", "DMUL", "DADD", "HFMA2", "HMUL2", "HADD2", "MUFU"];
+        for k in &ks {
+            assert_eq!(k.arch, "sm_90");
+            let want = &exp["cases"][&k.name]["kernels"][&k.name]["sass_counts"];
+            assert!(want.is_object(), "{} not in expectations.json", k.name);
+            let mut got = BTreeMap::new();
+            for i in k.instrs.iter().filter(|i| FLOAT.contains(&i.opcode.as_str()) && !i.is_constant_move()) {
+                *got.entry(i.opcode.clone()).or_insert(0u64) += 1;
+            }
+            for op in FLOAT {
+                assert_eq!(got.get(op).copied().unwrap_or(0), want[op].as_u64().unwrap_or(0), "{} {op}", k.name);
+            }
+        }
+        // the classification on real listings: a fused pair is one Fma, f16x2 mul.rn a Mul
+        let by = |n: &str| ks.iter().find(|k| k.name == n).unwrap().float_counts();
+        assert_eq!(by("f32_mul_add").get(&(FloatClass::Fma, Precision::Single)), Some(&1));
+        assert_eq!(by("two_products_ab_cd").get(&(FloatClass::Mul, Precision::Single)), Some(&1));
+        assert_eq!(by("f16x2_rn").get(&(FloatClass::Mul, Precision::Half)), Some(&1));
+        assert_eq!(by("f16x2_add_on_fma_pipe").get(&(FloatClass::Add, Precision::Half)), Some(&2));
+        assert_eq!(by("f16x2_add_on_fma_pipe").get(&(FloatClass::Fma, Precision::Half)), None);
+    }
+
     #[test]
     fn malformed_input_is_an_error_naming_the_line() {
         let e = parse("hello\nworld\n").unwrap_err();

@@ -125,29 +125,35 @@ def check_kernel(f, obs, opt=3):
 def main():
     verbose = "--verbose" in sys.argv
     exp = json.load(open(os.path.join(CORPUS, "expectations.json")))
-    n_ok = n_bad = n_unrolled = n_unexplained = 0
-    for name, c in exp["cases"].items():
-        src = open(os.path.join(CORPUS, c["file"])).read()
-        fs = predict.functions(src)
-        for k, obs in c["kernels"].items():
-            res = check_kernel(fs[k], obs)
-            errs = [m for s, m in res if s == "error"]
-            if name.startswith("unexplained_"):
-                n_unexplained += 1
-                print(f"unexplained {name}/{k}: " + ("; ".join(errs) if errs else "now agrees (rename the case)"))
-                continue
-            if errs:
-                n_bad += 1
-                print(f"MISMATCH {name}/{k}: " + "; ".join(errs))
-            elif res:
-                n_unrolled += 1
-                if verbose:
-                    print(f"unrolled {name}/{k}: " + "; ".join(m for _, m in res))
-            else:
-                n_ok += 1
-    print(f"{n_ok} kernels agree, {n_bad} disagree, {n_unrolled} with lines ptxas unrolled into disagreeing copies, "
-          f"{n_unexplained} known unexplained")
-    sys.exit(1 if n_bad else 0)
+    configs = [("13.5 -O3", 3)] + [(cfg, int(cfg.split("-O")[1])) for cfg in exp["other_configs"]]
+    failed = False
+    for cfg, opt in configs:
+        n_ok = n_bad = n_unrolled = n_unexplained = 0
+        for name, c in exp["cases"].items():
+            src = open(os.path.join(CORPUS, c["file"])).read()
+            fs = predict.functions(src)
+            kernels = c["differs_in"].get(cfg, c["kernels"]) if cfg != "13.5 -O3" else c["kernels"]
+            for k, obs in kernels.items():
+                res = check_kernel(fs[k], obs, opt)
+                errs = [m for s, m in res if s == "error"]
+                if name.startswith("unexplained_"):
+                    n_unexplained += 1
+                    if cfg == "13.5 -O3":
+                        print(f"unexplained {name}/{k}: " + ("; ".join(errs) if errs else "now agrees (rename the case)"))
+                    continue
+                if errs:
+                    n_bad += 1
+                    print(f"MISMATCH [{cfg}] {name}/{k}: " + "; ".join(errs))
+                elif res:
+                    n_unrolled += 1
+                    if verbose:
+                        print(f"unrolled [{cfg}] {name}/{k}: " + "; ".join(m for _, m in res))
+                else:
+                    n_ok += 1
+        failed |= n_bad > 0
+        print(f"ptxas {cfg}: {n_ok} kernels agree, {n_bad} disagree, {n_unrolled} with lines ptxas unrolled "
+              f"into disagreeing copies, {n_unexplained} known unexplained")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,11 @@ import cases, observe, ptxgen, ptxparse, sasslib, toolchain
 
 CORPUS = os.path.join(toolchain.ROOT, "kernels-host", "ptx-corpus", "contraction")
 PRIMARY = ("13.5", "3")
+# kernels whose cuobjdump listing is checked in (sass-sample.txt) for kernels-host's sass.rs
+# tests: its parser must reproduce these kernels' float-op counts from the expectations
+SAMPLE = ["f32_mul_add", "f32_mul_sub_subtrahend", "f32_mod_mul_ftz_add_ftz_sat", "f64_mul_sub", "f16_mul_add",
+          "f16x2_rn", "bf16x2_mul_add", "two_products_ab_cd", "use_two_adds", "dist_branch_diamond", "m2_fold",
+          "const_both_imm", "div_approx_var_then_add", "f16x2_add_on_fma_pipe", "pred_add"]
 OTHERS = [("13.5", "0"), ("13.5", "1"), ("13.5", "2"), ("13.0", "3"), ("13.0", "0")]
 
 
@@ -180,6 +185,8 @@ def main():
     out_files[ej] = dump(exp)
     if not a.only:
         out_files[os.path.join(toolchain.ROOT, "reports", "ptxas-contraction", "corpus.md")] = summary(exp, srcs)
+        sample = {n: srcs[n] for n in SAMPLE}
+        out_files[os.path.join(CORPUS, "sass-sample.txt")] = toolchain.cuobjdump_of(toolchain.combine(sample, False))
     if a.check:
         bad = [p for p, s in out_files.items() if not os.path.exists(p) or open(p).read() != s]
         if bad:
