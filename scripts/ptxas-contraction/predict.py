@@ -27,7 +27,7 @@ def splits_region(i, f=None):
         return True
     if i.op in ("div", "rcp", "sqrt") and t in ("f32", "f64"):
         # the IEEE forms (.rn/.rz/.rm/.rp) branch to a slow path; .approx/.full do not;
-        # of constants, they are folded
+        # with constant operands ptxas emits a short inline sequence and does not split
         if not set(i.mods) & ROUNDING:
             return False
         if f is not None and all(resolve(f, i.idx, a).kind == "imm" for a in i.p.args[1:]):

@@ -58,7 +58,7 @@ def kernel(name, body, params=""):
         l = l.strip()
         if not l:
             continue
-        lines.append(l if l.endswith(":") or l.startswith("//") and False else "\t" + l)
+        lines.append(l if l.endswith(":") else "\t" + l)
     lines += ["\tret;", "}"]
     lines = [l.replace("\t{", "{").replace("\t}", "}") if l.strip() in ("{", "}") else l for l in lines]
     return "\n".join(lines) + "\n"
