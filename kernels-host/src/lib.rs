@@ -19,6 +19,7 @@ pub(crate) mod nvcc_check;
 pub(crate) mod plugin;
 pub(crate) mod ptx;
 pub(crate) mod rewrite;
+pub mod sass;
 pub mod toolkit;
 
 use std::path::PathBuf;
