@@ -107,25 +107,8 @@ pub struct ExtractorArgs {
     /// Host kernel libraries for the emulated driver (EMU_CUDA_KERNELS; default <simtwin>/kernels)
     #[arg(long)]
     pub kernels: Option<PathBuf>,
-    /// Block order on the emulated driver: forward, reverse, shuffle:SEED (EMU_CUDA_BLOCK_ORDER)
-    #[arg(long)]
-    pub block_order: Option<String>,
-    /// Worker threads of the emulated driver (EMU_CUDA_WORKERS)
-    #[arg(long)]
-    pub workers: Option<u32>,
-    /// When asynchronous work runs on the emulated driver (EMU_CUDA_ASYNC): eager (at the
-    /// call) or deferred (only when the program synchronises: shows reads of results
-    /// before synchronisation), e.g. --async deferred
-    #[arg(long = "async", value_name = "eager|deferred", value_parser = ["eager", "deferred"])]
-    pub async_mode: Option<String>,
-    /// Checking modes of the emulated driver (EMU_CUDA_CHECKS), comma separated: race
-    /// (report shared-memory races: needs kernels built with `kernels-host build
-    /// --checks`, as scripts/build builds the fixtures'), poison (fill shared memory with
-    /// 0xFF bytes at each block start), pointers (device memory out of host code's reach:
-    /// a host dereference of a device pointer kills the extractor with a report); a race
-    /// is a hazard (exit 1), e.g. --checks race
-    #[arg(long, value_name = "race,poison,pointers", value_parser = parse_checks)]
-    pub checks: Option<String>,
+    #[command(flatten)]
+    pub emu: crate::settings::EmuSettings,
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
     pub cuda_env: Vec<String>,
@@ -178,19 +161,7 @@ impl ExtractorArgs {
 
     /// Environment for the CUDA side beyond the device selection.
     pub fn cuda_extra_env(&self) -> Result<Vec<(String, String)>> {
-        let mut e = Vec::new();
-        if let Some(o) = &self.block_order {
-            e.push(("EMU_CUDA_BLOCK_ORDER".into(), o.clone()));
-        }
-        if let Some(w) = self.workers {
-            e.push(("EMU_CUDA_WORKERS".into(), w.to_string()));
-        }
-        if let Some(a) = &self.async_mode {
-            e.push(("EMU_CUDA_ASYNC".into(), a.clone()));
-        }
-        if let Some(c) = &self.checks {
-            e.push(("EMU_CUDA_CHECKS".into(), c.clone()));
-        }
+        let mut e = self.emu.env();
         for kv in &self.cuda_env {
             let (k, v) = kv.split_once('=').with_context(|| format!("--cuda-env {kv}: expected KEY=VALUE"))?;
             if k.is_empty() {
@@ -221,15 +192,6 @@ pub fn parse_proof(s: &str) -> Result<Proof> {
             _ => bail!("--proof {s}: expected auto, counts, log:TEXT or none"),
         },
     })
-}
-
-/// `--checks`: `race`, `poison`, `pointers`, comma separated.
-pub fn parse_checks(s: &str) -> std::result::Result<String, String> {
-    let items: Vec<&str> = s.split(',').map(str::trim).collect();
-    if items.is_empty() || items.iter().any(|i| !matches!(*i, "race" | "poison" | "pointers")) {
-        return Err(format!("'{s}': expected a comma-separated list of race, poison, pointers"));
-    }
-    Ok(items.join(","))
 }
 
 fn parse_bitdepth(s: &str) -> std::result::Result<u32, String> {

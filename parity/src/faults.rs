@@ -79,7 +79,7 @@ pub struct FaultsArgs {
 
 /// Files of `parity faults` in its report directory.
 const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
-    files: &["faults.md", "faults.json", "faults.csv", "summary.json", "summary.md"],
+    files: &["faults.md", "faults.json", "faults.csv", "summary.json", "summary.md", "junit.xml"],
     dirs: &["counts", "logs", "outputs"],
     prefixes: &[],
     suffixes: &[],
@@ -259,6 +259,7 @@ fn faults_inner(a: &FaultsArgs) -> Result<i32> {
     write_csv(&c.out, &runs, timeout)?;
     report::write_atomic(&c.out.join("faults.md"), markdown(&summary, &runs, &findings, timeout, &clean_leaks))?;
     report::write_json(&c.out.join("faults.json"), &summary)?;
+    crate::junit::write(&c.out.join("junit.xml"), "parity faults", &[crate::junit::Suite { name: "parity faults".into(), cases: crate::junit::faults_cases(&summary), time: None }])?;
     print_summary(&runs, &findings, timeout, &c.out, code);
     Ok(code)
 }
@@ -274,7 +275,7 @@ fn campaign(a: &FaultsArgs) -> Result<Campaign> {
     if a.max_runs == Some(0) || a.per_entry == Some(0) {
         bail!("--max-runs and --per-entry must be at least 1");
     }
-    if let Some(o) = &a.ex.block_order {
+    if let Some(o) = &a.ex.emu.block_order {
         crate::orders::check_order(o)?;
     }
     if a.ex.cuda_env.iter().any(|kv| kv.starts_with("EMU_CUDA_FAIL=")) {
@@ -294,7 +295,7 @@ fn counting_run(a: &FaultsArgs, c: &Campaign) -> Result<(Counts, Duration, Vec<S
     eprintln!("parity: counting the driver calls of a clean run\n  $ {}", template::display(&argv));
     let spec = Spec { label: "clean".into(), argv: argv.clone(), env: emu.vars.clone(), log_dir: c.out.join("logs"), spinner: true, timeout: a.ex.timeout() };
     let res = run::run(&spec).context("the program fails without any injected fault: fix that first (parity faults needs a clean run to count the driver calls)")?;
-    let counts = Counts::read_dir(&cdir)?;
+    let counts = crate::counts::collect(&cdir)?;
     if counts.files.is_empty() {
         bail!("the clean run left no counters file in {}: the program did not load simtwin's libcuda.so.1", cdir.display());
     }
@@ -342,7 +343,7 @@ fn faulted_run(a: &FaultsArgs, c: &Campaign, s: &Site, timeout: Duration) -> Res
     env.push(("EMU_CUDA_FAIL".into(), format!("{}:{}", s.name, s.call)));
     let spec = Spec { label: tag.clone(), argv, env, log_dir: c.out.join("logs"), spinner: false, timeout };
     let f = run::execute(&spec)?;
-    let counts = Counts::read_dir(&cdir)?;
+    let counts = crate::counts::collect(&cdir)?;
     let have = !counts.files.is_empty();
     let state = have.then(|| counts.state());
     let injection = if !have {

@@ -179,14 +179,14 @@ fn plan(a: &FramesArgs) -> Result<Plan> {
     let nframes = a.clip.resolve_frames(a.frames)?;
     if !a.block_orders.is_empty() {
         orders::check_orders(&a.block_orders)?;
-        if a.ex.block_order.is_some() {
+        if a.ex.emu.block_order.is_some() {
             bail!("--block-order and --block-orders exclude each other");
         }
         if a.device == DeviceMode::Real {
             bail!("--block-orders needs the emulated driver (--device emulated or both): a real device has no block order to choose");
         }
     }
-    if let Some(o) = &a.ex.block_order {
+    if let Some(o) = &a.ex.emu.block_order {
         orders::check_order(o)?;
     }
     std::fs::create_dir_all(&a.out)?;
@@ -317,7 +317,7 @@ fn run_cuda(a: &FramesArgs, plan: &Plan, r: &CudaRun, rec: &mut Record) -> Resul
 /// proof that the CUDA side ran on the device (unless --proof none), hazards, and
 /// whether they come from a clean exit.
 fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut Record) -> Result<Counts> {
-    let counts = Counts::read_dir(cdir)?;
+    let counts = crate::counts::collect(cdir)?;
     let launches = counts.launches();
     rj["counts_files"] = json!(counts.paths());
     rj["counts_state"] = json!(state_tag(&counts.state()));
@@ -404,6 +404,7 @@ fn finish(a: &FramesArgs, plan: &Plan, mut rec: Record) -> Result<i32> {
         extra_md.push_str(&s.markdown());
     }
     report::write_all(&plan.out, "parity frames", &summary, &sides, &comps, &rec.notes, &extra_md)?;
+    crate::junit::write(&plan.out.join("junit.xml"), "parity frames", &[crate::junit::Suite { name: "parity frames".into(), cases: crate::junit::frames_cases("", &summary), time: crate::junit::runs_time(&summary) }])?;
     print_table(&comps, &summary, &plan.out);
     if let Some(s) = &side {
         s.print();

@@ -20,15 +20,19 @@ pub mod diff;
 pub mod faults;
 pub(crate) mod fidelity;
 pub mod frames;
+pub(crate) mod junit;
 pub(crate) mod num;
 pub(crate) mod orders;
 pub(crate) mod output;
 pub mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod run_summary;
+pub mod settings;
 pub(crate) mod template;
 pub(crate) mod tolerance;
 pub mod transfers;
+pub mod wrap;
 
 /// A run that cannot happen on this machine (no real device): exit code 77.
 #[derive(Debug)]

@@ -68,25 +68,7 @@ fn main() {
         Cmd::Demo(a) => demo::run_demo(a),
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
-        Cmd::DriverInfo { json, init_emulated } => {
-            let info = device::driver_info_here(true, *init_emulated);
-            if *json {
-                println!("{}", serde_json::to_string(&info).unwrap());
-            } else {
-                println!("libcuda.so.1: {}", info.path.as_deref().unwrap_or(if info.loaded { "(loaded, path unknown)" } else { "not found" }));
-                println!("simtwin emulated driver: {}", if info.emulated { "yes" } else { "no" });
-                if let Some(i) = info.init {
-                    println!("cuInit: {i}");
-                }
-                if let Some(d) = info.devices {
-                    println!("devices: {d}");
-                }
-                if let Some(e) = &info.error {
-                    println!("note: {e}");
-                }
-            }
-            Ok(if info.emulated || info.devices.unwrap_or(0) > 0 { 0 } else { 77 })
-        }
+        Cmd::DriverInfo { json, init_emulated } => Ok(device::print_driver_info(*json, *init_emulated)),
     };
     let code = match r {
         Ok(c) => c,

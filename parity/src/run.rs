@@ -212,6 +212,9 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
     let mut cmd = Command::new(prog);
     cmd.args(&spec.argv[1..]).stdin(Stdio::null()).process_group(0);
     cmd.stdout(std::fs::File::create(&stdout)?).stderr(std::fs::File::create(&stderr)?);
+    // Where counters go is parity's choice per run: a run it gives no counters file (the
+    // CPU side) writes none, even under `simtwin run`, whose pattern it inherits.
+    cmd.env_remove("EMU_CUDA_COUNTS");
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }

@@ -2,7 +2,10 @@
 //! script that speaks the twin's and the VMAF CLI's interfaces and writes chosen
 //! differences, and fake libcuda.so.1 builds (emulated marker, no device, one device).
 
+mod support;
+
 use serde_json::Value;
+use support::{build_lib, expect_code, fake_dir, read_json, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -10,24 +13,8 @@ const W: u32 = 16;
 const H: u32 = 16;
 const FRAMES: u64 = 5;
 
-fn fake_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake")
-}
-
 fn extractor() -> String {
     fake_dir().join("extractor.py").display().to_string()
-}
-
-fn build_lib(dir: &Path, defines: &[&str]) {
-    std::fs::create_dir_all(dir).unwrap();
-    let st = Command::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(dir.join("libcuda.so.1"))
-        .arg(fake_dir().join("libcuda.c"))
-        .args(defines)
-        .status()
-        .expect("a C compiler (cc) is needed to build the fake libcuda.so.1");
-    assert!(st.success());
 }
 
 struct Env {
@@ -84,24 +71,6 @@ impl Env {
     fn summary(&self) -> Value {
         read_json(&self.out().join("summary.json"))
     }
-}
-
-fn read_json(p: &Path) -> Value {
-    let t = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&t).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit status")
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-#[track_caller]
-fn expect_code(o: &Output, want: i32) {
-    assert_eq!(code(o), want, "unexpected exit status; output:\n{}", text(o));
 }
 
 // ------------------------------------------------------------------ frames
@@ -1133,4 +1102,51 @@ fn every_command_has_help_with_an_example() {
     }
     let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["frames"]).output().unwrap();
     expect_code(&o, 2);
+}
+
+// ------------------------------------------------------------------ JUnit
+
+/// The `<testcase ...>` element of `name` in a JUnit file, with what it holds.
+fn junit_case(xml: &str, classname: &str, name: &str) -> String {
+    let head = format!("<testcase classname=\"{classname}\" name=\"{name}\"");
+    let i = xml.find(&head).unwrap_or_else(|| panic!("no case {classname}/{name} in\n{xml}"));
+    let rest = &xml[i..];
+    let end = if rest[..rest.find('>').unwrap()].ends_with('/') { rest.find('>').unwrap() + 1 } else { rest.find("</testcase>").unwrap() + 11 };
+    rest[..end].to_string()
+}
+
+#[test]
+fn junit_reports_one_case_per_metric_gate_and_call_site() {
+    let e = Env::new();
+    expect_code(&e.parity("frames", &["--defect", "ulp"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("<testsuite name=\"parity frames\" tests=\"5\" failures=\"1\" errors=\"0\""), "{x}");
+    let m_a = junit_case(&x, "frames.cuda-emulated", "m_a");
+    assert!(m_a.contains("<failure message=\"4/5 frames identical, 1 beyond tolerance (exact); max abs") && m_a.contains("first beyond tolerance: frame 2"), "{m_a}");
+    assert!(junit_case(&x, "frames.cuda-emulated", "m_b").contains("<system-out>5/5 frames identical"), "{x}");
+    assert!(junit_case(&x, "frames.driver", "hazards").ends_with("/>"), "{x}");
+    expect_code(&e.parity("frames", &["--defect", "hazard"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(junit_case(&x, "frames.driver", "hazards").contains("<failure message=\"the emulated driver reported 1 hazard(s)\""), "{x}");
+
+    expect_code(&e.parity("transfers", &["--max-htod-per-frame", "0", "--max-allocs-per-frame", "0"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("tests=\"3\" failures=\"1\""), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "--max-htod-per-frame 0").contains("<failure message=\"--max-htod-per-frame 0: copies.HtoD.count = 2 per frame &gt; 0"), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "--max-allocs-per-frame 0").contains("<system-out>--max-allocs-per-frame 0: allocations.count = 0 per frame &lt;= 0"), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "hazards").contains("no hazard reported"), "{x}");
+
+    expect_code(&e.parity("faults", &["--frames", "2", "--only", "cuLaunchKernel,cuMemAlloc_v2", "--per-entry", "1"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("tests=\"2\" failures=\"1\""), "{x}");
+    assert!(junit_case(&x, "faults.cuLaunchKernel", "cuLaunchKernel:1").contains("<failure message=\"cuLaunchKernel:1: CRASH (SIGSEGV)"), "{x}");
+    assert!(junit_case(&x, "faults.cuMemAlloc_v2", "cuMemAlloc_v2:1").contains("<system-out>error exit 1; injected:"), "{x}");
+
+    // a setup error is one errored case; a skip (no real device) one skipped case
+    expect_code(&e.parity("frames", &["--defect", "fail"], &[]), 2);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("errors=\"1\"") && junit_case(&x, "frames", "run").contains("<error message=\"cpu extractor") || junit_case(&x, "frames", "run").contains("<error message=\"cuda-emulated extractor failed"), "{x}");
+    expect_code(&e.parity("frames", &["--device", "real"], &[]), 77);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(junit_case(&x, "frames", "run").contains("<skipped message=\"no CUDA driver") || x.contains("skipped=\"1\""), "{x}");
 }

@@ -158,7 +158,9 @@ pub fn write_reports(dir: &Path, summary: &serde_json::Value, o: &Outcome) -> Re
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(summary)? + "\n")?;
     std::fs::write(dir.join("misrounded.csv"), misrounded_csv(&o.list))?;
-    Ok(())
+    let tool = summary["tool"].as_str().unwrap_or("parity replay");
+    let suite = crate::junit::Suite { name: tool.to_string(), cases: crate::junit::replay_cases(tool.trim_start_matches("parity "), summary), time: None };
+    crate::junit::write(&dir.join("junit.xml"), tool, &[suite])
 }
 
 /// Result of checking one hard-case table entry.
@@ -292,6 +294,7 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
     let mut extra = extra;
     if let serde_json::Value::Object(m) = &mut extra {
         m.insert("reference".into(), json!(reference.name()));
+        m.insert("require_correct_rounding".into(), json!(args.require_correct_rounding));
         m.insert("threads".into(), json!(pool.current_num_threads()));
         if !table_json.is_null() {
             m.insert("table_check".into(), table_json);
@@ -360,6 +363,7 @@ pub fn run_libm(args: &LibmArgs) -> Result<i32> {
             "library": args.library,
             "library_path": resolved_path(&args.library, &symbol),
             "reference": reference.name(),
+            "require_correct_rounding": args.require_correct_rounding,
             "threads": pool.current_num_threads(),
         }),
     );
