@@ -122,7 +122,7 @@ pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     if a.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
-    a.clip.resolve_frames(Some(a.frames))?;
+    a.clip.clip()?.resolve_frames(Some(a.frames))?;
     if let Some(o) = &a.ex.emu.block_order {
         crate::orders::check_order(o)?;
     }
@@ -250,7 +250,7 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
                     (Some(_), _) => env = plan.real_extra.clone(),
                     _ => {}
                 }
-                let argv = template::expand(&c.template, &a.ex.vars(&a.clip, n, &o, c.backend, c.features.as_deref()))?;
+                let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
                 let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
                 if let Some(d) = cdir {
@@ -345,7 +345,7 @@ fn prove_real(a: &BenchArgs, out: &std::path::Path, real: &RealDevice, simtwin: 
     let mut env = real.env(simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
     env.extend(extra.iter().cloned());
     let o = out.join(format!("{}-proof.out", c.label));
-    let argv = template::expand(&c.template, &a.ex.vars(&a.clip, 2, &o, c.backend, c.features.as_deref()))?;
+    let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, 2, &o, c.backend, c.features.as_deref()))?;
     eprintln!("parity: bench {}: proof run through the pass-through\n  $ {}", c.label, template::display(&argv));
     run::run(&Spec { label: format!("{}-proof", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
     let counts = crate::counts::collect(&d)?;

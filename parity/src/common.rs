@@ -5,20 +5,22 @@ use crate::template::{Backend, Vars};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-#[derive(clap::Args, Debug, Clone)]
+/// The clip pair of a run: -r, -d, -W and -H are each required (parity frames can take
+/// a list of clips instead, `--clips`).
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct ClipArgs {
-    /// Reference clip (raw planar YUV; other containers need --frames)
+    /// Reference clip (raw planar YUV; other containers need --frames) [required]
     #[arg(long, short = 'r')]
-    pub reference: PathBuf,
-    /// Distorted clip
+    pub reference: Option<PathBuf>,
+    /// Distorted clip [required]
     #[arg(long, short = 'd')]
-    pub distorted: PathBuf,
-    /// Frame width in pixels
+    pub distorted: Option<PathBuf>,
+    /// Frame width in pixels [required]
     #[arg(long, short = 'W')]
-    pub width: u32,
-    /// Frame height in pixels
+    pub width: Option<u32>,
+    /// Frame height in pixels [required]
     #[arg(long, short = 'H')]
-    pub height: u32,
+    pub height: Option<u32>,
     /// Bits per sample
     #[arg(long, short = 'b', default_value_t = 8, value_parser = parse_bitdepth)]
     pub bitdepth: u32,
@@ -28,6 +30,55 @@ pub struct ClipArgs {
 }
 
 impl ClipArgs {
+    /// Whether any of -r, -d, -W, -H was given.
+    pub fn given(&self) -> bool {
+        self.reference.is_some() || self.distorted.is_some() || self.width.is_some() || self.height.is_some()
+    }
+
+    /// The clip the arguments name: every one of -r, -d, -W and -H is needed.
+    pub fn clip(&self) -> Result<Clip> {
+        let missing: Vec<&str> = [
+            ("--reference/-r", self.reference.is_none()),
+            ("--distorted/-d", self.distorted.is_none()),
+            ("--width/-W", self.width.is_none()),
+            ("--height/-H", self.height.is_none()),
+        ]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(n, _)| *n)
+        .collect();
+        if !missing.is_empty() {
+            bail!("missing {}: the clip pair and its size are required", missing.join(", "));
+        }
+        Ok(Clip {
+            name: String::new(),
+            reference: self.reference.clone().unwrap_or_default(),
+            distorted: self.distorted.clone().unwrap_or_default(),
+            width: self.width.unwrap_or(0),
+            height: self.height.unwrap_or(0),
+            bitdepth: self.bitdepth,
+            pixfmt: self.pixfmt.clone(),
+            frames: None,
+        })
+    }
+}
+
+/// One clip pair: raw planar YUV (or another container with an explicit frame count).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Clip {
+    /// Its name in a clip list (`--clips`); empty for -r/-d.
+    pub name: String,
+    pub reference: PathBuf,
+    pub distorted: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub bitdepth: u32,
+    pub pixfmt: String,
+    /// Frames to use, from a clip list (else --frames or every frame).
+    pub frames: Option<u64>,
+}
+
+impl Clip {
     pub fn frame_bytes(&self) -> u64 {
         let (w, h) = (self.width as u64, self.height as u64);
         let (cw, ch) = match self.pixfmt.as_str() {
@@ -133,7 +184,7 @@ impl ExtractorArgs {
         find_simtwin(self.simtwin.as_deref())
     }
 
-    pub fn vars(&self, clip: &ClipArgs, frames: u64, output: &Path, backend: Backend, features: Option<&str>) -> Vars {
+    pub fn vars(&self, clip: &Clip, frames: u64, output: &Path, backend: Backend, features: Option<&str>) -> Vars {
         let mut v = Vars::default();
         let simtwin = self.simtwin();
         v.set("ref", clip.reference.display().to_string());

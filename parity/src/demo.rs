@@ -171,7 +171,14 @@ fn parse_name(name: &str) -> Option<(u32, u32, u32)> {
 }
 
 fn clip_args(c: &ClipFile) -> ClipArgs {
-    ClipArgs { reference: c.reference.clone(), distorted: c.distorted.clone(), width: c.width, height: c.height, bitdepth: c.bitdepth, pixfmt: "420".into() }
+    ClipArgs {
+        reference: Some(c.reference.clone()),
+        distorted: Some(c.distorted.clone()),
+        width: Some(c.width),
+        height: Some(c.height),
+        bitdepth: c.bitdepth,
+        pixfmt: "420".into(),
+    }
 }
 
 /// What every run of the demo shares.
@@ -212,6 +219,9 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
         proof: "auto".into(),
         allow_hazards: false,
         block_orders: vec![],
+        clips: None,
+        per_feature: false,
+        shard: None,
         out,
     }
 }

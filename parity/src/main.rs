@@ -1,7 +1,7 @@
 //! The `parity` command line.
 
 use clap::{Parser, Subcommand};
-use parity::{bench, demo, device, diff, faults, frames, transfers};
+use parity::{bench, demo, device, diff, faults, frames, merge, transfers};
 
 #[derive(Parser)]
 #[command(
@@ -16,6 +16,8 @@ use parity::{bench, demo, device, diff, faults, frames, transfers};
   parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features topk --block-orders forward,reverse,shuffle:1
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --backend cpu --b-backend cuda
   parity faults -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --max-runs 40
+  parity frames --clips clips.csv --features sse,topk --per-feature --shard 1/4 --out shard-1
+  parity merge shard-1 shard-2 shard-3 shard-4 --out reports/frames
   parity driver-info
 
 Exit codes: 0 parity/pass, 1 differences, a failed gate, order-dependent outputs or a
@@ -55,6 +57,8 @@ enum Cmd {
     Replay(parity::replay::ReplayArgs),
     /// Audit a host libm function over binary32 inputs against a correctly rounded reference
     Libm(parity::replay::LibmArgs),
+    /// Put the shards of a --shard K/N run (frames, faults, replay, libm) back together into one report
+    Merge(merge::MergeArgs),
 }
 
 fn main() {
@@ -68,6 +72,7 @@ fn main() {
         Cmd::Demo(a) => demo::run_demo(a),
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
+        Cmd::Merge(a) => merge::run_merge(a),
         Cmd::DriverInfo { json, init_emulated } => Ok(device::print_driver_info(*json, *init_emulated)),
     };
     let code = match r {

@@ -33,7 +33,7 @@ pub struct Spec {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Ended {
     /// Exit status.
     Exit(i32),

@@ -403,12 +403,12 @@ fn per_frame_of(net: &Net, m: &Measured) -> BTreeMap<String, f64> {
 fn plan(a: &TransfersArgs) -> Result<Plan> {
     let n2 = match a.n2 {
         Some(n) => n,
-        None => a.clip.resolve_frames(None)?.min(8),
+        None => a.clip.clip()?.resolve_frames(None)?.min(8),
     };
     if a.n1 < 1 || n2 <= a.n1 {
         bail!("need 1 <= --n1 < --n2 (got {} and {n2}; the clips' frame count is the default --n2)", a.n1);
     }
-    a.clip.resolve_frames(Some(n2))?;
+    a.clip.clip()?.resolve_frames(Some(n2))?;
     let asserts = a.assertions()?;
     if a.baseline.is_some() && a.baseline_cmd.is_some() {
         bail!("--baseline and --baseline-cmd exclude each other");
@@ -487,7 +487,7 @@ fn measure_one(a: &TransfersArgs, plan: &Plan, dev: &Dev, job: &Job, n: u64, pb:
     if !job.defect {
         ex.defect = None;
     }
-    let argv = template::expand(&job.template, &ex.vars(&a.clip, n, &o, Backend::Cuda, job.features.as_deref()))?;
+    let argv = template::expand(&job.template, &ex.vars(&a.clip.clip()?, n, &o, Backend::Cuda, job.features.as_deref()))?;
     pb.set_message(format!("{tag}: {}", template::display(&argv)));
     let spec = Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: plan.out.join("logs"), spinner: false, timeout: a.ex.timeout() };
     if let Err(e) = run::run(&spec) {

@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{build_lib, expect_code, fake_dir, read_json, text};
+use support::{assert_same_reports, build_lib, expect_code, fake_dir, read_json, reports, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -63,6 +63,20 @@ impl Env {
         c.args(extra);
         c.current_dir(self.tmp.path());
         c.env_remove("LD_LIBRARY_PATH").env_remove("EMU_CUDA_COUNTS").env_remove("SIMTWIN_DIR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+    /// `parity ARGS` as given (with --simtwin for the commands that run extractors).
+    fn parity_args<S: AsRef<str>>(&self, args: &[S], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+        c.args(args.iter().map(|a| a.as_ref()));
+        if matches!(args[0].as_ref(), "frames" | "faults") {
+            c.args(["--simtwin", &self.s("simtwin")]);
+        }
+        c.current_dir(self.tmp.path());
+        c.env_remove("LD_LIBRARY_PATH").env_remove("EMU_CUDA_COUNTS").env_remove("SIMTWIN_DIR").env_remove("EMU_CUDA_KERNELS");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -1149,4 +1163,116 @@ fn junit_reports_one_case_per_metric_gate_and_call_site() {
     expect_code(&e.parity("frames", &["--device", "real"], &[]), 77);
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
     assert!(junit_case(&x, "frames", "run").contains("<skipped message=\"no CUDA driver") || x.contains("skipped=\"1\""), "{x}");
+}
+
+// ------------------------------------------------------------------ shards and merge
+
+/// The report files a frames run writes.
+const FRAMES_REPORTS: &[&str] = &["summary.json", "summary.md", "per_frame.csv", "block_orders.csv", "junit.xml", "diff.svg"];
+
+#[test]
+fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
+    let e = Env::new();
+    std::fs::write(e.p("clips.csv"), "name,reference,distorted,width,height,frames\na,ref.yuv,dis.yuv,16,16,\nb,ref.yuv,dis.yuv,16,16,3\n").unwrap();
+    let run = ["frames", "--clips", "clips.csv", "--features", "sse,topk", "--per-feature", "--block-orders", "forward,reverse", "--defect", "order"];
+    let with = |extra: &[&str]| -> Vec<String> { run.iter().chain(extra).map(|x| x.to_string()).collect() };
+    let o = e.parity_args(&with(&["--out", "full"]), &[]);
+    expect_code(&o, 1);
+    let s = read_json(&e.p("full/summary.json"));
+    assert_eq!(s["schema"], "simtwin-parity-matrix/1");
+    assert_eq!(s["totals"]["cells"], 4);
+    assert_eq!(s["cells"][1]["cell"], "a/topk");
+    assert_eq!(s["cells"][1]["block_orders_changed"], serde_json::json!(["m_a"]), "{s}");
+    assert_eq!(read_json(&e.p("full/cells/b/sse/summary.json"))["frames"], 3);
+    let x = std::fs::read_to_string(e.p("full/junit.xml")).unwrap();
+    assert!(x.contains("<testsuite name=\"parity frames a/sse\"") && x.contains("classname=\"frames.b/topk.block-orders\" name=\"m_a\""), "{x}");
+    // 2 clips x 2 features x 2 orders = 8 units, dealt round robin
+    for k in 1..=3 {
+        let o = e.parity_args(&with(&["--shard", &format!("{k}/3"), "--out", &format!("s{k}")]), &[]);
+        expect_code(&o, 0);
+        let r = read_json(&e.p(&format!("s{k}/shard.json")));
+        assert_eq!((r["units_total"].clone(), r["units"].as_array().unwrap().len()), (8.into(), if k < 3 { 3 } else { 2 }), "{r}");
+    }
+    assert_eq!(read_json(&e.p("s2/shard.json"))["units"], serde_json::json!(["a/sse:reverse", "b/sse:forward", "b/topk:reverse"]));
+    let o = e.parity_args(&["merge", "s3", "s1", "s2", "--out", "merged"], &[]);
+    expect_code(&o, 1);
+    let roots = [e.p("full"), e.p("merged"), e.p("s1"), e.p("s2"), e.p("s3")];
+    let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    assert_same_reports(&reports(&e.p("full"), FRAMES_REPORTS, &roots), &reports(&e.p("merged"), FRAMES_REPORTS, &roots));
+    assert!(reports(&e.p("full"), FRAMES_REPORTS, &roots).len() > 20);
+
+    // Slurm's array task gives the same shard as 2/3
+    let o = e.parity_args(&with(&["--shard", "auto", "--out", "slurm"]), &[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "3")]);
+    expect_code(&o, 0);
+    assert_eq!(read_json(&e.p("slurm/shard.json"))["units"], read_json(&e.p("s2/shard.json"))["units"]);
+    // refused: a missing shard, a shard twice, a shard of another run
+    let o = e.parity_args(&["merge", "s1", "s2", "--out", "m2"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("shard(s) 3/3 of run") && text(&o).contains("missing"), "{}", text(&o));
+    let o = e.parity_args(&["merge", "s1", "s2", "slurm", "s3", "--out", "m3"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("shard 2/3 is given twice"), "{}", text(&o));
+    let o = e.parity_args(&["frames", "--clips", "clips.csv", "--features", "sse", "--per-feature", "--block-orders", "forward,reverse", "--shard", "3/3", "--out", "other"], &[]);
+    expect_code(&o, 0);
+    let o = e.parity_args(&["merge", "s1", "s2", "other", "--out", "m4"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("are shards of different runs"), "{}", text(&o));
+    let o = e.parity_args(&["merge", "s1", "s2", "full", "--out", "m5"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("is not a finished shard (no shard.json)"), "{}", text(&o));
+}
+
+#[test]
+fn frames_one_clip_sharded_by_block_order_and_failed_cells_merge_as_errors() {
+    let e = Env::new();
+    let base = ["frames", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--block-orders", "forward,reverse,shuffle:3"];
+    let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
+    expect_code(&e.parity_args(&with(&["--out", "full"]), &[]), 0);
+    for k in 1..=2 {
+        expect_code(&e.parity_args(&with(&["--shard", &format!("{k}/2"), "--out", &format!("s{k}")]), &[]), 0);
+    }
+    expect_code(&e.parity_args(&["merge", "s1", "s2", "--out", "merged"], &[]), 0);
+    let roots = [e.p("full"), e.p("merged"), e.p("s1"), e.p("s2")];
+    let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    let full = reports(&e.p("full"), FRAMES_REPORTS, &roots);
+    assert!(full.contains_key("block_orders.csv") && full.contains_key("junit.xml"), "{:?}", full.keys());
+    assert_same_reports(&full, &reports(&e.p("merged"), FRAMES_REPORTS, &roots));
+    // CUDA runs that fail: the shards exit 2 and still leave shard.json; the merge is
+    // the error report the unsharded run writes
+    for k in 1..=2 {
+        expect_code(&e.parity_args(&with(&["--defect", "fail", "--shard", &format!("{k}/2"), "--out", &format!("f{k}")]), &[]), 2);
+        assert!(e.p(&format!("f{k}/shard.json")).exists());
+    }
+    let o = e.parity_args(&["merge", "f1", "f2", "--out", "fm"], &[]);
+    expect_code(&o, 2);
+    let s = read_json(&e.p("fm/summary.json"));
+    assert_eq!(s["verdict"], "error");
+    assert!(s["error"].as_str().unwrap().contains("cuda-emulated extractor failed with exit status 3"), "{s}");
+}
+
+#[test]
+fn faults_sharded_by_call_site_merge_into_the_unsharded_campaign() {
+    let e = Env::new();
+    let base = ["faults", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--frames", "2", "--timeout", "20", "--skip", "cuStreamSynchronize"];
+    let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
+    let o = e.parity_args(&with(&["--out", "full"]), &[]);
+    expect_code(&o, 1);
+    for k in 1..=3 {
+        expect_code(&e.parity_args(&with(&["--shard", &format!("{k}/3"), "--out", &format!("s{k}")]), &[]), 0);
+    }
+    let o = e.parity_args(&["merge", "s1", "s2", "s3", "--out", "merged"], &[]);
+    expect_code(&o, 1);
+    let names = ["faults.json", "faults.md", "faults.csv", "junit.xml"];
+    let roots = [e.p("full"), e.p("merged"), e.p("s1"), e.p("s2"), e.p("s3")];
+    let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    let full = reports(&e.p("full"), &names, &roots);
+    assert_eq!(full.len(), 4);
+    assert_same_reports(&full, &reports(&e.p("merged"), &names, &roots));
+    let s = read_json(&e.p("merged/faults.json"));
+    assert_eq!(s["runs_total"], 23);
+    // every run's log is in the merged directory
+    for r in s["runs"].as_array().unwrap() {
+        let log = PathBuf::from(r["stderr_log"].as_str().unwrap());
+        assert!(log.starts_with(e.p("merged")) && log.exists(), "{log:?}");
+    }
 }
