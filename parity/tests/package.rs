@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use support::{expect_code, read_json, text};
 
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
@@ -197,4 +198,56 @@ fn the_example_workflow_runs_here_step_by_step() {
     assert_eq!(s["launches"]["total"], 6);
     assert_eq!(s["settings"]["EMU_CUDA_HAZARDS"], "error", "the action's hazards input reached the tests: {s}");
     assert!(arts.join("simtwin-report/junit.xml").is_file());
+}
+
+/// The sharded examples (the GitHub matrix workflow run by scripts/ci-local, the Slurm
+/// array script run once per task) give the report of an unsharded run, file by file.
+#[test]
+fn the_sharded_examples_merge_into_the_unsharded_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    expect_code(&run(Command::new("cp").arg("-r").arg(root().join("examples")).arg(&ws)), 0);
+    let (arts, temp) = (tmp.path().join("artifacts"), tmp.path().join("runner-temp"));
+    let o = run(clean(root().join("scripts/ci-local"), &ws)
+        .arg("examples/ci/github-actions-sharded.yml")
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--artifacts")
+        .arg(&arts)
+        .arg("--temp")
+        .arg(&temp)
+        .arg("--action")
+        .arg(format!("your-org/simtwin={},tarball={}", root().display(), tarball().display())));
+    expect_code(&o, 0);
+    let t = text(&o);
+    assert!(t.contains("=== job shard (3): success") && t.contains("=== job merge: success"), "{t}");
+    let merged = read_json(&arts.join("frames-report/summary.json"));
+    assert_eq!((merged["totals"]["cells"].as_u64(), merged["totals"]["parity"].as_u64()), (Some(4), Some(4)), "{merged}");
+    for k in 1..=3 {
+        assert_eq!(read_json(&arts.join(format!("frames-shard-{k}/shard.json")))["shard"]["index"], k);
+    }
+    // The same matrix unsharded, with the simtwin the workflow installed.
+    let inst = temp.join("simtwin");
+    let o = run(clean(inst.join("bin/simtwin"), &ws).args(["run", "--kernels", "build/simtwin-kernels", "--", "parity", "frames", "--clips", "build/clips/clips.csv", "--twin", "build/extractor",
+        "--features", "sse,sad", "--per-feature", "--block-orders", "forward,reverse", "--out", "full"]));
+    expect_code(&o, 0);
+    // The Slurm script, once per task of an array 1-3.
+    std::fs::remove_dir_all(ws.join("shards")).unwrap();
+    for k in 1..=3 {
+        let o = run(clean("bash", &ws).arg("examples/ci/slurm-array.sh").env("SIMTWIN", &inst).env("SLURM_ARRAY_TASK_ID", k.to_string()).env("SLURM_ARRAY_TASK_MIN", "1").env("SLURM_ARRAY_TASK_COUNT", "3"));
+        expect_code(&o, 0);
+    }
+    let o = run(clean(inst.join("bin/parity"), &ws).args(["merge"]).args((1..=3).map(|k| format!("shards/{k}"))).args(["--out", "slurm-report"]));
+    expect_code(&o, 0);
+    let names = ["summary.json", "summary.md", "per_frame.csv", "block_orders.csv", "junit.xml", "diff.svg"];
+    let dirs: Vec<PathBuf> = ["full", "shard", "frames-report", "slurm-report", "shards/1", "shards/2", "shards/3", "shards/frames-shard-1", "shards/frames-shard-2", "shards/frames-shard-3"]
+        .iter()
+        .map(|d| ws.join(d))
+        .collect();
+    let roots: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+    let full = support::reports(&ws.join("full"), &names, &roots);
+    assert_eq!(full.len(), 3 + 4 * 5, "{:?}", full.keys());
+    support::assert_same_reports(&full, &support::reports(&arts.join("frames-report"), &names, &roots));
+    support::assert_same_reports(&full, &support::reports(&ws.join("slurm-report"), &names, &roots));
 }

@@ -63,8 +63,11 @@ fn strip_timings(v: &mut Value) {
 /// names by `PID`, and ` time="..."` attributes removed.
 fn neutral(text: &str, roots: &[&Path]) -> String {
     let mut t = text.to_string();
+    let mut roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    // Longer first: one root may begin with another (shard, shards/1).
+    roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
     for r in roots {
-        t = t.replace(&r.display().to_string(), "<DIR>");
+        t = t.replace(&r, "<DIR>");
     }
     let mut out = String::with_capacity(t.len());
     let mut rest = t.as_str();
