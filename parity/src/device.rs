@@ -182,6 +182,18 @@ pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
     info
 }
 
+/// The arguments of `driver-info` (parity's command, simtwin's hidden one: the probe
+/// runs whichever binary it is in).
+#[derive(clap::Args, Debug, Clone)]
+pub struct DriverInfoArgs {
+    /// Print one JSON line
+    #[arg(long)]
+    pub json: bool,
+    /// Call cuInit on simtwin's emulated driver too (does it accept the EMU_CUDA_* settings?)
+    #[arg(long, hide = true)]
+    pub init_emulated: bool,
+}
+
 /// `driver-info` of parity and simtwin (the probe runs it in a child process): prints
 /// what [`driver_info_here`] found, as one JSON line with `json`; returns the exit code
 /// (0 a driver with a device or the emulated driver, 77 none).

@@ -45,14 +45,7 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Which libcuda.so.1 the loader picks, whether it is simtwin's emulated driver, how many devices it sees
     #[command(after_help = "Examples:\n  parity driver-info\n  LD_LIBRARY_PATH=$(scripts/emu-env) parity driver-info --json\n\nExit codes: 0 a driver with a device (or the emulated driver), 77 no driver or no device.")]
-    DriverInfo {
-        /// Print one JSON line
-        #[arg(long)]
-        json: bool,
-        /// Call cuInit on simtwin's emulated driver too (does it accept the EMU_CUDA_* settings?)
-        #[arg(long, hide = true)]
-        init_emulated: bool,
-    },
+    DriverInfo(device::DriverInfoArgs),
     /// Replay a device function over every binary32 input of a range against a correctly rounded reference
     Replay(parity::replay::ReplayArgs),
     /// Audit a host libm function over binary32 inputs against a correctly rounded reference
@@ -73,7 +66,7 @@ fn main() {
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
         Cmd::Merge(a) => merge::run_merge(a),
-        Cmd::DriverInfo { json, init_emulated } => Ok(device::print_driver_info(*json, *init_emulated)),
+        Cmd::DriverInfo(a) => Ok(device::print_driver_info(a.json, a.init_emulated)),
     };
     let code = match r {
         Ok(c) => c,

@@ -367,17 +367,12 @@ impl Usage {
         let c = &t.copies;
         let _ = writeln!(
             s,
-            "  copies: HtoD {} ({}), DtoH {} ({}), DtoD {} ({}), HtoH {} ({}); memsets {} ({}); allocations {} ({}), frees {}; synchronisations {}",
-            c.htod.count,
-            bytes(c.htod.bytes),
-            c.dtoh.count,
-            bytes(c.dtoh.bytes),
-            c.dtod.count,
-            bytes(c.dtod.bytes),
-            c.htoh.count,
-            bytes(c.htoh.bytes),
-            t.memsets.count,
-            bytes(t.memsets.bytes),
+            "  copies: HtoD {}, DtoH {}, DtoD {}, HtoH {}; memsets {}; allocations {} ({}), frees {}; synchronisations {}",
+            traffic(&c.htod),
+            traffic(&c.dtoh),
+            traffic(&c.dtod),
+            traffic(&c.htoh),
+            traffic(&t.memsets),
             t.allocations.count,
             bytes(t.allocations.bytes),
             t.allocations.frees,
@@ -484,7 +479,12 @@ fn gate_of(code: i32) -> Option<Gate> {
     Gate::ALL.into_iter().find(|g| g.code() == code)
 }
 
-/// `1.5 MB`, `300 B`.
+/// `3 (1.5 KiB)`: operations and their bytes.
+fn traffic(t: &simtwin_abi::counters::Traffic) -> String {
+    format!("{} ({})", t.count, bytes(t.bytes))
+}
+
+/// `1.5 KiB`, `300 B`.
 pub fn bytes(b: u64) -> String {
     let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (u, n) in units {

@@ -174,6 +174,21 @@ fn from_the_install_a_driver_api_client_and_parity_frames_run_through_simtwin_ru
     assert!(w.join("frames/junit.xml").is_file() && w.join("r2/junit.xml").is_file());
 }
 
+/// scripts/ci-local on `workflow` in the workspace `ws`, this repository's action given
+/// the tarball.
+fn ci_local(workflow: &str, ws: &Path, artifacts: &Path, temp: &Path) -> Output {
+    run(clean(root().join("scripts/ci-local"), ws)
+        .arg(workflow)
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .arg("--temp")
+        .arg(temp)
+        .arg("--action")
+        .arg(format!("your-org/simtwin={},tarball={}", root().display(), tarball().display())))
+}
+
 #[test]
 fn the_example_workflow_runs_here_step_by_step() {
     let tmp = tempfile::tempdir().unwrap();
@@ -181,14 +196,7 @@ fn the_example_workflow_runs_here_step_by_step() {
     std::fs::create_dir_all(&ws).unwrap();
     expect_code(&run(Command::new("cp").arg("-r").arg(root().join("examples")).arg(&ws)), 0);
     let arts = tmp.path().join("artifacts");
-    let o = run(clean(root().join("scripts/ci-local"), &ws)
-        .arg("examples/ci/github-actions.yml")
-        .arg("--workspace")
-        .arg(&ws)
-        .arg("--artifacts")
-        .arg(&arts)
-        .arg("--action")
-        .arg(format!("your-org/simtwin={},tarball={}", root().display(), tarball().display())));
+    let o = ci_local("examples/ci/github-actions.yml", &ws, &arts, &tmp.path().join("runner-temp"));
     expect_code(&o, 0);
     let t = text(&o);
     assert!(t.contains("saxpy_test n=100000: ok") && t.contains("ci-local: every job succeeded"), "{t}");
@@ -209,16 +217,7 @@ fn the_sharded_examples_merge_into_the_unsharded_report() {
     std::fs::create_dir_all(&ws).unwrap();
     expect_code(&run(Command::new("cp").arg("-r").arg(root().join("examples")).arg(&ws)), 0);
     let (arts, temp) = (tmp.path().join("artifacts"), tmp.path().join("runner-temp"));
-    let o = run(clean(root().join("scripts/ci-local"), &ws)
-        .arg("examples/ci/github-actions-sharded.yml")
-        .arg("--workspace")
-        .arg(&ws)
-        .arg("--artifacts")
-        .arg(&arts)
-        .arg("--temp")
-        .arg(&temp)
-        .arg("--action")
-        .arg(format!("your-org/simtwin={},tarball={}", root().display(), tarball().display())));
+    let o = ci_local("examples/ci/github-actions-sharded.yml", &ws, &arts, &temp);
     expect_code(&o, 0);
     let t = text(&o);
     assert!(t.contains("=== job shard (3): success") && t.contains("=== job merge: success"), "{t}");

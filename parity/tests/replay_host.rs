@@ -120,30 +120,7 @@ fn run_replay_writes_reports_and_exit_code() {
     let d = tempfile::tempdir().unwrap();
     let src = write_cu(d.path(), "s.cu", "__device__ float shrink(float x) { return __fmul_rn(x, 0.9999f); }\n");
     let out = d.path().join("rep");
-    let args = parity::replay::ReplayArgs {
-        source: Some(src),
-        function: Some("shrink".into()),
-        reference: "scale:1.0".into(),
-        from: Some("1.0".into()),
-        to: Some("0x3f800100".into()),
-        out: Some(out.clone()),
-        require_correct_rounding: true,
-        table: None,
-        defines: vec![],
-        includes: vec![],
-        device: "host".into(),
-        builtin: None,
-        image: None,
-        emit_image: None,
-        nvcc_flags: vec![],
-        arch: "sm_90".into(),
-        chunk: None,
-        max_list: 1000,
-        track_max_error: false,
-        quiet: true,
-        threads: Some(2),
-        shard: None,
-    };
+    let args = parity::replay::ReplayArgs { to: Some("0x3f800100".into()), chunk: None, max_list: 1000, track_max_error: false, ..replay_args(&src, "shrink", out.clone()) };
     assert_eq!(parity::replay::run_replay(&args).unwrap(), 1);
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["inputs"], 256);
@@ -159,17 +136,12 @@ fn run_replay_writes_reports_and_exit_code() {
     assert_eq!(parity::replay::run_replay(&a2).unwrap(), 0);
 }
 
-/// The report files of a replay or libm run.
-const REPLAY_REPORTS: &[&str] = &["summary.json", "misrounded.csv", "junit.xml"];
-
-#[test]
-fn replay_and_libm_in_shards_merge_into_the_unsharded_reports() {
-    let d = tempfile::tempdir().unwrap();
-    // misrounds about one input in five: several families over the range
-    let src = write_cu(d.path(), "m.cu", "__device__ float f(float x) { return (__float_as_uint(x) % 5u == 0u) ? __fmul_rn(x, 0.9999f) : x; }\n");
-    let replay = |out: PathBuf, shard: Option<&str>| parity::replay::ReplayArgs {
-        source: Some(src.clone()),
-        function: Some("f".into()),
+/// `parity replay --source SRC --function FUNC` against `scale:1.0` over 4096 inputs from
+/// 1.0, requiring correct rounding, reports in `out`.
+fn replay_args(src: &Path, func: &str, out: PathBuf) -> parity::replay::ReplayArgs {
+    parity::replay::ReplayArgs {
+        source: Some(src.to_path_buf()),
+        function: Some(func.into()),
         reference: "scale:1.0".into(),
         from: Some("1.0".into()),
         to: Some("0x3f801000".into()),
@@ -189,8 +161,19 @@ fn replay_and_libm_in_shards_merge_into_the_unsharded_reports() {
         track_max_error: true,
         quiet: true,
         threads: Some(2),
-        shard: shard.map(|s| parity::shard::parse(s).unwrap()),
-    };
+        shard: None,
+    }
+}
+
+/// The report files of a replay or libm run.
+const REPLAY_REPORTS: &[&str] = &["summary.json", "misrounded.csv", "junit.xml"];
+
+#[test]
+fn replay_and_libm_in_shards_merge_into_the_unsharded_reports() {
+    let d = tempfile::tempdir().unwrap();
+    // misrounds about one input in five: several families over the range
+    let src = write_cu(d.path(), "m.cu", "__device__ float f(float x) { return (__float_as_uint(x) % 5u == 0u) ? __fmul_rn(x, 0.9999f) : x; }\n");
+    let replay = |out: PathBuf, shard: Option<&str>| parity::replay::ReplayArgs { shard: shard.map(|s| parity::shard::parse(s).unwrap()), ..replay_args(&src, "f", out) };
     assert_eq!(parity::replay::run_replay(&replay(d.path().join("full"), None)).unwrap(), 1);
     for k in 1..=3 {
         parity::replay::run_replay(&replay(d.path().join(format!("s{k}")), Some(&format!("{k}/3")))).unwrap();

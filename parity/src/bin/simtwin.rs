@@ -33,12 +33,7 @@ enum Cmd {
     Summary(wrap::SummaryArgs),
     /// Which libcuda.so.1 the loader picks (used by simtwin's own driver probe)
     #[command(hide = true)]
-    DriverInfo {
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        init_emulated: bool,
-    },
+    DriverInfo(parity::device::DriverInfoArgs),
 }
 
 fn main() {
@@ -61,7 +56,7 @@ fn main() {
             eprintln!("simtwin: error: {e:#}");
             wrap::EXIT_SIMTWIN
         }),
-        Cmd::DriverInfo { json, init_emulated } => parity::device::print_driver_info(*json, *init_emulated),
+        Cmd::DriverInfo(a) => parity::device::print_driver_info(a.json, a.init_emulated),
     };
     std::process::exit(code);
 }
