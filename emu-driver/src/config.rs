@@ -34,6 +34,19 @@ pub struct Config {
     pub watchdog: std::time::Duration,
     /// EMU_CUDA_CHECKS: the opt-in checking modes.
     pub checks: Checks,
+    /// EMU_CUDA_EXEC: how a module's kernels run (host twins or the image's PTX).
+    pub exec: ExecMode,
+}
+
+/// EMU_CUDA_EXEC: which code runs a module's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecMode {
+    /// A host twin when one matches the module (EMU_CUDA_KERNELS), else the image's PTX.
+    Auto,
+    /// Always the image's PTX, translated and compiled at load.
+    Ptx,
+    /// Only host twins (a module without one fails to load).
+    Twin,
 }
 
 /// EMU_CUDA_CHECKS: a comma-separated list of checking modes, each off unless named.
@@ -193,7 +206,19 @@ impl Config {
                 message: "EMU_CUDA_CHECKS: the shared-memory checks (race, poison) run in the emulated executor; with EMU_CUDA_REAL the kernels run on the real device (use compute-sanitizer there)".into(),
             });
         }
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks })
+        let exec = match var("EMU_CUDA_EXEC").as_deref() {
+            None | Some("auto") => ExecMode::Auto,
+            Some("ptx") => ExecMode::Ptx,
+            Some("twin") => ExecMode::Twin,
+            Some(other) => return Err(bad("EMU_CUDA_EXEC", other, "auto, ptx or twin")),
+        };
+        if exec == ExecMode::Ptx && checks.race {
+            return Err(Refusal {
+                code: CUDA_ERROR_INVALID_VALUE,
+                message: "EMU_CUDA_CHECKS=race needs host twins built with `kernels-host build --checks`; it cannot run with EMU_CUDA_EXEC=ptx".into(),
+            });
+        }
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, exec })
     }
 }
 

@@ -74,6 +74,10 @@ impl Counters {
         *self.lock().failures.entry(name.to_string()).or_default() += 1;
     }
     /// A call of an exported entry point that is not implemented.
+    /// A module was loaded (twin or PTX mode).
+    pub fn module(&self, m: simtwin_abi::counters::ModuleRecord) {
+        self.lock().modules.push(m);
+    }
     pub fn unsupported(&self, name: &str) {
         *self.lock().unsupported.entry(name.to_string()).or_default() += 1;
     }

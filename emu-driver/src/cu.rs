@@ -27,6 +27,10 @@ pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 pub const CUDA_ERROR_NO_BINARY_FOR_GPU: CUresult = 209;
 pub const CUDA_ERROR_UNSUPPORTED_LIMIT: CUresult = 215;
+/// PTX that does not parse (PTX mode).
+pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+/// No C++ compiler for PTX mode.
+pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: CUresult = 221;
 pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: CUresult = 222;
 pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
 pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
@@ -85,12 +89,21 @@ pub const CU_POINTER_ATTRIBUTE_CONTEXT: u32 = 1;
 pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: u32 = 2;
 pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: u32 = 3;
 pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: u32 = 4;
+pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: u32 = 6;
+pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: u32 = 7;
 pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: u32 = 8;
 pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: u32 = 9;
+pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: u32 = 10;
 pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: u32 = 11;
 pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: u32 = 12;
 pub const CU_POINTER_ATTRIBUTE_MAPPED: u32 = 13;
+pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: u32 = 14;
+pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: u32 = 15;
+pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: u32 = 16;
 pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: u32 = 17;
+pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: u32 = 18;
+pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: u32 = 19;
+pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: u32 = 20;
 
 /// CUfunction_attribute
 pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: i32 = 0;
@@ -181,4 +194,64 @@ pub struct CUctxCreateParams {
     pub exec_affinity_params: *mut c_void,
     pub num_exec_affinity_params: i32,
     pub cig_params: *mut c_void,
+}
+
+/// CUmemGenericAllocationHandle: a physical allocation of the virtual-memory API.
+pub type CUmemGenericAllocationHandle = u64;
+
+/// CUmemLocationType
+pub const CU_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
+/// CUmemAllocationType
+pub const CU_MEM_ALLOCATION_TYPE_PINNED: i32 = 1;
+/// CUmemAllocationHandleType
+pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: i32 = 1;
+/// CUmemAccess_flags
+pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: i32 = 0;
+pub const CU_MEM_ACCESS_FLAGS_PROT_READ: i32 = 1;
+pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: i32 = 3;
+
+/// `CUmemLocation`: a location type and an id (device ordinal, NUMA node).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUmemLocation {
+    pub type_: i32,
+    pub id: i32,
+}
+
+/// `CUmemAllocationProp`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAllocationProp {
+    pub type_: i32,
+    pub requested_handle_types: i32,
+    pub location: CUmemLocation,
+    pub win32_handle_meta_data: *mut c_void,
+    pub compression_type: u8,
+    pub gpu_direct_rdma_capable: u8,
+    pub usage: u16,
+    pub reserved: [u8; 4],
+}
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAccessDesc {
+    pub location: CUmemLocation,
+    pub flags: i32,
+}
+
+/// `CUdevprop` (legacy device properties).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUdevprop {
+    pub max_threads_per_block: i32,
+    pub max_threads_dim: [i32; 3],
+    pub max_grid_size: [i32; 3],
+    pub shared_mem_per_block: i32,
+    pub total_constant_memory: i32,
+    pub simd_width: i32,
+    pub mem_pitch: i32,
+    pub regs_per_block: i32,
+    pub clock_rate: i32,
+    pub texture_align: i32,
 }

@@ -19,7 +19,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::api::{context as ctx, device as dev, memory as mem, misc, module as modl, stream as st};
+use crate::api::{context as ctx, device as dev, memory as mem, misc, module as modl, stream as st, vmm};
 use crate::boundary::*;
 use crate::cu::*;
 use std::ffi::{c_char, c_void};
@@ -281,6 +281,10 @@ exports! {
         cuDeviceGetMemPool(p: *mut CUmemoryPool, d: CUdevice) => dev::device_get_mem_pool(out(p), d);
         cuDeviceSetMemPool(d: CUdevice, p: CUmemoryPool) => dev::device_set_mem_pool(d, p);
         cuDeviceGetTexture1DLinearMaxWidth(w: *mut usize, f: u32, c: u32, d: CUdevice) => dev::device_get_texture_1d_linear_max_width(out(w), f, c, d);
+        cuDeviceGetProperties(p: *mut CUdevprop, d: CUdevice) => dev::device_get_properties(out(p), d);
+        cuMemGetDefaultMemPool(p: *mut CUmemoryPool, l: *mut CUmemLocation, t: i32) => dev::mem_get_default_mem_pool(out(p), input(l), t);
+        cuMemGetMemPool(p: *mut CUmemoryPool, l: *mut CUmemLocation, t: i32) => dev::mem_get_mem_pool(out(p), input(l), t);
+        cuMemSetMemPool(l: *mut CUmemLocation, t: i32, p: CUmemoryPool) => dev::mem_set_mem_pool(input(l), t, p);
 
         cuDevicePrimaryCtxRetain(c: *mut CUcontext, d: CUdevice) => ctx::primary_retain(out(c), d);
         cuDevicePrimaryCtxRelease(d: CUdevice) => ctx::primary_release(d);
@@ -302,11 +306,13 @@ exports! {
         cuCtxSetCurrent(c: CUcontext) => ctx::ctx_set_current(c);
         cuCtxGetCurrent(c: *mut CUcontext) => ctx::ctx_get_current(out(c));
         cuCtxGetDevice(d: *mut CUdevice) => ctx::ctx_get_device(out(d));
+        cuCtxGetDevice_v2 @13000 (d: *mut CUdevice, c: CUcontext) => ctx::ctx_get_device_v2(out(d), c);
         cuCtxGetFlags(f: *mut u32) => ctx::ctx_get_flags(out(f));
         cuCtxSetFlags(f: u32) => ctx::ctx_set_flags(f);
         cuCtxGetId(c: CUcontext, id: *mut u64) => ctx::ctx_get_id(c, out(id));
         cuCtxGetApiVersion(c: CUcontext, v: *mut u32) => ctx::ctx_get_api_version(c, out(v));
         cuCtxSynchronize() => ctx::ctx_synchronize();
+        cuCtxSynchronize_v2 @13000 (c: CUcontext) => ctx::ctx_synchronize_v2(c);
         cuCtxSetLimit(l: u32, v: usize) => ctx::ctx_set_limit(l, v);
         cuCtxGetLimit(v: *mut usize, l: u32) => ctx::ctx_get_limit(out(v), l);
         cuCtxGetCacheConfig(c: *mut u32) => ctx::ctx_get_cache_config(out(c));
@@ -331,6 +337,7 @@ exports! {
         cuMemAllocAsync(p: *mut CUdeviceptr, n: usize, s: CUstream) => mem::mem_alloc_async(out(p), n, s);
         cuMemAllocAsync_ptsz(p: *mut CUdeviceptr, n: usize, s: CUstream) => mem::mem_alloc_async(out(p), n, s);
         cuMemAllocFromPoolAsync(p: *mut CUdeviceptr, n: usize, pool: CUmemoryPool, s: CUstream) => mem::mem_alloc_from_pool_async(out(p), n, pool, s);
+        cuMemAllocFromPoolAsync_ptsz(p: *mut CUdeviceptr, n: usize, pool: CUmemoryPool, s: CUstream) => mem::mem_alloc_from_pool_async(out(p), n, pool, s);
         cuMemFreeAsync(p: CUdeviceptr, s: CUstream) => mem::mem_free_async(p, s);
         cuMemFreeAsync_ptsz(p: CUdeviceptr, s: CUstream) => mem::mem_free_async(p, s);
         cuMemPoolCreate(p: *mut CUmemoryPool, props: *const c_void) => mem::mem_pool_create(out(p), opaque(props));
@@ -358,32 +365,59 @@ exports! {
         cuMemcpy2D_v2 @3020 (p: *const CUDA_MEMCPY2D) => mem::memcpy_2d(input(p));
         cuMemcpy2D_v2_ptds(p: *const CUDA_MEMCPY2D) => mem::memcpy_2d(input(p));
         cuMemcpy2DUnaligned_v2 @3020 (p: *const CUDA_MEMCPY2D) => mem::memcpy_2d(input(p));
+        cuMemcpy2DUnaligned_v2_ptds(p: *const CUDA_MEMCPY2D) => mem::memcpy_2d(input(p));
         cuMemcpy2DAsync_v2 @3020 (p: *const CUDA_MEMCPY2D, st: CUstream) => mem::memcpy_2d_async(input(p), st);
         cuMemcpy2DAsync_v2_ptsz(p: *const CUDA_MEMCPY2D, st: CUstream) => mem::memcpy_2d_async(input(p), st);
         cuMemcpyPeer(d: CUdeviceptr, dc: CUcontext, s: CUdeviceptr, sc: CUcontext, n: usize) => mem::memcpy_peer(d, dc, s, sc, n);
+        cuMemcpyPeer_ptds(d: CUdeviceptr, dc: CUcontext, s: CUdeviceptr, sc: CUcontext, n: usize) => mem::memcpy_peer(d, dc, s, sc, n);
         cuMemcpyPeerAsync(d: CUdeviceptr, dc: CUcontext, s: CUdeviceptr, sc: CUcontext, n: usize, st: CUstream) => mem::memcpy_peer_async(d, dc, s, sc, n, st);
+        cuMemcpyPeerAsync_ptsz(d: CUdeviceptr, dc: CUcontext, s: CUdeviceptr, sc: CUcontext, n: usize, st: CUstream) => mem::memcpy_peer_async(d, dc, s, sc, n, st);
 
         cuMemsetD8_v2 @3020 (d: CUdeviceptr, v: u8, n: usize) => mem::memset(mem::Fill::line(d, v as u32, 1, n), None);
         cuMemsetD16_v2 @3020 (d: CUdeviceptr, v: u16, n: usize) => mem::memset(mem::Fill::line(d, v as u32, 2, n), None);
         cuMemsetD32_v2 @3020 (d: CUdeviceptr, v: u32, n: usize) => mem::memset(mem::Fill::line(d, v, 4, n), None);
         cuMemsetD8_v2_ptds(d: CUdeviceptr, v: u8, n: usize) => mem::memset(mem::Fill::line(d, v as u32, 1, n), None);
+        cuMemsetD16_v2_ptds(d: CUdeviceptr, v: u16, n: usize) => mem::memset(mem::Fill::line(d, v as u32, 2, n), None);
         cuMemsetD32_v2_ptds(d: CUdeviceptr, v: u32, n: usize) => mem::memset(mem::Fill::line(d, v, 4, n), None);
         cuMemsetD8Async(d: CUdeviceptr, v: u8, n: usize, s: CUstream) => mem::memset(mem::Fill::line(d, v as u32, 1, n), Some(s));
         cuMemsetD16Async(d: CUdeviceptr, v: u16, n: usize, s: CUstream) => mem::memset(mem::Fill::line(d, v as u32, 2, n), Some(s));
         cuMemsetD32Async(d: CUdeviceptr, v: u32, n: usize, s: CUstream) => mem::memset(mem::Fill::line(d, v, 4, n), Some(s));
         cuMemsetD8Async_ptsz(d: CUdeviceptr, v: u8, n: usize, s: CUstream) => mem::memset(mem::Fill::line(d, v as u32, 1, n), Some(s));
+        cuMemsetD16Async_ptsz(d: CUdeviceptr, v: u16, n: usize, s: CUstream) => mem::memset(mem::Fill::line(d, v as u32, 2, n), Some(s));
         cuMemsetD32Async_ptsz(d: CUdeviceptr, v: u32, n: usize, s: CUstream) => mem::memset(mem::Fill::line(d, v, 4, n), Some(s));
         cuMemsetD2D8_v2 @3020 (d: CUdeviceptr, p: usize, v: u8, w: usize, h: usize) => mem::memset(mem::Fill::rect(d, p, v as u32, 1, w, h), None);
         cuMemsetD2D16_v2 @3020 (d: CUdeviceptr, p: usize, v: u16, w: usize, h: usize) => mem::memset(mem::Fill::rect(d, p, v as u32, 2, w, h), None);
         cuMemsetD2D32_v2 @3020 (d: CUdeviceptr, p: usize, v: u32, w: usize, h: usize) => mem::memset(mem::Fill::rect(d, p, v, 4, w, h), None);
+        cuMemsetD2D8_v2_ptds(d: CUdeviceptr, p: usize, v: u8, w: usize, h: usize) => mem::memset(mem::Fill::rect(d, p, v as u32, 1, w, h), None);
+        cuMemsetD2D16_v2_ptds(d: CUdeviceptr, p: usize, v: u16, w: usize, h: usize) => mem::memset(mem::Fill::rect(d, p, v as u32, 2, w, h), None);
+        cuMemsetD2D32_v2_ptds(d: CUdeviceptr, p: usize, v: u32, w: usize, h: usize) => mem::memset(mem::Fill::rect(d, p, v, 4, w, h), None);
         cuMemsetD2D8Async(d: CUdeviceptr, p: usize, v: u8, w: usize, h: usize, s: CUstream) => mem::memset(mem::Fill::rect(d, p, v as u32, 1, w, h), Some(s));
         cuMemsetD2D16Async(d: CUdeviceptr, p: usize, v: u16, w: usize, h: usize, s: CUstream) => mem::memset(mem::Fill::rect(d, p, v as u32, 2, w, h), Some(s));
         cuMemsetD2D32Async(d: CUdeviceptr, p: usize, v: u32, w: usize, h: usize, s: CUstream) => mem::memset(mem::Fill::rect(d, p, v, 4, w, h), Some(s));
+        cuMemsetD2D8Async_ptsz(d: CUdeviceptr, p: usize, v: u8, w: usize, h: usize, s: CUstream) => mem::memset(mem::Fill::rect(d, p, v as u32, 1, w, h), Some(s));
+        cuMemsetD2D16Async_ptsz(d: CUdeviceptr, p: usize, v: u16, w: usize, h: usize, s: CUstream) => mem::memset(mem::Fill::rect(d, p, v as u32, 2, w, h), Some(s));
+        cuMemsetD2D32Async_ptsz(d: CUdeviceptr, p: usize, v: u32, w: usize, h: usize, s: CUstream) => mem::memset(mem::Fill::rect(d, p, v, 4, w, h), Some(s));
 
         cuPointerGetAttribute(data: *mut c_void, a: u32, p: CUdeviceptr) => mem::pointer_get_attribute(out_any(data), a, p);
         cuPointerGetAttributes(n: u32, a: *const u32, data: *mut *mut c_void, p: CUdeviceptr) => mem::pointer_get_attributes(array(a, n as usize), out_any_array(data, n as usize), p);
         cuMemPrefetchAsync(p: CUdeviceptr, n: usize, _d: CUdevice, s: CUstream) => mem::mem_hint(p, n, Some(s));
+        cuMemPrefetchAsync_ptsz(p: CUdeviceptr, n: usize, _d: CUdevice, s: CUstream) => mem::mem_hint(p, n, Some(s));
         cuMemPrefetchAsync_v2 @12020 (p: CUdeviceptr, n: usize, _loc: u64, _f: u32, s: CUstream) => mem::mem_hint(p, n, Some(s));
+        cuMemPrefetchAsync_v2_ptsz(p: CUdeviceptr, n: usize, _loc: u64, _f: u32, s: CUstream) => mem::mem_hint(p, n, Some(s));
+
+        cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, o: u32) => vmm::get_allocation_granularity(out(g), input(p), o);
+        cuMemCreate(h: *mut CUmemGenericAllocationHandle, n: usize, p: *const CUmemAllocationProp, f: u64) => vmm::create(out(h), n, input(p), f);
+        cuMemRelease(h: CUmemGenericAllocationHandle) => vmm::release(h);
+        cuMemAddressReserve(p: *mut CUdeviceptr, n: usize, a: usize, addr: CUdeviceptr, f: u64) => vmm::address_reserve(out(p), n, a, addr, f);
+        cuMemAddressFree(p: CUdeviceptr, n: usize) => vmm::address_free(p, n);
+        cuMemMap(p: CUdeviceptr, n: usize, o: usize, h: CUmemGenericAllocationHandle, f: u64) => vmm::map(p, n, o, h, f);
+        cuMemUnmap(p: CUdeviceptr, n: usize) => vmm::unmap(p, n);
+        cuMemSetAccess(p: CUdeviceptr, n: usize, d: *const CUmemAccessDesc, c: usize) => vmm::set_access(p, n, array(d, c), c);
+        cuMemGetAccess(f: *mut u64, l: *const CUmemLocation, p: CUdeviceptr) => vmm::get_access(out(f), input(l), p);
+        cuMemGetAllocationPropertiesFromHandle(p: *mut CUmemAllocationProp, h: CUmemGenericAllocationHandle) => vmm::get_allocation_properties_from_handle(out(p), h);
+        cuMemRetainAllocationHandle(h: *mut CUmemGenericAllocationHandle, a: *mut c_void) => vmm::retain_allocation_handle(out(h), opaque(a));
+        cuMemExportToShareableHandle(s: *mut c_void, h: CUmemGenericAllocationHandle, t: i32, f: u64) => vmm::export_to_shareable_handle(out_any(s), h, t, f);
+        cuMemImportFromShareableHandle(h: *mut CUmemGenericAllocationHandle, o: *mut c_void, t: i32) => vmm::import_from_shareable_handle(out(h), opaque(o), t);
         cuMemAdvise(p: CUdeviceptr, n: usize, _a: u32, _d: CUdevice) => mem::mem_hint(p, n, None);
         cuMemAdvise_v2 @12020 (p: CUdeviceptr, n: usize, _a: u32, _loc: u64) => mem::mem_hint(p, n, None);
 
@@ -427,17 +461,26 @@ exports! {
         cuLaunchHostFunc(s: CUstream, f: CUhostFn, d: *mut c_void) => st::launch_host_func(s, host_func(f, d));
         cuLaunchHostFunc_ptsz(s: CUstream, f: CUhostFn, d: *mut c_void) => st::launch_host_func(s, host_func(f, d));
         cuStreamGetPriority(s: CUstream, p: *mut i32) => st::stream_get_priority(s, out(p));
+        cuStreamGetPriority_ptsz(s: CUstream, p: *mut i32) => st::stream_get_priority(s, out(p));
         cuStreamGetFlags(s: CUstream, f: *mut u32) => st::stream_get_flags(s, out(f));
+        cuStreamGetFlags_ptsz(s: CUstream, f: *mut u32) => st::stream_get_flags(s, out(f));
         cuStreamGetCtx(s: CUstream, c: *mut CUcontext) => st::stream_get_ctx(s, out(c));
+        cuStreamGetCtx_ptsz(s: CUstream, c: *mut CUcontext) => st::stream_get_ctx(s, out(c));
+        cuStreamGetDevice(s: CUstream, d: *mut CUdevice) => st::stream_get_device(s, out(d));
+        cuStreamGetDevice_ptsz(s: CUstream, d: *mut CUdevice) => st::stream_get_device(s, out(d));
         cuStreamGetId(s: CUstream, id: *mut u64) => st::stream_get_id(s, out(id));
+        cuStreamGetId_ptsz(s: CUstream, id: *mut u64) => st::stream_get_id(s, out(id));
         cuStreamIsCapturing(s: CUstream, c: *mut u32) => st::stream_is_capturing(s, out(c));
+        cuStreamIsCapturing_ptsz(s: CUstream, c: *mut u32) => st::stream_is_capturing(s, out(c));
         cuStreamAttachMemAsync(s: CUstream, p: CUdeviceptr, n: usize, f: u32) => st::stream_attach_mem_async(s, p, n, f);
+        cuStreamAttachMemAsync_ptsz(s: CUstream, p: CUdeviceptr, n: usize, f: u32) => st::stream_attach_mem_async(s, p, n, f);
         cuEventCreate(e: *mut CUevent, f: u32) => st::event_create(out(e), f);
         cuEventDestroy(e: CUevent) => st::event_destroy(e);
         cuEventDestroy_v2 @4000 (e: CUevent) => st::event_destroy(e);
         cuEventRecord(e: CUevent, s: CUstream) => st::event_record(e, s);
         cuEventRecord_ptsz(e: CUevent, s: CUstream) => st::event_record(e, s);
         cuEventRecordWithFlags(e: CUevent, s: CUstream, f: u32) => st::event_record_with_flags(e, s, f);
+        cuEventRecordWithFlags_ptsz(e: CUevent, s: CUstream, f: u32) => st::event_record_with_flags(e, s, f);
         cuEventQuery(e: CUevent) => st::event_query(e);
         cuEventSynchronize(e: CUevent) => st::event_synchronize(e);
         cuEventElapsedTime(ms: *mut f32, a: CUevent, b: CUevent) => st::event_elapsed_time(out(ms), a, b);
@@ -487,17 +530,119 @@ exports! {
         cuImportExternalMemory, cuDestroyExternalMemory, cuExternalMemoryGetMappedBuffer,
         cuExternalMemoryGetMappedMipmappedArray, cuMipmappedArrayGetLevel, cuMipmappedArrayDestroy,
         cuImportExternalSemaphore, cuDestroyExternalSemaphore, cuSignalExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync,
-        cuArrayCreate, cuArrayCreate_v2 @3020, cuArray3DCreate, cuArray3DCreate_v2 @3020, cuArrayDestroy, cuMemcpy3D_v2, cuMemcpy3DAsync_v2,
+        cuArrayCreate, cuArrayCreate_v2 @3020, cuArray3DCreate, cuArray3DCreate_v2 @3020, cuArrayDestroy, cuMemcpy3D_v2 @3020, cuMemcpy3DAsync_v2 @3020,
         cuEGLStreamProducerConnect, cuEGLStreamProducerDisconnect, cuEGLStreamConsumerDisconnect,
         cuEGLStreamProducerPresentFrame, cuEGLStreamProducerReturnFrame,
-        cuStreamBeginCapture, cuStreamBeginCapture_v2 @10010, cuStreamEndCapture, cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2,
+        cuStreamBeginCapture, cuStreamBeginCapture_v2 @10010, cuStreamEndCapture, cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2 @11030,
         cuGraphCreate, cuGraphInstantiate, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphDestroy, cuGraphExecDestroy, cuGraphUpload,
         cuLaunchCooperativeKernel, cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxActiveClusters, cuOccupancyAvailableDynamicSMemPerBlock,
         cuLibraryLoadData, cuLibraryLoadFromFile, cuLibraryUnload, cuLibraryGetKernel, cuLibraryGetModule, cuKernelGetFunction,
-        cuMemCreate, cuMemRelease, cuMemMap, cuMemUnmap, cuMemAddressReserve, cuMemAddressFree, cuMemSetAccess,
-        cuMemGetAllocationGranularity, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute,
-        cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
+        cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute,
+        cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
         cuThreadExchangeStreamCaptureMode, cuCtxAttach, cuCtxDetach,
+        // The rest of cuda.h (tests/cuda_h_exports.rs checks that nothing is left out).
+        cuArray3DGetDescriptor, cuArray3DGetDescriptor_v2 @3020, cuArrayGetDescriptor, cuArrayGetDescriptor_v2 @3020,
+        cuArrayGetMemoryRequirements, cuArrayGetPlane, cuArrayGetSparseProperties, cuCheckpointOperationComplete,
+        cuCheckpointProcessCheckpoint, cuCheckpointProcessGetRestoreThreadId, cuCheckpointProcessGetState,
+        cuCheckpointProcessLock, cuCheckpointProcessRestore, cuCheckpointProcessUnlock,
+        cuCoredumpDeregisterCompleteCallback, cuCoredumpDeregisterStartCallback, cuCoredumpGetAttribute,
+        cuCoredumpGetAttributeGlobal, cuCoredumpRegisterCompleteCallback, cuCoredumpRegisterStartCallback,
+        cuCoredumpSetAttribute, cuCoredumpSetAttributeGlobal, cuCtxFromGreenCtx, cuCtxGetDevResource,
+        cuCtxGetExecAffinity, cuCtxRecordEvent, cuCtxResetPersistingL2Cache, cuCtxWaitEvent,
+        cuDevResourceGenerateDesc, cuDevSmResourceSplit, cuDevSmResourceSplitByCount, cuDeviceGetCliqueCount,
+        cuDeviceGetCliqueInfo, cuDeviceGetDevResource, cuDeviceGetExecAffinitySupport, cuDeviceGetFabricClusterUuid,
+        cuDeviceGetGraphMemAttribute, cuDeviceGetHostAtomicCapabilities, cuDeviceGetLuid,
+        cuDeviceGetNvSciSyncAttributes, cuDeviceGetP2PAtomicCapabilities, cuDeviceGraphMemTrim,
+        cuDeviceRegisterAsyncNotification, cuDeviceSetGraphMemAttribute, cuDeviceUnregisterAsyncNotification,
+        cuFabricCpyBatchAsync, cuFabricCpyBatchAsync_ptsz, cuFlushGPUDirectRDMAWrites, cuFuncGetParamCount,
+        cuFuncGetParamInfo, cuFuncIsLoaded, cuFuncLoad, cuFuncSetBlockShape, cuFuncSetSharedSize,
+        cuGraphAddBatchMemOpNode, cuGraphAddChildGraphNode, cuGraphAddDependencies, cuGraphAddDependencies_v2 @12030,
+        cuGraphAddEmptyNode, cuGraphAddEventRecordNode, cuGraphAddEventWaitNode,
+        cuGraphAddExternalSemaphoresSignalNode, cuGraphAddExternalSemaphoresWaitNode, cuGraphAddHostNode,
+        cuGraphAddKernelNode, cuGraphAddKernelNode_v2 @12000, cuGraphAddMemAllocNode, cuGraphAddMemFreeNode,
+        cuGraphAddMemcpyNode, cuGraphAddMemsetNode, cuGraphAddNode, cuGraphAddNode_v2 @12030,
+        cuGraphAddNode_v3 @13040, cuGraphBatchMemOpNodeGetParams, cuGraphBatchMemOpNodeSetParams,
+        cuGraphChildGraphNodeGetGraph, cuGraphClone, cuGraphConditionalHandleCreate, cuGraphDebugDotPrint,
+        cuGraphDestroyNode, cuGraphEventRecordNodeGetEvent, cuGraphEventRecordNodeSetEvent,
+        cuGraphEventWaitNodeGetEvent, cuGraphEventWaitNodeSetEvent, cuGraphExecBatchMemOpNodeSetParams,
+        cuGraphExecChildGraphNodeSetParams, cuGraphExecEventRecordNodeSetEvent, cuGraphExecEventWaitNodeSetEvent,
+        cuGraphExecExternalSemaphoresSignalNodeSetParams, cuGraphExecExternalSemaphoresWaitNodeSetParams,
+        cuGraphExecGetFlags, cuGraphExecGetId, cuGraphExecHostNodeSetParams, cuGraphExecKernelNodeSetParams,
+        cuGraphExecKernelNodeSetParams_v2 @12000, cuGraphExecMemcpyNodeSetParams, cuGraphExecMemsetNodeSetParams,
+        cuGraphExecNodeSetParams, cuGraphExecUpdate, cuGraphExecUpdate_v2 @12000,
+        cuGraphExternalSemaphoresSignalNodeGetParams, cuGraphExternalSemaphoresSignalNodeSetParams,
+        cuGraphExternalSemaphoresWaitNodeGetParams, cuGraphExternalSemaphoresWaitNodeSetParams, cuGraphGetEdges,
+        cuGraphGetEdges_v2 @12030, cuGraphGetId, cuGraphGetNodes, cuGraphGetRootNodes, cuGraphHostNodeGetParams,
+        cuGraphHostNodeSetParams, cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz,
+        cuGraphInstantiate_v2 @11000, cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeGetAttribute,
+        cuGraphKernelNodeGetParams, cuGraphKernelNodeGetParams_v2 @12000, cuGraphKernelNodeSetAttribute,
+        cuGraphKernelNodeSetParams, cuGraphKernelNodeSetParams_v2 @12000, cuGraphLaunch_ptsz,
+        cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuGraphMemcpyNodeGetParams,
+        cuGraphMemcpyNodeSetParams, cuGraphMemsetNodeGetParams, cuGraphMemsetNodeSetParams, cuGraphNodeFindInClone,
+        cuGraphNodeGetContainingGraph, cuGraphNodeGetDependencies, cuGraphNodeGetDependencies_v2 @12030,
+        cuGraphNodeGetDependentNodes, cuGraphNodeGetDependentNodes_v2 @12030, cuGraphNodeGetEnabled,
+        cuGraphNodeGetLocalId, cuGraphNodeGetParams, cuGraphNodeGetToolsId, cuGraphNodeGetType,
+        cuGraphNodeSetEnabled, cuGraphNodeSetParams, cuGraphNodeSetParams_v2 @13040, cuGraphReleaseUserObject,
+        cuGraphRemoveDependencies, cuGraphRemoveDependencies_v2 @12030, cuGraphRetainUserObject, cuGraphUpload_ptsz,
+        cuGraphicsMapResources_ptsz, cuGraphicsResourceGetMappedMipmappedArray, cuGraphicsResourceSetMapFlags,
+        cuGraphicsResourceSetMapFlags_v2 @6050, cuGraphicsUnmapResources_ptsz, cuGreenCtxCreate, cuGreenCtxDestroy,
+        cuGreenCtxGetDevResource, cuGreenCtxGetId, cuGreenCtxRecordEvent, cuGreenCtxStreamCreate,
+        cuGreenCtxWaitEvent, cuKernelGetAttribute, cuKernelGetLibrary, cuKernelGetName, cuKernelGetParamCount,
+        cuKernelGetParamInfo, cuKernelSetAttribute, cuKernelSetCacheConfig, cuLaunch,
+        cuLaunchCooperativeKernelMultiDevice, cuLaunchCooperativeKernel_ptsz, cuLaunchGrid, cuLaunchGridAsync,
+        cuLaunchHostFunc_v2 @13010, cuLaunchHostFunc_v2_ptsz, cuLibraryEnumerateKernels, cuLibraryGetGlobal,
+        cuLibraryGetKernelCount, cuLibraryGetManaged, cuLibraryGetUnifiedFunction, cuLogicalEndpointAddDevice,
+        cuLogicalEndpointBindAddr, cuLogicalEndpointBindMem, cuLogicalEndpointCreate, cuLogicalEndpointDestroy,
+        cuLogicalEndpointExport, cuLogicalEndpointGetLimits, cuLogicalEndpointIdRelease, cuLogicalEndpointIdReserve,
+        cuLogicalEndpointImport, cuLogicalEndpointQuery, cuLogicalEndpointUnbind, cuLogsCurrent, cuLogsDumpToFile,
+        cuLogsDumpToMemory, cuLogsRegisterCallback, cuLogsUnregisterCallback, cuMemBatchDecompressAsync,
+        cuMemBatchDecompressAsync_ptsz, cuMemDiscardAndPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync_ptsz,
+        cuMemDiscardBatchAsync, cuMemDiscardBatchAsync_ptsz, cuMemGetHandleForAddressRange, cuMemGetLocationInfo,
+        cuMemMapArrayAsync, cuMemMapArrayAsync_ptsz, cuMemPoolExportPointer, cuMemPoolExportToShareableHandle,
+        cuMemPoolGetAccess, cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer, cuMemPoolSetAccess,
+        cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync_ptsz, cuMemRangeGetAttribute, cuMemRangeGetAttributes,
+        cuMemcpy3D, cuMemcpy3DAsync, cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_ptsz,
+        cuMemcpy3DBatchAsync_v2 @13000, cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DPeer, cuMemcpy3DPeerAsync,
+        cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeer_ptds, cuMemcpy3DWithAttributesAsync,
+        cuMemcpy3DWithAttributesAsync_ptsz, cuMemcpy3D_v2_ptds, cuMemcpyAtoA, cuMemcpyAtoA_v2 @3020,
+        cuMemcpyAtoA_v2_ptds, cuMemcpyAtoD, cuMemcpyAtoD_v2 @3020, cuMemcpyAtoD_v2_ptds, cuMemcpyAtoH,
+        cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2 @3020, cuMemcpyAtoHAsync_v2_ptsz, cuMemcpyAtoH_v2 @3020,
+        cuMemcpyAtoH_v2_ptds, cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync_v2 @13000,
+        cuMemcpyBatchAsync_v2_ptsz, cuMemcpyDtoA, cuMemcpyDtoA_v2 @3020, cuMemcpyDtoA_v2_ptds, cuMemcpyHtoA,
+        cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2 @3020, cuMemcpyHtoAAsync_v2_ptsz, cuMemcpyHtoA_v2 @3020,
+        cuMemcpyHtoA_v2_ptds, cuMemcpyWithAttributesAsync, cuMemcpyWithAttributesAsync_ptsz, cuMipmappedArrayCreate,
+        cuMipmappedArrayGetMemoryRequirements, cuMipmappedArrayGetSparseProperties, cuModuleEnumerateFunctions,
+        cuModuleGetLoadingMode, cuModuleGetSurfRef, cuModuleGetTexRef, cuMulticastAddDevice, cuMulticastBindAddr,
+        cuMulticastBindAddr_v2 @13010, cuMulticastBindMem, cuMulticastBindMem_v2 @13010, cuMulticastCreate,
+        cuMulticastGetGranularity, cuMulticastUnbind, cuParamSetSize, cuParamSetTexRef, cuParamSetf, cuParamSeti,
+        cuParamSetv, cuPointerSetAttribute, cuSignalExternalSemaphoresAsync_ptsz, cuStreamBatchMemOp,
+        cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp_v2 @11070, cuStreamBatchMemOp_v2_ptsz, cuStreamBeginCaptureToCig,
+        cuStreamBeginCaptureToCig_ptsz, cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_ptsz,
+        cuStreamBeginCapture_ptsz, cuStreamBeginCapture_v2_ptsz, cuStreamBeginRecaptureToGraph,
+        cuStreamBeginRecaptureToGraph_ptsz, cuStreamCopyAttributes, cuStreamCopyAttributes_ptsz,
+        cuStreamEndCaptureToCig, cuStreamEndCaptureToCig_ptsz, cuStreamEndCapture_ptsz, cuStreamGetAttribute,
+        cuStreamGetAttribute_ptsz, cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo_v2_ptsz,
+        cuStreamGetCaptureInfo_v3 @12030, cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCtx_v2 @12050,
+        cuStreamGetCtx_v2_ptsz, cuStreamGetDevResource, cuStreamGetDevResource_ptsz, cuStreamGetGreenCtx,
+        cuStreamSetAttribute, cuStreamSetAttribute_ptsz, cuStreamUpdateCaptureDependencies,
+        cuStreamUpdateCaptureDependencies_ptsz, cuStreamUpdateCaptureDependencies_v2 @12030,
+        cuStreamUpdateCaptureDependencies_v2_ptsz, cuStreamWaitValue32, cuStreamWaitValue32_ptsz,
+        cuStreamWaitValue32_v2 @11070, cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue64, cuStreamWaitValue64_ptsz,
+        cuStreamWaitValue64_v2 @11070, cuStreamWaitValue64_v2_ptsz, cuStreamWriteValue32, cuStreamWriteValue32_ptsz,
+        cuStreamWriteValue32_v2 @11070, cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue64,
+        cuStreamWriteValue64_ptsz, cuStreamWriteValue64_v2 @11070, cuStreamWriteValue64_v2_ptsz,
+        cuSurfObjectGetResourceDesc, cuSurfRefGetArray, cuSurfRefSetArray, cuTensorMapEncodeIm2col,
+        cuTensorMapEncodeIm2colWide, cuTensorMapEncodeTiled, cuTensorMapReplaceAddress,
+        cuTensorMapSetAllocationClass, cuTexObjectGetResourceViewDesc, cuTexObjectGetTextureDesc, cuTexRefCreate,
+        cuTexRefDestroy, cuTexRefGetAddress, cuTexRefGetAddressMode, cuTexRefGetAddress_v2 @3020, cuTexRefGetArray,
+        cuTexRefGetBorderColor, cuTexRefGetFilterMode, cuTexRefGetFlags, cuTexRefGetFormat, cuTexRefGetMaxAnisotropy,
+        cuTexRefGetMipmapFilterMode, cuTexRefGetMipmapLevelBias, cuTexRefGetMipmapLevelClamp,
+        cuTexRefGetMipmappedArray, cuTexRefSetAddress, cuTexRefSetAddress2D, cuTexRefSetAddress2D_v2 @3020,
+        cuTexRefSetAddress2D_v3 @4010, cuTexRefSetAddressMode, cuTexRefSetAddress_v2 @3020, cuTexRefSetArray,
+        cuTexRefSetBorderColor, cuTexRefSetFilterMode, cuTexRefSetFlags, cuTexRefSetFormat, cuTexRefSetMaxAnisotropy,
+        cuTexRefSetMipmapFilterMode, cuTexRefSetMipmapLevelBias, cuTexRefSetMipmapLevelClamp,
+        cuTexRefSetMipmappedArray, cuUserObjectCreate, cuUserObjectRelease, cuUserObjectRetain,
+        cuWaitExternalSemaphoresAsync_ptsz,
     }
 }
 

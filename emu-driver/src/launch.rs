@@ -73,7 +73,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
         }
         let k = func.kernel();
         let attrs = k.attrs.as_ref();
-        let static_shared = attrs.map(|a| a.shared_size_bytes).unwrap_or(0);
+        let static_shared = attrs.map(|a| a.shared_size_bytes).unwrap_or(k.smem_prefix);
         if l.shared > func.max_dynamic_shared || static_shared as u64 + l.shared as u64 > p.shared_per_block_optin() as u64 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -157,7 +157,7 @@ pub fn run(mut p: Prepared) -> CuResult {
     let base = args.as_mut_ptr() as *mut u8;
     let ptrs: Vec<*mut c_void> = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
     let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
-    let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize };
+    let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize, smem_prefix: k.smem_prefix as usize };
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
         let _window = crate::arena::window();

@@ -15,6 +15,7 @@
 //! memory                   allocations, copies, memsets on the tracker
 //! arena                    EMU_CUDA_CHECKS=pointers: device memory out of host reach
 //! state                    contexts, handles, the tracker, context resolution
+//! vmm                      the virtual-memory API's memfds, reservations, mappings
 //! boundary                 typed views of C arguments (the crate's unsafe FFI edge)
 //! exec                     the SIMT executor (fibers, barriers, warp collectives)
 //! image, registry, profile module-image parsers, kernel-library manifests, device profiles
@@ -52,3 +53,4 @@ pub(crate) mod signals;
 pub(crate) mod state;
 pub(crate) mod symbols;
 pub(crate) mod teardown;
+pub(crate) mod vmm;

@@ -45,7 +45,8 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
         map_guarded(mapped, usable)?
     };
     let base = map_start + base_off;
-    d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool });
+    let id = d.new_id();
+    d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool, id });
     if device_side {
         d.used_bytes += size;
     }
@@ -91,7 +92,8 @@ fn map_guarded(mapped: u64, usable: u64) -> CuResult<u64> {
 
 /// Registers memory the driver does not own (module globals, registered host memory).
 pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: AllocKind) {
-    d.allocs.insert(base, Alloc { base, size, map_start: 0, mapped: 0, kind, ctx, pool: None });
+    let id = d.new_id();
+    d.allocs.insert(base, Alloc { base, size, map_start: 0, mapped: 0, kind, ctx, pool: None, id });
 }
 
 /// Frees a tracked allocation by its base address.
@@ -179,6 +181,7 @@ fn check_side(d: &Driver, ptr: u64, len: u64, expect: Option<Side>) -> CuResult<
 /// cuMemcpy's unified addressing.
 pub fn check_copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
     let ds = check_side(d, dst, len.max(1), expect_dst)?;
+    d.check_writable(dst, len)?;
     let ss = check_side(d, src, len.max(1), expect_src)?;
     Ok(match (expect_src, expect_dst) {
         (Some(s), Some(t)) => direction(s, t),
@@ -206,6 +209,7 @@ pub fn write_snapshot(d: &Driver, dst: u64, bytes: &[u8]) -> CuResult {
         return Ok(());
     }
     d.check_range(dst, bytes.len() as u64).map_err(|_| CUDA_ERROR_ILLEGAL_ADDRESS)?;
+    d.check_writable(dst, bytes.len() as u64).map_err(|_| CUDA_ERROR_ILLEGAL_ADDRESS)?;
     let dst = crate::arena::host_view(dst, bytes.len() as u64);
     // SAFETY: the destination range was checked against the tracker just now (and is
     // reached through the arena's host view under EMU_CUDA_CHECKS=pointers).
@@ -239,6 +243,7 @@ pub fn check_copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, w
     }
     let span = |pitch: u64| pitch.checked_mul(height.max(1) - 1).and_then(|v| v.checked_add(width.max(1))).ok_or(CUDA_ERROR_INVALID_VALUE);
     let ds = check_side(d, dst, span(dpitch)?, expect_dst)?;
+    d.check_writable(dst, span(dpitch)?)?;
     let ss = check_side(d, src, span(spitch)?, expect_src)?;
     Ok(match (expect_src, expect_dst) {
         (Some(s), Some(t)) => direction(s, t),
@@ -282,6 +287,7 @@ pub fn check_memset(d: &Driver, dst: u64, pitch: u64, elem: u64, width: u64, hei
     }
     let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     d.check_range(dst, span)?;
+    d.check_writable(dst, span)?;
     Ok(())
 }
 
@@ -299,6 +305,7 @@ pub fn memset(d: &Driver, dst: u64, pitch: u64, value: u32, elem: u64, width: u6
     }
     let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     d.check_range(dst, span)?;
+    d.check_writable(dst, span)?;
     let dst = crate::arena::host_view(dst, span);
     for row in 0..height {
         let p = dst + row * pitch;

@@ -1,5 +1,9 @@
-//! Device profiles: what cuDeviceGet* answer. The default, `h200`, is the exact record
-//! of a real NVIDIA H200 (profiles/h200.txt, read from the device with the real driver).
+//! Device profiles: what cuDeviceGet* answer. Both are the exact record of a real NVIDIA
+//! H200 (profiles/h200.txt, read from the device with its driver 580.159.04):
+//! `h200-580` is that machine as it was, refusing PTX newer than its driver's ISA 9.0;
+//! `h200` (the default) is the same device answering every attribute alike but loading
+//! every PTX version the translator reads ([`MAX_TRANSLATED_PTX`]), so images made by a
+//! newer nvcc (the pinned 13.5 writes ISA 9.5) run in PTX mode.
 
 use crate::cu::*;
 use std::collections::BTreeMap;
@@ -15,6 +19,9 @@ pub struct Profile {
     /// attribute id -> value, or the error code the device answers for that id.
     pub attrs: BTreeMap<i32, Result<i32, CUresult>>,
     pub uuid: [u8; 16],
+    /// cuMemGetAllocationGranularity of a pinned device allocation: (minimum,
+    /// recommended) bytes.
+    pub vmm_granularity: (u64, u64),
 }
 
 impl Profile {
@@ -50,6 +57,21 @@ impl Profile {
     pub fn compute_capability(&self) -> (i32, i32) {
         (self.a(75), self.a(76))
     }
+    /// cuDeviceGetProperties' legacy record, from the attributes it repeats.
+    pub fn devprop(&self) -> CUdevprop {
+        CUdevprop {
+            max_threads_per_block: self.a(1),
+            max_threads_dim: [self.a(2), self.a(3), self.a(4)],
+            max_grid_size: [self.a(5), self.a(6), self.a(7)],
+            shared_mem_per_block: self.a(8),
+            total_constant_memory: self.a(9),
+            simd_width: self.a(10),
+            mem_pitch: self.a(11),
+            regs_per_block: self.a(12),
+            clock_rate: self.a(13),
+            texture_align: self.a(14),
+        }
+    }
     pub fn sm(&self) -> u32 {
         let (a, b) = self.compute_capability();
         (a * 10 + b) as u32
@@ -57,7 +79,7 @@ impl Profile {
 }
 
 fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
-    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, max_ptx_version: (0, 0), attrs: BTreeMap::new(), uuid: [0; 16] };
+    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, max_ptx_version: (0, 0), attrs: BTreeMap::new(), uuid: [0; 16], vmm_granularity: (0, 0) };
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('#') || line.is_empty() {
@@ -72,6 +94,10 @@ fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
             "max_ptx_version" => {
                 let (a, b) = v.split_once('.').expect("profile max_ptx_version MAJOR.MINOR");
                 p.max_ptx_version = (a.parse().expect("ptx major"), b.parse().expect("ptx minor"));
+            }
+            "vmm_granularity" => {
+                let mut f = v.split_whitespace().map(|x| x.parse().expect("profile vmm_granularity MIN RECOMMENDED"));
+                p.vmm_granularity = (f.next().expect("vmm_granularity minimum"), f.next().expect("vmm_granularity recommended"));
             }
             "attr" => {
                 let mut f = v.split_whitespace();
@@ -94,9 +120,16 @@ fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
 
 static H200: &str = include_str!("../profiles/h200.txt");
 
+/// The newest PTX ISA the translator (simtwin-ptx) reads.
+pub const MAX_TRANSLATED_PTX: (u32, u32) = (9, 9);
+
 pub fn all() -> &'static [Profile] {
     static ALL: OnceLock<Vec<Profile>> = OnceLock::new();
-    ALL.get_or_init(|| vec![parse("h200", H200, 1)])
+    ALL.get_or_init(|| {
+        let mut current = parse("h200", H200, 1);
+        current.max_ptx_version = MAX_TRANSLATED_PTX;
+        vec![current, parse("h200-580", H200, 1)]
+    })
 }
 
 pub fn names() -> Vec<&'static str> {
@@ -125,5 +158,11 @@ mod tests {
         assert_eq!(p.attr(148), Err(1));
         assert_eq!(p.attr(0), Err(1));
         assert_eq!(p.attrs.len(), 199);
+        assert_eq!(p.vmm_granularity, (2 << 20, 2 << 20));
+        assert_eq!(p.max_ptx_version, super::MAX_TRANSLATED_PTX);
+        let exact = super::by_name("h200-580").unwrap();
+        assert_eq!(exact.max_ptx_version, (9, 0));
+        assert_eq!(exact.attrs, p.attrs);
+        assert_eq!(exact.vmm_granularity, p.vmm_granularity);
     }
 }

@@ -101,6 +101,19 @@ pub struct Wanted<'a> {
     pub globals: &'a BTreeSet<String>,
 }
 
+/// Whether any library of the scan has one of the wanted kernels (or, for an image
+/// without kernels, one of its variables): EMU_CUDA_EXEC=auto runs the image's PTX only
+/// when no twin is even a partial match.
+pub fn shares_any(scan: &Scan, want: &Wanted) -> bool {
+    scan.manifests.iter().any(|m| {
+        if want.kernels.is_empty() {
+            m.manifest.globals.iter().any(|g| want.globals.contains(&g.symbol))
+        } else {
+            m.manifest.entries.iter().any(|e| want.kernels.contains(&e.symbol))
+        }
+    })
+}
+
 /// At most ten names, then how many more.
 fn some_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let all: Vec<&str> = names.collect();

@@ -20,6 +20,8 @@ pub enum Tag {
     Stream = 0x57,
     Event = 0xE7,
     Pool = 0x9F,
+    /// A physical allocation of the virtual-memory API (CUmemGenericAllocationHandle).
+    MemHandle = 0xA1,
 }
 
 /// Handle values: 0x7f5e_TT00_0000_0000 | id. High enough not to collide with the special
@@ -71,11 +73,21 @@ pub enum AllocKind {
     ModuleGlobal,
     /// Host memory registered with cuMemHostRegister (not owned).
     Registered,
+    /// A mapping of the virtual-memory API with access for the device (owned by
+    /// `vmm`, not by a context: `ctx` is 0). Adjacent mappings form one range for
+    /// copies and memsets, as they do on a device.
+    Mapped,
+    /// The same, read-only (cuMemSetAccess with CU_MEM_ACCESS_FLAGS_PROT_READ).
+    MappedReadOnly,
 }
 
 impl AllocKind {
     pub fn is_host(self) -> bool {
         matches!(self, AllocKind::PinnedHost | AllocKind::Registered)
+    }
+    /// A mapping of the virtual-memory API.
+    pub fn is_mapping(self) -> bool {
+        matches!(self, AllocKind::Mapped | AllocKind::MappedReadOnly)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -86,6 +98,8 @@ impl AllocKind {
             AllocKind::StreamOrdered => "stream-ordered",
             AllocKind::ModuleGlobal => "module global",
             AllocKind::Registered => "registered host",
+            AllocKind::Mapped => "virtual-memory mapping",
+            AllocKind::MappedReadOnly => "read-only virtual-memory mapping",
         }
     }
 }
@@ -101,6 +115,8 @@ pub struct Alloc {
     pub kind: AllocKind,
     pub ctx: u64,
     pub pool: Option<u64>,
+    /// Unique over the process's lifetime (CU_POINTER_ATTRIBUTE_BUFFER_ID).
+    pub id: u64,
 }
 
 pub struct Context {
@@ -157,6 +173,9 @@ pub struct Driver {
     pub events: IdMap<Event>,
     pub pools: IdMap<Pool>,
     pub device_pool: Vec<u64>,
+    /// The virtual-memory API's physical allocations, reservations and mappings (its
+    /// accessible mappings are in `allocs` too).
+    pub vmm: crate::vmm::Vmm,
 }
 
 static DRIVER: OnceLock<Mutex<Option<Driver>>> = OnceLock::new();
@@ -219,6 +238,7 @@ pub fn initialise(config: Config) -> CuResult {
         events: IdMap::default(),
         pools: IdMap::default(),
         device_pool: Vec::new(),
+        vmm: crate::vmm::Vmm::default(),
     };
     let pool = d.new_id();
     d.pools.insert(pool, Pool { release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: true });
@@ -324,14 +344,37 @@ impl Driver {
         }
     }
 
-    /// Checks that [ptr, ptr+len) lies inside one tracked allocation.
+    /// Checks that [ptr, ptr+len) lies inside one tracked allocation, or inside
+    /// adjacent accessible mappings of the virtual-memory API.
     pub fn check_range(&self, ptr: u64, len: u64) -> CuResult<&Alloc> {
         let a = self.find_alloc(ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let end = ptr.checked_add(len).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        if end > a.base + a.size {
+        if end > a.base + a.size && !(a.kind.is_mapping() && self.mapped_through(a.base + a.size, end)) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         Ok(a)
+    }
+
+    /// Refuses a write to [ptr, ptr+len) that would reach a read-only mapping of the
+    /// virtual-memory API (the host pages are read-only: a write would fault).
+    pub fn check_writable(&self, ptr: u64, len: u64) -> CuResult {
+        let end = ptr.saturating_add(len.max(1));
+        let read_only = |a: &Alloc| a.kind == AllocKind::MappedReadOnly;
+        if self.find_alloc(ptr).is_some_and(read_only) || self.allocs.range(ptr..end).any(|(_, a)| read_only(a)) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    }
+
+    /// Whether accessible mappings follow each other without a gap from `at` to `end`.
+    fn mapped_through(&self, mut at: u64, end: u64) -> bool {
+        while at < end {
+            match self.allocs.get(&at) {
+                Some(b) if b.kind.is_mapping() => at = b.base + b.size,
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// A context by id, with its sticky error applied.
@@ -380,6 +423,7 @@ impl Driver {
     /// context from the pointer); the current context when the pointer is unknown.
     pub fn alloc_ctx(&self, ptr: u64) -> CuResult<u64> {
         match self.find_alloc(ptr) {
+            Some(a) if a.kind.is_mapping() => self.current(),
             Some(a) => self.context(a.ctx),
             None => self.current(),
         }

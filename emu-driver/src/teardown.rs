@@ -61,9 +61,21 @@ fn count_alloc(l: &mut simtwin_abi::counters::Leaks, pinned: bool, size: u64) {
 fn leaks_at_exit() {
     let Some(d) = crate::state::try_driver() else { return };
     let c = crate::counters::get();
-    for a in d.allocs.values().filter(|a| !matches!(a.kind, AllocKind::ModuleGlobal | AllocKind::Registered)) {
+    for a in d.allocs.values().filter(|a| !matches!(a.kind, AllocKind::ModuleGlobal | AllocKind::Registered) && !a.kind.is_mapping()) {
         let (pinned, size) = (a.kind == AllocKind::PinnedHost, a.size);
         c.leak(|l| count_alloc(l, pinned, size), format!("{} allocation of {} bytes at {:#x} still live at exit", a.kind.name(), a.size, a.base));
+    }
+    // The virtual-memory API: a physical allocation lives while a handle or a mapping
+    // holds it.
+    for p in d.vmm.physical.values() {
+        let msg = format!(
+            "virtual-memory allocation of {} bytes (cuMemCreate{}) still live at exit: {} unreleased handle(s), {} mapping(s)",
+            p.size,
+            if p.imported { ", imported" } else { "" },
+            p.refs,
+            p.maps
+        );
+        c.leak(|l| count_alloc(l, false, p.size), msg);
     }
     for (id, m) in &d.modules {
         c.leak(|l| l.modules += 1, format!("module {id} ({}) still loaded at exit", m.library_name()));

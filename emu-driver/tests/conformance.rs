@@ -2,7 +2,7 @@
 //! (emu-driver/conformance/build.sh into target/conformance), runs it against the emulated
 //! target/simtwin/lib/libcuda.so.1 and compares every line with the table a real H200
 //! produced (emu-driver/tests/data/h200-conformance.txt). The emulated output is kept in
-//! target/conformance/emulated.txt for diffing.
+//! target/conformance/emulated-twin.txt (and emulated-ptx.txt) for diffing.
 //!
 //! A line the table does not hold yet (a case added since the H200 run, or a sub-line of
 //! one) is printed as "not recorded" and does not fail: it becomes binding when a new
@@ -23,7 +23,20 @@ fn root() -> PathBuf {
 /// Builds the runner and runs it once; returns the emulated output text.
 fn emulated() -> &'static str {
     static OUT: OnceLock<String> = OnceLock::new();
-    OUT.get_or_init(|| {
+    OUT.get_or_init(|| run_conformance("twin"))
+}
+
+/// The emulated driver's answers in PTX mode (EMU_CUDA_EXEC=ptx: every module from its
+/// PTX, no twin).
+fn emulated_ptx() -> &'static str {
+    static OUT: OnceLock<String> = OnceLock::new();
+    OUT.get_or_init(|| run_conformance("ptx"))
+}
+
+/// Runs the conformance runner on the emulated driver with the profile of the H200 the
+/// table was recorded on (`h200-580`: that driver refuses PTX newer than ISA 9.0).
+fn run_conformance(exec: &str) -> String {
+    {
         let root = root();
         let lib = root.join("target/simtwin/lib/libcuda.so.1");
         assert!(
@@ -40,7 +53,7 @@ fn emulated() -> &'static str {
             .status()
             .expect("run emu-driver/conformance/build.sh");
         assert!(st.success(), "emu-driver/conformance/build.sh failed: {st}");
-        let emulated = out_dir.join("emulated.txt");
+        let emulated = out_dir.join(format!("emulated-{exec}.txt"));
         let o = Command::new(out_dir.join("driver-conformance"))
             .arg("--lib")
             .arg(&lib)
@@ -55,6 +68,8 @@ fn emulated() -> &'static str {
             .arg("--out")
             .arg(&emulated)
             .env_remove("EMU_CUDA_COUNTS")
+            .env("EMU_CUDA_DEVICE", "h200-580")
+            .env("EMU_CUDA_EXEC", exec)
             .output()
             .expect("run driver-conformance");
         assert!(
@@ -63,9 +78,9 @@ fn emulated() -> &'static str {
             o.status,
             String::from_utf8_lossy(&o.stderr)
         );
-        let _ = std::fs::copy(&emulated, root.join("target/conformance/emulated.txt"));
+        let _ = std::fs::copy(&emulated, root.join(format!("target/conformance/emulated-{exec}.txt")));
         std::fs::read_to_string(&emulated).expect("read emulated.txt")
-    })
+    }
 }
 
 fn run_dir() -> PathBuf {
@@ -125,13 +140,22 @@ fn known_differences() -> BTreeMap<String, (String, String)> {
 
 #[test]
 fn emulated_driver_matches_h200_table() {
-    let got = parse(emulated());
+    matches_h200_table(emulated(), "twin");
+}
+
+#[test]
+fn emulated_driver_in_ptx_mode_matches_h200_table() {
+    matches_h200_table(emulated_ptx(), "ptx");
+}
+
+fn matches_h200_table(text: &str, exec: &str) {
+    let got = parse(text);
     let (table, expected) = table();
     let Some(expected) = expected else {
         panic!(
             "{} is missing: it is the real driver's answers, recorded on an H200 with \
              emu-driver/conformance/device-run.sh (see emu-driver/conformance/README.md; \
-             the emulated answers are in target/conformance/emulated.txt)",
+             the emulated answers are in target/conformance/emulated-{exec}.txt)",
             table.display()
         );
     };
@@ -172,7 +196,7 @@ fn emulated_driver_matches_h200_table() {
     );
     assert!(
         mismatches.is_empty(),
-        "{} of {} cases differ from {} (full emulated output: target/conformance/emulated.txt)",
+        "{} of {} cases differ from {} (EMU_CUDA_EXEC={exec}; full emulated output: target/conformance/emulated-{exec}.txt)",
         mismatches.len(),
         expected.len(),
         table.display()

@@ -9,7 +9,10 @@
 //!   "failed_launches": {SYMBOL: N}, "zero_copy": {SYMBOL: N}, "synchronizations",
 //!   "hazards": [Hazard], "leaks": {"allocations","allocation_bytes","pinned","modules",
 //!   "streams","events","details": [..]}, "unsupported": {NAME: N}, "injected": [..],
-//!   "never_ran": [..]}`
+//!   "never_ran": [..], "modules": [ModuleRecord]}`
+//!
+//! `modules` was added within version 2 (readers of older files see it empty): every
+//! module loaded, with `mode` `twin` or `ptx`.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -215,6 +218,35 @@ pub struct Counters {
     /// Work still queued when the program ended (EMU_CUDA_ASYNC=deferred): it never ran
     /// because nothing waited for it.
     pub never_ran: Vec<String>,
+    /// Every module loaded, and how its kernels ran (host twin or translated PTX).
+    pub modules: Vec<ModuleRecord>,
+}
+
+/// One loaded module: which code runs its kernels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct ModuleRecord {
+    /// The image: its kind and the entry used, with the first 16 hex digits of the sha256
+    /// of its PTX or of its bytes, e.g. `fatbin: sm_90 cubin (ptx 1a2b...)`.
+    pub image: String,
+    /// `twin` (a kernels-host library) or `ptx` (the image's PTX, translated).
+    pub mode: String,
+    /// The kernel library that runs it.
+    pub library: String,
+    /// Kernels.
+    pub kernels: u64,
+    /// False when some result may differ from the device's (a twin built with nvcc's FMA
+    /// contraction on, a PTX kernel using a special-function-unit form not yet modelled).
+    pub device_exact: bool,
+    /// Why not device-exact, and other notes of the build.
+    pub notes: Vec<String>,
+    /// PTX mode: microseconds translating and compiling (0 compiling when the library
+    /// came from the cache), and whether it did.
+    pub translate_us: u64,
+    /// See `translate_us`.
+    pub compile_us: u64,
+    /// See `translate_us`.
+    pub cached: bool,
 }
 
 /// Why a counters file could not be read.
@@ -293,6 +325,7 @@ impl Counters {
         add_map(&mut self.unsupported, &o.unsupported);
         self.injected.extend(o.injected.iter().cloned());
         self.never_ran.extend(o.never_ran.iter().cloned());
+        self.modules.extend(o.modules.iter().cloned());
         if self.state == State::Exit && o.state != State::Exit {
             self.state = o.state.clone();
         }

@@ -44,6 +44,43 @@ impl Memcpy2D {
     }
 }
 
+/// CUmemLocation (cuda.h): a location type and a device ordinal (or NUMA id).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct MemLocation {
+    pub ty: i32,
+    pub id: i32,
+}
+
+/// CUmemAllocationProp (cuda.h), for the virtual-memory API.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AllocProp {
+    pub ty: i32,
+    pub handle_types: i32,
+    pub location: MemLocation,
+    pub win32_meta: P,
+    pub compression: u8,
+    pub rdma: u8,
+    pub usage: u16,
+    pub reserved: [u8; 4],
+}
+
+/// CUmemAccessDesc (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct AccessDesc {
+    pub location: MemLocation,
+    pub flags: i32,
+}
+
+/// CUdevprop (cuda.h, legacy device properties): 14 ints.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct DevProp {
+    pub v: [i32; 14],
+}
+
 /// CUlaunchConfig (cuda.h), for cuLaunchKernelEx.
 #[repr(C)]
 pub struct LaunchConfig {
@@ -256,4 +293,27 @@ api! {
     cuEventRecord_ptsz: fn(P, P);
     cuEventRecordWithFlags: fn(P, P, u32);
     cuEventDestroy: fn(P);
+    // The virtual-memory API (vmm cases) and the legacy device properties.
+    cuMemGetAllocationGranularity: fn(*mut usize, *const AllocProp, i32);
+    cuMemCreate: fn(*mut u64, usize, *const AllocProp, u64);
+    cuMemRelease: fn(u64);
+    cuMemAddressReserve: fn(*mut u64, usize, usize, u64, u64);
+    cuMemAddressFree: fn(u64, usize);
+    cuMemMap: fn(u64, usize, usize, u64, u64);
+    cuMemUnmap: fn(u64, usize);
+    cuMemSetAccess: fn(u64, usize, *const AccessDesc, usize);
+    cuMemGetAccess: fn(*mut u64, *const MemLocation, u64);
+    cuMemGetAllocationPropertiesFromHandle: fn(*mut AllocProp, u64);
+    cuMemRetainAllocationHandle: fn(*mut u64, P);
+    cuMemExportToShareableHandle: fn(P, u64, i32, u64);
+    cuMemImportFromShareableHandle: fn(*mut u64, P, i32);
+    cuDeviceGetProperties: fn(*mut DevProp, i32);
+    // Entry points CUDA 13.0 added that the emulated driver answers (entries_13_0).
+    cuCtxGetDevice_v2: fn(*mut i32, P);
+    cuCtxSynchronize_v2: fn(P);
+    cuStreamGetDevice: fn(P, *mut i32);
+    cuDeviceGetMemPool: fn(*mut P, i32);
+    cuMemGetDefaultMemPool: fn(*mut P, *mut MemLocation, i32);
+    cuMemGetMemPool: fn(*mut P, *mut MemLocation, i32);
+    cuMemSetMemPool: fn(*mut MemLocation, i32, P);
 }

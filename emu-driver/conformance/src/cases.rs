@@ -15,6 +15,7 @@ use std::ptr::null_mut;
 
 mod ctxres;
 mod devres;
+mod vmm;
 
 
 /// An address no allocation of either driver uses: canonical on x86-64 (so a host access
@@ -922,7 +923,8 @@ fn case(name: &str, run: fn(&mut Cx) -> Result<(), String>) -> Case {
 }
 
 /// Every case, in run order: the basic driver cases, then context resolution per entry
-/// point family and state (ctxres), then device-defined results (devres).
+/// point family and state (ctxres), then device-defined results (devres), then the
+/// virtual-memory API and the legacy device properties (vmm).
 pub fn all() -> Vec<Case> {
     let mut v = vec![
         case("init_0", init_0),
@@ -977,6 +979,7 @@ pub fn all() -> Vec<Case> {
     ];
     v.extend(ctxres::cases());
     v.extend(devres::cases());
+    v.extend(vmm::cases());
     v
 }
 

@@ -123,6 +123,13 @@ pub fn ctx_get_device(dev: Out<CUdevice>) -> CuResult {
     dev.set(d.contexts[&id].device)
 }
 
+/// cuCtxGetDevice_v2: the device of `ctx`, or of the current context when null.
+pub fn ctx_get_device_v2(dev: Out<CUdevice>, ctx: CUcontext) -> CuResult {
+    let d = driver()?;
+    let id = if ctx.is_null() { d.current_unchecked()? } else { d.ctx_from_handle(ctx)? };
+    dev.set(d.contexts[&id].device)
+}
+
 pub fn ctx_get_flags(flags: Out<u32>) -> CuResult {
     let d = driver()?;
     let id = d.current_unchecked()?;
@@ -153,6 +160,23 @@ pub fn ctx_get_api_version(ctx: CUcontext, v: Out<u32>) -> CuResult {
         d.ctx_from_handle(ctx)?;
     }
     v.set(3020)
+}
+
+/// cuCtxSynchronize_v2: waits for `ctx`'s work, or the current context's when null.
+pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
+    if ctx.is_null() {
+        return ctx_synchronize();
+    }
+    let id = {
+        let d = driver()?;
+        let id = d.ctx_from_handle(ctx)?;
+        d.context(id)?
+    };
+    crate::queue::force_context(id, "cuCtxSynchronize_v2")?;
+    driver()?.context(id)?;
+    crate::counters::get().sync();
+    crate::teardown::checkpoint();
+    Ok(())
 }
 
 pub fn ctx_synchronize() -> CuResult {

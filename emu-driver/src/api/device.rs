@@ -72,6 +72,14 @@ pub fn device_compute_capability(major: Out<i32>, minor: Out<i32>, dev: CUdevice
     minor.set(b)
 }
 
+/// cuDeviceGetProperties: the legacy CUdevprop, the profile's attributes 1-14.
+pub fn device_get_properties(prop: Out<CUdevprop>, dev: CUdevice) -> CuResult {
+    let d = driver()?;
+    prop.required()?;
+    d.check_device(dev)?;
+    prop.set(d.profile.devprop())
+}
+
 pub fn device_total_mem(bytes: Out<usize>, dev: CUdevice) -> CuResult {
     let d = driver()?;
     d.check_device(dev)?;
@@ -132,6 +140,34 @@ pub fn device_set_mem_pool(dev: CUdevice, pool: CUmemoryPool) -> CuResult {
     }
     d.device_pool[dev as usize] = id;
     Ok(())
+}
+
+/// The device a memory location names for the pool calls of CUDA 13.0 (pinned
+/// allocations on a device; the emulated driver has no host or managed pools).
+fn pool_device(d: &state::Driver, loc: Option<CUmemLocation>, alloc_type: i32) -> CuResult<CUdevice> {
+    let loc = loc.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if loc.type_ != CU_MEM_LOCATION_TYPE_DEVICE || alloc_type != CU_MEM_ALLOCATION_TYPE_PINNED {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    d.check_device(loc.id)?;
+    Ok(loc.id)
+}
+
+pub fn mem_get_default_mem_pool(pool: Out<CUmemoryPool>, loc: Option<CUmemLocation>, alloc_type: i32) -> CuResult {
+    let dev = pool_device(&*driver()?, loc, alloc_type)?;
+    pool.required()?;
+    device_get_default_mem_pool(pool, dev)
+}
+
+pub fn mem_get_mem_pool(pool: Out<CUmemoryPool>, loc: Option<CUmemLocation>, alloc_type: i32) -> CuResult {
+    let dev = pool_device(&*driver()?, loc, alloc_type)?;
+    pool.required()?;
+    device_get_mem_pool(pool, dev)
+}
+
+pub fn mem_set_mem_pool(loc: Option<CUmemLocation>, alloc_type: i32, pool: CUmemoryPool) -> CuResult {
+    let dev = pool_device(&*driver()?, loc, alloc_type)?;
+    device_set_mem_pool(dev, pool)
 }
 
 pub fn device_get_texture_1d_linear_max_width(w: Out<usize>, _fmt: u32, _ch: u32, dev: CUdevice) -> CuResult {

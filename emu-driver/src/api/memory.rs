@@ -437,8 +437,17 @@ pub fn memset(f: Fill, stream: Option<CUstream>) -> CuResult {
 
 fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CUdeviceptr) -> CuResult {
     data.required()?;
+    if let Some(info) = crate::api::vmm::pointer_info(d, ptr) {
+        return vm_pointer_attribute(d, data, attr, ptr, info);
+    }
     let a = d.find_alloc(ptr);
     let need = || a.ok_or(CUDA_ERROR_INVALID_VALUE);
+    // The attributes of CUDA 11 and later are measured for cuMemAlloc memory (and the
+    // virtual-memory API's, above); other kinds keep refusing them.
+    let device_memory = || match need()? {
+        a if matches!(a.kind, AllocKind::Device | AllocKind::Pitched) => Ok(a),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    };
     match attr {
         // Stream-ordered (pool) allocations belong to no context: the H200 answers null.
         CU_POINTER_ATTRIBUTE_CONTEXT => {
@@ -461,6 +470,8 @@ fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CU
             }
             data.set(ptr as *mut c_void)
         }
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => data.set::<i32>(need().map(|_| 0)?),
+        CU_POINTER_ATTRIBUTE_BUFFER_ID | CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => data.set::<u64>(need()?.id),
         CU_POINTER_ATTRIBUTE_IS_MANAGED => data.set::<i32>(a.map(|a| a.kind == AllocKind::Managed).unwrap_or(false) as i32),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
             let a = need()?;
@@ -473,6 +484,56 @@ fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CU
             let a = need()?;
             data.set::<CUmemoryPool>(a.pool.map(|p| handle(Tag::Pool, p)).unwrap_or(std::ptr::null_mut()))
         }
+        // cuMemAlloc memory can be shared through legacy IPC and GPUDirect RDMA, has no
+        // exportable VM handle, and is readable and writable by the device.
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE | CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE => {
+            data.set::<i32>(device_memory().map(|_| 1)?)
+        }
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES => data.set::<u64>(device_memory().map(|_| 0)?),
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS => data.set::<i32>(device_memory().map(|_| CU_MEM_ACCESS_FLAGS_PROT_READWRITE)?),
+        // The driver maps device memory in chunks of the granularity (2 MiB on the H200,
+        // which answers 2 MiB for a 12 KiB allocation); modelled as the allocation
+        // rounded up to it, from the allocation's start.
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE => {
+            let a = device_memory()?;
+            data.set::<usize>(a.size.next_multiple_of(d.profile.vmm_granularity.0.max(1)) as usize)
+        }
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR => data.set::<u64>(device_memory()?.base),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// Pointer attributes of the virtual-memory API's addresses, as the H200 answers them
+/// (`vmm_pointer_attrs`): no context, the reservation as the range, the mapping as the
+/// mapping; a device pointer only with access; nothing at all where nothing is mapped.
+fn vm_pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CUdeviceptr, info: crate::api::vmm::PointerInfo) -> CuResult {
+    use crate::api::vmm::PointerInfo;
+    let PointerInfo::Mapped { start, size, access, id, reservation, props, physical } = info else {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    };
+    let device = props.location == CU_MEM_LOCATION_TYPE_DEVICE;
+    match attr {
+        CU_POINTER_ATTRIBUTE_CONTEXT | CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => data.set::<*mut c_void>(std::ptr::null_mut()),
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE => data.set::<u32>(if device { CU_MEMORYTYPE_DEVICE } else { CU_MEMORYTYPE_HOST }),
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER => {
+            if access == CU_MEM_ACCESS_FLAGS_PROT_NONE {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            d.current()?;
+            data.set::<u64>(ptr)
+        }
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS | CU_POINTER_ATTRIBUTE_IS_MANAGED | CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => data.set::<i32>(0),
+        CU_POINTER_ATTRIBUTE_BUFFER_ID => data.set::<u64>(id),
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => data.set::<u64>(physical),
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => data.set::<i32>(props.device),
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => data.set::<u64>(reservation.0),
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE => data.set::<usize>(reservation.1 as usize),
+        CU_POINTER_ATTRIBUTE_MAPPED => data.set::<i32>(1),
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES => data.set::<u64>(props.handle_types as u64),
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE => data.set::<i32>((props.rdma != 0) as i32),
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS => data.set::<i32>(access),
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE => data.set::<usize>(size as usize),
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR => data.set::<u64>(start),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }

@@ -8,3 +8,4 @@ pub mod memory;
 pub mod misc;
 pub mod module;
 pub mod stream;
+pub mod vmm;

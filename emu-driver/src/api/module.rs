@@ -11,11 +11,19 @@ use crate::state::Driver;
 /// Parses and binds the image without holding the driver's lock (scanning the kernel
 /// libraries and dlopen can be slow), then enters the module.
 fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
-    let (ctx, target, max_ptx, paths, race) = {
+    let (ctx, target, max_ptx, paths, race, exec, sm_count) = {
         let d = driver()?;
         let ctx = d.current()?;
         m.required()?;
-        (ctx, crate::image::Target { sm: d.profile.sm() }, d.profile.max_ptx_version, d.config.kernels.clone(), d.config.checks.race)
+        (
+            ctx,
+            crate::image::Target { sm: d.profile.sm() },
+            d.profile.max_ptx_version,
+            d.config.kernels.clone(),
+            d.config.checks.race,
+            d.config.exec,
+            d.profile.sm_count(),
+        )
     };
     let img = parse(target)?;
     if let Some(v) = img.ptx_version.filter(|&v| v > max_ptx) {
@@ -25,7 +33,7 @@ fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<c
         );
         return Err(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
     }
-    let prepared = module::prepare(&paths, img, race)?;
+    let prepared = crate::module::choose::prepare_any(&paths, img, race, exec, sm_count)?;
     let mut d = driver()?;
     if d.current() != Ok(ctx) {
         module::discard(prepared);

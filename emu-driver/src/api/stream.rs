@@ -114,6 +114,13 @@ pub fn stream_get_flags(s: CUstream, f: Out<u32>) -> CuResult {
     f.set(fl)
 }
 
+/// cuStreamGetDevice: the device of the stream's context.
+pub fn stream_get_device(s: CUstream, dev: Out<CUdevice>) -> CuResult {
+    let d = driver()?;
+    let ctx = d.stream_context_unchecked(s)?;
+    dev.set(d.contexts[&ctx].device)
+}
+
 pub fn stream_get_ctx(s: CUstream, c: Out<CUcontext>) -> CuResult {
     let d = driver()?;
     let ctx = d.stream_context_unchecked(s)?;

@@ -245,7 +245,8 @@ impl Worker {
         c.name.clone_from(&kernel.name);
         c.run = Some(kernel.run);
         c.params = params.as_ptr();
-        let words = cfg.dyn_smem_bytes.div_ceil(16).max(1);
+        let prefix = cfg.smem_prefix.div_ceil(16) * 16;
+        let words = (prefix + cfg.dyn_smem_bytes).div_ceil(16).max(1);
         if c.smem.len() < words {
             c.smem.resize(words, 0);
         }
@@ -253,11 +254,13 @@ impl Worker {
         let [gx, gy, gz] = cfg.grid;
         c.fields.block_dim = abi::Dim3 { x: bx, y: by, z: bz };
         c.fields.grid_dim = abi::Dim3 { x: gx, y: gy, z: gz };
-        c.fields.dyn_smem = c.smem.as_mut_ptr().cast();
+        // SAFETY: `prefix` bytes lie inside the buffer just sized.
+        c.fields.dyn_smem = unsafe { c.smem.as_mut_ptr().cast::<u8>().add(prefix) }.cast();
         c.fields.dyn_smem_size = cfg.dyn_smem_bytes as u64;
         if opts.checks.any() || self.checks.is_some() {
-            let dyn_start = self.call.fields.dyn_smem as usize;
-            SharedChecks::begin_launch(&mut self.checks, opts.checks, kernel.run as usize, dyn_start, cfg.dyn_smem_bytes, &mut self.block.threads);
+            // The window (static prefix and dynamic part) is what the checks watch.
+            let start = c.smem.as_ptr() as usize;
+            SharedChecks::begin_launch(&mut self.checks, opts.checks, kernel.run as usize, start, prefix + cfg.dyn_smem_bytes, &mut self.block.threads);
         }
         let n = bx * by * bz;
         let seq = Sequence::new(gx as u64 * gy as u64 * gz as u64, opts.block_order);

@@ -47,6 +47,10 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Bytes of dynamic shared memory per block.
     pub dyn_smem_bytes: usize,
+    /// Bytes of static shared memory the kernel library keeps in the same window, in front
+    /// of the dynamic part (PTX mode; 0 for twins, whose static shared variables are
+    /// thread-locals of their library).
+    pub smem_prefix: usize,
 }
 
 /// The shared-memory checks a launch runs with (`EMU_CUDA_CHECKS`; see `race`, `smem`).

@@ -235,20 +235,33 @@ pub(crate) fn parse(b: &[u8], target: Target) -> Result<Image, ImageError> {
     let e = &entries[i];
     let chosen = e.summary.describe();
     let data = payload(e)?;
-    let (kernels, globals, ptx_version) = match e.summary.kind {
+    let ptx_text = |data: &[u8], what: &str| -> Result<String, ImageError> {
+        let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+        std::str::from_utf8(&data[..end])
+            .map(str::to_string)
+            .map_err(|_| ImageError::InvalidPtx(format!("{what}: not UTF-8 text")))
+    };
+    let (kernels, globals, ptx_version, ptx) = match e.summary.kind {
         EntryKind::Cubin => {
             let c = cubin::parse(&data).map_err(|err| context(&chosen, err))?;
-            (c.kernels, c.globals, None)
+            // PTX mode runs the PTX beside the cubin (the same module, compiled for a
+            // virtual architecture the device accepts), when the fatbin has one.
+            let best_ptx = entries
+                .iter()
+                .filter(|x| x.summary.kind == EntryKind::Ptx && x.summary.arch <= target.sm)
+                .max_by_key(|x| x.summary.arch);
+            // A damaged PTX entry does not stop the cubin from loading (as on a device,
+            // which never reads it); PTX mode then says there is no PTX.
+            let ptx = best_ptx.and_then(|p| payload(p).ok()).and_then(|d| ptx_text(&d, "").ok());
+            (c.kernels, c.globals, None, ptx)
         }
         _ => {
-            let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-            let text = std::str::from_utf8(&data[..end])
-                .map_err(|_| ImageError::InvalidPtx(format!("{chosen}: not UTF-8 text")))?;
-            let m = ptx::parse(text).map_err(|err| context(&chosen, err))?;
-            (m.kernels, m.globals, Some(m.version))
+            let text = ptx_text(&data, &chosen)?;
+            let m = ptx::parse(&text).map_err(|err| context(&chosen, err))?;
+            (m.kernels, m.globals, Some(m.version), Some(text))
         }
     };
-    Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries, ptx_version })
+    Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries, ptx_version, ptx })
 }
 
 /// Prefixes an error's message with the entry it came from.

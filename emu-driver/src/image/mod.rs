@@ -52,6 +52,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 globals: cubin.globals,
                 entries: Vec::new(),
                 ptx_version: None,
+                ptx: None,
             })
         }
         Format::Text => {
@@ -71,6 +72,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 globals: m.globals,
                 entries: Vec::new(),
                 ptx_version: Some(m.version),
+                ptx: Some(text.to_string()),
             })
         }
     }

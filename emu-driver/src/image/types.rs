@@ -45,6 +45,10 @@ pub struct Image {
     /// The `.version` (ISA major, minor) when the chosen entry is PTX: a driver JIT-compiles
     /// only PTX up to its own ISA version.
     pub ptx_version: Option<(u32, u32)>,
+    /// The PTX text PTX mode runs: the image itself (PTX), or the fatbin's PTX entry of the
+    /// highest virtual architecture the device accepts (decompressed), even when a cubin
+    /// was chosen; None for a bare cubin or a fatbin without such PTX.
+    pub ptx: Option<String>,
 }
 
 impl Image {

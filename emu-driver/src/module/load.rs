@@ -74,14 +74,15 @@ fn no_binary(msg: String) -> CUresult {
 }
 
 /// A module image bound to its kernel library, ready to be entered into the driver's
-/// tables (made without the driver's lock: scanning and dlopen can be slow).
+/// tables (made without the driver's lock: scanning, translation and dlopen can be slow).
 pub struct Prepared {
     kernels: Vec<Kernel>,
     globals: Vec<(String, String, u64, u64)>,
-    found: Found,
     ctx_slot: abi::CtxSlotFn,
     lib: libloading::Library,
     lib_path: PathBuf,
+    /// What the counters file records of the module.
+    record: simtwin_abi::counters::ModuleRecord,
 }
 
 /// Binds a parsed image to the one kernel library with the same entries and opens a
@@ -102,23 +103,7 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image, race: bool) -> CuRes
     } else {
         found.library_path()
     };
-    let (open_path, is_copy) = instance_path(&lib_path).map_err(no_binary)?;
-    let opened = {
-        // SAFETY: loading a kernels-host library runs only its static initialisers
-        // (device code: constant tables); it imports nothing from the driver.
-        unsafe { libloading::os::unix::Library::open(Some(&open_path), libc::RTLD_NOW | libc::RTLD_LOCAL) }
-    };
-    if is_copy {
-        let _ = std::fs::remove_file(&open_path);
-        crate::symbols::note_copy(&open_path, &lib_path);
-    }
-    let lib: libloading::Library = match opened {
-        Ok(l) => l.into(),
-        Err(e) => {
-            forget_instance(&lib_path);
-            return Err(no_binary(format!("cannot load host kernel library {}: {e}", lib_path.display())));
-        }
-    };
+    let (lib, desc) = open_instance(&lib_path).map_err(no_binary)?;
     if race {
         // SAFETY: looking up a data symbol; it is not called or written.
         let marked = unsafe { lib.get::<*const u8>(b"simtwin_checks_v1\0") }.is_ok();
@@ -131,8 +116,24 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image, race: bool) -> CuRes
             )));
         }
     }
-    match bind_parts(&lib, &lib_path, &found, &img) {
-        Ok((kernels, globals, ctx_slot)) => Ok(Prepared { kernels, globals, found, ctx_slot, lib, lib_path }),
+    match bind_parts(desc, &lib_path, &found, &img) {
+        Ok((kernels, globals, ctx_slot)) => {
+            let m = &found.manifest;
+            let mut notes = m.warnings.clone();
+            if m.fma_contraction_differs {
+                notes.insert(0, "nvcc contracts a*b+c into FMA by default and the host twin does not: results may differ from the device (build with --fmad=false, or run the image's PTX: EMU_CUDA_EXEC=ptx)".into());
+            }
+            let record = simtwin_abi::counters::ModuleRecord {
+                image: image_label(&img),
+                mode: "twin".into(),
+                library: lib_path.display().to_string(),
+                kernels: kernels.len() as u64,
+                device_exact: !m.fma_contraction_differs,
+                notes,
+                ..Default::default()
+            };
+            Ok(Prepared { kernels, globals, ctx_slot, lib, lib_path, record })
+        }
         Err(msg) => {
             forget_instance(&lib_path);
             Err(no_binary(msg))
@@ -160,9 +161,9 @@ fn checks_library(found: &Found) -> Result<PathBuf, String> {
 type BoundParts = (Vec<Kernel>, Vec<(String, String, u64, u64)>, abi::CtxSlotFn);
 
 /// Reads the library's descriptor against its manifest and the image.
-fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &image::Image) -> Result<BoundParts, String> {
-    let desc = bind_library(lib, lib_path)?;
-    // SAFETY: bind_library checked the ABI version; the descriptor is static data of `lib`.
+fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &image::Image) -> Result<BoundParts, String> {
+    // SAFETY: bind_library checked the ABI version; the descriptor is static data of the
+    // library, which the caller keeps open.
     let desc = unsafe { &*desc };
     let m = &found.manifest;
     // SAFETY: the descriptor's strings are NUL-terminated literals of the library.
@@ -211,6 +212,7 @@ fn bind_parts(lib: &libloading::Library, lib_path: &Path, found: &Found, img: &i
             param_bytes: bytes,
             attrs: ik.attrs,
             launch_bounds: (k.max_threads, k.min_blocks),
+            smem_prefix: 0,
         });
     }
     let globals = raw_globals
@@ -234,12 +236,10 @@ pub fn insert(d: &mut Driver, ctx: u64, p: Prepared) -> u64 {
             memory::track_foreign(d, ctx, *addr, *size, AllocKind::ModuleGlobal);
         }
     }
-    if p.found.manifest.fma_contraction_differs {
-        crate::log_info!(
-            "module {}: nvcc contracts a*b+c into FMA by default and host compilation does not: results may differ from the device (build with --fmad=false to be device-faithful)",
-            p.lib_path.display()
-        );
+    for note in &p.record.notes {
+        crate::log_info!("module {} ({}): {note}", p.lib_path.display(), p.record.mode);
     }
+    crate::counters::get().module(p.record.clone());
     let id = d.new_id();
     let module = Module {
         ctx,
@@ -252,6 +252,69 @@ pub fn insert(d: &mut Driver, ctx: u64, p: Prepared) -> u64 {
     };
     d.modules.insert(id, Arc::new(module));
     id
+}
+
+/// A short description of an image for reports: its kind, the entry used and a digest.
+pub(crate) fn image_label(img: &image::Image) -> String {
+    use sha2::{Digest, Sha256};
+    let kind = match img.kind {
+        image::ImageKind::Ptx => "ptx",
+        image::ImageKind::Cubin => "cubin",
+        image::ImageKind::Fatbin => "fatbin",
+    };
+    let mut label = format!("{kind}: {}", img.chosen);
+    if let Some(t) = &img.ptx {
+        let d = Sha256::digest(t.as_bytes());
+        let hex: String = d.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        label.push_str(&format!(" (ptx {hex})"));
+    }
+    label
+}
+
+/// Opens a fresh instance of a kernel library and hands it the runtime table: the
+/// library, the path that was opened (for symbolisation) and its descriptor.
+pub(crate) fn open_instance(lib_path: &Path) -> Result<(libloading::Library, *const abi::Module), String> {
+    let (open_path, is_copy) = instance_path(lib_path)?;
+    let opened = {
+        // SAFETY: loading a kernel library runs only its static initialisers (device code:
+        // constant tables and their relocations); it imports nothing from the driver.
+        unsafe { libloading::os::unix::Library::open(Some(&open_path), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+    };
+    if is_copy {
+        let _ = std::fs::remove_file(&open_path);
+        crate::symbols::note_copy(&open_path, lib_path);
+    }
+    let lib: libloading::Library = match opened {
+        Ok(l) => l.into(),
+        Err(e) => {
+            forget_instance(lib_path);
+            return Err(format!("cannot load kernel library {}: {e}", lib_path.display()));
+        }
+    };
+    match bind_library(&lib, lib_path) {
+        Ok(desc) => Ok((lib, desc)),
+        Err(e) => {
+            forget_instance(lib_path);
+            Err(e)
+        }
+    }
+}
+
+/// Parts of a prepared module (for the PTX path in `ptx`).
+pub(crate) fn prepared(
+    kernels: Vec<Kernel>,
+    globals: Vec<(String, String, u64, u64)>,
+    ctx_slot: abi::CtxSlotFn,
+    lib: libloading::Library,
+    lib_path: PathBuf,
+    record: simtwin_abi::counters::ModuleRecord,
+) -> Prepared {
+    Prepared { kernels, globals, ctx_slot, lib, lib_path, record }
+}
+
+/// Gives back an instance whose module will not be entered.
+pub(crate) fn release_instance(lib_path: &Path) {
+    forget_instance(lib_path);
 }
 
 /// Gives back a prepared module that will not be entered (its context went away).

@@ -1,7 +1,10 @@
 //! Modules and functions as the driver keeps them (the data); `load` holds the
-//! mechanics of binding an image to its kernel library.
+//! mechanics of binding an image to its kernel library, `ptx` the PTX mode (the image's
+//! own PTX, translated and compiled at load), `choose` which of the two runs a module.
 
+pub mod choose;
 pub mod load;
+pub mod ptx;
 
 use crate::abi;
 use crate::image;
@@ -20,6 +23,10 @@ pub struct Kernel {
     pub param_bytes: u32,
     pub attrs: Option<image::FuncAttrs>,
     pub launch_bounds: (u32, u32),
+    /// PTX mode: bytes of the kernel's static shared variables, which the executor puts
+    /// in front of the block's dynamic shared memory (one window, as the PTX addresses
+    /// it); 0 for twins (their static shared memory is the library's thread-locals).
+    pub smem_prefix: u32,
 }
 
 impl Kernel {

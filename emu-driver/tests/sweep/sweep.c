@@ -163,6 +163,45 @@ X(CUresult, cuCtxDestroy, (CUcontext))
 X(CUresult, cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
 X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice))
 X(CUresult, cuDevicePrimaryCtxReset, (CUdevice))
+X(CUresult, cuMemsetD16_v2_ptds, (CUdeviceptr, unsigned short, size_t))
+X(CUresult, cuMemsetD16Async_ptsz, (CUdeviceptr, unsigned short, size_t, CUstream))
+X(CUresult, cuMemsetD2D8_v2_ptds, (CUdeviceptr, size_t, unsigned char, size_t, size_t))
+X(CUresult, cuMemsetD2D16_v2_ptds, (CUdeviceptr, size_t, unsigned short, size_t, size_t))
+X(CUresult, cuMemsetD2D32_v2_ptds, (CUdeviceptr, size_t, unsigned, size_t, size_t))
+X(CUresult, cuMemsetD2D8Async_ptsz, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream))
+X(CUresult, cuMemsetD2D16Async_ptsz, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream))
+X(CUresult, cuMemsetD2D32Async_ptsz, (CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream))
+X(CUresult, cuMemcpy2DUnaligned_v2_ptds, (const MEMCPY2D *))
+X(CUresult, cuMemcpyPeer_ptds, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t))
+X(CUresult, cuMemcpyPeerAsync_ptsz, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))
+X(CUresult, cuStreamGetPriority_ptsz, (CUstream, int *))
+X(CUresult, cuStreamGetFlags_ptsz, (CUstream, unsigned *))
+X(CUresult, cuStreamGetCtx_ptsz, (CUstream, CUcontext *))
+X(CUresult, cuStreamGetId_ptsz, (CUstream, unsigned long long *))
+X(CUresult, cuStreamIsCapturing_ptsz, (CUstream, int *))
+X(CUresult, cuStreamGetDevice, (CUstream, CUdevice *))
+X(CUresult, cuStreamGetDevice_ptsz, (CUstream, CUdevice *))
+X(CUresult, cuStreamAttachMemAsync_ptsz, (CUstream, CUdeviceptr, size_t, unsigned))
+X(CUresult, cuEventRecordWithFlags_ptsz, (CUevent, CUstream, unsigned))
+X(CUresult, cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *, size_t, CUmemoryPool, CUstream))
+X(CUresult, cuMemPrefetchAsync_ptsz, (CUdeviceptr, size_t, CUdevice, CUstream))
+X(CUresult, cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr, size_t, unsigned long long, unsigned, CUstream))
+X(CUresult, cuCtxGetDevice_v2, (CUdevice *, CUcontext))
+X(CUresult, cuCtxSynchronize_v2, (CUcontext))
+X(CUresult, cuMemGetDefaultMemPool, (CUmemoryPool *, void *, int))
+X(CUresult, cuMemGetMemPool, (CUmemoryPool *, void *, int))
+X(CUresult, cuMemSetMemPool, (void *, int, CUmemoryPool))
+X(CUresult, cuDeviceGetProperties, (int *, CUdevice))
+typedef struct { int type, handleTypes, locType, locId; void *win32; unsigned char comp, rdma; unsigned short usage; unsigned char res[4]; } MEMPROP;
+typedef struct { int locType, locId, flags; } ACCESSDESC;
+X(CUresult, cuMemGetAllocationGranularity, (size_t *, const MEMPROP *, int))
+X(CUresult, cuMemCreate, (unsigned long long *, size_t, const MEMPROP *, unsigned long long))
+X(CUresult, cuMemRelease, (unsigned long long))
+X(CUresult, cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))
+X(CUresult, cuMemAddressFree, (CUdeviceptr, size_t))
+X(CUresult, cuMemMap, (CUdeviceptr, size_t, size_t, unsigned long long, unsigned long long))
+X(CUresult, cuMemUnmap, (CUdeviceptr, size_t))
+X(CUresult, cuMemSetAccess, (CUdeviceptr, size_t, const ACCESSDESC *, size_t))
 #undef X
 
 /* Legacy (pre-3.2, 32-bit pointer) names: no prototypes, as their argument types differ. */
@@ -376,10 +415,61 @@ int main(int argc, char **argv) {
         CHECK(cuMemPrefetchAsync_v2(m, 64, 1ull, 0, t), 0); CHECK(cuMemAdvise_v2(m, 64, 1, 1ull), 0);
         void *fp = 0; CHECK(cuGetProcAddress("cuMemAlloc", &fp, 12000, 0), 0); TRUE(fp == (void *)cuMemAlloc_v2);
         CHECK(cuGetProcAddress("cuNoSuchThing", &fp, 12000, 0), 500);
+        /* the remaining per-thread-stream forms, and entry points CUDA 13.0 added */
+        unsigned short h16[8];
+        CHECK(cuMemsetD16_v2_ptds(a, 0x5151, 8), 0); CHECK(cuMemsetD16Async_ptsz(a + 16, 0x6161, 8, t), 0);
+        CHECK(cuMemcpyDtoH_v2(h16, a + 8, 16), 0); TRUE(h16[0] == 0x5151 && h16[3] == 0x5151 && h16[4] == 0x6161 && h16[7] == 0x6161);
+        CHECK(cuMemsetD2D8_v2_ptds(a, 256, 0x71, 10, 2), 0); CHECK(cuMemsetD2D16_v2_ptds(a, 256, 0x7272, 10, 2), 0);
+        CHECK(cuMemsetD2D32_v2_ptds(a, 256, 0x73737373, 10, 2), 0);
+        CHECK(cuMemcpyDtoH_v2(u32, a + 256, 32), 0); TRUE(u32[0] == 0x73737373 && u32[7] == 0x73737373);
+        CHECK(cuMemsetD2D8Async_ptsz(a, 256, 0x81, 10, 2, t), 0); CHECK(cuMemsetD2D16Async_ptsz(a, 256, 0x8282, 10, 2, t), 0);
+        CHECK(cuMemsetD2D32Async_ptsz(a, 256, 0x83838383, 10, 2, t), 0); CHECK(cuStreamSynchronize(t), 0);
+        CHECK(cuMemcpyDtoH_v2(u32, a, 32), 0); TRUE(u32[0] == 0x83838383 && u32[7] == 0x83838383);
+        CHECK(cuMemcpy2DUnaligned_v2_ptds(&q), 0); TRUE(back[0] == 0x83);
+        CHECK(cuMemcpyPeer_ptds(b, ctx, a, ctx, 64), 0); CHECK(cuMemcpyPeerAsync_ptsz(b + 64, ctx, a, ctx, 64, t), 0);
+        CHECK(cuMemcpyDtoH_v2(out, b, 128), 0); TRUE(memcmp(out, out + 64, 64) == 0 && out[0] == 0x83);
+        int tpr = 9; unsigned tfl = 9; CUcontext tctx = 0; unsigned long long tid = 0, tid2 = 1; int tcap = 9; CUdevice sdev = -1;
+        CHECK(cuStreamGetPriority_ptsz(t, &tpr), 0); TRUE(tpr == 0);
+        CHECK(cuStreamGetFlags_ptsz(t, &tfl), 0); TRUE(tfl == 0);
+        CHECK(cuStreamGetCtx_ptsz(t, &tctx), 0); TRUE(tctx == ctx);
+        CHECK(cuStreamGetId(t, &tid), 0); CHECK(cuStreamGetId_ptsz(t, &tid2), 0); TRUE(tid == tid2);
+        CHECK(cuStreamIsCapturing_ptsz(t, &tcap), 0); TRUE(tcap == 0);
+        CHECK(cuStreamGetDevice(t, &sdev), 0); TRUE(sdev == 0);
+        sdev = -1; CHECK(cuStreamGetDevice_ptsz(0, &sdev), 0); TRUE(sdev == 0);
+        CHECK(cuStreamAttachMemAsync_ptsz(t, m, 0, 1), 0);
+        CHECK(cuEventRecordWithFlags_ptsz(ev, t, 0), 0);
+        CUdeviceptr pz = 0; CHECK(cuMemAllocFromPoolAsync_ptsz(&pz, 256, pool, t), 0); CHECK(cuMemFreeAsync(pz, t), 0);
+        CHECK(cuMemPrefetchAsync_ptsz(m, 64, 0, t), 0); CHECK(cuMemPrefetchAsync_v2_ptsz(m, 64, 1ull, 0, t), 0);
+        CUdevice cd2 = -1; CHECK(cuCtxGetDevice_v2(&cd2, 0), 0); TRUE(cd2 == 0);
+        cd2 = -1; CHECK(cuCtxGetDevice_v2(&cd2, ctx), 0); TRUE(cd2 == 0);
+        CHECK(cuCtxSynchronize_v2(0), 0); CHECK(cuCtxSynchronize_v2(ctx), 0);
+        struct { int type, id; } loc = {1 /* CU_MEM_LOCATION_TYPE_DEVICE */, 0};
+        CUmemoryPool dpool = 0, cpool = 0;
+        CHECK(cuMemGetDefaultMemPool(&dpool, &loc, 1 /* PINNED */), 0); CHECK(cuMemGetMemPool(&cpool, &loc, 1), 0);
+        TRUE(dpool == pool && cpool == pool);
+        CHECK(cuMemSetMemPool(&loc, 1, pool), 0);
+        int dprop[14]; CHECK(cuDeviceGetProperties(dprop, 0), 0);
+        TRUE(dprop[0] == 1024 && dprop[3] == 64 && dprop[4] == 2147483647 && dprop[9] == 32 && dprop[12] == 1980000 && dprop[13] == 512);
         CHECK(cuEventDestroy(ev), 0); CHECK(cuEventDestroy_v2(ev2), 0);
         CHECK(cuStreamDestroy(t), 0);
         CUcontext top = 0; CHECK(cuCtxPushCurrent(ctx), 0); CHECK(cuCtxPopCurrent(&top), 0); TRUE(top == ctx);
         CHECK(cuDevicePrimaryCtxSetFlags(0, 0), 0);
+    }
+
+    /* virtual memory made read-only: reads work, copies and memsets into it are refused
+     * (not measured on the H200: the host pages are read-only, a write would fault) */
+    {
+        MEMPROP vp; memset(&vp, 0, sizeof vp); vp.type = 1; vp.locType = 1;
+        size_t g = 0; CHECK(cuMemGetAllocationGranularity(&g, &vp, 0), 0); TRUE(g == 2u << 20);
+        unsigned long long vh = 0; CUdeviceptr va = 0;
+        CHECK(cuMemCreate(&vh, g, &vp, 0), 0); CHECK(cuMemAddressReserve(&va, g, 0, 0, 0), 0); CHECK(cuMemMap(va, g, 0, vh, 0), 0);
+        ACCESSDESC rwd = {1, 0, 3}, rod = {1, 0, 1};
+        CHECK(cuMemSetAccess(va, g, &rwd, 1), 0); CHECK(cuMemsetD32_v2(va, 0x600df00d, 4), 0);
+        CHECK(cuMemSetAccess(va, g, &rod, 1), 0);
+        CHECK(cuMemcpyDtoH_v2(u32, va, 16), 0); TRUE(u32[0] == 0x600df00d && u32[3] == 0x600df00d);
+        CHECK(cuMemcpyHtoD_v2(va, in, 16), 1); CHECK(cuMemsetD32_v2(va, 0, 4), 1); CHECK(cuMemcpy(va, a, 16), 1);
+        CHECK(cuMemcpyDtoH_v2(u32, va, 16), 0); TRUE(u32[0] == 0x600df00d);
+        CHECK(cuMemUnmap(va, g), 0); CHECK(cuMemRelease(vh), 0); CHECK(cuMemAddressFree(va, g), 0);
     }
 
     /* legacy 32-bit-pointer entry points answer CUDA_ERROR_INVALID_CONTEXT in a v2 context, as on an H200 */

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# device-run-vmm.sh DIR OUT_DIR: records the real driver's answers to the virtual-memory
+# cases (vmm_*, device_get_properties, entries_13_0*) and runs the VM-API C client
+# (emu-driver/tests/clients/vmm_client.c) on a GPU machine.
+#
+#   DIR      what was carried there: driver-conformance and conformance.fatbin (build.sh),
+#            vmm_client (cc -I TOOLKIT/include vmm_client.c -lcuda) and kernels.fatbin
+#            (nvcc -fatbin of emu-driver/tests/clients/kernels.cu)
+#   OUT_DIR  h200-vmm.txt (the table lines, for emu-driver/tests/data/h200-conformance.txt)
+#            and vmm_client.txt (the client's output)
+#
+# vmm_other_calls runs alone first: it reads cuMemGetInfo, which other processes'
+# contexts would move. The real libcuda.so.1 is the one `ldconfig -p` lists.
+set -u
+[ $# -eq 2 ] || { echo "usage: $0 DIR OUT_DIR" >&2; exit 2; }
+dir=$(cd "$1" && pwd)
+out=$2
+mkdir -p "$out"
+for f in driver-conformance conformance.fatbin vmm_client kernels.fatbin; do
+    [ -f "$dir/$f" ] || { echo "device-run-vmm.sh: $dir/$f is missing" >&2; exit 1; }
+done
+chmod +x "$dir/driver-conformance" "$dir/vmm_client"
+lib=${CUDA_LIB:-$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')}
+[ -n "$lib" ] && [ -e "$lib" ] || { echo "device-run-vmm.sh: no libcuda.so.1 found by ldconfig -p (set CUDA_LIB)" >&2; exit 1; }
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+start=$(date +%s)
+run() { "$dir/driver-conformance" --lib "$lib" --fatbin "$dir/conformance.fatbin" --timeout 20 "$@" 2>>"$out/conf-stderr.txt"; }
+run --only vmm_other_calls --jobs 1 --out "$out/a.txt"
+rest=$("$dir/driver-conformance" --list | grep -E '^(vmm_|device_get_properties$|entries_13_0)' | grep -v '^vmm_other_calls$' | paste -sd,)
+run --only "$rest" --jobs 4 --out "$out/b.txt"
+secs=$(( $(date +%s) - start ))
+{ grep -v '^#' "$out/b.txt"; grep -v '^#' "$out/a.txt"
+  echo "# device: ${gpu:-unknown}; lib=$lib; run took ${secs} s (timeout 20 s; vmm_other_calls alone, the rest jobs 4)"; } > "$out/h200-vmm.txt"
+cat "$out/h200-vmm.txt"
+(cd "$dir" && ./vmm_client kernels.fatbin) > "$out/vmm_client.txt" 2>&1
+echo "exit=$?" >> "$out/vmm_client.txt"
+cat "$out/vmm_client.txt"

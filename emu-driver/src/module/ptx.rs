@@ -1,0 +1,129 @@
+//! PTX mode: a module's kernels run from the image's own PTX, translated to host C++ and
+//! compiled at load by simtwin-ptx (cached by content), then bound like a twin.
+//!
+//! Failures answer what a user can act on: an image without PTX (SASS only) is
+//! CUDA_ERROR_NO_BINARY_FOR_GPU with the `-gencode` that embeds it; PTX that does not
+//! parse is CUDA_ERROR_INVALID_PTX; an instruction simtwin cannot run faithfully is
+//! CUDA_ERROR_NOT_SUPPORTED, counted under `unsupported` as `PTX:<instruction>`, with its
+//! kernel and line in the message; no C++ compiler is CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+use super::load::{image_label, open_instance, prepared, release_instance, Prepared};
+use super::Kernel;
+use crate::cu::*;
+use crate::image;
+use crate::state::CuResult;
+use simtwin_abi::ffi::c_str;
+use simtwin_ptx::jit::{self, JitError};
+
+/// Translates, compiles (or finds in the cache) and opens the image's PTX.
+pub fn prepare(img: image::Image, sm_count: u32) -> CuResult<Prepared> {
+    let Some(text) = img.ptx.as_deref() else {
+        crate::log_error!(
+            "module image ({}): PTX mode needs the module's PTX, and the image holds none (SASS only: {}); embed it, e.g. nvcc -gencode arch=compute_90,code=[sm_90,compute_90], or build host twins (kernels-host) and set EMU_CUDA_KERNELS",
+            img.chosen,
+            if img.entries.is_empty() { img.chosen.clone() } else { img.entries.iter().map(|e| e.describe()).collect::<Vec<_>>().join(", ") }
+        );
+        return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
+    };
+    let label = image_label(&img);
+    let opts = simtwin_ptx::Options { contract: true, sm_count, name: label.clone(), units: 0 };
+    let built = match jit::build(&[text], &opts, &jit::JitOptions::from_env()) {
+        Ok(b) => b,
+        Err(e) => return Err(jit_error(&label, e)),
+    };
+    let lib_path = built.library.clone();
+    let (lib, desc) = open_instance(&lib_path).map_err(|m| {
+        crate::log_error!("PTX mode: {m}");
+        CUDA_ERROR_NO_BINARY_FOR_GPU
+    })?;
+    // SAFETY: open_instance checked the ABI version; the descriptor is static data of
+    // `lib`, which lives in the prepared module.
+    let d = unsafe { &*desc };
+    let t = &built.translation;
+    if d.kernel_count as usize != t.kernels.len() || d.global_count as usize != t.globals.len() {
+        release_instance(&lib_path);
+        crate::log_error!("PTX mode: {} does not match its translation (a stale cache entry?): remove it", lib_path.display());
+        return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
+    }
+    // SAFETY: arrays of kernel_count / global_count records in the descriptor.
+    let raw_kernels = unsafe { std::slice::from_raw_parts(d.kernels, d.kernel_count as usize) };
+    let kernels: Vec<Kernel> = t
+        .kernels
+        .iter()
+        .zip(raw_kernels)
+        .map(|(k, raw)| {
+            // The cubin of the same image, when it has one, still says what the device
+            // compiled (registers, ptxas's shared-memory size) for attributes and launch
+            // validation.
+            let from_image = img.kernel(&k.name);
+            Kernel {
+                symbol: k.name.clone(),
+                run: raw.run,
+                param_sizes: k.params.iter().map(|p| p.0).collect(),
+                param_offsets: k.params.iter().map(|p| p.1).collect(),
+                param_bytes: k.params.iter().map(|p| p.0 + p.1).max().unwrap_or(0),
+                attrs: from_image.and_then(|i| i.attrs),
+                launch_bounds: (k.max_threads, k.min_blocks),
+                smem_prefix: k.static_smem,
+            }
+        })
+        .collect();
+    let globals = if t.globals.is_empty() {
+        Vec::new()
+    } else {
+        // SAFETY: as above, the globals' array.
+        let raw = unsafe { std::slice::from_raw_parts(d.globals, d.global_count as usize) };
+        t.globals
+            .iter()
+            .zip(raw)
+            .map(|(g, r)| {
+                // SAFETY: the record's name is a NUL-terminated literal of the library.
+                let name = unsafe { c_str(r.name) };
+                (name.clone(), name, r.address as u64, g.size)
+            })
+            .collect()
+    };
+    let inexact: std::collections::BTreeSet<&String> = t.kernels.iter().flat_map(|k| k.inexact_sfu.iter()).collect();
+    let record = simtwin_abi::counters::ModuleRecord {
+        image: label,
+        mode: "ptx".into(),
+        library: lib_path.display().to_string(),
+        kernels: kernels.len() as u64,
+        device_exact: inexact.is_empty(),
+        notes: t.notes.clone(),
+        translate_us: (built.translate_ms * 1e3) as u64,
+        compile_us: (built.compile_ms * 1e3) as u64,
+        cached: built.cached,
+    };
+    crate::log_info!(
+        "PTX mode: {} kernels, translated in {:.1} ms, {} ({})",
+        kernels.len(),
+        built.translate_ms,
+        if built.cached { "compiled library from the cache".to_string() } else { format!("compiled in {:.0} ms", built.compile_ms) },
+        lib_path.display()
+    );
+    let ctx_slot = d.ctx_slot;
+    Ok(prepared(kernels, globals, ctx_slot, lib, lib_path, record))
+}
+
+fn jit_error(label: &str, e: JitError) -> CUresult {
+    match &e {
+        JitError::Translate(simtwin_ptx::Error::Unsupported { instr, .. }) => {
+            crate::counters::get().unsupported(&format!("PTX:{instr}"));
+            crate::log_error!("module {label}: {e}");
+            CUDA_ERROR_NOT_SUPPORTED
+        }
+        JitError::Translate(_) => {
+            crate::log_error!("module {label}: invalid PTX: {e}");
+            CUDA_ERROR_INVALID_PTX
+        }
+        JitError::NoCompiler(_) => {
+            crate::log_error!("module {label}: {e}");
+            CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+        }
+        JitError::Compile(_) | JitError::Io(_) => {
+            crate::log_error!("module {label}: PTX mode could not build the kernels: {e}");
+            CUDA_ERROR_NOT_SUPPORTED
+        }
+    }
+}

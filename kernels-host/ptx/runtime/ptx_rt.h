@@ -1,0 +1,1161 @@
+/*
+ * simtwin PTX mode: the semantics of PTX instructions as host C++.
+ *
+ * The translator (simtwin-ptx) turns every PTX instruction into a call of one of these
+ * helpers (or a plain C++ operator where the two agree bit for bit), so each
+ * instruction's meaning is written once, here, from the PTX ISA, with the device's
+ * answers where the ISA leaves them to the machine (device-defined values measured on
+ * an H200: tests/data of this crate). Compiled with -O2 -ffp-contract=off
+ * -fno-fast-math -fno-strict-aliasing -fwrapv: float operators are IEEE single
+ * operations, nothing fuses unless a helper calls fma.
+ */
+#ifndef SIMTWIN_PTX_RT_H
+#define SIMTWIN_PTX_RT_H
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+#include <type_traits>
+#include <limits>
+#include <stdio.h>
+#include <stdlib.h>
+
+namespace __simtwin {
+#include "simtwin/abi.h"
+extern __thread simtwin_thread_ctx_t *tls_ctx __attribute__((tls_model("initial-exec")));
+extern const simtwin_runtime_t *rt __attribute__((visibility("hidden")));
+}
+#include "simtwin/sfu.h"
+#include "simtwin/device_values.h"
+
+extern "C" {
+/* The per-library runtime (kernels-host/runtime/simtwin_runtime.cpp, -frounding-math):
+   one operation under a directed rounding mode. */
+float __simtwin_f_op(int op, int mode, float a, float b, float c) __attribute__((visibility("hidden")));
+double __simtwin_d_op(int op, int mode, double a, double b, double c) __attribute__((visibility("hidden")));
+float __simtwin_i2f(int kind, int mode, uint64_t bits) __attribute__((visibility("hidden")));
+double __simtwin_i2d(int kind, int mode, uint64_t bits) __attribute__((visibility("hidden")));
+float __simtwin_d2f(int mode, double x) __attribute__((visibility("hidden")));
+void __simtwin_trap_now(uint32_t kind, const char *msg, const char *file, uint32_t line)
+    __attribute__((visibility("hidden"), noreturn));
+}
+
+#define PTX_INLINE static inline __attribute__((always_inline))
+#define PTX_COLD __attribute__((noinline, cold))
+
+namespace ptx {
+typedef unsigned __int128 u128;
+typedef __int128 s128;
+using ::__simtwin::simtwin_thread_ctx_t;
+using ::__simtwin::simtwin_site_t;
+using namespace ::__simtwin;
+
+/* ---- per-thread state ------------------------------------------------------------ */
+
+/* What every translated function receives: the CUDA thread's context (stable for the
+   thread's life: the executor gives each thread its own), the block's shared-memory
+   window, and the running kernel's shared-variable offsets (device functions reach a
+   module's .shared variables through it: each kernel lays out only those it uses). */
+struct Thread {
+    simtwin_thread_ctx_t *ctx;
+    uint8_t *smem;
+    const uint32_t *soff;
+    uint64_t smem_size;
+    uint32_t cc; /* the carry flag of add.cc / addc / sub.cc / subc / mad.cc */
+};
+
+/* ---- bits ------------------------------------------------------------------------ */
+
+template <class To, class From> PTX_INLINE To bc(From f) {
+    static_assert(sizeof(To) == sizeof(From), "bit cast of different sizes");
+    To t;
+    memcpy(&t, &f, sizeof t);
+    return t;
+}
+template <size_t N> struct uint_of;
+template <> struct uint_of<1> { typedef uint8_t type; };
+template <> struct uint_of<2> { typedef uint16_t type; };
+template <> struct uint_of<4> { typedef uint32_t type; };
+template <> struct uint_of<8> { typedef uint64_t type; };
+template <> struct uint_of<16> { typedef u128 type; };
+template <class T> using bits_t = typename uint_of<sizeof(T)>::type;
+
+/* A register of C type R read as instruction type T (PTX "operand size exceeding
+   instruction-type size": a wider register is truncated to the instruction's size). */
+template <class T, class R> PTX_INLINE T rd(R r) {
+    if constexpr (std::is_same<T, R>::value) {
+        return r;
+    } else if constexpr (std::is_same<R, bool>::value) {
+        return (T)(r ? 1 : 0);
+    } else if constexpr (std::is_same<T, bool>::value) {
+        return bc<bits_t<R>>(r) != 0;
+    } else {
+        bits_t<R> b = bc<bits_t<R>>(r);
+        return bc<T>((bits_t<T>)b);
+    }
+}
+/* A value of instruction type T written to a register of C type R: a wider register
+   gets the value sign-extended for signed integer types, zero-extended otherwise. */
+template <class R, class T> PTX_INLINE R wr(T v) {
+    if constexpr (std::is_same<T, R>::value) {
+        return v;
+    } else if constexpr (std::is_same<R, bool>::value) {
+        return bc<bits_t<T>>(v) != 0;
+    } else if constexpr (std::is_same<T, bool>::value) {
+        return bc<R>((bits_t<R>)(v ? 1 : 0));
+    } else if constexpr (std::is_integral<T>::value && std::is_signed<T>::value && sizeof(R) > sizeof(T)) {
+        typedef typename std::make_signed<bits_t<R>>::type S;
+        return bc<R>((bits_t<R>)(S)v);
+    } else {
+        return bc<R>((bits_t<R>)bc<bits_t<T>>(v));
+    }
+}
+template <class T> PTX_INLINE T load(uint64_t a) {
+    T v;
+    memcpy(&v, (const void *)(uintptr_t)a, sizeof v);
+    return v;
+}
+template <class T> PTX_INLINE void store(uint64_t a, T v) { memcpy((void *)(uintptr_t)a, &v, sizeof v); }
+template <class T> PTX_INLINE T vload(uint64_t a) { return *(const volatile T *)(uintptr_t)a; }
+template <class T> PTX_INLINE void vstore(uint64_t a, T v) { *(volatile T *)(uintptr_t)a = v; }
+
+/* ---- integers -------------------------------------------------------------------- */
+
+template <class T> using U = typename std::make_unsigned<T>::type;
+template <class T> PTX_INLINE T add(T a, T b) { return (T)((U<T>)a + (U<T>)b); }
+template <class T> PTX_INLINE T sub(T a, T b) { return (T)((U<T>)a - (U<T>)b); }
+template <class T> PTX_INLINE T mul_lo(T a, T b) { return (T)((U<T>)a * (U<T>)b); }
+template <class T> PTX_INLINE T neg(T a) { return (T)(U<T>(0) - (U<T>)a); }
+template <class T> PTX_INLINE T abs_(T a) { return a < 0 ? neg(a) : a; }
+PTX_INLINE int32_t add_sat(int32_t a, int32_t b) {
+    int64_t s = (int64_t)a + b;
+    return s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
+}
+PTX_INLINE int32_t sub_sat(int32_t a, int32_t b) {
+    int64_t s = (int64_t)a - b;
+    return s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
+}
+/* The high half of the full product. */
+template <class T> PTX_INLINE T mul_hi(T a, T b) {
+    if constexpr (sizeof(T) == 8) {
+        if constexpr (std::is_signed<T>::value) return (T)(((s128)a * (s128)b) >> 64);
+        else return (T)(((u128)a * (u128)b) >> 64);
+    } else if constexpr (sizeof(T) == 4) {
+        if constexpr (std::is_signed<T>::value) return (T)(((int64_t)a * (int64_t)b) >> 32);
+        else return (T)(((uint64_t)a * (uint64_t)b) >> 32);
+    } else {
+        if constexpr (std::is_signed<T>::value) return (T)(((int32_t)a * (int32_t)b) >> (8 * sizeof(T)));
+        else return (T)(((uint32_t)a * (uint32_t)b) >> (8 * sizeof(T)));
+    }
+}
+/* mul.wide: the double-width product. */
+template <class W, class T> PTX_INLINE W mul_wide(T a, T b) { return (W)((W)a * (W)b); }
+/* mul24: the low (or high) 32 bits of the 48-bit product of the low 24 bits. */
+PTX_INLINE uint32_t mul24_lo(uint32_t a, uint32_t b, bool sgn) {
+    int64_t x = sgn ? (int64_t)((int32_t)(a << 8) >> 8) : (int64_t)(a & 0xffffff);
+    int64_t y = sgn ? (int64_t)((int32_t)(b << 8) >> 8) : (int64_t)(b & 0xffffff);
+    return (uint32_t)(uint64_t)(x * y);
+}
+PTX_INLINE uint32_t mul24_hi(uint32_t a, uint32_t b, bool sgn) {
+    int64_t x = sgn ? (int64_t)((int32_t)(a << 8) >> 8) : (int64_t)(a & 0xffffff);
+    int64_t y = sgn ? (int64_t)((int32_t)(b << 8) >> 8) : (int64_t)(b & 0xffffff);
+    return (uint32_t)((uint64_t)(x * y) >> 16);
+}
+/* Carry chains: the flag is Thread::cc (PTX's CC.CF). */
+template <class T> PTX_INLINE T add_cc(Thread &t, T a, T b, bool cin, bool cout) {
+    U<T> ua = (U<T>)a, ub = (U<T>)b, c = cin ? (U<T>)t.cc : 0;
+    U<T> s = ua + ub;
+    bool c1 = s < ua;
+    U<T> r = s + c;
+    bool c2 = r < s;
+    if (cout) t.cc = (c1 || c2) ? 1 : 0;
+    return (T)r;
+}
+/* sub.cc: borrow out; subc: a - (b + borrow in). */
+template <class T> PTX_INLINE T sub_cc(Thread &t, T a, T b, bool cin, bool cout) {
+    U<T> ua = (U<T>)a, ub = (U<T>)b, c = cin ? (U<T>)t.cc : 0;
+    U<T> d = ua - ub;
+    bool b1 = ua < ub;
+    U<T> r = d - c;
+    bool b2 = d < c;
+    if (cout) t.cc = (b1 || b2) ? 1 : 0;
+    return (T)r;
+}
+/* Device-defined division: x / 0 and x % 0 (device_values.h), MIN / -1. */
+PTX_COLD static void report_div0(const simtwin_site_t &site);
+template <class T> PTX_INLINE T div_(T a, T b, const simtwin_site_t &site) {
+    if (__builtin_expect(b == 0, 0)) {
+        report_div0(site);
+        if constexpr (sizeof(T) <= 4) return (T)(U<T>)__SIMTWIN_DV_DIV0_32;
+        else return (T)(U<T>)__SIMTWIN_DV_DIV0_64;
+    }
+    if constexpr (std::is_signed<T>::value) {
+        if (b == (T)-1) return neg(a);
+    }
+    return a / b;
+}
+template <class T> PTX_INLINE T rem_(T a, T b, const simtwin_site_t &site) {
+    if (__builtin_expect(b == 0, 0)) {
+        report_div0(site);
+        if constexpr (sizeof(T) <= 4) return (T)(U<T>)__SIMTWIN_DV_DIV0_32;
+        else return (T)(U<T>)__SIMTWIN_DV_DIV0_64;
+    }
+    if constexpr (std::is_signed<T>::value) {
+        if (b == (T)-1) return 0;
+    }
+    return a % b;
+}
+/* Shifts: the amount is unsigned 32 bits, clamped to the width. */
+template <class T> PTX_INLINE T shl(T a, uint32_t n) {
+    return n >= 8 * sizeof(T) ? (T)0 : (T)((U<T>)a << n);
+}
+template <class T> PTX_INLINE T shr(T a, uint32_t n) {
+    if constexpr (std::is_signed<T>::value) return n >= 8 * sizeof(T) ? (a < 0 ? (T)-1 : (T)0) : (T)(a >> n);
+    else return n >= 8 * sizeof(T) ? (T)0 : (T)(a >> n);
+}
+/* shf.l / shf.r: funnel shift of {b:a} (b high), .wrap (amount mod 32) or .clamp (min 32). */
+PTX_INLINE uint32_t shf_l(uint32_t a, uint32_t b, uint32_t n, bool clamp) {
+    n = clamp ? (n > 32 ? 32 : n) : (n & 31);
+    uint64_t x = ((uint64_t)b << 32) | a;
+    return (uint32_t)((x << n) >> 32);
+}
+PTX_INLINE uint32_t shf_r(uint32_t a, uint32_t b, uint32_t n, bool clamp) {
+    n = clamp ? (n > 32 ? 32 : n) : (n & 31);
+    uint64_t x = ((uint64_t)b << 32) | a;
+    return (uint32_t)(x >> n);
+}
+template <class T> PTX_INLINE uint32_t popc(T a) {
+    if constexpr (sizeof(T) == 8) return (uint32_t)__builtin_popcountll((uint64_t)a);
+    else return (uint32_t)__builtin_popcount((uint32_t)(U<T>)a);
+}
+template <class T> PTX_INLINE uint32_t clz(T a) {
+    if constexpr (sizeof(T) == 8) return a == 0 ? 64 : (uint32_t)__builtin_clzll((uint64_t)a);
+    else return (uint32_t)a == 0 ? 32 : (uint32_t)__builtin_clz((uint32_t)a);
+}
+/* bfind: position of the most significant non-sign bit; 0xffffffff if none;
+   .shiftamt: the left shift that would put it at the top. */
+template <class T> PTX_INLINE uint32_t bfind(T a, bool shiftamt) {
+    const uint32_t w = 8 * sizeof(T);
+    U<T> x = (U<T>)a;
+    if constexpr (std::is_signed<T>::value) {
+        if (a < 0) x = ~x;
+    }
+    if (x == 0) return 0xffffffffu;
+    uint32_t pos = w - 1 - clz(x);
+    return shiftamt ? (w - 1 - pos) : pos;
+}
+template <class T> PTX_INLINE T brev(T a) {
+    U<T> x = (U<T>)a, r = 0;
+    for (uint32_t i = 0; i < 8 * sizeof(T); ++i) {
+        r = (U<T>)((r << 1) | (x & 1));
+        x >>= 1;
+    }
+    return (T)r;
+}
+/* bfe: extract len bits at pos (both taken mod 256), sign-extended for signed types. */
+/* 32-bit forms take position and length mod 256 (PTX ISA); the 64-bit forms take them
+   whole (measured on the H200: ptxas's expansion, a length of 256 is everything). */
+template <class T> PTX_INLINE T bfe(T a, uint32_t pos, uint32_t len) {
+    const uint32_t w = 8 * sizeof(T);
+    if (w <= 32) {
+        pos &= 0xff;
+        len &= 0xff;
+    }
+    U<T> x = (U<T>)a;
+    bool sbit;
+    if constexpr (std::is_signed<T>::value) {
+        uint64_t top = (uint64_t)pos + len - 1;
+        uint32_t sp = (top >= w || len == 0) ? w - 1 : (uint32_t)top;
+        sbit = len == 0 ? false : ((x >> (sp >= w ? w - 1 : sp)) & 1);
+        if (len == 0) return 0;
+    } else {
+        sbit = false;
+    }
+    U<T> r = 0;
+    for (uint32_t i = 0; i < w; ++i) {
+        U<T> bit = (i < len && (uint64_t)pos + i < w) ? ((x >> (pos + i)) & 1) : (U<T>)(sbit ? 1 : 0);
+        r |= bit << i;
+    }
+    return (T)r;
+}
+/* bfi: insert len bits of a into b at pos. */
+template <class T> PTX_INLINE T bfi(T a, T b, uint32_t pos, uint32_t len) {
+    const uint32_t w = 8 * sizeof(T);
+    if (w <= 32) {
+        pos &= 0xff;
+        len &= 0xff;
+    }
+    U<T> r = (U<T>)b, x = (U<T>)a;
+    for (uint32_t i = 0; i < len && (uint64_t)pos + i < w; ++i) {
+        U<T> m = (U<T>)1 << (pos + i);
+        r = (r & ~m) | (((x >> i) & 1) << (pos + i));
+    }
+    return (T)r;
+}
+/* fns: the position of the n-th set bit of mask from base (backwards if n < 0). */
+PTX_INLINE uint32_t fns(uint32_t mask, uint32_t base, int32_t offset) {
+    if (base > 31) return 0xffffffffu;
+    if (offset == INT32_MIN) return 0; /* measured on the H200, for every mask and base */
+    if (offset == 0) return ((mask >> base) & 1) ? base : 0xffffffffu;
+    int32_t n = offset;
+    if (n > 0) {
+        for (uint32_t i = base; i < 32; ++i)
+            if (((mask >> i) & 1) && --n == 0) return i;
+    } else {
+        for (int32_t i = (int32_t)base; i >= 0; --i)
+            if (((mask >> i) & 1) && ++n == 0) return (uint32_t)i;
+    }
+    return 0xffffffffu;
+}
+/* prmt: byte permute of {b, a} (a bytes 0-3, b bytes 4-7). mode 0 = default. */
+PTX_INLINE uint32_t prmt(uint32_t a, uint32_t b, uint32_t c, int mode) {
+    uint8_t by[8];
+    for (int i = 0; i < 4; ++i) {
+        by[i] = (uint8_t)(a >> (8 * i));
+        by[4 + i] = (uint8_t)(b >> (8 * i));
+    }
+    uint32_t sel[4];
+    switch (mode) {
+    case 0:
+        for (int i = 0; i < 4; ++i) sel[i] = (c >> (4 * i)) & 0xf;
+        break;
+    case 1: { /* f4e: forward 4 extract */
+        uint32_t s = c & 3;
+        for (int i = 0; i < 4; ++i) sel[i] = (s + i) & 7;
+        break;
+    }
+    case 2: { /* b4e: backward 4 extract */
+        uint32_t s = c & 3;
+        for (int i = 0; i < 4; ++i) sel[i] = (s - i) & 7;
+        break;
+    }
+    case 3: { /* rc8: replicate byte */
+        uint32_t s = c & 3;
+        for (int i = 0; i < 4; ++i) sel[i] = s;
+        break;
+    }
+    case 4: { /* ecl: edge clamp left: bytes below the selector repeat it */
+        uint32_t s = c & 3;
+        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i < s ? s : (uint32_t)i;
+        break;
+    }
+    case 5: { /* ecr: edge clamp right: bytes above the selector repeat it */
+        uint32_t s = c & 3;
+        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i > s ? s : (uint32_t)i;
+        break;
+    }
+    default: { /* rc16: replicate half */
+        uint32_t s = c & 1;
+        sel[0] = 2 * s;
+        sel[1] = 2 * s + 1;
+        sel[2] = 2 * s;
+        sel[3] = 2 * s + 1;
+        break;
+    }
+    }
+    uint32_t r = 0;
+    for (int i = 0; i < 4; ++i) {
+        uint8_t v;
+        if (mode == 0) {
+            uint32_t s = sel[i];
+            v = by[s & 7];
+            if (s & 8) v = (v & 0x80) ? 0xff : 0x00; /* sign replicate */
+        } else {
+            v = by[sel[i] & 7];
+        }
+        r |= (uint32_t)v << (8 * i);
+    }
+    return r;
+}
+/* lop3: the function of three inputs given by its truth table. */
+PTX_INLINE uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, uint32_t lut) {
+    uint32_t r = 0;
+    for (int i = 0; i < 8; ++i) {
+        if ((lut >> i) & 1) {
+            uint32_t ta = (i & 4) ? a : ~a, tb = (i & 2) ? b : ~b, tc = (i & 1) ? c : ~c;
+            r |= ta & tb & tc;
+        }
+    }
+    return r;
+}
+/* dp4a / dp2a: dot products of packed bytes / halves, accumulated into c. */
+PTX_INLINE uint32_t dp4a(uint32_t a, uint32_t b, uint32_t c, bool as, bool bs) {
+    int64_t s = (int32_t)c;
+    for (int i = 0; i < 4; ++i) {
+        int32_t x = as ? (int32_t)(int8_t)(a >> (8 * i)) : (int32_t)(uint8_t)(a >> (8 * i));
+        int32_t y = bs ? (int32_t)(int8_t)(b >> (8 * i)) : (int32_t)(uint8_t)(b >> (8 * i));
+        s += (int64_t)x * y;
+    }
+    return (uint32_t)s;
+}
+PTX_INLINE uint32_t dp2a(uint32_t a, uint32_t b, uint32_t c, bool as, bool bs, bool hi) {
+    int64_t s = (int32_t)c;
+    for (int i = 0; i < 2; ++i) {
+        int32_t x = as ? (int32_t)(int16_t)(a >> (16 * i)) : (int32_t)(uint16_t)(a >> (16 * i));
+        int k = (hi ? 2 : 0) + i;
+        int32_t y = bs ? (int32_t)(int8_t)(b >> (8 * k)) : (int32_t)(uint8_t)(b >> (8 * k));
+        s += (int64_t)x * y;
+    }
+    return (uint32_t)s;
+}
+/* sad: |a - b| + c. */
+template <class T> PTX_INLINE T sad(T a, T b, T c) {
+    U<T> d = a > b ? (U<T>)a - (U<T>)b : (U<T>)b - (U<T>)a;
+    return (T)(d + (U<T>)c);
+}
+/* bmsk: a mask of b bits from position a (clamped to 32). */
+PTX_INLINE uint32_t bmsk(uint32_t a, uint32_t b, bool clamp) {
+    if (!clamp) {
+        a &= 0x1f;
+        b &= 0x1f;
+    }
+    if (a >= 32) return 0;
+    uint64_t m = b >= 32 ? ~0ull : ((1ull << b) - 1);
+    return (uint32_t)((m << a) & 0xffffffffull);
+}
+/* szext: sign- or zero-extend the low b bits of a. */
+PTX_INLINE uint32_t szext(uint32_t a, uint32_t b, bool sgn, bool clamp) {
+    b = clamp ? (b > 32 ? 32 : b) : (b & 31);
+    if (b == 0) return 0;
+    if (b >= 32) return a;
+    uint32_t m = (1u << b) - 1, v = a & m;
+    if (sgn && ((v >> (b - 1)) & 1)) v |= ~m;
+    return v;
+}
+
+/* ---- floats ---------------------------------------------------------------------- */
+
+/* NaN results, as the H200 writes them (the PTX suite, tests/data/suite-h200.bin.zst):
+   - f32 arithmetic (add ... fma, div, sqrt, rcp, abs, neg, min/max of two NaNs, cvt to
+     f32 from f32/f16, atom.add.f32) writes the canonical NaN 0x7fffffff;
+   - f64 arithmetic propagates an input NaN, quieted, payload and sign kept (fma: the
+     first NaN of b, c, a; div: of a, b; the others: of b, a), and an invalid operation (0/0, inf-inf,
+     sqrt of a negative) writes 0xfff8000000000000, the default NaN x86 writes too;
+     abs/neg of a f64 NaN quiet it and keep its sign. */
+PTX_INLINE float canon(float x) { return x != x ? bc<float>(0x7fffffffu) : x; }
+PTX_INLINE double quiet(double x) { return bc<double>(bc<uint64_t>(x) | 0x0008000000000000ull); }
+PTX_INLINE double canon(double x) { return x != x ? bc<double>(0xfff8000000000000ull) : x; }
+PTX_INLINE float ftz(float x) {
+    uint32_t u = bc<uint32_t>(x);
+    return (u & 0x7f800000u) == 0 ? bc<float>(u & 0x80000000u) : x;
+}
+PTX_INLINE double ftz(double x) {
+    uint64_t u = bc<uint64_t>(x);
+    return (u & 0x7ff0000000000000ull) == 0 ? bc<double>(u & 0x8000000000000000ull) : x;
+}
+/* .sat: clamp to [0, 1]; NaN becomes +0. */
+template <class F> PTX_INLINE F sat(F x) { return x > (F)0 ? (x < (F)1 ? x : (F)1) : (F)0; }
+PTX_INLINE float  fz(float x, bool on) { return on ? ftz(x) : x; }
+PTX_INLINE double fz(double x, bool on) { return on ? ftz(x) : x; }
+
+enum { RN = 0, RZ = 1, RP = 2, RM = 3 };
+enum { OP_ADD = 0, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_RCP, OP_FMA };
+
+/* One IEEE operation under rounding mode rm (the directed modes switch the host's mode
+   around it, in the runtime). */
+PTX_INLINE float fop(int op, int rm, float a, float b, float c) {
+    if (rm == RN) {
+        switch (op) {
+        case OP_ADD: return a + b;
+        case OP_SUB: return a - b;
+        case OP_MUL: return a * b;
+        case OP_DIV: return a / b;
+        case OP_SQRT: return sqrtf(a);
+        case OP_RCP: return 1.0f / a;
+        default: return fmaf(a, b, c);
+        }
+    }
+    return __simtwin_f_op(op, rm, a, b, c);
+}
+PTX_INLINE double fop(int op, int rm, double a, double b, double c) {
+    if (rm == RN) {
+        switch (op) {
+        case OP_ADD: return a + b;
+        case OP_SUB: return a - b;
+        case OP_MUL: return a * b;
+        case OP_DIV: return a / b;
+        case OP_SQRT: return sqrt(a);
+        case OP_RCP: return 1.0 / a;
+        default: return fma(a, b, c);
+        }
+    }
+    return __simtwin_d_op(op, rm, a, b, c);
+}
+/* An arithmetic instruction: inputs flushed (.ftz), the operation, the result flushed
+   and saturated as the modifiers say, NaN canonical. */
+/* .ftz flushes a result that is tiny before rounding (|exact| < 2^-126), also when it
+   rounds up to the smallest normal (measured: mul.rn.ftz(2^-126, 1-2^-24) is 0). Only
+   those results are checked here, exactly. */
+PTX_COLD static bool tiny_before_rounding(int op, float a, float b, float c) {
+    const double lim = 0x1p-126;
+    switch (op) {
+    case OP_MUL: return fabs((double)a * (double)b) < lim; /* exact in double */
+    case OP_DIV: return fabs((double)a / (double)b) < lim; /* a/b of 24-bit values is never within 2^-53 of 2^-126 */
+    case OP_RCP: return fabs((double)a) > 0x1p126;
+    case OP_FMA: {
+        double p = (double)a * (double)b, s = p + (double)c;
+        double bp = s - (double)c, e = (p - bp) + ((double)c - (s - bp)); /* s + e == p + c exactly */
+        if (fabs(s) != lim) return fabs(s) < lim;
+        return (s > 0) ? e < 0 : e > 0;
+    }
+    default: return false;
+    }
+}
+template <class F> PTX_INLINE F farith(int op, int rm, bool z, bool s, F a, F b, F c) {
+    if constexpr (sizeof(F) == 8) {
+        /* f64: an input NaN propagates (quieted); see canon above. */
+        bool na = a != a, nb = b != b, nc = op == OP_FMA && c != c;
+        if (__builtin_expect(na || nb || nc, 0)) {
+            if (op == OP_FMA) return quiet(nb ? b : nc ? c : a);
+            if (op == OP_DIV) return quiet(na ? a : b); /* a software sequence: a first */
+            return quiet(nb ? b : a);
+        }
+        F r = fop(op, rm, fz(a, z), fz(b, z), fz(c, z));
+        r = fz(r, z);
+        if (s) r = sat(r);
+        return canon(r);
+    } else {
+        a = fz(a, z);
+        b = fz(b, z);
+        c = fz(c, z);
+        F r = fop(op, rm, a, b, c);
+        if (z) {
+            r = fz(r, z);
+            if (__builtin_expect(fabsf(r) == 0x1p-126f, 0) && tiny_before_rounding(op, a, b, c)) r = bc<float>(bc<uint32_t>(r) & 0x80000000u);
+        }
+        if (s) r = sat(r);
+        return canon(r);
+    }
+}
+/* min / max: a NaN operand is ignored; both NaN gives the canonical NaN; -0 < +0.
+   .NaN: any NaN operand gives the canonical NaN. */
+template <class F> PTX_INLINE F fmin_(F a, F b, bool z, bool nan) {
+    a = fz(a, z);
+    b = fz(b, z);
+    if (a != a || b != b) {
+        if (nan || (a != a && b != b)) {
+            if constexpr (sizeof(F) == 8) return quiet(b != b ? b : a);
+            else return bc<F>(0x7fffffffu);
+        }
+        return a != a ? b : a;
+    }
+    if (a == b) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+template <class F> PTX_INLINE F fmax_(F a, F b, bool z, bool nan) {
+    a = fz(a, z);
+    b = fz(b, z);
+    if (a != a || b != b) {
+        if (nan || (a != a && b != b)) {
+            if constexpr (sizeof(F) == 8) return quiet(b != b ? b : a);
+            else return bc<F>(0x7fffffffu);
+        }
+        return a != a ? b : a;
+    }
+    if (a == b) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+/* testp */
+template <class F> PTX_INLINE bool testp(F x, int what) {
+    switch (what) {
+    case 0: return isfinite(x);
+    case 1: return isinf(x);
+    case 2: return x == x;            /* number */
+    case 3: return x != x;            /* notanumber */
+    case 4: return isnormal(x) || x == (F)0; /* the device counts zeros as normal */
+    default: return fpclassify(x) == FP_SUBNORMAL;
+    }
+}
+template <class F> PTX_INLINE F copysign_(F a, F b) {
+    /* copysign.f32 d, a, b: b's magnitude with a's sign */
+    bits_t<F> ua = bc<bits_t<F>>(a), ub = bc<bits_t<F>>(b);
+    const bits_t<F> s = (bits_t<F>)1 << (8 * sizeof(F) - 1);
+    return bc<F>((bits_t<F>)((ub & ~s) | (ua & s)));
+}
+/* neg/abs as instructions: a NaN operand gives the canonical NaN (f32) or itself,
+   quieted (f64). fneg_bits is the plain sign flip the contraction model uses. */
+template <class F> PTX_INLINE F fneg_bits(F a) {
+    const bits_t<F> s = (bits_t<F>)1 << (8 * sizeof(F) - 1);
+    return bc<F>((bits_t<F>)(bc<bits_t<F>>(a) ^ s));
+}
+template <class F> PTX_INLINE F fneg(F a) {
+    if (a != a) {
+        if constexpr (sizeof(F) == 8) return quiet(a);
+        else return canon(a);
+    }
+    return fneg_bits(a);
+}
+template <class F> PTX_INLINE F fabs_(F a) {
+    if (a != a) {
+        if constexpr (sizeof(F) == 8) return quiet(a);
+        else return canon(a);
+    }
+    const bits_t<F> s = (bits_t<F>)1 << (8 * sizeof(F) - 1);
+    return bc<F>((bits_t<F>)(bc<bits_t<F>>(a) & ~s));
+}
+
+/* Comparisons (setp/set/slct): ops in the order of enum cmp below. Unordered forms are
+   true when either operand is NaN. */
+enum { EQ, NE, LT, LE, GT, GE, LO, LS, HI, HS, EQU, NEU, LTU, LEU, GTU, GEU, NUM, NAN_ };
+template <class T> PTX_INLINE bool cmp(int op, T a, T b) {
+    if constexpr (std::is_floating_point<T>::value) {
+        bool un = a != a || b != b;
+        switch (op) {
+        case EQ: return !un && a == b;
+        case NE: return !un && a != b;
+        case LT: return !un && a < b;
+        case LE: return !un && a <= b;
+        case GT: return !un && a > b;
+        case GE: return !un && a >= b;
+        case EQU: return un || a == b;
+        case NEU: return un || a != b;
+        case LTU: return un || a < b;
+        case LEU: return un || a <= b;
+        case GTU: return un || a > b;
+        case GEU: return un || a >= b;
+        case NUM: return !un;
+        default: return un;
+        }
+    } else {
+        switch (op) {
+        case EQ: return a == b;
+        case NE: return a != b;
+        case LT: case LO: return a < b;
+        case LE: case LS: return a <= b;
+        case GT: case HI: return a > b;
+        default: return a >= b;
+        }
+    }
+}
+
+/* ---- conversions ----------------------------------------------------------------- */
+
+/* Float -> integer: round as the mode says (RNI nearest even, RZI toward zero, RMI
+   down, RPI up), saturate to the destination's range; NaN as the device gives it. */
+enum { RNI = 0, RZI = 1, RPI = 2, RMI = 3 };
+template <class F> PTX_INLINE F round_int(F x, int rm) {
+    switch (rm) {
+    case RNI: return sizeof(F) == 4 ? (F)nearbyintf((float)x) : (F)nearbyint((double)x);
+    case RZI: return sizeof(F) == 4 ? (F)truncf((float)x) : (F)trunc((double)x);
+    case RPI: return sizeof(F) == 4 ? (F)ceilf((float)x) : (F)ceil((double)x);
+    default: return sizeof(F) == 4 ? (F)floorf((float)x) : (F)floor((double)x);
+    }
+}
+template <class I, class F> PTX_INLINE I f2i(F x, int rm, bool z) {
+    x = fz(x, z);
+    if (x != x) {
+        /* NaN: 0 from f32 (to 8..32 bits); from f64, and from f32 to 64 bits, the
+           destination's sign bit alone (measured: 0x80, 0x8000, 0x80000000, 2^63). */
+        if constexpr (sizeof(I) == 8) return (I)__SIMTWIN_DV_NAN_TO_64;
+        else if constexpr (sizeof(F) == 4) return (I)__SIMTWIN_DV_NAN_F32_TO_32;
+        else return (I)((U<I>)1 << (8 * sizeof(I) - 1));
+    }
+    double r = (double)round_int(x, rm);
+    if constexpr (std::is_signed<I>::value) {
+        const double lo = -ldexp(1.0, 8 * sizeof(I) - 1), hi = ldexp(1.0, 8 * sizeof(I) - 1);
+        if (r < lo) return std::numeric_limits<I>::min();
+        if (r >= hi) return std::numeric_limits<I>::max();
+        if constexpr (sizeof(F) == 4 && sizeof(I) == 8) return (I)round_int(x, rm);
+        return (I)r;
+    } else {
+        const double hi = ldexp(1.0, 8 * sizeof(I));
+        if (r <= -1.0 || r < 0) return 0;
+        if (r >= hi) return std::numeric_limits<I>::max();
+        return (I)r;
+    }
+}
+/* Integer -> float under a rounding mode (exact where representable). */
+template <class F, class I> PTX_INLINE F i2f(I v, int rm) {
+    if (rm == RN) return (F)v;
+    int kind = sizeof(I) == 8 ? (std::is_signed<I>::value ? 2 : 3) : (std::is_signed<I>::value ? 0 : 1);
+    uint64_t b = std::is_signed<I>::value ? (uint64_t)(int64_t)v : (uint64_t)v;
+    if (sizeof(F) == 4) return (F)__simtwin_i2f(kind, rm, b);
+    return (F)__simtwin_i2d(kind, rm, b);
+}
+/* f64 -> f32: a NaN keeps its sign and the top of its payload, quieted (as x86's
+   conversion does; measured). */
+PTX_INLINE float d2f(double x, int rm, bool z) {
+    if (x != x) return (float)x;
+    /* .ftz: tiny before rounding is flushed (measured: 2^-126 - 2^-150 gives 0) */
+    if (z && fabs(x) < 0x1p-126) return std::signbit(x) ? -0.0f : 0.0f;
+    float r = rm == RN ? (float)x : __simtwin_d2f(rm, x);
+    return fz(r, z);
+}
+/* Integer -> integer with saturation to the destination's range (cvt.sat). */
+template <class D, class S> PTX_INLINE D isat(S v) {
+    typedef long double W;
+    if constexpr (std::is_signed<S>::value) {
+        if ((s128)v < (s128)std::numeric_limits<D>::min()) return std::numeric_limits<D>::min();
+        if ((s128)v > (s128)std::numeric_limits<D>::max()) return std::numeric_limits<D>::max();
+    } else {
+        if ((u128)v > (u128)std::numeric_limits<D>::max()) return std::numeric_limits<D>::max();
+    }
+    (void)sizeof(W);
+    return (D)v;
+}
+
+/* half and bfloat16 (bit patterns) */
+PTX_INLINE float h2f(uint16_t h) {
+    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0x1f) return bc<float>(s | 0x7f800000u | (m << 13));
+    if (e == 0) {
+        float v = ldexpf((float)m, -24);
+        return s ? -v : v;
+    }
+    return bc<float>(s | ((e + 112) << 23) | (m << 13));
+}
+/* float -> half under a rounding mode; NaN -> 0x7fff. */
+PTX_INLINE uint16_t f2h(float f, int rm) {
+    uint32_t u = bc<uint32_t>(f), s = (u >> 16) & 0x8000;
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fff;
+    if ((u & 0x7fffffffu) == 0x7f800000u) return (uint16_t)(s | 0x7c00);
+    double a = fabs((double)f);
+    /* exact scaled value: a * 2^24 counts units of the smallest subnormal */
+    int e;
+    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    int ulp_exp = e - 11; /* half has 11 significant bits */
+    if (ulp_exp < -24) ulp_exp = -24;
+    double q = ldexp(a, -ulp_exp); /* exact: a has 24 bits */
+    double r;
+    bool neg = s != 0;
+    switch (rm) {
+    case RZ: r = trunc(q); break;
+    case RP: r = neg ? trunc(q) : ceil(q); break;
+    case RM: r = neg ? ceil(q) : trunc(q); break;
+    default: r = nearbyint(q); break;
+    }
+    double v = ldexp(r, ulp_exp);
+    if (v >= 65536.0 || (v > 65504.0)) {
+        /* overflow: RN and away-from-zero modes give inf, the others the largest finite */
+        bool to_inf = rm == RN || (rm == RP && !neg) || (rm == RM && neg);
+        return (uint16_t)(s | (to_inf ? 0x7c00 : 0x7bff));
+    }
+    if (v < ldexp(1.0, -14)) return (uint16_t)(s | (uint32_t)ldexp(v, 24));
+    int ve;
+    double vm = frexp(v, &ve); /* v = vm * 2^ve, vm in [0.5,1) */
+    uint32_t hexp = (uint32_t)(ve - 1 + 15);
+    uint32_t mant = (uint32_t)ldexp(vm * 2.0 - 1.0, 10);
+    return (uint16_t)(s | (hexp << 10) | mant);
+}
+PTX_INLINE float bf2f(uint16_t h) { return bc<float>((uint32_t)h << 16); }
+PTX_INLINE uint16_t f2bf(float f, int rm) {
+    uint32_t u = bc<uint32_t>(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fff;
+    uint32_t h = u >> 16, rest = u & 0xffff;
+    bool neg = (u >> 31) != 0;
+    if ((u & 0x7fffffffu) == 0x7f800000u || rest == 0) return (uint16_t)h;
+    switch (rm) {
+    case RZ: return (uint16_t)h;
+    case RP: return (uint16_t)(neg ? h : h + 1);
+    case RM: return (uint16_t)(neg ? h + 1 : h);
+    default:
+        if (rest > 0x8000 || (rest == 0x8000 && (h & 1))) ++h;
+        return (uint16_t)h;
+    }
+}
+/* f64 -> f16 rounds once (through an exact path: double has enough room); a NaN keeps its
+   sign and the top of its payload, quieted (measured). */
+PTX_INLINE uint16_t d2h(double x, int rm) {
+    if (x != x) {
+        uint64_t u = bc<uint64_t>(x);
+        return (uint16_t)(((u >> 48) & 0x8000) | 0x7e00 | ((u >> 42) & 0x3ff));
+    }
+    float f = __simtwin_d2f(RZ, x);
+    /* sticky bit: make the float odd if x was not exact, so the second rounding is right */
+    if ((double)f != x && x == x && !isinf(f)) {
+        uint32_t u = bc<uint32_t>(f);
+        u |= 1;
+        f = bc<float>(u);
+    }
+    return f2h(f, rm);
+}
+PTX_INLINE uint16_t d2bf(double x, int rm) {
+    float f = __simtwin_d2f(RZ, x);
+    if ((double)f != x && x == x && !isinf(f)) f = bc<float>(bc<uint32_t>(f) | 1);
+    return f2bf(f, rm);
+}
+/* integer -> half / bfloat16: rounded once (to float toward zero with a sticky bit, so
+   that the rounding to 11 or 8 bits is the correctly rounded one). */
+template <class I> PTX_INLINE uint16_t i2h(I v, int rm, bool bf) {
+    float f = i2f<float>(v, RZ);
+    if ((long double)f != (long double)v && !isinf(f)) f = bc<float>(bc<uint32_t>(f) | 1);
+    return bf ? f2bf(f, rm) : f2h(f, rm);
+}
+/* tf32: round to 10 mantissa bits, nearest with ties away (rna); low 13 bits zero. */
+PTX_INLINE uint32_t f2tf32(float f) {
+    uint32_t u = bc<uint32_t>(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return u & 0xffffe000u; /* NaN: payload truncated (measured) */
+    if ((u & 0x7f800000u) == 0x7f800000u) return u;
+    u += 0x1000u;
+    return u & 0xffffe000u;
+}
+
+/* half arithmetic: through float (exact inputs; one rounding to half is the correctly
+   rounded half result for + - * / sqrt, float carrying more than 2*11+2 bits). */
+PTX_INLINE uint16_t habs_neg(uint16_t h, bool neg, bool bf) {
+    bool nan = bf ? ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) : ((h & 0x7c00) == 0x7c00 && (h & 0x3ff));
+    if (nan) return 0x7fff; /* measured: canonical */
+    return neg ? (uint16_t)(h ^ 0x8000) : (uint16_t)(h & 0x7fff);
+}
+PTX_INLINE uint32_t habs_neg2(uint32_t h, bool neg, bool bf) {
+    return (uint32_t)habs_neg((uint16_t)h, neg, bf) | ((uint32_t)habs_neg((uint16_t)(h >> 16), neg, bf) << 16);
+}
+PTX_INLINE uint16_t hcanon(uint16_t h) { return ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) ? 0x7fff : h; }
+PTX_INLINE uint16_t hftz(uint16_t h) { return (h & 0x7c00) == 0 ? (uint16_t)(h & 0x8000) : h; }
+PTX_INLINE uint16_t bfcanon(uint16_t h) { return ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) ? 0x7fff : h; }
+PTX_INLINE uint16_t bfftz(uint16_t h) { return (h & 0x7f80) == 0 ? (uint16_t)(h & 0x8000) : h; }
+PTX_INLINE uint16_t hsat(uint16_t h) {
+    float f = h2f(h);
+    if (!(f > 0.0f)) return 0;
+    if (f >= 1.0f) return 0x3c00;
+    return h;
+}
+PTX_INLINE uint16_t bfsat(uint16_t h) {
+    float f = bf2f(h);
+    if (!(f > 0.0f)) return 0;
+    if (f >= 1.0f) return 0x3f80;
+    return h;
+}
+/* Exact fma of three halves rounded once to half (double holds a*b exactly and the sum
+   with room for a sticky bit). */
+PTX_INLINE uint16_t hfma_bits(uint16_t a, uint16_t b, uint16_t c, int rm, bool bf) {
+    double x = bf ? (double)bf2f(a) : (double)h2f(a);
+    double y = bf ? (double)bf2f(b) : (double)h2f(b);
+    double z = bf ? (double)bf2f(c) : (double)h2f(c);
+    double p = x * y; /* exact: 2 x 11 bits */
+    double s = p + z;
+    if (s != s || isinf(s)) return bf ? d2bf(s, rm) : d2h(s, rm);
+    double bp = s - z, e = (p - bp) + (z - (s - bp)); /* s + e == p + z exactly */
+    if (e != 0) {
+        /* round to odd: the truncation of s + e toward zero, with its last bit set */
+        if ((e > 0) != (s > 0)) s = nextafter(s, 0.0);
+        s = bc<double>(bc<uint64_t>(s) | 1);
+    }
+    return bf ? d2bf(s, rm) : d2h(s, rm);
+}
+/* op on halves: 0 add 1 sub 2 mul 3 fma (c) */
+PTX_INLINE uint16_t harith(int op, int rm, bool z, bool s, uint16_t a, uint16_t b, uint16_t c, bool bf) {
+    if (z) {
+        a = bf ? bfftz(a) : hftz(a);
+        b = bf ? bfftz(b) : hftz(b);
+        c = bf ? bfftz(c) : hftz(c);
+    }
+    uint16_t r;
+    if (op == 3) {
+        r = hfma_bits(a, b, c, rm, bf);
+    } else {
+        float x = bf ? bf2f(a) : h2f(a), y = bf ? bf2f(b) : h2f(b);
+        double d = op == 0 ? (double)x + y : op == 1 ? (double)x - y : (double)x * y; /* exact in double */
+        r = bf ? d2bf(d, rm) : d2h(d, rm);
+    }
+    if (z) r = bf ? bfftz(r) : hftz(r);
+    if (s) r = bf ? bfsat(r) : hsat(r);
+    return bf ? bfcanon(r) : hcanon(r);
+}
+PTX_INLINE uint32_t harith2(int op, int rm, bool z, bool s, uint32_t a, uint32_t b, uint32_t c, bool bf) {
+    uint16_t lo = harith(op, rm, z, s, (uint16_t)a, (uint16_t)b, (uint16_t)c, bf);
+    uint16_t hi = harith(op, rm, z, s, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), bf);
+    return (uint32_t)lo | ((uint32_t)hi << 16);
+}
+/* half min/max (as float: exact), NaN rules as for f32 with the half canonical NaN */
+PTX_INLINE uint16_t hminmax(bool mx, uint16_t a, uint16_t b, bool z, bool nan, bool bf) {
+    if (z) {
+        a = bf ? bfftz(a) : hftz(a);
+        b = bf ? bfftz(b) : hftz(b);
+    }
+    float x = bf ? bf2f(a) : h2f(a), y = bf ? bf2f(b) : h2f(b);
+    if (x != x || y != y) {
+        if (nan || (x != x && y != y)) return 0x7fff;
+        return x != x ? b : a;
+    }
+    if (x == y) return (std::signbit(x) != mx) ? a : b;
+    return ((x < y) != mx) ? a : b;
+}
+PTX_INLINE uint32_t hminmax2(bool mx, uint32_t a, uint32_t b, bool z, bool nan, bool bf) {
+    return (uint32_t)hminmax(mx, (uint16_t)a, (uint16_t)b, z, nan, bf) |
+           ((uint32_t)hminmax(mx, (uint16_t)(a >> 16), (uint16_t)(b >> 16), z, nan, bf) << 16);
+}
+
+/* ---- memory ---------------------------------------------------------------------- */
+
+/* Host address of a shared-space address. */
+PTX_INLINE uint64_t sh(const Thread &t, uint64_t a) { return (uint64_t)(uintptr_t)t.smem + a; }
+
+/* Atomic read-modify-write on global memory (other workers may run other blocks at the
+   same time: host atomics, sequentially consistent) or on the block's own shared memory
+   (one OS thread runs a whole block: a plain read-modify-write is atomic there). */
+enum { A_ADD, A_MIN, A_MAX, A_AND, A_OR, A_XOR, A_EXCH, A_INC, A_DEC, A_CAS };
+template <class T> PTX_INLINE T rmw_value(int op, T old, T b, T c) {
+    switch (op) {
+    case A_ADD:
+        /* atom.add.f32 flushes subnormal inputs and results (PTX ISA) and writes the
+           canonical NaN; f64 follows the f64 add. */
+        if constexpr (sizeof(T) == 4 && std::is_floating_point<T>::value) return canon(ftz(ftz(old) + ftz(b)));
+        else if constexpr (std::is_floating_point<T>::value) {
+            /* atom.add.f64 keeps a NaN operand as it is (not quieted; measured) */
+            if (b != b) return b;
+            if (old != old) return old;
+            return old + b;
+        }
+        else return add(old, b);
+    case A_MIN:
+        if constexpr (std::is_floating_point<T>::value) return fmin_(old, b, false, false);
+        else return old < b ? old : b;
+    case A_MAX:
+        if constexpr (std::is_floating_point<T>::value) return fmax_(old, b, false, false);
+        else return old > b ? old : b;
+    case A_AND: if constexpr (std::is_integral<T>::value) return (T)(old & b); else return old;
+    case A_OR: if constexpr (std::is_integral<T>::value) return (T)(old | b); else return old;
+    case A_XOR: if constexpr (std::is_integral<T>::value) return (T)(old ^ b); else return old;
+    case A_EXCH: return b;
+    case A_INC: if constexpr (std::is_integral<T>::value) return (old >= b) ? (T)0 : (T)(old + 1); else return old;
+    case A_DEC: if constexpr (std::is_integral<T>::value) return (old == 0 || old > b) ? b : (T)(old - 1); else return old;
+    default: return old == b ? c : old; /* CAS */
+    }
+}
+template <class T> PTX_INLINE T atom(int op, bool shared, uint64_t a, T b, T c) {
+    T *p = (T *)(uintptr_t)a;
+    if (shared) {
+        T old = load<T>(a);
+        store<T>(a, rmw_value(op, old, b, c));
+        return old;
+    }
+    if constexpr (std::is_integral<T>::value) {
+        switch (op) {
+        case A_ADD: return (T)__atomic_fetch_add((U<T> *)p, (U<T>)b, __ATOMIC_SEQ_CST);
+        case A_AND: return __atomic_fetch_and(p, b, __ATOMIC_SEQ_CST);
+        case A_OR: return __atomic_fetch_or(p, b, __ATOMIC_SEQ_CST);
+        case A_XOR: return __atomic_fetch_xor(p, b, __ATOMIC_SEQ_CST);
+        case A_EXCH: return __atomic_exchange_n(p, b, __ATOMIC_SEQ_CST);
+        case A_CAS: {
+            T expected = b;
+            __atomic_compare_exchange_n(p, &expected, c, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            return expected;
+        }
+        default: break;
+        }
+    }
+    typedef bits_t<T> B;
+    B *q = (B *)(uintptr_t)a;
+    B old = __atomic_load_n(q, __ATOMIC_SEQ_CST);
+    for (;;) {
+        T nv = rmw_value(op, bc<T>(old), b, c);
+        if (__atomic_compare_exchange_n(q, &old, bc<B>(nv), false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return bc<T>(old);
+    }
+}
+/* Packed half atomics (add.noftz.f16x2 and friends): a CAS loop on the 32/16-bit word. */
+template <class B> PTX_INLINE B atom_bits(bool shared, uint64_t a, B (*f)(B, B), B v) {
+    if (shared) {
+        B old = load<B>(a);
+        store<B>(a, f(old, v));
+        return old;
+    }
+    B *q = (B *)(uintptr_t)a;
+    B old = __atomic_load_n(q, __ATOMIC_SEQ_CST);
+    while (!__atomic_compare_exchange_n(q, &old, f(old, v), false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+}
+PTX_INLINE uint16_t hadd_noftz(uint16_t a, uint16_t b) { return harith(0, RN, false, false, a, b, 0, false); }
+PTX_INLINE uint32_t hadd2_noftz(uint32_t a, uint32_t b) { return harith2(0, RN, false, false, a, b, 0, false); }
+PTX_INLINE uint16_t bfadd_noftz(uint16_t a, uint16_t b) { return harith(0, RN, false, false, a, b, 0, true); }
+PTX_INLINE uint32_t bfadd2_noftz(uint32_t a, uint32_t b) { return harith2(0, RN, false, false, a, b, 0, true); }
+
+/* ---- the executor ---------------------------------------------------------------- */
+
+PTX_INLINE uint32_t laneid(const Thread &t) { return t.ctx->linear_tid & 31; }
+
+/* A warp collective through the runtime table. */
+PTX_INLINE uint64_t warp(uint32_t op, uint32_t mask, uint64_t value, int32_t arg, int32_t width, int32_t *pred,
+                         const simtwin_site_t &site) {
+    return ::__simtwin::rt->warp(op, mask, value, arg, width, pred, site);
+}
+/* shfl.sync: the PTX form's source lane and validity (ISA pseudo-code: c packs the
+   segment mask in bits 8-12 and the clamp value in bits 0-4), then the exchange. The
+   common encodings of the CUDA intrinsics are a width; anything else goes through the
+   index form with the source lane computed here. */
+enum { SH_UP = 0, SH_DOWN = 1, SH_BFLY = 2, SH_IDX = 3 };
+PTX_INLINE uint32_t shfl(const Thread &t, int mode, uint32_t a, uint32_t b, uint32_t c, uint32_t mask, bool *pred,
+                         const simtwin_site_t &site) {
+    uint32_t lane = laneid(t);
+    uint32_t bval = b & 31, cval = c & 31, seg = (c >> 8) & 31;
+    uint32_t maxl = (lane & seg) | (cval & ~seg);
+    uint32_t minl = lane & seg;
+    int64_t j;
+    bool ok;
+    switch (mode) {
+    case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
+    case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
+    case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
+    default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
+    }
+    if (!ok) j = lane;
+    if (pred) *pred = ok;
+    int32_t p;
+    /* The exchange: every lane names its source lane (width 32, index form). */
+    return (uint32_t)warp(SIMTWIN_WARP_SHFL_IDX, mask, a, (int32_t)j, 32, &p, site);
+}
+
+
+/* %lanemask_* */
+PTX_INLINE uint32_t lanemask(const Thread &t, int which) {
+    uint32_t l = laneid(t);
+    switch (which) {
+    case 0: return 1u << l;                              /* eq */
+    case 1: return (uint32_t)((2ull << l) - 1);           /* le */
+    case 2: return (1u << l) - 1;                        /* lt */
+    case 3: return ~((1u << l) - 1);                     /* ge */
+    default: return (uint32_t)~((2ull << l) - 1);        /* gt */
+    }
+}
+
+/* ---- threads of a range ------------------------------------------------------------ */
+
+/* A thread that executes `exit` inside a device function ends here (the runner catches it). */
+struct Exit {};
+
+/* Runs threads [first, first + n) of the block one after another, as kernels-host's
+   runners do (abi.h "Range runs"): thread indices advance with the linear index, the
+   range returns once the executor sets range_stop. */
+template <class F> PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
+    const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
+    const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
+    uint32_t x = first % bx, y = (first / bx) % by, z = first / (bx * by);
+    ctx->thread_idx.y = y;
+    ctx->thread_idx.z = z;
+    uint32_t t = first;
+    const uint32_t end = first + n;
+    while (t != end) {
+        const uint32_t row = t - x, left = end - t;
+        const uint32_t stop = t + (bx - x < left ? bx - x : left);
+        for (; t != stop; ++t) {
+            ctx->linear_tid = t;
+            ctx->thread_idx.x = t - row;
+            body();
+            if (ctx->range_stop) return;
+        }
+        x = 0;
+        if (++y == by) {
+            y = 0;
+            ctx->thread_idx.z = ++z;
+        }
+        ctx->thread_idx.y = y;
+    }
+}
+
+/* isspacep.local: within this thread's fiber stack (the frames of the translated
+   functions hold .local memory); the stack is at most EMU_CUDA_STACK's 64 MiB. */
+__attribute__((noinline)) static bool is_local(uint64_t a) {
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    return a + (1ull << 20) >= sp && a <= sp + (64ull << 20);
+}
+
+[[noreturn]] PTX_COLD static void trap(const char *msg, const char *file, uint32_t line) {
+    __simtwin_trap_now(SIMTWIN_TRAP_TRAP, msg, file, line);
+}
+[[noreturn]] PTX_COLD static void unsupported(const char *what, const char *file, uint32_t line) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "PTX mode cannot do this faithfully: %s", what);
+    __simtwin_trap_now(SIMTWIN_TRAP_UNSUPPORTED, buf, file, line);
+}
+PTX_COLD static void report_div0(const simtwin_site_t &site) {
+    ::__simtwin::rt->report(SIMTWIN_REPORT_DIVISION, "integer division by zero (device-defined result)", site);
+}
+[[noreturn]] PTX_COLD static void assert_fail(uint64_t msg, uint64_t file, uint32_t line, const char *ptx, uint32_t ptx_line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", msg ? (const char *)(uintptr_t)msg : "assertion failed");
+    (void)ptx;
+    (void)ptx_line;
+    __simtwin_trap_now(SIMTWIN_TRAP_ASSERT, buf, file ? (const char *)(uintptr_t)file : ptx, line);
+}
+
+/* Device printf: the format string and the argument buffer as the device lays it out
+   (each argument at the next multiple of its size: 4 for int/char, 8 for long, pointers,
+   %s and double, float arguments promoted to double). */
+PTX_COLD static int32_t vprintf_(uint64_t fmt_addr, uint64_t args) {
+    const char *fmt = (const char *)(uintptr_t)fmt_addr;
+    if (!fmt) return -1;
+    char out[4096];
+    size_t len = 0;
+    uint64_t at = 0;
+    auto arg = [&](uint32_t size) -> uint64_t {
+        at = (at + size - 1) / size * size;
+        uint64_t v = 0;
+        if (args) memcpy(&v, (const void *)(uintptr_t)(args + at), size);
+        at += size;
+        return v;
+    };
+    for (const char *p = fmt; *p && len < sizeof out - 1;) {
+        if (*p != '%') {
+            out[len++] = *p++;
+            continue;
+        }
+        if (p[1] == '%') {
+            out[len++] = '%';
+            p += 2;
+            continue;
+        }
+        /* one conversion: flags, width, precision, length, specifier */
+        char spec[64];
+        size_t k = 0;
+        spec[k++] = *p++;
+        while (*p && strchr("-+ #0", *p) && k < 40) spec[k++] = *p++;
+        while (*p && ((*p >= '0' && *p <= '9') || *p == '.') && k < 40) spec[k++] = *p++;
+        int longs = 0;
+        bool half = false;
+        while (*p && strchr("hlLqjzt", *p) && k < 44) {
+            if (*p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 't') ++longs;
+            if (*p == 'h') half = true;
+            ++p;
+        }
+        char c = *p ? *p++ : 0;
+        int room = (int)(sizeof out - len);
+        int n = 0;
+        switch (c) {
+        case 'd': case 'i': {
+            spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = c; spec[k] = 0;
+            long long v = longs ? (long long)(int64_t)arg(8) : (long long)(int32_t)(uint32_t)arg(4);
+            if (half) v = (short)v;
+            n = snprintf(out + len, (size_t)room, spec, v);
+            break;
+        }
+        case 'u': case 'x': case 'X': case 'o': {
+            spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = c; spec[k] = 0;
+            unsigned long long v = longs ? (unsigned long long)arg(8) : (unsigned long long)(uint32_t)arg(4);
+            if (half) v = (unsigned short)v;
+            n = snprintf(out + len, (size_t)room, spec, v);
+            break;
+        }
+        case 'c': {
+            spec[k++] = c; spec[k] = 0;
+            n = snprintf(out + len, (size_t)room, spec, (int)(uint32_t)arg(4));
+            break;
+        }
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+            spec[k++] = c; spec[k] = 0;
+            n = snprintf(out + len, (size_t)room, spec, bc<double>(arg(8)));
+            break;
+        }
+        case 'p': {
+            spec[k++] = c; spec[k] = 0;
+            n = snprintf(out + len, (size_t)room, spec, (void *)(uintptr_t)arg(8));
+            break;
+        }
+        case 's': {
+            spec[k++] = c; spec[k] = 0;
+            const char *s = (const char *)(uintptr_t)arg(8);
+            n = snprintf(out + len, (size_t)room, spec, s ? s : "(null)");
+            break;
+        }
+        default:
+            n = snprintf(out + len, (size_t)room, "%%%c", c);
+            break;
+        }
+        if (n > 0) len += (size_t)n < (size_t)room ? (size_t)n : (size_t)room - 1;
+    }
+    out[len] = 0;
+    ::__simtwin::rt->print(out, len);
+    return (int32_t)len;
+}
+} // namespace ptx
+#endif

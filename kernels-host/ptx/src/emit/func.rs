@@ -1,0 +1,433 @@
+//! One function's body: registers, frame variables, operands, and the statement of every
+//! instruction (the families are in `ops`).
+
+use super::ident;
+use crate::ast::{FloatLit, Space, Ty};
+use crate::contract::Fusions;
+use crate::layout::KernelLayout;
+use crate::resolve::{AddrBase, Func, Module, Node, Op, VarRef};
+use crate::{Error, Options};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// The C type of a PTX type.
+pub(crate) fn ctype(t: Ty) -> &'static str {
+    match t {
+        Ty::B8 | Ty::U8 => "uint8_t",
+        Ty::S8 => "int8_t",
+        Ty::B16 | Ty::U16 | Ty::F16 | Ty::Bf16 | Ty::E4m3x2 | Ty::E5m2x2 => "uint16_t",
+        Ty::S16 => "int16_t",
+        Ty::B32 | Ty::U32 | Ty::F16x2 | Ty::Bf16x2 | Ty::Tf32 => "uint32_t",
+        Ty::S32 => "int32_t",
+        Ty::B64 | Ty::U64 => "uint64_t",
+        Ty::S64 => "int64_t",
+        Ty::F32 => "float",
+        Ty::F64 => "double",
+        Ty::Pred => "bool",
+        Ty::B128 => "u128",
+    }
+}
+
+/// The unsigned type of a size in bytes.
+pub(crate) fn utype(bytes: u32) -> &'static str {
+    match bytes {
+        1 => "uint8_t",
+        2 => "uint16_t",
+        4 => "uint32_t",
+        8 => "uint64_t",
+        _ => "u128",
+    }
+}
+
+pub(crate) struct FnEmitter<'a> {
+    pub m: &'a Module,
+    pub fi: usize,
+    pub f: &'a Func,
+    pub kl: Option<&'a KernelLayout>,
+    pub fused: &'a Fusions,
+    pub opts: &'a Options,
+    pub out: String,
+    /// SFU forms used (for the kernels' device-exactness).
+    pub sfu: Vec<String>,
+    /// The function contains `exit`.
+    pub uses_exit: bool,
+    pub tmp: usize,
+    /// Node being emitted.
+    pub node: usize,
+    /// Site literals (file string -> its C name).
+    sites: HashMap<String, String>,
+    site_decls: String,
+    /// Declarations the body needs at function scope (fused multiplies' operands).
+    pub decls: String,
+}
+
+impl<'a> FnEmitter<'a> {
+    pub fn new(m: &'a Module, fi: usize, kl: Option<&'a KernelLayout>, fused: &'a Fusions, opts: &'a Options) -> Self {
+        FnEmitter {
+            m,
+            fi,
+            f: &m.funcs[fi],
+            kl,
+            fused,
+            opts,
+            out: String::new(),
+            sfu: Vec::new(),
+            uses_exit: false,
+            tmp: 0,
+            node: 0,
+            sites: HashMap::new(),
+            site_decls: String::new(),
+            decls: String::new(),
+        }
+    }
+
+    pub fn is_entry(&self) -> bool {
+        self.f.decl.entry
+    }
+
+    /// An error for the instruction being emitted.
+    pub fn unsupported(&self, why: impl Into<String>) -> Error {
+        let (instr, line) = match self.f.body.get(self.node) {
+            Some(Node::Instr(i)) => (i.src.text(), i.src.line),
+            _ => (String::new(), self.f.decl.line),
+        };
+        Error::Unsupported { instr, function: self.f.decl.name.clone(), line, why: why.into() }
+    }
+
+    pub fn fresh(&mut self) -> String {
+        self.tmp += 1;
+        format!("t{}", self.tmp)
+    }
+
+    pub fn reg_ty(&self, r: usize) -> Ty {
+        self.f.regs[r].ty
+    }
+
+    /// The call site of the instruction being emitted (a `static const` site literal).
+    pub fn site(&mut self) -> String {
+        let (line, loc) = match self.f.body.get(self.node) {
+            Some(Node::Instr(i)) => (i.src.line, i.loc),
+            _ => (0, None),
+        };
+        let file = match loc.and_then(|(file, l)| self.m.files.get(&file).map(|n| (n.clone(), l))) {
+            Some((name, l)) => {
+                let short = name.rsplit('/').next().unwrap_or(&name).to_string();
+                format!("{short}:{l}, {}", self.opts.name)
+            }
+            None => self.opts.name.clone(),
+        };
+        let n = self.sites.len();
+        let fi = self.fi;
+        let fname = self.sites.entry(file.clone()).or_insert_with(|| format!("SF{fi}_{n}")).clone();
+        if !self.site_decls.contains(&format!(" {fname}[]")) {
+            let _ = writeln!(self.site_decls, "static const char {fname}[] = {};", super::c_str(&file));
+        }
+        format!("(simtwin_site_t{{{fname}, {line}u, 0u}})")
+    }
+
+    /// The PTX line of the instruction being emitted.
+    pub fn line(&self) -> u32 {
+        match self.f.body.get(self.node) {
+            Some(Node::Instr(i)) => i.src.line,
+            _ => 0,
+        }
+    }
+
+    // ---- operands --------------------------------------------------------------------
+
+    /// The value of a special register as a uint64_t expression.
+    fn special(&self, name: &str) -> Result<(String, u32), Error> {
+        let (base, comp) = match name.rsplit_once('.') {
+            Some((b, c)) if matches!(c, "x" | "y" | "z") => (b, Some(c)),
+            _ => (name, None),
+        };
+        let c = comp.unwrap_or("x");
+        let v = match base {
+            "%tid" => format!("T.ctx->thread_idx.{c}"),
+            "%ntid" => format!("T.ctx->block_dim.{c}"),
+            "%ctaid" | "%clusterid" => format!("T.ctx->block_idx.{c}"),
+            "%nctaid" | "%nclusterid" => format!("T.ctx->grid_dim.{c}"),
+            "%cluster_ctaid" | "%cluster_ctarank" | "%is_explicit_cluster" => "0u".into(),
+            "%cluster_nctaid" | "%cluster_nctarank" => "1u".into(),
+            "%laneid" => "(T.ctx->linear_tid & 31u)".into(),
+            "%warpid" => "(T.ctx->linear_tid >> 5)".into(),
+            "%nwarpid" => "64u".into(),
+            "%smid" => format!(
+                "(uint32_t)(((uint64_t)T.ctx->block_idx.x + (uint64_t)T.ctx->grid_dim.x * ((uint64_t)T.ctx->block_idx.y + (uint64_t)T.ctx->grid_dim.y * T.ctx->block_idx.z)) % {}u)",
+                self.opts.sm_count
+            ),
+            "%nsmid" => format!("{}u", self.opts.sm_count),
+            "%gridid" => return Ok(("(uint64_t)1".into(), 8)),
+            "%lanemask_eq" => "lanemask(T, 0)".into(),
+            "%lanemask_le" => "lanemask(T, 1)".into(),
+            "%lanemask_lt" => "lanemask(T, 2)".into(),
+            "%lanemask_ge" => "lanemask(T, 3)".into(),
+            "%lanemask_gt" => "lanemask(T, 4)".into(),
+            "%clock" => "(uint32_t)::__simtwin::rt->clock()".into(),
+            "%clock_hi" => "(uint32_t)(::__simtwin::rt->clock() >> 32)".into(),
+            "%clock64" | "%globaltimer" => return Ok(("::__simtwin::rt->clock()".into(), 8)),
+            "%globaltimer_lo" => "(uint32_t)::__simtwin::rt->clock()".into(),
+            "%globaltimer_hi" => "(uint32_t)(::__simtwin::rt->clock() >> 32)".into(),
+            "%dynamic_smem_size" => "(uint32_t)T.ctx->dyn_smem_size".into(),
+            "%total_smem_size" | "%aggr_smem_size" => "(uint32_t)T.smem_size".into(),
+            "%current_graph_exec" => return Ok(("(uint64_t)0".into(), 8)),
+            b if b.starts_with("%envreg") => "0u".into(),
+            b if b.starts_with("%pm") => {
+                if b.ends_with("_64") {
+                    return Ok(("(uint64_t)0".into(), 8));
+                }
+                "0u".into()
+            }
+            b if b.starts_with("%reserved_smem") => "0u".into(),
+            _ => return Err(self.unsupported(format!("special register {name}"))),
+        };
+        Ok((format!("(uint32_t)({v})"), 4))
+    }
+
+    /// The host address (uint64_t) of a variable.
+    pub fn var_host(&self, v: VarRef) -> Result<String, Error> {
+        Ok(match v {
+            VarRef::Module(i) => {
+                let var = &self.m.vars[i].var;
+                match var.space {
+                    Space::Shared => format!("sh(T, {})", self.shared_off(i)?),
+                    Space::Global | Space::Const => format!("(uint64_t)(uintptr_t){}", ident("G", &var.name)),
+                    Space::Local => return Err(self.unsupported(format!("module-scope .local variable {}", var.name))),
+                    _ => return Err(self.unsupported(format!("variable {} in this state space", var.name))),
+                }
+            }
+            VarRef::Frame(i) => format!("(uint64_t)(uintptr_t)L{i}"),
+            VarRef::Param(i) => {
+                if self.is_entry() {
+                    let off = self.kl.map(|k| k.params[i].1).unwrap_or(0);
+                    format!("(uint64_t)(uintptr_t)(P0 + {off})")
+                } else {
+                    format!("(uint64_t)(uintptr_t)P[{}]", self.f.decl.rets.len() + i)
+                }
+            }
+            VarRef::Ret(i) => format!("(uint64_t)(uintptr_t)P[{i}]"),
+        })
+    }
+
+    /// The shared-window offset of module variable `i`.
+    fn shared_off(&self, i: usize) -> Result<String, Error> {
+        if self.is_entry() {
+            match self.kl.and_then(|k| k.shared[i]) {
+                Some(o) => Ok(format!("(uint64_t){o}u")),
+                None => Err(self.unsupported("shared variable outside the kernel's window")),
+            }
+        } else {
+            Ok(format!("(uint64_t)T.soff[{i}]"))
+        }
+    }
+
+    /// The value of a variable's name used as an operand: its address in its own state
+    /// space (shared: the window offset; everything else: the host address).
+    fn var_value(&self, v: VarRef) -> Result<String, Error> {
+        if let VarRef::Module(i) = v {
+            if self.m.vars[i].var.space == Space::Shared {
+                return self.shared_off(i);
+            }
+        }
+        self.var_host(v)
+    }
+
+    /// An operand's value as instruction type `t`.
+    pub fn val(&mut self, op: &Op, t: Ty) -> Result<String, Error> {
+        let ct = ctype(t);
+        Ok(match op {
+            Op::Reg(r) => {
+                let rt = ctype(self.reg_ty(*r));
+                if rt == ct {
+                    format!("r{r}")
+                } else {
+                    format!("rd<{ct}>(r{r})")
+                }
+            }
+            Op::Special(n) => {
+                let (v, _) = self.special(n)?;
+                if t == Ty::Pred {
+                    format!("({v} != 0)")
+                } else if t.float() {
+                    return Err(self.unsupported(format!("special register {n} read as .{}", t.name())));
+                } else {
+                    format!("(({ct})(uint64_t)({v}))")
+                }
+            }
+            Op::Int(v) => {
+                if t == Ty::Pred {
+                    format!("{}", *v != 0)
+                } else if matches!(t, Ty::F32 | Ty::F64) {
+                    format!("(({ct})(int64_t){}ll)", *v as i64)
+                } else if t == Ty::B128 {
+                    format!("((u128){v}ull)")
+                } else {
+                    format!("(({ct}){v}ull)")
+                }
+            }
+            Op::Float(f) => {
+                let bits = super::float_bits(*f, t);
+                match t {
+                    Ty::F32 => format!("bc<float>((uint32_t){bits}u)"),
+                    Ty::F64 => format!("bc<double>((uint64_t){bits}ull)"),
+                    Ty::Pred => return Err(self.unsupported("float literal as a predicate")),
+                    _ => {
+                        if matches!(f, FloatLit::F64(_)) && t.size() < 8 {
+                            return Err(self.unsupported("a 0d literal in an instruction narrower than 64 bits"));
+                        }
+                        format!("(({ct}){bits}ull)")
+                    }
+                }
+            }
+            Op::Var(v, off) => {
+                let a = self.var_value(*v)?;
+                format!("(({ct})({a} + (uint64_t){off}ll))")
+            }
+            Op::Func(g) => {
+                let fname = if self.m.funcs[*g].decl.entry { format!("K{g}") } else { format!("F{g}") };
+                if self.m.funcs[*g].decl.body.is_none() {
+                    return Err(self.unsupported(format!("address of {}, which has no body", self.m.funcs[*g].decl.name)));
+                }
+                format!("(({ct})(uint64_t)(uintptr_t)&{fname})")
+            }
+            Op::Not(p) => {
+                let v = self.val(p, Ty::Pred)?;
+                format!("(!{v})")
+            }
+            Op::Pair(..) | Op::Vector(_) | Op::List(_) | Op::Bracket(_) | Op::Addr(..) | Op::Label(_) | Op::Named(_) | Op::Sink => {
+                return Err(self.unsupported(format!("operand {op:?} where a value is expected")));
+            }
+        })
+    }
+
+    /// The host address (uint64_t) an address operand names in state space `space`
+    /// (None: generic).
+    pub fn addr(&mut self, op: &Op, space: Option<Space>) -> Result<String, Error> {
+        let Op::Addr(base, off) = op else {
+            return Err(self.unsupported("expected an address operand `[...]`"));
+        };
+        let shared = space == Some(Space::Shared);
+        Ok(match base {
+            AddrBase::Reg(r) => {
+                let rv = if self.reg_ty(*r).size() == 4 { format!("(uint64_t)rd<uint32_t>(r{r})") } else { format!("rd<uint64_t>(r{r})") };
+                if shared {
+                    format!("sh(T, {rv} + (uint64_t){off}ll)")
+                } else {
+                    format!("({rv} + (uint64_t){off}ll)")
+                }
+            }
+            AddrBase::Var(v) => {
+                if shared || space.is_none() || matches!(v, VarRef::Module(_) | VarRef::Frame(_) | VarRef::Param(_) | VarRef::Ret(_)) {
+                    let h = self.var_host(*v)?;
+                    format!("({h} + (uint64_t){off}ll)")
+                } else {
+                    unreachable!()
+                }
+            }
+            AddrBase::None => {
+                if shared {
+                    format!("sh(T, (uint64_t){off}ll)")
+                } else {
+                    format!("((uint64_t){off}ll)")
+                }
+            }
+        })
+    }
+
+    /// A statement writing `expr` (of instruction type `t`) to destination `op`.
+    pub fn set(&mut self, op: &Op, t: Ty, expr: &str) -> Result<String, Error> {
+        Ok(match op {
+            Op::Reg(r) => {
+                let rt = ctype(self.reg_ty(*r));
+                let ct = ctype(t);
+                if rt == ct {
+                    format!("r{r} = {expr};")
+                } else {
+                    format!("r{r} = wr<{rt}, {ct}>({expr});")
+                }
+            }
+            Op::Sink => format!("(void)({expr});"),
+            _ => return Err(self.unsupported(format!("destination {op:?}"))),
+        })
+    }
+
+    // ---- the body --------------------------------------------------------------------
+
+    pub fn body(&mut self) -> Result<(), Error> {
+        let f = self.f;
+        let mut body = String::new();
+        for (k, node) in f.body.iter().enumerate() {
+            self.node = k;
+            match node {
+                Node::Label(l) => {
+                    let _ = writeln!(body, "B{l}:;");
+                }
+                Node::Instr(i) => {
+                    let stmt = self.instr(i)?;
+                    match i.guard {
+                        Some((neg, p)) if !stmt.is_empty() => {
+                            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
+                        }
+                        _ => {
+                            // Braced: a goto may jump over the statement's temporaries.
+                            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+                        }
+                    }
+                }
+            }
+        }
+        // Prologue: registers, frame variables, register parameters.
+        let mut pro = String::new();
+        let sig = if self.is_entry() {
+            format!("void K{}(Thread &T, const uint8_t *P0)", self.fi)
+        } else {
+            format!("void F{}(Thread &T, uint8_t *const *P)", self.fi)
+        };
+        let _ = writeln!(pro, "{sig} {{");
+        for (r, reg) in f.regs.iter().enumerate() {
+            let _ = writeln!(pro, "  {} r{r} = 0;", ctype(reg.ty));
+        }
+        for (i, v) in f.frame.iter().enumerate() {
+            let _ = writeln!(pro, "  alignas({}) uint8_t L{i}[{}];", v.align.max(8), v.size.max(1));
+        }
+        if !self.is_entry() {
+            let nrets = f.decl.rets.len();
+            for (i, p) in f.decl.params.iter().enumerate() {
+                if p.space == Space::Reg {
+                    let r = self.param_reg(&p.name)?;
+                    let _ = writeln!(pro, "  r{r} = load<{}>((uint64_t)(uintptr_t)P[{}]);", ctype(self.reg_ty(r)), nrets + i);
+                }
+            }
+        }
+        pro.push_str(&self.decls);
+        pro.push_str("  (void)T;\n");
+        let mut all = std::mem::take(&mut self.site_decls);
+        all.push_str(&pro);
+        all.push_str(&body);
+        if !self.is_entry() {
+            all.push_str("  ");
+            all.push_str(&self.ret_stores()?);
+            all.push('\n');
+        }
+        all.push_str("}\n");
+        self.out = all;
+        Ok(())
+    }
+
+    /// The register of a `.reg` parameter.
+    pub fn param_reg(&self, name: &str) -> Result<usize, Error> {
+        self.f.regs.iter().position(|r| r.name == name).ok_or_else(|| self.unsupported(format!("register parameter {name}")))
+    }
+
+    /// Stores of `.reg` return values before a return.
+    pub fn ret_stores(&self) -> Result<String, Error> {
+        let mut s = String::new();
+        for (i, p) in self.f.decl.rets.iter().enumerate() {
+            if p.space == Space::Reg {
+                let r = self.param_reg(&p.name)?;
+                let _ = write!(s, "store<{}>((uint64_t)(uintptr_t)P[{i}], r{r}); ", ctype(self.reg_ty(r)));
+            }
+        }
+        Ok(s)
+    }
+}

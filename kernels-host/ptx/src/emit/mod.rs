@@ -1,0 +1,381 @@
+//! Pass `emit`: the C++ translation unit of a module.
+//!
+//! One C++ function per `.func` (`F<i>(Thread &, uint8_t *const *params)`: the return
+//! and parameter buffers by pointer, so direct and indirect calls share one signature)
+//! and per `.entry` (`K<i>(Thread &, const uint8_t *params)`), a runner per kernel with
+//! the ABI's `run` signature (the parameter buffer copied once, then the block's threads
+//! `[first, first+count)` one after another, as kernels-host's runners do), module
+//! variables as host arrays, and the descriptor `simtwin_module_v2`.
+
+mod func;
+mod ops;
+
+use crate::ast::{FloatLit, Init, Space};
+use crate::contract::Fusions;
+use crate::layout::Layout;
+use crate::resolve::Module;
+use crate::{Error, GlobalInfo, KernelInfo, Options, Translation};
+use std::fmt::Write;
+
+/// The C++ identifier of a PTX name: `%`, `$`, `.` and `_` escaped so that distinct PTX
+/// names stay distinct.
+pub(crate) fn ident(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len() + 4);
+    s.push_str(prefix);
+    for c in name.chars() {
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => s.push(c),
+            '_' => s.push_str("__"),
+            '%' => s.push_str("_p"),
+            '$' => s.push_str("_d"),
+            '.' => s.push_str("_o"),
+            other => {
+                let _ = write!(s, "_x{:x}_", other as u32);
+            }
+        }
+    }
+    s
+}
+
+/// A C string literal of `s`.
+pub(crate) fn c_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' => o.push_str("\\\""),
+            b'\\' => o.push_str("\\\\"),
+            0x20..=0x7e => o.push(b as char),
+            _ => {
+                let _ = write!(o, "\\{b:03o}");
+            }
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// An address an initializer stores: (byte offset in the variable, target name, addend).
+pub(crate) type Reloc = (u64, String, i64);
+
+/// The bytes of a numeric initializer for a variable of element type `ty` (`size` bytes
+/// per element), plus address relocations.
+pub(crate) fn init_bytes(init: &Init, elem: crate::ast::Ty, total: u64, line: u32) -> Result<(Vec<u8>, Vec<Reloc>), Error> {
+    let esize = elem.size() as u64;
+    let mut bytes = Vec::new();
+    let mut relocs = Vec::new();
+    fn flat<'a>(i: &'a Init, out: &mut Vec<&'a Init>) {
+        match i {
+            Init::List(v) => v.iter().for_each(|x| flat(x, out)),
+            other => out.push(other),
+        }
+    }
+    let mut items = Vec::new();
+    flat(init, &mut items);
+    for it in items {
+        let at = bytes.len() as u64;
+        let v: u64 = match it {
+            Init::Int(v) => {
+                if elem.float() {
+                    match elem {
+                        crate::ast::Ty::F32 => (*v as i64 as f32).to_bits() as u64,
+                        crate::ast::Ty::F64 => (*v as i64 as f64).to_bits(),
+                        _ => *v,
+                    }
+                } else {
+                    *v
+                }
+            }
+            Init::Float(f) => float_bits(*f, elem),
+            Init::Addr { name, offset, .. } => {
+                relocs.push((at, name.clone(), *offset));
+                0
+            }
+            Init::List(_) => 0,
+        };
+        bytes.extend_from_slice(&v.to_le_bytes()[..esize.min(8) as usize]);
+        if esize > 8 {
+            bytes.extend(std::iter::repeat_n(0, (esize - 8) as usize));
+        }
+    }
+    if bytes.len() as u64 > total && total > 0 {
+        return Err(Error::parse(line, format!("initializer of {} bytes for a variable of {total}", bytes.len())));
+    }
+    Ok((bytes, relocs))
+}
+
+/// The bits of a float literal as a value of type `ty` (f32/f64 numerically converted;
+/// for bit and integer types the literal's own bits).
+pub(crate) fn float_bits(f: FloatLit, ty: crate::ast::Ty) -> u64 {
+    use crate::ast::Ty;
+    let as_f64 = |f: FloatLit| match f {
+        FloatLit::F32(b) => f32::from_bits(b) as f64,
+        FloatLit::F64(b) => f64::from_bits(b),
+        FloatLit::Dec(v) => v,
+    };
+    match ty {
+        Ty::F32 => match f {
+            FloatLit::F32(b) => b as u64,
+            other => (as_f64(other) as f32).to_bits() as u64,
+        },
+        Ty::F64 => match f {
+            FloatLit::F64(b) => b,
+            other => as_f64(other).to_bits(),
+        },
+        _ => match f {
+            FloatLit::F32(b) => b as u64,
+            FloatLit::F64(b) => b,
+            FloatLit::Dec(v) => {
+                if ty.size() == 4 {
+                    (v as f32).to_bits() as u64
+                } else {
+                    v.to_bits()
+                }
+            }
+        },
+    }
+}
+
+/// Emits the translation units: unit 0 holds the module variables, the runners and the
+/// descriptor; the function bodies are spread over `opts.units` units (0: by size and
+/// the machine's cores) that the host compiler builds in parallel. Every name is in the
+/// namespace `simtwin_module`, hidden: nothing but `simtwin_module_v2` is exported.
+pub fn emit(m: &Module, layout: &Layout, fused: &[Fusions], opts: &Options) -> Result<Translation, Error> {
+    let mut head = String::new();
+    let _ = writeln!(head, "// Generated by simtwin-ptx {} from {}: do not edit.", crate::TRANSLATOR_VERSION, opts.name);
+    head.push_str("#include \"ptx_rt.h\"\n#pragma GCC visibility push(hidden)\nnamespace simtwin_module {\nusing namespace ptx;\n");
+    let mut out = String::with_capacity(64 * 1024);
+    let mut decls = String::new();
+    let mut notes = Vec::new();
+    out.push_str("} // namespace simtwin_module\nnamespace __simtwin { const simtwin_runtime_t *rt = nullptr; }\nnamespace simtwin_module {\n");
+    // Module variables (global, const): host arrays. Shared ones live in windows.
+    let mut relocs_all = Vec::new();
+    for (i, v) in m.vars.iter().enumerate() {
+        let var = &v.var;
+        if !matches!(var.space, Space::Global | Space::Const) {
+            continue;
+        }
+        if var.opaque.is_some() {
+            // Texture/sampler/surface references: an 8-byte slot holding the handle.
+        }
+        let size = var.size().max(1);
+        let align = var.alignment().max(16);
+        let name = ident("G", &var.name);
+        let _ = writeln!(decls, "extern uint8_t {name}[{size}];");
+        match &var.init {
+            Some(init) if var.linkage != crate::ast::Linkage::Extern => {
+                let (bytes, relocs) = init_bytes(init, var.ty, var.size(), var.line)?;
+                let _ = write!(out, "alignas({align}) uint8_t {name}[{size}] = {{");
+                for (k, b) in bytes.iter().enumerate() {
+                    if k % 32 == 0 {
+                        out.push('\n');
+                    }
+                    let _ = write!(out, "{b},");
+                }
+                out.push_str("};\n");
+                for (at, target, add) in relocs {
+                    relocs_all.push((i, at, target, add, var.line));
+                }
+            }
+            _ => {
+                let _ = writeln!(out, "alignas({align}) uint8_t {name}[{size}];");
+            }
+        }
+    }
+    // Shared-offset tables per kernel (device functions read them through Thread::soff).
+    for (k, kl) in layout.kernels.iter().enumerate() {
+        let _ = write!(out, "const uint32_t SOFF{k}[{}] = {{", m.vars.len().max(1));
+        for o in &kl.shared {
+            let _ = write!(out, "{},", o.unwrap_or(u32::MAX as u64));
+        }
+        out.push_str("};\n");
+    }
+    // Forward declarations (every unit has them).
+    for (fi, f) in m.funcs.iter().enumerate() {
+        if f.decl.entry {
+            if f.decl.body.is_some() {
+                let _ = writeln!(decls, "void K{fi}(Thread &T, const uint8_t *P0);");
+            }
+        } else if f.decl.body.is_some() {
+            let _ = writeln!(decls, "void F{fi}(Thread &T, uint8_t *const *P);");
+        }
+    }
+    // Bodies.
+    let mut sfu_by_func: Vec<Vec<String>> = vec![Vec::new(); m.funcs.len()];
+    let mut exits_in_funcs = false;
+    let mut bodies: Vec<String> = Vec::new();
+    for (fi, f) in m.funcs.iter().enumerate() {
+        if f.decl.body.is_none() {
+            continue;
+        }
+        let kernel_layout = layout.kernels.iter().position(|k| k.func == fi);
+        let mut e = func::FnEmitter::new(m, fi, kernel_layout.map(|k| &layout.kernels[k]), &fused[fi], opts);
+        e.body()?;
+        exits_in_funcs |= e.uses_exit && !f.decl.entry;
+        sfu_by_func[fi] = e.sfu.clone();
+        bodies.push(e.out);
+    }
+    // Address relocations of initializers.
+    if !relocs_all.is_empty() {
+        out.push_str("__attribute__((constructor)) void relocate() {\n");
+        for (i, at, target, add, line) in &relocs_all {
+            let name = ident("G", &m.vars[*i].var.name);
+            let addr = if let Some(t) = m.vars.iter().find(|v| v.var.name == *target) {
+                if !matches!(t.var.space, Space::Global | Space::Const) {
+                    return Err(Error::parse(*line, format!("initializer takes the address of {target}, which is not a global or constant variable")));
+                }
+                format!("(uint64_t)(uintptr_t){}", ident("G", target))
+            } else if let Some(fi) = m.func(target) {
+                format!("(uint64_t)(uintptr_t)&F{fi}")
+            } else {
+                return Err(Error::parse(*line, format!("initializer names {target}, which is not declared")));
+            };
+            let _ = writeln!(out, "  store<uint64_t>((uint64_t)(uintptr_t)({name} + {at}), {addr} + (uint64_t){add}ll);");
+        }
+        out.push_str("}\n");
+    }
+    // Runners.
+    let mut kernels = Vec::new();
+    for (k, kl) in layout.kernels.iter().enumerate() {
+        let f = &m.funcs[kl.func];
+        let fi = kl.func;
+        let _ = writeln!(out, "void R{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
+        let _ = writeln!(out, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
+        for (i, (size, off)) in kl.params.iter().enumerate() {
+            if *size > 0 {
+                let _ = writeln!(out, "  memcpy(P0 + {off}, params[{i}], {size});");
+            }
+        }
+        let _ = writeln!(out, "  ::__simtwin::tls_ctx = ctx;");
+        let _ = writeln!(
+            out,
+            "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0}};",
+            dyn = kl.dyn_offset
+        );
+        let body = if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
+        let _ = writeln!(out, "  for_each_thread(ctx, first, n, [&] {{ {body} }});\n}}");
+        // SFU forms reachable from the kernel that are not modelled exactly.
+        let mut inexact: Vec<String> = kl.reach.iter().flat_map(|g| sfu_by_func[*g].iter().cloned()).filter(|f| !crate::sfu::exact(f)).collect();
+        inexact.sort();
+        inexact.dedup();
+        let (max_threads, reqntid) = match (f.decl.perf.maxntid, f.decl.perf.reqntid) {
+            (_, Some(r)) => (r[0] * r[1] * r[2], Some(r)),
+            (Some(x), None) => (x[0] * x[1] * x[2], None),
+            _ => (0, None),
+        };
+        kernels.push(KernelInfo {
+            name: f.decl.name.clone(),
+            params: kl.params.iter().map(|&(s, o)| (s as u32, o as u32)).collect(),
+            static_smem: kl.dyn_offset as u32,
+            max_threads,
+            min_blocks: f.decl.perf.minnctapersm.unwrap_or(0),
+            reqntid,
+            inexact_sfu: inexact,
+        });
+    }
+    if exits_in_funcs {
+        notes.push("exit inside a device function: threads end through a C++ exception".into());
+    }
+    // Descriptor.
+    for (k, kl) in layout.kernels.iter().enumerate() {
+        let f = &m.funcs[kl.func];
+        let _ = write!(out, "const uint32_t PS{k}[] = {{");
+        for (s, _) in &kl.params {
+            let _ = write!(out, "{s},");
+        }
+        out.push_str("0};\n");
+        let _ = write!(out, "const uint32_t PA{k}[] = {{");
+        for p in &f.decl.params {
+            let _ = write!(out, "{},", p.alignment());
+        }
+        out.push_str("0};\n");
+    }
+    out.push_str("const ::__simtwin::simtwin_kernel_t KERNELS[] = {\n");
+    for (k, kl) in layout.kernels.iter().enumerate() {
+        let f = &m.funcs[kl.func];
+        let ki = &kernels[k];
+        let _ = writeln!(
+            out,
+            "  {{{}, (const void *)&R{k}, &R{k}, {}, PS{k}, PA{k}, {}, {}}},",
+            c_str(&f.decl.name),
+            kl.params.len(),
+            ki.max_threads,
+            ki.min_blocks
+        );
+    }
+    if layout.kernels.is_empty() {
+        out.push_str("  {nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0, 0},\n");
+    }
+    out.push_str("};\n");
+    out.push_str("const ::__simtwin::simtwin_global_t GLOBALS[] = {\n");
+    let mut globals = Vec::new();
+    for &i in &layout.exported {
+        let v = &m.vars[i].var;
+        let _ = writeln!(
+            out,
+            "  {{{}, (void *){}, {}ull, {}, 0}},",
+            c_str(&v.name),
+            ident("G", &v.name),
+            v.size(),
+            (v.space == Space::Const) as u32
+        );
+        globals.push(GlobalInfo { name: v.name.clone(), size: v.size(), constant: v.space == Space::Const });
+    }
+    if layout.exported.is_empty() {
+        out.push_str("  {nullptr, nullptr, 0, 0, 0},\n");
+    }
+    out.push_str("};\n");
+    out.push_str("void bind_rt(const ::__simtwin::simtwin_runtime_t *r) { ::__simtwin::rt = r; }\n");
+    out.push_str("::__simtwin::simtwin_thread_ctx_t **slot() { return &::__simtwin::tls_ctx; }\n");
+    let _ = writeln!(
+        out,
+        "const ::__simtwin::simtwin_module_t MODULE = {{SIMTWIN_ABI_VERSION, {}, KERNELS, {}, GLOBALS, {}, \"\", BUILD_ID, &bind_rt, &slot}};",
+        layout.kernels.len(),
+        layout.exported.len(),
+        c_str(&opts.name)
+    );
+    out.push_str("} // namespace simtwin_module\n#pragma GCC visibility pop\n");
+    out.push_str("extern \"C\" __attribute__((visibility(\"default\"))) const ::__simtwin::simtwin_module_t *simtwin_module_v2() { return &simtwin_module::MODULE; }\n");
+    let inexact: std::collections::BTreeSet<&String> = kernels.iter().flat_map(|k| k.inexact_sfu.iter()).collect();
+    if !inexact.is_empty() {
+        notes.push(format!(
+            "not device-exact: the special-function unit's {} {} modelled by host math, not bit for bit",
+            inexact.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+            if inexact.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    // Units: bodies spread by size over as many units as asked (0: a unit per ~4000
+    // lines, at most one per core), unit 0 also holding the module's own parts.
+    let total: usize = bodies.iter().map(|b| b.len()).sum();
+    let n = if opts.units > 0 {
+        opts.units
+    } else {
+        let cores = std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1);
+        (total / 160_000 + 1).min(cores).max(1)
+    };
+    let mut parts: Vec<String> = vec![String::new(); n];
+    let mut sizes = vec![0usize; n];
+    sizes[0] = out.len();
+    let mut order: Vec<usize> = (0..bodies.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(bodies[i].len()));
+    let mut placed: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in order {
+        let k = (0..n).min_by_key(|&k| sizes[k]).unwrap_or(0);
+        sizes[k] += bodies[i].len();
+        placed[k].push(i);
+    }
+    for (k, part) in parts.iter_mut().enumerate() {
+        part.push_str(&head);
+        part.push_str(&decls);
+        let mut mine = placed[k].clone();
+        mine.sort_unstable();
+        for i in mine {
+            part.push_str(&bodies[i]);
+        }
+        if k == 0 {
+            part.push_str(&out);
+        } else {
+            part.push_str("} // namespace simtwin_module\n#pragma GCC visibility pop\n");
+        }
+    }
+    Ok(Translation { units: parts, kernels, globals, notes })
+}

@@ -1,0 +1,180 @@
+//! Pass `layout`: where everything lives.
+//!
+//! - `.global` / `.const` variables: host arrays of the library (device memory is host
+//!   memory), exported to the driver for cuModuleGetGlobal.
+//! - `.shared` variables: each kernel has its own window, laid out from the variables it
+//!   (or any function it may call) uses, in declaration order, each at its alignment; the
+//!   window's dynamic part (`.extern .shared` arrays) starts after them at a 16-byte (or
+//!   larger, if a dynamic array asks) boundary. The executor allocates that prefix in
+//!   front of the block's dynamic shared memory. Shared-space addresses are offsets into
+//!   the window, so 32-bit address arithmetic works as on the device.
+//! - kernel parameters: the CUDA parameter buffer layout (each at its alignment).
+
+use crate::ast::{Linkage, Space};
+use crate::resolve::{AddrBase, Func, Module, Node, Op, VarRef};
+use crate::Error;
+use std::collections::BTreeSet;
+
+/// One kernel's layout.
+#[derive(Clone, Debug, Default)]
+pub struct KernelLayout {
+    /// The kernel's function index.
+    pub func: usize,
+    /// Offset of every module variable in this kernel's shared window (None: not in it).
+    pub shared: Vec<Option<u64>>,
+    /// Bytes of static shared memory.
+    pub static_smem: u64,
+    /// Where dynamic shared memory starts in the window.
+    pub dyn_offset: u64,
+    /// Parameter (size, offset) pairs.
+    pub params: Vec<(u64, u64)>,
+    /// Bytes of the parameter buffer.
+    pub param_bytes: u64,
+    /// Functions reachable from the kernel (itself included).
+    pub reach: BTreeSet<usize>,
+}
+
+/// The module's layout.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// Per kernel, in function order.
+    pub kernels: Vec<KernelLayout>,
+    /// Module variables the driver sees (global/const, defined here), by index.
+    pub exported: Vec<usize>,
+}
+
+/// Largest parameter buffer a kernel may declare (CUDA 12.1+: 32 764 bytes).
+pub const MAX_PARAM_BYTES: u64 = 32764;
+
+fn calls(f: &Func, out: &mut BTreeSet<usize>, indirect: &mut bool) {
+    for node in &f.body {
+        if let Node::Instr(i) = node {
+            if i.src.op == "call" {
+                for a in &i.args {
+                    match a {
+                        Op::Func(g) => {
+                            out.insert(*g);
+                        }
+                        Op::Reg(_) => *indirect = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn address_taken(m: &Module) -> BTreeSet<usize> {
+    let mut s = BTreeSet::new();
+    for f in &m.funcs {
+        for node in &f.body {
+            if let Node::Instr(i) = node {
+                if i.src.op != "call" {
+                    for a in &i.args {
+                        if let Op::Func(g) = a {
+                            s.insert(*g);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    s
+}
+
+fn shared_used(m: &Module, f: &Func, out: &mut BTreeSet<usize>) {
+    fn visit(m: &Module, op: &Op, out: &mut BTreeSet<usize>) {
+        match op {
+            Op::Var(VarRef::Module(i), _) | Op::Addr(AddrBase::Var(VarRef::Module(i)), _) if m.vars[*i].var.space == Space::Shared => {
+                out.insert(*i);
+            }
+            Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| visit(m, o, out)),
+            Op::Pair(a, b) => {
+                visit(m, a, out);
+                visit(m, b, out);
+            }
+            Op::Not(a) => visit(m, a, out),
+            _ => {}
+        }
+    }
+    for node in &f.body {
+        if let Node::Instr(i) = node {
+            for a in &i.args {
+                visit(m, a, out);
+            }
+        }
+    }
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    let a = a.max(1);
+    x.div_ceil(a) * a
+}
+
+/// Lays out the module.
+pub fn layout(m: &Module) -> Result<Layout, Error> {
+    let taken = address_taken(m);
+    let mut out = Layout::default();
+    for (i, v) in m.vars.iter().enumerate() {
+        if matches!(v.var.space, Space::Global | Space::Const) && v.var.linkage != Linkage::Extern && v.owner.is_none() {
+            out.exported.push(i);
+        }
+    }
+    for (fi, f) in m.funcs.iter().enumerate() {
+        if !f.decl.entry || f.decl.body.is_none() {
+            continue;
+        }
+        // Reachable functions.
+        let mut reach = BTreeSet::from([fi]);
+        let mut work = vec![fi];
+        let mut indirect = false;
+        while let Some(g) = work.pop() {
+            let mut c = BTreeSet::new();
+            calls(&m.funcs[g], &mut c, &mut indirect);
+            if indirect {
+                c.extend(taken.iter().copied());
+            }
+            for h in c {
+                if reach.insert(h) {
+                    work.push(h);
+                }
+            }
+        }
+        let mut used = BTreeSet::new();
+        for &g in &reach {
+            shared_used(m, &m.funcs[g], &mut used);
+        }
+        let mut shared = vec![None; m.vars.len()];
+        let mut off = 0u64;
+        let mut dyn_align = 16u64;
+        for &i in &used {
+            let v = &m.vars[i].var;
+            if v.linkage == Linkage::Extern {
+                dyn_align = dyn_align.max(v.alignment());
+                continue;
+            }
+            off = align_up(off, v.alignment());
+            shared[i] = Some(off);
+            off = off.checked_add(v.size()).ok_or_else(|| Error::Module(format!("shared variable {} is too large", v.name)))?;
+        }
+        let static_smem = off;
+        let dyn_offset = align_up(off, dyn_align);
+        for &i in &used {
+            if m.vars[i].var.linkage == Linkage::Extern {
+                shared[i] = Some(dyn_offset);
+            }
+        }
+        let mut params = Vec::new();
+        let mut p = 0u64;
+        for prm in &f.decl.params {
+            p = align_up(p, prm.alignment());
+            params.push((prm.size(), p));
+            p += prm.size();
+        }
+        if p > MAX_PARAM_BYTES {
+            return Err(Error::Module(format!("kernel {}: {p} bytes of parameters (the limit is {MAX_PARAM_BYTES})", f.decl.name)));
+        }
+        out.kernels.push(KernelLayout { func: fi, shared, static_smem, dyn_offset, params, param_bytes: p, reach });
+    }
+    Ok(out)
+}

@@ -1,0 +1,167 @@
+//! simtwin-ptx: PTX mode. A module image's own PTX, translated to host C++ and compiled
+//! into a kernel library of simtwin's device runtime ABI (`kernels-host/include/simtwin/
+//! abi.h`), so that the emulated driver runs the code the device runs, with no source and
+//! no twin.
+//!
+//! The translator is a pipeline of named passes, one module each:
+//!
+//! ```text
+//! lex, parse   PTX text (ISA up to 9.x; nvcc's and clang's output) -> ast::Module
+//! link         several modules (the JIT linker's inputs) -> one, externs bound
+//! resolve      names -> registers, variables, labels; bodies flattened
+//! cfg          basic blocks and successors of every function
+//! contract     ptxas's fusion of unmodified mul/add pairs into FMA (the device's arithmetic)
+//! layout       module variables, per-kernel shared-memory windows, parameter buffers
+//! emit         C++ for the host compiler: one function per .entry/.func, the ABI descriptor
+//! ```
+//!
+//! then [`jit`] compiles the C++ (g++ -O2, cached by content) into a library the driver
+//! opens like a twin. Every instruction's semantics are in `runtime/ptx_rt.h`, written
+//! from the PTX ISA with the device's answers where it leaves them to the machine. An
+//! instruction that cannot be translated faithfully is an [`Error`] naming it, its
+//! function and its PTX line: never a silent wrong result.
+
+#![warn(missing_docs)]
+
+pub mod ast;
+pub mod cfg;
+pub mod contract;
+pub mod emit;
+pub mod jit;
+pub mod layout;
+pub mod lex;
+pub mod link;
+pub mod parse;
+pub mod resolve;
+pub mod sfu;
+
+use std::fmt;
+
+/// Version of the translator: part of every cache key (bump on any change of output).
+pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.1");
+
+/// A translation failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The text is not valid PTX (line, message).
+    Parse(u32, String),
+    /// An instruction simtwin cannot translate faithfully.
+    Unsupported {
+        /// The instruction as written (opcode and modifiers).
+        instr: String,
+        /// The function it is in.
+        function: String,
+        /// Its PTX line.
+        line: u32,
+        /// Why.
+        why: String,
+    },
+    /// A module-level problem (linking, layout).
+    Module(String),
+}
+
+impl Error {
+    /// A parse error at `line`.
+    pub fn parse(line: u32, msg: impl Into<String>) -> Error {
+        Error::Parse(line, msg.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Parse(line, m) => write!(f, "PTX line {line}: {m}"),
+            Error::Unsupported { instr, function, line, why } => {
+                write!(f, "PTX line {line}: `{instr}` in {function} cannot be translated: {why}")
+            }
+            Error::Module(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A kernel of a translated module, as the driver binds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The `.entry` name.
+    pub name: String,
+    /// Parameter sizes and offsets in the parameter buffer.
+    pub params: Vec<(u32, u32)>,
+    /// Bytes of static shared memory the kernel uses (its window before dynamic memory).
+    pub static_smem: u32,
+    /// `.maxntid` (product), 0 if none.
+    pub max_threads: u32,
+    /// `.minnctapersm`, 0 if none.
+    pub min_blocks: u32,
+    /// `.reqntid`, if any.
+    pub reqntid: Option<[u32; 3]>,
+    /// SFU instruction forms the kernel (or a function it calls) uses that are not yet
+    /// modelled bit for bit.
+    pub inexact_sfu: Vec<String>,
+}
+
+/// A module variable visible to the driver (cuModuleGetGlobal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalInfo {
+    /// Name.
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// `.const` rather than `.global`.
+    pub constant: bool,
+}
+
+/// The translator's output for one module.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The C++ translation units (unit 0 holds the descriptor): built in parallel and
+    /// linked into one library.
+    pub units: Vec<String>,
+    /// Kernels, in descriptor order.
+    pub kernels: Vec<KernelInfo>,
+    /// Globals, in descriptor order.
+    pub globals: Vec<GlobalInfo>,
+    /// Notes for the user (e.g. fused multiply-adds modelled, SFU placeholders).
+    pub notes: Vec<String>,
+}
+
+/// How to translate.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Model ptxas's contraction of unmodified mul/add pairs into FMA (on by default: it
+    /// is what the device runs).
+    pub contract: bool,
+    /// Number of streaming multiprocessors of the emulated device (%nsmid, %smid).
+    pub sm_count: u32,
+    /// A name for the module in reports and call sites (e.g. "module 3 (vmaf adm)").
+    pub name: String,
+    /// Translation units to spread the functions over (0: by size and the machine's
+    /// cores; 1 for a single file to read).
+    pub units: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { contract: true, sm_count: 132, name: "ptx".into(), units: 0 }
+    }
+}
+
+/// Translates one or more PTX modules (several: the JIT linker's inputs, linked into one
+/// library) into C++.
+pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
+    let mut parsed = Vec::with_capacity(sources.len());
+    for s in sources {
+        parsed.push(parse::parse(s)?);
+    }
+    let module = link::link(parsed)?;
+    let module = resolve::resolve(module)?;
+    let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
+    let fused = if opts.contract {
+        module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g)).collect()
+    } else {
+        vec![contract::Fusions::default(); module.funcs.len()]
+    };
+    let layout = layout::layout(&module)?;
+    emit::emit(&module, &layout, &fused, opts)
+}
