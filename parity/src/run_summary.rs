@@ -89,6 +89,10 @@ pub struct ModuleRow {
     pub kernels: u64,
     /// Loads (over every process).
     pub loads: u64,
+    /// The driver's word on whether every result is the device's (None: not said).
+    pub device_exact: Option<bool>,
+    /// Why not, and the build's other notes.
+    pub notes: Vec<String>,
 }
 
 /// One finding: what was seen, whether it fails the run.
@@ -146,9 +150,18 @@ impl Usage {
                 for m in mods {
                     let (mode, image, library) = (text_of(m.get("mode")), text_of(m.get("image")), text_of(m.get("library")));
                     let kernels = m.get("kernels").and_then(Json::as_u64).unwrap_or(0);
-                    let row = by_module.entry((mode.clone(), image.clone(), library.clone())).or_insert(ModuleRow { mode, image, library, kernels, loads: 0 });
+                    let device_exact = m.get("device_exact").and_then(Json::as_bool);
+                    let notes: Vec<String> = m.get("notes").and_then(Json::as_array).map(|a| a.iter().map(|n| text_of(Some(n))).collect()).unwrap_or_default();
+                    let row = by_module
+                        .entry((mode.clone(), image.clone(), library.clone()))
+                        .or_insert(ModuleRow { mode, image, library, kernels, loads: 0, device_exact, notes: notes.clone() });
                     row.loads += 1;
                     row.kernels = row.kernels.max(kernels);
+                    for n in notes {
+                        if !row.notes.contains(&n) {
+                            row.notes.push(n);
+                        }
+                    }
                 }
             }
         }
@@ -275,7 +288,7 @@ impl Usage {
                     Some(x) => m.mode == x,
                     None => m.mode != "twin" && m.mode != "ptx",
                 })
-                .map(|m| json!({"image": m.image, "mode": m.mode, "library": m.library, "kernels": m.kernels, "loads": m.loads}))
+                .map(|m| json!({"image": m.image, "mode": m.mode, "library": m.library, "kernels": m.kernels, "loads": m.loads, "device_exact": m.device_exact, "notes": m.notes}))
                 .collect()
         };
         json!({"reported": self.modules_reported, "twin": rows(Some("twin")), "ptx": rows(Some("ptx")), "other": rows(None)})
@@ -331,7 +344,14 @@ impl Usage {
             }
         };
         let other = self.modules.iter().filter(|m| m.mode != "twin" && m.mode != "ptx").count();
-        format!("{}as host twins, {}from PTX{}", names("twin"), names("ptx"), if other > 0 { format!(", {other} of another mode") } else { String::new() })
+        let inexact = self.modules.iter().filter(|m| m.device_exact == Some(false)).count();
+        format!(
+            "{}as host twins, {}from PTX{}{}",
+            names("twin"),
+            names("ptx"),
+            if other > 0 { format!(", {other} of another mode") } else { String::new() },
+            if inexact > 0 { format!("; {inexact} not device-exact") } else { String::new() }
+        )
     }
 
     /// The lines printed when the run ends.
@@ -379,6 +399,9 @@ impl Usage {
             t.synchronizations
         );
         let _ = writeln!(s, "  modules: {}", self.module_line());
+        for m in self.modules.iter().filter(|m| m.device_exact == Some(false)) {
+            let _ = writeln!(s, "      not device-exact: {}: {}", module_name(m), if m.notes.is_empty() { "(no reason given)".to_string() } else { m.notes.join("; ") });
+        }
         let _ = writeln!(s, "  unsupported calls: {}", if t.unsupported.is_empty() { "none".to_string() } else { t.unsupported.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ") });
         let _ = writeln!(s, "  hazards: {}", t.hazards.len());
         let _ = writeln!(s, "  leaks: {}", self.leaks_uninjected);
@@ -425,9 +448,14 @@ impl Usage {
             }
         }
         if !self.modules.is_empty() {
-            let _ = writeln!(m, "\n| module | mode | library | kernels | loads |\n|---|---|---|---|---|");
+            let _ = writeln!(m, "\n| module | mode | library | kernels | loads | device-exact |\n|---|---|---|---|---|---|");
             for r in &self.modules {
-                let _ = writeln!(m, "| {} | {} | `{}` | {} | {} |", r.image, r.mode, r.library, r.kernels, r.loads);
+                let exact = match r.device_exact {
+                    Some(true) => "yes".to_string(),
+                    Some(false) => format!("no: {}", r.notes.join("; ").replace('|', "\\|")),
+                    None => "-".to_string(),
+                };
+                let _ = writeln!(m, "| {} | {} | `{}` | {} | {} | {exact} |", r.image.replace('|', "\\|"), r.mode, r.library, r.kernels, r.loads);
             }
         }
         m
@@ -562,7 +590,7 @@ mod tests {
         c.leaks.streams = 5;
         c.injected.push(simtwin_abi::counters::Injected { name: "cuStreamDestroy_v2".into(), call: 1, code: 1 });
         let m = json!([{"image": "sse.fatbin#1a2b", "mode": "twin", "library": "/k/sse.so", "kernels": 3},
-                       {"image": "topk.ptx", "mode": "ptx", "library": "/cache/ab.so", "kernels": 7}]);
+                       {"image": "topk.ptx", "mode": "ptx", "library": "/cache/ab.so", "kernels": 7, "device_exact": false, "notes": ["ex2.approx not modelled"]}]);
         write(d.path(), &a, Some(m.clone()));
         write(d.path(), &b, Some(json!([m[0].clone()])));
         write(d.path(), &c, None);
@@ -584,7 +612,8 @@ mod tests {
         assert_eq!(u.exit_code(&p, 0), 83);
         let text = u.text(&Policy::default(), &["ctest".into()], &CmdStatus::Exit(0));
         assert!(text.contains("kernel launches: 3 of 1 kernel(s): k x3"), "{text}");
-        assert!(text.contains("modules: 1 (sse.fatbin#1a2b -> sse.so) as host twins, 1 (topk.ptx -> ab.so) from PTX"), "{text}");
+        assert!(text.contains("modules: 1 (sse.fatbin#1a2b -> sse.so) as host twins, 1 (topk.ptx -> ab.so) from PTX; 1 not device-exact"), "{text}");
+        assert!(text.contains("not device-exact: topk.ptx -> ab.so: ex2.approx not modelled"), "{text}");
         assert!(text.contains("FAIL [unsupported] 2 call(s)") && text.contains("cuTexObjectCreate x2"), "{text}");
         assert!(text.contains("note [hazards] 1 hazard report(s): barrier-divergence x4"), "{text}");
         assert!(text.contains("(exit 80)"), "{text}");

@@ -71,6 +71,10 @@ pub struct DriverSettings {
     /// exits 81 even if the program ignored the error) (EMU_CUDA_HAZARDS)
     #[arg(long, value_name = "warn|error", value_parser = ["warn", "error"])]
     pub hazards: Option<String>,
+    /// Which code runs a module's kernels (EMU_CUDA_EXEC): auto (a host twin when one
+    /// matches, else the image's PTX), ptx (always the PTX), twin (only twins)
+    #[arg(long = "exec", value_name = "auto|ptx|twin", value_parser = ["auto", "ptx", "twin"])]
+    pub exec: Option<String>,
     /// The settings parity's extractor commands share.
     #[command(flatten)]
     pub emu: EmuSettings,
@@ -94,7 +98,7 @@ pub struct DriverSettings {
     /// in the same counters (EMU_CUDA_REAL)
     #[arg(long, value_name = "LIBCUDA")]
     pub real: Option<PathBuf>,
-    /// Any other driver setting, EMU_CUDA_NAME=VALUE (repeatable), e.g. --set EMU_CUDA_EXEC=ptx
+    /// Any other driver setting, EMU_CUDA_NAME=VALUE (repeatable), e.g. --set EMU_CUDA_TRACE=1
     #[arg(long = "set", value_name = "EMU_CUDA_NAME=VALUE")]
     pub set: Vec<String>,
 }
@@ -125,6 +129,7 @@ impl DriverSettings {
             }
         };
         put("EMU_CUDA_HAZARDS", &self.hazards);
+        put("EMU_CUDA_EXEC", &self.exec);
         put("EMU_CUDA_DEVICE", &self.device);
         put("EMU_CUDA_STACK", &self.stack);
         put("EMU_CUDA_WATCHDOG", &self.watchdog);
