@@ -3,7 +3,7 @@
 //! see the same machine load. Prints the B/A ratio.
 
 use crate::common::{ClipArgs, ExtractorArgs};
-use crate::counts::{prepare_dir, Counts};
+use crate::counts::prepare_dir;
 use crate::device::{emulated_env, for_real_device, DeviceMode, RealDevice};
 use crate::report;
 use crate::run::{self, Spec};
@@ -126,8 +126,8 @@ fn bench_inner(a: &BenchArgs) -> Result<i32> {
     if a.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
-    a.clip.resolve_frames(Some(a.frames))?;
-    if let Some(o) = &a.ex.block_order {
+    a.clip.clip()?.resolve_frames(Some(a.frames))?;
+    if let Some(o) = &a.ex.emu.block_order {
         crate::orders::check_order(o)?;
     }
     let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
@@ -252,11 +252,11 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
                     (Some(_), _) => env = plan.real_extra.clone(),
                     _ => {}
                 }
-                let argv = template::expand(&c.template, &a.ex.vars(&a.clip, n, &o, c.backend, c.features.as_deref()))?;
+                let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
                 let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
                 if let Some(d) = cdir {
-                    if Counts::read_dir(&d)?.total_launches() > 0.0 {
+                    if crate::counts::collect(&d)?.total_launches() > 0.0 {
                         t.launched[ci] = true;
                     }
                 }
@@ -347,10 +347,10 @@ fn prove_real(a: &BenchArgs, out: &std::path::Path, real: &RealDevice, simtwin: 
     let mut env = real.env(simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
     env.extend(extra.iter().cloned());
     let o = out.join(format!("{}-proof.out", c.label));
-    let argv = template::expand(&c.template, &a.ex.vars(&a.clip, 2, &o, c.backend, c.features.as_deref()))?;
+    let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, 2, &o, c.backend, c.features.as_deref()))?;
     eprintln!("parity: bench {}: proof run through the pass-through\n  $ {}", c.label, template::display(&argv));
     run::run(&Spec { label: format!("{}-proof", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
-    let counts = Counts::read_dir(&d)?;
+    let counts = crate::counts::collect(&d)?;
     if counts.files.is_empty() {
         bail!("bench {}: simtwin's pass-through wrote no counters file into {}: the command did not load simtwin's libcuda.so.1", c.label, d.display());
     }

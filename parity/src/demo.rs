@@ -171,7 +171,14 @@ fn parse_name(name: &str) -> Option<(u32, u32, u32)> {
 }
 
 fn clip_args(c: &ClipFile) -> ClipArgs {
-    ClipArgs { reference: c.reference.clone(), distorted: c.distorted.clone(), width: c.width, height: c.height, bitdepth: c.bitdepth, pixfmt: "420".into() }
+    ClipArgs {
+        reference: Some(c.reference.clone()),
+        distorted: Some(c.distorted.clone()),
+        width: Some(c.width),
+        height: Some(c.height),
+        bitdepth: c.bitdepth,
+        pixfmt: "420".into(),
+    }
 }
 
 /// What every run of the demo shares.
@@ -191,10 +198,7 @@ impl Ctx {
             vmaf: "vmaf".into(),
             simtwin: Some(self.simtwin.clone()),
             kernels: None,
-            block_order: None,
-            workers: None,
-            async_mode: None,
-            checks: None,
+            emu: Default::default(),
             cuda_env: vec![],
             timeout: self.timeout,
         }
@@ -215,6 +219,9 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
         proof: "auto".into(),
         allow_hazards: false,
         block_orders: vec![],
+        clips: None,
+        per_feature: false,
+        shard: None,
         out,
     }
 }
@@ -388,7 +395,7 @@ fn race_control(ctx: &Ctx, clips: &[ClipFile]) -> CheckRow {
     let clip = race_clip(clips);
     let dir = ctx.out.join("race").join("control");
     let mut ex = ctx.ex(&FEATURES.join(","), None);
-    ex.checks = Some("race".into());
+    ex.emu.checks = Some("race".into());
     let r = run_frames(&frames_args(clip, ex, dir.clone()));
     let (k, err) = code(&r);
     CheckRow { section: "race", clip: clip.name.clone(), feature: "all".into(), code: k, detail: detail(&dir, &err) }
@@ -428,14 +435,14 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
                 // The shared-memory race detector (checking libraries): the reduction's
                 // missing __syncthreads is a race between threads, reported as such.
                 let mut ex = ctx.ex(&all, Some(d));
-                ex.checks = Some("race".into());
+                ex.emu.checks = Some("race".into());
                 run_frames(&frames_args(race_clip(clips), ex, dir.clone()))
             }
             "deferred" => {
                 // Asynchronous work runs only when the program synchronises: a result read
                 // before that is stale, and the frame differs from the CPU's.
                 let mut ex = ctx.ex(&all, Some(d));
-                ex.async_mode = Some("deferred".into());
+                ex.emu.async_mode = Some("deferred".into());
                 run_frames(&frames_args(dclip, ex, dir.clone()))
             }
             "block-orders" => {

@@ -1,7 +1,7 @@
 //! The `parity` command line.
 
 use clap::{Parser, Subcommand};
-use parity::{bench, demo, device, diff, faults, frames, transfers};
+use parity::{bench, demo, device, diff, faults, frames, merge, transfers};
 
 #[derive(Parser)]
 #[command(
@@ -16,6 +16,8 @@ use parity::{bench, demo, device, diff, faults, frames, transfers};
   parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features topk --block-orders forward,reverse,shuffle:1
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --backend cpu --b-backend cuda
   parity faults -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --max-runs 40
+  parity frames --clips clips.csv --features sse,topk --per-feature --shard 1/4 --out shard-1
+  parity merge shard-1 shard-2 shard-3 shard-4 --out reports/frames
   parity driver-info
 
 Exit codes: 0 parity/pass, 1 differences, a failed gate, order-dependent outputs or a
@@ -72,18 +74,13 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Which libcuda.so.1 the loader picks, whether it is simtwin's emulated driver, how many devices it sees
     #[command(after_help = "Examples:\n  parity driver-info\n  LD_LIBRARY_PATH=$(scripts/emu-env) parity driver-info --json\n\nExit codes: 0 a driver with a device (or the emulated driver), 77 no driver or no device.")]
-    DriverInfo {
-        /// Print one JSON line
-        #[arg(long)]
-        json: bool,
-        /// Call cuInit on simtwin's emulated driver too (does it accept the EMU_CUDA_* settings?)
-        #[arg(long, hide = true)]
-        init_emulated: bool,
-    },
+    DriverInfo(device::DriverInfoArgs),
     /// Replay a device function over every binary32 input of a range against a correctly rounded reference
     Replay(parity::replay::ReplayArgs),
     /// Audit a host libm function over binary32 inputs against a correctly rounded reference
     Libm(parity::replay::LibmArgs),
+    /// Put the shards of a --shard K/N run (frames, faults, replay, libm) back together into one report
+    Merge(merge::MergeArgs),
 }
 
 fn main() {
@@ -116,25 +113,8 @@ fn main() {
         Cmd::Demo(a) => demo::run_demo(a),
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
-        Cmd::DriverInfo { json, init_emulated } => {
-            let info = device::driver_info_here(true, *init_emulated);
-            if *json {
-                println!("{}", serde_json::to_string(&info).unwrap());
-            } else {
-                println!("libcuda.so.1: {}", info.path.as_deref().unwrap_or(if info.loaded { "(loaded, path unknown)" } else { "not found" }));
-                println!("simtwin emulated driver: {}", if info.emulated { "yes" } else { "no" });
-                if let Some(i) = info.init {
-                    println!("cuInit: {i}");
-                }
-                if let Some(d) = info.devices {
-                    println!("devices: {d}");
-                }
-                if let Some(e) = &info.error {
-                    println!("note: {e}");
-                }
-            }
-            Ok(if info.emulated || info.devices.unwrap_or(0) > 0 { 0 } else { 77 })
-        }
+        Cmd::Merge(a) => merge::run_merge(a),
+        Cmd::DriverInfo(a) => Ok(device::print_driver_info(a.json, a.init_emulated)),
     };
     let code = match r {
         Ok(c) => c,

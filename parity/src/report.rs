@@ -345,7 +345,7 @@ pub struct Artefacts<'a> {
 
 /// Files of `parity frames` (and of `parity diff`, a subset).
 pub const FRAMES_ARTEFACTS: Artefacts<'static> = Artefacts {
-    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv", "emulated_vs_real.csv"],
+    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv", "emulated_vs_real.csv", "junit.xml"],
     dirs: &["counts", "logs"],
     prefixes: &["cpu.", "cuda-"],
     suffixes: &[".json", ".out", ".failed"],
@@ -353,7 +353,7 @@ pub const FRAMES_ARTEFACTS: Artefacts<'static> = Artefacts {
 
 /// Files of `parity diff`: its reports only (its inputs may live in the same directory).
 pub const DIFF_ARTEFACTS: Artefacts<'static> =
-    Artefacts { files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg"], dirs: &[], prefixes: &[], suffixes: &[] };
+    Artefacts { files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "junit.xml"], dirs: &[], prefixes: &[], suffixes: &[] };
 
 /// Removes what an earlier run of the same command left in `dir`, so that nothing in
 /// it can be read as the result of this run if this one fails: a failed run leaves
@@ -456,10 +456,13 @@ pub fn write_error(dir: &Path, command: &str, code: i32, msg: &str, extra: Map<S
         root.insert(k, v);
     }
     if std::fs::create_dir_all(dir).is_ok() {
+        let root = Json::Object(root);
+        let cases: Vec<crate::junit::Case> = crate::junit::error_case(command, "", &root).into_iter().collect();
+        let _ = crate::junit::write(&dir.join("junit.xml"), &format!("parity {command}"), &[crate::junit::Suite { name: format!("parity {command}"), cases, time: None }]);
         let _ = write_atomic(
             &dir.join("summary.md"),
             format!("# parity {command}\n\n**Verdict: {}** (exit code {code})\n\n```\n{msg}\n```\n", if code == 77 { "SKIPPED" } else { "ERROR" }),
         );
-        let _ = write_json(&dir.join("summary.json"), &Json::Object(root));
+        let _ = write_json(&dir.join("summary.json"), &root);
     }
 }

@@ -43,7 +43,7 @@ pub struct Spec {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Ended {
     /// Exit status.
     Exit(i32),
@@ -227,6 +227,9 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
         std::fs::File::create(&stdout).with_context(|| format!("cannot create {}", stdout.display()))?,
         std::fs::File::create(&stderr).with_context(|| format!("cannot create {}", stderr.display()))?,
     ];
+    // Where counters go is parity's choice per run: a run it gives no counters file (the
+    // CPU side) writes none, even under `simtwin run`, whose pattern it inherits.
+    cmd.env_remove("EMU_CUDA_COUNTS");
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
