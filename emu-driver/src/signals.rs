@@ -15,6 +15,7 @@
 //!   the copy, the host range and the address, and the counters file;
 //! - under EMU_CUDA_CHECKS=pointers, host code dereferencing a device pointer (an address
 //!   in the device arena, see `arena`).
+//!
 //! The writer thread prints the report (address, what it belongs to, pc and symbol),
 //! records it as a hazard and writes the counters file; then the fault goes to the
 //! program's previous SIGSEGV handler, or the process dies of SIGSEGV as it would with a
@@ -80,6 +81,8 @@ fn ensure_writer() -> bool {
         if std::thread::Builder::new().name("simtwin-counters".into()).spawn(move || writer(wake)).is_err() {
             // SAFETY: as above; no handler uses the pipes yet.
             unsafe { *std::ptr::addr_of_mut!(PIPES) = [[-1, -1], [-1, -1]] };
+        } else {
+            crate::teardown::checkpoint_writer_started();
         }
     });
     // SAFETY: PIPES is only written inside the Once above, which has completed.
@@ -130,13 +133,6 @@ pub fn install_fault_report() {
             (*std::ptr::addr_of_mut!(PREVIOUS_SEGV)).write(old);
         }
     });
-}
-
-/// Whether the writer thread runs in this process (not in a forked child: threads do
-/// not survive fork).
-pub fn writer_running() -> bool {
-    // SAFETY: PIPES is written only inside the Once of `ensure_writer`.
-    !crate::fork::in_child() && WRITER.is_completed() && unsafe { (*std::ptr::addr_of!(PIPES))[0][1] >= 0 }
 }
 
 /// The writer thread: one byte (the signal number) per request, one ack byte back; every

@@ -189,6 +189,20 @@ fn replace_file(path: &str, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// Set once the signal module's writer thread runs: it writes checkpoints left due.
+static CHECKPOINT_WRITER: AtomicBool = AtomicBool::new(false);
+
+/// The signal module's writer thread has started (it calls [`checkpoint_if_due`] every
+/// CHECKPOINT_GAP).
+pub fn checkpoint_writer_started() {
+    CHECKPOINT_WRITER.store(true, Ordering::Release);
+}
+
+/// Whether that thread runs in this process (threads do not survive fork).
+fn checkpoint_writer_running() -> bool {
+    !crate::fork::in_child() && CHECKPOINT_WRITER.load(Ordering::Acquire)
+}
+
 /// A synchronisation happened: bring the file on disk up to date (now, or within
 /// CHECKPOINT_GAP when the last checkpoint is more recent than that).
 pub fn checkpoint() {
@@ -196,7 +210,7 @@ pub fn checkpoint() {
         return;
     }
     let last = LAST_NS.load(Ordering::Relaxed);
-    if last != 0 && now_ns().saturating_sub(last) < CHECKPOINT_GAP.as_nanos() as u64 && crate::signals::writer_running() {
+    if last != 0 && now_ns().saturating_sub(last) < CHECKPOINT_GAP.as_nanos() as u64 && checkpoint_writer_running() {
         DUE.store(true, Ordering::Relaxed);
         return;
     }

@@ -10,6 +10,7 @@
 //! - a copy from host memory the process cannot read dies of SIGSEGV (as on the H200:
 //!   the `hostmem_*` lines of the conformance table), with a report naming the copy and
 //!   the address, and the counters file.
+//!
 //! (fork while another thread is inside the driver: the `fork_during_calls` case of the
 //! conformance table.)
 

@@ -114,7 +114,7 @@ fn backend_of(s: &str) -> Backend {
 }
 
 /// `parity bench`: plan the commands, time them interleaved, write the reports; the exit
-/// code, or an error (exit code per [`crate::exit_code_of`]).
+/// code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
     report::guarded("bench", &a.out, &ARTEFACTS, || bench_inner(a))
 }

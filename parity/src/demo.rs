@@ -256,7 +256,7 @@ fn transfers_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> TransfersArg
 fn code(r: &Result<i32>) -> (i32, String) {
     match r {
         Ok(c) => (*c, String::new()),
-        Err(e) => (crate::exit_code_of(e), format!("{e:#}").lines().next().unwrap_or("").to_string()),
+        Err(e) => (crate::exit::exit_code_of(e), format!("{e:#}").lines().next().unwrap_or("").to_string()),
     }
 }
 
@@ -475,7 +475,7 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
 /// the block orders (not built) leaves atomic-order WAITING.
 fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
     let caught = match (r, defect, how) {
-        (Err(e), "big-block", _) => crate::exit_code_of(e) == 2 && format!("{e:#}").contains("CUDA_ERROR_INVALID_VALUE"),
+        (Err(e), "big-block", _) => crate::exit::exit_code_of(e) == 2 && format!("{e:#}").contains("CUDA_ERROR_INVALID_VALUE"),
         (Err(e), _, "block-orders") => {
             return match e.downcast_ref::<Refused>() {
                 Some(rf) if rf.code == NOT_SUPPORTED => DefectResult::Waiting,

@@ -5,7 +5,7 @@
 //! (which libcuda.so.1 would load, whether it is simtwin's emulated driver, how many
 //! devices it sees).
 
-use crate::Skip;
+use crate::exit::Skip;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

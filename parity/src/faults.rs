@@ -329,7 +329,7 @@ pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> R
         let part: Part = serde_json::from_str(&crate::input::read_text(&p, "faults shard part")?).with_context(|| format!("{}: malformed", p.display()))?;
         // Every shard made the clean run: shard 1's is the campaign's.
         let skip: &[&str] = if i == 0 { &["shard.json", "faults.part.json"] } else { &["shard.json", "faults.part.json", "counts/clean", "logs/clean.stdout.log", "logs/clean.stderr.log", "outputs/clean.out"] };
-        crate::merge::copy_tree(dir, out, skip)?;
+        crate::shard::copy_tree(dir, out, skip)?;
         parts.push((dir.clone(), part));
     }
     let mut runs = Vec::new();

@@ -135,7 +135,7 @@ struct CudaRun {
     unit: usize,
 }
 
-/// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
+/// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
     report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || frames_inner(a))
 }
@@ -512,7 +512,7 @@ fn persist(cell: &Cell, label: &str, device: &str, order: Option<String>, r: Res
     match r {
         Ok(rec) => rec.save(&cell.dir),
         Err(e) => {
-            let rec = RunRecord { label: label.into(), device: device.into(), order, error: Some(format!("{e:#}")), error_code: crate::exit_code_of(&e), ..Default::default() };
+            let rec = RunRecord { label: label.into(), device: device.into(), order, error: Some(format!("{e:#}")), error_code: crate::exit::exit_code_of(&e), ..Default::default() };
             rec.save(&cell.dir)?;
             Err(e)
         }
@@ -644,7 +644,7 @@ fn report_run(plan: &RunPlan, out: &Path) -> Result<i32> {
             CellResult::Done(code, _) => Ok(code),
             CellResult::Failed(code, msg) => {
                 report::write_error(out, "frames", code, &msg, Map::new());
-                Err(if code == 77 { anyhow::Error::new(crate::Skip(msg)) } else { anyhow!(msg) })
+                Err(if code == 77 { anyhow::Error::new(crate::exit::Skip(msg)) } else { anyhow!(msg) })
             }
         };
     }
@@ -793,7 +793,7 @@ pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> R
     report::clear_previous(out, &report::FRAMES_ARTEFACTS)?;
     report::clear_previous(out, &RUN_ARTEFACTS)?;
     for (dir, _) in shards {
-        crate::merge::copy_tree(dir, out, &["shard.json", "summary.md", "summary.json", "junit.xml"])?;
+        crate::shard::copy_tree(dir, out, &["shard.json", "summary.md", "summary.json", "junit.xml"])?;
     }
     report_run(&plan, out)
 }

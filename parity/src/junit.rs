@@ -149,7 +149,7 @@ pub fn render(name: &str, suites: &[Suite]) -> String {
 
 /// Writes `junit.xml` (atomically).
 pub fn write(path: &Path, name: &str, suites: &[Suite]) -> Result<()> {
-    crate::report::write_atomic(path, render(name, suites))
+    crate::atomic_write::write_atomic(path, render(name, suites))
 }
 
 /// A JSON value as one short line (strings without quotes).

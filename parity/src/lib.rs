@@ -12,13 +12,16 @@
 
 #![warn(missing_docs)]
 
+pub(crate) mod atomic_write;
 pub mod bench;
+pub mod command_line;
 pub(crate) mod common;
 pub(crate) mod compare;
 pub(crate) mod counts;
 pub mod demo;
 pub mod device;
 pub mod diff;
+pub mod exit;
 pub mod faults;
 pub(crate) mod fidelity;
 pub mod frames;
@@ -39,45 +42,3 @@ pub(crate) mod template;
 pub(crate) mod tolerance;
 pub mod transfers;
 pub mod wrap;
-
-/// A run that cannot happen on this machine (no real device): exit code 77.
-#[derive(Debug)]
-pub struct Skip(pub String);
-
-impl std::fmt::Display for Skip {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Skip {}
-
-/// What command `name` leaves in its report directory (None for commands without one).
-fn artefacts_of(name: &str) -> Option<&'static report::Artefacts<'static>> {
-    Some(match name {
-        "frames" => &report::FRAMES_ARTEFACTS,
-        "diff" => &report::DIFF_ARTEFACTS,
-        "transfers" => &transfers::ARTEFACTS,
-        "bench" => &bench::ARTEFACTS,
-        "faults" => &faults::ARTEFACTS,
-        "demo" => &demo::DEMO_ARTEFACTS,
-        _ => return None,
-    })
-}
-
-/// A command-line error of command `name`: its report directory `dir` (if it exists) is
-/// cleared of an earlier run's files and gets an error summary holding `message`.
-pub fn report_command_line_error(name: &str, dir: &std::path::Path, message: &str) {
-    if let Some(a) = artefacts_of(name) {
-        report::command_line_error(name, dir, a, message);
-    }
-}
-
-/// The exit code of an error: 77 for [`Skip`], 2 for everything else.
-pub fn exit_code_of(e: &anyhow::Error) -> i32 {
-    if e.downcast_ref::<Skip>().is_some() {
-        77
-    } else {
-        2
-    }
-}

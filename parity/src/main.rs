@@ -44,7 +44,7 @@ fn command_line_error(e: &clap::Error) {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cli = Cli::command();
     let Some((name, sub)) = args.iter().find_map(|a| cli.find_subcommand(a).map(|s| (a.clone(), s.clone()))) else { return };
-    let mut out = sub.get_arguments().find(|a| a.get_id() == "out").and_then(|a| a.get_default_values().first().map(|v| std::path::PathBuf::from(v)));
+    let mut out = sub.get_arguments().find(|a| a.get_id() == "out").and_then(|a| a.get_default_values().first().map(std::path::PathBuf::from));
     for (i, a) in args.iter().enumerate() {
         if a == "--out" || a == "-o" {
             out = args.get(i + 1).map(std::path::PathBuf::from);
@@ -54,7 +54,7 @@ fn command_line_error(e: &clap::Error) {
     }
     if let Some(out) = out {
         let msg = e.to_string();
-        parity::report_command_line_error(&name, &out, msg.trim_end());
+        parity::command_line::report_command_line_error(&name, &out, msg.trim_end());
     }
 }
 
@@ -119,7 +119,7 @@ fn main() {
     let code = match r {
         Ok(c) => c,
         Err(e) => {
-            let c = parity::exit_code_of(&e);
+            let c = parity::exit::exit_code_of(&e);
             if c == 77 {
                 eprintln!("parity: skipped: {e:#}");
             } else {

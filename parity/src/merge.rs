@@ -7,7 +7,7 @@
 use crate::shard::Record;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The arguments of `parity merge`.
 #[derive(clap::Args, Debug, Clone)]
@@ -75,32 +75,6 @@ pub(crate) fn check(shards: Vec<(PathBuf, Record)>) -> Result<Vec<(PathBuf, Reco
     let mut shards = shards;
     shards.sort_by_key(|(_, r)| r.shard.index);
     Ok(shards)
-}
-
-/// Copies the files under `from` into `to` (directories merged), leaving out the paths
-/// (relative to `from`) named in `skip`; a file that is already there is an error (two
-/// shards wrote the same file).
-pub(crate) fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
-    fn walk(root: &Path, from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
-        std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-        for e in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?.flatten() {
-            let (src, dst) = (e.path(), to.join(e.file_name()));
-            let rel = src.strip_prefix(root).unwrap_or(&src);
-            if skip.iter().any(|s| rel == Path::new(s)) {
-                continue;
-            }
-            if e.file_type()?.is_dir() {
-                walk(root, &src, &dst, skip)?;
-            } else {
-                if dst.exists() {
-                    bail!("{} is in more than one shard (again in {})", dst.display(), src.display());
-                }
-                std::fs::copy(&src, &dst).with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
-            }
-        }
-        Ok(())
-    }
-    walk(from, from, to, skip)
 }
 
 /// Runs `parity merge`.

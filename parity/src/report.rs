@@ -318,19 +318,7 @@ pub fn write_all(dir: &Path, title: &str, summary: &Json, sides: &[Side], comps:
     write_json(&dir.join("summary.json"), summary)
 }
 
-/// Writes `path` through a temporary file in the same directory and a rename, so that
-/// a reader (or a parity that is killed) never leaves half a report.
-pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Pretty JSON with a final newline, atomically.
-pub fn write_json(path: &Path, v: &Json) -> Result<()> {
-    write_atomic(path, serde_json::to_string_pretty(v)? + "\n")
-}
+pub use crate::atomic_write::{write_atomic, write_json};
 
 /// What a command leaves in its report directory, for [`clear_previous`].
 pub struct Artefacts<'a> {
@@ -413,7 +401,7 @@ pub fn guarded(command: &str, dir: &Path, artefacts: &Artefacts, run: impl FnOnc
         }
     });
     match &r {
-        Err(e) => write_error(dir, command, crate::exit_code_of(e), &format!("{e:#}"), Map::new()),
+        Err(e) => write_error(dir, command, crate::exit::exit_code_of(e), &format!("{e:#}"), Map::new()),
         Ok(_) => {
             let s = dir.join("summary.json");
             let still = crate::input::read_text(&s, "summary").ok().and_then(|t| serde_json::from_str::<Json>(&t).ok()) == Some(placeholder(command));

@@ -218,7 +218,7 @@ fn fmt_pf(x: f64) -> String {
     }
 }
 
-/// Runs `parity transfers`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
+/// Runs `parity transfers`: the exit code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_transfers(a: &TransfersArgs) -> Result<i32> {
     report::guarded("transfers", &a.out, &ARTEFACTS, || inner(a))
 }

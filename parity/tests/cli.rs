@@ -1306,6 +1306,7 @@ fn a_directory_as_a_clip_and_a_negative_width_are_named_as_such() {
     let o = raw(&["-r", &e.s("ref.yuv"), "-d", &e.s("dis.yuv"), "-W", "-6", "-H", "16"]);
     expect_code(&o, 2);
     assert!(text(&o).contains("'-6': a frame dimension is a positive number of pixels"), "{}", text(&o));
+}
 
 // ------------------------------------------------------------------ JUnit
 

@@ -676,7 +676,8 @@ impl FnEmitter<'_> {
         if t.float() {
             if let Some((f, form)) = crate::sfu::function("div", &i.src.mods) {
                 self.sfu.push(form);
-                return self.simple(i, t, 2, |v| format!("canon({f}({}, {}))", v[0], v[1]));
+                // The models give the unit's own NaN results (runtime/simtwin_sfu.cpp).
+                return self.simple(i, t, 2, |v| format!("{f}({}, {})", v[0], v[1]));
             }
             let rm = fround(&i.src.mods).ok_or_else(|| self.unsupported("div without .approx, .full or a rounding modifier"))?;
             let z = i.src.has(".ftz");
@@ -828,8 +829,8 @@ impl FnEmitter<'_> {
         let op = i.src.op.as_str();
         if let Some((f, form)) = crate::sfu::function(op, &i.src.mods) {
             self.sfu.push(form);
-            let canon = if matches!(t, Ty::F32 | Ty::F64) { "canon" } else { "" };
-            return self.simple(i, t, 1, |v| format!("{canon}({f}({}))", v[0]));
+            // The models give the unit's own NaN results (runtime/simtwin_sfu.cpp).
+            return self.simple(i, t, 1, |v| format!("{f}({})", v[0]));
         }
         let z = i.src.has(".ftz");
         let ct = ctype(t);
