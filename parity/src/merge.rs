@@ -129,6 +129,7 @@ mod tests {
 
     #[test]
     fn trees_merge_and_collisions_are_refused() {
+        use crate::shard::copy_tree;
         let d = tempfile::tempdir().unwrap();
         for (s, f) in [("a", "x/one"), ("b", "x/two")] {
             std::fs::create_dir_all(d.path().join(s).join("x")).unwrap();
