@@ -168,6 +168,34 @@ impl Record {
     }
 }
 
+/// Copies the files under `from` into `to` (directories merged), leaving out the paths
+/// (relative to `from`) named in `skip`; a file that is already there is an error (two
+/// shards wrote the same file).
+pub(crate) fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
+    fn walk(root: &Path, from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
+        std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+        for e in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?.flatten() {
+            let (src, dst) = (e.path(), to.join(e.file_name()));
+            let rel = src.strip_prefix(root).unwrap_or(&src);
+            if skip.iter().any(|s| rel == Path::new(s)) {
+                continue;
+            }
+            if e.file_type()?.is_dir() {
+                walk(root, &src, &dst, skip)?;
+            } else {
+                // A shard directory is input: a FIFO or a device in it is refused by name.
+                crate::input::check_regular(&src, "shard file")?;
+                if dst.exists() {
+                    bail!("{} is in more than one shard (again in {})", dst.display(), src.display());
+                }
+                std::fs::copy(&src, &dst).with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
+            }
+        }
+        Ok(())
+    }
+    walk(from, from, to, skip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,32 +257,4 @@ mod tests {
         let err = Record::read(e.path()).unwrap_err().to_string();
         assert!(err.contains("is not a finished shard") && err.contains("cpu extractor failed"), "{err}");
     }
-}
-
-/// Copies the files under `from` into `to` (directories merged), leaving out the paths
-/// (relative to `from`) named in `skip`; a file that is already there is an error (two
-/// shards wrote the same file).
-pub(crate) fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
-    fn walk(root: &Path, from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
-        std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-        for e in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?.flatten() {
-            let (src, dst) = (e.path(), to.join(e.file_name()));
-            let rel = src.strip_prefix(root).unwrap_or(&src);
-            if skip.iter().any(|s| rel == Path::new(s)) {
-                continue;
-            }
-            if e.file_type()?.is_dir() {
-                walk(root, &src, &dst, skip)?;
-            } else {
-                // A shard directory is input: a FIFO or a device in it is refused by name.
-                crate::input::check_regular(&src, "shard file")?;
-                if dst.exists() {
-                    bail!("{} is in more than one shard (again in {})", dst.display(), src.display());
-                }
-                std::fs::copy(&src, &dst).with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
-            }
-        }
-        Ok(())
-    }
-    walk(from, from, to, skip)
 }
