@@ -160,8 +160,9 @@ fn writer(wake: libc::c_int) {
             }
             if !FAULT_FATAL.load(Ordering::Acquire) {
                 // The program's own handler takes the fault and may go on: its exit
-                // writes the final file.
-                crate::teardown::checkpoint();
+                // writes the final file. Written now, not throttled: the handler may
+                // _exit before the next checkpoint is due.
+                crate::teardown::write(State::Checkpoint);
                 ack();
                 continue;
             }

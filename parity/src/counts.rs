@@ -72,7 +72,7 @@ pub fn read_file(path: &Path) -> Result<Counters> {
                     "{}: counters file of schema {s}, this parity reads {SCHEMA}: the driver that wrote it is not the one built with this parity (rebuild with scripts/build)",
                     path.display()
                 ),
-                _ => bail!("{e}"),
+                _ => bail!("{}: {e}", path.display()),
             }
         }
     }

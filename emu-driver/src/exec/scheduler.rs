@@ -507,6 +507,14 @@ impl Worker {
     /// range goes to another fiber. `Done` when it goes on instead (the launch stops or
     /// timed out: the stop reaches it by other means).
     pub fn preempt(&mut self, f: *mut Fiber) -> Arrival {
+        // A range runner names a thread in linear_tid before it checks range_stop: one
+        // interrupted between that store and its return names a thread it no longer owns
+        // (handed on to another fiber). It is about to return; preempting it would make
+        // that thread wait here too and run twice.
+        // SAFETY: `f` is the running fiber of this worker (the caller runs on it).
+        if unsafe { (*f).ctx.linear_tid >= (*f).end } {
+            return Arrival::Done(0, 0);
+        }
         let (tid, fi) = self.enter_on(f);
         if self.timed_out() || self.block.threads.stop {
             return Arrival::Done(0, 0);
