@@ -27,7 +27,7 @@ pub fn prepare(img: image::Image, sm_count: u32) -> CuResult<Prepared> {
     }
     let texts: Vec<&str> = img.ptx.iter().map(String::as_str).collect();
     let label = image_label(&img);
-    let opts = simtwin_ptx::Options { contract: true, sm_count, name: label.clone(), units: 0 };
+    let opts = simtwin_ptx::Options { contract: true, opt_level: simtwin_ptx::contract::DEFAULT_OPT_LEVEL, sm_count, name: label.clone(), units: 0 };
     let built = match jit::build(&texts, &opts, &jit::JitOptions::from_env()) {
         Ok(b) => b,
         Err(e) => return Err(jit_error(&label, e)),
