@@ -9,7 +9,7 @@
 //! `-O N` (0..=3, default 3) is the ptxas optimisation level assumed (`-O0` fuses nothing).
 //! `--fusions` prints, per function, one `fused mul LINE add LINE` per fused pair (PTX
 //! lines), `kept mul LINE` / `absorbed mul LINE` per contractable multiply, and the
-//! merges, scale folds and notes of the model.
+//! merges, scale folds, instructions removed as dead, and notes of the model.
 //! Exit codes: 0 ok, 1 the PTX cannot be translated or compiled (the message names the
 //! line), 2 usage or input error.
 
@@ -152,6 +152,11 @@ fn render_fusions(fs: &[simtwin_ptx::FuncFusions]) -> String {
         scaled.sort_unstable();
         for (m, c, s) in scaled {
             let _ = writeln!(out, "  scaled mul {m} into {c} FMUL.{s}");
+        }
+        let mut removed: Vec<u32> = fu.removed.iter().map(|&k| line(k)).collect();
+        removed.sort_unstable();
+        for l in removed {
+            let _ = writeln!(out, "  removed {l}");
         }
         for n in &fu.notes {
             let _ = writeln!(out, "  note: {n}");
