@@ -38,7 +38,7 @@ pub mod sfu;
 use std::fmt;
 
 /// Version of the translator: part of every cache key (bump on any change of output).
-pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.1");
+pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.2");
 
 /// A translation failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
