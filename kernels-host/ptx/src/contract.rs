@@ -334,14 +334,14 @@ impl<'a> Flow<'a> {
             .collect();
         let mut region = 0usize;
         let mut prev: Option<(usize, bool)> = None;
-        for k in 0..n {
+        for (k, &here) in split.iter().enumerate() {
             if instr(f, k).is_some() {
                 if let Some((pb, psplit)) = prev {
-                    if pb != flow.block[k] || split[k] || psplit {
+                    if pb != flow.block[k] || here || psplit {
                         region += 1;
                     }
                 }
-                prev = Some((flow.block[k], split[k]));
+                prev = Some((flow.block[k], here));
             }
             flow.region[k] = region;
         }
