@@ -436,14 +436,19 @@ impl JitOptions {
     /// integer in its value slot; 4, the JIT's default and highest, is ptxas's -O3),
     /// which decides whether ptxas contracts mul+add into FMA (-O0 does not).
     pub fn opt_level(&self) -> u8 {
-        let Some(i) = self.find(CU_JIT_OPTIMIZATION_LEVEL) else { return simtwin_ptx::contract::DEFAULT_OPT_LEVEL };
+        self.opt_level_given().unwrap_or(simtwin_ptx::contract::DEFAULT_OPT_LEVEL)
+    }
+
+    /// The level of CU_JIT_OPTIMIZATION_LEVEL when the program gave it (0..=3).
+    pub fn opt_level_given(&self) -> Option<u8> {
+        let i = self.find(CU_JIT_OPTIMIZATION_LEVEL)?;
         if self.vals.is_null() {
-            return simtwin_ptx::contract::DEFAULT_OPT_LEVEL;
+            return None;
         }
         // SAFETY: `vals` holds `n` entries (contract of `jit_options`); the option's
         // value is the integer itself, in the pointer slot.
         let v = unsafe { *self.vals.add(i) } as usize;
-        v.min(3) as u8
+        Some(v.min(3) as u8)
     }
 
     /// Writes `text` (NUL-terminated, truncated to fit) into the log buffer the program

@@ -27,6 +27,8 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
     let texts: Vec<&str> = img.ptx.iter().map(String::as_str).collect();
+    // A linked image was compiled at cuLinkCreate's level on a real driver.
+    let opt_level = img.jit_opt_level.unwrap_or(opt_level);
     let label = image_label(&img);
     let opts = simtwin_ptx::Options { contract: true, opt_level, sm_count, name: label.clone(), units: 0 };
     let built = match jit::build(&texts, &opts, &jit::JitOptions::from_env()) {
