@@ -83,14 +83,14 @@ pub(crate) fn modules(b: &[u8]) -> Result<Vec<String>, ImageError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::image::linked::{build, container_len, modules};
+    use crate::image::linked::{build, container_len, modules, opt_level};
 
     #[test]
     fn round_trip_and_corruption() {
         let img = build(&["a".into(), ".version 7.0\n".into()], None);
         assert_eq!(modules(&img).unwrap(), vec!["a".to_string(), ".version 7.0\n".into()]);
-        assert_eq!(super::opt_level(&img), None);
-        assert_eq!(super::opt_level(&build(&["a".into()], Some(0))), Some(0));
+        assert_eq!(opt_level(&img), None);
+        assert_eq!(opt_level(&build(&["a".into()], Some(0))), Some(0));
         let mut read = |off: u64, len: usize| Ok(img[off as usize..off as usize + len].to_vec());
         assert_eq!(container_len(&mut read).unwrap(), img.len() as u64);
         assert!(modules(&img[..img.len() - 9]).is_err());
