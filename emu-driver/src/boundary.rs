@@ -406,6 +406,8 @@ pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: u32 = 4;
 pub const CU_JIT_ERROR_LOG_BUFFER: u32 = 5;
 #[allow(missing_docs)]
 pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: u32 = 6;
+/// The JIT's optimisation level (0..=4, default 4: the highest).
+pub const CU_JIT_OPTIMIZATION_LEVEL: u32 = 7;
 
 impl JitOptions {
     /// Checks the arrays (both given when `n` > 0) and the option numbers.
@@ -428,6 +430,25 @@ impl JitOptions {
             // SAFETY: `opts` holds `n` entries (checked non-null by `check` first).
             !self.opts.is_null() && unsafe { *self.opts.add(i) } == opt
         })
+    }
+
+    /// The ptxas optimisation level the program asks for (CU_JIT_OPTIMIZATION_LEVEL, an
+    /// integer in its value slot; 4, the JIT's default and highest, is ptxas's -O3),
+    /// which decides whether ptxas contracts mul+add into FMA (-O0 does not).
+    pub fn opt_level(&self) -> u8 {
+        self.opt_level_given().unwrap_or(simtwin_ptx::contract::DEFAULT_OPT_LEVEL)
+    }
+
+    /// The level of CU_JIT_OPTIMIZATION_LEVEL when the program gave it (0..=3).
+    pub fn opt_level_given(&self) -> Option<u8> {
+        let i = self.find(CU_JIT_OPTIMIZATION_LEVEL)?;
+        if self.vals.is_null() {
+            return None;
+        }
+        // SAFETY: `vals` holds `n` entries (contract of `jit_options`); the option's
+        // value is the integer itself, in the pointer slot.
+        let v = unsafe { *self.vals.add(i) } as usize;
+        Some(v.min(3) as u8)
     }
 
     /// Writes `text` (NUL-terminated, truncated to fit) into the log buffer the program

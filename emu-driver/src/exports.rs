@@ -448,7 +448,7 @@ exports! {
 
         cuModuleLoad(m: *mut CUmodule, f: *const c_char) => modl::module_load(out(m), text(f));
         cuModuleLoadData(m: *mut CUmodule, i: *const c_void) => modl::module_load_data(out(m), image_ptr(i));
-        cuModuleLoadDataEx(m: *mut CUmodule, i: *const c_void, n: u32, o: *mut u32, v: *mut *mut c_void) => modl::module_load_data_ex(out(m), image_ptr(i), n, opaque(o), opaque(v));
+        cuModuleLoadDataEx(m: *mut CUmodule, i: *const c_void, n: u32, o: *mut u32, v: *mut *mut c_void) => modl::module_load_data_ex(out(m), image_ptr(i), jit_options(n, o, v));
         cuModuleLoadFatBinary(m: *mut CUmodule, i: *const c_void) => modl::module_load_fat_binary(out(m), image_ptr(i));
         cuModuleUnload(m: CUmodule) => modl::module_unload(m);
         cuModuleGetFunction(f: *mut CUfunction, m: CUmodule, n: *const c_char) => modl::module_get_function(out(f), m, text(n));

@@ -172,6 +172,8 @@ pub struct Pool {
 pub struct LinkState {
     pub modules: Vec<String>,
     pub image: Option<Vec<u8>>,
+    /// cuLinkCreate's CU_JIT_OPTIMIZATION_LEVEL, if given.
+    pub opt_level: Option<u8>,
 }
 
 /// A library's kernel (CUkernel): its library, its name and the function handle it stands

@@ -162,5 +162,93 @@ fn ptx_mode_regressions_from_real_programs() {
         );
         checked += 1;
     }
+    // a*b through mov and neg into an add: fma(-a, b, c); a*3 across a membar into a
+    // sub: fma(-a, 3, d).
+    if let (Some((_, o4)), Some((_, i4))) = (outs.get("fused_through_copies"), ins.get("fused_through_copies")) {
+        let mut telling = 0;
+        for (t, (o, i)) in o4.iter().zip(i4).enumerate() {
+            let (a, b, c, d) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16), f32_at(i, 24));
+            let want = [(-a).mul_add(b, c), (-a).mul_add(3.0, d)];
+            let got = [f32_at(o, 0), f32_at(o, 8)];
+            for k in 0..2 {
+                assert!(same(got[k], want[k]), "fused_through_copies thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+            }
+            if !same(want[0], -(a * b) + c) || !same(want[1], d - a * 3.0) {
+                telling += 1;
+            }
+        }
+        assert!(telling >= 10, "only {telling} inputs tell fused from unfused");
+        checked += 1;
+    }
+
+    // div.approx + add: fma(a, rcp.approx(b), c), checked where b needs no scaling (a
+    // normal |b| <= 2^126), with the reciprocal the kernel stored.
+    if let (Some((_, o5)), Some((_, i5))) = (outs.get("fused_div_approx"), ins.get("fused_div_approx")) {
+        let (mut telling, mut compared) = (0, 0);
+        for (t, (o, i)) in o5.iter().zip(i5).enumerate() {
+            let (a, b, c) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16));
+            if !b.is_normal() || b.abs() > 2f32.powi(126) {
+                continue;
+            }
+            compared += 1;
+            let r = f32_at(o, 8);
+            let want = a.mul_add(r, c);
+            let got = f32_at(o, 0);
+            assert!(same(got, want), "fused_div_approx thread {t}: a={a:e} b={b:e} c={c:e}: {:#010x}, expected {:#010x}", got.to_bits(), want.to_bits());
+            if !same(want, a * r + c) {
+                telling += 1;
+            }
+        }
+        assert!(compared >= 500 && telling >= 10, "{compared} inputs compared, {telling} tell fused from unfused");
+        checked += 1;
+    }
+
+    // f16x2 mul + add: the bits of fma.rn.f16x2 on every input.
+    if let Some((_, o6)) = outs.get("fused_f16x2") {
+        let mut telling = 0;
+        let u32_at = |b: &[u8], k: usize| u32::from_le_bytes(b[k..k + 4].try_into().unwrap());
+        for (t, o) in o6.iter().enumerate() {
+            let (fused, fma, unfused) = (u32_at(o, 0), u32_at(o, 4), u32_at(o, 8));
+            assert_eq!(fused, fma, "fused_f16x2 thread {t}: mul+add {fused:#010x}, fma.rn {fma:#010x}");
+            if fused != unfused {
+                telling += 1;
+            }
+        }
+        assert!(telling >= 10, "only {telling} inputs tell fused from unfused");
+        checked += 1;
+    }
+    // At CU_JIT_OPTIMIZATION_LEVEL 0 ptxas contracts nothing (reports/ptxas-contraction
+    // 2.0): the same kernels loaded with cuModuleLoadDataEx round every product.
+    let out0 = dir.join("out-O0.bin");
+    let o0 = Command::new(&runner)
+        .arg(src.join("regress.ptx"))
+        .arg(src.join("cases.txt"))
+        .arg(&out0)
+        .args(["--only", "fused_through_copies", "--opt", "0"])
+        .env("LD_LIBRARY_PATH", simtwin("lib"))
+        .env("EMU_CUDA_EXEC", "ptx")
+        .env("EMU_CUDA_LOG", "error")
+        .env("SIMTWIN_CACHE_DIR", dir.join("cache"))
+        .env_remove("EMU_CUDA_KERNELS")
+        .output()
+        .unwrap();
+    assert!(o0.status.success(), "runner --opt 0 failed:\n{}", String::from_utf8_lossy(&o0.stderr));
+    let outs0 = records(&std::fs::read(&out0).unwrap(), true, 16);
+    let (status0, o7) = &outs0["fused_through_copies"];
+    assert_eq!(*status0, 0, "fused_through_copies at -O0: the launch failed");
+    let i7 = &ins["fused_through_copies"].1;
+    let mut telling = 0;
+    for (t, (o, i)) in o7.iter().zip(i7).enumerate() {
+        let (a, b, c, d) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16), f32_at(i, 24));
+        let want = [-(a * b) + c, d - a * 3.0];
+        let got = [f32_at(o, 0), f32_at(o, 8)];
+        for k in 0..2 {
+            assert!(same(got[k], want[k]), "fused_through_copies at -O0 thread {t} output {k}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+        }
+        if !same(want[0], (-a).mul_add(b, c)) {
+            telling += 1;
+        }
+    }
+    assert!(telling >= 10, "only {telling} inputs tell -O0 from -O3");
     assert_eq!(checked, listed, "a case of cases.txt has no check here");
 }

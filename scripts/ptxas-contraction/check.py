@@ -53,9 +53,11 @@ def merged_groups(pred):
     return groups
 
 
-def check_kernel(f, obs, opt=3):
-    """List of (severity, message) for one kernel."""
-    pred = predict.predict(f, opt)
+def check_kernel(f, obs, opt=3, pred=None):
+    """List of (severity, message) for one kernel (of predict.py's decisions, or of `pred`,
+    a predict.Prediction made elsewhere: simtwin-ptx's, read by realcheck.py --simtwin)."""
+    if pred is None:
+        pred = predict.predict(f, opt)
     out = []
     groups = merged_groups(pred)
     in_group = {l: r for r, g in groups.items() for l in g}

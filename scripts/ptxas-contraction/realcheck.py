@@ -3,12 +3,17 @@
 -arch=sm_90) to PTX and to a cubin, and for every kernel compares predict.py's decisions
 with ptxas's, line by line, plus the SASS float-op counts of the cubin.
 
-    scripts/ptxas-contraction/realcheck.py [--vmaf VMAF_SRC] [--out report.json] [file.cu ...]
+    scripts/ptxas-contraction/realcheck.py [--vmaf VMAF_SRC] [--out report.json]
+        [--simtwin target/release/simtwin-ptx] [file.cu ...]
 
 Default inputs: fixtures/cuda/*.cu. --vmaf takes an upstream VMAF checkout (or `git
 archive` of one) and adds libvmaf/src/feature/cuda/**/*.cu with VMAF's own include flags
 (a stub config.h with HAVE_CUDA stands in for meson's). Needs the PyPI nvcc 13.5 with
 ptxas, nvdisasm and cuobjdump beside it.
+
+--simtwin BIN also checks the translator's own decisions (`BIN --fusions`, the pass
+kernels-host/ptx/src/contract.rs that PTX mode runs) the same way, line by line, against
+the SASS ptxas made of the kernel's PTX.
 """
 import argparse, glob, json, os, re, subprocess, sys, tempfile
 
@@ -93,7 +98,32 @@ def sass_class_counts(ins):
     return cnt
 
 
-def run_one(cu, flags, tmp):
+def simtwin_predictions(binary, ptx_path):
+    """simtwin-ptx --fusions output as {function: predict.Prediction}."""
+    r = subprocess.run([binary, "--fusions", ptx_path], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"{binary} --fusions {ptx_path} failed: {r.stderr[-1000:]}")
+    out, cur = {}, None
+    for l in r.stdout.splitlines():
+        w = l.split()
+        if l.startswith("function "):
+            cur = out.setdefault(w[1], predict.Prediction())
+        elif w[:2] == ["fused", "mul"]:
+            cur.fused[int(w[4])] = int(w[2])
+        elif w[:1] in (["kept"], ["absorbed"]):
+            cur.materialized[int(w[2])] = w[0] == "kept"
+        elif w[:1] in (["repeat"], ["merged"]):
+            cur.merged[int(w[1])] = int(w[3])
+        elif w[:2] == ["scaled", "mul"]:
+            cur.scaled[int(w[2])] = (int(w[4]), w[5].split(".")[1])
+        elif w[:1] == ["removed"]:
+            cur.dead.add(int(w[1]))
+        elif w[:1] == ["note:"]:
+            cur.notes.append(l.split("note: ", 1)[1])
+    return out
+
+
+def run_one(cu, flags, tmp, simtwin=None):
     base = os.path.splitext(os.path.basename(cu))[0]
     ptx_p, cub_p = os.path.join(tmp, base + ".ptx"), os.path.join(tmp, base + ".cubin")
     nvcc(["-arch=sm_90", "-ptx", cu, "-o", ptx_p] + flags)
@@ -103,6 +133,12 @@ def run_one(cu, flags, tmp):
     mine = sasslib.parse(toolchain.cuobjdump_of(ptx))
     lined = toolchain.assemble_lines(ptx, base + ".ptx")
     funcs = ptxparse.parse(ptx)
+    ours = {}
+    if simtwin:
+        sp = os.path.join(tmp, base + ".stripped.ptx")
+        with open(sp, "w") as fh:
+            fh.write(ptx)
+        ours = simtwin_predictions(simtwin, sp)
     out = {}
     for k, ins in cub.items():
         if k not in funcs:
@@ -130,6 +166,12 @@ def run_one(cu, flags, tmp):
             "counts_equal": pc == sc,
             "expanding_instructions": expanding,
         }
+        if simtwin:
+            sres = check.check_kernel(f, obs, pred=ours[k]) if k in ours else [("error", "simtwin-ptx printed no decisions")]
+            serr = [m for s, m in sres if s == "error"]
+            out[k]["simtwin_line_check"] = "agree" if not serr else "DISAGREE"
+            out[k]["simtwin_disagreements"] = serr
+            out[k]["simtwin_fused"] = len(ours.get(k, predict.Prediction()).fused)
     return out
 
 
@@ -138,6 +180,7 @@ def main():
     ap.add_argument("files", nargs="*")
     ap.add_argument("--vmaf", help="upstream VMAF source tree")
     ap.add_argument("--out", help="write the per-kernel report (JSON) here")
+    ap.add_argument("--simtwin", help="simtwin-ptx binary: check its --fusions decisions too")
     a = ap.parse_args()
     jobs = []
     fix = os.path.join(toolchain.ROOT, "fixtures", "cuda")
@@ -161,10 +204,10 @@ def main():
         report = {}
         for name, cu, flags in jobs:
             try:
-                report[name] = run_one(cu, flags, tmp)
+                report[name] = run_one(cu, flags, tmp, a.simtwin)
             except Exception as e:  # a build failure is reported, not hidden
                 report[name] = {"error": str(e)}
-    total = agree = comparable = equal = same = 0
+    total = agree = comparable = equal = same = sagree = 0
     for name, ks in report.items():
         if "error" in ks:
             print(f"{name}: ERROR {ks['error'][:300]}")
@@ -176,12 +219,19 @@ def main():
             comparable += r["counts_comparable"]
             equal += r["counts_comparable"] and r["counts_equal"]
             flag = "" if r["line_check"] == "agree" else "  <-- " + "; ".join(r["disagreements"][:3])
+            if a.simtwin:
+                sagree += r["simtwin_line_check"] == "agree"
+                flag += f"; simtwin-ptx {r['simtwin_line_check']} ({r['simtwin_fused']} fused)"
+                if r["simtwin_line_check"] != "agree":
+                    flag += "  <-- simtwin: " + "; ".join(r["simtwin_disagreements"][:3])
             cnt = (("counts equal" if r["counts_equal"] else f"counts differ: SASS {r['sass_counts']} predicted {r['predicted_counts']}")
                    if r["counts_comparable"] else f"counts not comparable ({', '.join(r['expanding_instructions'][:4])})")
             print(f"{name} {k}: {r['contractable_adds']} contractable adds, {r['predicted_fused']} fused; "
                   f"lines {r['line_check']}; {cnt}{flag}")
     print(f"\n{total} kernels: {agree} agree line by line with ptxas; cubin == ptxas(PTX) for {same}; "
           f"counts comparable for {comparable}, equal for {equal}")
+    if a.simtwin:
+        print(f"simtwin-ptx --fusions: {sagree} of {total} kernels agree line by line with ptxas")
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(report, fh, indent=1, sort_keys=True)

@@ -20,7 +20,7 @@ fn load(lib: Out<CUlibrary>, jit: JitOptions, libopts: JitOptions, parse: impl F
         None => super::context::retain_primary(0)?,
     };
     let t0 = std::time::Instant::now();
-    let module = super::module::load_into(ctx, parse)?;
+    let module = super::module::load_into(ctx, jit.opt_level(), parse)?;
     jit.set_wall_time(t0.elapsed().as_secs_f32() * 1e3);
     let mut d = driver()?;
     let kernels = d.modules[&module].kernels.iter().map(|k| k.symbol.clone()).collect();

@@ -26,7 +26,7 @@ pub fn link_create(opts: JitOptions, state: Out<CUlinkState>) -> CuResult {
     let mut d = driver()?;
     d.current()?;
     let id = d.new_id();
-    d.links.insert(id, LinkState::default());
+    d.links.insert(id, LinkState { opt_level: opts.opt_level_given(), ..LinkState::default() });
     state.set(handle(Tag::Link, id))
 }
 
@@ -118,7 +118,7 @@ pub fn link_complete(state: CUlinkState, image: Out<*mut std::ffi::c_void>, size
         crate::log_error!("cuLinkComplete: nothing was added to the link");
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let img = st.image.get_or_insert_with(|| crate::image::linked::build(&st.modules));
+    let img = st.image.get_or_insert_with(|| crate::image::linked::build(&st.modules, st.opt_level));
     let (p, n) = (img.as_mut_ptr() as *mut std::ffi::c_void, img.len());
     image.set(p)?;
     size.set_if_asked(n)

@@ -1,6 +1,6 @@
 //! Modules, functions and launches.
 
-use crate::boundary::{CuResult, ImagePtr, KernelArgs, Opaque, Out, Text};
+use crate::boundary::{CuResult, ImagePtr, JitOptions, KernelArgs, Opaque, Out, Text};
 use crate::cu::*;
 use crate::launch::{self, Launch};
 use crate::module::{load as module, FunctionRef};
@@ -11,19 +11,19 @@ use crate::state::Driver;
 /// Parses and binds the image without holding the driver's lock (scanning the kernel
 /// libraries, translation and dlopen can be slow), then enters the module into the
 /// current context.
-fn load(m: Out<CUmodule>, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
+fn load(m: Out<CUmodule>, opt_level: u8, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
     let ctx = {
         let d = driver()?;
         m.required()?;
         d.current()?
     };
-    let id = load_into(ctx, parse)?;
+    let id = load_into(ctx, opt_level, parse)?;
     m.set(handle(Tag::Module, id))
 }
 
 /// Loads an image into context `ctx` (which must stay current or be the one given):
-/// the module's id.
-pub(crate) fn load_into(ctx: u64, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult<u64> {
+/// the module's id. `opt_level` is the JIT's optimisation level for PTX mode (0..=3).
+pub(crate) fn load_into(ctx: u64, opt_level: u8, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult<u64> {
     let (target, max_ptx, paths, race, exec, sm_count) = {
         let d = driver()?;
         d.context(ctx)?;
@@ -44,7 +44,7 @@ pub(crate) fn load_into(ctx: u64, parse: impl FnOnce(crate::image::Target) -> Cu
         );
         return Err(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
     }
-    let prepared = crate::module::choose::prepare_any(&paths, img, race, exec, sm_count)?;
+    let prepared = crate::module::choose::prepare_any(&paths, img, race, exec, sm_count, opt_level)?;
     let mut d = driver()?;
     if d.context(ctx).is_err() {
         module::discard(prepared);
@@ -54,16 +54,18 @@ pub(crate) fn load_into(ctx: u64, parse: impl FnOnce(crate::image::Target) -> Cu
 }
 
 pub fn module_load_data(m: Out<CUmodule>, image: ImagePtr) -> CuResult {
-    load(m, |t| module::parse_image_ptr(image, t))
+    load(m, simtwin_ptx::contract::DEFAULT_OPT_LEVEL, |t| module::parse_image_ptr(image, t))
 }
 
-/// JIT options only tune PTX compilation, which does not happen here; they are read
-/// for validity (non-null arrays when a count is given) and otherwise ignored.
-pub fn module_load_data_ex(m: Out<CUmodule>, image: ImagePtr, n: u32, opts: Opaque, vals: Opaque) -> CuResult {
-    if n > 0 && (opts.is_null() || vals.is_null()) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    module_load_data(m, image)
+/// JIT options are read for validity (non-null arrays when a count is given); of them
+/// PTX mode honours CU_JIT_OPTIMIZATION_LEVEL (0: ptxas contracts no mul+add into FMA)
+/// and CU_JIT_WALL_TIME.
+pub fn module_load_data_ex(m: Out<CUmodule>, image: ImagePtr, jit: JitOptions) -> CuResult {
+    jit.check()?;
+    let t0 = std::time::Instant::now();
+    load(m, jit.opt_level(), |t| module::parse_image_ptr(image, t))?;
+    jit.set_wall_time(t0.elapsed().as_secs_f32() * 1e3);
+    Ok(())
 }
 
 pub fn module_load_fat_binary(m: Out<CUmodule>, image: ImagePtr) -> CuResult {
@@ -72,7 +74,7 @@ pub fn module_load_fat_binary(m: Out<CUmodule>, image: ImagePtr) -> CuResult {
 
 pub fn module_load(m: Out<CUmodule>, fname: Text) -> CuResult {
     let path = fname.get()?;
-    load(m, |t| module::parse_image_file(std::path::Path::new(&path), t))
+    load(m, simtwin_ptx::contract::DEFAULT_OPT_LEVEL, |t| module::parse_image_file(std::path::Path::new(&path), t))
 }
 
 /// A module handle's id, checked against its own context (module calls take the context

@@ -265,7 +265,7 @@ pub(crate) fn parse(b: &[u8], target: Target) -> Result<Image, ImageError> {
             (m.kernels, m.globals, Some(m.version), vec![text])
         }
     };
-    Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries, ptx_version, ptx })
+    Ok(Image { kind: ImageKind::Fatbin, chosen, kernels, globals, entries: summaries, ptx_version, ptx, jit_opt_level: None })
 }
 
 /// Prefixes an error's message with the entry it came from.

@@ -3,8 +3,9 @@
 //! is where a real driver's linked cubin goes too). A program treats it as an opaque
 //! cubin (loads it, or writes it to a file and loads that).
 //!
-//! Layout (little-endian): magic `SLNK`, u32 version 1, u32 module count, u32 0, then per
-//! module a u64 byte length and the PTX text, padded to 8 bytes.
+//! Layout (little-endian): magic `SLNK`, u32 version 1, u32 module count, u32 the JIT
+//! optimisation level cuLinkCreate was given plus one (0: none given), then per module a
+//! u64 byte length and the PTX text, padded to 8 bytes.
 
 use super::types::{ImageError, MAX_IMAGE_BYTES};
 
@@ -17,13 +18,14 @@ fn invalid(m: impl Into<String>) -> ImageError {
     ImageError::Invalid(format!("linked image: {}", m.into()))
 }
 
-/// Builds a linked image of `modules` (PTX texts).
-pub fn build(modules: &[String]) -> Vec<u8> {
+/// Builds a linked image of `modules` (PTX texts), linked at JIT optimisation level
+/// `opt_level` when the program gave one.
+pub fn build(modules: &[String], opt_level: Option<u8>) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&1u32.to_le_bytes());
     out.extend_from_slice(&(modules.len() as u32).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&opt_level.map_or(0u32, |v| u32::from(v) + 1).to_le_bytes());
     for m in modules {
         out.extend_from_slice(&(m.len() as u64).to_le_bytes());
         out.extend_from_slice(m.as_bytes());
@@ -46,6 +48,13 @@ pub(crate) fn container_len(read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, 
         at = at.checked_add(8).and_then(|a| a.checked_add(len.next_multiple_of(8))).filter(|&a| a <= MAX_IMAGE_BYTES).ok_or_else(|| invalid("module length out of range"))?;
     }
     Ok(at)
+}
+
+/// The JIT optimisation level the link was made at, if the program gave one (ptxas ran
+/// at link time on a real driver: that level, not the load's, made the code).
+pub(crate) fn opt_level(b: &[u8]) -> Option<u8> {
+    let v = u32::from_le_bytes(b.get(12..16)?.try_into().ok()?);
+    (v > 0).then(|| (v - 1).min(3) as u8)
 }
 
 /// The PTX modules of a linked image.
@@ -74,12 +83,14 @@ pub(crate) fn modules(b: &[u8]) -> Result<Vec<String>, ImageError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::image::linked::{build, container_len, modules};
+    use crate::image::linked::{build, container_len, modules, opt_level};
 
     #[test]
     fn round_trip_and_corruption() {
-        let img = build(&["a".into(), ".version 7.0\n".into()]);
+        let img = build(&["a".into(), ".version 7.0\n".into()], None);
         assert_eq!(modules(&img).unwrap(), vec!["a".to_string(), ".version 7.0\n".into()]);
+        assert_eq!(opt_level(&img), None);
+        assert_eq!(opt_level(&build(&["a".into()], Some(0))), Some(0));
         let mut read = |off: u64, len: usize| Ok(img[off as usize..off as usize + len].to_vec());
         assert_eq!(container_len(&mut read).unwrap(), img.len() as u64);
         assert!(modules(&img[..img.len() - 9]).is_err());

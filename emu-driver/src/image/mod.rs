@@ -49,6 +49,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 entries: Vec::new(),
                 ptx_version: None,
                 ptx: Vec::new(),
+                jit_opt_level: linked::opt_level(bytes),
             };
             for (i, text) in modules.iter().enumerate() {
                 let m = ptx::parse(text).map_err(|e| match e {
@@ -81,6 +82,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 entries: Vec::new(),
                 ptx_version: None,
                 ptx: Vec::new(),
+                jit_opt_level: None,
             })
         }
         Format::Text => {
@@ -101,6 +103,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
                 entries: Vec::new(),
                 ptx_version: Some(m.version),
                 ptx: vec![text.to_string()],
+                jit_opt_level: None,
             })
         }
     }

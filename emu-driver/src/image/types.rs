@@ -53,6 +53,9 @@ pub struct Image {
     /// the same kernels), or the modules of a linked image (cuLinkComplete), translated together;
     /// empty for a bare cubin or a fatbin without such PTX.
     pub ptx: Vec<String>,
+    /// The JIT optimisation level a linked image was made at (cuLinkCreate's
+    /// CU_JIT_OPTIMIZATION_LEVEL), which decides PTX mode's contraction over the load's.
+    pub jit_opt_level: Option<u8>,
 }
 
 impl Image {

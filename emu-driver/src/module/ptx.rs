@@ -15,8 +15,9 @@ use crate::state::CuResult;
 use simtwin_abi::ffi::c_str;
 use simtwin_ptx::jit::{self, JitError};
 
-/// Translates, compiles (or finds in the cache) and opens the image's PTX.
-pub fn prepare(img: image::Image, sm_count: u32) -> CuResult<Prepared> {
+/// Translates, compiles (or finds in the cache) and opens the image's PTX, with ptxas's
+/// contraction at optimisation level `opt_level` (the JIT option's; 3 by default).
+pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prepared> {
     if img.ptx.is_empty() {
         crate::log_error!(
             "module image ({}): PTX mode needs the module's PTX, and the image holds none (SASS only: {}); embed it, e.g. nvcc -gencode arch=compute_90,code=[sm_90,compute_90], or build host twins (kernels-host) and set EMU_CUDA_KERNELS",
@@ -26,8 +27,10 @@ pub fn prepare(img: image::Image, sm_count: u32) -> CuResult<Prepared> {
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
     let texts: Vec<&str> = img.ptx.iter().map(String::as_str).collect();
+    // A linked image was compiled at cuLinkCreate's level on a real driver.
+    let opt_level = img.jit_opt_level.unwrap_or(opt_level);
     let label = image_label(&img);
-    let opts = simtwin_ptx::Options { contract: true, sm_count, name: label.clone(), units: 0 };
+    let opts = simtwin_ptx::Options { contract: true, opt_level, sm_count, name: label.clone(), units: 0 };
     let built = match jit::build(&texts, &opts, &jit::JitOptions::from_env()) {
         Ok(b) => b,
         Err(e) => return Err(jit_error(&label, e)),

@@ -554,6 +554,24 @@ template <class F> PTX_INLINE F farith(int op, int rm, bool z, bool s, F a, F b,
         return canon(r);
     }
 }
+/* The multiply a fused add takes from div.approx/full.f32: ptxas expands the division
+   before contracting into the (scaled) dividend times the unit's reciprocal of the (scaled)
+   divisor, and contracts that multiply (reports/ptxas-contraction/README.md 2.1, 2.7). The
+   scaling is the division's own (runtime/simtwin_sfu.cpp): by 2^24 where the divisor is
+   zero or subnormal (not .ftz), by 1/4 where |b| > 2^126 (div.full). */
+PTX_INLINE void div_parts(bool full, bool z, float a, float b, float &ma, float &mb) {
+    uint32_t m = bc<uint32_t>(b) & 0x7fffffffu;
+    bool tiny = m < 0x00800000u, huge = m > 0x7e800000u && m <= 0x7f800000u;
+    if (full && huge) {
+        a = farith<float>(OP_MUL, RN, z, false, a, 0.25f, 0.0f);
+        b = farith<float>(OP_MUL, RN, z, false, b, 0.25f, 0.0f);
+    } else if (!z && tiny) {
+        a = farith<float>(OP_MUL, RN, false, false, a, 16777216.0f, 0.0f);
+        b = farith<float>(OP_MUL, RN, false, false, b, 16777216.0f, 0.0f);
+    }
+    ma = a;
+    mb = __simtwin_sfu_rcp_ftz_f32(b); /* the unit's reciprocal, unscaled */
+}
 /* min / max: a NaN operand is ignored; both NaN gives the canonical NaN; -0 < +0.
    .NaN: any NaN operand gives the canonical NaN. */
 template <class F> PTX_INLINE F fmin_(F a, F b, bool z, bool nan) {

@@ -38,7 +38,7 @@ pub mod sfu;
 use std::fmt;
 
 /// Version of the translator: part of every cache key (bump on any change of output).
-pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.1");
+pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.2");
 
 /// A translation failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,6 +132,10 @@ pub struct Options {
     /// Model ptxas's contraction of unmodified mul/add pairs into FMA (on by default: it
     /// is what the device runs).
     pub contract: bool,
+    /// ptxas's optimisation level the device code is assumed to be built with (the
+    /// driver JIT's CU_JIT_OPTIMIZATION_LEVEL, default 3): 0 contracts nothing, 1..=3
+    /// the rule (`contract`).
+    pub opt_level: u8,
     /// Number of streaming multiprocessors of the emulated device (%nsmid, %smid).
     pub sm_count: u32,
     /// A name for the module in reports and call sites (e.g. "module 3 (vmaf adm)").
@@ -143,25 +147,50 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { contract: true, sm_count: 132, name: "ptx".into(), units: 0 }
+        Options { contract: true, opt_level: contract::DEFAULT_OPT_LEVEL, sm_count: 132, name: "ptx".into(), units: 0 }
     }
 }
 
 /// Translates one or more PTX modules (several: the JIT linker's inputs, linked into one
 /// library) into C++.
 pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
+    let module = front(sources)?;
+    let opt = if opts.contract { opts.opt_level } else { 0 };
+    let fused: Vec<contract::Fusions> =
+        module.funcs.iter().map(|f| contract::fusions(f, &cfg::build(f), opt)).collect();
+    let layout = layout::layout(&module)?;
+    emit::emit(&module, &layout, &fused, opts)
+}
+
+/// Parses, links and resolves modules.
+fn front(sources: &[&str]) -> Result<resolve::Module, Error> {
     let mut parsed = Vec::with_capacity(sources.len());
     for s in sources {
         parsed.push(parse::parse(s)?);
     }
-    let module = link::link(parsed)?;
-    let module = resolve::resolve(module)?;
-    let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
-    let fused = if opts.contract {
-        module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g)).collect()
-    } else {
-        vec![contract::Fusions::default(); module.funcs.len()]
-    };
-    let layout = layout::layout(&module)?;
-    emit::emit(&module, &layout, &fused, opts)
+    resolve::resolve(link::link(parsed)?)
+}
+
+/// One function's contraction decisions, for inspection (`simtwin-ptx --fusions`) and the
+/// corpus test.
+#[derive(Clone, Debug)]
+pub struct FuncFusions {
+    /// The resolved function (its body's nodes are what `fusions` indexes).
+    pub func: resolve::Func,
+    /// The decisions at the requested optimisation level.
+    pub fusions: contract::Fusions,
+}
+
+/// The contraction decisions for every function with a body, at ptxas `-O{opt_level}`.
+pub fn fusions(sources: &[&str], opt_level: u8) -> Result<Vec<FuncFusions>, Error> {
+    let module = front(sources)?;
+    Ok(module
+        .funcs
+        .into_iter()
+        .filter(|f| f.decl.body.is_some())
+        .map(|f| {
+            let fusions = contract::fusions(&f, &cfg::build(&f), opt_level);
+            FuncFusions { func: f, fusions }
+        })
+        .collect())
 }

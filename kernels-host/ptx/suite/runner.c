@@ -3,7 +3,10 @@
  * (whichever libcuda.so.1 the loader finds: a real driver, or simtwin's), runs every case
  * of cases.txt over inputs generated here, and writes every output.
  *
- *   runner SUITE.ptx CASES.txt OUT.bin [--inputs IN.bin] [--only NAME]
+ *   runner SUITE.ptx CASES.txt OUT.bin [--inputs IN.bin] [--only NAME] [--opt LEVEL]
+ *
+ * --opt loads the module with cuModuleLoadDataEx and CU_JIT_OPTIMIZATION_LEVEL = LEVEL
+ * (0..4; without it, cuModuleLoadData: the JIT's default, 4).
  *
  * Inputs are deterministic (a fixed PRNG seeded by the case's name): per operand class,
  * its edge values first (every combination of edges for two operands when there is
@@ -33,6 +36,7 @@ static CUresult (*p_cuDeviceGet)(CUdevice *, int);
 static CUresult (*p_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
 static CUresult (*p_cuCtxSetCurrent)(CUcontext);
 static CUresult (*p_cuModuleLoadData)(CUmodule *, const void *);
+static CUresult (*p_cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
 static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*p_cuMemFree)(CUdeviceptr);
@@ -231,13 +235,22 @@ static char *read_file(const char *path, size_t *len) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: runner SUITE.ptx CASES.txt OUT.bin [--inputs IN.bin] [--only NAME]\n");
+        fprintf(stderr, "usage: runner SUITE.ptx CASES.txt OUT.bin [--inputs IN.bin] [--only NAME] [--opt LEVEL]\n");
         return 2;
     }
     const char *inputs_path = NULL, *only = NULL;
+    long opt_level = -1;
     for (int i = 4; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--inputs")) inputs_path = argv[i + 1];
         else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "--opt")) {
+            char *end;
+            opt_level = strtol(argv[i + 1], &end, 10);
+            if (*end || opt_level < 0 || opt_level > 4) {
+                fprintf(stderr, "runner: --opt takes 0..4, not %s\n", argv[i + 1]);
+                return 2;
+            }
+        }
         else {
             fprintf(stderr, "runner: unknown option %s\n", argv[i]);
             return 2;
@@ -253,6 +266,7 @@ int main(int argc, char **argv) {
     p_cuDevicePrimaryCtxRetain = sym(lib, "cuDevicePrimaryCtxRetain");
     p_cuCtxSetCurrent = sym(lib, "cuCtxSetCurrent");
     p_cuModuleLoadData = sym(lib, "cuModuleLoadData");
+    p_cuModuleLoadDataEx = sym(lib, "cuModuleLoadDataEx");
     p_cuModuleGetFunction = sym(lib, "cuModuleGetFunction");
     p_cuMemAlloc = sym(lib, "cuMemAlloc_v2");
     p_cuMemFree = sym(lib, "cuMemFree_v2");
@@ -278,7 +292,13 @@ int main(int argc, char **argv) {
     CK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(p_cuCtxSetCurrent(ctx));
     CUmodule mod;
-    CK(p_cuModuleLoadData(&mod, ptx));
+    if (opt_level >= 0) {
+        int jit_opt[1] = {7}; /* CU_JIT_OPTIMIZATION_LEVEL */
+        void *jit_val[1] = {(void *)(uintptr_t)opt_level};
+        CK(p_cuModuleLoadDataEx(&mod, ptx, 1, jit_opt, jit_val));
+    } else {
+        CK(p_cuModuleLoadData(&mod, ptx));
+    }
     const uint32_t max_threads = 4096;
     CUdeviceptr d_in, d_out;
     CK(p_cuMemAlloc(&d_in, (size_t)max_threads * 32));

@@ -4,7 +4,12 @@
 //! ```text
 //! simtwin-ptx translate FILE.ptx... [-o OUT.cpp] [--no-contract]
 //! simtwin-ptx build FILE.ptx... [--no-contract]     # prints the cached library's path
+//! simtwin-ptx --fusions FILE.ptx... [-O N]           # ptxas's contraction as modelled
 //! ```
+//! `-O N` (0..=3, default 3) is the ptxas optimisation level assumed (`-O0` fuses nothing).
+//! `--fusions` prints, per function, one `fused mul LINE add LINE` per fused pair (PTX
+//! lines), `kept mul LINE` / `absorbed mul LINE` per contractable multiply, and the
+//! merges, scale folds, instructions removed as dead, and notes of the model.
 //! Exit codes: 0 ok, 1 the PTX cannot be translated or compiled (the message names the
 //! line), 2 usage or input error.
 
@@ -12,7 +17,7 @@ use simtwin_ptx::{jit, Options};
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: simtwin-ptx translate|build FILE.ptx... [-o OUT.cpp] [--no-contract]");
+    eprintln!("usage: simtwin-ptx translate|build FILE.ptx... [-o OUT.cpp] [--no-contract] [-O 0-3]\n       simtwin-ptx --fusions FILE.ptx... [-O 0-3]");
     ExitCode::from(2)
 }
 
@@ -30,6 +35,16 @@ fn main() -> ExitCode {
                 out = args.get(i).cloned();
             }
             "--no-contract" => opts.contract = false,
+            "-O" => {
+                i += 1;
+                match args.get(i).and_then(|v| v.parse::<u8>().ok()).filter(|v| *v <= 3) {
+                    Some(v) => opts.opt_level = v,
+                    None => {
+                        eprintln!("simtwin-ptx: -O takes 0, 1, 2 or 3");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             "-h" | "--help" => return usage(),
             f => files.push(f.to_string()),
         }
@@ -54,6 +69,16 @@ fn main() -> ExitCode {
     }
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
     match cmd.as_str() {
+        "--fusions" | "fusions" => match simtwin_ptx::fusions(&refs, opts.opt_level) {
+            Ok(fs) => {
+                print!("{}", render_fusions(&fs));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("simtwin-ptx: {}: {e}", files[0]);
+                ExitCode::from(1)
+            }
+        },
         "translate" => match simtwin_ptx::translate(&refs, &opts) {
             Ok(t) => {
                 for n in &t.notes {
@@ -97,4 +122,45 @@ fn main() -> ExitCode {
         },
         _ => usage(),
     }
+}
+
+/// The text `--fusions` prints.
+fn render_fusions(fs: &[simtwin_ptx::FuncFusions]) -> String {
+    use simtwin_ptx::resolve::Node;
+    use std::fmt::Write;
+    let mut out = String::new();
+    for ff in fs {
+        let line = |k: usize| match &ff.func.body[k] {
+            Node::Instr(i) => i.src.line,
+            Node::Label(_) => 0,
+        };
+        let fu = &ff.fusions;
+        let _ = writeln!(out, "function {}", ff.func.decl.name);
+        for (m, a) in fu.pairs() {
+            let _ = writeln!(out, "  fused mul {} add {}", line(m), line(a));
+        }
+        for (&m, &kept) in &fu.materialized {
+            let _ = writeln!(out, "  {} mul {}", if kept { "kept" } else { "absorbed" }, line(m));
+        }
+        let mut merged: Vec<(u32, u32, &str)> = fu.repeats.iter().map(|(&a, &b)| (line(a), line(b), "repeat")).collect();
+        merged.extend(fu.merged.iter().map(|(&a, &b)| (line(a), line(b), "merged")));
+        merged.sort_unstable();
+        for (a, b, why) in merged {
+            let _ = writeln!(out, "  {why} {a} into {b}");
+        }
+        let mut scaled: Vec<(u32, u32, &str)> = fu.scaled.iter().map(|(&m, &(c, s))| (line(m), line(c), s)).collect();
+        scaled.sort_unstable();
+        for (m, c, s) in scaled {
+            let _ = writeln!(out, "  scaled mul {m} into {c} FMUL.{s}");
+        }
+        let mut removed: Vec<u32> = fu.removed.iter().map(|&k| line(k)).collect();
+        removed.sort_unstable();
+        for l in removed {
+            let _ = writeln!(out, "  removed {l}");
+        }
+        for n in &fu.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    out
 }

@@ -550,6 +550,12 @@ impl FnEmitter<'_> {
 
     /// f32/f64/f16 arithmetic with modifiers; contraction applied for fused add/sub.
     fn float_arith(&mut self, i: &Instr, t: Ty, opname: &str) -> Result<String, Error> {
+        // A multiply ptxas fuses into this add/sub (pass `contract`).
+        if let Some(fu) = self.fused.into.get(&self.node).copied() {
+            if opname == "OP_ADD" || opname == "OP_SUB" {
+                return self.fused_add(i, t, opname == "OP_SUB", fu);
+            }
+        }
         let rm = fround(&i.src.mods).unwrap_or(0);
         let z = i.src.has(".ftz");
         let s = i.src.has(".sat");
@@ -565,38 +571,60 @@ impl FnEmitter<'_> {
             return self.simple(i, t, 2, |v| format!("{f}({code}, {rm}, {z}, {s}, {}, {}, 0, {bf})", v[0], v[1]));
         }
         let ct = ctype(t);
-        // A multiply ptxas fuses into this add/sub.
-        if let Some(fu) = self.fused.into.get(&self.node).copied() {
-            let other = if fu.operand == 1 { 2 } else { 1 };
-            let c = self.val(self.arg(i, other)?, t)?;
-            let (ma, mb) = (format!("m{}a", fu.mul), format!("m{}b", fu.mul));
-            let e = match (opname, fu.operand) {
-                ("OP_ADD", _) => format!("farith(OP_FMA, RN, {z}, {s}, {ma}, {mb}, {c})"),
-                ("OP_SUB", 1) => format!("farith(OP_FMA, RN, {z}, {s}, {ma}, {mb}, fneg_bits({c}))"),
-                _ => format!("farith(OP_FMA, RN, {z}, {s}, fneg_bits({ma}), {mb}, {c})"),
-            };
-            let d = self.arg(i, 0)?;
-            return self.set(d, t, &e);
-        }
         self.simple(i, t, 2, |v| format!("farith<{ct}>({opname}, {rm}, {z}, {s}, {}, {}, ({ct})0)", v[0], v[1]))
+    }
+
+    /// An add/sub that absorbed a product: one `fma.rn` (with the add's `.ftz`/`.sat`) of
+    /// the multiply's operands as they were at the multiply (`m<node>a/b`, kept by `mul`)
+    /// and the add's other operand, signs folded in (reports/ptxas-contraction §2.7):
+    /// `p + c`, `c + p` -> fma(a, b, c); `p - c` -> fma(a, b, -c); `c - p` -> fma(-a, b, c);
+    /// a product that reached the add negated (`neg`, `× -1`) negates `a` once more.
+    fn fused_add(&mut self, i: &Instr, t: Ty, sub: bool, fu: crate::contract::Fused) -> Result<String, Error> {
+        let z = i.src.has(".ftz");
+        let s = i.src.has(".sat");
+        let other = if fu.operand == 1 { 2 } else { 1 };
+        let c = self.val(self.arg(i, other)?, t)?;
+        let neg_a = fu.neg ^ (sub && fu.operand == 2);
+        let neg_c = sub && fu.operand == 1;
+        let (ma, mb) = (format!("m{}a", fu.mul), format!("m{}b", fu.mul));
+        let e = if is_half(t) {
+            let bf = matches!(t, Ty::Bf16 | Ty::Bf16x2);
+            let (f, sign) = if matches!(t, Ty::F16x2 | Ty::Bf16x2) { ("harith2", "0x80008000u") } else { ("harith", "0x8000u") };
+            let ct = ctype(t);
+            let flip = |x: String, on: bool| if on { format!("({ct})({x} ^ {sign})") } else { x };
+            format!("{f}(3, RN, {z}, {s}, {}, {mb}, {}, {bf})", flip(ma, neg_a), flip(c, neg_c))
+        } else {
+            let flip = |x: String, on: bool| if on { format!("fneg_bits({x})") } else { x };
+            format!("farith(OP_FMA, RN, {z}, {s}, {}, {mb}, {})", flip(ma, neg_a), flip(c, neg_c))
+        };
+        let d = self.arg(i, 0)?;
+        self.set(d, t, &e)
+    }
+
+    /// Keeps the operands of a multiply that an add absorbs (`m<node>a/b`, declared at
+    /// function scope: the add may be in another block, after a loop's back edge).
+    fn keep_operands(&mut self, i: &Instr, t: Ty) -> Result<String, Error> {
+        let a = self.val(self.arg(i, 1)?, t)?;
+        let b = self.val(self.arg(i, 2)?, t)?;
+        let n = self.node;
+        let ct = ctype(t);
+        let _ = writeln!(self.decls, "  {ct} m{n}a = 0, m{n}b = 0;");
+        if i.src.op == "div" {
+            // div.approx/full.f32: the dividend and the reciprocal, scaled as the division does.
+            let full = i.src.has(".full");
+            let z = i.src.has(".ftz");
+            return Ok(format!("div_parts({full}, {z}, {a}, {b}, m{n}a, m{n}b);"));
+        }
+        Ok(format!("m{n}a = {a}; m{n}b = {b};"))
     }
 
     fn mul(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
         if t.float() || is_half(t) {
-            let mut pre = String::new();
             if self.fused.absorbed.contains(&self.node) {
-                // Fused into a later add: keep the operands as they are now.
-                let a = self.val(self.arg(i, 1)?, t)?;
-                let b = self.val(self.arg(i, 2)?, t)?;
-                let n = self.node;
-                let ct = ctype(t);
-                let _ = writeln!(self.decls, "  {ct} m{n}a = 0, m{n}b = 0;");
-                let _ = write!(pre, "m{n}a = {a}; m{n}b = {b};");
-                if self.fused.dead.contains(&self.node) {
-                    return Ok(pre);
-                }
-                // Some use still reads the rounded product.
+                // Fused into later adds: keep the operands as they are now; the product
+                // itself is computed too (a copy of it may be read where ptxas kept it).
+                let pre = self.keep_operands(i, t)?;
                 let own = self.float_arith(i, t, "OP_MUL")?;
                 return Ok(format!("{pre} {own}"));
             }
@@ -676,6 +704,11 @@ impl FnEmitter<'_> {
         if t.float() {
             if let Some((f, form)) = crate::sfu::function("div", &i.src.mods) {
                 self.sfu.push(form);
+                if self.fused.absorbed.contains(&self.node) {
+                    let pre = self.keep_operands(i, t)?;
+                    let own = self.simple(i, t, 2, |v| format!("{f}({}, {})", v[0], v[1]))?;
+                    return Ok(format!("{pre} {own}"));
+                }
                 // The models give the unit's own NaN results (runtime/simtwin_sfu.cpp).
                 return self.simple(i, t, 2, |v| format!("{f}({}, {})", v[0], v[1]));
             }
