@@ -116,6 +116,7 @@ pub fn write(state: State) {
 
 /// A synchronisation happened: bring the file on disk up to date.
 pub fn checkpoint() {
+    crate::trace::synchronized();
     write(State::Checkpoint);
 }
 
@@ -140,6 +141,7 @@ pub fn at_exit() {
 /// Runs when the process exits and when the library is dlclose'd (nv-codec-headers'
 /// loader unloads libcuda.so.1 before exit): ELF destructors cover both.
 extern "C" fn on_unload() {
+    crate::trace::at_exit();
     at_exit();
 }
 
