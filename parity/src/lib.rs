@@ -1,6 +1,6 @@
 //! parity: runs CPU vs CUDA extractors per frame, diffs, transfer audits, fp32 replay, timing.
 //!
-//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `faults`,
+//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `faults`, `bisect`,
 //! `demo`, `driver-info`; `replay` and `libm` live in [`replay`].
 //!
 //! Exit codes: 0 parity / pass, 1 differences beyond tolerance, a failed gate, outputs
@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod bisect;
 pub(crate) mod common;
 pub(crate) mod compare;
 pub(crate) mod counts;

@@ -27,9 +27,10 @@ pub struct Header {
     pub hash: String,
     /// The process id.
     pub pid: u32,
-    /// How frames are told apart: `d2h` (a launch or host-to-device copy after a
-    /// device-to-host copy starts a new frame) or `kernel:PATTERN` (each launch of a
-    /// matching kernel starts one).
+    /// How frames are told apart: `htod-after-dtoh` (the first host-to-device copy
+    /// after a device-to-host copy starts a new frame: the next picture's upload after
+    /// the previous results came back) or `kernel:PATTERN` (each launch of a matching
+    /// kernel starts one, except a first launch of the trace).
     pub frame_rule: String,
     /// The settings that shaped the run and the trace (EMU_CUDA_EXEC,
     /// EMU_CUDA_BLOCK_ORDER, EMU_CUDA_TRACE_FRAMES/KERNELS/DUMP), as given.

@@ -48,7 +48,7 @@ struct Tracer {
     traced_launches: u64,
     traced_copies: u64,
     frame: u64,
-    /// A device-to-host copy happened since the frame began (rule `d2h`).
+    /// A device-to-host copy happened since the frame began (rule `htod-after-dtoh`).
     after_d2h: bool,
     /// Whether the current frame has had a launch (rule `kernel:`).
     frame_has_launch: bool,
@@ -122,7 +122,7 @@ impl Tracer {
             pid: std::process::id(),
             frame_rule: match &cfg.frame_start {
                 Some(p) => format!("kernel:{p}"),
-                None => "d2h".into(),
+                None => "htod-after-dtoh".into(),
             },
             settings,
         };
@@ -169,7 +169,8 @@ impl Tracer {
     }
 
     /// A launch of `symbol` is about to be recorded (or skipped): advances the frame
-    /// and the launch number; returns (its number, whether it is traced).
+    /// (rule `kernel:`) and the launch number; returns (its number, whether it is
+    /// traced).
     fn next_launch(&mut self, symbol: &str) -> (u64, bool) {
         match &self.cfg.frame_start {
             Some(p) => {
@@ -178,7 +179,7 @@ impl Tracer {
                     self.frame_has_launch = false;
                 }
             }
-            None => self.new_frame_after_d2h(),
+            None => {}
         }
         self.frame_has_launch = true;
         let n = self.launches;
@@ -194,7 +195,9 @@ impl Tracer {
         }
     }
 
-    /// A host-to-device copy happened (rule `d2h`: it may start a frame).
+    /// A host-to-device copy happened (rule `htod-after-dtoh`: the first one after a
+    /// device-to-host copy starts a frame: the next picture's upload after the
+    /// previous results came back).
     fn htod(&mut self) {
         if self.cfg.frame_start.is_none() {
             self.new_frame_after_d2h();
