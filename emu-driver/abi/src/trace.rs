@@ -1,5 +1,5 @@
 //! The launch trace (`EMU_CUDA_TRACE`), schema `simtwin-trace/1`: what the driver
-//! writes and `parity bisect` reads. The format is documented in `docs/trace-format.md`
+//! writes and `parity bisect` reads. The format is documented in `emu-driver/TRACE_FORMAT.md`
 //! at the repository's root; this module is its one definition.
 //!
 //! A trace is JSON Lines: a [`Header`] line, then one [`Record`] per traced kernel
@@ -89,7 +89,7 @@ pub struct Launch {
     pub params: Vec<[u32; 2]>,
     /// The argument bytes laid out at the parameter offsets, as hex.
     pub args: String,
-    /// The buffers the launch could write (see `docs/trace-format.md` for the rule).
+    /// The buffers the launch could write (see `emu-driver/TRACE_FORMAT.md` for the rule).
     pub written: Vec<Buffer>,
     /// `ok`, or the error the launch ended with (e.g. `CUDA_ERROR_ILLEGAL_ADDRESS`).
     pub result: String,

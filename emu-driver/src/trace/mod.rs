@@ -3,7 +3,7 @@
 //! launch could have written, taken after it completed; per device-to-host copy, the
 //! hash of the bytes that arrived. `parity bisect` aligns two traces and names the
 //! first launch whose written buffers differ. Format: `simtwin_abi::trace` and
-//! `docs/trace-format.md`.
+//! `emu-driver/TRACE_FORMAT.md`.
 //!
 //! What a launch "could have written" (hashing is incremental: nothing else is read):
 //! every tracked allocation that one of its arguments points into — each parameter of 8

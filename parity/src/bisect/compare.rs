@@ -124,6 +124,8 @@ pub struct Bisection {
     pub agreed: usize,
     pub frames: Vec<FrameResult>,
     pub notes: Vec<String>,
+    /// Aligned launch pairs whose buffer sets differ by name.
+    pub name_mismatches: usize,
 }
 
 impl Bisection {
@@ -329,8 +331,11 @@ fn compare_launch(la: &fmt::Launch, lb: &fmt::Launch, types: &Types, r: &mut Bis
     let mut diffs = Vec::new();
     let names_a: Vec<&str> = la.written.iter().map(|b| b.name.as_str()).collect();
     let names_b: Vec<&str> = lb.written.iter().map(|b| b.name.as_str()).collect();
-    if names_a != names_b && r.notes.len() < 50 {
-        r.notes.push(format!("{pair}: the buffers differ by name (A {names_a:?}, B {names_b:?}): allocations made in another order or arguments pointing elsewhere"));
+    if names_a.iter().collect::<std::collections::BTreeSet<_>>() != names_b.iter().collect() {
+        r.name_mismatches += 1;
+        if r.name_mismatches == 1 {
+            r.notes.push(format!("{pair}: the buffer sets differ by name (A {names_a:?}, B {names_b:?}): allocations made in another order, arguments pointing elsewhere, or a pass-through trace without the kernel's parameter layout (every allocation hashed); buffers are compared where both name them"));
+        }
     }
     for ba in &la.written {
         let Some(bb) = lb.written.iter().find(|b| b.name == ba.name) else { continue };

@@ -61,6 +61,7 @@ pub fn write(dir: &Path, la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisecti
         "sequence_divergences": r.sequence.iter().map(|s| json!({"frame": s.frame, "after": s.after, "a": s.a, "b": s.b})).collect::<Vec<_>>(),
         "first_argument_difference": r.first_args.as_ref().map(|d| json!({"a": d.a, "b": d.b, "param": d.param, "value_a": d.value_a, "value_b": d.value_b})),
         "frames": r.frames.iter().map(|f| json!({"frame": f.frame, "events_a": f.events_a, "events_b": f.events_b, "sequence_divergences": f.sequence_divergences, "first": f.first})).collect::<Vec<_>>(),
+        "buffer_set_mismatches": r.name_mismatches,
         "notes": r.notes,
     });
     let mut csv = String::from("frame,a,b,status\n");
