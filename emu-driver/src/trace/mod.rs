@@ -172,14 +172,9 @@ impl Tracer {
     /// (rule `kernel:`) and the launch number; returns (its number, whether it is
     /// traced).
     fn next_launch(&mut self, symbol: &str) -> (u64, bool) {
-        match &self.cfg.frame_start {
-            Some(p) => {
-                if glob(p, symbol) && self.frame_has_launch {
-                    self.frame += 1;
-                    self.frame_has_launch = false;
-                }
-            }
-            None => {}
+        if self.cfg.frame_start.as_deref().is_some_and(|p| glob(p, symbol)) && self.frame_has_launch {
+            self.frame += 1;
+            self.frame_has_launch = false;
         }
         self.frame_has_launch = true;
         let n = self.launches;
