@@ -69,7 +69,8 @@ pub fn forwarded(name: &str, a: &[u64], lookup: Lookup) {
             super::released(arg(0));
         }
         "cuModuleGetGlobal_v2" => {
-            let (Some(p), Some(size)) = (read::<u64>(arg(0)), read::<usize>(arg(1))) else { return };
+            // Either out-pointer may be null: ask the real driver for both.
+            let Some((p, size)) = global(lookup, arg(2), arg(3)) else { return };
             // SAFETY: the program's NUL-terminated variable name.
             let n = unsafe { simtwin_abi::ffi::c_str(arg(3) as *const c_char) };
             let list = s.globals.entry(arg(2) as usize).or_default();
@@ -117,6 +118,17 @@ pub fn forwarded(name: &str, a: &[u64], lookup: Lookup) {
         "cuStreamSynchronize" | "cuCtxSynchronize" | "cuEventSynchronize" => super::synchronized(),
         _ => {}
     }
+}
+
+/// A module global's address and size from the real cuModuleGetGlobal_v2.
+fn global(lookup: Lookup, module: u64, name: u64) -> Option<(u64, usize)> {
+    type F = unsafe extern "C" fn(*mut u64, *mut usize, u64, *const c_char) -> CUresult;
+    let f = lookup("cuModuleGetGlobal_v2")?;
+    let (mut p, mut size) = (0u64, 0usize);
+    // SAFETY: the real cuModuleGetGlobal_v2 with two out-pointers and the module and
+    // NUL-terminated name the program just passed to it successfully.
+    let r = unsafe { std::mem::transmute::<usize, F>(f)(&mut p, &mut size, module, name as *const c_char) };
+    (r == CUDA_SUCCESS && p != 0).then_some((p, size))
 }
 
 /// Synchronises a stream of the real driver; the time goes to `copy_back_us`.

@@ -347,7 +347,8 @@ fn compare_launch(la: &fmt::Launch, lb: &fmt::Launch, types: &Types, r: &mut Bis
             name: ba.name.clone(),
             kind: ba.kind.clone(),
             size: ba.size,
-            params: ba.params.clone(),
+            // A pass-through trace without a layout names no parameters: take the other side's.
+            params: if ba.params.is_empty() { bb.params.clone() } else { ba.params.clone() },
             hash_a: ba.hash.clone(),
             hash_b: bb.hash.clone(),
             last_agreed: w.last_agreed_buf.get(&ba.name).cloned(),
