@@ -191,7 +191,7 @@ fn a_pass_through_trace_agrees_with_the_emulated_one() {
     assert!(s["traces"]["b"]["driver"].as_str().unwrap().starts_with("pass-through"), "{s}");
     // Module globals the program looked up (cuModuleGetGlobal) are hashed too.
     let bt = std::fs::read_to_string(c.out("r/traces/b.trace")).unwrap();
-    X
+    assert!(bt.contains("\"name\":\"g3:c_topk\""), "c_topk (looked up by the twin) is in the pass-through trace");
     let end = &s["traces"]["b"]["end"];
     assert!(end["copy_back_us"].as_u64().unwrap() > 0 && end["traced_launches"].as_u64().unwrap() > 10, "{end}");
     // The same defect through the pass-through.
