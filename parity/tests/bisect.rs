@@ -68,7 +68,7 @@ fn bisect(args: &[&str], out: &Path) -> (i32, Value, String) {
 }
 
 fn sig() -> String {
-    root().join("fixtures/cuda/kernels.sig").display().to_string()
+    root().join("fixtures/kernels.sig").display().to_string()
 }
 
 #[test]

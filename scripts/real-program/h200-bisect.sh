@@ -7,7 +7,7 @@
 #
 # Needs the bundle of `h200-extractors.sh prepare` with parity added:
 #   install -m 755 target/simtwin/bin/parity BUNDLE/bin/parity
-#   cp fixtures/cuda/kernels.sig BUNDLE/   (not needed for VMAF: its kernels are C++,
+#   cp fixtures/kernels.sig BUNDLE/   (not needed for VMAF: its kernels are C++,
 #                                           parity reads their types from the symbols)
 # On the GPU machine (device tool, carry the bundle):
 #   h200-bisect.sh --bundle DIR --out DIR [--size WxH] [--frames N] [--exec twin|ptx]

@@ -139,13 +139,32 @@ fn sync(lookup: Lookup, stream: u64) -> bool {
     unsafe { std::mem::transmute::<usize, F>(f)(stream) == CUDA_SUCCESS }
 }
 
-/// Copies `len` device bytes at `src` into `out` through the real driver.
+/// Copies `len` device bytes at `src` into `out` through the real driver, in the
+/// allocation's own context (pushed for the copy: the program's thread may have none
+/// current when it launches on a stream).
 fn copy_back(lookup: Lookup, src: u64, len: u64, out: &mut Vec<u8>) -> bool {
-    type F = unsafe extern "C" fn(*mut c_void, u64, usize) -> CUresult;
-    let Some(f) = lookup("cuMemcpyDtoH_v2") else { return false };
+    type Copy = unsafe extern "C" fn(*mut c_void, u64, usize) -> CUresult;
+    type Attr = unsafe extern "C" fn(*mut c_void, u32, u64) -> CUresult;
+    type Push = unsafe extern "C" fn(usize) -> CUresult;
+    type Pop = unsafe extern "C" fn(*mut usize) -> CUresult;
+    let (Some(f), Some(attr), Some(push), Some(pop)) = (lookup("cuMemcpyDtoH_v2"), lookup("cuPointerGetAttribute"), lookup("cuCtxPushCurrent_v2"), lookup("cuCtxPopCurrent_v2")) else {
+        return false;
+    };
+    let mut ctx = 0usize;
+    // SAFETY: the real cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_CONTEXT) with an
+    // out-pointer to a context handle.
+    let pushed = unsafe { std::mem::transmute::<usize, Attr>(attr)(&mut ctx as *mut usize as *mut c_void, CU_POINTER_ATTRIBUTE_CONTEXT, src) } == CUDA_SUCCESS
+        // SAFETY: the real cuCtxPushCurrent_v2 with the context the driver just named.
+        && ctx != 0 && unsafe { std::mem::transmute::<usize, Push>(push)(ctx) } == CUDA_SUCCESS;
     out.resize(len as usize, 0);
     // SAFETY: the real cuMemcpyDtoH_v2 into a host buffer of `len` bytes.
-    unsafe { std::mem::transmute::<usize, F>(f)(out.as_mut_ptr() as *mut c_void, src, len as usize) == CUDA_SUCCESS }
+    let ok = unsafe { std::mem::transmute::<usize, Copy>(f)(out.as_mut_ptr() as *mut c_void, src, len as usize) } == CUDA_SUCCESS;
+    if pushed {
+        let mut was = 0usize;
+        // SAFETY: the real cuCtxPopCurrent_v2 undoing the push above.
+        unsafe { std::mem::transmute::<usize, Pop>(pop)(&mut was) };
+    }
+    ok
 }
 
 /// A function's parameter layout from the real cuFuncGetParamInfo (None if it has none).

@@ -84,7 +84,7 @@ pub fn align<K: PartialEq>(a: &[K], b: &[K]) -> (Vec<Step>, Vec<Divergence>) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::bisect::align::*;
 
     fn keys(s: &str) -> Vec<char> {
         s.chars().collect()

@@ -126,6 +126,8 @@ pub struct Bisection {
     pub notes: Vec<String>,
     /// Aligned launch pairs whose buffer sets differ by name.
     pub name_mismatches: usize,
+    /// Buffers not compared because one side could not read them back.
+    pub unreadable: usize,
 }
 
 impl Bisection {
@@ -339,7 +341,15 @@ fn compare_launch(la: &fmt::Launch, lb: &fmt::Launch, types: &Types, r: &mut Bis
     }
     for ba in &la.written {
         let Some(bb) = lb.written.iter().find(|b| b.name == ba.name) else { continue };
-        if ba.hash == bb.hash && ba.hash != "unreadable" {
+        if ba.hash == "unreadable" || bb.hash == "unreadable" {
+            // Pass-through could not copy it back: not compared, and said so.
+            r.unreadable += 1;
+            if r.unreadable == 1 {
+                r.notes.push(format!("{pair}: buffer {} could not be read back in pass-through (its hash says `unreadable`): not compared", ba.name));
+            }
+            continue;
+        }
+        if ba.hash == bb.hash {
             w.last_agreed_buf.insert(ba.name.clone(), pair.clone());
             continue;
         }

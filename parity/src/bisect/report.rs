@@ -62,6 +62,7 @@ pub fn write(dir: &Path, la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisecti
         "first_argument_difference": r.first_args.as_ref().map(|d| json!({"a": d.a, "b": d.b, "param": d.param, "value_a": d.value_a, "value_b": d.value_b})),
         "frames": r.frames.iter().map(|f| json!({"frame": f.frame, "events_a": f.events_a, "events_b": f.events_b, "sequence_divergences": f.sequence_divergences, "first": f.first})).collect::<Vec<_>>(),
         "buffer_set_mismatches": r.name_mismatches,
+        "unreadable_buffers": r.unreadable,
         "notes": r.notes,
     });
     let mut csv = String::from("frame,a,b,status\n");

@@ -289,7 +289,7 @@ fn one_type(s: &[u8], mut i: usize) -> Option<(Param, usize, bool)> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::bisect::types::*;
 
     #[test]
     fn mangled_symbols_give_their_parameters() {
