@@ -144,6 +144,15 @@ fn per_frame_mode_finds_the_defect_in_every_frame() {
     let (code, s, _) = bisect(&["--run", &a, &b, "--frames", "1"], &c.out("r1"));
     assert_eq!(code, 1);
     assert_eq!(s["sequence_divergences"].as_array().unwrap().len(), 1, "{s}");
+    // So does --kernels: only sse's launches are recorded (they agree); the copies still
+    // are, and the mask's results, copied back, are what differs first.
+    let (code, s, _) = bisect(&["--run", &a, &b, "--kernels", "sse_*"], &c.out("r2"));
+    assert_eq!(code, 1);
+    let end = &s["traces"]["a"]["end"];
+    assert!(end["traced_launches"].as_u64().unwrap() < end["launches"].as_u64().unwrap(), "{end}");
+    assert!(!std::fs::read_to_string(c.out("r2/traces/a.trace")).unwrap().contains("\"kernel\":\"band_"));
+    assert!(s["first_divergence"]["a"]["copy"].is_u64(), "{s}");
+    assert_eq!(s["sequences_diverge"], false);
 }
 
 #[test]
