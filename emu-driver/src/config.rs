@@ -34,6 +34,9 @@ pub struct Config {
     pub watchdog: std::time::Duration,
     /// EMU_CUDA_CHECKS: the opt-in checking modes.
     pub checks: Checks,
+    /// EMU_CUDA_PREEMPT: the time slice after which a thread spinning in kernel code
+    /// is preempted (zero: never).
+    pub preempt: std::time::Duration,
     /// EMU_CUDA_EXEC: how a module's kernels run (host twins or the image's PTX).
     pub exec: ExecMode,
     /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
@@ -224,6 +227,13 @@ impl Config {
                 _ => return Err(bad("EMU_CUDA_WATCHDOG", &v, "seconds (0 disables it), e.g. 30")),
             },
         };
+        let preempt = match var("EMU_CUDA_PREEMPT") {
+            None => crate::exec::DEFAULT_PREEMPT,
+            Some(v) => match v.parse::<f64>() {
+                Ok(ms) if ms == 0.0 || (0.1..=10_000.0).contains(&ms) => std::time::Duration::from_secs_f64(ms / 1000.0),
+                _ => return Err(bad("EMU_CUDA_PREEMPT", &v, "milliseconds between 0.1 and 10000 (0: never preempt), e.g. 2")),
+            },
+        };
         let hazards = match var("EMU_CUDA_HAZARDS").as_deref() {
             None | Some("warn") => HazardMode::Warn,
             Some("error") => HazardMode::Error,
@@ -289,7 +299,7 @@ impl Config {
                 None
             }
         };
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, exec, trace })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, trace })
     }
 }
 

@@ -28,6 +28,12 @@ struct EntryCalls {
     counts: Box<[AtomicU64]>,
 }
 
+thread_local! {
+    /// The counters' lock, held by the forking thread from `fork_prepare` to
+    /// `fork_release` (atfork handlers run on it, in the parent and in the child).
+    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Snapshot>>> = const { std::cell::RefCell::new(None) };
+}
+
 /// The process-wide counters.
 pub fn get() -> &'static Counters {
     static C: OnceLock<Counters> = OnceLock::new();
@@ -42,6 +48,30 @@ pub fn get() -> &'static Counters {
 impl Counters {
     fn lock(&self) -> MutexGuard<'_, Snapshot> {
         self.data.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    /// Before fork(): takes the lock, so that the child never inherits it held by a
+    /// thread that does not exist there.
+    pub fn fork_prepare(&'static self) {
+        let g = self.lock();
+        HELD.with(|h| *h.borrow_mut() = Some(g));
+    }
+    /// After fork(), in the parent or (`child`) in the child: releases the lock; the
+    /// child's counters start from zero (they are its own process's).
+    pub fn fork_release(&'static self, child: bool) {
+        let g = HELD.with(|h| h.borrow_mut().take());
+        if let Some(mut g) = g {
+            if child {
+                *g = Snapshot::new("emulated");
+            }
+            drop(g);
+        }
+        if child {
+            self.syncs.store(0, Relaxed);
+            self.seq.store(0, Relaxed);
+            if let Some(e) = self.by_entry.get() {
+                e.counts.iter().for_each(|c| c.store(0, Relaxed));
+            }
+        }
     }
     /// One call of entry point `name`; returns how many calls of it came before.
     pub fn call(&self, name: &str) -> u64 {

@@ -41,6 +41,7 @@ pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 /// A kernel touched memory outside every allocation (sticky for the context).
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
+pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
 /// A launch needs more registers per block than the device has, or the executor could
 /// not allocate its fibers' stacks.
 pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: CUresult = 701;

@@ -36,7 +36,14 @@ fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
     let name = NAMES[id];
     let counters = crate::counters::get();
     let nth = counters.call_entry(NAMES, id) + 1;
-    let r = if crate::callbacks::in_callback() {
+    let r = if crate::fork::in_child() {
+        // A child forked after cuInit (see fork.rs): no driver state, no lock of it.
+        if crate::fork::usable_in_child(name) {
+            code(f())
+        } else {
+            CUDA_ERROR_NOT_INITIALIZED
+        }
+    } else if crate::callbacks::in_callback() {
         CUDA_ERROR_NOT_PERMITTED
     } else if let Some(c) = crate::config::get().ok().and_then(|cfg| crate::inject::check(&cfg.fail, name, nth)) {
         counters.injected(name, nth, c);
@@ -53,15 +60,33 @@ fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
     };
     if r != CUDA_SUCCESS {
         counters.failure(name);
+    } else if synchronous_copy(id) {
+        // A synchronous copy or memset waits for the device: a synchronisation point,
+        // and a program that synchronises only so still leaves its counts behind.
+        crate::teardown::checkpoint();
     }
     crate::log_calls!("call {name} -> {}", crate::errors::name(r));
     r
+}
+
+/// Whether entry `id` is a synchronous copy or memset (`cuMemcpy*`, `cuMemset*` without
+/// `Async`; the legacy and `_ptds` forms included).
+fn synchronous_copy(id: usize) -> bool {
+    static SYNC: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    SYNC.get_or_init(|| NAMES.iter().map(|n| (n.starts_with("cuMemcpy") || n.starts_with("cuMemset")) && !n.contains("Async")).collect())
+        .get(id)
+        .copied()
+        .unwrap_or(false)
 }
 
 fn unsupported(id: usize) -> CUresult {
     let name = NAMES[id];
     let counters = crate::counters::get();
     counters.call_entry(NAMES, id);
+    if crate::fork::in_child() {
+        counters.failure(name);
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     counters.unsupported(name);
     counters.failure(name);
     static LOGGED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
@@ -85,7 +110,7 @@ fn forward(id: usize, words: &[u64], call: impl FnOnce(usize) -> CUresult) -> CU
     crate::passthrough::set_entries(NAMES.len());
     let name = NAMES[id];
     let r = crate::passthrough::forward(NAMES, id, words, call);
-    if r == CUDA_SUCCESS && name.contains("Synchronize") {
+    if r == CUDA_SUCCESS && (name.contains("Synchronize") || synchronous_copy(id)) {
         crate::teardown::checkpoint();
     }
     r

@@ -104,6 +104,8 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
             block_order: c.block_order,
             watchdog: c.watchdog,
             checks: c.checks.exec(),
+            preempt: c.preempt,
+            resident_blocks: resident_blocks(p, threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs)),
         };
         (func, ctx, opts)
     };
@@ -111,6 +113,22 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
     let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
     count_zero_copy(k, &args);
     Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
+}
+
+/// Blocks of this shape the device holds resident at once: per SM the fewest allowed by
+/// threads, blocks, shared memory (with the 1 KiB the device reserves per block) and
+/// registers, times the SMs (block-level forward progress: a block that spins on a later
+/// one sees it start only if both fit).
+fn resident_blocks(p: &crate::profile::Profile, threads: u64, shared: u64, regs: u32) -> u32 {
+    // Device attributes 39, 106, 81, 82: per SM threads, blocks, shared memory, registers.
+    let per = |id: i32, dflt: u64| p.attr(id).map_or(dflt, |v| v.max(0) as u64);
+    let warps = threads.div_ceil(32).max(1);
+    let mut per_sm = (per(39, 2048) / (warps * 32)).min(per(106, 32));
+    per_sm = per_sm.min(per(81, 233_472) / (shared + 1024));
+    if regs > 0 {
+        per_sm = per_sm.min(per(82, 65_536) / (regs as u64 * warps * 32).max(1));
+    }
+    (per_sm * p.sm_count() as u64).clamp(1, u32::MAX as u64) as u32
 }
 
 /// Where a faulting address lies: the nearest allocation and the offset from its base.

@@ -20,6 +20,7 @@
 //! boundary                 typed views of C arguments (the crate's unsafe FFI edge)
 //! exec                     the SIMT executor (fibers, barriers, warp collectives)
 //! image, registry, profile module-image parsers, kernel-library manifests, device profiles
+//! fork                     what a forked child may do (atfork handlers, the child's flag)
 //! counters, inject, log,   leaves: what everything writes to or reads
 //! config, errors, cu,
 //! symbols
@@ -40,6 +41,7 @@ pub(crate) mod cu;
 pub(crate) mod errors;
 pub mod exec;
 pub(crate) mod exports;
+pub(crate) mod fork;
 pub mod image;
 pub(crate) mod inject;
 pub(crate) mod launch;

@@ -185,6 +185,14 @@ fn check_side(d: &Driver, ptr: u64, len: u64, expect: Option<Side>) -> CuResult<
 /// what the entry point's name promises (HtoD: dst on the device, ...); None for
 /// cuMemcpy's unified addressing.
 pub fn check_copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+    if len == 0 {
+        // A copy of nothing succeeds wherever it points (at an allocation's end, outside
+        // every allocation, at NULL: measured on an H200, `zerolen_*`), in every mode.
+        return Ok(match (expect_src, expect_dst) {
+            (Some(s), Some(t)) => direction(s, t),
+            _ => Dir::DtoD,
+        });
+    }
     let ds = check_side(d, dst, len.max(1), expect_dst)?;
     d.check_writable(dst, len)?;
     let ss = check_side(d, src, len.max(1), expect_src)?;
@@ -203,9 +211,12 @@ pub fn is_pageable(d: &Driver, ptr: u64) -> bool {
 /// Reads `len` bytes of the caller's pageable host memory now (an async HtoD copy from
 /// pageable memory is staged when it is called, as a device's driver does).
 pub fn snapshot(src: u64, len: u64) -> Vec<u8> {
+    if len == 0 {
+        return Vec::new(); // `src` may be null
+    }
     // SAFETY: the caller's host memory, readable for `len` bytes per the API contract;
-    // the copy was checked before.
-    unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) }.to_vec()
+    // the copy was checked before (a fault there is reported, see `Touching`).
+    marked(Touching { what: "staging of an async copy", dst: 0, src, span: len }, || unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) }.to_vec())
 }
 
 /// Writes staged bytes to device memory (the deferred half of a pageable HtoD copy).
@@ -224,6 +235,39 @@ pub fn write_snapshot(d: &Driver, dst: u64, bytes: &[u8]) -> CuResult {
     Ok(())
 }
 
+/// A copy or memset of the driver's that touches memory it did not check (the caller's
+/// pageable host memory), as the SIGSEGV handler (`signals`) asks about it: an address
+/// the process cannot read or write there kills it, as the real driver's copies do
+/// (measured on an H200: `hostmem_*`), but with a report naming the copy.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Touching {
+    /// What the driver was doing ("copy", "2D copy", "staging of an async copy").
+    pub what: &'static str,
+    pub dst: u64,
+    pub src: u64,
+    /// Bytes from `dst` and from `src` the operation covers.
+    pub span: u64,
+}
+
+thread_local! {
+    /// The copy this thread is doing (const-initialised, no destructor: a signal handler
+    /// may read it).
+    static TOUCHING: std::cell::Cell<Touching> = const { std::cell::Cell::new(Touching { what: "", dst: 0, src: 0, span: 0 }) };
+}
+
+/// The copy the calling thread is doing, if any (for the SIGSEGV handler).
+pub fn touching() -> Option<Touching> {
+    TOUCHING.try_with(|t| t.get()).ok().filter(|t| t.span != 0)
+}
+
+/// Runs `op` marked as the copy `t` (for the report of a fault in it).
+fn marked<R>(t: Touching, op: impl FnOnce() -> R) -> R {
+    TOUCHING.with(|c| c.set(t));
+    let r = op();
+    TOUCHING.with(|c| c.set(Touching::default()));
+    r
+}
+
 /// A checked copy (see `check_copy`).
 pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult {
     if len == 0 {
@@ -234,8 +278,9 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
     let (dst, src) = (crate::arena::host_view(dst, len), crate::arena::host_view(src, len));
     // SAFETY: both ranges were checked against the tracker (device side; reached through
     // the arena's host view under EMU_CUDA_CHECKS=pointers) or are the caller's host
-    // memory, which the API contract makes the caller responsible for.
-    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
+    // memory, which the API contract makes the caller responsible for (a fault there is
+    // reported, see `Touching`).
+    marked(Touching { what: "copy", dst, src, span: len }, || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) });
     counters::get().copy(dir, len);
     crate::trace::emulated::copied(d, dir, src_device, dst, None, len);
     Ok(())
@@ -246,6 +291,13 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
 #[allow(clippy::too_many_arguments)]
 pub fn check_copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
                      expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+    if width == 0 || height == 0 {
+        // Nothing to copy: success wherever it points, as for 1D copies.
+        return Ok(match (expect_src, expect_dst) {
+            (Some(s), Some(t)) => direction(s, t),
+            _ => Dir::DtoD,
+        });
+    }
     if (height > 1 && (dpitch < width || spitch < width)) || dst == 0 || src == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -271,12 +323,15 @@ pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: 
     // Each span lies in one allocation (or is host memory): translated as a whole.
     let span = |pitch: u64| pitch * (height - 1) + width;
     let (dst, src) = (crate::arena::host_view(dst, span(dpitch)), crate::arena::host_view(src, span(spitch)));
-    for row in 0..height {
-        // SAFETY: the whole spans were checked above.
-        unsafe {
-            std::ptr::copy((src + row * spitch) as *const u8, (dst + row * dpitch) as *mut u8, width as usize);
+    marked(Touching { what: "2D copy", dst, src, span: span(dpitch).max(span(spitch)) }, || {
+        for row in 0..height {
+            // SAFETY: the whole spans were checked above (host ones are the caller's; a
+            // fault there is reported, see `Touching`).
+            unsafe {
+                std::ptr::copy((src + row * spitch) as *const u8, (dst + row * dpitch) as *mut u8, width as usize);
+            }
         }
-    }
+    });
     counters::get().copy(dir, width * height);
     crate::trace::emulated::copied(d, dir, src_device, dst, Some((dpitch, width, height)), width * height);
     Ok(())

@@ -7,12 +7,19 @@
 //! program's own handler, or to the default action. A writer that cannot finish (the
 //! interrupted thread held a lock it needs) leaves the last checkpoint on disk.
 //!
-//! Under EMU_CUDA_CHECKS=pointers a SIGSEGV handler recognises host code dereferencing a
-//! device pointer (an address in the device arena, see `arena`; faults of kernel code
-//! never get here, the executor's handler takes them first). The writer thread prints
-//! the report (address, allocation and offset, pc and symbol), records it as a hazard and
-//! writes the counters file; then the fault goes to the program's previous SIGSEGV
-//! handler, or the process dies of SIGSEGV as it would with a discrete GPU.
+//! A SIGSEGV handler (installed at cuInit; faults of kernel code never get here, the
+//! executor's handler takes them first) recognises two faults of the driver's making:
+//! - a copy (or the staging of an async one) that reads or writes host memory the process
+//!   cannot read or write (`memory::Touching`): the real driver's copies die of SIGSEGV
+//!   there (measured on an H200: `hostmem_*`), and so does this one, with a report naming
+//!   the copy, the host range and the address, and the counters file;
+//! - under EMU_CUDA_CHECKS=pointers, host code dereferencing a device pointer (an address
+//!   in the device arena, see `arena`).
+//!
+//! The writer thread prints the report (address, what it belongs to, pc and symbol),
+//! records it as a hazard and writes the counters file; then the fault goes to the
+//! program's previous SIGSEGV handler, or the process dies of SIGSEGV as it would with a
+//! discrete GPU.
 
 use simtwin_abi::counters::State;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,6 +41,9 @@ static FAULT_TID: AtomicU64 = AtomicU64::new(0);
 static FAULT_WRITE: AtomicBool = AtomicBool::new(false);
 /// Whether the fault will end the process (no program handler to pass it to).
 static FAULT_FATAL: AtomicBool = AtomicBool::new(false);
+/// The copy that faulted (`what` is a static string), when the fault was a host copy's.
+static FAULT_COPY: std::sync::Mutex<Option<crate::memory::Touching>> = std::sync::Mutex::new(None);
+static FAULT_IN_COPY: AtomicBool = AtomicBool::new(false);
 /// Set by the first report: a fault the program's handler returns from is not reported
 /// again.
 static REPORTED: AtomicBool = AtomicBool::new(false);
@@ -71,6 +81,8 @@ fn ensure_writer() -> bool {
         if std::thread::Builder::new().name("simtwin-counters".into()).spawn(move || writer(wake)).is_err() {
             // SAFETY: as above; no handler uses the pipes yet.
             unsafe { *std::ptr::addr_of_mut!(PIPES) = [[-1, -1], [-1, -1]] };
+        } else {
+            crate::teardown::checkpoint_writer_started();
         }
     });
     // SAFETY: PIPES is only written inside the Once above, which has completed.
@@ -101,10 +113,11 @@ pub fn install() {
     });
 }
 
-/// EMU_CUDA_CHECKS=pointers: installs the SIGSEGV handler that reports host code
-/// dereferencing a device pointer (once per process, at cuInit, so the executor's
-/// fault handler, installed at the first launch, comes first and chains to it).
-pub fn install_pointer_check() {
+/// Installs the SIGSEGV handler that reports faults of the driver's host copies and,
+/// under EMU_CUDA_CHECKS=pointers, host code dereferencing a device pointer (once per
+/// process, at cuInit, so the executor's fault handler, installed at the first launch,
+/// comes first and chains to it).
+pub fn install_fault_report() {
     INSTALL_POINTERS.call_once(|| {
         ensure_writer();
         // SAFETY: a plain sigaction install; PREVIOUS_SEGV holds a zeroed action (the
@@ -122,17 +135,29 @@ pub fn install_pointer_check() {
     });
 }
 
-/// The writer thread: one byte (the signal number) per request, one ack byte back.
+/// The writer thread: one byte (the signal number) per request, one ack byte back; every
+/// CHECKPOINT_GAP it writes a checkpoint left for it.
 fn writer(wake: libc::c_int) {
     let mut b = [0u8; 1];
+    let gap = crate::teardown::CHECKPOINT_GAP.as_millis() as libc::c_int;
     loop {
+        let mut fd = libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 };
+        // SAFETY: poll on our own pipe.
+        if unsafe { libc::poll(&mut fd, 1, gap) } == 0 {
+            crate::teardown::checkpoint_if_due();
+            continue;
+        }
         // SAFETY: reading into our own buffer from our pipe.
         let n = unsafe { libc::read(wake, b.as_mut_ptr().cast(), 1) };
         if n != 1 {
             return;
         }
         if b[0] as libc::c_int == libc::SIGSEGV {
-            pointer_report();
+            if FAULT_IN_COPY.load(Ordering::Acquire) {
+                copy_report();
+            } else {
+                pointer_report();
+            }
             if !FAULT_FATAL.load(Ordering::Acquire) {
                 // The program's own handler takes the fault and may go on: its exit
                 // writes the final file.
@@ -195,6 +220,9 @@ unsafe fn wake_writer(sig: libc::c_int) {
     // SAFETY: only async-signal-safe calls on the pipes (-1 when there is no writer:
     // the write fails and nothing waits).
     unsafe {
+        if crate::fork::in_child() {
+            return; // no writer thread in a forked child
+        }
         let p = *std::ptr::addr_of!(PIPES);
         let b = [sig as u8];
         if libc::write(p[0][1], b.as_ptr().cast(), 1) == 1 {
@@ -207,17 +235,26 @@ unsafe fn wake_writer(sig: libc::c_int) {
     }
 }
 
-/// The SIGSEGV handler of EMU_CUDA_CHECKS=pointers.
+/// The driver's SIGSEGV handler (see the module's documentation).
 extern "C" fn pointer_fault(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler;
-    // only async-signal-safe calls follow (atomics, gettid, the pipes, sigaction, raise).
+    // only async-signal-safe calls follow (atomics, gettid, a thread-local Cell, a
+    // try_lock, the pipes, sigaction, raise).
     unsafe {
         let addr = (*info).si_addr() as u64;
-        let device = crate::arena::contains(addr);
+        let copy = crate::memory::touching().filter(|t| {
+            let within = |base: u64| base != 0 && addr >= base && addr - base < t.span;
+            within(t.src) || within(t.dst)
+        });
+        let device = copy.is_some() || crate::arena::contains(addr);
         let prev = (*std::ptr::addr_of!(PREVIOUS_SEGV)).assume_init_ref();
         let h = prev.sa_sigaction;
         if device && !REPORTED.swap(true, Ordering::AcqRel) {
             let (pc, write) = fault_pc(uctx);
+            if let (Some(c), Ok(mut slot)) = (copy, FAULT_COPY.try_lock()) {
+                *slot = Some(c);
+                FAULT_IN_COPY.store(true, Ordering::Release);
+            }
             FAULT_ADDR.store(addr, Ordering::Release);
             FAULT_PC.store(pc, Ordering::Release);
             FAULT_WRITE.store(write, Ordering::Release);
@@ -264,6 +301,37 @@ unsafe fn fault_pc(uctx: *mut libc::c_void) -> (u64, bool) {
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 unsafe fn fault_pc(_uctx: *mut libc::c_void) -> (u64, bool) {
     (0, false)
+}
+
+/// On the writer thread: reports a fault of the driver's copy in host memory the
+/// process cannot reach (stderr and a hazard in the counters). Looks at nothing the
+/// faulting thread may hold (it may hold the driver's lock).
+fn copy_report() {
+    let Some(c) = FAULT_COPY.lock().ok().and_then(|g| *g) else { return };
+    let addr = FAULT_ADDR.load(Ordering::Acquire);
+    let write = FAULT_WRITE.load(Ordering::Acquire);
+    let tid = FAULT_TID.load(Ordering::Acquire);
+    let (side, base) = if c.src != 0 && addr >= c.src && addr - c.src < c.span && !write { ("source", c.src) } else { ("destination", c.dst) };
+    let operation = format!("{} of {} bytes {} host memory at {base:#x} on thread {tid}", c.what, c.span, if side == "source" { "from" } else { "into" });
+    let message = format!(
+        "the driver's {} {} the host address {addr:#x} (byte {} of the {side}, {base:#x} + {} bytes), which the process cannot {}: \
+         the real driver dies of SIGSEGV there too (measured on an H200); the program passed a host pointer that is unmapped or protected",
+        c.what,
+        if write { "wrote" } else { "read" },
+        addr - base,
+        c.span,
+        if write { "write" } else { "read" }
+    );
+    crate::log_error!("{message}");
+    crate::counters::get().hazard(simtwin_abi::counters::Hazard {
+        kind: "host-memory-fault".into(),
+        kernel: String::new(),
+        block: [0; 3],
+        threads: Vec::new(),
+        operation,
+        message,
+        occurrences: 1,
+    });
 }
 
 /// On the writer thread: reports the host fault the handler recorded (stderr and a

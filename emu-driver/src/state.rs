@@ -140,8 +140,9 @@ pub struct Primary {
     pub ctx: Option<u64>,
     pub refcount: u32,
     pub flags: u32,
-    /// A sticky execution error outlives the context on a real device: after
-    /// cuDevicePrimaryCtxReset, cuDevicePrimaryCtxRetain answers it (measured on an H200).
+    /// A sticky execution error of any context of the device (it outlives the context
+    /// on a real device): cuDevicePrimaryCtxRetain, also after cuDevicePrimaryCtxReset,
+    /// and cuCtxCreate answer it from then on (measured on an H200: `sticky_*`).
     pub poisoned: Option<CUresult>,
 }
 

@@ -244,3 +244,38 @@ fn emulated_driver_runs_every_case_cleanly() {
     }
     assert!(bad.is_empty(), "emulated run problems:\n{}", bad.join("\n"));
 }
+
+/// The same call answers the same in every mode: the copy and memset cases (zero-length
+/// copies at an allocation's end, outside it and at NULL included), the copies from
+/// unreadable host memory and the faults across contexts, run again with
+/// EMU_CUDA_ASYNC=deferred, must give the table's lines too.
+#[test]
+fn deferred_mode_answers_as_the_table_does() {
+    emulated();
+    let (table_path, Some(expected)) = table() else { panic!("no conformance table") };
+    let root = root();
+    let dir = run_dir();
+    let out = dir.join("deferred.txt");
+    let o = Command::new(dir.join("driver-conformance"))
+        .arg("--lib")
+        .arg(root.join("target/simtwin/lib/libcuda.so.1"))
+        .arg("--fatbin")
+        .arg(dir.join("conformance.fatbin"))
+        .arg("--kernels")
+        .arg(dir.join("kernels"))
+        .args(["--only", "zerolen_*,memcpy_*,memset,hostmem_*,sticky_*", "--timeout", "60", "--out"])
+        .arg(&out)
+        .env("EMU_CUDA_ASYNC", "deferred")
+        .env_remove("EMU_CUDA_COUNTS")
+        .output()
+        .expect("run driver-conformance");
+    assert!(o.status.success(), "driver-conformance failed: {}", String::from_utf8_lossy(&o.stderr));
+    let got = parse(&std::fs::read_to_string(&out).unwrap());
+    assert!(got.len() >= 15, "only {} lines", got.len());
+    let bad: Vec<String> = got
+        .iter()
+        .filter(|(n, g)| expected.get(*n).is_some_and(|w| w != *g))
+        .map(|(n, g)| format!("{n}\n    table ({}): {}\n    deferred: {g}", table_path.display(), expected[n]))
+        .collect();
+    assert!(bad.is_empty(), "EMU_CUDA_ASYNC=deferred answers differently:\n{}", bad.join("\n"));
+}

@@ -94,6 +94,9 @@ unsafe fn fault_body(p: *const *mut c_void) {
             3 => {
                 recurse(0);
             }
+            4 => {
+                std::ptr::read_volatile(std::hint::black_box(0x8000_0000_0000_1000u64) as *const u32);
+            }
             _ => {}
         }
     }
@@ -126,6 +129,13 @@ fn a_wild_pointer_is_an_illegal_address_report() {
         assert!(e.message.contains("at 0x10 "), "{}", e.message);
         assert_eq!(fault_launch(barrier, 256 * 1024).result, Ok(()), "the executor still works");
     }
+}
+
+#[test]
+fn a_non_canonical_address_is_named_as_such_not_as_0x0() {
+    let e = fault_launch(4, 256 * 1024).result.unwrap_err();
+    assert_eq!((e.code, e.address), (700, None));
+    assert!(e.message.contains("through a non-canonical address") && !e.message.contains("at 0x0 "), "{}", e.message);
 }
 
 #[test]

@@ -346,3 +346,21 @@ fn hand_built_fatbin_plain_lz4_and_zstd_entries() {
         check_feature_params(&p);
     }
 }
+
+#[test]
+fn ptx_mode_takes_a_newer_ptx_when_the_image_has_no_other() {
+    // Upstream VMAF built by nvcc 13 embeds sm_75..sm_120 cubins and compute_120 PTX only:
+    // PTX mode runs that PTX (the H200 itself runs the sm_90 cubin); PTX the device
+    // accepts is preferred when there is some.
+    let text = corpus("features_compute80.ptx");
+    let plain = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+    let cubin = corpus("features_sm90.cubin");
+    let only_newer = fatbin_of(&[(2, 90, 0, cubin.clone(), 0), (1, 120, 0, text.clone(), 0)]);
+    let img = parse_bytes(&only_newer, H200).unwrap();
+    assert_eq!(img.chosen, "sm_90 cubin");
+    assert_eq!(img.ptx, vec![plain(&text)]);
+    let mut older = text.clone();
+    older.extend_from_slice(b"\n// the compute_80 one\n");
+    let both = fatbin_of(&[(1, 120, 0, text.clone(), 0), (2, 90, 0, cubin, 0), (1, 80, 0, older.clone(), 0)]);
+    assert_eq!(parse_bytes(&both, H200).unwrap().ptx, vec![plain(&older)]);
+}

@@ -14,6 +14,13 @@
  * C++ would have been undefined. The early inliner then puts the helper in place, so the
  * common case costs a compare and a branch.
  *
+ * It also puts an alignment check (`__simtwin_dd_align`) before every load or store of a
+ * scalar (integer, floating point, pointer; 2 to 16 bytes) through a pointer, and before
+ * every atomic builtin: the device ends the launch with CUDA_ERROR_MISALIGNED_ADDRESS
+ * where x86 would go on. The alignment asked for is what GCC assumes for the access
+ * (the type's, less for a packed member; memcpy is byte-wise, aggregates are not
+ * checked: nvcc splits them as it likes).
+ *
  * Arguments: -fplugin-arg-simtwin_gcc_plugin-skip=DIR (repeatable) leaves statements of
  * files under DIR alone (the shim's own code, which computes device results itself).
  */
@@ -30,6 +37,10 @@
 #include "stringpool.h"
 #include "stor-layout.h"
 #include "diagnostic-core.h"
+#include "gimplify.h"
+#include "gimplify-me.h"
+#include "builtins.h"
+#include "fold-const.h"
 
 #include <string.h>
 #include <string>
@@ -120,6 +131,58 @@ void replace_by_call(gimple_stmt_iterator *gsi, tree fn, std::vector<tree> args)
     }
 }
 
+/* Before the statement at `gsi`: __simtwin_dd_align(addr, align, write, file, line). */
+void insert_align_check(gimple_stmt_iterator *gsi, tree addr, unsigned HOST_WIDE_INT align, bool write) {
+    tree fn = helper("__simtwin_dd_align");
+    if (!fn) return;
+    location_t loc = gimple_location(gsi_stmt(*gsi));
+    tree parm = TYPE_ARG_TYPES(TREE_TYPE(fn));
+    tree p = create_tmp_var(TREE_VALUE(parm), "simtwin_al");
+    gassign *a = gimple_build_assign(p, NOP_EXPR, addr);
+    gimple_set_location(a, loc);
+    gsi_insert_before(gsi, a, GSI_SAME_STMT);
+    expanded_location x = expand_location(loc);
+    const char *file = x.file ? x.file : "?";
+    gcall *call = gimple_build_call(fn, 5, p, build_int_cst(TREE_VALUE(TREE_CHAIN(parm)), align),
+                                    build_int_cst(integer_type_node, write ? 1 : 0),
+                                    build_string_literal(strlen(file) + 1, file), build_int_cst(unsigned_type_node, x.line));
+    gimple_set_location(call, loc);
+    gsi_insert_before(gsi, call, GSI_SAME_STMT);
+}
+
+/* A scalar load or store `ref` through a pointer: checked against the alignment GCC
+   assumes for it (at least 2 bytes). */
+void check_access(gimple_stmt_iterator *gsi, tree ref, bool write) {
+    tree type = TREE_TYPE(ref);
+    if (!(INTEGRAL_TYPE_P(type) || SCALAR_FLOAT_TYPE_P(type) || POINTER_TYPE_P(type))) return;
+    if (!TYPE_SIZE_UNIT(type) || !tree_fits_uhwi_p(TYPE_SIZE_UNIT(type))) return;
+    unsigned HOST_WIDE_INT size = tree_to_uhwi(TYPE_SIZE_UNIT(type));
+    if (size < 2 || size > 16) return;
+    tree base = get_base_address(ref);
+    if (!base || TREE_CODE(base) != MEM_REF || TREE_CODE(TREE_OPERAND(base, 0)) == ADDR_EXPR) return;
+    unsigned HOST_WIDE_INT align = get_object_alignment(ref) / BITS_PER_UNIT;
+    if (align > size) align = size;
+    if (align < 2) return;
+    gimple_seq seq = NULL;
+    tree addr = force_gimple_operand(build_fold_addr_expr(unshare_expr(ref)), &seq, true, NULL_TREE);
+    if (seq) gsi_insert_seq_before(gsi, seq, GSI_SAME_STMT);
+    insert_align_check(gsi, addr, align, write);
+}
+
+/* An atomic builtin (__atomic_*_N, __sync_*_N): its pointer must be aligned to N. */
+void check_atomic(gimple_stmt_iterator *gsi, gcall *call) {
+    tree fn = gimple_call_fndecl(call);
+    if (!fn || !fndecl_built_in_p(fn, BUILT_IN_NORMAL) || gimple_call_num_args(call) < 1) return;
+    const char *name = IDENTIFIER_POINTER(DECL_NAME(fn));
+    if (!starts_with(name, "__atomic_") && !starts_with(name, "__sync_")) return;
+    const char *us = strrchr(name, '_');
+    unsigned long n = us ? strtoul(us + 1, NULL, 10) : 0;
+    if (n != 2 && n != 4 && n != 8 && n != 16) return;
+    tree ptr = gimple_call_arg(call, 0);
+    if (!POINTER_TYPE_P(TREE_TYPE(ptr))) return;
+    insert_align_check(gsi, ptr, n, true);
+}
+
 /* "s32", "u64", ... for an integer type of 8, 16, 32 or 64 bits; "" otherwise. */
 std::string int_suffix(tree t, bool widen_to_32) {
     if (TREE_CODE(t) != INTEGER_TYPE && TREE_CODE(t) != ENUMERAL_TYPE) return "";
@@ -143,6 +206,16 @@ struct dd_pass : gimple_opt_pass {
         FOR_EACH_BB_FN(bb, fun) {
             for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
                 gimple *stmt = gsi_stmt(gsi);
+                /* Atomics are checked in the shim too: its atomicAdd & co. are where the
+                   user's pointer reaches the builtin. */
+                if (gcall *call = dyn_cast<gcall *>(stmt)) {
+                    check_atomic(&gsi, call);
+                } else if (!skipped_location(gimple_location(stmt))) {
+                    if (gimple_assign_single_p(stmt)) {
+                        if (gimple_store_p(stmt)) check_access(&gsi, gimple_assign_lhs(stmt), true);
+                        if (gimple_assign_load_p(stmt)) check_access(&gsi, gimple_assign_rhs1(stmt), false);
+                    }
+                }
                 if (!is_gimple_assign(stmt)) continue;
                 enum tree_code code = gimple_assign_rhs_code(stmt);
                 if (code != FIX_TRUNC_EXPR && code != TRUNC_DIV_EXPR && code != TRUNC_MOD_EXPR &&

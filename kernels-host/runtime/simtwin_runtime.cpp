@@ -198,6 +198,15 @@ const char *int_name(int bits, int sgn) {
 uint64_t mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 } // namespace
 
+/* A misaligned access (the plugin's check found it): the device ends the launch with
+   CUDA_ERROR_MISALIGNED_ADDRESS. */
+[[noreturn]] HIDDEN void __simtwin_dd_misaligned(const void *address, uint64_t size, int write, const char *file, unsigned line) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "misaligned address: %s of %llu bytes at %p (not a multiple of %llu)",
+             write ? "store" : "load", (unsigned long long)size, address, (unsigned long long)size);
+    trap(::__simtwin::SIMTWIN_TRAP_MISALIGNED, msg, file, line);
+}
+
 /* The device's float/double -> integer conversion of a value C++ leaves undefined: NaN,
    or outside the destination's range. */
 HIDDEN uint64_t __simtwin_dd_cvt_slow(double x, int src_bits, int dst_bits, int sgn, const char *file, unsigned line) {

@@ -19,25 +19,33 @@ pub(crate) mod nvcc_check;
 pub(crate) mod plugin;
 pub(crate) mod ptx;
 pub(crate) mod rewrite;
+pub mod sass;
 pub mod toolkit;
 
 use std::path::PathBuf;
 
 /// The shim include directory: `SIMTWIN_KERNELS_HOST_INCLUDE`, else `<exe dir>/../include`
-/// if it exists (an installed layout), else this crate's `include/`.
+/// if it exists (an installed layout: a package, target/simtwin), else the source tree's
+/// `kernels-host/include` above the running binary (target/release/kernels-host and the
+/// test binaries in target/release/deps). No path of the build machine is compiled in:
+/// a package works wherever it is unpacked. When none is found, the install layout's
+/// path is returned, and the compiler names it when a header is missing.
 pub fn include_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("SIMTWIN_KERNELS_HOST_INCLUDE") {
         return PathBuf::from(p);
     }
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(dir) = exe.parent().and_then(|d| d.parent()) {
-            let inc = dir.join("include");
-            if inc.join("simtwin").join("prelude.h").is_file() {
-                return inc;
-            }
+    let has_prelude = |d: &std::path::Path| d.join("simtwin").join("prelude.h").is_file();
+    let exe = std::env::current_exe().ok();
+    let installed = exe.as_deref().and_then(|e| e.parent()).and_then(|d| d.parent()).map(|d| d.join("include"));
+    if let Some(inc) = installed.as_ref().filter(|i| has_prelude(i)) {
+        return inc.clone();
+    }
+    if let Some(e) = &exe {
+        if let Some(src) = e.ancestors().skip(1).map(|a| a.join("kernels-host").join("include")).find(|i| has_prelude(i)) {
+            return src;
         }
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
+    installed.unwrap_or_else(|| PathBuf::from("include"))
 }
 
 /// The g++ flags every kernel translation unit is compiled with (besides the device-

@@ -78,7 +78,6 @@ struct PendingKernel {
     qname: String,
     name_as_written: String,
     params: String,
-    is_template_instance: bool,
     insert_at: usize,
     bounds: [String; 2],
     ns_path: Vec<String>,
@@ -603,7 +602,16 @@ impl<'a> Rewriter<'a> {
                 self.loc(i),
                 s
             )),
-            "printf" | "clock" if self.is(i + 1, "(") && prev != "." && prev != "->" => {
+            // A call (not a declaration of the user's own `printf`/`clock`, a kernel so
+            // named included: a name after a type is declared, nvcc accepts it).
+            "printf" | "clock"
+                if self.is(i + 1, "(")
+                    && prev != "."
+                    && prev != "->"
+                    && !(i > 0
+                        && self.lx.tokens[i - 1].kind == Kind::Ident
+                        && !matches!(prev, "return" | "else" | "do" | "case" | "co_return" | "co_yield" | "throw")) =>
+            {
                 if s == "clock" && !self.is(i + 2, ")") {
                     return None;
                 }
@@ -918,7 +926,6 @@ impl<'a> Rewriter<'a> {
             qname: qual(&name),
             name_as_written: name,
             params,
-            is_template_instance: is_template,
             insert_at: self.lx.tokens[b].end,
             bounds,
             ns_path: path,
@@ -1082,20 +1089,13 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
     if !r.errors.is_empty() {
         return Err(r.errors);
     }
-    // Kernels: plain `&name` where that is unambiguous, else a cast to the function type.
+    // Kernels: always a cast to the function type: a kernel may share its name with a
+    // function of the host's headers (`sqrt`, `memset`, `max`: nvcc accepts them, the
+    // names are overloaded in host C++), with another kernel, or be a template instance.
     let mut kernels = Vec::new();
     let pending = std::mem::take(&mut r.kernels);
-    let mut same_name: HashMap<&str, usize> = HashMap::new();
-    for k in &pending {
-        *same_name.entry(k.qname.as_str()).or_default() += 1;
-    }
     for (idx, k) in pending.iter().enumerate() {
-        let overloaded = same_name[k.qname.as_str()] > 1;
-        let expr = if k.is_template_instance || overloaded {
-            format!("(static_cast<void (*)({})>(&{}))", k.params, k.name_as_written)
-        } else {
-            format!("(&{})", k.name_as_written)
-        };
+        let expr = format!("(static_cast<void (*)({})>(&{}))", k.params, k.name_as_written);
         let reg = format!("__simtwin_kreg_{idx}");
         let text = format!(
             " static ::__simtwin::simtwin_kernel_t {reg}() {{ return \
@@ -1152,7 +1152,7 @@ mod tests {
         let globals: Vec<_> = r.globals.iter().map(|g| (g.name.as_str(), g.constant)).collect();
         assert_eq!(globals, vec![("tab", true), ("cnt", false), ("arr", false)]);
         assert!(r.text.contains("kernel_entry<decltype((static_cast<void (*)(float*)>(&t<float,128>))), (static_cast<void (*)(float*)>(&t<float,128>))>(\"t<float,128>\", (unsigned int)(((128))), (unsigned int)((2)))"), "{}", r.text);
-        assert!(r.text.contains("kernel_entry<decltype((&a)), (&a)>(\"ns::a\", (unsigned int)(0), (unsigned int)(0))"));
+        assert!(r.text.contains("kernel_entry<decltype((static_cast<void (*)(int*x, int n)>(&a))), (static_cast<void (*)(int*x, int n)>(&a))>(\"ns::a\", (unsigned int)(0), (unsigned int)(0))"), "{}", r.text);
         assert!(r.text.contains("extern  const float tab[2]"), "{}", r.text);
         assert!(!r.text.contains("static  int cnt") && r.text.contains(" int cnt, arr[4];"));
     }

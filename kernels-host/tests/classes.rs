@@ -67,6 +67,53 @@ fn every_kernel_is_found_behind_templates_lambdas_attributes_and_operators() {
 }
 
 #[test]
+fn kernels_and_device_functions_may_be_named_like_library_functions() {
+    // Built with the nvcc cross-check when nvcc is there: nvcc accepts every name.
+    let (_d, b) = build_one(&cu("libnames.cu"), &[]);
+    assert_eq!(
+        symbols(&b),
+        ["_Z4sqrtPf", "_Z3maxPii", "_Z6memsetPii", "_Z6memcpyPiPKi", "_Z6printfPi", "_Z6mallocPi", "_Z3expPf", "_Z5clockPx", "_Z4freePi"]
+    );
+    let m = open_bound(&b);
+    let mut f = [4.0f32, 9.0, 16.0, 25.0];
+    let mut pf = f.as_mut_ptr();
+    launch(&m, "_Z4sqrtPf", 4, &[arg(&mut pf)], &mut []);
+    assert_eq!(f, [4.0, 5.0, 6.0, 7.0]); // sqrtf + the device sqrt(int) overload: 4 * 0.5
+    let mut v = [3i32, -8, 5, 1, 0];
+    let mut pv = v.as_mut_ptr();
+    let mut n = 4i32;
+    launch(&m, "_Z3maxPii", 1, &[arg(&mut pv), arg(&mut n)], &mut []);
+    assert_eq!(v[4], 5);
+    let mut w = [-6i32, 0, 0, 0];
+    let mut pw = w.as_mut_ptr();
+    let mut val = 10i32;
+    // Thread 0 reads p[0] (-6, |.| = 6) before it writes it: every thread adds 6 or 16.
+    launch(&m, "_Z6memsetPii", 1, &[arg(&mut pw), arg(&mut val)], &mut []);
+    assert_eq!(w[0], 16);
+    let src = [1i32, 2, 3, 4];
+    let mut dst = [0i32; 4];
+    let (mut pd, mut ps) = (dst.as_mut_ptr(), src.as_ptr());
+    launch(&m, "_Z6memcpyPiPKi", 4, &[arg(&mut pd), arg(&mut ps)], &mut []);
+    assert_eq!(dst, [3, 6, 9, 12]);
+    let mut o = [0i32; 4];
+    let mut po = o.as_mut_ptr();
+    launch(&m, "_Z6printfPi", 4, &[arg(&mut po)], &mut []);
+    assert_eq!(o, [1, 2, 3, 4]);
+    launch(&m, "_Z6mallocPi", 4, &[arg(&mut po)], &mut []);
+    assert_eq!(o, [0, 2, 4, 6]);
+    launch(&m, "_Z4freePi", 4, &[arg(&mut po)], &mut []);
+    assert_eq!(o, [-1; 4]);
+    let mut e = [0.0f32, 1.0];
+    let mut pe = e.as_mut_ptr();
+    launch(&m, "_Z3expPf", 2, &[arg(&mut pe)], &mut []);
+    assert_eq!(e, [1.0, 1.0f32.exp()]);
+    let mut c = [0i64; 2];
+    let mut pc = c.as_mut_ptr();
+    launch(&m, "_Z5clockPx", 2, &[arg(&mut pc)], &mut []);
+    assert_eq!(c, [7, 7]);
+}
+
+#[test]
 fn generated_names_never_collide_with_user_names() {
     let (_d, b) = build_one(&cu("names.cu"), &["--std", "c++20"]);
     assert_eq!(symbols(&b), ["k", "runner_names", "_ZN2ns2k2EPi", "_ZN6detail9in_detailEPi", "simtwin_printf"]);

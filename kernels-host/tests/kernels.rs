@@ -725,13 +725,15 @@ fn range_stop_ends_a_range_run_early() {
     let mut po = out.as_mut_ptr();
     let args = [arg(&mut po)];
     let mut ctx = new_ctx(8, &mut []);
-    ctx.range_stop = 1;
+    // A limit: threads 2 and 3 run, 4 does not start (linear_tid names it, the body
+    // never saw it: thread_idx.x stays 3); the runner says it checks before each thread.
+    ctx.range_stop = 4;
     unsafe {
         *m.ctx_slot() = &mut ctx;
         (k.run)(args.as_ptr(), &mut ctx, 2, 6);
     }
-    assert_eq!((ctx.linear_tid, ctx.thread_idx.x, ctx.reserved), (2, 2, 0));
-    assert_eq!(out.iter().filter(|x| **x != 0.0).count(), 1);
+    assert_eq!((ctx.linear_tid, ctx.thread_idx.x, ctx.reserved), (4, 3, 1));
+    assert_eq!(out.iter().filter(|x| **x != 0.0).count(), 2);
 }
 
 #[test]

@@ -3,12 +3,12 @@
 //! see the same machine load. Prints the B/A ratio.
 
 use crate::common::{ClipArgs, ExtractorArgs};
-use crate::counts::{prepare_dir, Counts};
+use crate::counts::prepare_dir;
 use crate::device::{emulated_env, for_real_device, DeviceMode, RealDevice};
 use crate::report;
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -35,9 +35,9 @@ Exit 0, or 2 on a setup error or a run that fails or reaches --timeout SECONDS (
 600), 77 a real device was asked for and none exists.";
 
 /// Files of `parity bench` in its report directory (all written at the end, so a
-/// failed run leaves none of them).
-const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
-    files: &["bench.json", "bench.md", "bench.csv"],
+/// failed run leaves none of them but its error summary).
+pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
+    files: &["bench.json", "bench.md", "bench.csv", "summary.json", "summary.md"],
     dirs: &["counts", "logs"],
     prefixes: &["A-", "B-"],
     suffixes: &[".out"],
@@ -114,21 +114,23 @@ fn backend_of(s: &str) -> Backend {
 }
 
 /// `parity bench`: plan the commands, time them interleaved, write the reports; the exit
-/// code, or an error (exit code per [`crate::exit_code_of`]).
+/// code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_bench(a: &BenchArgs) -> Result<i32> {
+    report::guarded("bench", &a.out, &ARTEFACTS, || bench_inner(a))
+}
+
+fn bench_inner(a: &BenchArgs) -> Result<i32> {
     if a.frames < 3 {
         bail!("--frames must be at least 3 (the estimate is (t(N) - t(2)) / (N - 2))");
     }
     if a.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
-    a.clip.resolve_frames(Some(a.frames))?;
-    if let Some(o) = &a.ex.block_order {
+    a.clip.clip()?.resolve_frames(Some(a.frames))?;
+    if let Some(o) = &a.ex.emu.block_order {
         crate::orders::check_order(o)?;
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let plan = plan(a)?;
     for c in &plan.cmds {
         eprintln!("parity: bench {}: {}{}", c.label, c.note, c.device.map(|d| format!(" ({d})")).unwrap_or_default());
@@ -250,11 +252,11 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
                     (Some(_), _) => env = plan.real_extra.clone(),
                     _ => {}
                 }
-                let argv = template::expand(&c.template, &a.ex.vars(&a.clip, n, &o, c.backend, c.features.as_deref()))?;
+                let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
                 let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
                 if let Some(d) = cdir {
-                    if Counts::read_dir(&d)?.total_launches() > 0.0 {
+                    if crate::counts::collect(&d)?.total_launches() > 0.0 {
                         t.launched[ci] = true;
                     }
                 }
@@ -345,10 +347,10 @@ fn prove_real(a: &BenchArgs, out: &std::path::Path, real: &RealDevice, simtwin: 
     let mut env = real.env(simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
     env.extend(extra.iter().cloned());
     let o = out.join(format!("{}-proof.out", c.label));
-    let argv = template::expand(&c.template, &a.ex.vars(&a.clip, 2, &o, c.backend, c.features.as_deref()))?;
+    let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, 2, &o, c.backend, c.features.as_deref()))?;
     eprintln!("parity: bench {}: proof run through the pass-through\n  $ {}", c.label, template::display(&argv));
     run::run(&Spec { label: format!("{}-proof", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
-    let counts = Counts::read_dir(&d)?;
+    let counts = crate::counts::collect(&d)?;
     if counts.files.is_empty() {
         bail!("bench {}: simtwin's pass-through wrote no counters file into {}: the command did not load simtwin's libcuda.so.1", c.label, d.display());
     }

@@ -5,20 +5,22 @@ use crate::template::{Backend, Vars};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-#[derive(clap::Args, Debug, Clone)]
+/// The clip pair of a run: -r, -d, -W and -H are each required (parity frames can take
+/// a list of clips instead, `--clips`).
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct ClipArgs {
-    /// Reference clip (raw planar YUV; other containers need --frames)
+    /// Reference clip (raw planar YUV; other containers need --frames) [required]
     #[arg(long, short = 'r')]
-    pub reference: PathBuf,
-    /// Distorted clip
+    pub reference: Option<PathBuf>,
+    /// Distorted clip [required]
     #[arg(long, short = 'd')]
-    pub distorted: PathBuf,
-    /// Frame width in pixels
-    #[arg(long, short = 'W')]
-    pub width: u32,
-    /// Frame height in pixels
-    #[arg(long, short = 'H')]
-    pub height: u32,
+    pub distorted: Option<PathBuf>,
+    /// Frame width in pixels [required]
+    #[arg(long, short = 'W', allow_negative_numbers = true, value_parser = parse_pixels)]
+    pub width: Option<u32>,
+    /// Frame height in pixels [required]
+    #[arg(long, short = 'H', allow_negative_numbers = true, value_parser = parse_pixels)]
+    pub height: Option<u32>,
     /// Bits per sample
     #[arg(long, short = 'b', default_value_t = 8, value_parser = parse_bitdepth)]
     pub bitdepth: u32,
@@ -28,6 +30,55 @@ pub struct ClipArgs {
 }
 
 impl ClipArgs {
+    /// Whether any of -r, -d, -W, -H was given.
+    pub fn given(&self) -> bool {
+        self.reference.is_some() || self.distorted.is_some() || self.width.is_some() || self.height.is_some()
+    }
+
+    /// The clip the arguments name: every one of -r, -d, -W and -H is needed.
+    pub fn clip(&self) -> Result<Clip> {
+        let missing: Vec<&str> = [
+            ("--reference/-r", self.reference.is_none()),
+            ("--distorted/-d", self.distorted.is_none()),
+            ("--width/-W", self.width.is_none()),
+            ("--height/-H", self.height.is_none()),
+        ]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(n, _)| *n)
+        .collect();
+        if !missing.is_empty() {
+            bail!("missing {}: the clip pair and its size are required", missing.join(", "));
+        }
+        Ok(Clip {
+            name: String::new(),
+            reference: self.reference.clone().unwrap_or_default(),
+            distorted: self.distorted.clone().unwrap_or_default(),
+            width: self.width.unwrap_or(0),
+            height: self.height.unwrap_or(0),
+            bitdepth: self.bitdepth,
+            pixfmt: self.pixfmt.clone(),
+            frames: None,
+        })
+    }
+}
+
+/// One clip pair: raw planar YUV (or another container with an explicit frame count).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Clip {
+    /// Its name in a clip list (`--clips`); empty for -r/-d.
+    pub name: String,
+    pub reference: PathBuf,
+    pub distorted: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub bitdepth: u32,
+    pub pixfmt: String,
+    /// Frames to use, from a clip list (else --frames or every frame).
+    pub frames: Option<u64>,
+}
+
+impl Clip {
     pub fn frame_bytes(&self) -> u64 {
         let (w, h) = (self.width as u64, self.height as u64);
         let (cw, ch) = match self.pixfmt.as_str() {
@@ -46,14 +97,14 @@ impl ClipArgs {
         }
         let mut n = None::<u64>;
         for p in [&self.reference, &self.distorted] {
-            let md = std::fs::metadata(p).with_context(|| format!("clip not found: {}", p.display()))?;
+            let len = crate::input::check_regular(p, "clip")?;
             if p.extension().is_some_and(|e| e == "yuv") {
                 let fb = self.frame_bytes();
-                if md.len() % fb != 0 {
+                if len % fb != 0 {
                     bail!(
                         "{} is {} bytes, not a whole number of {}x{} {}-bit {} frames ({} bytes each)",
                         p.display(),
-                        md.len(),
+                        len,
                         self.width,
                         self.height,
                         self.bitdepth,
@@ -61,7 +112,7 @@ impl ClipArgs {
                         fb
                     );
                 }
-                let f = md.len() / fb;
+                let f = len / fb;
                 n = Some(n.map_or(f, |x| x.min(f)));
             } else {
                 return Ok(None);
@@ -107,25 +158,8 @@ pub struct ExtractorArgs {
     /// Host kernel libraries for the emulated driver (EMU_CUDA_KERNELS; default <simtwin>/kernels)
     #[arg(long)]
     pub kernels: Option<PathBuf>,
-    /// Block order on the emulated driver: forward, reverse, shuffle:SEED (EMU_CUDA_BLOCK_ORDER)
-    #[arg(long)]
-    pub block_order: Option<String>,
-    /// Worker threads of the emulated driver (EMU_CUDA_WORKERS)
-    #[arg(long)]
-    pub workers: Option<u32>,
-    /// When asynchronous work runs on the emulated driver (EMU_CUDA_ASYNC): eager (at the
-    /// call) or deferred (only when the program synchronises: shows reads of results
-    /// before synchronisation), e.g. --async deferred
-    #[arg(long = "async", value_name = "eager|deferred", value_parser = ["eager", "deferred"])]
-    pub async_mode: Option<String>,
-    /// Checking modes of the emulated driver (EMU_CUDA_CHECKS), comma separated: race
-    /// (report shared-memory races: needs kernels built with `kernels-host build
-    /// --checks`, as scripts/build builds the fixtures'), poison (fill shared memory with
-    /// 0xFF bytes at each block start), pointers (device memory out of host code's reach:
-    /// a host dereference of a device pointer kills the extractor with a report); a race
-    /// is a hazard (exit 1), e.g. --checks race
-    #[arg(long, value_name = "race,poison,pointers", value_parser = parse_checks)]
-    pub checks: Option<String>,
+    #[command(flatten)]
+    pub emu: crate::settings::EmuSettings,
     /// Extra environment for the CUDA extractor, KEY=VALUE (repeatable)
     #[arg(long = "cuda-env", value_name = "KEY=VALUE")]
     pub cuda_env: Vec<String>,
@@ -150,7 +184,7 @@ impl ExtractorArgs {
         find_simtwin(self.simtwin.as_deref())
     }
 
-    pub fn vars(&self, clip: &ClipArgs, frames: u64, output: &Path, backend: Backend, features: Option<&str>) -> Vars {
+    pub fn vars(&self, clip: &Clip, frames: u64, output: &Path, backend: Backend, features: Option<&str>) -> Vars {
         let mut v = Vars::default();
         let simtwin = self.simtwin();
         v.set("ref", clip.reference.display().to_string());
@@ -178,19 +212,7 @@ impl ExtractorArgs {
 
     /// Environment for the CUDA side beyond the device selection.
     pub fn cuda_extra_env(&self) -> Result<Vec<(String, String)>> {
-        let mut e = Vec::new();
-        if let Some(o) = &self.block_order {
-            e.push(("EMU_CUDA_BLOCK_ORDER".into(), o.clone()));
-        }
-        if let Some(w) = self.workers {
-            e.push(("EMU_CUDA_WORKERS".into(), w.to_string()));
-        }
-        if let Some(a) = &self.async_mode {
-            e.push(("EMU_CUDA_ASYNC".into(), a.clone()));
-        }
-        if let Some(c) = &self.checks {
-            e.push(("EMU_CUDA_CHECKS".into(), c.clone()));
-        }
+        let mut e = self.emu.env();
         for kv in &self.cuda_env {
             let (k, v) = kv.split_once('=').with_context(|| format!("--cuda-env {kv}: expected KEY=VALUE"))?;
             if k.is_empty() {
@@ -223,13 +245,14 @@ pub fn parse_proof(s: &str) -> Result<Proof> {
     })
 }
 
-/// `--checks`: `race`, `poison`, `pointers`, comma separated.
-pub fn parse_checks(s: &str) -> std::result::Result<String, String> {
-    let items: Vec<&str> = s.split(',').map(str::trim).collect();
-    if items.is_empty() || items.iter().any(|i| !matches!(*i, "race" | "poison" | "pointers")) {
-        return Err(format!("'{s}': expected a comma-separated list of race, poison, pointers"));
+/// `--width`/`--height`: a positive number of pixels (a negative one is named as such,
+/// not taken for an option).
+fn parse_pixels(s: &str) -> std::result::Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n > 0 && n <= u32::MAX as i64 => Ok(n as u32),
+        Ok(_) => Err(format!("'{s}': a frame dimension is a positive number of pixels")),
+        Err(_) => Err(format!("'{s}' is not a number of pixels")),
     }
-    Ok(items.join(","))
 }
 
 fn parse_bitdepth(s: &str) -> std::result::Result<u32, String> {

@@ -62,10 +62,11 @@ struct SchemaOnly {
 /// Reads one counters file; errors name the file and, for another version of the
 /// schema, say which one was found.
 pub fn read_file(path: &Path) -> Result<Counters> {
-    match Counters::read(path) {
+    let text = crate::input::read_text(path, "counters file")?;
+    match Counters::parse(&text) {
         Ok(c) => Ok(c),
         Err(e) => {
-            let found = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<SchemaOnly>(&t).ok()).and_then(|s| s.schema);
+            let found = serde_json::from_str::<SchemaOnly>(&text).ok().and_then(|s| s.schema);
             match found {
                 Some(s) if s != SCHEMA && s.starts_with("simtwin-counts/") => bail!(
                     "{}: counters file of schema {s}, this parity reads {SCHEMA}: the driver that wrote it is not the one built with this parity (rebuild with scripts/build)",
@@ -156,6 +157,40 @@ impl Counts {
     /// `exit` when every file is from a clean exit, else the least complete state.
     pub fn state(&self) -> State {
         self.files.iter().map(|f| f.state.clone()).min_by_key(rank).unwrap_or(State::Exit)
+    }
+}
+
+/// The variable `simtwin run` and `simtwin env` set to the directory their counters go
+/// to. A tool that gives its children counters files of their own (parity does, one
+/// directory per extractor run) copies each run's files there with [`hand_on`], so that
+/// the enclosing run's one summary covers every process.
+pub const HANDOFF_VAR: &str = "SIMTWIN_COUNTS_DIR";
+
+/// Reads the counters of one run (every `*.json` in `dir`) and hands them on to the
+/// enclosing `simtwin run`, if there is one.
+pub fn collect(dir: &Path) -> Result<Counts> {
+    let c = Counts::read_dir(dir)?;
+    hand_on(&c);
+    Ok(c)
+}
+
+/// Copies the files of `c` into `$SIMTWIN_COUNTS_DIR` (when set, and not the directory
+/// they are in), each under a name no other process uses. Best effort: a copy that
+/// fails is reported on stderr, never fails the run that produced the counters.
+pub fn hand_on(c: &Counts) {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let Some(to) = std::env::var_os(HANDOFF_VAR).filter(|v| !v.is_empty()).map(PathBuf::from) else { return };
+    for f in &c.files {
+        let same_dir = f.path.parent().and_then(|p| std::fs::canonicalize(p).ok()) == std::fs::canonicalize(&to).ok();
+        if same_dir {
+            continue;
+        }
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = f.path.file_name().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
+        let dest = to.join(format!("handed-{}-{n}-{name}", std::process::id()));
+        if let Err(e) = std::fs::copy(&f.path, &dest) {
+            eprintln!("simtwin: cannot hand {} on to {}: {e}", f.path.display(), dest.display());
+        }
     }
 }
 

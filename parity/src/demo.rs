@@ -171,7 +171,14 @@ fn parse_name(name: &str) -> Option<(u32, u32, u32)> {
 }
 
 fn clip_args(c: &ClipFile) -> ClipArgs {
-    ClipArgs { reference: c.reference.clone(), distorted: c.distorted.clone(), width: c.width, height: c.height, bitdepth: c.bitdepth, pixfmt: "420".into() }
+    ClipArgs {
+        reference: Some(c.reference.clone()),
+        distorted: Some(c.distorted.clone()),
+        width: Some(c.width),
+        height: Some(c.height),
+        bitdepth: c.bitdepth,
+        pixfmt: "420".into(),
+    }
 }
 
 /// What every run of the demo shares.
@@ -191,10 +198,7 @@ impl Ctx {
             vmaf: "vmaf".into(),
             simtwin: Some(self.simtwin.clone()),
             kernels: None,
-            block_order: None,
-            workers: None,
-            async_mode: None,
-            checks: None,
+            emu: Default::default(),
             cuda_env: vec![],
             timeout: self.timeout,
         }
@@ -215,6 +219,9 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
         proof: "auto".into(),
         allow_hazards: false,
         block_orders: vec![],
+        clips: None,
+        per_feature: false,
+        shard: None,
         out,
     }
 }
@@ -249,19 +256,23 @@ fn transfers_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> TransfersArg
 fn code(r: &Result<i32>) -> (i32, String) {
     match r {
         Ok(c) => (*c, String::new()),
-        Err(e) => (crate::exit_code_of(e), format!("{e:#}").lines().next().unwrap_or("").to_string()),
+        Err(e) => (crate::exit::exit_code_of(e), format!("{e:#}").lines().next().unwrap_or("").to_string()),
     }
 }
 
 /// Runs `parity demo`: the verdict's exit code (0 ALL PASS, 1 a failure, 2 a setup error
 /// in one of its checks), or an error when it cannot start (no build, no clips).
 pub fn run_demo(a: &DemoArgs) -> Result<i32> {
+    crate::report::guarded("demo", &a.out, &DEMO_ARTEFACTS, || demo_inner(a))
+}
+
+/// The demo's own files in its report directory (each check has a directory of its own).
+pub const DEMO_ARTEFACTS: crate::report::Artefacts<'static> =
+    crate::report::Artefacts { files: &["summary.json", "summary.md"], dirs: &[], prefixes: &[], suffixes: &[] };
+
+fn demo_inner(a: &DemoArgs) -> Result<i32> {
     let simtwin = check_build(a)?;
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    for f in ["summary.json", "summary.md"] {
-        let _ = std::fs::remove_file(out.join(f));
-    }
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let ctx = Ctx { simtwin, out, timeout: a.timeout };
     let clip_dir = ctx.out.join("clips");
     let clips = make_clips(&ctx, a, &clip_dir)?;
@@ -384,7 +395,7 @@ fn race_control(ctx: &Ctx, clips: &[ClipFile]) -> CheckRow {
     let clip = race_clip(clips);
     let dir = ctx.out.join("race").join("control");
     let mut ex = ctx.ex(&FEATURES.join(","), None);
-    ex.checks = Some("race".into());
+    ex.emu.checks = Some("race".into());
     let r = run_frames(&frames_args(clip, ex, dir.clone()));
     let (k, err) = code(&r);
     CheckRow { section: "race", clip: clip.name.clone(), feature: "all".into(), code: k, detail: detail(&dir, &err) }
@@ -424,14 +435,14 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
                 // The shared-memory race detector (checking libraries): the reduction's
                 // missing __syncthreads is a race between threads, reported as such.
                 let mut ex = ctx.ex(&all, Some(d));
-                ex.checks = Some("race".into());
+                ex.emu.checks = Some("race".into());
                 run_frames(&frames_args(race_clip(clips), ex, dir.clone()))
             }
             "deferred" => {
                 // Asynchronous work runs only when the program synchronises: a result read
                 // before that is stale, and the frame differs from the CPU's.
                 let mut ex = ctx.ex(&all, Some(d));
-                ex.async_mode = Some("deferred".into());
+                ex.emu.async_mode = Some("deferred".into());
                 run_frames(&frames_args(dclip, ex, dir.clone()))
             }
             "block-orders" => {
@@ -464,7 +475,7 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
 /// the block orders (not built) leaves atomic-order WAITING.
 fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
     let caught = match (r, defect, how) {
-        (Err(e), "big-block", _) => crate::exit_code_of(e) == 2 && format!("{e:#}").contains("CUDA_ERROR_INVALID_VALUE"),
+        (Err(e), "big-block", _) => crate::exit::exit_code_of(e) == 2 && format!("{e:#}").contains("CUDA_ERROR_INVALID_VALUE"),
         (Err(e), _, "block-orders") => {
             return match e.downcast_ref::<Refused>() {
                 Some(rf) if rf.code == NOT_SUPPORTED => DefectResult::Waiting,
@@ -488,7 +499,7 @@ fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
 }
 
 fn summary_of(dir: &Path) -> Option<serde_json::Value> {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).ok()?).ok()
+    serde_json::from_str(&crate::input::read_text(&dir.join("summary.json"), "summary").ok()?).ok()
 }
 
 /// summary.md/json of the demo, and the table on stdout.
@@ -586,7 +597,7 @@ fn orders_detail(dir: &Path) -> String {
 }
 
 fn transfers_detail(dir: &Path) -> String {
-    let Ok(t) = std::fs::read_to_string(dir.join("transfers.json")) else { return String::new() };
+    let Ok(t) = crate::input::read_text(&dir.join("transfers.json"), "transfer audit") else { return String::new() };
     let Ok(s) = serde_json::from_str::<serde_json::Value>(&t) else { return String::new() };
     if let Some(f) = s["failures"].as_array().and_then(|a| a.first()) {
         return f.as_str().unwrap_or("").to_string();

@@ -5,7 +5,7 @@
 //! (which libcuda.so.1 would load, whether it is simtwin's emulated driver, how many
 //! devices it sees).
 
-use crate::Skip;
+use crate::exit::Skip;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -41,10 +41,10 @@ impl DeviceMode {
     }
 }
 
-/// Locates the simtwin build layout (target/simtwin with lib/, bin/, kernels/):
-/// `--simtwin DIR`, else $SIMTWIN_DIR, else `target/simtwin` in the current directory
-/// or a parent, else the directory above the running binary when it lives in
-/// target/simtwin/bin.
+/// Locates simtwin's build or install layout (lib/libcuda.so.1, bin/, include/):
+/// `--simtwin DIR`, else $SIMTWIN_DIR, else the install the running binary belongs to
+/// (`<prefix>/bin/parity` beside `<prefix>/lib/libcuda.so.1`: an unpacked package or
+/// target/simtwin), else `target/simtwin` in the current directory or a parent.
 pub fn find_simtwin(explicit: Option<&Path>) -> Result<PathBuf> {
     let p = find_simtwin_raw(explicit)?;
     Ok(std::fs::canonicalize(&p).unwrap_or(p))
@@ -57,12 +57,15 @@ fn find_simtwin_raw(explicit: Option<&Path>) -> Result<PathBuf> {
         }
         return Ok(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os("SIMTWIN_DIR") {
+    if let Some(p) = std::env::var_os("SIMTWIN_DIR").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if !p.is_dir() {
             bail!("SIMTWIN_DIR={}: no such directory", p.display());
         }
         return Ok(p);
+    }
+    if let Some(root) = install_of_this_binary() {
+        return Ok(root);
     }
     if let Ok(cwd) = std::env::current_dir() {
         for d in cwd.ancestors() {
@@ -72,18 +75,32 @@ fn find_simtwin_raw(explicit: Option<&Path>) -> Result<PathBuf> {
             }
         }
     }
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(bin) = exe.parent() {
-            if bin.file_name().is_some_and(|n| n == "bin") {
-                if let Some(root) = bin.parent() {
-                    if root.join("lib/libcuda.so.1").exists() {
-                        return Ok(root.to_path_buf());
-                    }
-                }
-            }
+    bail!("cannot find simtwin's build (target/simtwin) or install: run scripts/build, or pass --simtwin DIR / set SIMTWIN_DIR")
+}
+
+/// `<prefix>` when the running binary is `<prefix>/bin/NAME` and `<prefix>/lib/libcuda.so.1` exists.
+fn install_of_this_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?;
+    let root = bin.parent()?;
+    (bin.file_name()? == "bin" && root.join("lib/libcuda.so.1").exists()).then(|| root.to_path_buf())
+}
+
+/// The kernel libraries of a CUDA run (EMU_CUDA_KERNELS): `--kernels`, else what the
+/// environment already names (e.g. set by `simtwin run --kernels` or `simtwin env`),
+/// else the fixtures' `<simtwin>/kernels`. Each directory of the list must exist.
+pub(crate) fn resolve_kernels(simtwin: &Path, explicit: Option<&Path>) -> Result<String> {
+    let (list, from) = match (explicit, std::env::var("EMU_CUDA_KERNELS").ok().filter(|v| !v.is_empty())) {
+        (Some(k), _) => (k.display().to_string(), "--kernels"),
+        (None, Some(v)) => (v, "EMU_CUDA_KERNELS"),
+        (None, None) => (simtwin.join("kernels").display().to_string(), "the default"),
+    };
+    for d in list.split(':').filter(|d| !d.is_empty()) {
+        if !Path::new(d).exists() {
+            bail!("kernel directory {d} ({from}) does not exist: run scripts/build (or pass --kernels DIR)");
         }
     }
-    bail!("cannot find simtwin's build (target/simtwin): run scripts/build, or pass --simtwin DIR / set SIMTWIN_DIR")
+    Ok(list)
 }
 
 /// What `parity driver-info` reports about the libcuda.so.1 a process would load.
@@ -165,6 +182,45 @@ pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
     info
 }
 
+/// The arguments of `driver-info` (parity's command, simtwin's hidden one: the probe
+/// runs whichever binary it is in).
+#[derive(clap::Args, Debug, Clone)]
+pub struct DriverInfoArgs {
+    /// Print one JSON line
+    #[arg(long)]
+    pub json: bool,
+    /// Call cuInit on simtwin's emulated driver too (does it accept the EMU_CUDA_* settings?)
+    #[arg(long, hide = true)]
+    pub init_emulated: bool,
+}
+
+/// `driver-info` of parity and simtwin (the probe runs it in a child process): prints
+/// what [`driver_info_here`] found, as one JSON line with `json`; returns the exit code
+/// (0 a driver with a device or the emulated driver, 77 none).
+pub fn print_driver_info(json: bool, init_emulated: bool) -> i32 {
+    let info = driver_info_here(true, init_emulated);
+    if json {
+        println!("{}", serde_json::to_string(&info).unwrap_or_default());
+    } else {
+        println!("libcuda.so.1: {}", info.path.as_deref().unwrap_or(if info.loaded { "(loaded, path unknown)" } else { "not found" }));
+        println!("simtwin emulated driver: {}", if info.emulated { "yes" } else { "no" });
+        if let Some(i) = info.init {
+            println!("cuInit: {i}");
+        }
+        if let Some(d) = info.devices {
+            println!("devices: {d}");
+        }
+        if let Some(e) = &info.error {
+            println!("note: {e}");
+        }
+    }
+    if info.emulated || info.devices.unwrap_or(0) > 0 {
+        0
+    } else {
+        77
+    }
+}
+
 /// Time limit of the driver probe (loading a driver and cuInit take well under a second).
 const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -242,8 +298,9 @@ pub(crate) fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]
         Some(0) => Ok(()),
         Some(rc) => {
             let why: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+            let what = if settings.is_empty() { "does not initialise".to_string() } else { format!("refuses {settings}") };
             let message = format!(
-                "the emulated driver {} refuses {settings}: cuInit answered {rc} ({}){}",
+                "the emulated driver {} {what}: cuInit answered {rc} ({}){}",
                 emu.driver_path,
                 cuda_error_name(rc),
                 if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
@@ -254,12 +311,12 @@ pub(crate) fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]
     }
 }
 
-/// `dir` prepended to the `:`-separated list in the environment variable `var`.
+/// `dir` prepended to the `:`-separated list in the environment variable `var` (the
+/// list's other entries kept in their order, a copy of `dir` among them dropped).
 pub(crate) fn prepend_path(dir: &Path, var: &str) -> String {
-    match std::env::var(var) {
-        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
-        _ => dir.display().to_string(),
-    }
+    let d = dir.display().to_string();
+    let old = std::env::var(var).unwrap_or_default();
+    std::iter::once(d.as_str()).chain(old.split(':').filter(|x| !x.is_empty() && *x != d)).collect::<Vec<_>>().join(":")
 }
 
 /// Environment for a CUDA extractor on the emulated driver.
@@ -273,20 +330,24 @@ pub(crate) struct EmulatedEnv {
 /// `kernels` (default: its `kernels/`) and the counters file pattern; checks that the
 /// loader really picks simtwin's driver there.
 pub(crate) fn emulated_env(simtwin: &Path, kernels: Option<&Path>, counts_pattern: &Path) -> Result<EmulatedEnv> {
+    let kernels = resolve_kernels(simtwin, kernels)?;
+    driver_env(simtwin, Some(kernels), counts_pattern)
+}
+
+/// The environment that puts `simtwin`'s driver first on LD_LIBRARY_PATH (keeping the
+/// entries already there), with the kernel list (None: the environment's own, if any)
+/// and the counters file pattern; checks that the loader really picks simtwin's driver.
+pub(crate) fn driver_env(simtwin: &Path, kernels: Option<String>, counts_pattern: &Path) -> Result<EmulatedEnv> {
     let lib_dir = simtwin.join("lib");
     let driver = lib_dir.join("libcuda.so.1");
     if !driver.exists() {
         bail!("the emulated driver {} does not exist: run scripts/build (or pass --simtwin DIR)", driver.display());
     }
-    let kernels = kernels.map(Path::to_path_buf).unwrap_or_else(|| simtwin.join("kernels"));
-    if !kernels.exists() {
-        bail!("kernel directory {} does not exist: run scripts/build (or pass --kernels DIR)", kernels.display());
+    let mut vars = vec![("LD_LIBRARY_PATH".to_string(), prepend_path(&lib_dir, "LD_LIBRARY_PATH"))];
+    if let Some(k) = kernels {
+        vars.push(("EMU_CUDA_KERNELS".to_string(), k));
     }
-    let vars = vec![
-        ("LD_LIBRARY_PATH".to_string(), prepend_path(&lib_dir, "LD_LIBRARY_PATH")),
-        ("EMU_CUDA_KERNELS".to_string(), kernels.display().to_string()),
-        ("EMU_CUDA_COUNTS".to_string(), counts_pattern.display().to_string()),
-    ];
+    vars.push(("EMU_CUDA_COUNTS".to_string(), counts_pattern.display().to_string()));
     let info = probe(&vars[..1])?;
     if !info.loaded {
         bail!("the emulated driver in {} cannot be loaded: {}", lib_dir.display(), info.error.unwrap_or_default());

@@ -49,8 +49,7 @@ pub struct DiffArgs {
 
 /// Runs `parity diff`: 0 within tolerance, 1 differences; an error for bad input.
 pub fn run_diff(a: &DiffArgs) -> Result<i32> {
-    let r = (|| -> Result<i32> {
-        report::clear_previous(&a.out, &report::DIFF_ARTEFACTS)?;
+    report::guarded("diff", &a.out, &report::DIFF_ARTEFACTS, || {
         let tols = match &a.tolerances {
             Some(p) => tolerance::Table::load(p)?,
             None => tolerance::Table::exact(),
@@ -66,9 +65,5 @@ pub fn run_diff(a: &DiffArgs) -> Result<i32> {
         report::write_all(&a.out, "parity diff", &summary, &sides, &comps, &[], "")?;
         crate::frames::print_table(&comps, &summary, &a.out);
         Ok(code)
-    })();
-    if let Err(e) = &r {
-        report::write_error(&a.out, "diff", 2, &format!("{e:#}"), Map::new());
-    }
-    r
+    })
 }

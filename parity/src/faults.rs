@@ -16,7 +16,8 @@ use crate::run::{self, fmt_secs, Ended, Spec};
 use crate::template::{self, Backend};
 use crate::tolerance::glob;
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Map, Value as Json};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
 use simtwin_abi::counters::Leaks;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -72,21 +73,26 @@ pub struct FaultsArgs {
     /// streams, events) is a finding too
     #[arg(long)]
     pub fail_on_leaks: bool,
+    /// Run only shard K of N of the call sites (dealt round robin in the order above;
+    /// every shard makes the clean run); `auto` reads a Slurm array task, `auto/N` a
+    /// Kubernetes Indexed Job; `parity merge` of the shards' directories gives the report
+    #[arg(long, value_name = "K/N|auto|auto/N", value_parser = crate::shard::parse)]
+    pub shard: Option<crate::shard::Shard>,
     /// Report directory
     #[arg(long, short = 'o', default_value = "reports/faults")]
     pub out: PathBuf,
 }
 
 /// Files of `parity faults` in its report directory.
-const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
-    files: &["faults.md", "faults.json", "faults.csv", "summary.json", "summary.md"],
+pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
+    files: &["faults.md", "faults.json", "faults.csv", "summary.json", "summary.md", "junit.xml", "faults.part.json", crate::shard::FILE],
     dirs: &["counts", "logs", "outputs"],
     prefixes: &[],
     suffixes: &[],
 };
 
 /// One call site: the K-th call of an entry point.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Site {
     pub name: String,
     pub call: u64,
@@ -110,7 +116,7 @@ pub(crate) fn plan_sites(calls: &BTreeMap<String, u64>, only: &[String], skip: &
 }
 
 /// Was the failure injected?
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Injection {
     /// Yes, with this code.
     Yes(u32),
@@ -123,7 +129,7 @@ pub enum Injection {
 }
 
 /// One faulted run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct FaultRun {
     pub site: Site,
     pub ended: Ended,
@@ -195,14 +201,7 @@ fn leaks_json(l: &Leaks) -> Json {
 /// Runs `parity faults`: 0 no finding, 1 a crash or a hang (or a leak with
 /// `--fail-on-leaks`); an error for a setup problem (written to the report too).
 pub fn run_faults(a: &FaultsArgs) -> Result<i32> {
-    match faults_inner(a) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let code = crate::exit_code_of(&e);
-            report::write_error(&a.out, "faults", code, &format!("{e:#}"), Map::new());
-            Err(e)
-        }
-    }
+    report::guarded("faults", &a.out, &ARTEFACTS, || faults_inner(a))
 }
 
 /// What every run of the campaign shares.
@@ -224,9 +223,27 @@ impl Campaign {
         emu.vars.extend(self.extra_env.iter().cloned());
         std::fs::create_dir_all(self.out.join("outputs"))?;
         let output = self.out.join("outputs").join(format!("{tag}.out"));
-        let argv = template::expand(&self.template, &a.ex.vars(&a.clip, self.frames, &output, Backend::Cuda, None))?;
+        let argv = template::expand(&self.template, &a.ex.vars(&a.clip.clip()?, self.frames, &output, Backend::Cuda, None))?;
         Ok((emu, argv, cdir))
     }
+}
+
+/// What a campaign (or one shard of it) found: the clean run and the faulted runs,
+/// saved as `faults.part.json` by a shard so that `parity merge` reports the whole
+/// campaign with the same code.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Part {
+    command: Vec<String>,
+    flags: String,
+    frames: u64,
+    features: Option<String>,
+    fail_on_leaks: bool,
+    clean_elapsed: Duration,
+    clean_calls: BTreeMap<String, u64>,
+    clean_leaks: Leaks,
+    clean_files: Vec<PathBuf>,
+    timeout: Duration,
+    runs: Vec<FaultRun>,
 }
 
 fn faults_inner(a: &FaultsArgs) -> Result<i32> {
@@ -241,9 +258,40 @@ fn faults_inner(a: &FaultsArgs) -> Result<i32> {
         Some(t) => Duration::from_secs_f64(t),
         None => (clean_elapsed * 10).clamp(Duration::from_secs(10), Duration::from_secs_f64(run::DEFAULT_TIMEOUT_S)),
     };
-    let mut runs = faulted_runs(a, &c, &sites, timeout)?;
-    // Reported by entry point, then call index (they ran first calls first).
-    runs.sort_by(|x, y| x.site.name.cmp(&y.site.name).then(x.site.call.cmp(&y.site.call)));
+    let mine: Vec<Site> = sites.iter().enumerate().filter(|(i, _)| a.shard.is_none_or(|s| s.owns(*i))).map(|(_, s)| s.clone()).collect();
+    let runs = faulted_runs(a, &c, &mine, timeout)?;
+    check_injected(&runs)?;
+    let part = Part {
+        command: argv,
+        flags: c.note.clone(),
+        frames: c.frames,
+        features: a.ex.features.clone(),
+        fail_on_leaks: a.fail_on_leaks,
+        clean_elapsed,
+        clean_calls: clean.total.calls.clone(),
+        clean_leaks: clean.total.leaks.clone(),
+        clean_files: clean.paths().into_iter().map(Path::to_path_buf).collect(),
+        timeout,
+        runs,
+    };
+    let Some(sh) = a.shard else { return report(&c.out, &part, part.runs.clone()) };
+    // The plan: what decides the campaign, the clean run's call sites included (a
+    // program whose calls differ between shards is not one run).
+    let clip = a.clip.clip()?;
+    let plan = json!({"template": c.template, "frames": c.frames, "timeout": a.ex.timeout,
+                      "clip": {"reference": clip.reference, "distorted": clip.distorted, "width": clip.width, "height": clip.height, "bitdepth": clip.bitdepth, "pixfmt": clip.pixfmt}, "features": a.ex.features, "defect": a.ex.defect, "only": a.only, "skip": a.skip,
+                      "per_entry": a.per_entry, "max_runs": a.max_runs, "fail_on_leaks": a.fail_on_leaks, "env": c.extra_env,
+                      "sites": sites.iter().map(|s| format!("{}:{}", s.name, s.call)).collect::<Vec<_>>()});
+    let rec = crate::shard::Record::new("faults", plan, sh, sites.len(), mine.iter().map(|s| format!("{}:{}", s.name, s.call)).collect());
+    report::write_json(&c.out.join("faults.part.json"), &serde_json::to_value(&part)?)?;
+    rec.write(&c.out)?;
+    let crashes = part.runs.iter().filter(|r| r.crash() || r.hang()).count();
+    println!("shard {}: {} of {} call sites failed in turn, {crashes} crash(es) or hang(s); merge with `parity merge` (run {})", sh, mine.len(), sites.len(), rec.run_key);
+    Ok(0)
+}
+
+/// A driver that injects none of the failures asked for does not support fault injection.
+fn check_injected(runs: &[FaultRun]) -> Result<()> {
     if runs.iter().all(|r| matches!(r.injection, Injection::NotInjected | Injection::NotReached(_) | Injection::Unknown))
         && runs.iter().any(|r| r.injection == Injection::NotInjected)
     {
@@ -252,37 +300,72 @@ fn faults_inner(a: &FaultsArgs) -> Result<i32> {
             runs.len()
         );
     }
-    let clean_leaks = clean.total.leaks.clone();
-    let findings = findings(a, &runs, &clean_leaks, timeout);
+    Ok(())
+}
+
+/// The campaign's reports from the clean run of `part` and every faulted run.
+fn report(out: &Path, part: &Part, mut runs: Vec<FaultRun>) -> Result<i32> {
+    // Reported by entry point, then call index (they ran first calls first).
+    runs.sort_by(|x, y| x.site.name.cmp(&y.site.name).then(x.site.call.cmp(&y.site.call)));
+    let timeout = part.timeout;
+    let findings = findings(part.fail_on_leaks, &runs, &part.clean_leaks, timeout);
     let code = if findings.is_empty() { 0 } else { 1 };
-    let summary = summary_json(a, &c, &argv, &clean, clean_elapsed, timeout, &runs, &findings, code);
-    write_csv(&c.out, &runs, timeout)?;
-    report::write_atomic(&c.out.join("faults.md"), markdown(&summary, &runs, &findings, timeout, &clean_leaks))?;
-    report::write_json(&c.out.join("faults.json"), &summary)?;
-    print_summary(&runs, &findings, timeout, &c.out, code);
+    let summary = summary_json(part, &runs, &findings, code);
+    write_csv(out, &runs, timeout)?;
+    report::write_atomic(&out.join("faults.md"), markdown(&summary, &runs, &findings, timeout, &part.clean_leaks))?;
+    report::write_json(&out.join("faults.json"), &summary)?;
+    crate::junit::write(&out.join("junit.xml"), "parity faults", &[crate::junit::Suite { name: "parity faults".into(), cases: crate::junit::faults_cases(&summary), time: None }])?;
+    print_summary(&runs, &findings, timeout, out, code);
     Ok(code)
+}
+
+/// `parity merge` of faults shards: shard 1's clean run, every shard's faulted runs
+/// (their logs, counters and outputs brought into `out`), reported as one campaign.
+pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> Result<i32> {
+    report::clear_previous(out, &ARTEFACTS)?;
+    let mut parts = Vec::new();
+    for (i, (dir, _)) in shards.iter().enumerate() {
+        let p = dir.join("faults.part.json");
+        let part: Part = serde_json::from_str(&crate::input::read_text(&p, "faults shard part")?).with_context(|| format!("{}: malformed", p.display()))?;
+        // Every shard made the clean run: shard 1's is the campaign's.
+        let skip: &[&str] = if i == 0 { &["shard.json", "faults.part.json"] } else { &["shard.json", "faults.part.json", "counts/clean", "logs/clean.stdout.log", "logs/clean.stderr.log", "outputs/clean.out"] };
+        crate::shard::copy_tree(dir, out, skip)?;
+        parts.push((dir.clone(), part));
+    }
+    let mut runs = Vec::new();
+    for (dir, part) in &parts {
+        for r in &part.runs {
+            let mut r = r.clone();
+            if let Ok(rel) = r.log.strip_prefix(dir) {
+                r.log = out.join(rel);
+            }
+            runs.push(r);
+        }
+    }
+    check_injected(&runs)?;
+    let (dir0, mut first) = parts.swap_remove(0);
+    first.clean_files = first.clean_files.iter().map(|f| f.strip_prefix(&dir0).map(|rel| out.join(rel)).unwrap_or_else(|_| f.clone())).collect();
+    report(out, &first, runs)
 }
 
 /// Validation, the report directory (cleared of an earlier run's files), the template.
 fn campaign(a: &FaultsArgs) -> Result<Campaign> {
-    let avail = a.clip.resolve_frames(None).ok();
+    let avail = a.clip.clip()?.resolve_frames(None).ok();
     let frames = match (a.frames, avail) {
-        (Some(n), _) => a.clip.resolve_frames(Some(n))?,
+        (Some(n), _) => a.clip.clip()?.resolve_frames(Some(n))?,
         (None, Some(av)) => av.min(2),
-        (None, None) => a.clip.resolve_frames(None)?,
+        (None, None) => a.clip.clip()?.resolve_frames(None)?,
     };
     if a.max_runs == Some(0) || a.per_entry == Some(0) {
         bail!("--max-runs and --per-entry must be at least 1");
     }
-    if let Some(o) = &a.ex.block_order {
+    if let Some(o) = &a.ex.emu.block_order {
         crate::orders::check_order(o)?;
     }
     if a.ex.cuda_env.iter().any(|kv| kv.starts_with("EMU_CUDA_FAIL=")) {
         bail!("--cuda-env EMU_CUDA_FAIL=...: parity faults sets EMU_CUDA_FAIL itself, one call site per run");
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let simtwin = a.ex.require_simtwin()?;
     let (template, note) = template::resolve(a.cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
     Ok(Campaign { out, template, note, frames, simtwin, extra_env: a.ex.cuda_extra_env()? })
@@ -294,7 +377,7 @@ fn counting_run(a: &FaultsArgs, c: &Campaign) -> Result<(Counts, Duration, Vec<S
     eprintln!("parity: counting the driver calls of a clean run\n  $ {}", template::display(&argv));
     let spec = Spec { label: "clean".into(), argv: argv.clone(), env: emu.vars.clone(), log_dir: c.out.join("logs"), spinner: true, timeout: a.ex.timeout() };
     let res = run::run(&spec).context("the program fails without any injected fault: fix that first (parity faults needs a clean run to count the driver calls)")?;
-    let counts = Counts::read_dir(&cdir)?;
+    let counts = crate::counts::collect(&cdir)?;
     if counts.files.is_empty() {
         bail!("the clean run left no counters file in {}: the program did not load simtwin's libcuda.so.1", cdir.display());
     }
@@ -342,7 +425,7 @@ fn faulted_run(a: &FaultsArgs, c: &Campaign, s: &Site, timeout: Duration) -> Res
     env.push(("EMU_CUDA_FAIL".into(), format!("{}:{}", s.name, s.call)));
     let spec = Spec { label: tag.clone(), argv, env, log_dir: c.out.join("logs"), spinner: false, timeout };
     let f = run::execute(&spec)?;
-    let counts = Counts::read_dir(&cdir)?;
+    let counts = crate::counts::collect(&cdir)?;
     let have = !counts.files.is_empty();
     let state = have.then(|| counts.state());
     let injection = if !have {
@@ -376,34 +459,34 @@ fn faulted_run(a: &FaultsArgs, c: &Campaign, s: &Site, timeout: Duration) -> Res
 }
 
 /// Crashes and hangs (and leaks with --fail-on-leaks), one line each.
-fn findings(a: &FaultsArgs, runs: &[FaultRun], clean: &Leaks, timeout: Duration) -> Vec<String> {
+fn findings(fail_on_leaks: bool, runs: &[FaultRun], clean: &Leaks, timeout: Duration) -> Vec<String> {
     let mut v = Vec::new();
     for r in runs {
         let at = format!("{}:{}", r.site.name, r.site.call);
         if r.crash() || r.hang() {
             v.push(format!("{at}: {}; stderr: {}", r.outcome(timeout), if r.stderr_first_line.is_empty() { "(empty)" } else { &r.stderr_first_line }));
-        } else if a.fail_on_leaks && r.extra_leaks(clean).unwrap_or(0) > 0 {
+        } else if fail_on_leaks && r.extra_leaks(clean).unwrap_or(0) > 0 {
             v.push(format!("{at}: leaks {} (--fail-on-leaks)", r.leaks_str()));
         }
     }
     v
 }
 
-#[allow(clippy::too_many_arguments)]
-fn summary_json(a: &FaultsArgs, c: &Campaign, argv: &[String], clean: &Counts, clean_elapsed: Duration, timeout: Duration, runs: &[FaultRun], findings: &[String], code: i32) -> Json {
+fn summary_json(part: &Part, runs: &[FaultRun], findings: &[String], code: i32) -> Json {
     let count = |f: &dyn Fn(&FaultRun) -> bool| runs.iter().filter(|r| f(r)).count();
+    let timeout = part.timeout;
     json!({
         "schema": "simtwin-faults/1",
         "verdict": if code == 0 { "pass" } else { "fail" },
         "exit_code": code,
-        "flags": c.note,
-        "command": argv,
-        "frames": c.frames,
-        "features": a.ex.features,
+        "flags": part.flags,
+        "command": part.command,
+        "frames": part.frames,
+        "features": part.features,
         "timeout_s": timeout.as_secs_f64(),
-        "clean_run": {"elapsed_s": clean_elapsed.as_secs_f64(), "calls": clean.total.calls, "leaks": leaks_json(&clean.total.leaks),
-                      "counts_files": clean.paths()},
-        "call_sites": clean.total.calls.values().sum::<u64>(),
+        "clean_run": {"elapsed_s": part.clean_elapsed.as_secs_f64(), "calls": part.clean_calls, "leaks": leaks_json(&part.clean_leaks),
+                      "counts_files": part.clean_files},
+        "call_sites": part.clean_calls.values().sum::<u64>(),
         "runs_total": runs.len(),
         "totals": {
             "crashes": count(&|r| r.crash()),
@@ -412,7 +495,7 @@ fn summary_json(a: &FaultsArgs, c: &Campaign, argv: &[String], clean: &Counts, c
             "exit_0": count(&|r| r.ended == Ended::Exit(0)),
             "injected": count(&|r| matches!(r.injection, Injection::Yes(_))),
             "not_injected": count(&|r| r.injection == Injection::NotInjected),
-            "leaking_runs": count(&|r| r.extra_leaks(&clean.total.leaks).unwrap_or(0) > 0),
+            "leaking_runs": count(&|r| r.extra_leaks(&part.clean_leaks).unwrap_or(0) > 0),
             "counters_not_from_clean_exit": count(&|r| r.counts_state.as_ref().is_some_and(|s| *s != State::Exit)),
         },
         "findings": findings,

@@ -1,19 +1,22 @@
 //! `parity frames`: run a CPU and a CUDA extractor on the same clips and compare every
 //! frame and metric bit for bit.
 
-use crate::common::{parse_proof, ClipArgs, ExtractorArgs, Proof};
+use crate::common::{parse_proof, Clip, ClipArgs, ExtractorArgs, Proof};
 use crate::compare::{compare, Comparison, Selection};
 use crate::counts::{prepare_dir, state_tag, Counts};
 use crate::device::{check_emulated_accepts, emulated_env, for_real_device, DeviceMode, RealDevice};
 use crate::fidelity;
+use crate::matrix::Cell;
 use crate::num::g17;
 use crate::orders::{self, OrderCheck, OrderRuns};
 use crate::output::{self, Table};
 use crate::report::{self, Side};
 use crate::run::{self, Spec};
+use crate::shard::Shard;
 use crate::template::{self, Backend};
 use crate::tolerance;
 use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +38,11 @@ Examples:
       --features topk --block-orders forward,reverse,shuffle:1
   # a run that may hang: kill it (and everything it started) after 2 minutes:
   parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --timeout 120
+  # a matrix: every clip of a list x every feature x two block orders, in 3 shards
+  # (one per CI job), then merged into the report of the whole run:
+  parity frames --clips clips.csv --features sse,topk --per-feature \\
+      --block-orders forward,reverse --shard 2/3 --out shards/2
+  parity merge shards/1 shards/2 shards/3 --out reports/frames
   # a custom CUDA extractor template:
   parity frames -r ref.yuv -d dis.yuv -W 640 -H 360 \\
       --cuda-cmd './my_twin --gpu -i {ref} -j {dis} -s {width}x{height} -n {frames} -o {output}'
@@ -90,34 +98,46 @@ pub struct FramesArgs {
     /// frame whose value changes between orders (exit code 1), e.g. forward,reverse,shuffle:1
     #[arg(long, value_delimiter = ',', value_name = "ORDER,ORDER,...")]
     pub block_orders: Vec<String>,
+    /// A clip list instead of -r/-d/-W/-H: a CSV file with the columns name, reference,
+    /// distorted, width, height (and optionally bitdepth, pixfmt, frames), paths relative
+    /// to the file; every clip x feature set is a cell with its report in OUT/cells/CLIP/FEATURES
+    #[arg(long, value_name = "FILE")]
+    pub clips: Option<PathBuf>,
+    /// Each feature of --features is an extractor run and a report cell of its own
+    #[arg(long)]
+    pub per_feature: bool,
+    /// Run only shard K of N of the run's units (each cell's first run, then one per
+    /// further block order, dealt round robin); `auto` reads a Slurm array task
+    /// (SLURM_ARRAY_TASK_ID/_COUNT), `auto/N` a Kubernetes Indexed Job (JOB_COMPLETION_INDEX).
+    /// The shard's directory then holds its runs and shard.json; `parity merge` of every
+    /// shard's directory gives the report of the whole run
+    #[arg(long, value_name = "K/N|auto|auto/N", value_parser = crate::shard::parse)]
+    pub shard: Option<Shard>,
     /// Report directory
     #[arg(long, short = 'o', default_value = "reports/frames")]
     pub out: PathBuf,
 }
 
-/// One CUDA run: the device, its environment and where its counters go.
+/// Where the CUDA runs of every cell go: the device, its environment (the counters
+/// pattern set per cell) and the block order.
 struct CudaRun {
     label: String,
     device: &'static str,
     env: Vec<(String, String)>,
-    counts_dir: Option<PathBuf>,
+    /// Counters are read (simtwin's driver, emulated or pass-through).
+    counted: bool,
     driver: String,
     /// Block order of this run (`--block-orders`), if set.
     order: Option<String>,
     /// Settings of the run that the real device does not get (emulation only).
     dropped: Vec<String>,
+    /// The unit it belongs to: 0 (with the CPU run) or the block order's index.
+    unit: usize,
 }
 
-/// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
+/// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
-    match frames_inner(a) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let code = crate::exit_code_of(&e);
-            report::write_error(&a.out, "frames", code, &format!("{e:#}"), Map::new());
-            Err(e)
-        }
-    }
+    report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || frames_inner(a))
 }
 
 fn ext_for(cmd: &Option<String>) -> &'static str {
@@ -128,21 +148,224 @@ fn ext_for(cmd: &Option<String>) -> &'static str {
     }
 }
 
-/// What the run needs, checked before anything runs.
-struct Plan {
-    tols: tolerance::Table,
-    proof: Proof,
-    nframes: u64,
-    out: PathBuf,
-    logs: PathBuf,
+/// One cell of the plan, as shards and merge see it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct CellPlan {
+    id: String,
+    clip: String,
+    reference: PathBuf,
+    distorted: PathBuf,
+    /// Sizes of the clip files (a changed clip is another run).
+    bytes: [u64; 2],
+    width: u32,
+    height: u32,
+    bitdepth: u32,
+    pixfmt: String,
+    features: Option<String>,
+    frames: u64,
+}
+
+/// Everything that decides a run's results, checked before anything runs: what shards
+/// of one run share (`shard.json`'s plan) and what `parity merge` reports from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct RunPlan {
+    matrix: bool,
+    cells: Vec<CellPlan>,
+    /// `--block-orders` (empty: one CUDA run per device).
+    orders: Vec<String>,
+    device: String,
+    tolerances: Option<String>,
+    tolerances_source: Option<String>,
+    metrics: Vec<String>,
+    ignore_metric: Vec<String>,
+    allow_hazards: bool,
+    proof: String,
+    features: Option<String>,
+    defect: Option<String>,
     cpu_t: String,
     cpu_note: String,
     cuda_t: String,
     cuda_note: String,
+    cpu_ext: String,
+    cuda_ext: String,
     extra_env: Vec<(String, String)>,
 }
 
-/// What the runs produced, gathered for the reports.
+impl RunPlan {
+    fn of(a: &FramesArgs) -> Result<RunPlan> {
+        let tolerances = a.tolerances.as_ref().map(|p| crate::input::read_text(p, "tolerance table")).transpose()?;
+        parse_proof(&a.proof)?;
+        if !a.block_orders.is_empty() {
+            orders::check_orders(&a.block_orders)?;
+            if a.ex.emu.block_order.is_some() {
+                bail!("--block-order and --block-orders exclude each other");
+            }
+            if a.device == DeviceMode::Real {
+                bail!("--block-orders needs the emulated driver (--device emulated or both): a real device has no block order to choose");
+            }
+        }
+        if let Some(o) = &a.ex.emu.block_order {
+            orders::check_order(o)?;
+        }
+        if a.per_feature && a.ex.features.as_deref().is_none_or(|f| f.trim().is_empty()) {
+            bail!("--per-feature needs --features (the features to give one run each)");
+        }
+        let clips: Vec<Clip> = match (&a.clips, a.clip.given()) {
+            (Some(_), true) => bail!("--clips and -r/-d/-W/-H exclude each other"),
+            (Some(list), false) => crate::matrix::read_clip_list(list)?,
+            (None, _) => vec![a.clip.clip()?],
+        };
+        let mut sized = Vec::new();
+        for c in &clips {
+            let n = c.resolve_frames(c.frames.or(a.frames)).map_err(|e| if c.name.is_empty() { e } else { e.context(format!("clip {}", c.name)) })?;
+            sized.push((c.clone(), n));
+        }
+        let matrix = a.clips.is_some() || a.per_feature;
+        let cells = crate::matrix::cells(&sized, a.ex.features.as_deref(), a.per_feature, Path::new(""), matrix)
+            .into_iter()
+            .map(|c| CellPlan {
+                bytes: [&c.clip.reference, &c.clip.distorted].map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)),
+                id: c.id,
+                clip: c.clip.name,
+                reference: c.clip.reference,
+                distorted: c.clip.distorted,
+                width: c.clip.width,
+                height: c.clip.height,
+                bitdepth: c.clip.bitdepth,
+                pixfmt: c.clip.pixfmt,
+                features: c.features,
+                frames: c.frames,
+            })
+            .collect();
+        let (cpu_t, cpu_note) = template::resolve(a.cpu_cmd.as_deref(), &a.ex.preset, Backend::Cpu)?;
+        let (cuda_t, cuda_note) = template::resolve(a.cuda_cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
+        let plan = RunPlan {
+            matrix,
+            cells,
+            orders: a.block_orders.clone(),
+            device: a.device.name().into(),
+            tolerances,
+            tolerances_source: a.tolerances.as_ref().map(|p| p.display().to_string()),
+            metrics: a.metrics.clone(),
+            ignore_metric: a.ignore_metric.clone(),
+            allow_hazards: a.allow_hazards,
+            proof: a.proof.clone(),
+            features: a.ex.features.clone(),
+            defect: a.ex.defect.clone(),
+            cpu_t,
+            cpu_note,
+            cuda_t,
+            cuda_note,
+            cpu_ext: ext_for(&a.cpu_cmd).into(),
+            cuda_ext: ext_for(&a.cuda_cmd).into(),
+            extra_env: a.ex.cuda_extra_env()?,
+        };
+        plan.tols()?;
+        Ok(plan)
+    }
+
+    fn tols(&self) -> Result<tolerance::Table> {
+        match (&self.tolerances, &self.tolerances_source) {
+            (Some(t), src) => {
+                let mut table = tolerance::Table::parse(t).with_context(|| format!("tolerance table {}", src.as_deref().unwrap_or("")))?;
+                table.source = src.clone();
+                Ok(table)
+            }
+            (None, _) => Ok(tolerance::Table::exact()),
+        }
+    }
+
+    /// The cells with their report directories under `out`.
+    fn cells(&self, out: &Path) -> Vec<Cell> {
+        self.cells
+            .iter()
+            .map(|c| Cell {
+                dir: if self.matrix { out.join("cells").join(&c.id) } else { out.to_path_buf() },
+                id: c.id.clone(),
+                clip: Clip {
+                    name: c.clip.clone(),
+                    reference: c.reference.clone(),
+                    distorted: c.distorted.clone(),
+                    width: c.width,
+                    height: c.height,
+                    bitdepth: c.bitdepth,
+                    pixfmt: c.pixfmt.clone(),
+                    frames: Some(c.frames),
+                },
+                features: c.features.clone(),
+                frames: c.frames,
+            })
+            .collect()
+    }
+
+    /// The units of work in the run's order: each cell's first unit (the CPU run and the
+    /// first CUDA runs), then one per further block order.
+    fn units(&self) -> Vec<(usize, usize)> {
+        let per_cell = self.orders.len().max(1);
+        (0..self.cells.len()).flat_map(|c| (0..per_cell).map(move |k| (c, k))).collect()
+    }
+
+    fn unit_id(&self, (c, k): (usize, usize)) -> String {
+        let cell = if self.cells[c].id.is_empty() { "clip" } else { &self.cells[c].id };
+        format!("{cell}:{}", self.orders.get(k).map(String::as_str).unwrap_or("run"))
+    }
+
+    /// The labels of one cell's runs in report order, with their unit.
+    fn labels(&self) -> Vec<(String, usize)> {
+        let mut v = vec![("cpu".to_string(), 0)];
+        let device = self.device.as_str();
+        if device != "real" {
+            v.push((fidelity::EMULATED.to_string(), 0));
+        }
+        if device != "emulated" {
+            v.push((fidelity::REAL.to_string(), 0));
+        }
+        for (k, o) in self.orders.iter().enumerate().skip(1) {
+            v.push((format!("cuda-emulated-{}", orders::slug(o)), k));
+        }
+        v
+    }
+}
+
+/// What one run left, persisted in `CELL/runs/LABEL.json` so that a cell is reported
+/// the same way whether its runs happened in one process or in shards.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct RunRecord {
+    label: String,
+    device: String,
+    order: Option<String>,
+    notes: Vec<String>,
+    json: Json,
+    /// The output file, relative to the cell directory.
+    output: String,
+    /// The counters directory, relative to the cell directory.
+    counts_dir: Option<String>,
+    hazards: usize,
+    hazard_examples: Vec<Json>,
+    /// Why the run failed (the cell is then an error).
+    error: Option<String>,
+    error_code: i32,
+}
+
+impl RunRecord {
+    fn path(dir: &Path, label: &str) -> PathBuf {
+        dir.join("runs").join(format!("{label}.json"))
+    }
+    fn save(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir.join("runs"))?;
+        report::write_json(&Self::path(dir, &self.label), &serde_json::to_value(self)?)
+    }
+    fn load(dir: &Path, label: &str) -> Result<Option<RunRecord>> {
+        let p = Self::path(dir, label);
+        if !p.exists() {
+            return Ok(None);
+        }
+        let t = crate::input::read_text(&p, "run record")?;
+        Ok(Some(serde_json::from_str(&t).with_context(|| format!("{}: malformed", p.display()))?))
+    }
+}
+
+/// What the runs of one cell produced, gathered for its reports.
 #[derive(Default)]
 struct Record {
     notes: Vec<String>,
@@ -157,65 +380,94 @@ struct Record {
     counts: Vec<(String, Counts)>,
 }
 
-fn frames_inner(a: &FramesArgs) -> Result<i32> {
-    let plan = plan(a)?;
-    let cuda_runs = cuda_runs(a, &plan)?;
-    let mut rec = Record::default();
-    run_cpu(a, &plan, &mut rec)?;
-    for r in &cuda_runs {
-        run_cuda(a, &plan, r, &mut rec)?;
-    }
-    finish(a, &plan, rec)
+/// The run's setup: the plan, where reports go, the CUDA runs' devices.
+struct Ctx {
+    plan: RunPlan,
+    out: PathBuf,
+    cells: Vec<Cell>,
+    cuda_runs: Vec<CudaRun>,
+    proof: Proof,
+    timeout: std::time::Duration,
 }
 
-/// Validates the arguments, resolves the templates and clears the report directory of
-/// an earlier run's files.
-fn plan(a: &FramesArgs) -> Result<Plan> {
-    let tols = match &a.tolerances {
-        Some(p) => tolerance::Table::load(p)?,
-        None => tolerance::Table::exact(),
-    };
-    let proof = parse_proof(&a.proof)?;
-    let nframes = a.clip.resolve_frames(a.frames)?;
-    if !a.block_orders.is_empty() {
-        orders::check_orders(&a.block_orders)?;
-        if a.ex.block_order.is_some() {
-            bail!("--block-order and --block-orders exclude each other");
+/// Files and directories of `parity frames` beyond a cell's reports.
+const RUN_ARTEFACTS: report::Artefacts<'static> =
+    report::Artefacts { files: &[crate::shard::FILE], dirs: &["cells", "runs"], prefixes: &[], suffixes: &[] };
+
+fn frames_inner(a: &FramesArgs) -> Result<i32> {
+    let plan = RunPlan::of(a)?;
+    // `run_frames` created the directory, cleared an earlier run's reports and wrote the
+    // incomplete summary.
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
+    report::clear_previous(&out, &RUN_ARTEFACTS)?;
+    let ctx = Ctx { cells: plan.cells(&out), cuda_runs: cuda_runs(a, &plan)?, proof: parse_proof(&plan.proof)?, timeout: a.ex.timeout(), plan, out };
+    let units = ctx.plan.units();
+    // A plain run stops at its first failure, as it always has; a matrix or a shard goes
+    // on and reports the failed cells as errors.
+    let strict = !ctx.plan.matrix && a.shard.is_none();
+    let mut mine = Vec::new();
+    let mut failed = 0;
+    for (i, u) in units.iter().enumerate() {
+        if a.shard.is_some_and(|s| !s.owns(i)) {
+            continue;
         }
-        if a.device == DeviceMode::Real {
-            bail!("--block-orders needs the emulated driver (--device emulated or both): a real device has no block order to choose");
+        mine.push(ctx.plan.unit_id(*u));
+        if ctx.plan.matrix {
+            eprintln!("parity: [{}/{}] {}", i + 1, units.len(), ctx.plan.unit_id(*u));
+        }
+        if let Err(e) = run_unit(a, &ctx, *u) {
+            if strict {
+                return Err(e);
+            }
+            eprintln!("parity: {}: error: {e:#}", ctx.plan.unit_id(*u));
+            failed += 1;
         }
     }
-    if let Some(o) = &a.ex.block_order {
-        orders::check_order(o)?;
+    match a.shard {
+        Some(sh) => {
+            let rec = crate::shard::Record::new("frames", serde_json::to_value(&ctx.plan)?, sh, units.len(), mine);
+            write_shard_summary(&ctx.out, &rec, failed)?;
+            rec.write(&ctx.out)?;
+            Ok(if failed > 0 { 2 } else { 0 })
+        }
+        None => report_run(&ctx.plan, &ctx.out),
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &report::FRAMES_ARTEFACTS)?;
-    let (cpu_t, cpu_note) = template::resolve(a.cpu_cmd.as_deref(), &a.ex.preset, Backend::Cpu)?;
-    let (cuda_t, cuda_note) = template::resolve(a.cuda_cmd.as_deref(), &a.ex.preset, Backend::Cuda)?;
-    let extra_env = a.ex.cuda_extra_env()?;
-    Ok(Plan { tols, proof, nframes, logs: out.join("logs"), out, cpu_t, cpu_note, cuda_t, cuda_note, extra_env })
+}
+
+fn write_shard_summary(out: &Path, rec: &crate::shard::Record, failed: usize) -> Result<()> {
+    let md = format!(
+        "# parity frames, shard {} (run {})\n\n{} of {} units ran here{}; `parity merge` of every shard's directory gives the report.\n\n{}\n",
+        rec.shard,
+        rec.run_key,
+        rec.units.len(),
+        rec.units_total,
+        if failed > 0 { format!(", {failed} with an error") } else { String::new() },
+        rec.units.iter().map(|u| format!("- `{u}`")).collect::<Vec<_>>().join("\n")
+    );
+    report::write_atomic(&out.join("summary.md"), md)?;
+    println!("shard {}: {} of {} units{}; merge with `parity merge` (run {})", rec.shard, rec.units.len(), rec.units_total, if failed > 0 { format!(", {failed} failed") } else { String::new() }, rec.run_key);
+    Ok(())
 }
 
 /// Device setup first: a missing device or driver, or a driver that refuses a setting,
 /// fails before anything runs (no real device: exit 77 before anything else). The
 /// first emulated run is compared with the CPU; runs under further block orders follow
 /// it; the real device's run comes second (columns cpu, cuda-emulated, cuda-real).
-fn cuda_runs(a: &FramesArgs, plan: &Plan) -> Result<Vec<CudaRun>> {
+fn cuda_runs(a: &FramesArgs, plan: &RunPlan) -> Result<Vec<CudaRun>> {
     let mut runs = Vec::new();
-    let real = if a.device.real() { Some(RealDevice::find()?) } else { None };
-    if a.device.emulated() {
+    let device = a.device;
+    let real = if device.real() { Some(RealDevice::find()?) } else { None };
+    // The counters pattern is set per cell; this one only stands in for the probes.
+    let probe_pattern = std::env::temp_dir().join("parity-probe-%p.json");
+    if device.emulated() {
         let simtwin = a.ex.require_simtwin()?;
-        let orders: Vec<Option<String>> = if a.block_orders.is_empty() { vec![None] } else { a.block_orders.iter().cloned().map(Some).collect() };
+        let orders: Vec<Option<String>> = if plan.orders.is_empty() { vec![None] } else { plan.orders.iter().cloned().map(Some).collect() };
+        let emu = emulated_env(&simtwin, a.ex.kernels.as_deref(), &probe_pattern)?;
         for (i, order) in orders.iter().enumerate() {
             let label = match (i, order) {
                 (0, _) | (_, None) => fidelity::EMULATED.to_string(),
                 (_, Some(o)) => format!("cuda-emulated-{}", orders::slug(o)),
             };
-            let cdir = plan.out.join("counts").join(&label);
-            let pattern = prepare_dir(&cdir)?;
-            let emu = emulated_env(&simtwin, a.ex.kernels.as_deref(), &pattern)?;
             let mut env = emu.vars.clone();
             env.extend(plan.extra_env.clone());
             if let Some(o) = order {
@@ -226,71 +478,107 @@ fn cuda_runs(a: &FramesArgs, plan: &Plan) -> Result<Vec<CudaRun>> {
             if !settings.is_empty() {
                 check_emulated_accepts(&emu, &settings)?;
             }
-            runs.push(CudaRun { label, device: "emulated", env, counts_dir: Some(cdir), driver: emu.driver_path, order: order.clone(), dropped: vec![] });
+            runs.push(CudaRun { label, device: "emulated", env, counted: true, driver: emu.driver_path.clone(), order: order.clone(), dropped: vec![], unit: i });
         }
     }
     if let Some(real) = real {
         let simtwin = a.ex.require_simtwin()?;
         real.check_passthrough(&simtwin, a.ex.kernels.as_deref())?;
-        let cdir = plan.out.join("counts").join(fidelity::REAL);
-        let pattern = prepare_dir(&cdir)?;
-        let mut env = real.env(&simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
+        let mut env = real.env(&simtwin, a.ex.kernels.as_deref(), &probe_pattern)?.vars;
         let (extra, dropped) = for_real_device(&plan.extra_env);
         env.extend(extra);
         // After the first emulated run (the comparisons' order: cpu, emulated, real).
         let at = runs.len().min(1);
-        runs.insert(at, CudaRun { label: fidelity::REAL.into(), device: "real", env, counts_dir: Some(cdir), driver: real.label(), order: None, dropped });
+        runs.insert(at, CudaRun { label: fidelity::REAL.into(), device: "real", env, counted: true, driver: real.label(), order: None, dropped, unit: 0 });
     }
     Ok(runs)
 }
 
+/// Runs one unit: its runs in order, each persisted; the first failure ends the unit
+/// (persisted as the failed run's record).
+fn run_unit(a: &FramesArgs, ctx: &Ctx, (c, k): (usize, usize)) -> Result<()> {
+    let cell = &ctx.cells[c];
+    if k == 0 {
+        persist(cell, "cpu", "cpu", None, run_cpu(a, ctx, cell))?;
+    }
+    for r in ctx.cuda_runs.iter().filter(|r| r.unit == k) {
+        persist(cell, &r.label, r.device, r.order.clone(), run_cuda(a, ctx, cell, r))?;
+    }
+    Ok(())
+}
+
+/// Saves a run's record (or its failure) in the cell directory; a failure is returned.
+fn persist(cell: &Cell, label: &str, device: &str, order: Option<String>, r: Result<RunRecord>) -> Result<()> {
+    match r {
+        Ok(rec) => rec.save(&cell.dir),
+        Err(e) => {
+            let rec = RunRecord { label: label.into(), device: device.into(), order, error: Some(format!("{e:#}")), error_code: crate::exit::exit_code_of(&e), ..Default::default() };
+            rec.save(&cell.dir)?;
+            Err(e)
+        }
+    }
+}
+
 /// Runs one extractor and reads its output; on failure its output (if any) is renamed
 /// `*.failed`, so that nothing in the report directory reads as this run's result.
-fn run_and_read(plan: &Plan, spec: &Spec, output: &Path) -> Result<(run::Outcome, Table)> {
-    let r = run::run(spec).and_then(|res| read_output(output, &spec.label, plan.nframes).map(|t| (res, t)));
+fn run_and_read(spec: &Spec, output: &Path, frames: u64) -> Result<(run::Outcome, Table)> {
+    let r = run::run(spec).and_then(|res| read_output(output, &spec.label, frames).map(|t| (res, t)));
     if r.is_err() {
         report::mark_failed(output);
     }
     r
 }
 
-fn run_cpu(a: &FramesArgs, plan: &Plan, rec: &mut Record) -> Result<()> {
-    let cpu_out = plan.out.join(format!("cpu.{}", ext_for(&a.cpu_cmd)));
-    let argv = template::expand(&plan.cpu_t, &a.ex.vars(&a.clip, plan.nframes, &cpu_out, Backend::Cpu, None))?;
-    rec.notes.push(format!("cpu: {}: `{}`", plan.cpu_note, template::display(&argv)));
-    eprintln!("parity: cpu extractor, {}\n  $ {}", plan.cpu_note, template::display(&argv));
-    let spec = Spec { label: "cpu".into(), argv: argv.clone(), env: vec![], log_dir: plan.logs.clone(), spinner: true, timeout: a.ex.timeout() };
-    let (res, table) = run_and_read(plan, &spec, &cpu_out)?;
-    rec.runs_json.push(json!({"label": "cpu", "command": argv, "flags": plan.cpu_note, "elapsed_s": res.elapsed.as_secs_f64(), "output": cpu_out}));
-    rec.tables.push(("cpu".into(), table));
-    Ok(())
+fn run_cpu(a: &FramesArgs, ctx: &Ctx, cell: &Cell) -> Result<RunRecord> {
+    let p = &ctx.plan;
+    let name = format!("cpu.{}", p.cpu_ext);
+    let cpu_out = cell.dir.join(&name);
+    let argv = template::expand(&p.cpu_t, &a.ex.vars(&cell.clip, cell.frames, &cpu_out, Backend::Cpu, cell.features.as_deref()))?;
+    eprintln!("parity: cpu extractor, {}\n  $ {}", p.cpu_note, template::display(&argv));
+    let spec = Spec { label: "cpu".into(), argv: argv.clone(), env: vec![], log_dir: cell.dir.join("logs"), spinner: true, timeout: ctx.timeout };
+    let (res, _) = run_and_read(&spec, &cpu_out, cell.frames)?;
+    Ok(RunRecord {
+        label: "cpu".into(),
+        device: "cpu".into(),
+        notes: vec![format!("cpu: {}: `{}`", p.cpu_note, template::display(&argv))],
+        json: json!({"label": "cpu", "command": argv, "flags": p.cpu_note, "elapsed_s": res.elapsed.as_secs_f64()}),
+        output: name,
+        ..Default::default()
+    })
 }
 
-fn run_cuda(a: &FramesArgs, plan: &Plan, r: &CudaRun, rec: &mut Record) -> Result<()> {
-    let o = plan.out.join(format!("{}.{}", r.label, ext_for(&a.cuda_cmd)));
-    let argv = template::expand(&plan.cuda_t, &a.ex.vars(&a.clip, plan.nframes, &o, Backend::Cuda, None))?;
+fn run_cuda(a: &FramesArgs, ctx: &Ctx, cell: &Cell, r: &CudaRun) -> Result<RunRecord> {
+    let p = &ctx.plan;
+    let name = format!("{}.{}", r.label, p.cuda_ext);
+    let o = cell.dir.join(&name);
+    let argv = template::expand(&p.cuda_t, &a.ex.vars(&cell.clip, cell.frames, &o, Backend::Cuda, cell.features.as_deref()))?;
     let order = r.order.as_deref().map(|o| format!(", block order {o}")).unwrap_or_default();
-    eprintln!("parity: {} extractor ({} driver {}{order}), {}\n  $ {}", r.label, r.device, r.driver, plan.cuda_note, template::display(&argv));
-    rec.notes.push(format!("{}: {}; {} driver `{}`{order}: `{}`", r.label, plan.cuda_note, r.device, r.driver, template::display(&argv)));
+    eprintln!("parity: {} extractor ({} driver {}{order}), {}\n  $ {}", r.label, r.device, r.driver, p.cuda_note, template::display(&argv));
+    let mut rec = RunRecord { label: r.label.clone(), device: r.device.into(), order: r.order.clone(), output: name, ..Default::default() };
+    rec.notes.push(format!("{}: {}; {} driver `{}`{order}: `{}`", r.label, p.cuda_note, r.device, r.driver, template::display(&argv)));
     if !r.dropped.is_empty() {
         rec.notes.push(format!("{}: not given to the real device (emulated driver only): {}", r.label, r.dropped.join(" ")));
     }
-    let spec = Spec { label: r.label.clone(), argv: argv.clone(), env: r.env.clone(), log_dir: plan.logs.clone(), spinner: true, timeout: a.ex.timeout() };
-    let (res, table) = run_and_read(plan, &spec, &o)?;
-    let mut rj = json!({"label": r.label, "device": r.device, "driver": r.driver, "command": argv, "flags": plan.cuda_note,
-                        "elapsed_s": res.elapsed.as_secs_f64(), "output": o, "block_order": r.order,
-                        "env": r.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()});
-    let mut counts = None;
-    if let Some(cdir) = &r.counts_dir {
-        match check_counts(plan, r, cdir, &mut rj, rec) {
-            Ok(c) => counts = Some(c),
-            Err(e) => {
-                report::mark_failed(&o);
-                return Err(e);
-            }
+    let mut env = r.env.clone();
+    let cdir_rel = format!("counts/{}", r.label);
+    if r.counted {
+        let pattern = prepare_dir(&cell.dir.join(&cdir_rel))?;
+        env.retain(|(k, _)| k != "EMU_CUDA_COUNTS");
+        env.push(("EMU_CUDA_COUNTS".into(), pattern.display().to_string()));
+        rec.counts_dir = Some(cdir_rel.clone());
+    }
+    let spec = Spec { label: r.label.clone(), argv: argv.clone(), env: env.clone(), log_dir: cell.dir.join("logs"), spinner: true, timeout: ctx.timeout };
+    let (res, _) = run_and_read(&spec, &o, cell.frames)?;
+    rec.json = json!({"label": r.label, "device": r.device, "driver": r.driver, "command": argv, "flags": p.cuda_note,
+                      "elapsed_s": res.elapsed.as_secs_f64(), "block_order": r.order,
+                      "env": env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()});
+    if r.counted {
+        if let Err(e) = check_counts(ctx, r, &cell.dir.join(&cdir_rel), &mut rec) {
+            report::mark_failed(&o);
+            return Err(e);
         }
     }
-    match &plan.proof {
+    match &ctx.proof {
         Proof::Log(t) if r.device == "real" => {
             if !res.logs_contain(t) {
                 report::mark_failed(&o);
@@ -301,29 +589,19 @@ fn run_cuda(a: &FramesArgs, plan: &Plan, r: &CudaRun, rec: &mut Record) -> Resul
         Proof::None => rec.notes.push(format!("{}: UNPROVEN: --proof none, nothing shows that the CUDA side ran on a device", r.label)),
         _ => {}
     }
-    rec.runs_json.push(rj);
-    if r.order.is_some() && rec.tables.iter().any(|(l, _)| l == fidelity::EMULATED) {
-        rec.order_tables.push(table);
-    } else {
-        rec.tables.push((r.label.clone(), table));
-        if let Some(c) = counts {
-            rec.counts.push((r.label.clone(), c));
-        }
-    }
-    Ok(())
+    Ok(rec)
 }
 
 /// The counters of simtwin's driver (emulated, or the pass-through to the real device):
 /// proof that the CUDA side ran on the device (unless --proof none), hazards, and
 /// whether they come from a clean exit.
-fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut Record) -> Result<Counts> {
-    let counts = Counts::read_dir(cdir)?;
+fn check_counts(ctx: &Ctx, r: &CudaRun, cdir: &Path, rec: &mut RunRecord) -> Result<()> {
+    let counts = crate::counts::collect(cdir)?;
     let launches = counts.launches();
-    rj["counts_files"] = json!(counts.paths());
-    rj["counts_state"] = json!(state_tag(&counts.state()));
-    rj["launches"] = json!(launches);
-    rj["hazards"] = json!(counts.hazards().len());
-    if plan.proof != Proof::None {
+    rec.json["counts_state"] = json!(state_tag(&counts.state()));
+    rec.json["launches"] = json!(launches);
+    rec.json["hazards"] = json!(counts.hazards().len());
+    if ctx.proof != Proof::None {
         if counts.files.is_empty() {
             bail!(
                 "{}: {} wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1 \
@@ -352,66 +630,172 @@ fn check_counts(plan: &Plan, r: &CudaRun, cdir: &Path, rj: &mut Json, rec: &mut 
     if !unclean.is_empty() {
         rec.notes.push(format!("{}: counters NOT from a clean exit: {}", r.label, unclean.join("; ")));
     }
-    rec.hazards_total += counts.hazards().len();
-    rec.hazard_examples.extend(counts.hazards().iter().take(20).map(|h| json!(h)));
-    Ok(counts)
+    rec.hazards = counts.hazards().len();
+    rec.hazard_examples = counts.hazards().iter().take(20).map(|h| json!(h)).collect();
+    Ok(())
 }
 
-/// Comparisons, the block-order check, the verdict and the reports.
-fn finish(a: &FramesArgs, plan: &Plan, mut rec: Record) -> Result<i32> {
-    let sel = Selection { only: a.metrics.clone(), ignore: a.ignore_metric.clone() };
+/// The reports of every cell from its persisted runs (and, for a matrix, the run's
+/// summary over its cells): what an unsharded run and `parity merge` both end with.
+fn report_run(plan: &RunPlan, out: &Path) -> Result<i32> {
+    let cells = plan.cells(out);
+    if !plan.matrix {
+        return match report_cell(plan, &cells[0])? {
+            CellResult::Done(code, _) => Ok(code),
+            CellResult::Failed(code, msg) => {
+                report::write_error(out, "frames", code, &msg, Map::new());
+                Err(if code == 77 { anyhow::Error::new(crate::exit::Skip(msg)) } else { anyhow!(msg) })
+            }
+        };
+    }
+    let mut rows = Vec::new();
+    for cell in &cells {
+        let (code, summary) = match report_cell(plan, cell)? {
+            CellResult::Done(code, s) => (code, s),
+            CellResult::Failed(code, msg) => {
+                report::write_error(&cell.dir, "frames", code, &msg, Map::new());
+                (code, json!({"verdict": if code == 77 { "skipped" } else { "error" }, "exit_code": code, "error": msg}))
+            }
+        };
+        rows.push((cell, code, summary));
+    }
+    crate::matrix::write_report(out, &rows.iter().map(|(c, code, s)| (c.id.clone(), c.dir.clone(), *code, s.clone())).collect::<Vec<_>>())
+}
+
+/// A cell's outcome.
+enum CellResult {
+    /// Compared: the exit code and the summary.
+    Done(i32, Json),
+    /// A run failed: its exit code and message.
+    Failed(i32, String),
+}
+
+fn report_cell(plan: &RunPlan, cell: &Cell) -> Result<CellResult> {
+    let mut records = Vec::new();
+    let mut missing = Vec::new();
+    for (label, _) in plan.labels() {
+        match RunRecord::load(&cell.dir, &label)? {
+            Some(r) => records.push(r),
+            None => missing.push(label),
+        }
+    }
+    // The first failure in report order decides (the later runs of its unit never ran).
+    if let Some(r) = records.iter().find(|r| r.error.is_some()) {
+        return Ok(CellResult::Failed(r.error_code, r.error.clone().unwrap_or_default()));
+    }
+    if !missing.is_empty() {
+        return Ok(CellResult::Failed(2, format!("no record of the run(s) {} in {}", missing.join(", "), cell.dir.display())));
+    }
+    let mut rec = Record::default();
+    for r in records {
+        let output = cell.dir.join(&r.output);
+        let table = read_output(&output, &r.label, cell.frames)?;
+        let mut j = r.json.clone();
+        j["output"] = json!(output);
+        let counts = match &r.counts_dir {
+            Some(d) => {
+                let c = Counts::read_dir(&cell.dir.join(d))?;
+                j["counts_files"] = json!(c.paths());
+                Some(c)
+            }
+            None => None,
+        };
+        rec.notes.extend(r.notes);
+        rec.runs_json.push(j);
+        rec.hazards_total += r.hazards;
+        rec.hazard_examples.extend(r.hazard_examples);
+        if r.order.is_some() && rec.tables.iter().any(|(l, _)| l == fidelity::EMULATED) {
+            rec.order_tables.push(table);
+        } else {
+            rec.tables.push((r.label.clone(), table));
+            if let Some(c) = counts {
+                rec.counts.push((r.label.clone(), c));
+            }
+        }
+    }
+    let (code, summary) = finish(plan, cell, rec)?;
+    Ok(CellResult::Done(code, summary))
+}
+
+/// Comparisons, the block-order check, the verdict and the reports of one cell.
+fn finish(plan: &RunPlan, cell: &Cell, mut rec: Record) -> Result<(i32, Json)> {
+    let tols = plan.tols()?;
+    let sel = Selection { only: plan.metrics.clone(), ignore: plan.ignore_metric.clone() };
     let (base_label, base) = (&rec.tables[0].0, &rec.tables[0].1);
-    let comps: Vec<Comparison> = rec.tables[1..].iter().map(|(l, t)| compare(base_label, base, l, t, &plan.tols, &sel)).collect::<Result<_>>()?;
+    let comps: Vec<Comparison> = rec.tables[1..].iter().map(|(l, t)| compare(base_label, base, l, t, &tols, &sel)).collect::<Result<_>>()?;
     let sides: Vec<Side> = rec.tables.iter().map(|(l, t)| Side::of(l, t)).collect();
-    let order_check = if a.block_orders.is_empty() {
+    let order_check = if plan.orders.is_empty() {
         None
     } else {
         let first = rec.tables.iter().find(|(l, _)| l == "cuda-emulated").map(|(_, t)| t.clone()).context("no emulated run to compare block orders with")?;
         let mut tables = vec![first];
         tables.append(&mut rec.order_tables);
-        Some(OrderCheck::new(&OrderRuns { orders: a.block_orders.clone(), tables }, &sel)?)
+        Some(OrderCheck::new(&OrderRuns { orders: plan.orders.clone(), tables }, &sel)?)
     };
-    let hazard_fail = rec.hazards_total > 0 && !a.allow_hazards;
+    let hazard_fail = rec.hazards_total > 0 && !plan.allow_hazards;
     if rec.hazards_total > 0 {
         rec.notes.push(format!(
             "the emulated driver reported {} hazard(s){}; first: {}",
             rec.hazards_total,
-            if a.allow_hazards { " (allowed by --allow-hazards)" } else { ": FAIL" },
+            if plan.allow_hazards { " (allowed by --allow-hazards)" } else { ": FAIL" },
             rec.hazard_examples.first().map(|h| h.to_string()).unwrap_or_default()
         ));
     }
     let order_fail = order_check.as_ref().is_some_and(|c| c.any_changed());
-    let side = side_by_side(plan, &rec, &sel)?;
+    let side = side_by_side(&tols, &rec, &sel)?;
     let real_fail = side.as_ref().is_some_and(|s| !s.outputs.pass());
     let code = if comps.iter().all(|c| c.pass()) && !hazard_fail && !order_fail && !real_fail { 0 } else { 1 };
     let mut extra = Map::new();
-    extra.insert("device".into(), json!(format!("{:?}", a.device).to_lowercase()));
-    extra.insert("features".into(), json!(a.ex.features));
-    extra.insert("defect".into(), json!(a.ex.defect));
-    extra.insert("expected_frames".into(), json!(plan.nframes));
+    if plan.matrix {
+        extra.insert("cell".into(), json!(cell.id));
+        extra.insert("clip".into(), json!(cell.clip.name));
+    }
+    extra.insert("device".into(), json!(plan.device));
+    extra.insert("features".into(), json!(cell.features));
+    extra.insert("defect".into(), json!(plan.defect));
+    extra.insert("expected_frames".into(), json!(cell.frames));
     extra.insert("runs".into(), json!(rec.runs_json));
     extra.insert("hazards".into(), json!({"count": rec.hazards_total, "fail": hazard_fail, "reports": rec.hazard_examples}));
     extra.insert("block_orders".into(), order_check.as_ref().map(|c| c.to_json()).unwrap_or(Json::Null));
     extra.insert("emulated_vs_real".into(), side.as_ref().map(SideBySide::to_json).unwrap_or(Json::Null));
-    let summary = report::summary_json("frames", &sides, &comps, &plan.tols.describe_source(), extra, code);
+    let summary = report::summary_json("frames", &sides, &comps, &tols.describe_source(), extra, code);
     let mut extra_md = String::new();
     if let Some(c) = &order_check {
-        c.write_csv(&plan.out.join("block_orders.csv"))?;
+        c.write_csv(&cell.dir.join("block_orders.csv"))?;
         extra_md = c.markdown();
     }
     if let Some(s) = &side {
-        fidelity::write_outputs_csv(&plan.out.join("emulated_vs_real.csv"), &s.outputs)?;
+        fidelity::write_outputs_csv(&cell.dir.join("emulated_vs_real.csv"), &s.outputs)?;
         extra_md.push_str(&s.markdown());
     }
-    report::write_all(&plan.out, "parity frames", &summary, &sides, &comps, &rec.notes, &extra_md)?;
-    print_table(&comps, &summary, &plan.out);
+    let title = if cell.id.is_empty() { "parity frames".to_string() } else { format!("parity frames {}", cell.id) };
+    report::write_all(&cell.dir, &title, &summary, &sides, &comps, &rec.notes, &extra_md)?;
+    if !plan.matrix {
+        crate::junit::write(&cell.dir.join("junit.xml"), "parity frames", &[crate::junit::Suite { name: "parity frames".into(), cases: crate::junit::frames_cases("", &summary), time: crate::junit::runs_time(&summary) }])?;
+    }
+    if plan.matrix {
+        println!("== {}", cell.id);
+    }
+    print_table(&comps, &summary, &cell.dir);
     if let Some(s) = &side {
         s.print();
     }
     if let Some(c) = &order_check {
         c.print();
     }
-    Ok(code)
+    Ok((code, summary))
+}
+
+/// `parity merge` of frames shards: their cells' runs brought together in `out`, then
+/// reported exactly as an unsharded run reports.
+pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> Result<i32> {
+    let plan: RunPlan = serde_json::from_value(shards[0].1.plan.clone()).context("the shards' plan is not one this parity reads")?;
+    report::clear_previous(out, &report::FRAMES_ARTEFACTS)?;
+    report::clear_previous(out, &RUN_ARTEFACTS)?;
+    for (dir, _) in shards {
+        crate::shard::copy_tree(dir, out, &["shard.json", "summary.md", "summary.json", "junit.xml"])?;
+    }
+    report_run(&plan, out)
 }
 
 /// `--device both`: the emulated driver's and the real device's outputs compared frame
@@ -424,10 +808,10 @@ struct SideBySide {
     compared_counts: usize,
 }
 
-fn side_by_side(plan: &Plan, rec: &Record, sel: &Selection) -> Result<Option<SideBySide>> {
+fn side_by_side(tols: &tolerance::Table, rec: &Record, sel: &Selection) -> Result<Option<SideBySide>> {
     let table = |l: &str| rec.tables.iter().find(|(x, _)| x == l).map(|(_, t)| t);
     let (Some(e), Some(r)) = (table(fidelity::EMULATED), table(fidelity::REAL)) else { return Ok(None) };
-    let outputs = compare(fidelity::EMULATED, e, fidelity::REAL, r, &plan.tols, sel)?;
+    let outputs = compare(fidelity::EMULATED, e, fidelity::REAL, r, tols, sel)?;
     let counts = |l: &str| rec.counts.iter().find(|(x, _)| x == l).map(|(_, c)| crate::transfers::with_total(c)).unwrap_or_default();
     let (ce, cr) = (counts(fidelity::EMULATED), counts(fidelity::REAL));
     Ok(Some(SideBySide { outputs, count_diffs: fidelity::count_diffs(&ce, &cr), compared_counts: fidelity::compared_count(&ce, &cr) }))

@@ -1,7 +1,7 @@
 //! The `parity` command line.
 
 use clap::{Parser, Subcommand};
-use parity::{bench, bisect, demo, device, diff, faults, frames, transfers};
+use parity::{bench, bisect, demo, device, diff, faults, frames, merge, transfers};
 
 #[derive(Parser)]
 #[command(
@@ -16,6 +16,8 @@ use parity::{bench, bisect, demo, device, diff, faults, frames, transfers};
   parity frames -r ref.yuv -d dis.yuv -W 256 -H 256 --features topk --block-orders forward,reverse,shuffle:1
   parity bench -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --backend cpu --b-backend cuda
   parity faults -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --max-runs 40
+  parity frames --clips clips.csv --features sse,topk --per-feature --shard 1/4 --out shard-1
+  parity merge shard-1 shard-2 shard-3 shard-4 --out reports/frames
   parity bisect a.trace b.trace
   parity driver-info
 
@@ -26,6 +28,35 @@ reaches --timeout), 77 no real device."
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Largest file parity reads (extractor outputs, counters, logs, tables), e.g. 2G
+    /// [default 512M, or PARITY_MAX_INPUT]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parity::input::parse_size)]
+    max_input: Option<u64>,
+    /// Time limit of reading one such file, in seconds [default 60, or PARITY_INPUT_TIMEOUT]
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parity::input::parse_timeout)]
+    input_timeout: Option<f64>,
+}
+
+/// A command-line error: the command never ran; its report directory (from `--out`, or
+/// the command's default) must not keep an earlier run's results as if they were this
+/// one's.
+fn command_line_error(e: &clap::Error) {
+    use clap::CommandFactory;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = Cli::command();
+    let Some((name, sub)) = args.iter().find_map(|a| cli.find_subcommand(a).map(|s| (a.clone(), s.clone()))) else { return };
+    let mut out = sub.get_arguments().find(|a| a.get_id() == "out").and_then(|a| a.get_default_values().first().map(std::path::PathBuf::from));
+    for (i, a) in args.iter().enumerate() {
+        if a == "--out" || a == "-o" {
+            out = args.get(i + 1).map(std::path::PathBuf::from);
+        } else if let Some(v) = a.strip_prefix("--out=") {
+            out = Some(v.into());
+        }
+    }
+    if let Some(out) = out {
+        let msg = e.to_string();
+        parity::command_line::report_command_line_error(&name, &out, msg.trim_end());
+    }
 }
 
 #[derive(Subcommand)]
@@ -46,22 +77,36 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Which libcuda.so.1 the loader picks, whether it is simtwin's emulated driver, how many devices it sees
     #[command(after_help = "Examples:\n  parity driver-info\n  LD_LIBRARY_PATH=$(scripts/emu-env) parity driver-info --json\n\nExit codes: 0 a driver with a device (or the emulated driver), 77 no driver or no device.")]
-    DriverInfo {
-        /// Print one JSON line
-        #[arg(long)]
-        json: bool,
-        /// Call cuInit on simtwin's emulated driver too (does it accept the EMU_CUDA_* settings?)
-        #[arg(long, hide = true)]
-        init_emulated: bool,
-    },
+    DriverInfo(device::DriverInfoArgs),
     /// Replay a device function over every binary32 input of a range against a correctly rounded reference
     Replay(parity::replay::ReplayArgs),
     /// Audit a host libm function over binary32 inputs against a correctly rounded reference
     Libm(parity::replay::LibmArgs),
+    /// Put the shards of a --shard K/N run (frames, faults, replay, libm) back together into one report
+    Merge(merge::MergeArgs),
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            if !matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
+                command_line_error(&e);
+            }
+            e.exit();
+        }
+    };
+    let limits = match parity::input::limits_from_env() {
+        Ok(l) => parity::input::Limits {
+            max_bytes: cli.max_input.unwrap_or(l.max_bytes),
+            timeout: cli.input_timeout.map(std::time::Duration::from_secs_f64).unwrap_or(l.timeout),
+        },
+        Err(e) => {
+            eprintln!("parity: error: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    parity::input::set_limits(limits);
     let r = match &cli.cmd {
         Cmd::Frames(a) => frames::run_frames(a),
         Cmd::Diff(a) => diff::run_diff(a),
@@ -72,30 +117,13 @@ fn main() {
         Cmd::Bisect(a) => bisect::run_bisect(a),
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
-        Cmd::DriverInfo { json, init_emulated } => {
-            let info = device::driver_info_here(true, *init_emulated);
-            if *json {
-                println!("{}", serde_json::to_string(&info).unwrap());
-            } else {
-                println!("libcuda.so.1: {}", info.path.as_deref().unwrap_or(if info.loaded { "(loaded, path unknown)" } else { "not found" }));
-                println!("simtwin emulated driver: {}", if info.emulated { "yes" } else { "no" });
-                if let Some(i) = info.init {
-                    println!("cuInit: {i}");
-                }
-                if let Some(d) = info.devices {
-                    println!("devices: {d}");
-                }
-                if let Some(e) = &info.error {
-                    println!("note: {e}");
-                }
-            }
-            Ok(if info.emulated || info.devices.unwrap_or(0) > 0 { 0 } else { 77 })
-        }
+        Cmd::Merge(a) => merge::run_merge(a),
+        Cmd::DriverInfo(a) => Ok(device::print_driver_info(a.json, a.init_emulated)),
     };
     let code = match r {
         Ok(c) => c,
         Err(e) => {
-            let c = parity::exit_code_of(&e);
+            let c = parity::exit::exit_code_of(&e);
             if c == 77 {
                 eprintln!("parity: skipped: {e:#}");
             } else {

@@ -79,7 +79,7 @@ impl Table {
 }
 
 pub fn read_file(path: &Path) -> Result<Table> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read output file {}", path.display()))?;
+    let bytes = crate::input::read(path, "output file")?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("{}: output is not UTF-8 text", path.display()))?;
     parse(&text, &path.display().to_string())
 }
@@ -105,7 +105,13 @@ pub fn parse(text: &str, source: &str) -> Result<Table> {
     let fmt = detect(text).ok_or_else(|| {
         anyhow!(
             "{source}: unrecognised output format (expected VMAF JSON, XML or CSV){}",
-            if text.trim().is_empty() { "; the file is empty" } else { "" }
+            if text.is_empty() {
+                "; the file is empty".to_string()
+            } else if text.trim().is_empty() {
+                format!("; the file holds only whitespace ({} bytes)", text.len())
+            } else {
+                String::new()
+            }
         )
     })?;
     let frames = match fmt {

@@ -318,19 +318,7 @@ pub fn write_all(dir: &Path, title: &str, summary: &Json, sides: &[Side], comps:
     write_json(&dir.join("summary.json"), summary)
 }
 
-/// Writes `path` through a temporary file in the same directory and a rename, so that
-/// a reader (or a parity that is killed) never leaves half a report.
-pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Pretty JSON with a final newline, atomically.
-pub fn write_json(path: &Path, v: &Json) -> Result<()> {
-    write_atomic(path, serde_json::to_string_pretty(v)? + "\n")
-}
+pub use crate::atomic_write::{write_atomic, write_json};
 
 /// What a command leaves in its report directory, for [`clear_previous`].
 pub struct Artefacts<'a> {
@@ -345,7 +333,7 @@ pub struct Artefacts<'a> {
 
 /// Files of `parity frames` (and of `parity diff`, a subset).
 pub const FRAMES_ARTEFACTS: Artefacts<'static> = Artefacts {
-    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv", "emulated_vs_real.csv"],
+    files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "block_orders.csv", "emulated_vs_real.csv", "junit.xml"],
     dirs: &["counts", "logs"],
     prefixes: &["cpu.", "cuda-"],
     suffixes: &[".json", ".out", ".failed"],
@@ -353,7 +341,7 @@ pub const FRAMES_ARTEFACTS: Artefacts<'static> = Artefacts {
 
 /// Files of `parity diff`: its reports only (its inputs may live in the same directory).
 pub const DIFF_ARTEFACTS: Artefacts<'static> =
-    Artefacts { files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg"], dirs: &[], prefixes: &[], suffixes: &[] };
+    Artefacts { files: &["per_frame.csv", "summary.json", "summary.md", "diff.svg", "junit.xml"], dirs: &[], prefixes: &[], suffixes: &[] };
 
 /// Removes what an earlier run of the same command left in `dir`, so that nothing in
 /// it can be read as the result of this run if this one fails: a failed run leaves
@@ -381,6 +369,59 @@ pub fn clear_previous(dir: &Path, a: &Artefacts) -> Result<()> {
     Ok(())
 }
 
+/// What `guarded` writes as `summary.json` before a command does anything else: a run
+/// that is killed, or still running, reads as neither a pass nor a failure.
+fn placeholder(command: &str) -> Json {
+    json!({
+        "schema": "simtwin-parity-summary/1",
+        "command": command,
+        "verdict": "incomplete",
+        "exit_code": Json::Null,
+        "error": "this run has not finished: it is still running, or parity was killed before it wrote its results",
+    })
+}
+
+/// Runs command `command` whose reports go to `dir` (files named by `artefacts`), so
+/// that whichever way it ends the directory reads as what happened: before anything
+/// else (argument checks included) the files of an earlier run are removed and a
+/// summary saying "incomplete" is written; an error (or a panic) leaves an error
+/// summary; a command that succeeds without writing a summary of its own (bench) leaves
+/// none.
+pub fn guarded(command: &str, dir: &Path, artefacts: &Artefacts, run: impl FnOnce() -> Result<i32>) -> Result<i32> {
+    let prepared = (|| -> Result<()> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create report directory {}", dir.display()))?;
+        clear_previous(dir, artefacts)?;
+        write_json(&dir.join("summary.json"), &placeholder(command))
+    })();
+    let r = prepared.and_then(|_| match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(p) => {
+            let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            Err(anyhow::anyhow!("internal error in parity {command}: {what}"))
+        }
+    });
+    match &r {
+        Err(e) => write_error(dir, command, crate::exit::exit_code_of(e), &format!("{e:#}"), Map::new()),
+        Ok(_) => {
+            let s = dir.join("summary.json");
+            let still = crate::input::read_text(&s, "summary").ok().and_then(|t| serde_json::from_str::<Json>(&t).ok()) == Some(placeholder(command));
+            if still {
+                let _ = std::fs::remove_file(&s);
+            }
+        }
+    }
+    r
+}
+
+/// Writes the error summary of a command-line error (`parity frames -W x`): the command
+/// never ran, and what an earlier run left in its report directory must not read as
+/// this run's result. Only an existing directory is touched.
+pub fn command_line_error(command: &str, dir: &Path, artefacts: &Artefacts, message: &str) {
+    if dir.is_dir() && clear_previous(dir, artefacts).is_ok() {
+        write_error(dir, command, 2, message, Map::new());
+    }
+}
+
 /// Renames the output of a failed extractor run to `NAME.failed` (it is not a result).
 pub fn mark_failed(output: &Path) -> Option<std::path::PathBuf> {
     if !output.exists() {
@@ -403,10 +444,13 @@ pub fn write_error(dir: &Path, command: &str, code: i32, msg: &str, extra: Map<S
         root.insert(k, v);
     }
     if std::fs::create_dir_all(dir).is_ok() {
-        let _ = write_json(&dir.join("summary.json"), &Json::Object(root));
+        let root = Json::Object(root);
+        let cases: Vec<crate::junit::Case> = crate::junit::error_case(command, "", &root).into_iter().collect();
+        let _ = crate::junit::write(&dir.join("junit.xml"), &format!("parity {command}"), &[crate::junit::Suite { name: format!("parity {command}"), cases, time: None }]);
         let _ = write_atomic(
             &dir.join("summary.md"),
             format!("# parity {command}\n\n**Verdict: {}** (exit code {code})\n\n```\n{msg}\n```\n", if code == 77 { "SKIPPED" } else { "ERROR" }),
         );
+        let _ = write_json(&dir.join("summary.json"), &root);
     }
 }

@@ -5,6 +5,14 @@
 //! interrupted) ends the whole tree it started, not just its first process: on timeout
 //! the group gets SIGTERM, then SIGKILL after [`GRACE`]. Processes of the group still
 //! alive after the first one exits are ended the same way.
+//!
+//! What leaves the group (`setsid`, a daemon's double fork) is still a descendant: parity
+//! is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so such a process becomes parity's
+//! child once its parent exits, and every run ends by ending (and reaping) parity's
+//! children that are not its own runs. The extractor gets SIGKILL if parity itself dies
+//! (`PR_SET_PDEATHSIG`), even of SIGKILL. Its stdout and stderr reach their log files
+//! through pipes that parity copies, at most [`LOG_CAP`] bytes each (the rest is counted
+//! and dropped, with a note at the end of the log).
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -19,6 +27,8 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_TIMEOUT_S: f64 = 600.0;
 /// Between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
+/// Bytes of an extractor's stdout (and of its stderr) kept in its log.
+pub const LOG_CAP: u64 = 64 << 20;
 
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -33,7 +43,7 @@ pub struct Spec {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Ended {
     /// Exit status.
     Exit(i32),
@@ -63,7 +73,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn logs_contain(&self, needle: &str) -> bool {
-        [&self.stdout, &self.stderr].iter().any(|p| std::fs::read_to_string(p).map(|t| t.contains(needle)).unwrap_or(false))
+        [&self.stdout, &self.stderr].iter().any(|p| crate::input::read(p, "log").map(|t| String::from_utf8_lossy(&t).contains(needle)).unwrap_or(false))
     }
 }
 
@@ -99,15 +109,16 @@ pub fn find_program(prog: &str, env: &[(String, String)]) -> Option<PathBuf> {
     path.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(prog)).find(|p| is_exec(p))
 }
 
+/// The last `lines` lines of a log (at most its last 64 KiB are read).
 pub fn tail(path: &Path, lines: usize) -> String {
-    let t = std::fs::read_to_string(path).unwrap_or_default();
+    let t = crate::input::read_tail(path, 64 << 10);
     let v: Vec<&str> = t.lines().collect();
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
-/// The first non-empty line of a file ("" when there is none).
+/// The first non-empty line of a log ("" when there is none; its first 64 KiB are read).
 pub fn first_line(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
+    crate::input::read_head(path, 64 << 10).lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
 }
 
 pub fn spinner(msg: String) -> ProgressBar {
@@ -211,11 +222,19 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
     let stderr = spec.log_dir.join(format!("{safe}.stderr.log"));
     let mut cmd = Command::new(prog);
     cmd.args(&spec.argv[1..]).stdin(Stdio::null()).process_group(0);
-    cmd.stdout(std::fs::File::create(&stdout)?).stderr(std::fs::File::create(&stderr)?);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let logs = [
+        std::fs::File::create(&stdout).with_context(|| format!("cannot create {}", stdout.display()))?,
+        std::fs::File::create(&stderr).with_context(|| format!("cannot create {}", stderr.display()))?,
+    ];
+    // Where counters go is parity's choice per run: a run it gives no counters file (the
+    // CPU side) writes none, even under `simtwin run`, whose pattern it inherits.
+    cmd.env_remove("EMU_CUDA_COUNTS");
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
     install_signal_handlers();
+    die_with_parity(&mut cmd);
     let pb = if spec.spinner { spinner(format!("{}: {}", spec.label, crate::template::display(&spec.argv))) } else { ProgressBar::hidden() };
     let t0 = Instant::now();
     let child = match cmd.spawn() {
@@ -225,16 +244,154 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
             return Err(e).with_context(|| format!("{}: cannot start {prog}", spec.label));
         }
     };
+    let mut child = child;
+    let [log_out, log_err] = logs;
+    let copiers = [copy_capped(child.stdout.take(), log_out, "stdout"), copy_capped(child.stderr.take(), log_err, "stderr")];
     let pg = child.id() as i32;
     CURRENT_GROUP.store(pg, Ordering::SeqCst);
     let waited = wait_limited(child, t0, pg, spec.timeout);
-    let stragglers = end_stragglers(pg);
+    let stragglers = end_stragglers(pg) | end_orphans();
+    for c in copiers {
+        // Whatever still holds the pipes has been ended; a copier that does not finish
+        // is left behind rather than waited for.
+        let _ = c.recv_timeout(GRACE);
+    }
     CURRENT_GROUP.store(0, Ordering::SeqCst);
     pb.finish_and_clear();
     let (status, elapsed, timed_out) = waited?;
     let status = status.with_context(|| format!("{}: cannot wait for {prog}", spec.label))?;
     let ended = if timed_out { Ended::TimedOut } else { ended_of(status) };
     Ok(Finished { ended, elapsed, stdout, stderr, stragglers })
+}
+
+/// Makes parity a child subreaper (once): descendants that leave a run's process group
+/// become its children when their parent exits, so `end_orphans` finds them.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: prctl with integer arguments.
+    ONCE.call_once(|| unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    });
+}
+
+/// The command's first process gets SIGKILL when parity dies (of any signal, SIGKILL
+/// included), and parity becomes a subreaper.
+fn die_with_parity(cmd: &mut Command) {
+    become_subreaper();
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // async-signal-safe functions (prctl, getppid, raise).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGKILL); // parity died before the prctl took effect
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Copies a child's stdout or stderr (`what`) into its log, at most [`LOG_CAP`] bytes;
+/// the rest is read and counted, and the log ends with a note saying how much was
+/// dropped. The receiver gets a message when the pipe has closed and the log is written.
+fn copy_capped(from: Option<impl std::io::Read + Send + 'static>, mut to: std::fs::File, what: &'static str) -> mpsc::Receiver<()> {
+    use std::io::Write;
+    let (tx, rx) = mpsc::channel();
+    let Some(mut from) = from else {
+        let _ = tx.send(());
+        return rx;
+    };
+    let spawned = std::thread::Builder::new().name("parity-log".into()).spawn(move || {
+        let (mut kept, mut dropped) = (0u64, 0u64);
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let keep = (LOG_CAP - kept).min(n as u64) as usize;
+            if keep > 0 && to.write_all(&buf[..keep]).is_err() {
+                dropped += keep as u64;
+            } else {
+                kept += keep as u64;
+            }
+            dropped += (n - keep) as u64;
+        }
+        if dropped > 0 {
+            let _ = writeln!(to, "\n[parity: {dropped} more bytes of {what} dropped: logs keep the first {} MiB]", LOG_CAP >> 20);
+        }
+        let _ = tx.send(());
+    });
+    if spawned.is_err() {
+        // No copier: the pipe closes and the extractor gets SIGPIPE on its next write.
+        let (tx, rx) = mpsc::channel();
+        let _ = tx.send(());
+        return rx;
+    }
+    rx
+}
+
+/// `pid -> (ppid, state)` of every process (from /proc).
+fn process_table() -> std::collections::HashMap<i32, (i32, char)> {
+    let mut t = std::collections::HashMap::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return t };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let mut f = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("").split_whitespace();
+        let state = f.next().and_then(|s| s.chars().next()).unwrap_or('X');
+        if let Some(ppid) = f.next().and_then(|x| x.parse::<i32>().ok()) {
+            t.insert(pid, (ppid, state));
+        }
+    }
+    t
+}
+
+/// Ends every child of parity (processes that left a run's group and were re-parented
+/// to parity, the subreaper) and their descendants: SIGTERM, then SIGKILL after GRACE;
+/// reaps them. Called when a run has ended (runs are sequential: parity has no other
+/// child then). True when there were any.
+fn end_orphans() -> bool {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let t0 = Instant::now();
+    let mut any = false;
+    loop {
+        let table = process_table();
+        let mut tree: Vec<i32> = table.iter().filter(|(_, (pp, _))| *pp == me).map(|(p, _)| *p).collect();
+        let mut i = 0;
+        while i < tree.len() {
+            let p = tree[i];
+            tree.extend(table.iter().filter(|(_, (pp, _))| *pp == p).map(|(c, _)| *c));
+            i += 1;
+        }
+        // Reap what has exited; signal the rest.
+        let mut live = false;
+        for &p in &tree {
+            if table.get(&p).is_some_and(|(pp, st)| *pp == me && (*st == 'Z' || *st == 'X')) {
+                // SAFETY: p is our own (zombie) child.
+                unsafe { libc::waitpid(p, std::ptr::null_mut(), libc::WNOHANG) };
+                continue;
+            }
+            live = true;
+            let sig = if t0.elapsed() < GRACE { libc::SIGTERM } else { libc::SIGKILL };
+            // SAFETY: kill(2) on a descendant of ours.
+            unsafe { libc::kill(p, sig) };
+        }
+        if tree.is_empty() || (!live && t0.elapsed() > Duration::from_millis(100)) {
+            break;
+        }
+        any |= live;
+        if t0.elapsed() > GRACE * 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    any
 }
 
 /// Waits for the child up to `limit`; past it, SIGTERM to its group, SIGKILL after
@@ -271,6 +428,7 @@ pub fn output_limited(cmd: &mut Command, what: &str, limit: Duration) -> Result<
     use std::io::Read;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     install_signal_handlers();
+    die_with_parity(cmd);
     let t0 = Instant::now();
     let mut child = cmd.spawn().with_context(|| format!("cannot run {what}"))?;
     let pg = child.id() as i32;
@@ -279,8 +437,11 @@ pub fn output_limited(cmd: &mut Command, what: &str, limit: Duration) -> Result<
         .map(|r| {
             std::thread::spawn(move || {
                 let mut v = Vec::new();
-                if let Some(mut r) = r {
+                if let Some(r) = r {
+                    let mut r = r.take(LOG_CAP);
                     let _ = r.read_to_end(&mut v);
+                    // The rest is read and dropped, so the command does not block on a full pipe.
+                    let _ = std::io::copy(&mut r.into_inner(), &mut std::io::sink());
                 }
                 v
             })
@@ -289,6 +450,7 @@ pub fn output_limited(cmd: &mut Command, what: &str, limit: Duration) -> Result<
     CURRENT_GROUP.store(pg, Ordering::SeqCst);
     let waited = wait_limited(child, t0, pg, limit);
     end_stragglers(pg);
+    end_orphans();
     CURRENT_GROUP.store(0, Ordering::SeqCst);
     let (status, _, timed_out) = waited?;
     let mut outs = readers.into_iter().map(|h| h.join().unwrap_or_default());
@@ -354,6 +516,64 @@ mod tests {
         let e = output_limited(Command::new("sh").args(["-c", "sleep 30 & sleep 30"]), "a sleeper", Duration::from_millis(300)).unwrap_err();
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
         assert_eq!(e.to_string(), "a sleeper timed out after 0.3 s (killed with its process group)");
+    }
+
+    fn spec(dir: &Path, script: &str, timeout: Duration) -> Spec {
+        Spec {
+            label: "t".into(),
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            env: vec![],
+            log_dir: dir.to_path_buf(),
+            spinner: false,
+            timeout,
+        }
+    }
+
+    fn alive(pid: i32) -> bool {
+        // A zombie is not alive (nothing reaps it in a test process's namespace, maybe).
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))).unwrap_or(false)
+    }
+
+    #[test]
+    fn processes_that_leave_the_group_are_ended_with_the_run() {
+        let d = tempfile::tempdir().unwrap();
+        let pids = d.path().join("pids");
+        // One daemonised with setsid, one in the background of the group, one double-forked.
+        let script = format!(
+            "setsid sleep 300 & echo $! >> {p}; sleep 300 & echo $! >> {p}; (setsid sh -c 'sleep 300 & echo $! >> {p}; wait' &); sleep 0.2; exit 0",
+            p = pids.display()
+        );
+        let f = execute(&spec(d.path(), &script, Duration::from_secs(30))).unwrap();
+        assert_eq!(f.ended, Ended::Exit(0));
+        assert!(f.stragglers);
+        let list: Vec<i32> = std::fs::read_to_string(&pids).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+        assert_eq!(list.len(), 3, "{list:?}");
+        for p in list {
+            assert!(!alive(p), "process {p} outlived its run");
+        }
+    }
+
+    #[test]
+    fn a_run_past_its_limit_takes_its_setsid_children_with_it() {
+        let d = tempfile::tempdir().unwrap();
+        let pids = d.path().join("pids");
+        let script = format!("setsid sleep 300 & echo $! > {p}; sleep 300", p = pids.display());
+        let f = execute(&spec(d.path(), &script, Duration::from_millis(500))).unwrap();
+        assert_eq!(f.ended, Ended::TimedOut);
+        let p: i32 = std::fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
+        assert!(!alive(p), "the setsid child {p} outlived the timed-out run");
+    }
+
+    #[test]
+    fn logs_are_capped_and_say_how_much_was_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let n = LOG_CAP + 3_000_000;
+        let f = execute(&spec(d.path(), &format!("head -c {n} /dev/zero; echo err >&2"), Duration::from_secs(60))).unwrap();
+        assert_eq!(f.ended, Ended::Exit(0));
+        let len = std::fs::metadata(&f.stdout).unwrap().len();
+        assert!(len > LOG_CAP && len < LOG_CAP + 200, "{len}");
+        assert!(tail(&f.stdout, 1).contains("[parity: 3000000 more bytes of stdout dropped"), "{}", tail(&f.stdout, 1));
+        assert_eq!(first_line(&f.stderr), "err");
     }
 
     #[test]

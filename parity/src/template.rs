@@ -279,7 +279,7 @@ pub fn resolve(cmd: Option<&str>, default_preset: &str, backend: Backend) -> Res
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::template::*;
     #[test]
     fn split_and_expand() {
         assert_eq!(split_words(r#"a 'b c' "d \"e\"" f\ g"#).unwrap(), vec!["a", "b c", "d \"e\"", "f g"]);

@@ -83,7 +83,7 @@ impl Table {
     }
 
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read tolerance table {}", path.display()))?;
+        let text = crate::input::read_text(path, "tolerance table")?;
         let mut t = Self::parse(&text).with_context(|| format!("tolerance table {}", path.display()))?;
         t.source = Some(path.display().to_string());
         Ok(t)

@@ -11,7 +11,7 @@ use crate::report;
 use crate::run::{self, Spec};
 use crate::template::{self, Backend};
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -218,16 +218,9 @@ fn fmt_pf(x: f64) -> String {
     }
 }
 
-/// Runs `parity transfers`: the exit code, or an error (exit code per [`crate::exit_code_of`]).
+/// Runs `parity transfers`: the exit code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_transfers(a: &TransfersArgs) -> Result<i32> {
-    match inner(a) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let code = crate::exit_code_of(&e);
-            report::write_error(&a.out, "transfers", code, &format!("{e:#}"), Map::new());
-            Err(e)
-        }
-    }
+    report::guarded("transfers", &a.out, &ARTEFACTS, || inner(a))
 }
 
 struct Job {
@@ -239,7 +232,7 @@ struct Job {
 
 /// Files of `parity transfers` in its report directory.
 pub const ARTEFACTS: report::Artefacts<'static> = report::Artefacts {
-    files: &["transfers.csv", "transfers.json", "transfers.md", "summary.json", "summary.md"],
+    files: &["transfers.csv", "transfers.json", "transfers.md", "summary.json", "summary.md", "junit.xml"],
     dirs: &["counts", "logs"],
     prefixes: &["extractor-", "baseline-"],
     suffixes: &[".out", ".failed"],
@@ -273,6 +266,8 @@ struct DevResult {
     net: Net,
     failures: Vec<String>,
     assert_json: Vec<Json>,
+    /// Every gate of this device, passed or failed (for JUnit).
+    gates_json: Vec<Json>,
 }
 
 /// Per-frame counts of the extractor, of the baseline and their difference.
@@ -290,11 +285,10 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
     for dev in &plan.devices {
         let measured = measure(a, &plan, dev)?;
         let net = net_per_frame(&measured, plan.n1, plan.n2);
-        let (mut failures, assert_json) = gates(a, &plan, &measured, &net);
-        for f in &mut failures {
-            f.insert_str(0, dev.tag);
-        }
-        results.push(DevResult { measured, net, failures, assert_json });
+        let (gates, assert_json) = gates(a, &plan, &measured, &net);
+        let failures = gates.iter().filter(|g| !g.pass).map(|g| format!("{}{}", dev.tag, g.message)).collect();
+        let gates_json = gates.iter().map(|g| json!({"device": dev.name, "name": g.name, "pass": g.pass, "message": g.message})).collect();
+        results.push(DevResult { measured, net, failures, assert_json, gates_json });
     }
     let side = match results.as_slice() {
         [e, r] => Some(SideBySide::of(e, r)),
@@ -314,6 +308,7 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
     }
     report::write_atomic(&plan.out.join("transfers.md"), md)?;
     report::write_json(&plan.out.join("transfers.json"), &summary)?;
+    crate::junit::write(&plan.out.join("junit.xml"), "parity transfers", &[crate::junit::Suite { name: "parity transfers".into(), cases: crate::junit::transfers_cases(&summary), time: None }])?;
     print_summary(&first.net.keys, &first.net.main, first.net.base.as_ref(), &first.net.net, side.as_ref(), &failures, &plan.out, code);
     Ok(code)
 }
@@ -401,22 +396,20 @@ fn per_frame_of(net: &Net, m: &Measured) -> BTreeMap<String, f64> {
 fn plan(a: &TransfersArgs) -> Result<Plan> {
     let n2 = match a.n2 {
         Some(n) => n,
-        None => a.clip.resolve_frames(None)?.min(8),
+        None => a.clip.clip()?.resolve_frames(None)?.min(8),
     };
     if a.n1 < 1 || n2 <= a.n1 {
         bail!("need 1 <= --n1 < --n2 (got {} and {n2}; the clips' frame count is the default --n2)", a.n1);
     }
-    a.clip.resolve_frames(Some(n2))?;
+    a.clip.clip()?.resolve_frames(Some(n2))?;
     let asserts = a.assertions()?;
     if a.baseline.is_some() && a.baseline_cmd.is_some() {
         bail!("--baseline and --baseline-cmd exclude each other");
     }
-    if let Some(o) = &a.ex.block_order {
+    if let Some(o) = &a.ex.emu.block_order {
         crate::orders::check_order(o)?;
     }
-    std::fs::create_dir_all(&a.out)?;
-    let out = std::fs::canonicalize(&a.out)?;
-    report::clear_previous(&out, &ARTEFACTS)?;
+    let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     let real = if a.device.real() { Some(RealDevice::find()?) } else { None };
     let simtwin = a.ex.require_simtwin()?;
     let mut devices = Vec::new();
@@ -485,14 +478,14 @@ fn measure_one(a: &TransfersArgs, plan: &Plan, dev: &Dev, job: &Job, n: u64, pb:
     if !job.defect {
         ex.defect = None;
     }
-    let argv = template::expand(&job.template, &ex.vars(&a.clip, n, &o, Backend::Cuda, job.features.as_deref()))?;
+    let argv = template::expand(&job.template, &ex.vars(&a.clip.clip()?, n, &o, Backend::Cuda, job.features.as_deref()))?;
     pb.set_message(format!("{tag}: {}", template::display(&argv)));
     let spec = Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: plan.out.join("logs"), spinner: false, timeout: a.ex.timeout() };
     if let Err(e) = run::run(&spec) {
         report::mark_failed(&o);
         return Err(e);
     }
-    let c = Counts::read_dir(&cdir)?;
+    let c = crate::counts::collect(&cdir)?;
     if c.files.is_empty() {
         let who = if dev.real.is_some() { "simtwin's pass-through" } else { "the emulated driver" };
         bail!("{tag}: {who} wrote no counters file into {}: the extractor did not load simtwin's libcuda.so.1", cdir.display());
@@ -512,42 +505,59 @@ fn net_per_frame(measured: &[Measured], n1: u64, n2: u64) -> Net {
     Net { keys, main, base, net }
 }
 
-/// The assertions, hazards and unsupported entry points as failures (each naming the
-/// calls behind it), and the assertions' JSON.
-fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (Vec<String>, Vec<Json>) {
-    let mut failures: Vec<String> = Vec::new();
+/// The gates (one per assertion, the hazards, unsupported calls with --no-unsupported):
+/// each passes or fails with a message naming the calls behind it.
+struct GateResult {
+    name: String,
+    pass: bool,
+    message: String,
+}
+
+/// The assertions, hazards and unsupported entry points as gates, and the assertions' JSON.
+fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (Vec<GateResult>, Vec<Json>) {
+    let mut gates = Vec::new();
     let mut assert_json = Vec::new();
     for asr in &plan.asserts {
         let v = net.net.get(&asr.key).copied().unwrap_or(0.0);
         let pass = v <= asr.max + 1e-9;
         let calls = related_calls(&asr.key, &net.net);
         let calls_s = calls.iter().map(|(n, x)| format!("{n} {}{}/frame", if *x > 0.0 { "+" } else { "" }, fmt_pf(*x))).collect::<Vec<_>>().join(", ");
-        if !pass {
-            failures.push(format!(
-                "{}: {} = {} per frame{} > {} (calls: {})",
-                asr.flag,
-                asr.key,
-                fmt_pf(v),
-                if net.base.is_some() { " beyond the baseline" } else { "" },
-                fmt_pf(asr.max),
-                if calls_s.is_empty() { "none identified".into() } else { calls_s.clone() }
-            ));
-        }
+        let message = format!(
+            "{}: {} = {} per frame{} {} {} (calls: {})",
+            asr.flag,
+            asr.key,
+            fmt_pf(v),
+            if net.base.is_some() { " beyond the baseline" } else { "" },
+            if pass { "<=" } else { ">" },
+            fmt_pf(asr.max),
+            if calls_s.is_empty() { "none identified".into() } else { calls_s.clone() }
+        );
+        gates.push(GateResult { name: asr.flag.clone(), pass, message });
         assert_json.push(json!({"flag": asr.flag, "key": asr.key, "max": asr.max, "value": v, "pass": pass,
                                  "calls": calls.iter().map(|(n, x)| json!({"name": n, "per_frame": x})).collect::<Vec<_>>()}));
     }
     let hazards = hazards_of(measured);
-    if !hazards.is_empty() && !a.allow_hazards {
-        failures.push(format!("the emulated driver reported {} hazard(s); first: {}", hazards.len(), hazards[0]));
+    gates.push(GateResult {
+        name: "hazards".into(),
+        pass: hazards.is_empty() || a.allow_hazards,
+        message: match hazards.first() {
+            None => "no hazard reported".into(),
+            Some(h) => format!("the emulated driver reported {} hazard(s){}; first: {h}", hazards.len(), if a.allow_hazards { " (allowed by --allow-hazards)" } else { "" }),
+        },
+    });
+    if a.no_unsupported {
+        let unsupported = unsupported_of(measured);
+        gates.push(GateResult {
+            name: "--no-unsupported".into(),
+            pass: unsupported.is_empty(),
+            message: if unsupported.is_empty() {
+                "no unsupported entry point called".into()
+            } else {
+                format!("--no-unsupported: unsupported entry points called: {}", unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", "))
+            },
+        });
     }
-    let unsupported = unsupported_of(measured);
-    if a.no_unsupported && !unsupported.is_empty() {
-        failures.push(format!(
-            "--no-unsupported: unsupported entry points called: {}",
-            unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", ")
-        ));
-    }
-    (failures, assert_json)
+    (gates, assert_json)
 }
 
 fn hazards_of(measured: &[Measured]) -> Vec<Json> {
@@ -625,6 +635,8 @@ fn summary_json(a: &TransfersArgs, plan: &Plan, results: &[DevResult], side: Opt
         "devices": plan.devices.iter().zip(results).map(|(d, r)| (d.name.to_string(), device_json(r))).collect::<serde_json::Map<_, _>>(),
         "emulated_vs_real": side.map(SideBySide::to_json),
         "failures": failures,
+        "gates": results.iter().flat_map(|r| r.gates_json.iter().cloned()).chain(side.map(|s| json!({"device": "both", "name": "emulated-vs-real",
+            "pass": s.failures().is_empty(), "message": if s.failures().is_empty() { "per-frame counts equal on the emulated driver and the real device".to_string() } else { s.failures().join("; ") }}))).collect::<Vec<_>>(),
         "hazards": {"count": hazards.len(), "reports": hazards.iter().take(20).collect::<Vec<_>>()},
         "unsupported": results.iter().flat_map(|r| unsupported_of(&r.measured)).collect::<BTreeMap<_, _>>(),
         "counts_not_from_clean_exit": unclean,

@@ -2,7 +2,10 @@
 //! script that speaks the twin's and the VMAF CLI's interfaces and writes chosen
 //! differences, and fake libcuda.so.1 builds (emulated marker, no device, one device).
 
+mod support;
+
 use serde_json::Value;
+use support::{assert_same_reports, build_lib, expect_code, fake_dir, read_json, reports, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -10,24 +13,8 @@ const W: u32 = 16;
 const H: u32 = 16;
 const FRAMES: u64 = 5;
 
-fn fake_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake")
-}
-
 fn extractor() -> String {
     fake_dir().join("extractor.py").display().to_string()
-}
-
-fn build_lib(dir: &Path, defines: &[&str]) {
-    std::fs::create_dir_all(dir).unwrap();
-    let st = Command::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(dir.join("libcuda.so.1"))
-        .arg(fake_dir().join("libcuda.c"))
-        .args(defines)
-        .status()
-        .expect("a C compiler (cc) is needed to build the fake libcuda.so.1");
-    assert!(st.success());
 }
 
 struct Env {
@@ -81,27 +68,23 @@ impl Env {
         }
         c.output().unwrap()
     }
+    /// `parity ARGS` as given (with --simtwin for the commands that run extractors).
+    fn parity_args<S: AsRef<str>>(&self, args: &[S], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+        c.args(args.iter().map(|a| a.as_ref()));
+        if matches!(args[0].as_ref(), "frames" | "faults") {
+            c.args(["--simtwin", &self.s("simtwin")]);
+        }
+        c.current_dir(self.tmp.path());
+        c.env_remove("LD_LIBRARY_PATH").env_remove("EMU_CUDA_COUNTS").env_remove("SIMTWIN_DIR").env_remove("EMU_CUDA_KERNELS");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
     fn summary(&self) -> Value {
         read_json(&self.out().join("summary.json"))
     }
-}
-
-fn read_json(p: &Path) -> Value {
-    let t = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&t).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit status")
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-#[track_caller]
-fn expect_code(o: &Output, want: i32) {
-    assert_eq!(code(o), want, "unexpected exit status; output:\n{}", text(o));
 }
 
 // ------------------------------------------------------------------ frames
@@ -1133,4 +1116,353 @@ fn every_command_has_help_with_an_example() {
     }
     let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["frames"]).output().unwrap();
     expect_code(&o, 2);
+}
+
+// ------------------------------------------------------------------ hostile inputs (issue 24)
+
+/// Kinds of file that must never be read whole: (name, how to make it at `p`).
+fn hostile_files(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let fifo = dir.join("fifo.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let zero = dir.join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let sparse = dir.join("sparse.json");
+    std::fs::File::create(&sparse).unwrap().set_len(40 << 30).unwrap();
+    let d = dir.join("dir.json");
+    std::fs::create_dir(&d).unwrap();
+    vec![("FIFO", fifo), ("/dev/zero", PathBuf::from("/dev/zero")), ("symlink to /dev/zero", zero), ("sparse 40 GiB", sparse), ("directory", d)]
+}
+
+#[test]
+fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
+    let e = Env::new();
+    let good = e.p("good.json");
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    std::fs::copy(e.out().join("cpu.json"), &good).unwrap();
+    let files = hostile_files(e.tmp.path());
+    for (what, f) in &files {
+        let t0 = std::time::Instant::now();
+        let fs = f.to_str().unwrap();
+        // diff, either side; frames' tolerance table; replay's table
+        let runs: Vec<(&str, Vec<&str>)> = vec![
+            ("diff", vec![fs, good.to_str().unwrap()]),
+            ("diff", vec![good.to_str().unwrap(), fs]),
+            ("frames", vec!["--tolerances", fs]),
+            ("replay", vec!["--table", fs, "--reference", "log2"]),
+        ];
+        for (sub, args) in runs {
+            let o = e.parity(sub, &args, &[]);
+            expect_code(&o, 2);
+            let t = text(&o);
+            assert!(t.contains(fs) && (t.contains("parity reads only regular files") || t.contains("over the input size limit")), "{sub} {what}: {t}");
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "{what}: {:?}", t0.elapsed());
+    }
+    // An extractor whose output is one of them (made by the extractor itself).
+    for kind in ["fifo", "devzero", "sparse", "dir", "whitespace"] {
+        let o = e.parity("frames", &[], &[("FAKE_OUTPUT_KIND", kind)]);
+        expect_code(&o, 2);
+        let t = text(&o);
+        let why = match kind {
+            "fifo" => "is a FIFO",
+            "devzero" => "is a character device",
+            "sparse" => "over the input size limit of 512 MiB",
+            "dir" => "is a directory",
+            _ => "the file holds only whitespace",
+        };
+        assert!(t.contains(why), "{kind}: {t}");
+        assert_eq!(e.summary()["verdict"], "error", "{kind}");
+    }
+    // The limits are adjustable and named in the errors.
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--max-input", "100"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("over the input size limit of 100 bytes (raise it with --max-input SIZE or PARITY_MAX_INPUT)"), "{}", text(&o));
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap()], &[("PARITY_MAX_INPUT", "64")]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("limit of 64 bytes"), "{}", text(&o));
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--input-timeout", "x"], &[]);
+    expect_code(&o, 2);
+    let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--max-input", "2G", "--input-timeout", "5"], &[]);
+    expect_code(&o, 0);
+}
+
+#[test]
+fn every_early_error_leaves_a_report_that_reads_as_that_error() {
+    let e = Env::new();
+    // What every command's earlier, successful run leaves: a fake success of each.
+    let seed = |dir: &Path| {
+        std::fs::create_dir_all(dir.join("counts")).unwrap();
+        std::fs::write(dir.join("summary.json"), r#"{"verdict": "parity", "exit_code": 0}"#).unwrap();
+        for f in ["summary.md", "per_frame.csv", "diff.svg", "cpu.json", "cuda-emulated.json", "transfers.json", "transfers.csv", "bench.json", "faults.json", "block_orders.csv"] {
+            std::fs::write(dir.join(f), "from an earlier run").unwrap();
+        }
+        std::fs::write(dir.join("mine.txt"), "the user's").unwrap();
+    };
+    let good = e.p("good.json");
+    std::fs::write(&good, "{\"frames\": [{\"frameNum\": 0, \"metrics\": {\"a\": 1}}]}").unwrap();
+    let g = good.to_str().unwrap().to_string();
+    let missing = e.s("missing.txt");
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        ("frames", vec!["--tolerances".into(), missing.clone()], "tolerance table"),
+        ("frames", vec!["--block-orders".into(), "sideways".into()], "sideways"),
+        ("frames", vec!["--proof".into(), "maybe".into()], "--proof maybe"),
+        ("frames", vec!["--bitdepth".into(), "7".into()], "'7' is not a bit depth"),
+        ("frames", vec!["--bogus".into()], "--bogus"),
+        ("diff", vec![g.clone(), missing.clone()], "missing.txt"),
+        ("diff", vec![g.clone()], "required"),
+        ("transfers", vec!["--n1".into(), "9".into(), "--n2".into(), "3".into()], "--n1"),
+        ("transfers", vec!["--timeout".into(), "-1".into()], "-1"),
+        ("bench", vec!["--frames".into(), "1".into()], "--frames must be at least 3"),
+        ("bench", vec!["--rounds".into(), "x".into()], "--rounds"),
+        ("faults", vec!["--max-runs".into(), "0".into()], "--max-runs"),
+        ("faults", vec!["--block-order".into(), "sideways".into()], "sideways"),
+    ];
+    for (sub, args, says) in cases {
+        let out = e.p(&format!("rep-{sub}"));
+        seed(&out);
+        let mut a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        a.extend(["--out", out.to_str().unwrap()]);
+        let o = e.parity(sub, &a, &[]);
+        expect_code(&o, 2);
+        assert!(text(&o).contains(says), "{sub} {args:?}: {}", text(&o));
+        let s = read_json(&out.join("summary.json"));
+        assert_eq!(s["verdict"], "error", "{sub} {args:?}: {s}");
+        assert!(s["error"].as_str().unwrap().contains(says), "{sub} {args:?}: {s}");
+        for f in ["per_frame.csv", "diff.svg", "cpu.json", "cuda-emulated.json", "transfers.json", "bench.json", "faults.json", "block_orders.csv"] {
+            let p = out.join(f);
+            // Each command removes what it writes (diff only its reports).
+            let owns = match sub {
+                "diff" => matches!(f, "per_frame.csv" | "diff.svg"),
+                "frames" => matches!(f, "per_frame.csv" | "diff.svg" | "cpu.json" | "cuda-emulated.json" | "block_orders.csv"),
+                "transfers" => f == "transfers.json",
+                "bench" => f == "bench.json",
+                _ => f == "faults.json",
+            };
+            assert!(!owns || !p.exists(), "{sub} {args:?}: {f} of the earlier run is still there");
+        }
+        assert!(out.join("mine.txt").exists(), "{sub}: other files are left alone");
+    }
+    // A report directory that cannot be made is named in the error.
+    std::fs::write(e.p("afile"), "x").unwrap();
+    let o = e.parity("diff", &[&g, &g, "--out", &format!("{}/sub", e.s("afile"))], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("cannot create report directory") && text(&o).contains("afile/sub"), "{}", text(&o));
+}
+
+#[test]
+fn a_killed_parity_leaves_an_incomplete_summary_and_takes_its_extractor_with_it() {
+    let e = Env::new();
+    let o = e.parity("frames", &[], &[]);
+    expect_code(&o, 0);
+    let pidfile = e.p("pids");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+    c.arg("frames").args(e.clip_args()).args(["--simtwin", &e.s("simtwin"), "--features", "sse", "--out", &e.out().display().to_string()]);
+    c.current_dir(e.tmp.path()).env_remove("LD_LIBRARY_PATH").env("FAKE_HANG", &pidfile);
+    let mut child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while !pidfile.exists() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pids: Vec<i32> = std::fs::read_to_string(&pidfile).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+    child.kill().unwrap(); // SIGKILL: parity cannot clean up
+    child.wait().unwrap();
+    let t0 = std::time::Instant::now();
+    while alive(pids[0]) && t0.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let extractor_alive = alive(pids[0]);
+    unsafe { libc::kill(pids[1], libc::SIGKILL) }; // its own child is not ours to end
+    assert!(!extractor_alive, "the extractor {} outlived parity", pids[0]);
+    let s = e.summary();
+    assert_eq!(s["verdict"], "incomplete", "{s}");
+    assert!(!e.out().join("per_frame.csv").exists());
+}
+
+#[test]
+fn a_setsid_child_of_a_hanging_extractor_is_ended_with_it() {
+    let e = Env::new();
+    let pidfile = e.p("pids");
+    let o = e.parity("frames", &["--timeout", "4"], &[("FAKE_HANG", pidfile.to_str().unwrap()), ("FAKE_HANG_SETSID", "1")]);
+    expect_code(&o, 2);
+    assert!(pidfile.exists(), "the extractor did not start its child within the time limit: {}", text(&o));
+    expect_killed_group(&pidfile);
+}
+
+#[test]
+fn a_directory_as_a_clip_and_a_negative_width_are_named_as_such() {
+    let e = Env::new();
+    std::fs::create_dir(e.p("clipdir")).unwrap();
+    let raw = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+        c.arg("frames").args(args).args(["--simtwin", &e.s("simtwin"), "--features", "sse", "--out", &e.out().display().to_string()]);
+        c.current_dir(e.tmp.path()).env_remove("LD_LIBRARY_PATH").output().unwrap()
+    };
+    let o = raw(&["-r", &e.s("clipdir"), "-d", &e.s("dis.yuv"), "-W", "16", "-H", "16"]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("clipdir is a directory") && !text(&o).contains("--frames"), "{}", text(&o));
+    let o = raw(&["-r", &e.s("ref.yuv"), "-d", &e.s("dis.yuv"), "-W", "-6", "-H", "16"]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("'-6': a frame dimension is a positive number of pixels"), "{}", text(&o));
+}
+
+// ------------------------------------------------------------------ JUnit
+
+/// The `<testcase ...>` element of `name` in a JUnit file, with what it holds.
+fn junit_case(xml: &str, classname: &str, name: &str) -> String {
+    let head = format!("<testcase classname=\"{classname}\" name=\"{name}\"");
+    let i = xml.find(&head).unwrap_or_else(|| panic!("no case {classname}/{name} in\n{xml}"));
+    let rest = &xml[i..];
+    let end = if rest[..rest.find('>').unwrap()].ends_with('/') { rest.find('>').unwrap() + 1 } else { rest.find("</testcase>").unwrap() + 11 };
+    rest[..end].to_string()
+}
+
+#[test]
+fn junit_reports_one_case_per_metric_gate_and_call_site() {
+    let e = Env::new();
+    expect_code(&e.parity("frames", &["--defect", "ulp"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("<testsuite name=\"parity frames\" tests=\"5\" failures=\"1\" errors=\"0\""), "{x}");
+    let m_a = junit_case(&x, "frames.cuda-emulated", "m_a");
+    assert!(m_a.contains("<failure message=\"4/5 frames identical, 1 beyond tolerance (exact); max abs") && m_a.contains("first beyond tolerance: frame 2"), "{m_a}");
+    assert!(junit_case(&x, "frames.cuda-emulated", "m_b").contains("<system-out>5/5 frames identical"), "{x}");
+    assert!(junit_case(&x, "frames.driver", "hazards").ends_with("/>"), "{x}");
+    expect_code(&e.parity("frames", &["--defect", "hazard"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(junit_case(&x, "frames.driver", "hazards").contains("<failure message=\"the emulated driver reported 1 hazard(s)\""), "{x}");
+
+    expect_code(&e.parity("transfers", &["--max-htod-per-frame", "0", "--max-allocs-per-frame", "0"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("tests=\"3\" failures=\"1\""), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "--max-htod-per-frame 0").contains("<failure message=\"--max-htod-per-frame 0: copies.HtoD.count = 2 per frame &gt; 0"), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "--max-allocs-per-frame 0").contains("<system-out>--max-allocs-per-frame 0: allocations.count = 0 per frame &lt;= 0"), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "hazards").contains("no hazard reported"), "{x}");
+
+    expect_code(&e.parity("faults", &["--frames", "2", "--only", "cuLaunchKernel,cuMemAlloc_v2", "--per-entry", "1"], &[]), 1);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("tests=\"2\" failures=\"1\""), "{x}");
+    assert!(junit_case(&x, "faults.cuLaunchKernel", "cuLaunchKernel:1").contains("<failure message=\"cuLaunchKernel:1: CRASH (SIGSEGV)"), "{x}");
+    assert!(junit_case(&x, "faults.cuMemAlloc_v2", "cuMemAlloc_v2:1").contains("<system-out>error exit 1; injected:"), "{x}");
+
+    // a setup error is one errored case; a skip (no real device) one skipped case
+    expect_code(&e.parity("frames", &["--defect", "fail"], &[]), 2);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(x.contains("errors=\"1\"") && junit_case(&x, "frames", "run").contains("<error message=\"cpu extractor") || junit_case(&x, "frames", "run").contains("<error message=\"cuda-emulated extractor failed"), "{x}");
+    expect_code(&e.parity("frames", &["--device", "real"], &[]), 77);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(junit_case(&x, "frames", "run").contains("<skipped message=\"no CUDA driver") || x.contains("skipped=\"1\""), "{x}");
+}
+
+// ------------------------------------------------------------------ shards and merge
+
+/// The report files a frames run writes.
+const FRAMES_REPORTS: &[&str] = &["summary.json", "summary.md", "per_frame.csv", "block_orders.csv", "junit.xml", "diff.svg"];
+
+#[test]
+fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
+    let e = Env::new();
+    std::fs::write(e.p("clips.csv"), "name,reference,distorted,width,height,frames\na,ref.yuv,dis.yuv,16,16,\nb,ref.yuv,dis.yuv,16,16,3\n").unwrap();
+    let run = ["frames", "--clips", "clips.csv", "--features", "sse,topk", "--per-feature", "--block-orders", "forward,reverse", "--defect", "order"];
+    let with = |extra: &[&str]| -> Vec<String> { run.iter().chain(extra).map(|x| x.to_string()).collect() };
+    let o = e.parity_args(&with(&["--out", "full"]), &[]);
+    expect_code(&o, 1);
+    let s = read_json(&e.p("full/summary.json"));
+    assert_eq!(s["schema"], "simtwin-parity-matrix/1");
+    assert_eq!(s["totals"]["cells"], 4);
+    assert_eq!(s["cells"][1]["cell"], "a/topk");
+    assert_eq!(s["cells"][1]["block_orders_changed"], serde_json::json!(["m_a"]), "{s}");
+    assert_eq!(read_json(&e.p("full/cells/b/sse/summary.json"))["frames"], 3);
+    let x = std::fs::read_to_string(e.p("full/junit.xml")).unwrap();
+    assert!(x.contains("<testsuite name=\"parity frames a/sse\"") && x.contains("classname=\"frames.b/topk.block-orders\" name=\"m_a\""), "{x}");
+    // 2 clips x 2 features x 2 orders = 8 units, dealt round robin
+    for k in 1..=3 {
+        let o = e.parity_args(&with(&["--shard", &format!("{k}/3"), "--out", &format!("s{k}")]), &[]);
+        expect_code(&o, 0);
+        let r = read_json(&e.p(&format!("s{k}/shard.json")));
+        assert_eq!((r["units_total"].clone(), r["units"].as_array().unwrap().len()), (8.into(), if k < 3 { 3 } else { 2 }), "{r}");
+    }
+    assert_eq!(read_json(&e.p("s2/shard.json"))["units"], serde_json::json!(["a/sse:reverse", "b/sse:forward", "b/topk:reverse"]));
+    let o = e.parity_args(&["merge", "s3", "s1", "s2", "--out", "merged"], &[]);
+    expect_code(&o, 1);
+    let roots = [e.p("full"), e.p("merged"), e.p("s1"), e.p("s2"), e.p("s3")];
+    let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    assert_same_reports(&reports(&e.p("full"), FRAMES_REPORTS, &roots), &reports(&e.p("merged"), FRAMES_REPORTS, &roots));
+    assert!(reports(&e.p("full"), FRAMES_REPORTS, &roots).len() > 20);
+
+    // Slurm's array task gives the same shard as 2/3
+    let o = e.parity_args(&with(&["--shard", "auto", "--out", "slurm"]), &[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "3")]);
+    expect_code(&o, 0);
+    assert_eq!(read_json(&e.p("slurm/shard.json"))["units"], read_json(&e.p("s2/shard.json"))["units"]);
+    // refused: a missing shard, a shard twice, a shard of another run
+    let o = e.parity_args(&["merge", "s1", "s2", "--out", "m2"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("shard(s) 3/3 of run") && text(&o).contains("missing"), "{}", text(&o));
+    let o = e.parity_args(&["merge", "s1", "s2", "slurm", "s3", "--out", "m3"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("shard 2/3 is given twice"), "{}", text(&o));
+    let o = e.parity_args(&["frames", "--clips", "clips.csv", "--features", "sse", "--per-feature", "--block-orders", "forward,reverse", "--shard", "3/3", "--out", "other"], &[]);
+    expect_code(&o, 0);
+    let o = e.parity_args(&["merge", "s1", "s2", "other", "--out", "m4"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("are shards of different runs"), "{}", text(&o));
+    let o = e.parity_args(&["merge", "s1", "s2", "full", "--out", "m5"], &[]);
+    expect_code(&o, 2);
+    assert!(text(&o).contains("is not a finished shard (no shard.json)"), "{}", text(&o));
+}
+
+#[test]
+fn frames_one_clip_sharded_by_block_order_and_failed_cells_merge_as_errors() {
+    let e = Env::new();
+    let base = ["frames", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--block-orders", "forward,reverse,shuffle:3"];
+    let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
+    expect_code(&e.parity_args(&with(&["--out", "full"]), &[]), 0);
+    for k in 1..=2 {
+        expect_code(&e.parity_args(&with(&["--shard", &format!("{k}/2"), "--out", &format!("s{k}")]), &[]), 0);
+    }
+    expect_code(&e.parity_args(&["merge", "s1", "s2", "--out", "merged"], &[]), 0);
+    let roots = [e.p("full"), e.p("merged"), e.p("s1"), e.p("s2")];
+    let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    let full = reports(&e.p("full"), FRAMES_REPORTS, &roots);
+    assert!(full.contains_key("block_orders.csv") && full.contains_key("junit.xml"), "{:?}", full.keys());
+    assert_same_reports(&full, &reports(&e.p("merged"), FRAMES_REPORTS, &roots));
+    // CUDA runs that fail: the shards exit 2 and still leave shard.json; the merge is
+    // the error report the unsharded run writes
+    for k in 1..=2 {
+        expect_code(&e.parity_args(&with(&["--defect", "fail", "--shard", &format!("{k}/2"), "--out", &format!("f{k}")]), &[]), 2);
+        assert!(e.p(&format!("f{k}/shard.json")).exists());
+    }
+    let o = e.parity_args(&["merge", "f1", "f2", "--out", "fm"], &[]);
+    expect_code(&o, 2);
+    let s = read_json(&e.p("fm/summary.json"));
+    assert_eq!(s["verdict"], "error");
+    assert!(s["error"].as_str().unwrap().contains("cuda-emulated extractor failed with exit status 3"), "{s}");
+}
+
+#[test]
+fn faults_sharded_by_call_site_merge_into_the_unsharded_campaign() {
+    let e = Env::new();
+    let base = ["faults", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--frames", "2", "--timeout", "20", "--skip", "cuStreamSynchronize"];
+    let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
+    let o = e.parity_args(&with(&["--out", "full"]), &[]);
+    expect_code(&o, 1);
+    for k in 1..=3 {
+        expect_code(&e.parity_args(&with(&["--shard", &format!("{k}/3"), "--out", &format!("s{k}")]), &[]), 0);
+    }
+    let o = e.parity_args(&["merge", "s1", "s2", "s3", "--out", "merged"], &[]);
+    expect_code(&o, 1);
+    let names = ["faults.json", "faults.md", "faults.csv", "junit.xml"];
+    let roots = [e.p("full"), e.p("merged"), e.p("s1"), e.p("s2"), e.p("s3")];
+    let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    let full = reports(&e.p("full"), &names, &roots);
+    assert_eq!(full.len(), 4);
+    assert_same_reports(&full, &reports(&e.p("merged"), &names, &roots));
+    let s = read_json(&e.p("merged/faults.json"));
+    assert_eq!(s["runs_total"], 23);
+    // every run's log is in the merged directory
+    for r in s["runs"].as_array().unwrap() {
+        let log = PathBuf::from(r["stderr_log"].as_str().unwrap());
+        assert!(log.starts_with(e.p("merged")) && log.exists(), "{log:?}");
+    }
 }

@@ -3,6 +3,8 @@
 //! FAIL, never skip, when it is missing. Ignored until the lead enables them once the
 //! build exists (scripts/build, which the test command runs first).
 
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -308,4 +310,46 @@ fn faults_on_the_twin_give_no_crash_and_no_hang() {
     for r in s["runs"].as_array().unwrap().iter().filter(|r| r["injected"]["code"].is_u64()) {
         assert_ne!(r["exit_status"], 0, "{r}");
     }
+}
+
+/// The acceptance check: a fixture matrix (2 clips x 2 features x 2 block orders:
+/// 8 units) in 3 shards, merged, gives the unsharded run's report, file by file.
+#[test]
+fn a_fixture_matrix_in_three_shards_merges_into_the_unsharded_report() {
+    let t = tempfile::tempdir().unwrap();
+    clip(t.path(), "banded-256x256-8", 256, 256, 8);
+    clip(t.path(), "textured-256x256-8", 256, 256, 8);
+    std::fs::write(
+        t.path().join("clips.csv"),
+        "name,reference,distorted,width,height,frames\nbanded,banded-256x256-8.yuv,banded-256x256-8-dis.yuv,256,256,2\ntextured,textured-256x256-8.yuv,textured-256x256-8-dis.yuv,256,256,2\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
+        c.args(["frames", "--clips", "clips.csv", "--features", "sse,topk", "--per-feature", "--block-orders", "forward,reverse", "--simtwin"])
+            .arg(simtwin())
+            .args(extra)
+            .current_dir(t.path())
+            .env_remove("EMU_CUDA_COUNTS")
+            .env_remove("EMU_CUDA_KERNELS")
+            .env_remove("SIMTWIN_COUNTS_DIR");
+        c.output().unwrap()
+    };
+    expect(&run(&["--out", "full"]), 0);
+    for k in 1..=3 {
+        expect(&run(&["--shard", &format!("{k}/3"), "--out", &format!("shard-{k}")]), 0);
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["merge", "shard-1", "shard-2", "shard-3", "--out", "merged"]).current_dir(t.path()).output().unwrap();
+    expect(&o, 0);
+    let names = ["summary.json", "summary.md", "per_frame.csv", "block_orders.csv", "junit.xml", "diff.svg"];
+    let dirs: Vec<PathBuf> = ["full", "merged", "shard-1", "shard-2", "shard-3"].iter().map(|d| t.path().join(d).canonicalize().unwrap()).collect();
+    let roots: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+    let full = support::reports(&dirs[0], &names, &roots);
+    assert_eq!(full.len(), 3 + 4 * 5, "the matrix's summary, markdown and JUnit, and 5 reports per cell: {:?}", full.keys());
+    support::assert_same_reports(&full, &support::reports(&dirs[1], &names, &roots));
+    let s = json(&dirs[1].join("summary.json"));
+    assert_eq!((s["totals"]["cells"].as_u64(), s["totals"]["parity"].as_u64()), (Some(4), Some(4)), "{s}");
+    let cell = json(&dirs[1].join("cells/textured/topk/summary.json"));
+    assert_eq!(cell["block_orders"]["orders"], serde_json::json!(["forward", "reverse"]));
+    assert!(cell["runs"][1]["launches"]["topk_select"].as_f64().unwrap() > 0.0, "{cell}");
 }

@@ -4,10 +4,14 @@
 Reads what the check wrote: build/{provenance,twins}.json, frames/SIZE/EXTRACTOR/
 (parity frames reports, the emulated driver's counters, motion-ref/ where the CUDA motion
 was checked against motion-cuda-ref), frames/SIZE/EXTRACTOR.run.json, and
-bench/SIZE/EXTRACTOR-{cpu,cuda}/bench.json.
+bench/SIZE/EXTRACTOR-{cpu,cuda,cuda-twin}/bench.json; in PTX mode (--mode ptx) the modules
+the counters list (their mode, whether device-exact) and jit/ (JIT cost, cold and warm);
+with --h200, frames/SIZE/EXTRACTOR/vs-h200/ (the emulated output against the real device's,
+exactly).
 
 Exit: 0 every extractor ran at every size and matched within tolerance (and motion_cuda
-equals the independent reference), 1 otherwise.
+equals the independent reference, and, with --h200, the real device on every frame; in PTX
+mode every module ran as PTX), 1 otherwise.
 """
 
 import argparse
@@ -63,6 +67,8 @@ def counters(d):
                 if lk.get(k):
                     out.setdefault("leaks", {})[k] = out.get("leaks", {}).get(k, 0) + lk[k]
         out["hazards"] += len(c.get("hazards") or [])
+        for m in c.get("modules") or []:
+            out.setdefault("modules", {}).setdefault(m.get("image"), m)
     return out
 
 
@@ -78,6 +84,8 @@ def main():
     ap.add_argument("--tolerances", required=True)
     ap.add_argument("--frames", required=True)
     ap.add_argument("--bench", required=True)
+    ap.add_argument("--mode", default="twin", choices=["twin", "ptx"])
+    ap.add_argument("--h200", default=None, help="the real-device record the outputs were compared with")
     a = ap.parse_args()
     out = a.out
     sizes = a.sizes.split(",")
@@ -111,6 +119,21 @@ def main():
                 r["hazards"] = [{"kind": k[0], "kernel": k[1], "operation": k[2], "occurrences": n} for k, n in sorted(hz.items(), key=lambda x: str(x[0]))]
                 r["status"] = "PASS" if summ.get("exit_code") == 0 else "DIFFERENCES"
             r["counters"] = counters(d)
+            mods = list((r["counters"].get("modules") or {}).values())
+            r["modules"] = [{k: m.get(k) for k in ("image", "mode", "kernels", "device_exact", "notes")} for m in mods]
+            if a.mode == "ptx" and r["status"] != "FAILED" and (not mods or any(m.get("mode") != "ptx" for m in mods)):
+                r["status"] = "DIFFERENCES"
+                r["error"] = "PTX mode: the counters do not show every module running as PTX (" + (", ".join(f"{m.get('image')}: {m.get('mode')}" for m in mods) or "no module recorded") + ")"
+            if a.h200:
+                hv = load(os.path.join(d, "vs-h200", "summary.json"))
+                if hv is None:
+                    miss = load(d + "/vs-h200.missing.json")
+                    r["vs_h200"] = {"error": (miss or {}).get("error") or "not compared (no emulated output or parity diff failed)"}
+                else:
+                    r["vs_h200"] = {"exit_code": hv.get("exit_code"), "frames": hv.get("frames"), "identical_frames": hv.get("identical_frames"), "error": hv.get("error"),
+                                    "metrics": {m: {k: v.get(k) for k in ("identical", "frames", "max_abs", "max_abs_frame", "first_diff_frame")} for m, v in (hv.get("metrics") or {}).items()}}
+                if r["vs_h200"].get("exit_code") != 0 and r["status"] != "FAILED":
+                    r["status"] = "DIFFERENCES"
             ref = load(os.path.join(d, "motion-ref", "summary.json"))
             if ref is not None:
                 m = (ref.get("metrics") or {}).get("integer_motion2") or {}
@@ -118,21 +141,34 @@ def main():
                 if ref.get("exit_code") != 0:
                     r["status"] = "FAILED" if r["status"] == "FAILED" else "DIFFERENCES"
             if a.bench != "none":
-                for side in ("cpu", "cuda"):
+                for side in ("cpu", "cuda", "cuda-twin"):
+                    if side == "cuda-twin" and not os.path.isdir(os.path.join(out, "bench", s, f"{e}-{side}")):
+                        continue
                     b = load(os.path.join(out, "bench", s, f"{e}-{side}", "bench.json"))
                     ms = None
                     if b and b.get("commands"):
                         ms = b["commands"][0].get("ms_per_frame")
-                    r[f"ms_{side}"] = ms
+                    r[f"ms_{side.replace('-', '_')}"] = ms
                     if b is None or ms is None:
                         r.setdefault("bench_errors", []).append(side)
                 if r.get("ms_cpu") and r.get("ms_cuda") and r["ms_cpu"] > 0:
                     r["ratio"] = r["ms_cuda"] / r["ms_cpu"]
+                if r.get("ms_cuda") and r.get("ms_cuda_twin"):
+                    r["ratio_ptx_twin"] = r["ms_cuda"] / r["ms_cuda_twin"]
             if r["status"] != "PASS":
                 all_ok = False
             rows.append(r)
 
-    doc = {"schema": "simtwin-real-program-check/1", "program": "upstream VMAF, CUDA backend", "pass": all_ok,
+    jit = {}
+    for p in ("cold", "warm"):
+        run = load(os.path.join(out, "jit", f"{p}.run.json"))
+        if run is None:
+            continue
+        c = load(os.path.join(out, "jit", f"{p}.counts.json")) or {}
+        mods = c.get("modules") or []
+        jit[p] = {**run, "modules": [{k: m.get(k) for k in ("image", "mode", "kernels", "translate_us", "compile_us", "cached", "device_exact")} for m in mods],
+                  "translate_ms": sum(m.get("translate_us", 0) for m in mods) / 1e3, "compile_ms": sum(m.get("compile_us", 0) for m in mods) / 1e3}
+    doc = {"schema": "simtwin-real-program-check/1", "program": "upstream VMAF, CUDA backend", "pass": all_ok, "mode": a.mode, "h200": a.h200, "jit": jit,
            "provenance": prov, "tolerances": a.tolerances, "frames": a.frames, "bench": a.bench,
            "twins": {"mode": twins.get("mode"), "ok": twins.get("ok"),
                      "modules": [{k: m.get(k) for k in ("stem", "kernels", "nvcc_entries", "missing_in_twin", "extra_in_twin", "returncode")} for m in twins.get("modules", [])]},
@@ -141,7 +177,7 @@ def main():
         json.dump(doc, f, indent=2)
 
     L = []
-    L.append("# Upstream VMAF's CUDA backend on simtwin\n")
+    L.append("# Upstream VMAF's CUDA backend on simtwin" + (" (PTX mode: the images' own PTX, no twins)" if a.mode == "ptx" else "") + "\n")
     L.append(f"**Verdict: {'PASS' if all_ok else 'NOT PASSING'}** — the unmodified `vmaf` CLI, CPU extractors (`--gpumask -1`) against "
              "the CUDA extractors on simtwin's emulated driver (`--gpumask 0`), through `parity frames --preset vmaf-upstream`.\n")
     L.append(f"VMAF {prov.get('vmaf_commit') or '?'} ({' '.join(prov.get('vmaf_version') or [])}), built with `{' '.join(prov.get('meson_options') or [])}`, "
@@ -152,9 +188,14 @@ def main():
              f"distorted side: uniform noise ±4 (`build/clips.txt`). Frames compared: {a.frames}. Tolerances: `{os.path.relpath(os.path.abspath(a.tolerances), ROOT)}` "
              "(exact at VMAF's printed precision, %.6f, except as stated there).\n")
     L.append("## Results\n")
+    twin_bench = any("ms_cuda_twin" in r for r in rows)
     hdr = "| size | CPU | CUDA | status | frames identical (all metrics) | metrics | max abs diff | motion_cuda vs reference |"
+    if a.h200:
+        hdr += " emulated vs H200 (frames identical, max abs) |"
     if a.bench != "none":
         hdr += " ms/frame CPU | ms/frame emulated | emulated/CPU |"
+        if twin_bench:
+            hdr += " ms/frame twin mode | PTX/twin |"
     L.append(hdr)
     L.append("|" + "---|" * (hdr.count("|") - 1))
     for r in rows:
@@ -167,9 +208,18 @@ def main():
         mr = r.get("motion_ref")
         mrs = "-" if mr is None else (f"{mr['identical']}/{mr['frames']} identical" if mr.get("identical") is not None else "not run")
         line = f"| {r['size']} | `{r['cpu']}` | `{r['cuda']}` | **{r['status']}** | {ident} | {mets} | {mx} | {mrs} |"
+        if a.h200:
+            hv = r.get("vs_h200") or {}
+            if hv.get("error") or hv.get("identical_frames") is None:
+                line += f" {hv.get('error') or 'not compared'} |"
+            else:
+                hm = max(((v.get("max_abs") or 0) for v in hv["metrics"].values()), default=0)
+                line += f" {hv['identical_frames']}/{hv['frames']}, max abs {fmt_abs(hm)} |"
         if a.bench != "none":
             f2 = lambda x: "-" if x is None else f"{x:.2f}"
             line += f" {f2(r.get('ms_cpu'))} | {f2(r.get('ms_cuda'))} | {('%.0fx' % r['ratio']) if r.get('ratio') else '-'} |"
+            if twin_bench:
+                line += f" {f2(r.get('ms_cuda_twin'))} | {('%.2fx' % r['ratio_ptx_twin']) if r.get('ratio_ptx_twin') else '-'} |"
         L.append(line)
     L.append("")
     if a.bench != "none":
@@ -192,6 +242,12 @@ def main():
             L.append(f"### {r['size']} {r['cuda']}: {r['status']}\n")
             if r.get("error"):
                 L.append("```\n" + r["error"].strip()[-3000:] + "\n```\n")
+            hv = r.get("vs_h200") or {}
+            for m, v in (hv.get("metrics") or {}).items():
+                if v.get("identical") != v.get("frames"):
+                    L.append(f"- vs H200 `{m}`: {v.get('identical')}/{v.get('frames')} frames identical, max abs {fmt_abs(v.get('max_abs'))} at frame {v.get('max_abs_frame')}, first difference at frame {v.get('first_diff_frame')}")
+            if hv.get("error"):
+                L.append(f"- vs H200: {hv['error']}")
             for m, v in (r.get("metrics") or {}).items():
                 if not v.get("pass"):
                     L.append(f"- `{m}`: {v['beyond_tolerance']} of {v['frames']} frames beyond tolerance ({v['tolerance']}), max abs {fmt_abs(v['max_abs'])} at frame {v['max_abs_frame']}, first difference at frame {v['first_diff_frame']}")
@@ -200,17 +256,54 @@ def main():
                 L.append(f"- motion_cuda vs motion-cuda-ref: exit {mr.get('exit_code')}, {mr.get('identical')}/{mr.get('frames')} identical, max abs {fmt_abs(mr.get('max_abs'))} {mr.get('error') or ''}")
             L.append("")
 
-    L.append("## Host twins\n")
-    L.append(f"Built with kernels-host ({twins.get('mode')} mode) from the .cu entries of `ninja -t compdb` (`build/compile_commands.cu.json`); "
-             "kernel lists cross-checked against nvcc's own PTX for the same flags.\n")
-    L.append("| module | kernels in twin | kernels nvcc emits | missing in twin |")
-    L.append("|---|---|---|---|")
-    for m in twins.get("modules", []):
-        k = "no library" if m.get("kernels") is None else str(len(m["kernels"]))
-        w = "?" if m.get("nvcc_entries") is None else str(len(m["nvcc_entries"]))
-        miss = m.get("missing_in_twin") or []
-        L.append(f"| {m['stem']} | {k} | {w} | {', '.join(miss[:10]) + (f' (+{len(miss) - 10})' if len(miss) > 10 else '') if miss else '-'} |")
-    L.append("")
+    if a.h200:
+        L.append(f"Emulated vs H200: each emulated output against the real device's `cuda-real.json` for the same clips in `{a.h200}` "
+                 "(`parity diff`, exact at the printed precision, no tolerance).\n")
+    if a.mode == "ptx":
+        L.append("## Modules (PTX mode)\n")
+        L.append("Every module the CUDA runs loaded, from the counters files' `modules` list: how it ran and whether its results are device-exact "
+                 "(a kernel using a special-function-unit form whose model is not yet bit-exact is not).\n")
+        L.append("| module image | mode | kernels | device-exact | notes |")
+        L.append("|---|---|---|---|---|")
+        seen = {}
+        for r in rows:
+            for m in r.get("modules") or []:
+                seen.setdefault(m["image"], m)
+        for img, m in seen.items():
+            notes = "; ".join(m.get("notes") or []).replace("|", "\\|") or "-"
+            L.append(f"| {img} | {m.get('mode')} | {m.get('kernels')} | {'yes' if m.get('device_exact') else '**no**'} | {notes} |")
+        L.append("")
+        if jit:
+            L.append("## JIT cost (PTX mode)\n")
+            L.append("One `vmaf` run of adm_cuda, vif_cuda and motion_cuda on 3 frames (every CUDA module loads at start), first with an empty cache "
+                     "(cold: translate and compile each module), then again (warm: the libraries from the cache). Translation and compile times "
+                     "from the counters' `modules` records; wall: the whole run.\n")
+            L.append("| cache | exit | wall ms | translate ms (sum) | compile ms (sum) | modules from cache |")
+            L.append("|---|---|---|---|---|---|")
+            for p, j in jit.items():
+                L.append(f"| {p} | {j.get('exit_code')} | {j.get('wall_ms')} | {j['translate_ms']:.1f} | {j['compile_ms']:.0f} | {sum(1 for m in j['modules'] if m.get('cached'))}/{len(j['modules'])} |")
+            L.append("")
+            cold = jit.get("cold")
+            if cold and cold["modules"]:
+                L.append("| module (cold) | kernels | translate ms | compile ms |")
+                L.append("|---|---|---|---|")
+                for m in cold["modules"]:
+                    L.append(f"| {m.get('image')} | {m.get('kernels')} | {m.get('translate_us', 0) / 1e3:.1f} | {m.get('compile_us', 0) / 1e3:.0f} |")
+                L.append("")
+    if a.mode == "ptx" and not twins:
+        L.append("## Host twins\n\nNone built (PTX mode).\n")
+    else:
+        L.append("## Host twins\n")
+        L.append(f"Built with kernels-host ({twins.get('mode')} mode) from the .cu entries of `ninja -t compdb` (`build/compile_commands.cu.json`); "
+                 "kernel lists cross-checked against nvcc's own PTX for the same flags.\n")
+        L.append("| module | kernels in twin | kernels nvcc emits | missing in twin |")
+        L.append("|---|---|---|---|")
+        for m in twins.get("modules", []):
+            k = "no library" if m.get("kernels") is None else str(len(m["kernels"]))
+            w = "?" if m.get("nvcc_entries") is None else str(len(m["nvcc_entries"]))
+            miss = m.get("missing_in_twin") or []
+            L.append(f"| {m['stem']} | {k} | {w} | {', '.join(miss[:10]) + (f' (+{len(miss) - 10})' if len(miss) > 10 else '') if miss else '-'} |")
+        L.append("")
 
     L.append("## Emulated driver counters (CUDA side of each parity run)\n")
     L.append("| size | extractor | driver calls | copies HtoD / DtoH (count, bytes) | kernel launches | unsupported entries | failed launches | leaks at exit |")

@@ -43,9 +43,14 @@ pub struct Dim3 {
 ///
 /// `run(params, ctx, first, count)` executes threads `[first, first+count)` of the block
 /// one after another: before each thread it writes `thread_idx` and `linear_tid` (the lane
-/// is `linear_tid % 32`, not stored: one store less per thread of a barrier-free kernel);
-/// after each it returns early if `range_stop` is set (a thread of the range reached a
-/// rendezvous and the executor moved the rest of the range to other fibers).
+/// is `linear_tid % 32`, not stored: one store less per thread of a barrier-free kernel).
+/// `range_stop` is a limit the executor sets when a thread of the range reached a
+/// rendezvous or was preempted and the threads after it moved to other fibers: the runner
+/// starts no thread `t >= range_stop`. A runner that checks this before each thread,
+/// after writing `linear_tid`, sets `reserved` to 1 when it starts: whichever of its
+/// instructions is interrupted, `linear_tid` then names the last thread the range will
+/// run, and the executor may preempt it (within version 2 a runner may instead return
+/// after any thread once `range_stop` is non-zero; its threads are never preempted).
 #[repr(C)]
 #[derive(Debug)]
 pub struct ThreadCtx {
@@ -59,13 +64,14 @@ pub struct ThreadCtx {
     pub grid_dim: Dim3,
     /// x + y*bx + z*bx*by
     pub linear_tid: u32,
-    /// 0 (unused; was the lane, which is `linear_tid % 32`).
+    /// Written 0 by the executor; 1 by a runner that checks `range_stop` as a limit
+    /// before each thread (its threads may be preempted).
     pub reserved: u32,
     /// The block's dynamic shared memory (16-byte aligned).
     pub dyn_smem: *mut c_void,
     /// Bytes of dynamic shared memory, as given at launch.
     pub dyn_smem_size: u64,
-    /// Set by the executor: the running range must return after the current thread.
+    /// Set by the executor: 0, or the range starts no thread `>= range_stop`.
     pub range_stop: u32,
     /// Padding (0); keeps `executor` 8-byte aligned.
     pub pad: u32,
@@ -168,6 +174,9 @@ pub mod trap {
     pub const TRAP: u32 = 2;
     /// An operation the emulator cannot do faithfully (719).
     pub const UNSUPPORTED: u32 = 3;
+    /// A load, store or atomic at an address not aligned to its size:
+    /// CUDA_ERROR_MISALIGNED_ADDRESS (716). Added within version 2.
+    pub const MISALIGNED: u32 = 4;
 }
 
 /// What a library reports through `Runtime::report`: a result the device defines but C++

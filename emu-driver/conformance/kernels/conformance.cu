@@ -4,6 +4,7 @@
 //
 // Every entry is extern "C" so the runner can look it up by a plain name.
 #include <cassert>
+#include <cstring>
 
 // 32 words, initialised in the source: cuModuleGetGlobal_v2 reports 128 bytes.
 __constant__ unsigned c_table[32] = {
@@ -396,4 +397,112 @@ extern "C" __global__ void pun(const unsigned short *in, int n, unsigned *out)
     }
     acc[0] = (acc[0] + 128u) >> 1;
     *reinterpret_cast<uint2 *>(&out[32 + 2 * t]) = *reinterpret_cast<uint2 *>(&acc[0]);
+}
+
+// ================================================================ hostile programs
+// What a careless program does that the device answers: misaligned accesses, threads and
+// blocks that spin on flags others set (independent thread scheduling, sm_70+).
+
+// One access by thread 0 of block 0 at p + off (p 256-byte aligned), of kind:
+// 0 a 4-byte store, 1 a 4-byte load, 2 an 8-byte store, 3 a 16-byte (int4) load,
+// 4 a 4-byte store into shared memory, 5 memcpy of 4 bytes (byte-wise: never misaligned),
+// 6 a member of a packed struct (byte-wise too), 7 a 4-byte atomicAdd.
+// out[0] gets what was read (or 0x5eed when nothing was).
+struct __attribute__((packed)) packed_pair {
+    char c;
+    int i;
+};
+extern "C" __global__ void misaligned(char *p, int off, int kind, unsigned *out)
+{
+    __shared__ int s_words[16];
+    if (threadIdx.x != 0 || blockIdx.x != 0)
+        return;
+    unsigned r = 0x5eedu;
+    switch (kind) {
+    case 0: *(int *)(p + off) = 0x11223344; break;
+    case 1: r = (unsigned)*(const int *)(p + off); break;
+    case 2: *(long long *)(p + off) = 0x1122334455667788ll; break;
+    case 3: {
+        const int4 v = *(const int4 *)(p + off);
+        r = (unsigned)(v.x ^ v.w);
+        break;
+    }
+    case 4: {
+        s_words[0] = 0;
+        *(int *)((char *)s_words + off) = 5;
+        r = (unsigned)s_words[0];
+        break;
+    }
+    case 5: {
+        int v;
+        memcpy(&v, p + off, 4);
+        r = (unsigned)v;
+        break;
+    }
+    case 6: {
+        packed_pair *q = (packed_pair *)p;
+        q->i = 0x01020304;
+        r = (unsigned)q->i;
+        break;
+    }
+    case 7: r = (unsigned)atomicAdd((int *)(p + off), 1); break;
+    }
+    out[0] = r;
+}
+
+// Thread `waiter` (grid-linear) spins until *flag is set by thread `setter`:
+// mode 0 volatile reads, 1 atomic reads (atomicAdd(flag, 0)) with __threadfence(),
+// 2 volatile reads bounded by clock64() (about 2 s on the device: out = 3 when it gave up).
+// Every thread writes out[t]: 1, the waiter 2 once it saw the flag.
+extern "C" __global__ void spin_flag(int *flag, unsigned waiter, unsigned setter, int mode, unsigned *out)
+{
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned r = 1u;
+    if (t == setter) {
+        if (mode == 1) {
+            __threadfence();
+            atomicExch(flag, 1);
+        } else {
+            *(volatile int *)flag = 1;
+        }
+    }
+    if (t == waiter) {
+        if (mode == 1) {
+            while (atomicAdd(flag, 0) == 0)
+                __threadfence();
+        } else if (mode == 2) {
+            const long long t0 = clock64();
+            while (*(volatile int *)flag == 0) {
+                if (clock64() - t0 > (1ll << 32)) {
+                    r = 3u;
+                    break;
+                }
+            }
+        } else {
+            while (*(volatile int *)flag == 0) {
+            }
+        }
+        if (r == 1u)
+            r = 2u;
+    }
+    out[t] = r;
+}
+
+// Thread t (grid-linear, of n) waits until thread t+1 has set flags[t+1], then sets its
+// own: the last thread goes first, the first waits for every other one.
+// out[t] = 1 + how many flags it saw set (1 + 1, or 1 for the last thread).
+extern "C" __global__ void spin_chain(int *flags, unsigned n, unsigned *out)
+{
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n)
+        return;
+    unsigned seen = 0;
+    if (t + 1 < n) {
+        while (*(volatile int *)&flags[t + 1] == 0) {
+        }
+        seen = 1;
+    }
+    __threadfence();
+    *(volatile int *)&flags[t] = 1;
+    out[t] = 1u + seen;
 }

@@ -15,6 +15,7 @@ use std::ptr::null_mut;
 
 mod ctxres;
 mod devres;
+mod hostile;
 mod vmm;
 
 
@@ -979,6 +980,7 @@ pub fn all() -> Vec<Case> {
     ];
     v.extend(ctxres::cases());
     v.extend(devres::cases());
+    v.extend(hostile::cases());
     v.extend(vmm::cases());
     v
 }

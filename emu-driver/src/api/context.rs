@@ -41,6 +41,12 @@ pub fn ctx_create(pctx: Out<CUcontext>, flags: u32, dev: CUdevice) -> CuResult {
     if flags & !CTX_FLAGS_MASK != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
+    // After a sticky error in any context of the device no new context is made: the
+    // H200 answers cuCtxCreate with that error (`sticky_*_then_*`), as it does
+    // cuDevicePrimaryCtxRetain.
+    if let Some(code) = d.primary[dev as usize].poisoned {
+        return Err(code);
+    }
     let id = new_context(&mut d, dev, flags, false);
     ctx_stack(|s| s.push(id));
     pctx.set(handle(Tag::Context, id))
@@ -69,6 +75,12 @@ pub fn ctx_create_v4(pctx: Out<CUcontext>, params: Option<CUctxCreateParams>, fl
 }
 
 pub fn ctx_destroy(ctx: CUcontext) -> CuResult {
+    if ctx.is_null() {
+        // Measured on an H200 (`sticky_created_then_primary`): NULL is an invalid value,
+        // not an invalid context.
+        driver()?;
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     let id = driver()?.ctx_from_handle(ctx)?;
     let _ = crate::queue::force_context(id, "cuCtxDestroy");
     let mut d = driver()?;

@@ -5,6 +5,7 @@ use crate::cu::*;
 use crate::state::{self, driver};
 
 pub fn init(flags: u32) -> CuResult {
+    crate::fork::note_init();
     if flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -22,9 +23,9 @@ pub fn init(flags: u32) -> CuResult {
             CUDA_ERROR_OUT_OF_MEMORY
         })?;
         crate::log_info!("EMU_CUDA_CHECKS=pointers: device memory in an arena of {} GiB, out of host code's reach outside launches", bytes >> 30);
-        crate::signals::install_pointer_check();
     }
     state::initialise(config.clone())?;
+    crate::signals::install_fault_report();
     crate::signals::install();
     Ok(())
 }

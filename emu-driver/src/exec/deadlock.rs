@@ -12,7 +12,7 @@
 
 use super::block::Block;
 use super::hazard::{format_threads, Detected, HazardKind};
-use super::threads::site_text;
+use super::threads::{site_text, PREEMPTED};
 use super::warp_ops::{barrier_name, lanes, op_name, WARP};
 use crate::abi;
 
@@ -94,7 +94,11 @@ pub(crate) fn survey(b: &Block, running: Option<(u32, String)>) -> Vec<String> {
     }
     for (s, mut ts) in ys {
         ts.sort_unstable();
-        out.push(format!("threads {} spin (yield) at {}", format_threads(&ts), site_text(&s)));
+        if s == PREEMPTED {
+            out.push(format!("threads {} spin in kernel code with no runtime call (preempted at every time slice)", format_threads(&ts)));
+        } else {
+            out.push(format!("threads {} spin (yield) at {}", format_threads(&ts), site_text(&s)));
+        }
     }
     for (s, mut ts) in b.barrier.sites() {
         ts.sort_unstable();

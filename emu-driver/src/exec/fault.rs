@@ -10,8 +10,9 @@
 //! action), so the program's own handlers keep working.
 //!
 //! The watchdog's probe signal (`SIGRTMAX-3`) uses the same redirection for a fiber that
-//! spins in kernel code (see `watchdog`); a probe that is not for a running launch goes
-//! to the signal's previous handler, if any.
+//! spins in kernel code past the watchdog's limit, and preempts one that spins for a time
+//! slice (see `watchdog`); a probe that is not for a running launch goes to the signal's
+//! previous handler, if any.
 //!
 //! This module knows signals, not workers: which fiber a signal concerns is answered by
 //! a [`SignalTarget`], which the scheduler implements (it knows the running fiber) and
@@ -83,6 +84,19 @@ pub(crate) fn probe_signal() -> libc::c_int {
     libc::SIGRTMAX() - 3
 }
 
+/// Lets probes reach this thread again: a probe handler that suspends its fiber (a
+/// preemption) calls it before other fibers run; the handler's return restores the mask
+/// the interrupted code had.
+pub(crate) fn unblock_probe() {
+    // SAFETY: pthread_sigmask on a set built here; async-signal-safe.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, probe_signal());
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, ptr::null_mut());
+    }
+}
+
 /// Installs the fault handler, answering through `T` (once per process), and makes sure
 /// the calling thread has an alternate signal stack.
 pub(crate) fn prepare_thread<T: SignalTarget>() {
@@ -123,7 +137,11 @@ unsafe fn install_one<T: SignalTarget>(sig: libc::c_int, slot: usize) {
         (*ptr::addr_of_mut!(PREVIOUS))[slot].write(std::mem::zeroed());
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = handler::<T> as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+        // Faults run on the alternate stack (the fiber's may have overflowed). A probe
+        // runs on the stack it interrupted: a preempted fiber stays suspended inside the
+        // handler (its frame on the fiber's own stack) while other fibers run, and they
+        // may be probed meanwhile.
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | if sig == probe_signal() { 0 } else { libc::SA_ONSTACK };
         libc::sigemptyset(&mut sa.sa_mask);
         // A probe must not land inside the fault handler, nor a fault-handling decision
         // inside a probe.
@@ -254,6 +272,17 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
                 ),
             }
         }
+        // A general-protection fault (si_code SI_KERNEL): an access through a
+        // non-canonical address, for which x86 reports no address at all.
+        libc::SIGSEGV if fault.code == libc::SI_KERNEL => LaunchFailure {
+            address: None,
+            code: CUDA_ERROR_ILLEGAL_ADDRESS,
+            message: format!(
+                "{at}: illegal address: invalid memory access through a non-canonical address (bits 48-63 not copies of bit 47; \
+                 x86 reports no address for these: general-protection fault, SIGSEGV, pc {:#x})",
+                fault.pc
+            ),
+        },
         libc::SIGSEGV | libc::SIGBUS => LaunchFailure {
             address: Some(fault.addr as u64),
             code: CUDA_ERROR_ILLEGAL_ADDRESS,

@@ -323,6 +323,7 @@ impl FiberPool {
         c.dyn_smem = fields.dyn_smem;
         c.dyn_smem_size = fields.dyn_smem_size;
         c.range_stop = 0;
+        c.reserved = 0;
         c.executor = executor;
         c.linear_tid = first;
     }

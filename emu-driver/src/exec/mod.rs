@@ -69,7 +69,7 @@ pub use smem::POISON;
 pub use types::{
     Checks, ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, LaunchOutcome, CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS,
     CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY, DEFAULT_STACK_SIZE,
-    DEFAULT_WATCHDOG, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
+    DEFAULT_PREEMPT, DEFAULT_WATCHDOG, HAZARD_ERROR_CODE, MAX_SPIN_HELPERS, MIN_STACK_SIZE,
 };
 
 use crate::abi;
@@ -97,11 +97,14 @@ pub fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], op
     }
     let total = cfg.grid.iter().map(|&g| g as u64).product();
     let r = scheduler::with_worker(opts, |w| {
-        let mut positions = scheduler::Serial::new(total);
-        w.run(kernel, cfg, params, opts, &mut positions, false)
+        let mut positions = parallel::Serial::new(kernel, cfg, params, opts, total);
+        let r = w.run(kernel, cfg, params, opts, &mut positions, false);
+        (r, positions.into_job())
     });
     match r {
-        Ok(r) => LaunchOutcome { result: r.failure.map_or(Ok(()), |(_, f)| Err(f)), hazards: r.log.into_reports() },
+        Ok((r, None)) => LaunchOutcome { result: r.failure.map_or(Ok(()), |(_, f)| Err(f)), hazards: r.log.into_reports() },
+        // A block only spun and later blocks ran on helpers: merge as several workers.
+        Ok((r, Some(job))) => parallel::finish(&job, Some((r, ExecStats::default())), kernel, opts),
         Err(why) => LaunchOutcome::refused(format!("kernel {}: {why}", kernel.name)),
     }
 }

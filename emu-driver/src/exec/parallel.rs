@@ -12,13 +12,21 @@
 //!
 //! Helpers join a launch when they are free; the launching thread runs blocks itself,
 //! so a launch completes even when every helper is busy with another launch.
+//!
+//! Block-level forward progress: a worker whose block only spins (its threads wait for
+//! something outside the block, such as a flag a later block sets) asks for help
+//! (`Positions::help`): one more helper thread joins the launch and starts the next
+//! positions, started for it if no helper is idle, up to the blocks the device could
+//! hold resident (`ExecOptions::resident_blocks`, at most `MAX_SPIN_HELPERS` more). A
+//! launch of one worker (`Serial`) turns its positions into a shared job when it first
+//! asks; until then it costs nothing.
 
 use super::hazard::HazardLog;
 use super::scheduler::{self, with_worker, Positions, WorkerResult};
-use super::types::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchOutcome};
+use super::types::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchOutcome, MAX_SPIN_HELPERS};
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// kernelParams: pointers to the values the driver copied, alive for the launch.
@@ -30,7 +38,7 @@ unsafe impl Send for Params {}
 unsafe impl Sync for Params {}
 
 /// One launch shared by its workers.
-struct Job {
+pub(crate) struct Job {
     kernel: KernelRef,
     cfg: LaunchConfig,
     params: Params,
@@ -40,8 +48,65 @@ struct Job {
     next: AtomicU64,
     /// The first failing position so far (u64::MAX: none).
     fail_pos: AtomicU64,
+    /// Helpers asked for because a block only spun, and how many may be.
+    summoned: AtomicUsize,
+    spin_limit: usize,
     state: Mutex<JobState>,
     done: Condvar,
+}
+
+impl Job {
+    /// A job for positions `start..total` handed out `chunk` at a time.
+    fn new(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], opts: &ExecOptions, start: u64, total: u64, chunk: u64) -> Arc<Job> {
+        Arc::new(Job {
+            kernel: kernel.clone(),
+            cfg: *cfg,
+            params: Params(params.to_vec()),
+            opts: *opts,
+            total,
+            chunk,
+            next: AtomicU64::new(start),
+            fail_pos: AtomicU64::new(u64::MAX),
+            summoned: AtomicUsize::new(0),
+            spin_limit: (opts.resident_blocks.saturating_sub(opts.workers.max(1) as u32)).min(MAX_SPIN_HELPERS) as usize,
+            state: Mutex::new(JobState { open: true, active: 0, results: Vec::new() }),
+            done: Condvar::new(),
+        })
+    }
+
+    fn next_position(&self, cur: &mut u64, end: &mut u64) -> Option<u64> {
+        if *cur == *end {
+            let s = self.next.fetch_add(self.chunk, Relaxed);
+            if s >= self.total {
+                return None;
+            }
+            *cur = s;
+            *end = (s + self.chunk).min(self.total);
+        }
+        let p = *cur;
+        if p > self.fail_pos.load(Relaxed) {
+            return None;
+        }
+        *cur += 1;
+        Some(p)
+    }
+}
+
+/// One more helper joins `job` because a block of it only spins: true when one was
+/// asked (positions are left and the limit is not reached). A helper thread is started
+/// when none is idle, so the request never waits behind other launches.
+fn summon(job: &Arc<Job>) -> bool {
+    if job.next.load(Relaxed) >= job.total || job.summoned.fetch_add(1, Relaxed) >= job.spin_limit {
+        return false;
+    }
+    let p = pool();
+    let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
+    q.jobs.push_back(job.clone());
+    if q.idle < q.jobs.len() && std::thread::Builder::new().name("simtwin-worker".into()).spawn(helper_loop).is_ok() {
+        q.helpers += 1;
+    }
+    p.wake.notify_all();
+    true
 }
 
 struct JobState {
@@ -54,36 +119,85 @@ struct JobState {
 
 /// A worker's share of a job's positions.
 struct Share<'a> {
-    job: &'a Job,
+    job: &'a Arc<Job>,
     cur: u64,
     end: u64,
 }
 
 impl Positions for Share<'_> {
     fn next(&mut self) -> Option<u64> {
-        if self.cur == self.end {
-            let s = self.job.next.fetch_add(self.job.chunk, Relaxed);
-            if s >= self.job.total {
-                return None;
-            }
-            self.cur = s;
-            self.end = (s + self.job.chunk).min(self.job.total);
-        }
-        let p = self.cur;
-        if p > self.job.fail_pos.load(Relaxed) {
-            return None;
-        }
-        self.cur += 1;
-        Some(p)
+        self.job.next_position(&mut self.cur, &mut self.end)
     }
 
     fn failed(&mut self, pos: u64) {
         self.job.fail_pos.fetch_min(pos, Relaxed);
     }
+
+    fn help(&mut self) -> bool {
+        summon(self.job)
+    }
+}
+
+/// Positions of a launch of one worker: 0..total in order on the calling thread, until
+/// a block only spins; then the rest becomes a shared job that helpers join.
+pub(crate) struct Serial<'a> {
+    next: u64,
+    total: u64,
+    failed_at: Option<u64>,
+    kernel: &'a KernelRef,
+    cfg: &'a LaunchConfig,
+    params: &'a [*mut c_void],
+    opts: &'a ExecOptions,
+    /// The shared job once help was asked for; `cur..end` this thread's chunk of it.
+    job: Option<Arc<Job>>,
+    cur: u64,
+    end: u64,
+}
+
+impl<'a> Serial<'a> {
+    pub fn new(kernel: &'a KernelRef, cfg: &'a LaunchConfig, params: &'a [*mut c_void], opts: &'a ExecOptions, total: u64) -> Self {
+        Serial { next: 0, total, failed_at: None, kernel, cfg, params, opts, job: None, cur: 0, end: 0 }
+    }
+
+    /// The shared job, if blocks ran on helpers too.
+    pub fn into_job(self) -> Option<Arc<Job>> {
+        self.job
+    }
+}
+
+impl Positions for Serial<'_> {
+    fn next(&mut self) -> Option<u64> {
+        match &self.job {
+            Some(j) => j.next_position(&mut self.cur, &mut self.end),
+            None => (self.next < self.total && self.failed_at.is_none()).then(|| {
+                self.next += 1;
+                self.next - 1
+            }),
+        }
+    }
+
+    fn failed(&mut self, pos: u64) {
+        match &self.job {
+            Some(j) => {
+                j.fail_pos.fetch_min(pos, Relaxed);
+            }
+            None => self.failed_at = Some(pos),
+        }
+    }
+
+    fn help(&mut self) -> bool {
+        if self.job.is_none() {
+            if self.next >= self.total || self.opts.resident_blocks <= 1 {
+                return false;
+            }
+            self.job = Some(Job::new(self.kernel, self.cfg, self.params, self.opts, self.next, self.total, 1));
+        }
+        summon(self.job.as_ref().expect("set above"))
+    }
 }
 
 /// Runs this thread's share of the job on its worker.
-fn work(job: &Job) -> Option<(WorkerResult, ExecStats)> {
+fn work(job: &Arc<Job>) -> Option<(WorkerResult, ExecStats)> {
     with_worker(&job.opts, |w| {
         let before = w.stats;
         let mut share = Share { job, cur: 0, end: 0 };
@@ -101,11 +215,13 @@ struct Pool {
 struct PoolState {
     jobs: VecDeque<Arc<Job>>,
     helpers: usize,
+    /// Helpers waiting for a job.
+    idle: usize,
 }
 
 fn pool() -> &'static Pool {
     static P: OnceLock<Pool> = OnceLock::new();
-    P.get_or_init(|| Pool { queue: Mutex::new(PoolState { jobs: VecDeque::new(), helpers: 0 }), wake: Condvar::new() })
+    P.get_or_init(|| Pool { queue: Mutex::new(PoolState { jobs: VecDeque::new(), helpers: 0, idle: 0 }), wake: Condvar::new() })
 }
 
 fn helper_loop() {
@@ -118,7 +234,9 @@ fn helper_loop() {
                 if let Some(j) = q.jobs.pop_front() {
                     break j;
                 }
+                q.idle += 1;
                 q = p.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                q.idle -= 1;
             }
         };
         {
@@ -142,18 +260,7 @@ fn helper_loop() {
 pub(crate) fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], opts: &ExecOptions) -> LaunchOutcome {
     let total: u64 = cfg.grid.iter().map(|&g| g as u64).product();
     let workers = opts.workers as u64;
-    let job = Arc::new(Job {
-        kernel: kernel.clone(),
-        cfg: *cfg,
-        params: Params(params.to_vec()),
-        opts: *opts,
-        total,
-        chunk: (total / (workers * 32)).clamp(1, 64),
-        next: AtomicU64::new(0),
-        fail_pos: AtomicU64::new(u64::MAX),
-        state: Mutex::new(JobState { open: true, active: 0, results: Vec::new() }),
-        done: Condvar::new(),
-    });
+    let job = Job::new(kernel, cfg, params, opts, 0, total, (total / (workers * 32)).clamp(1, 64));
     let helpers = (opts.workers - 1).min(total.saturating_sub(1) as usize);
     if helpers > 0 {
         let p = pool();
@@ -170,6 +277,12 @@ pub(crate) fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_vo
         p.wake.notify_all();
     }
     let mine = work(&job);
+    finish(&job, mine, kernel, opts)
+}
+
+/// The launching thread's share is done (`mine`): waits for the job's helpers and
+/// merges what every worker found, as one worker would have reported it.
+pub(crate) fn finish(job: &Arc<Job>, mine: Option<(WorkerResult, ExecStats)>, kernel: &KernelRef, opts: &ExecOptions) -> LaunchOutcome {
     let results = {
         let mut s = job.state.lock().unwrap_or_else(|e| e.into_inner());
         s.open = false;
@@ -178,9 +291,9 @@ pub(crate) fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_vo
         }
         std::mem::take(&mut s.results)
     };
-    if helpers > 0 {
+    {
         let mut q = pool().queue.lock().unwrap_or_else(|e| e.into_inner());
-        q.jobs.retain(|j| !Arc::ptr_eq(j, &job));
+        q.jobs.retain(|j| !Arc::ptr_eq(j, job));
     }
     let Some((mine, _)) = mine else {
         return LaunchOutcome::refused(format!("kernel {}: launched from inside a running kernel", kernel.name));

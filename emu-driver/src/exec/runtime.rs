@@ -12,7 +12,7 @@ use super::fibers::Fiber;
 use super::hazard::{key_of, Detected, HazardKind};
 use super::scheduler::{self, current_worker, Worker};
 use super::threads::Arrival;
-use super::types::{CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_FAILED};
+use super::types::{CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS};
 use crate::abi;
 use std::ffi::{c_char, c_void};
 
@@ -263,6 +263,7 @@ unsafe extern "C" fn rt_trap(kind: u32, message: *const c_char, file: *const c_c
                 format!("{at}: __trap(){loc}{}", if msg.is_empty() { String::new() } else { format!(": {msg}") }),
             ),
             abi::trap::UNSUPPORTED => (CUDA_ERROR_LAUNCH_FAILED, format!("{at}: unsupported operation{loc}: {msg}")),
+            abi::trap::MISALIGNED => (CUDA_ERROR_MISALIGNED_ADDRESS, format!("{at}: {msg}{loc}")),
             _ => (CUDA_ERROR_LAUNCH_FAILED, format!("{at}: trap of unknown kind {kind}{loc}: {msg}")),
         };
         wk.fail(code, text)

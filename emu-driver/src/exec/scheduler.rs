@@ -29,7 +29,7 @@ use super::fibers::{self, BlockFields, Event, Fiber, FiberPool, Home};
 use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
 use super::race::SharedChecks;
-use super::threads::{entry_fiber, Arrival};
+use super::threads::{entry_fiber, Arrival, PREEMPTED};
 use super::types::{
     ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
     CUDA_ERROR_LAUNCH_TIMEOUT, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
@@ -77,30 +77,10 @@ pub(crate) trait Positions {
     fn next(&mut self) -> Option<u64>;
     /// The block at `pos` failed: no position after it needs to run.
     fn failed(&mut self, pos: u64);
-}
-
-/// Positions 0..total in order (one worker; `parallel` shares them among several).
-pub(crate) struct Serial {
-    next: u64,
-    total: u64,
-}
-
-impl Serial {
-    pub fn new(total: u64) -> Self {
-        Serial { next: 0, total }
-    }
-}
-
-impl Positions for Serial {
-    fn next(&mut self) -> Option<u64> {
-        (self.next < self.total).then(|| {
-            self.next += 1;
-            self.next - 1
-        })
-    }
-
-    fn failed(&mut self, _pos: u64) {
-        self.next = self.total;
+    /// The running block only spins (what it waits for is outside it): let another OS
+    /// thread start the next positions concurrently. True when one was asked to.
+    fn help(&mut self) -> bool {
+        false
     }
 }
 
@@ -129,6 +109,14 @@ pub(crate) struct Worker {
     pub stats: ExecStats,
     /// Shared-memory checks (`EMU_CUDA_CHECKS`), created at the first checked launch.
     pub checks: Option<Box<SharedChecks>>,
+    /// Where the running launch's blocks come from (null outside `run`): asked for help
+    /// when a block only spins.
+    positions: Option<*mut dyn Positions>,
+    /// The running block's progress (live threads, completed rendezvous) when the
+    /// scheduler last found only spinning threads to run (see `spinning`).
+    spin_mark: (u32, u64),
+    /// Help was asked for the running block.
+    helped: bool,
 }
 
 /// What fibers and signal handlers report about a stop, for the scheduler to turn into
@@ -211,6 +199,9 @@ impl Worker {
             watch: None,
             stats: ExecStats::default(),
             checks: None,
+            positions: None,
+            spin_mark: (0, 0),
+            helped: false,
         }
     }
 
@@ -265,18 +256,22 @@ impl Worker {
         let n = bx * by * bz;
         let seq = Sequence::new(gx as u64 * gy as u64 * gz as u64, opts.block_order);
 
-        let watchdog = !opts.watchdog.is_zero();
+        let watchdog = !opts.watchdog.is_zero() || !opts.preempt.is_zero();
         if watchdog {
             let w = self.watch.get_or_insert_with(|| {
                 fault::install_probe_handler::<Worker>();
                 WatchState::register()
             });
-            w.begin(opts.watchdog, kernel.run as usize);
+            w.begin(opts.watchdog, opts.preempt, kernel.run as usize);
         }
+        // SAFETY: only the lifetime is erased: the pointer is cleared before `run` returns.
+        self.positions = Some(unsafe { std::mem::transmute::<&mut dyn Positions, &'static mut dyn Positions>(positions) } as *mut dyn Positions);
         let me: *mut Worker = self;
         let prev = CURRENT.with(|c| c.replace(me));
         let mut failure = None;
-        while let Some(pos) = positions.next() {
+        // SAFETY: `positions` (the caller's) outlives this loop; the scheduler's own
+        // uses of it (`spinning`) happen between fiber switches, never during these calls.
+        while let Some(pos) = unsafe { (*self.positions.expect("set above")).next() } {
             let linear = seq.block_at(pos);
             let x = (linear % gx as u64) as u32;
             let y = ((linear / gx as u64) % gy as u64) as u32;
@@ -290,6 +285,11 @@ impl Worker {
             }
             self.streak = 0;
             self.stats.blocks += 1;
+            self.spin_mark = (n, self.block.threads.completed.total());
+            self.helped = false;
+            if let Some(w) = &self.watch {
+                w.set_spinning(false);
+            }
             if let Some(w) = &self.watch {
                 w.progress();
             }
@@ -299,11 +299,13 @@ impl Worker {
                 self.stats.fast_blocks += 1;
             }
             if let Err(f) = r {
-                positions.failed(pos);
+                // SAFETY: as above.
+                unsafe { (*self.positions.expect("set above")).failed(pos) };
                 failure = Some((pos, f));
                 break;
             }
         }
+        self.positions = None;
         let done = std::mem::take(&mut self.block.threads.completed);
         self.stats.barriers += done.barriers;
         self.stats.warp_collectives += done.collectives;
@@ -378,8 +380,9 @@ impl Worker {
             self.block.threads.queues.push_pending(tid + 1, f.end);
             f.end = tid + 1;
             // SAFETY: a plain store into the fiber's context; volatile because the
-            // library's range loop polls it.
-            unsafe { ptr::write_volatile(ptr::addr_of_mut!(f.ctx.range_stop), 1) };
+            // library's range loop polls it. A limit: the range starts no thread after
+            // `tid` (a runner that checks after each thread returns on any non-zero).
+            unsafe { ptr::write_volatile(ptr::addr_of_mut!(f.ctx.range_stop), tid + 1) };
         }
     }
 
@@ -497,6 +500,49 @@ impl Worker {
         }
         self.block.yield_thread(tid, fi, site, &mut self.log);
         self.settle(Arrival::Wait, tid)
+    }
+
+    /// The thread running kernel code on fiber `f` is preempted (the probe handler found
+    /// it spinning for a time slice): it waits as after `__nanosleep`, the rest of its
+    /// range goes to another fiber. `Done` when it goes on instead (the launch stops or
+    /// timed out: the stop reaches it by other means).
+    pub fn preempt(&mut self, f: *mut Fiber) -> Arrival {
+        let (tid, fi) = self.enter_on(f);
+        if self.timed_out() || self.block.threads.stop {
+            return Arrival::Done(0, 0);
+        }
+        self.block.yield_thread(tid, fi, PREEMPTED, &mut self.log);
+        self.stats.preemptions += 1;
+        self.hand_off_range_on(f, tid);
+        if let Some(s) = &self.watch {
+            watchdog::preempted(s);
+            s.set_spinning(true);
+        }
+        Arrival::Wait
+    }
+
+    /// The scheduler found nothing to run but threads that yielded or were preempted:
+    /// when no thread of the block finished or met another since it last found that,
+    /// the block waits for something outside it (a later block): ask for that block to
+    /// start on another OS thread, once per block.
+    fn spinning(&mut self) {
+        let t = &self.block.threads;
+        let mark = (t.live, t.completed.total());
+        if mark == self.spin_mark && self.helped {
+            // Still waiting for blocks on other OS threads: give them the processor.
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        if mark == self.spin_mark && !self.helped {
+            self.helped = true;
+            // SAFETY: set for the duration of `run`, which this runs inside; no other
+            // reference to the positions is live between fiber switches.
+            if self.positions.is_some_and(|p| unsafe { (*p).help() }) {
+                self.stats.spin_helpers += 1;
+                // Hazards of blocks run elsewhere are merged by position from now on.
+                self.log.track_positions = true;
+            }
+        }
+        self.spin_mark = mark;
     }
 
     /// The scheduler's suspended context, to be continued with `event`.
@@ -728,6 +774,7 @@ impl Worker {
             return Ok(Some(fi));
         }
         if !self.block.threads.queues.yielded.is_empty() {
+            self.spinning();
             self.block.threads.resume_yielded();
         }
         Ok(self.block.threads.queues.pop_run().map(entry_fiber))
@@ -958,16 +1005,50 @@ impl SignalTarget for Worker {
         }
         // SAFETY: the worker of this thread is live while CURRENT points to it; the
         // handler reads plain words the interrupted code may be writing (same thread: no
-        // tearing). The watch lives as long as the worker.
-        unsafe {
+        // tearing). The watch lives as long as the worker; its borrow ends before the
+        // worker is borrowed to preempt.
+        let (f, due) = unsafe {
             let s = (*w).watch.as_deref()?;
             let f = ptr::read_volatile(ptr::addr_of!((*w).running.current));
-            watchdog::on_probe(s, f, pc, sp).then(|| take_over(w, Event::Interrupted))
+            if watchdog::on_probe(s, f, pc, sp) {
+                return Some(take_over(w, Event::Interrupted));
+            }
+            let switches = ptr::read_volatile(ptr::addr_of!((*w).stats.fiber_resumes));
+            (f, watchdog::preempt_due(s, f, pc, sp, switches))
+        };
+        if due {
+            // SAFETY: `preempt_due` checked that `f`, the running fiber, was interrupted in
+            // kernel code on its own stack: no executor code is under way on this thread.
+            unsafe { preempt(w, f) };
         }
+        None
     }
 
     fn on_worker_thread() -> bool {
         !current_worker().is_null()
+    }
+}
+
+/// Preempts the running fiber `f` of `w` from the probe handler that interrupted its
+/// kernel code: it stays suspended here, inside the handler (whose frame is on the
+/// fiber's stack and holds every register of the interrupted code), while other threads
+/// run; when it is resumed the handler returns and the kernel code goes on.
+///
+/// # Safety
+/// From the probe handler, on fiber `f`, which it interrupted in kernel code.
+unsafe fn preempt(w: *mut Worker, f: *mut Fiber) {
+    // Other fibers may be preempted while this one is suspended in its handler.
+    fault::unblock_probe();
+    // SAFETY: `f` is the running fiber; per the contract no borrow of the worker is
+    // live on this thread (kernel code was running), and this one ends before the switch.
+    unsafe {
+        (*f).set_in_kernel(false);
+        match (*w).preempt(f) {
+            Arrival::Wait => wait::<false>(w, f),
+            Arrival::Done(..) => {}
+            Arrival::Stop => stop_forever(f),
+        }
+        (*f).set_in_kernel(true);
     }
 }
 

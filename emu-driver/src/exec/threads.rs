@@ -26,6 +26,10 @@ pub(crate) fn site_text(site: &abi::Site) -> String {
     site.describe()
 }
 
+/// Where a preempted thread "yielded": no call site (it ran kernel code with no runtime
+/// call for a time slice).
+pub(crate) const PREEMPTED: abi::Site = abi::Site { file: std::ptr::null(), line: u32::MAX, column: u32::MAX };
+
 /// A key for a call site; all unknown sites share one.
 pub(crate) fn site_key(site: &abi::Site) -> u64 {
     if site.line == 0 {
@@ -169,6 +173,13 @@ pub(crate) struct Completed {
     pub yields: u64,
 }
 
+impl Completed {
+    /// Rendezvous completed (yields are not: a thread that only yields makes no progress).
+    pub fn total(&self) -> u64 {
+        self.barriers + self.collectives + self.convergences
+    }
+}
+
 /// The thread table of one block.
 pub(crate) struct Threads {
     /// Threads in the block.
@@ -259,10 +270,12 @@ impl Threads {
         self.queues.run.extend(ts.map(|t| entry(t, fiber_of[t as usize])));
     }
 
-    /// Every yielded thread becomes runnable (nothing else could run).
+    /// Every yielded thread becomes runnable (nothing else could run), the most recent
+    /// first: the thread that yielded last is the likeliest to find what it waits for
+    /// (in a chain where each thread waits for the next, one round resolves it).
     pub fn resume_yielded(&mut self) {
         let ys = std::mem::take(&mut self.queues.yielded);
-        for &(t, _) in &ys {
+        for &(t, _) in ys.iter().rev() {
             self.release(t);
         }
         self.queues.yielded = ys;

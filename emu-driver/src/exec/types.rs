@@ -12,7 +12,7 @@ use std::time::Duration;
 /// The CUresults a launch can end with (defined once, in the driver's `cu`).
 pub use crate::cu::{
     CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-    CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY,
+    CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_OUT_OF_MEMORY,
 };
 /// The sticky code of a launch stopped by a hazard in `EMU_CUDA_HAZARDS=error` mode, and
 /// of a deadlock: CUDA_ERROR_LAUNCH_FAILED, what a device reports for a kernel that
@@ -26,6 +26,12 @@ pub const MIN_STACK_SIZE: usize = 16 * 1024;
 /// Default watchdog: a launch in which no thread finishes or starts for this long ends
 /// with [`CUDA_ERROR_LAUNCH_TIMEOUT`].
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
+/// Default time slice: a thread that runs kernel code this long without a runtime call
+/// (a spin-wait on a flag another thread sets) is preempted, so that others run.
+pub const DEFAULT_PREEMPT: Duration = Duration::from_millis(2);
+/// At most this many more OS threads run blocks of one launch concurrently so that a
+/// block spinning on a later block sees it start (block-level forward progress).
+pub const MAX_SPIN_HELPERS: u32 = 64;
 
 /// A kernel entry of a bound kernel library.
 #[derive(Clone)]
@@ -86,6 +92,14 @@ pub struct ExecOptions {
     pub watchdog: Duration,
     /// Shared-memory checks (`EMU_CUDA_CHECKS`); off by default.
     pub checks: Checks,
+    /// Time slice (`EMU_CUDA_PREEMPT`): a thread that runs kernel code this long without
+    /// a runtime call while its block's other threads wait is preempted (as a device
+    /// with independent thread scheduling lets them progress); zero: never.
+    pub preempt: Duration,
+    /// Blocks of this launch the device could hold resident at once (occupancy x SMs):
+    /// a block whose threads only spin lets up to this many blocks run concurrently
+    /// (at most [`MAX_SPIN_HELPERS`] + 1); 1: never.
+    pub resident_blocks: u32,
 }
 
 impl Default for ExecOptions {
@@ -97,6 +111,8 @@ impl Default for ExecOptions {
             block_order: BlockOrder::Forward,
             watchdog: DEFAULT_WATCHDOG,
             checks: Checks::default(),
+            preempt: DEFAULT_PREEMPT,
+            resident_blocks: 132,
         }
     }
 }
@@ -154,6 +170,10 @@ pub struct ExecStats {
     pub activemask_groups: u64,
     /// `yield_now` calls.
     pub yields: u64,
+    /// Threads preempted after a time slice of kernel code (spin-waits).
+    pub preemptions: u64,
+    /// Extra OS threads a launch asked to run blocks because a block only spun.
+    pub spin_helpers: u64,
 }
 
 impl ExecStats {
@@ -168,6 +188,8 @@ impl ExecStats {
         self.warp_collectives += d.warp_collectives;
         self.activemask_groups += d.activemask_groups;
         self.yields += d.yields;
+        self.preemptions += d.preemptions;
+        self.spin_helpers += d.spin_helpers;
     }
 
     /// `self - before`, field by field.
@@ -183,6 +205,8 @@ impl ExecStats {
             warp_collectives: self.warp_collectives - before.warp_collectives,
             activemask_groups: self.activemask_groups - before.activemask_groups,
             yields: self.yields - before.yields,
+            preemptions: self.preemptions - before.preemptions,
+            spin_helpers: self.spin_helpers - before.spin_helpers,
         }
     }
 }

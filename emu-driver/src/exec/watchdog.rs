@@ -1,4 +1,6 @@
-//! Forward progress: a launch that stops making progress ends with
+//! Forward progress, both ways: a thread spinning on a flag another thread sets is
+//! preempted so that the other runs (as on a device with independent thread scheduling,
+//! sm_70+), and a launch that stops making progress ends with
 //! CUDA_ERROR_LAUNCH_TIMEOUT (702) after `ExecOptions::watchdog`, with a report of where
 //! each thread is, instead of hanging the process.
 //!
@@ -9,8 +11,20 @@
 //! than the watchdog without any of them finishing is therefore stopped too: raise the
 //! limit (or set it to zero, off) for kernels that legitimately do that.
 //!
+//! Preemption (`ExecOptions::preempt`, a time slice): while a launch runs, the monitor
+//! probes its worker every slice. The probe handler runs on the worker's thread; when the
+//! same thread has been running kernel code on the same fiber since the previous probe
+//! (no switch, no thread started or finished), in the kernel library's own code and on
+//! the fiber's stack, and the library's runner checks `range_stop` before each thread
+//! (`ThreadCtx::reserved`), the scheduler suspends the thread right there, inside the
+//! handler, as if it had called `__nanosleep` (`Worker::preempt`): the rest of its range
+//! moves to another fiber, every other runnable thread runs, and when it is resumed the
+//! handler returns into the interrupted code (the kernel restores every register). Then a
+//! block whose threads only spin is stuck on something outside it: the scheduler lets a
+//! later block start on another OS thread (`Positions::help`).
+//!
 //! Mechanism: one monitor thread per process watches every worker that runs a launch
-//! with a watchdog. It reads each worker's progress counter; when a counter has not
+//! with a watchdog or a time slice. It reads each worker's progress counter; when a counter has not
 //! moved for a tick (limit/8, 5 ms to 250 ms) it sends the worker's OS thread a probe
 //! signal. The probe handler runs on the worker's thread, so it can look at the fiber
 //! being run without racing it: it samples the running thread's index, and when neither
@@ -60,6 +74,15 @@ pub(crate) struct WatchState {
     seen_at_ns: AtomicU64,
     /// Where the redirected fiber was.
     pub interrupted_pc: AtomicUsize,
+    /// The time slice of the running launch in nanoseconds (0: no preemption).
+    slice_ns: AtomicU64,
+    /// A thread of the running block was preempted: it spins, probes come at a tenth
+    /// of the slice (a spinner resumed to look at its flag again gives way sooner).
+    spinning: AtomicBool,
+    /// What the previous probe saw, for preemption: fiber, thread and switch count.
+    pre_fiber: AtomicUsize,
+    pre_thread: AtomicU32,
+    pre_switches: AtomicU64,
 }
 
 impl WatchState {
@@ -79,6 +102,11 @@ impl WatchState {
             seen_thread: AtomicU32::new(u32::MAX),
             seen_at_ns: AtomicU64::new(0),
             interrupted_pc: AtomicUsize::new(0),
+            slice_ns: AtomicU64::new(0),
+            spinning: AtomicBool::new(false),
+            pre_fiber: AtomicUsize::new(0),
+            pre_thread: AtomicU32::new(u32::MAX),
+            pre_switches: AtomicU64::new(0),
         }
     }
 
@@ -96,8 +124,9 @@ impl WatchState {
         registry().lock().unwrap_or_else(|e| e.into_inner()).retain(|x| !Arc::ptr_eq(x, s));
     }
 
-    /// A launch with watchdog `limit` starts on this worker.
-    pub fn begin(&self, limit: Duration, run_addr: usize) {
+    /// A launch with watchdog `limit` (zero: none) and time slice `slice` (zero: no
+    /// preemption) starts on this worker; `run_addr` is its kernel's entry.
+    pub fn begin(&self, limit: Duration, slice: Duration, run_addr: usize) {
         let ev = self.events.load(Relaxed);
         self.seen_events.store(ev, Relaxed);
         self.seen_fiber.store(0, Relaxed);
@@ -105,10 +134,17 @@ impl WatchState {
         self.seen_at_ns.store(now_ns(), Relaxed);
         self.timed_out.store(false, Relaxed);
         self.interrupted_pc.store(0, Relaxed);
+        self.pre_fiber.store(0, Relaxed);
         self.limit_ns.store(limit.as_nanos().min(u64::MAX as u128) as u64, Relaxed);
-        if self.run_addr.swap(run_addr, Relaxed) != run_addr {
-            self.text_lo.store(0, Relaxed);
-            self.text_hi.store(0, Relaxed);
+        self.slice_ns.store(slice.as_nanos().min(u64::MAX as u128) as u64, Relaxed);
+        self.run_addr.store(run_addr, Relaxed);
+        // The kernel library's code, where a probe may take a fiber over (looked up here,
+        // not in the handler: dl_iterate_phdr takes the loader's lock).
+        let (lo, hi) = (self.text_lo.load(Relaxed), self.text_hi.load(Relaxed));
+        if !(lo..hi).contains(&run_addr) {
+            let (lo, hi) = code_range_of(run_addr).unwrap_or((0, 0));
+            self.text_hi.store(hi, Relaxed);
+            self.text_lo.store(lo, Release);
         }
         self.epoch.fetch_add(1, SeqCst);
         if ACTIVE.fetch_add(1, SeqCst) == 0 && PARKED.load(SeqCst) {
@@ -136,6 +172,22 @@ impl WatchState {
 
     pub fn limit(&self) -> Duration {
         Duration::from_nanos(self.limit_ns.load(Relaxed))
+    }
+
+    /// The time slice of the running launch (zero: no preemption), a tenth of it (at
+    /// least 100 µs) while the running block has spinning threads.
+    pub fn slice(&self) -> Duration {
+        let slice = Duration::from_nanos(self.slice_ns.load(Relaxed));
+        if self.spinning.load(Relaxed) {
+            (slice / 10).max(Duration::from_micros(100)).min(slice)
+        } else {
+            slice
+        }
+    }
+
+    /// A new block starts (`false`), or a thread of the running one was preempted.
+    pub fn set_spinning(&self, yes: bool) {
+        self.spinning.store(yes, Relaxed);
     }
 }
 
@@ -189,7 +241,7 @@ fn monitor_loop() {
         let tick = states
             .iter()
             .filter(|s| s.epoch.load(Relaxed) % 2 == 1)
-            .map(|s| tick_for(s.limit()))
+            .map(|s| tick_of(s))
             .min()
             .unwrap_or(Duration::from_millis(250));
         std::thread::sleep(tick);
@@ -202,18 +254,15 @@ fn monitor_loop() {
             }
             let events = s.events.load(Relaxed);
             let e = seen.entry(Arc::as_ptr(s) as usize).or_insert(Seen { epoch, events, since: now });
-            if e.epoch != epoch || e.events != events {
+            // With a time slice every tick probes (the handler decides whether to
+            // preempt); the watchdog alone probes a worker that made no progress.
+            let moved = e.epoch != epoch || e.events != events;
+            if moved {
                 *e = Seen { epoch, events, since: now };
-                continue;
             }
-            if now.duration_since(e.since) < tick_for(s.limit()) {
+            let stalled = !moved && !s.limit().is_zero() && now.duration_since(e.since) >= tick_for(s.limit());
+            if s.slice().is_zero() && !stalled {
                 continue;
-            }
-            if s.is_timed_out() && s.text_lo.load(Relaxed) == 0 {
-                if let Some((lo, hi)) = code_range_of(s.run_addr.load(Relaxed)) {
-                    s.text_hi.store(hi, Relaxed);
-                    s.text_lo.store(lo, Release);
-                }
             }
             // Re-check under the registry lock: a registered worker's thread is alive.
             let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
@@ -227,6 +276,18 @@ fn monitor_loop() {
 
 fn tick_for(limit: Duration) -> Duration {
     (limit / 8).clamp(Duration::from_millis(5), Duration::from_millis(250))
+}
+
+/// How often the monitor looks at a worker: every time slice, or often enough for the
+/// watchdog's limit.
+fn tick_of(s: &WatchState) -> Duration {
+    let slice = s.slice();
+    let limit = s.limit();
+    match (slice.is_zero(), limit.is_zero()) {
+        (false, true) => slice,
+        (false, false) => slice.min(tick_for(limit)),
+        _ => tick_for(limit),
+    }
 }
 
 /// The executable segments' extent of the loaded object that contains `addr`.
@@ -300,7 +361,8 @@ pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usiz
         s.seen_at_ns.store(now, Relaxed);
         return false;
     }
-    if now.saturating_sub(s.seen_at_ns.load(Relaxed)) < s.limit_ns.load(Relaxed) {
+    let limit = s.limit_ns.load(Relaxed);
+    if limit == 0 || now.saturating_sub(s.seen_at_ns.load(Relaxed)) < limit {
         return false;
     }
     s.timed_out.store(true, Relaxed);
@@ -320,6 +382,45 @@ pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usiz
     }
     s.interrupted_pc.store(pc, Relaxed);
     true
+}
+
+/// The probe handler's preemption decision, on the worker's OS thread: true when fiber
+/// `f` has run kernel code since the previous probe without a switch (`switches`, the
+/// worker's count of fiber resumes, unchanged) on the same thread, is in the kernel
+/// library's code at `pc` on its own stack `sp`, and its runner checks `range_stop`
+/// before each thread (`ctx.reserved == 1`), so that suspending it here is safe.
+///
+/// # Safety
+/// As [`on_probe`].
+pub(crate) unsafe fn preempt_due(s: &WatchState, f: *mut Fiber, pc: usize, sp: usize, switches: u64) -> bool {
+    if s.epoch.load(Relaxed).is_multiple_of(2) || s.slice_ns.load(Relaxed) == 0 || f.is_null() || s.is_timed_out() {
+        return false;
+    }
+    // SAFETY: per the contract `f` is a live fiber of this thread's worker, suspended by
+    // the signal (same thread: plain reads race nothing).
+    let (thread, in_kernel, preemptible) = unsafe {
+        (
+            std::ptr::read_volatile(std::ptr::addr_of!((*f).ctx.linear_tid)),
+            (*f).in_kernel.load(Relaxed),
+            std::ptr::read_volatile(std::ptr::addr_of!((*f).ctx.reserved)) == 1,
+        )
+    };
+    let same = s.pre_fiber.load(Relaxed) == f as usize && s.pre_thread.load(Relaxed) == thread && s.pre_switches.load(Relaxed) == switches;
+    s.pre_fiber.store(f as usize, Relaxed);
+    s.pre_thread.store(thread, Relaxed);
+    s.pre_switches.store(switches, Relaxed);
+    if !same || !in_kernel || !preemptible {
+        return false;
+    }
+    let (lo, hi) = (s.text_lo.load(Acquire), s.text_hi.load(Relaxed));
+    // SAFETY: as above.
+    lo != 0 && (lo..hi).contains(&pc) && unsafe { (*f).holds_stack_pointer(sp) }
+}
+
+/// Forgets what the previous probe saw (the fiber was just preempted: the next decision
+/// needs a full slice of running again).
+pub(crate) fn preempted(s: &WatchState) {
+    s.pre_fiber.store(0, Relaxed);
 }
 
 #[cfg(test)]

@@ -245,11 +245,15 @@ pub(crate) fn parse(b: &[u8], target: Target) -> Result<Image, ImageError> {
         EntryKind::Cubin => {
             let c = cubin::parse(&data).map_err(|err| context(&chosen, err))?;
             // PTX mode runs the PTX beside the cubin (the same module, compiled for a
-            // virtual architecture the device accepts), when the fatbin has one.
-            let best_ptx = entries
-                .iter()
-                .filter(|x| x.summary.kind == EntryKind::Ptx && x.summary.arch <= target.sm)
-                .max_by_key(|x| x.summary.arch);
+            // virtual architecture the device accepts), when the fatbin has one; else the
+            // lowest newer one (nvcc 13 builds of upstream VMAF carry compute_120 PTX
+            // only): the device could not JIT it, but it is the same kernels, and the
+            // translator refuses any instruction it cannot run.
+            let ptx_entries = || entries.iter().filter(|x| x.summary.kind == EntryKind::Ptx);
+            let best_ptx = ptx_entries()
+                .filter(|x| x.summary.arch <= target.sm)
+                .max_by_key(|x| x.summary.arch)
+                .or_else(|| ptx_entries().min_by_key(|x| x.summary.arch));
             // A damaged PTX entry does not stop the cubin from loading (as on a device,
             // which never reads it); PTX mode then says there is no PTX.
             let ptx: Vec<String> = best_ptx.and_then(|p| payload(p).ok()).and_then(|d| ptx_text(&d, "").ok()).into_iter().collect();

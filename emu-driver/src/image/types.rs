@@ -49,7 +49,8 @@ pub struct Image {
     pub ptx_version: Option<(u32, u32)>,
     /// The PTX PTX mode runs: the image itself (PTX), the fatbin's PTX entry of the
     /// highest virtual architecture the device accepts (decompressed), even when a cubin
-    /// was chosen, or the modules of a linked image (cuLinkComplete), translated together;
+    /// was chosen, else its lowest newer one (the device could not JIT that, but it holds
+    /// the same kernels), or the modules of a linked image (cuLinkComplete), translated together;
     /// empty for a bare cubin or a fatbin without such PTX.
     pub ptx: Vec<String>,
 }

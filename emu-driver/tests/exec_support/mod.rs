@@ -65,6 +65,32 @@ macro_rules! kernel {
     };
 }
 
+/// As `kernel!`, with the runner kernels-host generates now: `range_stop` is a limit
+/// checked before each thread, after `linear_tid` names it, and `reserved = 1` says so,
+/// which lets the executor preempt a thread that spins in kernel code.
+#[macro_export]
+macro_rules! preemptible_kernel {
+    ($name:ident, $body:expr) => {
+        unsafe extern "C" fn $name(
+            params: *const *mut std::ffi::c_void,
+            ctx: *mut cuda::abi::ThreadCtx,
+            first: u32,
+            count: u32,
+        ) {
+            std::ptr::write_volatile(std::ptr::addr_of_mut!((*ctx).reserved), 1);
+            for l in first..first + count {
+                exec_support::set_thread(ctx, l);
+                let stop = std::ptr::read_volatile(std::ptr::addr_of!((*ctx).range_stop));
+                if stop != 0 && l >= stop {
+                    return;
+                }
+                let body: unsafe fn(*const *mut std::ffi::c_void) = $body;
+                body(params);
+            }
+        }
+    };
+}
+
 /// Parameter `i` as a value of type T (kernelParams holds pointers to values).
 pub unsafe fn param<T: Copy>(params: *const *mut c_void, i: usize) -> T {
     ptr::read_unaligned(*params.add(i) as *const T)

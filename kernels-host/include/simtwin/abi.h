@@ -45,9 +45,13 @@ typedef struct simtwin_dim3 {
  *
  * Range runs: `run` executes threads [first, first + count) of the current block one
  * after another (no fiber each). Before each thread it writes thread_idx / linear_tid
- * into the context it was given (the lane is linear_tid & 31); after each thread it checks `range_stop` and
- * returns early if the executor set it (a thread of the range reached a rendezvous and
- * the executor moved the remaining threads onto fibers of their own).
+ * into the context it was given (the lane is linear_tid & 31). `range_stop` is a limit
+ * the executor sets (0: none): a thread of the range reached a rendezvous, or was
+ * preempted, and the executor moved the threads after it onto fibers of their own; the
+ * runner starts no thread t >= range_stop. Within version 2 a runner may check it after
+ * each thread instead (any non-zero value: return); one that checks it before each
+ * thread, after storing linear_tid, writes 1 into `reserved` when it starts, and only
+ * then does the executor preempt its threads (a thread spinning in kernel code).
  */
 typedef struct simtwin_thread_ctx {
     simtwin_dim3_t thread_idx;
@@ -55,10 +59,10 @@ typedef struct simtwin_thread_ctx {
     simtwin_dim3_t block_dim;
     simtwin_dim3_t grid_dim;
     uint32_t linear_tid;      /* x + y*bx + z*bx*by */
-    uint32_t reserved;        /* 0; the lane is linear_tid & 31 (not stored: one store less per thread) */
+    uint32_t reserved;        /* the executor writes 0; a runner that checks range_stop as a limit before each thread writes 1 */
     void *dyn_smem;           /* dynamic shared memory of this block (16-byte aligned) */
     uint64_t dyn_smem_size;   /* bytes, as given at launch */
-    volatile uint32_t range_stop;
+    volatile uint32_t range_stop; /* 0, or: start no thread >= range_stop */
     uint32_t pad;             /* 0; keeps `executor` aligned */
     void *executor;           /* opaque to the kernel library */
 } simtwin_thread_ctx_t;
@@ -116,7 +120,9 @@ enum simtwin_report_kind {
 enum simtwin_trap_kind {
     SIMTWIN_TRAP_ASSERT = 1,     /* CUDA_ERROR_ASSERT (710) */
     SIMTWIN_TRAP_TRAP = 2,       /* __trap(): CUDA_ERROR_LAUNCH_FAILED (719) */
-    SIMTWIN_TRAP_UNSUPPORTED = 3 /* an operation the emulator cannot do faithfully */
+    SIMTWIN_TRAP_UNSUPPORTED = 3, /* an operation the emulator cannot do faithfully */
+    SIMTWIN_TRAP_MISALIGNED = 4   /* a load, store or atomic at an address not aligned to its size:
+                                     CUDA_ERROR_MISALIGNED_ADDRESS (716); added within version 2 */
 };
 
 /* What a checking library (`kernels-host build --checks`) reports through

@@ -19,6 +19,8 @@ uint64_t __simtwin_dd_div_slow(int mod, int bits, int sgn, uint64_t a, uint64_t 
                                unsigned line) __SIMTWIN_HIDDEN __attribute__((cold, nothrow));
 uint64_t __simtwin_dd_shift_slow(int right, int bits, int sgn, uint64_t a, uint32_t n, const char *file,
                                  unsigned line) __SIMTWIN_HIDDEN __attribute__((cold, nothrow));
+[[noreturn]] void __simtwin_dd_misaligned(const void *address, uint64_t size, int write, const char *file,
+                                          unsigned line) __SIMTWIN_HIDDEN __attribute__((cold, nothrow));
 }
 
 /* always_inline: inlined where the plugin put the call; used: emitted even before any
@@ -87,6 +89,16 @@ __SIMTWIN_DD_SHIFT(u32, uint32_t, 32, 0)
 __SIMTWIN_DD_SHIFT(s64, int64_t, 64, 1)
 __SIMTWIN_DD_SHIFT(u64, uint64_t, 64, 0)
 #undef __SIMTWIN_DD_SHIFT
+
+/* Alignment: a scalar load or store through a pointer (and an atomic) must be aligned to
+   its size on the device, which otherwise ends the launch with
+   CUDA_ERROR_MISALIGNED_ADDRESS (716); x86 would do it silently. The plugin puts this
+   check before each such access (`align` the alignment the access's type asks for). */
+__SIMTWIN_DD void __simtwin_dd_align(const void *__simtwin_p, uint64_t __simtwin_align, int __simtwin_w,
+                                     const char *__simtwin_f, unsigned __simtwin_l) {
+    if (__builtin_expect(((uintptr_t)__simtwin_p & (__simtwin_align - 1)) != 0, 0))
+        __simtwin_dd_misaligned(__simtwin_p, __simtwin_align, __simtwin_w, __simtwin_f, __simtwin_l);
+}
 #undef __SIMTWIN_DD
 
 #endif /* __SIMTWIN_KERNELS_HOST */

@@ -101,7 +101,12 @@ struct runner<void (*)(__simtwin_A...), __simtwin_K> {
         /* y and z are stored when they change, x and linear_tid for every thread.
            The threads of one row run in an inner loop counted by the linear index alone
            (x = t - row base): a barrier-free kernel pays a few stores, the range_stop
-           check and one compare per thread beyond its body. */
+           check and one compare per thread beyond its body.
+           range_stop is a limit (abi.h): no thread t >= range_stop starts, checked after
+           linear_tid names t, so that whatever instruction of this loop the executor
+           interrupts, the thread linear_tid names is the last one this range runs
+           (`reserved = 1` says this runner keeps that rule: its threads may be preempted). */
+        __simtwin_ctx->reserved = 1;
         __simtwin_ctx->thread_idx.y = __simtwin_y;
         __simtwin_ctx->thread_idx.z = __simtwin_z;
         uint32_t __simtwin_t = __simtwin_first;
@@ -112,9 +117,10 @@ struct runner<void (*)(__simtwin_A...), __simtwin_K> {
                 __simtwin_t + (__simtwin_bx - __simtwin_x < __simtwin_left ? __simtwin_bx - __simtwin_x : __simtwin_left);
             for (; __simtwin_t != __simtwin_stop; ++__simtwin_t) {
                 __simtwin_ctx->linear_tid = __simtwin_t;
+                /* 0 (no limit) wraps to the largest value */
+                if (__simtwin_t > (uint32_t)(__simtwin_ctx->range_stop - 1u)) return;
                 __simtwin_ctx->thread_idx.x = __simtwin_t - __simtwin_row;
                 __simtwin_K(pack_get<__simtwin_I, pack>::get(__simtwin_p)...); /* by value: each thread its own copy */
-                if (__simtwin_ctx->range_stop) return;
             }
             __simtwin_x = 0;
             if (++__simtwin_y == __simtwin_by) {

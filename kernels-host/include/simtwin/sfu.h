@@ -3,11 +3,10 @@
  * instruction form that the device computes with a hardware approximation.
  *
  * The PTX translator (PTX mode) calls exactly one of these per instruction, and twins'
- * fast intrinsics may call them too, so a bit-exact model of an instruction replaces its
- * placeholder here without touching any caller. Which forms are modelled bit for bit is
- * stated next to each implementation (runtime/simtwin_sfu.cpp) and in the translator's
- * list of exact forms (simtwin-ptx, sfu.rs): a kernel that uses a form not yet exact is
- * marked "not device-exact" in its manifest.
+ * fast intrinsics may call them too. runtime/simtwin_sfu.cpp models every one bit for bit
+ * on the H200 (0 differences over every input, reports/device-math/);
+ * runtime/sfu_exact.txt lists the exact forms for the translator, which marks a kernel
+ * using any other form "not device-exact".
  *
  * f16/bf16 operands and results are their bit patterns (uint16_t, packed pairs uint32_t
  * with the first element in the low half, as PTX packs .f16x2).

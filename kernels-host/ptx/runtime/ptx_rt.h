@@ -110,14 +110,41 @@ template <class R, class T> PTX_INLINE R wr(T v) {
         return bc<R>((bits_t<R>)bc<bits_t<T>>(v));
     }
 }
+/* The device requires every access to be aligned to its size and ends the launch with
+   CUDA_ERROR_MISALIGNED_ADDRESS (716) otherwise; x86 would go on. Vector accesses are
+   checked element by element: ptxas narrows a vector load whose lanes are partly unused
+   (an ld.global.v4.u32 at an 8-byte boundary of which two lanes are used ran on the
+   H200: `misaligned_load16_at8`). */
+[[noreturn]] PTX_COLD static void misaligned(uint64_t a, uint32_t bytes) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "misaligned address: access of %u bytes at 0x%llx (not a multiple of %u)", bytes,
+             (unsigned long long)a, bytes);
+    __simtwin_trap_now(SIMTWIN_TRAP_MISALIGNED, buf, "", 0);
+}
+PTX_INLINE void align_check(uint64_t a, uint32_t bytes) {
+    if (__builtin_expect((a & (bytes - 1)) != 0, 0)) misaligned(a, bytes);
+}
+template <class T> PTX_INLINE void align_of(uint64_t a) {
+    if constexpr (sizeof(T) > 1 && (sizeof(T) & (sizeof(T) - 1)) == 0) align_check(a, sizeof(T));
+}
 template <class T> PTX_INLINE T load(uint64_t a) {
+    align_of<T>(a);
     T v;
     memcpy(&v, (const void *)(uintptr_t)a, sizeof v);
     return v;
 }
-template <class T> PTX_INLINE void store(uint64_t a, T v) { memcpy((void *)(uintptr_t)a, &v, sizeof v); }
-template <class T> PTX_INLINE T vload(uint64_t a) { return *(const volatile T *)(uintptr_t)a; }
-template <class T> PTX_INLINE void vstore(uint64_t a, T v) { *(volatile T *)(uintptr_t)a = v; }
+template <class T> PTX_INLINE void store(uint64_t a, T v) {
+    align_of<T>(a);
+    memcpy((void *)(uintptr_t)a, &v, sizeof v);
+}
+template <class T> PTX_INLINE T vload(uint64_t a) {
+    align_of<T>(a);
+    return *(const volatile T *)(uintptr_t)a;
+}
+template <class T> PTX_INLINE void vstore(uint64_t a, T v) {
+    align_of<T>(a);
+    *(volatile T *)(uintptr_t)a = v;
+}
 
 /* ---- integers -------------------------------------------------------------------- */
 
@@ -914,6 +941,7 @@ template <class T> PTX_INLINE T rmw_value(int op, T old, T b, T c) {
     }
 }
 template <class T> PTX_INLINE T atom(int op, bool shared, uint64_t a, T b, T c) {
+    align_of<T>(a);
     T *p = (T *)(uintptr_t)a;
     if (shared) {
         T old = load<T>(a);
@@ -945,6 +973,7 @@ template <class T> PTX_INLINE T atom(int op, bool shared, uint64_t a, T b, T c) 
 }
 /* Packed half atomics (add.noftz.f16x2 and friends): a CAS loop on the 32/16-bit word. */
 template <class B> PTX_INLINE B atom_bits(bool shared, uint64_t a, B (*f)(B, B), B v) {
+    align_of<B>(a);
     if (shared) {
         B old = load<B>(a);
         store<B>(a, f(old, v));
@@ -1015,8 +1044,9 @@ PTX_INLINE uint32_t lanemask(const Thread &t, int which) {
 struct Exit {};
 
 /* Runs threads [first, first + n) of the block one after another, as kernels-host's
-   runners do (abi.h "Range runs"): thread indices advance with the linear index, the
-   range returns once the executor sets range_stop. */
+   runners do (abi.h "Range runs"): thread indices advance with the linear index; no
+   thread t >= range_stop starts (checked after linear_tid names t, `reserved = 1` says
+   so: the executor may then preempt a thread spinning in kernel code). */
 template <class F> PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
     const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
     const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
@@ -1025,14 +1055,15 @@ template <class F> PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, ui
     ctx->thread_idx.z = z;
     uint32_t t = first;
     const uint32_t end = first + n;
+    ctx->reserved = 1;
     while (t != end) {
         const uint32_t row = t - x, left = end - t;
         const uint32_t stop = t + (bx - x < left ? bx - x : left);
         for (; t != stop; ++t) {
             ctx->linear_tid = t;
+            if (t > (uint32_t)(ctx->range_stop - 1u)) return; /* 0 (no limit) wraps */
             ctx->thread_idx.x = t - row;
             body();
-            if (ctx->range_stop) return;
         }
         x = 0;
         if (++y == by) {

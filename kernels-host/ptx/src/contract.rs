@@ -29,7 +29,9 @@ pub struct Fused {
 pub struct Fusions {
     /// add/sub node -> the multiply fused into it.
     pub into: HashMap<usize, Fused>,
-    /// Multiplies whose own result is no longer needed (their only use was fused).
+    /// Multiplies fused into at least one add (their operands are kept for it).
+    pub absorbed: HashSet<usize>,
+    /// Multiplies whose own result is no longer needed (every use was fused).
     pub dead: HashSet<usize>,
 }
 
@@ -39,6 +41,23 @@ fn rounding(mods: &[String]) -> bool {
 
 fn float_ty(mods: &[String]) -> Option<&str> {
     mods.iter().rev().find(|m| matches!(m.as_str(), ".f32" | ".f64")).map(|s| s.as_str())
+}
+
+/// Instructions ptxas expands into code of their own blocks before contracting (IEEE
+/// div/rcp/sqrt branch to a slow path; integer division of most types), or that order
+/// memory: a product and an add on opposite sides of one are not fused
+/// (reports/ptxas-contraction/README.md, "Regions").
+fn splits_region(i: &crate::resolve::Instr) -> bool {
+    let op = i.src.op.as_str();
+    let ty = i.src.mods.iter().rev().find(|m| m.len() > 1 && matches!(&m[..2], ".f" | ".s" | ".u" | ".b")).map(|s| s.as_str());
+    match op {
+        "membar" | "fence" | "call" => true,
+        "div" | "rcp" | "sqrt" if matches!(ty, Some(".f32" | ".f64")) => {
+            rounding(&i.src.mods) && !i.args.iter().skip(1).all(|a| matches!(a, Op::Int(_) | Op::Float(_)))
+        }
+        "div" | "rem" => matches!(ty, Some(".s16" | ".u16" | ".s32" | ".s64" | ".u64" | ".b64")),
+        _ => false,
+    }
 }
 
 /// Registers an operand reads (predicates of guards excluded).
@@ -107,8 +126,12 @@ pub fn fusions(f: &Func, g: &Cfg) -> Fusions {
         let end = g.blocks[block].end;
         let mut found = Vec::new();
         let mut ok_all = true;
+        let mut split = false;
         for j in k + 1..end {
             let Node::Instr(a) = &f.body[j] else { continue };
+            if splits_region(a) {
+                split = true;
+            }
             let n = a.args.iter().filter(|o| **o == Op::Reg(*d)).count() + (a.guard.map(|g| g.1 == *d).unwrap_or(false) as usize);
             if n == 0 {
                 continue;
@@ -122,17 +145,27 @@ pub fn fusions(f: &Func, g: &Cfg) -> Fusions {
                 && a.src.mods.iter().any(|x| x == ".ftz") == ftz
                 && a.guard == m.guard
                 && a.args.len() == 3;
-            if !ok {
+            if !ok || split {
                 ok_all = false;
                 break;
             }
             found.push((j, pos.unwrap_or(0) + 1));
         }
         if ok_all && found.len() as u32 == reads_left {
-            for (j, operand) in found {
+            // An add absorbs one product: when both of its operands are products, the one
+            // met first keeps it and the other is rounded there, so that multiply keeps
+            // its own result for that add (while still fused into its other adds).
+            let free: Vec<(usize, usize)> = found.iter().copied().filter(|(j, _)| !out.into.contains_key(j)).collect();
+            if free.is_empty() {
+                continue;
+            }
+            if free.len() == found.len() {
+                out.dead.insert(k);
+            }
+            for (j, operand) in free {
                 out.into.insert(j, Fused { mul: k, operand });
             }
-            out.dead.insert(k);
+            out.absorbed.insert(k);
         }
     }
     out

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Arguments of `parity replay`.
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2")]
+#[command(after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --source f.cu --function my_log2 --reference log2 --shard 3/8 --out shards/3   # then: parity merge shards/*\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2")]
 pub struct ReplayArgs {
     /// The .cu file holding the device function.
     #[arg(long)]
@@ -72,6 +72,11 @@ pub struct ReplayArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Replay only shard K of N of the input range (N contiguous parts); `auto` reads a
+    /// Slurm array task, `auto/N` a Kubernetes Indexed Job; `parity merge` of the shards'
+    /// --out directories gives the whole range's report
+    #[arg(long, value_name = "K/N|auto|auto/N", value_parser = crate::shard::parse)]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// Arguments of `parity libm`.
@@ -108,4 +113,9 @@ pub struct LibmArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Replay only shard K of N of the input range (N contiguous parts); `auto` reads a
+    /// Slurm array task, `auto/N` a Kubernetes Indexed Job; `parity merge` of the shards'
+    /// --out directories gives the whole range's report
+    #[arg(long, value_name = "K/N|auto|auto/N", value_parser = crate::shard::parse)]
+    pub shard: Option<crate::shard::Shard>,
 }

@@ -217,7 +217,7 @@ pub fn regenerate(header: &str, cases: &[(u32, u32)]) -> Result<String> {
 
 /// Reads `input,output` hex pairs (header line `input,output,...` allowed).
 pub fn read_cases_csv(path: &Path) -> Result<Vec<(u32, u32)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::input::read_text(path, "table")?;
     parse_cases(&text)
 }
 
@@ -255,7 +255,7 @@ pub fn cases_csv(cases: &[(u32, u32)]) -> String {
 
 /// Reads (input, expected) from a replay's misrounded.csv.
 pub fn read_misrounded_csv(path: &Path) -> Result<Vec<(u32, u32)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::input::read_text(path, "table")?;
     let mut v = Vec::new();
     for line in text.lines().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();

@@ -181,11 +181,11 @@ pub fn run(
         return Ok((None, json!({"exit": 77})));
     }
     let (image, image_desc) = match &args.image {
-        Some(p) => (std::fs::read(p).with_context(|| format!("reading image {}", p.display()))?, p.display().to_string()),
+        Some(p) => (crate::input::read(p, "module image")?, p.display().to_string()),
         None => {
             let tmp = std::env::temp_dir().join(format!("parity-replay-{}.cubin", std::process::id()));
             build_image(args, name, &tmp)?;
-            let b = std::fs::read(&tmp)?;
+            let b = crate::input::read(&tmp, "module image")?;
             let _ = std::fs::remove_file(&tmp);
             (b, format!("nvcc {} (built now)", args.arch))
         }

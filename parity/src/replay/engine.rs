@@ -113,6 +113,16 @@ pub(crate) fn check_outputs(reference: &RefFn, input_start: u32, outputs: &[u32]
     });
 }
 
+/// Whether error `err` at input `x` replaces the largest so far (`max` at `at`): larger,
+/// or as large at a smaller input, so that the answer does not depend on the order in
+/// which workers (or shards) finish.
+pub(crate) fn worse(err: f64, x: u32, max: f64, at: Option<u32>) -> bool {
+    match at {
+        None => true,
+        Some(a) => err > max || (err == max && x < a),
+    }
+}
+
 #[inline(always)]
 fn check_one(reference: &RefFn, x: u32, got: u32, opts: &Options, local: &mut Local) {
     let xf = f32::from_bits(x);
@@ -130,7 +140,7 @@ fn check_one(reference: &RefFn, x: u32, got: u32, opts: &Options, local: &mut Lo
     }
     let g = f32::from_bits(got);
     let err = if ok && !expected.is_finite() { 0.0 } else { ulp_error(g, y) };
-    if local.max_err_input.is_none() || err > local.max_err {
+    if worse(err, x, local.max_err, local.max_err_input) {
         local.max_err = err;
         local.max_err_input = Some(x);
     }
@@ -183,9 +193,9 @@ impl Sink {
         let mut g = self.inner.lock().unwrap();
         g.misrounded += local.misrounded;
         g.mpfr += local.mpfr;
-        if local.max_err_input.is_some() && (g.max_err_input.is_none() || local.max_err > g.max_err) {
+        if let Some(x) = local.max_err_input.filter(|x| worse(local.max_err, *x, g.max_err, g.max_err_input)) {
             g.max_err = local.max_err;
-            g.max_err_input = local.max_err_input;
+            g.max_err_input = Some(x);
         }
         for m in local.list {
             if g.list.len() < max_list {

@@ -157,8 +157,11 @@ pub fn summary(o: &Outcome, from: u32, to: u64, extra: serde_json::Value) -> ser
 pub fn write_reports(dir: &Path, summary: &serde_json::Value, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(summary)? + "\n")?;
+    let _ = std::fs::remove_file(dir.join(crate::shard::FILE));
     std::fs::write(dir.join("misrounded.csv"), misrounded_csv(&o.list))?;
-    Ok(())
+    let tool = summary["tool"].as_str().unwrap_or("parity replay");
+    let suite = crate::junit::Suite { name: tool.to_string(), cases: crate::junit::replay_cases(tool.trim_start_matches("parity "), summary), time: None };
+    crate::junit::write(&dir.join("junit.xml"), tool, &[suite])
 }
 
 /// Result of checking one hard-case table entry.
@@ -251,6 +254,8 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
         .clone()
         .or_else(|| args.builtin.clone())
         .context("--function NAME (or --builtin with --device real) is required")?;
+    let whole = (from, to);
+    let (from, to) = sharded(args.shard, from, to);
     let out = args.out.clone().unwrap_or_else(|| default_out("replay", &name));
     let mut opts = Options { max_list: args.max_list, progress: !args.quiet, track_max_error: args.track_max_error, ..Default::default() };
 
@@ -292,6 +297,7 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
     let mut extra = extra;
     if let serde_json::Value::Object(m) = &mut extra {
         m.insert("reference".into(), json!(reference.name()));
+        m.insert("require_correct_rounding".into(), json!(args.require_correct_rounding));
         m.insert("threads".into(), json!(pool.current_num_threads()));
         if !table_json.is_null() {
             m.insert("table_check".into(), table_json);
@@ -300,10 +306,115 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
     let s = summary(&outcome, from, to, extra);
     write_reports(&out, &s, &outcome)?;
     print_outcome(&name, &outcome, &out);
+    if let Some(sh) = args.shard {
+        let source_hash = args.source.as_ref().map(|p| file_hash(p)).transpose()?;
+        let table_hash = args.table.as_ref().map(|p| file_hash(p)).transpose()?;
+        let plan = json!({"function": name, "reference": reference.name(), "from": whole.0, "to": whole.1, "device": args.device, "source": args.source,
+                          "source_sha256": source_hash, "builtin": args.builtin, "image": args.image, "defines": args.defines, "includes": args.includes,
+                          "nvcc_flags": args.nvcc_flags, "arch": args.arch, "table_sha256": table_hash, "max_list": args.max_list,
+                          "track_max_error": args.track_max_error, "require_correct_rounding": args.require_correct_rounding});
+        write_shard("replay", plan, sh, &out)?;
+    }
     if outcome.misrounded > 0 && args.require_correct_rounding {
         exit = 1;
     }
     Ok(exit)
+}
+
+/// The part of [from, to) that `--shard` gives this process (all of it without).
+fn sharded(shard: Option<crate::shard::Shard>, from: u32, to: u64) -> (u32, u64) {
+    match shard {
+        None => (from, to),
+        Some(s) => {
+            let (a, b) = s.range(from as u64, to);
+            (a as u32, b)
+        }
+    }
+}
+
+/// SHA-256 of a file (a shard's plan names its inputs by content).
+fn file_hash(p: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let bytes = crate::input::read(p, "replay input")?;
+    Ok(format!("{:x}", Sha256::digest(&bytes)))
+}
+
+/// A replay or libm shard: one unit, its range.
+fn write_shard(command: &str, plan: serde_json::Value, sh: crate::shard::Shard, out: &Path) -> Result<()> {
+    let rec = crate::shard::Record::new(command, plan, sh, sh.count as usize, vec![format!("range {sh}")]);
+    rec.write(out)?;
+    println!("shard {sh} of parity {command} run {}: merge the shards' directories with `parity merge`", rec.run_key);
+    Ok(())
+}
+
+/// The keys [`summary`] computes from an outcome (the rest of a shard's summary is the
+/// run's description, the same in every shard).
+const COMPUTED: &[&str] = &[
+    "inputs", "misrounded", "misrounded_fraction", "mpfr_decided", "seconds", "inputs_per_second", "from", "to", "from_value", "to_value",
+    "max_ulp_error", "max_ulp_error_input", "listed", "list_truncated", "correctly_rounded", "reference_method", "families",
+];
+
+/// Reads `misrounded.csv` back (the inputs, results and errors as written).
+fn read_misrounded(path: &Path) -> Result<Vec<engine::Misround>> {
+    let text = crate::input::read_text(path, "misrounded list")?;
+    let hex = |s: &str| u32::from_str_radix(s.trim_start_matches("0x"), 16).with_context(|| format!("{}: bad hex {s:?}", path.display()));
+    let mut v = Vec::new();
+    for line in text.lines().skip(1).filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != 8 {
+            bail!("{}: malformed line {line:?}", path.display());
+        }
+        v.push(engine::Misround {
+            input: hex(f[0])?,
+            got: hex(f[2])?,
+            expected: hex(f[4])?,
+            ulp_error: f[6].parse().with_context(|| format!("{}: bad ulp error {:?}", path.display(), f[6]))?,
+            ulp_distance: f[7].parse().with_context(|| format!("{}: bad ulp distance {:?}", path.display(), f[7]))?,
+        });
+    }
+    Ok(v)
+}
+
+/// `parity merge` of replay or libm shards: the outcomes of the parts of the range
+/// summed into the whole range's report.
+pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> Result<i32> {
+    let plan = &shards[0].1.plan;
+    let (from, to) = (plan["from"].as_u64().context("plan without from")? as u32, plan["to"].as_u64().context("plan without to")?);
+    let max_list = plan["max_list"].as_u64().unwrap_or(1_000_000) as usize;
+    let mut o = Outcome::default();
+    let mut first: Option<serde_json::Value> = None;
+    for (dir, _) in shards {
+        let s: serde_json::Value = serde_json::from_str(&crate::input::read_text(&dir.join("summary.json"), "shard summary")?)?;
+        let list = read_misrounded(&dir.join("misrounded.csv"))?;
+        let n = |k: &str| s[k].as_u64().unwrap_or(0);
+        o.inputs += n("inputs");
+        o.misrounded += n("misrounded");
+        o.mpfr_decided += n("mpfr_decided");
+        o.seconds += s["seconds"].as_f64().unwrap_or(0.0);
+        let at = s["max_ulp_error_input"].as_str().map(|x| u32::from_str_radix(x.trim_start_matches("0x"), 16)).transpose()?;
+        if let Some(x) = at.filter(|x| engine::worse(s["max_ulp_error"].as_f64().unwrap_or(0.0), *x, o.max_ulp_error, o.max_ulp_error_input)) {
+            o.max_ulp_error = s["max_ulp_error"].as_f64().unwrap_or(0.0);
+            o.max_ulp_error_input = Some(x);
+        }
+        o.list_truncated |= s["list_truncated"].as_bool().unwrap_or(false);
+        o.list.extend(list);
+        first.get_or_insert(s);
+    }
+    o.list.sort_by_key(|m| m.input);
+    o.list_truncated |= o.list.len() > max_list;
+    o.list.truncate(max_list);
+    let mut extra = first.unwrap_or_default();
+    if let Some(m) = extra.as_object_mut() {
+        for k in COMPUTED {
+            m.remove(*k);
+        }
+    }
+    let require = plan["require_correct_rounding"].as_bool().unwrap_or(false);
+    let table_wrong = extra["table_check"]["wrong"].as_u64().unwrap_or(0) > 0;
+    let s = summary(&o, from, to, extra);
+    write_reports(out, &s, &o)?;
+    print_outcome(s["function"].as_str().unwrap_or("?"), &o, out);
+    Ok(if (o.misrounded > 0 && require) || table_wrong { 1 } else { 0 })
 }
 
 fn print_outcome(name: &str, o: &Outcome, out: &Path) {
@@ -338,7 +449,8 @@ pub fn libm_reference(function: &str) -> Result<(String, RefFn, Option<f32>)> {
 /// `parity libm`.
 pub fn run_libm(args: &LibmArgs) -> Result<i32> {
     let (symbol, reference, exponent) = libm_reference(&args.function)?;
-    let (from, to) = range(&args.from, &args.to)?;
+    let whole = range(&args.from, &args.to)?;
+    let (from, to) = sharded(args.shard, whole.0, whole.1);
     let pool = pool(args.threads)?;
     let f: Box<dyn BatchFn> = match exponent {
         Some(e) => Box::new(host::LibPow::load(&args.library, &symbol, e)?),
@@ -360,11 +472,17 @@ pub fn run_libm(args: &LibmArgs) -> Result<i32> {
             "library": args.library,
             "library_path": resolved_path(&args.library, &symbol),
             "reference": reference.name(),
+            "require_correct_rounding": args.require_correct_rounding,
             "threads": pool.current_num_threads(),
         }),
     );
     write_reports(&out, &s, &o)?;
     print_outcome(&args.function, &o, &out);
+    if let Some(sh) = args.shard {
+        let plan = json!({"function": args.function, "library": args.library, "from": whole.0, "to": whole.1, "max_list": args.max_list,
+                          "require_correct_rounding": args.require_correct_rounding});
+        write_shard("libm", plan, sh, &out)?;
+    }
     Ok(if o.misrounded > 0 && args.require_correct_rounding { 1 } else { 0 })
 }
 

@@ -36,8 +36,10 @@ How the program reacts to a failed call (FAKE_ROBUST=1: always a clean exit 1):
   teardown calls        go on, exit 1 at the end
 Env: FAKE_DIGITS=6 prints %.6f; FAKE_LOG=FILE appends "<tag> <frames>"; FAKE_TAG;
 FAKE_SLEEP_MS per frame; FAKE_IGNORE_DEFECTS=1 ignores --defect; FAKE_HANG=PIDFILE starts
-a child that sleeps (its pid in PIDFILE) and hangs; FAKE_IGNORE_TERM=1 ignores SIGTERM;
-FAKE_FAIL_FRAMES=N exits 3 when asked for N frames; FAKE_WRITE_BEFORE_FAIL=1 writes the
+a child that sleeps (its pid in PIDFILE, after the extractor's) and hangs (FAKE_HANG_SETSID=1:
+the child in a session of its own); FAKE_IGNORE_TERM=1 ignores SIGTERM;
+FAKE_FAIL_FRAMES=N exits 3 when asked for N frames; FAKE_OUTPUT_KIND=fifo|devzero|sparse|
+dir|whitespace leaves that instead of the output; FAKE_WRITE_BEFORE_FAIL=1 writes the
 output before --defect fail exits; FAKE_DRIVER_REFUSES=1 refuses EMU_CUDA_BLOCK_ORDER
 (other than forward) and EMU_CUDA_FAIL at cuInit, as a driver without them does;
 FAKE_IGNORE_FAIL=1 counts but never injects; FAKE_COUNTS_SCHEMA, FAKE_COUNTS_GARBAGE=1
@@ -121,7 +123,8 @@ if os.environ.get("FAKE_LOG"):
 if os.environ.get("FAKE_IGNORE_TERM"):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 if os.environ.get("FAKE_HANG"):
-    child = subprocess.Popen(["sleep", "300"])
+    # FAKE_HANG_SETSID=1: the child leaves the process group (a daemon's setsid).
+    child = subprocess.Popen(["sleep", "300"], start_new_session=bool(os.environ.get("FAKE_HANG_SETSID")))
     with open(os.environ["FAKE_HANG"], "w") as f:
         f.write("%d %d\n" % (os.getpid(), child.pid))
     while True:
@@ -361,5 +364,26 @@ if defect == "fail":
         with open(opt["output"], "w") as f:
             f.write(text)
     die("CUDA_ERROR_INVALID_VALUE (1) from cuLaunchKernel", 3)
+# FAKE_OUTPUT_KIND (hostile outputs, for parity's reading limits): fifo (a named pipe
+# nobody writes), devzero (a symlink to /dev/zero), sparse (a 40 GiB sparse file), dir (a
+# directory), whitespace (only blanks).
+kind = os.environ.get("FAKE_OUTPUT_KIND")
+if kind:
+    out = opt["output"]
+    if os.path.lexists(out):
+        os.remove(out)
+    if kind == "fifo":
+        os.mkfifo(out)
+    elif kind == "devzero":
+        os.symlink("/dev/zero", out)
+    elif kind == "sparse":
+        with open(out, "w") as f:
+            f.truncate(40 << 30)
+    elif kind == "dir":
+        os.mkdir(out)
+    elif kind == "whitespace":
+        with open(out, "w") as f:
+            f.write("  \n\t \n")
+    sys.exit(0)
 with open(opt["output"], "w") as f:
     f.write(text)

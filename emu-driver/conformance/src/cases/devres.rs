@@ -69,11 +69,11 @@ const DSTS: [&str; 8] = ["s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"];
 
 /// Sentinel the runner fills output buffers with: a lane or slot that still holds it
 /// wrote nothing.
-const UNWRITTEN: u32 = 0xeeee_eeee;
+pub(crate) const UNWRITTEN: u32 = 0xeeee_eeee;
 
 impl Cx<'_> {
     /// Device memory holding `v`.
-    fn upload<T: Copy>(&mut self, v: &[T]) -> Result<u64, String> {
+    pub(crate) fn upload<T: Copy>(&mut self, v: &[T]) -> Result<u64, String> {
         let bytes = std::mem::size_of_val(v).max(1);
         let d = self.alloc(bytes)?;
         setup!(
@@ -84,13 +84,13 @@ impl Cx<'_> {
     }
 
     /// `words` 32-bit words of device memory holding UNWRITTEN.
-    fn sentinel(&mut self, words: usize) -> Result<u64, String> {
+    pub(crate) fn sentinel(&mut self, words: usize) -> Result<u64, String> {
         let d = self.alloc(words * 4)?;
         setup!(self, cuMemsetD32_v2(d, UNWRITTEN, words));
         Ok(d)
     }
 
-    fn download<T: Copy + Default>(&mut self, d: u64, n: usize) -> Result<Vec<T>, String> {
+    pub(crate) fn download<T: Copy + Default>(&mut self, d: u64, n: usize) -> Result<Vec<T>, String> {
         let mut v = vec![T::default(); n];
         setup!(
             self,
@@ -101,7 +101,7 @@ impl Cx<'_> {
 
     /// Loads the module and launches `kernel` once on the NULL stream; records the launch
     /// and cuCtxSynchronize codes and says whether both succeeded.
-    fn run_kernel(
+    pub(crate) fn run_kernel(
         &mut self,
         kernel: &str,
         grid: u32,
@@ -118,7 +118,7 @@ impl Cx<'_> {
 }
 
 /// Hex per lane: `-` for UNWRITTEN, runs of equal values as `v*n`.
-fn lanes(v: &[u32]) -> String {
+pub(crate) fn lanes(v: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < v.len() {

@@ -309,11 +309,18 @@ impl<'a> FnEmitter<'a> {
         let shared = space == Some(Space::Shared);
         Ok(match base {
             AddrBase::Reg(r) => {
-                let rv = if self.reg_ty(*r).size() == 4 { format!("(uint64_t)rd<uint32_t>(r{r})") } else { format!("rd<uint64_t>(r{r})") };
-                if shared {
-                    format!("sh(T, {rv} + (uint64_t){off}ll)")
+                // A 32-bit address register makes a 32-bit address: register + offset wraps
+                // modulo 2^32 (nvcc's `[%r+4]` with %r = window - 4 reads the window's
+                // first word).
+                let sum = if self.reg_ty(*r).size() == 4 {
+                    format!("(uint64_t)(uint32_t)(rd<uint32_t>(r{r}) + (uint32_t){off}ll)")
                 } else {
-                    format!("({rv} + (uint64_t){off}ll)")
+                    format!("(rd<uint64_t>(r{r}) + (uint64_t){off}ll)")
+                };
+                if shared {
+                    format!("sh(T, {sum})")
+                } else {
+                    sum
                 }
             }
             AddrBase::Var(v) => {

@@ -585,7 +585,7 @@ impl FnEmitter<'_> {
         let t = self.ty(i)?;
         if t.float() || is_half(t) {
             let mut pre = String::new();
-            if self.fused.dead.contains(&self.node) {
+            if self.fused.absorbed.contains(&self.node) {
                 // Fused into a later add: keep the operands as they are now.
                 let a = self.val(self.arg(i, 1)?, t)?;
                 let b = self.val(self.arg(i, 2)?, t)?;
@@ -593,7 +593,12 @@ impl FnEmitter<'_> {
                 let ct = ctype(t);
                 let _ = writeln!(self.decls, "  {ct} m{n}a = 0, m{n}b = 0;");
                 let _ = write!(pre, "m{n}a = {a}; m{n}b = {b};");
-                return Ok(pre);
+                if self.fused.dead.contains(&self.node) {
+                    return Ok(pre);
+                }
+                // Some use still reads the rounded product.
+                let own = self.float_arith(i, t, "OP_MUL")?;
+                return Ok(format!("{pre} {own}"));
             }
             return self.float_arith(i, t, "OP_MUL");
         }
@@ -671,7 +676,8 @@ impl FnEmitter<'_> {
         if t.float() {
             if let Some((f, form)) = crate::sfu::function("div", &i.src.mods) {
                 self.sfu.push(form);
-                return self.simple(i, t, 2, |v| format!("canon({f}({}, {}))", v[0], v[1]));
+                // The models give the unit's own NaN results (runtime/simtwin_sfu.cpp).
+                return self.simple(i, t, 2, |v| format!("{f}({}, {})", v[0], v[1]));
             }
             let rm = fround(&i.src.mods).ok_or_else(|| self.unsupported("div without .approx, .full or a rounding modifier"))?;
             let z = i.src.has(".ftz");
@@ -823,8 +829,8 @@ impl FnEmitter<'_> {
         let op = i.src.op.as_str();
         if let Some((f, form)) = crate::sfu::function(op, &i.src.mods) {
             self.sfu.push(form);
-            let canon = if matches!(t, Ty::F32 | Ty::F64) { "canon" } else { "" };
-            return self.simple(i, t, 1, |v| format!("{canon}({f}({}))", v[0]));
+            // The models give the unit's own NaN results (runtime/simtwin_sfu.cpp).
+            return self.simple(i, t, 1, |v| format!("{f}({})", v[0]));
         }
         let z = i.src.has(".ftz");
         let ct = ctype(t);

@@ -1,0 +1,161 @@
+//! Forward progress as sm_70+ devices give it (independent thread scheduling): a thread
+//! that spins in kernel code, without any runtime call, on a flag another lane of its
+//! warp, another warp or another block sets, completes (the executor preempts it after a
+//! time slice, and lets later blocks start on other OS threads when a block only spins);
+//! a spin that nothing ends still ends with CUDA_ERROR_LAUNCH_TIMEOUT (702), and the
+//! report says the threads spin. The H200's answers for the same shapes are the `spin_*`
+//! lines of the conformance table.
+
+mod exec_support;
+use cuda::exec::{stats, ExecOptions, LaunchOutcome, CUDA_ERROR_LAUNCH_TIMEOUT};
+use exec_support::*;
+use std::ffi::c_void;
+use std::ptr::{read_volatile, write_volatile};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+fn run_opts(k: &cuda::exec::KernelRef, grid: u32, block: u32, p: &[*mut c_void], opts: ExecOptions) -> (LaunchOutcome, Duration) {
+    let t = Instant::now();
+    let o = run_with(k, cfg([grid, 1, 1], [block, 1, 1], 0), p, opts);
+    (o, t.elapsed())
+}
+
+fn opts(workers: usize) -> ExecOptions {
+    ExecOptions { watchdog: Duration::from_secs(20), workers, ..ExecOptions::default() }
+}
+
+// Grid-linear thread `waiter` spins (plain loads, no runtime call) until `setter` sets the
+// flag; every thread then writes 1 into out[t], the waiter 2. Parameters: flag, out,
+// waiter, setter.
+unsafe fn pair_body(p: *const *mut c_void) {
+    let c = ctx();
+    let t = c.block_idx.x * c.block_dim.x + c.linear_tid;
+    let flag = out::<AtomicU32>(p, 0);
+    let res = out::<u32>(p, 1);
+    let (waiter, setter): (u64, u64) = (param(p, 2), param(p, 3));
+    if t as u64 == setter {
+        (*flag).store(1, Ordering::Release);
+    }
+    let mut r = 1;
+    if t as u64 == waiter {
+        while (*flag).load(Ordering::Acquire) == 0 {
+            std::hint::spin_loop();
+        }
+        r = 2;
+    }
+    write_volatile(res.add(t as usize), r);
+}
+preemptible_kernel!(pair_run, pair_body);
+
+fn pair(grid: u32, block: u32, waiter: u32, setter: u32, workers: usize) -> (Vec<u32>, Duration) {
+    let k = kref("spin_pair", pair_run);
+    let n = (grid * block) as usize;
+    let mut flag = [0u32; 1];
+    let mut res = vec![0u32; n];
+    let p = params(&[addr(&mut flag), addr(&mut res), waiter as u64, setter as u64]);
+    let (o, took) = run_opts(&k, grid, block, &p.ptrs, opts(workers));
+    assert_eq!(o.result, Ok(()), "grid {grid} block {block} waiter {waiter} setter {setter} workers {workers}");
+    (res, took)
+}
+
+fn expect(n: usize, waiter: usize) -> Vec<u32> {
+    (0..n).map(|t| if t == waiter { 2 } else { 1 }).collect()
+}
+
+#[test]
+fn a_lane_spinning_on_a_later_lane_of_its_warp_completes() {
+    let s0 = stats();
+    let (r, took) = pair(1, 32, 0, 31, 1);
+    assert_eq!(r, expect(32, 0));
+    assert!(stats().preemptions > s0.preemptions, "the spinning lane was preempted");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn a_warp_spinning_on_a_later_warp_completes_with_one_or_two_workers() {
+    for workers in [1, 2] {
+        let (r, _) = pair(1, 256, 3, 250, workers);
+        assert_eq!(r, expect(256, 3));
+    }
+}
+
+#[test]
+fn a_block_spinning_on_a_block_that_has_not_started_completes() {
+    for workers in [1, 2] {
+        let s0 = stats();
+        let (r, took) = pair(4, 64, 1, 255, workers);
+        assert_eq!(r, expect(256, 1), "workers {workers}");
+        if workers == 1 {
+            // (With two workers the other one runs the later blocks anyway.)
+            assert!(stats().spin_helpers > s0.spin_helpers, "a later block was started beside the spinning one");
+        }
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+}
+
+// Thread t waits for thread t+1 (of n, grid-linear): the last one goes first.
+unsafe fn chain_body(p: *const *mut c_void) {
+    let c = ctx();
+    let t = (c.block_idx.x * c.block_dim.x + c.linear_tid) as usize;
+    let flags = out::<AtomicU32>(p, 0);
+    let n: u64 = param(p, 1);
+    if t + 1 < n as usize {
+        while (*flags.add(t + 1)).load(Ordering::Acquire) == 0 {
+            std::hint::spin_loop();
+        }
+    }
+    (*flags.add(t)).store(1, Ordering::Release);
+}
+preemptible_kernel!(chain_run, chain_body);
+
+#[test]
+fn a_chain_of_spinning_threads_across_warps_and_blocks_completes() {
+    let k = kref("spin_chain", chain_run);
+    for (grid, block) in [(1u32, 256u32), (6, 32)] {
+        let n = (grid * block) as usize;
+        let mut flags = vec![0u32; n];
+        let p = params(&[addr(&mut flags), n as u64]);
+        let (o, took) = run_opts(&k, grid, block, &p.ptrs, opts(1));
+        assert_eq!(o.result, Ok(()), "{grid}x{block}");
+        assert!(flags.iter().all(|&f| f == 1));
+        assert!(took < Duration::from_secs(15), "{grid}x{block}: {took:?}");
+    }
+}
+
+// Thread 0 spins on a flag nobody sets.
+unsafe fn forever_body(p: *const *mut c_void) {
+    let flag = out::<u32>(p, 0);
+    if tid() == 0 {
+        while read_volatile(flag) == 0 {
+            std::hint::spin_loop();
+        }
+    }
+}
+preemptible_kernel!(forever_run, forever_body);
+
+#[test]
+fn a_spin_nothing_ends_still_times_out_and_says_the_threads_spin() {
+    let k = kref("spin_forever", forever_run);
+    let mut flag = [0u32; 1];
+    let p = params(&[addr(&mut flag)]);
+    let o = ExecOptions { watchdog: Duration::from_millis(400), ..ExecOptions::default() };
+    let (r, took) = run_opts(&k, 1, 64, &p.ptrs, o);
+    let e = r.result.unwrap_err();
+    assert_eq!(e.code, CUDA_ERROR_LAUNCH_TIMEOUT);
+    assert!(e.message.contains("spin in kernel code with no runtime call") || e.message.contains("thread 0 was running kernel code"), "{}", e.message);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn without_preemption_a_spin_on_a_later_lane_times_out() {
+    // EMU_CUDA_PREEMPT=0: the spinning lane keeps the worker; the watchdog ends it.
+    let k = kref("spin_pair", pair_run);
+    let mut flag = [0u32; 1];
+    let mut res = vec![0u32; 32];
+    let p = params(&[addr(&mut flag), addr(&mut res), 0, 31]);
+    let o = ExecOptions { watchdog: Duration::from_millis(400), preempt: Duration::ZERO, ..ExecOptions::default() };
+    let (r, _) = run_opts(&k, 1, 32, &p.ptrs, o);
+    let e = r.result.unwrap_err();
+    assert_eq!(e.code, CUDA_ERROR_LAUNCH_TIMEOUT);
+    assert!(e.message.contains("thread 0 was running kernel code"), "{}", e.message);
+}

@@ -1,0 +1,166 @@
+//! PTX-mode regressions found running real programs in PTX mode (upstream VMAF, the
+//! 17-extractor fork; reports/reference/ptx-mode/): kernels of the shape nvcc emitted
+//! there (ptx_regress/regress.ptx), run on the emulated driver in PTX mode by the
+//! instruction suite's runner, every output checked against the value the PTX ISA and
+//! ptxas's measured contraction rule give for the runner's inputs.
+
+mod client_support;
+use client_support::{root, run_ok, simtwin};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// name -> (threads, status, per-thread 16-byte outputs or 32-byte inputs)
+fn records(bytes: &[u8], with_status: bool, width: usize) -> BTreeMap<String, (i32, Vec<Vec<u8>>)> {
+    let mut out = BTreeMap::new();
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    let mut i = 0;
+    while i < bytes.len() {
+        let nl = u32_at(i) as usize;
+        let name = String::from_utf8(bytes[i + 4..i + 4 + nl].to_vec()).unwrap();
+        i += 4 + nl;
+        let threads = u32_at(i) as usize;
+        i += 4;
+        let status = if with_status {
+            i += 4;
+            u32_at(i - 4) as i32
+        } else {
+            0
+        };
+        let per: Vec<Vec<u8>> = bytes[i..i + threads * width]
+            .chunks(width)
+            .map(|c| c.to_vec())
+            .collect();
+        i += threads * width;
+        out.insert(name, (status, per));
+    }
+    out
+}
+
+fn f32_at(b: &[u8], off: usize) -> f32 {
+    f32::from_bits(u32::from_le_bytes(b[off..off + 4].try_into().unwrap()))
+}
+
+/// Same bits, or both NaN (the device writes its canonical NaN; Rust's may differ).
+fn same(got: f32, want: f32) -> bool {
+    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan())
+}
+
+#[test]
+fn ptx_mode_regressions_from_real_programs() {
+    let dir = root()
+        .join("target/ptx-regress")
+        .join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let runner = dir.join("runner");
+    run_ok(
+        Command::new("cc")
+            .args(["-O2", "-Wall", "-Werror", "-o"])
+            .arg(&runner)
+            .arg(root().join("kernels-host/ptx/suite/runner.c"))
+            .arg("-ldl"),
+        "cc runner.c",
+    );
+    let src = root().join("emu-driver/tests/ptx_regress");
+    let (out, inputs) = (dir.join("out.bin"), dir.join("in.bin"));
+    let o = Command::new(&runner)
+        .arg(src.join("regress.ptx"))
+        .arg(src.join("cases.txt"))
+        .arg(&out)
+        .arg("--inputs")
+        .arg(&inputs)
+        .env("LD_LIBRARY_PATH", simtwin("lib"))
+        .env("EMU_CUDA_EXEC", "ptx")
+        .env("EMU_CUDA_LOG", "error")
+        .env("SIMTWIN_CACHE_DIR", dir.join("cache"))
+        .env_remove("EMU_CUDA_KERNELS")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "runner failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let outs = records(&std::fs::read(&out).unwrap(), true, 16);
+    let ins = records(&std::fs::read(&inputs).unwrap(), false, 32);
+    let listed = std::fs::read_to_string(src.join("cases.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .count();
+    assert_eq!(
+        outs.len(),
+        listed,
+        "cases run: {:?}",
+        outs.keys().collect::<Vec<_>>()
+    );
+    let mut checked = 0;
+    for (name, (status, _)) in &outs {
+        assert_eq!(
+            *status,
+            0,
+            "case {name}: the launch failed (CUresult {status}):\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    // Each thread reads back the word it stored, through `[window - 4 + 4]`.
+    if let (Some((_, o1)), Some((_, i1))) =
+        (outs.get("shared_addr_wraps"), ins.get("shared_addr_wraps"))
+    {
+        for (t, (o, i)) in o1.iter().zip(i1).enumerate() {
+            assert_eq!(o[0..4], i[0..4], "shared_addr_wraps thread {t}");
+        }
+        checked += 1;
+    }
+
+    // add(p, q) with p = a*a, q = b*b each also under a sub: fma(a, a, round(b*b)); the
+    // subs fma(-a, a, c) and fma(-b, b, d).
+    if let (Some((_, o2)), Some((_, i2))) = (
+        outs.get("two_products_one_add"),
+        ins.get("two_products_one_add"),
+    ) {
+        let mut telling = 0;
+        for (t, (o, i)) in o2.iter().zip(i2).enumerate() {
+            let (a, b, c, d) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16), f32_at(i, 24));
+            let want = [a.mul_add(a, b * b), (-a).mul_add(a, c), (-b).mul_add(b, d)];
+            let got = [f32_at(o, 0), f32_at(o, 8), f32_at(o, 12)];
+            for k in 0..3 {
+                assert!(same(got[k], want[k]), "two_products_one_add thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+            }
+            // Inputs where fusing the other product, or neither, would give other bits.
+            if !same(want[0], b.mul_add(b, a * a)) || !same(want[0], a * a + b * b) {
+                telling += 1;
+            }
+        }
+        assert!(
+            telling >= 10,
+            "only {telling} inputs tell the fusions apart"
+        );
+        checked += 1;
+    }
+
+    // p = a*b, sqrt.rn, then p + c: two roundings.
+    if let (Some((_, o3)), Some((_, i3))) = (
+        outs.get("no_fusion_across_sqrt_rn"),
+        ins.get("no_fusion_across_sqrt_rn"),
+    ) {
+        let mut telling = 0;
+        for (t, (o, i)) in o3.iter().zip(i3).enumerate() {
+            let (a, b, c, d) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16), f32_at(i, 24));
+            let want = [a * b + c, d.sqrt()];
+            let got = [f32_at(o, 0), f32_at(o, 8)];
+            for k in 0..2 {
+                assert!(same(got[k], want[k]), "no_fusion_across_sqrt_rn thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+            }
+            if !same(want[0], a.mul_add(b, c)) {
+                telling += 1;
+            }
+        }
+        assert!(
+            telling >= 10,
+            "only {telling} inputs tell fused from unfused"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, listed, "a case of cases.txt has no check here");
+}
