@@ -39,6 +39,68 @@ pub struct Config {
     pub preempt: std::time::Duration,
     /// EMU_CUDA_EXEC: how a module's kernels run (host twins or the image's PTX).
     pub exec: ExecMode,
+    /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
+    pub trace: Option<TraceConfig>,
+}
+
+/// EMU_CUDA_TRACE=PATH (`%p` = process id) and the limits that go with it.
+#[derive(Clone, Debug, Default)]
+pub struct TraceConfig {
+    /// The trace file (`%p` replaced); buffer dumps go to `PATH.dump`.
+    pub path: String,
+    /// EMU_CUDA_TRACE_FRAMES=N or A-B: only these frames (0-based, inclusive).
+    pub frames: Option<(u64, u64)>,
+    /// EMU_CUDA_TRACE_KERNELS: only launches of kernels matching one of these
+    /// (`*` wildcards).
+    pub kernels: Vec<String>,
+    /// EMU_CUDA_TRACE_DUMP: launch numbers (`n`) whose written buffers are dumped
+    /// whole, and copy numbers (`cN`) whose bytes are; `all` dumps everything.
+    pub dump_launches: Vec<u64>,
+    pub dump_copies: Vec<u64>,
+    pub dump_all: bool,
+    /// EMU_CUDA_TRACE_FRAME_START=PATTERN: a launch of a matching kernel starts a
+    /// frame (instead of the device-to-host rule).
+    pub frame_start: Option<String>,
+    /// The raw settings, for the trace's header.
+    pub raw: Vec<(String, String)>,
+}
+
+/// Parses the EMU_CUDA_TRACE_* variables (given EMU_CUDA_TRACE itself).
+fn parse_trace(path: String) -> Result<TraceConfig, Refusal> {
+    let mut t = TraceConfig { path: path.replace("%p", &std::process::id().to_string()), ..TraceConfig::default() };
+    for name in ["EMU_CUDA_TRACE_FRAMES", "EMU_CUDA_TRACE_KERNELS", "EMU_CUDA_TRACE_DUMP", "EMU_CUDA_TRACE_FRAME_START"] {
+        if let Some(v) = var(name) {
+            t.raw.push((name.to_string(), v));
+        }
+    }
+    if let Some(v) = var("EMU_CUDA_TRACE_FRAMES") {
+        let range = match v.split_once('-') {
+            Some((a, b)) => a.trim().parse::<u64>().ok().zip(b.trim().parse::<u64>().ok()).filter(|(a, b)| a <= b),
+            None => v.trim().parse::<u64>().ok().filter(|&n| n > 0).map(|n| (0, n - 1)),
+        };
+        t.frames = Some(range.ok_or_else(|| bad("EMU_CUDA_TRACE_FRAMES", &v, "N (the first N frames, N >= 1) or A-B (frames A to B, 0-based)"))?);
+    }
+    if let Some(v) = var("EMU_CUDA_TRACE_KERNELS") {
+        t.kernels = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+        if t.kernels.is_empty() {
+            return Err(bad("EMU_CUDA_TRACE_KERNELS", &v, "a comma-separated list of kernel names (`*` wildcards)"));
+        }
+    }
+    if let Some(v) = var("EMU_CUDA_TRACE_DUMP") {
+        for w in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if w == "all" {
+                t.dump_all = true;
+            } else if let Some(Ok(n)) = w.strip_prefix('c').map(str::parse::<u64>) {
+                t.dump_copies.push(n);
+            } else if let Ok(n) = w.parse::<u64>() {
+                t.dump_launches.push(n);
+            } else {
+                return Err(bad("EMU_CUDA_TRACE_DUMP", &v, "a comma-separated list of launch numbers, cN copy numbers, or all"));
+            }
+        }
+    }
+    t.frame_start = var("EMU_CUDA_TRACE_FRAME_START");
+    Ok(t)
 }
 
 /// EMU_CUDA_EXEC: which code runs a module's kernels.
@@ -228,7 +290,16 @@ impl Config {
                 message: "EMU_CUDA_CHECKS=race needs host twins built with `kernels-host build --checks`; it cannot run with EMU_CUDA_EXEC=ptx".into(),
             });
         }
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec })
+        let trace = match var("EMU_CUDA_TRACE") {
+            Some(p) => Some(parse_trace(p)?),
+            None => {
+                if let Some(n) = ["EMU_CUDA_TRACE_FRAMES", "EMU_CUDA_TRACE_KERNELS", "EMU_CUDA_TRACE_DUMP", "EMU_CUDA_TRACE_FRAME_START"].iter().find(|n| var(n).is_some()) {
+                    return Err(Refusal { code: CUDA_ERROR_INVALID_VALUE, message: format!("{n} limits the launch trace, but EMU_CUDA_TRACE (the trace file) is not set") });
+                }
+                None
+            }
+        };
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, trace })
     }
 }
 

@@ -11,6 +11,7 @@
 //!                          fault injection, cuGetProcAddress)
 //! api/*                    safe implementations, one module per API family
 //! launch                   validation and the run of a kernel on the executor
+//! trace                    EMU_CUDA_TRACE: per launch, the hashes of what it could write
 //! module, module::load     modules and functions; binding images to kernel libraries
 //! memory                   allocations, copies, memsets on the tracker
 //! arena                    EMU_CUDA_CHECKS=pointers: device memory out of host reach
@@ -55,4 +56,5 @@ pub(crate) mod signals;
 pub(crate) mod state;
 pub(crate) mod symbols;
 pub(crate) mod teardown;
+pub(crate) mod trace;
 pub(crate) mod vmm;

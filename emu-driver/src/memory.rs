@@ -47,6 +47,7 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
     let base = map_start + base_off;
     let id = d.new_id();
     d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool, id });
+    crate::trace::allocated(base);
     if device_side {
         d.used_bytes += size;
     }
@@ -94,11 +95,15 @@ fn map_guarded(mapped: u64, usable: u64) -> CuResult<u64> {
 pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: AllocKind) {
     let id = d.new_id();
     d.allocs.insert(base, Alloc { base, size, map_start: 0, mapped: 0, kind, ctx, pool: None, id });
+    if kind != AllocKind::ModuleGlobal {
+        crate::trace::allocated(base);
+    }
 }
 
 /// Frees a tracked allocation by its base address.
 pub fn release(d: &mut Driver, base: u64) -> CuResult {
     let a = d.allocs.remove(&base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    crate::trace::released(base);
     if a.mapped > 0 && crate::arena::contains(a.map_start) {
         crate::arena::unmap(a.map_start);
     } else if a.mapped > 0 {
@@ -226,6 +231,7 @@ pub fn write_snapshot(d: &Driver, dst: u64, bytes: &[u8]) -> CuResult {
     // reached through the arena's host view under EMU_CUDA_CHECKS=pointers).
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
     counters::get().copy(Dir::HtoD, bytes.len() as u64);
+    crate::trace::htod();
     Ok(())
 }
 
@@ -268,6 +274,7 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
         return Ok(());
     }
     let dir = check_copy(d, dst, src, len, expect_dst, expect_src)?;
+    let src_device = src;
     let (dst, src) = (crate::arena::host_view(dst, len), crate::arena::host_view(src, len));
     // SAFETY: both ranges were checked against the tracker (device side; reached through
     // the arena's host view under EMU_CUDA_CHECKS=pointers) or are the caller's host
@@ -275,6 +282,7 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
     // reported, see `Touching`).
     marked(Touching { what: "copy", dst, src, span: len }, || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) });
     counters::get().copy(dir, len);
+    crate::trace::emulated::copied(d, dir, src_device, dst, None, len);
     Ok(())
 }
 
@@ -311,6 +319,7 @@ pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: 
         return Ok(());
     }
     let dir = check_copy_2d(d, dst, dpitch, src, spitch, width, height, expect_dst, expect_src)?;
+    let src_device = src;
     // Each span lies in one allocation (or is host memory): translated as a whole.
     let span = |pitch: u64| pitch * (height - 1) + width;
     let (dst, src) = (crate::arena::host_view(dst, span(dpitch)), crate::arena::host_view(src, span(spitch)));
@@ -324,6 +333,7 @@ pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: 
         }
     });
     counters::get().copy(dir, width * height);
+    crate::trace::emulated::copied(d, dir, src_device, dst, Some((dpitch, width, height)), width * height);
     Ok(())
 }
 

@@ -174,6 +174,9 @@ pub fn forward(names: &'static [&'static str], id: usize, args: &[u64], call: im
                     Some(a) => {
                         let r = call(a);
                         observe(real, observed(names, id), args, r);
+                        if r == CUDA_SUCCESS && crate::trace::enabled() {
+                            crate::trace::passthrough::forwarded(name, args, &|s| real.symbol(s));
+                        }
                         r
                     }
                 }

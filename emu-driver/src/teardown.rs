@@ -206,6 +206,7 @@ fn checkpoint_writer_running() -> bool {
 /// A synchronisation happened: bring the file on disk up to date (now, or within
 /// CHECKPOINT_GAP when the last checkpoint is more recent than that).
 pub fn checkpoint() {
+    crate::trace::synchronized();
     if path().is_none() {
         return;
     }
@@ -251,6 +252,7 @@ pub fn at_exit() {
 /// Runs when the process exits and when the library is dlclose'd (nv-codec-headers'
 /// loader unloads libcuda.so.1 before exit): ELF destructors cover both.
 extern "C" fn on_unload() {
+    crate::trace::at_exit();
     at_exit();
 }
 

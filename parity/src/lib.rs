@@ -1,6 +1,6 @@
 //! parity: runs CPU vs CUDA extractors per frame, diffs, transfer audits, fp32 replay, timing.
 //!
-//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `faults`,
+//! Commands (see `parity --help`): `frames`, `diff`, `transfers`, `bench`, `faults`, `bisect`,
 //! `demo`, `driver-info`, `merge` (shards of `--shard K/N` runs); `replay` and `libm`
 //! live in [`replay`]. The `simtwin` front door (run any command on the emulated driver)
 //! is [`wrap`].
@@ -14,6 +14,7 @@
 
 pub(crate) mod atomic_write;
 pub mod bench;
+pub mod bisect;
 pub mod command_line;
 pub(crate) mod common;
 pub(crate) mod compare;

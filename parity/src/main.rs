@@ -1,7 +1,7 @@
 //! The `parity` command line.
 
 use clap::{Parser, Subcommand};
-use parity::{bench, demo, device, diff, faults, frames, merge, transfers};
+use parity::{bench, bisect, demo, device, diff, faults, frames, merge, transfers};
 
 #[derive(Parser)]
 #[command(
@@ -18,6 +18,7 @@ use parity::{bench, demo, device, diff, faults, frames, merge, transfers};
   parity faults -r ref.yuv -d dis.yuv -W 256 -H 256 --features sse --max-runs 40
   parity frames --clips clips.csv --features sse,topk --per-feature --shard 1/4 --out shard-1
   parity merge shard-1 shard-2 shard-3 shard-4 --out reports/frames
+  parity bisect a.trace b.trace
   parity driver-info
 
 Exit codes: 0 parity/pass, 1 differences, a failed gate, order-dependent outputs or a
@@ -70,6 +71,8 @@ enum Cmd {
     Bench(bench::BenchArgs),
     /// Fault injection: fail each driver call of a program in turn (EMU_CUDA_FAIL), report crashes, hangs and leaks
     Faults(faults::FaultsArgs),
+    /// The first kernel launch at which two runs diverge: two launch traces (EMU_CUDA_TRACE) aligned launch by launch
+    Bisect(bisect::BisectArgs),
     /// The end-to-end demo: fixture clips, parity per feature, transfer audits, planted defects
     Demo(demo::DemoArgs),
     /// Which libcuda.so.1 the loader picks, whether it is simtwin's emulated driver, how many devices it sees
@@ -111,6 +114,7 @@ fn main() {
         Cmd::Bench(a) => bench::run_bench(a),
         Cmd::Faults(a) => faults::run_faults(a),
         Cmd::Demo(a) => demo::run_demo(a),
+        Cmd::Bisect(a) => bisect::run_bisect(a),
         Cmd::Replay(a) => parity::replay::run_replay(a),
         Cmd::Libm(a) => parity::replay::run_libm(a),
         Cmd::Merge(a) => merge::run_merge(a),

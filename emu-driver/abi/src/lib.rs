@@ -7,6 +7,8 @@
 //!   library and the driver reads to bind module images.
 //! - [`counters`]: the counters file the driver writes (`EMU_CUDA_COUNTS`) and parity
 //!   reads.
+//! - [`trace`]: the launch trace the driver writes (`EMU_CUDA_TRACE`) and
+//!   `parity bisect` reads.
 //! - [`ffi`]: the two C helpers every crate of the workspace needs (C strings, dladdr).
 
 #![warn(missing_docs)]
@@ -16,6 +18,7 @@ pub mod counters;
 pub mod ffi;
 pub mod kernel;
 pub mod manifest;
+pub mod trace;
 
 /// Name of the data symbol the emulated driver exports so that tools can tell it from a
 /// real libcuda.so.1 (`dlsym(handle, EMULATED_DRIVER_SYMBOL)`).
