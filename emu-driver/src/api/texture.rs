@@ -372,6 +372,14 @@ const RES_MIPMAP: u32 = 1;
 const RES_LINEAR: u32 = 2;
 const RES_PITCH2D: u32 = 3;
 
+/// Whether `ptr` meets the texture alignment. The emulated allocator aligns bases to 256
+/// bytes, the H200's to far more: alignment is measured from the allocation's base, so a
+/// pointer the device accepts (its base plus a multiple of 512) is accepted here.
+fn texture_aligned(d: &Driver, ptr: u64) -> bool {
+    let base = d.find_alloc(ptr).map(|a| a.base).unwrap_or(0);
+    (ptr - base) % TEXTURE_ALIGNMENT == 0
+}
+
 /// A resource descriptor to the resource it names, validated as cuTexObjectCreate does.
 fn resource(d: &Driver, r: &CUDA_RESOURCE_DESC) -> CuResult<Resource> {
     if r.flags != 0 {
@@ -388,7 +396,7 @@ fn resource(d: &Driver, r: &CUDA_RESOURCE_DESC) -> CuResult<Resource> {
             let (format, channels) = fmt(r.res[1]);
             let f = check_format(format, channels)?;
             let (ptr, bytes) = (r.res[0], r.res[2]);
-            if ptr == 0 || ptr % TEXTURE_ALIGNMENT != 0 || bytes / (f.bytes() as u64 * channels as u64) > MAX_LINEAR {
+            if ptr == 0 || !texture_aligned(d, ptr) || bytes / (f.bytes() as u64 * channels as u64) > MAX_LINEAR {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             // What a fetch may read must be memory the driver knows (the device does
@@ -403,7 +411,7 @@ fn resource(d: &Driver, r: &CUDA_RESOURCE_DESC) -> CuResult<Resource> {
             let (format, channels) = fmt(r.res[1]);
             let f = check_format(format, channels)?;
             let (ptr, width, height, pitch) = (r.res[0], r.res[2], r.res[3], r.res[4]);
-            if ptr == 0 || ptr % TEXTURE_ALIGNMENT != 0 || pitch % PITCH_ALIGNMENT != 0 || pitch == 0 {
+            if ptr == 0 || !texture_aligned(d, ptr) || pitch % PITCH_ALIGNMENT != 0 || pitch == 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let elem = f.bytes() as u64 * channels as u64;

@@ -80,6 +80,9 @@ fn levels(res: &Resource) -> Vec<Layout> {
 enum Mode {
     /// 8/16-bit unsigned integers read as normalized floats: 16-bit fixed point.
     Unorm,
+    /// 8/16-bit signed integers read as normalized floats: 16-bit signed fixed point
+    /// (8-bit magnitudes widened as m * 258).
+    Snorm,
     /// Float formats, signed normalized, sRGB: single precision values.
     Float,
     /// Element type of integer formats: raw integers, no filtering.
@@ -115,6 +118,7 @@ impl Sampler<'_> {
             v[c as usize] = match self.mode {
                 Mode::Int => Val::U(raw),
                 Mode::Unorm => Val::U(if l.format == Format::U8 { raw * 257 } else { raw }),
+                Mode::Snorm => Val::U(if l.format == Format::S8 { snorm8_to_16(raw as i32) as u32 } else { raw }),
                 Mode::Float => Val::F(match l.format {
                     Format::Float => f32::from_bits(raw) as f64,
                     Format::Half => format::half_to_f32(raw as u16) as f64,
@@ -126,14 +130,32 @@ impl Sampler<'_> {
         v
     }
 
-    /// The border colour in the mode's domain.
-    fn border(&self) -> [Val; 4] {
+    /// The border colour in the mode's domain, for a texture of `l`'s format: channels
+    /// the format lacks read 0; 8/16-bit unsigned normalized reads quantize it to the
+    /// format (nearest, halves down: 0.5 reads 127/255); element-type reads of 8/16-bit
+    /// integers read 0 and of 32-bit ones the colour's bits (measured).
+    fn border(&self, l: &Layout) -> [Val; 4] {
         let b = self.desc.border;
-        match self.mode {
-            Mode::Float => b.map(|v| Val::F(v as f64)),
-            Mode::Unorm => b.map(|v| Val::U((v.clamp(0.0, 1.0) as f64 * 65535.0 + 0.5) as u32)),
-            Mode::Int => b.map(|v| Val::U(v.to_bits())),
+        let mut out = [if self.mode == Mode::Float { Val::F(0.0) } else { Val::U(0) }; 4];
+        for c in 0..(l.channels.min(4) as usize) {
+            let v = b[c];
+            out[c] = match self.mode {
+                Mode::Float => Val::F(v as f64),
+                Mode::Unorm => {
+                    let max = if l.format == Format::U8 { 255.0 } else { 65535.0 };
+                    let q = (v.clamp(0.0, 1.0) as f64 * max - 0.5).ceil().max(0.0) as u32;
+                    Val::U(if l.format == Format::U8 { q * 257 } else { q })
+                }
+                Mode::Snorm => {
+                    let max = if l.format == Format::S8 { 127.0 } else { 32767.0 };
+                    let q = (v.clamp(-1.0, 1.0) as f64 * max).round() as i32;
+                    Val::U(if l.format == Format::S8 { snorm8_to_16(q) } else { q } as u32)
+                }
+                Mode::Int if l.format.bytes() == 4 => Val::U(v.to_bits()),
+                Mode::Int => Val::U(0),
+            };
         }
+        out
     }
 }
 
@@ -152,9 +174,21 @@ fn address(i: i64, n: u64, mode: u32) -> Option<u64> {
     }
 }
 
-/// Coordinate to texel space, and the (index, weight) pairs of one axis.
+/// Fractional bits a normalized coordinate keeps before it is scaled by the size: the
+/// H200 truncates (a coordinate one ulp above k/n reads texel k-1 where k/n is not exact
+/// in binary, yet one ulp above 7/5 reads texel 7): 22 bits fit every recorded case.
+const NORM_BITS: i32 = 22;
+
+/// Coordinate to texel space: the texel index and the 8-bit linear weight of one axis.
 fn axis(u: f32, n: u64, normalized: bool, linear: bool) -> (i64, u32) {
-    let t = if normalized { u * n as f32 } else { u };
+    // Subnormal coordinates read as zero (one below zero reads texel 0, measured).
+    let u = if u.is_subnormal() { 0.0 } else { u };
+    let t = if normalized && u.is_finite() {
+        let scale = (1u64 << NORM_BITS) as f64;
+        ((u as f64 * scale).floor() / scale * n as f64) as f32
+    } else {
+        u
+    };
     if !t.is_finite() {
         return (if t.is_nan() { 0 } else if t > 0.0 { n as i64 } else { -1 }, 0);
     }
@@ -174,12 +208,33 @@ fn axis(u: f32, n: u64, normalized: bool, linear: bool) -> (i64, u32) {
     }
 }
 
+/// An 8-bit signed normalized value widened to 16 bits as the texture unit does.
+fn snorm8_to_16(v: i32) -> i32 {
+    let m = v.unsigned_abs().min(127) as i32;
+    let w = (m << 8) | (m << 1);
+    if v < 0 {
+        -w
+    } else {
+        w
+    }
+}
+
 /// A filtered or point-sampled value to the four result words.
 fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
     v.map(|x| match (x, mode) {
         (Val::U(u), Mode::Unorm) => ((u as f64 / 65535.0) as f32).to_bits(),
+        (Val::U(u), Mode::Snorm) => ((u as i32 as f64 / 32767.0).max(-1.0) as f32).to_bits(),
         (Val::U(u), _) => u,
         (Val::F(f), _) => (f as f32).to_bits(),
+    })
+}
+
+/// Half-float textures are filtered to half precision (measured: a blend of halves
+/// reads as the nearest half).
+fn round_half(v: [Val; 4]) -> [Val; 4] {
+    v.map(|x| match x {
+        Val::F(f) => Val::F(format::half_to_f32(format::f32_to_half(f as f32)) as f64),
+        u => u,
     })
 }
 
@@ -191,6 +246,10 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode) -> [Val; 4] {
             Mode::Unorm => {
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as u32)
+            }
+            Mode::Snorm => {
+                let s: i64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as i32 as i64 * w as i64 } else { 0 }).sum();
+                Val::U(((s + 128) >> 8) as i32 as u32)
             }
             _ => {
                 let s: f64 = t.iter().zip(w).map(|(v, &w)| if let Val::F(f) = v[c] { f * w as f64 } else { 0.0 }).sum();
@@ -232,7 +291,7 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
         let z = if dims >= 3 { address(iz, n[2], mode(2)) } else { Some(0) };
         match (x, y, z) {
             (Some(x), Some(y), Some(z)) => s.texel(l, x, y, z + slice),
-            _ => s.border(),
+            _ => s.border(l),
         }
     };
     let (ix, a) = idx[0];
@@ -295,11 +354,17 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         Mode::Int
     } else if matches!(l0.format, Format::U8 | Format::U16) && !(desc.flags & SRGB != 0 && l0.format == Format::U8) {
         Mode::Unorm
+    } else if l0.format == Format::S16 || (l0.format == Format::S8 && desc.filter == LINEAR) {
+        // Point-sampled 8-bit signed values read v/127 exactly; filtered ones go
+        // through the 16-bit form.
+        Mode::Snorm
     } else {
         Mode::Float
     };
     let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0 };
     let linear = desc.filter == LINEAR && mode != Mode::Int;
+    let half = l0.format == Format::Half;
+    let to_words = |v: [Val; 4], mode: Mode| to_words(if half { round_half(v) } else { v }, mode);
     // Integer coordinates: tex1Dfetch on linear memory, or texel coordinates.
     if req.flags & tex::INT_COORDS != 0 {
         let [x, y, z, _] = req.icoord;
@@ -319,6 +384,10 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
             let layer = if req.geometry == tex::G_ACUBE { layer_index(req.icoord[3], l0.depth / 6) } else { 0 };
             (2, [u, v, 0.0], Some(layer * 6 + face))
         }
+        // A 1D array is sampled as a 2D one of height 1 at y = 0, a texel edge: with
+        // linear filtering half of each result comes from row -1 (the border colour in
+        // border mode), as the H200 does.
+        tex::G_1D | tex::G_A1D => (2, [req.coord[0], 0.0, 0.0], None),
         g => (dims_of(g), [req.coord[0], req.coord[1], req.coord[2]], None),
     };
     // Cube faces are sampled with normalized coordinates and clamped.
@@ -362,7 +431,9 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         return Ok(to_words(sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear), mode));
     }
     let k = lod.floor() as usize;
-    let m = (((lod - k as f32) as f64 * 256.0) + 0.5).floor() as u32;
+    // The fraction between levels keeps 8 bits, truncated (measured: lod 1/512 reads
+    // level 0 alone, 3/512 one 256th of level 1).
+    let m = ((lod - k as f32) as f64 * 256.0).floor() as u32;
     let a = sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear);
     if m == 0 || k + 1 >= lv.len() {
         return Ok(to_words(a, mode));
@@ -379,9 +450,10 @@ fn dims_of(geometry: u32) -> usize {
     }
 }
 
-/// The layer index of a layered fetch, clamped to the layers there are.
+/// The layer index of a layered fetch, clamped to the layers there are as an unsigned
+/// number (layer -1 reads the last layer, measured).
 fn layer_index(layer: i32, layers: u64) -> u64 {
-    (layer.max(0) as u64).min(layers.max(1) - 1)
+    (layer as u32 as u64).min(layers.max(1) - 1)
 }
 
 fn layer_slice(req: &TexRequest, l: &Layout) -> u64 {
