@@ -589,15 +589,15 @@ extern "C" __global__ void surf_probe(cudaSurfaceObject_t s, unsigned op, unsign
     out[i] = v;
 }
 
-// Surface writes: thread i writes 0x5000 + i at q[i] (as surf_probe), boundary `mode`.
+// Surface writes: thread i writes 0x5000 + base + i at q[i] (as surf_probe), boundary `mode`.
 extern "C" __global__ void surf_write_probe(cudaSurfaceObject_t s, unsigned op, unsigned mode, const int4 *q,
-                                            unsigned n)
+                                            unsigned n, unsigned base)
 {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     const int4 c = q[i];
-    const unsigned v = 0x5000u + i;
+    const unsigned v = 0x5000u + base + i;
     const cudaSurfaceBoundaryMode m = mode == 1 ? cudaBoundaryModeClamp : mode == 2 ? cudaBoundaryModeZero : cudaBoundaryModeTrap;
     switch (op) {
     case 0: surf1Dwrite(v, s, c.x, m); break;

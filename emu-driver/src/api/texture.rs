@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 // CUDA_ARRAY3D_* flags
 const LAYERED: u32 = 0x01;
-const SURFACE_LDST: u32 = 0x02;
 const CUBEMAP: u32 = 0x04;
 const TEXTURE_GATHER: u32 = 0x08;
 const DEPTH_TEXTURE: u32 = 0x10;
@@ -221,8 +220,9 @@ fn end(d: &Driver, mt: u32, host: u64, dev: u64, arr: *mut c_void, x: usize, y: 
             let a = array_of(d, arr)?;
             let l = a.layout();
             let row = l.width * l.elem();
-            // Whole elements, inside the array.
-            if x % l.elem() != 0 || w % l.elem() != 0 || x + w > row || y + h > l.height || z + depth > l.depth {
+            // Inside the array (an offset that is not a whole element is accepted, as on
+            // the H200).
+            if x + w > row || y + h > l.height || z + depth > l.depth {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             Ok(End { addr: l.base + z * l.slice + y * l.pitch + x, pitch: row, slice: l.slice, side: Some(Side::Device) })
@@ -569,12 +569,8 @@ pub fn surf_object_create(out: Out<u64>, res: Option<CUDA_RESOURCE_DESC>) -> CuR
     if r.res_type != RES_ARRAY {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
+    // An array made without CUDA_ARRAY3D_SURFACE_LDST is accepted too (measured).
     let resource = resource(&d, &r)?;
-    if let Resource::Array { array, .. } = &resource {
-        if array.flags & SURFACE_LDST == 0 {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-    }
     drop(d);
     out.set(texture::register(Object::Surface { res: resource }))
 }

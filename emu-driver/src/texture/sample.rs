@@ -94,6 +94,9 @@ enum Mode {
 enum Val {
     U(u32),
     F(f64),
+    /// A float NaN, kept as its bits: a point sample returns a NaN texel unchanged
+    /// (signalling ones too, measured with halves).
+    Nan(u32),
 }
 
 struct Sampler<'a> {
@@ -119,12 +122,16 @@ impl Sampler<'_> {
                 Mode::Int => Val::U(raw),
                 Mode::Unorm => Val::U(if l.format == Format::U8 { raw * 257 } else { raw }),
                 Mode::Snorm => Val::U(if l.format == Format::S8 { snorm8_to_16(raw as i32) as u32 } else { raw }),
-                Mode::Float => Val::F(match l.format {
+                Mode::Float => match l.format {
+                    Format::Float if f32::from_bits(raw).is_nan() => Val::Nan(raw),
+                    Format::Half if format::half_to_f32(raw as u16).is_nan() => Val::Nan(format::half_to_f32(raw as u16).to_bits()),
+                    _ => Val::F(match l.format {
                     Format::Float => f32::from_bits(raw) as f64,
                     Format::Half => format::half_to_f32(raw as u16) as f64,
                     Format::U8 if self.srgb && c < 3 => format::srgb_to_linear(raw) as f64,
                     f => format::normalized(raw, f) as f64,
-                }),
+                    }),
+                },
             };
         }
         v
@@ -176,8 +183,8 @@ fn address(i: i64, n: u64, mode: u32) -> Option<u64> {
 
 /// Fractional bits a normalized coordinate keeps before it is scaled by the size: the
 /// H200 truncates (a coordinate one ulp above k/n reads texel k-1 where k/n is not exact
-/// in binary, yet one ulp above 7/5 reads texel 7): 22 bits fit every recorded case.
-const NORM_BITS: i32 = 22;
+/// in binary): 21 bits give the threshold the H200 shows at every k/n of `texs_norm_precision`.
+const NORM_BITS: i32 = 21;
 
 /// Coordinate to texel space: the texel index and the 8-bit linear weight of one axis.
 fn axis(u: f32, n: u64, normalized: bool, linear: bool) -> (i64, u32) {
@@ -226,11 +233,12 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
         (Val::U(u), Mode::Snorm) => ((u as i32 as f64 / 32767.0).max(-1.0) as f32).to_bits(),
         (Val::U(u), _) => u,
         (Val::F(f), _) => (f as f32).to_bits(),
+        (Val::Nan(b), _) => b,
     })
 }
 
-/// Half-float textures are filtered to half precision (measured: a blend of halves
-/// reads as the nearest half).
+/// Half-float textures are filtered to half precision (a blend of halves reads as a
+/// half; the H200 rounds some halfway cases up where this rounds to even: README).
 fn round_half(v: [Val; 4]) -> [Val; 4] {
     v.map(|x| match x {
         Val::F(f) => Val::F(format::half_to_f32(format::f32_to_half(f as f32)) as f64),
@@ -252,7 +260,15 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode) -> [Val; 4] {
                 Val::U(((s + 128) >> 8) as i32 as u32)
             }
             _ => {
-                let s: f64 = t.iter().zip(w).map(|(v, &w)| if let Val::F(f) = v[c] { f * w as f64 } else { 0.0 }).sum();
+                let s: f64 = t
+                    .iter()
+                    .zip(w)
+                    .map(|(v, &w)| match v[c] {
+                        Val::F(f) => f * w as f64,
+                        Val::Nan(_) => f64::NAN,
+                        Val::U(_) => 0.0,
+                    })
+                    .sum();
                 Val::F(s / 256.0)
             }
         };
@@ -473,7 +489,9 @@ fn surface(res: &Resource, req: &mut TexRequest) -> Result<(), Fault> {
     }
     let row = l.width * l.elem();
     let dims = dims_of(req.geometry);
-    let zc = if matches!(req.geometry, tex::G_A1D | tex::G_A2D) { layer } else { z };
+    // A layer is clamped as an unsigned number (layer -1 reads the last layer, measured).
+    let layered = matches!(req.geometry, tex::G_A1D | tex::G_A2D);
+    let zc = if layered { layer } else { z };
     let yc = if dims >= 2 { y } else { 0 };
     let zc = if dims >= 3 || matches!(req.geometry, tex::G_A1D | tex::G_A2D) { zc } else { 0 };
     let rows = if dims >= 2 { l.height } else { 1 };
@@ -485,7 +503,8 @@ fn surface(res: &Resource, req: &mut TexRequest) -> Result<(), Fault> {
             tex::CLAMP => {
                 let cx = (x as i64).clamp(0, (row - size) as i64) as u64;
                 let cx = cx - cx % size;
-                (cx, (yc as i64).clamp(0, rows as i64 - 1) as u64, (zc as i64).clamp(0, l.depth as i64 - 1) as u64)
+                let cz = if layered { (zc as u32 as u64).min(l.depth - 1) } else { (zc as i64).clamp(0, l.depth as i64 - 1) as u64 };
+                (cx, (yc as i64).clamp(0, rows as i64 - 1) as u64, cz)
             }
             tex::ZERO => {
                 if req.op == tex::SURF_LOAD {

@@ -606,7 +606,7 @@ fn surf_obj(cx: &mut Cx, a: P) -> Result<u64, String> {
 
 /// Surface byte-x coordinates and rows around the edges of a 4x3 array of u32.
 fn surf_coords(dim: u32) -> Vec<[i32; 4]> {
-    let xs = [-8, -4, -3, -1, 0, 1, 2, 3, 4, 5, 8, 12, 13, 15, 16, 17, 20, 64];
+    let xs = [-8, -4, 0, 4, 8, 12, 16, 20, 64];
     let ys: &[i32] = if dim >= 2 { &[-2, -1, 0, 1, 2, 3, 4] } else { &[0] };
     let zs: &[i32] = if dim >= 3 { &[-1, 0, 1, 2] } else { &[0] };
     let mut v = Vec::new();
@@ -667,9 +667,8 @@ fn surf_write(cx: &mut Cx, op: u32, mode: u32) -> Result<(), String> {
     // One launch per coordinate: deterministic order of overlapping (clamped) writes.
     for (k, c) in q.iter().enumerate() {
         let dq = cx.upload(&[*c])?;
-        let (mut s, mut op, mut mode, mut dq, mut n32) = (s, op, mode, dq, 1u32);
-        let _ = k;
-        let mut params = [pp(&mut s), pp(&mut op), pp(&mut mode), pp(&mut dq), pp(&mut n32)];
+        let (mut s, mut op, mut mode, mut dq, mut n32, mut base) = (s, op, mode, dq, 1u32, k as u32);
+        let mut params = [pp(&mut s), pp(&mut op), pp(&mut mode), pp(&mut dq), pp(&mut n32), pp(&mut base)];
         let r = call!(cx, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), params.as_mut_ptr(), null_mut()));
         if r != 0 {
             cx.code(r);
@@ -709,7 +708,7 @@ fn surf_sized(cx: &mut Cx, wide: bool) -> Result<(), String> {
     let data = texels(fmt, 4 * 3 * ch as usize, 12);
     cx.fill(a, &data, 4 * es, 3, 1)?;
     let s = surf_obj(cx, a)?;
-    let xs: Vec<i32> = if wide { vec![-16, -1, 0, 1, 8, 16, 32, 48, 63, 64] } else { vec![-1, 0, 1, 2, 3, 4, 5] };
+    let xs: Vec<i32> = if wide { vec![-16, 0, 16, 32, 48, 64] } else { vec![-1, 0, 1, 2, 3, 4, 5] };
     let mut q = Vec::new();
     for y in -1..=3 {
         for &x in &xs {
@@ -734,6 +733,15 @@ fn surf_sized(cx: &mut Cx, wide: bool) -> Result<(), String> {
 }
 
 // ---------------------------------------------------------------- driver validation
+
+/// The first `n` 32-bit words of a descriptor (padding after them is left out: a driver
+/// may leave it as it was).
+fn words_n<T: Copy>(v: &T, n: usize) -> String {
+    let n = n.min(std::mem::size_of::<T>() / 4);
+    // SAFETY: reads the plain-data value's first n u32 words.
+    let w = unsafe { std::slice::from_raw_parts(v as *const T as *const u32, n) };
+    lanes(w)
+}
 
 fn words<T: Copy>(v: &T) -> String {
     let n = std::mem::size_of::<T>() / 4;
@@ -764,16 +772,38 @@ fn api_array(cx: &mut Cx) -> Result<(), String> {
             rec!(cx, cuArrayGetDescriptor_v2(&mut back, a));
             let mut back3 = Array3DDesc::default();
             rec!(cx, cuArray3DGetDescriptor_v2(&mut back3, a));
-            cx.sub(name, format!("{} / {}", words(&back), words(&back3)));
+            cx.sub(name, format!("{} / {}", words(&back), words_n(&back3, 9)));
+            rec!(cx, cuArrayDestroy(a));
+        }
+    }
+    Ok(())
+}
+
+/// Null and stale arguments of the array calls, one process each (a driver may crash).
+fn api_array_null(cx: &mut Cx, which: u32) -> Result<(), String> {
+    cx.primary()?;
+    let good = ArrayDesc { width: 4, height: 3, format: FLOAT, channels: 1 };
+    let mut a: P = null_mut();
+    match which {
+        0 => {
+            rec!(cx, cuArrayCreate_v2(null_mut(), &good));
+        }
+        1 => {
+            rec!(cx, cuArrayCreate_v2(&mut a, std::ptr::null()));
+        }
+        2 => {
+            rec!(cx, cuArrayDestroy(null_mut()));
+        }
+        3 => {
+            rec!(cx, cuArrayCreate_v2(&mut a, &good));
+            rec!(cx, cuArrayGetDescriptor_v2(null_mut(), a));
+        }
+        _ => {
+            rec!(cx, cuArrayCreate_v2(&mut a, &good));
             rec!(cx, cuArrayDestroy(a));
             rec!(cx, cuArrayDestroy(a));
         }
     }
-    rec!(cx, cuArrayCreate_v2(null_mut(), &descs[0].1));
-    let mut a: P = null_mut();
-    rec!(cx, cuArrayCreate_v2(&mut a, std::ptr::null()));
-    rec!(cx, cuArrayDestroy(null_mut()));
-    rec!(cx, cuArrayGetDescriptor_v2(null_mut(), null_mut()));
     Ok(())
 }
 
@@ -807,7 +837,7 @@ fn api_array3d(cx: &mut Cx) -> Result<(), String> {
             rec!(cx, cuArray3DGetDescriptor_v2(&mut back, a));
             let mut back2 = ArrayDesc::default();
             rec!(cx, cuArrayGetDescriptor_v2(&mut back2, a));
-            cx.sub(name, format!("{} / {}", words(&back), words(&back2)));
+            cx.sub(name, format!("{} / {}", words_n(&back, 9), words(&back2)));
             rec!(cx, cuArrayDestroy(a));
         } else {
             cx.sub(name, "refused");
@@ -833,7 +863,7 @@ fn api_mipmap(cx: &mut Cx) -> Result<(), String> {
         if r == 0 {
             let mut back = Array3DDesc::default();
             rec!(cx, cuArray3DGetDescriptor_v2(&mut back, lvl));
-            cx.sub(&format!("level{l}"), words(&back));
+            cx.sub(&format!("level{l}"), words_n(&back, 9));
         }
     }
     let mut lvl: P = null_mut();
@@ -849,7 +879,7 @@ fn api_mipmap(cx: &mut Cx) -> Result<(), String> {
             if rec!(cx, cuMipmappedArrayGetLevel(&mut lvl, m, l)) == 0 {
                 let mut back = Array3DDesc::default();
                 rec!(cx, cuArray3DGetDescriptor_v2(&mut back, lvl));
-                cx.sub(&format!("d3level{l}"), words(&back));
+                cx.sub(&format!("d3level{l}"), words_n(&back, 9));
             }
         }
         rec!(cx, cuMipmappedArrayDestroy(m));
@@ -857,8 +887,10 @@ fn api_mipmap(cx: &mut Cx) -> Result<(), String> {
     Ok(())
 }
 
-/// Copies to and from arrays: round trips with offsets, ranges past the array's end.
-fn api_copy(cx: &mut Cx) -> Result<(), String> {
+/// Copies to and from arrays: round trips with offsets, ranges past the array's end
+/// (`part` 0: 2D round trip, 1: 2D out of range, 2: 3D and layered, 3: 1D HtoA/AtoH, 4:
+/// a copy from a destroyed array).
+fn api_copy(cx: &mut Cx, part: u32) -> Result<(), String> {
     cx.primary()?;
     let a = cx.array3d(6, 4, 0, U16, 2, 0)?; // rows of 24 bytes
     let src: Vec<u8> = (0..24 * 4).map(|i| (i * 7 + 1) as u8).collect();
@@ -886,6 +918,12 @@ fn api_copy(cx: &mut Cx) -> Result<(), String> {
     rec!(cx, cuMemcpy2D_v2(&b));
     let ok = (0..2).all(|r| back[r * 12..r * 12 + 12] == src[(r + 1) * 24 + 8..(r + 1) * 24 + 20]);
     cx.val("rt", if ok { "ok" } else { "bad" });
+    if part == 4 {
+        rec!(cx, cuArrayDestroy(a));
+        rec!(cx, cuMemcpy2D_v2(&b));
+        return Ok(());
+    }
+    if part == 1 {
     // Past the end: width, height, x offset; an unaligned x offset (not a whole element).
     for (w, h, x, y) in [(26usize, 1usize, 0usize, 0usize), (24, 5, 0, 0), (8, 1, 20, 0), (4, 1, 1, 0), (4, 1, 0, 4), (0, 1, 0, 0)] {
         let mut e = b;
@@ -898,6 +936,9 @@ fn api_copy(cx: &mut Cx) -> Result<(), String> {
         e.dst_pitch = 64;
         rec!(cx, cuMemcpy2D_v2(&e));
     }
+    return Ok(());
+    }
+    if part == 2 {
     // A 3D copy into a layered array and back through the 3D path; z past the end.
     let l = cx.array3d(3, 2, 4, U8, 4, LAYERED)?;
     let src3: Vec<u8> = (0..12 * 2 * 4).map(|i| (i * 13 + 5) as u8).collect();
@@ -936,9 +977,14 @@ fn api_copy(cx: &mut Cx) -> Result<(), String> {
     e3.depth = 1;
     e3.src_lod = 1;
     rec!(cx, cuMemcpy3D_v2(&e3));
-    // Async 3D on the NULL stream; 1D HtoA / AtoH.
+    // Async 3D on the NULL stream.
     rec!(cx, cuMemcpy3DAsync_v2(&d3, null_mut()));
     rec!(cx, cuCtxSynchronize());
+    return Ok(());
+    }
+    if part != 3 {
+        return Ok(());
+    }
     let one = cx.array3d(16, 0, 0, U8, 1, 0)?;
     let bytes: Vec<u8> = (0..16).collect();
     rec!(cx, cuMemcpyHtoA_v2(one, 4, bytes.as_ptr() as *const c_void, 8));
@@ -946,8 +992,6 @@ fn api_copy(cx: &mut Cx) -> Result<(), String> {
     rec!(cx, cuMemcpyAtoH_v2(got.as_mut_ptr() as *mut c_void, one, 6, 4));
     cx.val("atoh", format!("{:02x}{:02x}{:02x}{:02x}", got[0], got[1], got[2], got[3]));
     rec!(cx, cuMemcpyHtoA_v2(one, 12, bytes.as_ptr() as *const c_void, 8));
-    rec!(cx, cuArrayDestroy(a));
-    rec!(cx, cuMemcpy2D_v2(&b));
     Ok(())
 }
 
@@ -1077,8 +1121,11 @@ fn api_texobj(cx: &mut Cx) -> Result<(), String> {
     Ok(())
 }
 
-fn api_surfobj(cx: &mut Cx) -> Result<(), String> {
+fn api_surfobj(cx: &mut Cx, which: u32) -> Result<(), String> {
     cx.primary()?;
+    if which > 0 {
+        return api_surfobj_bad(cx, which);
+    }
     let a = cx.array3d(4, 3, 0, U32, 1, LDST)?;
     let plain = cx.array3d(4, 3, 0, U32, 1, 0)?;
     let mut s = 0u64;
@@ -1087,18 +1134,87 @@ fn api_surfobj(cx: &mut Cx) -> Result<(), String> {
     rec!(cx, cuSurfObjectGetResourceDesc(&mut rd, s));
     cx.val("res_same", (rd.ty == RES_ARRAY && rd.res[0] == a as u64) as u32);
     rec!(cx, cuSurfObjectDestroy(s));
-    rec!(cx, cuSurfObjectDestroy(s));
-    rec!(cx, cuSurfObjectCreate(&mut s, &res_array(plain)));
-    let lin = cx.alloc(4096)?;
-    let mut r = ResDesc { ty: RES_LINEAR, ..Default::default() };
-    r.res[0] = lin;
-    r.res[1] = U32 as u64 | (1u64 << 32);
-    r.res[2] = 4096;
-    rec!(cx, cuSurfObjectCreate(&mut s, &r));
-    rec!(cx, cuSurfObjectCreate(null_mut(), &res_array(a)));
-    rec!(cx, cuSurfObjectCreate(&mut s, std::ptr::null()));
-    rec!(cx, cuSurfObjectCreate(&mut s, &res_array(null_mut())));
-    rec!(cx, cuSurfObjectDestroy(0));
+    let _ = plain;
+    Ok(())
+}
+
+/// One misuse of cuSurfObjectCreate/Destroy per process.
+fn api_surfobj_bad(cx: &mut Cx, which: u32) -> Result<(), String> {
+    let a = cx.array3d(4, 3, 0, U32, 1, LDST)?;
+    let plain = cx.array3d(4, 3, 0, U32, 1, 0)?;
+    let mut s = 0u64;
+    match which {
+        1 => {
+            rec!(cx, cuSurfObjectCreate(&mut s, &res_array(a)));
+            rec!(cx, cuSurfObjectDestroy(s));
+            rec!(cx, cuSurfObjectDestroy(s));
+        }
+        2 => {
+            rec!(cx, cuSurfObjectCreate(&mut s, &res_array(plain)));
+        }
+        3 => {
+            let lin = cx.alloc(4096)?;
+            let mut r = ResDesc { ty: RES_LINEAR, ..Default::default() };
+            r.res[0] = lin;
+            r.res[1] = U32 as u64 | (1u64 << 32);
+            r.res[2] = 4096;
+            rec!(cx, cuSurfObjectCreate(&mut s, &r));
+        }
+        4 => {
+            rec!(cx, cuSurfObjectCreate(null_mut(), &res_array(a)));
+        }
+        5 => {
+            rec!(cx, cuSurfObjectCreate(&mut s, std::ptr::null()));
+        }
+        6 => {
+            rec!(cx, cuSurfObjectCreate(&mut s, &res_array(null_mut())));
+        }
+        _ => {
+            rec!(cx, cuSurfObjectDestroy(0));
+        }
+    }
+    Ok(())
+}
+
+/// A 4-byte surface read at byte x 2 (zero mode): what the launch answers.
+fn surf_misaligned(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let a = surf_array(cx, 1)?;
+    let s = surf_obj(cx, a)?;
+    let dq = cx.upload(&[[2i32, 0, 0, 0]])?;
+    let out = cx.sentinel(1)?;
+    let m = cx.module()?;
+    let f = cx.function(m, "surf_probe")?;
+    let (mut s, mut op, mut mode, mut dq, mut out_p, mut n32) = (s, 1u32, 2u32, dq, out, 1u32);
+    let mut params = [pp(&mut s), pp(&mut op), pp(&mut mode), pp(&mut dq), pp(&mut out_p), pp(&mut n32)];
+    cx.launch(f, [1, 1, 1], [1, 1, 1], 0, &mut params);
+    rec!(cx, cuCtxSynchronize());
+    Ok(())
+}
+
+/// Where a normalized coordinate changes texel: textures of 3, 5 and 4096 texels (each
+/// texel's value its index), point sampled at k/n and its neighbours up to 40 ulps away.
+fn s_norm_precision(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut all = Vec::new();
+    for w in [3usize, 5, 4096] {
+        let a = cx.array3d(w, 0, 0, FLOAT, 1, 0)?;
+        let data: Vec<u8> = (0..w).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        cx.fill(a, &data, w * 4, 1, 1)?;
+        let t = cx.tex(&res_array(a), &tdesc([CLAMP; 3], POINT, NORMALIZED))?;
+        let mut q = Vec::new();
+        for k in [1usize, 2, 3, 4, 1000, 2047, 4095] {
+            if k >= w {
+                continue;
+            }
+            let c = k as f32 / w as f32;
+            for d in -40i32..=40 {
+                q.push([f32::from_bits((c.to_bits() as i32 + d) as u32), 0.0, 0.0, 0.0]);
+            }
+        }
+        all.extend(cx.probe(t, TP_1D, &q, None)?);
+    }
+    cx.components(&all);
     Ok(())
 }
 
@@ -1114,7 +1230,8 @@ fn surf_trap(cx: &mut Cx, write: bool) -> Result<(), String> {
     let (mut s, mut op, mut mode, mut dq, mut out_p, mut n32) = (s, 1u32, 0u32, dq, out, 1u32);
     if write {
         let f = cx.function(m, "surf_write_probe")?;
-        let mut params = [pp(&mut s), pp(&mut op), pp(&mut mode), pp(&mut dq), pp(&mut n32)];
+        let mut base = 0u32;
+        let mut params = [pp(&mut s), pp(&mut op), pp(&mut mode), pp(&mut dq), pp(&mut n32), pp(&mut base)];
         cx.launch(f, [1, 1, 1], [1, 1, 1], 0, &mut params);
     } else {
         let f = cx.function(m, "surf_probe")?;
@@ -1130,11 +1247,20 @@ pub fn cases() -> Vec<Case> {
     let mut v: Vec<Case> = Vec::new();
     let mut add = |name: String, run: Run| v.push(Case { name, run });
     add("tex_api_array".into(), Box::new(api_array));
+    for (k, n) in ["null_out", "null_desc", "destroy_null", "get_null_out", "destroy_twice"].iter().enumerate() {
+        add(format!("tex_api_array_{n}"), Box::new(move |cx| api_array_null(cx, k as u32)));
+    }
     add("tex_api_array3d".into(), Box::new(api_array3d));
     add("tex_api_mipmap".into(), Box::new(api_mipmap));
-    add("tex_api_copy".into(), Box::new(api_copy));
+    for (k, n) in ["2d", "2d_range", "3d", "1d", "destroyed"].iter().enumerate() {
+        add(format!("tex_api_copy_{n}"), Box::new(move |cx| api_copy(cx, k as u32)));
+    }
     add("tex_api_texobj".into(), Box::new(api_texobj));
-    add("tex_api_surfobj".into(), Box::new(api_surfobj));
+    for (k, n) in ["good", "destroy_twice", "no_ldst", "linear", "null_out", "null_desc", "null_array", "destroy_0"].iter().enumerate() {
+        add(format!("tex_api_surfobj_{n}"), Box::new(move |cx| api_surfobj(cx, k as u32)));
+    }
+    add("surf_misaligned".into(), Box::new(surf_misaligned));
+    add("texs_norm_precision".into(), Box::new(s_norm_precision));
     for (an, am) in ADDR {
         for (fname, f) in [("point", POINT), ("linear", LINEAR)] {
             for norm in [false, true] {
