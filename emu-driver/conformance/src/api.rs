@@ -431,6 +431,14 @@ api! {
     cuMemcpy3DAsync_v2: fn(*const Memcpy3D, P);
     cuMemcpyHtoA_v2: fn(P, usize, *const c_void, usize);
     cuMemcpyAtoH_v2: fn(*mut c_void, P, usize, usize);
+    cuMemcpyDtoA_v2: fn(P, usize, u64, usize);
+    cuMemcpyAtoD_v2: fn(u64, P, usize, usize);
+    cuMemcpy3D_v2_ptds: fn(*const Memcpy3D);
+    cuMemcpy3DAsync_v2_ptsz: fn(*const Memcpy3D, P);
+    cuMemcpyHtoA_v2_ptds: fn(P, usize, *const c_void, usize);
+    cuMemcpyAtoH_v2_ptds: fn(*mut c_void, P, usize, usize);
+    cuMemcpyDtoA_v2_ptds: fn(P, usize, u64, usize);
+    cuMemcpyAtoD_v2_ptds: fn(u64, P, usize, usize);
     cuTexObjectCreate: fn(*mut u64, *const ResDesc, *const TexDesc, *const ViewDesc);
     cuTexObjectDestroy: fn(u64);
     cuTexObjectGetResourceDesc: fn(*mut ResDesc, u64);

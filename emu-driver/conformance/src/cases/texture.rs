@@ -995,6 +995,39 @@ fn api_copy(cx: &mut Cx, part: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The device-memory and per-thread-stream forms of the array copies: a round trip
+/// host -> array -> device -> array -> host through each, checked byte for byte.
+fn api_copy_variants(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let a = cx.array3d(32, 0, 0, U8, 1, 0)?;
+    let b = cx.array3d(32, 0, 0, U8, 1, 0)?;
+    let d = cx.alloc(64)?;
+    let src: Vec<u8> = (0..32).map(|i| (i * 9 + 3) as u8).collect();
+    rec!(cx, cuMemcpyHtoA_v2_ptds(a, 0, src.as_ptr() as *const c_void, 32));
+    rec!(cx, cuMemcpyAtoD_v2(d, a, 0, 16));
+    rec!(cx, cuMemcpyAtoD_v2_ptds(d + 16, a, 16, 16));
+    rec!(cx, cuMemcpyDtoA_v2(b, 0, d, 16));
+    rec!(cx, cuMemcpyDtoA_v2_ptds(b, 16, d + 16, 16));
+    let mut back = vec![0u8; 32];
+    rec!(cx, cuMemcpyAtoH_v2_ptds(back.as_mut_ptr() as *mut c_void, b, 0, 32));
+    cx.val("rt", if back == src { "ok" } else { "bad" });
+    let mut c = Memcpy3D::zeroed();
+    c.src_memory_type = MT_ARRAY;
+    c.src_array = b;
+    c.dst_memory_type = MT_ARRAY;
+    c.dst_array = a;
+    c.width_in_bytes = 32;
+    c.height = 1;
+    c.depth = 1;
+    rec!(cx, cuMemcpy3D_v2_ptds(&c));
+    rec!(cx, cuMemcpy3DAsync_v2_ptsz(&c, null_mut()));
+    rec!(cx, cuCtxSynchronize());
+    // Past the end: 8 bytes at offset 28 of 32.
+    rec!(cx, cuMemcpyAtoD_v2(d, a, 28, 8));
+    rec!(cx, cuMemcpyDtoA_v2(a, 28, d, 8));
+    Ok(())
+}
+
 fn api_texobj(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let a = cx.array3d(4, 3, 0, U8, 4, 0)?;
@@ -1256,6 +1289,7 @@ pub fn cases() -> Vec<Case> {
         add(format!("tex_api_copy_{n}"), Box::new(move |cx| api_copy(cx, k as u32)));
     }
     add("tex_api_texobj".into(), Box::new(api_texobj));
+    add("tex_api_copy_variants".into(), Box::new(api_copy_variants));
     for (k, n) in ["good", "destroy_twice", "no_ldst", "linear", "null_out", "null_desc", "null_array", "destroy_0"].iter().enumerate() {
         add(format!("tex_api_surfobj_{n}"), Box::new(move |cx| api_surfobj(cx, k as u32)));
     }
