@@ -51,7 +51,7 @@ fn check_3d(d: &CUDA_ARRAY3D_DESCRIPTOR) -> CuResult {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     if fl & CUBEMAP != 0 {
-        let ok = w == h && z > 0 && if fl & LAYERED != 0 { z % 6 == 0 && z / 6 <= MAX_LAYERS } else { z == 6 };
+        let ok = w == h && z > 0 && if fl & LAYERED != 0 { z.is_multiple_of(6) && z / 6 <= MAX_LAYERS } else { z == 6 };
         return if ok && w <= 32768 { Ok(()) } else { Err(CUDA_ERROR_INVALID_VALUE) };
     }
     if fl & LAYERED != 0 {
@@ -377,7 +377,7 @@ const RES_PITCH2D: u32 = 3;
 /// pointer the device accepts (its base plus a multiple of 512) is accepted here.
 fn texture_aligned(d: &Driver, ptr: u64) -> bool {
     let base = d.find_alloc(ptr).map(|a| a.base).unwrap_or(0);
-    (ptr - base) % TEXTURE_ALIGNMENT == 0
+    (ptr - base).is_multiple_of(TEXTURE_ALIGNMENT)
 }
 
 /// A resource descriptor to the resource it names, validated as cuTexObjectCreate does.
@@ -411,7 +411,7 @@ fn resource(d: &Driver, r: &CUDA_RESOURCE_DESC) -> CuResult<Resource> {
             let (format, channels) = fmt(r.res[1]);
             let f = check_format(format, channels)?;
             let (ptr, width, height, pitch) = (r.res[0], r.res[2], r.res[3], r.res[4]);
-            if ptr == 0 || !texture_aligned(d, ptr) || pitch % PITCH_ALIGNMENT != 0 || pitch == 0 {
+            if ptr == 0 || !texture_aligned(d, ptr) || !pitch.is_multiple_of(PITCH_ALIGNMENT) || pitch == 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let elem = f.bytes() as u64 * channels as u64;
