@@ -230,6 +230,22 @@ fn frames_driver_hazards_fail_unless_allowed() {
 }
 
 #[test]
+fn frames_unsupported_calls_fail_unless_allowed() {
+    let e = Env::new();
+    // The extractor ignored the refused calls and exited 0 with its output: still a
+    // failure, naming the entry point.
+    let o = e.parity("frames", &["--defect", "unsupported"], &[]);
+    expect_code(&o, 1);
+    assert!(text(&o).contains("cuTexObjectCreate x2"), "{}", text(&o));
+    let s = e.summary();
+    assert_eq!(s["unsupported"]["calls"]["cuTexObjectCreate"], 2);
+    assert_eq!(s["unsupported"]["fail"], true);
+    let o = e.parity("frames", &["--defect", "unsupported", "--allow-unsupported"], &[]);
+    expect_code(&o, 0);
+    assert_eq!(e.summary()["unsupported"]["fail"], false);
+}
+
+#[test]
 fn frames_checks_race_passes_the_setting_and_a_race_report_fails_the_run() {
     let e = Env::new();
     // The missing-sync defect shows only as the race detector's report.
