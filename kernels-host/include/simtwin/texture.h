@@ -187,21 +187,21 @@ __SIMTWIN_TEX_FN T texCubemapLod(cudaTextureObject_t o, float x, float y, float 
     return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_LEVEL, ::__simtwin::SIMTWIN_TEX_CUBE, o, x, y, z, 0, lod, 0, 0);
 }
 __SIMTWIN_TEX_FN T tex1DGrad(cudaTextureObject_t o, float x, float dx, float dy) {
-    const float g[6] = {dx, 0, 0, dy, 0, 0};
-    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_1D, o, x, 0, 0, 0, 0, g, 0);
+    const float __simtwin_g[6] = {dx, 0, 0, dy, 0, 0};
+    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_1D, o, x, 0, 0, 0, 0, __simtwin_g, 0);
 }
 __SIMTWIN_TEX_FN T tex2DGrad(cudaTextureObject_t o, float x, float y, float2 dx, float2 dy) {
-    const float g[6] = {dx.x, dx.y, 0, dy.x, dy.y, 0};
-    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_2D, o, x, y, 0, 0, 0, g, 0);
+    const float __simtwin_g[6] = {dx.x, dx.y, 0, dy.x, dy.y, 0};
+    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_2D, o, x, y, 0, 0, 0, __simtwin_g, 0);
 }
 __SIMTWIN_TEX_FN void tex2DGrad(T *p, cudaTextureObject_t o, float x, float y, float2 dx, float2 dy) { *p = tex2DGrad<T>(o, x, y, dx, dy); }
 __SIMTWIN_TEX_FN T tex3DGrad(cudaTextureObject_t o, float x, float y, float z, float4 dx, float4 dy) {
-    const float g[6] = {dx.x, dx.y, dx.z, dy.x, dy.y, dy.z};
-    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_3D, o, x, y, z, 0, 0, g, 0);
+    const float __simtwin_g[6] = {dx.x, dx.y, dx.z, dy.x, dy.y, dy.z};
+    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_3D, o, x, y, z, 0, 0, __simtwin_g, 0);
 }
 __SIMTWIN_TEX_FN T tex2DLayeredGrad(cudaTextureObject_t o, float x, float y, int layer, float2 dx, float2 dy) {
-    const float g[6] = {dx.x, dx.y, 0, dy.x, dy.y, 0};
-    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_A2D, o, x, y, 0, layer, 0, g, 0);
+    const float __simtwin_g[6] = {dx.x, dx.y, 0, dy.x, dy.y, 0};
+    return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GRAD, ::__simtwin::SIMTWIN_TEX_A2D, o, x, y, 0, layer, 0, __simtwin_g, 0);
 }
 __SIMTWIN_TEX_FN T tex2Dgather(cudaTextureObject_t o, float x, float y, int comp = 0) {
     return ::__simtwin::texops::fetch<T>(::__simtwin::SIMTWIN_TEX_GATHER, ::__simtwin::SIMTWIN_TEX_2D, o, x, y, 0, 0, 0, 0, (uint32_t)comp);
