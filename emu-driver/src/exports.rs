@@ -19,7 +19,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::api::{context as ctx, device as dev, library as lib, link, memory as mem, misc, module as modl, stream as st, vmm};
+use crate::api::{context as ctx, device as dev, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex, vmm};
 use crate::boundary::*;
 use crate::cu::*;
 use std::ffi::{c_char, c_void};
@@ -537,6 +537,34 @@ exports! {
         cuGetErrorString(c: CUresult, s: *mut *const c_char) => misc::get_error_string(c, out(s));
         cuGetProcAddress(n: *const c_char, p: *mut *mut c_void, v: i32, f: u64) => get_proc_address(text(n), out(p), v, f, out(std::ptr::null_mut()));
         cuGetProcAddress_v2 @12000 (n: *const c_char, p: *mut *mut c_void, v: i32, f: u64, st: *mut i32) => get_proc_address(text(n), out(p), v, f, out(st));
+        cuArrayCreate_v2 @3020 (p: *mut *mut c_void, d: *const CUDA_ARRAY_DESCRIPTOR) => tex::array_create(out(p), input(d));
+        cuArray3DCreate_v2 @3020 (p: *mut *mut c_void, d: *const CUDA_ARRAY3D_DESCRIPTOR) => tex::array3d_create(out(p), input(d));
+        cuArrayDestroy(a: *mut c_void) => tex::array_destroy(a);
+        cuArrayGetDescriptor_v2 @3020 (p: *mut CUDA_ARRAY_DESCRIPTOR, a: *mut c_void) => tex::array_get_descriptor(out(p), a);
+        cuArray3DGetDescriptor_v2 @3020 (p: *mut CUDA_ARRAY3D_DESCRIPTOR, a: *mut c_void) => tex::array3d_get_descriptor(out(p), a);
+        cuMipmappedArrayCreate(p: *mut *mut c_void, d: *const CUDA_ARRAY3D_DESCRIPTOR, n: u32) => tex::mipmapped_create(out(p), input(d), n);
+        cuMipmappedArrayGetLevel(p: *mut *mut c_void, m: *mut c_void, l: u32) => tex::mipmapped_get_level(out(p), m, l);
+        cuMipmappedArrayDestroy(m: *mut c_void) => tex::mipmapped_destroy(m);
+        cuMemcpy3D_v2 @3020 (p: *const CUDA_MEMCPY3D) => tex::memcpy_3d(input(p), None);
+        cuMemcpy3D_v2_ptds(p: *const CUDA_MEMCPY3D) => tex::memcpy_3d(input(p), None);
+        cuMemcpy3DAsync_v2 @3020 (p: *const CUDA_MEMCPY3D, st: CUstream) => tex::memcpy_3d(input(p), Some(st));
+        cuMemcpy3DAsync_v2_ptsz(p: *const CUDA_MEMCPY3D, st: CUstream) => tex::memcpy_3d(input(p), Some(st));
+        cuMemcpyHtoA_v2 @3020 (a: *mut c_void, o: usize, s: *const c_void, n: usize) => tex::memcpy_htoa(a, o, host(s), n);
+        cuMemcpyHtoA_v2_ptds(a: *mut c_void, o: usize, s: *const c_void, n: usize) => tex::memcpy_htoa(a, o, host(s), n);
+        cuMemcpyAtoH_v2 @3020 (d: *mut c_void, a: *mut c_void, o: usize, n: usize) => tex::memcpy_atoh(host(d), a, o, n);
+        cuMemcpyAtoH_v2_ptds(d: *mut c_void, a: *mut c_void, o: usize, n: usize) => tex::memcpy_atoh(host(d), a, o, n);
+        cuMemcpyDtoA_v2 @3020 (a: *mut c_void, o: usize, s: CUdeviceptr, n: usize) => tex::memcpy_dtoa(a, o, s, n);
+        cuMemcpyDtoA_v2_ptds(a: *mut c_void, o: usize, s: CUdeviceptr, n: usize) => tex::memcpy_dtoa(a, o, s, n);
+        cuMemcpyAtoD_v2 @3020 (d: CUdeviceptr, a: *mut c_void, o: usize, n: usize) => tex::memcpy_atod(d, a, o, n);
+        cuMemcpyAtoD_v2_ptds(d: CUdeviceptr, a: *mut c_void, o: usize, n: usize) => tex::memcpy_atod(d, a, o, n);
+        cuTexObjectCreate(p: *mut u64, r: *const CUDA_RESOURCE_DESC, t: *const CUDA_TEXTURE_DESC, v: *const CUDA_RESOURCE_VIEW_DESC) => tex::tex_object_create(out(p), input(r), input(t), input(v));
+        cuTexObjectDestroy(h: u64) => tex::tex_object_destroy(h);
+        cuTexObjectGetResourceDesc(p: *mut CUDA_RESOURCE_DESC, h: u64) => tex::tex_object_get_resource_desc(out(p), h);
+        cuTexObjectGetTextureDesc(p: *mut CUDA_TEXTURE_DESC, h: u64) => tex::tex_object_get_texture_desc(out(p), h);
+        cuTexObjectGetResourceViewDesc(p: *mut CUDA_RESOURCE_VIEW_DESC, h: u64) => tex::tex_object_get_resource_view_desc(out(p), h);
+        cuSurfObjectCreate(p: *mut u64, r: *const CUDA_RESOURCE_DESC) => tex::surf_object_create(out(p), input(r));
+        cuSurfObjectDestroy(h: u64) => tex::surf_object_destroy(h);
+        cuSurfObjectGetResourceDesc(p: *mut CUDA_RESOURCE_DESC, h: u64) => tex::surf_object_get_resource_desc(out(p), h);
         cuProfilerStart() => misc::profiler_start_stop();
         cuProfilerStop() => misc::profiler_start_stop();
     }
@@ -568,14 +596,14 @@ exports! {
         cuMemHostRegister => CUDA_ERROR_INVALID_CONTEXT;
     }
     unsupported {
-        cuTexObjectCreate, cuTexObjectDestroy, cuTexObjectGetResourceDesc, cuSurfObjectCreate, cuSurfObjectDestroy,
+        
         cuGLGetDevices, cuGLGetDevices_v2 @6050, cuGraphicsGLRegisterImage, cuGraphicsGLRegisterBuffer, cuGraphicsUnregisterResource,
         cuGraphicsMapResources, cuGraphicsUnmapResources, cuGraphicsSubResourceGetMappedArray,
         cuGraphicsResourceGetMappedPointer, cuGraphicsResourceGetMappedPointer_v2 @3020,
         cuImportExternalMemory, cuDestroyExternalMemory, cuExternalMemoryGetMappedBuffer,
-        cuExternalMemoryGetMappedMipmappedArray, cuMipmappedArrayGetLevel, cuMipmappedArrayDestroy,
+        cuExternalMemoryGetMappedMipmappedArray, 
         cuImportExternalSemaphore, cuDestroyExternalSemaphore, cuSignalExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync,
-        cuArrayCreate, cuArrayCreate_v2 @3020, cuArray3DCreate, cuArray3DCreate_v2 @3020, cuArrayDestroy, cuMemcpy3D_v2 @3020, cuMemcpy3DAsync_v2 @3020,
+        cuArrayCreate, cuArray3DCreate, 
         cuEGLStreamProducerConnect, cuEGLStreamProducerDisconnect, cuEGLStreamConsumerDisconnect,
         cuEGLStreamProducerPresentFrame, cuEGLStreamProducerReturnFrame,
         cuStreamBeginCapture, cuStreamBeginCapture_v2 @10010, cuStreamEndCapture, cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2 @11030,
@@ -585,7 +613,7 @@ exports! {
         cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
         cuThreadExchangeStreamCaptureMode, cuCtxAttach, cuCtxDetach,
         // The rest of cuda.h (tests/cuda_h_exports.rs checks that nothing is left out).
-        cuArray3DGetDescriptor, cuArray3DGetDescriptor_v2 @3020, cuArrayGetDescriptor, cuArrayGetDescriptor_v2 @3020,
+        cuArray3DGetDescriptor, cuArrayGetDescriptor, 
         cuArrayGetMemoryRequirements, cuArrayGetPlane, cuArrayGetSparseProperties, cuCheckpointOperationComplete,
         cuCheckpointProcessCheckpoint, cuCheckpointProcessGetRestoreThreadId, cuCheckpointProcessGetState,
         cuCheckpointProcessLock, cuCheckpointProcessRestore, cuCheckpointProcessUnlock,
@@ -644,16 +672,16 @@ exports! {
         cuMemMapArrayAsync, cuMemMapArrayAsync_ptsz, cuMemPoolExportPointer, cuMemPoolExportToShareableHandle,
         cuMemPoolGetAccess, cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer, cuMemPoolSetAccess,
         cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync_ptsz, cuMemRangeGetAttribute, cuMemRangeGetAttributes,
-        cuMemcpy3D, cuMemcpy3DAsync, cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_ptsz,
+        cuMemcpy3D, cuMemcpy3DAsync, cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_ptsz,
         cuMemcpy3DBatchAsync_v2 @13000, cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DPeer, cuMemcpy3DPeerAsync,
         cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeer_ptds, cuMemcpy3DWithAttributesAsync,
-        cuMemcpy3DWithAttributesAsync_ptsz, cuMemcpy3D_v2_ptds, cuMemcpyAtoA, cuMemcpyAtoA_v2 @3020,
-        cuMemcpyAtoA_v2_ptds, cuMemcpyAtoD, cuMemcpyAtoD_v2 @3020, cuMemcpyAtoD_v2_ptds, cuMemcpyAtoH,
-        cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2 @3020, cuMemcpyAtoHAsync_v2_ptsz, cuMemcpyAtoH_v2 @3020,
-        cuMemcpyAtoH_v2_ptds, cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync_v2 @13000,
-        cuMemcpyBatchAsync_v2_ptsz, cuMemcpyDtoA, cuMemcpyDtoA_v2 @3020, cuMemcpyDtoA_v2_ptds, cuMemcpyHtoA,
-        cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2 @3020, cuMemcpyHtoAAsync_v2_ptsz, cuMemcpyHtoA_v2 @3020,
-        cuMemcpyHtoA_v2_ptds, cuMemcpyWithAttributesAsync, cuMemcpyWithAttributesAsync_ptsz, cuMipmappedArrayCreate,
+        cuMemcpy3DWithAttributesAsync_ptsz, cuMemcpyAtoA, cuMemcpyAtoA_v2 @3020,
+        cuMemcpyAtoA_v2_ptds, cuMemcpyAtoD, cuMemcpyAtoH,
+        cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2 @3020, cuMemcpyAtoHAsync_v2_ptsz, 
+        cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync_v2 @13000,
+        cuMemcpyBatchAsync_v2_ptsz, cuMemcpyDtoA, cuMemcpyHtoA,
+        cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2 @3020, cuMemcpyHtoAAsync_v2_ptsz, 
+        cuMemcpyWithAttributesAsync, cuMemcpyWithAttributesAsync_ptsz, 
         cuMipmappedArrayGetMemoryRequirements, cuMipmappedArrayGetSparseProperties, cuModuleEnumerateFunctions,
         cuModuleGetLoadingMode, cuModuleGetSurfRef, cuModuleGetTexRef, cuMulticastAddDevice, cuMulticastBindAddr,
         cuMulticastBindAddr_v2 @13010, cuMulticastBindMem, cuMulticastBindMem_v2 @13010, cuMulticastCreate,
@@ -674,9 +702,9 @@ exports! {
         cuStreamWaitValue64_v2 @11070, cuStreamWaitValue64_v2_ptsz, cuStreamWriteValue32, cuStreamWriteValue32_ptsz,
         cuStreamWriteValue32_v2 @11070, cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue64,
         cuStreamWriteValue64_ptsz, cuStreamWriteValue64_v2 @11070, cuStreamWriteValue64_v2_ptsz,
-        cuSurfObjectGetResourceDesc, cuSurfRefGetArray, cuSurfRefSetArray, cuTensorMapEncodeIm2col,
+        cuSurfRefGetArray, cuSurfRefSetArray, cuTensorMapEncodeIm2col,
         cuTensorMapEncodeIm2colWide, cuTensorMapEncodeTiled, cuTensorMapReplaceAddress,
-        cuTensorMapSetAllocationClass, cuTexObjectGetResourceViewDesc, cuTexObjectGetTextureDesc, cuTexRefCreate,
+        cuTensorMapSetAllocationClass, cuTexRefCreate,
         cuTexRefDestroy, cuTexRefGetAddress, cuTexRefGetAddressMode, cuTexRefGetAddress_v2 @3020, cuTexRefGetArray,
         cuTexRefGetBorderColor, cuTexRefGetFilterMode, cuTexRefGetFlags, cuTexRefGetFormat, cuTexRefGetMaxAnisotropy,
         cuTexRefGetMipmapFilterMode, cuTexRefGetMipmapLevelBias, cuTexRefGetMipmapLevelClamp,

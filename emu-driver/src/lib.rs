@@ -19,6 +19,7 @@
 //! vmm                      the virtual-memory API's memfds, reservations, mappings
 //! boundary                 typed views of C arguments (the crate's unsafe FFI edge)
 //! exec                     the SIMT executor (fibers, barriers, warp collectives)
+//! texture                  texture and surface objects and the sampler kernels call
 //! image, registry, profile module-image parsers, kernel-library manifests, device profiles
 //! fork                     what a forked child may do (atfork handlers, the child's flag)
 //! counters, inject, log,   leaves: what everything writes to or reads
@@ -56,5 +57,6 @@ pub(crate) mod signals;
 pub(crate) mod state;
 pub(crate) mod symbols;
 pub(crate) mod teardown;
+pub(crate) mod texture;
 pub(crate) mod trace;
 pub(crate) mod vmm;

@@ -28,6 +28,10 @@ pub enum Tag {
     Library = 0x1B,
     /// A kernel of a library (CUkernel).
     Kernel = 0x4E,
+    /// A CUDA array (CUarray), also a level of a mipmapped array.
+    Array = 0xA7,
+    /// A mipmapped array (CUmipmappedArray).
+    Mipmap = 0x3A,
 }
 
 /// Handle values: 0x7f5e_TT00_0000_0000 | id. High enough not to collide with the special
@@ -77,6 +81,8 @@ pub enum AllocKind {
     StreamOrdered,
     /// A module's __device__ / __constant__ variable (owned by the module).
     ModuleGlobal,
+    /// The memory of a CUDA array (owned by the array: not a device pointer a program has).
+    Array,
     /// Host memory registered with cuMemHostRegister (not owned).
     Registered,
     /// A mapping of the virtual-memory API with access for the device (owned by
@@ -103,6 +109,7 @@ impl AllocKind {
             AllocKind::Managed => "managed",
             AllocKind::StreamOrdered => "stream-ordered",
             AllocKind::ModuleGlobal => "module global",
+            AllocKind::Array => "CUDA array",
             AllocKind::Registered => "registered host",
             AllocKind::Mapped => "virtual-memory mapping",
             AllocKind::MappedReadOnly => "read-only virtual-memory mapping",
@@ -214,6 +221,10 @@ pub struct Driver {
     /// Libraries (cuLibraryLoadData) and their kernels (CUkernel handles).
     pub libraries: IdMap<Library>,
     pub lib_kernels: IdMap<LibKernel>,
+    /// CUDA arrays (cuArrayCreate, cuArray3DCreate, levels of mipmapped arrays).
+    pub arrays: IdMap<Arc<crate::texture::Array>>,
+    /// Mipmapped arrays: the array ids of their levels.
+    pub mipmaps: IdMap<Vec<u64>>,
 }
 
 static DRIVER: OnceLock<Mutex<Option<Driver>>> = OnceLock::new();
@@ -280,6 +291,8 @@ pub fn initialise(config: Config) -> CuResult {
         links: IdMap::default(),
         libraries: IdMap::default(),
         lib_kernels: IdMap::default(),
+        arrays: IdMap::default(),
+        mipmaps: IdMap::default(),
     };
     let pool = d.new_id();
     d.pools.insert(pool, Pool { release_threshold: 0, used: 0, used_high: 0, reuse_flags: [1, 1, 1], default: true });

@@ -83,6 +83,7 @@ fn every_implemented_entry_point_is_exercised_by_a_test_program() {
         "emu-driver/conformance/src/api.rs",
         "emu-driver/conformance/src/cases.rs",
         "emu-driver/conformance/src/cases/vmm.rs",
+        "emu-driver/conformance/src/cases/texture.rs",
         "emu-driver/tests/clients/ffnv_client.c",
         "emu-driver/tests/clients/vmm_client.c",
         "emu-driver/tests/ptx_mode/link_client.c",

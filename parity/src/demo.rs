@@ -218,6 +218,7 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
         ignore_metric: vec![],
         proof: "auto".into(),
         allow_hazards: false,
+        allow_unsupported: false,
         block_orders: vec![],
         clips: None,
         per_feature: false,
@@ -248,6 +249,7 @@ fn transfers_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> TransfersArg
         max_calls_per_frame: vec![],
         max_per_frame: vec![],
         no_unsupported: true,
+        allow_unsupported: false,
         allow_hazards: false,
         out,
     }

@@ -93,6 +93,11 @@ pub struct FramesArgs {
     /// Do not fail on hazards the emulated driver reported (divergent barriers, ...)
     #[arg(long)]
     pub allow_hazards: bool,
+    /// Do not fail when the CUDA program called entry points the emulated driver does
+    /// not implement (they answered CUDA_ERROR_NOT_SUPPORTED; a program that ignores
+    /// the error may still exit 0 with wrong output)
+    #[arg(long)]
+    pub allow_unsupported: bool,
     /// Repeat the CUDA run on the emulated driver under each block order
     /// (EMU_CUDA_BLOCK_ORDER: forward, reverse, shuffle:SEED) and flag every metric and
     /// frame whose value changes between orders (exit code 1), e.g. forward,reverse,shuffle:1
@@ -179,6 +184,9 @@ struct RunPlan {
     metrics: Vec<String>,
     ignore_metric: Vec<String>,
     allow_hazards: bool,
+    /// `--allow-unsupported` (absent in plans written before it: false).
+    #[serde(default)]
+    allow_unsupported: bool,
     proof: String,
     features: Option<String>,
     defect: Option<String>,
@@ -249,6 +257,7 @@ impl RunPlan {
             metrics: a.metrics.clone(),
             ignore_metric: a.ignore_metric.clone(),
             allow_hazards: a.allow_hazards,
+            allow_unsupported: a.allow_unsupported,
             proof: a.proof.clone(),
             features: a.ex.features.clone(),
             defect: a.ex.defect.clone(),
@@ -741,10 +750,32 @@ fn finish(plan: &RunPlan, cell: &Cell, mut rec: Record) -> Result<(i32, Json)> {
             rec.hazard_examples.first().map(|h| h.to_string()).unwrap_or_default()
         ));
     }
+    // Entry points the emulated driver answered CUDA_ERROR_NOT_SUPPORTED: the run is not
+    // what the program does on a device, whatever its exit status and output.
+    let mut unsupported: std::collections::BTreeMap<String, u64> = Default::default();
+    for (_, c) in &rec.counts {
+        for (k, n) in &c.total.unsupported {
+            *unsupported.entry(k.clone()).or_default() += n;
+        }
+    }
+    let unsupported_fail = !unsupported.is_empty() && !plan.allow_unsupported;
+    if !unsupported.is_empty() {
+        rec.notes.push(format!(
+            "the CUDA program called entry points the emulated driver does not implement (they answered CUDA_ERROR_NOT_SUPPORTED): {}{}",
+            unsupported.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", "),
+            if plan.allow_unsupported { " (allowed by --allow-unsupported)" } else { ": FAIL (--allow-unsupported accepts them)" }
+        ));
+        if unsupported_fail {
+            eprintln!(
+                "parity: FAIL: unsupported entry points called: {}",
+                unsupported.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
     let order_fail = order_check.as_ref().is_some_and(|c| c.any_changed());
     let side = side_by_side(&tols, &rec, &sel)?;
     let real_fail = side.as_ref().is_some_and(|s| !s.outputs.pass());
-    let code = if comps.iter().all(|c| c.pass()) && !hazard_fail && !order_fail && !real_fail { 0 } else { 1 };
+    let code = if comps.iter().all(|c| c.pass()) && !hazard_fail && !unsupported_fail && !order_fail && !real_fail { 0 } else { 1 };
     let mut extra = Map::new();
     if plan.matrix {
         extra.insert("cell".into(), json!(cell.id));
@@ -756,6 +787,7 @@ fn finish(plan: &RunPlan, cell: &Cell, mut rec: Record) -> Result<(i32, Json)> {
     extra.insert("expected_frames".into(), json!(cell.frames));
     extra.insert("runs".into(), json!(rec.runs_json));
     extra.insert("hazards".into(), json!({"count": rec.hazards_total, "fail": hazard_fail, "reports": rec.hazard_examples}));
+    extra.insert("unsupported".into(), json!({"calls": unsupported, "fail": unsupported_fail}));
     extra.insert("block_orders".into(), order_check.as_ref().map(|c| c.to_json()).unwrap_or(Json::Null));
     extra.insert("emulated_vs_real".into(), side.as_ref().map(SideBySide::to_json).unwrap_or(Json::Null));
     let summary = report::summary_json("frames", &sides, &comps, &tols.describe_source(), extra, code);

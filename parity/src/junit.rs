@@ -213,6 +213,15 @@ pub fn frames_cases(cell: &str, s: &Json) -> Vec<Case> {
         let case = Case::check(class(&["frames", cell, "driver"]), "hazards", fail.then(|| (format!("the emulated driver reported {n} hazard(s)"), reports.join("\n"))));
         cases.push(if fail { case } else { case.with_stdout(if n > 0 { format!("{n} hazard(s), allowed by --allow-hazards\n{}", reports.join("\n")) } else { String::new() }) });
     }
+    // Calls the emulated driver answered CUDA_ERROR_NOT_SUPPORTED (a case only when there
+    // were some: failed, or allowed by --allow-unsupported).
+    let u = &s["unsupported"];
+    if let Some(calls) = u["calls"].as_object().filter(|c| !c.is_empty()) {
+        let list = calls.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ");
+        let fail = u["fail"].as_bool() == Some(true);
+        let case = Case::check(class(&["frames", cell, "driver"]), "unsupported", fail.then(|| (format!("unsupported entry points called: {list}"), String::new())));
+        cases.push(if fail { case } else { case.with_stdout(format!("{list}, allowed by --allow-unsupported")) });
+    }
     let o = &s["block_orders"];
     if o.is_object() {
         let orders = o["orders"].as_array().map(|a| a.iter().map(show).collect::<Vec<_>>().join(", ")).unwrap_or_default();

@@ -103,9 +103,14 @@ pub struct TransfersArgs {
     /// Fail when any key's per-frame value exceeds a bound, KEY=X (repeatable)
     #[arg(long, value_name = "KEY=X")]
     pub max_per_frame: Vec<String>,
-    /// Fail when the extractor called entry points the emulated driver does not implement
+    /// Fail when the extractor called entry points the emulated driver does not
+    /// implement (the default; kept for scripts that name it)
     #[arg(long)]
     pub no_unsupported: bool,
+    /// Do not fail when the extractor called entry points the emulated driver does not
+    /// implement (they answered CUDA_ERROR_NOT_SUPPORTED)
+    #[arg(long, conflicts_with = "no_unsupported")]
+    pub allow_unsupported: bool,
     /// Do not fail on hazards the emulated driver reported
     #[arg(long)]
     pub allow_hazards: bool,
@@ -545,15 +550,15 @@ fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (V
             Some(h) => format!("the emulated driver reported {} hazard(s){}; first: {h}", hazards.len(), if a.allow_hazards { " (allowed by --allow-hazards)" } else { "" }),
         },
     });
-    if a.no_unsupported {
+    if !a.allow_unsupported {
         let unsupported = unsupported_of(measured);
         gates.push(GateResult {
-            name: "--no-unsupported".into(),
+            name: "unsupported".into(),
             pass: unsupported.is_empty(),
             message: if unsupported.is_empty() {
                 "no unsupported entry point called".into()
             } else {
-                format!("--no-unsupported: unsupported entry points called: {}", unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", "))
+                format!("unsupported entry points called (--allow-unsupported accepts them): {}", unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", "))
             },
         });
     }

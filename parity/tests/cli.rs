@@ -230,6 +230,24 @@ fn frames_driver_hazards_fail_unless_allowed() {
 }
 
 #[test]
+fn frames_unsupported_calls_fail_unless_allowed() {
+    let e = Env::new();
+    // The extractor ignored the refused calls and exited 0 with its output: still a
+    // failure, naming the entry point.
+    let o = e.parity("frames", &["--defect", "unsupported"], &[]);
+    expect_code(&o, 1);
+    assert!(text(&o).contains("cuTexObjectCreate x2"), "{}", text(&o));
+    let s = e.summary();
+    assert_eq!(s["unsupported"]["calls"]["cuTexObjectCreate"], 2);
+    assert_eq!(s["unsupported"]["fail"], true);
+    let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
+    assert!(junit_case(&x, "frames.driver", "unsupported").contains("<failure message=\"unsupported entry points called: cuTexObjectCreate x2"), "{x}");
+    let o = e.parity("frames", &["--defect", "unsupported", "--allow-unsupported"], &[]);
+    expect_code(&o, 0);
+    assert_eq!(e.summary()["unsupported"]["fail"], false);
+}
+
+#[test]
 fn frames_checks_race_passes_the_setting_and_a_race_report_fails_the_run() {
     let e = Env::new();
     // The missing-sync defect shows only as the race detector's report.
@@ -1335,7 +1353,8 @@ fn junit_reports_one_case_per_metric_gate_and_call_site() {
 
     expect_code(&e.parity("transfers", &["--max-htod-per-frame", "0", "--max-allocs-per-frame", "0"], &[]), 1);
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
-    assert!(x.contains("tests=\"3\" failures=\"1\""), "{x}");
+    assert!(x.contains("tests=\"4\" failures=\"1\""), "{x}");
+    assert!(junit_case(&x, "transfers.emulated", "unsupported").contains("no unsupported entry point called"), "{x}");
     assert!(junit_case(&x, "transfers.emulated", "--max-htod-per-frame 0").contains("<failure message=\"--max-htod-per-frame 0: copies.HtoD.count = 2 per frame &gt; 0"), "{x}");
     assert!(junit_case(&x, "transfers.emulated", "--max-allocs-per-frame 0").contains("<system-out>--max-allocs-per-frame 0: allocations.count = 0 per frame &lt;= 0"), "{x}");
     assert!(junit_case(&x, "transfers.emulated", "hazards").contains("no hazard reported"), "{x}");

@@ -17,7 +17,8 @@
 //!
 //! Within version 2 the runtime table grows only at its end (`Runtime::size` says which
 //! entries a driver provides): `access` was added so that a checking library
-//! (`kernels-host build --checks`) can report its memory accesses.
+//! (`kernels-host build --checks`) can report its memory accesses, and `texture` for
+//! texture and surface instructions (both execution modes sample through it).
 
 use std::ffi::{c_char, c_void};
 
@@ -192,6 +193,104 @@ pub mod report {
     pub const SHIFT: u32 = 3;
 }
 
+/// Texture and surface instructions (`Runtime::texture`, added within version 2).
+#[allow(missing_docs)] // named after the PTX forms they stand for
+pub mod tex {
+    /// `tex` without a level: level 0 (kernels have no implicit derivatives).
+    pub const FETCH: u32 = 0;
+    /// `tex.level` (tex*Lod): `lod` holds the level of detail.
+    pub const LEVEL: u32 = 1;
+    /// `tex.grad` (tex*Grad): `grad` holds dx (x, y, z) then dy (x, y, z).
+    pub const GRAD: u32 = 2;
+    /// `tld4` (tex2Dgather): `component` 0..3.
+    pub const GATHER: u32 = 3;
+    /// `suld.b`: `size` bytes at byte x `icoord[0]`, row `icoord[1]`, slice/layer `icoord[2]`.
+    pub const SURF_LOAD: u32 = 4;
+    /// `sust.b`: stores `size` bytes of `data`.
+    pub const SURF_STORE: u32 = 5;
+    /// `txq`: attribute `query` of a texture.
+    pub const TXQ: u32 = 6;
+    /// `suq`: attribute `query` of a surface.
+    pub const SUQ: u32 = 7;
+
+    /// Geometries (`geometry`).
+    pub const G_1D: u32 = 0;
+    pub const G_2D: u32 = 1;
+    pub const G_3D: u32 = 2;
+    /// Layered 1D / 2D: the layer is `icoord[3]`.
+    pub const G_A1D: u32 = 3;
+    pub const G_A2D: u32 = 4;
+    /// Cubemap: `coord` is a direction; layered cubemap: layer `icoord[3]`.
+    pub const G_CUBE: u32 = 5;
+    pub const G_ACUBE: u32 = 6;
+
+    /// Result types (`result`).
+    pub const R_F32: u32 = 0;
+    pub const R_S32: u32 = 1;
+    pub const R_U32: u32 = 2;
+
+    /// `flags`: the coordinates are the integers in `icoord` (tex.*.s32, tex1Dfetch).
+    pub const INT_COORDS: u32 = 1;
+
+    /// Surface boundary modes (`clamp`).
+    pub const TRAP: u32 = 0;
+    pub const CLAMP: u32 = 1;
+    pub const ZERO: u32 = 2;
+
+    /// `query` for txq/suq.
+    pub const Q_WIDTH: u32 = 0;
+    pub const Q_HEIGHT: u32 = 1;
+    pub const Q_DEPTH: u32 = 2;
+    pub const Q_CHANNEL_DATA_TYPE: u32 = 3;
+    pub const Q_CHANNEL_ORDER: u32 = 4;
+    pub const Q_NORMALIZED_COORDS: u32 = 5;
+    pub const Q_FILTER_MODE: u32 = 6;
+    pub const Q_ADDR_MODE_0: u32 = 7;
+    pub const Q_ADDR_MODE_1: u32 = 8;
+    pub const Q_ADDR_MODE_2: u32 = 9;
+    pub const Q_ARRAY_SIZE: u32 = 10;
+    pub const Q_NUM_MIPMAP_LEVELS: u32 = 11;
+    pub const Q_NUM_SAMPLES: u32 = 12;
+}
+
+/// One texture or surface instruction (`Runtime::texture`): the library fills it, the
+/// driver answers in `data` (or reads the value to store from it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TexRequest {
+    /// [`tex`] operation.
+    pub op: u32,
+    /// [`tex`] geometry `G_*`.
+    pub geometry: u32,
+    /// The texture or surface object.
+    pub handle: u64,
+    /// Float coordinates x, y, z (a cubemap's direction), unused.
+    pub coord: [f32; 4],
+    /// Integer coordinates: with `INT_COORDS` the texel x, y, z; surfaces: byte x, y, z;
+    /// `icoord[3]` is the layer of layered geometries.
+    pub icoord: [i32; 4],
+    /// Level of detail (`LEVEL`).
+    pub lod: f32,
+    /// Unused (0).
+    pub reserved: f32,
+    /// Gradients (`GRAD`): dx x, y, z, dy x, y, z.
+    pub grad: [f32; 6],
+    /// Gather component 0..3 (r, g, b, a).
+    pub component: u32,
+    /// [`tex`] `R_*`: how `data` holds a fetch's result.
+    pub result: u32,
+    /// Surface access size in bytes (1, 2, 4, 8, 16).
+    pub size: u32,
+    /// Surface boundary mode ([`tex::TRAP`], `CLAMP`, `ZERO`).
+    pub clamp: u32,
+    /// txq / suq attribute ([`tex`] `Q_*`).
+    pub query: u32,
+    /// [`tex::INT_COORDS`].
+    pub flags: u32,
+    /// The result (four words), or the value a surface store writes.
+    pub data: [u32; 4],
+}
+
 /// What a checking library reports through `Runtime::access`.
 pub mod access {
     /// A plain read.
@@ -244,6 +343,10 @@ pub struct Runtime {
     /// [`access`]) by the instruction that called the checking hook at return address
     /// `pc`. Only checking libraries (`kernels-host build --checks`) call it.
     pub access: unsafe extern "C" fn(address: *const c_void, size: u64, kind: u32, pc: *const c_void),
+    /// Added within version 2: a texture or surface instruction (see [`TexRequest`]).
+    /// The answer is in `req.data`; a fault (a surface access out of range in trap
+    /// mode, an unknown object) ends the launch and does not return.
+    pub texture: unsafe extern "C" fn(req: *mut TexRequest),
 }
 
 /// One `__global__` function of the library.

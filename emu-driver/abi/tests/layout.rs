@@ -70,7 +70,13 @@ fn rust_types_match_abi_h() {
             "abi_version" => abi_version, "size" => size, "barrier" => barrier, "warp" => warp,
             "activemask" => activemask, "trap" => trap, "print" => print,
             "threadfence" => threadfence, "clock" => clock, "yield_now" => yield_now,
-            "report" => report, "access" => access
+            "report" => report, "access" => access, "texture" => texture
+        },
+        "simtwin_tex_request_t" => TexRequest {
+            "op" => op, "geometry" => geometry, "handle" => handle, "coord" => coord,
+            "icoord" => icoord, "lod" => lod, "reserved" => reserved, "grad" => grad,
+            "component" => component, "result" => result, "size" => size, "clamp" => clamp,
+            "query" => query, "flags" => flags, "data" => data
         },
         "simtwin_kernel_t" => Kernel {
             "name" => name, "function" => function, "run" => run, "param_count" => param_count,
@@ -104,6 +110,12 @@ fn rust_types_match_abi_h() {
         ("SIMTWIN_ACCESS_WRITE".into(), access::WRITE as u64),
         ("SIMTWIN_ACCESS_ATOMIC_READ".into(), access::ATOMIC_READ as u64),
         ("SIMTWIN_ACCESS_ATOMIC_WRITE".into(), access::ATOMIC_WRITE as u64),
+        ("SIMTWIN_TEX_SURF_STORE".into(), tex::SURF_STORE as u64),
+        ("SIMTWIN_TEX_SUQ".into(), tex::SUQ as u64),
+        ("SIMTWIN_TEX_ACUBE".into(), tex::G_ACUBE as u64),
+        ("SIMTWIN_TEX_U32".into(), tex::R_U32 as u64),
+        ("SIMTWIN_SURF_ZERO".into(), tex::ZERO as u64),
+        ("SIMTWIN_TXQ_NUM_SAMPLES".into(), tex::Q_NUM_SAMPLES as u64),
     ];
     let names: Vec<String> = consts.iter().map(|(n, _)| n.clone()).collect();
     for n in &names {

@@ -506,3 +506,121 @@ extern "C" __global__ void spin_chain(int *flags, unsigned n, unsigned *out)
     *(volatile int *)&flags[t] = 1;
     out[t] = 1u + seen;
 }
+
+// ---- Textures and surfaces (cases tex_* / texs_* / surf_*) ----------------------------
+// One probe per query: thread i reads q[i] (x, y, z, w: w is the layer, the level of
+// detail or the gather component, by op) and writes the four result words to out[i].
+// `g` holds gradients for tex2DGrad (dx.x, dx.y, dy.x, dy.y). `op` picks the fetch; its
+// result type must match the texture's read mode (float for normalized-float reads and
+// float formats, int/unsigned for element-type reads of integer formats).
+enum TexProbeOp {
+    TP_1D = 0, TP_2D = 1, TP_3D = 2, TP_1D_LAYERED = 3, TP_2D_LAYERED = 4, TP_CUBE = 5,
+    TP_2D_LOD = 6, TP_2D_GRAD = 7, TP_GATHER = 8, TP_FETCH = 9, TP_CUBE_LAYERED = 10,
+    TP_1D_LOD = 11, TP_3D_LOD = 12,
+    TP_2D_INT = 20, TP_2D_UINT = 21, TP_FETCH_INT = 22, TP_FETCH_UINT = 23, TP_GATHER_UINT = 24,
+    TP_1D_INT = 25
+};
+
+template <class T>
+__device__ __forceinline__ void tex_store(uint4 *o, T v)
+{
+    uint4 r;
+    r.x = *(unsigned *)&v.x;
+    r.y = *(unsigned *)&v.y;
+    r.z = *(unsigned *)&v.z;
+    r.w = *(unsigned *)&v.w;
+    *o = r;
+}
+
+extern "C" __global__ void tex_probe(cudaTextureObject_t t, unsigned op, const float4 *q, const float4 *g,
+                                     uint4 *out, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float4 c = q[i];
+    const int w = (int)c.w;
+    switch (op) {
+    case TP_1D: tex_store(&out[i], tex1D<float4>(t, c.x)); break;
+    case TP_2D: tex_store(&out[i], tex2D<float4>(t, c.x, c.y)); break;
+    case TP_3D: tex_store(&out[i], tex3D<float4>(t, c.x, c.y, c.z)); break;
+    case TP_1D_LAYERED: tex_store(&out[i], tex1DLayered<float4>(t, c.x, w)); break;
+    case TP_2D_LAYERED: tex_store(&out[i], tex2DLayered<float4>(t, c.x, c.y, w)); break;
+    case TP_CUBE: tex_store(&out[i], texCubemap<float4>(t, c.x, c.y, c.z)); break;
+    case TP_2D_LOD: tex_store(&out[i], tex2DLod<float4>(t, c.x, c.y, c.w)); break;
+    case TP_2D_GRAD: {
+        const float4 d = g[i];
+        tex_store(&out[i], tex2DGrad<float4>(t, c.x, c.y, make_float2(d.x, d.y), make_float2(d.z, d.w)));
+        break;
+    }
+    case TP_GATHER: tex_store(&out[i], tex2Dgather<float4>(t, c.x, c.y, w)); break;
+    case TP_FETCH: tex_store(&out[i], tex1Dfetch<float4>(t, (int)c.x)); break;
+    case TP_CUBE_LAYERED: tex_store(&out[i], texCubemapLayered<float4>(t, c.x, c.y, c.z, w)); break;
+    case TP_1D_LOD: tex_store(&out[i], tex1DLod<float4>(t, c.x, c.w)); break;
+    case TP_3D_LOD: tex_store(&out[i], tex3DLod<float4>(t, c.x, c.y, c.z, c.w)); break;
+    case TP_2D_INT: tex_store(&out[i], tex2D<int4>(t, c.x, c.y)); break;
+    case TP_2D_UINT: tex_store(&out[i], tex2D<uint4>(t, c.x, c.y)); break;
+    case TP_FETCH_INT: tex_store(&out[i], tex1Dfetch<int4>(t, (int)c.x)); break;
+    case TP_FETCH_UINT: tex_store(&out[i], tex1Dfetch<uint4>(t, (int)c.x)); break;
+    case TP_GATHER_UINT: tex_store(&out[i], tex2Dgather<uint4>(t, c.x, c.y, w)); break;
+    case TP_1D_INT: tex_store(&out[i], tex1D<int4>(t, c.x)); break;
+    default: break;
+    }
+}
+
+// Surface reads of 32-bit elements at byte x q[i].x, row q[i].y, layer/depth q[i].z,
+// boundary mode `mode` (0 trap, 1 clamp, 2 zero); `op` 0: 1D, 1: 2D, 2: 3D, 3: 2D layered.
+extern "C" __global__ void surf_probe(cudaSurfaceObject_t s, unsigned op, unsigned mode, const int4 *q,
+                                      unsigned *out, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int4 c = q[i];
+    unsigned v = 0xeeeeeeeeu;
+    const cudaSurfaceBoundaryMode m = mode == 1 ? cudaBoundaryModeClamp : mode == 2 ? cudaBoundaryModeZero : cudaBoundaryModeTrap;
+    switch (op) {
+    case 0: v = surf1Dread<unsigned>(s, c.x, m); break;
+    case 1: v = surf2Dread<unsigned>(s, c.x, c.y, m); break;
+    case 2: v = surf3Dread<unsigned>(s, c.x, c.y, c.z, m); break;
+    case 3: v = surf2DLayeredread<unsigned>(s, c.x, c.y, c.z, m); break;
+    default: break;
+    }
+    out[i] = v;
+}
+
+// Surface writes: thread i writes 0x5000 + base + i at q[i] (as surf_probe), boundary `mode`.
+extern "C" __global__ void surf_write_probe(cudaSurfaceObject_t s, unsigned op, unsigned mode, const int4 *q,
+                                            unsigned n, unsigned base)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int4 c = q[i];
+    const unsigned v = 0x5000u + base + i;
+    const cudaSurfaceBoundaryMode m = mode == 1 ? cudaBoundaryModeClamp : mode == 2 ? cudaBoundaryModeZero : cudaBoundaryModeTrap;
+    switch (op) {
+    case 0: surf1Dwrite(v, s, c.x, m); break;
+    case 1: surf2Dwrite(v, s, c.x, c.y, m); break;
+    case 2: surf3Dwrite(v, s, c.x, c.y, c.z, m); break;
+    case 3: surf2DLayeredwrite(v, s, c.x, c.y, c.z, m); break;
+    default: break;
+    }
+}
+
+// 8-bit surface reads/writes (uchar4 elements, 4 bytes) and 16-byte (float4) ones, for
+// element sizes other than 4: op 0 reads uchar1 at q.x,q.y; op 1 reads float4.
+extern "C" __global__ void surf_probe_sized(cudaSurfaceObject_t s, unsigned op, const int4 *q, uint4 *out, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int4 c = q[i];
+    uint4 r = make_uint4(0xeeeeeeeeu, 0xeeeeeeeeu, 0xeeeeeeeeu, 0xeeeeeeeeu);
+    if (op == 0) {
+        r.x = surf2Dread<unsigned char>(s, c.x, c.y, cudaBoundaryModeZero);
+    } else {
+        tex_store(&r, surf2Dread<float4>(s, c.x, c.y, cudaBoundaryModeZero));
+    }
+    out[i] = r;
+}

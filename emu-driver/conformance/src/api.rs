@@ -92,6 +92,108 @@ pub struct LaunchConfig {
     pub num_attrs: u32,
 }
 
+/// CUDA_ARRAY_DESCRIPTOR (v2).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct ArrayDesc {
+    pub width: usize,
+    pub height: usize,
+    pub format: u32,
+    pub channels: u32,
+}
+
+/// CUDA_ARRAY3D_DESCRIPTOR (v2).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Array3DDesc {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub format: u32,
+    pub channels: u32,
+    pub flags: u32,
+}
+
+/// CUDA_MEMCPY3D (v2).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Memcpy3D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: P,
+    pub reserved0: P,
+    pub src_pitch: usize,
+    pub src_height: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: P,
+    pub dst_device: u64,
+    pub dst_array: P,
+    pub reserved1: P,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+impl Memcpy3D {
+    pub fn zeroed() -> Self {
+        // SAFETY: plain integers and raw pointers; all-zero is a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+/// CUDA_RESOURCE_DESC: the type, a 128-byte union (as u64 words) and flags.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct ResDesc {
+    pub ty: u32,
+    pub pad: u32,
+    pub res: [u64; 16],
+    pub flags: u32,
+    pub pad2: u32,
+}
+
+/// CUDA_TEXTURE_DESC.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct TexDesc {
+    pub address: [u32; 3],
+    pub filter: u32,
+    pub flags: u32,
+    pub max_anisotropy: u32,
+    pub mip_filter: u32,
+    pub mip_bias: f32,
+    pub min_lod: f32,
+    pub max_lod: f32,
+    pub border: [f32; 4],
+    pub reserved: [i32; 12],
+}
+
+/// CUDA_RESOURCE_VIEW_DESC.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct ViewDesc {
+    pub format: u32,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub first_level: u32,
+    pub last_level: u32,
+    pub first_layer: u32,
+    pub last_layer: u32,
+    pub reserved: [u32; 16],
+}
+
 macro_rules! api {
     ($($name:ident : fn($($arg:ty),*);)*) => {
         /// Function pointers resolved from the library under test.
@@ -316,4 +418,33 @@ api! {
     cuMemGetDefaultMemPool: fn(*mut P, *mut MemLocation, i32);
     cuMemGetMemPool: fn(*mut P, *mut MemLocation, i32);
     cuMemSetMemPool: fn(*mut MemLocation, i32, P);
+    // Arrays, textures and surfaces (src/cases/texture.rs).
+    cuArrayCreate_v2: fn(*mut P, *const ArrayDesc);
+    cuArray3DCreate_v2: fn(*mut P, *const Array3DDesc);
+    cuArrayDestroy: fn(P);
+    cuArrayGetDescriptor_v2: fn(*mut ArrayDesc, P);
+    cuArray3DGetDescriptor_v2: fn(*mut Array3DDesc, P);
+    cuMipmappedArrayCreate: fn(*mut P, *const Array3DDesc, u32);
+    cuMipmappedArrayGetLevel: fn(*mut P, P, u32);
+    cuMipmappedArrayDestroy: fn(P);
+    cuMemcpy3D_v2: fn(*const Memcpy3D);
+    cuMemcpy3DAsync_v2: fn(*const Memcpy3D, P);
+    cuMemcpyHtoA_v2: fn(P, usize, *const c_void, usize);
+    cuMemcpyAtoH_v2: fn(*mut c_void, P, usize, usize);
+    cuMemcpyDtoA_v2: fn(P, usize, u64, usize);
+    cuMemcpyAtoD_v2: fn(u64, P, usize, usize);
+    cuMemcpy3D_v2_ptds: fn(*const Memcpy3D);
+    cuMemcpy3DAsync_v2_ptsz: fn(*const Memcpy3D, P);
+    cuMemcpyHtoA_v2_ptds: fn(P, usize, *const c_void, usize);
+    cuMemcpyAtoH_v2_ptds: fn(*mut c_void, P, usize, usize);
+    cuMemcpyDtoA_v2_ptds: fn(P, usize, u64, usize);
+    cuMemcpyAtoD_v2_ptds: fn(u64, P, usize, usize);
+    cuTexObjectCreate: fn(*mut u64, *const ResDesc, *const TexDesc, *const ViewDesc);
+    cuTexObjectDestroy: fn(u64);
+    cuTexObjectGetResourceDesc: fn(*mut ResDesc, u64);
+    cuTexObjectGetTextureDesc: fn(*mut TexDesc, u64);
+    cuTexObjectGetResourceViewDesc: fn(*mut ViewDesc, u64);
+    cuSurfObjectCreate: fn(*mut u64, *const ResDesc);
+    cuSurfObjectDestroy: fn(u64);
+    cuSurfObjectGetResourceDesc: fn(*mut ResDesc, u64);
 }

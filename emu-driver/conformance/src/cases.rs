@@ -16,6 +16,7 @@ use std::ptr::null_mut;
 mod ctxres;
 mod devres;
 mod hostile;
+mod texture;
 mod vmm;
 
 
@@ -982,6 +983,7 @@ pub fn all() -> Vec<Case> {
     v.extend(devres::cases());
     v.extend(hostile::cases());
     v.extend(vmm::cases());
+    v.extend(texture::cases());
     v
 }
 

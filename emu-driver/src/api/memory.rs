@@ -353,6 +353,9 @@ fn side_for(mt: u32) -> CuResult<Option<Side>> {
 
 fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResult {
     let c = p.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if c.src_memory_type == CU_MEMORYTYPE_ARRAY || c.dst_memory_type == CU_MEMORYTYPE_ARRAY {
+        return crate::api::texture::memcpy_2d_arrays(&c, stream);
+    }
     let d = driver()?;
     context_for(&d, stream)?;
     if queue::deferred() {

@@ -10,4 +10,5 @@ pub mod memory;
 pub mod misc;
 pub mod module;
 pub mod stream;
+pub mod texture;
 pub mod vmm;

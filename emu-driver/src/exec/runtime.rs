@@ -30,6 +30,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     yield_now: rt_yield,
     report: rt_report,
     access: rt_access,
+    texture: rt_texture,
 };
 
 /// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
@@ -363,6 +364,33 @@ unsafe extern "C" fn rt_access(address: *const c_void, size: u64, kind: u32, pc:
         stop
     });
     if stop {
+        stop_forever(f);
+    }
+    leave(f);
+}
+
+/// A texture or surface instruction: the one sampler both execution modes call
+/// (`texture::sample`). A fault the device would raise (a surface access out of range in
+/// trap mode, a misaligned one, an unknown object) fails the launch with its code.
+unsafe extern "C" fn rt_texture(req: *mut abi::TexRequest) {
+    if req.is_null() {
+        return;
+    }
+    // SAFETY: the library passes its own request, valid for the call.
+    let req = unsafe { &mut *req };
+    let fiber = on_fiber();
+    let r = crate::texture::sample::execute(req);
+    let Some((w, f)) = fiber else {
+        if let Err((_, msg)) = r {
+            crate::log_warn!("texture instruction outside a kernel launch: {msg}");
+        }
+        return;
+    };
+    if let Err((code, msg)) = r {
+        with_worker(w, |wk| {
+            let at = wk.where_(wk.running_thread());
+            wk.fail(code, format!("{at}: {msg}"))
+        });
         stop_forever(f);
     }
     leave(f);

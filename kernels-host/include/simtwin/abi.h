@@ -135,6 +135,54 @@ enum simtwin_access_kind {
     SIMTWIN_ACCESS_ATOMIC_WRITE = 3  /* an atomic store or read-modify-write */
 };
 
+/* Texture and surface instructions (runtime->texture, added within version 2): the
+   library fills a request, the driver samples exactly as the device does and answers in
+   `data` (a surface store reads its value from there). Both execution modes (host twins
+   through the texture functions of <cuda_runtime.h>, PTX mode through tex/tld4/txq/
+   suld/sust/suq) call this one entry. */
+enum simtwin_tex_op {
+    SIMTWIN_TEX_FETCH = 0,      /* tex without a level: level 0 */
+    SIMTWIN_TEX_LEVEL = 1,      /* tex.level: lod */
+    SIMTWIN_TEX_GRAD = 2,       /* tex.grad: grad = dx (x, y, z), dy (x, y, z) */
+    SIMTWIN_TEX_GATHER = 3,     /* tld4: component 0..3 */
+    SIMTWIN_TEX_SURF_LOAD = 4,  /* suld.b: size bytes at byte x icoord[0], y icoord[1], z icoord[2] */
+    SIMTWIN_TEX_SURF_STORE = 5, /* sust.b: size bytes of data */
+    SIMTWIN_TEX_TXQ = 6,        /* txq: attribute `query` */
+    SIMTWIN_TEX_SUQ = 7         /* suq: attribute `query` */
+};
+enum simtwin_tex_geometry {
+    SIMTWIN_TEX_1D = 0, SIMTWIN_TEX_2D = 1, SIMTWIN_TEX_3D = 2,
+    SIMTWIN_TEX_A1D = 3, SIMTWIN_TEX_A2D = 4,      /* layer: icoord[3] */
+    SIMTWIN_TEX_CUBE = 5, SIMTWIN_TEX_ACUBE = 6    /* coord: direction; layer: icoord[3] */
+};
+enum simtwin_tex_result { SIMTWIN_TEX_F32 = 0, SIMTWIN_TEX_S32 = 1, SIMTWIN_TEX_U32 = 2 };
+#define SIMTWIN_TEX_INT_COORDS 1u   /* flags: coordinates are icoord (tex.*.s32, tex1Dfetch) */
+enum simtwin_surf_clamp { SIMTWIN_SURF_TRAP = 0, SIMTWIN_SURF_CLAMP = 1, SIMTWIN_SURF_ZERO = 2 };
+enum simtwin_tex_query {
+    SIMTWIN_TXQ_WIDTH = 0, SIMTWIN_TXQ_HEIGHT = 1, SIMTWIN_TXQ_DEPTH = 2,
+    SIMTWIN_TXQ_CHANNEL_DATA_TYPE = 3, SIMTWIN_TXQ_CHANNEL_ORDER = 4,
+    SIMTWIN_TXQ_NORMALIZED_COORDS = 5, SIMTWIN_TXQ_FILTER_MODE = 6,
+    SIMTWIN_TXQ_ADDR_MODE_0 = 7, SIMTWIN_TXQ_ADDR_MODE_1 = 8, SIMTWIN_TXQ_ADDR_MODE_2 = 9,
+    SIMTWIN_TXQ_ARRAY_SIZE = 10, SIMTWIN_TXQ_NUM_MIPMAP_LEVELS = 11, SIMTWIN_TXQ_NUM_SAMPLES = 12
+};
+typedef struct simtwin_tex_request {
+    uint32_t op;          /* enum simtwin_tex_op */
+    uint32_t geometry;    /* enum simtwin_tex_geometry */
+    uint64_t handle;      /* cudaTextureObject_t / cudaSurfaceObject_t */
+    float coord[4];       /* x, y, z */
+    int32_t icoord[4];    /* integer x, y, z; [3] the layer */
+    float lod;
+    float reserved;       /* 0 */
+    float grad[6];
+    uint32_t component;   /* gather: 0..3 */
+    uint32_t result;      /* enum simtwin_tex_result */
+    uint32_t size;        /* surface access bytes: 1, 2, 4, 8, 16 */
+    uint32_t clamp;       /* enum simtwin_surf_clamp */
+    uint32_t query;       /* enum simtwin_tex_query */
+    uint32_t flags;       /* SIMTWIN_TEX_INT_COORDS */
+    uint32_t data[4];     /* the result, or the value to store */
+} simtwin_tex_request_t;
+
 /* Driver -> kernel library. Every function is called on the fiber of the CUDA thread. */
 typedef struct simtwin_runtime {
     uint32_t abi_version;  /* SIMTWIN_ABI_VERSION */
@@ -164,6 +212,10 @@ typedef struct simtwin_runtime {
        the checking hook at return address `pc`. Only checking libraries call it; the
        driver keeps what falls into the block's shared memory (race detection). */
     void (*access)(const void *address, uint64_t size, uint32_t kind, const void *pc);
+    /* Added within version 2 (present when `size` covers it): a texture or surface
+       instruction. The answer is in req->data; a fault (surface access out of range in
+       trap mode, an unknown object) ends the launch and does not return. */
+    void (*texture)(simtwin_tex_request_t *req);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

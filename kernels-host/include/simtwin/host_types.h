@@ -7,4 +7,5 @@
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
+#include "simtwin/texture.h"
 #endif

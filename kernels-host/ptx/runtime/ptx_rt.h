@@ -1206,5 +1206,23 @@ PTX_COLD static int32_t vprintf_(uint64_t fmt_addr, uint64_t args) {
     ::__simtwin::rt->print(out, len);
     return (int32_t)len;
 }
+
+/* ---- textures and surfaces ------------------------------------------------------- */
+
+/* tex, tld4, txq, suld, sust, suq: one request to the runtime table's texture entry,
+   the same the host twins' texture functions call (the driver samples). */
+PTX_INLINE void tex_call(simtwin_tex_request_t *r) {
+    if (::__simtwin::rt->size < offsetof(simtwin_runtime_t, texture) + sizeof(void *)) {
+        ::__simtwin::rt->trap(SIMTWIN_TRAP_UNSUPPORTED, "texture instruction: the driver's runtime table has no texture entry (an older simtwin)", "", 0);
+        __builtin_unreachable();
+    }
+    ::__simtwin::rt->texture(r);
+}
+/* The value of type T at byte `off` of a surface load's answer. */
+template <class T> PTX_INLINE T tex_part(const uint32_t *data, uint32_t off) {
+    T v;
+    memcpy(&v, (const char *)data + off, sizeof v);
+    return v;
+}
 } // namespace ptx
 #endif

@@ -191,6 +191,16 @@ unsafe extern "C" fn access(address: *const c_void, size: u64, kind: u32, pc: *c
     ACCESSES.lock().unwrap().push((address as usize, size, kind, pc as usize));
 }
 
+/// Texture and surface requests a library made; each is answered with
+/// (handle, op, geometry, coord[0] bits) so a test sees what reached the driver.
+pub static TEXTURES: Mutex<Vec<ffi::TexRequest>> = Mutex::new(Vec::new());
+unsafe extern "C" fn texture(req: *mut ffi::TexRequest) {
+    // SAFETY: the library passes its own request, valid for the call.
+    let r = unsafe { &mut *req };
+    TEXTURES.lock().unwrap().push(*r);
+    r.data = [r.handle as u32, r.op, r.geometry, r.coord[0].to_bits()];
+}
+
 pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     abi_version: ffi::ABI_VERSION,
     size: std::mem::size_of::<ffi::Runtime>() as u32,
@@ -204,6 +214,7 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     yield_now,
     report,
     access,
+    texture,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {

@@ -14,6 +14,8 @@ Writes VMAF JSON (or XML/CSV with --format) with chosen differences selected by
   nolaunch   counts file without kernel launches
   nocounts   no counts file (as if the emulated driver was not loaded)
   hazard     counts file with a hazard report
+  unsupported counts file with 2 calls of cuTexObjectCreate the driver did not implement
+             (the program ignored the error and exited 0)
   htod       one extra cuMemcpyHtoD_v2 per frame
   order      m_a of frame 2 one ULP larger under EMU_CUDA_BLOCK_ORDER reverse/shuffle:*
   deferred   m_a of frame 2 one ULP larger under EMU_CUDA_ASYNC=deferred
@@ -150,7 +152,7 @@ class Driver:
         self.copies = {d: {"count": 0, "bytes": 0} for d in ("HtoD", "DtoH", "DtoD", "HtoH")}
         self.memsets = {"count": 0, "bytes": 0}
         self.allocs = {"count": 0, "bytes": 0, "frees": 0}
-        self.launches, self.syncs, self.hazards = {}, 0, []
+        self.launches, self.syncs, self.hazards, self.unsupported = {}, 0, [], {}
         self.live = {"allocations": 0, "modules": 0, "streams": 0}
         self.written = False
 
@@ -173,7 +175,7 @@ class Driver:
                 "leaks": {"allocations": self.live["allocations"], "allocation_bytes": self.live["allocations"] * w * h,
                           "pinned": 0, "modules": self.live["modules"], "streams": self.live["streams"], "events": 0,
                           "details": ["%s x%d" % (k, v) for k, v in self.live.items() if v]},
-                "unsupported": {}, "injected": self.injected}
+                "unsupported": self.unsupported, "injected": self.injected}
 
     def write(self, state):
         tmp = self.path + ".tmp%d" % os.getpid()
@@ -270,6 +272,8 @@ def cuda_program(drv, n):
         call("cuStreamSynchronize", "hang")
         drv.syncs += 1
         drv.write("checkpoint")
+    if defect == "unsupported":
+        drv.unsupported["cuTexObjectCreate"] = 2
     if defect == "hazard":
         drv.hazards.append({"kind": "barrier-divergence", "kernel": "temporal_sad_div_u8", "block": [0, 0, 0], "threads": [3],
                             "operation": "__syncthreads at temporal.cu:40", "message": "barrier in a divergent branch", "occurrences": 1})

@@ -9,6 +9,7 @@
 
 mod func;
 mod ops;
+mod texture;
 
 use crate::ast::{FloatLit, Init, Space};
 use crate::contract::Fusions;

@@ -78,7 +78,7 @@ const CMP: &[(&str, &str)] = &[
 ];
 
 impl FnEmitter<'_> {
-    fn arg<'i>(&self, i: &'i Instr, k: usize) -> Result<&'i Op, Error> {
+    pub(super) fn arg<'i>(&self, i: &'i Instr, k: usize) -> Result<&'i Op, Error> {
         i.args.get(k).ok_or_else(|| self.unsupported(format!("operand {} is missing", k + 1)))
     }
 
@@ -419,6 +419,9 @@ impl FnEmitter<'_> {
             }
             "pmevent" => Ok(String::new()),
             "cp" => self.cp_async(i),
+            "tex" | "tld4" => self.tex(i),
+            "txq" | "suq" => self.txq(i),
+            "suld" | "sust" => self.surface(i),
             _ => Err(self.unsupported(format!("`{op}` is not implemented in PTX mode"))),
         }
     }

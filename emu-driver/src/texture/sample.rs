@@ -1,0 +1,563 @@
+//! The sampler: what a texture or surface instruction answers, as an H200 answers it.
+//! Both execution modes reach it through the runtime table's `texture` entry.
+//!
+//! Measured on an H200 (emu-driver/conformance `texs_*`, reports/reference/h200/textures.md):
+//! - Linear filtering quantizes each weight to 8 fractional bits, rounding half up
+//!   (`a = floor(frac * 256 + 0.5)`, 0..=256). Bilinear weights are derived from the two
+//!   axis weights with one rounded product: `w11 = (a*b + 128) >> 8`, `w10 = a - w11`,
+//!   `w01 = b - w11`, `w00 = 256 - a - b + w11`.
+//! - 8- and 16-bit unsigned normalized texels are filtered as 16-bit integers (8-bit
+//!   values replicated, v * 257): `R = (sum V*w + 128) >> 8`, read as `R / 65535`.
+//! - Float texels are filtered with the same weights; the emulation rounds the exact
+//!   weighted sum once (the device differs by up to a few units in the last place where
+//!   the sum cancels: see the README).
+
+use super::format::{self, Format};
+use super::{Layout, Object, Resource, TexDesc};
+use simtwin_abi::kernel::{tex, TexRequest};
+
+/// A fault the instruction raises on the device: the CUresult and a message.
+pub type Fault = (u32, String);
+
+const CUDA_ERROR_ILLEGAL_ADDRESS: u32 = 700;
+const CUDA_ERROR_MISALIGNED_ADDRESS: u32 = 716;
+const CUDA_ERROR_LAUNCH_FAILED: u32 = 719;
+
+// CUaddress_mode, CUfilter_mode, CU_TRSF_*
+const WRAP: u32 = 0;
+const CLAMP: u32 = 1;
+const MIRROR: u32 = 2;
+const BORDER: u32 = 3;
+const LINEAR: u32 = 1;
+const READ_AS_INTEGER: u32 = 0x01;
+const NORMALIZED: u32 = 0x02;
+const SRGB: u32 = 0x10;
+
+/// Runs one request (the runtime table's `texture` entry).
+pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
+    let obj = super::lookup(req.handle)
+        .ok_or_else(|| (CUDA_ERROR_LAUNCH_FAILED, format!("texture/surface object {} does not exist (never created or destroyed)", req.handle)))?;
+    match (&*obj, req.op) {
+        (Object::Texture { res, desc, .. }, tex::FETCH | tex::LEVEL | tex::GRAD | tex::GATHER) => {
+            req.data = fetch(res, desc, req)?;
+            Ok(())
+        }
+        (Object::Texture { res, desc, .. }, tex::TXQ) => {
+            req.data = [query(res, Some(desc), req.query)?, 0, 0, 0];
+            Ok(())
+        }
+        (Object::Surface { res, .. }, tex::SURF_LOAD | tex::SURF_STORE) => surface(res, req),
+        (Object::Surface { res, .. }, tex::SUQ) => {
+            req.data = [query(res, None, req.query)?, 0, 0, 0];
+            Ok(())
+        }
+        (_, op) => Err((
+            CUDA_ERROR_LAUNCH_FAILED,
+            format!("object {} is not a {} object (instruction {op})", req.handle, if op >= tex::SURF_LOAD && op != tex::TXQ { "surface" } else { "texture" }),
+        )),
+    }
+}
+
+/// The levels of a resource (one unless mipmapped) as layouts.
+fn levels(res: &Resource) -> Vec<Layout> {
+    match res {
+        Resource::Array { array, .. } => vec![array.layout()],
+        Resource::Mipmap { levels, .. } => levels.iter().map(|a| a.layout()).collect(),
+        Resource::Linear { ptr, format, channels, bytes } => {
+            let f = Format::from_cu(*format).unwrap_or(Format::U8);
+            let elem = f.bytes() as u64 * *channels as u64;
+            vec![Layout { base: *ptr, width: bytes / elem.max(1), height: 1, depth: 1, pitch: *bytes, slice: *bytes, format: f, channels: *channels }]
+        }
+        Resource::Pitch2D { ptr, format, channels, width, height, pitch } => {
+            let f = Format::from_cu(*format).unwrap_or(Format::U8);
+            vec![Layout { base: *ptr, width: *width, height: *height, depth: 1, pitch: *pitch, slice: pitch * height, format: f, channels: *channels }]
+        }
+    }
+}
+
+/// How texel values are filtered and returned.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// 8/16-bit unsigned integers read as normalized floats: 16-bit fixed point.
+    Unorm,
+    /// 8/16-bit signed integers read as normalized floats: 16-bit signed fixed point
+    /// (8-bit magnitudes widened as m * 258).
+    Snorm,
+    /// Float formats, signed normalized, sRGB: single precision values.
+    Float,
+    /// Element type of integer formats: raw integers, no filtering.
+    Int,
+}
+
+/// One channel value in the mode's domain.
+#[derive(Clone, Copy)]
+enum Val {
+    U(u32),
+    F(f64),
+    /// A float NaN, kept as its bits: a point sample returns a NaN texel unchanged
+    /// (signalling ones too, measured with halves).
+    Nan(u32),
+}
+
+struct Sampler<'a> {
+    desc: &'a TexDesc,
+    mode: Mode,
+    srgb: bool,
+}
+
+impl Sampler<'_> {
+    /// Channel values of the texel at (x, y, z) of `l` (already in range), in the mode's
+    /// domain; missing channels read 0.
+    fn texel(&self, l: &Layout, x: u64, y: u64, z: u64) -> [Val; 4] {
+        let addr = l.base + z * l.slice + y * l.pitch + x * l.elem();
+        let mut v = [Val::U(0); 4];
+        if self.mode == Mode::Float {
+            v = [Val::F(0.0); 4];
+        }
+        for c in 0..l.channels.min(4) {
+            // SAFETY: (x, y, z) is inside the resource's extent, which the driver
+            // validated against its allocation when the object was created.
+            let raw = unsafe { format::read_channel(addr, l.format, c) };
+            v[c as usize] = match self.mode {
+                Mode::Int => Val::U(raw),
+                Mode::Unorm => Val::U(if l.format == Format::U8 { raw * 257 } else { raw }),
+                Mode::Snorm => Val::U(if l.format == Format::S8 { snorm8_to_16(raw as i32) as u32 } else { raw }),
+                Mode::Float => match l.format {
+                    Format::Float if f32::from_bits(raw).is_nan() => Val::Nan(raw),
+                    Format::Half if format::half_to_f32(raw as u16).is_nan() => Val::Nan(format::half_to_f32(raw as u16).to_bits()),
+                    _ => Val::F(match l.format {
+                    Format::Float => f32::from_bits(raw) as f64,
+                    Format::Half => format::half_to_f32(raw as u16) as f64,
+                    Format::U8 if self.srgb && c < 3 => format::srgb_to_linear(raw) as f64,
+                    f => format::normalized(raw, f) as f64,
+                    }),
+                },
+            };
+        }
+        v
+    }
+
+    /// The border colour in the mode's domain, for a texture of `l`'s format: channels
+    /// the format lacks read 0; 8/16-bit unsigned normalized reads quantize it to the
+    /// format (nearest, halves down: 0.5 reads 127/255); element-type reads of 8/16-bit
+    /// integers read 0 and of 32-bit ones the colour's bits (measured).
+    fn border(&self, l: &Layout) -> [Val; 4] {
+        let b = self.desc.border;
+        let mut out = [if self.mode == Mode::Float { Val::F(0.0) } else { Val::U(0) }; 4];
+        for c in 0..(l.channels.min(4) as usize) {
+            let v = b[c];
+            out[c] = match self.mode {
+                Mode::Float => Val::F(v as f64),
+                Mode::Unorm => {
+                    let max = if l.format == Format::U8 { 255.0 } else { 65535.0 };
+                    let q = (v.clamp(0.0, 1.0) as f64 * max - 0.5).ceil().max(0.0) as u32;
+                    Val::U(if l.format == Format::U8 { q * 257 } else { q })
+                }
+                Mode::Snorm => {
+                    let max = if l.format == Format::S8 { 127.0 } else { 32767.0 };
+                    let q = (v.clamp(-1.0, 1.0) as f64 * max).round() as i32;
+                    Val::U(if l.format == Format::S8 { snorm8_to_16(q) } else { q } as u32)
+                }
+                Mode::Int if l.format.bytes() == 4 => Val::U(v.to_bits()),
+                Mode::Int => Val::U(0),
+            };
+        }
+        out
+    }
+}
+
+/// Applies an address mode to texel index `i` of an axis of `n` texels: Some(index) or
+/// None for the border.
+fn address(i: i64, n: u64, mode: u32) -> Option<u64> {
+    let n = n as i64;
+    match mode {
+        WRAP => Some(i.rem_euclid(n) as u64),
+        MIRROR => {
+            let m = i.rem_euclid(2 * n);
+            Some(if m >= n { (2 * n - 1 - m) as u64 } else { m as u64 })
+        }
+        BORDER => (0..n).contains(&i).then_some(i as u64),
+        _ => Some(i.clamp(0, n - 1) as u64),
+    }
+}
+
+/// Fractional bits a normalized coordinate keeps before it is scaled by the size: the
+/// H200 truncates (a coordinate one ulp above k/n reads texel k-1 where k/n is not exact
+/// in binary): 21 bits give the threshold the H200 shows at every k/n of `texs_norm_precision`.
+const NORM_BITS: i32 = 21;
+
+/// Coordinate to texel space: the texel index and the 8-bit linear weight of one axis.
+fn axis(u: f32, n: u64, normalized: bool, linear: bool) -> (i64, u32) {
+    // Subnormal coordinates read as zero (one below zero reads texel 0, measured).
+    let u = if u.is_subnormal() { 0.0 } else { u };
+    let t = if normalized && u.is_finite() {
+        let scale = (1u64 << NORM_BITS) as f64;
+        ((u as f64 * scale).floor() / scale * n as f64) as f32
+    } else {
+        u
+    };
+    if !t.is_finite() {
+        return (if t.is_nan() { 0 } else if t > 0.0 { n as i64 } else { -1 }, 0);
+    }
+    if linear {
+        let b = t - 0.5;
+        let i = b.floor();
+        let frac = (b - i) as f64;
+        let a = (frac * 256.0 + 0.5).floor() as u32;
+        let i = i as i64;
+        if a >= 256 {
+            (i + 1, 0)
+        } else {
+            (i, a)
+        }
+    } else {
+        (t.floor() as i64, 0)
+    }
+}
+
+/// An 8-bit signed normalized value widened to 16 bits as the texture unit does.
+fn snorm8_to_16(v: i32) -> i32 {
+    let m = v.unsigned_abs().min(127) as i32;
+    let w = (m << 8) | (m << 1);
+    if v < 0 {
+        -w
+    } else {
+        w
+    }
+}
+
+/// A filtered or point-sampled value to the four result words.
+fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
+    v.map(|x| match (x, mode) {
+        (Val::U(u), Mode::Unorm) => ((u as f64 / 65535.0) as f32).to_bits(),
+        (Val::U(u), Mode::Snorm) => ((u as i32 as f64 / 32767.0).max(-1.0) as f32).to_bits(),
+        (Val::U(u), _) => u,
+        (Val::F(f), _) => (f as f32).to_bits(),
+        (Val::Nan(b), _) => b,
+    })
+}
+
+/// Half-float textures are filtered to half precision (a blend of halves reads as a
+/// half; the H200 rounds some halfway cases up where this rounds to even: README).
+fn round_half(v: [Val; 4]) -> [Val; 4] {
+    v.map(|x| match x {
+        Val::F(f) => Val::F(format::half_to_f32(format::f32_to_half(f as f32)) as f64),
+        u => u,
+    })
+}
+
+/// Weighted sum of `n` texels with integer weights summing to 256.
+fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode) -> [Val; 4] {
+    let mut out = [Val::U(0); 4];
+    for c in 0..4 {
+        out[c] = match mode {
+            Mode::Unorm => {
+                let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
+                Val::U(((s + 128) >> 8) as u32)
+            }
+            Mode::Snorm => {
+                let s: i64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as i32 as i64 * w as i64 } else { 0 }).sum();
+                Val::U(((s + 128) >> 8) as i32 as u32)
+            }
+            _ => {
+                let s: f64 = t
+                    .iter()
+                    .zip(w)
+                    .map(|(v, &w)| match v[c] {
+                        Val::F(f) => f * w as f64,
+                        Val::Nan(_) => f64::NAN,
+                        Val::U(_) => 0.0,
+                    })
+                    .sum();
+                Val::F(s / 256.0)
+            }
+        };
+    }
+    out
+}
+
+/// The 8-bit bilinear weights of texels (i0,j0), (i1,j0), (i0,j1), (i1,j1).
+fn bilinear(a: u32, b: u32) -> [u32; 4] {
+    let w11 = (a * b + 128) >> 8;
+    [256 - a - b + w11, a - w11, b - w11, w11]
+}
+
+/// Samples one level at texel-space-or-normalized coordinates (dims 1..3), slice base
+/// `slice` for layered/cube faces.
+fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, linear: bool) -> [Val; 4] {
+    let norm = s.desc.flags & NORMALIZED != 0;
+    let n = [l.width, l.height, if dims == 3 { l.depth } else { 1 }];
+    // Wrap and mirror need normalized coordinates; with unnormalized ones the device
+    // clamps (CUDA Programming Guide, texture fetching).
+    let mode = |k: usize| {
+        let m = s.desc.address[k];
+        if !norm && (m == WRAP || m == MIRROR) {
+            CLAMP
+        } else {
+            m
+        }
+    };
+    let mut idx = [(0i64, 0u32); 3];
+    for k in 0..dims {
+        idx[k] = axis(c[k], n[k], norm, linear);
+    }
+    let fetch = |ix: i64, iy: i64, iz: i64| -> [Val; 4] {
+        let x = address(ix, n[0], mode(0));
+        let y = if dims >= 2 { address(iy, n[1], mode(1)) } else { Some(0) };
+        let z = if dims >= 3 { address(iz, n[2], mode(2)) } else { Some(0) };
+        match (x, y, z) {
+            (Some(x), Some(y), Some(z)) => s.texel(l, x, y, z + slice),
+            _ => s.border(l),
+        }
+    };
+    let (ix, a) = idx[0];
+    let (iy, b) = idx[1];
+    let (iz, cc) = idx[2];
+    if !linear {
+        return fetch(ix, iy, iz);
+    }
+    match dims {
+        1 => blend(&[fetch(ix, 0, 0), fetch(ix + 1, 0, 0)], &[256 - a, a], s.mode),
+        2 => blend(&[fetch(ix, iy, 0), fetch(ix + 1, iy, 0), fetch(ix, iy + 1, 0), fetch(ix + 1, iy + 1, 0)], &bilinear(a, b), s.mode),
+        _ => {
+            let w = bilinear(a, b);
+            let lo = [fetch(ix, iy, iz), fetch(ix + 1, iy, iz), fetch(ix, iy + 1, iz), fetch(ix + 1, iy + 1, iz)];
+            let hi = [fetch(ix, iy, iz + 1), fetch(ix + 1, iy, iz + 1), fetch(ix, iy + 1, iz + 1), fetch(ix + 1, iy + 1, iz + 1)];
+            let mut t = Vec::with_capacity(8);
+            let mut ws = Vec::with_capacity(8);
+            for k in 0..4 {
+                let w1 = (w[k] * cc + 128) >> 8;
+                t.push(lo[k]);
+                ws.push(w[k] - w1);
+                t.push(hi[k]);
+                ws.push(w1);
+            }
+            blend(&t, &ws, s.mode)
+        }
+    }
+}
+
+/// A cubemap direction to (face, s, t) with s, t in [0, 1].
+fn cube_face(d: [f32; 3]) -> (u64, f32, f32) {
+    let (x, y, z) = (d[0], d[1], d[2]);
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let (face, sc, tc, ma) = if az >= ax && az >= ay {
+        if z >= 0.0 {
+            (4, x, -y, az)
+        } else {
+            (5, -x, -y, az)
+        }
+    } else if ay >= ax {
+        if y >= 0.0 {
+            (2, x, z, ay)
+        } else {
+            (3, x, -z, ay)
+        }
+    } else if x >= 0.0 {
+        (0, -z, -y, ax)
+    } else {
+        (1, z, -y, ax)
+    };
+    (face, (sc / ma + 1.0) * 0.5, (tc / ma + 1.0) * 0.5)
+}
+
+/// A texture fetch (`tex`, `tex.level`, `tex.grad`, `tld4`).
+fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], Fault> {
+    let lv = levels(res);
+    let l0 = &lv[0];
+    let int_read = desc.flags & READ_AS_INTEGER != 0 || !(l0.format.normalizable() || l0.format.is_float());
+    let mode = if int_read {
+        Mode::Int
+    } else if matches!(l0.format, Format::U8 | Format::U16) && !(desc.flags & SRGB != 0 && l0.format == Format::U8) {
+        Mode::Unorm
+    } else if l0.format == Format::S16 || (l0.format == Format::S8 && desc.filter == LINEAR) {
+        // Point-sampled 8-bit signed values read v/127 exactly; filtered ones go
+        // through the 16-bit form.
+        Mode::Snorm
+    } else {
+        Mode::Float
+    };
+    let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0 };
+    let linear = desc.filter == LINEAR && mode != Mode::Int;
+    let half = l0.format == Format::Half;
+    let to_words = |v: [Val; 4], mode: Mode| to_words(if half { round_half(v) } else { v }, mode);
+    // Integer coordinates: tex1Dfetch on linear memory, or texel coordinates.
+    if req.flags & tex::INT_COORDS != 0 {
+        let [x, y, z, _] = req.icoord;
+        let in_range = x >= 0 && (x as u64) < l0.width && y >= 0 && (y as u64) < l0.height && z >= 0 && (z as u64) < l0.depth;
+        if matches!(res, Resource::Linear { .. }) {
+            return Ok(if in_range { to_words(s.texel(l0, x as u64, 0, 0), mode) } else { [0; 4] });
+        }
+        let dims = dims_of(req.geometry);
+        let c = [x as f32 + 0.5, y as f32 + 0.5, z as f32 + 0.5];
+        let plain = TexDesc { flags: desc.flags & !NORMALIZED, ..*desc };
+        let s2 = Sampler { desc: &plain, ..s };
+        return Ok(to_words(sample_level(&s2, l0, dims, c, layer_slice(req, l0), false), mode));
+    }
+    let (dims, coords, slice_of) = match req.geometry {
+        tex::G_CUBE | tex::G_ACUBE => {
+            let (face, u, v) = cube_face([req.coord[0], req.coord[1], req.coord[2]]);
+            let layer = if req.geometry == tex::G_ACUBE { layer_index(req.icoord[3], l0.depth / 6) } else { 0 };
+            (2, [u, v, 0.0], Some(layer * 6 + face))
+        }
+        // A 1D array is sampled as a 2D one of height 1 at y = 0, a texel edge: with
+        // linear filtering half of each result comes from row -1 (the border colour in
+        // border mode), as the H200 does.
+        tex::G_1D | tex::G_A1D => (2, [req.coord[0], 0.0, 0.0], None),
+        g => (dims_of(g), [req.coord[0], req.coord[1], req.coord[2]], None),
+    };
+    // Cube faces are sampled with normalized coordinates and clamped.
+    let cube_desc = TexDesc { flags: desc.flags | NORMALIZED, address: [CLAMP; 3], ..*desc };
+    let s = if slice_of.is_some() { Sampler { desc: &cube_desc, ..s } } else { s };
+    let slice = |l: &Layout| slice_of.unwrap_or_else(|| layer_slice(req, l));
+    if req.op == tex::GATHER {
+        let c = req.component.min(3) as usize;
+        let norm = s.desc.flags & NORMALIZED != 0;
+        let (ix, _) = axis(coords[0], l0.width, norm, true);
+        let (iy, _) = axis(coords[1], l0.height, norm, true);
+        let at = |dx: i64, dy: i64| {
+            let u = ((ix + dx) as f32 + 0.5) / if norm { l0.width as f32 } else { 1.0 };
+            let v = ((iy + dy) as f32 + 0.5) / if norm { l0.height as f32 } else { 1.0 };
+            let t = sample_level(&s, l0, 2, [u, v, 0.0], slice(l0), false);
+            to_words(t, mode)[c]
+        };
+        return Ok([at(0, 1), at(1, 1), at(1, 0), at(0, 0)]);
+    }
+    if lv.len() == 1 {
+        return Ok(to_words(sample_level(&s, l0, dims, coords, slice(l0), linear), mode));
+    }
+    // Mipmapped: the level of detail, biased and clamped; point or linear between levels.
+    let lod = match req.op {
+        tex::LEVEL => req.lod,
+        tex::GRAD => {
+            let scale = |g: &[f32]| {
+                let (w, h, d) = (l0.width as f32, l0.height as f32, l0.depth as f32);
+                let v = [g[0] * w, if dims >= 2 { g[1] * h } else { 0.0 }, if dims >= 3 { g[2] * d } else { 0.0 }];
+                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+            };
+            scale(&req.grad[0..3]).max(scale(&req.grad[3..6])).log2()
+        }
+        _ => 0.0,
+    };
+    let top = (lv.len() - 1) as f32;
+    let lod = (lod + desc.mip_bias).clamp(desc.min_lod, desc.max_lod.max(desc.min_lod)).clamp(0.0, top);
+    let lod = if lod.is_nan() { 0.0 } else { lod };
+    if desc.mip_filter != LINEAR {
+        let k = (lod + 0.5).floor().min(top) as usize;
+        return Ok(to_words(sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear), mode));
+    }
+    let k = lod.floor() as usize;
+    // The fraction between levels keeps 8 bits, truncated (measured: lod 1/512 reads
+    // level 0 alone, 3/512 one 256th of level 1).
+    let m = ((lod - k as f32) as f64 * 256.0).floor() as u32;
+    let a = sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear);
+    if m == 0 || k + 1 >= lv.len() {
+        return Ok(to_words(a, mode));
+    }
+    let b = sample_level(&s, &lv[k + 1], dims, coords, slice(&lv[k + 1]), linear);
+    Ok(to_words(blend(&[a, b], &[256 - m.min(256), m.min(256)], mode), mode))
+}
+
+fn dims_of(geometry: u32) -> usize {
+    match geometry {
+        tex::G_1D | tex::G_A1D => 1,
+        tex::G_3D => 3,
+        _ => 2,
+    }
+}
+
+/// The layer index of a layered fetch, clamped to the layers there are as an unsigned
+/// number (layer -1 reads the last layer, measured).
+fn layer_index(layer: i32, layers: u64) -> u64 {
+    (layer as u32 as u64).min(layers.max(1) - 1)
+}
+
+fn layer_slice(req: &TexRequest, l: &Layout) -> u64 {
+    match req.geometry {
+        tex::G_A1D | tex::G_A2D => layer_index(req.icoord[3], l.depth),
+        _ => 0,
+    }
+}
+
+/// `suld.b` / `sust.b`: byte x, rows, slices, with the boundary mode.
+fn surface(res: &Resource, req: &mut TexRequest) -> Result<(), Fault> {
+    let l = levels(res)[0];
+    let size = req.size.clamp(1, 16) as u64;
+    let [x, y, z, layer] = req.icoord;
+    if (x as i64).rem_euclid(size as i64) != 0 {
+        return Err((CUDA_ERROR_MISALIGNED_ADDRESS, format!("surface access of {size} bytes at byte x {x}: not aligned to its size")));
+    }
+    let row = l.width * l.elem();
+    let dims = dims_of(req.geometry);
+    // A layer is clamped as an unsigned number (layer -1 reads the last layer, measured).
+    let layered = matches!(req.geometry, tex::G_A1D | tex::G_A2D);
+    let zc = if layered { layer } else { z };
+    let yc = if dims >= 2 { y } else { 0 };
+    let zc = if dims >= 3 || matches!(req.geometry, tex::G_A1D | tex::G_A2D) { zc } else { 0 };
+    let rows = if dims >= 2 { l.height } else { 1 };
+    let inside = x >= 0 && (x as u64) + size <= row && yc >= 0 && (yc as u64) < rows && zc >= 0 && (zc as u64) < l.depth;
+    let (bx, by, bz) = if inside {
+        (x as u64, yc as u64, zc as u64)
+    } else {
+        match req.clamp {
+            tex::CLAMP => {
+                let cx = (x as i64).clamp(0, (row - size) as i64) as u64;
+                let cx = cx - cx % size;
+                let cz = if layered { (zc as u32 as u64).min(l.depth - 1) } else { (zc as i64).clamp(0, l.depth as i64 - 1) as u64 };
+                (cx, (yc as i64).clamp(0, rows as i64 - 1) as u64, cz)
+            }
+            tex::ZERO => {
+                if req.op == tex::SURF_LOAD {
+                    req.data = [0; 4];
+                }
+                return Ok(());
+            }
+            _ => {
+                return Err((
+                    CUDA_ERROR_ILLEGAL_ADDRESS,
+                    format!("surface access out of range in trap mode: byte x {x}, y {y}, z {z} (extent {row} bytes x {rows} x {})", l.depth),
+                ))
+            }
+        }
+    };
+    let addr = l.base + bz * l.slice + by * l.pitch + bx;
+    let n = size as usize;
+    if req.op == tex::SURF_LOAD {
+        let mut bytes = [0u8; 16];
+        // SAFETY: the access lies inside the surface's array (checked above).
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), n) };
+        for k in 0..4 {
+            req.data[k] = u32::from_le_bytes([bytes[4 * k], bytes[4 * k + 1], bytes[4 * k + 2], bytes[4 * k + 3]]);
+        }
+    } else {
+        let mut bytes = [0u8; 16];
+        for k in 0..4 {
+            bytes[4 * k..4 * k + 4].copy_from_slice(&req.data[k].to_le_bytes());
+        }
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, n) };
+    }
+    Ok(())
+}
+
+/// `txq` / `suq` attributes.
+fn query(res: &Resource, desc: Option<&TexDesc>, q: u32) -> Result<u32, Fault> {
+    let lv = levels(res);
+    let l = &lv[0];
+    let layered = match res {
+        Resource::Array { array, .. } => array.layered() || array.cubemap(),
+        _ => false,
+    };
+    Ok(match q {
+        tex::Q_WIDTH => l.width as u32,
+        tex::Q_HEIGHT => l.height as u32,
+        tex::Q_DEPTH => if layered { 1 } else { l.depth as u32 },
+        tex::Q_ARRAY_SIZE => if layered { l.depth as u32 } else { 0 },
+        tex::Q_NUM_MIPMAP_LEVELS => lv.len() as u32,
+        tex::Q_NUM_SAMPLES => 0,
+        tex::Q_NORMALIZED_COORDS => desc.map(|d| (d.flags & NORMALIZED != 0) as u32).unwrap_or(0),
+        tex::Q_FILTER_MODE => desc.map(|d| d.filter).unwrap_or(0),
+        tex::Q_ADDR_MODE_0 | tex::Q_ADDR_MODE_1 | tex::Q_ADDR_MODE_2 => desc.map(|d| d.address[(q - tex::Q_ADDR_MODE_0) as usize]).unwrap_or(0),
+        _ => return Err((CUDA_ERROR_LAUNCH_FAILED, format!("txq/suq attribute {q} is not emulated"))),
+    })
+}

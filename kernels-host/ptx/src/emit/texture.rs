@@ -1,0 +1,240 @@
+//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`) with
+//! texture/surface objects (unified mode: the handle is a 64-bit register or
+//! parameter). Each becomes one `simtwin_tex_request_t` passed to the runtime table's
+//! `texture` entry, the same the host twins' texture functions call, so both execution
+//! modes sample through one implementation in the driver.
+
+use super::func::{ctype, FnEmitter};
+use crate::ast::Ty;
+use crate::resolve::{Instr, Op};
+use crate::Error;
+use std::fmt::Write;
+
+/// Geometry modifier to the request's geometry code.
+fn geometry(i: &Instr) -> Option<(u32, &'static str)> {
+    for (m, g, n) in [(".1d", 0, "1d"), (".2d", 1, "2d"), (".3d", 2, "3d"), (".a1d", 3, "a1d"), (".a2d", 4, "a2d"), (".cube", 5, "cube"), (".acube", 6, "acube")] {
+        if i.src.has(m) {
+            return Some((g, n));
+        }
+    }
+    None
+}
+
+impl FnEmitter<'_> {
+    /// The object handle and coordinate operands of `[handle, {c...}]`.
+    fn tex_operands(&self, op: &Op) -> Result<(Op, Vec<Op>), Error> {
+        match op {
+            Op::Bracket(v) if v.len() == 2 => {
+                let coords = match &v[1] {
+                    Op::Vector(c) => c.clone(),
+                    c => vec![c.clone()],
+                };
+                Ok((v[0].clone(), coords))
+            }
+            Op::Bracket(v) if v.len() == 3 => Err(self.unsupported("texture with a separate sampler (independent mode) is not emulated: only texture objects (unified mode)")),
+            _ => Err(self.unsupported("texture operand is not [handle, {coordinates}]")),
+        }
+    }
+
+    fn tex_handle(&mut self, h: &Op) -> Result<String, Error> {
+        match h {
+            Op::Var(..) => Err(self.unsupported("texture and surface references (.texref/.surfref) are not emulated: only texture and surface objects")),
+            _ => self.val(h, Ty::U64),
+        }
+    }
+
+    /// `tex`, `tld4`: d = {4 values}, [t, {coords}] (, lod | , dx, dy).
+    pub(super) fn tex(&mut self, i: &Instr) -> Result<String, Error> {
+        let gather = i.src.op == "tld4";
+        let (geom, gname) = geometry(i).ok_or_else(|| self.unsupported("texture instruction without a geometry"))?;
+        let tys = i.src.tys();
+        let (dty, cty) = match tys.as_slice() {
+            [d, c] => (*d, *c),
+            _ => return Err(self.unsupported("texture instruction needs a result and a coordinate type")),
+        };
+        if !i.src.has(".v4") {
+            return Err(self.unsupported("texture instruction without .v4"));
+        }
+        let result = match dty {
+            Ty::F32 => 0,
+            Ty::S32 => 1,
+            Ty::U32 => 2,
+            _ => return Err(self.unsupported(format!("texture result type .{}", dty.name()))),
+        };
+        let (h, coords) = self.tex_operands(self.arg(i, 1)?)?;
+        let handle = self.tex_handle(&h)?;
+        let t = self.fresh();
+        let mut s = format!("::__simtwin::simtwin_tex_request_t {t}; memset(&{t}, 0, sizeof {t}); {t}.handle = {handle}; {t}.geometry = {geom}u; {t}.result = {result}u; ");
+        // Layered geometries put the layer (an integer) first.
+        let layered = matches!(gname, "a1d" | "a2d" | "acube");
+        let mut cs = coords.iter();
+        if layered {
+            let l = cs.next().ok_or_else(|| self.unsupported("layered texture without a layer"))?;
+            let v = self.val(l, Ty::S32)?;
+            let _ = write!(s, "{t}.icoord[3] = {v}; ");
+        }
+        let n = match gname {
+            "1d" | "a1d" => 1,
+            "2d" | "a2d" => 2,
+            _ => 3,
+        };
+        for k in 0..n {
+            let c = cs.next().ok_or_else(|| self.unsupported("texture coordinates missing"))?;
+            if cty == Ty::F32 {
+                let v = self.val(c, Ty::F32)?;
+                let _ = write!(s, "{t}.coord[{k}] = {v}; ");
+            } else {
+                let v = self.val(c, Ty::S32)?;
+                let _ = write!(s, "{t}.icoord[{k}] = {v}; ");
+            }
+        }
+        if cty != Ty::F32 {
+            let _ = write!(s, "{t}.flags = SIMTWIN_TEX_INT_COORDS; ");
+        }
+        let op = if gather {
+            let comp = [(".r", 0), (".g", 1), (".b", 2), (".a", 3)].iter().find(|(m, _)| i.src.has(m)).map(|c| c.1).unwrap_or(0);
+            let _ = write!(s, "{t}.component = {comp}u; ");
+            3
+        } else if i.src.has(".level") {
+            let lod = self.val(self.arg(i, 2)?, Ty::F32)?;
+            let _ = write!(s, "{t}.lod = {lod}; ");
+            1
+        } else if i.src.has(".grad") {
+            for (k, a) in [2usize, 3].iter().enumerate() {
+                let g = match self.arg(i, *a)? {
+                    Op::Vector(v) => v.clone(),
+                    o => vec![o.clone()],
+                };
+                for (j, c) in g.iter().take(3).enumerate() {
+                    let v = self.val(c, Ty::F32)?;
+                    let _ = write!(s, "{t}.grad[{}] = {v}; ", k * 3 + j);
+                }
+            }
+            2
+        } else {
+            if i.args.len() > 2 {
+                return Err(self.unsupported("texture instruction with an offset or depth-compare operand is not emulated"));
+            }
+            0
+        };
+        let _ = write!(s, "{t}.op = {op}u; tex_call(&{t}); ");
+        let Op::Vector(parts) = self.arg(i, 0)?.clone() else { return Err(self.unsupported("texture result is not a vector")) };
+        for (k, p) in parts.iter().enumerate().take(4) {
+            let e = format!("rd<{}>({t}.data[{k}])", ctype(dty));
+            s.push_str(&self.set(p, dty, &e)?);
+            s.push(' ');
+        }
+        Ok(s)
+    }
+
+    /// `txq.attr.b32 d, [t]` and `suq.attr.b32 d, [s]`.
+    pub(super) fn txq(&mut self, i: &Instr) -> Result<String, Error> {
+        let q = [
+            (".width", 0),
+            (".height", 1),
+            (".depth", 2),
+            (".channel_data_type", 3),
+            (".channel_order", 4),
+            (".normalized_coords", 5),
+            (".filter_mode", 6),
+            (".addr_mode_0", 7),
+            (".addr_mode_1", 8),
+            (".addr_mode_2", 9),
+            (".array_size", 10),
+            (".num_mipmap_levels", 11),
+            (".num_samples", 12),
+        ]
+        .iter()
+        .find(|(m, _)| i.src.has(m))
+        .map(|x| x.1)
+        .ok_or_else(|| self.unsupported("txq/suq attribute"))?;
+        if i.src.has(".level") {
+            return Err(self.unsupported("txq.level is not emulated"));
+        }
+        let h = match self.arg(i, 1)? {
+            Op::Addr(..) | Op::Bracket(_) | Op::Reg(_) => self.arg(i, 1)?.clone(),
+            o => o.clone(),
+        };
+        let handle = match &h {
+            Op::Addr(crate::resolve::AddrBase::Reg(r), 0) => format!("(uint64_t)r{r}"),
+            Op::Bracket(v) if v.len() == 1 => self.tex_handle(&v[0])?,
+            Op::Reg(_) => self.tex_handle(&h)?,
+            _ => return Err(self.unsupported("txq/suq operand is not [handle]")),
+        };
+        let t = self.fresh();
+        let op = if i.src.op == "suq" { 7 } else { 6 };
+        let mut s = format!(
+            "::__simtwin::simtwin_tex_request_t {t}; memset(&{t}, 0, sizeof {t}); {t}.handle = {handle}; {t}.op = {op}u; {t}.query = {q}u; tex_call(&{t}); "
+        );
+        s.push_str(&self.set(self.arg(i, 0)?, Ty::B32, &format!("{t}.data[0]"))?);
+        Ok(s)
+    }
+
+    /// `suld.b.geom{.vN}.bT.mode d, [s, {x, y...}]` and `sust.b... [s, {...}], v`.
+    pub(super) fn surface(&mut self, i: &Instr) -> Result<String, Error> {
+        let store = i.src.op == "sust";
+        if i.src.has(".p") {
+            return Err(self.unsupported("formatted surface stores (sust.p) are not emulated"));
+        }
+        let (geom, gname) = geometry(i).ok_or_else(|| self.unsupported("surface instruction without a geometry"))?;
+        let ty = i.src.last_ty().ok_or_else(|| self.unsupported("surface instruction without a type"))?;
+        let n: u32 = if i.src.has(".v4") {
+            4
+        } else if i.src.has(".v2") {
+            2
+        } else {
+            1
+        };
+        let size = ty.size() * n;
+        let clamp = if i.src.has(".clamp") {
+            1
+        } else if i.src.has(".zero") {
+            2
+        } else {
+            0
+        };
+        let (h, coords) = self.tex_operands(self.arg(i, if store { 0 } else { 1 })?)?;
+        let handle = self.tex_handle(&h)?;
+        let t = self.fresh();
+        let mut s = format!(
+            "::__simtwin::simtwin_tex_request_t {t}; memset(&{t}, 0, sizeof {t}); {t}.handle = {handle}; {t}.geometry = {geom}u; {t}.size = {size}u; {t}.clamp = {clamp}u; "
+        );
+        let layered = matches!(gname, "a1d" | "a2d");
+        let mut cs = coords.iter();
+        if layered {
+            let l = cs.next().ok_or_else(|| self.unsupported("layered surface without a layer"))?;
+            let v = self.val(l, Ty::S32)?;
+            let _ = write!(s, "{t}.icoord[3] = {v}; ");
+        }
+        let dims = match gname {
+            "1d" | "a1d" => 1,
+            "2d" | "a2d" => 2,
+            _ => 3,
+        };
+        for k in 0..dims {
+            let c = cs.next().ok_or_else(|| self.unsupported("surface coordinates missing"))?;
+            let v = self.val(c, Ty::S32)?;
+            let _ = write!(s, "{t}.icoord[{k}] = {v}; ");
+        }
+        let vals = match self.arg(i, if store { 1 } else { 0 })?.clone() {
+            Op::Vector(v) => v,
+            o => vec![o],
+        };
+        let ct = ctype(ty);
+        if store {
+            for (k, p) in vals.iter().enumerate() {
+                let v = self.val(p, ty)?;
+                let _ = write!(s, "{{ {ct} v = {v}; memcpy((char *){t}.data + {}, &v, sizeof v); }} ", k as u32 * ty.size());
+            }
+            let _ = write!(s, "{t}.op = 5u; tex_call(&{t});");
+        } else {
+            let _ = write!(s, "{t}.op = 4u; tex_call(&{t}); ");
+            for (k, p) in vals.iter().enumerate() {
+                let e = format!("tex_part<{ct}>({t}.data, {})", k as u32 * ty.size());
+                s.push_str(&self.set(p, ty, &e)?);
+                s.push(' ');
+            }
+        }
+        Ok(s)
+    }
+}
