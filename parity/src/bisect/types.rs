@@ -163,6 +163,32 @@ fn elem_of(t: &str) -> Option<Elem> {
     })
 }
 
+/// The index after the group that opens at `s[i]` (one of `opens`) and closes at its
+/// matching `E`; identifiers (`<len><id>`) inside are skipped whole, so their letters
+/// open nothing. An unclosed group ends at the end of `s`.
+fn skip_group(s: &[u8], mut i: usize, opens: &[u8]) -> Option<usize> {
+    let mut depth = 0;
+    while i < s.len() {
+        match s[i] {
+            c if opens.contains(&c) => depth += 1,
+            b'E' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'0'..=b'9' => {
+                let (len, at) = number(s, i)?;
+                i = at + len;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
 /// The parameter types of an Itanium-mangled function symbol (`_Z<name><params>`),
 /// for the builtin types, pointers and qualifiers; a parameter of any other type is
 /// [`Param::Unknown`] and ends the parse (what follows cannot be read without a full
@@ -173,51 +199,13 @@ pub fn demangle_params(sym: &str) -> Option<Vec<Param>> {
     let mut template = false;
     // The name: <len><id>, or N ... E (nested), optionally followed by template args.
     if s.first() == Some(&b'N') {
-        let mut depth = 0;
-        while i < s.len() {
-            match s[i] {
-                b'N' | b'I' => depth += 1,
-                b'E' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        i += 1;
-                        break;
-                    }
-                }
-                b'0'..=b'9' => {
-                    let (len, at) = number(s, i)?;
-                    i = at + len;
-                    continue;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
+        i = skip_group(s, i, b"NI")?;
     } else {
         let (len, at) = number(s, i)?;
         i = at + len;
         if s.get(i) == Some(&b'I') {
             template = true;
-            let mut depth = 0;
-            while i < s.len() {
-                match s[i] {
-                    b'I' => depth += 1,
-                    b'E' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            i += 1;
-                            break;
-                        }
-                    }
-                    b'0'..=b'9' => {
-                        let (len, at) = number(s, i)?;
-                        i = at + len;
-                        continue;
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
+            i = skip_group(s, i, b"I")?;
         }
     }
     // A template function's encoding carries its return type first.
