@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 /// Crate roots: (source directory, root files).
 const CRATES: &[(&str, &[&str])] = &[
     ("emu-driver/src", &["lib.rs"]),
-    ("emu-driver/abi/src", &["lib.rs"]),
+    ("abi/src", &["lib.rs"]),
     ("emu-driver/conformance/src", &["main.rs"]),
     ("kernels-host/src", &["lib.rs", "main.rs"]),
     ("parity/src", &["lib.rs", "main.rs"]),
-    ("parity/preload/src", &["lib.rs"]),
+    ("crlibm/src", &["lib.rs"]),
     ("fixtures/src", &["lib.rs", "main.rs"]),
 ];
 

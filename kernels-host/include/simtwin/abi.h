@@ -11,7 +11,7 @@
  *                              executor points at the current CUDA thread's context
  *                              before every resume.
  *
- * Everything here is plain C. The Rust definition is emu-driver/abi/src/kernel.rs (crate
+ * Everything here is plain C. The Rust definition is abi/src/kernel.rs (crate
  * simtwin-abi); its tests compile this header and compare every size and offset. Bump
  * SIMTWIN_ABI_VERSION on any change.
  *

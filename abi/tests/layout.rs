@@ -5,7 +5,7 @@ use simtwin_abi::kernel::*;
 use std::mem::{align_of, offset_of, size_of};
 use std::process::Command;
 
-const HEADER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../kernels-host/include");
+const HEADER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels-host/include");
 
 fn c_layout(lines: &[(&str, &str)]) -> Vec<(String, u64)> {
     let dir = tempdir();
