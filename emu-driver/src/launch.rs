@@ -103,7 +103,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
             workers: c.workers,
             block_order: c.block_order,
             watchdog: c.watchdog,
-            checks: c.checks.exec(),
+            checks: crate::exec::Checks { race: c.checks.race, poison: c.checks.poison },
             preempt: c.preempt,
             resident_blocks: resident_blocks(p, threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs)),
         };

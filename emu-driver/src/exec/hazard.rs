@@ -9,16 +9,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// What `EMU_CUDA_HAZARDS` selects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HazardMode {
-    /// Report and go on as a device would (the default).
-    #[default]
-    Warn,
-    /// The first hazard fails the launch with [`super::HAZARD_ERROR_CODE`].
-    Error,
-}
+pub use crate::config::HazardMode;
 
 /// The hazard classes the executor detects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
