@@ -9,12 +9,15 @@
 //!   reads.
 //! - [`trace`]: the launch trace the driver writes (`EMU_CUDA_TRACE`) and
 //!   `parity bisect` reads.
+//! - [`cuda`]: the CUDA driver API's result codes, types and structs as the pinned
+//!   toolkit's cuda.h defines them (values and layouts checked against it by a test).
 //! - [`ffi`]: the two C helpers every crate of the workspace needs (C strings, dladdr).
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod counters;
+pub mod cuda;
 pub mod ffi;
 pub mod kernel;
 pub mod manifest;

@@ -30,7 +30,7 @@
 //! texture          texture and surface objects and the sampler kernels call
 //! image, registry  module-image parsers, kernel-library manifests
 //! fork             what a forked child may do (atfork handlers, the child's flag)
-//! counters, inject, log, config, profile, errors, cu, symbols
+//! counters, inject, log, config, profile, errors, symbols
 //!                  leaves: what everything writes to or reads
 //! ```
 
@@ -46,7 +46,8 @@ pub(crate) mod callbacks;
 pub(crate) mod config;
 pub(crate) mod counters;
 pub(crate) mod counters_file;
-pub(crate) mod cu;
+/// The CUDA driver API's types, codes and structs (cuda.h), shared with the other crates.
+pub(crate) use simtwin_abi::cuda as cu;
 pub(crate) mod errors;
 pub mod exec;
 pub(crate) mod exports;

@@ -364,7 +364,7 @@ const LAYERS: &[Layers] = &[
             (&["texture"], "texture and surface objects and the sampler kernels call"),
             (&["image", "registry"], "module-image parsers, kernel-library manifests"),
             (&["fork"], "what a forked child may do (atfork handlers, the child's flag)"),
-            (&["counters", "inject", "log", "config", "profile", "errors", "cu", "symbols"], "leaves: what everything writes to or reads"),
+            (&["counters", "inject", "log", "config", "profile", "errors", "symbols"], "leaves: what everything writes to or reads"),
         ],
     },
     Layers {
@@ -373,6 +373,7 @@ const LAYERS: &[Layers] = &[
         diagrams: &[],
         layers: &[
             (&["kernel", "manifest", "counters", "trace"], "the contracts, one module each"),
+            (&["cuda"], "cuda.h's result codes, types and structs"),
             (&["ffi"], "the C helpers every crate needs (C strings, dladdr)"),
         ],
     },

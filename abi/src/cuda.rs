@@ -1,7 +1,7 @@
 //! CUDA driver API types and constants, as the public `cuda.h` defines them (values are
 //! the documented ABI; only what the emulated driver uses is listed).
 
-#![allow(non_camel_case_types)]
+#![allow(non_camel_case_types, missing_docs)] // cuda.h's names; cuda.h documents them
 
 use std::ffi::c_void;
 
