@@ -106,23 +106,52 @@ pub struct LaunchCount {
     pub blocks: u64,
 }
 
-/// One hazard report of the executor (see the README's EMU_CUDA_HAZARDS).
+/// One hazard report: the executor's (with `kind` its `HazardKind`, which prints as the
+/// kebab-case class) and, as the counters file holds it, with `kind` a string (e.g.
+/// `barrier-divergence-site`; the driver's own reports add classes the executor does not
+/// have). One type for both, so a report reads the same in the log and in the file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Hazard {
-    /// The class, e.g. `barrier-divergence-site`.
-    pub kind: String,
+pub struct Hazard<K = String> {
+    /// The class.
+    pub kind: K,
     /// Kernel symbol.
     pub kernel: String,
-    /// Block of the first occurrence.
+    /// Block of the first occurrence (in the launch's block order).
     pub block: [u32; 3],
-    /// Linear thread indices in the block (at most 64).
+    /// Linear thread indices in the block (x + y*bx + z*bx*by), at most 64.
     pub threads: Vec<u32>,
-    /// The operation, with its call site(s).
+    /// The operation and its call site (`file:line:column` where the library knew it).
     pub operation: String,
-    /// What happened and what the emulation did.
+    /// What happened and what the emulation did about it.
     pub message: String,
-    /// Occurrences of this (kind, site) in the launch.
+    /// Occurrences of this (kind, site) in the launch; the report is the first.
     pub occurrences: u64,
+}
+
+impl<K: std::fmt::Display> Hazard<K> {
+    /// The report as the counters file holds it (`kind` as its name).
+    pub fn to_record(&self) -> Hazard {
+        Hazard {
+            kind: self.kind.to_string(),
+            kernel: self.kernel.clone(),
+            block: self.block,
+            threads: self.threads.clone(),
+            operation: self.operation.clone(),
+            message: self.message.clone(),
+            occurrences: self.occurrences,
+        }
+    }
+}
+
+impl<K: std::fmt::Display> std::fmt::Display for Hazard<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y, z] = self.block;
+        write!(f, "simtwin hazard [{}] kernel {} block ({x},{y},{z}) {}: {}", self.kind, self.kernel, self.operation, self.message)?;
+        if self.occurrences > 1 {
+            write!(f, " ({} occurrences in this launch)", self.occurrences)?;
+        }
+        Ok(())
+    }
 }
 
 /// What a program left behind (at context destroy or exit).

@@ -195,15 +195,7 @@ pub fn run(mut p: Prepared) -> CuResult {
     let c = counters::get();
     for h in &outcome.hazards {
         crate::log_warn!("{h}");
-        c.hazard(simtwin_abi::counters::Hazard {
-            kind: h.kind.as_str().to_string(),
-            kernel: h.kernel.clone(),
-            block: h.block,
-            threads: h.threads.clone(),
-            operation: h.operation.clone(),
-            message: h.message.clone(),
-            occurrences: h.occurrences,
-        });
+        c.hazard(h.to_record());
     }
     match outcome.result {
         Ok(()) => {

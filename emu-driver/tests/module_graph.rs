@@ -417,7 +417,7 @@ const LAYERS: &[Layers] = &[
         dir: "fixtures/src",
         root: "lib.rs",
         diagrams: &[],
-        layers: &[(&["set"], "the named clip set"), (&["clip"], "the clip generators")],
+        layers: &[(&["set", "twin"], "the named clip set; the twin's features and planted defects"), (&["clip"], "the clip generators")],
     },
     Layers {
         dir: "emu-driver/conformance/src",
@@ -426,7 +426,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["cases"], "the cases, by API family"),
             (&["cx"], "what a case is given"),
-            (&["api", "codes", "opts"], "the driver API through dlopen, result codes, options"),
+            (&["api", "opts"], "the driver API through dlopen, options"),
         ],
     },
 ];

@@ -99,8 +99,6 @@ pub fn ctx_create_v3(pctx: Out<CUcontext>, num: i32, flags: u32, dev: CUdevice) 
     ctx_create(pctx, flags, dev)
 }
 
-const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: CUresult = 224;
-
 pub fn ctx_create_v4(pctx: Out<CUcontext>, params: Option<CUctxCreateParams>, flags: u32, dev: CUdevice) -> CuResult {
     if let Some(p) = params {
         if p.num_exec_affinity_params != 0 {
