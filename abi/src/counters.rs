@@ -106,10 +106,11 @@ pub struct LaunchCount {
     pub blocks: u64,
 }
 
-/// One hazard report: the executor's (with `kind` its `HazardKind`, which prints as the
-/// kebab-case class) and, as the counters file holds it, with `kind` a string (e.g.
-/// `barrier-divergence-site`; the driver's own reports add classes the executor does not
-/// have). One type for both, so a report reads the same in the log and in the file.
+/// One hazard report (EMU_CUDA_HAZARDS in docs/driver.md): the executor's (with `kind`
+/// its `HazardKind`, which prints as the kebab-case class) and, as the counters file
+/// holds it, with `kind` a string (e.g. `barrier-divergence-site`; the driver's own
+/// reports add classes the executor does not have). One type for both, so a report reads
+/// the same in the log and in the file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Hazard<K = String> {
     /// The class.

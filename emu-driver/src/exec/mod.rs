@@ -1,4 +1,4 @@
-//! The SIMT executor (DESIGN.md §3): runs a grid of a host-compiled kernel block by
+//! The SIMT executor (docs/architecture.md): runs a grid of a host-compiled kernel block by
 //! block, every CUDA thread on a fiber (a stack of its own, switched by `fibers`'s own
 //! code; corosensei only provides the stacks), with sm_70+ barrier and warp-collective
 //! semantics, convergence for `__activemask`, structural deadlock detection, a watchdog
