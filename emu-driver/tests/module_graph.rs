@@ -19,7 +19,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("emu-driver/conformance/src", &["main.rs"]),
     ("kernels-host/src", &["lib.rs", "main.rs"]),
     ("parity/src", &["lib.rs", "main.rs"]),
-    ("crlibm/src", &["lib.rs"]),
+    ("crlibm-preload/src", &["lib.rs"]),
     ("fixtures/src", &["lib.rs", "main.rs"]),
 ];
 
