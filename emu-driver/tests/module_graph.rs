@@ -133,7 +133,9 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.join(root), Vec::<String>::new())];
     while let Some((file, path)) = stack.pop() {
-        let text = code_only(&std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())));
+        let raw = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let text = code_only(&raw);
+        let paths = path_attributes(&raw);
         let mut children = BTreeSet::new();
         let base = if file.file_name().map(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs").unwrap_or(false) {
             file.parent().unwrap().to_path_buf()
@@ -147,7 +149,11 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
                 if w[1].ends_with(';') && !name.is_empty() {
                     let a = base.join(format!("{name}.rs"));
                     let b = base.join(name).join("mod.rs");
-                    let f = if a.exists() { a } else { b };
+                    let f = match paths.get(name) {
+                        Some(p) => file.parent().unwrap().join(p),
+                        None if a.exists() => a,
+                        None => b,
+                    };
                     if f.exists() {
                         let mut p = path.clone();
                         p.push(name.to_string());
@@ -159,6 +165,24 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
         }
         let macros = words.windows(2).filter(|w| w[0] == "macro_rules").map(|w| w[1].trim_end_matches(['{', ';']).to_string()).collect();
         out.push(Module { file, path, children, macros });
+    }
+    out
+}
+
+/// `#[path = "FILE"] mod NAME;` declarations: NAME -> FILE (relative to the declaring
+/// file's folder).
+fn path_attributes(raw: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let lines: Vec<&str> = raw.lines().map(str::trim).collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(rest) = l.strip_prefix("#[path = \"") else { continue };
+        let Some(file) = rest.split('"').next() else { continue };
+        if let Some(decl) = lines[i + 1..].iter().find(|l| !l.starts_with("#[")) {
+            let name = decl.trim_start_matches("pub(crate) ").trim_start_matches("pub ").strip_prefix("mod ").map(|n| n.trim_end_matches(';'));
+            if let Some(name) = name {
+                out.insert(name.to_string(), file.to_string());
+            }
+        }
     }
     out
 }
@@ -341,7 +365,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "emu-driver/src",
         root: "lib.rs",
-        diagrams: &["emu-driver/src/lib.rs"],
+        diagrams: &["emu-driver/src/lib.rs", "emu-driver/README.md"],
         layers: &[
             (&["teardown"], "end of the process (ELF destructor): leaks at exit, the final counters"),
             (&["exports"], "every exported entry point, one table (C ABI, counting, EMU_CUDA_FAIL, cuGetProcAddress)"),
@@ -370,9 +394,9 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "abi/src",
         root: "lib.rs",
-        diagrams: &[],
+        diagrams: &["abi/README.md"],
         layers: &[
-            (&["kernel", "manifest", "counters", "trace"], "the contracts, one module each"),
+            (&["kernel", "manifest", "counters", "trace"], "the contracts between processes, one module each"),
             (&["cuda"], "cuda.h's result codes, types and structs"),
             (&["ffi"], "the C helpers every crate needs (C strings, dladdr)"),
         ],
@@ -380,17 +404,17 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "kernels-host/src",
         root: "lib.rs",
-        diagrams: &[],
+        diagrams: &["kernels-host/README.md"],
         layers: &[
             (&["build"], "`kernels-host build`: one .cu file into a kernel library and its manifest"),
-            (&["compdb", "nvcc_check", "rewrite", "ptx", "sass", "plugin", "module"], "the steps: flags from compile_commands.json, nvcc's view, the source rewrite, PTX and SASS, plugins, module images"),
-            (&["flags", "lex", "manifest", "toolkit"], "leaves: compiler flags, a C++ lexer, the manifest, the CUDA toolkit (nvcc)"),
+            (&["compdb", "nvcc_check", "rewrite", "ptx", "sass", "plugin", "module"], "compile databases, the nvcc cross-check, the source rewrite, PTX entries, SASS listings, the GCC plugin, loading a built library"),
+            (&["flags", "lex", "manifest", "toolkit"], "leaves: nvcc flags, a C++ tokenizer, the manifest, the CUDA toolkit (nvcc)"),
         ],
     },
     Layers {
         dir: "kernels-host/ptx/src",
         root: "lib.rs",
-        diagrams: &[],
+        diagrams: &["kernels-host/ptx/README.md"],
         layers: &[
             (&["jit"], "g++ over the emitted C++, cached by content"),
             (&["emit"], "C++ for the host compiler"),
@@ -404,7 +428,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "parity/src",
         root: "lib.rs",
-        diagrams: &[],
+        diagrams: &["parity/README.md"],
         layers: &[
             (&["command_line"], "the command line: every command's arguments and report directory"),
             (&["frames", "diff", "transfers", "bench", "faults", "bisect", "demo", "merge", "replay", "wrap"], "the commands, one module each"),
@@ -416,7 +440,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "fixtures/src",
         root: "lib.rs",
-        diagrams: &[],
+        diagrams: &["fixtures/README.md"],
         layers: &[(&["set", "twin"], "the named clip set; the twin's features and planted defects"), (&["clip"], "the clip generators")],
     },
     Layers {
@@ -426,7 +450,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["cases"], "the cases, by API family"),
             (&["cx"], "what a case is given"),
-            (&["api", "opts"], "the driver API through dlopen, options"),
+            (&["api", "cuda", "opts"], "the driver API through dlopen, cuda.h's codes and structs (abi/src/cuda.rs), options"),
         ],
     },
 ];

@@ -316,7 +316,7 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::fault::*;
 
     const LIMIT: usize = 0x7f00_0000_0000; // lowest address of a fiber's stack mapping
 

@@ -566,7 +566,7 @@ pub(crate) fn prefetch_stack(f: *const Fiber) {
 mod tests {
     //! The switch and the pool on their own, without a scheduler: a test home whose
     //! `range_end` goes back to it, and kernels (`RunFn`s) that switch home mid-range.
-    use super::*;
+    use crate::exec::fibers::*;
 
     const SCHED_RBX: u64 = 0x0123_4567_89ab_cdef;
     const SCHED_RBP: u64 = 0x0fed_cba9_8765_4321;
