@@ -356,6 +356,8 @@ type Layer = (&'static [&'static str], &'static str);
 struct Layers {
     dir: &'static str,
     root: &'static str,
+    /// The module whose submodules these layers order (empty: the crate's top level).
+    within: &'static [&'static str],
     layers: &'static [Layer],
     diagrams: &'static [&'static str],
 }
@@ -365,6 +367,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "emu-driver/src",
         root: "lib.rs",
+        within: &[],
         diagrams: &["emu-driver/src/lib.rs", "emu-driver/README.md"],
         layers: &[
             (&["teardown"], "end of the process (ELF destructor): leaks at exit, the final counters"),
@@ -392,8 +395,31 @@ const LAYERS: &[Layers] = &[
         ],
     },
     Layers {
+        dir: "emu-driver/src",
+        root: "lib.rs",
+        within: &["exec"],
+        diagrams: &[],
+        layers: &[
+            (&["parallel"], "several workers on several OS threads"),
+            (&["runtime"], "the extern \"C\" table kernel code calls"),
+            (&["scheduler"], "a worker: its blocks, their fibers; the signal target"),
+            (&["watchdog"], "forward progress"),
+            (&["fault"], "signal handling"),
+            (&["current"], "the running fiber as kernel code finds it"),
+            (&["fibers"], "the fiber pool and the stack switches"),
+            (&["race"], "the shared-memory checks of a worker"),
+            (&["deadlock"], "a block where nothing can run"),
+            (&["block"], "a block's rendezvous put together"),
+            (&["barrier", "warp", "convergence"], "each rendezvous kind"),
+            (&["threads"], "a block's thread table"),
+            (&["types"], "what a launch is given and gives back"),
+            (&["hazard", "order", "warp_ops", "device_defined", "smem"], "reports, block order, collective arithmetic, device-defined results, shared memory"),
+        ],
+    },
+    Layers {
         dir: "abi/src",
         root: "lib.rs",
+        within: &[],
         diagrams: &["abi/README.md"],
         layers: &[
             (&["kernel", "manifest", "counters", "trace"], "the contracts between processes, one module each"),
@@ -404,6 +430,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "kernels-host/src",
         root: "lib.rs",
+        within: &[],
         diagrams: &["kernels-host/README.md"],
         layers: &[
             (&["build"], "`kernels-host build`: one .cu file into a kernel library and its manifest"),
@@ -414,6 +441,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "kernels-host/ptx/src",
         root: "lib.rs",
+        within: &[],
         diagrams: &["kernels-host/ptx/README.md"],
         layers: &[
             (&["jit"], "g++ over the emitted C++, cached by content"),
@@ -428,6 +456,7 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "parity/src",
         root: "lib.rs",
+        within: &[],
         diagrams: &["parity/README.md"],
         layers: &[
             (&["command_line"], "the command line: every command's arguments and report directory"),
@@ -440,12 +469,14 @@ const LAYERS: &[Layers] = &[
     Layers {
         dir: "fixtures/src",
         root: "lib.rs",
+        within: &[],
         diagrams: &["fixtures/README.md"],
         layers: &[(&["set", "twin"], "the named clip set; the twin's features and planted defects"), (&["clip"], "the clip generators")],
     },
     Layers {
         dir: "emu-driver/conformance/src",
         root: "main.rs",
+        within: &[],
         diagrams: &[],
         layers: &[
             (&["cases"], "the cases, by API family"),
@@ -473,19 +504,27 @@ fn layer_of(l: &Layers, path: &[String]) -> Option<usize> {
 fn layering_problems(ws: &Path, l: &Layers) -> Vec<String> {
     let Graph { mods, edges } = graph(&ws.join(l.dir), l.root);
     let name = |k: usize| mods[k].file.strip_prefix(ws).unwrap_or(&mods[k].file).display().to_string();
+    // Module paths relative to `within`; None: outside it, or `within` itself.
+    let rel: Vec<Option<&[String]>> = mods
+        .iter()
+        .map(|m| {
+            let inside = m.path.len() > l.within.len() && m.path.iter().zip(l.within).all(|(a, b)| a == b);
+            inside.then(|| &m.path[l.within.len()..])
+        })
+        .collect();
     let mut out = Vec::new();
     for (names, _) in l.layers {
         for n in *names {
             let p: Vec<String> = n.split("::").map(String::from).collect();
-            if !mods.iter().any(|m| m.path == p) {
-                out.push(format!("{}: {n} is listed in a layer but is no module of the crate", l.dir));
+            if !rel.iter().any(|r| r.is_some_and(|r| r == p.as_slice())) {
+                out.push(format!("{}: {n} is listed in a layer but is no module of {}", l.dir, if l.within.is_empty() { "the crate".to_string() } else { l.within.join("::") }));
             }
         }
     }
-    let layer: Vec<Option<usize>> = mods.iter().map(|m| if m.path.is_empty() { None } else { layer_of(l, &m.path) }).collect();
-    for (i, m) in mods.iter().enumerate() {
-        if !m.path.is_empty() && layer[i].is_none() {
-            out.push(format!("{}: module {} is in no layer (add it to LAYERS in emu-driver/tests/module_graph.rs)", name(i), m.path.join("::")));
+    let layer: Vec<Option<usize>> = rel.iter().map(|r| r.and_then(|r| layer_of(l, r))).collect();
+    for (i, r) in rel.iter().enumerate() {
+        if let (Some(r), None) = (r, layer[i]) {
+            out.push(format!("{}: module {} is in no layer (add it to LAYERS in emu-driver/tests/module_graph.rs)", name(i), r.join("::")));
         }
     }
     for (i, es) in edges.iter().enumerate() {
@@ -569,7 +608,7 @@ fn the_checker_sees_an_upward_edge_and_an_unlisted_module() {
     std::fs::write(dir.join("high.rs"), "use crate::low::f;\n#[macro_export]\nmacro_rules! shout { () => {} }\n").unwrap();
     std::fs::write(dir.join("low/mod.rs"), "pub fn f() { crate::shout!(); }\n").unwrap();
     let dir_s: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
-    let l = Layers { dir: dir_s, root: "lib.rs", layers: &[(&["high"], "top"), (&["low", "gone"], "bottom")], diagrams: &[] };
+    let l = Layers { dir: dir_s, root: "lib.rs", within: &[], layers: &[(&["high"], "top"), (&["low", "gone"], "bottom")], diagrams: &[] };
     let got = layering_problems(Path::new("/"), &l);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(got.len(), 3, "{got:#?}");

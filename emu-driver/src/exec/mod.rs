@@ -8,7 +8,8 @@
 //! size and dimension limits, shared memory: that is the driver's job) and hands
 //! [`runtime_table`] to every kernel library's `bind`.
 //!
-//! Layout, one concept per file, each using only files listed before it:
+//! Layout, one concept per file, each using only files listed before it (the layers of
+//! `exec` in `tests/module_graph.rs` keep it so):
 //! - `hazard`: reports; `order`: block order; `warp_ops`: collective arithmetic;
 //!   `device_defined`: what reads from lanes that cannot take part give; `smem`: where
 //!   a block's shared memory is (checking modes), and poisoning;
