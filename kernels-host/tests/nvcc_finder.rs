@@ -28,6 +28,10 @@ fn run(cmd: &Path, args: &[&str], env: &[(&str, &str)], path: &str) -> (String, 
     (String::from_utf8_lossy(&out.stdout).trim().to_string(), out.status.code().unwrap_or(-1))
 }
 
+/// (what, environment, PATH, expected: Some(path), Some("") for whatever this machine
+/// has, None for a refusal).
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str, Option<&'a str>);
+
 #[test]
 fn the_rust_finder_and_scripts_nvcc_path_agree() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -43,7 +47,7 @@ fn the_rust_finder_and_scripts_nvcc_path_agree() {
     // python3 stays reachable (the PyPI package is looked up through it).
     let sys_path = "/usr/local/bin:/usr/bin:/bin";
     let path_with_fake = format!("{}:{sys_path}", on_path.parent().unwrap().display());
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str, Option<&str>)> = vec![
+    let cases: Vec<Case> = vec![
         ("$NVCC first", vec![("NVCC", a), ("SIMTWIN_NVCC", b)], sys_path, Some(a)),
         ("$SIMTWIN_NVCC next", vec![("SIMTWIN_NVCC", b)], sys_path, Some(b)),
         ("$NVCC naming no executable is refused", vec![("NVCC", not_exe), ("SIMTWIN_NVCC", b)], sys_path, None),
