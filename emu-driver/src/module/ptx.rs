@@ -125,9 +125,11 @@ fn loop_runners(lib: &libloading::Library, n: usize) -> Vec<Option<abi::RunFn>> 
     if off {
         return vec![None; n];
     }
-    // SAFETY: the translator's libraries export this function (no arguments, returns a
-    // static table of `n` runner pointers or nulls).
-    let table = match unsafe { lib.get::<unsafe extern "C" fn() -> *const *const c_void>(b"simtwin_ptx_loops_v1\0") } {
+    // SAFETY: the translator's libraries export this function with this signature (no
+    // arguments, a static table of `n` runner pointers or nulls).
+    let get = unsafe { lib.get::<unsafe extern "C" fn() -> *const *const c_void>(b"simtwin_ptx_loops_v1\0") };
+    let table = match get {
+        // SAFETY: as above; it only returns the table's address.
         Ok(f) => unsafe { f() },
         Err(_) => std::ptr::null(),
     };

@@ -520,13 +520,13 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Result<(), String> 
                 }
                 let blk = &cfg.blocks[x];
                 let mut stopped = false;
-                for k in blk.start..blk.end {
+                for (k, t) in tainted.iter_mut().enumerate().take(blk.end).skip(blk.start) {
                     if k == target {
                         stopped = true;
                         break;
                     }
-                    if !tainted[k] {
-                        tainted[k] = true;
+                    if !*t {
+                        *t = true;
                         grew = true;
                     }
                 }
