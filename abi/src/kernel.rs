@@ -347,6 +347,11 @@ pub struct Runtime {
     /// The answer is in `req.data`; a fault (a surface access out of range in trap
     /// mode, an unknown object) ends the launch and does not return.
     pub texture: unsafe extern "C" fn(req: *mut TexRequest),
+    /// Added within version 2: PTX mode's loop path completed a block barrier `op` at
+    /// `site` that `arrived` threads reached, after the `exited_count` threads of
+    /// `exited` (in exit order) had exited. Nonzero: the launch stops (the library
+    /// returns at once).
+    pub block_barrier: unsafe extern "C" fn(op: u32, site: Site, arrived: u32, exited: *const u32, exited_count: u32) -> i32,
 }
 
 /// One `__global__` function of the library.

@@ -70,7 +70,8 @@ fn rust_types_match_abi_h() {
             "abi_version" => abi_version, "size" => size, "barrier" => barrier, "warp" => warp,
             "activemask" => activemask, "trap" => trap, "print" => print,
             "threadfence" => threadfence, "clock" => clock, "yield_now" => yield_now,
-            "report" => report, "access" => access, "texture" => texture
+            "report" => report, "access" => access, "texture" => texture,
+            "block_barrier" => block_barrier
         },
         "simtwin_tex_request_t" => TexRequest {
             "op" => op, "geometry" => geometry, "handle" => handle, "coord" => coord,

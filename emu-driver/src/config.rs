@@ -38,6 +38,9 @@ pub struct Config {
     pub preempt: std::time::Duration,
     /// EMU_CUDA_EXEC: how a module's kernels run (host twins or the image's PTX).
     pub exec: ExecMode,
+    /// EMU_CUDA_THREAD_LOOPS: whether PTX mode runs a barrier-uniform kernel's threads as
+    /// loops between barriers.
+    pub thread_loops: ThreadLoops,
     /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
     pub trace: Option<TraceConfig>,
 }
@@ -111,6 +114,17 @@ pub enum ExecMode {
     Ptx,
     /// Only host twins (a module without one fails to load).
     Twin,
+}
+
+/// EMU_CUDA_THREAD_LOOPS: PTX mode's loop path (simtwin-ptx `uniform`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadLoops {
+    /// The loop path for every kernel the translator proved barrier-uniform (default).
+    Auto,
+    /// Fibers for every kernel.
+    Off,
+    /// As `auto`, and each kernel that keeps fibers is reported (warn) at load, with why.
+    On,
 }
 
 /// EMU_CUDA_CHECKS: a comma-separated list of checking modes, each off unless named.
@@ -320,6 +334,12 @@ impl Config {
                 message: "EMU_CUDA_CHECKS=race needs host twins built with `kernels-host build --checks`; it cannot run with EMU_CUDA_EXEC=ptx".into(),
             });
         }
+        let thread_loops = match var("EMU_CUDA_THREAD_LOOPS").as_deref() {
+            None | Some("auto") => ThreadLoops::Auto,
+            Some("off") => ThreadLoops::Off,
+            Some("on") => ThreadLoops::On,
+            Some(other) => return Err(bad("EMU_CUDA_THREAD_LOOPS", other, "auto, off or on")),
+        };
         let trace = match var("EMU_CUDA_TRACE") {
             Some(p) => Some(parse_trace(p)?),
             None => {
@@ -329,7 +349,7 @@ impl Config {
                 None
             }
         };
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, trace })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, thread_loops, trace })
     }
 }
 

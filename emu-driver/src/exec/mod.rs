@@ -28,6 +28,8 @@
 //! - `scheduler`: a worker runs its blocks and, within a block, resumes fibers (the
 //!   worker's state grouped by concern: fibers, kernel call, block, running fiber,
 //!   hazard log, watchdog, statistics); it is the signal target;
+//! - `loops`: what a barrier of PTX mode's loop path (a block's threads run as loops
+//!   between barriers, on one fiber) tells the worker;
 //! - `runtime`: the `extern "C"` table kernel code calls (raw arguments in, safe code);
 //!   `parallel`: several workers on several OS threads.
 //!
@@ -53,6 +55,7 @@ mod device_defined;
 mod fault;
 mod fibers;
 mod hazard;
+mod loops;
 mod order;
 mod parallel;
 mod race;

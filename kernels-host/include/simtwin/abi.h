@@ -216,6 +216,12 @@ typedef struct simtwin_runtime {
        instruction. The answer is in req->data; a fault (surface access out of range in
        trap mode, an unknown object) ends the launch and does not return. */
     void (*texture)(simtwin_tex_request_t *req);
+    /* Added within version 2 (present when `size` covers it): PTX mode's loop path ran
+       the block's threads up to a barrier `op` at `site` one after another (no fiber
+       each) and the barrier completes: `arrived` threads reached it, the `exited_count`
+       threads in `exited` (in the order they exited) had exited before. Returns nonzero
+       when the launch stops (an error-mode hazard): the caller returns at once. */
+    int32_t (*block_barrier)(uint32_t op, simtwin_site_t site, uint32_t arrived, const uint32_t *exited, uint32_t exited_count);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

@@ -612,6 +612,7 @@ impl FnEmitter<'_> {
         let n = self.node;
         let ct = ctype(t);
         let _ = writeln!(self.decls, "  {ct} m{n}a = 0, m{n}b = 0;");
+        self.kept.push((ct, n));
         if i.src.op == "div" {
             // div.approx/full.f32: the dividend and the reciprocal, scaled as the division does.
             let full = i.src.has(".full");
