@@ -519,6 +519,9 @@ void run_case(Case &c, std::vector<Column *> &cols, const std::vector<int> &whic
             }
             const uint64_t out = cols[k]->alloc(c.out_bytes);
             bufs[k].push_back(out);
+            // Zeroed: a kernel that adds into its output (k) starts from the same bins everywhere.
+            const std::vector<unsigned char> zeros(c.out_bytes, 0);
+            cols[k]->upload(out, zeros.data(), c.out_bytes);
             launches[k].args[c.out_arg] = out;
             alive[k] = true;
         } catch (const std::exception &e) {
