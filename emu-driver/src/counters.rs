@@ -134,7 +134,11 @@ impl Counters {
     }
     pub fn launch(&self, symbol: &str, threads: u64, blocks: u64) {
         let mut d = self.lock();
-        let e = d.launches.entry(symbol.to_string()).or_default();
+        // No new key (an allocation) per launch of a kernel already counted.
+        if !d.launches.contains_key(symbol) {
+            d.launches.insert(symbol.to_string(), Default::default());
+        }
+        let Some(e) = d.launches.get_mut(symbol) else { return };
         e.count += 1;
         e.threads += threads;
         e.blocks += blocks;
