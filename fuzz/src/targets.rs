@@ -186,8 +186,10 @@ fn abi(d: &[u8]) {
 /// A counters file and a manifest as the driver and kernels-host write them.
 fn abi_seeds() -> Vec<Vec<u8>> {
     let mut c = Counters::new("emulated");
-    c.dir_mut(Dir::HtoD).add(4096);
-    c.dir_mut(Dir::DtoH).add(1 << 20);
+    c.copies.dir_mut(Dir::HtoD).add(4096);
+    c.copies.dir_mut(Dir::DtoH).add(1 << 20);
+    c.calls.insert("cuMemcpyHtoD_v2".into(), 1);
+    c.synchronizations = 3;
     let m = Manifest {
         schema: simtwin_abi::manifest::SCHEMA.into(),
         library: "libk.so".into(),

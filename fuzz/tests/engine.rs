@@ -115,7 +115,7 @@ fn a_planted_abort_ends_the_process_with_the_input_written() {
 fn a_planted_hang_is_a_timeout_with_the_input_written() {
     let (code, stderr, art, _dir) = child("hang");
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("CRASH (timeout: one input ran 1 s, the limit is 1 s)"), "{stderr}");
+    assert!(stderr.contains("CRASH (timeout: one input ran ") && stderr.contains(" s, the limit is 1 s)"), "{stderr}");
     assert!(art.file_name().unwrap().to_string_lossy().starts_with("timeout-"), "{art:?}");
     assert!(has_token(&std::fs::read(&art).unwrap()));
 }

@@ -10,7 +10,7 @@ mod align;
 mod compare;
 mod load;
 mod report;
-mod types;
+pub(crate) mod types;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Map;
