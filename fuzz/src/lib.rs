@@ -207,7 +207,7 @@ pub fn fuzz(t: &Target, cfg: &Config, mut seeds: Vec<Vec<u8>>) -> Outcome {
     }
     let mut input = Vec::with_capacity(cfg.max_len);
     loop {
-        if stats.runs % 64 == 0 && (t0.elapsed() >= cfg.time || cfg.max_runs.is_some_and(|n| stats.runs >= n)) {
+        if stats.runs.is_multiple_of(64) && (t0.elapsed() >= cfg.time || cfg.max_runs.is_some_and(|n| stats.runs >= n)) {
             break;
         }
         // Recent finds are picked more often: they are where coverage is growing.

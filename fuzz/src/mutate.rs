@@ -21,7 +21,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn bits(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -32,7 +32,7 @@ impl Rng {
 
     /// Uniform in `0..n` (`n` > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.bits() % n as u64) as usize
     }
 
     /// True with probability 1/n.
@@ -80,7 +80,7 @@ impl Mutator {
             // A random byte, or a boundary one.
             1 if len > 0 => {
                 let i = rng.below(len);
-                d[i] = if rng.one_in(2) { rng.next() as u8 } else { INTERESTING[rng.below(6)] as u8 };
+                d[i] = if rng.one_in(2) { rng.bits() as u8 } else { INTERESTING[rng.below(6)] as u8 };
             }
             // An integer field moved by a small amount (either byte order).
             2 if len > 0 => {
@@ -108,8 +108,8 @@ impl Mutator {
                 let most = if rng.one_in(16) { 256 } else { 8 };
                 let n = 1 + rng.below(most);
                 let at = rng.below(len + 1);
-                let fill = rng.next() as u8;
-                let bytes: Vec<u8> = (0..n).map(|_| if rng.one_in(2) { fill } else { rng.next() as u8 }).collect();
+                let fill = rng.bits() as u8;
+                let bytes: Vec<u8> = (0..n).map(|_| if rng.one_in(2) { fill } else { rng.bits() as u8 }).collect();
                 d.splice(at..at, bytes);
             }
             // Erase a range.
@@ -156,7 +156,7 @@ impl Mutator {
             }
             // An operand of a recent comparison written where the other one is.
             10 | 11 => {
-                if let Some(p) = coverage::cmp_pair(rng.next()) {
+                if let Some(p) = coverage::cmp_pair(rng.bits()) {
                     cmp_replace(rng, d, p);
                 }
             }
@@ -176,7 +176,7 @@ impl Mutator {
             }
             _ => {
                 let at = rng.below(len + 1);
-                d.insert(at, rng.next() as u8);
+                d.insert(at, rng.bits() as u8);
             }
         }
     }
