@@ -21,6 +21,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("parity/src", &["lib.rs", "main.rs"]),
     ("crlibm-preload/src", &["lib.rs"]),
     ("fixtures/src", &["lib.rs", "main.rs"]),
+    ("fuzz/src", &["lib.rs", "main.rs"]),
 ];
 
 fn workspace() -> PathBuf {

@@ -21,8 +21,11 @@ pub const HAZARD_ERROR_CODE: u32 = CUDA_ERROR_LAUNCH_FAILED;
 
 pub use crate::config::{DEFAULT_PREEMPT, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG, MIN_STACK_SIZE};
 /// At most this many more OS threads run blocks of one launch concurrently so that a
-/// block spinning on a later block sees it start (block-level forward progress).
-pub const MAX_SPIN_HELPERS: u32 = 64;
+/// block spinning on a later block sees it start (block-level forward progress). 1024:
+/// a reverse chain of 512 spinning blocks completes on the H200 (`spin_blocks_reverse_512`,
+/// resident there), as do hand-made grid barriers over a few hundred blocks; each helper
+/// is an OS thread with its block's fibers (stacks mapped, touched only as used).
+pub const MAX_SPIN_HELPERS: u32 = 1024;
 
 /// A kernel entry of a bound kernel library.
 #[derive(Clone)]

@@ -63,6 +63,8 @@ pub(crate) struct FnEmitter<'a> {
     pub kept: Vec<(&'static str, usize)>,
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
     site_prefix: &'static str,
+    /// Per register, how many operands of the body name it (filled on first use).
+    reg_uses: Vec<u32>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -84,6 +86,7 @@ impl<'a> FnEmitter<'a> {
             decls: String::new(),
             kept: Vec::new(),
             site_prefix: "SF",
+            reg_uses: Vec::new(),
         }
     }
 
@@ -98,6 +101,48 @@ impl<'a> FnEmitter<'a> {
             _ => (String::new(), self.f.decl.line),
         };
         Error::Unsupported { instr, function: self.f.decl.name.clone(), line, why: why.into() }
+    }
+
+    /// Whether register `r` appears in an instruction other than the one being emitted
+    /// (read, or written again): a vector load's lane whose register does not is dead, and
+    /// ptxas narrows such loads.
+    pub fn reg_read_elsewhere(&mut self, r: usize) -> bool {
+        if self.reg_uses.is_empty() {
+            let mut uses = vec![0u32; self.f.regs.len()];
+            fn count(o: &Op, uses: &mut [u32]) {
+                match o {
+                    Op::Reg(r) => {
+                        if let Some(u) = uses.get_mut(*r) {
+                            *u += 1;
+                        }
+                    }
+                    Op::Addr(AddrBase::Reg(r), _) => {
+                        if let Some(u) = uses.get_mut(*r) {
+                            *u += 1;
+                        }
+                    }
+                    Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| count(o, uses)),
+                    Op::Pair(a, b) => {
+                        count(a, uses);
+                        count(b, uses);
+                    }
+                    Op::Not(a) => count(a, uses),
+                    _ => {}
+                }
+            }
+            for n in &self.f.body {
+                if let Node::Instr(i) = n {
+                    i.args.iter().for_each(|o| count(o, &mut uses));
+                    if let Some((_, p)) = i.guard {
+                        if let Some(u) = uses.get_mut(p) {
+                            *u += 1;
+                        }
+                    }
+                }
+            }
+            self.reg_uses = uses;
+        }
+        self.reg_uses.get(r).is_some_and(|&u| u > 1)
     }
 
     pub fn fresh(&mut self) -> String {
