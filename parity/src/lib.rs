@@ -42,5 +42,5 @@ pub mod shard;
 pub(crate) mod template;
 pub(crate) mod tolerance;
 pub mod transfers;
-pub mod video;
+pub(crate) mod video;
 pub mod wrap;

@@ -66,7 +66,7 @@ pub fn pix_fmt(name: &str) -> Result<PixFmt> {
     let packed3 = |names: [&'static str; 3]| -> (Vec<Plane>, Vec<Component>) {
         (vec![pl(0, 0, 3)], names.iter().enumerate().map(|(i, n)| c(n, 0, i)).collect())
     };
-    let mut yuva = |ws, hs| {
+    let yuva = |ws, hs| {
         let mut p: Vec<Plane> = yuv(ws, hs);
         p.push(pl(0, 0, 1));
         p
