@@ -210,6 +210,11 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
         clips: None,
         per_feature: false,
         shard: None,
+        video: vec![],
+        pix_fmt: None,
+        max_diff: 0,
+        label_a: "a".into(),
+        label_b: "b".into(),
         out,
     }
 }

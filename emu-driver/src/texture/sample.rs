@@ -251,7 +251,7 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode) -> [Val; 4] {
     let mut out = [Val::U(0); 4];
     for c in 0..4 {
         out[c] = match mode {
-            Mode::Unorm => {
+            Mode::Unorm | Mode::Int => {
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as u32)
             }
@@ -378,7 +378,12 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         Mode::Float
     };
     let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0 };
-    let linear = desc.filter == LINEAR && mode != Mode::Int;
+    // Element-type reads of 8/16-bit unsigned texels are filtered too when the descriptor
+    // asks for it (the CUDA guide calls linear filtering of integers invalid; the H200
+    // blends the raw integers with the same weights, (sum v*w + 128) >> 8: measured
+    // through FFmpeg's scale_cuda bilinear, which asks for exactly this, on every sample
+    // of 8- and 16-bit planes; docs/textures.md).
+    let linear = desc.filter == LINEAR && (mode != Mode::Int || matches!(l0.format, Format::U8 | Format::U16));
     let half = l0.format == Format::Half;
     let to_words = |v: [Val; 4], mode: Mode| to_words(if half { round_half(v) } else { v }, mode);
     // Integer coordinates: tex1Dfetch on linear memory, or texel coordinates.
@@ -560,4 +565,61 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32) -> Result<u32, Fault> {
         tex::Q_ADDR_MODE_0 | tex::Q_ADDR_MODE_1 | tex::Q_ADDR_MODE_2 => desc.map(|d| d.address[(q - tex::Q_ADDR_MODE_0) as usize]).unwrap_or(0),
         _ => return Err((CUDA_ERROR_LAUNCH_FAILED, format!("txq/suq attribute {q} is not emulated"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // FFmpeg 5.1's scale_cuda bilinear on the H200 (scripts/ffmpeg-filters, case
+    // scale_bilinear_nv12_nv12 and scale_bilinear_p016le_p016le: testsrc2 160x120 to
+    // 112x84): rows 6..9, columns 0..23 of frame 0's luma, and the device's output row 5,
+    // columns 0..15. The kernel reads an 8- or 16-bit pitch-2D plane with
+    // CU_TRSF_READ_AS_INTEGER and linear filtering, and averages four taps.
+    const SRC8: [u8; 96] = [
+        74, 74, 30, 30, 30, 30, 146, 146, 146, 146, 44, 44, 46, 46, 146, 146, 146, 146, 32, 32, 32, 32, 32, 32, 74, 74, 30, 30, 30, 146, 146, 30, 41, 146, 146, 44, 46,
+        146, 146, 49, 51, 146, 146, 32, 32, 32, 32, 32, 81, 81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146, 81,
+        81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146,
+    ];
+    const DEV8: [u32; 16] = [77, 48, 39, 109, 106, 36, 93, 128, 82, 132, 80, 58, 124, 90, 42, 41];
+    /// What point sampling gives (the emulation before integer reads were filtered).
+    const POINT8: [u32; 16] = [78, 55, 32, 117, 93, 38, 67, 121, 96, 146, 73, 51, 122, 118, 44, 45];
+    const SRC16: [u16; 96] = [
+        18976, 18976, 7784, 7784, 7784, 7784, 37407, 37407, 37419, 37419, 11342, 11342, 11950, 11950, 37426, 37426, 37429, 37429, 8269, 8269, 8269, 8269, 8269,
+        8269, 18976, 18976, 7784, 7784, 7784, 37407, 37407, 7784, 10734, 37419, 37421, 11342, 11950, 37424, 37426, 12558, 13198, 37429, 37409, 8269, 8269, 8269,
+        8269, 8269, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198, 37431, 37431,
+        14415, 14415, 15023, 37436, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198,
+        37431, 37431, 14415, 14415, 15023, 37436,
+    ];
+    const DEV16: [u32; 16] = [19679, 12287, 10070, 27892, 27270, 9376, 23868, 32726, 20915, 33883, 20548, 14878, 31864, 23164, 10803, 10605];
+
+    /// FFmpeg's Subsample_Bilinear for output (xo, 5) through `fetch`: four taps
+    /// around the source position, (2 + sum) >> 2.
+    fn scale_cuda_bilinear(res: &Resource, desc: &TexDesc, xo: i32) -> u32 {
+        let (hscale, vscale) = (160.0f32 / 112.0, 120.0f32 / 84.0);
+        let (xi, yi) = ((xo as f32 + 0.5) * hscale, (5.0f32 + 0.5) * vscale - 6.0);
+        let (wh, wv) = ((0.5 * (hscale - 1.0)).clamp(0.0, 1.0), (0.5 * (vscale - 1.0)).clamp(0.0, 1.0));
+        let (dx, dy) = (wh / (0.5 + wh), wv / (0.5 + wv));
+        let mut r = 2;
+        for (x, y) in [(xi - dx, yi - dy), (xi + dx, yi - dy), (xi - dx, yi + dy), (xi + dx, yi + dy)] {
+            let req = TexRequest { op: tex::FETCH, geometry: tex::G_2D, coord: [x, y, 0.0, 0.0], result: tex::R_U32, ..Default::default() };
+            r += fetch(res, desc, &req).unwrap()[0];
+        }
+        r >> 2
+    }
+
+    #[test]
+    fn integer_reads_of_unsigned_texels_are_filtered_as_the_h200_filters_them() {
+        let linear = TexDesc { address: [CLAMP; 3], filter: LINEAR, flags: READ_AS_INTEGER, ..Default::default() };
+        let point = TexDesc { filter: 0, ..linear };
+        // CU_AD_FORMAT_UNSIGNED_INT8 = 1, _INT16 = 2.
+        let res8 = Resource::Pitch2D { ptr: SRC8.as_ptr() as u64, format: 1, channels: 1, width: 24, height: 4, pitch: 24 };
+        let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res8, &linear, x)).collect();
+        assert_eq!(got, DEV8, "8-bit: the device's bytes");
+        let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res8, &point, x)).collect();
+        assert_eq!(got, POINT8, "point sampling gives other bytes: the check can fail");
+        let res16 = Resource::Pitch2D { ptr: SRC16.as_ptr() as u64, format: 2, channels: 1, width: 24, height: 4, pitch: 48 };
+        let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res16, &linear, x)).collect();
+        assert_eq!(got, DEV16, "16-bit: the device's values");
+    }
 }
