@@ -173,9 +173,8 @@ impl FnEmitter<'_> {
     /// `suld.b.geom{.vN}.bT.mode d, [s, {x, y...}]` and `sust.b... [s, {...}], v`.
     pub(super) fn surface(&mut self, i: &Instr) -> Result<String, Error> {
         let store = i.src.op == "sust";
-        if i.src.has(".p") {
-            return Err(self.unsupported("formatted surface stores (sust.p) are not emulated"));
-        }
+        // sust.p: a formatted store; x counts elements, the driver converts the words.
+        let formatted = store && i.src.has(".p");
         let (geom, gname) = geometry(i).ok_or_else(|| self.unsupported("surface instruction without a geometry"))?;
         let ty = i.src.last_ty().ok_or_else(|| self.unsupported("surface instruction without a type"))?;
         let n: u32 = if i.src.has(".v4") {
@@ -226,7 +225,7 @@ impl FnEmitter<'_> {
                 let v = self.val(p, ty)?;
                 let _ = write!(s, "{{ {ct} v = {v}; memcpy((char *){t}.data + {}, &v, sizeof v); }} ", k as u32 * ty.size());
             }
-            let _ = write!(s, "{t}.op = 5u; tex_call(&{t});");
+            let _ = write!(s, "{t}.op = {}u; tex_call(&{t});", if formatted { 8 } else { 5 });
         } else {
             let _ = write!(s, "{t}.op = 4u; tex_call(&{t}); ");
             for (k, p) in vals.iter().enumerate() {
