@@ -106,7 +106,8 @@ pub fn weighted_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
         let (sig, lo) = decompose(v);
         let shift = lo - lsb;
         let mag: i128 = if shift >= 0 { (sig as i128) << shift } else if -shift >= 64 { 0 } else { (sig >> (-shift)) as i128 };
-        sum += if v < 0.0 { -mag } else { mag } * w as i128;
+        let signed = if v < 0.0 { -mag } else { mag };
+        sum += signed * w as i128;
     }
     round_away(sum, lsb - 8, p)
 }
@@ -126,7 +127,7 @@ fn round_away(n: i128, exp: i32, p: Precision) -> f64 {
     let keep_lo = (lead - (p.bits() - 1)).max(p.min_exp() - (p.bits() - 1));
     if keep_lo > exp {
         let sh = (keep_lo - exp) as u32;
-        let half = if sh >= 1 && sh <= 127 { 1u128 << (sh - 1) } else { 0 };
+        let half = if (1..=127).contains(&sh) { 1u128 << (sh - 1) } else { 0 };
         mag = if sh >= 128 { 0 } else { (mag + half) >> sh };
         exp = keep_lo;
     }

@@ -92,6 +92,9 @@ impl FnEmitter<'_> {
             let _ = write!(s, "{t}.flags = SIMTWIN_TEX_INT_COORDS; ");
         }
         let op = if gather {
+            if i.args.len() > 2 {
+                return Err(self.unsupported("tld4 with a coordinate offset or depth-compare operand is not emulated"));
+            }
             let comp = [(".r", 0), (".g", 1), (".b", 2), (".a", 3)].iter().find(|(m, _)| i.src.has(m)).map(|c| c.1).unwrap_or(0);
             let _ = write!(s, "{t}.component = {comp}u; ");
             3
@@ -150,6 +153,10 @@ impl FnEmitter<'_> {
         .ok_or_else(|| self.unsupported("txq/suq attribute"))?;
         if i.src.has(".level") {
             return Err(self.unsupported("txq.level is not emulated"));
+        }
+        if i.src.op == "suq" && q == 10 {
+            // The H200's driver refuses it at load time (CUDA_ERROR_NOT_SUPPORTED).
+            return Err(self.unsupported("suq.array_size is not supported (the H200's driver refuses it)"));
         }
         let h = match self.arg(i, 1)? {
             Op::Addr(..) | Op::Bracket(_) | Op::Reg(_) => self.arg(i, 1)?.clone(),

@@ -211,7 +211,8 @@ fn f_byte(cx: &mut Cx, srgb: bool, two_d: bool) -> Result<(), String> {
 }
 
 /// A mipmapped float (or u8x4) texture; `level(l, k)` gives texel k of level l.
-fn mip_tex(cx: &mut Cx, w: usize, h: usize, levels: u32, fmt: u32, ch: u32, td: &TexDesc, level: &mut dyn FnMut(u32, usize) -> Vec<u8>) -> Result<u64, String> {
+fn mip_tex(cx: &mut Cx, size: (usize, usize, u32), fmt: u32, ch: u32, td: &TexDesc, level: &mut dyn FnMut(u32, usize) -> Vec<u8>) -> Result<u64, String> {
+    let (w, h, levels) = size;
     let desc = Array3DDesc { width: w, height: h, depth: 0, format: fmt, channels: ch, flags: 0 };
     let mut m: P = null_mut();
     setup!(cx, cuMipmappedArrayCreate(&mut m, &desc, levels));
@@ -248,7 +249,7 @@ fn f_mip_const(cx: &mut Cx, which: u32) -> Result<(), String> {
     if which == 5 {
         td.max_anisotropy = 16;
     }
-    let t = mip_tex(cx, w, h, 7, FLOAT, 1, &td, &mut |l, _| (l as f32).to_le_bytes().to_vec())?;
+    let t = mip_tex(cx, (w, h, 7), FLOAT, 1, &td, &mut |l, _| (l as f32).to_le_bytes().to_vec())?;
     let mut q = Vec::new();
     let mut g = Vec::new();
     let p = [0.5f32, 0.5, 0.0, 0.0];
@@ -326,7 +327,7 @@ fn f_mip_blend(cx: &mut Cx, fmt: u32) -> Result<(), String> {
     td.mip_filter = LINEAR;
     td.max_lod = 100.0;
     let mut r2 = Rng::new(61 + fmt as u64);
-    let t = mip_tex(cx, 16, 16, 5, fmt, ch, &td, &mut |_, _| {
+    let t = mip_tex(cx, (16, 16, 5), fmt, ch, &td, &mut |_, _| {
         if fmt == FLOAT {
             r2.float(-6, 6).to_le_bytes().to_vec()
         } else if fmt == HALF {
@@ -721,7 +722,7 @@ fn ptx_txq(cx: &mut Cx, kind: u32) -> Result<(), String> {
         1 => {
             td.mip_filter = LINEAR;
             td.max_lod = 10.0;
-            let t = mip_tex(cx, 16, 8, 5, HALF, 4, &td, &mut |_, _| vec![0u8; 8])?;
+            let t = mip_tex(cx, (16, 8, 5), HALF, 4, &td, &mut |_, _| vec![0u8; 8])?;
             (t, cx.array3d(7, 5, 0, U8, 4, LDST)?)
         }
         2 => {
@@ -778,7 +779,7 @@ fn ptx_texx(cx: &mut Cx, mip: bool) -> Result<(), String> {
         td.mip_filter = LINEAR;
         td.max_lod = 10.0;
         let mut r2 = Rng::new(71);
-        mip_tex(cx, 8, 8, 3, FLOAT, 1, &td, &mut |l, _| ((l * 10) as f32 + r2.below(8) as f32 * 0.25).to_le_bytes().to_vec())?
+        mip_tex(cx, (8, 8, 3), FLOAT, 1, &td, &mut |l, _| ((l * 10) as f32 + r2.below(8) as f32 * 0.25).to_le_bytes().to_vec())?
     } else {
         let a = cx.array3d(4, 3, 0, FLOAT, 1, GATHER)?;
         cx.fill(a, &texels(FLOAT, 12, 2), 16, 3, 1)?;
@@ -892,7 +893,7 @@ fn f_mip_lodbits(cx: &mut Cx, neg_bias: bool) -> Result<(), String> {
     if neg_bias {
         td.mip_bias = -0.3;
     }
-    let t = mip_tex(cx, 64, 64, 7, FLOAT, 1, &td, &mut |l, _| (l as f32).to_le_bytes().to_vec())?;
+    let t = mip_tex(cx, (64, 64, 7), FLOAT, 1, &td, &mut |l, _| (l as f32).to_le_bytes().to_vec())?;
     let mut q = Vec::new();
     for base in [1.0f32 / 256.0, 1.0 / 512.0, 1.0, 2.5 / 256.0, 3.0 + 7.0 / 256.0] {
         for k in 20..=34 {
