@@ -212,6 +212,9 @@ pub mod tex {
     pub const TXQ: u32 = 6;
     /// `suq`: attribute `query` of a surface.
     pub const SUQ: u32 = 7;
+    /// `sust.p`: formatted store of the four words of `data` (f32, u32 or s32 by the
+    /// surface's format) to the element at element x `icoord[0]`, converted to it.
+    pub const SURF_STORE_P: u32 = 8;
 
     /// Geometries (`geometry`).
     pub const G_1D: u32 = 0;

@@ -113,6 +113,7 @@ fn rust_types_match_abi_h() {
         ("SIMTWIN_ACCESS_ATOMIC_WRITE".into(), access::ATOMIC_WRITE as u64),
         ("SIMTWIN_TEX_SURF_STORE".into(), tex::SURF_STORE as u64),
         ("SIMTWIN_TEX_SUQ".into(), tex::SUQ as u64),
+        ("SIMTWIN_TEX_SURF_STORE_P".into(), tex::SURF_STORE_P as u64),
         ("SIMTWIN_TEX_ACUBE".into(), tex::G_ACUBE as u64),
         ("SIMTWIN_TEX_U32".into(), tex::R_U32 as u64),
         ("SIMTWIN_SURF_ZERO".into(), tex::ZERO as u64),

@@ -400,4 +400,37 @@ api! {
     cuSurfObjectCreate: fn(*mut u64, *const ResDesc);
     cuSurfObjectDestroy: fn(u64);
     cuSurfObjectGetResourceDesc: fn(*mut ResDesc, u64);
+    // Texture and surface references (src/cases/texfit.rs): deprecated, still in cuda.h 13.
+    cuModuleGetTexRef: fn(*mut P, P, *const c_char);
+    cuModuleGetSurfRef: fn(*mut P, P, *const c_char);
+    cuTexRefSetArray: fn(P, P, u32);
+    cuTexRefSetMipmappedArray: fn(P, P, u32);
+    cuTexRefSetAddress_v2: fn(*mut usize, P, u64, usize);
+    cuTexRefSetAddress2D_v3: fn(P, *const ArrayDesc, u64, usize);
+    cuTexRefSetFormat: fn(P, u32, i32);
+    cuTexRefSetAddressMode: fn(P, i32, u32);
+    cuTexRefSetFilterMode: fn(P, u32);
+    cuTexRefSetMipmapFilterMode: fn(P, u32);
+    cuTexRefSetMipmapLevelBias: fn(P, f32);
+    cuTexRefSetMipmapLevelClamp: fn(P, f32, f32);
+    cuTexRefSetMaxAnisotropy: fn(P, u32);
+    cuTexRefSetBorderColor: fn(P, *mut f32);
+    cuTexRefSetFlags: fn(P, u32);
+    cuTexRefGetAddress_v2: fn(*mut u64, P);
+    cuTexRefGetArray: fn(*mut P, P);
+    cuTexRefGetMipmappedArray: fn(*mut P, P);
+    cuTexRefGetAddressMode: fn(*mut u32, P, i32);
+    cuTexRefGetFilterMode: fn(*mut u32, P);
+    cuTexRefGetFormat: fn(*mut u32, *mut i32, P);
+    cuTexRefGetMipmapFilterMode: fn(*mut u32, P);
+    cuTexRefGetMipmapLevelBias: fn(*mut f32, P);
+    cuTexRefGetMipmapLevelClamp: fn(*mut f32, *mut f32, P);
+    cuTexRefGetMaxAnisotropy: fn(*mut i32, P);
+    cuTexRefGetBorderColor: fn(*mut f32, P);
+    cuTexRefGetFlags: fn(*mut u32, P);
+    cuTexRefCreate: fn(*mut P);
+    cuTexRefDestroy: fn(P);
+    cuSurfRefSetArray: fn(P, P, u32);
+    cuSurfRefGetArray: fn(*mut P, P);
+    cuParamSetTexRef: fn(P, i32, P);
 }

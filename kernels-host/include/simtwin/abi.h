@@ -148,7 +148,8 @@ enum simtwin_tex_op {
     SIMTWIN_TEX_SURF_LOAD = 4,  /* suld.b: size bytes at byte x icoord[0], y icoord[1], z icoord[2] */
     SIMTWIN_TEX_SURF_STORE = 5, /* sust.b: size bytes of data */
     SIMTWIN_TEX_TXQ = 6,        /* txq: attribute `query` */
-    SIMTWIN_TEX_SUQ = 7         /* suq: attribute `query` */
+    SIMTWIN_TEX_SUQ = 7,        /* suq: attribute `query` */
+    SIMTWIN_TEX_SURF_STORE_P = 8 /* sust.p: data converted to the element at element x icoord[0] */
 };
 enum simtwin_tex_geometry {
     SIMTWIN_TEX_1D = 0, SIMTWIN_TEX_2D = 1, SIMTWIN_TEX_3D = 2,
