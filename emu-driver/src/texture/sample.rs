@@ -721,6 +721,8 @@ mod tests {
         let res16 = Resource::Pitch2D { ptr: SRC16.as_ptr() as u64, format: 2, channels: 1, width: 24, height: 4, pitch: 48 };
         let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res16, &linear, x)).collect();
         assert_eq!(got, DEV16, "16-bit: the device's values");
+    }
+
     fn layout(format: Format, channels: u32) -> Layout {
         Layout { base: 0, width: 32, height: 1, depth: 1, pitch: 0, slice: 0, format, channels }
     }
