@@ -1,7 +1,7 @@
 //! The build: .cu -> preprocessed -> rewritten + registry -> g++ -> OUT_DIR/<stem>.so,
 //! then dlopen to read the descriptor and the exported symbol names, then the manifest.
 
-use crate::manifest::{self, Entry, Global, Manifest};
+use crate::manifest::{self, DeviceMath, Entry, Global, Manifest};
 use crate::module::LoadedModule;
 use crate::{
     checks_cxx_flags, flags, host_cxx_flags, include_dir, nvcc_check, ptx, rewrite, runtime_cxx_flags, toolkit, CHECKS_SOURCE,
@@ -39,6 +39,11 @@ pub struct BuildOptions {
     /// with debug info; see `runtime/simtwin_checks.cpp`), named in the manifest's
     /// `checks_library`: what the driver loads under `EMU_CUDA_CHECKS=race`.
     pub checks: bool,
+    /// The device whose math the twin computes (`libdevice::PROFILES`; default `h200`):
+    /// libdevice's functions, translated, with that device's special-function unit. Any
+    /// other name keeps the host's libm, and the manifest says the math is not
+    /// device-exact.
+    pub device_profile: String,
 }
 
 impl BuildOptions {
@@ -56,6 +61,7 @@ impl BuildOptions {
             nvcc_check: true,
             nvcc: None,
             checks: false,
+            device_profile: "h200".to_string(),
         }
     }
 }
@@ -236,6 +242,9 @@ pub(crate) struct Session {
     pub cuda_headers: Option<PathBuf>,
     /// kernels-host's GCC plugin for the device's results, or why there is none.
     pub plugin: Result<PathBuf, String>,
+    /// The release of the nvcc found (the user's, whose libdevice twins compute), if one
+    /// was found.
+    pub nvcc_release: Option<Result<String, String>>,
 }
 
 impl Session {
@@ -318,7 +327,8 @@ impl Session {
             }
         }
         let plugin = crate::plugin::get(cxx, &work);
-        Ok(Session { work, rt_obj, checks_obj, nvcc, cuda_headers, plugin })
+        let nvcc_release = found.as_ref().ok().map(|p| crate::libdevice::nvcc_release(p));
+        Ok(Session { work, rt_obj, checks_obj, nvcc, cuda_headers, plugin, nvcc_release })
     }
 }
 
@@ -522,6 +532,10 @@ pub(crate) fn build_one(
     pp.arg("-E").arg("-x").arg("c++").arg(std_flag);
     pp.arg(format!("-D__CUDA_ARCH__={}", opts.arch * 10));
     pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__", "-D__SIMTWIN_BUILTINS_REWRITTEN", "-D__SIMTWIN_KERNELS_HOST"]);
+    let math = device_math(opts, nv, session)?;
+    if math.is_ok() {
+        pp.arg("-D__SIMTWIN_DEVICE_MATH=1");
+    }
     pp.arg("-I").arg(include_dir());
     pp.arg("-I").arg(&src_dir);
     for d in &opts.include_dirs {
@@ -561,6 +575,19 @@ pub(crate) fn build_one(
     let rw = rewrite::rewrite(&pre).map_err(|errs| BuildError::Compile(errs.join("\n")))?;
     let mut warnings = flag_warnings(nv);
     warnings.extend(rw.warnings.iter().cloned());
+    let device_math = match &math {
+        Ok(lib) => DeviceMath {
+            profile: opts.device_profile.clone(),
+            exact: true,
+            library: format!("libdevice of nvcc {} ({})", lib.release, lib.set),
+            note: None,
+        },
+        Err(e) => {
+            let why = format!("not device-exact: {e}; math functions and fast intrinsics use the host's libm");
+            warnings.push(why.clone());
+            DeviceMath { profile: opts.device_profile.clone(), exact: false, library: "host libm".into(), note: Some(why) }
+        }
+    };
     let checked = crate::checked_results_flags(session.plugin.as_ref().ok().map(|p| p.as_path()));
     if let Err(why) = &session.plugin {
         warnings.push(format!(
@@ -579,6 +606,10 @@ pub(crate) fn build_one(
         h.update(std_flag.as_bytes());
         h.update(RUNTIME_SOURCE.as_bytes());
         h.update(TLS_SOURCE.as_bytes());
+        h.update(device_math.library.as_bytes());
+        if let Ok(lib) = &math {
+            h.update(format!("{:?}", lib.objects).as_bytes());
+        }
         format!("{:x}", h.finalize())
     };
     text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), &hash, &build_id));
@@ -591,6 +622,7 @@ pub(crate) fn build_one(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
             .args(&checked)
+            .args(if math.is_ok() { crate::libdevice::no_builtin_flags() } else { Vec::new() })
             .arg(std_flag)
             // always_inline on kernels that are not `inline` (see rewrite.rs) is not news.
             .arg("-Wno-attributes")
@@ -600,6 +632,7 @@ pub(crate) fn build_one(
             .arg(&obj),
         &format!("compiling {}", abs.display()),
     )?;
+    let math_objects: Vec<PathBuf> = math.as_ref().map(|m| m.objects.clone()).unwrap_or_default();
     let lib = opts.out_dir.join(format!("{stem}.so"));
     let tmp_lib = work.join(format!("{stem}.so.tmp"));
     run_tool(
@@ -607,6 +640,7 @@ pub(crate) fn build_one(
             .args(["-shared", "-fPIC", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,-rpath,$ORIGIN"])
             .arg(&obj)
             .arg(&session.rt_obj)
+            .args(&math_objects)
             .arg(work.join(TLS_LIBRARY))
             .arg("-o")
             .arg(&tmp_lib)
@@ -616,7 +650,7 @@ pub(crate) fn build_one(
 
     // 3b. The checking variant: the same translation unit, instrumented.
     let checks_lib = match &session.checks_obj {
-        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &checked, std_flag, &ii, &stem, &abs, (rw.kernels.len(), rw.globals.len()))?),
+        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &checked, &math_objects, std_flag, &ii, &stem, &abs, (rw.kernels.len(), rw.globals.len()))?),
         None => None,
     };
 
@@ -712,6 +746,7 @@ pub(crate) fn build_one(
         globals,
         warnings,
         checks_library: checks_lib.as_ref().map(|_| format!("{stem}{CHECKS_SUFFIX}")),
+        device_math: Some(device_math),
     };
     // Publish: the library under a fresh inode (a process that has the old one mapped
     // keeps it intact), then its manifest.
@@ -725,6 +760,30 @@ pub(crate) fn build_one(
     std::fs::write(&manifest_path, manifest.to_text())
         .map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
     Ok(Built { library: lib, manifest_path, manifest })
+}
+
+/// The libdevice functions of the source's flag set and nvcc release when the device
+/// profile has models, built once per machine, release and flag set (`libdevice::library`);
+/// otherwise why not (the twin then keeps the host's libm). The release is that of the nvcc
+/// the build found (the user's: libdevice differs between releases), else the newest
+/// kernels-host has.
+fn device_math(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session) -> Result<Result<crate::libdevice::Library, String>, BuildError> {
+    if !crate::libdevice::PROFILES.contains(&opts.device_profile.as_str()) {
+        return Ok(Err(format!(
+            "no device-math models for the profile {:?} (modelled: {})",
+            opts.device_profile,
+            crate::libdevice::PROFILES.join(", ")
+        )));
+    }
+    let release = match &session.nvcc_release {
+        Some(Ok(r)) => r.clone(),
+        Some(Err(e)) => return Ok(Err(e.clone())),
+        None => crate::libdevice::newest_release().to_string(),
+    };
+    if let Err(e) = crate::libdevice::release_data(&release) {
+        return Ok(Err(e));
+    }
+    crate::libdevice::library(&opts.cxx, &release, &crate::libdevice::set_name(nv), &session.work).map(Ok).map_err(BuildError::Compile)
 }
 
 /// File name suffix of a library's checking variant (`<stem>.checks.so`).
@@ -741,6 +800,7 @@ fn build_checks_variant(
     session: &Session,
     hooks: &Path,
     checked: &[String],
+    math_objects: &[PathBuf],
     std_flag: &str,
     ii: &Path,
     stem: &str,
@@ -753,6 +813,7 @@ fn build_checks_variant(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
             .args(checked)
+            .args(if math_objects.is_empty() { Vec::new() } else { crate::libdevice::no_builtin_flags() })
             .args(checks_cxx_flags())
             .arg(std_flag)
             .arg("-Wno-attributes")
@@ -769,6 +830,7 @@ fn build_checks_variant(
             .arg(&obj)
             .arg(&session.rt_obj)
             .arg(hooks)
+            .args(math_objects)
             .arg(work.join(TLS_LIBRARY))
             .arg("-o")
             .arg(&tmp)

@@ -13,6 +13,7 @@ pub mod build;
 pub(crate) mod compdb;
 pub(crate) mod flags;
 pub(crate) mod lex;
+pub mod libdevice;
 pub mod manifest;
 pub mod module;
 pub(crate) mod nvcc_check;

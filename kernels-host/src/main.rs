@@ -55,6 +55,12 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         /// emulated driver loads it under EMU_CUDA_CHECKS=race to find shared-memory races.
         #[arg(long)]
         checks: bool,
+        /// The device whose math the twins compute: math functions and fast intrinsics are
+        /// libdevice's (of the nvcc found: its release), translated, with this device's
+        /// special-function unit. Profiles with models: h200. Any other name keeps the
+        /// host's libm, and the manifest says the math is not device-exact.
+        #[arg(long, default_value = "h200", value_name = "NAME")]
+        device_profile: String,
         /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
         #[arg(value_name = "FILE.cu", num_args = 0..)]
         files: Vec<String>,
@@ -72,7 +78,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, files, nvcc_flags } = cli.cmd;
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, files, nvcc_flags } = cli.cmd;
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {
         eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");
@@ -88,6 +94,7 @@ fn main() {
         opts.nvcc_check = !no_nvcc_check;
         opts.nvcc = nvcc;
         opts.checks = checks;
+        opts.device_profile = device_profile;
         match build_compile_commands(&opts, &db) {
             Ok(r) => {
                 for b in &r.built {
@@ -144,6 +151,7 @@ fn main() {
     opts.nvcc_check = !no_nvcc_check;
     opts.nvcc = nvcc;
     opts.checks = checks;
+    opts.device_profile = device_profile;
     match build(&opts) {
         Ok(built) => {
             for b in built {

@@ -162,6 +162,19 @@ pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error>
     emit::emit(&module, &layout, &fused, opts)
 }
 
+/// Translates a module of device functions into a host library to link into other code
+/// (kernels-host's libdevice functions): see [`emit::emit_library`]. `kernels` and
+/// `globals` of the result are empty; `notes` name the functions that use an SFU form not
+/// modelled exactly.
+pub fn translate_library(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
+    let module = front(sources)?;
+    let opt = if opts.contract { opts.opt_level } else { 0 };
+    let fused: Vec<contract::Fusions> =
+        module.funcs.iter().map(|f| contract::fusions(f, &cfg::build(f), opt)).collect();
+    let layout = layout::layout(&module)?;
+    emit::emit_library(&module, &layout, &fused, opts)
+}
+
 /// Parses, links and resolves modules.
 fn front(sources: &[&str]) -> Result<resolve::Module, Error> {
     let mut parsed = Vec::with_capacity(sources.len());
