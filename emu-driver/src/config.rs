@@ -1,4 +1,4 @@
-//! The environment contract (DESIGN.md §7): the one reader of `EMU_CUDA_*`, parsed once
+//! The environment contract (docs/driver.md): the one reader of `EMU_CUDA_*`, parsed once
 //! per process. Bad values and variables whose feature is not built yet are refused
 //! with a message: cuInit then fails and every later call answers
 //! CUDA_ERROR_NOT_INITIALIZED. The logger and the counters file read their settings

@@ -1,4 +1,4 @@
-//! Counters (DESIGN.md §2): a leaf every part of the driver writes to — calls and
+//! Counters (docs/architecture.md): a leaf every part of the driver writes to — calls and
 //! failures by entry point name, copies by direction with bytes, memsets, allocations,
 //! launches by symbol, synchronisations, hazards, leaks — in the shared schema of
 //! `simtwin_abi::counters`. `teardown` writes them to EMU_CUDA_COUNTS.

@@ -230,7 +230,7 @@ fn emulated_driver_runs_every_case_cleanly() {
             None => {}
         }
     }
-    // Answers DESIGN.md §2 fixes regardless of the table.
+    // Answers the driver fixes regardless of the table (docs/driver.md).
     let must = [
         ("launch_good", "0,0 values=ok"),
         ("module_nosm90", "209"),

@@ -125,7 +125,7 @@ fn vmm_client_links_directly_and_shares_one_allocation_between_views_and_process
         "cc vmm_client.c -lcuda",
     );
     // The same program with deferred streams and with device memory out of host reach
-    // (virtual-memory mappings stay outside the arena: README, "Driver semantics").
+    // (virtual-memory mappings stay outside the arena: docs/driver.md).
     for (var, value) in [("EMU_CUDA_ASYNC", "deferred"), ("EMU_CUDA_CHECKS", "pointers")] {
         let o = Command::new(&exe)
             .arg(out.join("kernels.fatbin"))

@@ -1,6 +1,6 @@
 //! The emulated driver's settings as command-line options, shared by parity's commands
 //! (`--block-order`, `--workers`, `--async`, `--checks`) and by the `simtwin` front door,
-//! which adds the rest of the `EMU_CUDA_*` contract (README "Environment variables").
+//! which adds the rest of the `EMU_CUDA_*` contract (docs/driver.md).
 //! Each option becomes one environment variable; values are checked here where the
 //! contract is a closed list, and by the driver's cuInit otherwise.
 

@@ -10,7 +10,7 @@
 //! - `simtwin env` prints the same settings as shell `export` lines (or `$GITHUB_ENV`
 //!   lines) for CI steps; `simtwin summary` summarises what those steps left.
 //!
-//! Exit codes (also in `simtwin --help` and the README): CMD's own status when it
+//! Exit codes (also in `simtwin --help` and docs/using-it.md): CMD's own status when it
 //! fails (128 + N when it dies of signal N); when it exits 0, a documented code for
 //! what simtwin saw that the device would not allow or that it does not emulate
 //! ([`Gate::code`]: 80 unsupported calls, 81 hazards, 82 work that never ran, 83 leaks,

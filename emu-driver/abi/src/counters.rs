@@ -106,7 +106,7 @@ pub struct LaunchCount {
     pub blocks: u64,
 }
 
-/// One hazard report of the executor (see the README's EMU_CUDA_HAZARDS).
+/// One hazard report of the executor (see EMU_CUDA_HAZARDS in docs/driver.md).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Hazard {
     /// The class, e.g. `barrier-divergence-site`.

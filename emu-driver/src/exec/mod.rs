@@ -1,5 +1,5 @@
-//! The SIMT executor (DESIGN.md §3): runs a grid of a host-compiled kernel block by
-//! block, every CUDA thread a corosensei fiber, with sm_70+ barrier and warp-collective
+//! The SIMT executor (docs/architecture.md): runs a grid of a host-compiled kernel block by
+//! block, every CUDA thread a fiber, with sm_70+ barrier and warp-collective
 //! semantics, convergence for `__activemask`, structural deadlock detection, a watchdog
 //! for launches that make no progress, and hazard reports.
 //!

@@ -1,4 +1,4 @@
-//! Module image parsing: PTX text, fatbin containers, ELF cubins (DESIGN.md §2).
+//! Module image parsing: PTX text, fatbin containers, ELF cubins (docs/architecture.md).
 //!
 //! What the driver's cuModuleLoadData family hands over is parsed here into an [`Image`]:
 //! the kernel entry names (as the image spells them, mangled for C++), their parameter

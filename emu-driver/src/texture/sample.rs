@@ -10,7 +10,7 @@
 //!   values replicated, v * 257): `R = (sum V*w + 128) >> 8`, read as `R / 65535`.
 //! - Float texels are filtered with the same weights; the emulation rounds the exact
 //!   weighted sum once (the device differs by up to a few units in the last place where
-//!   the sum cancels: see the README).
+//!   the sum cancels: see docs/textures.md).
 
 use super::format::{self, Format};
 use super::{Layout, Object, Resource, TexDesc};
@@ -238,7 +238,7 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
 }
 
 /// Half-float textures are filtered to half precision (a blend of halves reads as a
-/// half; the H200 rounds some halfway cases up where this rounds to even: README).
+/// half; the H200 rounds some halfway cases up where this rounds to even: docs/textures.md).
 fn round_half(v: [Val; 4]) -> [Val; 4] {
     v.map(|x| match x {
         Val::F(f) => Val::F(format::half_to_f32(format::f32_to_half(f as f32)) as f64),
