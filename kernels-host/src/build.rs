@@ -44,6 +44,9 @@ pub struct BuildOptions {
     /// other name keeps the host's libm, and the manifest says the math is not
     /// device-exact.
     pub device_profile: String,
+    /// The nvcc release whose libdevice the twins take (`13.5`); default: the release of
+    /// the nvcc found (the user's), else the newest kernels-host has data for.
+    pub libdevice_release: Option<String>,
 }
 
 impl BuildOptions {
@@ -62,6 +65,7 @@ impl BuildOptions {
             nvcc: None,
             checks: false,
             device_profile: "h200".to_string(),
+            libdevice_release: None,
         }
     }
 }
@@ -215,16 +219,17 @@ fn flag_warnings(f: &flags::NvccFlags) -> Vec<String> {
     }
     if f.fast_math {
         w.push(
-            "--use_fast_math: the device uses approximate division, sqrt and transcendental intrinsics \
-             and flushes subnormals; the host build computes IEEE results"
+            "--use_fast_math: the device uses approximate division and sqrt and flushes subnormals in the \
+             kernel's own arithmetic; the host build computes IEEE results there (math functions and \
+             intrinsics are libdevice's fast-math variants when the device profile has models)"
                 .to_string(),
         );
     }
     if f.ftz && !f.fast_math {
-        w.push("--ftz=true: the device flushes subnormal floats to zero; the host build does not".to_string());
+        w.push("--ftz=true: the device flushes subnormal floats to zero in the kernel's own arithmetic; the host build does not (math functions are libdevice's flush-to-zero variants when the device profile has models)".to_string());
     }
     if f.prec_div_false || f.prec_sqrt_false {
-        w.push("--prec-div/--prec-sqrt=false: the device uses approximate division/sqrt; the host build is IEEE".to_string());
+        w.push("--prec-div/--prec-sqrt=false: the device uses approximate division/sqrt for the kernel's own `/` and sqrtf; the host build is IEEE there".to_string());
     }
     w
 }
@@ -775,10 +780,11 @@ fn device_math(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session) ->
             crate::libdevice::PROFILES.join(", ")
         )));
     }
-    let release = match &session.nvcc_release {
-        Some(Ok(r)) => r.clone(),
-        Some(Err(e)) => return Ok(Err(e.clone())),
-        None => crate::libdevice::newest_release().to_string(),
+    let release = match (&opts.libdevice_release, &session.nvcc_release) {
+        (Some(r), _) => r.clone(),
+        (None, Some(Ok(r))) => r.clone(),
+        (None, Some(Err(e))) => return Ok(Err(e.clone())),
+        (None, None) => crate::libdevice::newest_release().to_string(),
     };
     if let Err(e) = crate::libdevice::release_data(&release) {
         return Ok(Err(e));

@@ -110,7 +110,7 @@ pub fn functions() -> Vec<(String, Sig)> {
         let mut rest = line;
         while let Some(p) = rest.find('(') {
             let head = &rest[..p];
-            let macro_name = head.rsplit(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or("");
+            let macro_name = head.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("");
             let after = &rest[p + 1..];
             let close = after.find(')').unwrap_or(after.len());
             let arg = &after[..close];

@@ -61,6 +61,11 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         /// host's libm, and the manifest says the math is not device-exact.
         #[arg(long, default_value = "h200", value_name = "NAME")]
         device_profile: String,
+        /// The nvcc release whose libdevice the twins compute (13.0, 13.5): default, the
+        /// release of the nvcc found. Give the release of the nvcc your real build uses when
+        /// it is not the one kernels-host finds (libdevice differs between releases).
+        #[arg(long, value_name = "RELEASE")]
+        libdevice_release: Option<String>,
         /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
         #[arg(value_name = "FILE.cu", num_args = 0..)]
         files: Vec<String>,
@@ -78,7 +83,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, files, nvcc_flags } = cli.cmd;
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, libdevice_release, files, nvcc_flags } = cli.cmd;
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {
         eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");
@@ -95,6 +100,7 @@ fn main() {
         opts.nvcc = nvcc;
         opts.checks = checks;
         opts.device_profile = device_profile;
+        opts.libdevice_release = libdevice_release;
         match build_compile_commands(&opts, &db) {
             Ok(r) => {
                 for b in &r.built {
@@ -152,6 +158,7 @@ fn main() {
     opts.nvcc = nvcc;
     opts.checks = checks;
     opts.device_profile = device_profile;
+    opts.libdevice_release = libdevice_release;
     match build(&opts) {
         Ok(built) => {
             for b in built {

@@ -1,7 +1,8 @@
 //! Twins compute libdevice's math: every function of `tests/cu/libdevice_calls.cu`, built
-//! as a twin with nvcc's default flags, with `--fmad=false` and with `--use_fast_math`,
-//! gives the H200's result on 64 recorded inputs each (specials, subnormals, extremes,
-//! hashed patterns; `tests/data/libdevice-h200-<flag set>.txt`, written on the H200 by
+//! as a twin with nvcc 13.5's libdevice at default flags, with `--fmad=false` and with
+//! `--use_fast_math`, and with 13.0's at `--fmad=false`, gives the H200's result on 64
+//! recorded inputs each (specials, subnormals, extremes, hashed patterns;
+//! `tests/data/libdevice-h200-<release>-<flag set>.txt`, written on the H200 by
 //! scripts/device-math/libdevice_verify.cu, whose exhaustive comparison is in
 //! reports/device-math/). A device profile without models keeps the host's libm and says
 //! so in the manifest.
@@ -27,6 +28,7 @@ fn names() -> Vec<String> {
 
 /// (function, x, y, device result) of a recorded file.
 fn samples(set: &str) -> Vec<(String, u32, u32, u32)> {
+    // `set` is RELEASE-SET
     let path = format!("{}/tests/data/libdevice-h200-{set}.txt", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
@@ -43,8 +45,8 @@ fn samples(set: &str) -> Vec<(String, u32, u32, u32)> {
         .collect()
 }
 
-fn build_calls(what: &str, flags: &[&str], profile: &str) -> Built {
-    let (dir, lock) = shared_build_dir(what, &["libdevice_calls.cu"], flags);
+fn build_calls(what: &str, flags: &[&str], profile: &str, release: &str) -> Built {
+    let (dir, lock) = shared_build_dir(what, &["libdevice_calls.cu", release], flags);
     let manifest_path = dir.join("libdevice_calls.simtwin.json");
     if lock.is_none() {
         let manifest = kernels_host::manifest::Manifest::parse(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
@@ -53,6 +55,7 @@ fn build_calls(what: &str, flags: &[&str], profile: &str) -> Built {
     let mut opts = BuildOptions::new(&dir, vec![cu("libdevice_calls.cu")]);
     opts.nvcc_flags = flags.iter().map(|s| s.to_string()).collect();
     opts.device_profile = profile.to_string();
+    opts.libdevice_release = Some(release.to_string());
     let mut built = build(&opts).unwrap_or_else(|e| panic!("build failed: {e}"));
     std::fs::write(dir.join("done"), b"").unwrap();
     built.remove(0)
@@ -87,26 +90,40 @@ fn mismatches(b: &Built, set: &str) -> Vec<String> {
 
 #[test]
 fn twins_give_the_h200s_libdevice_results_at_default_flags() {
-    let b = build_calls("ld-default", &[], "h200");
+    let b = build_calls("ld-default", &[], "h200", "13.5");
     let dm = b.manifest.device_math.clone().expect("device_math in the manifest");
-    assert!(dm.exact && dm.profile == "h200" && dm.library.contains("(ftz0-div1-sqrt1-fmad1)"), "{dm:?}");
-    let bad = mismatches(&b, "ftz0-div1-sqrt1-fmad1");
+    assert!(dm.exact && dm.profile == "h200" && dm.library == "libdevice of nvcc 13.5 (ftz0-div1-sqrt1-fmad1)", "{dm:?}");
+    let bad = mismatches(&b, "13.5-ftz0-div1-sqrt1-fmad1");
     assert!(bad.is_empty(), "{} differences:\n{}", bad.len(), bad.join("\n"));
 }
 
 #[test]
 fn twins_give_the_h200s_libdevice_results_with_fmad_false() {
-    let b = build_calls("ld-fmad", &["--fmad=false"], "h200");
+    let b = build_calls("ld-fmad", &["--fmad=false"], "h200", "13.5");
     assert!(b.manifest.device_math.as_ref().unwrap().library.contains("(ftz0-div1-sqrt1-fmad0)"));
-    let bad = mismatches(&b, "ftz0-div1-sqrt1-fmad0");
+    let bad = mismatches(&b, "13.5-ftz0-div1-sqrt1-fmad0");
     assert!(bad.is_empty(), "{} differences:\n{}", bad.len(), bad.join("\n"));
 }
 
 #[test]
+fn twins_take_the_libdevice_of_their_nvcc_release() {
+    // nvcc 13.0's libdevice (the H200 machine's nvcc) differs from 13.5's: the 13.0 twin
+    // gives the 13.0 build's results (erff, expm1f differ among the samples), the 13.5
+    // twin does not.
+    let b = build_calls("ld-130", &["--fmad=false"], "h200", "13.0");
+    assert_eq!(b.manifest.device_math.as_ref().unwrap().library, "libdevice of nvcc 13.0 (ftz0-div1-sqrt1-fmad0)");
+    let bad = mismatches(&b, "13.0-ftz0-div1-sqrt1-fmad0");
+    assert!(bad.is_empty(), "{} differences:\n{}", bad.len(), bad.join("\n"));
+    let other = build_calls("ld-fmad", &["--fmad=false"], "h200", "13.5");
+    let bad = mismatches(&other, "13.0-ftz0-div1-sqrt1-fmad0");
+    assert!(bad.iter().any(|b| b.contains(" erff(") || b.contains(" expm1f(")), "{bad:?}");
+}
+
+#[test]
 fn twins_give_the_h200s_libdevice_results_with_fast_math() {
-    let b = build_calls("ld-fast", &["--use_fast_math"], "h200");
+    let b = build_calls("ld-fast", &["--use_fast_math"], "h200", "13.5");
     assert!(b.manifest.device_math.as_ref().unwrap().library.contains("(fast)"));
-    let bad = mismatches(&b, "fast");
+    let bad = mismatches(&b, "13.5-fast");
     assert!(bad.is_empty(), "{} differences:\n{}", bad.len(), bad.join("\n"));
 }
 
@@ -114,11 +131,11 @@ fn twins_give_the_h200s_libdevice_results_with_fast_math() {
 fn the_std_overloads_reach_libdevice() {
     // std::exp(float), exp(float), std::pow(float, float), std::sin(float) give what expf,
     // powf and sinf give (the recorded H200 results of those).
-    let b = build_calls("ld-default", &[], "h200");
+    let b = build_calls("ld-default", &[], "h200", "13.5");
     let m = LoadedModule::open(&b.library).unwrap();
     // SAFETY: the mock runtime lives for the whole test process.
     unsafe { m.bind(&RUNTIME) };
-    let all = samples("ftz0-div1-sqrt1-fmad1");
+    let all = samples("13.5-ftz0-div1-sqrt1-fmad1");
     let find = |f: &str, x: u32| all.iter().find(|s| s.0 == f && s.1 == x).map(|s| s.3);
     let mut checked = 0;
     for s in all.iter().filter(|s| s.0 == "powf") {
@@ -135,14 +152,21 @@ fn the_std_overloads_reach_libdevice() {
 }
 
 #[test]
+fn an_nvcc_release_without_data_says_not_device_exact() {
+    let b = build_calls("ld-norelease", &[], "h200", "12.4");
+    let dm = b.manifest.device_math.clone().unwrap();
+    assert!(!dm.exact && dm.note.as_deref().unwrap_or("").contains("no libdevice data for nvcc 12.4"), "{dm:?}");
+}
+
+#[test]
 fn a_profile_without_models_says_not_device_exact() {
-    let b = build_calls("ld-other", &[], "a100");
+    let b = build_calls("ld-other", &[], "a100", "13.5");
     let dm = b.manifest.device_math.clone().unwrap();
     assert!(!dm.exact && dm.library == "host libm", "{dm:?}");
     assert!(dm.note.as_deref().unwrap_or("").starts_with("not device-exact: no device-math models for the profile \"a100\""), "{dm:?}");
     assert!(b.manifest.warnings.iter().any(|w| w.starts_with("not device-exact")), "{:?}", b.manifest.warnings);
     // It still builds and runs: expf is the host's, which differs from the H200's
     // somewhere among the samples (a difference the H200 profile does not have).
-    let bad = mismatches(&b, "ftz0-div1-sqrt1-fmad1");
+    let bad = mismatches(&b, "13.5-ftz0-div1-sqrt1-fmad1");
     assert!(!bad.is_empty(), "host libm matched the H200 on every sample");
 }

@@ -27,6 +27,10 @@
     X(asinf) X(sinhf) X(lgammaf) X(sqrtf)
 #define LIST2(X) X(powf) X(__powf) X(__fdividef) X(atan2f) X(hypotf)
 
+// The per-library runtime the translated code calls reads the runtime table of a kernel
+// library; this program has none (the functions need none).
+namespace __simtwin { struct simtwin_runtime_t; const simtwin_runtime_t *rt = nullptr; }
+
 extern "C" {
 #define DECL1(n) float __simtwin_ld_##n(float);
 #define DECL2(n) float __simtwin_ld_##n(float, float);
