@@ -68,10 +68,10 @@ const DEVICE_VALUES_H: &str = include_str!("../include/simtwin/device_values.h")
 pub const PROFILES: &[&str] = &["h200"];
 
 /// Functions of the host's libm that twins' calls bind to libdevice's (the plain C name is
-/// defined in the kernel library). `sqrtf` is not among them: the per-library runtime
-/// itself calls it for the directed-rounding square roots.
+/// defined in the kernel library; the per-library runtime uses the square-root
+/// instruction itself, not `sqrtf`).
 pub const LIBM_NAMES: &[&str] = &[
-    "expf", "exp2f", "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sinf", "cosf", "tanf", "asinf",
+    "sqrtf", "expf", "exp2f", "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sinf", "cosf", "tanf", "asinf",
     "acosf", "atanf", "atan2f", "sinhf", "coshf", "tanhf", "asinhf", "acoshf", "atanhf", "erff", "erfcf", "cbrtf",
     "hypotf", "fmodf", "remainderf", "lgammaf", "tgammaf", "sincosf", "exp", "exp2", "exp10", "expm1", "log", "log2",
     "log10", "log1p", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",

@@ -170,3 +170,14 @@ fn a_profile_without_models_says_not_device_exact() {
     let bad = mismatches(&b, "13.5-ftz0-div1-sqrt1-fmad1");
     assert!(!bad.is_empty(), "host libm matched the H200 on every sample");
 }
+
+/// The checked-in libdevice data is what the generator makes with this machine's nvcc
+/// (the pinned PyPI one: its release's directory). About a minute of nvcc runs:
+/// `cargo test --release -p kernels-host --test libdevice -- --ignored`.
+#[test]
+#[ignore]
+fn the_libdevice_data_is_reproducible() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let out = std::process::Command::new(root.join("scripts/libdevice/generate")).arg("--check").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
