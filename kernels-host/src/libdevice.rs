@@ -228,9 +228,12 @@ pub struct Library {
 }
 
 /// Flags of the translated code (simtwin-ptx's, without `-march=native`: the library may
-/// be carried to another machine with the twin).
+/// be carried to another machine with the twin). `-fno-math-errno`: the square root of
+/// `sqrt.rn.f32` is the instruction alone, never a call of `sqrtf`, which in a kernel
+/// library is libdevice's own (a call there would recurse).
 fn translated_flags() -> Vec<&'static str> {
     let mut v = simtwin_ptx::jit::CXX_FLAGS.to_vec();
+    v.push("-fno-math-errno");
     v.push("-w");
     v
 }
