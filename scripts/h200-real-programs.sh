@@ -36,8 +36,7 @@
 # build failed, clip checksum mismatch); 77 no GPU.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-die() { echo "h200-real-programs: $*" >&2; exit 2; }
-note() { echo "h200-real-programs: $*" >&2; }
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=h200-real-programs
 
 MODE=${1:-}; shift || true
 case "$MODE" in
@@ -70,8 +69,7 @@ if [ "$MODE" = prepare ]; then
     cp -r "$WORK/twins" "$BUNDLE/twins"
     strip -o "$BUNDLE/bin/fixtures" "$ROOT/target/simtwin/bin/fixtures"
     strip -o "$BUNDLE/bin/parity" "$ROOT/target/simtwin/bin/parity"
-    strip -o "$BUNDLE/lib/libcuda.so.1" "$ROOT/target/simtwin/lib/libcuda.so.1"
-    ln -s libcuda.so.1 "$BUNDLE/lib/libcuda.so"
+    bundle_driver "$BUNDLE"
     cp "$REPORT/build/clips.txt" "$BUNDLE/clips.txt"
     # The check's emulated outputs, so the device run can put real and emulated side by side.
     for f in "$REPORT"/frames/*/*/cuda-emulated.json; do
@@ -79,17 +77,7 @@ if [ "$MODE" = prepare ]; then
         e=$(basename "$(dirname "$f")"); s=$(basename "$(dirname "$(dirname "$f")")")
         mkdir -p "$BUNDLE/emulated-here/$s" && cp "$f" "$BUNDLE/emulated-here/$s/$e.json"
     done
-    python3 - "$REPORT/summary.json" "$BUNDLE/config" <<'EOF' || die "prepare: reading the check's summary failed"
-import json, sys
-d = json.load(open(sys.argv[1]))
-sizes = sorted({r["size"] for r in d["results"]}, key=lambda s: int(s.split("x")[0]))
-exts = [e for e in ("adm", "vif", "motion", "model") if any(r["extractor"] == e for r in d["results"])]
-cpu_n = 48
-if d.get("bench") and "cpu=" in d["bench"]:
-    cpu_n = int(d["bench"].split("cpu=")[1])
-with open(sys.argv[2], "w") as f:
-    f.write(f"SIZES={','.join(sizes)}\nONLY={','.join(exts)}\nFRAMES={d['frames']}\nBENCH_N={cpu_n}\n")
-EOF
+    python3 "$ROOT/scripts/lib/real_programs_config.py" "$REPORT/summary.json" "$BUNDLE/config" || die "prepare: reading the check's summary failed"
     (cd "$ROOT" && git rev-parse HEAD) > "$BUNDLE/simtwin-commit" 2>/dev/null
     note "bundle: $BUNDLE ($(du -sh "$BUNDLE" | cut -f1)); on the device: scripts/h200-real-programs.sh run --bundle ${BUNDLE#"$ROOT"/} --out \"\$OUT\" (carry [\"${BUNDLE#"$ROOT"/}\"])"
     exit 0
@@ -121,9 +109,8 @@ rm -rf "$RES" && mkdir -p "$RES"
 exec > >(tee "$OUTDIR/run.log") 2>&1
 spec_get() { local kv; for kv in ${1//,/ }; do [ "${kv%%=*}" = "$2" ] && { echo "${kv#*=}"; return 0; }; done; return 1; }
 
-command -v nvidia-smi >/dev/null && nvidia-smi -L > "$RES/nvidia-smi.txt" 2>&1 && grep -q GPU "$RES/nvidia-smi.txt" \
-    || { cat "$RES/nvidia-smi.txt" 2>/dev/null; echo "h200-real-programs: no GPU (nvidia-smi -L)" >&2; exit 77; }
-NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null) || die "nvcc not found"
+require_gpu "$RES/nvidia-smi.txt"
+NVCC=$("$ROOT/scripts/nvcc-path") || die "nvcc not found"
 export PATH=$(dirname "$NVCC"):$PATH
 command -v bin2c >/dev/null || die "bin2c not found next to $NVCC"
 command -v python3 >/dev/null || die "python3 not found"
@@ -138,9 +125,7 @@ if ! command -v meson >/dev/null; then
     mkdir -p "$WORK/bin" && printf '#!/bin/sh\nexec python3 -m mesonbuild.mesonmain "$@"\n' > "$WORK/bin/meson" && chmod +x "$WORK/bin/meson"
     export PATH=$WORK/bin:$PATH
 fi
-REAL_LIBCUDA=${REAL_LIBCUDA:-$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
-[ -n "$REAL_LIBCUDA" ] || REAL_LIBCUDA=$(ls /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1 2>/dev/null | head -1)
-[ -n "$REAL_LIBCUDA" ] || die "the real libcuda.so.1 was not found (ldconfig -p)"
+REAL_LIBCUDA=$(real_libcuda) || exit 2
 note "GPU: $(head -1 "$RES/nvidia-smi.txt"); nvcc: $("$NVCC" --version | tail -1); real driver: $REAL_LIBCUDA"
 
 # 1. clips
@@ -175,19 +160,7 @@ ninja -C "$SRC/libvmaf/build" tools/vmaf > "$RES/ninja.log" 2>&1 || { tail -30 "
 VMAF=$SRC/libvmaf/build/tools/vmaf
 note "VMAF built in $(( $(date +%s) - t0 )) s (${OPTS[*]})"
 gcc -O2 -o "$WORK/motion-cuda-ref" "$ROOT/scripts/real-program/motion-cuda-ref.c" || die "compiling motion-cuda-ref.c failed"
-python3 - "$RES/provenance.json" "$NVCC" "$REAL_LIBCUDA" "${OPTS[*]}" <<'EOF'
-import json, subprocess, sys, os
-def sh(*a):
-    try:
-        return subprocess.run(list(a), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
-    except OSError as e:
-        return str(e)
-json.dump({"nvidia_smi": sh("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"),
-           "nvcc": sh(sys.argv[2], "--version").splitlines()[-1:], "real_libcuda": sys.argv[3],
-           "meson": sh("meson", "--version"), "ninja": sh("ninja", "--version"), "meson_options": sys.argv[4].split(),
-           "cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), None),
-           "cores": os.cpu_count()}, open(sys.argv[1], "w"), indent=2)
-EOF
+python3 "$ROOT/scripts/lib/provenance.py" "$RES/provenance.json" "$NVCC" "$REAL_LIBCUDA" "${OPTS[*]}"
 
 # 3. runs
 cuda_feat() { case "$1" in model) ;; *) echo "--no_prediction --feature ${1}_cuda" ;; esac; }
@@ -288,48 +261,7 @@ if [ $BENCH = 1 ]; then
 fi
 
 # 6. summary and bundle of results
-python3 - "$RES" "$OUTDIR/summary.md" "$SIZES" "$ONLY" <<'EOF'
-import json, os, sys
-res, out, sizes, exts = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4].split(",")
-def load(p):
-    try:
-        return json.load(open(p))
-    except Exception:
-        return None
-prov = load(os.path.join(res, "provenance.json")) or {}
-timing = {(t["size"], t["extractor"], t["side"]): t["ms_per_frame"] for t in (load(os.path.join(res, "timing.json")) or [])}
-L = ["# Upstream VMAF CUDA extractors on the real device", "",
-     f"GPU: {prov.get('nvidia_smi')}; nvcc: {' '.join(prov.get('nvcc') or [])}; meson options: {' '.join(prov.get('meson_options') or [])}; host CPU: {prov.get('cpu')} ({prov.get('cores')} cores)", "",
-     "| size | extractor | cpu vs cuda-real (identical frames, max abs) | cuda-real vs pass-through | cuda-real vs emulated | motion-cuda-ref vs cuda-real | ms/frame CPU | ms/frame real |",
-     "|---|---|---|---|---|---|---|---|"]
-def first_err(d, side):
-    try:
-        lines = [l.strip() for l in open(os.path.join(d, f"cuda-{side}.stderr.log")) if l.strip() and "h200-real-programs.sh" not in l]
-        key = [l for l in lines if l.startswith("simtwin:") or "Assertion" in l or "problem" in l]
-        return (key or lines or ["failed, no message"])[0][:160]
-    except OSError:
-        return "not run"
-def cell(p, need=()):
-    d = load(os.path.join(p, "summary.json"))
-    if d is None:
-        base = os.path.dirname(p)
-        for side in need:
-            if not os.path.exists(os.path.join(base, f"cuda-{side}.json")):
-                return f"cuda-{side}: {first_err(base, side)}"
-        return "-"
-    if d.get("error"):
-        return "error: " + d["error"].splitlines()[0][:80]
-    mx = max([m.get("max_abs") or 0 for m in d.get("metrics", {}).values()] or [0])
-    return f"{d.get('identical_frames')}/{d.get('frames')}, max abs {mx:.3g}, {d.get('verdict', '')}"
-for s in sizes:
-    for e in exts:
-        d = os.path.join(res, s, e)
-        f = lambda x: "-" if x is None else f"{x:.3f}"
-        L.append(f"| {s} | {e} | {cell(os.path.join(d, 'cpu-vs-real'), ('real',))} | {cell(os.path.join(d, 'real-vs-passthrough'), ('real', 'passthrough'))} | {cell(os.path.join(d, 'real-vs-emulated'), ('real', 'emulated'))} | {cell(os.path.join(d, 'ref-vs-real'), ('real',)) if e in ('motion', 'model') else '-'} | {f(timing.get((s, e, 'cpu')))} | {f(timing.get((s, e, 'cuda-real')))} |")
-L += ["", "Every output JSON, counters file (pass-through, emulated), diff summary and log: real-programs.tar.gz (results/SIZE/EXTRACTOR/)."]
-open(out, "w").write("\n".join(L) + "\n")
-print("\n".join(L))
-EOF
+python3 "$ROOT/scripts/lib/real_programs_summary.py" "$RES" "$OUTDIR/summary.md" "$SIZES" "$ONLY"
 tar czf "$OUTDIR/real-programs.tar.gz" -C "$WORK" results || die "packing the results failed"
 note "wrote $OUTDIR/summary.md, $OUTDIR/real-programs.tar.gz, $OUTDIR/run.log ($FAILS run failure(s))"
 exit 0

@@ -16,7 +16,7 @@ root=$(cd "$here/../.." && pwd)
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 src="$here/kernels/conformance.cu"
-nvcc=${NVCC:-$("$root/scripts/nvcc-path")}
+nvcc=$("$root/scripts/nvcc-path")
 kh=${KERNELS_HOST:-$root/target/simtwin/bin/kernels-host}
 [ -x "$kh" ] || { echo "build.sh: $kh missing (run scripts/build)" >&2; exit 1; }
 

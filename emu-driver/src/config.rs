@@ -5,7 +5,6 @@
 //! from here too (before cuInit as well).
 
 use crate::cu::*;
-use crate::exec::{BlockOrder, Checks as ExecChecks, HazardMode};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
@@ -39,6 +38,9 @@ pub struct Config {
     pub preempt: std::time::Duration,
     /// EMU_CUDA_EXEC: how a module's kernels run (host twins or the image's PTX).
     pub exec: ExecMode,
+    /// EMU_CUDA_THREAD_LOOPS: whether PTX mode runs a barrier-uniform kernel's threads as
+    /// loops between barriers.
+    pub thread_loops: ThreadLoops,
     /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
     pub trace: Option<TraceConfig>,
 }
@@ -114,6 +116,17 @@ pub enum ExecMode {
     Twin,
 }
 
+/// EMU_CUDA_THREAD_LOOPS: PTX mode's loop path (simtwin-ptx `uniform`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadLoops {
+    /// The loop path for every kernel the translator proved barrier-uniform (default).
+    Auto,
+    /// Fibers for every kernel.
+    Off,
+    /// As `auto`, and each kernel that keeps fibers is reported (warn) at load, with why.
+    On,
+}
+
 /// EMU_CUDA_CHECKS: a comma-separated list of checking modes, each off unless named.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checks {
@@ -124,13 +137,6 @@ pub struct Checks {
     pub race: bool,
     /// `poison`: shared memory filled with 0xFF bytes at each block start.
     pub poison: bool,
-}
-
-impl Checks {
-    /// The checks the executor runs (the shared-memory ones).
-    pub fn exec(&self) -> ExecChecks {
-        ExecChecks { race: self.race, poison: self.poison }
-    }
 }
 
 /// The words EMU_CUDA_CHECKS accepts (`off` alone turns everything off).
@@ -153,6 +159,44 @@ pub fn parse_checks(text: &str) -> Result<Checks, String> {
     }
     Ok(c)
 }
+
+// The executor's settings are defined here, at the bottom, and re-exported by `exec`:
+// the environment contract is read before anything runs (the logger needs it), so it
+// cannot depend on the executor.
+
+/// The order blocks run in (`EMU_CUDA_BLOCK_ORDER`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlockOrder {
+    /// Linear block index order, x fastest (the default).
+    #[default]
+    Forward,
+    /// The last block first.
+    Reverse,
+    /// A permutation determined by the seed.
+    Shuffle(u64),
+}
+
+/// What `EMU_CUDA_HAZARDS` selects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HazardMode {
+    /// Report and go on as a device would (the default).
+    #[default]
+    Warn,
+    /// The first hazard fails the launch with `exec::HAZARD_ERROR_CODE`.
+    Error,
+}
+
+/// Default fiber stack size (EMU_CUDA_STACK unset).
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+/// Smaller requests are raised to this.
+pub const MIN_STACK_SIZE: usize = 16 * 1024;
+/// Default watchdog: a launch in which no thread finishes or starts for this long ends
+/// with CUDA_ERROR_LAUNCH_TIMEOUT.
+pub const DEFAULT_WATCHDOG: std::time::Duration = std::time::Duration::from_secs(10);
+/// Default time slice: a thread that runs kernel code this long without a runtime call
+/// (a spin-wait on a flag another thread sets) is preempted, so that others run.
+pub const DEFAULT_PREEMPT: std::time::Duration = std::time::Duration::from_millis(2);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
@@ -221,14 +265,14 @@ impl Config {
             },
         };
         let watchdog = match var("EMU_CUDA_WATCHDOG") {
-            None => crate::exec::DEFAULT_WATCHDOG,
+            None => DEFAULT_WATCHDOG,
             Some(v) => match v.parse::<f64>() {
                 Ok(s) if (0.0..=86_400.0).contains(&s) => std::time::Duration::from_secs_f64(s),
                 _ => return Err(bad("EMU_CUDA_WATCHDOG", &v, "seconds (0 disables it), e.g. 30")),
             },
         };
         let preempt = match var("EMU_CUDA_PREEMPT") {
-            None => crate::exec::DEFAULT_PREEMPT,
+            None => DEFAULT_PREEMPT,
             Some(v) => match v.parse::<f64>() {
                 Ok(ms) if ms == 0.0 || (0.1..=10_000.0).contains(&ms) => std::time::Duration::from_secs_f64(ms / 1000.0),
                 _ => return Err(bad("EMU_CUDA_PREEMPT", &v, "milliseconds between 0.1 and 10000 (0: never preempt), e.g. 2")),
@@ -240,9 +284,9 @@ impl Config {
             Some(v) => return Err(bad("EMU_CUDA_HAZARDS", v, "warn or error")),
         };
         let stack_size = match var("EMU_CUDA_STACK") {
-            None => crate::exec::DEFAULT_STACK_SIZE,
+            None => DEFAULT_STACK_SIZE,
             Some(v) => match parse_size(&v) {
-                Some(n) if (crate::exec::MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&n) => n,
+                Some(n) if (MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&n) => n,
                 _ => return Err(bad("EMU_CUDA_STACK", &v, "a size between 16K and 64M (e.g. 256K)")),
             },
         };
@@ -290,6 +334,12 @@ impl Config {
                 message: "EMU_CUDA_CHECKS=race needs host twins built with `kernels-host build --checks`; it cannot run with EMU_CUDA_EXEC=ptx".into(),
             });
         }
+        let thread_loops = match var("EMU_CUDA_THREAD_LOOPS").as_deref() {
+            None | Some("auto") => ThreadLoops::Auto,
+            Some("off") => ThreadLoops::Off,
+            Some("on") => ThreadLoops::On,
+            Some(other) => return Err(bad("EMU_CUDA_THREAD_LOOPS", other, "auto, off or on")),
+        };
         let trace = match var("EMU_CUDA_TRACE") {
             Some(p) => Some(parse_trace(p)?),
             None => {
@@ -299,7 +349,7 @@ impl Config {
                 None
             }
         };
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, trace })
+        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, thread_loops, trace })
     }
 }
 

@@ -1,7 +1,7 @@
 //! Counters (docs/architecture.md): a leaf every part of the driver writes to — calls and
 //! failures by entry point name, copies by direction with bytes, memsets, allocations,
 //! launches by symbol, synchronisations, hazards, leaks — in the shared schema of
-//! `simtwin_abi::counters`. `teardown` writes them to EMU_CUDA_COUNTS.
+//! `simtwin_abi::counters`. `counters_file` writes them to EMU_CUDA_COUNTS.
 
 use simtwin_abi::counters::{Counters as Snapshot, Dir, Hazard, Injected, State};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -134,7 +134,11 @@ impl Counters {
     }
     pub fn launch(&self, symbol: &str, threads: u64, blocks: u64) {
         let mut d = self.lock();
-        let e = d.launches.entry(symbol.to_string()).or_default();
+        // No new key (an allocation) per launch of a kernel already counted.
+        if !d.launches.contains_key(symbol) {
+            d.launches.insert(symbol.to_string(), Default::default());
+        }
+        let Some(e) = d.launches.get_mut(symbol) else { return };
         e.count += 1;
         e.threads += threads;
         e.blocks += blocks;
@@ -154,6 +158,21 @@ impl Counters {
         let mut d = self.lock();
         f(&mut d.leaks);
         d.leaks.details.push(detail);
+    }
+    /// A leaked allocation: pinned host memory counts by number, the others by number
+    /// and bytes.
+    pub fn leaked_allocation(&self, pinned: bool, size: u64, detail: String) {
+        self.leak(
+            |l| {
+                if pinned {
+                    l.pinned += 1;
+                } else {
+                    l.allocations += 1;
+                    l.allocation_bytes += size;
+                }
+            },
+            detail,
+        );
     }
     /// The counters as of now, in the file's schema.
     pub fn snapshot(&self, state: State) -> Snapshot {

@@ -63,7 +63,7 @@ fn enter(id: usize, f: impl FnOnce() -> CuResult) -> CUresult {
     } else if synchronous_copy(id) {
         // A synchronous copy or memset waits for the device: a synchronisation point,
         // and a program that synchronises only so still leaves its counts behind.
-        crate::teardown::checkpoint();
+        crate::counters_file::checkpoint();
     }
     crate::log_calls!("call {name} -> {}", crate::errors::name(r));
     r
@@ -111,7 +111,7 @@ fn forward(id: usize, words: &[u64], call: impl FnOnce(usize) -> CUresult) -> CU
     let name = NAMES[id];
     let r = crate::passthrough::forward(NAMES, id, words, call);
     if r == CUDA_SUCCESS && (name.contains("Synchronize") || synchronous_copy(id)) {
-        crate::teardown::checkpoint();
+        crate::counters_file::checkpoint();
     }
     r
 }

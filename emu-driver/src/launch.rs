@@ -62,23 +62,23 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
         if func.module.ctx != ctx {
             return Err(CUDA_ERROR_INVALID_HANDLE);
         }
-        let p = d.profile;
+        let p = Limits::of(d.profile);
         let (g, b) = (l.grid, l.block);
         if g.contains(&0) || b.contains(&0) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let (mb, mg) = (p.max_block(), p.max_grid());
+        let (mb, mg) = (p.max_block, p.max_grid);
         if (0..3).any(|i| b[i] > mb[i] || g[i] > mg[i]) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let threads = b[0] as u64 * b[1] as u64 * b[2] as u64;
-        if threads > p.max_threads_per_block() as u64 {
+        if threads > p.max_threads_per_block as u64 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let k = func.kernel();
         let attrs = k.attrs.as_ref();
         let static_shared = k.static_shared();
-        if l.shared > func.max_dynamic_shared || static_shared as u64 + l.shared as u64 > p.shared_per_block_optin() as u64 {
+        if l.shared > func.max_dynamic_shared || static_shared as u64 + l.shared as u64 > p.shared_per_block_optin as u64 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         // What the device's resources allow per block: __launch_bounds__ (from the
@@ -92,7 +92,7 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
             }
         }
         if let Some(a) = attrs {
-            if a.num_regs as u64 * threads.div_ceil(32) * 32 > p.regs_per_block() as u64 {
+            if a.num_regs as u64 * threads.div_ceil(32) * 32 > p.regs_per_block as u64 {
                 return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
             }
         }
@@ -103,9 +103,9 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
             workers: c.workers,
             block_order: c.block_order,
             watchdog: c.watchdog,
-            checks: c.checks.exec(),
+            checks: crate::exec::Checks { race: c.checks.race, poison: c.checks.poison },
             preempt: c.preempt,
-            resident_blocks: resident_blocks(p, threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs)),
+            resident_blocks: resident_blocks(&p, threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs)),
         };
         (func, ctx, opts)
     };
@@ -115,20 +115,67 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
     Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
 }
 
+/// The device limits a launch is validated against, read once from the profile's
+/// attribute table (a tree lookup each: a tenth of a small launch's cost when read per
+/// launch).
+#[derive(Clone, Copy)]
+struct Limits {
+    max_block: [u32; 3],
+    max_grid: [u32; 3],
+    max_threads_per_block: u32,
+    shared_per_block_optin: u32,
+    regs_per_block: u32,
+    sm_count: u32,
+    /// Per SM (attributes 39, 106, 81, 82): threads, blocks, shared memory, registers.
+    sm_threads: u64,
+    sm_blocks: u64,
+    sm_shared: u64,
+    sm_regs: u64,
+}
+
+impl Limits {
+    fn read(p: &crate::profile::Profile) -> Limits {
+        let per = |id: i32, dflt: u64| p.attr(id).map_or(dflt, |v| v.max(0) as u64);
+        Limits {
+            max_block: p.max_block(),
+            max_grid: p.max_grid(),
+            max_threads_per_block: p.max_threads_per_block(),
+            shared_per_block_optin: p.shared_per_block_optin(),
+            regs_per_block: p.regs_per_block(),
+            sm_count: p.sm_count(),
+            sm_threads: per(39, 2048),
+            sm_blocks: per(106, 32),
+            sm_shared: per(81, 233_472),
+            sm_regs: per(82, 65_536),
+        }
+    }
+
+    /// The limits of `p`: cached for the process's device profile (profiles are static
+    /// and the driver has one), read afresh for any other.
+    fn of(p: &'static crate::profile::Profile) -> Limits {
+        static CACHE: std::sync::OnceLock<(usize, Limits)> = std::sync::OnceLock::new();
+        let key = p as *const _ as usize;
+        let &(k, l) = CACHE.get_or_init(|| (key, Limits::read(p)));
+        if k == key {
+            l
+        } else {
+            Limits::read(p)
+        }
+    }
+}
+
 /// Blocks of this shape the device holds resident at once: per SM the fewest allowed by
 /// threads, blocks, shared memory (with the 1 KiB the device reserves per block) and
 /// registers, times the SMs (block-level forward progress: a block that spins on a later
 /// one sees it start only if both fit).
-fn resident_blocks(p: &crate::profile::Profile, threads: u64, shared: u64, regs: u32) -> u32 {
-    // Device attributes 39, 106, 81, 82: per SM threads, blocks, shared memory, registers.
-    let per = |id: i32, dflt: u64| p.attr(id).map_or(dflt, |v| v.max(0) as u64);
+fn resident_blocks(p: &Limits, threads: u64, shared: u64, regs: u32) -> u32 {
     let warps = threads.div_ceil(32).max(1);
-    let mut per_sm = (per(39, 2048) / (warps * 32)).min(per(106, 32));
-    per_sm = per_sm.min(per(81, 233_472) / (shared + 1024));
+    let mut per_sm = (p.sm_threads / (warps * 32)).min(p.sm_blocks);
+    per_sm = per_sm.min(p.sm_shared / (shared + 1024));
     if regs > 0 {
-        per_sm = per_sm.min(per(82, 65_536) / (regs as u64 * warps * 32).max(1));
+        per_sm = per_sm.min(p.sm_regs / (regs as u64 * warps * 32).max(1));
     }
-    (per_sm * p.sm_count() as u64).clamp(1, u32::MAX as u64) as u32
+    (per_sm * p.sm_count as u64).clamp(1, u32::MAX as u64) as u32
 }
 
 /// Where a faulting address lies: the nearest allocation and the offset from its base.
@@ -177,13 +224,24 @@ pub fn run(mut p: Prepared) -> CuResult {
     let mut args = std::mem::take(&mut p.args);
     let k = p.func.kernel();
     let base = args.as_mut_ptr() as *mut u8;
-    let ptrs: Vec<*mut c_void> = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
+    // kernelParams on the stack for the usual few parameters (no allocation per launch).
+    let mut few = [std::ptr::null_mut::<c_void>(); 16];
+    let many: Vec<*mut c_void>;
+    let ptrs: &[*mut c_void] = if k.param_offsets.len() <= few.len() {
+        for (p, &o) in few.iter_mut().zip(&k.param_offsets) {
+            *p = base.wrapping_add(o as usize) as *mut c_void;
+        }
+        &few[..k.param_offsets.len()]
+    } else {
+        many = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
+        &many
+    };
     let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
     let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize, smem_prefix: k.smem_prefix as usize };
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
         let _window = crate::arena::window();
-        exec::launch(&kref, &cfg, &ptrs, &p.opts)
+        exec::launch(&kref, &cfg, ptrs, &p.opts)
     };
     let (l, ctx) = (&p, p.ctx);
     if crate::trace::enabled() {
@@ -195,15 +253,7 @@ pub fn run(mut p: Prepared) -> CuResult {
     let c = counters::get();
     for h in &outcome.hazards {
         crate::log_warn!("{h}");
-        c.hazard(simtwin_abi::counters::Hazard {
-            kind: h.kind.as_str().to_string(),
-            kernel: h.kernel.clone(),
-            block: h.block,
-            threads: h.threads.clone(),
-            operation: h.operation.clone(),
-            message: h.message.clone(),
-            occurrences: h.occurrences,
-        });
+        c.hazard(h.to_record());
     }
     match outcome.result {
         Ok(()) => {

@@ -82,7 +82,7 @@ fn ensure_writer() -> bool {
             // SAFETY: as above; no handler uses the pipes yet.
             unsafe { *std::ptr::addr_of_mut!(PIPES) = [[-1, -1], [-1, -1]] };
         } else {
-            crate::teardown::checkpoint_writer_started();
+            crate::counters_file::checkpoint_writer_started();
         }
     });
     // SAFETY: PIPES is only written inside the Once above, which has completed.
@@ -139,12 +139,12 @@ pub fn install_fault_report() {
 /// CHECKPOINT_GAP it writes a checkpoint left for it.
 fn writer(wake: libc::c_int) {
     let mut b = [0u8; 1];
-    let gap = crate::teardown::CHECKPOINT_GAP.as_millis() as libc::c_int;
+    let gap = crate::counters_file::CHECKPOINT_GAP.as_millis() as libc::c_int;
     loop {
         let mut fd = libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 };
         // SAFETY: poll on our own pipe.
         if unsafe { libc::poll(&mut fd, 1, gap) } == 0 {
-            crate::teardown::checkpoint_if_due();
+            crate::counters_file::checkpoint_if_due();
             continue;
         }
         // SAFETY: reading into our own buffer from our pipe.
@@ -162,12 +162,12 @@ fn writer(wake: libc::c_int) {
                 // The program's own handler takes the fault and may go on: its exit
                 // writes the final file. Written now, not throttled: the handler may
                 // _exit before the next checkpoint is due.
-                crate::teardown::write(State::Checkpoint);
+                crate::counters_file::write(State::Checkpoint);
                 ack();
                 continue;
             }
         }
-        crate::teardown::write(State::Signal(name(b[0] as libc::c_int).to_string()));
+        crate::counters_file::write(State::Signal(name(b[0] as libc::c_int).to_string()));
         ack();
     }
 }

@@ -23,19 +23,26 @@ fn root() -> PathBuf {
 /// Builds the runner and runs it once; returns the emulated output text.
 fn emulated() -> &'static str {
     static OUT: OnceLock<String> = OnceLock::new();
-    OUT.get_or_init(|| run_conformance("twin"))
+    OUT.get_or_init(|| run_conformance("twin", &[]))
 }
 
 /// The emulated driver's answers in PTX mode (EMU_CUDA_EXEC=ptx: every module from its
 /// PTX, no twin).
 fn emulated_ptx() -> &'static str {
     static OUT: OnceLock<String> = OnceLock::new();
-    OUT.get_or_init(|| run_conformance("ptx"))
+    OUT.get_or_init(|| run_conformance("ptx", &[]))
+}
+
+/// PTX mode with every kernel's threads on fibers (EMU_CUDA_THREAD_LOOPS=off: no loop
+/// path for barrier-uniform kernels).
+fn emulated_ptx_fibers() -> &'static str {
+    static OUT: OnceLock<String> = OnceLock::new();
+    OUT.get_or_init(|| run_conformance("ptx", &[("EMU_CUDA_THREAD_LOOPS", "off")]))
 }
 
 /// Runs the conformance runner on the emulated driver with the profile of the H200 the
 /// table was recorded on (`h200-580`: that driver refuses PTX newer than ISA 9.0).
-fn run_conformance(exec: &str) -> String {
+fn run_conformance(exec: &str, env: &[(&str, &str)]) -> String {
     {
         let root = root();
         let lib = root.join("target/simtwin/lib/libcuda.so.1");
@@ -53,8 +60,11 @@ fn run_conformance(exec: &str) -> String {
             .status()
             .expect("run emu-driver/conformance/build.sh");
         assert!(st.success(), "emu-driver/conformance/build.sh failed: {st}");
-        let emulated = out_dir.join(format!("emulated-{exec}.txt"));
-        let o = Command::new(out_dir.join("driver-conformance"))
+        let variant = env.iter().map(|(k, v)| format!("-{}-{v}", k.trim_start_matches("EMU_CUDA_").to_lowercase())).collect::<String>();
+        let emulated = out_dir.join(format!("emulated-{exec}{variant}.txt"));
+        let mut cmd = Command::new(out_dir.join("driver-conformance"));
+        cmd.envs(env.iter().copied());
+        let o = cmd
             .arg("--lib")
             .arg(&lib)
             .arg("--fatbin")
@@ -78,7 +88,7 @@ fn run_conformance(exec: &str) -> String {
             o.status,
             String::from_utf8_lossy(&o.stderr)
         );
-        let _ = std::fs::copy(&emulated, root.join(format!("target/conformance/emulated-{exec}.txt")));
+        let _ = std::fs::copy(&emulated, root.join(format!("target/conformance/emulated-{exec}{variant}.txt")));
         std::fs::read_to_string(&emulated).expect("read emulated.txt")
     }
 }
@@ -148,6 +158,21 @@ fn emulated_driver_in_ptx_mode_matches_h200_table() {
     matches_h200_table(emulated_ptx(), "ptx");
 }
 
+/// The loop path changes nothing a program can see: every case answers the same with
+/// it (the default) and with every thread on a fiber.
+#[test]
+fn ptx_mode_answers_every_case_the_same_with_the_loop_path_off() {
+    let loops = parse(emulated_ptx());
+    let fibers = parse(emulated_ptx_fibers());
+    assert!(loops.len() > 100, "only {} cases ran", loops.len());
+    let differ: Vec<String> = loops
+        .iter()
+        .filter(|(k, v)| fibers.get(*k) != Some(*v))
+        .map(|(k, v)| format!("{k}: loops {v} / fibers {}", fibers.get(k).map(String::as_str).unwrap_or("(missing)")))
+        .collect();
+    assert!(differ.is_empty() && loops.len() == fibers.len(), "{} cases differ:\n{}", differ.len(), differ.join("\n"));
+}
+
 fn matches_h200_table(text: &str, exec: &str) {
     let got = parse(text);
     let (table, expected) = table();
@@ -165,9 +190,10 @@ fn matches_h200_table(text: &str, exec: &str) {
     for (name, want) in &expected {
         match got.get(name) {
             Some(g) if g == want => {}
-            // A documented difference: the emulated line must be exactly the one listed.
-            Some(g) if known.get(name).is_some_and(|(line, _)| line == g) => {
-                eprintln!("known difference: {name}: {}", known[name].1);
+            // A documented difference (`CASE@MODE` for one execution mode only): the
+            // emulated line must be exactly the one listed.
+            Some(g) if known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).is_some_and(|(line, _)| line == g) => {
+                eprintln!("known difference: {name}: {}", known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).map_or("", |k| k.1.as_str()));
             }
             // Where the real driver crashes or hangs there is no code to match: the
             // emulated driver must answer (with codes), not crash or hang.

@@ -1,6 +1,7 @@
 //! The documentation stays true to the tree: every relative link and every repository path
-//! the README and docs/ name exists, the README stays a front page (at most 10 KiB), and
-//! every `EMU_CUDA_*` variable the driver reads is documented in docs/driver.md.
+//! the README, docs/ and the crates' READMEs name exists, the README stays a front page (at
+//! most 10 KiB), and every `EMU_CUDA_*` variable the driver reads is documented in
+//! docs/driver.md.
 
 use std::path::{Path, PathBuf};
 
@@ -8,10 +9,13 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("emu-driver has a parent").to_path_buf()
 }
 
-/// README.md and every docs/*.md, with their text.
+/// README.md, every docs/*.md and the crates' READMEs, with their text.
 fn pages() -> Vec<(PathBuf, String)> {
     let root = repo_root();
     let mut files = vec![root.join("README.md")];
+    for c in ["emu-driver", "abi", "kernels-host", "kernels-host/ptx", "parity", "fixtures", "crlibm-preload"] {
+        files.push(root.join(c).join("README.md"));
+    }
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .expect("docs/ exists")
         .map(|e| e.expect("docs/ entry").path())
@@ -30,13 +34,13 @@ fn pages() -> Vec<(PathBuf, String)> {
 
 /// Top-level folders whose paths, written in backticks, must exist in the repository.
 const TRACKED_ROOTS: &[&str] = &[
-    "emu-driver/", "kernels-host/", "parity/", "fixtures/", "scripts/", "docs/", "examples/",
+    "emu-driver/", "kernels-host/", "parity/", "fixtures/", "fuzz/", "scripts/", "docs/", "examples/",
     "abi/", "crlibm-preload/", "reports/reference/", "reports/device-math/",
     "reports/ptxas-contraction/",
 ];
 
 /// Paths the docs name that exist only after a run (generated, git-ignored).
-const GENERATED: &[&str] = &["emu-driver/fuzz/artifacts/"];
+const GENERATED: &[&str] = &[];
 
 /// Markdown link targets `](target)`, without anchors; external links skipped.
 fn link_targets(text: &str) -> Vec<String> {

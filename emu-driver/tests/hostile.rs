@@ -11,6 +11,9 @@
 //!   the `hostmem_*` lines of the conformance table), with a report naming the copy and
 //!   the address, and the counters file.
 //!
+//! - a trace path (EMU_CUDA_TRACE) that is a FIFO, a device or a directory is refused at
+//!   once, in one line: the program neither hangs on the FIFO nor writes to the device.
+//!
 //! (fork while another thread is inside the driver: the `fork_during_calls` case of the
 //! conformance table.)
 
@@ -166,4 +169,41 @@ fn a_copy_from_unreadable_host_memory_dies_of_sigsegv_with_a_report_and_counters
     let h = &c["hazards"][0];
     assert_eq!(h["kind"], "host-memory-fault", "{c}");
     assert!(h["operation"].as_str().unwrap().starts_with("copy of 4096 bytes from host memory at 0x"), "{h}");
+}
+
+/// Runs `c` to its end, at most `limit`: its output, or None if it had to be killed.
+fn run_within(mut c: Command, limit: Duration) -> Option<std::process::Output> {
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_trace_path_that_is_not_a_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("t.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let d = dir.path().to_str().unwrap().to_string();
+    for (path, says) in [(fifo.to_str().unwrap(), "it is a FIFO (named pipe) with no reader"), ("/dev/full", "it is a character device"), (&d, "Is a directory")] {
+        let mut c = cmd(&["syncs", "3", "exit"], None);
+        c.env("EMU_CUDA_TRACE", path);
+        let o = run_within(c, Duration::from_secs(60)).unwrap_or_else(|| panic!("EMU_CUDA_TRACE={path}: the program hung"));
+        let (out, err) = text(&o);
+        assert!(o.status.success() && out.contains("ready"), "{path}: {out}\n{err}");
+        let line = format!("EMU_CUDA_TRACE={path}: cannot create the trace file: ");
+        assert_eq!(err.matches(&line).count(), 1, "{path}: {err}");
+        assert!(err.contains(says), "{path}: {err}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left alone");
 }

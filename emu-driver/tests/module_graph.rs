@@ -1,6 +1,13 @@
-//! No import cycle in any crate of the workspace: every `use` (and every path naming a
-//! module: `crate::a::b`, `super::x`, a child module's `x::y`) is an edge between source
-//! files; the graph of each crate must be acyclic. A cycle is reported with its files.
+//! The module graph of every crate of the workspace: every `use` (and every path naming a
+//! module: `crate::a::b`, `super::x`, a child module's `x::y`; and every invocation of a
+//! crate's own macro) is an edge between source files.
+//!
+//! - No crate has an import cycle (a cycle is reported with its files).
+//! - Each crate's modules are listed in layers, top to bottom ([`LAYERS`]); a module uses
+//!   only modules of its own layer or of layers below it. An upward edge is reported
+//!   with the file and the path that makes it; a module missing from the list fails too.
+//! - The layer diagrams in the crates' doc comments and READMEs are rendered from the
+//!   same lists, so what they say is what this test checks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -8,12 +15,13 @@ use std::path::{Path, PathBuf};
 /// Crate roots: (source directory, root files).
 const CRATES: &[(&str, &[&str])] = &[
     ("emu-driver/src", &["lib.rs"]),
-    ("emu-driver/abi/src", &["lib.rs"]),
+    ("abi/src", &["lib.rs"]),
     ("emu-driver/conformance/src", &["main.rs"]),
     ("kernels-host/src", &["lib.rs", "main.rs"]),
     ("parity/src", &["lib.rs", "main.rs"]),
-    ("parity/preload/src", &["lib.rs"]),
+    ("crlibm-preload/src", &["lib.rs"]),
     ("fixtures/src", &["lib.rs", "main.rs"]),
+    ("fuzz/src", &["lib.rs", "main.rs"]),
 ];
 
 fn workspace() -> PathBuf {
@@ -117,6 +125,8 @@ struct Module {
     file: PathBuf,
     path: Vec<String>,
     children: BTreeSet<String>,
+    /// `macro_rules!` defined here.
+    macros: BTreeSet<String>,
 }
 
 /// Every module file of a crate, by module path.
@@ -124,7 +134,9 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.join(root), Vec::<String>::new())];
     while let Some((file, path)) = stack.pop() {
-        let text = code_only(&std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())));
+        let raw = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let text = code_only(&raw);
+        let paths = path_attributes(&raw);
         let mut children = BTreeSet::new();
         let base = if file.file_name().map(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs").unwrap_or(false) {
             file.parent().unwrap().to_path_buf()
@@ -138,7 +150,11 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
                 if w[1].ends_with(';') && !name.is_empty() {
                     let a = base.join(format!("{name}.rs"));
                     let b = base.join(name).join("mod.rs");
-                    let f = if a.exists() { a } else { b };
+                    let f = match paths.get(name) {
+                        Some(p) => file.parent().unwrap().join(p),
+                        None if a.exists() => a,
+                        None => b,
+                    };
                     if f.exists() {
                         let mut p = path.clone();
                         p.push(name.to_string());
@@ -148,7 +164,26 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
                 }
             }
         }
-        out.push(Module { file, path, children });
+        let macros = words.windows(2).filter(|w| w[0] == "macro_rules").map(|w| w[1].trim_end_matches(['{', ';']).to_string()).collect();
+        out.push(Module { file, path, children, macros });
+    }
+    out
+}
+
+/// `#[path = "FILE"] mod NAME;` declarations: NAME -> FILE (relative to the declaring
+/// file's folder).
+fn path_attributes(raw: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let lines: Vec<&str> = raw.lines().map(str::trim).collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(rest) = l.strip_prefix("#[path = \"") else { continue };
+        let Some(file) = rest.split('"').next() else { continue };
+        if let Some(decl) = lines[i + 1..].iter().find(|l| !l.starts_with("#[")) {
+            let name = decl.trim_start_matches("pub(crate) ").trim_start_matches("pub ").strip_prefix("mod ").map(|n| n.trim_end_matches(';'));
+            if let Some(name) = name {
+                out.insert(name.to_string(), file.to_string());
+            }
+        }
     }
     out
 }
@@ -214,6 +249,21 @@ fn references(text: &str) -> Vec<String> {
     refs
 }
 
+/// Invocations (`name!`) of the crate's own macros, with the module defining each.
+fn macro_calls<'a>(text: &str, macros: &BTreeMap<&'a str, usize>) -> Vec<(&'a str, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices('!') {
+        let start = text[..at].rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |k| k + 1);
+        if let Some((&name, &t)) = macros.get_key_value(&text[start..at]) {
+            if b.get(at + 1) != Some(&b'=') && !text[..start].trim_end().ends_with("macro_rules") {
+                out.push((name, t));
+            }
+        }
+    }
+    out
+}
+
 fn resolve(from: &[String], children: &BTreeSet<String>, path: &str, known: &BTreeMap<Vec<String>, usize>) -> Option<Vec<String>> {
     let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
     let (mut cur, rest): (Vec<String>, &[&str]) = match segs.first()? {
@@ -243,6 +293,40 @@ fn resolve(from: &[String], children: &BTreeSet<String>, path: &str, known: &BTr
     Some(cur)
 }
 
+/// The module graph of one crate root: its module files and, for each, the modules it
+/// refers to, with one example path per edge (for the failure messages).
+struct Graph {
+    mods: Vec<Module>,
+    edges: Vec<BTreeMap<usize, String>>,
+}
+
+fn graph(dir: &Path, root: &str) -> Graph {
+    let mods = modules(dir, root);
+    let known: BTreeMap<Vec<String>, usize> = mods.iter().enumerate().map(|(i, m)| (m.path.clone(), i)).collect();
+    let mut edges: Vec<BTreeMap<usize, String>> = vec![BTreeMap::new(); mods.len()];
+    let macros: BTreeMap<&str, usize> = mods.iter().enumerate().flat_map(|(i, m)| m.macros.iter().map(move |n| (n.as_str(), i))).collect();
+    for (i, m) in mods.iter().enumerate() {
+        let text = code_only(&std::fs::read_to_string(&m.file).unwrap());
+        for r in references(&text) {
+            if let Some(target) = resolve(&m.path, &m.children, &r, &known) {
+                let t = known[&target];
+                // A module's path to itself, or to an ancestor that only declares
+                // it (`mod x;`), is not a dependency.
+                if t != i && !(m.path.starts_with(&target) && mods[t].children.is_empty()) {
+                    edges[i].entry(t).or_insert(r);
+                }
+            }
+        }
+        // A macro of another module (`crate::log_warn!` is defined in log.rs).
+        for (name, t) in macro_calls(&text, &macros) {
+            if t != i {
+                edges[i].entry(t).or_insert(format!("{name}!"));
+            }
+        }
+    }
+    Graph { mods, edges }
+}
+
 #[test]
 fn no_crate_has_an_import_cycle() {
     let ws = workspace();
@@ -250,25 +334,9 @@ fn no_crate_has_an_import_cycle() {
     for (dir, roots) in CRATES {
         for root in *roots {
             let dirp = ws.join(dir);
-            if !dirp.join(root).exists() {
-                continue;
-            }
-            let mods = modules(&dirp, root);
-            let known: BTreeMap<Vec<String>, usize> = mods.iter().enumerate().map(|(i, m)| (m.path.clone(), i)).collect();
-            let mut edges: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); mods.len()];
-            for (i, m) in mods.iter().enumerate() {
-                let text = code_only(&std::fs::read_to_string(&m.file).unwrap());
-                for r in references(&text) {
-                    if let Some(target) = resolve(&m.path, &m.children, &r, &known) {
-                        let t = known[&target];
-                        // A module's path to itself, or to an ancestor that only declares
-                        // it (`mod x;`), is not a dependency.
-                        if t != i && !(m.path.starts_with(&target) && mods[t].children.is_empty()) {
-                            edges[i].insert(t);
-                        }
-                    }
-                }
-            }
+            assert!(dirp.join(root).exists(), "{dir}/{root} is listed in CRATES but does not exist");
+            let Graph { mods, edges } = graph(&dirp, root);
+            let edges: Vec<BTreeSet<usize>> = edges.iter().map(|e| e.keys().copied().collect()).collect();
             for scc in cyclic_components(&edges) {
                 let cycle = find_cycle_within(&edges, &scc);
                 let names: Vec<String> = cycle.iter().map(|&k| mods[k].file.strip_prefix(&ws).unwrap().display().to_string()).collect();
@@ -278,6 +346,277 @@ fn no_crate_has_an_import_cycle() {
         }
     }
     assert!(report.is_empty(), "import cycles:\n{}", report.join("\n"));
+}
+
+/// One layer of a crate: its modules (top-level names, or `a::b` for a submodule that
+/// sits in another layer than its parent) and what they hold, for the diagrams.
+type Layer = (&'static [&'static str], &'static str);
+
+/// A crate's layers, top to bottom, and the files whose ```text diagram (the first one
+/// after a line containing `Layering`) is rendered from them.
+struct Layers {
+    dir: &'static str,
+    root: &'static str,
+    /// The module whose submodules these layers order (empty: the crate's top level).
+    within: &'static [&'static str],
+    layers: &'static [Layer],
+    diagrams: &'static [&'static str],
+}
+
+/// Every crate's layers. A module uses only modules of its own layer or below.
+const LAYERS: &[Layers] = &[
+    Layers {
+        dir: "emu-driver/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["emu-driver/src/lib.rs", "emu-driver/README.md"],
+        layers: &[
+            (&["teardown"], "end of the process (ELF destructor): leaks at exit, the final counters"),
+            (&["exports"], "every exported entry point, one table (C ABI, counting, EMU_CUDA_FAIL, cuGetProcAddress)"),
+            (&["api"], "safe implementations, one module per API family"),
+            (&["signals"], "fatal signals and the driver's own SIGSEGVs: report, counters file"),
+            (&["counters_file"], "EMU_CUDA_COUNTS: the counters file, written whole, checkpoints"),
+            (&["passthrough"], "EMU_CUDA_REAL: every entry forwarded to a real libcuda.so.1"),
+            (&["queue"], "asynchronous work and when it runs (EMU_CUDA_ASYNC)"),
+            (&["launch"], "validation and the run of a kernel on the executor"),
+            (&["module::load", "module::choose", "module::ptx"], "binding images to kernel libraries: host twins or PTX mode"),
+            (&["memory"], "allocations, copies, memsets on the tracker"),
+            (&["trace"], "EMU_CUDA_TRACE: per launch, the hashes of what it could write"),
+            (&["arena"], "EMU_CUDA_CHECKS=pointers: device memory out of host reach"),
+            (&["state"], "contexts, handles, the tracker, context resolution"),
+            (&["module"], "modules and functions as the driver keeps them (the data)"),
+            (&["vmm"], "the virtual-memory API's memfds, reservations, mappings"),
+            (&["callbacks"], "host functions of streams, on a driver thread of their own"),
+            (&["boundary"], "typed views of C arguments (the crate's unsafe FFI edge)"),
+            (&["exec"], "the SIMT executor (fibers, barriers, warp collectives)"),
+            (&["texture"], "texture and surface objects and the sampler kernels call"),
+            (&["image", "registry"], "module-image parsers, kernel-library manifests"),
+            (&["fork"], "what a forked child may do (atfork handlers, the child's flag)"),
+            (&["counters", "inject", "log", "config", "profile", "errors", "symbols"], "leaves: what everything writes to or reads"),
+        ],
+    },
+    Layers {
+        dir: "emu-driver/src",
+        root: "lib.rs",
+        within: &["exec"],
+        diagrams: &[],
+        layers: &[
+            (&["parallel"], "several workers on several OS threads"),
+            (&["runtime"], "the extern \"C\" table kernel code calls"),
+            (&["scheduler"], "a worker: its blocks, their fibers; the signal target"),
+            (&["watchdog"], "forward progress"),
+            (&["fault"], "signal handling"),
+            (&["current"], "the running fiber as kernel code finds it"),
+            (&["fibers"], "the fiber pool and the stack switches"),
+            (&["race"], "the shared-memory checks of a worker"),
+            (&["deadlock"], "a block where nothing can run"),
+            (&["block"], "a block's rendezvous put together"),
+            (&["barrier", "warp", "convergence"], "each rendezvous kind"),
+            (&["threads"], "a block's thread table"),
+            (&["types"], "what a launch is given and gives back"),
+            (&["hazard", "order", "warp_ops", "device_defined", "smem"], "reports, block order, collective arithmetic, device-defined results, shared memory"),
+        ],
+    },
+    Layers {
+        dir: "abi/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["abi/README.md"],
+        layers: &[
+            (&["kernel", "manifest", "counters", "trace"], "the contracts between processes, one module each"),
+            (&["cuda"], "cuda.h's result codes, types and structs"),
+            (&["ffi"], "the C helpers every crate needs (C strings, dladdr)"),
+        ],
+    },
+    Layers {
+        dir: "kernels-host/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["kernels-host/README.md"],
+        layers: &[
+            (&["build"], "`kernels-host build`: one .cu file into a kernel library and its manifest"),
+            (&["compdb", "nvcc_check", "rewrite", "ptx", "sass", "plugin", "module"], "compile databases, the nvcc cross-check, the source rewrite, PTX entries, SASS listings, the GCC plugin, loading a built library"),
+            (&["flags", "lex", "manifest", "toolkit"], "leaves: nvcc flags, a C++ tokenizer, the manifest, the CUDA toolkit (nvcc)"),
+        ],
+    },
+    Layers {
+        dir: "kernels-host/ptx/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["kernels-host/ptx/README.md"],
+        layers: &[
+            (&["jit"], "g++ over the emitted C++, cached by content"),
+            (&["emit"], "C++ for the host compiler"),
+            (&["contract", "layout"], "ptxas's mul/add fusion; variables, shared windows, parameters"),
+            (&["cfg"], "basic blocks and successors"),
+            (&["resolve", "link"], "names bound, bodies flattened; several modules into one"),
+            (&["parse"], "PTX text into the syntax tree"),
+            (&["lex", "ast", "sfu"], "leaves: tokens, the syntax tree, the special functions' exact forms"),
+        ],
+    },
+    Layers {
+        dir: "parity/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["parity/README.md"],
+        layers: &[
+            (&["command_line"], "the command line: every command's arguments and report directory"),
+            (&["frames", "diff", "transfers", "bench", "faults", "bisect", "demo", "merge", "replay", "wrap"], "the commands, one module each"),
+            (&["common", "matrix", "orders", "fidelity", "shard", "run_summary"], "what several commands share"),
+            (&["report", "compare", "device", "run", "counts", "junit", "output", "tolerance"], "reports, comparison, running extractors, reading outputs"),
+            (&["atomic_write", "exit", "input", "num", "settings", "template"], "leaves"),
+        ],
+    },
+    Layers {
+        dir: "fixtures/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["fixtures/README.md"],
+        layers: &[(&["set", "twin"], "the named clip set; the twin's features and planted defects"), (&["clip"], "the clip generators")],
+    },
+    Layers {
+        dir: "emu-driver/conformance/src",
+        root: "main.rs",
+        within: &[],
+        diagrams: &[],
+        layers: &[
+            (&["cases"], "the cases, by API family"),
+            (&["cx"], "what a case is given"),
+            (&["api", "cuda", "opts"], "the driver API through dlopen, cuda.h's codes and structs (abi/src/cuda.rs), options"),
+        ],
+    },
+];
+
+/// The layer of each module file (the longest listed prefix of its path), or why not.
+fn layer_of(l: &Layers, path: &[String]) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for (k, (names, _)) in l.layers.iter().enumerate() {
+        for n in *names {
+            let p: Vec<&str> = n.split("::").collect();
+            if path.len() >= p.len() && path.iter().zip(&p).all(|(a, b)| a == b) && best.is_none_or(|(len, _)| p.len() > len) {
+                best = Some((p.len(), k));
+            }
+        }
+    }
+    best.map(|(_, k)| k)
+}
+
+/// Upward edges and unlisted modules of one crate.
+fn layering_problems(ws: &Path, l: &Layers) -> Vec<String> {
+    let Graph { mods, edges } = graph(&ws.join(l.dir), l.root);
+    let name = |k: usize| mods[k].file.strip_prefix(ws).unwrap_or(&mods[k].file).display().to_string();
+    // Module paths relative to `within`; None: outside it, or `within` itself.
+    let rel: Vec<Option<&[String]>> = mods
+        .iter()
+        .map(|m| {
+            let inside = m.path.len() > l.within.len() && m.path.iter().zip(l.within).all(|(a, b)| a == b);
+            inside.then(|| &m.path[l.within.len()..])
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (names, _) in l.layers {
+        for n in *names {
+            let p: Vec<String> = n.split("::").map(String::from).collect();
+            if !rel.iter().any(|r| r.is_some_and(|r| r == p.as_slice())) {
+                out.push(format!("{}: {n} is listed in a layer but is no module of {}", l.dir, if l.within.is_empty() { "the crate".to_string() } else { l.within.join("::") }));
+            }
+        }
+    }
+    let layer: Vec<Option<usize>> = rel.iter().map(|r| r.and_then(|r| layer_of(l, r))).collect();
+    for (i, r) in rel.iter().enumerate() {
+        if let (Some(r), None) = (r, layer[i]) {
+            out.push(format!("{}: module {} is in no layer (add it to LAYERS in emu-driver/tests/module_graph.rs)", name(i), r.join("::")));
+        }
+    }
+    for (i, es) in edges.iter().enumerate() {
+        for (&t, r) in es {
+            if let (Some(a), Some(b)) = (layer[i], layer[t]) {
+                if b < a {
+                    out.push(format!(
+                        "{} (layer {}: {}) uses {} (layer {}: {}) above it: `{r}`",
+                        name(i),
+                        a + 1,
+                        l.layers[a].0.join(", "),
+                        name(t),
+                        b + 1,
+                        l.layers[b].0.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_uses_a_layer_above_it() {
+    let ws = workspace();
+    let report: Vec<String> = LAYERS.iter().flat_map(|l| layering_problems(&ws, l)).collect();
+    assert!(report.is_empty(), "layering:\n{}", report.join("\n"));
+}
+
+/// The diagram of a crate's layers, as its doc comment and README show it.
+fn render(l: &Layers) -> Vec<String> {
+    let width = l.layers.iter().map(|(n, _)| n.join(", ").len()).filter(|&w| w <= 24).max().unwrap_or(0) + 2;
+    let mut out = Vec::new();
+    for (names, what) in l.layers {
+        let n = names.join(", ");
+        if n.len() + 2 > width {
+            out.push(n);
+            out.push(format!("{:width$}{what}", ""));
+        } else {
+            out.push(format!("{n:width$}{what}"));
+        }
+    }
+    out
+}
+
+/// The lines of the ```text block after the first line containing `Layering` (a doc
+/// comment's `//! ` prefix removed).
+fn diagram_in(text: &str) -> Option<Vec<String>> {
+    let lines: Vec<&str> = text.lines().map(|l| l.strip_prefix("//!").map(|r| r.strip_prefix(' ').unwrap_or(r)).unwrap_or(l)).collect();
+    let start = lines.iter().position(|l| l.contains("Layering"))?;
+    let open = start + lines[start..].iter().position(|l| l.trim() == "```text")?;
+    let close = open + 1 + lines[open + 1..].iter().position(|l| l.trim() == "```")?;
+    Some(lines[open + 1..close].iter().map(|l| l.trim_end().to_string()).collect())
+}
+
+#[test]
+fn the_layer_diagrams_are_the_checked_lists() {
+    let ws = workspace();
+    let mut report = Vec::new();
+    for l in LAYERS {
+        let want = render(l);
+        for f in l.diagrams {
+            let text = std::fs::read_to_string(ws.join(f)).unwrap_or_else(|e| format!("{f}: {e}"));
+            match diagram_in(&text) {
+                Some(got) if got == want => {}
+                Some(_) => report.push(format!("{f}: the layer diagram differs from LAYERS; it should read:\n```text\n{}\n```", want.join("\n"))),
+                None => report.push(format!("{f}: no ```text block after a line containing `Layering`")),
+            }
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_an_upward_edge_and_an_unlisted_module() {
+    let dir = std::env::temp_dir().join(format!("simtwin-layers-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("low")).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod high;\nmod low;\nmod stray;\n").unwrap();
+    std::fs::write(dir.join("stray.rs"), "").unwrap();
+    // low/mod.rs reaches up through a macro of `high`.
+    std::fs::write(dir.join("high.rs"), "use crate::low::f;\n#[macro_export]\nmacro_rules! shout { () => {} }\n").unwrap();
+    std::fs::write(dir.join("low/mod.rs"), "pub fn f() { crate::shout!(); }\n").unwrap();
+    let dir_s: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+    let l = Layers { dir: dir_s, root: "lib.rs", within: &[], layers: &[(&["high"], "top"), (&["low", "gone"], "bottom")], diagrams: &[] };
+    let got = layering_problems(Path::new("/"), &l);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(got.len(), 3, "{got:#?}");
+    assert!(got[0].ends_with("gone is listed in a layer but is no module of the crate"), "{}", got[0]);
+    assert!(got[1].contains("module stray is in no layer"), "{}", got[1]);
+    assert!(got[2].contains("low/mod.rs (layer 2: low, gone) uses") && got[2].ends_with("high.rs (layer 1: high) above it: `shout!`"), "{}", got[2]);
+    assert_eq!(render(&l), vec!["high       top", "low, gone  bottom"]);
 }
 
 /// The strongly connected components with more than one node (Kosaraju).

@@ -485,7 +485,8 @@ pub(crate) fn check_options(opts: &BuildOptions) -> Result<flags::NvccFlags, Bui
     flags::parse(&opts.nvcc_flags).map_err(BuildError::Usage)
 }
 
-/// Builds one source into `<name>.so` and `<name>.simtwin.json` of `opts.out_dir`.
+/// Builds one source into `<name>.so` and `<name>.simtwin.json` of `opts.out_dir`: the
+/// steps below, in order; nothing is published unless every one succeeds.
 pub(crate) fn build_one(
     opts: &BuildOptions,
     nv: &flags::NvccFlags,
@@ -498,13 +499,69 @@ pub(crate) fn build_one(
     let bytes = std::fs::read(&abs).map_err(|e| BuildError::Usage(format!("{}: {e}", abs.display())))?;
     let hash = format!("{:x}", Sha256::digest(&bytes));
     let stem = name.to_string();
-    let src_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
     let work = session.work.as_path();
     let std_flag = format!("-std={}", nv.std.clone().unwrap_or_else(|| "c++17".to_string()));
     let std_flag = std_flag.as_str();
 
-    // 0. nvcc's PTX of the same file, made while the host build runs.
-    let nvcc_run = match &session.nvcc {
+    let nvcc_run = start_nvcc_ptx(opts, nv, session, &abs, &stem)?;
+    let math = device_math(opts, nv, session)?;
+    let pre = preprocess(opts, nv, session, &abs, std_flag, math.is_ok())?;
+    let unit = rewrite_unit(opts, nv, session, &math, &pre, &abs, &hash, std_flag)?;
+    let math_objects: Vec<PathBuf> = math.as_ref().map(|m| m.objects.clone()).unwrap_or_default();
+    let ii = work.join(format!("{stem}.ii"));
+    std::fs::write(&ii, &unit.text).map_err(|e| BuildError::Usage(format!("{}: {e}", ii.display())))?;
+    let tmp_lib = compile_and_link(opts, session, &unit.checked, &math_objects, std_flag, &ii, &stem, &abs)?;
+    let lib = opts.out_dir.join(format!("{stem}.so"));
+    // The checking variant: the same translation unit, instrumented.
+    let checks_lib = match &session.checks_obj {
+        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &unit.checked, &math_objects, std_flag, &ii, &stem, &abs, (unit.rw.kernels.len(), unit.rw.globals.len()))?),
+        None => None,
+    };
+    let m = load_descriptor(&tmp_lib, &unit.rw, &abs)?;
+    if let Some(run) = nvcc_run {
+        let problems = compare_with_nvcc(run, &m, &abs)?;
+        if !problems.is_empty() {
+            let _ = std::fs::remove_file(&tmp_lib);
+            if let Some(c) = &checks_lib {
+                let _ = std::fs::remove_file(c);
+            }
+            return Err(BuildError::Compile(format!(
+                "{}: the kernels kernels-host built differ from nvcc's ({} problem{}):\n  {}\n\
+                 (nvcc's PTX: {}; build without this check: --no-nvcc-check)",
+                abs.display(),
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                problems.join("\n  "),
+                work.join(format!("{stem}.nvcc.ptx")).display()
+            )));
+        }
+    }
+    let Unit { rw, build_id, mut warnings, device_math, .. } = unit;
+    let (entries, globals) = manifest_entries(&m, &rw, &mut warnings);
+    let manifest = Manifest {
+        schema: manifest::SCHEMA.to_string(),
+        library: format!("{stem}.so"),
+        source: abs.to_string_lossy().into_owned(),
+        source_hash: hash,
+        build_id,
+        nvcc_flags: opts.nvcc_flags.clone(),
+        fma_contraction_differs: nv.fmad,
+        entries,
+        globals,
+        warnings,
+        checks_library: checks_lib.as_ref().map(|_| format!("{stem}{CHECKS_SUFFIX}")),
+        device_math: Some(device_math),
+    };
+    drop(m);
+    let manifest_path = publish(opts, &stem, &tmp_lib, &lib, checks_lib.as_deref(), &manifest)?;
+    Ok(Built { library: lib, manifest_path, manifest })
+}
+
+/// Step 0: nvcc's PTX of the same file, made while the host build runs (when the
+/// cross-check is on).
+fn start_nvcc_ptx(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session, abs: &Path, stem: &str) -> Result<Option<NvccRun>, BuildError> {
+    let work = session.work.as_path();
+    Ok(match &session.nvcc {
         Some(nvcc) => {
             let ptx = work.join(format!("{stem}.nvcc.ptx"));
             let log = work.join(format!("{stem}.nvcc.log"));
@@ -523,22 +580,24 @@ pub(crate) fn build_one(
                 std: nv.std.clone(),
                 passthrough: nv.passthrough.clone(),
             };
-            let mut cmd = nvcc_check::command(nvcc, opts.arch, &flags, &abs, &ptx);
+            let mut cmd = nvcc_check::command(nvcc, opts.arch, &flags, abs, &ptx);
             let logf = std::fs::File::create(&log).map_err(|e| BuildError::Usage(format!("{}: {e}", log.display())))?;
             cmd.stdout(logf.try_clone().map_err(|e| BuildError::Usage(e.to_string()))?).stderr(logf);
             let child = cmd.spawn().map_err(|e| BuildError::Usage(format!("cannot run {}: {e}", nvcc.display())))?;
             Some(NvccRun { child: Some(child), ptx, log, line: cmd_line(&cmd) })
         }
         None => None,
-    };
+    })
+}
 
-    // 1. Preprocess with the shim first on the include path, as nvcc would see the file.
+/// Step 1: preprocess with the shim first on the include path, as nvcc would see the file.
+fn preprocess(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session, abs: &Path, std_flag: &str, device_math: bool) -> Result<String, BuildError> {
+    let src_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut pp = Command::new(&opts.cxx);
     pp.arg("-E").arg("-x").arg("c++").arg(std_flag);
     pp.arg(format!("-D__CUDA_ARCH__={}", opts.arch * 10));
     pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__", "-D__SIMTWIN_BUILTINS_REWRITTEN", "-D__SIMTWIN_KERNELS_HOST"]);
-    let math = device_math(opts, nv, session)?;
-    if math.is_ok() {
+    if device_math {
         pp.arg("-D__SIMTWIN_DEVICE_MATH=1");
     }
     pp.arg("-I").arg(include_dir());
@@ -571,16 +630,41 @@ pub(crate) fn build_one(
     for f in &nv.force_includes {
         pp.arg("-include").arg(f);
     }
-    pp.arg(&abs);
+    pp.arg(abs);
     let pre = run_tool(&mut pp, &format!("preprocessing {}", abs.display()))?;
-    let pre = String::from_utf8(pre)
-        .map_err(|_| BuildError::Compile(format!("{}: the preprocessed source is not UTF-8", abs.display())))?;
+    String::from_utf8(pre).map_err(|_| BuildError::Compile(format!("{}: the preprocessed source is not UTF-8", abs.display())))
+}
 
-    // 2. Rewrite and append the registry.
-    let rw = rewrite::rewrite(&pre).map_err(|errs| BuildError::Compile(errs.join("\n")))?;
+/// The rewritten translation unit, its registry appended.
+struct Unit {
+    rw: rewrite::Rewritten,
+    /// The source g++ compiles.
+    text: String,
+    /// Binds library and manifest: a hash of everything that went into the unit.
+    build_id: String,
+    warnings: Vec<String>,
+    /// The checked-results flags (the GCC plugin's, or the sanitizers').
+    checked: Vec<String>,
+    /// Whose math the twin computes (libdevice's through the device profile, or libm).
+    device_math: DeviceMath,
+}
+
+/// Step 2: rewrite the preprocessed source and append the registry.
+#[allow(clippy::too_many_arguments)]
+fn rewrite_unit(
+    opts: &BuildOptions,
+    nv: &flags::NvccFlags,
+    session: &Session,
+    math: &Result<crate::libdevice::Library, String>,
+    pre: &str,
+    abs: &Path,
+    hash: &str,
+    std_flag: &str,
+) -> Result<Unit, BuildError> {
+    let rw = rewrite::rewrite(pre).map_err(|errs| BuildError::Compile(errs.join("\n")))?;
     let mut warnings = flag_warnings(nv);
     warnings.extend(rw.warnings.iter().cloned());
-    let device_math = match &math {
+    let device_math = match math {
         Ok(lib) => DeviceMath {
             profile: opts.device_profile.clone(),
             exact: true,
@@ -612,55 +696,54 @@ pub(crate) fn build_one(
         h.update(RUNTIME_SOURCE.as_bytes());
         h.update(TLS_SOURCE.as_bytes());
         h.update(device_math.library.as_bytes());
-        if let Ok(lib) = &math {
+        if let Ok(lib) = math {
             h.update(format!("{:?}", lib.objects).as_bytes());
         }
         format!("{:x}", h.finalize())
     };
-    text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), &hash, &build_id));
-    let ii = work.join(format!("{stem}.ii"));
-    std::fs::write(&ii, &text).map_err(|e| BuildError::Usage(format!("{}: {e}", ii.display())))?;
+    text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), hash, &build_id));
+    Ok(Unit { rw, text, build_id, warnings, checked, device_math })
+}
 
-    // 3. Compile and link. No undefined symbols toward the driver (-z defs).
+/// Step 3: compile and link into the work directory (no undefined symbols toward the
+/// driver: -z defs); returns the unpublished library.
+#[allow(clippy::too_many_arguments)]
+fn compile_and_link(opts: &BuildOptions, session: &Session, checked: &[String], math_objects: &[PathBuf], std_flag: &str, ii: &Path, stem: &str, abs: &Path) -> Result<PathBuf, BuildError> {
+    let work = session.work.as_path();
     let obj = work.join(format!("{stem}.o"));
     run_tool(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
-            .args(&checked)
-            .args(if math.is_ok() { crate::libdevice::no_builtin_flags() } else { Vec::new() })
+            .args(checked)
+            .args(if math_objects.is_empty() { Vec::new() } else { crate::libdevice::no_builtin_flags() })
             .arg(std_flag)
             // always_inline on kernels that are not `inline` (see rewrite.rs) is not news.
             .arg("-Wno-attributes")
             .args(["-x", "c++", "-c"])
-            .arg(&ii)
+            .arg(ii)
             .arg("-o")
             .arg(&obj),
         &format!("compiling {}", abs.display()),
     )?;
-    let math_objects: Vec<PathBuf> = math.as_ref().map(|m| m.objects.clone()).unwrap_or_default();
-    let lib = opts.out_dir.join(format!("{stem}.so"));
     let tmp_lib = work.join(format!("{stem}.so.tmp"));
     run_tool(
         Command::new(&opts.cxx)
             .args(["-shared", "-fPIC", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,-rpath,$ORIGIN"])
             .arg(&obj)
             .arg(&session.rt_obj)
-            .args(&math_objects)
+            .args(math_objects)
             .arg(work.join(TLS_LIBRARY))
             .arg("-o")
             .arg(&tmp_lib)
             .arg("-lm"),
-        &format!("linking {}", lib.display()),
+        &format!("linking {}", opts.out_dir.join(format!("{stem}.so")).display()),
     )?;
+    Ok(tmp_lib)
+}
 
-    // 3b. The checking variant: the same translation unit, instrumented.
-    let checks_lib = match &session.checks_obj {
-        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &checked, &math_objects, std_flag, &ii, &stem, &abs, (rw.kernels.len(), rw.globals.len()))?),
-        None => None,
-    };
-
-    // 4. Read the descriptor back and name every entry by its exported symbol.
-    let m = LoadedModule::open(&tmp_lib).map_err(BuildError::Compile)?;
+/// Step 4: read the library's descriptor back; it must hold what the rewriter registered.
+fn load_descriptor(tmp_lib: &Path, rw: &rewrite::Rewritten, abs: &Path) -> Result<LoadedModule, BuildError> {
+    let m = LoadedModule::open(tmp_lib).map_err(BuildError::Compile)?;
     if m.kernels.len() != rw.kernels.len() || m.globals.len() != rw.globals.len() {
         return Err(BuildError::Compile(format!(
             "{}: the library's descriptor has {} kernels and {} globals, the rewriter registered {} and {}",
@@ -671,37 +754,27 @@ pub(crate) fn build_one(
             rw.globals.len()
         )));
     }
+    Ok(m)
+}
 
-    // 5. The cross-check against nvcc's own kernels, before anything is published.
-    if let Some(run) = nvcc_run {
-        let ptx_text = run.finish()?;
-        let nvcc_entries = ptx::entries(&ptx_text)
-            .map_err(|e| BuildError::Compile(format!("{}: nvcc's PTX: {e}", abs.display())))?;
-        let symbols = m.kernel_symbols_with_locals().map_err(BuildError::Compile)?;
-        let host: Vec<nvcc_check::HostKernel> = m
-            .kernels
-            .iter()
-            .zip(symbols)
-            .map(|(k, symbol)| nvcc_check::HostKernel { name: k.name.clone(), symbol, param_sizes: k.param_sizes.clone() })
-            .collect();
-        let problems = nvcc_check::compare(&host, &nvcc_entries);
-        if !problems.is_empty() {
-            let _ = std::fs::remove_file(&tmp_lib);
-            if let Some(c) = &checks_lib {
-                let _ = std::fs::remove_file(c);
-            }
-            return Err(BuildError::Compile(format!(
-                "{}: the kernels kernels-host built differ from nvcc's ({} problem{}):\n  {}\n\
-                 (nvcc's PTX: {}; build without this check: --no-nvcc-check)",
-                abs.display(),
-                problems.len(),
-                if problems.len() == 1 { "" } else { "s" },
-                problems.join("\n  "),
-                work.join(format!("{stem}.nvcc.ptx")).display()
-            )));
-        }
-    }
+/// Step 5: nvcc's kernels against the library's (names, symbols, parameter sizes); the
+/// problems found, none when they agree.
+fn compare_with_nvcc(run: NvccRun, m: &LoadedModule, abs: &Path) -> Result<Vec<String>, BuildError> {
+    let ptx_text = run.finish()?;
+    let nvcc_entries = ptx::entries(&ptx_text).map_err(|e| BuildError::Compile(format!("{}: nvcc's PTX: {e}", abs.display())))?;
+    let symbols = m.kernel_symbols_with_locals().map_err(BuildError::Compile)?;
+    let host: Vec<nvcc_check::HostKernel> = m
+        .kernels
+        .iter()
+        .zip(symbols)
+        .map(|(k, symbol)| nvcc_check::HostKernel { name: k.name.clone(), symbol, param_sizes: k.param_sizes.clone() })
+        .collect();
+    Ok(nvcc_check::compare(&host, &nvcc_entries))
+}
 
+/// Step 6: the manifest's entries and globals, each named by its exported symbol (a
+/// warning where there is none).
+fn manifest_entries(m: &LoadedModule, rw: &rewrite::Rewritten, warnings: &mut Vec<String>) -> (Vec<Entry>, Vec<Global>) {
     let mut entries = Vec::new();
     for (k, rec) in m.kernels.iter().zip(rw.kernels.iter()) {
         let symbol = match &k.symbol {
@@ -739,32 +812,20 @@ pub(crate) fn build_one(
         });
         globals.push(Global { name: g.name.clone(), symbol, size: g.size, constant: g.constant });
     }
-    let manifest = Manifest {
-        schema: manifest::SCHEMA.to_string(),
-        library: format!("{stem}.so"),
-        source: abs.to_string_lossy().into_owned(),
-        source_hash: hash,
-        build_id,
-        nvcc_flags: opts.nvcc_flags.clone(),
-        fma_contraction_differs: nv.fmad,
-        entries,
-        globals,
-        warnings,
-        checks_library: checks_lib.as_ref().map(|_| format!("{stem}{CHECKS_SUFFIX}")),
-        device_math: Some(device_math),
-    };
-    // Publish: the library under a fresh inode (a process that has the old one mapped
-    // keeps it intact), then its manifest.
-    drop(m);
-    if let Some(tmp) = &checks_lib {
+    (entries, globals)
+}
+
+/// Step 7: publish the library under a fresh inode (a process that has the old one
+/// mapped keeps it intact), its checking variant, then its manifest.
+fn publish(opts: &BuildOptions, stem: &str, tmp_lib: &Path, lib: &Path, checks_lib: Option<&Path>, manifest: &Manifest) -> Result<PathBuf, BuildError> {
+    if let Some(tmp) = checks_lib {
         let dest = opts.out_dir.join(format!("{stem}{CHECKS_SUFFIX}"));
         std::fs::rename(tmp, &dest).map_err(|e| BuildError::Usage(format!("{}: {e}", dest.display())))?;
     }
-    std::fs::rename(&tmp_lib, &lib).map_err(|e| BuildError::Usage(format!("{}: {e}", lib.display())))?;
-    let manifest_path = opts.out_dir.join(Manifest::file_name(&stem));
-    std::fs::write(&manifest_path, manifest.to_text())
-        .map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
-    Ok(Built { library: lib, manifest_path, manifest })
+    std::fs::rename(tmp_lib, lib).map_err(|e| BuildError::Usage(format!("{}: {e}", lib.display())))?;
+    let manifest_path = opts.out_dir.join(Manifest::file_name(stem));
+    std::fs::write(&manifest_path, manifest.to_text()).map_err(|e| BuildError::Usage(format!("{}: {e}", manifest_path.display())))?;
+    Ok(manifest_path)
 }
 
 /// The libdevice functions of the source's flag set and nvcc release when the device

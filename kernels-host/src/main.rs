@@ -41,8 +41,7 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         /// Do not cross-check the kernels built against nvcc's PTX of the same file.
         #[arg(long)]
         no_nvcc_check: bool,
-        /// The nvcc for the cross-check (default: $NVCC, $SIMTWIN_NVCC, the
-        /// nvidia-cuda-nvcc Python package, PATH).
+        /// The nvcc for the cross-check (default: as `kernels-host nvcc-path` finds it).
         #[arg(long, value_name = "PATH")]
         nvcc: Option<PathBuf>,
         /// Build a host twin for every nvcc (or clang CUDA) compilation of this compile
@@ -72,6 +71,10 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         #[arg(last = true, value_name = "NVCC_FLAGS", allow_hyphen_values = true)]
         nvcc_flags: Vec<String>,
     },
+    /// Print the nvcc simtwin uses: $NVCC, $SIMTWIN_NVCC, the nvidia-cuda-nvcc Python
+    /// package, PATH, /usr/local/cuda/bin (the order of scripts/nvcc-path). Exit code 2
+    /// when there is none, or when a variable names no executable.
+    NvccPath,
 }
 
 fn main() {
@@ -83,7 +86,16 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, libdevice_release, files, nvcc_flags } = cli.cmd;
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, libdevice_release, files, nvcc_flags } = cli.cmd else {
+        match kernels_host::toolkit::find_nvcc(None) {
+            Ok(p) => println!("{}", p.display()),
+            Err(e) => {
+                eprintln!("kernels-host: {e}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    };
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {
         eprintln!("kernels-host: bad --arch `{arch}` (expected e.g. sm_90)");

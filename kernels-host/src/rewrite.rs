@@ -1115,25 +1115,75 @@ pub fn rewrite(preprocessed: &str) -> Result<Rewritten, Vec<String>> {
     for (at, text) in std::mem::take(&mut r.global_inserts) {
         r.edits.push(Edit { start: at, end: at, text });
     }
-    r.edits.sort_by_key(|e| (e.start, e.end));
-    let src = r.lx.text;
+    let text = apply_edits(r.lx.text, r.edits)?;
+    Ok(Rewritten { text, kernels, globals: r.globals, warnings: r.warnings })
+}
+
+/// Applies the edits to `src`. Insertions at one point keep the order they were made in;
+/// an edit that overlaps another (two replacements of one range, an insertion inside a
+/// replaced range) is an error naming both, never a silently dropped edit.
+fn apply_edits(src: &str, mut edits: Vec<Edit>) -> Result<String, Vec<String>> {
+    edits.sort_by_key(|e| (e.start, e.end)); // stable: same-point insertions keep their order
+    let line = |at: usize| src[..at].matches('\n').count() + 1;
     let mut out = String::with_capacity(src.len() + 4096);
     let mut pos = 0;
-    for e in &r.edits {
+    let mut last: Option<&Edit> = None;
+    let mut errors = Vec::new();
+    for e in &edits {
         if e.start < pos {
-            continue; // overlapping edit: the first one wins
+            let p = last.expect("an edit before");
+            errors.push(format!(
+                "internal error: two rewrites of the same source overlap (bytes {}..{} at line {} and {}..{} at line {}); \
+                 please report this file",
+                p.start,
+                p.end,
+                line(p.start),
+                e.start,
+                e.end,
+                line(e.start)
+            ));
+            continue;
         }
         out.push_str(&src[pos..e.start]);
         out.push_str(&e.text);
         pos = e.end;
+        last = Some(e);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
     }
     out.push_str(&src[pos..]);
-    Ok(Rewritten { text: out, kernels, globals: r.globals, warnings: r.warnings })
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn edit(start: usize, end: usize, text: &str) -> Edit {
+        Edit { start, end, text: text.into() }
+    }
+
+    #[test]
+    fn edits_apply_in_source_order_and_same_point_insertions_keep_theirs() {
+        let src = "abcdef";
+        let out = apply_edits(src, vec![edit(4, 6, "XY"), edit(1, 1, "<"), edit(1, 1, ">"), edit(2, 3, "")]).unwrap();
+        assert_eq!(out, "a<>bdXY");
+    }
+
+    #[test]
+    fn an_edit_overlapping_another_is_an_error_not_a_dropped_edit() {
+        let src = "line one\nline two\n";
+        // Two replacements of overlapping ranges.
+        let e = apply_edits(src, vec![edit(9, 13, "LINE"), edit(11, 17, "x")]).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert!(e[0].contains("bytes 9..13 at line 2 and 11..17 at line 2"), "{e:?}");
+        // An insertion inside a replaced range.
+        let e = apply_edits(src, vec![edit(0, 4, "LINE"), edit(2, 2, "!")]).unwrap_err();
+        assert!(e[0].contains("bytes 0..4 at line 1 and 2..2 at line 1"), "{e:?}");
+        // Adjacent edits do not overlap.
+        assert_eq!(apply_edits(src, vec![edit(0, 4, "A"), edit(4, 4, "B"), edit(4, 8, "C")]).unwrap(), "ABC\nline two\n");
+    }
 
     fn rw(src: &str) -> Rewritten {
         rewrite(&format!("# 1 \"t.cu\"\n{src}")).unwrap_or_else(|e| panic!("{e:?}"))

@@ -49,7 +49,10 @@ fn pypi_cuda_dir() -> Option<PathBuf> {
 }
 
 /// Finds nvcc: `explicit`, else `$NVCC`, else `$SIMTWIN_NVCC`, else the PyPI package's
-/// (`nvidia-cuda-nvcc`, as scripts/setup installs it), else `nvcc` on PATH.
+/// (`nvidia-cuda-nvcc`, as scripts/setup installs it), else `nvcc` on PATH, else
+/// /usr/local/cuda/bin/nvcc. The one order of the workspace: scripts/nvcc-path, which
+/// every script calls, follows it (tests/nvcc_finder.rs checks they agree). A variable
+/// naming no executable is an error, not a reason to look further.
 pub fn find_nvcc(explicit: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(p) = explicit {
         return if executable(p) { Ok(p.to_path_buf()) } else { Err(format!("{}: not an executable nvcc", p.display())) };
@@ -66,15 +69,14 @@ pub fn find_nvcc(explicit: Option<&Path>) -> Result<PathBuf, String> {
             return Ok(p);
         }
     }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join("nvcc");
-            if executable(&p) {
-                return Ok(p);
-            }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path).filter(|d| !d.as_os_str().is_empty()).chain([PathBuf::from("/usr/local/cuda/bin")]) {
+        let p = dir.join("nvcc");
+        if executable(&p) {
+            return Ok(p);
         }
     }
-    Err("nvcc not found (looked at $NVCC, $SIMTWIN_NVCC, the nvidia-cuda-nvcc Python package and PATH)".into())
+    Err("nvcc not found (looked at $NVCC, $SIMTWIN_NVCC, the nvidia-cuda-nvcc Python package, PATH and /usr/local/cuda/bin): run scripts/setup or set NVCC".into())
 }
 
 /// The toolkit's include directory (the one holding cuda.h): `$SIMTWIN_CUDA_INCLUDE`,

@@ -62,11 +62,15 @@ struct SchemaOnly {
 /// Reads one counters file; errors name the file and, for another version of the
 /// schema, say which one was found.
 pub fn read_file(path: &Path) -> Result<Counters> {
-    let text = crate::input::read_text(path, "counters file")?;
-    match Counters::parse(&text) {
+    parse_file(&crate::input::read_text(path, "counters file")?, path)
+}
+
+/// A counters file's text read from `path` (errors name it).
+pub fn parse_file(text: &str, path: &Path) -> Result<Counters> {
+    match Counters::parse(text) {
         Ok(c) => Ok(c),
         Err(e) => {
-            let found = serde_json::from_str::<SchemaOnly>(&text).ok().and_then(|s| s.schema);
+            let found = serde_json::from_str::<SchemaOnly>(text).ok().and_then(|s| s.schema);
             match found {
                 Some(s) if s != SCHEMA && s.starts_with("simtwin-counts/") => bail!(
                     "{}: counters file of schema {s}, this parity reads {SCHEMA}: the driver that wrote it is not the one built with this parity (rebuild with scripts/build)",

@@ -32,21 +32,8 @@ parity difference, a failed audit or a defect MISSED or WAITING (its mechanism n
 in the driver: never reported as a pass), 2 setup error (target/simtwin missing: run
 scripts/build).";
 
-/// The fixture twin's features the demo checks by default.
-pub(crate) const FEATURES: &[&str] = &["sse", "band_mask", "log_stat", "topk", "temporal"];
 /// The clips the demo uses without `--clips`/`--all-clips` (small ones and the wide ramps).
 pub(crate) const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "ramp-3840x128-8", "textured-256x256-8"];
-/// Planted defects and the mechanism that catches each (the one fixtures/README.md names).
-pub const DEFECTS: &[(&str, &str)] = &[
-    ("clamp-borders", "frames"),
-    ("filter-border-rows", "frames"),
-    ("missing-sync", "race"),
-    ("divergent-barrier", "frames"),
-    ("big-block", "frames"),
-    ("host-roundtrip", "transfers"),
-    ("atomic-order", "block-orders"),
-    ("early-read", "deferred"),
-];
 
 /// Time limit of the fixtures binary (every clip of the set takes seconds).
 const FIXTURES_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -223,6 +210,11 @@ fn frames_args(c: &ClipFile, ex: ExtractorArgs, out: PathBuf) -> FramesArgs {
         clips: None,
         per_feature: false,
         shard: None,
+        video: vec![],
+        pix_fmt: None,
+        max_diff: 0,
+        label_a: "a".into(),
+        label_b: "b".into(),
         out,
     }
 }
@@ -278,7 +270,8 @@ fn demo_inner(a: &DemoArgs) -> Result<i32> {
     let ctx = Ctx { simtwin, out, timeout: a.timeout };
     let clip_dir = ctx.out.join("clips");
     let clips = make_clips(&ctx, a, &clip_dir)?;
-    let features: Vec<String> = if a.features.is_empty() { FEATURES.iter().map(|s| s.to_string()).collect() } else { a.features.clone() };
+    // The fixture twin's features and planted defects: fixtures/twin/twin.h's lists.
+    let features: Vec<String> = if a.features.is_empty() { fixtures::twin::features().iter().map(|s| s.to_string()).collect() } else { a.features.clone() };
     let mut checks = parity_checks(&ctx, &clips, &features);
     checks.extend(transfer_checks(&ctx, &clips[0], &features));
     if !a.no_defects {
@@ -396,7 +389,7 @@ fn transfer_checks(ctx: &Ctx, tclip: &ClipFile, features: &[String]) -> Vec<Chec
 fn race_control(ctx: &Ctx, clips: &[ClipFile]) -> CheckRow {
     let clip = race_clip(clips);
     let dir = ctx.out.join("race").join("control");
-    let mut ex = ctx.ex(&FEATURES.join(","), None);
+    let mut ex = ctx.ex(&fixtures::twin::features().join(","), None);
     ex.emu.checks = Some("race".into());
     let r = run_frames(&frames_args(clip, ex, dir.clone()));
     let (k, err) = code(&r);
@@ -416,9 +409,9 @@ fn defect_checks(ctx: &Ctx, clips: &[ClipFile], atomic: &ClipFile) -> Vec<Defect
     // gives each thread two pixels of a row).
     let textured = clips.iter().find(|c| c.name.starts_with("textured")).unwrap_or(&clips[0]);
     let wide = clips.iter().filter(|c| c.width > 2048).min_by_key(|c| c.width as u64 * c.height as u64);
-    let all = FEATURES.join(",");
+    let all = fixtures::twin::features().join(",");
     let mut rows = Vec::new();
-    for (d, how) in DEFECTS {
+    for fixtures::twin::Defect { name: d, caught_by: how, .. } in fixtures::twin::defects() {
         let dclip = match *d {
             "big-block" => wide.unwrap_or(textured),
             "atomic-order" => atomic,

@@ -46,10 +46,16 @@ Examples:
   # a custom CUDA extractor template:
   parity frames -r ref.yuv -d dis.yuv -W 640 -H 360 \\
       --cuda-cmd './my_twin --gpu -i {ref} -j {dis} -s {width}x{height} -n {frames} -o {output}'
+  # two raw video outputs (a CPU filter and its CUDA form), frame by frame and plane by
+  # plane: identical frames, max |difference|, PSNR, first differing pixel:
+  parity frames --video scale.cpu.yuv scale.cuda.yuv -W 160 -H 120 --pix-fmt nv12 \\
+      --label-a cpu --label-b cuda --out reports/frames/scale
+  parity frames --video emulated.y4m device.y4m --max-diff 1
 
 Exit codes: 0 parity, 1 differences beyond tolerance (or driver hazards, or outputs
-that change between --block-orders), 2 setup or input error (an extractor that fails,
-crashes or reaches --timeout; a driver that refuses a block order), 77 a real device was
+that change between --block-orders; --video: a sample beyond --max-diff), 2 setup or
+input error (an extractor that fails, crashes or reaches --timeout; a driver that
+refuses a block order; --video: an unreadable, truncated or mismatched file), 77 a real device was
 asked for and none exists. The report directory never holds an earlier run's results:
 they are removed when a run starts, and a failed extractor's output is renamed *.failed.";
 
@@ -118,6 +124,24 @@ pub struct FramesArgs {
     /// shard's directory gives the report of the whole run
     #[arg(long, value_name = "K/N|auto|auto/N", value_parser = crate::shard::parse)]
     pub shard: Option<Shard>,
+    /// Compare two raw video outputs instead of running extractors (a filter's CPU and
+    /// CUDA forms, the emulated and the real device's): raw frames with -W, -H and
+    /// --pix-fmt, or .y4m files; frame by frame and component by component
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub video: Vec<PathBuf>,
+    /// Pixel format of raw --video inputs, by FFmpeg's name (yuv420p, nv12, p010le,
+    /// yuva420p, bgr0, ...; default from --pixfmt and --bitdepth: yuv420p)
+    #[arg(long, value_name = "NAME")]
+    pub pix_fmt: Option<String>,
+    /// --video: the largest absolute sample difference that passes (default 0: identical)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_diff: u32,
+    /// --video: the name of A in reports
+    #[arg(long, default_value = "a")]
+    pub label_a: String,
+    /// --video: the name of B in reports
+    #[arg(long, default_value = "b")]
+    pub label_b: String,
     /// Report directory
     #[arg(long, short = 'o', default_value = "reports/frames")]
     pub out: PathBuf,
@@ -142,6 +166,9 @@ struct CudaRun {
 
 /// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit::exit_code_of`]).
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
+    if !a.video.is_empty() {
+        return report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || crate::video::run(a));
+    }
     report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || frames_inner(a))
 }
 

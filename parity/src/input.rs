@@ -171,6 +171,30 @@ pub fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
     })
 }
 
+/// `len` bytes at `offset` of `path` (a dump file a trace names), a regular file that
+/// holds them; `len` within the input size limit. Same type and time checks as [`read`].
+pub fn read_range(path: &Path, what: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let l = limits();
+    if len > l.max_bytes {
+        bail!(
+            "{what} {}: {len} bytes asked for, over the input size limit of {} (raise it with --max-input SIZE or PARITY_MAX_INPUT)",
+            path.display(),
+            human(l.max_bytes)
+        );
+    }
+    let (p, w) = (path.to_path_buf(), what.to_string());
+    with_time_limit(path, what, l.timeout, move || {
+        let (mut f, size) = open_checked(&p, &w, u64::MAX)?;
+        if offset.checked_add(len).is_none_or(|e| e > size) {
+            bail!("{}: bytes {offset}..{} are asked for but the {w} has {size}", p.display(), offset.saturating_add(len));
+        }
+        f.seek(SeekFrom::Start(offset))?;
+        let mut out = vec![0u8; len as usize];
+        f.read_exact(&mut out).with_context(|| format!("cannot read {w} {}", p.display()))?;
+        Ok(out)
+    })
+}
+
 /// [`read`] as UTF-8 text.
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
     String::from_utf8(read(path, what)?).map_err(|_| anyhow!("{what} {} is not UTF-8 text", path.display()))
@@ -228,5 +252,27 @@ mod tests {
         assert!(parse_size("0").is_err() && parse_size("-1").is_err() && parse_size("x").is_err() && parse_size("99999999999G").is_err());
         assert_eq!(parse_timeout("1.5"), Ok(1.5));
         assert!(parse_timeout("0").is_err() && parse_timeout("nan").is_err());
+    }
+
+    #[test]
+    fn a_range_is_read_from_a_regular_file_that_holds_it_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("dump");
+        std::fs::write(&f, b"0123456789").unwrap();
+        assert_eq!(read_range(&f, "dump file", 2, 3).unwrap(), b"234");
+        let past = format!("{:#}", read_range(&f, "dump file", 8, 3).unwrap_err());
+        assert!(past.contains("bytes 8..11 are asked for but the dump file has 10"), "{past}");
+        let huge = format!("{:#}", read_range(&f, "dump file", 0, u64::MAX).unwrap_err());
+        assert!(huge.contains("over the input size limit"), "{huge}");
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let t0 = std::time::Instant::now();
+        let e = format!("{:#}", read_range(&fifo, "dump file", 0, 1).unwrap_err());
+        assert!(e.contains("is a FIFO (named pipe): parity reads only regular files"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let z = format!("{:#}", read_range(Path::new("/dev/zero"), "dump file", 0, 1).unwrap_err());
+        assert!(z.contains("is a character device"), "{z}");
     }
 }

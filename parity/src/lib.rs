@@ -42,4 +42,6 @@ pub mod shard;
 pub(crate) mod template;
 pub(crate) mod tolerance;
 pub mod transfers;
+pub mod untrusted;
+pub(crate) mod video;
 pub mod wrap;

@@ -23,8 +23,15 @@ const COLUMNS: &[&str] = &["name", "reference", "distorted", "width", "height", 
 
 /// Reads a clip list (see the module doc); errors name the file, row and column.
 pub fn read_clip_list(path: &Path) -> Result<Vec<Clip>> {
+    let text = crate::input::read(path, "clip list")?;
+    parse_clip_list(&text, path)
+}
+
+/// A clip list's bytes (read from `path`: errors name it, clip paths are relative to its
+/// directory).
+pub fn parse_clip_list(text: &[u8], path: &Path) -> Result<Vec<Clip>> {
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut r = csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_path(path).with_context(|| format!("cannot read clip list {}", path.display()))?;
+    let mut r = csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(text);
     let head: Vec<String> = r.headers().with_context(|| format!("{}: no header row", path.display()))?.iter().map(String::from).collect();
     for h in &head {
         if !COLUMNS.contains(&h.as_str()) {

@@ -423,7 +423,8 @@ fn parse_xml(text: &str) -> Result<Vec<Frame>> {
     if rest[..open_end].ends_with('/') {
         return Ok(Vec::new());
     }
-    let region_end = rest.find("</frames>").ok_or_else(|| anyhow!("no </frames> (truncated output?)"))?;
+    // After the opening tag's end (`<frames</frames>>` has one before it).
+    let region_end = rest[open_end..].find("</frames>").map(|k| open_end + k).ok_or_else(|| anyhow!("no </frames> after <frames> (truncated output?)"))?;
     let region = &rest[open_end + 1..region_end];
     let mut out = Vec::new();
     let mut pos = 0;
@@ -500,6 +501,13 @@ fn parse_csv(text: &str) -> Result<Vec<Frame>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by `scripts/fuzz` (target parity): a closing tag inside the opening one.
+    #[test]
+    fn a_closing_frames_tag_inside_the_opening_one_is_an_error() {
+        let e = format!("{:#}", parse("<VMAF><frames</frames>>\n<frame frameNum=\"0\" a=\"1\" />\n</VMAF>", "x").unwrap_err());
+        assert!(e.contains("no </frames> after <frames>"), "{e}");
+    }
 
     #[test]
     fn json_with_nan_tokens() {

@@ -160,7 +160,12 @@ impl Record {
                 bail!("{} is not a finished shard (no {FILE}){why}", dir.display());
             }
         };
-        let r: Record = serde_json::from_str(&text).with_context(|| format!("{}: malformed", p.display()))?;
+        Record::parse(&text, &p)
+    }
+
+    /// Checks the text of a shard record read from `p` (errors name it).
+    pub fn parse(text: &str, p: &Path) -> Result<Record> {
+        let r: Record = serde_json::from_str(text).with_context(|| format!("{}: malformed", p.display()))?;
         if r.schema != SCHEMA {
             bail!("{}: schema {:?}, this parity reads {SCHEMA}", p.display(), r.schema);
         }

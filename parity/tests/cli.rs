@@ -1160,6 +1160,20 @@ fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
     expect_code(&o, 0);
     std::fs::copy(e.out().join("cpu.json"), &good).unwrap();
     let files = hostile_files(e.tmp.path());
+    // A good launch trace (two of it agree), for bisect's other side.
+    let trace = e.s("good.trace");
+    std::fs::write(
+        &trace,
+        concat!(
+            r#"{"schema":"simtwin-trace/1","driver":"emulated","hash":"st64","pid":1,"frame_rule":"htod-after-dtoh"}"#,
+            "\n",
+            r#"{"t":"end","launches":0,"traced_launches":0,"copies":0,"frames":1,"hashed_bytes":0,"trace_us":0,"copy_back_us":0}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let o = e.parity_args(&["bisect", &trace, &trace, "--out", &e.s("rep-good")], &[]);
+    expect_code(&o, 0);
     for (what, f) in &files {
         let t0 = std::time::Instant::now();
         let fs = f.to_str().unwrap();
@@ -1175,6 +1189,26 @@ fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
             expect_code(&o, 2);
             let t = text(&o);
             assert!(t.contains(fs) && (t.contains("parity reads only regular files") || t.contains("over the input size limit")), "{sub} {what}: {t}");
+        }
+        // The readers of bisect (traces, types files), frames --clips, merge (shard records).
+        let shard_dir = e.p(&format!("shard-{}", what.replace(['/', ' '], "_")));
+        std::fs::create_dir_all(&shard_dir).unwrap();
+        std::os::unix::fs::symlink(f, shard_dir.join("shard.json")).unwrap();
+        let sd = shard_dir.to_str().unwrap();
+        let out = e.s("rep-hostile");
+        let runs: Vec<Vec<&str>> = vec![
+            vec!["bisect", fs, &trace, "--out", &out],
+            vec!["bisect", &trace, fs, "--out", &out],
+            vec!["bisect", &trace, &trace, "--types", fs, "--out", &out],
+            vec!["frames", "--clips", fs, "--out", &out],
+            vec!["merge", sd, sd, "--out", &out],
+        ];
+        for args in runs {
+            let o = e.parity_args(&args, &[]);
+            expect_code(&o, 2);
+            let t = text(&o);
+            let named = t.contains(fs) || t.contains(&format!("{sd}/shard.json"));
+            assert!(named && (t.contains("parity reads only regular files") || t.contains("over the input size limit")), "{args:?} {what}: {t}");
         }
         assert!(t0.elapsed() < std::time::Duration::from_secs(60), "{what}: {:?}", t0.elapsed());
     }

@@ -9,7 +9,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const FEATURES: &str = "sse,band_mask,log_stat,topk,temporal";
+/// Every feature of the fixture twin (fixtures/twin/twin.h's list).
+fn all_features() -> String {
+    fixtures::twin::features().join(",")
+}
 
 fn simtwin() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("target/simtwin");
@@ -84,7 +87,7 @@ fn expect_difference(out: &Path, metric_prefix: &str) {
 fn clean_twin_is_at_parity_on_every_feature() {
     let t = tempfile::tempdir().unwrap();
     let c = textured(t.path());
-    for f in FEATURES.split(',') {
+    for f in all_features().split(',') {
         let out = t.path().join(f);
         let o = parity("frames", &c, &out, &["--features", f]);
         expect(&o, 0);
@@ -94,7 +97,7 @@ fn clean_twin_is_at_parity_on_every_feature() {
         assert!(s["precision_caveat"].is_null(), "{f}: the twin prints %.17g");
     }
     let wide = clip(t.path(), "ramp-1920x64-8", 1920, 64, 8);
-    let o = parity("frames", &wide, &t.path().join("wide"), &["--features", FEATURES]);
+    let o = parity("frames", &wide, &t.path().join("wide"), &["--features", &all_features()]);
     expect(&o, 0);
 }
 
@@ -103,7 +106,7 @@ fn clean_twin_transfers_audit_and_bench() {
     let t = tempfile::tempdir().unwrap();
     let c = textured(t.path());
     let out = t.path().join("tr");
-    let o = parity("transfers", &c, &out, &["--features", FEATURES, "--no-unsupported", "--max-allocs-per-frame", "0"]);
+    let o = parity("transfers", &c, &out, &["--features", &all_features(), "--no-unsupported", "--max-allocs-per-frame", "0"]);
     expect(&o, 0);
     let s = json(&out.join("transfers.json"));
     assert!(s["per_frame"]["launches.total"].as_f64().unwrap() > 0.0);
@@ -119,7 +122,7 @@ fn clean_twin_transfers_audit_and_bench() {
 fn defect_clamp_borders_is_caught() {
     let t = tempfile::tempdir().unwrap();
     let c = textured(t.path());
-    let o = parity("frames", &c, &t.path().join("o"), &["--features", FEATURES, "--defect", "clamp-borders"]);
+    let o = parity("frames", &c, &t.path().join("o"), &["--features", &all_features(), "--defect", "clamp-borders"]);
     expect(&o, 1);
     expect_difference(&t.path().join("o"), "band_mask");
 }
@@ -128,7 +131,7 @@ fn defect_clamp_borders_is_caught() {
 fn defect_filter_border_rows_is_caught() {
     let t = tempfile::tempdir().unwrap();
     let c = textured(t.path());
-    let o = parity("frames", &c, &t.path().join("o"), &["--features", FEATURES, "--defect", "filter-border-rows"]);
+    let o = parity("frames", &c, &t.path().join("o"), &["--features", &all_features(), "--defect", "filter-border-rows"]);
     expect(&o, 1);
     expect_difference(&t.path().join("o"), "band_mask");
 }
@@ -137,7 +140,7 @@ fn defect_filter_border_rows_is_caught() {
 fn defect_missing_sync_is_caught() {
     let t = tempfile::tempdir().unwrap();
     let c = textured(t.path());
-    let o = parity("frames", &c, &t.path().join("o"), &["--features", FEATURES, "--defect", "missing-sync"]);
+    let o = parity("frames", &c, &t.path().join("o"), &["--features", &all_features(), "--defect", "missing-sync"]);
     expect(&o, 1);
     expect_difference(&t.path().join("o"), "band_mask");
 }
@@ -147,7 +150,7 @@ fn defect_divergent_barrier_is_reported_as_a_hazard() {
     let t = tempfile::tempdir().unwrap();
     let c = textured(t.path());
     let out = t.path().join("o");
-    let o = parity("frames", &c, &out, &["--features", FEATURES, "--defect", "divergent-barrier"]);
+    let o = parity("frames", &c, &out, &["--features", &all_features(), "--defect", "divergent-barrier"]);
     expect(&o, 1);
     let s = json(&out.join("summary.json"));
     assert!(s["hazards"]["count"].as_u64().unwrap() > 0, "{s}");

@@ -10,7 +10,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const FEATURES: &str = "sse,band_mask,log_stat,topk,temporal";
+/// Every feature of the fixture twin (fixtures/twin/twin.h's list).
+fn all_features() -> String {
+    fixtures::twin::features().join(",")
+}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -89,7 +92,7 @@ fn stand_in_is_a_real_driver_to_parity_and_not_simtwin() {
 #[test]
 fn frames_both_emulated_and_real_are_identical_on_every_feature() {
     let s = setup("textured-576x324-10", 576, 324, 10);
-    let o = s.parity("frames", "both", &["--features", FEATURES, "--device", "both"]);
+    let o = s.parity("frames", "both", &["--features", &all_features(), "--device", "both"]);
     expect(&o, 0);
     let j = json(&s.out("both/summary.json"));
     assert_eq!(j["frames"], 3);
@@ -129,7 +132,7 @@ fn frames_both_shows_a_planted_defect_on_both_sides_alike() {
 #[test]
 fn transfers_both_counts_are_equal_and_the_gate_holds_on_each_device() {
     let s = setup("textured-256x256-8", 256, 256, 8);
-    let o = s.parity("transfers", "tr", &["--features", FEATURES, "--device", "both", "--n1", "2", "--n2", "4", "--no-unsupported"]);
+    let o = s.parity("transfers", "tr", &["--features", &all_features(), "--device", "both", "--n1", "2", "--n2", "4", "--no-unsupported"]);
     expect(&o, 0);
     let j = json(&s.out("tr/transfers.json"));
     let evr = &j["emulated_vs_real"];

@@ -18,7 +18,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-die() { echo "h200-bisect: $*" >&2; exit 2; }
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=h200-bisect
 BUNDLE="" OUT="" SIZE=576x324 FRAMES=2 EXEC=twin EXTS=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -38,12 +38,11 @@ for p in bin/fixtures bin/parity lib/libcuda.so.1 twins vmaf/libvmaf; do
     [ -e "$BUNDLE/$p" ] || die "$BUNDLE/$p missing (h200-extractors.sh prepare, then add bin/parity)"
 done
 case $EXEC in twin|ptx) ;; *) die "--exec twin or ptx" ;; esac
-nvidia-smi -L 2>/dev/null | grep -q GPU || { echo "h200-bisect: no GPU (nvidia-smi -L)" >&2; exit 77; }
-NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null) || die "nvcc not found"
+require_gpu
+NVCC=$("$ROOT/scripts/nvcc-path") || die "nvcc not found"
 export PATH=$(dirname "$NVCC"):$PATH
 command -v meson >/dev/null && command -v ninja >/dev/null || die "meson and ninja are needed"
-REAL=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
-[ -n "$REAL" ] || REAL=$(ls /usr/local/nvidia/lib64/libcuda.so.1 2>/dev/null) || die "no real libcuda.so.1"
+REAL=$(real_libcuda) || exit 2
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || die "cannot create $OUT"
 WORK=${EXTRACTORS_WORK:-$ROOT/target/extractors-run}
 mkdir -p "$WORK/clips"
@@ -77,22 +76,7 @@ for x in "${EXTS[@]}"; do
     B="LD_LIBRARY_PATH=$BUNDLE/lib EMU_CUDA_REAL=$REAL $VMAF $cmd"
     "$BUNDLE/bin/parity" bisect --run "$A" "$B" --label-a emulated --label-b h200 --per-frame --width "$W" --out "$OUT/$x" --timeout 300 > "$OUT/$x.stdout" 2>&1
     rc=$?
-    python3 - "$OUT/$x/summary.json" "$x" "$rc" >> "$OUT/bisect.md" <<'EOF'
-import json, sys
-path, x, rc = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    s = json.load(open(path))
-except Exception as e:
-    print(f"| {x} | no report (exit {rc}: {e}) | | | | |"); sys.exit()
-if s.get("verdict") == "error":
-    print(f"| {x} | error: {s.get('error','').splitlines()[0][:120]} | | | | |"); sys.exit()
-f = s.get("first_divergence") or {}
-a, b = f.get("a") or {}, f.get("b") or {}
-buf = f.get("buffer") or {}
-el = f.get("element") or {}
-elem = f"#{el['index']} ({el['type']}): {el['a']} / {el['b']}" if el else (f.get("element_note") or "")
-print(f"| {x} | {s['verdict']} | {a.get('kernel','')} #{a.get('launch','')} / #{b.get('launch','')} | {buf.get('name','')} | {elem} | {s.get('last_agreed') or ''} |")
-EOF
+    python3 "$ROOT/scripts/lib/bisect_row.py" "$OUT/$x/summary.json" "$x" "$rc" >> "$OUT/bisect.md"
 done
 cat "$OUT/bisect.md"
 exit 0

@@ -22,8 +22,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-die() { echo "h200-extractors: $*" >&2; exit 2; }
-note() { echo "h200-extractors: $*" >&2; }
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=h200-extractors
 MODE=${1:-}; shift || true
 
 if [ "$MODE" = prepare ]; then
@@ -53,7 +52,7 @@ if [ "$MODE" = prepare ]; then
         esac
     done
     strip -o "$BUNDLE/bin/fixtures" "$ROOT/target/simtwin/bin/fixtures"
-    strip -o "$BUNDLE/lib/libcuda.so.1" "$ROOT/target/simtwin/lib/libcuda.so.1"
+    bundle_driver "$BUNDLE"
     (cd "$ROOT" && git rev-parse HEAD) > "$BUNDLE/simtwin-commit" 2>/dev/null
     note "bundle: $BUNDLE ($(du -sh "$BUNDLE" | cut -f1))"
     exit 0
@@ -78,12 +77,11 @@ done
 BUNDLE=$(cd "$BUNDLE" 2>/dev/null && pwd) || die "run: no bundle at $BUNDLE"
 [ -x "$BUNDLE/bin/fixtures" ] || die "run: $BUNDLE is not a bundle made by 'prepare'"
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || die "run: cannot create $OUT"
-nvidia-smi -L 2>/dev/null | grep -q GPU || { echo "h200-extractors: no GPU (nvidia-smi -L)" >&2; exit 77; }
-NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null) || die "nvcc not found"
+require_gpu
+NVCC=$("$ROOT/scripts/nvcc-path") || die "nvcc not found"
 export PATH=$(dirname "$NVCC"):$PATH
 command -v meson >/dev/null && command -v ninja >/dev/null || die "meson and ninja are needed"
-REAL=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
-[ -n "$REAL" ] || REAL=$(ls /usr/local/nvidia/lib64/libcuda.so.1 2>/dev/null) || die "no real libcuda.so.1"
+REAL=$(real_libcuda) || exit 2
 WORK=${EXTRACTORS_WORK:-$ROOT/target/extractors-run}
 mkdir -p "$WORK/clips"
 W=${SIZE%x*} H=${SIZE#*x}

@@ -8,6 +8,11 @@
 #define BENCH_TREE_THREADS 256   // (b) one block = one 256-wide tree
 #define BENCH_WARP_LANES 32      // (c) one block = exactly one 32-lane warp
 #define BENCH_TILE 16            // (d), (e) 16x16 blocks
+#define BENCH_SMALL_BLOCK 32     // (f), (g), (h) small blocks: launch and block overhead
+#define BENCH_REDUCE_THREADS 256 // (i) 1-D blocks, two elements per thread
+#define BENCH_TRANSPOSE_TILE 32  // (j) 32x32 tiles ...
+#define BENCH_TRANSPOSE_ROWS 8   //     ... moved by blocks of 32x8 threads
+#define BENCH_HIST_BINS 256      // (k) one thread per bin: blocks of 256
 
 #if defined(SIMTWIN_BENCH_HIP)
 #include <hip/hip_runtime.h>

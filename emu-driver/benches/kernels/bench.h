@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-enum class Kernel { axpy, tree_reduce, shfl_reduce, stencil3x3, sse_reduce };
+enum class Kernel { axpy, tree_reduce, shfl_reduce, stencil3x3, sse_reduce, launch_cost, block_cost, reduce_sum, transpose, histogram };
 
 struct Dim {
     unsigned x = 1, y = 1, z = 1;
@@ -23,6 +23,8 @@ struct Launch {
     const char *sig;
     Dim grid, block;
     uint64_t args[6];
+    /// Launches back to back before the one synchronisation (the launch-overhead case).
+    unsigned repeat = 1;
 };
 
 /// The environment is not usable (a library, module or symbol missing): exit 2.

@@ -5,9 +5,14 @@
 #include "bench.cuh"
 
 #include "axpy.cu"
+#include "block_cost.cu"
+#include "histogram.cu"
+#include "launch_cost.cu"
+#include "reduce_sum.cu"
 #include "shfl_reduce.cu"
 #include "sse_reduce.cu"
 #include "stencil3x3.cu"
+#include "transpose.cu"
 #include "tree_reduce.cu"
 
 #include "bench.h"
@@ -46,6 +51,18 @@ public:
     {
         const dim3 g(l.grid.x, l.grid.y, l.grid.z), b(l.block.x, l.block.y, l.block.z);
         auto t0 = std::chrono::steady_clock::now();
+        for (unsigned r = 0; r < l.repeat; ++r) {
+            launch(l, g, b);
+            check(hipGetLastError(), "launch");
+        }
+        check(hipDeviceSynchronize(), "hipDeviceSynchronize");
+        auto t1 = std::chrono::steady_clock::now();
+        return std::chrono::duration<double>(t1 - t0).count();
+    }
+
+private:
+    static void launch(const Launch &l, const dim3 &g, const dim3 &b)
+    {
         switch (l.kernel) {
         case Kernel::axpy:
             hipLaunchKernelGGL(axpy, g, b, 0, nullptr, arg<const float *>(l, 0), arg<const float *>(l, 1),
@@ -68,11 +85,20 @@ public:
                                arg<const unsigned char *>(l, 1), (int)l.args[2], (int)l.args[3],
                                arg<unsigned long long *>(l, 4));
             break;
+        case Kernel::launch_cost: hipLaunchKernelGGL(launch_cost, g, b, 0, nullptr, arg<unsigned *>(l, 0)); break;
+        case Kernel::block_cost: hipLaunchKernelGGL(block_cost, g, b, 0, nullptr, arg<unsigned *>(l, 0)); break;
+        case Kernel::reduce_sum:
+            hipLaunchKernelGGL(reduce_sum, g, b, 0, nullptr, arg<const unsigned *>(l, 0), arg<unsigned *>(l, 1));
+            break;
+        case Kernel::transpose:
+            hipLaunchKernelGGL(transpose, g, b, 0, nullptr, arg<const float *>(l, 0), arg<float *>(l, 1),
+                               (int)l.args[2], (int)l.args[3]);
+            break;
+        case Kernel::histogram:
+            hipLaunchKernelGGL(histogram, g, b, 0, nullptr, arg<const unsigned char *>(l, 0), (unsigned)l.args[1],
+                               arg<unsigned *>(l, 2));
+            break;
         }
-        check(hipGetLastError(), "launch");
-        check(hipDeviceSynchronize(), "hipDeviceSynchronize");
-        auto t1 = std::chrono::steady_clock::now();
-        return std::chrono::duration<double>(t1 - t0).count();
     }
 };
 

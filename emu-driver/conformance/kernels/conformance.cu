@@ -406,7 +406,10 @@ extern "C" __global__ void pun(const unsigned short *in, int n, unsigned *out)
 // One access by thread 0 of block 0 at p + off (p 256-byte aligned), of kind:
 // 0 a 4-byte store, 1 a 4-byte load, 2 an 8-byte store, 3 a 16-byte (int4) load,
 // 4 a 4-byte store into shared memory, 5 memcpy of 4 bytes (byte-wise: never misaligned),
-// 6 a member of a packed struct (byte-wise too), 7 a 4-byte atomicAdd.
+// 6 a member of a packed struct (byte-wise too), 7 a 4-byte atomicAdd; vectors with every
+// lane used (ptxas keeps them whole): 8 a float2 load, 9 an int4 store, 10 an int2 store,
+// 11 an int4 load, 16 a double2 store; atomics: 12 an 8-byte atomicAdd, 13 a 4-byte
+// atomicCAS, 14 a 4-byte atomicAdd in shared memory; 15 a 4-byte __ldg (ld.global.nc).
 // out[0] gets what was read (or 0x5eed when nothing was).
 struct __attribute__((packed)) packed_pair {
     char c;
@@ -446,6 +449,29 @@ extern "C" __global__ void misaligned(char *p, int off, int kind, unsigned *out)
         break;
     }
     case 7: r = (unsigned)atomicAdd((int *)(p + off), 1); break;
+    case 8: {
+        const float2 v = *(const float2 *)(p + off);
+        r = __float_as_uint(v.x) + __float_as_uint(v.y);
+        break;
+    }
+    case 9: *(int4 *)(p + off) = make_int4(1, 2, 3, 4); break;
+    case 10: *(int2 *)(p + off) = make_int2(5, 6); break;
+    case 11: {
+        const int4 v = *(const int4 *)(p + off);
+        r = (unsigned)(v.x + v.y + v.z + v.w);
+        break;
+    }
+    case 12: r = (unsigned)atomicAdd((unsigned long long *)(p + off), 1ull); break;
+    case 13: r = (unsigned)atomicCAS((int *)(p + off), 0x11111111, 7); break;
+    case 14: {
+        s_words[0] = 0;
+        s_words[1] = 0;
+        __syncwarp();
+        r = (unsigned)atomicAdd((int *)((char *)s_words + off), 1);
+        break;
+    }
+    case 15: r = (unsigned)__ldg((const int *)(p + off)); break;
+    case 16: *(double2 *)(p + off) = make_double2(1.0, 2.0); break;
     }
     out[0] = r;
 }
@@ -505,6 +531,27 @@ extern "C" __global__ void spin_chain(int *flags, unsigned n, unsigned *out)
     __threadfence();
     *(volatile int *)&flags[t] = 1;
     out[t] = 1u + seen;
+}
+
+// Block b waits (thread 0, spinning) until block b-1 (dir > 0) or b+1 (dir < 0) has set
+// its flag, then sets its own. Forward chains complete however many blocks there are
+// (earlier blocks are dispatched first); reverse chains only while every block can be
+// resident at once. out[b] = 1 for the block that starts the chain, 2 for the others.
+extern "C" __global__ void spin_blocks(int *flags, unsigned nb, int dir, unsigned *out)
+{
+    const unsigned b = blockIdx.x;
+    const bool first = dir > 0 ? b == 0 : b == nb - 1;
+    if (threadIdx.x == 0 && !first) {
+        const unsigned dep = dir > 0 ? b - 1 : b + 1;
+        while (*(volatile int *)&flags[dep] == 0) {
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        *(volatile int *)&flags[b] = 1;
+        out[b] = first ? 1u : 2u;
+    }
 }
 
 // ---- Textures and surfaces (cases tex_* / texs_* / surf_*) ----------------------------

@@ -15,27 +15,8 @@ pub type HostFn = Option<unsafe extern "C" fn(P)>;
 pub type StreamCb = Option<unsafe extern "C" fn(P, R, P)>;
 pub type B2DSize = Option<unsafe extern "C" fn(i32) -> usize>;
 
-/// CUDA_MEMCPY2D (cuda.h), for cuMemcpy2D_v2 and friends.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Memcpy2D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_memory_type: u32,
-    pub src_host: *const c_void,
-    pub src_device: u64,
-    pub src_array: P,
-    pub src_pitch: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_memory_type: u32,
-    pub dst_host: P,
-    pub dst_device: u64,
-    pub dst_array: P,
-    pub dst_pitch: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-}
+/// CUDA_MEMCPY2D, for cuMemcpy2D_v2 and friends.
+pub use crate::cuda::CUDA_MEMCPY2D as Memcpy2D;
 
 impl Memcpy2D {
     pub fn zeroed() -> Self {
@@ -114,36 +95,8 @@ pub struct Array3DDesc {
     pub flags: u32,
 }
 
-/// CUDA_MEMCPY3D (v2).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Memcpy3D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_z: usize,
-    pub src_lod: usize,
-    pub src_memory_type: u32,
-    pub src_host: *const c_void,
-    pub src_device: u64,
-    pub src_array: P,
-    pub reserved0: P,
-    pub src_pitch: usize,
-    pub src_height: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_z: usize,
-    pub dst_lod: usize,
-    pub dst_memory_type: u32,
-    pub dst_host: P,
-    pub dst_device: u64,
-    pub dst_array: P,
-    pub reserved1: P,
-    pub dst_pitch: usize,
-    pub dst_height: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-    pub depth: usize,
-}
+/// CUDA_MEMCPY3D, for cuMemcpy3D_v2 and friends.
+pub use crate::cuda::CUDA_MEMCPY3D as Memcpy3D;
 
 impl Memcpy3D {
     pub fn zeroed() -> Self {
@@ -447,4 +400,37 @@ api! {
     cuSurfObjectCreate: fn(*mut u64, *const ResDesc);
     cuSurfObjectDestroy: fn(u64);
     cuSurfObjectGetResourceDesc: fn(*mut ResDesc, u64);
+    // Texture and surface references (src/cases/texfit.rs): deprecated, still in cuda.h 13.
+    cuModuleGetTexRef: fn(*mut P, P, *const c_char);
+    cuModuleGetSurfRef: fn(*mut P, P, *const c_char);
+    cuTexRefSetArray: fn(P, P, u32);
+    cuTexRefSetMipmappedArray: fn(P, P, u32);
+    cuTexRefSetAddress_v2: fn(*mut usize, P, u64, usize);
+    cuTexRefSetAddress2D_v3: fn(P, *const ArrayDesc, u64, usize);
+    cuTexRefSetFormat: fn(P, u32, i32);
+    cuTexRefSetAddressMode: fn(P, i32, u32);
+    cuTexRefSetFilterMode: fn(P, u32);
+    cuTexRefSetMipmapFilterMode: fn(P, u32);
+    cuTexRefSetMipmapLevelBias: fn(P, f32);
+    cuTexRefSetMipmapLevelClamp: fn(P, f32, f32);
+    cuTexRefSetMaxAnisotropy: fn(P, u32);
+    cuTexRefSetBorderColor: fn(P, *mut f32);
+    cuTexRefSetFlags: fn(P, u32);
+    cuTexRefGetAddress_v2: fn(*mut u64, P);
+    cuTexRefGetArray: fn(*mut P, P);
+    cuTexRefGetMipmappedArray: fn(*mut P, P);
+    cuTexRefGetAddressMode: fn(*mut u32, P, i32);
+    cuTexRefGetFilterMode: fn(*mut u32, P);
+    cuTexRefGetFormat: fn(*mut u32, *mut i32, P);
+    cuTexRefGetMipmapFilterMode: fn(*mut u32, P);
+    cuTexRefGetMipmapLevelBias: fn(*mut f32, P);
+    cuTexRefGetMipmapLevelClamp: fn(*mut f32, *mut f32, P);
+    cuTexRefGetMaxAnisotropy: fn(*mut i32, P);
+    cuTexRefGetBorderColor: fn(*mut f32, P);
+    cuTexRefGetFlags: fn(*mut u32, P);
+    cuTexRefCreate: fn(*mut P);
+    cuTexRefDestroy: fn(P);
+    cuSurfRefSetArray: fn(P, P, u32);
+    cuSurfRefGetArray: fn(*mut P, P);
+    cuParamSetTexRef: fn(P, i32, P);
 }

@@ -20,6 +20,45 @@ fn new_context(d: &mut Driver, dev: CUdevice, flags: u32, primary: bool) -> u64 
     id
 }
 
+/// Frees everything context `ctx` owns (destroy, primary release to zero, primary
+/// reset); with `report`, what the program left behind is counted as leaks.
+fn release_owned(d: &mut Driver, ctx: u64, report: bool) {
+    let counters = crate::counters::get();
+    let leaked: Vec<u64> =
+        d.allocs.values().filter(|a| a.ctx == ctx && a.kind != crate::state::AllocKind::ModuleGlobal).map(|a| a.base).collect();
+    for base in leaked {
+        if let (true, Some(a)) = (report, d.allocs.get(&base)) {
+            let msg = format!("{} allocation of {} bytes at {:#x} still live at context destroy", a.kind.name(), a.size, a.base);
+            crate::log_info!("leak: {msg}");
+            let (pinned, size) = (a.kind == crate::state::AllocKind::PinnedHost, a.size);
+            counters.leaked_allocation(pinned, size, msg);
+        }
+        let _ = crate::memory::release(d, base);
+    }
+    let mods: Vec<u64> = d.modules.iter().filter(|(_, m)| m.ctx == ctx).map(|(k, _)| *k).collect();
+    for m in mods {
+        if report {
+            counters.leak(|l| l.modules += 1, format!("module {m} still loaded at context destroy"));
+        }
+        crate::module::load::unload(d, m);
+    }
+    let streams: Vec<u64> = d.streams.iter().filter(|(_, s)| s.ctx == ctx).map(|(k, _)| *k).collect();
+    for s in streams {
+        if report {
+            counters.leak(|l| l.streams += 1, format!("stream {s} not destroyed at context destroy"));
+        }
+        d.streams.remove(&s);
+    }
+    let events: Vec<u64> = d.events.iter().filter(|(_, e)| e.ctx == ctx).map(|(k, _)| *k).collect();
+    for e in events {
+        if report {
+            counters.leak(|l| l.events += 1, format!("event {e} not destroyed at context destroy"));
+        }
+        d.events.remove(&e);
+    }
+    d.contexts.remove(&ctx);
+}
+
 fn default_limits() -> HashMap<u32, u64> {
     HashMap::from([
         (CU_LIMIT_STACK_SIZE, 1024),
@@ -60,8 +99,6 @@ pub fn ctx_create_v3(pctx: Out<CUcontext>, num: i32, flags: u32, dev: CUdevice) 
     ctx_create(pctx, flags, dev)
 }
 
-const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: CUresult = 224;
-
 pub fn ctx_create_v4(pctx: Out<CUcontext>, params: Option<CUctxCreateParams>, flags: u32, dev: CUdevice) -> CuResult {
     if let Some(p) = params {
         if p.num_exec_affinity_params != 0 {
@@ -88,7 +125,7 @@ pub fn ctx_destroy(ctx: CUcontext) -> CuResult {
     if d.contexts[&id].primary {
         return Err(CUDA_ERROR_INVALID_CONTEXT);
     }
-    crate::teardown::context(&mut d, id, true);
+    release_owned(&mut d, id, true);
     ctx_stack(|s| s.retain(|&c| c != id));
     Ok(())
 }
@@ -187,7 +224,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
     crate::queue::force_context(id, "cuCtxSynchronize_v2")?;
     driver()?.context(id)?;
     crate::counters::get().sync();
-    crate::teardown::checkpoint();
+    crate::counters_file::checkpoint();
     Ok(())
 }
 
@@ -197,7 +234,7 @@ pub fn ctx_synchronize() -> CuResult {
     let d = driver()?;
     d.current()?;
     crate::counters::get().sync();
-    crate::teardown::checkpoint();
+    crate::counters_file::checkpoint();
     Ok(())
 }
 
@@ -301,7 +338,7 @@ pub fn primary_release(dev: CUdevice) -> CuResult {
             drop(d);
             let _ = crate::queue::force_context(id, "cuDevicePrimaryCtxRelease");
             let mut d = driver()?;
-            crate::teardown::context(&mut d, id, true);
+            release_owned(&mut d, id, true);
             ctx_stack(|s| s.retain(|&c| c != id));
         }
     }
@@ -340,7 +377,7 @@ pub fn primary_reset(dev: CUdevice) -> CuResult {
     if let Some(id) = d.primary[dev as usize].ctx.take() {
         // The calling thread keeps the stale handle current (its calls then answer
         // CUDA_ERROR_CONTEXT_IS_DESTROYED, as on a device).
-        crate::teardown::context(&mut d, id, false);
+        release_owned(&mut d, id, false);
     }
     d.primary[dev as usize].refcount = 0;
     Ok(())

@@ -18,8 +18,9 @@ pub fn get_error_name(code: CUresult, s: Out<*const c_char>) -> CuResult {
 
 pub fn get_error_string(code: CUresult, s: Out<*const c_char>) -> CuResult {
     s.required()?;
-    match crate::errors::lookup(code) {
-        Some(e) => s.set(e.2.as_ptr() as *const c_char),
+    // A code whose description is not recorded answers as an unknown one.
+    match crate::errors::lookup(code).and_then(|e| e.2) {
+        Some(d) => s.set(d.as_ptr() as *const c_char),
         None => {
             s.set(std::ptr::null())?;
             Err(CUDA_ERROR_INVALID_VALUE)

@@ -71,7 +71,7 @@ pub fn stream_synchronize(s: CUstream) -> CuResult {
     queue::force_stream(key, "cuStreamSynchronize")?;
     driver()?.stream_context(s)?;
     crate::counters::get().sync();
-    crate::teardown::checkpoint();
+    crate::counters_file::checkpoint();
     Ok(())
 }
 
@@ -251,7 +251,7 @@ pub fn event_synchronize(e: CUevent) -> CuResult {
     let ctx = d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
     d.context(ctx)?;
     crate::counters::get().sync();
-    crate::teardown::checkpoint();
+    crate::counters_file::checkpoint();
     Ok(())
 }
 

@@ -175,24 +175,7 @@ impl Barrier {
 
     fn report_exit(&self, threads: &mut Threads, arrived: u64, log: &mut HazardLog) {
         let (op, site) = self.first();
-        let key = key_of(&[site_key(&site), op as u64]);
-        let stop = log.note(HazardKind::BarrierDivergenceExit, key, || {
-            let exited = threads.exited_threads();
-            Detected {
-                kind: HazardKind::BarrierDivergenceExit,
-                key,
-                operation: format!("{} (call site {})", barrier_name(op), site_text(&site)),
-                message: format!(
-                    "{} of {} threads reached this barrier; threads {} exited without reaching it. \
-                     On sm_70+ exited threads count as arrived and the barrier completes, but the \
-                     condition around a barrier must evaluate identically across the block",
-                    arrived,
-                    threads.n,
-                    format_threads(&exited)
-                ),
-                threads: exited,
-            }
-        });
+        let stop = report_exit(op, &site, arrived, threads.n, || threads.exited_threads(), log);
         threads.stop |= stop;
     }
 
@@ -239,6 +222,31 @@ impl Barrier {
         });
         threads.stop |= stop;
     }
+}
+
+/// Reports a barrier generation (op `op` at `site`) that completed with `arrived` of
+/// the block's `n` threads, the threads `exited` (sorted) having exited before it: the
+/// `barrier-divergence-exit` hazard. True when the launch stops (error mode). Shared by
+/// the fibers' barrier and PTX mode's loop path (`loops`), so both report alike.
+pub(crate) fn report_exit(op: u32, site: &abi::Site, arrived: u64, n: u32, exited: impl FnOnce() -> Vec<u32>, log: &mut HazardLog) -> bool {
+    let key = key_of(&[site_key(site), op as u64]);
+    log.note(HazardKind::BarrierDivergenceExit, key, || {
+        let exited = exited();
+        Detected {
+            kind: HazardKind::BarrierDivergenceExit,
+            key,
+            operation: format!("{} (call site {})", barrier_name(op), site_text(site)),
+            message: format!(
+                "{} of {} threads reached this barrier; threads {} exited without reaching it. \
+                 On sm_70+ exited threads count as arrived and the barrier completes, but the \
+                 condition around a barrier must evaluate identically across the block",
+                arrived,
+                n,
+                format_threads(&exited)
+            ),
+            threads: exited,
+        }
+    })
 }
 
 #[cfg(test)]

@@ -313,3 +313,39 @@ pub(crate) fn fault_failure(fault: FaultInfo, at: &str, stack_limit: usize, stac
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::exec::fault::*;
+
+    const LIMIT: usize = 0x7f00_0000_0000; // lowest address of a fiber's stack mapping
+
+    fn segv(addr: usize) -> FaultInfo {
+        FaultInfo { signo: libc::SIGSEGV, code: 2 /* SEGV_ACCERR */, addr, pc: 0x1234 }
+    }
+
+    #[test]
+    fn a_fault_on_the_guard_page_is_a_stack_overflow_report() {
+        // The guard page itself, and a frame that jumped below it (a large local array).
+        for addr in [LIMIT, LIMIT + 4095, LIMIT - 1000] {
+            let f = fault_failure(segv(addr), "kernel k block (0,0,0) thread (3,0,0)", LIMIT, 65536);
+            assert_eq!((f.code, f.address), (CUDA_ERROR_ILLEGAL_ADDRESS, None));
+            assert_eq!(
+                f.message,
+                format!("kernel k block (0,0,0) thread (3,0,0): stack overflow (access at {addr:#x}, pc 0x1234); the fiber stack is 65536 bytes, raise EMU_CUDA_STACK")
+            );
+        }
+    }
+
+    #[test]
+    fn a_fault_elsewhere_is_an_illegal_address_with_the_address() {
+        for addr in [LIMIT + 4096, 0x10, LIMIT - 64 * 1024 - 1] {
+            let f = fault_failure(segv(addr), "t", LIMIT, 65536);
+            assert_eq!((f.code, f.address), (CUDA_ERROR_ILLEGAL_ADDRESS, Some(addr as u64)));
+            assert!(f.message.starts_with(&format!("t: illegal address: invalid memory access at {addr:#x} (SIGSEGV")), "{}", f.message);
+        }
+        let f = fault_failure(FaultInfo { signo: libc::SIGFPE, code: 1, addr: 0, pc: 8 }, "t", LIMIT, 65536);
+        assert_eq!(f.code, CUDA_ERROR_LAUNCH_FAILED);
+        assert!(f.message.contains("integer division by zero"), "{}", f.message);
+    }
+}

@@ -561,3 +561,179 @@ pub(crate) fn prefetch_stack(f: *const Fiber) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The switch and the pool on their own, without a scheduler: a test home whose
+    //! `range_end` goes back to it, and kernels (`RunFn`s) that switch home mid-range.
+    use crate::exec::fibers::*;
+
+    const SCHED_RBX: u64 = 0x0123_4567_89ab_cdef;
+    const SCHED_RBP: u64 = 0x0fed_cba9_8765_4321;
+    const FIBER_RBX: u64 = 0x1111_2222_3333_4444;
+    const FIBER_RBP: u64 = 0x5555_6666_7777_8888;
+
+    unsafe extern "C" fn enter_c(home: *mut Home, f: *const Fiber) {
+        // SAFETY: forwarded contract (`enter`).
+        unsafe { enter(home, f) }
+    }
+
+    unsafe extern "C" fn to_home_c(f: *mut Fiber) {
+        // SAFETY: forwarded contract (`to_home`); runs on `f`.
+        unsafe { to_home(f, Event::Waiting) }
+    }
+
+    /// Calls `enter(home, f)` with rbx and rbp holding marks; returns 1 when both still
+    /// hold them after the switch back, else 0. Compiled code between the marks and the
+    /// switch is only `enter_c`, which saves and restores neither unless it uses them.
+    #[unsafe(naked)]
+    unsafe extern "C" fn enter_marked(home: *mut Home, f: *const Fiber) -> u64 {
+        naked_asm!(
+            "push rbx", "push rbp", "sub rsp, 8",
+            "mov rbx, {a}", "mov rbp, {b}",
+            "call {enter}",
+            "xor eax, eax",
+            "mov rcx, {a}", "cmp rbx, rcx", "jne 3f",
+            "mov rcx, {b}", "cmp rbp, rcx", "jne 3f",
+            "mov eax, 1",
+            "3:",
+            "add rsp, 8", "pop rbp", "pop rbx", "ret",
+            a = const SCHED_RBX, b = const SCHED_RBP, enter = sym enter_c,
+        )
+    }
+
+    /// The same on the fiber's side: switches home with other marks in rbx and rbp, and
+    /// says whether they are back when the fiber is continued.
+    #[unsafe(naked)]
+    unsafe extern "C" fn to_home_marked(f: *mut Fiber) -> u64 {
+        naked_asm!(
+            "push rbx", "push rbp", "sub rsp, 8",
+            "mov rbx, {a}", "mov rbp, {b}",
+            "call {to_home}",
+            "xor eax, eax",
+            "mov rcx, {a}", "cmp rbx, rcx", "jne 3f",
+            "mov rcx, {b}", "cmp rbp, rcx", "jne 3f",
+            "mov eax, 1",
+            "3:",
+            "add rsp, 8", "pop rbp", "pop rbx", "ret",
+            a = const FIBER_RBX, b = const FIBER_RBP, to_home = sym to_home_c,
+        )
+    }
+
+    /// The fiber running a kernel, from its context (`ctx` is a field of `Fiber`).
+    fn fiber_of(ctx: *mut ThreadCtx) -> *mut Fiber {
+        ctx.cast::<u8>().wrapping_sub(std::mem::offset_of!(Fiber, ctx)).cast()
+    }
+
+    /// What the test kernels record: params[0] points at these counters.
+    #[derive(Default)]
+    struct Log {
+        starts: u64,
+        resumed: u64,
+        fiber_marks_kept: u64,
+    }
+
+    /// Starts, switches home once, and notes whether its own rbx/rbp came back.
+    unsafe extern "C" fn switching_kernel(params: *const *mut c_void, ctx: *mut ThreadCtx, _first: u32, _count: u32) {
+        // SAFETY: params[0] is the test's `Log`, alive for the test; `ctx` is this fiber's.
+        unsafe {
+            let log = &mut *(*params).cast::<Log>();
+            log.starts += 1;
+            let kept = to_home_marked(fiber_of(ctx));
+            let log = &mut *(*params).cast::<Log>();
+            log.resumed += 1;
+            log.fiber_marks_kept += kept;
+        }
+    }
+
+    /// The test home's `range_end`: back to the scheduler.
+    unsafe fn back_home(f: *mut Fiber) -> usize {
+        // SAFETY: `f` is a fiber whose home was set by `assign`.
+        unsafe { (*(*f).home).saved_sp() }
+    }
+
+    fn start(pool: &mut FiberPool, home: *mut Home, log: *mut Log, params: &mut [*mut c_void; 1]) -> u32 {
+        params[0] = log.cast();
+        let fi = pool.take_idle().unwrap();
+        pool.assign(fi, 0, 1, switching_kernel, params.as_ptr(), &BlockFields::default(), ptr::null_mut(), home);
+        fi
+    }
+
+    #[test]
+    fn a_switch_keeps_the_callee_saved_registers_of_both_sides() {
+        let mut pool = FiberPool::new(64 * 1024);
+        let mut home = Home::new(back_home);
+        // The kernels write the log through params[0]; the test reads it between switches.
+        let (log, mut params) = (Box::into_raw(Box::<Log>::default()), [ptr::null_mut(); 1]);
+        let fi = start(&mut pool, &mut home, log, &mut params);
+        // SAFETY: `log` lives until the end of the test; no kernel runs while it is read.
+        let log = || unsafe { &*log };
+        // SAFETY: fiber `fi` is suspended (fresh) and belongs to this thread's pool.
+        let kept = unsafe { enter_marked(&mut home, pool.ptr(fi)) };
+        assert_eq!((kept, log().starts, log().resumed), (1, 1, 0), "the scheduler's rbx/rbp after the fiber switched home");
+        // SAFETY: as above; the fiber is suspended in `to_home_marked`.
+        let kept = unsafe { enter_marked(&mut home, pool.ptr(fi)) };
+        assert_eq!(kept, 1, "the scheduler's rbx/rbp after the range ended");
+        assert_eq!((log().starts, log().resumed, log().fiber_marks_kept), (1, 1, 1), "the fiber's rbx/rbp when it was continued");
+        assert_eq!(home.event, Event::Waiting);
+    }
+
+    #[test]
+    fn a_renewed_fiber_starts_fresh() {
+        let mut pool = FiberPool::new(64 * 1024);
+        let mut home = Home::new(back_home);
+        // The kernels write the log through params[0]; the test reads it between switches.
+        let (log, mut params) = (Box::into_raw(Box::<Log>::default()), [ptr::null_mut(); 1]);
+        let fi = start(&mut pool, &mut home, log, &mut params);
+        // SAFETY: `log` lives until the end of the test; no kernel runs while it is read.
+        let log = || unsafe { &*log };
+        let fresh_sp = saved_sp(pool.get(fi));
+        // SAFETY: fiber `fi` is suspended and belongs to this thread's pool.
+        unsafe { enter(&mut home, pool.ptr(fi)) };
+        assert_eq!((log().starts, log().resumed), (1, 0));
+        assert_ne!(saved_sp(pool.get(fi)), fresh_sp, "suspended inside the kernel");
+        // Abandon the suspended range: the fiber goes back to its first record, and the
+        // next range runs the kernel from its start (the abandoned frames never resume).
+        pool.renew(fi);
+        assert_eq!(saved_sp(pool.get(fi)), fresh_sp);
+        assert!(!pool.get(fi).in_kernel.load(Ordering::Relaxed));
+        pool.assign(fi, 5, 6, switching_kernel, params.as_ptr(), &BlockFields::default(), ptr::null_mut(), &mut home);
+        // SAFETY: as above.
+        unsafe { enter(&mut home, pool.ptr(fi)) };
+        assert_eq!((log().starts, log().resumed), (2, 0), "started again, not continued");
+        assert_eq!(pool.get(fi).ctx.linear_tid, 5);
+        // SAFETY: as above.
+        unsafe { enter(&mut home, pool.ptr(fi)) };
+        assert_eq!((log().starts, log().resumed), (2, 1));
+    }
+
+    #[test]
+    fn a_fiber_stack_ends_in_a_guard_page() {
+        let mut pool = FiberPool::new(64 * 1024);
+        let fi = pool.take_idle().unwrap();
+        let f = pool.get(fi);
+        assert!(f.holds_stack_pointer(f.stack_limit) && f.holds_stack_pointer(f.stack_top - 8));
+        assert!(!f.holds_stack_pointer(f.stack_limit - 1));
+        // The lowest page of the mapping is inaccessible, so an overflow faults there
+        // (and `fault::fault_failure` reports it as a stack overflow).
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let guard = maps
+            .lines()
+            .find(|l| {
+                let (range, _) = l.split_once(' ').unwrap();
+                let (a, b) = range.split_once('-').unwrap();
+                let (a, b) = (usize::from_str_radix(a, 16).unwrap(), usize::from_str_radix(b, 16).unwrap());
+                a <= f.stack_limit && f.stack_limit < b
+            })
+            .expect("the stack's lowest page is mapped");
+        assert!(guard.split_whitespace().nth(1).unwrap().starts_with("---"), "guard page: {guard}");
+        let above = f.stack_limit + 4096;
+        let page_rw = maps.lines().any(|l| {
+            let (range, rest) = l.split_once(' ').unwrap();
+            let (a, b) = range.split_once('-').unwrap();
+            let (a, b) = (usize::from_str_radix(a, 16).unwrap(), usize::from_str_radix(b, 16).unwrap());
+            a <= above && above < b && rest.starts_with("rw")
+        });
+        assert!(page_rw, "the page above the guard is the stack");
+    }
+}

@@ -9,16 +9,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// What `EMU_CUDA_HAZARDS` selects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HazardMode {
-    /// Report and go on as a device would (the default).
-    #[default]
-    Warn,
-    /// The first hazard fails the launch with [`super::HAZARD_ERROR_CODE`].
-    Error,
-}
+pub use crate::config::HazardMode;
 
 /// The hazard classes the executor detects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -74,46 +65,16 @@ impl HazardKind {
     }
 }
 
-/// One hazard report. `threads` are linear thread indices within `block`
-/// (x + y*bx + z*bx*by), at most [`MAX_REPORTED_THREADS`] of them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Hazard {
-    /// The class of hazard.
-    pub kind: HazardKind,
-    /// The kernel's name.
-    pub kernel: String,
-    /// The block of the first occurrence (in the launch's block order).
-    pub block: [u32; 3],
-    /// The threads concerned, at most [`MAX_REPORTED_THREADS`].
-    pub threads: Vec<u32>,
-    /// The operation and its call site (`file:line:column` where the library knew it).
-    pub operation: String,
-    /// What happened and what the executor did about it.
-    pub message: String,
-    /// How often this (kind, site) occurred in the launch; the report is the first.
-    pub occurrences: u64,
-}
+/// One hazard report (the type the counters file holds, with the executor's kinds).
+/// `threads` are linear thread indices within `block`, at most [`MAX_REPORTED_THREADS`].
+pub type Hazard = simtwin_abi::counters::Hazard<HazardKind>;
 
 /// Thread lists in reports are cut here; the message states the full count.
 pub const MAX_REPORTED_THREADS: usize = 64;
 
-impl fmt::Display for Hazard {
+impl fmt::Display for HazardKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "simtwin hazard [{}] kernel {} block ({},{},{}) {}: {}",
-            self.kind.as_str(),
-            self.kernel,
-            self.block[0],
-            self.block[1],
-            self.block[2],
-            self.operation,
-            self.message
-        )?;
-        if self.occurrences > 1 {
-            write!(f, " ({} occurrences in this launch)", self.occurrences)?;
-        }
-        Ok(())
+        f.write_str(self.as_str())
     }
 }
 

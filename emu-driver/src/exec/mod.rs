@@ -1,5 +1,6 @@
 //! The SIMT executor (docs/architecture.md): runs a grid of a host-compiled kernel block by
-//! block, every CUDA thread a fiber, with sm_70+ barrier and warp-collective
+//! block, every CUDA thread on a fiber (a stack of its own, switched by `fibers`'s own
+//! code; corosensei only provides the stacks), with sm_70+ barrier and warp-collective
 //! semantics, convergence for `__activemask`, structural deadlock detection, a watchdog
 //! for launches that make no progress, and hazard reports.
 //!
@@ -7,7 +8,8 @@
 //! size and dimension limits, shared memory: that is the driver's job) and hands
 //! [`runtime_table`] to every kernel library's `bind`.
 //!
-//! Layout, one concept per file, each using only files listed before it:
+//! Layout, one concept per file, each using only files listed before it (the layers of
+//! `exec` in `tests/module_graph.rs` keep it so):
 //! - `hazard`: reports; `order`: block order; `warp_ops`: collective arithmetic;
 //!   `device_defined`: what reads from lanes that cannot take part give; `smem`: where
 //!   a block's shared memory is (checking modes), and poisoning;
@@ -26,6 +28,8 @@
 //! - `scheduler`: a worker runs its blocks and, within a block, resumes fibers (the
 //!   worker's state grouped by concern: fibers, kernel call, block, running fiber,
 //!   hazard log, watchdog, statistics); it is the signal target;
+//! - `loops`: what a barrier of PTX mode's loop path (a block's threads run as loops
+//!   between barriers, on one fiber) tells the worker;
 //! - `runtime`: the `extern "C"` table kernel code calls (raw arguments in, safe code);
 //!   `parallel`: several workers on several OS threads.
 //!
@@ -51,6 +55,7 @@ mod device_defined;
 mod fault;
 mod fibers;
 mod hazard;
+mod loops;
 mod order;
 mod parallel;
 mod race;

@@ -10,17 +10,7 @@
 //! the smallest even power-of-two domain that holds the grid, cycle-walking values that
 //! fall outside it), so it costs no memory even for grids of 2^40 blocks.
 
-/// The order blocks run in (`EMU_CUDA_BLOCK_ORDER`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BlockOrder {
-    /// Linear block index order, x fastest (the default).
-    #[default]
-    Forward,
-    /// The last block first.
-    Reverse,
-    /// A permutation determined by the seed.
-    Shuffle(u64),
-}
+pub use crate::config::BlockOrder;
 
 /// Maps positions 0..total of a launch to linear block indices.
 #[derive(Clone, Copy, Debug)]

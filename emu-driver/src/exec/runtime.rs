@@ -31,6 +31,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     report: rt_report,
     access: rt_access,
     texture: rt_texture,
+    block_barrier: rt_block_barrier,
 };
 
 /// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
@@ -394,4 +395,26 @@ unsafe extern "C" fn rt_texture(req: *mut abi::TexRequest) {
         stop_forever(f);
     }
     leave(f);
+}
+
+/// PTX mode's loop path: a barrier of the block completed (see `loops`). Does not
+/// return when the launch stops (an error-mode hazard), as a fiber's barrier would not.
+unsafe extern "C" fn rt_block_barrier(op: u32, site: abi::Site, arrived: u32, exited: *const u32, exited_count: u32) -> i32 {
+    let Some((w, f)) = on_fiber() else {
+        outside_launch("a loop-path barrier");
+        return 1;
+    };
+    let exited: &[u32] = if exited.is_null() || exited_count == 0 {
+        &[]
+    } else {
+        // SAFETY: the library passes `exited_count` thread indices at `exited`.
+        unsafe { std::slice::from_raw_parts(exited, exited_count as usize) }
+    };
+    let stop = with_worker(w, |wk| wk.loop_barrier(op, site, arrived, exited));
+    if stop {
+        stop_forever(f);
+    }
+    check_watchdog(w, f, "__syncthreads");
+    leave(f);
+    0
 }

@@ -289,9 +289,7 @@ impl Worker {
             self.helped = false;
             if let Some(w) = &self.watch {
                 w.set_spinning(false);
-            }
-            if let Some(w) = &self.watch {
-                w.progress();
+                w.block_started();
             }
             // SAFETY: `me` is this worker at a fixed address; fibers run only inside.
             let r = unsafe { run_block(me) };
@@ -545,6 +543,9 @@ impl Worker {
             // SAFETY: set for the duration of `run`, which this runs inside; no other
             // reference to the positions is live between fiber switches.
             if self.positions.is_some_and(|p| unsafe { (*p).help() }) {
+                if let Some(w) = &self.watch {
+                    w.set_waits_on_blocks();
+                }
                 self.stats.spin_helpers += 1;
                 // Hazards of blocks run elsewhere are merged by position from now on.
                 self.log.track_positions = true;

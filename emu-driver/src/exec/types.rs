@@ -19,19 +19,13 @@ pub use crate::cu::{
 /// cannot go on.
 pub const HAZARD_ERROR_CODE: u32 = CUDA_ERROR_LAUNCH_FAILED;
 
-/// Default fiber stack size (EMU_CUDA_STACK unset).
-pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
-/// Smaller requests are raised to this.
-pub const MIN_STACK_SIZE: usize = 16 * 1024;
-/// Default watchdog: a launch in which no thread finishes or starts for this long ends
-/// with [`CUDA_ERROR_LAUNCH_TIMEOUT`].
-pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
-/// Default time slice: a thread that runs kernel code this long without a runtime call
-/// (a spin-wait on a flag another thread sets) is preempted, so that others run.
-pub const DEFAULT_PREEMPT: Duration = Duration::from_millis(2);
+pub use crate::config::{DEFAULT_PREEMPT, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG, MIN_STACK_SIZE};
 /// At most this many more OS threads run blocks of one launch concurrently so that a
-/// block spinning on a later block sees it start (block-level forward progress).
-pub const MAX_SPIN_HELPERS: u32 = 64;
+/// block spinning on a later block sees it start (block-level forward progress). 1024:
+/// a reverse chain of 512 spinning blocks completes on the H200 (`spin_blocks_reverse_512`,
+/// resident there), as do hand-made grid barriers over a few hundred blocks; each helper
+/// is an OS thread with its block's fibers (stacks mapped, touched only as used).
+pub const MAX_SPIN_HELPERS: u32 = 1024;
 
 /// A kernel entry of a bound kernel library.
 #[derive(Clone)]

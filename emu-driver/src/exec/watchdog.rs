@@ -79,6 +79,9 @@ pub(crate) struct WatchState {
     /// A thread of the running block was preempted: it spins, probes come at a tenth
     /// of the slice (a spinner resumed to look at its flag again gives way sooner).
     spinning: AtomicBool,
+    /// The running block asked for later blocks to start elsewhere (it spins on them):
+    /// blocks starting on any worker count as its progress too.
+    waits_on_blocks: AtomicBool,
     /// What the previous probe saw, for preemption: fiber, thread and switch count.
     pre_fiber: AtomicUsize,
     pre_thread: AtomicU32,
@@ -104,6 +107,7 @@ impl WatchState {
             interrupted_pc: AtomicUsize::new(0),
             slice_ns: AtomicU64::new(0),
             spinning: AtomicBool::new(false),
+            waits_on_blocks: AtomicBool::new(false),
             pre_fiber: AtomicUsize::new(0),
             pre_thread: AtomicU32::new(u32::MAX),
             pre_switches: AtomicU64::new(0),
@@ -127,7 +131,8 @@ impl WatchState {
     /// A launch with watchdog `limit` (zero: none) and time slice `slice` (zero: no
     /// preemption) starts on this worker; `run_addr` is its kernel's entry.
     pub fn begin(&self, limit: Duration, slice: Duration, run_addr: usize) {
-        let ev = self.events.load(Relaxed);
+        self.waits_on_blocks.store(false, Relaxed);
+        let ev = self.mark();
         self.seen_events.store(ev, Relaxed);
         self.seen_fiber.store(0, Relaxed);
         self.seen_thread.store(u32::MAX, Relaxed);
@@ -166,6 +171,30 @@ impl WatchState {
         self.events.store(self.events.load(Relaxed).wrapping_add(1), Relaxed);
     }
 
+    /// A block starts on this worker: progress for every block that waits on others.
+    pub fn block_started(&self) {
+        self.progress();
+        self.waits_on_blocks.store(false, Relaxed);
+        BLOCKS_STARTED.fetch_add(1, Relaxed);
+    }
+
+    /// The running block spins on blocks that start elsewhere (it asked for them).
+    pub fn set_waits_on_blocks(&self) {
+        self.waits_on_blocks.store(true, Relaxed);
+    }
+
+    /// The progress count the watchdog compares: the worker's own events, plus the
+    /// blocks started anywhere while its block waits on other blocks (a chain of blocks
+    /// that each wait for the next makes progress while the first one waits).
+    fn mark(&self) -> u64 {
+        let own = self.events.load(Relaxed);
+        if self.waits_on_blocks.load(Relaxed) {
+            own.wrapping_add(BLOCKS_STARTED.load(Relaxed) << 32)
+        } else {
+            own
+        }
+    }
+
     pub fn is_timed_out(&self) -> bool {
         self.timed_out.load(Relaxed)
     }
@@ -192,6 +221,8 @@ impl WatchState {
 }
 
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Blocks started by any worker of the process.
+static BLOCKS_STARTED: AtomicU64 = AtomicU64::new(0);
 static PARKED: AtomicBool = AtomicBool::new(false);
 static MONITOR: OnceLock<Thread> = OnceLock::new();
 
@@ -252,7 +283,7 @@ fn monitor_loop() {
             if epoch % 2 == 0 {
                 continue;
             }
-            let events = s.events.load(Relaxed);
+            let events = s.mark();
             let e = seen.entry(Arc::as_ptr(s) as usize).or_insert(Seen { epoch, events, since: now });
             // With a time slice every tick probes (the handler decides whether to
             // preempt); the watchdog alone probes a worker that made no progress.
@@ -342,7 +373,7 @@ pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usiz
         return false;
     }
     let now = now_ns();
-    let events = s.events.load(Relaxed);
+    let events = s.mark();
     let thread = if f.is_null() {
         u32::MAX
     } else {

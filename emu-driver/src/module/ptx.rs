@@ -13,7 +13,11 @@ use crate::cu::*;
 use crate::image;
 use crate::state::CuResult;
 use simtwin_abi::ffi::c_str;
+use crate::abi;
+use crate::config::ThreadLoops;
 use simtwin_ptx::jit::{self, JitError};
+use simtwin_ptx::uniform::Path;
+use std::ffi::c_void;
 
 /// Translates, compiles (or finds in the cache) and opens the image's PTX, with ptxas's
 /// contraction at optimisation level `opt_level` (the JIT option's; 3 by default).
@@ -49,20 +53,24 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
         crate::log_error!("PTX mode: {} does not match its translation (a stale cache entry?): remove it", lib_path.display());
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
+    let loop_runners = loop_runners(&lib, t.kernels.len());
+    let mut notes = t.notes.clone();
+    notes.extend(thread_paths(&label, &t.kernels, &loop_runners));
     // SAFETY: arrays of kernel_count / global_count records in the descriptor.
     let raw_kernels = unsafe { std::slice::from_raw_parts(d.kernels, d.kernel_count as usize) };
     let kernels: Vec<Kernel> = t
         .kernels
         .iter()
         .zip(raw_kernels)
-        .map(|(k, raw)| {
+        .zip(&loop_runners)
+        .map(|((k, raw), looped)| {
             // The cubin of the same image, when it has one, still says what the device
             // compiled (registers, ptxas's shared-memory size) for attributes and launch
             // validation.
             let from_image = img.kernel(&k.name);
             Kernel {
                 symbol: k.name.clone(),
-                run: raw.run,
+                run: looped.unwrap_or(raw.run),
                 param_sizes: k.params.iter().map(|p| p.0).collect(),
                 param_offsets: k.params.iter().map(|p| p.1).collect(),
                 param_bytes: k.params.iter().map(|p| p.0 + p.1).max().unwrap_or(0),
@@ -94,7 +102,7 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
         library: lib_path.display().to_string(),
         kernels: kernels.len() as u64,
         device_exact: inexact.is_empty(),
-        notes: t.notes.clone(),
+        notes,
         translate_us: (built.translate_ms * 1e3) as u64,
         compile_us: (built.compile_ms * 1e3) as u64,
         cached: built.cached,
@@ -108,6 +116,56 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
     );
     let ctx_slot = d.ctx_slot;
     Ok(prepared(kernels, globals, ctx_slot, lib, lib_path, record))
+}
+
+/// The loop path's runner of each kernel (simtwin-ptx `uniform`), where the kernel takes
+/// it and EMU_CUDA_THREAD_LOOPS is not `off`.
+fn loop_runners(lib: &libloading::Library, n: usize) -> Vec<Option<abi::RunFn>> {
+    let off = crate::config::get().map(|c| c.thread_loops == ThreadLoops::Off).unwrap_or(false);
+    if off {
+        return vec![None; n];
+    }
+    // SAFETY: the translator's libraries export this function with this signature (no
+    // arguments, a static table of `n` runner pointers or nulls).
+    let get = unsafe { lib.get::<unsafe extern "C" fn() -> *const *const c_void>(b"simtwin_ptx_loops_v1\0") };
+    let table = match get {
+        // SAFETY: as above; it only returns the table's address.
+        Ok(f) => unsafe { f() },
+        Err(_) => std::ptr::null(),
+    };
+    if table.is_null() {
+        return vec![None; n];
+    }
+    // SAFETY: the table holds one entry per kernel, in descriptor order.
+    let raw = unsafe { std::slice::from_raw_parts(table, n) };
+    raw.iter()
+        .map(|&p| {
+            // SAFETY: a non-null entry is a runner with the ABI's `run` signature.
+            (!p.is_null()).then(|| unsafe { std::mem::transmute::<*const c_void, abi::RunFn>(p) })
+        })
+        .collect()
+}
+
+/// Which path each kernel's threads take and why: the module record's notes (which the
+/// load logs at info); with EMU_CUDA_THREAD_LOOPS=on, a kernel that keeps fibers is
+/// also a warning.
+fn thread_paths(label: &str, kernels: &[simtwin_ptx::KernelInfo], runners: &[Option<abi::RunFn>]) -> Vec<String> {
+    let mode = crate::config::get().map(|c| c.thread_loops).unwrap_or(ThreadLoops::Auto);
+    let mut out = Vec::new();
+    for (k, r) in kernels.iter().zip(runners) {
+        let path = match (&k.threads, r) {
+            (Path::Loops, Some(_)) => "loops over threads",
+            (Path::Loops, None) => "fibers (EMU_CUDA_THREAD_LOOPS=off)",
+            (Path::Plain, _) => "one after another",
+            (Path::Fibers, _) => "fibers",
+        };
+        let line = format!("threads of {}: {path}: {}", k.name, k.threads_why);
+        if mode == ThreadLoops::On && k.threads == Path::Fibers {
+            crate::log_warn!("module {label}: {line}");
+        }
+        out.push(line);
+    }
+    out
 }
 
 fn jit_error(label: &str, e: JitError) -> CUresult {

@@ -92,43 +92,6 @@ pub fn half_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Single to IEEE half, rounding to nearest even (overflow to infinity).
-pub fn f32_to_half(f: f32) -> u16 {
-    let b = f.to_bits();
-    let s = ((b >> 16) & 0x8000) as u16;
-    let e = ((b >> 23) & 0xff) as i32;
-    let m = b & 0x7f_ffff;
-    if e == 255 {
-        return s | 0x7c00 | if m != 0 { 0x200 | (m >> 13) as u16 } else { 0 };
-    }
-    let e2 = e - 127 + 15;
-    if e2 >= 31 {
-        return s | 0x7c00;
-    }
-    // Significand with the implicit bit, and how many bits to drop.
-    let (sig, shift) = if e2 <= 0 { (m | 0x80_0000, (14 - e2) as u32) } else { (m | 0x80_0000, 13) };
-    if shift > 24 {
-        return s;
-    }
-    let half = 1u32 << (shift - 1);
-    let mut r = sig >> shift;
-    let rest = sig & ((1 << shift) - 1);
-    if rest > half || (rest == half && r & 1 == 1) {
-        r += 1;
-    }
-    if e2 <= 0 {
-        s | r as u16
-    } else {
-        // r includes the implicit bit; a carry into bit 11 bumps the exponent.
-        let v = ((e2 as u32) << 10) + (r - 0x400);
-        if v >= 0x7c00 {
-            s | 0x7c00
-        } else {
-            s | v as u16
-        }
-    }
-}
-
 /// The normalized-float value of an 8/16-bit integer channel: unsigned to [0, 1],
 /// signed to [-1, 1] (the most negative value reads -1).
 pub fn normalized(raw: u32, f: Format) -> f32 {

@@ -8,6 +8,7 @@
 //! Objects live in their own registry (not behind the driver's lock): a fetch looks its
 //! handle up under a read lock and never waits for a driver call.
 
+pub mod filter;
 pub mod format;
 pub mod sample;
 

@@ -8,10 +8,12 @@
 //!   `w01 = b - w11`, `w00 = 256 - a - b + w11`.
 //! - 8- and 16-bit unsigned normalized texels are filtered as 16-bit integers (8-bit
 //!   values replicated, v * 257): `R = (sum V*w + 128) >> 8`, read as `R / 65535`.
-//! - Float texels are filtered with the same weights; the emulation rounds the exact
-//!   weighted sum once (the device differs by up to a few units in the last place where
-//!   the sum cancels: see docs/textures.md).
+//! - Float and half texels are filtered with the same weights in the texture unit's
+//!   block fixed point (`filter`): aligned to the largest exponent with 4 guard bits,
+//!   truncated, summed exactly, rounded once (halfway away from zero) to the format's
+//!   precision.
 
+use super::filter::{self, Precision};
 use super::format::{self, Format};
 use super::{Layout, Object, Resource, TexDesc};
 use simtwin_abi::kernel::{tex, TexRequest};
@@ -47,6 +49,14 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
             Ok(())
         }
         (Object::Surface { res, .. }, tex::SURF_LOAD | tex::SURF_STORE) => surface(res, req),
+        (Object::Surface { res, .. }, tex::SURF_STORE_P) => {
+            // Formatted: x counts elements; the words become the element's bytes.
+            let l = levels(res)[0];
+            let elem = l.elem() as u32;
+            let mut r = TexRequest { op: tex::SURF_STORE, size: elem, data: format_element(&l, req.data), ..*req };
+            r.icoord[0] = req.icoord[0].wrapping_mul(elem as i32);
+            surface(res, &mut r)
+        }
         (Object::Surface { res, .. }, tex::SUQ) => {
             req.data = [query(res, None, req.query)?, 0, 0, 0];
             Ok(())
@@ -97,12 +107,18 @@ enum Val {
     /// A float NaN, kept as its bits: a point sample returns a NaN texel unchanged
     /// (signalling ones too, measured with halves).
     Nan(u32),
+    /// An 8-bit unsigned normalized channel of a float-mode texel (the alpha of an sRGB
+    /// texture), as 16 bits (v * 257): filtered as integers like `Mode::Unorm`
+    /// (texf_srgb_1d.c3: all 4096 results).
+    Unorm16(u32),
 }
 
 struct Sampler<'a> {
     desc: &'a TexDesc,
     mode: Mode,
     srgb: bool,
+    /// The precision float-mode values are filtered at (half for half texels).
+    prec: Precision,
 }
 
 impl Sampler<'_> {
@@ -124,11 +140,15 @@ impl Sampler<'_> {
                 Mode::Snorm => Val::U(if l.format == Format::S8 { snorm8_to_16(raw as i32) as u32 } else { raw }),
                 Mode::Float => match l.format {
                     Format::Float if f32::from_bits(raw).is_nan() => Val::Nan(raw),
-                    Format::Half if format::half_to_f32(raw as u16).is_nan() => Val::Nan(format::half_to_f32(raw as u16).to_bits()),
+                    Format::Half if format::half_to_f32(raw as u16).is_nan() => Val::Nan(half_nan_bits(raw as u16)),
                     _ => Val::F(match l.format {
                     Format::Float => f32::from_bits(raw) as f64,
                     Format::Half => format::half_to_f32(raw as u16) as f64,
                     Format::U8 if self.srgb && c < 3 => format::srgb_to_linear(raw) as f64,
+                    Format::U8 if self.srgb => {
+                        v[c as usize] = Val::Unorm16(raw * 257);
+                        continue;
+                    }
                     f => format::normalized(raw, f) as f64,
                     }),
                 },
@@ -147,10 +167,10 @@ impl Sampler<'_> {
         for c in 0..(l.channels.min(4) as usize) {
             let v = b[c];
             out[c] = match self.mode {
+                Mode::Float if self.srgb && c == 3 && l.format == Format::U8 => Val::Unorm16(unorm_border(v, 255.0) * 257),
                 Mode::Float => Val::F(v as f64),
                 Mode::Unorm => {
-                    let max = if l.format == Format::U8 { 255.0 } else { 65535.0 };
-                    let q = (v.clamp(0.0, 1.0) as f64 * max - 0.5).ceil().max(0.0) as u32;
+                    let q = unorm_border(v, if l.format == Format::U8 { 255.0 } else { 65535.0 });
                     Val::U(if l.format == Format::U8 { q * 257 } else { q })
                 }
                 Mode::Snorm => {
@@ -164,6 +184,12 @@ impl Sampler<'_> {
         }
         out
     }
+}
+
+/// A border colour channel quantized to an unsigned normalized format of `max`
+/// (nearest, halves down: 0.5 reads 127/255).
+fn unorm_border(v: f32, max: f64) -> u32 {
+    (v.clamp(0.0, 1.0) as f64 * max - 0.5).ceil().max(0.0) as u32
 }
 
 /// Applies an address mode to texel index `i` of an axis of `n` texels: Some(index) or
@@ -215,15 +241,17 @@ fn axis(u: f32, n: u64, normalized: bool, linear: bool) -> (i64, u32) {
     }
 }
 
-/// An 8-bit signed normalized value widened to 16 bits as the texture unit does.
+/// A half NaN as the texture unit returns it: payload shifted into place, quiet bit
+/// as it was (a signalling NaN stays signalling: texs_table_half).
+fn half_nan_bits(h: u16) -> u32 {
+    ((h as u32 & 0x8000) << 16) | 0x7f80_0000 | ((h as u32 & 0x3ff) << 13)
+}
+
+/// An 8-bit signed normalized value widened to 16 bits as the texture unit does:
+/// `v * 258 + floor((v + 64) / 128)`, -128 reading -32767 (texf_s8_1d: all 256 values
+/// at texel centres; note -64 reads -16512 and 64 reads 16513).
 fn snorm8_to_16(v: i32) -> i32 {
-    let m = v.unsigned_abs().min(127) as i32;
-    let w = (m << 8) | (m << 1);
-    if v < 0 {
-        -w
-    } else {
-        w
-    }
+    (v * 258 + ((v + 64) >> 7)).max(-32767)
 }
 
 /// A filtered or point-sampled value to the four result words.
@@ -234,24 +262,17 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
         (Val::U(u), _) => u,
         (Val::F(f), _) => (f as f32).to_bits(),
         (Val::Nan(b), _) => b,
+        (Val::Unorm16(u), _) => ((u as f64 / 65535.0) as f32).to_bits(),
     })
 }
 
-/// Half-float textures are filtered to half precision (a blend of halves reads as a
-/// half; the H200 rounds some halfway cases up where this rounds to even: docs/textures.md).
-fn round_half(v: [Val; 4]) -> [Val; 4] {
-    v.map(|x| match x {
-        Val::F(f) => Val::F(format::half_to_f32(format::f32_to_half(f as f32)) as f64),
-        u => u,
-    })
-}
-
-/// Weighted sum of `n` texels with integer weights summing to 256.
-fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode) -> [Val; 4] {
+/// Weighted sum of `n` texels with integer weights summing to 256; float-mode values at
+/// precision `prec`.
+fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision) -> [Val; 4] {
     let mut out = [Val::U(0); 4];
     for c in 0..4 {
         out[c] = match mode {
-            Mode::Unorm => {
+            Mode::Unorm | Mode::Int => {
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as u32)
             }
@@ -259,17 +280,26 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode) -> [Val; 4] {
                 let s: i64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as i32 as i64 * w as i64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as i32 as u32)
             }
+            _ if t.iter().zip(w).all(|(v, &w)| w == 0 || matches!(v[c], Val::Unorm16(_))) => {
+                let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::Unorm16(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
+                Val::Unorm16(((s + 128) >> 8) as u32)
+            }
             _ => {
-                let s: f64 = t
+                let terms: Vec<(f64, u32)> = t
                     .iter()
                     .zip(w)
                     .map(|(v, &w)| match v[c] {
-                        Val::F(f) => f * w as f64,
-                        Val::Nan(_) => f64::NAN,
-                        Val::U(_) => 0.0,
+                        Val::F(f) => (f, w),
+                        Val::Nan(_) => (f64::NAN, w),
+                        Val::U(_) | Val::Unorm16(_) => (0.0, w),
                     })
-                    .sum();
-                Val::F(s / 256.0)
+                    .collect();
+                let r = filter::weighted_sum(&terms, prec);
+                if r.is_nan() {
+                    Val::Nan(prec.nan_bits())
+                } else {
+                    Val::F(r)
+                }
             }
         };
     }
@@ -317,8 +347,8 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
         return fetch(ix, iy, iz);
     }
     match dims {
-        1 => blend(&[fetch(ix, 0, 0), fetch(ix + 1, 0, 0)], &[256 - a, a], s.mode),
-        2 => blend(&[fetch(ix, iy, 0), fetch(ix + 1, iy, 0), fetch(ix, iy + 1, 0), fetch(ix + 1, iy + 1, 0)], &bilinear(a, b), s.mode),
+        1 => blend(&[fetch(ix, 0, 0), fetch(ix + 1, 0, 0)], &[256 - a, a], s.mode, s.prec),
+        2 => blend(&[fetch(ix, iy, 0), fetch(ix + 1, iy, 0), fetch(ix, iy + 1, 0), fetch(ix + 1, iy + 1, 0)], &bilinear(a, b), s.mode, s.prec),
         _ => {
             let w = bilinear(a, b);
             let lo = [fetch(ix, iy, iz), fetch(ix + 1, iy, iz), fetch(ix, iy + 1, iz), fetch(ix + 1, iy + 1, iz)];
@@ -332,7 +362,7 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
                 t.push(hi[k]);
                 ws.push(w1);
             }
-            blend(&t, &ws, s.mode)
+            blend(&t, &ws, s.mode, s.prec)
         }
     }
 }
@@ -377,10 +407,14 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
     } else {
         Mode::Float
     };
-    let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0 };
-    let linear = desc.filter == LINEAR && mode != Mode::Int;
-    let half = l0.format == Format::Half;
-    let to_words = |v: [Val; 4], mode: Mode| to_words(if half { round_half(v) } else { v }, mode);
+    let prec = if l0.format == Format::Half { Precision::Half } else { Precision::Single };
+    let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0, prec };
+    // Element-type reads of 8/16-bit unsigned texels are filtered too when the descriptor
+    // asks for it (the CUDA guide calls linear filtering of integers invalid; the H200
+    // blends the raw integers with the same weights, (sum v*w + 128) >> 8: measured
+    // through FFmpeg's scale_cuda bilinear, which asks for exactly this, on every sample
+    // of 8- and 16-bit planes; docs/textures.md).
+    let linear = desc.filter == LINEAR && (mode != Mode::Int || matches!(l0.format, Format::U8 | Format::U16));
     // Integer coordinates: tex1Dfetch on linear memory, or texel coordinates.
     if req.flags & tex::INT_COORDS != 0 {
         let [x, y, z, _] = req.icoord;
@@ -439,23 +473,44 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         }
         _ => 0.0,
     };
-    let top = (lv.len() - 1) as f32;
-    let lod = (lod + desc.mip_bias).clamp(desc.min_lod, desc.max_lod.max(desc.min_lod)).clamp(0.0, top);
-    let lod = if lod.is_nan() { 0.0 } else { lod };
+    let (k, m) = level_of_detail(lod, desc, lv.len());
     if desc.mip_filter != LINEAR {
-        let k = (lod + 0.5).floor().min(top) as usize;
+        let k = (k + (m >= 128) as usize).min(lv.len() - 1);
         return Ok(to_words(sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear), mode));
     }
-    let k = lod.floor() as usize;
-    // The fraction between levels keeps 8 bits, truncated (measured: lod 1/512 reads
-    // level 0 alone, 3/512 one 256th of level 1).
-    let m = ((lod - k as f32) as f64 * 256.0).floor() as u32;
     let a = sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear);
     if m == 0 || k + 1 >= lv.len() {
         return Ok(to_words(a, mode));
     }
     let b = sample_level(&s, &lv[k + 1], dims, coords, slice(&lv[k + 1]), linear);
-    Ok(to_words(blend(&[a, b], &[256 - m.min(256), m.min(256)], mode), mode))
+    Ok(to_words(blend(&[a, b], &[256 - m.min(256), m.min(256)], mode, s.prec), mode))
+}
+
+/// Fraction bits the level of detail is held with (truncated) before the level and the
+/// 8-bit blend fraction are taken from it: lod 1/256 - 2^-k reads level 0 alone for
+/// every k up to 34 (texf_mip_lodbits), so the lod is effectively truncated; 28 bits
+/// hold every f32 lod below 2^-28 as 0 and above exactly enough for the 8-bit fraction.
+const LOD_BITS: u32 = 28;
+
+/// The level (k) and the 8-bit fraction towards level k+1 (m) for a level of detail
+/// `lod` (before bias), as the H200 derives them (texf_mip_lod, texf_mip_bias_clamp,
+/// texf_mip_lodbits*): the lod truncated to `LOD_BITS` fraction bits; the bias and the min/max clamps each
+/// truncated to 1/256; lod + bias clamped to [min, max] and to the levels there are;
+/// the fraction truncated to 8 bits. NaN and -inf read level 0, +inf the last level.
+fn level_of_detail(lod: f32, desc: &TexDesc, levels: usize) -> (usize, u32) {
+    let one = 1i64 << LOD_BITS;
+    let fixed = |v: f32| -> i64 {
+        if v.is_nan() {
+            0
+        } else {
+            (v as f64 * one as f64).floor().clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64
+        }
+    };
+    let step = |v: f32| -> i64 { ((v as f64 * 256.0).trunc().clamp(-(1 << 20) as f64, (1 << 20) as f64) as i64) << (LOD_BITS - 8) };
+    let top = (levels as i64 - 1) * one;
+    let (lo, hi) = (step(desc.min_lod), step(desc.max_lod));
+    let l = (fixed(lod) + step(desc.mip_bias)).min(hi.max(lo)).max(lo).clamp(0, top);
+    ((l >> LOD_BITS) as usize, ((l >> (LOD_BITS - 8)) & 255) as u32)
 }
 
 fn dims_of(geometry: u32) -> usize {
@@ -540,6 +595,56 @@ fn surface(res: &Resource, req: &mut TexRequest) -> Result<(), Fault> {
     Ok(())
 }
 
+/// The bytes `sust.p` writes for four source words, as the H200 converts them
+/// (ptx_sust_p_*): 8/16/32-bit unsigned formats saturate the word as a u32, signed
+/// ones as an s32; half converts it as an f32 towards zero (`half_rz`); float stores
+/// the bits. Channels the format lacks are ignored.
+fn format_element(l: &Layout, words: [u32; 4]) -> [u32; 4] {
+    let mut bytes = [0u8; 16];
+    let n = l.format.bytes() as usize;
+    for c in 0..(l.channels.min(4) as usize) {
+        let w = words[c];
+        let v: u32 = match l.format {
+            Format::U8 => w.min(0xff),
+            Format::U16 => w.min(0xffff),
+            Format::S8 => (w as i32).clamp(-128, 127) as u32,
+            Format::S16 => (w as i32).clamp(-32768, 32767) as u32,
+            Format::Half => half_rz(f32::from_bits(w)) as u32,
+            Format::U32 | Format::S32 | Format::Float => w,
+        };
+        bytes[c * n..c * n + n].copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+    let mut out = [0u32; 4];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = u32::from_le_bytes([bytes[4 * k], bytes[4 * k + 1], bytes[4 * k + 2], bytes[4 * k + 3]]);
+    }
+    out
+}
+
+/// f32 to IEEE half rounding towards zero (finite values beyond 65504 give 65504),
+/// NaNs keeping their sign and the top of their payload (0x7fffffff reads 0x7fff).
+fn half_rz(f: f32) -> u16 {
+    let b = f.to_bits();
+    let s = ((b >> 16) & 0x8000) as u16;
+    let e = ((b >> 23) & 0xff) as i32 - 127;
+    let m = b & 0x7f_ffff;
+    if e == 128 {
+        return s | 0x7c00 | if m == 0 { 0 } else { ((m >> 13) as u16).max(0x200) };
+    }
+    if e > 15 {
+        return s | 0x7bff;
+    }
+    if e >= -14 {
+        return s | (((e + 15) as u16) << 10) | (m >> 13) as u16;
+    }
+    let shift = 13 + (-14 - e);
+    if shift > 24 {
+        s
+    } else {
+        s | ((m | 0x80_0000) >> shift) as u16
+    }
+}
+
 /// `txq` / `suq` attributes.
 fn query(res: &Resource, desc: Option<&TexDesc>, q: u32) -> Result<u32, Fault> {
     let lv = levels(res);
@@ -560,4 +665,107 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32) -> Result<u32, Fault> {
         tex::Q_ADDR_MODE_0 | tex::Q_ADDR_MODE_1 | tex::Q_ADDR_MODE_2 => desc.map(|d| d.address[(q - tex::Q_ADDR_MODE_0) as usize]).unwrap_or(0),
         _ => return Err((CUDA_ERROR_LAUNCH_FAILED, format!("txq/suq attribute {q} is not emulated"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // FFmpeg 5.1's scale_cuda bilinear on the H200 (scripts/ffmpeg-filters, case
+    // scale_bilinear_nv12_nv12 and scale_bilinear_p016le_p016le: testsrc2 160x120 to
+    // 112x84): rows 6..9, columns 0..23 of frame 0's luma, and the device's output row 5,
+    // columns 0..15. The kernel reads an 8- or 16-bit pitch-2D plane with
+    // CU_TRSF_READ_AS_INTEGER and linear filtering, and averages four taps.
+    const SRC8: [u8; 96] = [
+        74, 74, 30, 30, 30, 30, 146, 146, 146, 146, 44, 44, 46, 46, 146, 146, 146, 146, 32, 32, 32, 32, 32, 32, 74, 74, 30, 30, 30, 146, 146, 30, 41, 146, 146, 44, 46,
+        146, 146, 49, 51, 146, 146, 32, 32, 32, 32, 32, 81, 81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146, 81,
+        81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146,
+    ];
+    const DEV8: [u32; 16] = [77, 48, 39, 109, 106, 36, 93, 128, 82, 132, 80, 58, 124, 90, 42, 41];
+    /// What point sampling gives (the emulation before integer reads were filtered).
+    const POINT8: [u32; 16] = [78, 55, 32, 117, 93, 38, 67, 121, 96, 146, 73, 51, 122, 118, 44, 45];
+    const SRC16: [u16; 96] = [
+        18976, 18976, 7784, 7784, 7784, 7784, 37407, 37407, 37419, 37419, 11342, 11342, 11950, 11950, 37426, 37426, 37429, 37429, 8269, 8269, 8269, 8269, 8269,
+        8269, 18976, 18976, 7784, 7784, 7784, 37407, 37407, 7784, 10734, 37419, 37421, 11342, 11950, 37424, 37426, 12558, 13198, 37429, 37409, 8269, 8269, 8269,
+        8269, 8269, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198, 37431, 37431,
+        14415, 14415, 15023, 37436, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198,
+        37431, 37431, 14415, 14415, 15023, 37436,
+    ];
+    const DEV16: [u32; 16] = [19679, 12287, 10070, 27892, 27270, 9376, 23868, 32726, 20915, 33883, 20548, 14878, 31864, 23164, 10803, 10605];
+
+    /// FFmpeg's Subsample_Bilinear for output (xo, 5) through `fetch`: four taps
+    /// around the source position, (2 + sum) >> 2.
+    fn scale_cuda_bilinear(res: &Resource, desc: &TexDesc, xo: i32) -> u32 {
+        let (hscale, vscale) = (160.0f32 / 112.0, 120.0f32 / 84.0);
+        let (xi, yi) = ((xo as f32 + 0.5) * hscale, (5.0f32 + 0.5) * vscale - 6.0);
+        let (wh, wv) = ((0.5 * (hscale - 1.0)).clamp(0.0, 1.0), (0.5 * (vscale - 1.0)).clamp(0.0, 1.0));
+        let (dx, dy) = (wh / (0.5 + wh), wv / (0.5 + wv));
+        let mut r = 2;
+        for (x, y) in [(xi - dx, yi - dy), (xi + dx, yi - dy), (xi - dx, yi + dy), (xi + dx, yi + dy)] {
+            let req = TexRequest { op: tex::FETCH, geometry: tex::G_2D, coord: [x, y, 0.0, 0.0], result: tex::R_U32, ..Default::default() };
+            r += fetch(res, desc, &req).unwrap()[0];
+        }
+        r >> 2
+    }
+
+    #[test]
+    fn integer_reads_of_unsigned_texels_are_filtered_as_the_h200_filters_them() {
+        let linear = TexDesc { address: [CLAMP; 3], filter: LINEAR, flags: READ_AS_INTEGER, ..Default::default() };
+        let point = TexDesc { filter: 0, ..linear };
+        // CU_AD_FORMAT_UNSIGNED_INT8 = 1, _INT16 = 2.
+        let res8 = Resource::Pitch2D { ptr: SRC8.as_ptr() as u64, format: 1, channels: 1, width: 24, height: 4, pitch: 24 };
+        let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res8, &linear, x)).collect();
+        assert_eq!(got, DEV8, "8-bit: the device's bytes");
+        let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res8, &point, x)).collect();
+        assert_eq!(got, POINT8, "point sampling gives other bytes: the check can fail");
+        let res16 = Resource::Pitch2D { ptr: SRC16.as_ptr() as u64, format: 2, channels: 1, width: 24, height: 4, pitch: 48 };
+        let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res16, &linear, x)).collect();
+        assert_eq!(got, DEV16, "16-bit: the device's values");
+    fn layout(format: Format, channels: u32) -> Layout {
+        Layout { base: 0, width: 32, height: 1, depth: 1, pitch: 0, slice: 0, format, channels }
+    }
+
+    /// Bytes an H200 stored with sust.p (reports/reference/h200/textures-fit,
+    /// ptx_sust_p_*): thread 0 stores the words of 0.0, 0.2, -1.0, 65504.0; thread 16
+    /// the integers 0, 128, 0x80000000, 65535; thread 1 of the half surface 0.5, NaN,
+    /// 0.999, 70000.0; thread 17 the integers 1, 255, 0x7fffffff, 65536.
+    #[test]
+    fn sust_p_converts_as_the_h200() {
+        let f = |v: [f32; 4]| v.map(f32::to_bits);
+        let t0 = f([0.0, 0.2, -1.0, 65504.0]);
+        let t16 = [0, 128, 0x8000_0000, 65535];
+        assert_eq!(format_element(&layout(Format::U8, 4), t0)[0], 0xffff_ff00);
+        assert_eq!(format_element(&layout(Format::U8, 4), t16)[0], 0xffff_8000);
+        assert_eq!(format_element(&layout(Format::S8, 4), t0)[0], 0x7f80_7f00);
+        assert_eq!(format_element(&layout(Format::U16, 2), t16)[0], 0x0080_0000);
+        let t1 = [0.5f32.to_bits(), 0x7fc0_0000, 0.999f32.to_bits(), 70000f32.to_bits()];
+        assert_eq!(format_element(&layout(Format::Half, 4), t1)[..2], [0x7e00_3800, 0x7bff_3bfd]);
+        let t17 = [1, 255, 0x7fff_ffff, 65536];
+        assert_eq!(format_element(&layout(Format::Half, 4), t17)[..2], [0, 0x7fff]);
+        // 1e-3 truncates to 0x1418 (nearest would be 0x1419).
+        assert_eq!(half_rz(1e-3), 0x1418);
+        assert_eq!(format_element(&layout(Format::Float, 2), t0)[..2], [0, 0.2f32.to_bits()]);
+    }
+
+    /// Levels and fractions an H200 blended (texf_mip_lod, texf_mip_bias_clamp,
+    /// texf_mip_lodbits).
+    #[test]
+    fn level_of_detail_as_the_h200() {
+        let d = TexDesc { max_lod: 100.0, ..Default::default() };
+        assert_eq!(level_of_detail(3.0 / 512.0, &d, 7), (0, 1));
+        assert_eq!(level_of_detail(1.0 / 256.0 - 2f32.powi(-29), &d, 7), (0, 0));
+        assert_eq!(level_of_detail(f32::NAN, &d, 7), (0, 0));
+        assert_eq!(level_of_detail(f32::INFINITY, &d, 7), (6, 0));
+        // Bias 0.3 and min 0.7 are each truncated to 1/256: 76 and 179.
+        let b = TexDesc { mip_bias: 0.3, min_lod: 0.7, max_lod: 3.2, ..Default::default() };
+        assert_eq!(level_of_detail(0.4033203125, &b, 7), (0, 179));
+        assert_eq!(level_of_detail(0.40625, &b, 7), (0, 180));
+        assert_eq!(level_of_detail(10.0, &b, 7), (3, 51));
+    }
+
+    /// 8-bit signed values at texel centres through the linear filter (texf_s8_1d).
+    #[test]
+    fn snorm8_widening_as_the_h200() {
+        assert_eq!([snorm8_to_16(-128), snorm8_to_16(-64), snorm8_to_16(64), snorm8_to_16(126), snorm8_to_16(-1)], [-32767, -16512, 16513, 32509, -258]);
+    }
 }

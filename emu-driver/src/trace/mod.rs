@@ -99,7 +99,7 @@ impl Tracer {
             copy_back_ns: 0,
             ended: false,
         };
-        match File::create(&cfg.path) {
+        match create_regular(&cfg.path) {
             Ok(f) => t.out = Some(BufWriter::with_capacity(1 << 16, f)),
             Err(e) => {
                 crate::log_error!("EMU_CUDA_TRACE={}: cannot create the trace file: {e}; no trace is written", cfg.path);
@@ -149,7 +149,7 @@ impl Tracer {
     fn dump(&mut self, bytes: &[u8]) -> Option<Dump> {
         if self.dump.is_none() {
             let path = format!("{}.dump", self.cfg.path);
-            match File::create(&path) {
+            match create_regular(&path) {
                 Ok(f) => self.dump = Some(BufWriter::new(f)),
                 Err(e) => {
                     crate::log_error!("EMU_CUDA_TRACE_DUMP: cannot create {path}: {e}");
@@ -255,10 +255,44 @@ impl Tracer {
         }
         if let Some(o) = self.out.as_mut() {
             if let Err(e) = o.flush() {
-                crate::log_error!("EMU_CUDA_TRACE={}: cannot write: {e}", self.cfg.path);
+                crate::log_error!("EMU_CUDA_TRACE={}: cannot write: {e}; tracing stops", self.cfg.path);
+                self.out = None;
             }
         }
     }
+}
+
+/// Creates (truncates) `path` for writing, which must be a regular file: opened without
+/// blocking, so that a FIFO (whose open would wait for a reader forever) or a device is
+/// refused at once instead of hanging or flooding the program.
+fn create_regular(path: &str) -> std::io::Result<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => std::io::Error::other("it is a FIFO (named pipe) with no reader: give a regular file"),
+            _ => e,
+        })?;
+    let ft = f.metadata()?.file_type();
+    if !ft.is_file() {
+        let what = if ft.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if ft.is_char_device() {
+            "a character device"
+        } else if ft.is_block_device() {
+            "a block device"
+        } else if ft.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::other(format!("it is {what}: give a regular file")));
+    }
+    f.set_len(0)?;
+    Ok(f)
 }
 
 /// `*` wildcards (any run of characters); everything else literal.

@@ -11,7 +11,7 @@
  *                              executor points at the current CUDA thread's context
  *                              before every resume.
  *
- * Everything here is plain C. The Rust definition is emu-driver/abi/src/kernel.rs (crate
+ * Everything here is plain C. The Rust definition is abi/src/kernel.rs (crate
  * simtwin-abi); its tests compile this header and compare every size and offset. Bump
  * SIMTWIN_ABI_VERSION on any change.
  *
@@ -148,7 +148,8 @@ enum simtwin_tex_op {
     SIMTWIN_TEX_SURF_LOAD = 4,  /* suld.b: size bytes at byte x icoord[0], y icoord[1], z icoord[2] */
     SIMTWIN_TEX_SURF_STORE = 5, /* sust.b: size bytes of data */
     SIMTWIN_TEX_TXQ = 6,        /* txq: attribute `query` */
-    SIMTWIN_TEX_SUQ = 7         /* suq: attribute `query` */
+    SIMTWIN_TEX_SUQ = 7,        /* suq: attribute `query` */
+    SIMTWIN_TEX_SURF_STORE_P = 8 /* sust.p: data converted to the element at element x icoord[0] */
 };
 enum simtwin_tex_geometry {
     SIMTWIN_TEX_1D = 0, SIMTWIN_TEX_2D = 1, SIMTWIN_TEX_3D = 2,
@@ -216,6 +217,12 @@ typedef struct simtwin_runtime {
        instruction. The answer is in req->data; a fault (surface access out of range in
        trap mode, an unknown object) ends the launch and does not return. */
     void (*texture)(simtwin_tex_request_t *req);
+    /* Added within version 2 (present when `size` covers it): PTX mode's loop path ran
+       the block's threads up to a barrier `op` at `site` one after another (no fiber
+       each) and the barrier completes: `arrived` threads reached it, the `exited_count`
+       threads in `exited` (in the order they exited) had exited before. Returns nonzero
+       when the launch stops (an error-mode hazard): the caller returns at once. */
+    int32_t (*block_barrier)(uint32_t op, simtwin_site_t site, uint32_t arrived, const uint32_t *exited, uint32_t exited_count);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

@@ -19,6 +19,7 @@
 #include <limits>
 #include <stdio.h>
 #include <stdlib.h>
+#include <vector>
 
 namespace __simtwin {
 #include "simtwin/abi.h"
@@ -1116,6 +1117,79 @@ PTX_COLD static void report_div0(const simtwin_site_t &site) {
     (void)ptx;
     (void)ptx_line;
     __simtwin_trap_now(SIMTWIN_TRAP_ASSERT, buf, file ? (const char *)(uintptr_t)file : ptx, line);
+}
+
+/* The loop path (simtwin-ptx's `uniform` pass proved that every barrier of the kernel is
+   reached by all live threads of the block together): `step(frame, at)` runs one thread
+   from resume point `at` to its next barrier (returning the barrier's number, its live
+   registers saved in `frame`) or to its exit (LOOP_EXIT). A sweep runs every live thread
+   so; when all are at the barrier it completes (the executor is told, for the hazard
+   report of threads that exited before it) and the next sweep begins. The sweeps run
+   the threads in the order the fibers would: a barrier's last arrival goes on first,
+   then the others in arrival order (unless an exit completed it). */
+static const uint32_t LOOP_EXIT = 0xffffffffu;
+struct LoopState {
+    std::vector<uint32_t> at, ord, arr, exited;
+    std::vector<simtwin_dim3_t> idx;
+    simtwin_dim3_t dims = {0, 0, 0};
+};
+template <class FR, class Step, class Site>
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, Step step, Site site) {
+    static thread_local std::vector<FR> frames;
+    static thread_local LoopState st;
+    const simtwin_dim3_t d = ctx->block_dim;
+    const uint32_t n = d.x * d.y * d.z;
+    if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {
+        st.idx.resize(n);
+        for (uint32_t t = 0; t < n; ++t) st.idx[t] = simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+        st.dims = d;
+        st.at.resize(n);
+        st.ord.resize(n);
+        st.arr.resize(n);
+    }
+    if (frames.size() < n) frames.resize(n);
+    for (uint32_t t = 0; t < n; ++t) {
+        st.at[t] = 0;
+        st.ord[t] = t;
+    }
+    st.exited.clear();
+    ctx->reserved = 0; /* no preemption inside a sweep: nothing else of the block could run */
+    uint32_t m = n;
+    FR *fr = frames.data();
+    uint32_t *at = st.at.data(), *ord = st.ord.data(), *arr = st.arr.data();
+    const simtwin_dim3_t *idx = st.idx.data();
+    for (;;) {
+        uint32_t arrived = 0, sync = 0;
+        bool last_exit = false;
+        for (uint32_t j = 0; j < m; ++j) {
+            const uint32_t t = ord[j];
+            ctx->linear_tid = t;
+            ctx->thread_idx = idx[t];
+            const uint32_t r = step(fr[t], at[t]);
+            if (r == LOOP_EXIT) {
+                st.exited.push_back(t);
+                last_exit = true;
+                continue;
+            }
+            if (sync == 0) {
+                sync = r;
+            } else if (r != sync) {
+                unsupported("the loop path found the threads of a block at different barriers (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            }
+            at[t] = r;
+            arr[arrived++] = t;
+            last_exit = false;
+        }
+        if (arrived == 0) return;
+        if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(sync), arrived, st.exited.data(), (uint32_t)st.exited.size())) return;
+        if (last_exit) {
+            memcpy(ord, arr, arrived * sizeof(uint32_t));
+        } else {
+            ord[0] = arr[arrived - 1];
+            memcpy(ord + 1, arr, (arrived - 1) * sizeof(uint32_t));
+        }
+        m = arrived;
+    }
 }
 
 /* Device printf: the format string and the argument buffer as the device lays it out

@@ -12,6 +12,8 @@
 //! cfg          basic blocks and successors of every function
 //! contract     ptxas's fusion of unmodified mul/add pairs into FMA (the device's arithmetic)
 //! layout       module variables, per-kernel shared-memory windows, parameter buffers
+//! uniform      per kernel: do all live threads reach every barrier together (then
+//!              the block runs as loops over its threads between barriers), or fibers
 //! emit         C++ for the host compiler: one function per .entry/.func, the ABI descriptor
 //! ```
 //!
@@ -34,11 +36,12 @@ pub mod link;
 pub mod parse;
 pub mod resolve;
 pub mod sfu;
+pub mod uniform;
 
 use std::fmt;
 
 /// Version of the translator: part of every cache key (bump on any change of output).
-pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.2");
+pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.3");
 
 /// A translation failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,6 +102,11 @@ pub struct KernelInfo {
     /// SFU instruction forms the kernel (or a function it calls) uses that are not yet
     /// modelled bit for bit.
     pub inexact_sfu: Vec<String>,
+    /// How its threads run (`uniform`): the loop path, plain range runs (no barrier),
+    /// or fibers.
+    pub threads: uniform::Path,
+    /// Why.
+    pub threads_why: String,
 }
 
 /// A module variable visible to the driver (cuModuleGetGlobal).
@@ -156,10 +164,11 @@ impl Default for Options {
 pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
     let module = front(sources)?;
     let opt = if opts.contract { opts.opt_level } else { 0 };
-    let fused: Vec<contract::Fusions> =
-        module.funcs.iter().map(|f| contract::fusions(f, &cfg::build(f), opt)).collect();
+    let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
+    let fused: Vec<contract::Fusions> = module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g, opt)).collect();
     let layout = layout::layout(&module)?;
-    emit::emit(&module, &layout, &fused, opts)
+    let plans: Vec<uniform::Plan> = layout.kernels.iter().map(|k| uniform::analyse(&module, k.func, &k.reach, &cfgs)).collect();
+    emit::emit(&module, &layout, &fused, &plans, opts)
 }
 
 /// Translates a module of device functions into a host library to link into other code
@@ -169,10 +178,11 @@ pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error>
 pub fn translate_library(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
     let module = front(sources)?;
     let opt = if opts.contract { opts.opt_level } else { 0 };
-    let fused: Vec<contract::Fusions> =
-        module.funcs.iter().map(|f| contract::fusions(f, &cfg::build(f), opt)).collect();
+    let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
+    let fused: Vec<contract::Fusions> = module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g, opt)).collect();
     let layout = layout::layout(&module)?;
-    emit::emit_library(&module, &layout, &fused, opts)
+    let plans: Vec<uniform::Plan> = layout.kernels.iter().map(|k| uniform::analyse(&module, k.func, &k.reach, &cfgs)).collect();
+    emit::emit_library(&module, &layout, &fused, &plans, opts)
 }
 
 /// Parses, links and resolves modules.

@@ -248,7 +248,10 @@ impl<'a> Parser<'a> {
                 Ok(())
             }
             ".alias" => self.skip_statement(),
-            s if Space::parse(s).is_some() || matches!(s, ".texref" | ".samplerref" | ".surfref") => {
+            // Independent texturing mode: the H200's ptxas refuses `.samplerref` under the
+            // default `.target texmode_unified` (device: CUDA_ERROR_INVALID_PTX).
+            ".samplerref" => self.err("`.samplerref` (independent texturing mode) violates the default `.target texmode_unified`".to_string()),
+            s if Space::parse(s).is_some() || matches!(s, ".texref" | ".surfref") => {
                 let vars = self.variables(line, linkage)?;
                 m.vars.extend(vars);
                 Ok(())

@@ -1,9 +1,8 @@
 //! Reading a launch trace (`simtwin-trace/1`, `simtwin_abi::trace`) with errors that
 //! name the file and the line, and its dump file for element-level differences.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use simtwin_abi::trace::{self as fmt, Dump, End, Header, Record};
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// One event of a trace: a launch or a device-to-host copy.
@@ -49,7 +48,11 @@ pub struct Trace {
 impl Trace {
     /// Reads and checks a trace file.
     pub fn load(path: &Path) -> Result<Trace> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read trace {}", path.display()))?;
+        Trace::parse(&crate::input::read_text(path, "trace")?, path)
+    }
+
+    /// Checks the text of a trace read from `path` (errors name it).
+    pub fn parse(text: &str, path: &Path) -> Result<Trace> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let Some((_, first)) = lines.next() else { bail!("{}: empty file, not a simtwin trace (was EMU_CUDA_TRACE set and did the program make a CUDA call?)", path.display()) };
         let header: Header = serde_json::from_str(first).map_err(|e| anyhow::anyhow!("{}: line 1 is not a simtwin trace header ({e})", path.display()))?;
@@ -96,15 +99,6 @@ impl Trace {
 
     /// Bytes of a dump range.
     pub fn read_dump(&self, d: &Dump) -> Result<Vec<u8>> {
-        let p = self.dump_path();
-        let mut f = std::fs::File::open(&p).with_context(|| format!("cannot open the dump file {}", p.display()))?;
-        let len = f.metadata()?.len();
-        if d.offset.checked_add(d.len).is_none_or(|e| e > len) {
-            bail!("{}: the trace names bytes {}..{} but the dump file has {len}", p.display(), d.offset, d.offset + d.len);
-        }
-        f.seek(SeekFrom::Start(d.offset))?;
-        let mut out = vec![0u8; d.len as usize];
-        f.read_exact(&mut out)?;
-        Ok(out)
+        crate::input::read_range(&self.dump_path(), "dump file", d.offset, d.len)
     }
 }

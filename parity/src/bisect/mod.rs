@@ -10,13 +10,22 @@ mod align;
 mod compare;
 mod load;
 mod report;
-mod types;
+pub(crate) mod types;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Map;
 use load::Trace;
 use std::path::{Path, PathBuf};
 
+/// Checks a trace's text (the fuzzer's entry, [`crate::untrusted`]).
+pub(crate) fn parse_trace(text: &str, path: &Path) -> Result<()> {
+    Trace::parse(text, path).map(|_| ())
+}
+
+/// Parses a types file's text (the fuzzer's entry, [`crate::untrusted`]).
+pub(crate) fn parse_types(text: &str, path: &Path) -> Result<types::Types> {
+    types::Types::parse(text, path)
+}
 
 /// The examples and exit codes of the command's `--help`.
 const EXAMPLE: &str = "\

@@ -4,7 +4,7 @@
 //! kernels, whose symbols carry no types). A pointer parameter's pointee type is the
 //! element type of the buffer it points into; a value parameter's type prints it.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -97,7 +97,11 @@ impl Types {
     /// Reads a signature file: one declaration per line (`#` comments, blank lines);
     /// `__global__`, `extern "C"`, `void` before the name are ignored.
     pub fn load(path: &Path) -> Result<Types> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the types file {}", path.display()))?;
+        Types::parse(&crate::input::read_text(path, "types file")?, path)
+    }
+
+    /// Parses a signature file's text read from `path` (errors name it).
+    pub fn parse(text: &str, path: &Path) -> Result<Types> {
         let mut t = Types::default();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();

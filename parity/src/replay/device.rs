@@ -3,8 +3,8 @@
 //! the chunk start, only the results travel), run through cudarc's driver API (dynamic
 //! loading of libcuda), and checked on the host with the same reference path.
 //!
-//! The image can be built here (`--emit-image FILE`, nvcc from SIMTWIN_NVCC, PATH or the
-//! `nvidia-cuda-nvcc` Python package) and carried to a machine without nvcc (`--image FILE`).
+//! The image can be built here (`--emit-image FILE`, nvcc found as scripts/nvcc-path
+//! finds it) and carried to a machine without nvcc (`--image FILE`).
 //! Exit 77 when no device (or no libcuda) is present.
 
 use super::engine::{self, Options, Outcome};
@@ -88,35 +88,9 @@ extern "C" __global__ void {KERNEL}(unsigned int start, unsigned int n, unsigned
     Ok(s)
 }
 
-/// Finds nvcc: $SIMTWIN_NVCC, `nvcc` on PATH, then the nvidia-cuda-nvcc Python package.
+/// Finds nvcc, in the workspace's one order (`kernels_host::toolkit::find_nvcc`).
 pub fn find_nvcc() -> Result<PathBuf> {
-    if let Ok(p) = std::env::var("SIMTWIN_NVCC") {
-        if !p.is_empty() {
-            return Ok(PathBuf::from(p));
-        }
-    }
-    if let Ok(path) = std::env::var("PATH") {
-        for d in std::env::split_paths(&path) {
-            let c = d.join("nvcc");
-            if c.is_file() {
-                return Ok(c);
-            }
-        }
-    }
-    for py in ["python3", "python"] {
-        let out = Command::new(py)
-            .args(["-c", "import nvidia, os; print('\\n'.join(os.path.join(p, d, 'bin', 'nvcc') for p in nvidia.__path__ for d in sorted(os.listdir(p))))"])
-            .output();
-        if let Ok(o) = out {
-            for line in String::from_utf8_lossy(&o.stdout).lines() {
-                let p = PathBuf::from(line.trim());
-                if p.is_file() {
-                    return Ok(p);
-                }
-            }
-        }
-    }
-    bail!("nvcc not found: set SIMTWIN_NVCC, put nvcc on PATH or install the nvidia-cuda-nvcc Python package")
+    kernels_host::toolkit::find_nvcc(None).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// Compiles the replay kernel to a cubin for `arch` (e.g. sm_90).

@@ -356,7 +356,11 @@ const COMPUTED: &[&str] = &[
 
 /// Reads `misrounded.csv` back (the inputs, results and errors as written).
 fn read_misrounded(path: &Path) -> Result<Vec<engine::Misround>> {
-    let text = crate::input::read_text(path, "misrounded list")?;
+    parse_misrounded(&crate::input::read_text(path, "misrounded list")?, path)
+}
+
+/// The text of a `misrounded.csv` read from `path` (errors name it).
+pub(crate) fn parse_misrounded(text: &str, path: &Path) -> Result<Vec<engine::Misround>> {
     let hex = |s: &str| u32::from_str_radix(s.trim_start_matches("0x"), 16).with_context(|| format!("{}: bad hex {s:?}", path.display()));
     let mut v = Vec::new();
     for line in text.lines().skip(1).filter(|l| !l.is_empty()) {

@@ -47,6 +47,11 @@ pub fn cases() -> Vec<Case> {
     v.push(Case { name: "spin_chain_lanes".into(), run: Box::new(|cx| spin_chain(cx, 1, 32)) });
     v.push(Case { name: "spin_chain_block".into(), run: Box::new(|cx| spin_chain(cx, 1, 256)) });
     v.push(Case { name: "spin_chain_blocks".into(), run: Box::new(|cx| spin_chain(cx, 8, 32)) });
+    // More blocks than an H200 holds resident (132 SMs x 32 blocks), each waiting for the
+    // one before; and a reverse chain of blocks that all fit at once.
+    v.push(Case { name: "spin_blocks_forward_4300".into(), run: Box::new(|cx| spin_blocks(cx, 4300, 32, 1)) });
+    v.push(Case { name: "spin_blocks_reverse_512".into(), run: Box::new(|cx| spin_blocks(cx, 512, 32, -1)) });
+    v.push(Case { name: "fork_streams_contexts".into(), run: Box::new(fork_streams_contexts) });
     v
 }
 
@@ -244,6 +249,55 @@ fn fork_during_calls(cx: &mut Cx) -> Result<(), String> {
     cx.val("worker_ran", calls > 0);
     let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k}x{n}")).collect();
     cx.val("children", list.join(","));
+    Ok(())
+}
+
+/// Two contexts (the primary and a created one), a stream in each with a kernel and an
+/// asynchronous copy still queued, then fork: the child touches each inherited stream,
+/// context and event and initialises again; the parent's work completes.
+fn fork_streams_contexts(cx: &mut Cx) -> Result<(), String> {
+    let n = 1u32 << 16;
+    let mut work = Vec::new();
+    let mut ctxs = Vec::new();
+    for k in 0..2 {
+        let ctx = if k == 0 { cx.primary()? } else { cx.created()? };
+        let m = cx.module()?;
+        let f = cx.function(m, "fill_hash")?;
+        let d = cx.alloc(n as usize * 4)?;
+        let mut s: P = null_mut();
+        setup!(cx, cuStreamCreate(&mut s, 0));
+        let mut ev: P = null_mut();
+        setup!(cx, cuEventCreate(&mut ev, 0));
+        let (mut dd, mut nn) = (d, n);
+        let mut params = [pp(&mut dd), pp(&mut nn)];
+        setup!(cx, cuLaunchKernel(f, n / 256, 1, 1, 256, 1, 1, 0, s, params.as_mut_ptr(), null_mut()));
+        let mut host = vec![0u32; n as usize];
+        setup!(cx, cuMemcpyDtoHAsync_v2(host.as_mut_ptr() as P, d, n as usize * 4, s));
+        setup!(cx, cuEventRecord(ev, s));
+        work.push((ctx, s, ev, host));
+        ctxs.push(ctx);
+    }
+    let (s0, s1, e0, c1) = (work[0].1, work[1].1, work[0].2, ctxs[1]);
+    let child = in_child(cx, 20, |cx| {
+        let mut r = Vec::new();
+        r.push(call!(cx, cuStreamQuery(s0)));
+        r.push(call!(cx, cuStreamSynchronize(s1)));
+        r.push(call!(cx, cuEventSynchronize(e0)));
+        r.push(call!(cx, cuCtxSetCurrent(c1)));
+        r.push(call!(cx, cuCtxSynchronize()));
+        r.push(call!(cx, cuStreamDestroy_v2(s1)));
+        r.push(call!(cx, cuCtxDestroy_v2(c1)));
+        r.push(call!(cx, cuInit(0)));
+        let mut d = 0u64;
+        r.push(call!(cx, cuMemAlloc_v2(&mut d, 256)));
+        codes(&r)
+    });
+    cx.val("child", child.replace(' ', ";"));
+    for (ctx, s, _ev, host) in &work {
+        rec!(cx, cuCtxSetCurrent(*ctx));
+        rec!(cx, cuStreamSynchronize(*s));
+        cx.val("parent_ok", host.iter().enumerate().all(|(i, &x)| x == crate::cx::hash(i as u32)));
+    }
     Ok(())
 }
 
@@ -519,7 +573,7 @@ fn fault_noncanonical(cx: &mut Cx) -> Result<(), String> {
 // ---------------------------------------------------------------- misaligned accesses
 
 /// name, kind (the kernel's switch), offset from a 256-byte aligned address.
-const MISALIGNED: [(&str, i32, i32); 10] = [
+const MISALIGNED: [(&str, i32, i32); 22] = [
     ("store4_odd", 0, 1),
     ("store4_half", 0, 2),
     ("load4_odd", 1, 3),
@@ -530,6 +584,18 @@ const MISALIGNED: [(&str, i32, i32); 10] = [
     ("packed_member", 6, 0),
     ("atomic4_odd", 7, 2),
     ("store4_aligned", 0, 4),
+    ("load8_v2_at4", 8, 4),
+    ("store16_v4_at8", 9, 8),
+    ("store8_v2_at4", 10, 4),
+    ("load16_v4_at8_all_lanes", 11, 8),
+    ("atomic8_at4", 12, 4),
+    ("atomic_cas4_half", 13, 2),
+    ("shared_atomic4_odd", 14, 1),
+    ("ldg4_odd", 15, 1),
+    ("store16_double2_at8", 16, 8),
+    ("load16_v4_aligned", 11, 16),
+    ("atomic8_aligned", 12, 8),
+    ("store8_v2_aligned", 10, 8),
 ];
 
 fn misaligned(cx: &mut Cx, name: &str) -> Result<(), String> {
@@ -584,6 +650,23 @@ fn spin(cx: &mut Cx, name: &str) -> Result<(), String> {
     let r = rec!(cx, cuCtxSynchronize());
     if r == 0 {
         let v: Vec<u32> = cx.download(out, n)?;
+        cx.val("out", lanes(&v));
+    }
+    Ok(())
+}
+
+fn spin_blocks(cx: &mut Cx, grid: u32, block: u32, dir: i32) -> Result<(), String> {
+    cx.primary()?;
+    let flags = cx.upload(&vec![0i32; grid as usize])?;
+    let out = cx.sentinel(grid as usize)?;
+    let m = cx.module()?;
+    let f = cx.function(m, "spin_blocks")?;
+    let (mut fl, mut nb, mut d, mut o) = (flags, grid, dir, out);
+    let mut params = [pp(&mut fl), pp(&mut nb), pp(&mut d), pp(&mut o)];
+    cx.launch(f, [grid, 1, 1], [block, 1, 1], 0, &mut params);
+    let r = rec!(cx, cuCtxSynchronize());
+    if r == 0 {
+        let v: Vec<u32> = cx.download(out, grid as usize)?;
         cx.val("out", lanes(&v));
     }
     Ok(())

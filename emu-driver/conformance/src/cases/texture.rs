@@ -8,6 +8,8 @@
 //! identically for every driver, so that a line compares bit for bit. Texel data comes
 //! from a fixed generator (`texels`).
 
+mod texfit;
+
 use super::devres::lanes;
 use crate::api::{Array3DDesc, ArrayDesc, Memcpy2D, Memcpy3D, ResDesc, TexDesc, ViewDesc, P};
 use crate::cx::{pp, Case, Cx, Run};
@@ -1376,5 +1378,6 @@ pub fn cases() -> Vec<Case> {
     add("surf_trap_write".into(), Box::new(|cx| surf_trap(cx, true)));
     add("surf_sized_u8".into(), Box::new(|cx| surf_sized(cx, false)));
     add("surf_sized_f32x4".into(), Box::new(|cx| surf_sized(cx, true)));
+    texfit::cases(&mut add);
     v
 }

@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
 # Rebuilds the sample module images in emu-driver/tests/corpus/image/ from the sources
-# here, with the PyPI nvcc (nvidia-cuda-nvcc). Finds nvcc through $SIMTWIN_NVCC, else the
-# installed python package, else PATH. The checked-in images were made with nvcc 13.5.
+# here, with the nvcc scripts/nvcc-path finds (the PyPI nvidia-cuda-nvcc scripts/setup
+# installs). The checked-in images were made with nvcc 13.5.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/../../corpus/image"
 mkdir -p "$out"
-nvcc=${SIMTWIN_NVCC:-}
-if [[ -z $nvcc ]]; then
-    pkg=$(python3 -c 'import nvidia, os; print(os.path.dirname(list(nvidia.__path__)[0] + "/cu13/bin/x"))' 2>/dev/null || true)
-    if [[ -n $pkg && -x $pkg/nvcc ]]; then nvcc=$pkg/nvcc; else nvcc=$(command -v nvcc); fi
-fi
+nvcc=$("$here/../../../../scripts/nvcc-path")
 bin=$(dirname "$nvcc")
 export PATH="$bin:$PATH"
 "$nvcc" --version | tail -2

@@ -59,6 +59,12 @@ pub(crate) struct FnEmitter<'a> {
     site_decls: String,
     /// Declarations the body needs at function scope (fused multiplies' operands).
     pub decls: String,
+    /// The fused multiplies' kept operands (C type, node): `m<node>a`, `m<node>b`.
+    pub kept: Vec<(&'static str, usize)>,
+    /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
+    site_prefix: &'static str,
+    /// Per register, how many operands of the body name it (filled on first use).
+    reg_uses: Vec<u32>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -78,6 +84,9 @@ impl<'a> FnEmitter<'a> {
             sites: HashMap::new(),
             site_decls: String::new(),
             decls: String::new(),
+            kept: Vec::new(),
+            site_prefix: "SF",
+            reg_uses: Vec::new(),
         }
     }
 
@@ -92,6 +101,48 @@ impl<'a> FnEmitter<'a> {
             _ => (String::new(), self.f.decl.line),
         };
         Error::Unsupported { instr, function: self.f.decl.name.clone(), line, why: why.into() }
+    }
+
+    /// Whether register `r` appears in an instruction other than the one being emitted
+    /// (read, or written again): a vector load's lane whose register does not is dead, and
+    /// ptxas narrows such loads.
+    pub fn reg_read_elsewhere(&mut self, r: usize) -> bool {
+        if self.reg_uses.is_empty() {
+            let mut uses = vec![0u32; self.f.regs.len()];
+            fn count(o: &Op, uses: &mut [u32]) {
+                match o {
+                    Op::Reg(r) => {
+                        if let Some(u) = uses.get_mut(*r) {
+                            *u += 1;
+                        }
+                    }
+                    Op::Addr(AddrBase::Reg(r), _) => {
+                        if let Some(u) = uses.get_mut(*r) {
+                            *u += 1;
+                        }
+                    }
+                    Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| count(o, uses)),
+                    Op::Pair(a, b) => {
+                        count(a, uses);
+                        count(b, uses);
+                    }
+                    Op::Not(a) => count(a, uses),
+                    _ => {}
+                }
+            }
+            for n in &self.f.body {
+                if let Node::Instr(i) = n {
+                    i.args.iter().for_each(|o| count(o, &mut uses));
+                    if let Some((_, p)) = i.guard {
+                        if let Some(u) = uses.get_mut(p) {
+                            *u += 1;
+                        }
+                    }
+                }
+            }
+            self.reg_uses = uses;
+        }
+        self.reg_uses.get(r).is_some_and(|&u| u > 1)
     }
 
     pub fn fresh(&mut self) -> String {
@@ -118,7 +169,8 @@ impl<'a> FnEmitter<'a> {
         };
         let n = self.sites.len();
         let fi = self.fi;
-        let fname = self.sites.entry(file.clone()).or_insert_with(|| format!("SF{fi}_{n}")).clone();
+        let prefix = self.site_prefix;
+        let fname = self.sites.entry(file.clone()).or_insert_with(|| format!("{prefix}{fi}_{n}")).clone();
         if !self.site_decls.contains(&format!(" {fname}[]")) {
             let _ = writeln!(self.site_decls, "static const char {fname}[] = {};", super::c_str(&file));
         }
@@ -419,6 +471,98 @@ impl<'a> FnEmitter<'a> {
         all.push_str("}\n");
         self.out = all;
         Ok(())
+    }
+
+    /// The loop-path variant of a kernel (`uniform::Path::Loops`): `KL<fi>(T, P0, S, at)`
+    /// runs one thread from resume point `at` (0: the start, k: after barrier k) to its
+    /// next barrier, whose number it returns with the live registers saved in the
+    /// thread's frame `S` (`FR<k>`), or to its exit (`ptx::LOOP_EXIT`). Also returns
+    /// the frame's definition and `LS<fi>(k)`, the call site of barrier k.
+    pub fn body_loops(&mut self, k: usize, plan: &crate::uniform::Plan) -> Result<String, Error> {
+        let f = self.f;
+        self.site_prefix = "SL";
+        let mut body = String::new();
+        let mut sites = Vec::new();
+        for (n, node) in f.body.iter().enumerate() {
+            self.node = n;
+            match node {
+                Node::Label(l) => {
+                    let _ = writeln!(body, "B{l}:;");
+                }
+                Node::Instr(i) => {
+                    if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
+                        let id = id + 1;
+                        sites.push(self.site());
+                        let mut save = String::new();
+                        for &r in &plan.live[id - 1] {
+                            let _ = write!(save, "S.r{r} = r{r}; ");
+                        }
+                        let _ = writeln!(body, "  {{ {save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;", i.src.line);
+                        continue;
+                    }
+                    let stmt = if matches!(i.src.op.as_str(), "ret" | "exit") { "return ptx::LOOP_EXIT;".to_string() } else { self.instr(i)? };
+                    match i.guard {
+                        Some((neg, p)) if !stmt.is_empty() => {
+                            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
+                        }
+                        _ => {
+                            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+                        }
+                    }
+                }
+            }
+        }
+        // The kept operands of fused multiplies may straddle a barrier: saved too.
+        let (mut save_kept, mut load_kept) = (String::new(), String::new());
+        for (_, n) in &self.kept {
+            let _ = write!(save_kept, "S.m{n}a = m{n}a; S.m{n}b = m{n}b; ");
+            let _ = write!(load_kept, "m{n}a = S.m{n}a; m{n}b = S.m{n}b; ");
+        }
+        let body = body.replace("SAVE_KEPT", &save_kept);
+        // The frame: every register live across some barrier, the .local variables, the
+        // kept operands, the carry flag.
+        let mut frame = format!("struct FR{k} {{\n");
+        let mut saved: Vec<usize> = plan.live.iter().flatten().copied().collect();
+        saved.sort_unstable();
+        saved.dedup();
+        for &r in &saved {
+            let _ = writeln!(frame, "  {} r{r};", ctype(f.regs[r].ty));
+        }
+        for (i, v) in f.frame.iter().enumerate() {
+            let _ = writeln!(frame, "  alignas({}) uint8_t L{i}[{}];", v.align.max(8), v.size.max(1));
+        }
+        for (ct, n) in &self.kept {
+            let _ = writeln!(frame, "  {ct} m{n}a, m{n}b;");
+        }
+        frame.push_str("  uint32_t cc;\n};\n");
+        let mut pro = format!("uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n", self.fi);
+        for (r, reg) in f.regs.iter().enumerate() {
+            let _ = writeln!(pro, "  {} r{r} = 0;", ctype(reg.ty));
+        }
+        for i in 0..f.frame.len() {
+            let _ = writeln!(pro, "  auto &L{i} = S.L{i};");
+        }
+        pro.push_str(&self.decls);
+        pro.push_str("  (void)T; (void)P0;\n  switch (at) {\n  case 0: break;\n");
+        for (id, live) in plan.live.iter().enumerate() {
+            let mut load = String::new();
+            for &r in live {
+                let _ = write!(load, "r{r} = S.r{r}; ");
+            }
+            let _ = writeln!(pro, "  case {}u: {load}{load_kept}T.cc = S.cc; goto Y{};", id + 1, id + 1);
+        }
+        pro.push_str("  default: __builtin_unreachable();\n  }\n");
+        let mut all = std::mem::take(&mut self.site_decls);
+        all.push_str(&pro);
+        all.push_str(&body);
+        all.push_str("  return ptx::LOOP_EXIT;\n}\n");
+        let _ = writeln!(all, "simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
+        for (id, s) in sites.iter().enumerate() {
+            let _ = writeln!(all, "  case {}u: return {s};", id + 1);
+        }
+        all.push_str("  default: return simtwin_site_t{nullptr, 0u, 0u};\n  }\n}\n");
+        self.out = all;
+        Ok(frame)
     }
 
     /// The register of a `.reg` parameter.

@@ -496,6 +496,13 @@ impl FnEmitter<'_> {
         let Op::Vector(parts) = d else { return Err(self.unsupported("vector load into a non-vector")) };
         let tmp = self.fresh();
         let mut s = format!("uint64_t {tmp} = {a}; ");
+        // Every lane used: ptxas keeps the whole vector access (LDG.64/.128), which needs the
+        // vector's alignment (716 otherwise); lanes unused: it may narrow the access, and
+        // each element needs only its own (checked by the element loads).
+        // (Not for kernel parameters: their buffer is laid out by simtwin, not the program.)
+        if space != Some(Space::Param) && parts.iter().all(|p| matches!(p, Op::Reg(r) if self.reg_read_elsewhere(*r))) {
+            let _ = write!(s, "align_check({tmp}, {}); ", parts.len() as u32 * t.size());
+        }
         for (k, p) in parts.iter().enumerate() {
             let e = format!("{f}<{ct}>({tmp} + {})", k as u32 * t.size());
             s.push_str(&self.set(p, t, &e)?);
@@ -520,6 +527,10 @@ impl FnEmitter<'_> {
         let Op::Vector(parts) = src else { return Err(self.unsupported("vector store of a non-vector")) };
         let tmp = self.fresh();
         let mut s = format!("uint64_t {tmp} = {a}; ");
+        // Every lane written: one STG.64/.128, aligned to the whole vector (716 otherwise).
+        if space != Some(Space::Param) && !parts.contains(&Op::Sink) {
+            let _ = write!(s, "align_check({tmp}, {}); ", parts.len() as u32 * t.size());
+        }
         for (k, p) in parts.iter().enumerate() {
             if *p == Op::Sink {
                 continue;
@@ -612,6 +623,7 @@ impl FnEmitter<'_> {
         let n = self.node;
         let ct = ctype(t);
         let _ = writeln!(self.decls, "  {ct} m{n}a = 0, m{n}b = 0;");
+        self.kept.push((ct, n));
         if i.src.op == "div" {
             // div.approx/full.f32: the dividend and the reciprocal, scaled as the division does.
             let full = i.src.has(".full");

@@ -92,6 +92,9 @@ impl FnEmitter<'_> {
             let _ = write!(s, "{t}.flags = SIMTWIN_TEX_INT_COORDS; ");
         }
         let op = if gather {
+            if i.args.len() > 2 {
+                return Err(self.unsupported("tld4 with a coordinate offset or depth-compare operand is not emulated"));
+            }
             let comp = [(".r", 0), (".g", 1), (".b", 2), (".a", 3)].iter().find(|(m, _)| i.src.has(m)).map(|c| c.1).unwrap_or(0);
             let _ = write!(s, "{t}.component = {comp}u; ");
             3
@@ -151,6 +154,10 @@ impl FnEmitter<'_> {
         if i.src.has(".level") {
             return Err(self.unsupported("txq.level is not emulated"));
         }
+        if i.src.op == "suq" && q == 10 {
+            // The H200's driver refuses it at load time (CUDA_ERROR_NOT_SUPPORTED).
+            return Err(self.unsupported("suq.array_size is not supported (the H200's driver refuses it)"));
+        }
         let h = match self.arg(i, 1)? {
             Op::Addr(..) | Op::Bracket(_) | Op::Reg(_) => self.arg(i, 1)?.clone(),
             o => o.clone(),
@@ -173,9 +180,8 @@ impl FnEmitter<'_> {
     /// `suld.b.geom{.vN}.bT.mode d, [s, {x, y...}]` and `sust.b... [s, {...}], v`.
     pub(super) fn surface(&mut self, i: &Instr) -> Result<String, Error> {
         let store = i.src.op == "sust";
-        if i.src.has(".p") {
-            return Err(self.unsupported("formatted surface stores (sust.p) are not emulated"));
-        }
+        // sust.p: a formatted store; x counts elements, the driver converts the words.
+        let formatted = store && i.src.has(".p");
         let (geom, gname) = geometry(i).ok_or_else(|| self.unsupported("surface instruction without a geometry"))?;
         let ty = i.src.last_ty().ok_or_else(|| self.unsupported("surface instruction without a type"))?;
         let n: u32 = if i.src.has(".v4") {
@@ -226,7 +232,7 @@ impl FnEmitter<'_> {
                 let v = self.val(p, ty)?;
                 let _ = write!(s, "{{ {ct} v = {v}; memcpy((char *){t}.data + {}, &v, sizeof v); }} ", k as u32 * ty.size());
             }
-            let _ = write!(s, "{t}.op = 5u; tex_call(&{t});");
+            let _ = write!(s, "{t}.op = {}u; tex_call(&{t});", if formatted { 8 } else { 5 });
         } else {
             let _ = write!(s, "{t}.op = 4u; tex_call(&{t}); ");
             for (k, p) in vals.iter().enumerate() {

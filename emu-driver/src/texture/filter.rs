@@ -1,0 +1,178 @@
+//! The texture unit's arithmetic for filtering floating-point texels, as fitted to an
+//! H200 (reports/reference/h200/textures.md, "Filter arithmetic"):
+//!
+//! 1. Every texel with a non-zero weight is aligned to the largest exponent among them,
+//!    keeping the format's significand plus 4 guard bits (28 bits for float, 15 for
+//!    half); bits below are truncated (the magnitude, towards zero).
+//! 2. The aligned integers are multiplied by the 9-bit weights (0..=256, summing to 256)
+//!    and added exactly: one sum of 2, 4 or 8 terms, not a chain of lerps.
+//! 3. The sum is rounded once to the format's precision, halfway cases away from zero.
+//!
+//! Compared with rounding the exact weighted sum once, this differs where the terms
+//! cancel (the truncated bits of a small texel show) and at ties. Float subnormal texels
+//! read as zero (half ones do not); a NaN among the weighted texels, or infinities of
+//! both signs, give the canonical NaN of the format (`nan_bits`); an infinity gives
+//! itself. Measured with texf_pairs_* (every exponent gap 0..31, signs, specials) and
+//! texf_quad_* (random 2x2 footprints): 8192 + 4096 results each, all equal.
+
+/// The precision a filter result keeps: float or half texels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// 24-bit significand, exponents down to -126 (f32).
+    Single,
+    /// 11-bit significand, exponents down to -14 (IEEE half).
+    Half,
+}
+
+impl Precision {
+    fn bits(self) -> i32 {
+        match self {
+            Precision::Single => 24,
+            Precision::Half => 11,
+        }
+    }
+    fn min_exp(self) -> i32 {
+        match self {
+            Precision::Single => -126,
+            Precision::Half => -14,
+        }
+    }
+    /// The NaN a filtered result reads (widened to f32 for half: 0x7fff).
+    pub fn nan_bits(self) -> u32 {
+        match self {
+            Precision::Single => 0x7fff_ffff,
+            Precision::Half => 0x7fff_e000,
+        }
+    }
+    fn max_exp(self) -> i32 {
+        match self {
+            Precision::Single => 127,
+            Precision::Half => 15,
+        }
+    }
+}
+
+/// Guard bits kept below the significand when texels are aligned (fitted: 4; 3 and 5
+/// both fail on texs_arith_f32).
+const GUARD: i32 = 4;
+
+/// `v` (finite, non-zero) as (significand, exponent of its lowest bit), exact.
+fn decompose(v: f64) -> (u64, i32) {
+    let b = v.abs().to_bits();
+    let e = ((b >> 52) & 0x7ff) as i32;
+    let m = b & ((1 << 52) - 1);
+    let (sig, exp) = if e == 0 { (m, -1074) } else { (m | (1 << 52), e - 1075) };
+    // Strip trailing zeros so the significand stays small.
+    let tz = sig.trailing_zeros().min(52);
+    (sig >> tz, exp + tz as i32)
+}
+
+/// The exponent of `v`'s leading bit in the format `p` (subnormals count as the
+/// format's minimum exponent, as their exponent field does).
+fn exponent(v: f64, p: Precision) -> i32 {
+    let (sig, lo) = decompose(v);
+    (lo + 63 - sig.leading_zeros() as i32).max(p.min_exp())
+}
+
+/// The weighted sum of `terms` (value, weight; weights sum to 256) as the texture unit
+/// computes it for texels of precision `p`. Values are exact f32 or half values.
+pub fn weighted_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
+    // Float subnormals are flushed to zero (their sign kept) before anything else.
+    let ftz = |v: f64| if p == Precision::Single && v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64 { 0.0f64.copysign(v) } else { v };
+    let terms: Vec<(f64, u32)> = terms.iter().map(|&(v, w)| (ftz(v), w)).collect();
+    let live = || terms.iter().filter(|(_, w)| *w != 0);
+    if live().any(|(v, _)| v.is_nan()) {
+        return f64::NAN;
+    }
+    let pos_inf = live().any(|(v, _)| *v == f64::INFINITY);
+    let neg_inf = live().any(|(v, _)| *v == f64::NEG_INFINITY);
+    match (pos_inf, neg_inf) {
+        (true, true) => return f64::NAN,
+        (true, false) => return f64::INFINITY,
+        (false, true) => return f64::NEG_INFINITY,
+        _ => {}
+    }
+    let Some(e_max) = live().filter(|(v, _)| *v != 0.0).map(|(v, _)| exponent(*v, p)).max() else {
+        // Only zeros: the sign of zeros is kept where all agree (IEEE addition).
+        let all_neg = live().all(|(v, _)| v.is_sign_negative());
+        return if all_neg && live().count() > 0 { -0.0 } else { 0.0 };
+    };
+    let lsb = e_max - (p.bits() - 1) - GUARD;
+    let mut sum: i128 = 0;
+    for &(v, w) in live() {
+        if v == 0.0 {
+            continue;
+        }
+        let (sig, lo) = decompose(v);
+        let shift = lo - lsb;
+        let mag: i128 = if shift >= 0 { (sig as i128) << shift } else if -shift >= 64 { 0 } else { (sig >> (-shift)) as i128 };
+        let signed = if v < 0.0 { -mag } else { mag };
+        sum += signed * w as i128;
+    }
+    round_away(sum, lsb - 8, p)
+}
+
+/// `n * 2^exp` rounded to precision `p`, halfway cases away from zero; overflow gives an
+/// infinity, a zero sum +0.
+fn round_away(n: i128, exp: i32, p: Precision) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let neg = n < 0;
+    let mut mag = n.unsigned_abs();
+    let mut exp = exp;
+    let len = 128 - mag.leading_zeros() as i32;
+    // The exponent of the lowest bit the result keeps.
+    let lead = exp + len - 1;
+    let keep_lo = (lead - (p.bits() - 1)).max(p.min_exp() - (p.bits() - 1));
+    if keep_lo > exp {
+        let sh = (keep_lo - exp) as u32;
+        let half = if (1..=127).contains(&sh) { 1u128 << (sh - 1) } else { 0 };
+        mag = if sh >= 128 { 0 } else { (mag + half) >> sh };
+        exp = keep_lo;
+    }
+    let len = 128 - mag.leading_zeros() as i32;
+    if mag != 0 && exp + len - 1 > p.max_exp() {
+        return if neg { f64::NEG_INFINITY } else { f64::INFINITY };
+    }
+    let v = mag as f64 * 2f64.powi(exp);
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(terms: &[(f32, u32)]) -> u32 {
+        let t: Vec<(f64, u32)> = terms.iter().map(|&(v, w)| (v as f64, w)).collect();
+        (weighted_sum(&t, Precision::Single) as f32).to_bits()
+    }
+
+    /// Bit patterns an H200 returned (texs_arith_f32, texs_2d_fine_f32), where rounding
+    /// the exact sum once gives another value.
+    #[test]
+    fn h200_float_filter_results() {
+        // 7.0 and 0.1 at weights 8/248: the exact sum rounds to 0x3ea1999a.
+        assert_eq!(f(&[(7.0, 8), (0.1, 248)]), 0x3ea1_9999);
+        // A tie (65504 and 12.125 at 252/4) rounds away from zero.
+        assert_eq!(f(&[(65504.0, 252), (12.125, 4)]), 0x477b_e0b1);
+        // -1.25 and 0.001 at 4/252: cancellation shows the truncated bits.
+        assert_eq!(f(&[(-1.25, 4), (0.001, 252)]), 0xbc97_efa1);
+    }
+
+    #[test]
+    fn specials() {
+        assert!(weighted_sum(&[(f64::NAN, 1), (1.0, 255)], Precision::Single).is_nan());
+        assert_eq!(weighted_sum(&[(f64::NAN, 0), (1.0, 256)], Precision::Single), 1.0);
+        assert_eq!(weighted_sum(&[(f64::INFINITY, 1), (1.0, 255)], Precision::Single), f64::INFINITY);
+        assert_eq!(weighted_sum(&[(f32::MAX as f64, 256)], Precision::Single), f32::MAX as f64);
+        assert_eq!(weighted_sum(&[(65504.0, 128), (65504.0, 128)], Precision::Half), 65504.0);
+        // Float subnormals flush, half ones do not.
+        assert_eq!(weighted_sum(&[(1e-39, 128), (1e-39, 128)], Precision::Single), 0.0);
+        assert_eq!(weighted_sum(&[(2f64.powi(-24), 256)], Precision::Half), 2f64.powi(-24));
+    }
+}

@@ -1,0 +1,156 @@
+//! PTX mode's loop path (simtwin-ptx `uniform`, EMU_CUDA_THREAD_LOOPS) against fibers:
+//! the kernels of tests/thread_loops (barrier shapes the loop path takes, with early
+//! exits, registers live across barriers, multiply-adds fused across a barrier; and
+//! shapes that keep fibers) run through the PTX suite's runner with the loop path on
+//! (the default) and off. Outputs, launch statuses, hazard reports (warn and error
+//! mode) and counters must be the same; the tree reduction's sums are checked against
+//! the inputs; the module record says which path each kernel took.
+
+mod client_support;
+use client_support::{root, run_ok, simtwin};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = root().join("target/thread-loops").join(format!("run-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        run_ok(
+            Command::new("cc").args(["-O2", "-Wall", "-Werror", "-o"]).arg(d.join("runner")).arg(root().join("kernels-host/ptx/suite/runner.c")).arg("-ldl"),
+            "cc runner.c",
+        );
+        d
+    })
+}
+
+struct Run {
+    ok: bool,
+    outputs: Vec<u8>,
+    inputs: Vec<u8>,
+    stderr: String,
+    counts: serde_json::Value,
+}
+
+/// Runs the cases (`only`: one of them) with EMU_CUDA_THREAD_LOOPS=`loops` and `env`.
+fn run(tag: &str, loops: &str, only: Option<&str>, env: &[(&str, &str)]) -> Run {
+    let d = dir();
+    let src = root().join("emu-driver/tests/thread_loops");
+    let (out, inp, counts) = (d.join(format!("{tag}.bin")), d.join(format!("{tag}.in")), d.join(format!("{tag}.json")));
+    let mut cmd = Command::new(d.join("runner"));
+    cmd.arg(src.join("loops.ptx")).arg(src.join("cases.txt")).arg(&out).arg("--inputs").arg(&inp);
+    if let Some(o) = only {
+        cmd.args(["--only", o]);
+    }
+    cmd.env("LD_LIBRARY_PATH", simtwin("lib"))
+        .env("EMU_CUDA_EXEC", "ptx")
+        .env("EMU_CUDA_LOG", "warn")
+        .env("EMU_CUDA_THREAD_LOOPS", loops)
+        .env("EMU_CUDA_COUNTS", &counts)
+        .env_remove("EMU_CUDA_KERNELS")
+        .env_remove("EMU_CUDA_HAZARDS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
+    Run {
+        ok: o.status.success(),
+        outputs: read(&out),
+        inputs: read(&inp),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        counts: serde_json::from_slice(&read(&counts)).unwrap_or(serde_json::Value::Null),
+    }
+}
+
+/// (name, threads, per-thread bytes) records of a runner file (`width` bytes a thread).
+fn records(bytes: &[u8], width: usize, with_status: bool) -> Vec<(String, i32, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    while i < bytes.len() {
+        let nl = u32_at(i) as usize;
+        let name = String::from_utf8(bytes[i + 4..i + 4 + nl].to_vec()).unwrap();
+        i += 4 + nl;
+        let threads = u32_at(i) as usize;
+        i += 4;
+        let status = if with_status {
+            i += 4;
+            u32_at(i - 4) as i32
+        } else {
+            0
+        };
+        out.push((name, status, bytes[i..i + threads * width].to_vec()));
+        i += threads * width;
+    }
+    out
+}
+
+/// The hazard lines of a run's stderr (what the driver reported), in order.
+fn hazards(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains("hazard") || l.contains("barrier")).collect()
+}
+
+#[test]
+fn both_paths_give_the_same_outputs_statuses_and_hazards() {
+    let loops = run("loops", "auto", None, &[]);
+    let fibers = run("fibers", "off", None, &[]);
+    assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
+    let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
+    assert_eq!(l.len(), 11);
+    for (a, b) in l.iter().zip(&f) {
+        assert_eq!(a.0, b.0);
+        assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
+        assert!(a.2 == b.2, "{}: the loop path's outputs differ from the fibers'", a.0);
+    }
+    assert_eq!(hazards(&loops.stderr), hazards(&fibers.stderr));
+    assert_eq!(loops.counts["hazards"], fibers.counts["hazards"]);
+    // The early exits are reported on both paths, naming the barrier.
+    let h = hazards(&loops.stderr).join("\n");
+    assert!(h.contains("barrier-divergence-exit") && h.contains("early_exit") && h.contains("leave_loop_early"), "{h}");
+    assert!(h.contains("barrier-divergence-site") && h.contains("divergent_bar"), "{h}");
+    // The tree reduction's results are the block sums of the inputs (not only equal).
+    let ins = records(&loops.inputs, 32, false);
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "tree_sum") {
+        let threads = inp.len() / 32;
+        let block = if threads == 1024 { 256 } else { 32 };
+        for t in 0..threads {
+            let b0 = t / block * block;
+            let sum = (b0..b0 + block).fold(0u32, |s, u| s.wrapping_add(u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap())));
+            assert_eq!(u32::from_le_bytes(out[t * 16..t * 16 + 4].try_into().unwrap()), sum, "{name} thread {t}");
+        }
+    }
+    // The module record says which path each kernel took, and why.
+    let notes = |r: &Run| r.counts["modules"][0]["notes"].as_array().cloned().unwrap_or_default().iter().filter_map(|n| n.as_str().map(String::from)).collect::<Vec<_>>().join("\n");
+    let (nl, nf) = (notes(&loops), notes(&fibers));
+    assert!(nl.contains("threads of tree_sum: loops over threads: 2 barriers reached by every thread together"), "{nl}");
+    assert!(nl.contains("threads of spin: fibers: a loop whose exit depends on memory it reads"), "{nl}");
+    assert!(nf.contains("threads of tree_sum: fibers (EMU_CUDA_THREAD_LOOPS=off)"), "{nf}");
+}
+
+#[test]
+fn an_error_mode_exit_hazard_fails_the_launch_alike_on_both_paths() {
+    for case in ["early_exit", "leave_loop_early"] {
+        let env = [("EMU_CUDA_HAZARDS", "error")];
+        let (l, f) = (run(&format!("{case}-err-loops"), "auto", Some(case), &env), run(&format!("{case}-err-fibers"), "off", Some(case), &env));
+        let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
+        assert_eq!(rl.len(), 1, "{}", l.stderr);
+        assert_eq!(rl[0].1, 719, "{case}: {}", l.stderr);
+        assert_eq!(rl[0].1, rf[0].1);
+        let msg = |s: &str| s.lines().filter(|l| l.contains("barrier-divergence-exit")).map(String::from).collect::<Vec<_>>();
+        assert!(!msg(&l.stderr).is_empty(), "{}", l.stderr);
+        assert_eq!(msg(&l.stderr), msg(&f.stderr));
+    }
+}
+
+#[test]
+fn thread_loops_on_reports_kernels_that_keep_fibers_and_a_bad_value_is_refused() {
+    let on = run("on", "on", Some("shuffle"), &[]);
+    assert!(on.ok, "{}", on.stderr);
+    assert!(on.stderr.contains("threads of shuffle: fibers: a warp collective (`shfl.sync.bfly.b32`"), "{}", on.stderr);
+    assert!(!on.stderr.contains("threads of tree_sum"), "{}", on.stderr);
+    let bad = run("bad", "sometimes", Some("tree_sum"), &[]);
+    assert!(!bad.ok);
+    assert!(bad.stderr.contains("EMU_CUDA_THREAD_LOOPS"), "{}", bad.stderr);
+}

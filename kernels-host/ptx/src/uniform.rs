@@ -1,0 +1,624 @@
+//! Pass `uniform`: whether a kernel's threads can run as loops over the block instead of
+//! one fiber each, and what the loop path needs to know (its barriers, and the registers
+//! live across each).
+//!
+//! A kernel takes the loop path when every block barrier in it is reached by all the
+//! threads of the block that have not exited, together: then the code between two
+//! barriers can run for thread 0, 1, ... in turn, each thread's registers saved at the
+//! barrier and restored after it. The proof is conservative; whatever it cannot show
+//! keeps fibers, with the reason:
+//!
+//! - Uniform values: derived only from `%ntid`, `%ctaid`, `%nctaid` (and the other
+//!   per-block special registers), the kernel's parameters, `.const` loads at uniform
+//!   addresses and literals, by instructions whose result depends on their operands
+//!   only, outside code that only some threads run. Everything else (`%tid`, any load
+//!   from memory a thread can write, atomics, calls) is per thread.
+//! - Barriers: `bar.sync 0` / `barrier.sync 0` in the kernel itself, without a thread
+//!   count, not guarded. For every branch on a per-thread condition, the next barriers
+//!   reachable on its sides must be one and the same barrier, or none (threads that
+//!   leave never reach another barrier: an early exit, which the executor still reports
+//!   as the barrier-divergence-exit hazard when a barrier completes without them).
+//! - Not handled (fibers): warp collectives (`shfl`, `vote`, `match`, `redux`,
+//!   `bar.warp.sync`, `activemask`, `elect`), `nanosleep`, barriers with counts,
+//!   `bar.red`/`bar.arrive`, named barriers, barriers in device functions, `exit` in a
+//!   device function, `isspacep`, and loops whose exit depends on memory they read
+//!   (a thread could be spinning on a flag another thread of the block sets).
+
+use crate::cfg::Cfg;
+use crate::resolve::{AddrBase, Func, Instr, Module, Node, Op, VarRef};
+use std::collections::{BTreeSet, HashSet};
+
+/// How a kernel's threads run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// No barrier: the threads run one after another (a range run), as they always have.
+    Plain,
+    /// Loops over the block's threads between barriers.
+    Loops,
+    /// One fiber per thread.
+    Fibers,
+}
+
+/// The decision for one kernel.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Which path.
+    pub path: Path,
+    /// Why (for the manifest and `EMU_CUDA_LOG=info`).
+    pub why: String,
+    /// Loop path: the body nodes of the barriers, in body order (barrier `k` has resume
+    /// point `k + 1`).
+    pub syncs: Vec<usize>,
+    /// Loop path: the registers live across each barrier.
+    pub live: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    fn fibers(why: String) -> Plan {
+        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new() }
+    }
+}
+
+/// Opcodes that are warp collectives (or need them).
+const COLLECTIVES: &[&str] = &["shfl", "vote", "match", "redux", "activemask", "elect"];
+
+/// Decides the path of kernel `fi`, given the functions it reaches (itself included).
+pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> Plan {
+    let f = &m.funcs[fi];
+    // What keeps fibers anywhere in the kernel's reach.
+    let mut syncs = Vec::new();
+    for &g in reach {
+        let h = &m.funcs[g];
+        for (k, node) in h.body.iter().enumerate() {
+            let Node::Instr(i) = node else { continue };
+            let op = i.src.op.as_str();
+            let at = |what: &str| format!("{what} (`{}`, PTX line {}{})", i.src.text(), i.src.line, if g == fi { String::new() } else { format!(" in {}", h.decl.name) });
+            if COLLECTIVES.contains(&op) || (matches!(op, "bar" | "barrier") && i.src.has(".warp")) {
+                return Plan::fibers(at("a warp collective"));
+            }
+            if op == "nanosleep" {
+                return Plan::fibers(at("a spin-wait hint"));
+            }
+            if op == "isspacep" {
+                return Plan::fibers(at("a test of the local window"));
+            }
+            if op == "exit" && g != fi {
+                return Plan::fibers(at("exit inside a device function"));
+            }
+            if matches!(op, "bar" | "barrier") {
+                if g != fi {
+                    return Plan::fibers(at("a barrier inside a device function"));
+                }
+                let plain = !i.src.has(".red") && !i.src.has(".arrive") && i.guard.is_none() && i.args.len() == 1 && i.args[0] == Op::Int(0);
+                if !plain {
+                    return Plan::fibers(at("a barrier other than an unguarded `bar.sync 0`"));
+                }
+                syncs.push(k);
+            }
+        }
+        if let Some(why) = spin(h, &cfgs[g]) {
+            return Plan::fibers(format!("{why}{}", if g == fi { String::new() } else { format!(" in {}", h.decl.name) }));
+        }
+    }
+    if syncs.is_empty() {
+        return Plan { path: Path::Plain, why: "no barrier or warp collective: threads run one after another".into(), syncs, live: Vec::new() };
+    }
+    let cfg = &cfgs[fi];
+    if let Err(why) = uniform_barriers(f, cfg, &syncs) {
+        return Plan::fibers(why);
+    }
+    let live = liveness(f, cfg, &syncs);
+    Plan { path: Path::Loops, why: format!("{} barrier{} reached by every thread together", syncs.len(), if syncs.len() == 1 { "" } else { "s" }), syncs, live }
+}
+
+// ---- operands and effects ---------------------------------------------------------
+
+/// Every register an operand reads.
+fn regs_of(op: &Op, out: &mut Vec<usize>) {
+    match op {
+        Op::Reg(r) => out.push(*r),
+        Op::Addr(AddrBase::Reg(r), _) => out.push(*r),
+        Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| regs_of(o, out)),
+        Op::Pair(a, b) => {
+            regs_of(a, out);
+            regs_of(b, out);
+        }
+        Op::Not(p) => regs_of(p, out),
+        _ => {}
+    }
+}
+
+/// Instructions whose first operand is a destination written in full (when unguarded)
+/// and whose other operands are only read.
+const DEFINES_FIRST: &[&str] = &[
+    "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor",
+    "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos",
+    "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "atom", "fns", "dp4a", "dp2a", "addc", "subc", "madc",
+];
+
+/// Instructions whose result depends on their operands only (the same operands give
+/// the same result in every thread).
+const PURE: &[&str] = &[
+    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor", "not", "cnot",
+    "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2",
+    "tanh", "testp", "mul24", "mad24", "shf", "lop3", "fns", "dp4a", "dp2a",
+];
+
+/// (registers written, registers read) by an instruction. Writes are only those that
+/// certainly replace the whole register: anything else counts as a read.
+fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
+    let mut defs = Vec::new();
+    let mut uses = Vec::new();
+    let op = i.src.op.as_str();
+    let defines = DEFINES_FIRST.contains(&op);
+    for (k, a) in i.args.iter().enumerate() {
+        if k == 0 && defines {
+            match a {
+                Op::Reg(r) => defs.push(*r),
+                Op::Pair(x, y) => {
+                    for o in [x.as_ref(), y.as_ref()] {
+                        match o {
+                            Op::Reg(r) => defs.push(*r),
+                            other => regs_of(other, &mut uses),
+                        }
+                    }
+                }
+                Op::Vector(v) => {
+                    for o in v {
+                        match o {
+                            Op::Reg(r) => defs.push(*r),
+                            other => regs_of(other, &mut uses),
+                        }
+                    }
+                }
+                other => regs_of(other, &mut uses),
+            }
+        } else {
+            regs_of(a, &mut uses);
+        }
+    }
+    if let Some((_, p)) = i.guard {
+        uses.push(p);
+        // A guarded write keeps the old value when the guard is false: also a read.
+        uses.extend(defs.iter().copied());
+    }
+    (defs, uses)
+}
+
+/// Every register an instruction may write (destinations of any instruction, whole or
+/// not), for the uniformity of values.
+fn writes(i: &Instr) -> Vec<usize> {
+    let mut w = Vec::new();
+    if let Some(a) = i.args.first() {
+        match i.src.op.as_str() {
+            "st" | "red" | "bar" | "barrier" | "bra" | "brx" | "ret" | "exit" | "trap" | "membar" | "fence" | "prefetch" | "prefetchu" | "sust" | "cp"
+            | "nanosleep" | "pmevent" | "applypriority" | "discard" => {}
+            "call" => {
+                if let Op::List(v) = a {
+                    v.iter().for_each(|o| regs_of(o, &mut w));
+                }
+            }
+            _ => match a {
+                Op::Addr(..) => {}
+                other => regs_of(other, &mut w),
+            },
+        }
+    }
+    w
+}
+
+/// Special registers that are the same for every thread of a block.
+fn uniform_special(name: &str) -> bool {
+    let base = name.split('.').next().unwrap_or(name);
+    matches!(
+        base,
+        "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_ctarank"
+            | "%cluster_nctaid"
+            | "%cluster_nctarank"
+            | "%is_explicit_cluster"
+            | "%nsmid"
+            | "%smid"
+            | "%gridid"
+            | "%nwarpid"
+            | "%dynamic_smem_size"
+            | "%total_smem_size"
+            | "%aggr_smem_size"
+    )
+}
+
+/// Whether an operand (not a register) has the same value in every thread.
+fn uniform_operand(op: &Op) -> bool {
+    match op {
+        Op::Special(n) => uniform_special(n),
+        Op::Var(VarRef::Frame(_), _) => false,
+        Op::Addr(AddrBase::Var(VarRef::Frame(_)), _) => false,
+        Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().all(uniform_operand),
+        Op::Pair(a, b) => uniform_operand(a) && uniform_operand(b),
+        Op::Not(p) => uniform_operand(p),
+        _ => true,
+    }
+}
+
+/// Whether instruction `i` computes the same result in every thread given uniform
+/// register operands.
+fn uniform_kind(i: &Instr) -> bool {
+    let op = i.src.op.as_str();
+    if PURE.contains(&op) {
+        return !i.src.has(".cc") && !matches!(op, "addc" | "subc" | "madc");
+    }
+    if op == "ld" || op == "ldu" {
+        // The kernel's own parameters and constant memory: no thread writes them.
+        return match i.args.get(1) {
+            Some(Op::Addr(AddrBase::Var(VarRef::Param(_)), _)) => i.src.has(".param") || i.src.has(".param::entry"),
+            Some(Op::Addr(_, _)) => i.src.has(".const"),
+            _ => false,
+        };
+    }
+    false
+}
+
+// ---- spin-waits -------------------------------------------------------------------
+
+/// A loop of `f` whose exit depends on memory read inside it (or on the clock): it may
+/// wait for another thread, which a loop over threads would never run.
+fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
+    let sccs = cycles(cfg);
+    for scc in sccs {
+        let inside: HashSet<usize> = scc.iter().copied().collect();
+        let mut tainted = vec![false; f.regs.len()];
+        loop {
+            let mut changed = false;
+            for &b in &scc {
+                for node in &f.body[cfg.blocks[b].start..cfg.blocks[b].end] {
+                    let Node::Instr(i) = node else { continue };
+                    let op = i.src.op.as_str();
+                    let reads_memory = (matches!(op, "ld" | "ldu" | "atom" | "call" | "tex" | "tld4" | "suld" | "txq" | "suq" | "cp") && !uniform_kind(i))
+                        || i.args.iter().any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer")));
+                    let mut u = Vec::new();
+                    for a in i.args.iter().skip(1) {
+                        regs_of(a, &mut u);
+                    }
+                    let src = reads_memory || u.iter().any(|&r| tainted[r]) || i.guard.is_some_and(|(_, p)| tainted[p]);
+                    if src {
+                        for r in writes(i) {
+                            if !tainted[r] {
+                                tainted[r] = true;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for &b in &scc {
+            let blk = &cfg.blocks[b];
+            if blk.end == blk.start {
+                continue;
+            }
+            let Node::Instr(i) = &f.body[blk.end - 1] else { continue };
+            let leaves = blk.succs.iter().any(|s| !inside.contains(s)) || matches!(i.src.op.as_str(), "ret" | "exit");
+            let cond = match i.src.op.as_str() {
+                "bra" | "ret" | "exit" => i.guard.map(|(_, p)| tainted[p]).unwrap_or(false),
+                "brx" => {
+                    let mut u = Vec::new();
+                    if let Some(a) = i.args.first() {
+                        regs_of(a, &mut u);
+                    }
+                    u.iter().any(|&r| tainted[r])
+                }
+                _ => false,
+            };
+            if leaves && cond {
+                return Some(format!("a loop whose exit depends on memory it reads (PTX line {}): possibly a spin-wait", i.src.line));
+            }
+        }
+    }
+    None
+}
+
+/// The strongly connected components of the graph that hold a cycle (Tarjan).
+fn cycles(cfg: &Cfg) -> Vec<Vec<usize>> {
+    let n = cfg.blocks.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on = vec![false; n];
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        // Iterative DFS: (node, next successor position).
+        let mut work = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on[root] = true;
+        while let Some(&mut (v, ref mut k)) = work.last_mut() {
+            if let Some(&w) = cfg.blocks[v].succs.get(*k) {
+                *k += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on[w] = true;
+                    work.push((w, 0));
+                } else if on[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(u, _)) = work.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    let cyclic = comp.len() > 1 || cfg.blocks[v].succs.contains(&v);
+                    if cyclic {
+                        comp.sort_unstable();
+                        out.push(comp);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+// ---- barriers reached together ------------------------------------------------------
+
+/// The branch that ends block `b`, if it is one: (its condition's registers, its line).
+/// (A guarded `ret`/`exit` is one: its leaving side has no successor.)
+fn branch_of(f: &Func, cfg: &Cfg, b: usize) -> Option<(Vec<usize>, u32)> {
+    let blk = &cfg.blocks[b];
+    if blk.end == blk.start {
+        return None;
+    }
+    let Node::Instr(i) = &f.body[blk.end - 1] else { return None };
+    match i.src.op.as_str() {
+        "bra" | "ret" | "exit" => i.guard.map(|(_, p)| (vec![p], i.src.line)),
+        "brx" => {
+            let mut u = Vec::new();
+            if let Some(a) = i.args.first() {
+                regs_of(a, &mut u);
+            }
+            Some((u, i.src.line))
+        }
+        _ => None,
+    }
+}
+
+/// Shows that every barrier is reached by all live threads together, or says why not.
+fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Result<(), String> {
+    let nb = cfg.blocks.len();
+    let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
+    // The first barrier of each block, and the barriers reachable from each block's
+    // start before another barrier (NS).
+    let first: Vec<Option<usize>> = (0..nb).map(|b| (cfg.blocks[b].start..cfg.blocks[b].end).find_map(sync_id)).collect();
+    let mut ns: Vec<BTreeSet<usize>> = first.iter().map(|s| s.iter().copied().collect()).collect();
+    loop {
+        let mut changed = false;
+        for b in (0..nb).rev() {
+            if first[b].is_some() {
+                continue;
+            }
+            let mut u = ns[b].clone();
+            for &s in &cfg.blocks[b].succs {
+                u.extend(ns[s].iter().copied());
+            }
+            if u.len() != ns[b].len() {
+                ns[b] = u;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let ns_out = |b: usize| -> BTreeSet<usize> {
+        let mut u = BTreeSet::new();
+        for &s in &cfg.blocks[b].succs {
+            u.extend(ns[s].iter().copied());
+        }
+        u
+    };
+    // Whether a barrier can follow node k (later in its block, or after the block).
+    let relevant: Vec<bool> = (0..f.body.len())
+        .map(|k| {
+            let b = cfg.block_of[k];
+            (k + 1..cfg.blocks[b].end).any(|j| sync_id(j).is_some()) || !ns_out(b).is_empty()
+        })
+        .collect();
+    let mut nonuni = vec![false; f.regs.len()];
+    let mut tainted = vec![false; f.body.len()];
+    loop {
+        // Per-thread registers, given the code only some threads run (`tainted`).
+        loop {
+            let mut changed = false;
+            for (k, node) in f.body.iter().enumerate() {
+                let Node::Instr(i) = node else { continue };
+                if !relevant[k] {
+                    continue;
+                }
+                let w = writes(i);
+                if w.is_empty() || w.iter().all(|&r| nonuni[r]) {
+                    continue;
+                }
+                let mut u = Vec::new();
+                for a in i.args.iter().skip(1) {
+                    regs_of(a, &mut u);
+                }
+                let per_thread = tainted[k]
+                    || !uniform_kind(i)
+                    || u.iter().any(|&r| nonuni[r])
+                    || i.guard.is_some_and(|(_, p)| nonuni[p])
+                    || !i.args.iter().skip(1).all(uniform_operand);
+                if per_thread {
+                    for r in w {
+                        if !nonuni[r] {
+                            nonuni[r] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Branches on per-thread conditions: their sides must meet at one barrier (or
+        // leave for good); the code between runs in only some threads.
+        let mut grew = false;
+        for b in 0..nb {
+            let Some((cond, line)) = branch_of(f, cfg, b) else { continue };
+            if !cond.iter().any(|&r| nonuni[r]) {
+                continue;
+            }
+            let out = ns_out(b);
+            if out.is_empty() {
+                continue;
+            }
+            let sides: Vec<BTreeSet<usize>> = cfg.blocks[b].succs.iter().map(|&s| ns[s].clone()).filter(|s| !s.is_empty()).collect();
+            if sides.len() == 1 {
+                // The other sides reach no barrier (an early exit): the threads that go
+                // on are the only ones that meet again, and they all took this side.
+                continue;
+            }
+            if sides.iter().any(|s| *s != out) || out.len() > 1 {
+                let names: Vec<String> = out.iter().map(|&s| format!("{}", line_of(f, syncs[s]))).collect();
+                return Err(format!(
+                    "the branch at PTX line {line} depends on the thread and leads to different barriers (PTX lines {})",
+                    names.join(", ")
+                ));
+            }
+            let target = syncs[*out.iter().next().expect("one barrier")];
+            // Taint what lies between the branch and that barrier.
+            let mut seen = vec![false; nb];
+            let mut work: Vec<usize> = cfg.blocks[b].succs.clone();
+            while let Some(x) = work.pop() {
+                if std::mem::replace(&mut seen[x], true) {
+                    continue;
+                }
+                let blk = &cfg.blocks[x];
+                let mut stopped = false;
+                for (k, t) in tainted.iter_mut().enumerate().take(blk.end).skip(blk.start) {
+                    if k == target {
+                        stopped = true;
+                        break;
+                    }
+                    if !*t {
+                        *t = true;
+                        grew = true;
+                    }
+                }
+                if !stopped {
+                    work.extend(blk.succs.iter().copied());
+                }
+            }
+        }
+        if !grew {
+            return Ok(());
+        }
+    }
+}
+
+fn line_of(f: &Func, node: usize) -> u32 {
+    match &f.body[node] {
+        Node::Instr(i) => i.src.line,
+        Node::Label(_) => 0,
+    }
+}
+
+// ---- liveness -------------------------------------------------------------------------
+
+/// The registers live across each barrier (read on some path after it before being
+/// written in full).
+fn liveness(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Vec<Vec<usize>> {
+    let nb = cfg.blocks.len();
+    let nr = f.regs.len();
+    let eff: Vec<Option<(Vec<usize>, Vec<usize>)>> = f
+        .body
+        .iter()
+        .map(|n| match n {
+            Node::Instr(i) => Some(effects(i)),
+            Node::Label(_) => None,
+        })
+        .collect();
+    // Live-in of every block.
+    let mut live_in: Vec<Vec<bool>> = vec![vec![false; nr]; nb];
+    let transfer = |b: usize, out: &[bool]| -> Vec<bool> {
+        let mut l = out.to_vec();
+        for k in (cfg.blocks[b].start..cfg.blocks[b].end).rev() {
+            if let Some((d, u)) = &eff[k] {
+                for &r in d {
+                    l[r] = false;
+                }
+                for &r in u {
+                    l[r] = true;
+                }
+            }
+        }
+        l
+    };
+    loop {
+        let mut changed = false;
+        for b in (0..nb).rev() {
+            let mut out = vec![false; nr];
+            for &s in &cfg.blocks[b].succs {
+                for r in 0..nr {
+                    out[r] |= live_in[s][r];
+                }
+            }
+            let l = transfer(b, &out);
+            if l != live_in[b] {
+                live_in[b] = l;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    syncs
+        .iter()
+        .map(|&node| {
+            let b = cfg.block_of[node];
+            let mut l = vec![false; nr];
+            for &s in &cfg.blocks[b].succs {
+                for r in 0..nr {
+                    l[r] |= live_in[s][r];
+                }
+            }
+            for k in (node + 1..cfg.blocks[b].end).rev() {
+                if let Some((d, u)) = &eff[k] {
+                    for &r in d {
+                        l[r] = false;
+                    }
+                    for &r in u {
+                        l[r] = true;
+                    }
+                }
+            }
+            (0..nr).filter(|&r| l[r]).collect()
+        })
+        .collect()
+}

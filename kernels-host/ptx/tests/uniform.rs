@@ -1,0 +1,63 @@
+//! The `uniform` pass's decisions on the kernels of emu-driver/tests/thread_loops
+//! (barrier shapes the loop path must take, and shapes that must keep fibers), and the
+//! loop-path code it makes the emitter write.
+
+use simtwin_ptx::uniform::Path;
+use simtwin_ptx::{translate, KernelInfo, Options};
+
+fn kernels() -> (Vec<KernelInfo>, String) {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../emu-driver/tests/thread_loops/loops.ptx")).unwrap();
+    let t = translate(&[&src], &Options { units: 1, ..Options::default() }).unwrap();
+    (t.kernels, t.units.concat())
+}
+
+fn path_of<'a>(k: &'a [KernelInfo], name: &str) -> (&'a Path, &'a str) {
+    let k = k.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no kernel {name}"));
+    (&k.threads, &k.threads_why)
+}
+
+#[test]
+fn uniform_barriers_take_the_loop_path() {
+    let (k, _) = kernels();
+    for name in ["tree_sum", "early_exit", "ping_pong", "join_then_bar", "data_loop", "leave_loop_early"] {
+        let (p, why) = path_of(&k, name);
+        assert_eq!(*p, Path::Loops, "{name}: {why}");
+        assert!(why.contains("reached by every thread together"), "{name}: {why}");
+    }
+    assert!(path_of(&k, "ping_pong").1.starts_with("2 barriers"), "{}", path_of(&k, "ping_pong").1);
+}
+
+#[test]
+fn what_the_analysis_cannot_prove_keeps_fibers_with_the_reason() {
+    let (k, _) = kernels();
+    let cases = [
+        ("divergent_bar", "depends on the thread and leads to different barriers"),
+        ("spin", "possibly a spin-wait"),
+        ("bar_in_thread_loop", "depends on the thread and leads to different barriers"),
+        ("shuffle", "a warp collective (`shfl.sync.bfly.b32`"),
+    ];
+    for (name, why) in cases {
+        let (p, w) = path_of(&k, name);
+        assert_eq!(*p, Path::Fibers, "{name}: {w}");
+        assert!(w.contains(why), "{name}: {w}");
+    }
+}
+
+#[test]
+fn the_loop_path_saves_only_what_lives_across_a_barrier_and_exports_its_runners() {
+    let (k, src) = kernels();
+    // One runner per loop-path kernel, null for the others, in kernel order.
+    let table = src.split("const loop_run_t LOOPS[] = {").nth(1).unwrap().split("};").next().unwrap().to_string();
+    let want: Vec<String> = k.iter().enumerate().map(|(i, k)| if k.threads == Path::Loops { format!("&RL{i}") } else { "nullptr".into() }).collect();
+    assert_eq!(table.split(", ").filter(|s| !s.trim().is_empty()).map(|s| s.trim().to_string()).take(k.len()).collect::<Vec<_>>(), want);
+    assert!(src.contains("simtwin_ptx_loops_v1"));
+    // ping_pong has 44 registers; across its barriers live only the round's value and
+    // counter, the two shared addresses, the output address and the float chain (7),
+    // plus the operands of the multiply that ptxas's contraction fuses with the add on
+    // the other side of the second barrier, and the carry flag.
+    let i = k.iter().position(|k| k.name == "ping_pong").unwrap();
+    let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
+    let regs = frame.lines().filter(|l| l.trim_start().starts_with("uint") || l.trim_start().starts_with("float")).filter(|l| l.contains(" r")).count();
+    assert_eq!(regs, 7, "{frame}");
+    assert!(frame.contains("float m") && frame.contains("uint32_t cc;"), "{frame}");
+}
