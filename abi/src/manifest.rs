@@ -42,6 +42,25 @@ pub struct Manifest {
     /// memory accesses (`EMU_CUDA_CHECKS=race`). Absent when not built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks_library: Option<String>,
+    /// Whose math the library's math functions and fast intrinsics compute. Absent in
+    /// manifests of builds before device math.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_math: Option<DeviceMath>,
+}
+
+/// The device math a library was built with (kernels-host `libdevice`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DeviceMath {
+    /// The device profile (`h200`).
+    pub profile: String,
+    /// True when every math function and fast intrinsic the library provides computes
+    /// the profile's results bit for bit (libdevice translated, the SFU modelled).
+    pub exact: bool,
+    /// What computes them: `libdevice (<flag set>)` or `host libm`.
+    pub library: String,
+    /// Why not device-exact (`not device-exact: ...`), when not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One kernel.
@@ -142,6 +161,7 @@ mod tests {
 
     fn sample() -> Manifest {
         Manifest {
+            device_math: None,
             schema: SCHEMA.into(),
             library: "k.so".into(),
             source: "/src/k.cu".into(),

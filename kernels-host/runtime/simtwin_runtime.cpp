@@ -61,7 +61,9 @@ template <class F> F op_in_mode(int op, int mode, F a, F b, F c) {
     case SUB: r = va - vb; break;
     case MUL: r = va * vb; break;
     case DIV: r = va / vb; break;
-    case SQRT: r = sizeof(F) == 4 ? (F)sqrtf((float)va) : (F)sqrt((double)va); break;
+    /* The builtins (with -fno-math-errno: the SSE instruction alone), not calls of sqrtf:
+       a kernel library defines its own sqrtf, libdevice's (src/libdevice.rs). */
+    case SQRT: r = sizeof(F) == 4 ? (F)__builtin_sqrtf((float)va) : (F)__builtin_sqrt((double)va); break;
     case RCP: r = (F)1 / va; break;
     case FMA: r = sizeof(F) == 4 ? (F)fmaf((float)va, (float)vb, (float)vc)
                                  : (F)fma((double)va, (double)vb, (double)vc); break;

@@ -1,7 +1,7 @@
 //! The build: .cu -> preprocessed -> rewritten + registry -> g++ -> OUT_DIR/<stem>.so,
 //! then dlopen to read the descriptor and the exported symbol names, then the manifest.
 
-use crate::manifest::{self, Entry, Global, Manifest};
+use crate::manifest::{self, DeviceMath, Entry, Global, Manifest};
 use crate::module::LoadedModule;
 use crate::{
     checks_cxx_flags, flags, host_cxx_flags, include_dir, nvcc_check, ptx, rewrite, runtime_cxx_flags, toolkit, CHECKS_SOURCE,
@@ -39,6 +39,14 @@ pub struct BuildOptions {
     /// with debug info; see `runtime/simtwin_checks.cpp`), named in the manifest's
     /// `checks_library`: what the driver loads under `EMU_CUDA_CHECKS=race`.
     pub checks: bool,
+    /// The device whose math the twin computes (`libdevice::PROFILES`; default `h200`):
+    /// libdevice's functions, translated, with that device's special-function unit. Any
+    /// other name keeps the host's libm, and the manifest says the math is not
+    /// device-exact.
+    pub device_profile: String,
+    /// The nvcc release whose libdevice the twins take (`13.5`); default: the release of
+    /// the nvcc found (the user's), else the newest kernels-host has data for.
+    pub libdevice_release: Option<String>,
 }
 
 impl BuildOptions {
@@ -56,6 +64,8 @@ impl BuildOptions {
             nvcc_check: true,
             nvcc: None,
             checks: false,
+            device_profile: "h200".to_string(),
+            libdevice_release: None,
         }
     }
 }
@@ -209,16 +219,17 @@ fn flag_warnings(f: &flags::NvccFlags) -> Vec<String> {
     }
     if f.fast_math {
         w.push(
-            "--use_fast_math: the device uses approximate division, sqrt and transcendental intrinsics \
-             and flushes subnormals; the host build computes IEEE results"
+            "--use_fast_math: the device uses approximate division and sqrt and flushes subnormals in the \
+             kernel's own arithmetic; the host build computes IEEE results there (math functions and \
+             intrinsics are libdevice's fast-math variants when the device profile has models)"
                 .to_string(),
         );
     }
     if f.ftz && !f.fast_math {
-        w.push("--ftz=true: the device flushes subnormal floats to zero; the host build does not".to_string());
+        w.push("--ftz=true: the device flushes subnormal floats to zero in the kernel's own arithmetic; the host build does not (math functions are libdevice's flush-to-zero variants when the device profile has models)".to_string());
     }
     if f.prec_div_false || f.prec_sqrt_false {
-        w.push("--prec-div/--prec-sqrt=false: the device uses approximate division/sqrt; the host build is IEEE".to_string());
+        w.push("--prec-div/--prec-sqrt=false: the device uses approximate division/sqrt for the kernel's own `/` and sqrtf; the host build is IEEE there".to_string());
     }
     w
 }
@@ -236,6 +247,9 @@ pub(crate) struct Session {
     pub cuda_headers: Option<PathBuf>,
     /// kernels-host's GCC plugin for the device's results, or why there is none.
     pub plugin: Result<PathBuf, String>,
+    /// The release of the nvcc found (the user's, whose libdevice twins compute), if one
+    /// was found.
+    pub nvcc_release: Option<Result<String, String>>,
 }
 
 impl Session {
@@ -318,7 +332,8 @@ impl Session {
             }
         }
         let plugin = crate::plugin::get(cxx, &work);
-        Ok(Session { work, rt_obj, checks_obj, nvcc, cuda_headers, plugin })
+        let nvcc_release = found.as_ref().ok().map(|p| crate::libdevice::nvcc_release(p));
+        Ok(Session { work, rt_obj, checks_obj, nvcc, cuda_headers, plugin, nvcc_release })
     }
 }
 
@@ -489,15 +504,17 @@ pub(crate) fn build_one(
     let std_flag = std_flag.as_str();
 
     let nvcc_run = start_nvcc_ptx(opts, nv, session, &abs, &stem)?;
-    let pre = preprocess(opts, nv, session, &abs, std_flag)?;
-    let unit = rewrite_unit(nv, session, &pre, &abs, &hash, std_flag)?;
+    let math = device_math(opts, nv, session)?;
+    let pre = preprocess(opts, nv, session, &abs, std_flag, math.is_ok())?;
+    let unit = rewrite_unit(opts, nv, session, &math, &pre, &abs, &hash, std_flag)?;
+    let math_objects: Vec<PathBuf> = math.as_ref().map(|m| m.objects.clone()).unwrap_or_default();
     let ii = work.join(format!("{stem}.ii"));
     std::fs::write(&ii, &unit.text).map_err(|e| BuildError::Usage(format!("{}: {e}", ii.display())))?;
-    let tmp_lib = compile_and_link(opts, session, &unit.checked, std_flag, &ii, &stem, &abs)?;
+    let tmp_lib = compile_and_link(opts, session, &unit.checked, &math_objects, std_flag, &ii, &stem, &abs)?;
     let lib = opts.out_dir.join(format!("{stem}.so"));
     // The checking variant: the same translation unit, instrumented.
     let checks_lib = match &session.checks_obj {
-        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &unit.checked, std_flag, &ii, &stem, &abs, (unit.rw.kernels.len(), unit.rw.globals.len()))?),
+        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &unit.checked, &math_objects, std_flag, &ii, &stem, &abs, (unit.rw.kernels.len(), unit.rw.globals.len()))?),
         None => None,
     };
     let m = load_descriptor(&tmp_lib, &unit.rw, &abs)?;
@@ -519,7 +536,7 @@ pub(crate) fn build_one(
             )));
         }
     }
-    let Unit { rw, build_id, mut warnings, .. } = unit;
+    let Unit { rw, build_id, mut warnings, device_math, .. } = unit;
     let (entries, globals) = manifest_entries(&m, &rw, &mut warnings);
     let manifest = Manifest {
         schema: manifest::SCHEMA.to_string(),
@@ -533,6 +550,7 @@ pub(crate) fn build_one(
         globals,
         warnings,
         checks_library: checks_lib.as_ref().map(|_| format!("{stem}{CHECKS_SUFFIX}")),
+        device_math: Some(device_math),
     };
     drop(m);
     let manifest_path = publish(opts, &stem, &tmp_lib, &lib, checks_lib.as_deref(), &manifest)?;
@@ -573,12 +591,15 @@ fn start_nvcc_ptx(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session,
 }
 
 /// Step 1: preprocess with the shim first on the include path, as nvcc would see the file.
-fn preprocess(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session, abs: &Path, std_flag: &str) -> Result<String, BuildError> {
+fn preprocess(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session, abs: &Path, std_flag: &str, device_math: bool) -> Result<String, BuildError> {
     let src_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut pp = Command::new(&opts.cxx);
     pp.arg("-E").arg("-x").arg("c++").arg(std_flag);
     pp.arg(format!("-D__CUDA_ARCH__={}", opts.arch * 10));
     pp.args(["-D__CUDACC__", "-D__NVCC__", "-D__SIMTWIN__", "-D__SIMTWIN_BUILTINS_REWRITTEN", "-D__SIMTWIN_KERNELS_HOST"]);
+    if device_math {
+        pp.arg("-D__SIMTWIN_DEVICE_MATH=1");
+    }
     pp.arg("-I").arg(include_dir());
     pp.arg("-I").arg(&src_dir);
     for d in &opts.include_dirs {
@@ -624,13 +645,38 @@ struct Unit {
     warnings: Vec<String>,
     /// The checked-results flags (the GCC plugin's, or the sanitizers').
     checked: Vec<String>,
+    /// Whose math the twin computes (libdevice's through the device profile, or libm).
+    device_math: DeviceMath,
 }
 
 /// Step 2: rewrite the preprocessed source and append the registry.
-fn rewrite_unit(nv: &flags::NvccFlags, session: &Session, pre: &str, abs: &Path, hash: &str, std_flag: &str) -> Result<Unit, BuildError> {
+#[allow(clippy::too_many_arguments)]
+fn rewrite_unit(
+    opts: &BuildOptions,
+    nv: &flags::NvccFlags,
+    session: &Session,
+    math: &Result<crate::libdevice::Library, String>,
+    pre: &str,
+    abs: &Path,
+    hash: &str,
+    std_flag: &str,
+) -> Result<Unit, BuildError> {
     let rw = rewrite::rewrite(pre).map_err(|errs| BuildError::Compile(errs.join("\n")))?;
     let mut warnings = flag_warnings(nv);
     warnings.extend(rw.warnings.iter().cloned());
+    let device_math = match math {
+        Ok(lib) => DeviceMath {
+            profile: opts.device_profile.clone(),
+            exact: true,
+            library: format!("libdevice of nvcc {} ({})", lib.release, lib.set),
+            note: None,
+        },
+        Err(e) => {
+            let why = format!("not device-exact: {e}; math functions and fast intrinsics use the host's libm");
+            warnings.push(why.clone());
+            DeviceMath { profile: opts.device_profile.clone(), exact: false, library: "host libm".into(), note: Some(why) }
+        }
+    };
     let checked = crate::checked_results_flags(session.plugin.as_ref().ok().map(|p| p.as_path()));
     if let Err(why) = &session.plugin {
         warnings.push(format!(
@@ -649,21 +695,27 @@ fn rewrite_unit(nv: &flags::NvccFlags, session: &Session, pre: &str, abs: &Path,
         h.update(std_flag.as_bytes());
         h.update(RUNTIME_SOURCE.as_bytes());
         h.update(TLS_SOURCE.as_bytes());
+        h.update(device_math.library.as_bytes());
+        if let Ok(lib) = math {
+            h.update(format!("{:?}", lib.objects).as_bytes());
+        }
         format!("{:x}", h.finalize())
     };
     text.push_str(&registry_tail(&rw, &abs.to_string_lossy(), hash, &build_id));
-    Ok(Unit { rw, text, build_id, warnings, checked })
+    Ok(Unit { rw, text, build_id, warnings, checked, device_math })
 }
 
 /// Step 3: compile and link into the work directory (no undefined symbols toward the
 /// driver: -z defs); returns the unpublished library.
-fn compile_and_link(opts: &BuildOptions, session: &Session, checked: &[String], std_flag: &str, ii: &Path, stem: &str, abs: &Path) -> Result<PathBuf, BuildError> {
+#[allow(clippy::too_many_arguments)]
+fn compile_and_link(opts: &BuildOptions, session: &Session, checked: &[String], math_objects: &[PathBuf], std_flag: &str, ii: &Path, stem: &str, abs: &Path) -> Result<PathBuf, BuildError> {
     let work = session.work.as_path();
     let obj = work.join(format!("{stem}.o"));
     run_tool(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
             .args(checked)
+            .args(if math_objects.is_empty() { Vec::new() } else { crate::libdevice::no_builtin_flags() })
             .arg(std_flag)
             // always_inline on kernels that are not `inline` (see rewrite.rs) is not news.
             .arg("-Wno-attributes")
@@ -679,6 +731,7 @@ fn compile_and_link(opts: &BuildOptions, session: &Session, checked: &[String], 
             .args(["-shared", "-fPIC", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,-rpath,$ORIGIN"])
             .arg(&obj)
             .arg(&session.rt_obj)
+            .args(math_objects)
             .arg(work.join(TLS_LIBRARY))
             .arg("-o")
             .arg(&tmp_lib)
@@ -775,6 +828,31 @@ fn publish(opts: &BuildOptions, stem: &str, tmp_lib: &Path, lib: &Path, checks_l
     Ok(manifest_path)
 }
 
+/// The libdevice functions of the source's flag set and nvcc release when the device
+/// profile has models, built once per machine, release and flag set (`libdevice::library`);
+/// otherwise why not (the twin then keeps the host's libm). The release is that of the nvcc
+/// the build found (the user's: libdevice differs between releases), else the newest
+/// kernels-host has.
+fn device_math(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session) -> Result<Result<crate::libdevice::Library, String>, BuildError> {
+    if !crate::libdevice::PROFILES.contains(&opts.device_profile.as_str()) {
+        return Ok(Err(format!(
+            "no device-math models for the profile {:?} (modelled: {})",
+            opts.device_profile,
+            crate::libdevice::PROFILES.join(", ")
+        )));
+    }
+    let release = match (&opts.libdevice_release, &session.nvcc_release) {
+        (Some(r), _) => r.clone(),
+        (None, Some(Ok(r))) => r.clone(),
+        (None, Some(Err(e))) => return Ok(Err(e.clone())),
+        (None, None) => crate::libdevice::newest_release().to_string(),
+    };
+    if let Err(e) = crate::libdevice::release_data(&release) {
+        return Ok(Err(e));
+    }
+    crate::libdevice::library(&opts.cxx, &release, &crate::libdevice::set_name(nv), &session.work).map(Ok).map_err(BuildError::Compile)
+}
+
 /// File name suffix of a library's checking variant (`<stem>.checks.so`).
 pub const CHECKS_SUFFIX: &str = ".checks.so";
 
@@ -789,6 +867,7 @@ fn build_checks_variant(
     session: &Session,
     hooks: &Path,
     checked: &[String],
+    math_objects: &[PathBuf],
     std_flag: &str,
     ii: &Path,
     stem: &str,
@@ -801,6 +880,7 @@ fn build_checks_variant(
         Command::new(&opts.cxx)
             .args(host_cxx_flags())
             .args(checked)
+            .args(if math_objects.is_empty() { Vec::new() } else { crate::libdevice::no_builtin_flags() })
             .args(checks_cxx_flags())
             .arg(std_flag)
             .arg("-Wno-attributes")
@@ -817,6 +897,7 @@ fn build_checks_variant(
             .arg(&obj)
             .arg(&session.rt_obj)
             .arg(hooks)
+            .args(math_objects)
             .arg(work.join(TLS_LIBRARY))
             .arg("-o")
             .arg(&tmp)

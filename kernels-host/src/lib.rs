@@ -13,6 +13,7 @@ pub mod build;
 pub(crate) mod compdb;
 pub(crate) mod flags;
 pub(crate) mod lex;
+pub mod libdevice;
 pub mod manifest;
 pub mod module;
 pub(crate) mod nvcc_check;
@@ -99,7 +100,7 @@ pub fn checks_cxx_flags() -> Vec<String> {
 
 /// Flags for the per-library runtime (simtwin_runtime.cpp).
 pub fn runtime_cxx_flags() -> Vec<String> {
-    ["-O2", "-fPIC", "-frounding-math", "-fno-fast-math", "-ffp-contract=off"].iter().map(|s| s.to_string()).collect()
+    ["-O2", "-fPIC", "-frounding-math", "-fno-fast-math", "-ffp-contract=off", "-fno-math-errno"].iter().map(|s| s.to_string()).collect()
 }
 
 /// Source of the per-library runtime, built into every kernel library.

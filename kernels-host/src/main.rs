@@ -54,6 +54,17 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         /// emulated driver loads it under EMU_CUDA_CHECKS=race to find shared-memory races.
         #[arg(long)]
         checks: bool,
+        /// The device whose math the twins compute: math functions and fast intrinsics are
+        /// libdevice's (of the nvcc found: its release), translated, with this device's
+        /// special-function unit. Profiles with models: h200. Any other name keeps the
+        /// host's libm, and the manifest says the math is not device-exact.
+        #[arg(long, default_value = "h200", value_name = "NAME")]
+        device_profile: String,
+        /// The nvcc release whose libdevice the twins compute (13.0, 13.5): default, the
+        /// release of the nvcc found. Give the release of the nvcc your real build uses when
+        /// it is not the one kernels-host finds (libdevice differs between releases).
+        #[arg(long, value_name = "RELEASE")]
+        libdevice_release: Option<String>,
         /// .cu files, then optionally `--` and the nvcc flags (which may be followed by more .cu files).
         #[arg(value_name = "FILE.cu", num_args = 0..)]
         files: Vec<String>,
@@ -75,7 +86,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, files, nvcc_flags } = cli.cmd else {
+    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, libdevice_release, files, nvcc_flags } = cli.cmd else {
         match kernels_host::toolkit::find_nvcc(None) {
             Ok(p) => println!("{}", p.display()),
             Err(e) => {
@@ -100,6 +111,8 @@ fn main() {
         opts.nvcc_check = !no_nvcc_check;
         opts.nvcc = nvcc;
         opts.checks = checks;
+        opts.device_profile = device_profile;
+        opts.libdevice_release = libdevice_release;
         match build_compile_commands(&opts, &db) {
             Ok(r) => {
                 for b in &r.built {
@@ -156,6 +169,8 @@ fn main() {
     opts.nvcc_check = !no_nvcc_check;
     opts.nvcc = nvcc;
     opts.checks = checks;
+    opts.device_profile = device_profile;
+    opts.libdevice_release = libdevice_release;
     match build(&opts) {
         Ok(built) => {
             for b in built {

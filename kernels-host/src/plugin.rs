@@ -15,7 +15,7 @@ pub const SOURCE: &str = include_str!("../plugin/simtwin_gcc_plugin.cpp");
 /// The plugin's base name (GCC derives `-fplugin-arg-<name>-...` from it).
 pub const NAME: &str = "simtwin_gcc_plugin";
 
-fn cache_dir() -> Option<PathBuf> {
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("SIMTWIN_CACHE_DIR").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(d));
     }

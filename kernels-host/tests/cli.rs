@@ -59,7 +59,7 @@ fn manifest_records_entries_globals_flags_and_hash() {
     let text = std::fs::read_to_string(d.path().join("tiny.simtwin.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     // Top-level fields in the documented order.
-    let order = ["schema", "library", "source", "source_hash", "build_id", "nvcc_flags", "fma_contraction_differs", "entries", "globals", "warnings"];
+    let order = ["schema", "library", "source", "source_hash", "build_id", "nvcc_flags", "fma_contraction_differs", "entries", "globals", "warnings", "device_math"];
     let pos: Vec<usize> = order.iter().map(|k| text.find(&format!("\n  \"{k}\":")).unwrap_or_else(|| panic!("{k} missing"))).collect();
     assert!(pos.windows(2).all(|w| w[0] < w[1]), "{text}");
     assert_eq!(v.as_object().unwrap().len(), order.len());
@@ -73,6 +73,9 @@ fn manifest_records_entries_globals_flags_and_hash() {
     assert_eq!(v["build_id"], lib.build_id.as_str());
     assert_eq!(lib.build_id.len(), 64);
     assert_eq!(v["nvcc_flags"], serde_json::json!(["--std", "c++20", "-DDEVICE_CODE"]));
+    assert_eq!(v["device_math"]["profile"], "h200");
+    assert_eq!(v["device_math"]["exact"], true);
+    assert!(v["device_math"]["library"].as_str().unwrap().starts_with("libdevice of nvcc 13."), "{text}");
     assert_eq!(v["fma_contraction_differs"], true);
     assert_eq!(v["entries"], serde_json::json!([{"name": "axpy", "symbol": "axpy", "param_sizes": [4, 8, 8, 4],
         "param_aligns": [4, 8, 8, 4], "max_threads": 0, "min_blocks": 0}]));

@@ -234,7 +234,77 @@ __SIMTWIN_INLINE long long llmax(long long a, long long b) { return a > b ? a : 
 __SIMTWIN_INLINE unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 __SIMTWIN_INLINE unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
-/* ---- fast intrinsics: host libm stands in for the hardware approximation ----------
+#ifdef __SIMTWIN_DEVICE_MATH
+/* ---- math functions and fast intrinsics: libdevice's, translated (kernels-host
+        src/libdevice.rs), linked into the library for the build's nvcc flags. The plain
+        libm names (expf, sin, ...) are defined there too, hidden, so the twin's calls bind
+        to them rather than to the host's libm. ---------------------------------------- */
+extern "C" {
+#define __SIMTWIN_LD1(T, N) T __simtwin_ld_##N(T) __SIMTWIN_HIDDEN;
+#define __SIMTWIN_LD2(T, N) T __simtwin_ld_##N(T, T) __SIMTWIN_HIDDEN;
+#define __SIMTWIN_LD3(T, N) T __simtwin_ld_##N(T, T, T) __SIMTWIN_HIDDEN;
+__SIMTWIN_LD1(float, __expf) __SIMTWIN_LD1(float, __exp10f) __SIMTWIN_LD1(float, __logf) __SIMTWIN_LD1(float, __log2f)
+__SIMTWIN_LD1(float, __log10f) __SIMTWIN_LD1(float, __sinf) __SIMTWIN_LD1(float, __cosf) __SIMTWIN_LD1(float, __tanf)
+__SIMTWIN_LD2(float, __powf) __SIMTWIN_LD2(float, __fdividef)
+void __simtwin_ld___sincosf(float, float *, float *) __SIMTWIN_HIDDEN;
+__SIMTWIN_LD1(float, rsqrtf) __SIMTWIN_LD1(float, rcbrtf) __SIMTWIN_LD1(float, sinpif) __SIMTWIN_LD1(float, cospif)
+__SIMTWIN_LD1(float, normcdff) __SIMTWIN_LD1(float, normcdfinvf) __SIMTWIN_LD1(float, erfinvf) __SIMTWIN_LD1(float, erfcinvf)
+__SIMTWIN_LD1(float, erfcxf) __SIMTWIN_LD2(float, fdividef) __SIMTWIN_LD2(float, rhypotf) __SIMTWIN_LD3(float, norm3df)
+__SIMTWIN_LD3(float, rnorm3df) __SIMTWIN_LD1(float, sqrtf)
+void __simtwin_ld_sincospif(float, float *, float *) __SIMTWIN_HIDDEN;
+__SIMTWIN_LD1(double, rsqrt) __SIMTWIN_LD1(double, rcbrt) __SIMTWIN_LD1(double, sinpi) __SIMTWIN_LD1(double, cospi)
+__SIMTWIN_LD1(double, normcdf) __SIMTWIN_LD1(double, normcdfinv) __SIMTWIN_LD1(double, erfinv) __SIMTWIN_LD1(double, erfcinv)
+__SIMTWIN_LD1(double, erfcx) __SIMTWIN_LD2(double, rhypot) __SIMTWIN_LD3(double, norm3d) __SIMTWIN_LD3(double, rnorm3d)
+void __simtwin_ld_sincospi(double, double *, double *) __SIMTWIN_HIDDEN;
+#undef __SIMTWIN_LD1
+#undef __SIMTWIN_LD2
+#undef __SIMTWIN_LD3
+}
+/* glibc declares __expf & co. (extern "C", noexcept) as its own aliases of the libm
+   functions; these definitions agree with those declarations. */
+#define __SIMTWIN_GLIBC_ALIAS extern "C" inline __attribute__((always_inline))
+__SIMTWIN_GLIBC_ALIAS float __expf(float x) noexcept { return __simtwin_ld___expf(x); }
+__SIMTWIN_GLIBC_ALIAS float __exp10f(float x) noexcept { return __simtwin_ld___exp10f(x); }
+__SIMTWIN_GLIBC_ALIAS float __logf(float x) noexcept { return __simtwin_ld___logf(x); }
+__SIMTWIN_GLIBC_ALIAS float __log2f(float x) noexcept { return __simtwin_ld___log2f(x); }
+__SIMTWIN_GLIBC_ALIAS float __log10f(float x) noexcept { return __simtwin_ld___log10f(x); }
+__SIMTWIN_GLIBC_ALIAS float __sinf(float x) noexcept { return __simtwin_ld___sinf(x); }
+__SIMTWIN_GLIBC_ALIAS float __cosf(float x) noexcept { return __simtwin_ld___cosf(x); }
+__SIMTWIN_GLIBC_ALIAS float __tanf(float x) noexcept { return __simtwin_ld___tanf(x); }
+__SIMTWIN_GLIBC_ALIAS void __sincosf(float x, float *s, float *c) noexcept { __simtwin_ld___sincosf(x, s, c); }
+__SIMTWIN_GLIBC_ALIAS float __powf(float x, float y) noexcept { return __simtwin_ld___powf(x, y); }
+#undef __SIMTWIN_GLIBC_ALIAS
+__SIMTWIN_INLINE float __fdividef(float x, float y) { return __simtwin_ld___fdividef(x, y); }
+__SIMTWIN_INLINE float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
+__SIMTWIN_INLINE float rsqrtf(float x) { return __simtwin_ld_rsqrtf(x); }
+__SIMTWIN_INLINE double rsqrt(double x) { return __simtwin_ld_rsqrt(x); }
+__SIMTWIN_INLINE float rcbrtf(float x) { return __simtwin_ld_rcbrtf(x); }
+__SIMTWIN_INLINE double rcbrt(double x) { return __simtwin_ld_rcbrt(x); }
+__SIMTWIN_INLINE float sinpif(float x) { return __simtwin_ld_sinpif(x); }
+__SIMTWIN_INLINE float cospif(float x) { return __simtwin_ld_cospif(x); }
+__SIMTWIN_INLINE double sinpi(double x) { return __simtwin_ld_sinpi(x); }
+__SIMTWIN_INLINE double cospi(double x) { return __simtwin_ld_cospi(x); }
+__SIMTWIN_INLINE void sincospif(float x, float *s, float *c) { __simtwin_ld_sincospif(x, s, c); }
+__SIMTWIN_INLINE void sincospi(double x, double *s, double *c) { __simtwin_ld_sincospi(x, s, c); }
+__SIMTWIN_INLINE float normcdff(float x) { return __simtwin_ld_normcdff(x); }
+__SIMTWIN_INLINE double normcdf(double x) { return __simtwin_ld_normcdf(x); }
+__SIMTWIN_INLINE double erfinv(double y) { return __simtwin_ld_erfinv(y); }
+__SIMTWIN_INLINE float erfinvf(float y) { return __simtwin_ld_erfinvf(y); }
+__SIMTWIN_INLINE double erfcinv(double y) { return __simtwin_ld_erfcinv(y); }
+__SIMTWIN_INLINE float erfcinvf(float y) { return __simtwin_ld_erfcinvf(y); }
+__SIMTWIN_INLINE double normcdfinv(double y) { return __simtwin_ld_normcdfinv(y); }
+__SIMTWIN_INLINE float normcdfinvf(float y) { return __simtwin_ld_normcdfinvf(y); }
+__SIMTWIN_INLINE float erfcxf(float x) { return __simtwin_ld_erfcxf(x); }
+__SIMTWIN_INLINE double erfcx(double x) { return __simtwin_ld_erfcx(x); }
+__SIMTWIN_INLINE float fdividef(float x, float y) { return __simtwin_ld_fdividef(x, y); }
+__SIMTWIN_INLINE float norm3df(float a, float b, float c) { return __simtwin_ld_norm3df(a, b, c); }
+__SIMTWIN_INLINE float rnorm3df(float a, float b, float c) { return __simtwin_ld_rnorm3df(a, b, c); }
+__SIMTWIN_INLINE double norm3d(double a, double b, double c) { return __simtwin_ld_norm3d(a, b, c); }
+__SIMTWIN_INLINE double rnorm3d(double a, double b, double c) { return __simtwin_ld_rnorm3d(a, b, c); }
+__SIMTWIN_INLINE float rhypotf(float a, float b) { return __simtwin_ld_rhypotf(a, b); }
+__SIMTWIN_INLINE double rhypot(double a, double b) { return __simtwin_ld_rhypot(a, b); }
+#else
+/* ---- (no device math: a device profile without models) fast intrinsics: host libm stands in for the hardware approximation ----------
         (approximated: the device's SFU results differ; see README fidelity table). */
 /* glibc declares these names (extern "C", noexcept) as its own aliases of the libm
    functions; the definitions below agree with those declarations. */
@@ -294,6 +364,8 @@ __SIMTWIN_INLINE float norm3df(float a, float b, float c) { return (float)sqrt((
 __SIMTWIN_INLINE float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
 __SIMTWIN_INLINE float rhypotf(float a, float b) { return 1.0f / hypotf(a, b); }
 __SIMTWIN_INLINE double rhypot(double a, double b) { return 1.0 / hypot(a, b); }
+
+#endif /* __SIMTWIN_DEVICE_MATH */
 
 /* ---- device-only control ----------------------------------------------------------- */
 /* __trap(): ends the launch (CUDA_ERROR_LAUNCH_FAILED) instead of killing the process. */

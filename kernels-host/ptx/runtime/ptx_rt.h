@@ -488,7 +488,7 @@ PTX_INLINE float fop(int op, int rm, float a, float b, float c) {
         case OP_SUB: return a - b;
         case OP_MUL: return a * b;
         case OP_DIV: return a / b;
-        case OP_SQRT: return sqrtf(a);
+        case OP_SQRT: return __builtin_sqrtf(a); /* not sqrtf: in a twin that is libdevice's */
         case OP_RCP: return 1.0f / a;
         default: return fmaf(a, b, c);
         }

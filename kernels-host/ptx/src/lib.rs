@@ -171,6 +171,20 @@ pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error>
     emit::emit(&module, &layout, &fused, &plans, opts)
 }
 
+/// Translates a module of device functions into a host library to link into other code
+/// (kernels-host's libdevice functions): see [`emit::emit_library`]. `kernels` and
+/// `globals` of the result are empty; `notes` name the functions that use an SFU form not
+/// modelled exactly.
+pub fn translate_library(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
+    let module = front(sources)?;
+    let opt = if opts.contract { opts.opt_level } else { 0 };
+    let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
+    let fused: Vec<contract::Fusions> = module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g, opt)).collect();
+    let layout = layout::layout(&module)?;
+    let plans: Vec<uniform::Plan> = layout.kernels.iter().map(|k| uniform::analyse(&module, k.func, &k.reach, &cfgs)).collect();
+    emit::emit_library(&module, &layout, &fused, &plans, opts)
+}
+
 /// Parses, links and resolves modules.
 fn front(sources: &[&str]) -> Result<resolve::Module, Error> {
     let mut parsed = Vec::with_capacity(sources.len());

@@ -2,7 +2,7 @@
 //! library the driver would load.
 //!
 //! ```text
-//! simtwin-ptx translate FILE.ptx... [-o OUT.cpp] [--no-contract]
+//! simtwin-ptx translate FILE.ptx... [-o OUT.cpp] [--no-contract] [--library]
 //! simtwin-ptx build FILE.ptx... [--no-contract]     # prints the cached library's path
 //! simtwin-ptx --fusions FILE.ptx... [-O N]           # ptxas's contraction as modelled
 //! ```
@@ -10,6 +10,8 @@
 //! `--fusions` prints, per function, one `fused mul LINE add LINE` per fused pair (PTX
 //! lines), `kept mul LINE` / `absorbed mul LINE` per contractable multiply, and the
 //! merges, scale folds, instructions removed as dead, and notes of the model.
+//! `--library` translates device functions into a library to link (no kernels, no
+//! descriptor; a C entry point per `.visible .func`), as kernels-host does libdevice.
 //! Exit codes: 0 ok, 1 the PTX cannot be translated or compiled (the message names the
 //! line), 2 usage or input error.
 
@@ -17,7 +19,7 @@ use simtwin_ptx::{jit, Options};
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: simtwin-ptx translate|build FILE.ptx... [-o OUT.cpp] [--no-contract] [-O 0-3]\n       simtwin-ptx --fusions FILE.ptx... [-O 0-3]");
+    eprintln!("usage: simtwin-ptx translate|build FILE.ptx... [-o OUT.cpp] [--no-contract] [--library] [-O 0-3]\n       simtwin-ptx --fusions FILE.ptx... [-O 0-3]");
     ExitCode::from(2)
 }
 
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
     let mut files = Vec::new();
     let mut out = None;
     let mut opts = Options::default();
+    let mut library = false;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
                 out = args.get(i).cloned();
             }
             "--no-contract" => opts.contract = false,
+            "--library" => library = true,
             "-O" => {
                 i += 1;
                 match args.get(i).and_then(|v| v.parse::<u8>().ok()).filter(|v| *v <= 3) {
@@ -79,7 +83,7 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        "translate" => match simtwin_ptx::translate(&refs, &opts) {
+        "translate" => match if library { simtwin_ptx::translate_library(&refs, &opts) } else { simtwin_ptx::translate(&refs, &opts) } {
             Ok(t) => {
                 for n in &t.notes {
                     eprintln!("simtwin-ptx: note: {n}");
