@@ -202,6 +202,12 @@ fn abi_seeds() -> Vec<Vec<u8>> {
         globals: vec![Global { name: "g".into(), symbol: "g".into(), size: 16, constant: true }],
         warnings: vec![],
         checks_library: None,
+        device_math: Some(simtwin_abi::manifest::DeviceMath {
+            profile: "h200".into(),
+            exact: true,
+            library: "libdevice of nvcc 13.5 (ftz0-div1-sqrt1-fmad1)".into(),
+            note: None,
+        }),
     };
     vec![Counters::new("emulated").to_text().into_bytes(), c.to_text().into_bytes(), m.to_text().into_bytes()]
 }
