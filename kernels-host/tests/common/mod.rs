@@ -201,6 +201,12 @@ unsafe extern "C" fn texture(req: *mut ffi::TexRequest) {
     r.data = [r.handle as u32, r.op, r.geometry, r.coord[0].to_bits()];
 }
 
+/// Twins never call it (only PTX mode's loop path does): a call is a test failure.
+unsafe extern "C" fn block_barrier(_op: u32, _site: ffi::Site, _arrived: u32, _exited: *const u32, _exited_count: u32) -> i32 {
+    eprintln!("mock runtime: block_barrier called by a twin");
+    std::process::abort();
+}
+
 pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     abi_version: ffi::ABI_VERSION,
     size: std::mem::size_of::<ffi::Runtime>() as u32,
@@ -215,6 +221,7 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     report,
     access,
     texture,
+    block_barrier,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
