@@ -165,10 +165,8 @@ struct CudaRun {
 }
 
 /// Runs `parity frames`: the exit code, or an error (exit code per [`crate::exit::exit_code_of`]).
+/// (`--video` comparisons are `crate::video::run_video`, which main dispatches to.)
 pub fn run_frames(a: &FramesArgs) -> Result<i32> {
-    if !a.video.is_empty() {
-        return report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || crate::video::run(a));
-    }
     report::guarded("frames", &a.out, &report::FRAMES_ARTEFACTS, || frames_inner(a))
 }
 

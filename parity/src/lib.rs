@@ -43,5 +43,5 @@ pub(crate) mod template;
 pub(crate) mod tolerance;
 pub mod transfers;
 pub mod untrusted;
-pub(crate) mod video;
+pub mod video;
 pub mod wrap;

@@ -108,6 +108,7 @@ fn main() {
     };
     parity::input::set_limits(limits);
     let r = match &cli.cmd {
+        Cmd::Frames(a) if !a.video.is_empty() => parity::video::run_video(a),
         Cmd::Frames(a) => frames::run_frames(a),
         Cmd::Diff(a) => diff::run_diff(a),
         Cmd::Transfers(a) => transfers::run_transfers(a),

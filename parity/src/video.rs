@@ -353,7 +353,12 @@ fn compare_component(g: &Geometry, k: usize, frame: usize, a: &[u8], b: &[u8], t
 
 /// `parity frames --video A B`: 0 identical (or within --max-diff), 1 differences;
 /// errors (exit 2) for unreadable or mismatched inputs.
-pub fn run(a: &FramesArgs) -> Result<i32> {
+/// Runs `parity frames --video`: the raw-video comparison, in a guarded report directory.
+pub fn run_video(a: &FramesArgs) -> Result<i32> {
+    crate::report::guarded("frames", &a.out, &crate::report::FRAMES_ARTEFACTS, || run(a))
+}
+
+fn run(a: &FramesArgs) -> Result<i32> {
     check_args(a)?;
     let raw = match (a.clip.width, a.clip.height) {
         (Some(w), Some(h)) => {
