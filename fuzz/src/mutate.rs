@@ -8,7 +8,7 @@
 //! dictionary (format magic numbers, keywords) inserted or written over; an operand of a
 //! comparison the code under test just made written where the other operand is.
 
-use crate::coverage;
+use crate::coverage::{cmp_pair, CmpPair};
 
 /// A small, fast, seedable generator (xorshift64*); runs are reproducible from `--seed`.
 #[derive(Clone, Debug)]
@@ -156,7 +156,7 @@ impl Mutator {
             }
             // An operand of a recent comparison written where the other one is.
             10 | 11 => {
-                if let Some(p) = coverage::cmp_pair(rng.bits()) {
+                if let Some(p) = cmp_pair(rng.bits()) {
                     cmp_replace(rng, d, p);
                 }
             }
@@ -205,7 +205,7 @@ fn write_int(b: &mut [u8], v: u64, be: bool) {
 
 /// Finds `a` (little-endian, its width; or as decimal text) in the input and writes `b`
 /// there; if `a` is not there, writes `b` at a random place.
-fn cmp_replace(rng: &mut Rng, d: &mut Vec<u8>, p: coverage::CmpPair) {
+fn cmp_replace(rng: &mut Rng, d: &mut Vec<u8>, p: CmpPair) {
     let (a, b) = if rng.one_in(2) { (p.a, p.b) } else { (p.b, p.a) };
     let w = p.width;
     let mut pat = vec![0u8; w];
