@@ -403,6 +403,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["parallel"], "several workers on several OS threads"),
             (&["runtime"], "the extern \"C\" table kernel code calls"),
+            (&["loops"], "the loop path's barrier: counts it, reports threads that exited before it"),
             (&["scheduler"], "a worker: its blocks, their fibers; the signal target"),
             (&["watchdog"], "forward progress"),
             (&["fault"], "signal handling"),
@@ -435,7 +436,7 @@ const LAYERS: &[Layers] = &[
         diagrams: &["kernels-host/README.md"],
         layers: &[
             (&["build"], "`kernels-host build`: one .cu file into a kernel library and its manifest"),
-            (&["compdb", "nvcc_check", "rewrite", "ptx", "sass", "plugin", "module"], "compile databases, the nvcc cross-check, the source rewrite, PTX entries, SASS listings, the GCC plugin, loading a built library"),
+            (&["compdb", "nvcc_check", "rewrite", "ptx", "sass", "plugin", "module", "libdevice"], "compile databases, the nvcc cross-check, the source rewrite, PTX entries, SASS listings, the GCC plugin, loading a built library"),
             (&["flags", "lex", "manifest", "toolkit"], "leaves: nvcc flags, a C++ tokenizer, the manifest, the CUDA toolkit (nvcc)"),
         ],
     },
@@ -447,6 +448,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["jit"], "g++ over the emitted C++, cached by content"),
             (&["emit"], "C++ for the host compiler"),
+            (&["uniform"], "per kernel: do all live threads reach every barrier together"),
             (&["contract", "layout"], "ptxas's mul/add fusion; variables, shared windows, parameters"),
             (&["cfg"], "basic blocks and successors"),
             (&["resolve", "link"], "names bound, bodies flattened; several modules into one"),
@@ -460,7 +462,9 @@ const LAYERS: &[Layers] = &[
         within: &[],
         diagrams: &["parity/README.md"],
         layers: &[
+            (&["untrusted"], "every reader of untrusted input, for the fuzzer"),
             (&["command_line"], "the command line: every command's arguments and report directory"),
+            (&["video"], "`frames --video`: raw video compared plane by plane"),
             (&["frames", "diff", "transfers", "bench", "faults", "bisect", "demo", "merge", "replay", "wrap"], "the commands, one module each"),
             (&["common", "matrix", "orders", "fidelity", "shard", "run_summary"], "what several commands share"),
             (&["report", "compare", "device", "run", "counts", "junit", "output", "tolerance"], "reports, comparison, running extractors, reading outputs"),
