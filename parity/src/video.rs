@@ -123,8 +123,11 @@ pub fn pix_fmt(name: &str) -> Result<PixFmt> {
 /// A frame geometry: size and format.
 #[derive(Debug, Clone)]
 pub struct Geometry {
+    /// Luma width in samples.
     pub width: u32,
+    /// Luma height in rows.
     pub height: u32,
+    /// The pixel format: planes, subsampling, sample size.
     pub fmt: PixFmt,
 }
 

@@ -7,7 +7,13 @@
 //! residency predicate and `tex.base`). The PTX modules are hand-written
 //! (kernels/texref.ptx, sustp.ptx, texq.ptx) and loaded as text.
 
-use super::*;
+use super::kit::*;
+use crate::cases::devres::lanes;
+use crate::api::*;
+use crate::cx::{pp, Cx, Run};
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
 use std::ffi::CString;
 
 const TEXREF_PTX: &str = include_str!("../../../kernels/texref.ptx");
@@ -683,7 +689,7 @@ fn ptx_sust_p(cx: &mut Cx, fmt: u32, ch: u32) -> Result<(), String> {
     let a = cx.array3d(n, 0, 0, fmt, ch, LDST)?;
     let fill: Vec<u8> = vec![0xa5; n * elem_size(fmt, ch)];
     cx.fill(a, &fill, n * elem_size(fmt, ch), 1, 1)?;
-    let s = super::surf_obj(cx, a)?;
+    let s = surf_obj(cx, a)?;
     let fv = [0.0f32, 0.5, 1.0, -0.5, 1.5, 0.2, f32::NAN, 1e-3, 254.6, -1.0, 0.999, 1.0 / 255.0, 0.5 / 255.0, 65504.0, 70000.0, -3.25];
     let iv = [0u32, 1, 127, 128, 255, 256, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 32767, 32768, 65535, 65536, 0xffff_ff80, 0x1234_5678, 200];
     let v: Vec<[u32; 4]> = (0..n)
@@ -756,7 +762,7 @@ fn ptx_txq(cx: &mut Cx, kind: u32) -> Result<(), String> {
             (cx.tex(&res_array(a), &tdesc([CLAMP; 3], POINT, READ_AS_INTEGER))?, a)
         }
     };
-    let s = super::surf_obj(cx, surf_arr)?;
+    let s = surf_obj(cx, surf_arr)?;
     let out = cx.sentinel(40)?;
     let (mut tp, mut sp, mut op) = (t, s, out);
     let mut params = [pp(&mut tp), pp(&mut sp), pp(&mut op)];
