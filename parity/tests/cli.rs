@@ -1167,7 +1167,9 @@ fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
         concat!(
             r#"{"schema":"simtwin-trace/1","driver":"emulated","hash":"st64","pid":1,"frame_rule":"htod-after-dtoh"}"#,
             "\n",
-            r#"{"t":"end","launches":0,"traced_launches":0,"copies":0,"frames":1,"hashed_bytes":0,"trace_us":0,"copy_back_us":0}"#,
+            r#"{"t":"copy","n":0,"frame":0,"src":"a0+0","bytes":4,"hash":"0123456789abcdef"}"#,
+            "\n",
+            r#"{"t":"end","launches":0,"traced_launches":0,"copies":1,"frames":1,"hashed_bytes":0,"trace_us":0,"copy_back_us":0}"#,
             "\n"
         ),
     )
