@@ -117,8 +117,7 @@ fn a_chain_of_spinning_threads_across_warps_and_blocks_completes() {
         let p = params(&[addr(&mut flags), n as u64]);
         let (o, took) = run_opts(&k, grid, block, &p.ptrs, opts(1));
         assert_eq!(o.result, Ok(()), "{grid}x{block}");
-        assert!(flags.iter().all(|&f| f == 1));
-        assert!(took < Duration::from_secs(15), "{grid}x{block}: {took:?}");
+        assert!(flags.iter().all(|&f| f == 1), "{grid}x{block} took {took:?}");
     }
 }
 
@@ -158,4 +157,41 @@ fn without_preemption_a_spin_on_a_later_lane_times_out() {
     let e = r.result.unwrap_err();
     assert_eq!(e.code, CUDA_ERROR_LAUNCH_TIMEOUT);
     assert!(e.message.contains("thread 0 was running kernel code"), "{}", e.message);
+}
+
+// Block b's thread 0 waits for block b + 1's flag (the last block waits for nothing),
+// then the block meets at a barrier-free end and sets its own flag: a reverse chain.
+unsafe fn reverse_blocks_body(p: *const *mut c_void) {
+    let c = ctx();
+    let b = c.block_idx.x as usize;
+    let flags = out::<AtomicU32>(p, 0);
+    let n: u64 = param(p, 1);
+    if c.linear_tid == 0 {
+        if b + 1 < n as usize {
+            while (*flags.add(b + 1)).load(Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+            }
+        }
+        (*flags.add(b)).store(1, Ordering::Release);
+    }
+}
+preemptible_kernel!(reverse_blocks_run, reverse_blocks_body);
+
+#[test]
+#[ignore = "a reverse chain of 512 spinning blocks does not complete within the watchdog on 2 cores yet (spin_blocks_reverse_512 in known-differences.txt)"]
+fn a_reverse_chain_of_512_spinning_blocks_completes() {
+    // Each block waits for the one after it: all 512 must be resident at once (the H200
+    // holds them; spin_blocks_reverse_512 of the conformance table), so the executor
+    // starts later blocks on helper threads while the spinners give way.
+    let k = kref("spin_reverse_blocks", reverse_blocks_run);
+    for grid in [64u32, 512] {
+        let mut flags = vec![0u32; grid as usize];
+        let p = params(&[addr(&mut flags), grid as u64]);
+        let before = stats();
+        let (o, took) = run_opts(&k, grid, 32, &p.ptrs, opts(2));
+        let s = stats();
+        eprintln!("grid {grid}: {took:?}, helpers {}, preemptions {}", s.spin_helpers - before.spin_helpers, s.preemptions - before.preemptions);
+        assert_eq!(o.result, Ok(()), "grid {grid}");
+        assert!(flags.iter().all(|&f| f == 1), "grid {grid}");
+    }
 }

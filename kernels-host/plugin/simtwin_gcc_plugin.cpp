@@ -217,6 +217,11 @@ struct dd_pass : gimple_opt_pass {
                    user's pointer reaches the builtin. */
                 if (gcall *call = dyn_cast<gcall *>(stmt)) {
                     check_atomic(&gsi, call);
+                    /* `*(int2 *)q = make_int2(...)`: the C++ front end returns the vector
+                       straight into the destination (the call's lhs), so the store is the
+                       call's, made inside the shim's make_int2. */
+                    tree lhs = gimple_call_lhs(call);
+                    if (lhs && !skipped_location(gimple_location(stmt))) check_access(&gsi, lhs, true);
                 } else if (!skipped_location(gimple_location(stmt))) {
                     if (gimple_assign_single_p(stmt)) {
                         if (gimple_store_p(stmt)) check_access(&gsi, gimple_assign_lhs(stmt), true);

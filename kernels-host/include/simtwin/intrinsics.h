@@ -386,16 +386,39 @@ __SIMTWIN_INLINE long long clock64() { return ::__simtwin::rt ? (long long)::__s
 __SIMTWIN_INLINE clock_t __simtwin_clock() { return (clock_t)clock64(); }
 __SIMTWIN_INLINE unsigned long long __globaltimer() { return ::__simtwin::rt ? ::__simtwin::rt->clock() : 0; }
 
-/* Cache-hinted loads and stores: plain memory accesses on the host. */
-template <class T> __SIMTWIN_INLINE T __ldg(const T *p) { return *p; }
-template <class T> __SIMTWIN_INLINE T __ldcg(const T *p) { return *p; }
-template <class T> __SIMTWIN_INLINE T __ldca(const T *p) { return *p; }
-template <class T> __SIMTWIN_INLINE T __ldcs(const T *p) { return *p; }
-template <class T> __SIMTWIN_INLINE T __ldlu(const T *p) { return *p; }
-template <class T> __SIMTWIN_INLINE T __ldcv(const T *p) { return *(const volatile T *)p; }
-template <class T> __SIMTWIN_INLINE void __stwb(T *p, T v) { *p = v; }
-template <class T> __SIMTWIN_INLINE void __stcg(T *p, T v) { *p = v; }
-template <class T> __SIMTWIN_INLINE void __stcs(T *p, T v) { *p = v; }
-template <class T> __SIMTWIN_INLINE void __stwt(T *p, T v) { *p = v; }
+/* Cache-hinted loads and stores: plain memory accesses on the host, and the program's
+   own, so checked for alignment as the plugin checks a plain access (it leaves the shim's
+   code alone): __ldg of an odd address ends the launch with 716 as on the device. */
+#ifdef __SIMTWIN_KERNELS_HOST
+static inline void __simtwin_dd_align(const void *, uint64_t, int, const char *, unsigned);
+#define __SIMTWIN_CHECK_ALIGN(P, W) __simtwin_dd_align((const void *)(P), alignof(T), W, __simtwin_f, __simtwin_l)
+#else
+#define __SIMTWIN_CHECK_ALIGN(P, W) ((void)__simtwin_f, (void)__simtwin_l)
+#endif
+#define __SIMTWIN_HINTED_LOAD(NAME, PTR)                                                                      \
+    template <class T> __SIMTWIN_INLINE T NAME(const T *p, const char *__simtwin_f = __builtin_FILE(),        \
+                                               unsigned __simtwin_l = __builtin_LINE()) {                     \
+        __SIMTWIN_CHECK_ALIGN(p, 0);                                                                          \
+        return *(PTR)p;                                                                                       \
+    }
+#define __SIMTWIN_HINTED_STORE(NAME)                                                                          \
+    template <class T> __SIMTWIN_INLINE void NAME(T *p, T v, const char *__simtwin_f = __builtin_FILE(),      \
+                                                  unsigned __simtwin_l = __builtin_LINE()) {                  \
+        __SIMTWIN_CHECK_ALIGN(p, 1);                                                                          \
+        *p = v;                                                                                               \
+    }
+__SIMTWIN_HINTED_LOAD(__ldg, const T *)
+__SIMTWIN_HINTED_LOAD(__ldcg, const T *)
+__SIMTWIN_HINTED_LOAD(__ldca, const T *)
+__SIMTWIN_HINTED_LOAD(__ldcs, const T *)
+__SIMTWIN_HINTED_LOAD(__ldlu, const T *)
+__SIMTWIN_HINTED_LOAD(__ldcv, const volatile T *)
+__SIMTWIN_HINTED_STORE(__stwb)
+__SIMTWIN_HINTED_STORE(__stcg)
+__SIMTWIN_HINTED_STORE(__stcs)
+__SIMTWIN_HINTED_STORE(__stwt)
+#undef __SIMTWIN_HINTED_LOAD
+#undef __SIMTWIN_HINTED_STORE
+#undef __SIMTWIN_CHECK_ALIGN
 
 #endif
