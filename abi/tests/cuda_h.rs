@@ -153,7 +153,8 @@ fn every_struct_and_constant_matches_cuda_h() {
     let file = dir.path().join("layout.c");
     std::fs::write(&file, &c).unwrap();
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc).arg("-fsyntax-only").arg("-std=c11").arg("-I").arg(cuda_include()).arg(&file).output().expect("a C compiler");
+    let out =
+        Command::new(&cc).arg("-fsyntax-only").arg("-std=c11").arg("-I").arg(cuda_include()).arg(&file).output().expect("a C compiler");
     let errors: Vec<&str> = std::str::from_utf8(&out.stderr).unwrap().lines().filter(|l| l.contains("error")).collect();
     assert!(out.status.success() && errors.is_empty(), "cuda.rs differs from cuda.h:\n{}", errors.join("\n"));
     // The check has teeth: a wrong number is refused.

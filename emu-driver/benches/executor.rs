@@ -122,7 +122,15 @@ unsafe extern "C" fn reduce_run(p: *const *mut c_void, ctx: *mut ThreadCtx, firs
 /// `__shfl_down_sync(0xffffffff, v, delta)` as the shim writes it.
 macro_rules! shfl_down {
     ($v:expr, $d:expr) => {{
-        (exec::runtime_table().warp)(abi::warp::SHFL_DOWN, u32::MAX, $v, $d, 32, ptr::null_mut(), abi::Site { file: c"executor.rs".as_ptr(), line: line!(), column: 0 })
+        (exec::runtime_table().warp)(
+            abi::warp::SHFL_DOWN,
+            u32::MAX,
+            $v,
+            $d,
+            32,
+            ptr::null_mut(),
+            abi::Site { file: c"executor.rs".as_ptr(), line: line!(), column: 0 },
+        )
     }};
 }
 
@@ -245,12 +253,13 @@ fn axpy(opts: &ExecOptions) {
     println!("(a) c[i] = a[i]*1.5f + b[i], 2^24 floats, blocks of 256 ({} blocks)", n / 256);
     println!("    plain host loop : {:9.3} ms", t_plain.as_secs_f64() * 1e3);
     println!("    executor        : {:9.3} ms", t_exec.as_secs_f64() * 1e3);
-    println!("    ratio           : {:9.3} x   (target <= 1.5x; fast blocks {}/{}, resumes per block {:.2})",
+    println!(
+        "    ratio           : {:9.3} x   (target <= 1.5x; fast blocks {}/{}, resumes per block {:.2})",
         t_exec.as_secs_f64() / t_plain.as_secs_f64(),
         s1.fast_blocks - s0.fast_blocks,
         s1.blocks - s0.blocks,
-        (s1.fiber_resumes - s0.fiber_resumes) as f64 / (s1.blocks - s0.blocks) as f64);
-
+        (s1.fiber_resumes - s0.fiber_resumes) as f64 / (s1.blocks - s0.blocks) as f64
+    );
 }
 
 /// `__global__ void poly(float *out)`: 512 dependent multiply-adds per thread.

@@ -99,9 +99,7 @@ pub fn enable() -> Result<u64, String> {
 /// With `fixed`, [addr, addr+len) must be arena space the driver owns.
 unsafe fn reserve(addr: *mut libc::c_void, len: u64, fixed: libc::c_int) -> *mut libc::c_void {
     // SAFETY: per the contract.
-    unsafe {
-        libc::mmap(addr, len as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | fixed, -1, 0)
-    }
+    unsafe { libc::mmap(addr, len as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | fixed, -1, 0) }
 }
 
 /// Whether the mode is on.
@@ -276,7 +274,11 @@ impl Arena {
             // SAFETY: the device view of a live region, mapped by `map` with this length.
             let rc = unsafe { libc::mprotect(r.view as *mut libc::c_void, r.usable as usize, prot) };
             if rc != 0 {
-                crate::log_error!("EMU_CUDA_CHECKS=pointers: mprotect of the device allocation at {:#x} failed: {}", r.base, std::io::Error::last_os_error());
+                crate::log_error!(
+                    "EMU_CUDA_CHECKS=pointers: mprotect of the device allocation at {:#x} failed: {}",
+                    r.base,
+                    std::io::Error::last_os_error()
+                );
             }
         }
     }

@@ -8,7 +8,6 @@ use std::cell::Cell;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
-
 thread_local! {
     static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
 }
@@ -48,4 +47,3 @@ pub fn run_host_call(call: HostCall) -> CuResult {
     callback_thread().lock().unwrap_or_else(|e| e.into_inner()).send((job, done_tx)).map_err(|_| CUDA_ERROR_UNKNOWN)?;
     done_rx.recv().map_err(|_| CUDA_ERROR_UNKNOWN)
 }
-

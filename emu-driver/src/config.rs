@@ -80,7 +80,8 @@ fn parse_trace(path: String) -> Result<TraceConfig, Refusal> {
             Some((a, b)) => a.trim().parse::<u64>().ok().zip(b.trim().parse::<u64>().ok()).filter(|(a, b)| a <= b),
             None => v.trim().parse::<u64>().ok().filter(|&n| n > 0).map(|n| (0, n - 1)),
         };
-        t.frames = Some(range.ok_or_else(|| bad("EMU_CUDA_TRACE_FRAMES", &v, "N (the first N frames, N >= 1) or A-B (frames A to B, 0-based)"))?);
+        t.frames =
+            Some(range.ok_or_else(|| bad("EMU_CUDA_TRACE_FRAMES", &v, "N (the first N frames, N >= 1) or A-B (frames A to B, 0-based)"))?);
     }
     if let Some(v) = var("EMU_CUDA_TRACE_KERNELS") {
         t.kernels = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
@@ -224,7 +225,6 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-
 fn bad(name: &str, value: &str, expected: &str) -> Refusal {
     Refusal { code: CUDA_ERROR_INVALID_VALUE, message: format!("{name}={value}: expected {expected}") }
 }
@@ -241,9 +241,8 @@ pub fn parse_size(text: &str) -> Option<usize> {
 
 impl Config {
     pub fn from_env() -> Result<Config, Refusal> {
-        let kernels = var("EMU_CUDA_KERNELS")
-            .map(|v| v.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect())
-            .unwrap_or_default();
+        let kernels =
+            var("EMU_CUDA_KERNELS").map(|v| v.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect()).unwrap_or_default();
         let counts = var("EMU_CUDA_COUNTS").map(|t| t.replace("%p", &std::process::id().to_string()));
         let device = var("EMU_CUDA_DEVICE").unwrap_or_else(|| "h200".into());
         if crate::profile::by_name(&device).is_none() {
@@ -307,7 +306,8 @@ impl Config {
         };
         let checks = match var("EMU_CUDA_CHECKS") {
             None => Checks::default(),
-            Some(v) => parse_checks(&v).map_err(|e| bad("EMU_CUDA_CHECKS", &v, &format!("a comma-separated list of: {} ({e})", CHECK_WORDS.join(", "))))?,
+            Some(v) => parse_checks(&v)
+                .map_err(|e| bad("EMU_CUDA_CHECKS", &v, &format!("a comma-separated list of: {} ({e})", CHECK_WORDS.join(", "))))?,
         };
         if checks.pointers && real.is_some() {
             return Err(Refusal {
@@ -331,7 +331,9 @@ impl Config {
         if exec == ExecMode::Ptx && checks.race {
             return Err(Refusal {
                 code: CUDA_ERROR_INVALID_VALUE,
-                message: "EMU_CUDA_CHECKS=race needs host twins built with `kernels-host build --checks`; it cannot run with EMU_CUDA_EXEC=ptx".into(),
+                message:
+                    "EMU_CUDA_CHECKS=race needs host twins built with `kernels-host build --checks`; it cannot run with EMU_CUDA_EXEC=ptx"
+                        .into(),
             });
         }
         let thread_loops = match var("EMU_CUDA_THREAD_LOOPS").as_deref() {
@@ -343,13 +345,37 @@ impl Config {
         let trace = match var("EMU_CUDA_TRACE") {
             Some(p) => Some(parse_trace(p)?),
             None => {
-                if let Some(n) = ["EMU_CUDA_TRACE_FRAMES", "EMU_CUDA_TRACE_KERNELS", "EMU_CUDA_TRACE_DUMP", "EMU_CUDA_TRACE_FRAME_START"].iter().find(|n| var(n).is_some()) {
-                    return Err(Refusal { code: CUDA_ERROR_INVALID_VALUE, message: format!("{n} limits the launch trace, but EMU_CUDA_TRACE (the trace file) is not set") });
+                if let Some(n) = ["EMU_CUDA_TRACE_FRAMES", "EMU_CUDA_TRACE_KERNELS", "EMU_CUDA_TRACE_DUMP", "EMU_CUDA_TRACE_FRAME_START"]
+                    .iter()
+                    .find(|n| var(n).is_some())
+                {
+                    return Err(Refusal {
+                        code: CUDA_ERROR_INVALID_VALUE,
+                        message: format!("{n} limits the launch trace, but EMU_CUDA_TRACE (the trace file) is not set"),
+                    });
                 }
                 None
             }
         };
-        Ok(Config { kernels, counts, device, hazards, stack_size, log, fail, real, deferred, workers, block_order, watchdog, checks, preempt, exec, thread_loops, trace })
+        Ok(Config {
+            kernels,
+            counts,
+            device,
+            hazards,
+            stack_size,
+            log,
+            fail,
+            real,
+            deferred,
+            workers,
+            block_order,
+            watchdog,
+            checks,
+            preempt,
+            exec,
+            thread_loops,
+            trace,
+        })
     }
 }
 

@@ -98,7 +98,11 @@ fn replace_file(path: &str, bytes: &[u8]) -> std::io::Result<()> {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) || e.raw_os_error() == Some(libc::EISDIR) || e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(e)
+            if e.raw_os_error() == Some(libc::EOPNOTSUPP)
+                || e.raw_os_error() == Some(libc::EISDIR)
+                || e.raw_os_error() == Some(libc::EINVAL) =>
+        {
             std::fs::write(&tmp, bytes)?;
         }
         Err(e) => return Err(e),

@@ -19,7 +19,9 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::api::{context as ctx, device as dev, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex, vmm};
+use crate::api::{
+    context as ctx, device as dev, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex, vmm,
+};
 use crate::boundary::*;
 use crate::cu::*;
 use std::ffi::{c_char, c_void};
@@ -596,14 +598,14 @@ exports! {
         cuMemHostRegister => CUDA_ERROR_INVALID_CONTEXT;
     }
     unsupported {
-        
+
         cuGLGetDevices, cuGLGetDevices_v2 @6050, cuGraphicsGLRegisterImage, cuGraphicsGLRegisterBuffer, cuGraphicsUnregisterResource,
         cuGraphicsMapResources, cuGraphicsUnmapResources, cuGraphicsSubResourceGetMappedArray,
         cuGraphicsResourceGetMappedPointer, cuGraphicsResourceGetMappedPointer_v2 @3020,
         cuImportExternalMemory, cuDestroyExternalMemory, cuExternalMemoryGetMappedBuffer,
-        cuExternalMemoryGetMappedMipmappedArray, 
+        cuExternalMemoryGetMappedMipmappedArray,
         cuImportExternalSemaphore, cuDestroyExternalSemaphore, cuSignalExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync,
-        cuArrayCreate, cuArray3DCreate, 
+        cuArrayCreate, cuArray3DCreate,
         cuEGLStreamProducerConnect, cuEGLStreamProducerDisconnect, cuEGLStreamConsumerDisconnect,
         cuEGLStreamProducerPresentFrame, cuEGLStreamProducerReturnFrame,
         cuStreamBeginCapture, cuStreamBeginCapture_v2 @10010, cuStreamEndCapture, cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2 @11030,
@@ -613,7 +615,7 @@ exports! {
         cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
         cuThreadExchangeStreamCaptureMode, cuCtxAttach, cuCtxDetach,
         // The rest of cuda.h (tests/cuda_h_exports.rs checks that nothing is left out).
-        cuArray3DGetDescriptor, cuArrayGetDescriptor, 
+        cuArray3DGetDescriptor, cuArrayGetDescriptor,
         cuArrayGetMemoryRequirements, cuArrayGetPlane, cuArrayGetSparseProperties, cuCheckpointOperationComplete,
         cuCheckpointProcessCheckpoint, cuCheckpointProcessGetRestoreThreadId, cuCheckpointProcessGetState,
         cuCheckpointProcessLock, cuCheckpointProcessRestore, cuCheckpointProcessUnlock,
@@ -677,11 +679,11 @@ exports! {
         cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeer_ptds, cuMemcpy3DWithAttributesAsync,
         cuMemcpy3DWithAttributesAsync_ptsz, cuMemcpyAtoA, cuMemcpyAtoA_v2 @3020,
         cuMemcpyAtoA_v2_ptds, cuMemcpyAtoD, cuMemcpyAtoH,
-        cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2 @3020, cuMemcpyAtoHAsync_v2_ptsz, 
+        cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2 @3020, cuMemcpyAtoHAsync_v2_ptsz,
         cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync_v2 @13000,
         cuMemcpyBatchAsync_v2_ptsz, cuMemcpyDtoA, cuMemcpyHtoA,
-        cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2 @3020, cuMemcpyHtoAAsync_v2_ptsz, 
-        cuMemcpyWithAttributesAsync, cuMemcpyWithAttributesAsync_ptsz, 
+        cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2 @3020, cuMemcpyHtoAAsync_v2_ptsz,
+        cuMemcpyWithAttributesAsync, cuMemcpyWithAttributesAsync_ptsz,
         cuMipmappedArrayGetMemoryRequirements, cuMipmappedArrayGetSparseProperties, cuModuleEnumerateFunctions,
         cuModuleGetLoadingMode, cuModuleGetSurfRef, cuModuleGetTexRef, cuMulticastAddDevice, cuMulticastBindAddr,
         cuMulticastBindAddr_v2 @13010, cuMulticastBindMem, cuMulticastBindMem_v2 @13010, cuMulticastCreate,

@@ -10,16 +10,26 @@ pub fn realistic_code(name: &str) -> CUresult {
     let has = |s: &str| name.contains(s);
     if name == "cuInit" {
         CUDA_ERROR_NO_DEVICE
-    } else if has("Alloc") || has("HostRegister") || has("CtxCreate") || has("PrimaryCtxRetain") || has("StreamCreate")
-        || has("EventCreate") || has("PoolCreate")
+    } else if has("Alloc")
+        || has("HostRegister")
+        || has("CtxCreate")
+        || has("PrimaryCtxRetain")
+        || has("StreamCreate")
+        || has("EventCreate")
+        || has("PoolCreate")
     {
         CUDA_ERROR_OUT_OF_MEMORY
     } else if has("ModuleLoad") {
         CUDA_ERROR_NO_BINARY_FOR_GPU
     } else if has("LaunchKernel") {
         CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-    } else if has("Memcpy") || has("Memset") || has("Synchronize") || has("StreamWaitEvent") || has("EventRecord")
-        || has("EventQuery") || has("StreamQuery")
+    } else if has("Memcpy")
+        || has("Memset")
+        || has("Synchronize")
+        || has("StreamWaitEvent")
+        || has("EventRecord")
+        || has("EventQuery")
+        || has("StreamQuery")
     {
         // What a program sees after an earlier kernel faulted.
         CUDA_ERROR_ILLEGAL_ADDRESS

@@ -248,7 +248,18 @@ pub fn run(mut p: Prepared) -> CuResult {
         // SAFETY: the argument buffer's `param_bytes` bytes (it holds at least that many).
         let bytes = unsafe { std::slice::from_raw_parts(args.as_ptr() as *const u8, (k.param_bytes as usize).min(args.len() * 8)) };
         let globals = || p.func.module.globals.iter().map(|(n, &(a, s))| (n.clone(), a, s)).collect();
-        crate::trace::emulated::launch(&k.symbol, l.grid, l.block, l.shared, &k.param_sizes, &k.param_offsets, bytes, p.func.module_id, globals, outcome.result.as_ref().err().map(|f| f.code));
+        crate::trace::emulated::launch(
+            &k.symbol,
+            l.grid,
+            l.block,
+            l.shared,
+            &k.param_sizes,
+            &k.param_offsets,
+            bytes,
+            p.func.module_id,
+            globals,
+            outcome.result.as_ref().err().map(|f| f.code),
+        );
     }
     let c = counters::get();
     for h in &outcome.hazards {

@@ -14,9 +14,9 @@
 //! reaches it through the arena's host view.
 
 use crate::counters;
-use simtwin_abi::counters::Dir;
 use crate::cu::*;
 use crate::state::{Alloc, AllocKind, CuResult, Driver};
+use simtwin_abi::counters::Dir;
 
 const PAGE: u64 = 4096;
 /// The alignment of every allocation's base (and of its end, against the guard page).
@@ -38,7 +38,9 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
     let map_start = if crate::arena::enabled() && in_arena(kind) {
         // EMU_CUDA_CHECKS=pointers: out of host code's reach (see `arena`).
         crate::arena::map(mapped, usable, base_off, size, kind.name()).ok_or_else(|| {
-            crate::log_error!("EMU_CUDA_CHECKS=pointers: cannot place {size} bytes in the device arena (address space exhausted or memfd refused)");
+            crate::log_error!(
+                "EMU_CUDA_CHECKS=pointers: cannot place {size} bytes in the device arena (address space exhausted or memfd refused)"
+            );
             CUDA_ERROR_OUT_OF_MEMORY
         })?
     } else {
@@ -214,9 +216,11 @@ pub fn snapshot(src: u64, len: u64) -> Vec<u8> {
     if len == 0 {
         return Vec::new(); // `src` may be null
     }
-    // SAFETY: the caller's host memory, readable for `len` bytes per the API contract;
-    // the copy was checked before (a fault there is reported, see `Touching`).
-    marked(Touching { what: "staging of an async copy", dst: 0, src, span: len }, || unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) }.to_vec())
+    marked(Touching { what: "staging of an async copy", dst: 0, src, span: len }, || {
+        // SAFETY: the caller's host memory, readable for `len` bytes per the API contract;
+        // the copy was checked before (a fault there is reported, see `Touching`).
+        unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) }.to_vec()
+    })
 }
 
 /// Writes staged bytes to device memory (the deferred half of a pageable HtoD copy).
@@ -289,8 +293,17 @@ pub fn copy(d: &Driver, dst: u64, src: u64, len: u64, expect_dst: Option<Side>, 
 /// Checks a 2D copy (rows of `width` bytes, `height` rows, given pitches) without doing
 /// it; returns its direction.
 #[allow(clippy::too_many_arguments)]
-pub fn check_copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
-                     expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult<Dir> {
+pub fn check_copy_2d(
+    d: &Driver,
+    dst: u64,
+    dpitch: u64,
+    src: u64,
+    spitch: u64,
+    width: u64,
+    height: u64,
+    expect_dst: Option<Side>,
+    expect_src: Option<Side>,
+) -> CuResult<Dir> {
     if width == 0 || height == 0 {
         // Nothing to copy: success wherever it points, as for 1D copies.
         return Ok(match (expect_src, expect_dst) {
@@ -313,8 +326,17 @@ pub fn check_copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, w
 
 /// A checked 2D copy (see `check_copy_2d`).
 #[allow(clippy::too_many_arguments)]
-pub fn copy_2d(d: &Driver, dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64,
-               expect_dst: Option<Side>, expect_src: Option<Side>) -> CuResult {
+pub fn copy_2d(
+    d: &Driver,
+    dst: u64,
+    dpitch: u64,
+    src: u64,
+    spitch: u64,
+    width: u64,
+    height: u64,
+    expect_dst: Option<Side>,
+    expect_src: Option<Side>,
+) -> CuResult {
     if width == 0 || height == 0 {
         return Ok(());
     }

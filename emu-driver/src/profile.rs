@@ -79,7 +79,16 @@ impl Profile {
 }
 
 fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
-    let mut p = Profile { key, name: String::new(), total_mem: 0, driver_version: 0, max_ptx_version: (0, 0), attrs: BTreeMap::new(), uuid: [0; 16], vmm_granularity: (0, 0) };
+    let mut p = Profile {
+        key,
+        name: String::new(),
+        total_mem: 0,
+        driver_version: 0,
+        max_ptx_version: (0, 0),
+        attrs: BTreeMap::new(),
+        uuid: [0; 16],
+        vmm_granularity: (0, 0),
+    };
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('#') || line.is_empty() {

@@ -52,7 +52,9 @@ impl Work {
     fn describe(&self) -> String {
         match self {
             Work::Launch(l) => format!("launch of {}", l.symbol()),
-            Work::Copy { len, snapshot, .. } => format!("copy of {len} bytes{}", if snapshot.is_some() { " (pageable source)" } else { "" }),
+            Work::Copy { len, snapshot, .. } => {
+                format!("copy of {len} bytes{}", if snapshot.is_some() { " (pageable source)" } else { "" })
+            }
             Work::Copy2D { width, height, .. } => format!("2D copy of {width}x{height} bytes"),
             Work::Memset { w, h, elem, .. } => format!("memset of {} bytes", w * h * elem),
             Work::Free { ptr } => format!("stream-ordered free of {ptr:#x}"),
@@ -260,7 +262,10 @@ fn force(targets: impl FnOnce(&Queue) -> Vec<u64>, why: &str) -> CuResult {
 pub fn pending_report() -> Vec<String> {
     let g = queue();
     let Some(q) = g.as_ref() else { return Vec::new() };
-    q.pending.values().map(|it| format!("{} ({}) never ran: the program did not synchronise after it", it.work.describe(), it.origin)).collect()
+    q.pending
+        .values()
+        .map(|it| format!("{} ({}) never ran: the program did not synchronise after it", it.work.describe(), it.origin))
+        .collect()
 }
 
 /// Runs one item now.

@@ -131,9 +131,7 @@ pub fn select<'a>(scan: &'a Scan, want: &Wanted, looked_in: &str) -> Result<&'a 
     let wanted: BTreeSet<&str> = want.kernels.iter().map(|s| s.as_str()).collect();
     let mut exact: Vec<&Found> = scan.manifests.iter().filter(|m| m.manifest.symbols() == wanted).collect();
     if wanted.is_empty() {
-        exact.retain(|m| {
-            !m.manifest.globals.is_empty() && m.manifest.globals.iter().all(|g| want.globals.contains(&g.symbol))
-        });
+        exact.retain(|m| !m.manifest.globals.is_empty() && m.manifest.globals.iter().all(|g| want.globals.contains(&g.symbol)));
     }
     match exact.len() {
         1 => return Ok(exact[0]),

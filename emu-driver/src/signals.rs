@@ -312,8 +312,14 @@ fn copy_report() {
     let addr = FAULT_ADDR.load(Ordering::Acquire);
     let write = FAULT_WRITE.load(Ordering::Acquire);
     let tid = FAULT_TID.load(Ordering::Acquire);
-    let (side, base) = if c.src != 0 && addr >= c.src && addr - c.src < c.span && !write { ("source", c.src) } else { ("destination", c.dst) };
-    let operation = format!("{} of {} bytes {} host memory at {base:#x} on thread {tid}", c.what, c.span, if side == "source" { "from" } else { "into" });
+    let (side, base) =
+        if c.src != 0 && addr >= c.src && addr - c.src < c.span && !write { ("source", c.src) } else { ("destination", c.dst) };
+    let operation = format!(
+        "{} of {} bytes {} host memory at {base:#x} on thread {tid}",
+        c.what,
+        c.span,
+        if side == "source" { "from" } else { "into" }
+    );
     let message = format!(
         "the driver's {} {} the host address {addr:#x} (byte {} of the {side}, {base:#x} + {} bytes), which the process cannot {}: \
          the real driver dies of SIGSEGV there too (measured on an H200); the program passed a host pointer that is unmapped or protected",

@@ -387,7 +387,13 @@ impl Driver {
             }
         };
         let best = match (below, above) {
-            (Some(b), Some(u)) => if dist(b) <= dist(u) { b } else { u },
+            (Some(b), Some(u)) => {
+                if dist(b) <= dist(u) {
+                    b
+                } else {
+                    u
+                }
+            }
             (Some(b), None) => b,
             (None, Some(u)) => u,
             (None, None) => return None,

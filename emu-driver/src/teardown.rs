@@ -69,5 +69,3 @@ extern "C" fn on_unload() {
 #[used]
 #[link_section = ".fini_array"]
 static FINI: extern "C" fn() = on_unload;
-
-

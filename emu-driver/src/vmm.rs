@@ -119,7 +119,10 @@ fn errno_is(e: i32) -> bool {
 
 /// A memfd of `size` bytes whose name records `p` (read back by [`describe`]).
 pub fn create_memfd(size: u64, p: &Props) -> CuResult<i32> {
-    let name = format!("{NAME} ht={} loc={} dev={} comp={} rdma={} usage={}\0", p.handle_types, p.location, p.device, p.compression, p.rdma, p.usage);
+    let name = format!(
+        "{NAME} ht={} loc={} dev={} comp={} rdma={} usage={}\0",
+        p.handle_types, p.location, p.device, p.compression, p.rdma, p.usage
+    );
     // SAFETY: a NUL-terminated name; memfd_create touches no memory of ours.
     let fd = unsafe { libc::memfd_create(name.as_ptr().cast(), libc::MFD_CLOEXEC) };
     if fd < 0 {

@@ -90,12 +90,7 @@ fn run_client(exe: &Path, tag: &str) -> (Output, Value) {
 
 fn check_common(tag: &str, o: &Output, c: &Value, htod: (u64, u64), dtoh: (u64, u64)) {
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{tag} exited {}:\n{stdout}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{tag} exited {}:\n{stdout}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("all results match"), "{tag} output:\n{stdout}");
     assert!(!stdout.contains("MISMATCH"), "{tag} output:\n{stdout}");
     for k in ["warp_scan: ok", "block_total: ok", "ballot_stats: ok", "weigh: ok"] {
@@ -169,11 +164,8 @@ fn cudarc_safe_api_client() {
 fn driver_exports_every_client_symbol() {
     let list = root().join("emu-driver/tests/data/client-symbols.txt");
     let text = std::fs::read_to_string(&list).unwrap_or_else(|e| panic!("{}: {e}", list.display()));
-    let names: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| l.split_whitespace().next().unwrap())
-        .collect();
+    let names: Vec<&str> =
+        text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).map(|l| l.split_whitespace().next().unwrap()).collect();
     assert!(names.len() > 100, "{} lists only {} names", list.display(), names.len());
     for must in ["cuInit", "cuModuleGetGlobal", "cuModuleGetGlobal_v2", "cuMemAllocAsync", "cuLaunchKernel"] {
         assert!(names.contains(&must), "{must} not in {}", list.display());

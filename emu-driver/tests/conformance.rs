@@ -82,12 +82,7 @@ fn run_conformance(exec: &str, env: &[(&str, &str)]) -> String {
             .env("EMU_CUDA_EXEC", exec)
             .output()
             .expect("run driver-conformance");
-        assert!(
-            o.status.success(),
-            "driver-conformance failed ({}):\n{}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert!(o.status.success(), "driver-conformance failed ({}):\n{}", o.status, String::from_utf8_lossy(&o.stderr));
         let _ = std::fs::copy(&emulated, root.join(format!("target/conformance/emulated-{exec}{variant}.txt")));
         std::fs::read_to_string(&emulated).expect("read emulated.txt")
     }
@@ -123,10 +118,7 @@ fn table() -> (PathBuf, Option<BTreeMap<String, String>>) {
 
 fn case_names() -> Vec<String> {
     emulated();
-    let o = Command::new(run_dir().join("driver-conformance"))
-        .arg("--list")
-        .output()
-        .expect("driver-conformance --list");
+    let o = Command::new(run_dir().join("driver-conformance")).arg("--list").output().expect("driver-conformance --list");
     String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect()
 }
 
@@ -193,7 +185,10 @@ fn matches_h200_table(text: &str, exec: &str) {
             // A documented difference (`CASE@MODE` for one execution mode only): the
             // emulated line must be exactly the one listed.
             Some(g) if known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).is_some_and(|(line, _)| line == g) => {
-                eprintln!("known difference: {name}: {}", known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).map_or("", |k| k.1.as_str()));
+                eprintln!(
+                    "known difference: {name}: {}",
+                    known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).map_or("", |k| k.1.as_str())
+                );
             }
             // Where the real driver crashes or hangs there is no code to match: the
             // emulated driver must answer (with codes), not crash or hang.

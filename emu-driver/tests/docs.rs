@@ -34,8 +34,18 @@ fn pages() -> Vec<(PathBuf, String)> {
 
 /// Top-level folders whose paths, written in backticks, must exist in the repository.
 const TRACKED_ROOTS: &[&str] = &[
-    "emu-driver/", "kernels-host/", "parity/", "fixtures/", "fuzz/", "scripts/", "docs/", "examples/",
-    "abi/", "crlibm-preload/", "reports/reference/", "reports/device-math/",
+    "emu-driver/",
+    "kernels-host/",
+    "parity/",
+    "fixtures/",
+    "fuzz/",
+    "scripts/",
+    "docs/",
+    "examples/",
+    "abi/",
+    "crlibm-preload/",
+    "reports/reference/",
+    "reports/device-math/",
     "reports/ptxas-contraction/",
 ];
 
@@ -115,8 +125,7 @@ fn every_environment_variable_the_driver_reads_is_documented() {
             }
             let text = std::fs::read_to_string(&path).expect("source file");
             for piece in text.split("\"EMU_CUDA_").skip(1) {
-                let name: String =
-                    piece.chars().take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_').collect();
+                let name: String = piece.chars().take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_').collect();
                 if !piece[name.len()..].starts_with('"') || name.is_empty() {
                     continue;
                 }

@@ -14,7 +14,13 @@ fn root() -> PathBuf {
 
 fn run_ok(cmd: &mut Command, what: &str) {
     let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(o.status.success(), "{what} failed ({}):\n{}{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{what} failed ({}):\n{}{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -30,15 +36,26 @@ fn sweep_of_the_remaining_entry_points_holds() {
     let src = root.join("emu-driver/tests/clients/kernels.cu");
     let fatbin = dir.join("kernels.fatbin");
     run_ok(
-        Command::new(nvcc).arg("-fatbin").arg("-o").arg(&fatbin)
-            .args(["-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_80,code=compute_80"]).arg(&src),
+        Command::new(nvcc)
+            .arg("-fatbin")
+            .arg("-o")
+            .arg(&fatbin)
+            .args(["-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_80,code=compute_80"])
+            .arg(&src),
         "nvcc kernels.cu",
     );
-    run_ok(Command::new(root.join("target/simtwin/bin/kernels-host")).arg("build").arg("-o").arg(dir.join("kernels")).arg(&src), "kernels-host build");
+    run_ok(
+        Command::new(root.join("target/simtwin/bin/kernels-host")).arg("build").arg("-o").arg(dir.join("kernels")).arg(&src),
+        "kernels-host build",
+    );
     let exe = dir.join("sweep");
     run_ok(
-        Command::new("cc").args(["-O1", "-Wall", "-Werror", "-o"]).arg(&exe).arg(root.join("emu-driver/tests/sweep/sweep.c"))
-            .arg(format!("-L{}", lib.display())).arg("-l:libcuda.so.1"),
+        Command::new("cc")
+            .args(["-O1", "-Wall", "-Werror", "-o"])
+            .arg(&exe)
+            .arg(root.join("emu-driver/tests/sweep/sweep.c"))
+            .arg(format!("-L{}", lib.display()))
+            .arg("-l:libcuda.so.1"),
         "cc sweep.c",
     );
     let counts = dir.join("counts.json");
@@ -50,7 +67,12 @@ fn sweep_of_the_remaining_entry_points_holds() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success() && out.contains("sweep: all checks hold"), "sweep failed ({}):\n{out}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success() && out.contains("sweep: all checks hold"),
+        "sweep failed ({}):\n{out}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&counts).expect("counters written at exit")).unwrap();
     assert_eq!(c["unsupported"], serde_json::json!({}), "no unimplemented entry point was hit");
     // Every entry point the program names was really called (one count each at least).

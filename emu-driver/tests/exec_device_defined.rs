@@ -137,7 +137,11 @@ fn a_shuffle_from_an_alive_lane_outside_the_mask_keeps_the_callers_value() {
     }
     assert_eq!(o.hazards.len(), 1, "{:?}", o.hazards);
     assert_eq!(o.hazards[0].kind, HazardKind::ShuffleSourceOutsideMask);
-    assert!(o.hazards[0].message.contains("reads lane 20") && o.hazards[0].message.contains("the caller's own value"), "{}", o.hazards[0].message);
+    assert!(
+        o.hazards[0].message.contains("reads lane 20") && o.hazards[0].message.contains("the caller's own value"),
+        "{}",
+        o.hazards[0].message
+    );
 }
 
 // Lanes 28..31 exit; the rest vote, match and reduce over the full mask.

@@ -84,7 +84,8 @@ fn check(case: &str, key: &str, got: String) {
     assert_eq!(&got, want, "{case} {key}: executor vs H200");
 }
 
-const OPS: [&str; 11] = ["shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "ballot", "any", "all", "reduce_add", "reduce_min", "match_any", "activemask"];
+const OPS: [&str; 11] =
+    ["shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "ballot", "any", "all", "reduce_add", "reduce_min", "match_any", "activemask"];
 
 /// conformance.cu's warp_op: one collective per op, results to out[lane] (width 32) and
 /// out[32 + lane] (width 8, shuffles only). Each call its own site, as in the source.
@@ -180,7 +181,11 @@ fn shuffles_reading_converged_lanes_outside_the_mask_give_what_the_h200_gives() 
     compare_scenario("halves", 2);
     // Reading outside the mask is still a hazard (undefined in CUDA).
     let (_, o) = scenario("halves", 2, 0);
-    assert!(o.hazards.iter().any(|h| h.kind == HazardKind::ShuffleSourceOutsideMask && h.message.contains("that lane's value")), "{:?}", o.hazards);
+    assert!(
+        o.hazards.iter().any(|h| h.kind == HazardKind::ShuffleSourceOutsideMask && h.message.contains("that lane's value")),
+        "{:?}",
+        o.hazards
+    );
 }
 
 #[test]

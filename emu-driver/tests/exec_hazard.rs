@@ -162,11 +162,7 @@ fn a_shuffle_from_a_lane_outside_the_mask_is_reported() {
 
 unsafe fn kinds_body(p: *const *mut c_void) {
     let l = lane();
-    let r = if l < 16 {
-        warp(warp::BALLOT, u32::MAX, (l % 2) as u64, 0, 32).0
-    } else {
-        warp(warp::ANY, u32::MAX, (l % 2) as u64, 0, 32).0
-    };
+    let r = if l < 16 { warp(warp::BALLOT, u32::MAX, (l % 2) as u64, 0, 32).0 } else { warp(warp::ANY, u32::MAX, (l % 2) as u64, 0, 32).0 };
     *out::<u64>(p, 0).add(l as usize) = r;
 }
 kernel!(kinds_run, kinds_body);
@@ -230,7 +226,11 @@ fn a_structural_deadlock_fails_the_launch_with_a_report() {
     assert!(e.message.contains("kernel deadlock block (0,0,0)"), "{}", e.message);
     assert!(e.message.contains("threads 1-63 wait at __syncthreads"), "{}", e.message);
     assert!(e.message.contains("63 of 64 live threads arrived"), "{}", e.message);
-    assert!(e.message.contains("threads 0 wait in __syncwarp(mask=0x00000003) of warp 0 for lanes 1 (thread 1 waits at __syncthreads)"), "{}", e.message);
+    assert!(
+        e.message.contains("threads 0 wait in __syncwarp(mask=0x00000003) of warp 0 for lanes 1 (thread 1 waits at __syncthreads)"),
+        "{}",
+        e.message
+    );
     assert_eq!(o.hazards.len(), 1);
     assert_eq!(o.hazards[0].kind, HazardKind::Deadlock);
     assert_eq!(o.hazards[0].threads, (0..64).collect::<Vec<u32>>());

@@ -125,7 +125,12 @@ fn the_first_failing_block_in_the_order_wins_on_any_number_of_workers() {
             for _ in 0..3 {
                 let mut ran = vec![0u32; 48];
                 let p = params(&[addr(&mut ran), failing]);
-                let o = run_with(&k, cfg([48, 1, 1], [64, 1, 1], 0), &p.ptrs, ExecOptions { workers, block_order: order, ..ExecOptions::default() });
+                let o = run_with(
+                    &k,
+                    cfg([48, 1, 1], [64, 1, 1], 0),
+                    &p.ptrs,
+                    ExecOptions { workers, block_order: order, ..ExecOptions::default() },
+                );
                 let e = o.result.unwrap_err();
                 assert_eq!(e.code, 710);
                 assert!(e.message.contains(&format!("block ({first},0,0) thread (3,0,0)")), "{workers} workers {order:?}: {}", e.message);

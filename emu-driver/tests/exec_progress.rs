@@ -141,7 +141,11 @@ fn a_spin_nothing_ends_still_times_out_and_says_the_threads_spin() {
     let (r, took) = run_opts(&k, 1, 64, &p.ptrs, o);
     let e = r.result.unwrap_err();
     assert_eq!(e.code, CUDA_ERROR_LAUNCH_TIMEOUT);
-    assert!(e.message.contains("spin in kernel code with no runtime call") || e.message.contains("thread 0 was running kernel code"), "{}", e.message);
+    assert!(
+        e.message.contains("spin in kernel code with no runtime call") || e.message.contains("thread 0 was running kernel code"),
+        "{}",
+        e.message
+    );
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
@@ -190,7 +194,11 @@ fn a_reverse_chain_of_512_spinning_blocks_completes() {
         let before = stats();
         let (o, took) = run_opts(&k, grid, 32, &p.ptrs, opts(2));
         let s = stats();
-        eprintln!("grid {grid}: {took:?}, helpers {}, preemptions {}", s.spin_helpers - before.spin_helpers, s.preemptions - before.preemptions);
+        eprintln!(
+            "grid {grid}: {took:?}, helpers {}, preemptions {}",
+            s.spin_helpers - before.spin_helpers,
+            s.preemptions - before.preemptions
+        );
         assert_eq!(o.result, Ok(()), "grid {grid}");
         assert!(flags.iter().all(|&f| f == 1), "grid {grid}");
     }

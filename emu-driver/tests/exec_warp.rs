@@ -25,9 +25,28 @@ fn reference(op: u32, lane: u32, arg: i32, w: i32) -> u32 {
     let seg = lane / w;
     match op {
         warp::SHFL_IDX => seg * w + a % w,
-        warp::SHFL_UP => if lane % w >= a { lane - a } else { lane },
-        warp::SHFL_DOWN => if lane % w + a < w { lane + a } else { lane },
-        _ => { let t = lane ^ a; if t / w > seg { lane } else { t } }
+        warp::SHFL_UP => {
+            if lane % w >= a {
+                lane - a
+            } else {
+                lane
+            }
+        }
+        warp::SHFL_DOWN => {
+            if lane % w + a < w {
+                lane + a
+            } else {
+                lane
+            }
+        }
+        _ => {
+            let t = lane ^ a;
+            if t / w > seg {
+                lane
+            } else {
+                t
+            }
+        }
     }
 }
 
@@ -232,11 +251,7 @@ fn activemask_names_the_lanes_that_have_not_exited() {
 unsafe fn halves_body(p: *const *mut c_void) {
     let l = lane();
     let v = l as u64 * 10;
-    let r = if l < 16 {
-        warp(warp::SHFL_XOR, 0x0000_ffff, v, 1, 32).0
-    } else {
-        warp(warp::SHFL_DOWN, 0xffff_0000, v, 2, 16).0
-    };
+    let r = if l < 16 { warp(warp::SHFL_XOR, 0x0000_ffff, v, 1, 32).0 } else { warp(warp::SHFL_DOWN, 0xffff_0000, v, 2, 16).0 };
     *out::<u64>(p, 0).add(l as usize) = r;
 }
 kernel!(halves_run, halves_body);
@@ -250,7 +265,13 @@ fn disjoint_masks_in_divergent_branches_form_separate_collectives() {
     assert_eq!(o.result, Ok(()));
     assert!(o.hazards.is_empty(), "{:?}", o.hazards);
     for l in 0..32u64 {
-        let src = if l < 16 { l ^ 1 } else if l % 16 + 2 < 16 { l + 2 } else { l };
+        let src = if l < 16 {
+            l ^ 1
+        } else if l % 16 + 2 < 16 {
+            l + 2
+        } else {
+            l
+        };
         assert_eq!(res[l as usize], src * 10, "lane {l}");
     }
 }

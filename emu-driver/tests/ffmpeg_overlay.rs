@@ -36,10 +36,14 @@ fn ffmpeg(dir: &Path, args: &[&str], emulated: bool) -> std::process::Output {
 /// CUDA filter on the emulated driver and by the CPU filter; both outputs' bytes.
 fn both(dir: &Path, fmt: &str, ov: &str, x: u32, y: u32) -> (Vec<u8>, Vec<u8>) {
     let main = "testsrc2=size=320x240:rate=5";
-    let cuda_graph = format!("[0:v]format={fmt},hwupload[a];[1:v]format={fmt},hwupload[b];[a][b]overlay_cuda=x={x}:y={y},hwdownload,format={fmt}");
+    let cuda_graph =
+        format!("[0:v]format={fmt},hwupload[a];[1:v]format={fmt},hwupload[b];[a][b]overlay_cuda=x={x}:y={y},hwdownload,format={fmt}");
     let cpu_graph = format!("[0:v]format={fmt}[a];[1:v]format={fmt}[b];[a][b]overlay=x={x}:y={y}:format=yuv420,format={fmt}");
     let common = |graph: &str, out: &str| -> Vec<String> {
-        ["-f", "lavfi", "-i", main, "-f", "lavfi", "-i", ov, "-filter_complex", graph, "-frames:v", "5", "-f", "rawvideo", out].iter().map(|s| s.to_string()).collect()
+        ["-f", "lavfi", "-i", main, "-f", "lavfi", "-i", ov, "-filter_complex", graph, "-frames:v", "5", "-f", "rawvideo", out]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     };
     let mut cuda_args = vec!["-init_hw_device".to_string(), "cuda=cu".into(), "-filter_hw_device".into(), "cu".into()];
     cuda_args.extend(common(&cuda_graph, "cuda.yuv"));

@@ -194,7 +194,11 @@ fn a_trace_path_that_is_not_a_regular_file_is_refused_at_once() {
     // SAFETY: mkfifo with a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let d = dir.path().to_str().unwrap().to_string();
-    for (path, says) in [(fifo.to_str().unwrap(), "it is a FIFO (named pipe) with no reader"), ("/dev/full", "it is a character device"), (&d, "Is a directory")] {
+    for (path, says) in [
+        (fifo.to_str().unwrap(), "it is a FIFO (named pipe) with no reader"),
+        ("/dev/full", "it is a character device"),
+        (&d, "Is a directory"),
+    ] {
         let mut c = cmd(&["syncs", "3", "exit"], None);
         c.env("EMU_CUDA_TRACE", path);
         let o = run_within(c, Duration::from_secs(60)).unwrap_or_else(|| panic!("EMU_CUDA_TRACE={path}: the program hung"));

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use cuda::image::{
-    cubin_globals, parse_bytes, ptx_globals, Compression, EntryKind, GlobalInfo, Image, ImageError,
-    ImageKind, ParamInfo, Target,
+    cubin_globals, parse_bytes, ptx_globals, Compression, EntryKind, GlobalInfo, Image, ImageError, ImageKind, ParamInfo, Target,
 };
 
 const H200: Target = Target { sm: 90 };
@@ -61,13 +60,8 @@ fn sorted_globals(mut g: Vec<GlobalInfo>) -> Vec<GlobalInfo> {
     g
 }
 
-const FEATURE_KERNELS: [&str; 5] = [
-    "_Z12scale_kernelIdLi3EEvPT_S0_i",
-    "_Z12scale_kernelIfLi2EEvPT_S0_i",
-    "bounded",
-    "feature_sum",
-    "histogram",
-];
+const FEATURE_KERNELS: [&str; 5] =
+    ["_Z12scale_kernelIdLi3EEvPT_S0_i", "_Z12scale_kernelIfLi2EEvPT_S0_i", "bounded", "feature_sum", "histogram"];
 
 fn check_feature_params(img: &Image) {
     let k = |n: &str| img.kernel(n).unwrap_or_else(|| panic!("{n} missing in {}", img.chosen));
@@ -189,8 +183,15 @@ fn vmaf_shaped_fatbin_entries_and_choice() {
     assert_eq!(
         seen,
         [
-            "sm_75 cubin", "sm_80 cubin", "compute_80 ptx (zstd)", "sm_86 cubin", "sm_89 cubin",
-            "sm_90 cubin", "sm_100 cubin", "sm_120 cubin", "compute_120 ptx (zstd)"
+            "sm_75 cubin",
+            "sm_80 cubin",
+            "compute_80 ptx (zstd)",
+            "sm_86 cubin",
+            "sm_89 cubin",
+            "sm_90 cubin",
+            "sm_100 cubin",
+            "sm_120 cubin",
+            "compute_120 ptx (zstd)"
         ]
     );
     for e in &img.entries {
@@ -204,10 +205,7 @@ fn vmaf_shaped_fatbin_entries_and_choice() {
     assert_eq!(a.binary_version, 90);
     assert!(a.num_regs > 0 && a.num_regs <= 255);
     assert_eq!(a.const_size_bytes, 10);
-    assert_eq!(
-        img.globals,
-        vec![GlobalInfo { name: "c_gauss".into(), size: Some(10), constant: true }]
-    );
+    assert_eq!(img.globals, vec![GlobalInfo { name: "c_gauss".into(), size: Some(10), constant: true }]);
 }
 
 #[test]
@@ -262,10 +260,9 @@ fn selection_rule_no_binary_and_ptx_only() {
 #[test]
 fn compressed_cubins_zstd_and_lz4() {
     let bare = parse("features_sm90.cubin", H200).unwrap();
-    for (file, chosen, scheme) in [
-        ("features_zstd.fatbin", "sm_90 cubin (zstd)", Compression::Zstd),
-        ("features_lz4.fatbin", "sm_90 cubin (lz4)", Compression::Lz4),
-    ] {
+    for (file, chosen, scheme) in
+        [("features_zstd.fatbin", "sm_90 cubin (zstd)", Compression::Zstd), ("features_lz4.fatbin", "sm_90 cubin (lz4)", Compression::Lz4)]
+    {
         let img = parse(file, H200).unwrap();
         assert_eq!(img.chosen, chosen);
         assert!(img.entries.iter().all(|e| e.compression == scheme), "{file}");

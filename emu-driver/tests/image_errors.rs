@@ -59,14 +59,8 @@ fn assert_invalid(r: Result<Image, ImageError>, what: &str) {
     }
 }
 
-const BINARIES: [&str; 6] = [
-    "vmaf9.fatbin",
-    "features_zstd.fatbin",
-    "features_lz4.fatbin",
-    "features_ptx_lz4.fatbin",
-    "features_sm90.cubin",
-    "reqntid_sm90.cubin",
-];
+const BINARIES: [&str; 6] =
+    ["vmaf9.fatbin", "features_zstd.fatbin", "features_lz4.fatbin", "features_ptx_lz4.fatbin", "features_sm90.cubin", "reqntid_sm90.cubin"];
 
 #[test]
 fn every_truncation_is_an_error() {
@@ -287,10 +281,7 @@ fn cubin_section_fields() {
     let (shoff, shnum) = cubin_section_headers(&b);
     for i in 1..shnum {
         let h = shoff + 64 * i;
-        for (field, vals) in [
-            (24usize, vec![u64::MAX, b.len() as u64, 1 << 33]),
-            (32usize, vec![u64::MAX, b.len() as u64 + 1, 1 << 33]),
-        ] {
+        for (field, vals) in [(24usize, vec![u64::MAX, b.len() as u64, 1 << 33]), (32usize, vec![u64::MAX, b.len() as u64 + 1, 1 << 33])] {
             for v in vals {
                 let mut m = b.clone();
                 put_u64(&mut m, h + field, v);

@@ -10,7 +10,6 @@ mod image_support;
 use cuda::image::{checked_reads, parse_bytes, Target};
 use image_support::Guarded;
 
-
 /// Runs `parse_ptr` on `data` placed flush against a PROT_NONE page.
 fn parse_guarded(data: &[u8]) -> Result<cuda::image::Image, cuda::image::ImageError> {
     Guarded::new(data).parse(Target { sm: 90 })
@@ -44,10 +43,9 @@ fn regression_inputs() {
             match (&r, &p) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{name}"),
                 (Err(_), Err(_)) => {}
-                (Ok(_), Err(e)) => assert!(
-                    !data.contains(&0) || matches!(e, cuda::image::ImageError::Unreadable(_)),
-                    "{name}: by pointer {e}"
-                ),
+                (Ok(_), Err(e)) => {
+                    assert!(!data.contains(&0) || matches!(e, cuda::image::ImageError::Unreadable(_)), "{name}: by pointer {e}")
+                }
                 (Err(_), Ok(_)) => {}
             }
         }

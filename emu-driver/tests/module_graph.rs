@@ -143,7 +143,8 @@ fn modules(dir: &Path, root: &str) -> Vec<Module> {
         } else {
             file.with_extension("")
         };
-        let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ';' || c == '{')).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> =
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ';' || c == '{')).filter(|w| !w.is_empty()).collect();
         for w in words.windows(2) {
             if w[0] == "mod" {
                 let name = w[1].trim_end_matches(';');
@@ -179,7 +180,8 @@ fn path_attributes(raw: &str) -> BTreeMap<String, String> {
         let Some(rest) = l.strip_prefix("#[path = \"") else { continue };
         let Some(file) = rest.split('"').next() else { continue };
         if let Some(decl) = lines[i + 1..].iter().find(|l| !l.starts_with("#[")) {
-            let name = decl.trim_start_matches("pub(crate) ").trim_start_matches("pub ").strip_prefix("mod ").map(|n| n.trim_end_matches(';'));
+            let name =
+                decl.trim_start_matches("pub(crate) ").trim_start_matches("pub ").strip_prefix("mod ").map(|n| n.trim_end_matches(';'));
             if let Some(name) = name {
                 out.insert(name.to_string(), file.to_string());
             }
@@ -196,7 +198,13 @@ fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
         let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
         let mut depth = 0;
         let mut start = 0;
-        let p = if prefix.is_empty() { head.to_string() } else if head.is_empty() { prefix.to_string() } else { format!("{prefix}::{head}") };
+        let p = if prefix.is_empty() {
+            head.to_string()
+        } else if head.is_empty() {
+            prefix.to_string()
+        } else {
+            format!("{prefix}::{head}")
+        };
         for (i, c) in inner.char_indices() {
             match c {
                 '{' => depth += 1,
@@ -231,9 +239,16 @@ fn references(text: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if (bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':')) {
+        if (bytes[i].is_ascii_alphabetic() || bytes[i] == b'_')
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':'))
+        {
             let mut j = i;
-            while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || (bytes[j] == b':' && bytes.get(j + 1) == Some(&b':')) || (bytes[j] == b':' && j > 0 && bytes[j - 1] == b':')) {
+            while j < bytes.len()
+                && (bytes[j].is_ascii_alphanumeric()
+                    || bytes[j] == b'_'
+                    || (bytes[j] == b':' && bytes.get(j + 1) == Some(&b':'))
+                    || (bytes[j] == b':' && j > 0 && bytes[j - 1] == b':'))
+            {
                 j += 1;
             }
             let p = &text[i..j];
@@ -522,7 +537,11 @@ fn layering_problems(ws: &Path, l: &Layers) -> Vec<String> {
         for n in *names {
             let p: Vec<String> = n.split("::").map(String::from).collect();
             if !rel.iter().any(|r| r.is_some_and(|r| r == p.as_slice())) {
-                out.push(format!("{}: {n} is listed in a layer but is no module of {}", l.dir, if l.within.is_empty() { "the crate".to_string() } else { l.within.join("::") }));
+                out.push(format!(
+                    "{}: {n} is listed in a layer but is no module of {}",
+                    l.dir,
+                    if l.within.is_empty() { "the crate".to_string() } else { l.within.join("::") }
+                ));
             }
         }
     }
@@ -595,7 +614,9 @@ fn the_layer_diagrams_are_the_checked_lists() {
             let text = std::fs::read_to_string(ws.join(f)).unwrap_or_else(|e| format!("{f}: {e}"));
             match diagram_in(&text) {
                 Some(got) if got == want => {}
-                Some(_) => report.push(format!("{f}: the layer diagram differs from LAYERS; it should read:\n```text\n{}\n```", want.join("\n"))),
+                Some(_) => {
+                    report.push(format!("{f}: the layer diagram differs from LAYERS; it should read:\n```text\n{}\n```", want.join("\n")))
+                }
                 None => report.push(format!("{f}: no ```text block after a line containing `Layering`")),
             }
         }
@@ -619,7 +640,11 @@ fn the_checker_sees_an_upward_edge_and_an_unlisted_module() {
     assert_eq!(got.len(), 3, "{got:#?}");
     assert!(got[0].ends_with("gone is listed in a layer but is no module of the crate"), "{}", got[0]);
     assert!(got[1].contains("module stray is in no layer"), "{}", got[1]);
-    assert!(got[2].contains("low/mod.rs (layer 2: low, gone) uses") && got[2].ends_with("high.rs (layer 1: high) above it: `shout!`"), "{}", got[2]);
+    assert!(
+        got[2].contains("low/mod.rs (layer 2: low, gone) uses") && got[2].ends_with("high.rs (layer 1: high) above it: `shout!`"),
+        "{}",
+        got[2]
+    );
     assert_eq!(render(&l), vec!["high       top", "low, gone  bottom"]);
 }
 
@@ -679,8 +704,11 @@ fn cyclic_components(edges: &[BTreeSet<usize>]) -> Vec<BTreeSet<usize>> {
 
 /// One cycle through the nodes of a strongly connected component.
 fn find_cycle_within(edges: &[BTreeSet<usize>], scc: &BTreeSet<usize>) -> Vec<usize> {
-    let sub: Vec<BTreeSet<usize>> =
-        edges.iter().enumerate().map(|(v, e)| if scc.contains(&v) { e.intersection(scc).copied().collect() } else { BTreeSet::new() }).collect();
+    let sub: Vec<BTreeSet<usize>> = edges
+        .iter()
+        .enumerate()
+        .map(|(v, e)| if scc.contains(&v) { e.intersection(scc).copied().collect() } else { BTreeSet::new() })
+        .collect();
     find_cycle(&sub).unwrap_or_default()
 }
 

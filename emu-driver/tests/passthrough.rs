@@ -74,11 +74,7 @@ fn calls_reach_the_real_driver_and_are_counted() {
 fn simtwin_itself_is_refused_as_the_real_driver() {
     let d = tempfile::tempdir().unwrap();
     let (_, client) = built(d.path());
-    let o = Command::new(&client)
-        .env("LD_LIBRARY_PATH", lib_dir())
-        .env("EMU_CUDA_REAL", lib_dir().join("libcuda.so.1"))
-        .output()
-        .unwrap();
+    let o = Command::new(&client).env("LD_LIBRARY_PATH", lib_dir()).env("EMU_CUDA_REAL", lib_dir().join("libcuda.so.1")).output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(out.contains("FAIL cuInit"), "{out}");

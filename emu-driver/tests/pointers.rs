@@ -127,7 +127,11 @@ fn host_writes_and_freed_pointers_fault_too() {
     assert!(plain.o.status.success() && plain.out.ends_with("wrote=42\n"), "{}\n{}", plain.out, plain.err);
     let r = run("host-write", true, &[]);
     assert_eq!(r.o.status.signal(), Some(libc::SIGSEGV), "{}\n{}", r.out, r.err);
-    assert!(r.err.contains("host write to 0x") && r.err.contains("offset 28 (inside it) of the device allocation of 4096 bytes"), "{}", r.err);
+    assert!(
+        r.err.contains("host write to 0x") && r.err.contains("offset 28 (inside it) of the device allocation of 4096 bytes"),
+        "{}",
+        r.err
+    );
     assert!(r.err.contains("(poke+0x"), "{}", r.err);
     // A freed device pointer: still in the arena, in no live allocation.
     let r = run("host-read-freed", true, &[]);
@@ -153,7 +157,12 @@ fn guard_pages_stay_around_arena_allocations() {
     let r = run("overrun", true, &[]);
     assert!(r.o.status.success(), "{}\n{}", r.out, r.err);
     assert!(r.out.ends_with("launch=0\nsync=700\n"), "{}\n{}", r.out, r.err);
-    assert!(r.err.contains("kernel fill") && r.err.contains("nearest allocation: offset 4096 (past its end) of the device allocation of 4096 bytes at 0x"), "{}", r.err);
+    assert!(
+        r.err.contains("kernel fill")
+            && r.err.contains("nearest allocation: offset 4096 (past its end) of the device allocation of 4096 bytes at 0x"),
+        "{}",
+        r.err
+    );
 }
 
 #[test]
@@ -178,10 +187,21 @@ fn a_bad_checks_value_is_refused_by_cuinit() {
     let r = run("clean", false, &[("EMU_CUDA_CHECKS", "pointers,bogus")]);
     assert_eq!(r.o.status.code(), Some(2), "{}\n{}", r.out, r.err);
     assert!(r.out.contains("init=1\n"), "{}", r.out);
-    assert!(r.err.contains("EMU_CUDA_CHECKS=pointers,bogus: expected a comma-separated list of: pointers, race, poison (unknown check \"bogus\")"), "{}", r.err);
+    assert!(
+        r.err.contains(
+            "EMU_CUDA_CHECKS=pointers,bogus: expected a comma-separated list of: pointers, race, poison (unknown check \"bogus\")"
+        ),
+        "{}",
+        r.err
+    );
     // Pass-through forwards to a real device, whose memory is out of host reach anyway.
     let real = built().join("client").display().to_string();
     let r = run("clean", true, &[("EMU_CUDA_REAL", &real)]);
     assert_eq!(r.o.status.code(), Some(2), "{}\n{}", r.out, r.err);
-    assert!(r.out.contains("init=1\n") && r.err.contains("EMU_CUDA_CHECKS=pointers cannot be combined with EMU_CUDA_REAL"), "{}\n{}", r.out, r.err);
+    assert!(
+        r.out.contains("init=1\n") && r.err.contains("EMU_CUDA_CHECKS=pointers cannot be combined with EMU_CUDA_REAL"),
+        "{}\n{}",
+        r.out,
+        r.err
+    );
 }

@@ -19,11 +19,20 @@ fn built() -> &'static PathBuf {
         let src = root().join("emu-driver/tests/ptx_mode");
         let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
         let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
-        run_ok(Command::new(&nvcc).args(["-ptx", "-arch=compute_90", "-o"]).arg(out.join("features.ptx")).arg(src.join("features.cu")), "nvcc -ptx");
-        run_ok(Command::new(&nvcc).args(["-cubin", "-arch=sm_90", "-o"]).arg(out.join("features.cubin")).arg(src.join("features.cu")), "nvcc -cubin");
+        run_ok(
+            Command::new(&nvcc).args(["-ptx", "-arch=compute_90", "-o"]).arg(out.join("features.ptx")).arg(src.join("features.cu")),
+            "nvcc -ptx",
+        );
+        run_ok(
+            Command::new(&nvcc).args(["-cubin", "-arch=sm_90", "-o"]).arg(out.join("features.cubin")).arg(src.join("features.cu")),
+            "nvcc -cubin",
+        );
         for half in ["link_a", "link_b"] {
             run_ok(
-                Command::new(&nvcc).args(["-rdc=true", "-ptx", "-arch=compute_90", "-o"]).arg(out.join(format!("{half}.ptx"))).arg(src.join(format!("{half}.cu"))),
+                Command::new(&nvcc)
+                    .args(["-rdc=true", "-ptx", "-arch=compute_90", "-o"])
+                    .arg(out.join(format!("{half}.ptx")))
+                    .arg(src.join(format!("{half}.cu"))),
                 "nvcc -rdc -ptx",
             );
         }

@@ -26,10 +26,7 @@ fn records(bytes: &[u8], with_status: bool, width: usize) -> BTreeMap<String, (i
         } else {
             0
         };
-        let per: Vec<Vec<u8>> = bytes[i..i + threads * width]
-            .chunks(width)
-            .map(|c| c.to_vec())
-            .collect();
+        let per: Vec<Vec<u8>> = bytes[i..i + threads * width].chunks(width).map(|c| c.to_vec()).collect();
         i += threads * width;
         out.insert(name, (status, per));
     }
@@ -47,9 +44,7 @@ fn same(got: f32, want: f32) -> bool {
 
 #[test]
 fn ptx_mode_regressions_from_real_programs() {
-    let dir = root()
-        .join("target/ptx-regress")
-        .join(format!("run-{}", std::process::id()));
+    let dir = root().join("target/ptx-regress").join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let runner = dir.join("runner");
     run_ok(
@@ -75,38 +70,19 @@ fn ptx_mode_regressions_from_real_programs() {
         .env_remove("EMU_CUDA_KERNELS")
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "runner failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "runner failed:\n{}", String::from_utf8_lossy(&o.stderr));
     let outs = records(&std::fs::read(&out).unwrap(), true, 16);
     let ins = records(&std::fs::read(&inputs).unwrap(), false, 32);
-    let listed = std::fs::read_to_string(src.join("cases.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .count();
-    assert_eq!(
-        outs.len(),
-        listed,
-        "cases run: {:?}",
-        outs.keys().collect::<Vec<_>>()
-    );
+    let listed =
+        std::fs::read_to_string(src.join("cases.txt")).unwrap().lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).count();
+    assert_eq!(outs.len(), listed, "cases run: {:?}", outs.keys().collect::<Vec<_>>());
     let mut checked = 0;
     for (name, (status, _)) in &outs {
-        assert_eq!(
-            *status,
-            0,
-            "case {name}: the launch failed (CUresult {status}):\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert_eq!(*status, 0, "case {name}: the launch failed (CUresult {status}):\n{}", String::from_utf8_lossy(&o.stderr));
     }
 
     // Each thread reads back the word it stored, through `[window - 4 + 4]`.
-    if let (Some((_, o1)), Some((_, i1))) =
-        (outs.get("shared_addr_wraps"), ins.get("shared_addr_wraps"))
-    {
+    if let (Some((_, o1)), Some((_, i1))) = (outs.get("shared_addr_wraps"), ins.get("shared_addr_wraps")) {
         for (t, (o, i)) in o1.iter().zip(i1).enumerate() {
             assert_eq!(o[0..4], i[0..4], "shared_addr_wraps thread {t}");
         }
@@ -115,51 +91,49 @@ fn ptx_mode_regressions_from_real_programs() {
 
     // add(p, q) with p = a*a, q = b*b each also under a sub: fma(a, a, round(b*b)); the
     // subs fma(-a, a, c) and fma(-b, b, d).
-    if let (Some((_, o2)), Some((_, i2))) = (
-        outs.get("two_products_one_add"),
-        ins.get("two_products_one_add"),
-    ) {
+    if let (Some((_, o2)), Some((_, i2))) = (outs.get("two_products_one_add"), ins.get("two_products_one_add")) {
         let mut telling = 0;
         for (t, (o, i)) in o2.iter().zip(i2).enumerate() {
             let (a, b, c, d) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16), f32_at(i, 24));
             let want = [a.mul_add(a, b * b), (-a).mul_add(a, c), (-b).mul_add(b, d)];
             let got = [f32_at(o, 0), f32_at(o, 8), f32_at(o, 12)];
             for k in 0..3 {
-                assert!(same(got[k], want[k]), "two_products_one_add thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+                assert!(
+                    same(got[k], want[k]),
+                    "two_products_one_add thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}",
+                    got[k].to_bits(),
+                    want[k].to_bits()
+                );
             }
             // Inputs where fusing the other product, or neither, would give other bits.
             if !same(want[0], b.mul_add(b, a * a)) || !same(want[0], a * a + b * b) {
                 telling += 1;
             }
         }
-        assert!(
-            telling >= 10,
-            "only {telling} inputs tell the fusions apart"
-        );
+        assert!(telling >= 10, "only {telling} inputs tell the fusions apart");
         checked += 1;
     }
 
     // p = a*b, sqrt.rn, then p + c: two roundings.
-    if let (Some((_, o3)), Some((_, i3))) = (
-        outs.get("no_fusion_across_sqrt_rn"),
-        ins.get("no_fusion_across_sqrt_rn"),
-    ) {
+    if let (Some((_, o3)), Some((_, i3))) = (outs.get("no_fusion_across_sqrt_rn"), ins.get("no_fusion_across_sqrt_rn")) {
         let mut telling = 0;
         for (t, (o, i)) in o3.iter().zip(i3).enumerate() {
             let (a, b, c, d) = (f32_at(i, 0), f32_at(i, 8), f32_at(i, 16), f32_at(i, 24));
             let want = [a * b + c, d.sqrt()];
             let got = [f32_at(o, 0), f32_at(o, 8)];
             for k in 0..2 {
-                assert!(same(got[k], want[k]), "no_fusion_across_sqrt_rn thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+                assert!(
+                    same(got[k], want[k]),
+                    "no_fusion_across_sqrt_rn thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}",
+                    got[k].to_bits(),
+                    want[k].to_bits()
+                );
             }
             if !same(want[0], a.mul_add(b, c)) {
                 telling += 1;
             }
         }
-        assert!(
-            telling >= 10,
-            "only {telling} inputs tell fused from unfused"
-        );
+        assert!(telling >= 10, "only {telling} inputs tell fused from unfused");
         checked += 1;
     }
     // a*b through mov and neg into an add: fma(-a, b, c); a*3 across a membar into a
@@ -171,7 +145,12 @@ fn ptx_mode_regressions_from_real_programs() {
             let want = [(-a).mul_add(b, c), (-a).mul_add(3.0, d)];
             let got = [f32_at(o, 0), f32_at(o, 8)];
             for k in 0..2 {
-                assert!(same(got[k], want[k]), "fused_through_copies thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+                assert!(
+                    same(got[k], want[k]),
+                    "fused_through_copies thread {t} output {k}: a={a:e} b={b:e} c={c:e} d={d:e}: {:#010x}, expected {:#010x}",
+                    got[k].to_bits(),
+                    want[k].to_bits()
+                );
             }
             if !same(want[0], -(a * b) + c) || !same(want[1], d - a * 3.0) {
                 telling += 1;
@@ -194,7 +173,12 @@ fn ptx_mode_regressions_from_real_programs() {
             let r = f32_at(o, 8);
             let want = a.mul_add(r, c);
             let got = f32_at(o, 0);
-            assert!(same(got, want), "fused_div_approx thread {t}: a={a:e} b={b:e} c={c:e}: {:#010x}, expected {:#010x}", got.to_bits(), want.to_bits());
+            assert!(
+                same(got, want),
+                "fused_div_approx thread {t}: a={a:e} b={b:e} c={c:e}: {:#010x}, expected {:#010x}",
+                got.to_bits(),
+                want.to_bits()
+            );
             if !same(want, a * r + c) {
                 telling += 1;
             }
@@ -243,7 +227,12 @@ fn ptx_mode_regressions_from_real_programs() {
         let want = [-(a * b) + c, d - a * 3.0];
         let got = [f32_at(o, 0), f32_at(o, 8)];
         for k in 0..2 {
-            assert!(same(got[k], want[k]), "fused_through_copies at -O0 thread {t} output {k}: {:#010x}, expected {:#010x}", got[k].to_bits(), want[k].to_bits());
+            assert!(
+                same(got[k], want[k]),
+                "fused_through_copies at -O0 thread {t} output {k}: {:#010x}, expected {:#010x}",
+                got[k].to_bits(),
+                want[k].to_bits()
+            );
         }
         if !same(want[0], (-a).mul_add(b, c)) {
             telling += 1;

@@ -28,7 +28,14 @@ fn built() -> &'static PathBuf {
         let kh = simtwin("bin/kernels-host");
         let client = root().join("emu-driver/tests/shared/client.c");
         let mut key = std::collections::hash_map::DefaultHasher::new();
-        for p in [source(), client.clone(), root().join(CLIENT_H), kh.clone(), simtwin("include/simtwin/atomics.h"), simtwin("runtime/simtwin_checks.cpp")] {
+        for p in [
+            source(),
+            client.clone(),
+            root().join(CLIENT_H),
+            kh.clone(),
+            simtwin("include/simtwin/atomics.h"),
+            simtwin("runtime/simtwin_checks.cpp"),
+        ] {
             std::hash::Hash::hash(&std::fs::read(&p).unwrap_or_default(), &mut key);
         }
         let out = root().join("target/shared-checks").join(format!("{:016x}", std::hash::Hasher::finish(&key)));
@@ -65,7 +72,8 @@ impl Run {
     }
 
     fn words(&self) -> Vec<u32> {
-        let line = self.out.lines().find_map(|l| l.strip_prefix("out=")).unwrap_or_else(|| panic!("no out= line:\n{}\n{}", self.out, self.err));
+        let line =
+            self.out.lines().find_map(|l| l.strip_prefix("out=")).unwrap_or_else(|| panic!("no out= line:\n{}\n{}", self.out, self.err));
         line.split(',').map(|w| u32::from_str_radix(w, 16).unwrap()).collect()
     }
 }
@@ -73,7 +81,8 @@ impl Run {
 fn run_in(kernels: &str, kernel: &str, mode: u32, threads: u32, dyn_bytes: u32, env: &[(&str, &str)]) -> Run {
     let dir = built();
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let counts = dir.join(format!("counts-{kernel}-{mode}-{}-{}.json", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let counts =
+        dir.join(format!("counts-{kernel}-{mode}-{}-{}.json", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let mut cmd = Command::new(dir.join("client"));
     cmd.arg(dir.join("shared.fatbin")).args([kernel, &mode.to_string(), &threads.to_string(), &dyn_bytes.to_string()]);
     let o = on_emulated_driver(&mut cmd, &dir.join(kernels)).env("EMU_CUDA_COUNTS", &counts).envs(env.iter().copied()).output().unwrap();
@@ -161,7 +170,11 @@ fn lanes_of_one_warp_race_unless_a_syncwarp_of_both_separates_them() {
     assert_eq!(raw.len(), 1, "{:#?}", shfl.races());
     assert!(raw[0].threads.iter().all(|&t| t < 32) && raw[0].threads[0] ^ 1 == raw[0].threads[1], "{:?}", raw[0].threads);
     assert!(raw[0].message.contains("lanes of one warp"), "{}", raw[0].message);
-    assert!(raw[0].message.contains(&format!("at {}", site("warp-read"))) && raw[0].message.contains(&format!("at {}", site("warp-write"))), "{}", raw[0].message);
+    assert!(
+        raw[0].message.contains(&format!("at {}", site("warp-read"))) && raw[0].message.contains(&format!("at {}", site("warp-write"))),
+        "{}",
+        raw[0].message
+    );
     // __syncwarp orders the lanes that took part.
     assert_clean(&race("warp_exchange", 2, 32));
     let good = race("warp_exchange", 2, 32);
@@ -224,10 +237,18 @@ fn the_default_path_loads_the_plain_library_and_reports_no_race() {
 fn race_checks_need_a_checking_library_and_say_how_to_build_one() {
     let r = run_in("plain", "raw_race", 0, 64, 0, &[("EMU_CUDA_CHECKS", "race")]);
     assert!(!r.ok && r.out.contains("load=209\n"), "{}\n{}", r.out, r.err); // CUDA_ERROR_NO_BINARY_FOR_GPU
-    assert!(r.err.contains("EMU_CUDA_CHECKS=race needs the checking variant") && r.err.contains("kernels-host build --checks"), "{}", r.err);
+    assert!(
+        r.err.contains("EMU_CUDA_CHECKS=race needs the checking variant") && r.err.contains("kernels-host build --checks"),
+        "{}",
+        r.err
+    );
     let bad = run_in("kernels", "raw_race", 0, 64, 0, &[("EMU_CUDA_CHECKS", "races")]);
     assert!(!bad.ok && bad.out.contains("setup=failed"), "{}\n{}", bad.out, bad.err);
-    assert!(bad.err.contains("EMU_CUDA_CHECKS=races: expected a comma-separated list of: pointers, race, poison (unknown check \"races\")"), "{}", bad.err);
+    assert!(
+        bad.err.contains("EMU_CUDA_CHECKS=races: expected a comma-separated list of: pointers, race, poison (unknown check \"races\")"),
+        "{}",
+        bad.err
+    );
 }
 
 #[test]

@@ -18,7 +18,11 @@ fn dir() -> &'static PathBuf {
         let d = root().join("target/thread-loops").join(format!("run-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         run_ok(
-            Command::new("cc").args(["-O2", "-Wall", "-Werror", "-o"]).arg(d.join("runner")).arg(root().join("kernels-host/ptx/suite/runner.c")).arg("-ldl"),
+            Command::new("cc")
+                .args(["-O2", "-Wall", "-Werror", "-o"])
+                .arg(d.join("runner"))
+                .arg(root().join("kernels-host/ptx/suite/runner.c"))
+                .arg("-ldl"),
             "cc runner.c",
         );
         d
@@ -122,7 +126,16 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         }
     }
     // The module record says which path each kernel took, and why.
-    let notes = |r: &Run| r.counts["modules"][0]["notes"].as_array().cloned().unwrap_or_default().iter().filter_map(|n| n.as_str().map(String::from)).collect::<Vec<_>>().join("\n");
+    let notes = |r: &Run| {
+        r.counts["modules"][0]["notes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     let (nl, nf) = (notes(&loops), notes(&fibers));
     assert!(nl.contains("threads of tree_sum: loops over threads: 2 barriers reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of spin: fibers: a loop whose exit depends on memory it reads"), "{nl}");
@@ -133,7 +146,8 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
 fn an_error_mode_exit_hazard_fails_the_launch_alike_on_both_paths() {
     for case in ["early_exit", "leave_loop_early"] {
         let env = [("EMU_CUDA_HAZARDS", "error")];
-        let (l, f) = (run(&format!("{case}-err-loops"), "auto", Some(case), &env), run(&format!("{case}-err-fibers"), "off", Some(case), &env));
+        let (l, f) =
+            (run(&format!("{case}-err-loops"), "auto", Some(case), &env), run(&format!("{case}-err-fibers"), "off", Some(case), &env));
         let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
         assert_eq!(rl.len(), 1, "{}", l.stderr);
         assert_eq!(rl[0].1, 719, "{case}: {}", l.stderr);

@@ -81,7 +81,16 @@ fn every_function_cuda_h_declares_is_exported() {
     };
     let names = declared(&include.join("cuda.h"));
     assert!(names.len() > 600, "only {} function names parsed from {}", names.len(), include.join("cuda.h").display());
-    for must in ["cuMemCreate", "cuMemMap", "cuDeviceGetProperties", "cuMemAlloc", "cuMemAlloc_v2", "cuMemcpyHtoD_v2_ptds", "cuLaunchKernel_ptsz", "cuGetProcAddress"] {
+    for must in [
+        "cuMemCreate",
+        "cuMemMap",
+        "cuDeviceGetProperties",
+        "cuMemAlloc",
+        "cuMemAlloc_v2",
+        "cuMemcpyHtoD_v2_ptds",
+        "cuLaunchKernel_ptsz",
+        "cuGetProcAddress",
+    ] {
         assert!(names.contains(must), "{must} not among the names parsed from cuda.h");
     }
     let lib_path = simtwin("lib/libcuda.so.1");
@@ -95,7 +104,13 @@ fn every_function_cuda_h_declares_is_exported() {
             unsafe { lib.get::<*mut std::ffi::c_void>(z.as_bytes()) }.is_err()
         })
         .collect();
-    assert!(missing.is_empty(), "{} does not export {} of the {} functions cuda.h declares: {missing:?}", lib_path.display(), missing.len(), names.len());
+    assert!(
+        missing.is_empty(),
+        "{} does not export {} of the {} functions cuda.h declares: {missing:?}",
+        lib_path.display(),
+        missing.len(),
+        names.len()
+    );
     eprintln!("{} functions of {} exported", names.len(), include.join("cuda.h").display());
 }
 
@@ -135,7 +150,11 @@ fn vmm_client_links_directly_and_shares_one_allocation_between_views_and_process
             .output()
             .expect("run vmm_client");
         let (stdout, stderr) = text(&o);
-        assert!(o.status.success() && stdout.contains("vmm_client: all checks hold"), "vmm_client with {var}={value} failed ({}):\n{stdout}\n{stderr}", o.status);
+        assert!(
+            o.status.success() && stdout.contains("vmm_client: all checks hold"),
+            "vmm_client with {var}={value} failed ({}):\n{stdout}\n{stderr}",
+            o.status
+        );
     }
     let counts = out.join("counts.json");
     let o = Command::new(&exe)
@@ -163,7 +182,14 @@ fn vmm_client_links_directly_and_shares_one_allocation_between_views_and_process
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&counts).expect("counters written at exit")).unwrap();
     assert_eq!(c["unsupported"], serde_json::json!({}), "no unimplemented entry point was hit: {}", c["unsupported"]);
     assert_eq!(c["launches"]["warp_scan"]["count"], 1, "{}", c["launches"]);
-    for (name, n) in [("cuMemCreate", 1), ("cuMemMap", 3), ("cuMemSetAccess", 2), ("cuMemUnmap", 2), ("cuMemRelease", 2), ("cuMemExportToShareableHandle", 1)] {
+    for (name, n) in [
+        ("cuMemCreate", 1),
+        ("cuMemMap", 3),
+        ("cuMemSetAccess", 2),
+        ("cuMemUnmap", 2),
+        ("cuMemRelease", 2),
+        ("cuMemExportToShareableHandle", 1),
+    ] {
         assert_eq!(c["calls"][name], n, "calls of {name}: {}", c["calls"]);
     }
     assert_eq!(c["leaks"]["allocations"], 0, "leaks: {}", c["leaks"]);

@@ -51,7 +51,12 @@ pub(crate) fn install(target: &str, artifacts: &std::path::Path, limits: Limits)
     MALLOC_LIMIT.store(limits.malloc_bytes, Ordering::Relaxed);
     std::panic::set_hook(Box::new(|info| {
         if EXECUTING.load(Ordering::Relaxed) {
-            let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
             let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
             if let Ok(mut p) = PANIC.lock() {
                 p.get_or_insert(format!("panic: {msg}{at}"));
@@ -61,10 +66,7 @@ pub(crate) fn install(target: &str, artifacts: &std::path::Path, limits: Limits)
         }
     }));
     install_signals();
-    std::thread::Builder::new()
-        .name("fuzz-watchdog".into())
-        .spawn(move || watchdog(limits))
-        .expect("the watchdog thread starts");
+    std::thread::Builder::new().name("fuzz-watchdog".into()).spawn(move || watchdog(limits)).expect("the watchdog thread starts");
 }
 
 /// Marks the start of a run of `data`.
@@ -158,7 +160,12 @@ fn die(kind: &[u8], why: &[u8]) -> ! {
     m.push(b"fuzz ").push(TARGET.get().map(String::as_bytes).unwrap_or(b"?")).push(b": CRASH (").push(why).push(b") in run ");
     m.num(RUNS.load(Ordering::Relaxed), 10, 1).push(b"; the input (").num(len as u64, 10, 1).push(b" bytes) ");
     if written {
-        m.push(b"is in ").push(&path.b[..path.n]).push(b"\nreproduce: simtwin-fuzz check ").push(TARGET.get().map(String::as_bytes).unwrap_or(b"?")).push(b" ").push(&path.b[..path.n]);
+        m.push(b"is in ")
+            .push(&path.b[..path.n])
+            .push(b"\nreproduce: simtwin-fuzz check ")
+            .push(TARGET.get().map(String::as_bytes).unwrap_or(b"?"))
+            .push(b" ")
+            .push(&path.b[..path.n]);
     } else {
         m.push(b"could not be written to ").push(&path.b[..path.n]);
     }
@@ -198,7 +205,8 @@ fn install_signals() {
     // SAFETY: a fresh anonymous mapping as this thread's alternate signal stack (so a stack
     // overflow is reported), and handlers that only call async-signal-safe functions.
     unsafe {
-        let stack = libc::mmap(std::ptr::null_mut(), ALT, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+        let stack =
+            libc::mmap(std::ptr::null_mut(), ALT, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
         if stack != libc::MAP_FAILED {
             let ss = libc::stack_t { ss_sp: stack, ss_flags: 0, ss_size: ALT };
             libc::sigaltstack(&ss, std::ptr::null_mut());
@@ -223,15 +231,25 @@ fn watchdog(l: Limits) {
             let ran = now_ms().saturating_sub(RUN_START_MS.load(Ordering::Relaxed));
             if ran > l.timeout.as_millis() as u64 {
                 let mut why = Buf::new();
-                why.push(b"timeout: one input ran ").num(ran / 1000, 10, 1).push(b" s, the limit is ").num(l.timeout.as_secs(), 10, 1).push(b" s");
+                why.push(b"timeout: one input ran ")
+                    .num(ran / 1000, 10, 1)
+                    .push(b" s, the limit is ")
+                    .num(l.timeout.as_secs(), 10, 1)
+                    .push(b" s");
                 let n = why.n;
                 die(b"timeout", &why.b[..n]);
             }
         }
-        let rss = std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok()).unwrap_or(0) * page;
+        let rss =
+            std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok()).unwrap_or(0)
+                * page;
         if rss > l.rss_bytes {
             let mut why = Buf::new();
-            why.push(b"out of memory: resident ").num(rss >> 20, 10, 1).push(b" MiB, the limit is ").num(l.rss_bytes >> 20, 10, 1).push(b" MiB");
+            why.push(b"out of memory: resident ")
+                .num(rss >> 20, 10, 1)
+                .push(b" MiB, the limit is ")
+                .num(l.rss_bytes >> 20, 10, 1)
+                .push(b" MiB");
             let n = why.n;
             die(b"oom", &why.b[..n]);
         }
@@ -246,7 +264,11 @@ impl LimitedAlloc {
     fn check(size: usize) {
         if size as u64 > MALLOC_LIMIT.load(Ordering::Relaxed) && EXECUTING.load(Ordering::Relaxed) {
             let mut why = Buf::new();
-            why.push(b"out of memory: one allocation of ").num(size as u64, 10, 1).push(b" bytes, the limit is ").num(MALLOC_LIMIT.load(Ordering::Relaxed), 10, 1);
+            why.push(b"out of memory: one allocation of ").num(size as u64, 10, 1).push(b" bytes, the limit is ").num(
+                MALLOC_LIMIT.load(Ordering::Relaxed),
+                10,
+                1,
+            );
             let n = why.n;
             die(b"oom", &why.b[..n]);
         }

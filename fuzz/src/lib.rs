@@ -24,7 +24,7 @@ pub mod coverage;
 pub mod crash;
 pub mod mutate;
 
-pub use crash::{Limits, LimitedAlloc};
+pub use crash::{LimitedAlloc, Limits};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -68,11 +68,18 @@ fn run(args: &[String]) -> ExitCode {
         let Some(v) = args.get(i + 1) else { return usage(&format!("a value after {flag}")) };
         let num = |v: &str| v.parse::<u64>().ok();
         let ok = match flag {
-            "--seconds" => v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(|s| cfg.time = Duration::from_secs_f64(s)).is_some(),
+            "--seconds" => {
+                v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(|s| cfg.time = Duration::from_secs_f64(s)).is_some()
+            }
             "--runs" => num(v).map(|n| cfg.max_runs = Some(n)).is_some(),
             "--seed" => num(v).map(|n| cfg.seed = n).is_some(),
             "--max-len" => num(v).filter(|n| *n > 0).map(|n| cfg.max_len = n as usize).is_some(),
-            "--timeout" => v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(|s| cfg.limits.timeout = Duration::from_secs_f64(s)).is_some(),
+            "--timeout" => v
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0 && s.is_finite())
+                .map(|s| cfg.limits.timeout = Duration::from_secs_f64(s))
+                .is_some(),
             "--rss-limit-mb" => num(v).filter(|n| *n > 0).map(|n| cfg.limits.rss_bytes = n << 20).is_some(),
             "--malloc-limit-mb" => num(v).filter(|n| *n > 0).map(|n| cfg.limits.malloc_bytes = n << 20).is_some(),
             "--corpus" => {
@@ -164,5 +171,9 @@ fn check(args: &[String]) -> ExitCode {
         eprintln!("fuzz {}: {} (input {i} of {}): {m}", t.name, names[*i], inputs.len());
     }
     println!("fuzz {}: {} inputs checked, {} failed", t.name, inputs.len(), fails.len());
-    if fails.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if fails.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -126,7 +126,8 @@ fn every_target_runs_its_seeds_and_mutations_cleanly() {
     let bin = env!("CARGO_BIN_EXE_simtwin-fuzz");
     let list = Command::new(bin).arg("list").output().unwrap();
     let list = String::from_utf8(list.stdout).unwrap();
-    let names: Vec<&str> = list.lines().filter(|l| !l.contains("not run by default")).map(|l| l.split_whitespace().next().unwrap()).collect();
+    let names: Vec<&str> =
+        list.lines().filter(|l| !l.contains("not run by default")).map(|l| l.split_whitespace().next().unwrap()).collect();
     assert_eq!(names, ["image", "image_ptr", "ptx", "abi", "parity"]);
     let dir = tempfile::tempdir().unwrap();
     for t in names {
@@ -149,7 +150,8 @@ fn every_target_runs_its_seeds_and_mutations_cleanly() {
 #[test]
 fn usage_errors_exit_2() {
     let bin = env!("CARGO_BIN_EXE_simtwin-fuzz");
-    for args in [&["run", "nosuch"][..], &["run", "image", "--seconds", "-1"], &["run", "image", "--bogus", "1"], &["check", "image"], &[]] {
+    for args in [&["run", "nosuch"][..], &["run", "image", "--seconds", "-1"], &["run", "image", "--bogus", "1"], &["check", "image"], &[]]
+    {
         let out = Command::new(bin).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }

@@ -111,9 +111,7 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {}
 
 fn run_tool(cmd: &mut Command, what: &str) -> Result<Vec<u8>, BuildError> {
-    let out = cmd
-        .output()
-        .map_err(|e| BuildError::Usage(format!("cannot run {:?} ({what}): {e}", cmd.get_program())))?;
+    let out = cmd.output().map_err(|e| BuildError::Usage(format!("cannot run {:?} ({what}): {e}", cmd.get_program())))?;
     if !out.status.success() {
         return Err(BuildError::Compile(format!("{what} failed:\n{}", String::from_utf8_lossy(&out.stderr))));
     }
@@ -256,8 +254,7 @@ impl Session {
     /// Prepares `out_dir`: its work directory, the runtime object, the toolkit. With the
     /// cross-check on, a missing nvcc is an error that says how to go without it.
     pub fn new(out_dir: &Path, cxx: &str, nvcc_check: bool, nvcc: Option<&Path>, checks: bool) -> Result<Session, BuildError> {
-        std::fs::create_dir_all(out_dir)
-            .map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", out_dir.display())))?;
+        std::fs::create_dir_all(out_dir).map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", out_dir.display())))?;
         let work = out_dir.join(".simtwin-build");
         std::fs::create_dir_all(&work).map_err(|e| BuildError::Usage(format!("cannot create {}: {e}", work.display())))?;
         let found = toolkit::find_nvcc(nvcc);
@@ -274,8 +271,7 @@ impl Session {
         let cuda_headers = match toolkit::find_include(found.as_ref().ok().map(|p| p.as_path())) {
             Some(inc) => {
                 let dir = work.join("cuda-include");
-                toolkit::make_header_dir(&inc, &dir)
-                    .map_err(|e| BuildError::Usage(format!("{}: {e}", dir.display())))?;
+                toolkit::make_header_dir(&inc, &dir).map_err(|e| BuildError::Usage(format!("{}: {e}", dir.display())))?;
                 Some(dir)
             }
             None => None,
@@ -301,7 +297,15 @@ impl Session {
             std::fs::write(&src, CHECKS_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", src.display())))?;
             let obj = work.join("simtwin_checks.o");
             run_tool(
-                Command::new(cxx).args(runtime_cxx_flags()).arg("-std=c++17").arg("-I").arg(include_dir()).arg("-c").arg(&src).arg("-o").arg(&obj),
+                Command::new(cxx)
+                    .args(runtime_cxx_flags())
+                    .arg("-std=c++17")
+                    .arg("-I")
+                    .arg(include_dir())
+                    .arg("-c")
+                    .arg(&src)
+                    .arg("-o")
+                    .arg(&obj),
                 "compiling the simtwin checking hooks",
             )?;
             Some(obj)
@@ -367,9 +371,8 @@ pub(crate) fn output_names(sources: &[PathBuf]) -> Vec<String> {
         parts.join("-")
     };
     let mut names: Vec<String> = unique.iter().map(|p| stem(p)).collect();
-    let clashing = |names: &[String]| -> Vec<usize> {
-        (0..names.len()).filter(|&i| names.iter().filter(|n| **n == names[i]).count() > 1).collect()
-    };
+    let clashing =
+        |names: &[String]| -> Vec<usize> { (0..names.len()).filter(|&i| names.iter().filter(|n| **n == names[i]).count() > 1).collect() };
     for depth in 1..=16 {
         let clash = clashing(&names);
         if clash.is_empty() {
@@ -389,7 +392,11 @@ pub(crate) fn output_names(sources: &[PathBuf]) -> Vec<String> {
         .map(|s| {
             let u = unique.iter().position(|p| *p == s).unwrap();
             times[u] += 1;
-            if times[u] == 1 { names[u].clone() } else { format!("{}-{}", names[u], times[u]) }
+            if times[u] == 1 {
+                names[u].clone()
+            } else {
+                format!("{}-{}", names[u], times[u])
+            }
         })
         .collect()
 }
@@ -494,8 +501,7 @@ pub(crate) fn build_one(
     source: &Path,
     name: &str,
 ) -> Result<Built, BuildError> {
-    let abs = std::fs::canonicalize(source)
-        .map_err(|e| BuildError::Usage(format!("{}: {e}", source.display())))?;
+    let abs = std::fs::canonicalize(source).map_err(|e| BuildError::Usage(format!("{}: {e}", source.display())))?;
     let bytes = std::fs::read(&abs).map_err(|e| BuildError::Usage(format!("{}: {e}", abs.display())))?;
     let hash = format!("{:x}", Sha256::digest(&bytes));
     let stem = name.to_string();
@@ -514,7 +520,18 @@ pub(crate) fn build_one(
     let lib = opts.out_dir.join(format!("{stem}.so"));
     // The checking variant: the same translation unit, instrumented.
     let checks_lib = match &session.checks_obj {
-        Some(hooks) => Some(build_checks_variant(opts, session, hooks, &unit.checked, &math_objects, std_flag, &ii, &stem, &abs, (unit.rw.kernels.len(), unit.rw.globals.len()))?),
+        Some(hooks) => Some(build_checks_variant(
+            opts,
+            session,
+            hooks,
+            &unit.checked,
+            &math_objects,
+            std_flag,
+            &ii,
+            &stem,
+            &abs,
+            (unit.rw.kernels.len(), unit.rw.globals.len()),
+        )?),
         None => None,
     };
     let m = load_descriptor(&tmp_lib, &unit.rw, &abs)?;
@@ -559,7 +576,13 @@ pub(crate) fn build_one(
 
 /// Step 0: nvcc's PTX of the same file, made while the host build runs (when the
 /// cross-check is on).
-fn start_nvcc_ptx(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session, abs: &Path, stem: &str) -> Result<Option<NvccRun>, BuildError> {
+fn start_nvcc_ptx(
+    opts: &BuildOptions,
+    nv: &flags::NvccFlags,
+    session: &Session,
+    abs: &Path,
+    stem: &str,
+) -> Result<Option<NvccRun>, BuildError> {
     let work = session.work.as_path();
     Ok(match &session.nvcc {
         Some(nvcc) => {
@@ -591,7 +614,14 @@ fn start_nvcc_ptx(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session,
 }
 
 /// Step 1: preprocess with the shim first on the include path, as nvcc would see the file.
-fn preprocess(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session, abs: &Path, std_flag: &str, device_math: bool) -> Result<String, BuildError> {
+fn preprocess(
+    opts: &BuildOptions,
+    nv: &flags::NvccFlags,
+    session: &Session,
+    abs: &Path,
+    std_flag: &str,
+    device_math: bool,
+) -> Result<String, BuildError> {
     let src_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut pp = Command::new(&opts.cxx);
     pp.arg("-E").arg("-x").arg("c++").arg(std_flag);
@@ -708,7 +738,16 @@ fn rewrite_unit(
 /// Step 3: compile and link into the work directory (no undefined symbols toward the
 /// driver: -z defs); returns the unpublished library.
 #[allow(clippy::too_many_arguments)]
-fn compile_and_link(opts: &BuildOptions, session: &Session, checked: &[String], math_objects: &[PathBuf], std_flag: &str, ii: &Path, stem: &str, abs: &Path) -> Result<PathBuf, BuildError> {
+fn compile_and_link(
+    opts: &BuildOptions,
+    session: &Session,
+    checked: &[String],
+    math_objects: &[PathBuf],
+    std_flag: &str,
+    ii: &Path,
+    stem: &str,
+    abs: &Path,
+) -> Result<PathBuf, BuildError> {
     let work = session.work.as_path();
     let obj = work.join(format!("{stem}.o"));
     run_tool(
@@ -817,7 +856,14 @@ fn manifest_entries(m: &LoadedModule, rw: &rewrite::Rewritten, warnings: &mut Ve
 
 /// Step 7: publish the library under a fresh inode (a process that has the old one
 /// mapped keeps it intact), its checking variant, then its manifest.
-fn publish(opts: &BuildOptions, stem: &str, tmp_lib: &Path, lib: &Path, checks_lib: Option<&Path>, manifest: &Manifest) -> Result<PathBuf, BuildError> {
+fn publish(
+    opts: &BuildOptions,
+    stem: &str,
+    tmp_lib: &Path,
+    lib: &Path,
+    checks_lib: Option<&Path>,
+    manifest: &Manifest,
+) -> Result<PathBuf, BuildError> {
     if let Some(tmp) = checks_lib {
         let dest = opts.out_dir.join(format!("{stem}{CHECKS_SUFFIX}"));
         std::fs::rename(tmp, &dest).map_err(|e| BuildError::Usage(format!("{}: {e}", dest.display())))?;
@@ -833,7 +879,11 @@ fn publish(opts: &BuildOptions, stem: &str, tmp_lib: &Path, lib: &Path, checks_l
 /// otherwise why not (the twin then keeps the host's libm). The release is that of the nvcc
 /// the build found (the user's: libdevice differs between releases), else the newest
 /// kernels-host has.
-fn device_math(opts: &BuildOptions, nv: &flags::NvccFlags, session: &Session) -> Result<Result<crate::libdevice::Library, String>, BuildError> {
+fn device_math(
+    opts: &BuildOptions,
+    nv: &flags::NvccFlags,
+    session: &Session,
+) -> Result<Result<crate::libdevice::Library, String>, BuildError> {
     if !crate::libdevice::PROFILES.contains(&opts.device_profile.as_str()) {
         return Ok(Err(format!(
             "no device-math models for the profile {:?} (modelled: {})",

@@ -144,7 +144,9 @@ fn expand_response_files(args: Vec<String>, dir: &Path) -> Result<Vec<String>, S
             Some(f.to_string())
         } else if a == "--options-file" || a == "-optf" {
             Some(it.next().ok_or_else(|| format!("{a} needs a file"))?)
-        } else { a.strip_prefix("--options-file=").map(|f| f.to_string()) };
+        } else {
+            a.strip_prefix("--options-file=").map(|f| f.to_string())
+        };
         match file {
             Some(f) => {
                 let p = dir.join(&f);
@@ -223,8 +225,7 @@ fn absolute(dir: &Path, p: &str) -> String {
 /// Reads a compile database.
 pub fn read(path: &Path) -> Result<Database, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let raw: Vec<RawEntry> =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not a compile database: {e}", path.display()))?;
+    let raw: Vec<RawEntry> = serde_json::from_str(&text).map_err(|e| format!("{}: not a compile database: {e}", path.display()))?;
     let mut db = Database::default();
     for (n, e) in raw.into_iter().enumerate() {
         let at = || format!("{} entry {n} ({})", path.display(), e.file);
@@ -267,7 +268,10 @@ mod tests {
 
     #[test]
     fn shell_words() {
-        assert_eq!(split_command(r#"nvcc -DA="x y" 'q r' a\ b "\"z\"" -I../src"#).unwrap(), v(&["nvcc", "-DA=x y", "q r", "a b", "\"z\"", "-I../src"]));
+        assert_eq!(
+            split_command(r#"nvcc -DA="x y" 'q r' a\ b "\"z\"" -I../src"#).unwrap(),
+            v(&["nvcc", "-DA=x y", "q r", "a b", "\"z\"", "-I../src"])
+        );
         assert!(split_command("nvcc 'open").is_err());
     }
 

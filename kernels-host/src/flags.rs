@@ -130,7 +130,19 @@ mod tests {
         let g = parse(&v(&["-std=c++17", "--use_fast_math"])).unwrap();
         assert!(g.fmad && g.fast_math && g.std.as_deref() == Some("c++17"));
         assert!(parse(&v(&["--std"])).is_err());
-        let h = parse(&v(&["-isystem", "/s", "-isystem/t", "--expt-relaxed-constexpr", "-Xcompiler", "-fopenmp", "-rdc=true", "--fatbin", "-gencode", "arch=compute_90,code=sm_90"])).unwrap();
+        let h = parse(&v(&[
+            "-isystem",
+            "/s",
+            "-isystem/t",
+            "--expt-relaxed-constexpr",
+            "-Xcompiler",
+            "-fopenmp",
+            "-rdc=true",
+            "--fatbin",
+            "-gencode",
+            "arch=compute_90,code=sm_90",
+        ]))
+        .unwrap();
         assert_eq!(h.system_include_dirs, v(&["/s", "/t"]));
         assert_eq!(h.passthrough, v(&["--expt-relaxed-constexpr", "-Xcompiler", "-fopenmp", "-rdc=true"]));
         assert!(parse(&v(&["--fmad=maybe"])).is_err());

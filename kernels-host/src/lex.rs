@@ -57,10 +57,8 @@ fn is_ident_char(c: u8) -> bool {
 
 /// Three-character and two-character punctuators that matter for the scanner.
 const PUNCT3: [&str; 3] = ["<<=", ">>=", "..."];
-const PUNCT2: [&str; 19] = [
-    "::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=",
-    "/=", "%=", "&=", "|=",
-];
+const PUNCT2: [&str; 19] =
+    ["::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|="];
 
 /// Parses a linemarker line (`# 12 "file.cu" 1 3`): line number, file, flags.
 fn parse_linemarker(line: &str) -> Option<(u32, String, Vec<u32>)> {
@@ -172,23 +170,17 @@ pub fn lex(text: &str) -> Result<Lexed<'_>, String> {
             if is_prefix && i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
                 if word.ends_with('R') && b[i] == b'"' {
                     let open = i + 1;
-                    let paren = text[open..].find('(').ok_or_else(|| {
-                        format!("{}:{}: malformed raw string", files[file], tok_line)
-                    })?;
+                    let paren = text[open..].find('(').ok_or_else(|| format!("{}:{}: malformed raw string", files[file], tok_line))?;
                     let delim = &text[open..open + paren];
                     let close = format!("){}\"", delim);
                     let body = open + paren + 1;
-                    let end = text[body..].find(&close).ok_or_else(|| {
-                        format!("{}:{}: unterminated raw string", files[file], tok_line)
-                    })?;
+                    let end = text[body..].find(&close).ok_or_else(|| format!("{}:{}: unterminated raw string", files[file], tok_line))?;
                     line += text[body..body + end].matches('\n').count() as u32;
                     i = body + end + close.len();
                     kind = Kind::Str;
                 } else {
                     let q = b[i];
-                    i = skip_quoted(b, i, q).ok_or_else(|| {
-                        format!("{}:{}: unterminated literal", files[file], tok_line)
-                    })?;
+                    i = skip_quoted(b, i, q).ok_or_else(|| format!("{}:{}: unterminated literal", files[file], tok_line))?;
                     kind = if q == b'"' { Kind::Str } else { Kind::Char };
                 }
             } else {
@@ -209,8 +201,7 @@ pub fn lex(text: &str) -> Result<Lexed<'_>, String> {
             }
             kind = Kind::Number;
         } else if c == b'"' || c == b'\'' {
-            i = skip_quoted(b, i, c)
-                .ok_or_else(|| format!("{}:{}: unterminated literal", files[file], tok_line))?;
+            i = skip_quoted(b, i, c).ok_or_else(|| format!("{}:{}: unterminated literal", files[file], tok_line))?;
             kind = if c == b'"' { Kind::Str } else { Kind::Char };
         } else {
             let rest = &text[i..];

@@ -78,10 +78,7 @@ pub fn host_cxx_flags() -> Vec<String> {
 /// naming file and line instead.
 pub fn checked_results_flags(plugin: Option<&std::path::Path>) -> Vec<String> {
     match plugin {
-        Some(p) => vec![
-            format!("-fplugin={}", p.display()),
-            format!("-fplugin-arg-{}-skip={}", plugin::NAME, include_dir().display()),
-        ],
+        Some(p) => vec![format!("-fplugin={}", p.display()), format!("-fplugin-arg-{}-skip={}", plugin::NAME, include_dir().display())],
         None => vec![
             "-fsanitize=integer-divide-by-zero,shift-exponent,float-cast-overflow".to_string(),
             "-fno-sanitize-recover=all".to_string(),

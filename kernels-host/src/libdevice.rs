@@ -71,11 +71,69 @@ pub const PROFILES: &[&str] = &["h200"];
 /// defined in the kernel library; the per-library runtime uses the square-root
 /// instruction itself, not `sqrtf`).
 pub const LIBM_NAMES: &[&str] = &[
-    "sqrtf", "expf", "exp2f", "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sinf", "cosf", "tanf", "asinf",
-    "acosf", "atanf", "atan2f", "sinhf", "coshf", "tanhf", "asinhf", "acoshf", "atanhf", "erff", "erfcf", "cbrtf",
-    "hypotf", "fmodf", "remainderf", "lgammaf", "tgammaf", "sincosf", "exp", "exp2", "exp10", "expm1", "log", "log2",
-    "log10", "log1p", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "erf", "erfc", "cbrt", "hypot", "fmod", "remainder", "lgamma", "tgamma", "sincos",
+    "sqrtf",
+    "expf",
+    "exp2f",
+    "exp10f",
+    "expm1f",
+    "logf",
+    "log2f",
+    "log10f",
+    "log1pf",
+    "powf",
+    "sinf",
+    "cosf",
+    "tanf",
+    "asinf",
+    "acosf",
+    "atanf",
+    "atan2f",
+    "sinhf",
+    "coshf",
+    "tanhf",
+    "asinhf",
+    "acoshf",
+    "atanhf",
+    "erff",
+    "erfcf",
+    "cbrtf",
+    "hypotf",
+    "fmodf",
+    "remainderf",
+    "lgammaf",
+    "tgammaf",
+    "sincosf",
+    "exp",
+    "exp2",
+    "exp10",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "pow",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+    "erfc",
+    "cbrt",
+    "hypot",
+    "fmod",
+    "remainder",
+    "lgamma",
+    "tgamma",
+    "sincos",
 ];
 
 /// The flag set of nvcc flags, as `index.txt` names it (`ftz0-div1-sqrt1-fmad1`, `fast`).
@@ -138,7 +196,8 @@ fn set_entries(release: &str, set: &str) -> Result<Vec<(String, String, Vec<Stri
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let mut w = l.split_whitespace();
-            (w.next()? == set).then(|| (w.next().unwrap_or("").to_string(), w.next().unwrap_or("").to_string(), w.map(String::from).collect()))
+            (w.next()? == set)
+                .then(|| (w.next().unwrap_or("").to_string(), w.next().unwrap_or("").to_string(), w.map(String::from).collect()))
         })
         .collect();
     if v.is_empty() {
@@ -165,7 +224,11 @@ pub fn set_ptx(release: &str, set: &str) -> Result<String, String> {
         }
     }
     if found != want.len() {
-        return Err(format!("libdevice: libdevice.ptx lacks {} of the {} functions of {set} (regenerate: scripts/libdevice/generate)", want.len() - found, want.len()));
+        return Err(format!(
+            "libdevice: libdevice.ptx lacks {} of the {} functions of {set} (regenerate: scripts/libdevice/generate)",
+            want.len() - found,
+            want.len()
+        ));
     }
     Ok(out)
 }
@@ -182,12 +245,19 @@ pub fn entry_source(release: &str, set: &str) -> Result<String, String> {
         let v = variants.get(&name).ok_or_else(|| format!("libdevice: index.txt has no {name} for {set}"))?;
         let _ = writeln!(s, "void __simtwin_ptxlib_{v}(uint8_t *const *P) H;");
         let t = match sig {
-            Sig::Scalar { wide, .. } | Sig::SinCos { wide } => if wide { "double" } else { "float" },
+            Sig::Scalar { wide, .. } | Sig::SinCos { wide } => {
+                if wide {
+                    "double"
+                } else {
+                    "float"
+                }
+            }
         };
         let (decl, call_args, body) = match sig {
             Sig::Scalar { args, .. } => {
                 let params: Vec<String> = (0..args).map(|i| format!("{t} a{i}")).collect();
-                let bufs: Vec<String> = std::iter::once("(uint8_t *)&r".to_string()).chain((0..args).map(|i| format!("(uint8_t *)&a{i}"))).collect();
+                let bufs: Vec<String> =
+                    std::iter::once("(uint8_t *)&r".to_string()).chain((0..args).map(|i| format!("(uint8_t *)&a{i}"))).collect();
                 let names: Vec<String> = (0..args).map(|i| format!("a{i}")).collect();
                 (
                     format!("{t} %NAME%({})", params.join(", ")),
@@ -255,8 +325,9 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
 pub fn library(cxx: &str, release: &str, set: &str, scratch: &Path) -> Result<Library, String> {
     let ptx = set_ptx(release, set)?;
     let entry = entry_source(release, set)?;
-    let translation = simtwin_ptx::translate_library(&[&ptx], &simtwin_ptx::Options { name: format!("libdevice {release} {set}"), ..Default::default() })
-        .map_err(|e| format!("libdevice {set}: translating: {e}"))?;
+    let translation =
+        simtwin_ptx::translate_library(&[&ptx], &simtwin_ptx::Options { name: format!("libdevice {release} {set}"), ..Default::default() })
+            .map_err(|e| format!("libdevice {set}: translating: {e}"))?;
     if let Some(n) = translation.notes.iter().find(|n| n.starts_with("not device-exact")) {
         return Err(format!("libdevice {set}: {n}"));
     }
@@ -315,9 +386,25 @@ pub fn library(cxx: &str, release: &str, set: &str, scratch: &Path) -> Result<Li
     // -fno-builtin: g++'s own declarations of the libm names would make it ignore `hidden`.
     entry_cmd.args(translated_flags()).arg("-fno-builtin").arg("-c").arg(tmp.join("entry.cpp")).arg("-o").arg(tmp.join("entry.o"));
     let mut sfu_cmd = Command::new(cxx);
-    sfu_cmd.args(crate::runtime_cxx_flags()).arg("-std=c++17").arg("-I").arg(&inc).arg("-c").arg(tmp.join("sfu.cpp")).arg("-o").arg(tmp.join("sfu.o"));
+    sfu_cmd
+        .args(crate::runtime_cxx_flags())
+        .arg("-std=c++17")
+        .arg("-I")
+        .arg(&inc)
+        .arg("-c")
+        .arg(tmp.join("sfu.cpp"))
+        .arg("-o")
+        .arg(tmp.join("sfu.o"));
     let mut rt_cmd = Command::new(cxx);
-    rt_cmd.args(crate::runtime_cxx_flags()).arg("-std=c++17").arg("-I").arg(crate::include_dir()).arg("-c").arg(tmp.join("runtime.cpp")).arg("-o").arg(tmp.join("runtime.o"));
+    rt_cmd
+        .args(crate::runtime_cxx_flags())
+        .arg("-std=c++17")
+        .arg("-I")
+        .arg(crate::include_dir())
+        .arg("-c")
+        .arg(tmp.join("runtime.cpp"))
+        .arg("-o")
+        .arg(tmp.join("runtime.o"));
     let mut result = run(&mut entry_cmd, "compiling libdevice's entry points")
         .and_then(|_| run(&mut sfu_cmd, "compiling the SFU models"))
         .and_then(|_| run(&mut rt_cmd, "compiling the runtime"));
@@ -346,7 +433,12 @@ struct Lock(std::fs::File);
 impl Lock {
     fn take(path: &Path) -> Result<Lock, String> {
         use std::os::fd::AsRawFd;
-        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         // SAFETY: flock on a descriptor this function owns (kept open by the Lock).
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(format!("{}: {}", path.display(), std::io::Error::last_os_error()));

@@ -5,23 +5,31 @@ use kernels_host::build::{build, build_compile_commands, BuildOptions};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "kernels-host", version, about = "Compile unmodified CUDA C++ (.cu) as host C++ into kernel libraries for the simtwin emulated driver")]
+#[command(
+    name = "kernels-host",
+    version,
+    about = "Compile unmodified CUDA C++ (.cu) as host C++ into kernel libraries for the simtwin emulated driver"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
 }
 
+// Parsed once per run: the size of the build variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Cmd {
     /// Build one kernel library (<stem>.so) and manifest (<stem>.simtwin.json) per .cu file.
-    #[command(after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n  \
+    #[command(
+        after_help = "Example:\n  kernels-host build -o build/kernels -I include -- --std c++20 -DDEVICE_CODE src/psnr.cu src/motion.cu\n  \
 kernels-host build -o build/kernels --compile-commands build/compile_commands.json\n  \
 kernels-host build --checks -o build/kernels src/reduce.cu   # + reduce.checks.so for EMU_CUDA_CHECKS=race\n\n\
 Everything after `--` is taken as the nvcc flags of the real build: -D/-U/-I/-include and the C++\n\
 standard apply to the host build; --fmad, --use_fast_math, --ftz are recorded and warned about.\n\
 The .cu files may follow the nvcc flags. Each file is also compiled by nvcc (-ptx) and the kernels\n\
 and their parameter sizes must agree (--no-nvcc-check skips that).\n\
-Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nvcc not found included).")]
+Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nvcc not found included)."
+    )]
     Build {
         /// Output directory. A .cu file builds OUT_DIR/<stem>.so and <stem>.simtwin.json;
         /// sources that share a stem get their parent directories' names as a prefix
@@ -86,7 +94,21 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let Cmd::Build { out_dir, include, define, arch, no_nvcc_check, nvcc, compile_commands, checks, device_profile, libdevice_release, files, nvcc_flags } = cli.cmd else {
+    let Cmd::Build {
+        out_dir,
+        include,
+        define,
+        arch,
+        no_nvcc_check,
+        nvcc,
+        compile_commands,
+        checks,
+        device_profile,
+        libdevice_release,
+        files,
+        nvcc_flags,
+    } = cli.cmd
+    else {
         match kernels_host::toolkit::find_nvcc(None) {
             Ok(p) => println!("{}", p.display()),
             Err(e) => {
@@ -119,7 +141,13 @@ fn main() {
                     for w in &b.manifest.warnings {
                         eprintln!("kernels-host: warning: {}: {w}", b.manifest.source);
                     }
-                    println!("{} ({} kernels, {} globals) from {}", b.library.display(), b.manifest.entries.len(), b.manifest.globals.len(), b.manifest.source);
+                    println!(
+                        "{} ({} kernels, {} globals) from {}",
+                        b.library.display(),
+                        b.manifest.entries.len(),
+                        b.manifest.globals.len(),
+                        b.manifest.source
+                    );
                 }
                 for (src, e) in &r.failed {
                     eprintln!("kernels-host: {}: {e}", src.display());
@@ -137,7 +165,13 @@ fn main() {
                     eprintln!("kernels-host: {}: no nvcc or clang CUDA compilation in it (for meson custom_target commands, use `ninja -t compdb` output)", db.display());
                     std::process::exit(2);
                 }
-                std::process::exit(if r.failed.iter().any(|(_, e)| e.exit_code() == 2) && r.built.is_empty() { 2 } else if r.failed.is_empty() { 0 } else { 1 });
+                std::process::exit(if r.failed.iter().any(|(_, e)| e.exit_code() == 2) && r.built.is_empty() {
+                    2
+                } else if r.failed.is_empty() {
+                    0
+                } else {
+                    1
+                });
             }
             Err(e) => {
                 eprintln!("kernels-host: {e}");

@@ -73,14 +73,11 @@ impl LoadedModule {
     /// dlopens a kernel library (RTLD_NOW | RTLD_LOCAL) and reads its descriptor.
     pub fn open(path: &Path) -> Result<LoadedModule, String> {
         // SAFETY: loading runs the library's static constructors (the user's code).
-        let lib = unsafe {
-            libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_LOCAL)
-        }
-        .map_err(|e| format!("{}: cannot load: {e}", path.display()))?;
+        let lib = unsafe { libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+            .map_err(|e| format!("{}: cannot load: {e}", path.display()))?;
         // SAFETY: the symbol has the signature abi.h gives it.
         let get: libloading::os::unix::Symbol<ffi::ModuleFn> =
-            unsafe { lib.get(ffi::MODULE_SYMBOL) }
-                .map_err(|e| format!("{}: not a simtwin kernel library: {e}", path.display()))?;
+            unsafe { lib.get(ffi::MODULE_SYMBOL) }.map_err(|e| format!("{}: not a simtwin kernel library: {e}", path.display()))?;
         // SAFETY: simtwin_module_v2 takes no arguments and returns the static descriptor.
         let m = unsafe { get() };
         if m.is_null() {
@@ -180,11 +177,7 @@ impl LoadedModule {
                 }
             }
         }
-        Ok(self
-            .kernels
-            .iter()
-            .map(|k| k.symbol.clone().or_else(|| by_address.get(&(k.function as usize - base)).cloned()))
-            .collect())
+        Ok(self.kernels.iter().map(|k| k.symbol.clone().or_else(|| by_address.get(&(k.function as usize - base)).cloned())).collect())
     }
 
     /// The kernel with that source name or exported symbol.

@@ -234,10 +234,8 @@ mod tests {
             HostKernel { name: "a".into(), symbol: Some("a".into()), param_sizes: vec![8, 4] },
             HostKernel { name: "extra".into(), symbol: Some("_Z5extrav".into()), param_sizes: vec![] },
         ];
-        let nvcc = vec![
-            PtxEntry { name: "a".into(), param_sizes: vec![8, 8] },
-            PtxEntry { name: "_Z7droppedPi".into(), param_sizes: vec![8] },
-        ];
+        let nvcc =
+            vec![PtxEntry { name: "a".into(), param_sizes: vec![8, 8] }, PtxEntry { name: "_Z7droppedPi".into(), param_sizes: vec![8] }];
         let p = compare(&host, &nvcc);
         assert_eq!(p.len(), 3, "{p:?}");
         assert!(p[0].contains("kernel a (a): parameter sizes differ: nvcc [8, 8], kernels-host [8, 4]"), "{}", p[0]);
@@ -247,7 +245,10 @@ mod tests {
         // Same name, other parameter types: one line for the pair.
         let host = vec![HostKernel { name: "sizes".into(), symbol: Some("_Z5sizesPix".into()), param_sizes: vec![8, 8] }];
         let p = compare(&host, &[PtxEntry { name: "_Z5sizesPii".into(), param_sizes: vec![8, 4] }]);
-        assert_eq!(p, ["kernel sizes: parameter types differ: nvcc .entry _Z5sizesPii (sizes [8, 4]), kernels-host _Z5sizesPix (sizes [8, 8])"]);
+        assert_eq!(
+            p,
+            ["kernel sizes: parameter types differ: nvcc .entry _Z5sizesPii (sizes [8, 4]), kernels-host _Z5sizesPix (sizes [8, 8])"]
+        );
     }
 
     #[test]

@@ -124,15 +124,34 @@ enum BuiltinUse {
 }
 
 /// Groups after which a parenthesis is not a declarator's parameter list.
-const ATTRIBUTE_LIKE: [&str; 7] =
-    ["__attribute__", "__launch_bounds__", "alignas", "__declspec", "decltype", "noexcept", "throw"];
+const ATTRIBUTE_LIKE: [&str; 7] = ["__attribute__", "__launch_bounds__", "alignas", "__declspec", "decltype", "noexcept", "throw"];
 
 fn is_keyword_token(s: &str) -> bool {
     matches!(
         s,
-        "const" | "volatile" | "static" | "extern" | "inline" | "constexpr" | "unsigned" | "signed"
-            | "int" | "long" | "short" | "char" | "float" | "double" | "bool" | "void" | "__restrict__"
-            | "__inline__" | "thread_local" | "struct" | "class" | "typename" | "auto"
+        "const"
+            | "volatile"
+            | "static"
+            | "extern"
+            | "inline"
+            | "constexpr"
+            | "unsigned"
+            | "signed"
+            | "int"
+            | "long"
+            | "short"
+            | "char"
+            | "float"
+            | "double"
+            | "bool"
+            | "void"
+            | "__restrict__"
+            | "__inline__"
+            | "thread_local"
+            | "struct"
+            | "class"
+            | "typename"
+            | "auto"
     )
 }
 
@@ -316,8 +335,20 @@ impl<'a> Rewriter<'a> {
         while k < e
             && matches!(
                 self.s(k),
-                "typedef" | "static" | "extern" | "inline" | "constexpr" | "const" | "volatile" | "friend"
-                    | "__device__" | "__host__" | "__constant__" | "__shared__" | "__managed__" | "__global__"
+                "typedef"
+                    | "static"
+                    | "extern"
+                    | "inline"
+                    | "constexpr"
+                    | "const"
+                    | "volatile"
+                    | "friend"
+                    | "__device__"
+                    | "__host__"
+                    | "__constant__"
+                    | "__shared__"
+                    | "__managed__"
+                    | "__global__"
             )
         {
             k += 1;
@@ -502,10 +533,7 @@ impl<'a> Rewriter<'a> {
                         let name: String = parts.iter().map(|&k| self.s(k)).collect();
                         self.scopes.push(Scope::Namespace(if name.is_empty() { None } else { Some(name) }));
                         decl_start = i + 1;
-                    } else if i == decl_start + 2
-                        && self.s(decl_start) == "extern"
-                        && self.lx.tokens[decl_start + 1].kind == Kind::Str
-                    {
+                    } else if i == decl_start + 2 && self.s(decl_start) == "extern" && self.lx.tokens[decl_start + 1].kind == Kind::Str {
                         self.scopes.push(Scope::Linkage);
                         decl_start = i + 1;
                     } else {
@@ -557,9 +585,7 @@ impl<'a> Rewriter<'a> {
             // the body into the runner's thread loop (the exported function stays, for
             // its symbol). Kernels cannot recurse, so the inlining cannot fail.
             "__global__" => self.replace(i, "__attribute__((always_inline))"),
-            "__device__" | "__host__" | "__constant__" | "__managed__" | "__grid_constant__" => {
-                self.replace(i, "")
-            }
+            "__device__" | "__host__" | "__constant__" | "__managed__" | "__grid_constant__" => self.replace(i, ""),
             "__forceinline__" => self.replace(i, "__inline__ __attribute__((always_inline))"),
             "threadIdx" | "blockIdx" | "blockDim" | "gridDim" => {
                 match self.builtin_use(i) {
@@ -639,8 +665,8 @@ impl<'a> Rewriter<'a> {
         }
         let next = if i + 1 < self.n() { self.s(i + 1) } else { "" };
         let declarator_next = matches!(next, ";" | "," | "=" | "[" | "{" | ")" | ":");
-        let type_before = (i > 0 && self.lx.tokens[i - 1].kind == Kind::Ident && !is_expression_keyword(prev))
-            || matches!(prev, ">" | "*" | "&" | "&&");
+        let type_before =
+            (i > 0 && self.lx.tokens[i - 1].kind == Kind::Ident && !is_expression_keyword(prev)) || matches!(prev, ">" | "*" | "&" | "&&");
         if declarator_next && type_before {
             BuiltinUse::Declaration
         } else if self.shadows.iter().any(|sh| sh.name == s) {
@@ -674,10 +700,7 @@ impl<'a> Rewriter<'a> {
         }
         let close = if name.is_some() { self.matching(k) } else { None };
         let (Some(name), Some(close)) = (name, close) else {
-            self.errors.push(format!(
-                "{}: unsupported extern __shared__ form (expected `extern __shared__ T name[];`)",
-                self.loc(e)
-            ));
+            self.errors.push(format!("{}: unsupported extern __shared__ form (expected `extern __shared__ T name[];`)", self.loc(e)));
             return semi + 1;
         };
         if close != k + 1 {
@@ -693,11 +716,7 @@ impl<'a> Rewriter<'a> {
         let newlines = self.lx.text[a..b].matches('\n').count();
         let text = if self.at_namespace_level() {
             let t = &self.lx.tokens[semi];
-            format!(
-                "\n#define {name_s} ({cast})\n# {} \"{}\"\n",
-                t.line,
-                self.lx.files[t.file].replace('\\', "\\\\").replace('"', "\\\"")
-            )
+            format!("\n#define {name_s} ({cast})\n# {} \"{}\"\n", t.line, self.lx.files[t.file].replace('\\', "\\\\").replace('"', "\\\""))
         } else {
             format!("{ty_text} (*const {name_s}){rest} = {cast};{}", "\n".repeat(newlines))
         };
@@ -842,10 +861,7 @@ impl<'a> Rewriter<'a> {
             for seg in self.split_top_level(a + 2, close) {
                 // A parameter's name: the last identifier before its default argument.
                 let end = seg.iter().position(|&t| self.s(t) == "=").unwrap_or(seg.len());
-                if let Some(&id) = seg[..end]
-                    .iter()
-                    .rev()
-                    .find(|&&t| self.lx.tokens[t].kind == Kind::Ident && !is_keyword_token(self.s(t)))
+                if let Some(&id) = seg[..end].iter().rev().find(|&&t| self.lx.tokens[t].kind == Kind::Ident && !is_keyword_token(self.s(t)))
                 {
                     params.push(self.s(id).to_string());
                     defaults.push(if end + 1 < seg.len() { self.join(seg[end + 1], seg[seg.len() - 1] + 1) } else { String::new() });
@@ -906,9 +922,7 @@ impl<'a> Rewriter<'a> {
                     }
                 }
                 for (k, arg) in def.bounds.iter().take(2).enumerate() {
-                    let uses_unknown = arg
-                        .iter()
-                        .any(|&t| def.params.contains(&self.s(t).to_string()) && !map.contains_key(self.s(t)));
+                    let uses_unknown = arg.iter().any(|&t| def.params.contains(&self.s(t).to_string()) && !map.contains_key(self.s(t)));
                     if uses_unknown {
                         self.warnings.push(format!(
                             "{}: __launch_bounds__ of {} depend on deduced template arguments; recorded as 0",
@@ -994,9 +1008,7 @@ impl<'a> Rewriter<'a> {
             if si == 0 {
                 let star = seg.iter().rposition(|&t| t < name && (self.s(t) == "*" || self.s(t) == "&"));
                 is_const_object = seg.iter().any(|&t| self.s(t) == "constexpr")
-                    || seg.iter().enumerate().any(|(p, &t)| {
-                        t < name && self.s(t) == "const" && star.map(|s| p > s).unwrap_or(true)
-                    });
+                    || seg.iter().enumerate().any(|(p, &t)| t < name && self.s(t) == "const" && star.map(|s| p > s).unwrap_or(true));
             }
             names.push(self.s(name).to_string());
         }
@@ -1210,8 +1222,16 @@ mod tests {
     #[test]
     fn extern_shared_at_block_and_namespace_scope() {
         let r = rw("extern __shared__ float4 gsm[];\n__global__ void k() {\n  extern __shared__ __attribute__((aligned(16))) unsigned char s[];\n  s[0] = 1; }\n");
-        assert!(r.text.contains("\n#define gsm (reinterpret_cast<float4 (*)>(::__simtwin::tls_ctx->dyn_smem))\n# 1 \"t.cu\"\n"), "{}", r.text);
-        assert!(r.text.contains("unsigned char (*const s) = reinterpret_cast<unsigned char (*)>(::__simtwin::tls_ctx->dyn_smem);"), "{}", r.text);
+        assert!(
+            r.text.contains("\n#define gsm (reinterpret_cast<float4 (*)>(::__simtwin::tls_ctx->dyn_smem))\n# 1 \"t.cu\"\n"),
+            "{}",
+            r.text
+        );
+        assert!(
+            r.text.contains("unsigned char (*const s) = reinterpret_cast<unsigned char (*)>(::__simtwin::tls_ctx->dyn_smem);"),
+            "{}",
+            r.text
+        );
         assert_eq!(r.text.matches('\n').count(), 4 + 1 + 3);
     }
 

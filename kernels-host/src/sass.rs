@@ -286,7 +286,8 @@ pub fn parse(text: &str) -> Result<Vec<SassKernel>, SassError> {
             continue;
         }
         if let Some(rest) = t.strip_prefix("//## File ") {
-            line_info = rest.rsplit("line ").next().and_then(|x| x.trim().split(|c: char| !c.is_ascii_digit()).next()).and_then(|x| x.parse().ok());
+            line_info =
+                rest.rsplit("line ").next().and_then(|x| x.trim().split(|c: char| !c.is_ascii_digit()).next()).and_then(|x| x.parse().ok());
             continue;
         }
         if let Some((addr, body)) = instruction_text(raw) {
@@ -377,14 +378,14 @@ mod tests {
         assert_eq!(
             h,
             [
-                None,                                           // constant move
-                Some((FloatClass::Mul, Precision::Half)),       // f16x2 mul.rn: a*b + -0
-                Some((FloatClass::Add, Precision::Half)),       // a*1 + c
-                Some((FloatClass::Fma, Precision::Half)),       // bf16 fma
-                None,                                           // HADD2.F32: a conversion
+                None,                                     // constant move
+                Some((FloatClass::Mul, Precision::Half)), // f16x2 mul.rn: a*b + -0
+                Some((FloatClass::Add, Precision::Half)), // a*1 + c
+                Some((FloatClass::Fma, Precision::Half)), // bf16 fma
+                None,                                     // HADD2.F32: a conversion
                 Some((FloatClass::Add, Precision::Half)),
                 Some((FloatClass::Fma, Precision::Double)),
-                Some((FloatClass::Mul, Precision::Single)),     // FMUL.M2
+                Some((FloatClass::Mul, Precision::Single)), // FMUL.M2
             ]
         );
         assert!(ks[1].instrs[0].is_constant_move());

@@ -121,12 +121,17 @@ fn generated_names_never_collide_with_user_names() {
     // Every global is registered with its own address (the exported symbol's) and size.
     for g in &m.globals {
         let sym = std::ffi::CString::new(g.symbol.clone().unwrap()).unwrap();
-        let h = unsafe { libc::dlopen(std::ffi::CString::new(b.library.to_str().unwrap()).unwrap().as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        let h = unsafe {
+            libc::dlopen(std::ffi::CString::new(b.library.to_str().unwrap()).unwrap().as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD)
+        };
         assert!(!h.is_null());
         let addr = unsafe { libc::dlsym(h, sym.as_ptr()) };
         unsafe { libc::dlclose(h) };
         assert_eq!(addr, g.address, "{}", g.name);
-        let want = match g.name.as_str() { "m" => 16, _ => 4 };
+        let want = match g.name.as_str() {
+            "m" => 16,
+            _ => 4,
+        };
         assert_eq!(g.size, want, "{}", g.name);
     }
     let addr = |n: &str| m.global(n).unwrap_or_else(|| panic!("{n}")).address as *mut i32;
@@ -215,18 +220,34 @@ fn kernels_that_differ_from_nvcc_fail_the_build_naming_each() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("differ from nvcc's (4 problems)"), "{err}");
     assert!(err.contains("kernel _Z9nvcc_onlyPi: nvcc compiles it (.entry _Z9nvcc_onlyPi) but kernels-host did not build it"), "{err}");
-    assert!(err.contains("kernel sizes: parameter types differ: nvcc .entry _Z5sizesPii (sizes [8, 4]), kernels-host _Z5sizesPix (sizes [8, 8])"), "{err}");
+    assert!(
+        err.contains(
+            "kernel sizes: parameter types differ: nvcc .entry _Z5sizesPii (sizes [8, 4]), kernels-host _Z5sizesPix (sizes [8, 8])"
+        ),
+        "{err}"
+    );
     assert!(err.contains("kernel host_only (_Z9host_onlyPi): kernels-host built it but nvcc's PTX has no such .entry"), "{err}");
     assert!(err.contains("kernel by_value (by_value): parameter sizes differ: nvcc [4, 8], kernels-host [8, 8]"), "{err}");
     assert!(err.contains("--no-nvcc-check"), "{err}");
     assert!(!d.path().join("mismatch.so").exists() && !d.path().join("mismatch.simtwin.json").exists());
 
     // Without the check the same source builds (the user asked for it).
-    let out = Command::new(env!("CARGO_BIN_EXE_kernels-host")).args(["build", "--no-nvcc-check", "-o"]).arg(d.path()).arg(cu("mismatch.cu")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kernels-host"))
+        .args(["build", "--no-nvcc-check", "-o"])
+        .arg(d.path())
+        .arg(cu("mismatch.cu"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 
     // No nvcc where the user said: a clear error that names the way out.
-    let out = Command::new(env!("CARGO_BIN_EXE_kernels-host")).env("NVCC", "/nonexistent/nvcc").args(["build", "-o"]).arg(d.path()).arg(cu("tiny.cu")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kernels-host"))
+        .env("NVCC", "/nonexistent/nvcc")
+        .args(["build", "-o"])
+        .arg(d.path())
+        .arg(cu("tiny.cu"))
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("/nonexistent/nvcc: not an executable nvcc") && err.contains("--no-nvcc-check"), "{err}");

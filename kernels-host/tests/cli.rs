@@ -51,15 +51,30 @@ fn compile_errors_point_at_the_original_line() {
 fn manifest_records_entries_globals_flags_and_hash() {
     let d = tempfile::tempdir().unwrap();
     let tiny = common::cu("tiny.cu");
-    let (code, out, err) = run(kh().args(["build", "--arch", "sm_80", "-o"]).arg(d.path())
-        .args(["-D", "EXPECT_ARCH=800", "--", "--std", "c++20", "-DDEVICE_CODE"]).arg(&tiny));
+    let (code, out, err) = run(kh()
+        .args(["build", "--arch", "sm_80", "-o"])
+        .arg(d.path())
+        .args(["-D", "EXPECT_ARCH=800", "--", "--std", "c++20", "-DDEVICE_CODE"])
+        .arg(&tiny));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("tiny.so (1 kernels, 1 globals)"), "{out}");
     assert!(err.contains("warning") && err.contains("FMA"), "{err}");
     let text = std::fs::read_to_string(d.path().join("tiny.simtwin.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     // Top-level fields in the documented order.
-    let order = ["schema", "library", "source", "source_hash", "build_id", "nvcc_flags", "fma_contraction_differs", "entries", "globals", "warnings", "device_math"];
+    let order = [
+        "schema",
+        "library",
+        "source",
+        "source_hash",
+        "build_id",
+        "nvcc_flags",
+        "fma_contraction_differs",
+        "entries",
+        "globals",
+        "warnings",
+        "device_math",
+    ];
     let pos: Vec<usize> = order.iter().map(|k| text.find(&format!("\n  \"{k}\":")).unwrap_or_else(|| panic!("{k} missing"))).collect();
     assert!(pos.windows(2).all(|w| w[0] < w[1]), "{text}");
     assert_eq!(v.as_object().unwrap().len(), order.len());
@@ -77,13 +92,17 @@ fn manifest_records_entries_globals_flags_and_hash() {
     assert_eq!(v["device_math"]["exact"], true);
     assert!(v["device_math"]["library"].as_str().unwrap().starts_with("libdevice of nvcc 13."), "{text}");
     assert_eq!(v["fma_contraction_differs"], true);
-    assert_eq!(v["entries"], serde_json::json!([{"name": "axpy", "symbol": "axpy", "param_sizes": [4, 8, 8, 4],
-        "param_aligns": [4, 8, 8, 4], "max_threads": 0, "min_blocks": 0}]));
+    assert_eq!(
+        v["entries"],
+        serde_json::json!([{"name": "axpy", "symbol": "axpy", "param_sizes": [4, 8, 8, 4],
+        "param_aligns": [4, 8, 8, 4], "max_threads": 0, "min_blocks": 0}])
+    );
     assert_eq!(v["globals"], serde_json::json!([{"name": "lut", "symbol": "lut", "size": 24, "constant": true}]));
     assert!(d.path().join("tiny.so").is_file());
 
     // With --fmad=false there is no contraction difference; fast math is warned about.
-    let (code, _, err) = run(kh().args(["build", "-o"]).arg(d.path()).arg(&tiny).args(["--", "-DDEVICE_CODE", "--fmad=false", "--use_fast_math"]));
+    let (code, _, err) =
+        run(kh().args(["build", "-o"]).arg(d.path()).arg(&tiny).args(["--", "-DDEVICE_CODE", "--fmad=false", "--use_fast_math"]));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("tiny.simtwin.json")).unwrap()).unwrap();
     assert_eq!(v["fma_contraction_differs"], false);

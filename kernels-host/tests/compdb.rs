@@ -63,7 +63,19 @@ fn every_cuda_entry_of_a_database_is_built_with_its_own_flags() {
     // Same stem, distinct outputs, prefixed with the parent directory's name.
     let a = manifest("a-k");
     assert_eq!(a["entries"][0]["symbol"], "ka");
-    assert_eq!(a["nvcc_flags"], serde_json::json!(["--fatbin", "-gencode=arch=compute_90,code=sm_90", "-I", "../include", "-DDEVICE_CODE", "-DLABEL=\"a b\"", "--std", "c++17"]));
+    assert_eq!(
+        a["nvcc_flags"],
+        serde_json::json!([
+            "--fatbin",
+            "-gencode=arch=compute_90,code=sm_90",
+            "-I",
+            "../include",
+            "-DDEVICE_CODE",
+            "-DLABEL=\"a b\"",
+            "--std",
+            "c++17"
+        ])
+    );
     let kb = manifest("b-k");
     assert_eq!(kb["entries"][0]["symbol"], "_Z2kbPfi");
     assert_eq!(kb["fma_contraction_differs"], false);

@@ -102,7 +102,11 @@ fn open_dd() -> LoadedModule {
 }
 
 fn mask(bits: u32) -> u64 {
-    if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 }
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 /// Whether C++ defines converting `x` to a `bits`-bit integer (signed or not).
@@ -151,7 +155,13 @@ fn plain_conversions_match_the_h200_for_every_case() {
         let mut undefined = 0;
         for (i, (key, want)) in keys.iter().enumerate() {
             for (form, got) in [("explicit", out[2 * i]), ("implicit", out[2 * i + 1])] {
-                assert_eq!(got & mask(bits), *want, "{} {key} ({form} cast): got {:#x}, the H200 gives {want:#x}", case.name, got & mask(bits));
+                assert_eq!(
+                    got & mask(bits),
+                    *want,
+                    "{} {key} ({form} cast): got {:#x}, the H200 gives {want:#x}",
+                    case.name,
+                    got & mask(bits)
+                );
             }
             if !defined_conversion(xs[i], bits, signed) {
                 undefined += 2;
@@ -167,7 +177,12 @@ fn plain_conversions_match_the_h200_for_every_case() {
 
 #[repr(C)]
 #[derive(Default, Clone, Copy, Debug)]
-struct FloatToInt { i: [i32; 4], u: [u32; 4], ll: [i64; 4], ull: [u64; 4] }
+struct FloatToInt {
+    i: [i32; 4],
+    u: [u32; 4],
+    ll: [i64; 4],
+    ull: [u64; 4],
+}
 
 #[test]
 fn conversion_intrinsics_match_the_h200_for_every_case() {
@@ -219,7 +234,13 @@ fn conversion_intrinsics_match_the_h200_for_every_case() {
 /// The operands of a division case (`7/0`, `min%-1`, ...) for a `bits`-bit type.
 fn operand(s: &str, bits: u32) -> u64 {
     let v: i64 = match s {
-        "min" => if bits == 32 { i32::MIN as i64 } else { i64::MIN },
+        "min" => {
+            if bits == 32 {
+                i32::MIN as i64
+            } else {
+                i64::MIN
+            }
+        }
         _ => s.parse().unwrap(),
     };
     v as u64 & mask(bits)
@@ -288,7 +309,11 @@ fn over_wide_shifts_match_the_h200() {
         for (k, v) in case.values.iter().filter(|(k, _)| k != "0,0") {
             let (left, n) = if let Some(n) = k.strip_prefix("<<") { (true, n) } else { (false, &k[2..]) };
             let e = amounts.entry(n.parse().unwrap()).or_default();
-            if left { e.0 = Some(*v) } else { e.1 = Some(*v) }
+            if left {
+                e.0 = Some(*v)
+            } else {
+                e.1 = Some(*v)
+            }
         }
         let ns: Vec<i32> = amounts.keys().copied().collect();
         let n = ns.len();

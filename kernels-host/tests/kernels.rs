@@ -24,16 +24,35 @@ impl Rng {
 /// Floats of every class: random bit patterns, near-1 values, ties, subnormals, extremes.
 fn float_inputs(n: usize, seed: u64) -> Vec<f32> {
     let mut r = Rng(seed);
-    let special = [0.0f32, -0.0, 1.0, -1.0, f32::MAX, -f32::MAX, f32::MIN_POSITIVE, 1e-45, -1e-45,
-        f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0, 0.1, 16777216.0, 16777217.0, 8388608.5, 2.5, -2.5];
+    let special = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        3.0,
+        0.1,
+        16777216.0,
+        16777217.0,
+        8388608.5,
+        2.5,
+        -2.5,
+    ];
     let mut v: Vec<f32> = special.to_vec();
     while v.len() < n {
         let x = r.next();
         v.push(match x % 4 {
-            0 => f32::from_bits(x as u32 >> 1 ^ (x >> 40) as u32),                 // anything
-            1 => f32::from_bits(0x3f80_0000 + ((x >> 8) as u32 & 0xff)),          // near 1
+            0 => f32::from_bits(x as u32 >> 1 ^ (x >> 40) as u32),       // anything
+            1 => f32::from_bits(0x3f80_0000 + ((x >> 8) as u32 & 0xff)), // near 1
             2 => f32::from_bits((x as u32) & 0x807f_ffff | (((x >> 32) as u32 % 6) << 23)), // subnormal/tiny
-            _ => f32::from_bits(((x >> 16) as u32 & 0x80ff_ffff) | 0x7e00_0000),  // huge
+            _ => f32::from_bits(((x >> 16) as u32 & 0x80ff_ffff) | 0x7e00_0000), // huge
         });
     }
     v
@@ -73,15 +92,31 @@ macro_rules! round_fn {
             let ge = |y: $t| y.is_infinite() && y > 0.0 || (y.is_finite() && cmp(y) != Ordering::Greater);
             match mode {
                 Mode::Rd => {
-                    while !le(c) { c = c.next_down(); }
-                    while le(c.next_up()) { c = c.next_up(); }
+                    while !le(c) {
+                        c = c.next_down();
+                    }
+                    while le(c.next_up()) {
+                        c = c.next_up();
+                    }
                 }
                 _ => {
-                    while !ge(c) { c = c.next_up(); }
-                    while ge(c.next_down()) { c = c.next_down(); }
+                    while !ge(c) {
+                        c = c.next_up();
+                    }
+                    while ge(c.next_down()) {
+                        c = c.next_down();
+                    }
                 }
             }
-            if c == 0.0 { if positive { 0.0 } else { -0.0 } } else { c }
+            if c == 0.0 {
+                if positive {
+                    0.0
+                } else {
+                    -0.0
+                }
+            } else {
+                c
+            }
         }
     };
 }
@@ -98,8 +133,14 @@ fn ord(a: f64, b: f64) -> Ordering {
 }
 /// X = s + e (exact, |e| <= ulp(s)/2) compared with y.
 fn cmp_sum(s: f64, e: f64, y: f64) -> Ordering {
-    if s.is_infinite() { return if s > 0.0 { Ordering::Greater } else { Ordering::Less }; }
-    if s != y { ord(s, y) } else { ord(e, 0.0) }
+    if s.is_infinite() {
+        return if s > 0.0 { Ordering::Greater } else { Ordering::Less };
+    }
+    if s != y {
+        ord(s, y)
+    } else {
+        ord(e, 0.0)
+    }
 }
 fn same_bits32(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
@@ -109,14 +150,27 @@ fn same_bits64(a: f64, b: f64) -> bool {
 }
 /// Sign of an exact zero sum in `mode` (IEEE 754: +0 except in round-down).
 fn zero_sum32(a: f32, b: f32, m: Mode) -> f32 {
-    if a == 0.0 && b == 0.0 && a.is_sign_negative() == b.is_sign_negative() { a }
-    else if let Mode::Rd = m { -0.0 } else { 0.0 }
+    if a == 0.0 && b == 0.0 && a.is_sign_negative() == b.is_sign_negative() {
+        a
+    } else if let Mode::Rd = m {
+        -0.0
+    } else {
+        0.0
+    }
 }
 
 /// The expected f32 result of op `k` (0 add, 1 sub, 2 mul, 3 div, 4 sqrt, 5 rcp, 6 fma).
 fn expect_f32(k: usize, m: Mode, a: f32, b: f32, c: f32) -> f32 {
     let (a6, b6, c6) = (a as f64, b as f64, c as f64);
-    let rn = match k { 0 => a + b, 1 => a - b, 2 => a * b, 3 => a / b, 4 => a.sqrt(), 5 => 1.0 / a, _ => a.mul_add(b, c) };
+    let rn = match k {
+        0 => a + b,
+        1 => a - b,
+        2 => a * b,
+        3 => a / b,
+        4 => a.sqrt(),
+        5 => 1.0 / a,
+        _ => a.mul_add(b, c),
+    };
     let finite_in = a.is_finite() && (k >= 4 && k != 6 || b.is_finite()) && (k != 6 || c.is_finite());
     if !finite_in || rn.is_nan() || (k == 3 && b == 0.0) || (k == 5 && a == 0.0) {
         return rn; // infinities, NaN and exact division by zero: the same in every mode
@@ -127,16 +181,51 @@ fn expect_f32(k: usize, m: Mode, a: f32, b: f32, c: f32) -> f32 {
             let (s, e) = two_sum(a6, b6);
             round_f32(rn, &|y| cmp_sum(s, e, y as f64), m, zero_sum32(a, if k == 1 { -b } else { b }, m))
         }
-        2 => { let p = a6 * b6; round_f32(rn, &|y| ord(p, y as f64), m, rn) }
-        3 => round_f32(rn, &|y| { let o = ord(a6, y as f64 * b6); if b > 0.0 { o } else { o.reverse() } }, m, rn),
+        2 => {
+            let p = a6 * b6;
+            round_f32(rn, &|y| ord(p, y as f64), m, rn)
+        }
+        3 => round_f32(
+            rn,
+            &|y| {
+                let o = ord(a6, y as f64 * b6);
+                if b > 0.0 {
+                    o
+                } else {
+                    o.reverse()
+                }
+            },
+            m,
+            rn,
+        ),
         4 => round_f32(rn, &|y| if y < 0.0 { Ordering::Greater } else { ord(a6, y as f64 * y as f64) }, m, rn),
-        5 => round_f32(rn, &|y| { let o = ord(1.0, y as f64 * a6); if a > 0.0 { o } else { o.reverse() } }, m, rn),
+        5 => round_f32(
+            rn,
+            &|y| {
+                let o = ord(1.0, y as f64 * a6);
+                if a > 0.0 {
+                    o
+                } else {
+                    o.reverse()
+                }
+            },
+            m,
+            rn,
+        ),
         _ => {
             let (s, e) = two_sum(a6 * b6, c6);
             let p = a6 * b6;
             let zero = if p == 0.0 && c == 0.0 && p.is_sign_negative() == c.is_sign_negative() {
-                if c.is_sign_negative() { -0.0 } else { 0.0 }
-            } else if let Mode::Rd = m { -0.0 } else { 0.0 };
+                if c.is_sign_negative() {
+                    -0.0
+                } else {
+                    0.0
+                }
+            } else if let Mode::Rd = m {
+                -0.0
+            } else {
+                0.0
+            };
             round_f32(rn, &|y| cmp_sum(s, e, y as f64), m, zero)
         }
     }
@@ -150,7 +239,9 @@ fn float_directed_rounding_is_exact() {
     let mut c = float_inputs(3000, 0x0fed_cba9);
     // Exact ties for add: 1 + 2^-24 (half an ulp), 1 + 3*2^-24; and cancellation to zero.
     for (x, y) in [(1.0f32, 5.960_464_5e-8), (1.000_000_1, 5.960_464_5e-8), (1.5, -1.5), (-0.0, 0.0), (-0.0, -0.0), (f32::MAX, f32::MAX)] {
-        a.push(x); b.push(y); c.push(-x * y);
+        a.push(x);
+        b.push(y);
+        c.push(-x * y);
     }
     let n = a.len();
     let mut out = vec![0f32; 28 * n];
@@ -163,7 +254,14 @@ fn float_directed_rounding_is_exact() {
                 let got = out[28 * i + 4 * k + mi];
                 let want = expect_f32(k, *mode, a[i], b[i], c[i]);
                 if !same_bits32(got, want) {
-                    bad.push(format!("op{k} {mode:?} ({:e}, {:e}, {:e}): got {:#010x} want {:#010x}", a[i], b[i], c[i], got.to_bits(), want.to_bits()));
+                    bad.push(format!(
+                        "op{k} {mode:?} ({:e}, {:e}, {:e}): got {:#010x} want {:#010x}",
+                        a[i],
+                        b[i],
+                        c[i],
+                        got.to_bits(),
+                        want.to_bits()
+                    ));
                 }
             }
         }
@@ -197,9 +295,18 @@ fn double_directed_rounding_is_exact() {
     for i in 0..n {
         let (x, y) = (a[i], b[i]);
         for k in 0..6 {
-            let rn = match k { 0 => x + y, 1 => x - y, 2 => x * y, 3 => x / y, 4 => x.sqrt(), _ => 1.0 / x };
+            let rn = match k {
+                0 => x + y,
+                1 => x - y,
+                2 => x * y,
+                3 => x / y,
+                4 => x.sqrt(),
+                _ => 1.0 / x,
+            };
             for (mi, mode) in MODES.iter().enumerate() {
-                let want = if rn.is_nan() { rn } else {
+                let want = if rn.is_nan() {
+                    rn
+                } else {
                     match k {
                         0 | 1 => {
                             let yy = if k == 1 { -y } else { y };
@@ -207,10 +314,38 @@ fn double_directed_rounding_is_exact() {
                             let zero = zero_sum32(x as f32, yy as f32, *mode) as f64; // operands here are nonzero
                             round_f64(rn, &|c| cmp_sum(s, e, c), *mode, zero)
                         }
-                        2 => { let e = x.mul_add(y, -rn); round_f64(rn, &|c| cmp_sum(rn, e, c), *mode, rn) }
-                        3 => round_f64(rn, &|c| { let r = (-c).mul_add(y, x); let o = ord(r, 0.0); if y > 0.0 { o } else { o.reverse() } }, *mode, rn),
+                        2 => {
+                            let e = x.mul_add(y, -rn);
+                            round_f64(rn, &|c| cmp_sum(rn, e, c), *mode, rn)
+                        }
+                        3 => round_f64(
+                            rn,
+                            &|c| {
+                                let r = (-c).mul_add(y, x);
+                                let o = ord(r, 0.0);
+                                if y > 0.0 {
+                                    o
+                                } else {
+                                    o.reverse()
+                                }
+                            },
+                            *mode,
+                            rn,
+                        ),
                         4 => round_f64(rn, &|c| if c < 0.0 { Ordering::Greater } else { ord((-c).mul_add(c, x), 0.0) }, *mode, rn),
-                        _ => round_f64(rn, &|c| { let o = ord((-c).mul_add(x, 1.0), 0.0); if x > 0.0 { o } else { o.reverse() } }, *mode, rn),
+                        _ => round_f64(
+                            rn,
+                            &|c| {
+                                let o = ord((-c).mul_add(x, 1.0), 0.0);
+                                if x > 0.0 {
+                                    o
+                                } else {
+                                    o.reverse()
+                                }
+                            },
+                            *mode,
+                            rn,
+                        ),
                     }
                 };
                 let got = out[24 * i + 4 * k + mi];
@@ -228,7 +363,7 @@ fn double_directed_rounding_is_exact() {
 fn double_edge_cases_overflow_underflow_zeros() {
     let m = open("rounding");
     let tiny = f64::from_bits(1); // 2^-1074
-    // (x, y) and the expected [rn, rz, ru, rd] of x+y, x*y, x/y.
+                                  // (x, y) and the expected [rn, rz, ru, rd] of x+y, x*y, x/y.
     let cases: &[(f64, f64, usize, [f64; 4])] = &[
         (f64::MAX, f64::MAX, 0, [f64::INFINITY, f64::MAX, f64::INFINITY, f64::MAX]),
         (-f64::MAX, -f64::MAX, 0, [f64::NEG_INFINITY, -f64::MAX, -f64::MAX, f64::NEG_INFINITY]),
@@ -238,7 +373,17 @@ fn double_edge_cases_overflow_underflow_zeros() {
         (3.0 * tiny, 0.5, 2, [2.0 * tiny, tiny, 2.0 * tiny, tiny]),
         (f64::MAX, 0.5, 3, [f64::INFINITY, f64::MAX, f64::INFINITY, f64::MAX]),
         (1.0, 3.0, 3, [1.0 / 3.0, 1.0 / 3.0, (1.0f64 / 3.0).next_up(), 1.0 / 3.0]),
-        (f64::MIN_POSITIVE, 3.0, 3, [f64::from_bits(0x0005555555555555), f64::from_bits(0x0005555555555555), f64::from_bits(0x0005555555555556), f64::from_bits(0x0005555555555555)]),
+        (
+            f64::MIN_POSITIVE,
+            3.0,
+            3,
+            [
+                f64::from_bits(0x0005555555555555),
+                f64::from_bits(0x0005555555555555),
+                f64::from_bits(0x0005555555555556),
+                f64::from_bits(0x0005555555555555),
+            ],
+        ),
     ];
     for (x, y, k, want) in cases {
         let (a, b) = ([*x], [*y]);
@@ -286,7 +431,12 @@ fn frsqrt_rn_is_correctly_rounded() {
 
 #[repr(C)]
 #[derive(Default, Clone, Copy, Debug, PartialEq)]
-struct FloatToInt { i: [i32; 4], u: [u32; 4], ll: [i64; 4], ull: [u64; 4] }
+struct FloatToInt {
+    i: [i32; 4],
+    u: [u32; 4],
+    ll: [i64; 4],
+    ull: [u64; 4],
+}
 
 /// Rust's `as` saturates and maps NaN to 0, as the device does: an independent reference.
 /// Rust's saturating `as`, except NaN, which gives what the H200 gives
@@ -298,20 +448,30 @@ fn f2i_expect(x: f64, from_double: bool) -> FloatToInt {
         let w32 = if from_double { 0x8000_0000u32 } else { 0 };
         return FloatToInt { i: [w32 as i32; 4], u: [w32; 4], ll: [i64::MIN; 4], ull: [1u64 << 63; 4] };
     }
-    FloatToInt {
-        i: r.map(|v| v as i32),
-        u: r.map(|v| v as u32),
-        ll: r.map(|v| v as i64),
-        ull: r.map(|v| v as u64),
-    }
+    FloatToInt { i: r.map(|v| v as i32), u: r.map(|v| v as u32), ll: r.map(|v| v as i64), ull: r.map(|v| v as u64) }
 }
 
 #[test]
 fn float_and_double_to_int_round_and_saturate() {
     let m = open("convert");
     let mut xs = float_inputs(4000, 555);
-    xs.extend([2147483520.0f32, 2147483648.0, -2147483648.0, -2147483904.0, 4294967040.0, 4294967296.0,
-        9.223372e18, 1.8446743e19, 1.8446744e19, -0.5, 0.5, 1.5, -1.5, -0.0, 2.5e-1]);
+    xs.extend([
+        2147483520.0f32,
+        2147483648.0,
+        -2147483648.0,
+        -2147483904.0,
+        4294967040.0,
+        4294967296.0,
+        9.223372e18,
+        1.8446743e19,
+        1.8446744e19,
+        -0.5,
+        0.5,
+        1.5,
+        -1.5,
+        -0.0,
+        2.5e-1,
+    ]);
     let mut out = vec![FloatToInt::default(); xs.len()];
     let (mut px, mut po, mut n) = (xs.as_ptr(), out.as_mut_ptr(), xs.len() as i32);
     launch(&m, "float_to_int", 1, &[arg(&mut px), arg(&mut po), arg(&mut n)], &mut []);
@@ -319,7 +479,17 @@ fn float_and_double_to_int_round_and_saturate() {
         assert_eq!(*got, f2i_expect(*x as f64, false), "float {x:e} ({:#x})", x.to_bits());
     }
     let mut ds: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
-    ds.extend([2147483647.5, 2147483647.4, -2147483648.5, 4294967295.5, 9.223_372_036_854_776e18, -9.223_372_036_854_776e18, 1.8446744073709552e19, f64::NAN, -1e300]);
+    ds.extend([
+        2147483647.5,
+        2147483647.4,
+        -2147483648.5,
+        4294967295.5,
+        9.223_372_036_854_776e18,
+        -9.223_372_036_854_776e18,
+        1.8446744073709552e19,
+        f64::NAN,
+        -1e300,
+    ]);
     let mut out = vec![FloatToInt::default(); ds.len()];
     let (mut px, mut po, mut n) = (ds.as_ptr(), out.as_mut_ptr(), ds.len() as i32);
     launch(&m, "double_to_int", 1, &[arg(&mut px), arg(&mut po), arg(&mut n)], &mut []);
@@ -330,19 +500,44 @@ fn float_and_double_to_int_round_and_saturate() {
 
 #[repr(C)]
 #[derive(Default, Clone, Copy, Debug)]
-struct IntToFloat { i: [f32; 4], u: [f32; 4], ll: [f32; 4], ull: [f32; 4], lld: [f64; 4], ulld: [f64; 4] }
+struct IntToFloat {
+    i: [f32; 4],
+    u: [f32; 4],
+    ll: [f32; 4],
+    ull: [f32; 4],
+    lld: [f64; 4],
+    ulld: [f64; 4],
+}
 
 /// X (an integer) compared with y, exactly.
 fn cmp_int(v: i128, y: f64) -> Ordering {
-    if y.abs() >= 9007199254740992.0 || y.fract() == 0.0 { v.cmp(&(y as i128)) } else { ord(v as f64, y) }
+    if y.abs() >= 9007199254740992.0 || y.fract() == 0.0 {
+        v.cmp(&(y as i128))
+    } else {
+        ord(v as f64, y)
+    }
 }
 
 #[test]
 fn int_to_float_directed_forms_are_exact() {
     let m = open("convert");
     let mut r = Rng(31337);
-    let mut xs: Vec<i64> = vec![0, 1, -1, 16777217, -16777217, 16777219, i32::MAX as i64, i32::MIN as i64, u32::MAX as i64,
-        i64::MAX, i64::MIN, -2, 9007199254740993, (1i64 << 62) + 1];
+    let mut xs: Vec<i64> = vec![
+        0,
+        1,
+        -1,
+        16777217,
+        -16777217,
+        16777219,
+        i32::MAX as i64,
+        i32::MIN as i64,
+        u32::MAX as i64,
+        i64::MAX,
+        i64::MIN,
+        -2,
+        9007199254740993,
+        (1i64 << 62) + 1,
+    ];
     while xs.len() < 3000 {
         let v = r.next() as i64;
         xs.push(v >> (r.next() % 63));
@@ -376,8 +571,20 @@ fn int_to_float_directed_forms_are_exact() {
 fn double_to_float_directed_forms_are_exact() {
     let m = open("convert");
     let mut r = Rng(2718);
-    let mut xs = vec![f64::MAX, -f64::MAX, 1e-50, -1e-50, f32::MAX as f64 * 1.0000001, 1.0 + 1e-12, 0.1, -0.0, f64::INFINITY, f64::NAN,
-        1.401298464324817e-45 * 0.5, 1.401298464324817e-45 * 1.5];
+    let mut xs = vec![
+        f64::MAX,
+        -f64::MAX,
+        1e-50,
+        -1e-50,
+        f32::MAX as f64 * 1.0000001,
+        1.0 + 1e-12,
+        0.1,
+        -0.0,
+        f64::INFINITY,
+        f64::NAN,
+        1.401298464324817e-45 * 0.5,
+        1.401298464324817e-45 * 1.5,
+    ];
     while xs.len() < 3000 {
         let x = r.next();
         let e = ((x >> 52) % 320) + 1023 - 160;
@@ -400,33 +607,75 @@ fn half_value(h: u16) -> f64 {
     let e = ((h >> 10) & 0x1f) as i32;
     let m = (h & 0x3ff) as f64;
     let v = if e == 0 { m * 2f64.powi(-24) } else { (1024.0 + m) * 2f64.powi(e - 25) };
-    if h & 0x8000 != 0 { -v } else { v }
+    if h & 0x8000 != 0 {
+        -v
+    } else {
+        v
+    }
 }
 
 fn half_expect(x: f32, mode: Mode) -> u16 {
-    if x.is_nan() { return 0x7fff; }
+    if x.is_nan() {
+        return 0x7fff;
+    }
     let neg = x.is_sign_negative();
     let v = (x as f64).abs();
     let up = matches!((mode, neg), (Mode::Ru, false) | (Mode::Rd, true));
     let toward_zero = matches!(mode, Mode::Rz) || matches!((mode, neg), (Mode::Ru, true) | (Mode::Rd, false));
     // Largest half <= v (0x7bff = 65504 at most), and the next one (0x7c00 counts as 65536 for ties).
     let mut lo = 0u16;
-    while lo < 0x7bff && half_value(lo + 1) <= v { lo += 1; }
+    while lo < 0x7bff && half_value(lo + 1) <= v {
+        lo += 1;
+    }
     let lo_v = half_value(lo);
     let hi_v = if lo == 0x7bff { 65536.0 } else { half_value(lo + 1) };
-    let bits = if v.is_infinite() { 0x7c00 } else if lo_v == v || toward_zero { lo } else if up { lo + 1 } else {
+    let bits = if v.is_infinite() {
+        0x7c00
+    } else if lo_v == v || toward_zero {
+        lo
+    } else if up {
+        lo + 1
+    } else {
         let mid = (lo_v + hi_v) / 2.0;
-        if v < mid || (v == mid && lo.is_multiple_of(2)) { lo } else { lo + 1 }
+        if v < mid || (v == mid && lo.is_multiple_of(2)) {
+            lo
+        } else {
+            lo + 1
+        }
     };
     let bits = bits.min(0x7c00);
-    if neg { bits | 0x8000 } else { bits }
+    if neg {
+        bits | 0x8000
+    } else {
+        bits
+    }
 }
 
 #[test]
 fn float_to_half_in_every_mode() {
     let m = open("convert");
-    let mut xs: Vec<f32> = vec![65504.0, 65519.996, 65520.0, 65536.0, 1e9, 5.9604645e-8, 2.9802322e-8, 2.9802326e-8, 8.940697e-8,
-        6.1035156e-5, 6.097555e-5, 1.0009766, 1.000_488_3, 1.001_464_8, -1.000_488_3, -0.0, 0.0, f32::NAN, f32::INFINITY, -65520.0];
+    let mut xs: Vec<f32> = vec![
+        65504.0,
+        65519.996,
+        65520.0,
+        65536.0,
+        1e9,
+        5.9604645e-8,
+        2.9802322e-8,
+        2.9802326e-8,
+        8.940697e-8,
+        6.1035156e-5,
+        6.097555e-5,
+        1.0009766,
+        1.000_488_3,
+        1.001_464_8,
+        -1.000_488_3,
+        -0.0,
+        0.0,
+        f32::NAN,
+        f32::INFINITY,
+        -65520.0,
+    ];
     let mut r = Rng(99);
     while xs.len() < 1500 {
         let x = r.next();
@@ -441,7 +690,9 @@ fn float_to_half_in_every_mode() {
         }
         // half -> float -> half is the identity for non-NaN patterns.
         let h = (k * 977) as u16;
-        if (h & 0x7fff) <= 0x7c00 { assert_eq!(out[5 * k + 4], h); }
+        if (h & 0x7fff) <= 0x7c00 {
+            assert_eq!(out[5 * k + 4], h);
+        }
     }
 }
 
@@ -483,18 +734,31 @@ fn integer_intrinsics() {
         });
         let s24 = |z: u32| ((z << 8) as i32 >> 8) as i64;
         let want: [u64; 26] = [
-            xl.count_ones() as u64, x.count_ones() as u64, xl.leading_zeros() as u64, x.leading_zeros() as u64,
-            if xl == 0 { 0 } else { xl.trailing_zeros() as u64 + 1 }, if x == 0 { 0 } else { x.trailing_zeros() as u64 + 1 },
-            xl.reverse_bits() as u64, x.reverse_bits(), perm as u64,
-            ((v << (s & 31)) >> 32) as u32 as u64, (((v as u128) << s.min(32)) >> 32) as u32 as u64,
-            (v >> (s & 31)) as u32 as u64, (v >> s.min(32)) as u32 as u64,
-            ((xl as u64 * yl as u64) >> 32), (((xi as i64 * yi as i64) >> 32) as i32 as u32) as u64,
-            ((x as u128 * y as u128) >> 64) as u64, ((x as i64 as i128 * y as i64 as i128) >> 64) as u64,
-            ((s24(xl) * s24(yl)) as u32) as u64, ((xl & 0xffffff) as u64 * (yl & 0xffffff) as u64) as u32 as u64,
+            xl.count_ones() as u64,
+            x.count_ones() as u64,
+            xl.leading_zeros() as u64,
+            x.leading_zeros() as u64,
+            if xl == 0 { 0 } else { xl.trailing_zeros() as u64 + 1 },
+            if x == 0 { 0 } else { x.trailing_zeros() as u64 + 1 },
+            xl.reverse_bits() as u64,
+            x.reverse_bits(),
+            perm as u64,
+            ((v << (s & 31)) >> 32) as u32 as u64,
+            (((v as u128) << s.min(32)) >> 32) as u32 as u64,
+            (v >> (s & 31)) as u32 as u64,
+            (v >> s.min(32)) as u32 as u64,
+            ((xl as u64 * yl as u64) >> 32),
+            (((xi as i64 * yi as i64) >> 32) as i32 as u32) as u64,
+            ((x as u128 * y as u128) >> 64) as u64,
+            ((x as i64 as i128 * y as i64 as i128) >> 64) as u64,
+            ((s24(xl) * s24(yl)) as u32) as u64,
+            ((xl & 0xffffff) as u64 * (yl & 0xffffff) as u64) as u32 as u64,
             ((xi as i64 - yi as i64).unsigned_abs() as u32).wrapping_add(hi) as u64,
             (xl.abs_diff(yl)).wrapping_add(hi) as u64,
-            (((xi as i64 + yi as i64) >> 1) as i32 as u32) as u64, (((xi as i64 + yi as i64 + 1) >> 1) as i32 as u32) as u64,
-            ((xl as u64 + yl as u64) >> 1), ((xl as u64 + yl as u64 + 1) >> 1),
+            (((xi as i64 + yi as i64) >> 1) as i32 as u32) as u64,
+            (((xi as i64 + yi as i64 + 1) >> 1) as i32 as u32) as u64,
+            ((xl as u64 + yl as u64) >> 1),
+            ((xl as u64 + yl as u64 + 1) >> 1),
             (xi.min(yi) as u32 as u64) ^ ((xl.max(yl) as u64) << 32),
         ];
         for j in 0..26 {
@@ -514,8 +778,17 @@ fn constant_tables_and_device_globals() {
     let m = open("memory");
     let man = &libs().built.iter().find(|b| b.manifest.library == "memory.so").unwrap().manifest;
     let g: Vec<_> = man.globals.iter().map(|g| (g.name.as_str(), g.symbol.as_str(), g.size, g.constant)).collect();
-    assert_eq!(g, vec![("weights", "weights", 20, true), ("primes", "primes", 16, true), ("counter", "counter", 8, false),
-        ("histogram", "histogram", 64, false), ("dsum", "dsum", 8, false), ("stats::fsum", "_ZN5stats4fsumE", 4, false)]);
+    assert_eq!(
+        g,
+        vec![
+            ("weights", "weights", 20, true),
+            ("primes", "primes", 16, true),
+            ("counter", "counter", 8, false),
+            ("histogram", "histogram", 64, false),
+            ("dsum", "dsum", 8, false),
+            ("stats::fsum", "_ZN5stats4fsumE", 4, false)
+        ]
+    );
     unsafe {
         // Tables initialised in the source; a host write (cuMemcpyHtoD to a __constant__) is seen by kernels.
         assert_eq!(std::slice::from_raw_parts(global_ptr::<i32>(&m, "primes"), 4), &[2, 3, 5, 7]);
@@ -566,7 +839,14 @@ fn atomics_have_cuda_semantics() {
     let mut f = [1.25f32, 0.0];
     let mut d = [1.0f64];
     let mut ll = [3i64, 3];
-    let ptrs = [i.as_mut_ptr() as *mut c_void, u.as_mut_ptr() as _, ull.as_mut_ptr() as _, f.as_mut_ptr() as _, d.as_mut_ptr() as _, ll.as_mut_ptr() as _];
+    let ptrs = [
+        i.as_mut_ptr() as *mut c_void,
+        u.as_mut_ptr() as _,
+        ull.as_mut_ptr() as _,
+        f.as_mut_ptr() as _,
+        d.as_mut_ptr() as _,
+        ll.as_mut_ptr() as _,
+    ];
     let mut p = ptrs;
     let args: Vec<*mut c_void> = p.iter_mut().map(|x| x as *mut *mut c_void as *mut c_void).collect();
     launch(&m, "atomics", 1, &args, &mut []);
@@ -620,11 +900,18 @@ fn assert_and_trap_end_the_launch_division_and_casts_give_the_device_value_with_
     let run = |kernel: &'static str, mut args: Vec<Box<dyn std::any::Any>>| {
         let m = &m;
         in_child_expect_trap(move || {
-            let ptrs: Vec<*mut c_void> = args.iter_mut().map(|a| {
-                if let Some(v) = a.downcast_mut::<i32>() { arg(v) }
-                else if let Some(v) = a.downcast_mut::<f32>() { arg(v) }
-                else { arg(a.downcast_mut::<*mut i32>().unwrap()) }
-            }).collect();
+            let ptrs: Vec<*mut c_void> = args
+                .iter_mut()
+                .map(|a| {
+                    if let Some(v) = a.downcast_mut::<i32>() {
+                        arg(v)
+                    } else if let Some(v) = a.downcast_mut::<f32>() {
+                        arg(v)
+                    } else {
+                        arg(a.downcast_mut::<*mut i32>().unwrap())
+                    }
+                })
+                .collect();
             launch(m, kernel, 1, &ptrs, &mut []);
         })
     };
@@ -678,19 +965,34 @@ fn symbols_match_nvcc_entry_names() {
     assert_eq!(e("body_chroma").max_threads, 256);
     assert_eq!(e("body_luma").max_threads, 0);
     let v = e("_ZN4feat6detail3vecEP6float4PK6uchar24dim36__half");
-    assert_eq!((v.name.as_str(), v.param_sizes.clone(), v.param_aligns.clone()), ("feat::detail::vec", vec![8, 8, 12, 2], vec![8, 8, 4, 2]));
+    assert_eq!(
+        (v.name.as_str(), v.param_sizes.clone(), v.param_aligns.clone()),
+        ("feat::detail::vec", vec![8, 8, 12, 2], vec![8, 8, 4, 2])
+    );
 
     // nvcc is part of the test setup (scripts/setup installs it): found the project's way.
     let finder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/nvcc-path");
-    let nvcc = std::process::Command::new(&finder).output().ok().filter(|o| o.status.success())
+    let nvcc = std::process::Command::new(&finder)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     match nvcc {
         Some(nvcc) => {
             let ptx = libs().dir.join("templates.ptx");
-            let st = std::process::Command::new(nvcc).args(["-ptx", "-arch=sm_90", "-o"]).arg(&ptx).arg(common::cu("templates.cu")).output().unwrap();
+            let st = std::process::Command::new(nvcc)
+                .args(["-ptx", "-arch=sm_90", "-o"])
+                .arg(&ptx)
+                .arg(common::cu("templates.cu"))
+                .output()
+                .unwrap();
             assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-            let mut entries: Vec<String> = std::fs::read_to_string(&ptx).unwrap().lines()
-                .filter_map(|l| l.split(".entry ").nth(1)).map(|l| l.trim_end_matches('(').trim().to_string()).collect();
+            let mut entries: Vec<String> = std::fs::read_to_string(&ptx)
+                .unwrap()
+                .lines()
+                .filter_map(|l| l.split(".entry ").nth(1))
+                .map(|l| l.trim_end_matches('(').trim().to_string())
+                .collect();
             entries.sort();
             assert_eq!(entries, expected);
         }

@@ -24,7 +24,10 @@ fn texture_functions_send_the_requests_the_sampler_expects() {
     assert_eq!(r.len(), 8, "{r:?}");
     use ffi::tex;
     // tex2D<float4>
-    assert_eq!((r[0].op, r[0].geometry, r[0].handle, r[0].coord[0], r[0].coord[1], r[0].result), (tex::FETCH, tex::G_2D, 0x77, 1.5, 2.5, tex::R_F32));
+    assert_eq!(
+        (r[0].op, r[0].geometry, r[0].handle, r[0].coord[0], r[0].coord[1], r[0].result),
+        (tex::FETCH, tex::G_2D, 0x77, 1.5, 2.5, tex::R_F32)
+    );
     // tex1Dfetch<int4>: integer coordinates
     assert_eq!((r[1].flags, r[1].icoord[0], r[1].result), (tex::INT_COORDS, 7, tex::R_S32));
     // tex2DLayered<uchar2>: layer in icoord[3], unsigned result
@@ -38,7 +41,10 @@ fn texture_functions_send_the_requests_the_sampler_expects() {
     // surf2Dread<unsigned>, clamp: byte x, row, 4 bytes
     assert_eq!((r[6].op, r[6].handle, r[6].icoord[0], r[6].icoord[1], r[6].size, r[6].clamp), (tex::SURF_LOAD, 0x99, 8, 2, 4, tex::CLAMP));
     // surf2DLayeredwrite(ushort2), zero: the value's 4 bytes in data
-    assert_eq!((r[7].op, r[7].geometry, r[7].icoord[3], r[7].size, r[7].clamp, r[7].data[0]), (tex::SURF_STORE, tex::G_A2D, 2, 4, tex::ZERO, 0x5678_1234));
+    assert_eq!(
+        (r[7].op, r[7].geometry, r[7].icoord[3], r[7].size, r[7].clamp, r[7].data[0]),
+        (tex::SURF_STORE, tex::G_A2D, 2, 4, tex::ZERO, 0x5678_1234)
+    );
     // The answers, as each result type takes them: the test runtime answers
     // (handle, op, geometry, coord[0] bits).
     assert_eq!(out[0], 0x77, "float4.x is word 0's bits");

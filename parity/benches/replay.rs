@@ -26,7 +26,11 @@ fn main() {
     let lib = host::compile(&src, "crlog2_device", &[], &[], &work).expect("compile crlog2");
     let f = host::HostBatch::load(&lib).unwrap();
     let r = RefFn::Log2;
-    println!("replay bench: {} worker threads, {} inputs per sample (machine shared: figures are pessimistic)", pool.current_num_threads(), n);
+    println!(
+        "replay bench: {} worker threads, {} inputs per sample (machine shared: figures are pessimistic)",
+        pool.current_num_threads(),
+        n
+    );
 
     // Samples spread over the range: [2^-126, ..), [0.5, 2), [2^100, ..), subnormals.
     let starts: [u32; 4] = [0x0080_0000, 0x3f00_0000, 0x7180_0000, 0x0000_0001];

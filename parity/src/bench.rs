@@ -254,7 +254,14 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
                 }
                 let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, n, &o, c.backend, c.features.as_deref()))?;
                 pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
-                let res = run::run(&Spec { label: format!("{}-n{n}", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
+                let res = run::run(&Spec {
+                    label: format!("{}-n{n}", c.label),
+                    argv,
+                    env,
+                    log_dir: out.join("logs"),
+                    spinner: false,
+                    timeout: a.ex.timeout(),
+                })?;
                 if let Some(d) = cdir {
                     if crate::counts::collect(&d)?.total_launches() > 0.0 {
                         t.launched[ci] = true;
@@ -267,7 +274,13 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
                     t.times[ci][r].1 = s;
                 }
                 t.order_log.push(format!("{}{}", c.label, n));
-                t.csv.write_record([c.label.to_string(), r.to_string(), t.order_log.len().to_string(), n.to_string(), format!("{s:.6}")])?;
+                t.csv.write_record([
+                    c.label.to_string(),
+                    r.to_string(),
+                    t.order_log.len().to_string(),
+                    n.to_string(),
+                    format!("{s:.6}"),
+                ])?;
                 pb.inc(1);
             }
         }
@@ -282,16 +295,40 @@ fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timi
     let (cmds, times) = (&plan.cmds, &timing.times);
     let mut results = Vec::new();
     let mut md = String::new();
-    let _ = writeln!(md, "# parity bench\n\nms per frame = (t({}) - t(2)) / ({} - 2), median of {} rounds; runs interleaved: {}\n", a.frames, a.frames, a.rounds, timing.order_log.join(" "));
+    let _ = writeln!(
+        md,
+        "# parity bench\n\nms per frame = (t({}) - t(2)) / ({} - 2), median of {} rounds; runs interleaved: {}\n",
+        a.frames,
+        a.frames,
+        a.rounds,
+        timing.order_log.join(" ")
+    );
     let _ = writeln!(md, "| command | ms/frame (median) | per round | t(2) median s | t(N) median s | flags |\n|---|---|---|---|---|---|");
     for (ci, c) in cmds.iter().enumerate() {
         let est: Vec<f64> = times[ci].iter().map(|(t2, tn)| (tn - t2) * 1000.0 / (a.frames - 2) as f64).collect();
         let m = median(&est);
         let t2m = median(&times[ci].iter().map(|x| x.0).collect::<Vec<_>>());
         let tnm = median(&times[ci].iter().map(|x| x.1).collect::<Vec<_>>());
-        println!("{}: {:.3} ms/frame (rounds: {}), t(2) {:.3} s, t({}) {:.3} s; {}", c.label, m,
-            est.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" "), t2m, a.frames, tnm, c.note);
-        let _ = writeln!(md, "| {} | {:.3} | {} | {:.4} | {:.4} | {} |", c.label, m, est.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", "), t2m, tnm, c.note);
+        println!(
+            "{}: {:.3} ms/frame (rounds: {}), t(2) {:.3} s, t({}) {:.3} s; {}",
+            c.label,
+            m,
+            est.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" "),
+            t2m,
+            a.frames,
+            tnm,
+            c.note
+        );
+        let _ = writeln!(
+            md,
+            "| {} | {:.3} | {} | {:.4} | {:.4} | {} |",
+            c.label,
+            m,
+            est.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", "),
+            t2m,
+            tnm,
+            c.note
+        );
         results.push(json!({"label": c.label, "flags": c.note, "backend": c.backend.name(), "device": c.device, "features": c.features,
             "ms_per_frame": m, "ms_per_frame_rounds": est, "t2_s": times[ci].iter().map(|x| x.0).collect::<Vec<_>>(),
             "tn_s": times[ci].iter().map(|x| x.1).collect::<Vec<_>>()}));
@@ -341,7 +378,14 @@ fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timi
 /// One untimed run of a CUDA command on the real device through simtwin's pass-through:
 /// its counters must show kernel launches (the timed runs then use the system's driver
 /// directly, with nothing of simtwin's in the way).
-fn prove_real(a: &BenchArgs, out: &std::path::Path, real: &RealDevice, simtwin: &std::path::Path, c: &Cmd, extra: &[(String, String)]) -> Result<()> {
+fn prove_real(
+    a: &BenchArgs,
+    out: &std::path::Path,
+    real: &RealDevice,
+    simtwin: &std::path::Path,
+    c: &Cmd,
+    extra: &[(String, String)],
+) -> Result<()> {
     let d = out.join("counts").join(format!("{}-proof", c.label));
     let pattern = prepare_dir(&d)?;
     let mut env = real.env(simtwin, a.ex.kernels.as_deref(), &pattern)?.vars;
@@ -352,7 +396,11 @@ fn prove_real(a: &BenchArgs, out: &std::path::Path, real: &RealDevice, simtwin: 
     run::run(&Spec { label: format!("{}-proof", c.label), argv, env, log_dir: out.join("logs"), spinner: false, timeout: a.ex.timeout() })?;
     let counts = crate::counts::collect(&d)?;
     if counts.files.is_empty() {
-        bail!("bench {}: simtwin's pass-through wrote no counters file into {}: the command did not load simtwin's libcuda.so.1", c.label, d.display());
+        bail!(
+            "bench {}: simtwin's pass-through wrote no counters file into {}: the command did not load simtwin's libcuda.so.1",
+            c.label,
+            d.display()
+        );
     }
     if counts.total_launches() == 0.0 {
         bail!("bench {}: the CUDA command launched no kernel on the real device (a CPU fallback?)", c.label);

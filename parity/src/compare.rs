@@ -203,7 +203,11 @@ pub fn compare(a_label: &str, a: &Table, b_label: &str, b: &Table, tols: &tolera
     let names: Vec<&String> = a.names.iter().filter(|n| sel.wants(n)).collect();
     for n in b.names.iter().filter(|n| sel.wants(n)) {
         if !a.names.contains(n) {
-            bail!("metric '{n}' is in {b_label} ({}) but not in {a_label} ({}); select metrics with --metrics/--ignore-metric", b.source, a.source);
+            bail!(
+                "metric '{n}' is in {b_label} ({}) but not in {a_label} ({}); select metrics with --metrics/--ignore-metric",
+                b.source,
+                a.source
+            );
         }
     }
     if names.is_empty() {

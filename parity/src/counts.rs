@@ -40,7 +40,9 @@ pub fn describe_state(s: &State) -> String {
     match s {
         State::Exit => "exit".into(),
         State::Signal(sig) => format!("signal {sig} (counts up to the signal)"),
-        State::Checkpoint => "checkpoint (the process ended without writing its exit counters, e.g. killed; counts up to its last synchronisation)".into(),
+        State::Checkpoint => {
+            "checkpoint (the process ended without writing its exit counters, e.g. killed; counts up to its last synchronisation)".into()
+        }
     }
 }
 
@@ -119,7 +121,8 @@ impl Counts {
     /// Sums every `*.json` file in `dir` (one per process of the run).
     pub fn read_dir(dir: &Path) -> Result<Counts> {
         let rd = std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("cannot read counters directory {}: {e}", dir.display()))?;
-        let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+        let mut paths: Vec<PathBuf> =
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
         paths.sort();
         Counts::from_files(&paths)
     }
@@ -154,7 +157,13 @@ impl Counts {
         self.files
             .iter()
             .filter(|f| f.state != State::Exit)
-            .map(|f| format!("{}: {}", f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), describe_state(&f.state)))
+            .map(|f| {
+                format!(
+                    "{}: {}",
+                    f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                    describe_state(&f.state)
+                )
+            })
             .collect()
     }
 

@@ -33,7 +33,8 @@ in the driver: never reported as a pass), 2 setup error (target/simtwin missing:
 scripts/build).";
 
 /// The clips the demo uses without `--clips`/`--all-clips` (small ones and the wide ramps).
-pub(crate) const DEFAULT_CLIPS: &[&str] = &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "ramp-3840x128-8", "textured-256x256-8"];
+pub(crate) const DEFAULT_CLIPS: &[&str] =
+    &["banded-256x256-8", "testsrc-256x256-10", "ramp-1920x64-8", "ramp-3840x128-8", "textured-256x256-8"];
 
 /// Time limit of the fixtures binary (every clip of the set takes seconds).
 const FIXTURES_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -271,7 +272,8 @@ fn demo_inner(a: &DemoArgs) -> Result<i32> {
     let clip_dir = ctx.out.join("clips");
     let clips = make_clips(&ctx, a, &clip_dir)?;
     // The fixture twin's features and planted defects: fixtures/twin/twin.h's lists.
-    let features: Vec<String> = if a.features.is_empty() { fixtures::twin::features().iter().map(|s| s.to_string()).collect() } else { a.features.clone() };
+    let features: Vec<String> =
+        if a.features.is_empty() { fixtures::twin::features().iter().map(|s| s.to_string()).collect() } else { a.features.clone() };
     let mut checks = parity_checks(&ctx, &clips, &features);
     checks.extend(transfer_checks(&ctx, &clips[0], &features));
     if !a.no_defects {
@@ -378,7 +380,13 @@ fn transfer_checks(ctx: &Ctx, tclip: &ClipFile, features: &[String]) -> Vec<Chec
         let dir = ctx.out.join("transfers").join(f);
         let r = run_transfers(&transfers_args(tclip, ctx.ex(f, None), dir.clone()));
         let (k, err) = code(&r);
-        rows.push(CheckRow { section: "transfers", clip: tclip.name.clone(), feature: f.clone(), code: k, detail: if err.is_empty() { transfers_detail(&dir) } else { err } });
+        rows.push(CheckRow {
+            section: "transfers",
+            clip: tclip.name.clone(),
+            feature: f.clone(),
+            code: k,
+            detail: if err.is_empty() { transfers_detail(&dir) } else { err },
+        });
     }
     rows
 }
@@ -479,7 +487,11 @@ fn judge(defect: &str, how: &str, r: &Result<i32>, dir: &Path) -> DefectResult {
         }
         (Ok(1), _, "block-orders") => summary_of(dir).is_some_and(|s| s["block_orders"]["changed"] == true),
         (Ok(1), _, "race") => summary_of(dir).is_some_and(|s| {
-            s["hazards"]["reports"].as_array().into_iter().flatten().any(|h| h["kind"].as_str().is_some_and(|k| k.starts_with("shared-race-")))
+            s["hazards"]["reports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|h| h["kind"].as_str().is_some_and(|k| k.starts_with("shared-race-")))
         }),
         (_, _, "race") => false,
         (Ok(k), "big-block", _) => *k == 2,
@@ -548,7 +560,14 @@ fn detail(dir: &Path, err: &str) -> String {
     }
     for c in s["comparisons"].as_array().into_iter().flatten() {
         if let Some(r) = c["first_beyond_tolerance"].as_object() {
-            return format!("frame {} metric {}: {} vs {} ({})", r["frame"], r["metric"].as_str().unwrap_or(""), r["a"].as_str().unwrap_or(""), r["b"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""));
+            return format!(
+                "frame {} metric {}: {} vs {} ({})",
+                r["frame"],
+                r["metric"].as_str().unwrap_or(""),
+                r["a"].as_str().unwrap_or(""),
+                r["b"].as_str().unwrap_or(""),
+                r["kind"].as_str().unwrap_or("")
+            );
         }
     }
     format!("{}/{} frames identical", s["identical_frames"], s["frames"])
@@ -559,7 +578,8 @@ fn detail(dir: &Path, err: &str) -> String {
 fn race_detail(dir: &Path) -> String {
     let Some(s) = summary_of(dir) else { return String::new() };
     let reports = s["hazards"]["reports"].as_array().cloned().unwrap_or_default();
-    let races: Vec<&serde_json::Value> = reports.iter().filter(|h| h["kind"].as_str().is_some_and(|k| k.starts_with("shared-race-"))).collect();
+    let races: Vec<&serde_json::Value> =
+        reports.iter().filter(|h| h["kind"].as_str().is_some_and(|k| k.starts_with("shared-race-"))).collect();
     match races.first() {
         Some(h) => format!(
             "{} shared-memory race report(s); first: [{}] kernel {}: {}",

@@ -171,7 +171,10 @@ pub fn driver_info_here(init: bool, init_emulated: bool) -> DriverInfo {
                             }
                         }
                     } else {
-                        info.error = Some(format!("cuInit(0) failed with CUDA error {rc}{}", if rc == 100 { " (CUDA_ERROR_NO_DEVICE)" } else { "" }));
+                        info.error = Some(format!(
+                            "cuInit(0) failed with CUDA error {rc}{}",
+                            if rc == 100 { " (CUDA_ERROR_NO_DEVICE)" } else { "" }
+                        ));
                     }
                 }
             }
@@ -307,7 +310,10 @@ pub(crate) fn check_emulated_accepts(emu: &EmulatedEnv, env: &[(String, String)]
             );
             Err(Refused { code: rc, message }.into())
         }
-        None => bail!("cannot check whether the emulated driver accepts {settings}: {}", info.error.unwrap_or_else(|| "cuInit was not called".into())),
+        None => bail!(
+            "cannot check whether the emulated driver accepts {settings}: {}",
+            info.error.unwrap_or_else(|| "cuInit was not called".into())
+        ),
     }
 }
 
@@ -354,7 +360,10 @@ pub(crate) fn driver_env(simtwin: &Path, kernels: Option<String>, counts_pattern
     }
     let path = info.path.clone().unwrap_or_default();
     if !info.emulated {
-        bail!("with LD_LIBRARY_PATH={} the loader picks {path}, which is not simtwin's emulated driver (no {MARKER} symbol)", lib_dir.display());
+        bail!(
+            "with LD_LIBRARY_PATH={} the loader picks {path}, which is not simtwin's emulated driver (no {MARKER} symbol)",
+            lib_dir.display()
+        );
     }
     Ok(EmulatedEnv { vars, lib_dir, driver_path: path })
 }
@@ -384,8 +393,16 @@ pub fn check_real() -> Result<DriverInfo> {
 /// Settings that exist only on the emulated driver. A run on the real device does not
 /// get them: simtwin's pass-through would refuse a block order it cannot choose, and the
 /// others change nothing on a device.
-pub const EMULATION_ONLY: &[&str] =
-    &["EMU_CUDA_BLOCK_ORDER", "EMU_CUDA_WORKERS", "EMU_CUDA_ASYNC", "EMU_CUDA_HAZARDS", "EMU_CUDA_STACK", "EMU_CUDA_DEVICE", "EMU_CUDA_WATCHDOG", "EMU_CUDA_CHECKS"];
+pub const EMULATION_ONLY: &[&str] = &[
+    "EMU_CUDA_BLOCK_ORDER",
+    "EMU_CUDA_WORKERS",
+    "EMU_CUDA_ASYNC",
+    "EMU_CUDA_HAZARDS",
+    "EMU_CUDA_STACK",
+    "EMU_CUDA_DEVICE",
+    "EMU_CUDA_WATCHDOG",
+    "EMU_CUDA_CHECKS",
+];
 
 /// Splits extra environment for a real-device run into what it gets and what it does
 /// not (the emulation-only settings, for the report).
@@ -408,7 +425,11 @@ impl RealDevice {
     /// (exit 77); simtwin's own driver is refused.
     pub fn find() -> Result<RealDevice> {
         let info = check_real()?;
-        let path = info.path.ok_or_else(|| anyhow!("the real driver loaded, but its file cannot be located (dladdr gave no path), so the pass-through cannot be pointed at it"))?;
+        let path = info.path.ok_or_else(|| {
+            anyhow!(
+                "the real driver loaded, but its file cannot be located (dladdr gave no path), so the pass-through cannot be pointed at it"
+            )
+        })?;
         Ok(RealDevice { path, devices: info.devices.unwrap_or(0) })
     }
 
@@ -438,9 +459,19 @@ impl RealDevice {
         let emu = self.env(simtwin, kernels, &tmp)?;
         let vars: Vec<(String, String)> = emu.vars.iter().filter(|(k, _)| k != "EMU_CUDA_COUNTS").cloned().collect();
         let (info, stderr) = probe_with(&vars, true)?;
-        let why = || if stderr.is_empty() { String::new() } else { format!(": {}", stderr.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join("; ")) };
+        let why = || {
+            if stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", stderr.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join("; "))
+            }
+        };
         if !info.emulated {
-            bail!("the pass-through probe did not load simtwin's driver from {} (it loaded {})", emu.lib_dir.display(), info.path.unwrap_or_default());
+            bail!(
+                "the pass-through probe did not load simtwin's driver from {} (it loaded {})",
+                emu.lib_dir.display(),
+                info.path.unwrap_or_default()
+            );
         }
         match info.init {
             Some(0) if info.devices.unwrap_or(0) > 0 => Ok(()),
@@ -452,7 +483,11 @@ impl RealDevice {
                 cuda_error_name(rc),
                 why()
             ),
-            None => bail!("cannot check simtwin's pass-through to {}: {}", self.path, info.error.unwrap_or_else(|| "cuInit was not called".into())),
+            None => bail!(
+                "cannot check simtwin's pass-through to {}: {}",
+                self.path,
+                info.error.unwrap_or_else(|| "cuInit was not called".into())
+            ),
         }
     }
 }

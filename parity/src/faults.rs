@@ -101,7 +101,13 @@ pub(crate) struct Site {
 /// The call sites to fail, from the clean run's call counts: every call of every entry
 /// point, filtered by --only/--skip and --per-entry, in the order first calls of every
 /// entry point, then second calls, ... (so that --max-runs keeps the widest coverage).
-pub(crate) fn plan_sites(calls: &BTreeMap<String, u64>, only: &[String], skip: &[String], per_entry: Option<u64>, max_runs: Option<usize>) -> Vec<Site> {
+pub(crate) fn plan_sites(
+    calls: &BTreeMap<String, u64>,
+    only: &[String],
+    skip: &[String],
+    per_entry: Option<u64>,
+    max_runs: Option<usize>,
+) -> Vec<Site> {
     let wanted = |n: &str| (only.is_empty() || only.iter().any(|p| glob(p, n))) && !skip.iter().any(|p| glob(p, n));
     let mut sites: Vec<Site> = calls
         .iter()
@@ -286,7 +292,13 @@ fn faults_inner(a: &FaultsArgs) -> Result<i32> {
     report::write_json(&c.out.join("faults.part.json"), &serde_json::to_value(&part)?)?;
     rec.write(&c.out)?;
     let crashes = part.runs.iter().filter(|r| r.crash() || r.hang()).count();
-    println!("shard {}: {} of {} call sites failed in turn, {crashes} crash(es) or hang(s); merge with `parity merge` (run {})", sh, mine.len(), sites.len(), rec.run_key);
+    println!(
+        "shard {}: {} of {} call sites failed in turn, {crashes} crash(es) or hang(s); merge with `parity merge` (run {})",
+        sh,
+        mine.len(),
+        sites.len(),
+        rec.run_key
+    );
     Ok(0)
 }
 
@@ -314,7 +326,11 @@ fn report(out: &Path, part: &Part, mut runs: Vec<FaultRun>) -> Result<i32> {
     write_csv(out, &runs, timeout)?;
     report::write_atomic(&out.join("faults.md"), markdown(&summary, &runs, &findings, timeout, &part.clean_leaks))?;
     report::write_json(&out.join("faults.json"), &summary)?;
-    crate::junit::write(&out.join("junit.xml"), "parity faults", &[crate::junit::Suite { name: "parity faults".into(), cases: crate::junit::faults_cases(&summary), time: None }])?;
+    crate::junit::write(
+        &out.join("junit.xml"),
+        "parity faults",
+        &[crate::junit::Suite { name: "parity faults".into(), cases: crate::junit::faults_cases(&summary), time: None }],
+    )?;
     print_summary(&runs, &findings, timeout, out, code);
     Ok(code)
 }
@@ -326,9 +342,14 @@ pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> R
     let mut parts = Vec::new();
     for (i, (dir, _)) in shards.iter().enumerate() {
         let p = dir.join("faults.part.json");
-        let part: Part = serde_json::from_str(&crate::input::read_text(&p, "faults shard part")?).with_context(|| format!("{}: malformed", p.display()))?;
+        let part: Part = serde_json::from_str(&crate::input::read_text(&p, "faults shard part")?)
+            .with_context(|| format!("{}: malformed", p.display()))?;
         // Every shard made the clean run: shard 1's is the campaign's.
-        let skip: &[&str] = if i == 0 { &["shard.json", "faults.part.json"] } else { &["shard.json", "faults.part.json", "counts/clean", "logs/clean.stdout.log", "logs/clean.stderr.log", "outputs/clean.out"] };
+        let skip: &[&str] = if i == 0 {
+            &["shard.json", "faults.part.json"]
+        } else {
+            &["shard.json", "faults.part.json", "counts/clean", "logs/clean.stdout.log", "logs/clean.stderr.log", "outputs/clean.out"]
+        };
         crate::shard::copy_tree(dir, out, skip)?;
         parts.push((dir.clone(), part));
     }
@@ -344,7 +365,8 @@ pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> R
     }
     check_injected(&runs)?;
     let (dir0, mut first) = parts.swap_remove(0);
-    first.clean_files = first.clean_files.iter().map(|f| f.strip_prefix(&dir0).map(|rel| out.join(rel)).unwrap_or_else(|_| f.clone())).collect();
+    first.clean_files =
+        first.clean_files.iter().map(|f| f.strip_prefix(&dir0).map(|rel| out.join(rel)).unwrap_or_else(|_| f.clone())).collect();
     report(out, &first, runs)
 }
 
@@ -375,8 +397,17 @@ fn campaign(a: &FaultsArgs) -> Result<Campaign> {
 fn counting_run(a: &FaultsArgs, c: &Campaign) -> Result<(Counts, Duration, Vec<String>)> {
     let (emu, argv, cdir) = c.prepare(a, "clean")?;
     eprintln!("parity: counting the driver calls of a clean run\n  $ {}", template::display(&argv));
-    let spec = Spec { label: "clean".into(), argv: argv.clone(), env: emu.vars.clone(), log_dir: c.out.join("logs"), spinner: true, timeout: a.ex.timeout() };
-    let res = run::run(&spec).context("the program fails without any injected fault: fix that first (parity faults needs a clean run to count the driver calls)")?;
+    let spec = Spec {
+        label: "clean".into(),
+        argv: argv.clone(),
+        env: emu.vars.clone(),
+        log_dir: c.out.join("logs"),
+        spinner: true,
+        timeout: a.ex.timeout(),
+    };
+    let res = run::run(&spec).context(
+        "the program fails without any injected fault: fix that first (parity faults needs a clean run to count the driver calls)",
+    )?;
     let counts = crate::counts::collect(&cdir)?;
     if counts.files.is_empty() {
         bail!("the clean run left no counters file in {}: the program did not load simtwin's libcuda.so.1", cdir.display());
@@ -387,7 +418,11 @@ fn counting_run(a: &FaultsArgs, c: &Campaign) -> Result<(Counts, Duration, Vec<S
     let first = plan_sites(&counts.total.calls, &a.only, &a.skip, a.per_entry, a.max_runs);
     // The driver must accept EMU_CUDA_FAIL; a probe's cuInit tells (a spec that the
     // probe itself does not reach: cuInit and cuDeviceGetCount are all it calls).
-    let probe_site = first.iter().find(|s| s.name != "cuInit" && s.name != "cuDeviceGetCount").map(|s| format!("{}:{}", s.name, s.call)).unwrap_or_else(|| "cuMemAlloc_v2:1".into());
+    let probe_site = first
+        .iter()
+        .find(|s| s.name != "cuInit" && s.name != "cuDeviceGetCount")
+        .map(|s| format!("{}:{}", s.name, s.call))
+        .unwrap_or_else(|| "cuMemAlloc_v2:1".into());
     check_emulated_accepts(&emu, &[("EMU_CUDA_FAIL".into(), probe_site)])?;
     Ok((counts, res.elapsed, argv))
 }
@@ -464,7 +499,11 @@ fn findings(fail_on_leaks: bool, runs: &[FaultRun], clean: &Leaks, timeout: Dura
     for r in runs {
         let at = format!("{}:{}", r.site.name, r.site.call);
         if r.crash() || r.hang() {
-            v.push(format!("{at}: {}; stderr: {}", r.outcome(timeout), if r.stderr_first_line.is_empty() { "(empty)" } else { &r.stderr_first_line }));
+            v.push(format!(
+                "{at}: {}; stderr: {}",
+                r.outcome(timeout),
+                if r.stderr_first_line.is_empty() { "(empty)" } else { &r.stderr_first_line }
+            ));
         } else if fail_on_leaks && r.extra_leaks(clean).unwrap_or(0) > 0 {
             v.push(format!("{at}: leaks {} (--fail-on-leaks)", r.leaks_str()));
         }
@@ -521,14 +560,32 @@ fn summary_json(part: &Part, runs: &[FaultRun], findings: &[String], code: i32) 
 
 fn write_csv(out: &Path, runs: &[FaultRun], timeout: Duration) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["entry_point", "call", "outcome", "exit_status", "signal", "crash", "hang", "injected", "leaks", "counters", "stderr_first_line"])?;
+    w.write_record([
+        "entry_point",
+        "call",
+        "outcome",
+        "exit_status",
+        "signal",
+        "crash",
+        "hang",
+        "injected",
+        "leaks",
+        "counters",
+        "stderr_first_line",
+    ])?;
     for r in runs {
         w.write_record([
             r.site.name.clone(),
             r.site.call.to_string(),
             r.outcome(timeout),
-            match r.ended { Ended::Exit(c) => c.to_string(), _ => String::new() },
-            match r.ended { Ended::Signal(s) => run::signal_name(s), _ => String::new() },
+            match r.ended {
+                Ended::Exit(c) => c.to_string(),
+                _ => String::new(),
+            },
+            match r.ended {
+                Ended::Signal(s) => run::signal_name(s),
+                _ => String::new(),
+            },
             r.crash().to_string(),
             r.hang().to_string(),
             r.injected_str(),
@@ -600,12 +657,25 @@ fn markdown(s: &Json, runs: &[FaultRun], findings: &[String], timeout: Duration,
 fn print_summary(runs: &[FaultRun], findings: &[String], timeout: Duration, out: &Path, code: i32) {
     println!("  {:<36} {:<30} {:<22} leaks / stderr", "fails", "outcome", "injected");
     for r in runs {
-        println!("  {:<36} {:<30} {:<22} {} / {}", format!("{}:{}", r.site.name, r.site.call), r.outcome(timeout), r.injected_str(), r.leaks_str(), r.stderr_first_line);
+        println!(
+            "  {:<36} {:<30} {:<22} {} / {}",
+            format!("{}:{}", r.site.name, r.site.call),
+            r.outcome(timeout),
+            r.injected_str(),
+            r.leaks_str(),
+            r.stderr_first_line
+        );
     }
     for f in findings {
         println!("FINDING {f}");
     }
-    println!("verdict: {} (exit {code}); {} faulted runs, {} finding(s); reports in {}", if code == 0 { "PASS" } else { "FAIL" }, runs.len(), findings.len(), out.display());
+    println!(
+        "verdict: {} (exit {code}); {} faulted runs, {} finding(s); reports in {}",
+        if code == 0 { "PASS" } else { "FAIL" },
+        runs.len(),
+        findings.len(),
+        out.display()
+    );
 }
 
 #[cfg(test)]
@@ -614,7 +684,8 @@ mod tests {
 
     #[test]
     fn sites_cover_first_calls_first_and_honour_the_limits() {
-        let calls: BTreeMap<String, u64> = [("cuInit", 1), ("cuLaunchKernel", 3), ("cuMemAlloc_v2", 2)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let calls: BTreeMap<String, u64> =
+            [("cuInit", 1), ("cuLaunchKernel", 3), ("cuMemAlloc_v2", 2)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
         let all = plan_sites(&calls, &[], &[], None, None);
         assert_eq!(all.len(), 6);
         let names: Vec<String> = all.iter().map(|s| format!("{}:{}", s.name, s.call)).collect();

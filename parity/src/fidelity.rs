@@ -56,7 +56,8 @@ pub fn count_diffs_markdown(what: &str, d: &[CountDiff], compared: usize) -> Str
         let _ = writeln!(m, "{what}: all {compared} compared counters equal (calls by name, copies by direction and bytes, launches by symbol, memsets, allocations, synchronisations, leaks).\n");
         return m;
     }
-    let _ = writeln!(m, "{what}: **{} of {compared} compared counters differ**:\n\n| key | emulated | real device |\n|---|---|---|", d.len());
+    let _ =
+        writeln!(m, "{what}: **{} of {compared} compared counters differ**:\n\n| key | emulated | real device |\n|---|---|---|", d.len());
     for x in d {
         let _ = writeln!(m, "| {} | {} | {} |", x.key, g17(x.emulated), g17(x.real));
     }
@@ -91,7 +92,14 @@ pub fn outputs_markdown(c: &Comparison) -> String {
     let _ = writeln!(m, "## Emulated vs real device: {}/{} frames identical in every metric\n", c.identical_frames, c.frames);
     let _ = writeln!(m, "| metric | identical frames | max ULP | first differing frame |\n|---|---|---|---|");
     for (k, s) in &c.metrics {
-        let _ = writeln!(m, "| {k} | {}/{} | {} | {} |", s.identical, s.frames, s.max_ulp, s.first_diff_frame.map(|f| f.to_string()).unwrap_or_else(|| "-".into()));
+        let _ = writeln!(
+            m,
+            "| {k} | {}/{} | {} | {} |",
+            s.identical,
+            s.frames,
+            s.max_ulp,
+            s.first_diff_frame.map(|f| f.to_string()).unwrap_or_else(|| "-".into())
+        );
     }
     let diffs: Vec<_> = c.rows.iter().filter(|r| r.cell.kind != Kind::Identical).collect();
     if diffs.is_empty() {
@@ -101,7 +109,16 @@ pub fn outputs_markdown(c: &Comparison) -> String {
     let _ = writeln!(m, "\nFrames where the emulated driver and the real device differ ({}):\n", diffs.len());
     let _ = writeln!(m, "| frame | metric | emulated | real device | kind | ULP |\n|---|---|---|---|---|---|");
     for r in diffs {
-        let _ = writeln!(m, "| {} | {} | {} | {} | {} | {} |", r.frame, r.metric, g17(r.a), g17(r.b), r.cell.kind.name(), r.cell.ulp.map(|u| u.to_string()).unwrap_or_else(|| "-".into()));
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} | {} |",
+            r.frame,
+            r.metric,
+            g17(r.a),
+            g17(r.b),
+            r.cell.kind.name(),
+            r.cell.ulp.map(|u| u.to_string()).unwrap_or_else(|| "-".into())
+        );
     }
     m.push('\n');
     m
@@ -134,10 +151,11 @@ mod tests {
 
     #[test]
     fn only_the_shared_families_are_compared_and_missing_keys_count_zero() {
-        let e: BTreeMap<String, f64> = [("calls.cuInit", 1.0), ("copies.HtoD.bytes", 64.0), ("hazards", 2.0), ("zero_copy.k", 1.0), ("launches.k.count", 3.0)]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
+        let e: BTreeMap<String, f64> =
+            [("calls.cuInit", 1.0), ("copies.HtoD.bytes", 64.0), ("hazards", 2.0), ("zero_copy.k", 1.0), ("launches.k.count", 3.0)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
         let mut r = e.clone();
         r.insert("hazards".into(), 0.0);
         r.remove("zero_copy.k");

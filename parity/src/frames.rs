@@ -250,7 +250,13 @@ impl RunPlan {
         };
         let mut sized = Vec::new();
         for c in &clips {
-            let n = c.resolve_frames(c.frames.or(a.frames)).map_err(|e| if c.name.is_empty() { e } else { e.context(format!("clip {}", c.name)) })?;
+            let n = c.resolve_frames(c.frames.or(a.frames)).map_err(|e| {
+                if c.name.is_empty() {
+                    e
+                } else {
+                    e.context(format!("clip {}", c.name))
+                }
+            })?;
             sized.push((c.clone(), n));
         }
         let matrix = a.clips.is_some() || a.per_feature;
@@ -434,7 +440,14 @@ fn frames_inner(a: &FramesArgs) -> Result<i32> {
     // incomplete summary.
     let out = std::fs::canonicalize(&a.out).with_context(|| format!("report directory {}", a.out.display()))?;
     report::clear_previous(&out, &RUN_ARTEFACTS)?;
-    let ctx = Ctx { cells: plan.cells(&out), cuda_runs: cuda_runs(a, &plan)?, proof: parse_proof(&plan.proof)?, timeout: a.ex.timeout(), plan, out };
+    let ctx = Ctx {
+        cells: plan.cells(&out),
+        cuda_runs: cuda_runs(a, &plan)?,
+        proof: parse_proof(&plan.proof)?,
+        timeout: a.ex.timeout(),
+        plan,
+        out,
+    };
     let units = ctx.plan.units();
     // A plain run stops at its first failure, as it always has; a matrix or a shard goes
     // on and reports the failed cells as errors.
@@ -479,7 +492,14 @@ fn write_shard_summary(out: &Path, rec: &crate::shard::Record, failed: usize) ->
         rec.units.iter().map(|u| format!("- `{u}`")).collect::<Vec<_>>().join("\n")
     );
     report::write_atomic(&out.join("summary.md"), md)?;
-    println!("shard {}: {} of {} units{}; merge with `parity merge` (run {})", rec.shard, rec.units.len(), rec.units_total, if failed > 0 { format!(", {failed} failed") } else { String::new() }, rec.run_key);
+    println!(
+        "shard {}: {} of {} units{}; merge with `parity merge` (run {})",
+        rec.shard,
+        rec.units.len(),
+        rec.units_total,
+        if failed > 0 { format!(", {failed} failed") } else { String::new() },
+        rec.run_key
+    );
     Ok(())
 }
 
@@ -512,7 +532,16 @@ fn cuda_runs(a: &FramesArgs, plan: &RunPlan) -> Result<Vec<CudaRun>> {
             if !settings.is_empty() {
                 check_emulated_accepts(&emu, &settings)?;
             }
-            runs.push(CudaRun { label, device: "emulated", env, counted: true, driver: emu.driver_path.clone(), order: order.clone(), dropped: vec![], unit: i });
+            runs.push(CudaRun {
+                label,
+                device: "emulated",
+                env,
+                counted: true,
+                driver: emu.driver_path.clone(),
+                order: order.clone(),
+                dropped: vec![],
+                unit: i,
+            });
         }
     }
     if let Some(real) = real {
@@ -523,7 +552,19 @@ fn cuda_runs(a: &FramesArgs, plan: &RunPlan) -> Result<Vec<CudaRun>> {
         env.extend(extra);
         // After the first emulated run (the comparisons' order: cpu, emulated, real).
         let at = runs.len().min(1);
-        runs.insert(at, CudaRun { label: fidelity::REAL.into(), device: "real", env, counted: true, driver: real.label(), order: None, dropped, unit: 0 });
+        runs.insert(
+            at,
+            CudaRun {
+                label: fidelity::REAL.into(),
+                device: "real",
+                env,
+                counted: true,
+                driver: real.label(),
+                order: None,
+                dropped,
+                unit: 0,
+            },
+        );
     }
     Ok(runs)
 }
@@ -546,7 +587,14 @@ fn persist(cell: &Cell, label: &str, device: &str, order: Option<String>, r: Res
     match r {
         Ok(rec) => rec.save(&cell.dir),
         Err(e) => {
-            let rec = RunRecord { label: label.into(), device: device.into(), order, error: Some(format!("{e:#}")), error_code: crate::exit::exit_code_of(&e), ..Default::default() };
+            let rec = RunRecord {
+                label: label.into(),
+                device: device.into(),
+                order,
+                error: Some(format!("{e:#}")),
+                error_code: crate::exit::exit_code_of(&e),
+                ..Default::default()
+            };
             rec.save(&cell.dir)?;
             Err(e)
         }
@@ -569,7 +617,8 @@ fn run_cpu(a: &FramesArgs, ctx: &Ctx, cell: &Cell) -> Result<RunRecord> {
     let cpu_out = cell.dir.join(&name);
     let argv = template::expand(&p.cpu_t, &a.ex.vars(&cell.clip, cell.frames, &cpu_out, Backend::Cpu, cell.features.as_deref()))?;
     eprintln!("parity: cpu extractor, {}\n  $ {}", p.cpu_note, template::display(&argv));
-    let spec = Spec { label: "cpu".into(), argv: argv.clone(), env: vec![], log_dir: cell.dir.join("logs"), spinner: true, timeout: ctx.timeout };
+    let spec =
+        Spec { label: "cpu".into(), argv: argv.clone(), env: vec![], log_dir: cell.dir.join("logs"), spinner: true, timeout: ctx.timeout };
     let (res, _) = run_and_read(&spec, &cpu_out, cell.frames)?;
     Ok(RunRecord {
         label: "cpu".into(),
@@ -601,7 +650,14 @@ fn run_cuda(a: &FramesArgs, ctx: &Ctx, cell: &Cell, r: &CudaRun) -> Result<RunRe
         env.push(("EMU_CUDA_COUNTS".into(), pattern.display().to_string()));
         rec.counts_dir = Some(cdir_rel.clone());
     }
-    let spec = Spec { label: r.label.clone(), argv: argv.clone(), env: env.clone(), log_dir: cell.dir.join("logs"), spinner: true, timeout: ctx.timeout };
+    let spec = Spec {
+        label: r.label.clone(),
+        argv: argv.clone(),
+        env: env.clone(),
+        log_dir: cell.dir.join("logs"),
+        spinner: true,
+        timeout: ctx.timeout,
+    };
     let (res, _) = run_and_read(&spec, &o, cell.frames)?;
     rec.json = json!({"label": r.label, "device": r.device, "driver": r.driver, "command": argv, "flags": p.cuda_note,
                       "elapsed_s": res.elapsed.as_secs_f64(), "block_order": r.order,
@@ -616,7 +672,12 @@ fn run_cuda(a: &FramesArgs, ctx: &Ctx, cell: &Cell, r: &CudaRun) -> Result<RunRe
         Proof::Log(t) if r.device == "real" => {
             if !res.logs_contain(t) {
                 report::mark_failed(&o);
-                bail!("{}: --proof log:{t}: the extractor's output does not contain '{t}' ({}, {}); it may have fallen back to the CPU", r.label, res.stdout.display(), res.stderr.display());
+                bail!(
+                    "{}: --proof log:{t}: the extractor's output does not contain '{t}' ({}, {}); it may have fallen back to the CPU",
+                    r.label,
+                    res.stdout.display(),
+                    res.stderr.display()
+                );
             }
             rec.notes.push(format!("{}: proof of device execution: its log contains '{t}'", r.label));
         }
@@ -756,12 +817,18 @@ fn finish(plan: &RunPlan, cell: &Cell, mut rec: Record) -> Result<(i32, Json)> {
     let tols = plan.tols()?;
     let sel = Selection { only: plan.metrics.clone(), ignore: plan.ignore_metric.clone() };
     let (base_label, base) = (&rec.tables[0].0, &rec.tables[0].1);
-    let comps: Vec<Comparison> = rec.tables[1..].iter().map(|(l, t)| compare(base_label, base, l, t, &tols, &sel)).collect::<Result<_>>()?;
+    let comps: Vec<Comparison> =
+        rec.tables[1..].iter().map(|(l, t)| compare(base_label, base, l, t, &tols, &sel)).collect::<Result<_>>()?;
     let sides: Vec<Side> = rec.tables.iter().map(|(l, t)| Side::of(l, t)).collect();
     let order_check = if plan.orders.is_empty() {
         None
     } else {
-        let first = rec.tables.iter().find(|(l, _)| l == "cuda-emulated").map(|(_, t)| t.clone()).context("no emulated run to compare block orders with")?;
+        let first = rec
+            .tables
+            .iter()
+            .find(|(l, _)| l == "cuda-emulated")
+            .map(|(_, t)| t.clone())
+            .context("no emulated run to compare block orders with")?;
         let mut tables = vec![first];
         tables.append(&mut rec.order_tables);
         Some(OrderCheck::new(&OrderRuns { orders: plan.orders.clone(), tables }, &sel)?)
@@ -828,7 +895,15 @@ fn finish(plan: &RunPlan, cell: &Cell, mut rec: Record) -> Result<(i32, Json)> {
     let title = if cell.id.is_empty() { "parity frames".to_string() } else { format!("parity frames {}", cell.id) };
     report::write_all(&cell.dir, &title, &summary, &sides, &comps, &rec.notes, &extra_md)?;
     if !plan.matrix {
-        crate::junit::write(&cell.dir.join("junit.xml"), "parity frames", &[crate::junit::Suite { name: "parity frames".into(), cases: crate::junit::frames_cases("", &summary), time: crate::junit::runs_time(&summary) }])?;
+        crate::junit::write(
+            &cell.dir.join("junit.xml"),
+            "parity frames",
+            &[crate::junit::Suite {
+                name: "parity frames".into(),
+                cases: crate::junit::frames_cases("", &summary),
+                time: crate::junit::runs_time(&summary),
+            }],
+        )?;
     }
     if plan.matrix {
         println!("== {}", cell.id);
@@ -881,13 +956,22 @@ impl SideBySide {
         j
     }
     fn markdown(&self) -> String {
-        fidelity::outputs_markdown(&self.outputs) + &fidelity::count_diffs_markdown("Counters of the whole run, emulated vs real device", &self.count_diffs, self.compared_counts)
+        fidelity::outputs_markdown(&self.outputs)
+            + &fidelity::count_diffs_markdown("Counters of the whole run, emulated vs real device", &self.count_diffs, self.compared_counts)
     }
     fn print(&self) {
         let c = &self.outputs;
         println!("{} vs {}: {}/{} frames identical in every metric", c.a_label, c.b_label, c.identical_frames, c.frames);
         for r in c.rows.iter().filter(|r| r.cell.kind != crate::compare::Kind::Identical) {
-            println!("  frame {} {}: emulated {} real {} ({}{})", r.frame, r.metric, g17(r.a), g17(r.b), r.cell.kind.name(), r.cell.ulp.map(|u| format!(", {u} ULP")).unwrap_or_default());
+            println!(
+                "  frame {} {}: emulated {} real {} ({}{})",
+                r.frame,
+                r.metric,
+                g17(r.a),
+                g17(r.b),
+                r.cell.kind.name(),
+                r.cell.ulp.map(|u| format!(", {u} ULP")).unwrap_or_default()
+            );
         }
         if self.count_diffs.is_empty() {
             println!("  counters: all {} compared keys equal", self.compared_counts);
@@ -914,7 +998,10 @@ fn read_output(path: &Path, label: &str, expected: u64) -> Result<Table> {
 pub fn print_table(comps: &[Comparison], summary: &Json, out: &Path) {
     for c in comps {
         println!("{} vs {}: {}/{} frames identical in every metric", c.a_label, c.b_label, c.identical_frames, c.frames);
-        println!("  {:<28} {:>11} {:>12} {:>24} {:>10} {:>10}  verdict", "metric", "identical", "beyond_tol", "max_abs", "max_ulp", "first_diff");
+        println!(
+            "  {:<28} {:>11} {:>12} {:>24} {:>10} {:>10}  verdict",
+            "metric", "identical", "beyond_tol", "max_abs", "max_ulp", "first_diff"
+        );
         for (k, m) in &c.metrics {
             println!(
                 "  {:<28} {:>11} {:>12} {:>24} {:>10} {:>10}  {}",
@@ -928,7 +1015,14 @@ pub fn print_table(comps: &[Comparison], summary: &Json, out: &Path) {
             );
         }
         if let Some(r) = c.first_beyond() {
-            println!("  first difference beyond tolerance: frame {} metric {}: {} vs {} ({})", r.frame, r.metric, g17(r.a), g17(r.b), r.cell.kind.name());
+            println!(
+                "  first difference beyond tolerance: frame {} metric {}: {} vs {} ({})",
+                r.frame,
+                r.metric,
+                g17(r.a),
+                g17(r.b),
+                r.cell.kind.name()
+            );
         }
     }
     if let Some(cv) = summary["precision_caveat"].as_str() {

@@ -133,7 +133,12 @@ fn open_checked(path: &Path, what: &str, max: u64) -> Result<(std::fs::File, u64
 
 /// Runs `op` on a helper thread, at most `limit`; on time-out the thread is left to
 /// finish (or not) on its own and the read fails.
-fn with_time_limit<T: Send + 'static>(path: &Path, what: &str, limit: Duration, op: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+fn with_time_limit<T: Send + 'static>(
+    path: &Path,
+    what: &str,
+    limit: Duration,
+    op: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("parity-read".into())

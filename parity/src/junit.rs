@@ -104,7 +104,12 @@ pub fn render(name: &str, suites: &[Suite]) -> String {
     let skipped = count(&|o| matches!(o, Outcome::Skipped { .. }));
     let total_time: Option<f64> = suites.iter().map(|s| s.time).sum();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(x, "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\"{}>", esc(name), time_attr(total_time));
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\"{}>",
+        esc(name),
+        time_attr(total_time)
+    );
     for s in suites {
         let n = |f: &dyn Fn(&Outcome) -> bool| s.cases.iter().filter(|c| f(&c.outcome)).count();
         let _ = writeln!(
@@ -170,7 +175,11 @@ fn class(parts: &[&str]) -> String {
 pub fn error_case(command: &str, cell: &str, summary: &Json) -> Option<Case> {
     let msg = summary["error"].as_str()?;
     let first = msg.lines().next().unwrap_or("").to_string();
-    let outcome = if summary["exit_code"] == 77 { Outcome::Skipped { message: first } } else { Outcome::Error { message: first, text: msg.to_string() } };
+    let outcome = if summary["exit_code"] == 77 {
+        Outcome::Skipped { message: first }
+    } else {
+        Outcome::Error { message: first, text: msg.to_string() }
+    };
     Some(Case { classname: class(&[command, cell]), name: "run".into(), time: None, outcome, stdout: None })
 }
 
@@ -197,7 +206,15 @@ pub fn frames_cases(cell: &str, s: &Json) -> Vec<Case> {
                 show(&m["first_diff_frame"])
             );
             let text = if first["metric"].as_str() == Some(metric) {
-                format!("{line}\nfirst beyond tolerance: frame {}: {} = {}, {} = {} ({})", show(&first["frame"]), show(&c["a"]), show(&first["a"]), show(&c["b"]), show(&first["b"]), show(&first["kind"]))
+                format!(
+                    "{line}\nfirst beyond tolerance: frame {}: {} = {}, {} = {} ({})",
+                    show(&first["frame"]),
+                    show(&c["a"]),
+                    show(&first["a"]),
+                    show(&c["b"]),
+                    show(&first["b"]),
+                    show(&first["kind"])
+                )
             } else {
                 line.clone()
             };
@@ -208,10 +225,27 @@ pub fn frames_cases(cell: &str, s: &Json) -> Vec<Case> {
     let h = &s["hazards"];
     if h.is_object() {
         let n = h["count"].as_u64().unwrap_or(0);
-        let reports: Vec<String> = h["reports"].as_array().into_iter().flatten().map(|r| format!("[{}] {}: {}", show(&r["kind"]), show(&r["operation"]), show(&r["message"]))).collect();
+        let reports: Vec<String> = h["reports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| format!("[{}] {}: {}", show(&r["kind"]), show(&r["operation"]), show(&r["message"])))
+            .collect();
         let fail = h["fail"].as_bool() == Some(true);
-        let case = Case::check(class(&["frames", cell, "driver"]), "hazards", fail.then(|| (format!("the emulated driver reported {n} hazard(s)"), reports.join("\n"))));
-        cases.push(if fail { case } else { case.with_stdout(if n > 0 { format!("{n} hazard(s), allowed by --allow-hazards\n{}", reports.join("\n")) } else { String::new() }) });
+        let case = Case::check(
+            class(&["frames", cell, "driver"]),
+            "hazards",
+            fail.then(|| (format!("the emulated driver reported {n} hazard(s)"), reports.join("\n"))),
+        );
+        cases.push(if fail {
+            case
+        } else {
+            case.with_stdout(if n > 0 {
+                format!("{n} hazard(s), allowed by --allow-hazards\n{}", reports.join("\n"))
+            } else {
+                String::new()
+            })
+        });
     }
     // Calls the emulated driver answered CUDA_ERROR_NOT_SUPPORTED (a case only when there
     // were some: failed, or allowed by --allow-unsupported).
@@ -219,26 +253,50 @@ pub fn frames_cases(cell: &str, s: &Json) -> Vec<Case> {
     if let Some(calls) = u["calls"].as_object().filter(|c| !c.is_empty()) {
         let list = calls.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ");
         let fail = u["fail"].as_bool() == Some(true);
-        let case = Case::check(class(&["frames", cell, "driver"]), "unsupported", fail.then(|| (format!("unsupported entry points called: {list}"), String::new())));
+        let case = Case::check(
+            class(&["frames", cell, "driver"]),
+            "unsupported",
+            fail.then(|| (format!("unsupported entry points called: {list}"), String::new())),
+        );
         cases.push(if fail { case } else { case.with_stdout(format!("{list}, allowed by --allow-unsupported")) });
     }
     let o = &s["block_orders"];
     if o.is_object() {
         let orders = o["orders"].as_array().map(|a| a.iter().map(show).collect::<Vec<_>>().join(", ")).unwrap_or_default();
         for m in o["stable_metrics"].as_array().into_iter().flatten() {
-            cases.push(Case::check(class(&["frames", cell, "block-orders"]), show(m), None).with_stdout(format!("identical under {orders}")));
+            cases.push(
+                Case::check(class(&["frames", cell, "block-orders"]), show(m), None).with_stdout(format!("identical under {orders}")),
+            );
         }
         for (metric, c) in o["metrics_changed"].as_object().into_iter().flatten() {
-            let msg = format!("changes between block orders ({orders}) on {} frame(s), max ULP {}", show(&c["frames_changed"]), show(&c["max_ulp"]));
-            cases.push(Case::check(class(&["frames", cell, "block-orders"]), metric.as_str(), Some((msg.clone(), format!("{msg}; frames {}", show(&c["frames"]))))));
+            let msg = format!(
+                "changes between block orders ({orders}) on {} frame(s), max ULP {}",
+                show(&c["frames_changed"]),
+                show(&c["max_ulp"])
+            );
+            cases.push(Case::check(
+                class(&["frames", cell, "block-orders"]),
+                metric.as_str(),
+                Some((msg.clone(), format!("{msg}; frames {}", show(&c["frames"])))),
+            ));
         }
     }
     let r = &s["emulated_vs_real"];
     if r.is_object() {
         for (metric, m) in r["metrics"].as_object().into_iter().flatten() {
             let beyond = m["beyond_tolerance"].as_u64().unwrap_or(0);
-            let line = format!("{}/{} frames identical, max ULP {}, first difference at frame {}", show(&m["identical"]), show(&m["frames"]), show(&m["max_ulp"]), show(&m["first_diff_frame"]));
-            cases.push(Case::check(class(&["frames", cell, "emulated-vs-real"]), metric.as_str(), (beyond > 0).then(|| (line.clone(), line))));
+            let line = format!(
+                "{}/{} frames identical, max ULP {}, first difference at frame {}",
+                show(&m["identical"]),
+                show(&m["frames"]),
+                show(&m["max_ulp"]),
+                show(&m["first_diff_frame"])
+            );
+            cases.push(Case::check(
+                class(&["frames", cell, "emulated-vs-real"]),
+                metric.as_str(),
+                (beyond > 0).then(|| (line.clone(), line)),
+            ));
         }
     }
     cases
@@ -262,7 +320,8 @@ pub fn transfers_cases(s: &Json) -> Vec<Case> {
         .map(|g| {
             let pass = g["pass"].as_bool().unwrap_or(false);
             let msg = show(&g["message"]);
-            let case = Case::check(class(&["transfers", &show(&g["device"])]), show(&g["name"]), (!pass).then(|| (msg.clone(), msg.clone())));
+            let case =
+                Case::check(class(&["transfers", &show(&g["device"])]), show(&g["name"]), (!pass).then(|| (msg.clone(), msg.clone())));
             if pass {
                 case.with_stdout(msg)
             } else {
@@ -312,8 +371,18 @@ pub fn replay_cases(tool: &str, s: &Json) -> Vec<Case> {
     let mis = s["misrounded"].as_u64().unwrap_or(0);
     let line = format!("{} inputs, {mis} misrounded, max ulp error {}", show(&s["inputs"]), show(&s["max_ulp_error"]));
     let fail = mis > 0 && s["require_correct_rounding"].as_bool() == Some(true);
-    let first: Vec<String> = s["families"]["groups"].as_array().into_iter().flatten().take(5).map(|g| format!("mantissa {} x{}: {}", show(&g["mantissa"]), show(&g["count"]), show(&g["inputs"]))).collect();
-    let case = Case::check(class(&[tool, &name]), format!("{}..{}", show(&s["from"]), show(&s["to"])), fail.then(|| (line.clone(), format!("{line}\n{}", first.join("\n")))));
+    let first: Vec<String> = s["families"]["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .take(5)
+        .map(|g| format!("mantissa {} x{}: {}", show(&g["mantissa"]), show(&g["count"]), show(&g["inputs"])))
+        .collect();
+    let case = Case::check(
+        class(&[tool, &name]),
+        format!("{}..{}", show(&s["from"]), show(&s["to"])),
+        fail.then(|| (line.clone(), format!("{line}\n{}", first.join("\n")))),
+    );
     vec![if fail { case } else { case.with_stdout(line) }]
 }
 
@@ -329,8 +398,20 @@ mod tests {
             cases: vec![
                 Case::check("a.b", "m1", None),
                 Case::check("a.b", "m&2", Some(("frame 3: 1 ULP".into(), "x \"y\" \u{1b}[0m".into()))),
-                Case { classname: "a".into(), name: "e".into(), time: Some(0.25), outcome: Outcome::Error { message: "no".into(), text: String::new() }, stdout: None },
-                Case { classname: "a".into(), name: "s".into(), time: None, outcome: Outcome::Skipped { message: "later".into() }, stdout: None },
+                Case {
+                    classname: "a".into(),
+                    name: "e".into(),
+                    time: Some(0.25),
+                    outcome: Outcome::Error { message: "no".into(), text: String::new() },
+                    stdout: None,
+                },
+                Case {
+                    classname: "a".into(),
+                    name: "s".into(),
+                    time: None,
+                    outcome: Outcome::Skipped { message: "later".into() },
+                    stdout: None,
+                },
                 Case::check("a", "o", None).with_stdout("max ULP 0"),
             ],
         }];

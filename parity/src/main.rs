@@ -45,7 +45,8 @@ fn command_line_error(e: &clap::Error) {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cli = Cli::command();
     let Some((name, sub)) = args.iter().find_map(|a| cli.find_subcommand(a).map(|s| (a.clone(), s.clone()))) else { return };
-    let mut out = sub.get_arguments().find(|a| a.get_id() == "out").and_then(|a| a.get_default_values().first().map(std::path::PathBuf::from));
+    let mut out =
+        sub.get_arguments().find(|a| a.get_id() == "out").and_then(|a| a.get_default_values().first().map(std::path::PathBuf::from));
     for (i, a) in args.iter().enumerate() {
         if a == "--out" || a == "-o" {
             out = args.get(i + 1).map(std::path::PathBuf::from);
@@ -76,7 +77,9 @@ enum Cmd {
     /// The end-to-end demo: fixture clips, parity per feature, transfer audits, planted defects
     Demo(demo::DemoArgs),
     /// Which libcuda.so.1 the loader picks, whether it is simtwin's emulated driver, how many devices it sees
-    #[command(after_help = "Examples:\n  parity driver-info\n  LD_LIBRARY_PATH=$(scripts/emu-env) parity driver-info --json\n\nExit codes: 0 a driver with a device (or the emulated driver), 77 no driver or no device.")]
+    #[command(
+        after_help = "Examples:\n  parity driver-info\n  LD_LIBRARY_PATH=$(scripts/emu-env) parity driver-info --json\n\nExit codes: 0 a driver with a device (or the emulated driver), 77 no driver or no device."
+    )]
     DriverInfo(device::DriverInfoArgs),
     /// Replay a device function over every binary32 input of a range against a correctly rounded reference
     Replay(parity::replay::ReplayArgs),

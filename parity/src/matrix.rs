@@ -50,7 +50,12 @@ pub fn parse_clip_list(text: &[u8], path: &Path) -> Result<Vec<Clip>> {
         let rec = rec.with_context(|| format!("{}: row {row}", path.display()))?;
         let get = |c: &str| head.iter().position(|h| h == c).and_then(|k| rec.get(k)).filter(|v| !v.is_empty());
         let need = |c: &str| get(c).with_context(|| format!("{}: row {row}: {c} is empty", path.display()));
-        let num = |c: &str, v: &str| v.parse::<u64>().ok().filter(|x| *x > 0).with_context(|| format!("{}: row {row}: {c} {v:?} is not a positive number", path.display()));
+        let num = |c: &str, v: &str| {
+            v.parse::<u64>()
+                .ok()
+                .filter(|x| *x > 0)
+                .with_context(|| format!("{}: row {row}: {c} {v:?} is not a positive number", path.display()))
+        };
         let name = need("name")?.to_string();
         if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_+.".contains(&b)) || name.starts_with('.') {
             bail!("{}: row {row}: clip name {name:?}: use letters, digits and - _ + . only", path.display());
@@ -118,7 +123,11 @@ pub fn cells(clips: &[(Clip, u64)], features: Option<&str>, per_feature: bool, o
     for (clip, frames) in clips {
         for f in &sets {
             let fname = slug(f.as_deref().unwrap_or("default"));
-            let (id, dir) = if matrix { (format!("{}/{fname}", clip.name), out.join("cells").join(&clip.name).join(&fname)) } else { (String::new(), out.to_path_buf()) };
+            let (id, dir) = if matrix {
+                (format!("{}/{fname}", clip.name), out.join("cells").join(&clip.name).join(&fname))
+            } else {
+                (String::new(), out.to_path_buf())
+            };
             v.push(Cell { id, clip: clip.clone(), features: f.clone(), dir, frames: *frames });
         }
     }
@@ -140,7 +149,9 @@ pub fn write_report(out: &Path, cells: &[(String, PathBuf, i32, Json)]) -> Resul
     } else {
         0
     };
-    let names = |m: &Json, pred: &dyn Fn(&Json) -> bool| -> Vec<String> { m.as_object().into_iter().flatten().filter(|(_, v)| pred(v)).map(|(k, _)| k.clone()).collect() };
+    let names = |m: &Json, pred: &dyn Fn(&Json) -> bool| -> Vec<String> {
+        m.as_object().into_iter().flatten().filter(|(_, v)| pred(v)).map(|(k, _)| k.clone()).collect()
+    };
     let rows: Vec<Json> = cells
         .iter()
         .map(|(id, dir, code, s)| {
@@ -178,16 +189,40 @@ pub fn write_report(out: &Path, cells: &[(String, PathBuf, i32, Json)]) -> Resul
     println!("{:<40} {:<12} {:>10}  beyond tolerance / error", "cell", "verdict", "identical");
     for r in &rows {
         let show = |v: &Json| v.as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", ")).unwrap_or_default();
-        let beyond = if r["error"].is_string() { r["error"].as_str().unwrap_or("").lines().next().unwrap_or("").to_string() } else { show(&r["metrics_beyond_tolerance"]) };
-        let ident = format!("{}/{}", r["identical_frames"].as_u64().map(|x| x.to_string()).unwrap_or("-".into()), r["frames"].as_u64().map(|x| x.to_string()).unwrap_or("-".into()));
-        md.push_str(&format!("| {} | {} | {ident} | {} | {} | {} |\n", r["cell"].as_str().unwrap_or(""), r["verdict"].as_str().unwrap_or(""), beyond.replace('|', "\\|"), r["hazards"].as_u64().unwrap_or(0), show(&r["block_orders_changed"])));
-        println!("{:<40} {:<12} {:>10}  {beyond}", r["cell"].as_str().unwrap_or(""), r["verdict"].as_str().unwrap_or("").to_uppercase(), ident);
+        let beyond = if r["error"].is_string() {
+            r["error"].as_str().unwrap_or("").lines().next().unwrap_or("").to_string()
+        } else {
+            show(&r["metrics_beyond_tolerance"])
+        };
+        let ident = format!(
+            "{}/{}",
+            r["identical_frames"].as_u64().map(|x| x.to_string()).unwrap_or("-".into()),
+            r["frames"].as_u64().map(|x| x.to_string()).unwrap_or("-".into())
+        );
+        md.push_str(&format!(
+            "| {} | {} | {ident} | {} | {} | {} |\n",
+            r["cell"].as_str().unwrap_or(""),
+            r["verdict"].as_str().unwrap_or(""),
+            beyond.replace('|', "\\|"),
+            r["hazards"].as_u64().unwrap_or(0),
+            show(&r["block_orders_changed"])
+        ));
+        println!(
+            "{:<40} {:<12} {:>10}  {beyond}",
+            r["cell"].as_str().unwrap_or(""),
+            r["verdict"].as_str().unwrap_or("").to_uppercase(),
+            ident
+        );
     }
     md.push_str("\nEach cell's report (per_frame.csv, summary.md, summary.json, diff.svg) is in cells/CLIP/FEATURES/.\n");
     crate::report::write_atomic(&out.join("summary.md"), md)?;
     let suites: Vec<crate::junit::Suite> = cells
         .iter()
-        .map(|(id, _, _, s)| crate::junit::Suite { name: format!("parity frames {id}"), cases: crate::junit::frames_cases(id, s), time: crate::junit::runs_time(s) })
+        .map(|(id, _, _, s)| crate::junit::Suite {
+            name: format!("parity frames {id}"),
+            cases: crate::junit::frames_cases(id, s),
+            time: crate::junit::runs_time(s),
+        })
         .collect();
     crate::junit::write(&out.join("junit.xml"), "parity frames", &suites)?;
     crate::report::write_json(&out.join("summary.json"), &summary)?;
@@ -206,7 +241,10 @@ mod tests {
         std::fs::write(&p, "# the set\nname, reference, distorted, width, height, bitdepth, frames\na,a.yuv,a-dis.yuv,16,8,10,3\nb,/abs/b.yuv,b-dis.yuv,32,32,,\n").unwrap();
         let c = read_clip_list(&p).unwrap();
         assert_eq!(c.len(), 2);
-        assert_eq!((c[0].reference.clone(), c[0].bitdepth, c[0].frames, c[0].pixfmt.as_str()), (d.path().join("a.yuv"), 10, Some(3), "420"));
+        assert_eq!(
+            (c[0].reference.clone(), c[0].bitdepth, c[0].frames, c[0].pixfmt.as_str()),
+            (d.path().join("a.yuv"), 10, Some(3), "420")
+        );
         assert_eq!((c[1].reference.clone(), c[1].bitdepth, c[1].frames), (PathBuf::from("/abs/b.yuv"), 8, None));
         for (text, why) in [
             ("name,reference,distorted,width\n", "\"height\" is missing"),

@@ -35,7 +35,13 @@ pub(crate) fn check(shards: Vec<(PathBuf, Record)>) -> Result<Vec<(PathBuf, Reco
             bail!("{} is a shard of parity {}, {} of parity {}: not one run", d.display(), r.command, d0.display(), r0.command);
         }
         if r.parity_version != r0.parity_version {
-            bail!("{} was written by parity {}, {} by parity {}: not one run", d.display(), r.parity_version, d0.display(), r0.parity_version);
+            bail!(
+                "{} was written by parity {}, {} by parity {}: not one run",
+                d.display(),
+                r.parity_version,
+                d0.display(),
+                r0.parity_version
+            );
         }
         if r.run_key != r0.run_key {
             bail!(
@@ -47,7 +53,13 @@ pub(crate) fn check(shards: Vec<(PathBuf, Record)>) -> Result<Vec<(PathBuf, Reco
             );
         }
         if r.shard.count != r0.shard.count {
-            bail!("{} is shard {} and {} shard {}: one run is split into one number of shards", d0.display(), r0.shard, d.display(), r.shard);
+            bail!(
+                "{} is shard {} and {} shard {}: one run is split into one number of shards",
+                d0.display(),
+                r0.shard,
+                d.display(),
+                r.shard
+            );
         }
     }
     let mut by_k: BTreeMap<u32, &PathBuf> = BTreeMap::new();
@@ -59,7 +71,12 @@ pub(crate) fn check(shards: Vec<(PathBuf, Record)>) -> Result<Vec<(PathBuf, Reco
     let n = r0.shard.count;
     let missing: Vec<String> = (1..=n).filter(|k| !by_k.contains_key(k)).map(|k| format!("{k}/{n}")).collect();
     if !missing.is_empty() {
-        bail!("shard(s) {} of run {} missing (given: {})", missing.join(", "), r0.run_key, by_k.keys().map(|k| format!("{k}/{n}")).collect::<Vec<_>>().join(", "));
+        bail!(
+            "shard(s) {} of run {} missing (given: {})",
+            missing.join(", "),
+            r0.run_key,
+            by_k.keys().map(|k| format!("{k}/{n}")).collect::<Vec<_>>().join(", ")
+        );
     }
     let mut owner: BTreeMap<&str, &PathBuf> = BTreeMap::new();
     for (d, r) in &shards {
@@ -107,7 +124,10 @@ mod tests {
     use serde_json::json;
 
     fn rec(k: u32, n: u32, units: &[&str], plan: serde_json::Value) -> (PathBuf, Record) {
-        (PathBuf::from(format!("/s{k}")), Record::new("frames", plan, Shard { index: k, count: n }, 3, units.iter().map(|u| u.to_string()).collect()))
+        (
+            PathBuf::from(format!("/s{k}")),
+            Record::new("frames", plan, Shard { index: k, count: n }, 3, units.iter().map(|u| u.to_string()).collect()),
+        )
     }
 
     #[test]
@@ -140,7 +160,12 @@ mod tests {
         let out = d.path().join("out");
         copy_tree(&d.path().join("a"), &out, &["shard.json"]).unwrap();
         copy_tree(&d.path().join("b"), &out, &["shard.json", "x/clean.log"]).unwrap();
-        assert!(out.join("x/one").exists() && out.join("x/two").exists() && out.join("x/clean.log").exists() && !out.join("shard.json").exists());
+        assert!(
+            out.join("x/one").exists()
+                && out.join("x/two").exists()
+                && out.join("x/clean.log").exists()
+                && !out.join("shard.json").exists()
+        );
         assert!(copy_tree(&d.path().join("a"), &out, &["shard.json"]).unwrap_err().to_string().contains("more than one shard"));
     }
 }

@@ -81,9 +81,7 @@ pub fn parse_number(text: &str) -> Option<f64> {
         return Some(if neg { f64::NEG_INFINITY } else { f64::INFINITY });
     }
     // Only plain decimal syntax from here on.
-    let ok = body
-        .bytes()
-        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+    let ok = body.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
     if !ok || !body.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.') {
         return None;
     }

@@ -171,9 +171,22 @@ impl OrderCheck {
                 "**ORDER-DEPENDENT**: {} metric(s) change with the order of the blocks (float atomics summed in block order, or a race between blocks).\n",
                 changed.len()
             );
-            let _ = writeln!(s, "| metric | frames changed | orders that differ from {} | max ULP | max abs |\n|---|---|---|---|---|", self.orders[0]);
+            let _ = writeln!(
+                s,
+                "| metric | frames changed | orders that differ from {} | max ULP | max abs |\n|---|---|---|---|---|",
+                self.orders[0]
+            );
             for c in &changed {
-                let _ = writeln!(s, "| {} | {} ({}) | {} | {} | {} |", c.metric, c.frames.len(), frames_list(&c.frames), c.orders.join(", "), c.max_ulp, g17(c.max_abs));
+                let _ = writeln!(
+                    s,
+                    "| {} | {} ({}) | {} | {} | {} |",
+                    c.metric,
+                    c.frames.len(),
+                    frames_list(&c.frames),
+                    c.orders.join(", "),
+                    c.max_ulp,
+                    g17(c.max_abs)
+                );
             }
         }
         let _ = writeln!(s, "\nFile: `block_orders.csv` (every frame and metric under every order).");
@@ -188,7 +201,14 @@ impl OrderCheck {
         } else {
             println!("block orders {}: ORDER-DEPENDENT outputs:", self.orders.join(","));
             for c in &changed {
-                println!("  {:<28} {} frame(s) change ({}) under {}; max {} ULP", c.metric, c.frames.len(), frames_list(&c.frames), c.orders.join(", "), c.max_ulp);
+                println!(
+                    "  {:<28} {} frame(s) change ({}) under {}; max {} ULP",
+                    c.metric,
+                    c.frames.len(),
+                    frames_list(&c.frames),
+                    c.orders.join(", "),
+                    c.max_ulp
+                );
             }
         }
     }
@@ -220,8 +240,17 @@ mod tests {
 
     #[test]
     fn flags_the_frames_and_metrics_that_change() {
-        let t = |v: f64| crate::output::parse(&format!(r#"{{"frames":[{{"frameNum":0,"metrics":{{"x":1,"y":2}}}},{{"frameNum":1,"metrics":{{"x":{v},"y":2}}}}]}}"#), "t").unwrap();
-        let runs = OrderRuns { orders: vec!["forward".into(), "reverse".into(), "shuffle:1".into()], tables: vec![t(0.5), t(0.5), t(0.5000000000000001)] };
+        let t = |v: f64| {
+            crate::output::parse(
+                &format!(r#"{{"frames":[{{"frameNum":0,"metrics":{{"x":1,"y":2}}}},{{"frameNum":1,"metrics":{{"x":{v},"y":2}}}}]}}"#),
+                "t",
+            )
+            .unwrap()
+        };
+        let runs = OrderRuns {
+            orders: vec!["forward".into(), "reverse".into(), "shuffle:1".into()],
+            tables: vec![t(0.5), t(0.5), t(0.5000000000000001)],
+        };
         let c = OrderCheck::new(&runs, &Selection::default()).unwrap();
         assert!(c.any_changed());
         let ch = c.changed();

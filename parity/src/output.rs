@@ -51,12 +51,7 @@ pub struct Table {
 impl Table {
     /// Largest number of significant digits printed for any finite, non-zero value.
     pub fn max_digits(&self) -> u32 {
-        self.frames
-            .iter()
-            .flat_map(|f| f.metrics.values())
-            .filter_map(|v| significant_digits(&v.text))
-            .max()
-            .unwrap_or(0)
+        self.frames.iter().flat_map(|f| f.metrics.values()).filter_map(|v| significant_digits(&v.text)).max().unwrap_or(0)
     }
 
     /// True when the printed values are exact: some value shows 17 significant digits
@@ -424,7 +419,10 @@ fn parse_xml(text: &str) -> Result<Vec<Frame>> {
         return Ok(Vec::new());
     }
     // After the opening tag's end (`<frames</frames>>` has one before it).
-    let region_end = rest[open_end..].find("</frames>").map(|k| open_end + k).ok_or_else(|| anyhow!("no </frames> after <frames> (truncated output?)"))?;
+    let region_end = rest[open_end..]
+        .find("</frames>")
+        .map(|k| open_end + k)
+        .ok_or_else(|| anyhow!("no </frames> after <frames> (truncated output?)"))?;
     let region = &rest[open_end + 1..region_end];
     let mut out = Vec::new();
     let mut pos = 0;
@@ -474,9 +472,7 @@ fn parse_csv(text: &str) -> Result<Vec<Frame>> {
             continue;
         }
         let first = rec.get(0).unwrap_or("");
-        let num: u64 = first
-            .parse()
-            .map_err(|_| anyhow!("CSV row {}: frame number '{first}' is not an integer", idx + 2))?;
+        let num: u64 = first.parse().map_err(|_| anyhow!("CSV row {}: frame number '{first}' is not an integer", idx + 2))?;
         let mut metrics = BTreeMap::new();
         for (col, field) in rec.iter().enumerate().skip(1) {
             let name = headers.get(col).map(|s| s.as_str()).unwrap_or("");
@@ -489,8 +485,7 @@ fn parse_csv(text: &str) -> Result<Vec<Frame>> {
             if field.is_empty() {
                 continue;
             }
-            let v = parse_number(field)
-                .ok_or_else(|| anyhow!("CSV row {}: {name}='{field}' is not a number", idx + 2))?;
+            let v = parse_number(field).ok_or_else(|| anyhow!("CSV row {}: {name}='{field}' is not a number", idx + 2))?;
             metrics.insert(name.to_string(), Value { v, text: field.to_string() });
         }
         out.push(Frame { num, metrics });

@@ -81,14 +81,29 @@ fn row_json(r: &crate::compare::Row) -> Json {
            "abs": r.cell.abs, "ulp": r.cell.ulp})
 }
 
-pub fn summary_json(command: &str, sides: &[Side], comps: &[Comparison], tolerances: &str, extra: Map<String, Json>, exit_code: i32) -> Json {
+pub fn summary_json(
+    command: &str,
+    sides: &[Side],
+    comps: &[Comparison],
+    tolerances: &str,
+    extra: Map<String, Json>,
+    exit_code: i32,
+) -> Json {
     let merged = merged_metrics(comps);
     let frames = comps.first().map(|c| c.frames).unwrap_or(0);
     let identical_frames = comps.iter().map(|c| c.identical_frames).min().unwrap_or(0);
     let mut root = Map::new();
     root.insert("schema".into(), json!("simtwin-parity-summary/1"));
     root.insert("command".into(), json!(command));
-    root.insert("verdict".into(), json!(match exit_code { 0 => "parity", 1 => "differences", 77 => "skipped", _ => "error" }));
+    root.insert(
+        "verdict".into(),
+        json!(match exit_code {
+            0 => "parity",
+            1 => "differences",
+            77 => "skipped",
+            _ => "error",
+        }),
+    );
     root.insert("exit_code".into(), json!(exit_code));
     root.insert("frames".into(), json!(frames));
     root.insert("identical_frames".into(), json!(identical_frames));
@@ -115,8 +130,10 @@ pub fn summary_json(command: &str, sides: &[Side], comps: &[Comparison], toleran
         Json::Array(
             sides
                 .iter()
-                .map(|s| json!({"label": s.label, "source": s.source, "format": s.format, "frames": s.frames,
-                              "max_significant_digits": s.max_digits, "full_precision": s.full_precision}))
+                .map(|s| {
+                    json!({"label": s.label, "source": s.source, "format": s.format, "frames": s.frames,
+                              "max_significant_digits": s.max_digits, "full_precision": s.full_precision})
+                })
                 .collect(),
         ),
     );
@@ -162,7 +179,13 @@ fn per_frame_rows(w: &mut csv::Writer<Vec<u8>>, first: &Comparison, comps: &[Com
         for c in comps {
             let cr = &c.rows[j];
             debug_assert!(cr.frame == r.frame && cr.metric == r.metric);
-            let status = if cr.cell.kind == Kind::Identical { "identical" } else if cr.cell.within { "within" } else { "beyond" };
+            let status = if cr.cell.kind == Kind::Identical {
+                "identical"
+            } else if cr.cell.within {
+                "within"
+            } else {
+                "beyond"
+            };
             rec.push(status.into());
             rec.push(cr.cell.kind.name().into());
             rec.push(cr.cell.abs.map(g17).unwrap_or_default());
@@ -182,7 +205,14 @@ pub fn markdown(title: &str, summary: &Json, sides: &[Side], comps: &[Comparison
     let mut s = String::new();
     let _ = writeln!(s, "# {title}\n");
     let verdict = summary["verdict"].as_str().unwrap_or("?");
-    let _ = writeln!(s, "**Verdict: {}** (exit code {}), {} frames, tolerances: {}\n", verdict.to_uppercase(), summary["exit_code"], summary["frames"], summary["tolerances"].as_str().unwrap_or("exact"));
+    let _ = writeln!(
+        s,
+        "**Verdict: {}** (exit code {}), {} frames, tolerances: {}\n",
+        verdict.to_uppercase(),
+        summary["exit_code"],
+        summary["frames"],
+        summary["tolerances"].as_str().unwrap_or("exact")
+    );
     if let Some(c) = summary["precision_caveat"].as_str() {
         let _ = writeln!(s, "> Note: {c}.\n");
     }
@@ -257,13 +287,22 @@ pub fn svg(title: &str, comps: &[Comparison]) -> String {
     let n = first.frames.max(1) as f64;
     let plot_w = w - left - right;
     let mut s = String::new();
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+    );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, r#"<text x="{left}" y="20" font-size="14" font-weight="bold">{}</text>"#, esc(title));
     let mut lx = left;
     for (ci, c) in comps.iter().enumerate() {
         let col = COLORS[ci % COLORS.len()];
-        let _ = writeln!(s, r#"<circle cx="{lx}" cy="36" r="4" fill="{col}"/><text x="{}" y="40">{} vs {}</text>"#, lx + 8.0, esc(&c.a_label), esc(&c.b_label));
+        let _ = writeln!(
+            s,
+            r#"<circle cx="{lx}" cy="36" r="4" fill="{col}"/><text x="{}" y="40">{} vs {}</text>"#,
+            lx + 8.0,
+            esc(&c.a_label),
+            esc(&c.b_label)
+        );
         lx += 200.0;
     }
     let _ = writeln!(s, r##"<text x="{lx}" y="40" fill="#d62728">x = NaN vs number / signed zero / NaN payload</text>"##);
@@ -272,12 +311,33 @@ pub fn svg(title: &str, comps: &[Comparison]) -> String {
         let (py0, py1) = (y0 + 18.0, y0 + ph - 22.0);
         let max_ulp = comps.iter().filter_map(|c| c.metrics.get(*m)).map(|st| st.max_ulp).max().unwrap_or(0);
         let ymax = ((max_ulp as f64 + 1.0).log2()).max(1.0).ceil();
-        let idents: Vec<String> = comps.iter().filter_map(|c| c.metrics.get(*m).map(|st| format!("{}/{}", st.identical, st.frames))).collect();
-        let _ = writeln!(s, r#"<text x="{left}" y="{}" font-weight="bold">{} (identical {}; max ULP {max_ulp})</text>"#, y0 + 12.0, esc(m), idents.join(", "));
+        let idents: Vec<String> =
+            comps.iter().filter_map(|c| c.metrics.get(*m).map(|st| format!("{}/{}", st.identical, st.frames))).collect();
+        let _ = writeln!(
+            s,
+            r#"<text x="{left}" y="{}" font-weight="bold">{} (identical {}; max ULP {max_ulp})</text>"#,
+            y0 + 12.0,
+            esc(m),
+            idents.join(", ")
+        );
         let _ = writeln!(s, r##"<rect x="{left}" y="{py0}" width="{plot_w}" height="{}" fill="none" stroke="#999"/>"##, py1 - py0);
-        let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="end">2^{ymax}</text><text x="{}" y="{}" text-anchor="end">0</text>"#, left - 4.0, py0 + 8.0, left - 4.0, py1);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">2^{ymax}</text><text x="{}" y="{}" text-anchor="end">0</text>"#,
+            left - 4.0,
+            py0 + 8.0,
+            left - 4.0,
+            py1
+        );
         let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="end" font-size="9">ULP+1 (log2)</text>"#, left - 4.0, (py0 + py1) / 2.0);
-        let _ = writeln!(s, r#"<text x="{left}" y="{}">frame 0</text><text x="{}" y="{}" text-anchor="end">frame {}</text>"#, py1 + 12.0, w - right, py1 + 12.0, first.frames.saturating_sub(1));
+        let _ = writeln!(
+            s,
+            r#"<text x="{left}" y="{}">frame 0</text><text x="{}" y="{}" text-anchor="end">frame {}</text>"#,
+            py1 + 12.0,
+            w - right,
+            py1 + 12.0,
+            first.frames.saturating_sub(1)
+        );
         for (ci, c) in comps.iter().enumerate() {
             let col = COLORS[ci % COLORS.len()];
             let mut pts = String::new();
@@ -286,14 +346,33 @@ pub fn svg(title: &str, comps: &[Comparison]) -> String {
                 match r.cell.kind {
                     Kind::NanVsNumber | Kind::SignedZero | Kind::NanPayload => {
                         let y = py0 + 5.0;
-                        let _ = writeln!(s, r##"<path d="M{} {} L{} {} M{} {} L{} {}" stroke="#d62728" stroke-width="1.5"><title>frame {}: {}</title></path>"##, x - 3.0, y - 3.0, x + 3.0, y + 3.0, x - 3.0, y + 3.0, x + 3.0, y - 3.0, r.frame, r.cell.kind.name());
+                        let _ = writeln!(
+                            s,
+                            r##"<path d="M{} {} L{} {} M{} {} L{} {}" stroke="#d62728" stroke-width="1.5"><title>frame {}: {}</title></path>"##,
+                            x - 3.0,
+                            y - 3.0,
+                            x + 3.0,
+                            y + 3.0,
+                            x - 3.0,
+                            y + 3.0,
+                            x + 3.0,
+                            y - 3.0,
+                            r.frame,
+                            r.cell.kind.name()
+                        );
                     }
                     _ => {
                         let u = r.cell.ulp.unwrap_or(0) as f64;
                         let y = py1 - (py1 - py0) * ((u + 1.0).log2() / ymax);
                         let _ = write!(pts, "{x:.1},{y:.1} ");
                         if r.cell.kind != Kind::Identical {
-                            let _ = writeln!(s, r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{col}"><title>frame {}: {} ULP, abs {}</title></circle>"#, r.frame, u, g17(r.cell.abs.unwrap_or(0.0)));
+                            let _ = writeln!(
+                                s,
+                                r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{col}"><title>frame {}: {} ULP, abs {}</title></circle>"#,
+                                r.frame,
+                                u,
+                                g17(r.cell.abs.unwrap_or(0.0))
+                            );
                         }
                     }
                 }
@@ -309,7 +388,15 @@ pub fn svg(title: &str, comps: &[Comparison]) -> String {
 
 /// Writes per_frame.csv, summary.json, summary.md and diff.svg into `dir`, each
 /// atomically; `extra_md` is appended to the Markdown (sections of the caller).
-pub fn write_all(dir: &Path, title: &str, summary: &Json, sides: &[Side], comps: &[Comparison], notes: &[String], extra_md: &str) -> Result<()> {
+pub fn write_all(
+    dir: &Path,
+    title: &str,
+    summary: &Json,
+    sides: &[Side],
+    comps: &[Comparison],
+    notes: &[String],
+    extra_md: &str,
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create report directory {}", dir.display()))?;
     write_per_frame_csv(&dir.join("per_frame.csv"), sides, comps)?;
     write_atomic(&dir.join("diff.svg"), svg(title, comps))?;
@@ -404,7 +491,8 @@ pub fn guarded(command: &str, dir: &Path, artefacts: &Artefacts, run: impl FnOnc
         Err(e) => write_error(dir, command, crate::exit::exit_code_of(e), &format!("{e:#}"), Map::new()),
         Ok(_) => {
             let s = dir.join("summary.json");
-            let still = crate::input::read_text(&s, "summary").ok().and_then(|t| serde_json::from_str::<Json>(&t).ok()) == Some(placeholder(command));
+            let still = crate::input::read_text(&s, "summary").ok().and_then(|t| serde_json::from_str::<Json>(&t).ok())
+                == Some(placeholder(command));
             if still {
                 let _ = std::fs::remove_file(&s);
             }
@@ -446,10 +534,17 @@ pub fn write_error(dir: &Path, command: &str, code: i32, msg: &str, extra: Map<S
     if std::fs::create_dir_all(dir).is_ok() {
         let root = Json::Object(root);
         let cases: Vec<crate::junit::Case> = crate::junit::error_case(command, "", &root).into_iter().collect();
-        let _ = crate::junit::write(&dir.join("junit.xml"), &format!("parity {command}"), &[crate::junit::Suite { name: format!("parity {command}"), cases, time: None }]);
+        let _ = crate::junit::write(
+            &dir.join("junit.xml"),
+            &format!("parity {command}"),
+            &[crate::junit::Suite { name: format!("parity {command}"), cases, time: None }],
+        );
         let _ = write_atomic(
             &dir.join("summary.md"),
-            format!("# parity {command}\n\n**Verdict: {}** (exit code {code})\n\n```\n{msg}\n```\n", if code == 77 { "SKIPPED" } else { "ERROR" }),
+            format!(
+                "# parity {command}\n\n**Verdict: {}** (exit code {code})\n\n```\n{msg}\n```\n",
+                if code == 77 { "SKIPPED" } else { "ERROR" }
+            ),
         );
         let _ = write_json(&dir.join("summary.json"), &root);
     }

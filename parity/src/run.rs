@@ -73,7 +73,9 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn logs_contain(&self, needle: &str) -> bool {
-        [&self.stdout, &self.stderr].iter().any(|p| crate::input::read(p, "log").map(|t| String::from_utf8_lossy(&t).contains(needle)).unwrap_or(false))
+        [&self.stdout, &self.stderr]
+            .iter()
+            .any(|p| crate::input::read(p, "log").map(|t| String::from_utf8_lossy(&t).contains(needle)).unwrap_or(false))
     }
 }
 
@@ -105,7 +107,8 @@ pub fn find_program(prog: &str, env: &[(String, String)]) -> Option<PathBuf> {
         let p = PathBuf::from(prog);
         return is_exec(&p).then_some(p);
     }
-    let path = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
+    let path =
+        env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
     path.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(prog)).find(|p| is_exec(p))
 }
 
@@ -235,7 +238,8 @@ pub fn execute(spec: &Spec) -> Result<Finished> {
     }
     install_signal_handlers();
     die_with_parity(&mut cmd);
-    let pb = if spec.spinner { spinner(format!("{}: {}", spec.label, crate::template::display(&spec.argv))) } else { ProgressBar::hidden() };
+    let pb =
+        if spec.spinner { spinner(format!("{}: {}", spec.label, crate::template::display(&spec.argv))) } else { ProgressBar::hidden() };
     let t0 = Instant::now();
     let child = match cmd.spawn() {
         Ok(c) => c,
@@ -396,7 +400,12 @@ fn end_orphans() -> bool {
 
 /// Waits for the child up to `limit`; past it, SIGTERM to its group, SIGKILL after
 /// GRACE. Returns its status, the time to its exit and whether the limit was reached.
-fn wait_limited(mut child: std::process::Child, t0: Instant, pg: i32, limit: Duration) -> Result<(std::io::Result<ExitStatus>, Duration, bool)> {
+fn wait_limited(
+    mut child: std::process::Child,
+    t0: Instant,
+    pg: i32,
+    limit: Duration,
+) -> Result<(std::io::Result<ExitStatus>, Duration, bool)> {
     // The waiter takes the time at the exit itself (no polling granularity in bench).
     let (tx, rx) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
@@ -432,21 +441,24 @@ pub fn output_limited(cmd: &mut Command, what: &str, limit: Duration) -> Result<
     let t0 = Instant::now();
     let mut child = cmd.spawn().with_context(|| format!("cannot run {what}"))?;
     let pg = child.id() as i32;
-    let readers: Vec<_> = [child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>), child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>)]
-        .into_iter()
-        .map(|r| {
-            std::thread::spawn(move || {
-                let mut v = Vec::new();
-                if let Some(r) = r {
-                    let mut r = r.take(LOG_CAP);
-                    let _ = r.read_to_end(&mut v);
-                    // The rest is read and dropped, so the command does not block on a full pipe.
-                    let _ = std::io::copy(&mut r.into_inner(), &mut std::io::sink());
-                }
-                v
-            })
+    let readers: Vec<_> = [
+        child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>),
+        child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .map(|r| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(r) = r {
+                let mut r = r.take(LOG_CAP);
+                let _ = r.read_to_end(&mut v);
+                // The rest is read and dropped, so the command does not block on a full pipe.
+                let _ = std::io::copy(&mut r.into_inner(), &mut std::io::sink());
+            }
+            v
         })
-        .collect();
+    })
+    .collect();
     CURRENT_GROUP.store(pg, Ordering::SeqCst);
     let waited = wait_limited(child, t0, pg, limit);
     end_stragglers(pg);
@@ -470,7 +482,9 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         Ended::Exit(0) => return Ok(Outcome { elapsed: f.elapsed, stdout: f.stdout, stderr: f.stderr }),
         Ended::Exit(c) => format!("failed with exit status {c}"),
         Ended::Signal(s) => format!("failed with signal {s} ({})", signal_name(s)),
-        Ended::TimedOut => format!("timed out after {} (killed with its process group; raise the limit with --timeout SECONDS)", fmt_secs(spec.timeout)),
+        Ended::TimedOut => {
+            format!("timed out after {} (killed with its process group; raise the limit with --timeout SECONDS)", fmt_secs(spec.timeout))
+        }
     };
     bail!(
         "{} extractor {how}: {}\n--- last lines of {} ---\n{}",
@@ -513,7 +527,8 @@ mod tests {
         assert_eq!((o.status.code(), o.stdout.as_slice(), o.stderr.as_slice()), (Some(3), &b"out\n"[..], &b"err\n"[..]));
         let t0 = Instant::now();
         // the shell and its sleeping child share the group: both end at the limit
-        let e = output_limited(Command::new("sh").args(["-c", "sleep 30 & sleep 30"]), "a sleeper", Duration::from_millis(300)).unwrap_err();
+        let e =
+            output_limited(Command::new("sh").args(["-c", "sleep 30 & sleep 30"]), "a sleeper", Duration::from_millis(300)).unwrap_err();
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
         assert_eq!(e.to_string(), "a sleeper timed out after 0.3 s (killed with its process group)");
     }
@@ -531,7 +546,9 @@ mod tests {
 
     fn alive(pid: i32) -> bool {
         // A zombie is not alive (nothing reaps it in a test process's namespace, maybe).
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))).unwrap_or(false)
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
+            .unwrap_or(false)
     }
 
     #[test]
@@ -579,7 +596,9 @@ mod tests {
     #[test]
     fn timeouts_parse_and_print() {
         assert_eq!(parse_timeout("2.5"), Ok(2.5));
-        assert!(parse_timeout("0").is_err() && parse_timeout("-1").is_err() && parse_timeout("nan").is_err() && parse_timeout("x").is_err());
+        assert!(
+            parse_timeout("0").is_err() && parse_timeout("-1").is_err() && parse_timeout("nan").is_err() && parse_timeout("x").is_err()
+        );
         assert_eq!(fmt_secs(Duration::from_secs(600)), "600 s");
         assert_eq!(fmt_secs(Duration::from_millis(1500)), "1.5 s");
         assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");

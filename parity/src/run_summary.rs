@@ -8,7 +8,7 @@
 //! "ptx", "library", "kernels"}` per loaded module) is read when a driver writes it; a
 //! driver that does not is reported as "not reported by this driver".
 
-use crate::counts::{state_tag, Counts, Counters, State};
+use crate::counts::{state_tag, Counters, Counts, State};
 use crate::junit::{Case, Outcome, Suite};
 use crate::tolerance::glob;
 use anyhow::Result;
@@ -151,10 +151,17 @@ impl Usage {
                     let (mode, image, library) = (text_of(m.get("mode")), text_of(m.get("image")), text_of(m.get("library")));
                     let kernels = m.get("kernels").and_then(Json::as_u64).unwrap_or(0);
                     let device_exact = m.get("device_exact").and_then(Json::as_bool);
-                    let notes: Vec<String> = m.get("notes").and_then(Json::as_array).map(|a| a.iter().map(|n| text_of(Some(n))).collect()).unwrap_or_default();
-                    let row = by_module
-                        .entry((mode.clone(), image.clone(), library.clone()))
-                        .or_insert(ModuleRow { mode, image, library, kernels, loads: 0, device_exact, notes: notes.clone() });
+                    let notes: Vec<String> =
+                        m.get("notes").and_then(Json::as_array).map(|a| a.iter().map(|n| text_of(Some(n))).collect()).unwrap_or_default();
+                    let row = by_module.entry((mode.clone(), image.clone(), library.clone())).or_insert(ModuleRow {
+                        mode,
+                        image,
+                        library,
+                        kernels,
+                        loads: 0,
+                        device_exact,
+                        notes: notes.clone(),
+                    });
                     row.loads += 1;
                     row.kernels = row.kernels.max(kernels);
                     for n in notes {
@@ -165,7 +172,14 @@ impl Usage {
                 }
             }
         }
-        Ok(Usage { dir: dir.to_path_buf(), counts, leaks_uninjected, leak_details, modules: by_module.into_values().collect(), modules_reported })
+        Ok(Usage {
+            dir: dir.to_path_buf(),
+            counts,
+            leaks_uninjected,
+            leak_details,
+            modules: by_module.into_values().collect(),
+            modules_reported,
+        })
     }
 
     fn total(&self) -> &Counters {
@@ -174,7 +188,11 @@ impl Usage {
 
     /// Unsupported calls not allowed by the policy, and those allowed.
     fn unsupported(&self, p: &Policy) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
-        self.total().unsupported.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| !p.allow_unsupported.iter().any(|pat| glob(pat, k)))
+        self.total()
+            .unsupported
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .partition(|(k, _)| !p.allow_unsupported.iter().any(|pat| glob(pat, k)))
     }
 
     /// Everything worth a line, failing or not, in gate order.
@@ -198,7 +216,10 @@ impl Usage {
             v.push(Finding {
                 gate: Gate::Unsupported,
                 fails: false,
-                message: format!("allowed unsupported calls (--allow-unsupported): {}", allowed.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")),
+                message: format!(
+                    "allowed unsupported calls (--allow-unsupported): {}",
+                    allowed.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+                ),
                 details: vec![],
             });
         }
@@ -216,7 +237,17 @@ impl Usage {
                     if p.hazards_error { " (EMU_CUDA_HAZARDS=error)" } else { "" },
                     kinds.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
                 ),
-                details: t.hazards.iter().take(20).map(|h| format!("[{}] kernel {} block ({},{},{}): {}: {}", h.kind, h.kernel, h.block[0], h.block[1], h.block[2], h.operation, h.message)).collect(),
+                details: t
+                    .hazards
+                    .iter()
+                    .take(20)
+                    .map(|h| {
+                        format!(
+                            "[{}] kernel {} block ({},{},{}): {}: {}",
+                            h.kind, h.kernel, h.block[0], h.block[1], h.block[2], h.operation, h.message
+                        )
+                    })
+                    .collect(),
             });
         }
         if !t.never_ran.is_empty() {
@@ -295,7 +326,14 @@ impl Usage {
     }
 
     /// `summary.json` of the run (`command`: CMD's argv; `status`: how it ended).
-    pub fn to_json(&self, p: &Policy, command: &[String], status: &CmdStatus, settings: &[(String, String)], elapsed_s: Option<f64>) -> Json {
+    pub fn to_json(
+        &self,
+        p: &Policy,
+        command: &[String],
+        status: &CmdStatus,
+        settings: &[(String, String)],
+        elapsed_s: Option<f64>,
+    ) -> Json {
         let t = self.total();
         let findings = self.findings(p);
         let code = self.exit_code(p, status.code());
@@ -369,7 +407,11 @@ impl Usage {
             s,
             "  processes on simtwin's driver: {}{}",
             self.counts.files.len(),
-            if states.is_empty() { String::new() } else { format!(" ({})", states.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ")) }
+            if states.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", states.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", "))
+            }
         );
         let mut top: Vec<(&String, u64)> = t.launches.iter().map(|(k, v)| (k, v.count)).collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -378,11 +420,19 @@ impl Usage {
             "  kernel launches: {} of {} kernel(s){}{}",
             launches_total(t),
             t.launches.len(),
-            if top.is_empty() { String::new() } else { format!(": {}", top.iter().take(5).map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")) },
+            if top.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", top.iter().take(5).map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", "))
+            },
             if top.len() > 5 { ", ..." } else { "" }
         );
         if !t.failed_launches.is_empty() {
-            let _ = writeln!(s, "  failed launches: {}", t.failed_launches.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(
+                s,
+                "  failed launches: {}",
+                t.failed_launches.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+            );
         }
         let c = &t.copies;
         let _ = writeln!(
@@ -400,9 +450,22 @@ impl Usage {
         );
         let _ = writeln!(s, "  modules: {}", self.module_line());
         for m in self.modules.iter().filter(|m| m.device_exact == Some(false)) {
-            let _ = writeln!(s, "      not device-exact: {}: {}", module_name(m), if m.notes.is_empty() { "(no reason given)".to_string() } else { m.notes.join("; ") });
+            let _ = writeln!(
+                s,
+                "      not device-exact: {}: {}",
+                module_name(m),
+                if m.notes.is_empty() { "(no reason given)".to_string() } else { m.notes.join("; ") }
+            );
         }
-        let _ = writeln!(s, "  unsupported calls: {}", if t.unsupported.is_empty() { "none".to_string() } else { t.unsupported.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ") });
+        let _ = writeln!(
+            s,
+            "  unsupported calls: {}",
+            if t.unsupported.is_empty() {
+                "none".to_string()
+            } else {
+                t.unsupported.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+            }
+        );
         let _ = writeln!(s, "  hazards: {}", t.hazards.len());
         let _ = writeln!(s, "  leaks: {}", self.leaks_uninjected);
         if !t.injected.is_empty() {
@@ -434,7 +497,18 @@ impl Usage {
         let _ = writeln!(m, "| processes on simtwin's driver | {} |", self.counts.files.len());
         let _ = writeln!(m, "| kernel launches | {} ({} kernels) |", launches_total(t), t.launches.len());
         let c = &t.copies;
-        let _ = writeln!(m, "| copies HtoD / DtoH / DtoD / HtoH | {} / {} / {} / {} ({} / {} / {} / {}) |", c.htod.count, c.dtoh.count, c.dtod.count, c.htoh.count, bytes(c.htod.bytes), bytes(c.dtoh.bytes), bytes(c.dtod.bytes), bytes(c.htoh.bytes));
+        let _ = writeln!(
+            m,
+            "| copies HtoD / DtoH / DtoD / HtoH | {} / {} / {} / {} ({} / {} / {} / {}) |",
+            c.htod.count,
+            c.dtoh.count,
+            c.dtod.count,
+            c.htoh.count,
+            bytes(c.htod.bytes),
+            bytes(c.dtoh.bytes),
+            bytes(c.dtod.bytes),
+            bytes(c.htoh.bytes)
+        );
         let _ = writeln!(m, "| allocations / frees | {} / {} |", t.allocations.count, t.allocations.frees);
         let _ = writeln!(m, "| synchronisations | {} |", t.synchronizations);
         let _ = writeln!(m, "| modules | {} |", self.module_line().replace('|', "\\|"));
@@ -455,7 +529,15 @@ impl Usage {
                     Some(false) => format!("no: {}", r.notes.join("; ").replace('|', "\\|")),
                     None => "-".to_string(),
                 };
-                let _ = writeln!(m, "| {} | {} | `{}` | {} | {} | {exact} |", r.image.replace('|', "\\|"), r.mode, r.library, r.kernels, r.loads);
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | `{}` | {} | {} | {exact} |",
+                    r.image.replace('|', "\\|"),
+                    r.mode,
+                    r.library,
+                    r.kernels,
+                    r.loads
+                );
             }
         }
         m
@@ -468,7 +550,11 @@ impl Usage {
             classname: "simtwin.run".into(),
             name: "command".into(),
             time: elapsed_s,
-            outcome: if status.code() == 0 { Outcome::Pass } else { Outcome::Failure { message: status.describe(), text: crate::template::display(command) } },
+            outcome: if status.code() == 0 {
+                Outcome::Pass
+            } else {
+                Outcome::Failure { message: status.describe(), text: crate::template::display(command) }
+            },
             stdout: None,
         }];
         for g in Gate::ALL {
@@ -498,7 +584,10 @@ fn module_name(m: &ModuleRow) -> String {
 fn verdict_line(code: i32, cmd: i32) -> String {
     match (code, cmd) {
         (0, _) => "PASS".into(),
-        (_, 0) => format!("FAIL: simtwin saw what the device would not allow or what it does not emulate ({})", gate_of(code).map(|g| g.name()).unwrap_or("?")),
+        (_, 0) => format!(
+            "FAIL: simtwin saw what the device would not allow or what it does not emulate ({})",
+            gate_of(code).map(|g| g.name()).unwrap_or("?")
+        ),
         _ => "FAIL: the command failed".into(),
     }
 }
@@ -612,7 +701,10 @@ mod tests {
         assert_eq!(u.exit_code(&p, 0), 83);
         let text = u.text(&Policy::default(), &["ctest".into()], &CmdStatus::Exit(0));
         assert!(text.contains("kernel launches: 3 of 1 kernel(s): k x3"), "{text}");
-        assert!(text.contains("modules: 1 (sse.fatbin#1a2b -> sse.so) as host twins, 1 (topk.ptx -> ab.so) from PTX; 1 not device-exact"), "{text}");
+        assert!(
+            text.contains("modules: 1 (sse.fatbin#1a2b -> sse.so) as host twins, 1 (topk.ptx -> ab.so) from PTX; 1 not device-exact"),
+            "{text}"
+        );
         assert!(text.contains("not device-exact: topk.ptx -> ab.so: ex2.approx not modelled"), "{text}");
         assert!(text.contains("FAIL [unsupported] 2 call(s)") && text.contains("cuTexObjectCreate x2"), "{text}");
         assert!(text.contains("note [hazards] 1 hazard report(s): barrier-divergence x4"), "{text}");

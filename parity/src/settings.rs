@@ -139,7 +139,10 @@ impl DriverSettings {
         e.extend(self.emu.env());
         for kv in &self.set {
             let (k, v) = kv.split_once('=').with_context(|| format!("--set {kv}: expected EMU_CUDA_NAME=VALUE"))?;
-            if !k.starts_with("EMU_CUDA_") || k.len() == "EMU_CUDA_".len() || !k.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+            if !k.starts_with("EMU_CUDA_")
+                || k.len() == "EMU_CUDA_".len()
+                || !k.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            {
                 bail!("--set {kv}: {k:?} is not a driver setting (EMU_CUDA_ and capitals, e.g. EMU_CUDA_EXEC)");
             }
             if k == "EMU_CUDA_COUNTS" {

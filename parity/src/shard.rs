@@ -81,10 +81,12 @@ fn auto(vars: &dyn Fn(&str) -> Option<String>, given_n: Option<u32>) -> std::res
         return Ok(Shard { index: k, count: count as u32 });
     }
     if let Some(i) = env_u64(vars, "JOB_COMPLETION_INDEX")? {
-        let n = given_n.ok_or("JOB_COMPLETION_INDEX is set, but Kubernetes does not give the number of completions: pass --shard auto/N")?;
+        let n =
+            given_n.ok_or("JOB_COMPLETION_INDEX is set, but Kubernetes does not give the number of completions: pass --shard auto/N")?;
         return Ok(Shard { index: i as u32 + 1, count: n });
     }
-    Err("neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set: pass --shard K/N".into())
+    Err("neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set: pass --shard K/N"
+        .into())
 }
 
 impl Shard {
@@ -137,7 +139,16 @@ impl Record {
         h.update(command.as_bytes());
         h.update(version.as_bytes());
         h.update(plan.to_string().as_bytes());
-        Record { schema: SCHEMA.into(), command: command.into(), run_key: format!("{:x}", h.finalize())[..16].to_string(), plan, parity_version: version, shard, units_total, units }
+        Record {
+            schema: SCHEMA.into(),
+            command: command.into(),
+            run_key: format!("{:x}", h.finalize())[..16].to_string(),
+            plan,
+            parity_version: version,
+            shard,
+            units_total,
+            units,
+        }
     }
 
     /// Writes `dir/shard.json`.
@@ -220,7 +231,12 @@ mod tests {
         let slurm = with(&[("SLURM_ARRAY_TASK_ID", "7"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "10")]);
         assert_eq!(parse_with("auto", &slurm), Ok(Shard { index: 7, count: 10 }));
         assert!(parse_with("auto/9", &slurm).unwrap_err().contains("the Slurm array has 10 tasks"));
-        let stepped = with(&[("SLURM_ARRAY_TASK_ID", "8"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_STEP", "4"), ("SLURM_ARRAY_TASK_COUNT", "6")]);
+        let stepped = with(&[
+            ("SLURM_ARRAY_TASK_ID", "8"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_STEP", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "6"),
+        ]);
         assert_eq!(parse_with("auto", &stepped), Ok(Shard { index: 3, count: 6 }));
         let listed = with(&[("SLURM_ARRAY_TASK_ID", "7"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "3")]);
         assert!(parse_with("auto", &listed).unwrap_err().contains("pass --shard K/N"));

@@ -33,8 +33,10 @@ impl Backend {
     }
 }
 
-pub const SCALAR_PLACEHOLDERS: &[&str] =
-    &["ref", "dis", "width", "height", "pixfmt", "bitdepth", "output", "frames", "features", "feature", "backend", "defect", "twin", "vmaf", "simtwin"];
+pub const SCALAR_PLACEHOLDERS: &[&str] = &[
+    "ref", "dis", "width", "height", "pixfmt", "bitdepth", "output", "frames", "features", "feature", "backend", "defect", "twin", "vmaf",
+    "simtwin",
+];
 pub const LIST_PLACEHOLDERS: &[&str] = &["features_arg", "defect_arg", "vmaf_features", "vmaf_cuda_features"];
 
 #[derive(Debug, Clone, Default)]
@@ -52,7 +54,8 @@ impl Vars {
     }
     /// Derives the list placeholders from `features`/`defect`.
     pub fn derive_lists(&mut self) {
-        let feats: Vec<String> = self.scalars.get("features").map(|f| f.split(',').filter(|s| !s.is_empty()).map(String::from).collect()).unwrap_or_default();
+        let feats: Vec<String> =
+            self.scalars.get("features").map(|f| f.split(',').filter(|s| !s.is_empty()).map(String::from).collect()).unwrap_or_default();
         self.set("feature", feats.first().cloned().unwrap_or_default());
         self.set_list("features_arg", if feats.is_empty() { vec![] } else { vec!["--features".into(), feats.join(",")] });
         let defect = self.scalars.get("defect").cloned().unwrap_or_default();
@@ -159,7 +162,11 @@ fn subst_word(w: &str, vars: &Vars) -> Result<String> {
                 bail!("{{{name}}} expands to several words and must stand alone as one word, not inside '{w}'");
             }
             let v = vars.scalars.get(name).ok_or_else(|| {
-                anyhow!("unknown placeholder {{{name}}} in template (known: {}, and list placeholders {})", SCALAR_PLACEHOLDERS.join(" "), LIST_PLACEHOLDERS.join(" "))
+                anyhow!(
+                    "unknown placeholder {{{name}}} in template (known: {}, and list placeholders {})",
+                    SCALAR_PLACEHOLDERS.join(" "),
+                    LIST_PLACEHOLDERS.join(" ")
+                )
             })?;
             out.push_str(v);
             i += end + 1;
@@ -301,7 +308,17 @@ mod tests {
     fn vmaf_upstream_preset_names_cuda_extractors() {
         let p = preset("vmaf-upstream").unwrap();
         let mut v = Vars::default();
-        for (k, x) in [("ref", "r.yuv"), ("dis", "d.yuv"), ("width", "576"), ("height", "324"), ("pixfmt", "420"), ("bitdepth", "8"), ("output", "o.json"), ("frames", "4"), ("vmaf", "vmaf")] {
+        for (k, x) in [
+            ("ref", "r.yuv"),
+            ("dis", "d.yuv"),
+            ("width", "576"),
+            ("height", "324"),
+            ("pixfmt", "420"),
+            ("bitdepth", "8"),
+            ("output", "o.json"),
+            ("frames", "4"),
+            ("vmaf", "vmaf"),
+        ] {
             v.set(k, x);
         }
         v.set("features", "adm,motion_cuda");
@@ -316,6 +333,9 @@ mod tests {
         let cpu = expand(p.cpu, &v).unwrap();
         let cuda = expand(p.cuda, &v).unwrap();
         assert!(!cpu.iter().any(|w| w == "--feature" || w == "--no_prediction"));
-        assert_eq!(cpu.iter().filter(|w| *w != "-1" && *w != "0").collect::<Vec<_>>(), cuda.iter().filter(|w| *w != "-1" && *w != "0").collect::<Vec<_>>());
+        assert_eq!(
+            cpu.iter().filter(|w| *w != "-1" && *w != "0").collect::<Vec<_>>(),
+            cuda.iter().filter(|w| *w != "-1" && *w != "0").collect::<Vec<_>>()
+        );
     }
 }

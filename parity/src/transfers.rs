@@ -210,7 +210,9 @@ fn related_calls(key: &str, net: &BTreeMap<String, f64>) -> Vec<(String, f64)> {
     };
     let mut v: Vec<(String, f64)> = calls.filter(|(n, _)| pick(n)).collect();
     if key.starts_with("launches.") {
-        v.extend(net.iter().filter(|(k, x)| k.starts_with("launches.") && k.ends_with(".count") && **x > 0.0).map(|(k, x)| (k.clone(), *x)));
+        v.extend(
+            net.iter().filter(|(k, x)| k.starts_with("launches.") && k.ends_with(".count") && **x > 0.0).map(|(k, x)| (k.clone(), *x)),
+        );
     }
     v
 }
@@ -313,7 +315,11 @@ fn inner(a: &TransfersArgs) -> Result<i32> {
     }
     report::write_atomic(&plan.out.join("transfers.md"), md)?;
     report::write_json(&plan.out.join("transfers.json"), &summary)?;
-    crate::junit::write(&plan.out.join("junit.xml"), "parity transfers", &[crate::junit::Suite { name: "parity transfers".into(), cases: crate::junit::transfers_cases(&summary), time: None }])?;
+    crate::junit::write(
+        &plan.out.join("junit.xml"),
+        "parity transfers",
+        &[crate::junit::Suite { name: "parity transfers".into(), cases: crate::junit::transfers_cases(&summary), time: None }],
+    )?;
     print_summary(&first.net.keys, &first.net.main, first.net.base.as_ref(), &first.net.net, side.as_ref(), &failures, &plan.out, code);
     Ok(code)
 }
@@ -352,7 +358,10 @@ impl SideBySide {
                 format!(
                     "{job}: emulated and real device differ per frame in {} counter(s): {}",
                     d.len(),
-                    d.iter().map(|x| format!("{} (emulated {}, real {})", x.key, fmt_pf(x.emulated), fmt_pf(x.real))).collect::<Vec<_>>().join(", ")
+                    d.iter()
+                        .map(|x| format!("{} (emulated {}, real {})", x.key, fmt_pf(x.emulated), fmt_pf(x.real)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             })
             .collect()
@@ -379,7 +388,10 @@ impl SideBySide {
         for (job, n, d) in &self.totals {
             m.push_str(&fidelity::count_diffs_markdown(&format!("Totals at {n} frames, {job}"), d, self.compared));
         }
-        let _ = writeln!(m, "Per frame on the real device (net of the baseline where there is one):\n\n| key | real device per frame |\n|---|---|");
+        let _ = writeln!(
+            m,
+            "Per frame on the real device (net of the baseline where there is one):\n\n| key | real device per frame |\n|---|---|"
+        );
         for k in interesting(&real.keys, &real.main, real.base.as_ref()) {
             let _ = writeln!(m, "| {k} | {} |", fmt_pf(real.net[k]));
         }
@@ -485,7 +497,8 @@ fn measure_one(a: &TransfersArgs, plan: &Plan, dev: &Dev, job: &Job, n: u64, pb:
     }
     let argv = template::expand(&job.template, &ex.vars(&a.clip.clip()?, n, &o, Backend::Cuda, job.features.as_deref()))?;
     pb.set_message(format!("{tag}: {}", template::display(&argv)));
-    let spec = Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: plan.out.join("logs"), spinner: false, timeout: a.ex.timeout() };
+    let spec =
+        Spec { label: tag.clone(), argv: argv.clone(), env, log_dir: plan.out.join("logs"), spinner: false, timeout: a.ex.timeout() };
     if let Err(e) = run::run(&spec) {
         report::mark_failed(&o);
         return Err(e);
@@ -506,7 +519,10 @@ fn net_per_frame(measured: &[Measured], n1: u64, n2: u64) -> Net {
     let main = per_frame(&measured[0], n1, n2);
     let base = measured.get(1).map(|m| per_frame(m, n1, n2));
     let keys: BTreeSet<String> = main.keys().chain(base.iter().flat_map(|b| b.keys())).cloned().collect();
-    let net = keys.iter().map(|k| (k.clone(), main.get(k).copied().unwrap_or(0.0) - base.as_ref().and_then(|b| b.get(k)).copied().unwrap_or(0.0))).collect();
+    let net = keys
+        .iter()
+        .map(|k| (k.clone(), main.get(k).copied().unwrap_or(0.0) - base.as_ref().and_then(|b| b.get(k)).copied().unwrap_or(0.0)))
+        .collect();
     Net { keys, main, base, net }
 }
 
@@ -526,7 +542,11 @@ fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (V
         let v = net.net.get(&asr.key).copied().unwrap_or(0.0);
         let pass = v <= asr.max + 1e-9;
         let calls = related_calls(&asr.key, &net.net);
-        let calls_s = calls.iter().map(|(n, x)| format!("{n} {}{}/frame", if *x > 0.0 { "+" } else { "" }, fmt_pf(*x))).collect::<Vec<_>>().join(", ");
+        let calls_s = calls
+            .iter()
+            .map(|(n, x)| format!("{n} {}{}/frame", if *x > 0.0 { "+" } else { "" }, fmt_pf(*x)))
+            .collect::<Vec<_>>()
+            .join(", ");
         let message = format!(
             "{}: {} = {} per frame{} {} {} (calls: {})",
             asr.flag,
@@ -547,7 +567,11 @@ fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (V
         pass: hazards.is_empty() || a.allow_hazards,
         message: match hazards.first() {
             None => "no hazard reported".into(),
-            Some(h) => format!("the emulated driver reported {} hazard(s){}; first: {h}", hazards.len(), if a.allow_hazards { " (allowed by --allow-hazards)" } else { "" }),
+            Some(h) => format!(
+                "the emulated driver reported {} hazard(s){}; first: {h}",
+                hazards.len(),
+                if a.allow_hazards { " (allowed by --allow-hazards)" } else { "" }
+            ),
         },
     });
     if !a.allow_unsupported {
@@ -558,7 +582,14 @@ fn gates(a: &TransfersArgs, plan: &Plan, measured: &[Measured], net: &Net) -> (V
             message: if unsupported.is_empty() {
                 "no unsupported entry point called".into()
             } else {
-                format!("unsupported entry points called (--allow-unsupported accepts them): {}", unsupported.iter().map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported."))).collect::<Vec<_>>().join(", "))
+                format!(
+                    "unsupported entry points called (--allow-unsupported accepts them): {}",
+                    unsupported
+                        .iter()
+                        .map(|(k, v)| format!("{} x{v}", k.trim_start_matches("unsupported.")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             },
         });
     }
@@ -570,16 +601,23 @@ fn hazards_of(measured: &[Measured]) -> Vec<Json> {
 }
 
 fn unsupported_of(measured: &[Measured]) -> Vec<(String, f64)> {
-    measured.iter().flat_map(|m| m.c2.values.iter().filter(|(k, v)| k.starts_with("unsupported.") && **v > 0.0).map(|(k, v)| (k.clone(), *v))).collect()
+    measured
+        .iter()
+        .flat_map(|m| m.c2.values.iter().filter(|(k, v)| k.starts_with("unsupported.") && **v > 0.0).map(|(k, v)| (k.clone(), *v)))
+        .collect()
 }
 
 /// `transfers.csv`: every key with its totals at both frame counts and per frame (with
 /// `--device both`, the real device's columns after the emulated driver's).
 fn write_csv(out: &Path, results: &[DevResult], side: Option<&SideBySide>) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut head: Vec<String> = ["key", "count_n1", "count_n2", "per_frame", "baseline_per_frame", "net_per_frame"].map(String::from).to_vec();
+    let mut head: Vec<String> =
+        ["key", "count_n1", "count_n2", "per_frame", "baseline_per_frame", "net_per_frame"].map(String::from).to_vec();
     if side.is_some() {
-        head.extend(["real_count_n1", "real_count_n2", "real_per_frame", "real_baseline_per_frame", "real_net_per_frame", "equal_per_frame"].map(String::from));
+        head.extend(
+            ["real_count_n1", "real_count_n2", "real_per_frame", "real_baseline_per_frame", "real_net_per_frame", "equal_per_frame"]
+                .map(String::from),
+        );
     }
     w.write_record(&head)?;
     let keys: BTreeSet<&String> = results.iter().flat_map(|r| r.net.keys.iter()).collect();
@@ -588,7 +626,13 @@ fn write_csv(out: &Path, results: &[DevResult], side: Option<&SideBySide>) -> Re
         let mut rec = vec![k.clone()];
         for r in results {
             let (t1, t2) = (with_total(&r.measured[0].c1), with_total(&r.measured[0].c2));
-            rec.extend([get(&t1, k), get(&t2, k), get(&r.net.main, k), r.net.base.as_ref().map(|b| get(b, k)).unwrap_or_default(), get(&r.net.net, k)]);
+            rec.extend([
+                get(&t1, k),
+                get(&t2, k),
+                get(&r.net.main, k),
+                r.net.base.as_ref().map(|b| get(b, k)).unwrap_or_default(),
+                get(&r.net.net, k),
+            ]);
         }
         if let Some(s) = side {
             let equal = !s.per_frame.iter().any(|(_, d)| d.iter().any(|x| &x.key == k));
@@ -618,7 +662,8 @@ fn summary_json(a: &TransfersArgs, plan: &Plan, results: &[DevResult], side: Opt
     let first = &results[0];
     let measured: Vec<&Measured> = results.iter().flat_map(|r| r.measured.iter()).collect();
     let hazards = hazards_of(&first.measured);
-    let unclean: Vec<String> = measured.iter().flat_map(|m| m.c1.unclean().into_iter().chain(m.c2.unclean()).map(move |u| format!("{}: {u}", m.label))).collect();
+    let unclean: Vec<String> =
+        measured.iter().flat_map(|m| m.c1.unclean().into_iter().chain(m.c2.unclean()).map(move |u| format!("{}: {u}", m.label))).collect();
     let mut runs = Vec::new();
     for (dev, r) in plan.devices.iter().zip(results) {
         for m in &r.measured {
@@ -654,14 +699,32 @@ fn summary_json(a: &TransfersArgs, plan: &Plan, results: &[DevResult], side: Opt
 }
 
 fn interesting<'a>(keys: &'a BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>) -> Vec<&'a String> {
-    keys.iter().filter(|k| main.get(*k).copied().unwrap_or(0.0) != 0.0 || base.is_some_and(|b| b.get(*k).copied().unwrap_or(0.0) != 0.0)).collect()
+    keys.iter()
+        .filter(|k| main.get(*k).copied().unwrap_or(0.0) != 0.0 || base.is_some_and(|b| b.get(*k).copied().unwrap_or(0.0) != 0.0))
+        .collect()
 }
 
-fn markdown(s: &Json, keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>, net: &BTreeMap<String, f64>, failures: &[String]) -> String {
+fn markdown(
+    s: &Json,
+    keys: &BTreeSet<String>,
+    main: &BTreeMap<String, f64>,
+    base: Option<&BTreeMap<String, f64>>,
+    net: &BTreeMap<String, f64>,
+    failures: &[String],
+) -> String {
     let mut m = String::new();
     let _ = writeln!(m, "# parity transfers\n");
-    let _ = writeln!(m, "**Verdict: {}** (exit code {}); per frame = (count({}) - count({})) / ({} - {}); {}\n",
-        s["verdict"].as_str().unwrap_or("?").to_uppercase(), s["exit_code"], s["n2"], s["n1"], s["n2"], s["n1"], s["flags"].as_str().unwrap_or(""));
+    let _ = writeln!(
+        m,
+        "**Verdict: {}** (exit code {}); per frame = (count({}) - count({})) / ({} - {}); {}\n",
+        s["verdict"].as_str().unwrap_or("?").to_uppercase(),
+        s["exit_code"],
+        s["n2"],
+        s["n1"],
+        s["n2"],
+        s["n1"],
+        s["flags"].as_str().unwrap_or("")
+    );
     for f in failures {
         let _ = writeln!(m, "- **FAIL** {f}");
     }
@@ -673,19 +736,38 @@ fn markdown(s: &Json, keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, bas
     }
     let _ = writeln!(m, "| key | per frame | baseline per frame | net per frame |\n|---|---|---|---|");
     for k in interesting(keys, main, base) {
-        let _ = writeln!(m, "| {k} | {} | {} | {} |", fmt_pf(main.get(k).copied().unwrap_or(0.0)),
-            base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()), fmt_pf(net[k]));
+        let _ = writeln!(
+            m,
+            "| {k} | {} | {} | {} |",
+            fmt_pf(main.get(k).copied().unwrap_or(0.0)),
+            base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()),
+            fmt_pf(net[k])
+        );
     }
     let _ = writeln!(m, "\nKeys that are zero per frame are omitted here; `transfers.csv` and `transfers.json` hold every key with the totals at both frame counts.");
     m
 }
 
 #[allow(clippy::too_many_arguments)]
-fn print_summary(keys: &BTreeSet<String>, main: &BTreeMap<String, f64>, base: Option<&BTreeMap<String, f64>>, net: &BTreeMap<String, f64>, side: Option<&SideBySide>, failures: &[String], out: &Path, code: i32) {
+fn print_summary(
+    keys: &BTreeSet<String>,
+    main: &BTreeMap<String, f64>,
+    base: Option<&BTreeMap<String, f64>>,
+    net: &BTreeMap<String, f64>,
+    side: Option<&SideBySide>,
+    failures: &[String],
+    out: &Path,
+    code: i32,
+) {
     println!("  {:<48} {:>14} {:>14} {:>14}", "per frame", "extractor", "baseline", "net");
     for k in interesting(keys, main, base) {
-        println!("  {:<48} {:>14} {:>14} {:>14}", k, fmt_pf(main.get(k).copied().unwrap_or(0.0)),
-            base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()), fmt_pf(net[k]));
+        println!(
+            "  {:<48} {:>14} {:>14} {:>14}",
+            k,
+            fmt_pf(main.get(k).copied().unwrap_or(0.0)),
+            base.map(|b| fmt_pf(b.get(k).copied().unwrap_or(0.0))).unwrap_or_else(|| "-".into()),
+            fmt_pf(net[k])
+        );
     }
     if let Some(s) = side {
         if s.equal() {

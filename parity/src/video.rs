@@ -197,7 +197,11 @@ fn parse_y4m(path: &Path, data: &[u8]) -> Result<(Geometry, Vec<std::ops::Range<
     if !data.starts_with(MAGIC) {
         bail!("{p}: not a YUV4MPEG2 stream (a .y4m file starts with \"YUV4MPEG2 \"; give raw frames another extension, with -W, -H and --pix-fmt)");
     }
-    let end = data.iter().take(4096).position(|&b| b == b'\n').ok_or_else(|| anyhow!("{p}: bad y4m header: no end of line in its first 4096 bytes"))?;
+    let end = data
+        .iter()
+        .take(4096)
+        .position(|&b| b == b'\n')
+        .ok_or_else(|| anyhow!("{p}: bad y4m header: no end of line in its first 4096 bytes"))?;
     let header = std::str::from_utf8(&data[MAGIC.len()..end]).map_err(|_| anyhow!("{p}: bad y4m header: not ASCII text"))?;
     let (mut w, mut h, mut fmt) = (None, None, "yuv420p");
     for tok in header.split(' ').filter(|t| !t.is_empty()) {
@@ -216,7 +220,9 @@ fn parse_y4m(path: &Path, data: &[u8]) -> Result<(Geometry, Vec<std::ops::Range<
             _ => {}
         }
     }
-    let (Some(width), Some(height)) = (w, h) else { bail!("{p}: bad y4m header: no {} parameter", if w.is_none() { "W (width)" } else { "H (height)" }) };
+    let (Some(width), Some(height)) = (w, h) else {
+        bail!("{p}: bad y4m header: no {} parameter", if w.is_none() { "W (width)" } else { "H (height)" })
+    };
     let geom = Geometry { width, height, fmt: pix_fmt(fmt)? };
     let fb = geom.frame_bytes();
     let mut frames = Vec::new();
@@ -226,7 +232,11 @@ fn parse_y4m(path: &Path, data: &[u8]) -> Result<(Geometry, Vec<std::ops::Range<
         if !data[at..].starts_with(b"FRAME") {
             bail!("{p}: bad y4m stream: frame {n} at byte {at} does not start with FRAME");
         }
-        let eol = data[at..].iter().take(4096).position(|&b| b == b'\n').ok_or_else(|| anyhow!("{p}: bad y4m stream: the FRAME line of frame {n} (byte {at}) has no end"))?;
+        let eol = data[at..]
+            .iter()
+            .take(4096)
+            .position(|&b| b == b'\n')
+            .ok_or_else(|| anyhow!("{p}: bad y4m stream: the FRAME line of frame {n} (byte {at}) has no end"))?;
         let start = at + eol + 1;
         if data.len() - start < fb {
             bail!("{p}: truncated: frame {n} has {} of its {fb} bytes ({})", data.len() - start, geom.describe());
@@ -385,7 +395,13 @@ fn run(a: &FramesArgs) -> Result<i32> {
         (va, vb)
     };
     if va.geom.describe() != vb.geom.describe() {
-        bail!("--video: {} is {} but {} is {}: only frames of one size and format compare", pa.display(), va.geom.describe(), pb.display(), vb.geom.describe());
+        bail!(
+            "--video: {} is {} but {} is {}: only frames of one size and format compare",
+            pa.display(),
+            va.geom.describe(),
+            pb.display(),
+            vb.geom.describe()
+        );
     }
     if let Some(r) = &raw {
         for v in [&va, &vb] {
@@ -395,7 +411,14 @@ fn run(a: &FramesArgs) -> Result<i32> {
         }
     }
     if va.frames.len() != vb.frames.len() {
-        bail!("--video: {} holds {} frames but {} holds {} ({}): frame counts differ", pa.display(), va.frames.len(), pb.display(), vb.frames.len(), va.geom.describe());
+        bail!(
+            "--video: {} holds {} frames but {} holds {} ({}): frame counts differ",
+            pa.display(),
+            va.frames.len(),
+            pb.display(),
+            vb.frames.len(),
+            va.geom.describe()
+        );
     }
     let n = a.frames.map(|n| n as usize).unwrap_or(va.frames.len());
     if n == 0 || n > va.frames.len() {
@@ -471,7 +494,16 @@ fn first_json(g: &Geometry, k: usize, s: &Stats) -> Json {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn summary_json(a: &FramesArgs, va: &Video, vb: &Video, labels: (&str, &str), per_frame: &[Vec<Stats>], total: &[Stats], identical: usize, code: i32) -> Json {
+fn summary_json(
+    a: &FramesArgs,
+    va: &Video,
+    vb: &Video,
+    labels: (&str, &str),
+    per_frame: &[Vec<Stats>],
+    total: &[Stats],
+    identical: usize,
+    code: i32,
+) -> Json {
     let g = &va.geom;
     let comps: Map<String, Json> = total
         .iter()
@@ -489,7 +521,12 @@ fn summary_json(a: &FramesArgs, va: &Video, vb: &Video, labels: (&str, &str), pe
         })
         .collect();
     // The first differing sample in frame order (then component order).
-    let first = per_frame.iter().flat_map(|r| r.iter().enumerate()).find(|(_, s)| s.first.is_some()).map(|(k, s)| first_json(g, k, s)).unwrap_or(Json::Null);
+    let first = per_frame
+        .iter()
+        .flat_map(|r| r.iter().enumerate())
+        .find(|(_, s)| s.first.is_some())
+        .map(|(k, s)| first_json(g, k, s))
+        .unwrap_or(Json::Null);
     let first_frame = per_frame.iter().position(|r| r.iter().any(|s| s.differing > 0));
     json!({
         "schema": "simtwin-parity-summary/1",
@@ -513,11 +550,34 @@ fn summary_json(a: &FramesArgs, va: &Video, vb: &Video, labels: (&str, &str), pe
 fn write_reports(dir: &Path, summary: &Json, g: &Geometry, per_frame: &[Vec<Stats>], labels: (&str, &str)) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create report directory {}", dir.display()))?;
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["frame", "component", "samples", "differing_samples", "max_abs_diff", "psnr_db", "first_x", "first_y", labels.0, labels.1])?;
+    w.write_record([
+        "frame",
+        "component",
+        "samples",
+        "differing_samples",
+        "max_abs_diff",
+        "psnr_db",
+        "first_x",
+        "first_y",
+        labels.0,
+        labels.1,
+    ])?;
     for (f, row) in per_frame.iter().enumerate() {
         for (k, s) in row.iter().enumerate() {
-            let (fx, fy, fa, fb) = s.first.map(|(_, x, y, va, vb)| (x.to_string(), y.to_string(), va.to_string(), vb.to_string())).unwrap_or_default();
-            w.write_record([f.to_string(), g.fmt.comps[k].name.into(), s.samples.to_string(), s.differing.to_string(), s.max_abs.to_string(), psnr_text(s.psnr(g.fmt.peak)), fx, fy, fa, fb])?;
+            let (fx, fy, fa, fb) =
+                s.first.map(|(_, x, y, va, vb)| (x.to_string(), y.to_string(), va.to_string(), vb.to_string())).unwrap_or_default();
+            w.write_record([
+                f.to_string(),
+                g.fmt.comps[k].name.into(),
+                s.samples.to_string(),
+                s.differing.to_string(),
+                s.max_abs.to_string(),
+                psnr_text(s.psnr(g.fmt.peak)),
+                fx,
+                fy,
+                fa,
+                fb,
+            ])?;
         }
     }
     write_atomic(&dir.join("per_frame.csv"), w.into_inner().map_err(|e| anyhow!("{e}"))?)?;
@@ -539,7 +599,14 @@ fn show(v: &Json) -> String {
 fn component_line(m: &Json) -> String {
     let first = &m["first_difference"];
     let at = if first.is_object() {
-        format!("; first difference at frame {} ({}, {}): {} vs {}", show(&first["frame"]), show(&first["x"]), show(&first["y"]), show(&first["a"]), show(&first["b"]))
+        format!(
+            "; first difference at frame {} ({}, {}): {} vs {}",
+            show(&first["frame"]),
+            show(&first["x"]),
+            show(&first["y"]),
+            show(&first["a"]),
+            show(&first["b"])
+        )
     } else {
         String::new()
     };
@@ -580,7 +647,14 @@ fn markdown(s: &Json) -> String {
     let _ = writeln!(m, "# parity frames --video\n");
     let _ = writeln!(m, "**Verdict: {}** (exit code {})\n", show(&s["verdict"]).to_uppercase(), show(&s["exit_code"]));
     for side in s["sides"].as_array().into_iter().flatten() {
-        let _ = writeln!(m, "- {}: `{}` ({}, {} frames)", show(&side["label"]), show(&side["source"]), show(&side["format"]), show(&side["frames"]));
+        let _ = writeln!(
+            m,
+            "- {}: `{}` ({}, {} frames)",
+            show(&side["label"]),
+            show(&side["source"]),
+            show(&side["format"]),
+            show(&side["frames"])
+        );
     }
     let _ = writeln!(
         m,
@@ -592,11 +666,18 @@ fn markdown(s: &Json) -> String {
         show(&s["identical_frames"]),
         show(&s["max_diff_allowed"])
     );
-    let _ = writeln!(m, "| component | identical frames | differing samples | max abs diff | PSNR (dB) | first difference (frame x,y: a vs b) |");
+    let _ = writeln!(
+        m,
+        "| component | identical frames | differing samples | max abs diff | PSNR (dB) | first difference (frame x,y: a vs b) |"
+    );
     let _ = writeln!(m, "|---|---|---|---|---|---|");
     for (name, c) in s["components"].as_object().into_iter().flatten() {
         let f = &c["first_difference"];
-        let first = if f.is_object() { format!("{} {},{}: {} vs {}", show(&f["frame"]), show(&f["x"]), show(&f["y"]), show(&f["a"]), show(&f["b"])) } else { "-".into() };
+        let first = if f.is_object() {
+            format!("{} {},{}: {} vs {}", show(&f["frame"]), show(&f["x"]), show(&f["y"]), show(&f["a"]), show(&f["b"]))
+        } else {
+            "-".into()
+        };
         let _ = writeln!(
             m,
             "| {name} | {}/{} | {}/{} | {} | {} | {first} |",

@@ -268,7 +268,11 @@ pub fn run(a: &RunArgs) -> i32 {
     };
     let prog = &a.command[0];
     let Some(path) = crate::run::find_program(prog, &env) else {
-        let why = if Path::new(prog).exists() || (!prog.contains('/') && which_any(prog, &env)) { (EXIT_NOT_EXECUTABLE, "not executable") } else { (EXIT_NOT_FOUND, "not found") };
+        let why = if Path::new(prog).exists() || (!prog.contains('/') && which_any(prog, &env)) {
+            (EXIT_NOT_EXECUTABLE, "not executable")
+        } else {
+            (EXIT_NOT_FOUND, "not found")
+        };
         eprintln!("simtwin: {prog}: {}", why.1);
         return why.0;
     };
@@ -316,7 +320,14 @@ fn spawn_and_wait(cmd: &mut std::process::Command) -> std::io::Result<CmdStatus>
 
 /// Reads the counters, hands them on to an enclosing run, prints the summary, writes the
 /// reports; returns the exit code.
-fn finish(report: &ReportDir, policy: &Policy, command: &[String], status: &CmdStatus, settings: &[(String, String)], elapsed: Option<f64>) -> i32 {
+fn finish(
+    report: &ReportDir,
+    policy: &Policy,
+    command: &[String],
+    status: &CmdStatus,
+    settings: &[(String, String)],
+    elapsed: Option<f64>,
+) -> i32 {
     let usage = match Usage::read(&report.counts()) {
         Ok(u) => u,
         Err(e) => {
@@ -357,10 +368,23 @@ fn fail(report: Option<&ReportDir>, e: &anyhow::Error) -> i32 {
     eprintln!("simtwin: error: {e:#}");
     if let Some(r) = report.filter(|r| !r.temporary) {
         let msg = format!("{e:#}");
-        let _ = report::write_json(&r.dir.join("summary.json"), &json!({"schema": "simtwin-run-summary/1", "verdict": "error", "exit_code": EXIT_SIMTWIN, "error": msg}));
+        let _ = report::write_json(
+            &r.dir.join("summary.json"),
+            &json!({"schema": "simtwin-run-summary/1", "verdict": "error", "exit_code": EXIT_SIMTWIN, "error": msg}),
+        );
         let _ = report::write_atomic(&r.dir.join("summary.md"), format!("## simtwin run: ERROR\n\n```\n{msg}\n```\n"));
-        let case = Case { classname: "simtwin.run".into(), name: "setup".into(), time: None, outcome: Outcome::Error { message: msg.lines().next().unwrap_or("").into(), text: msg.clone() }, stdout: None };
-        let _ = crate::junit::write(&r.dir.join("junit.xml"), "simtwin", &[Suite { name: "simtwin run".into(), cases: vec![case], time: None }]);
+        let case = Case {
+            classname: "simtwin.run".into(),
+            name: "setup".into(),
+            time: None,
+            outcome: Outcome::Error { message: msg.lines().next().unwrap_or("").into(), text: msg.clone() },
+            stdout: None,
+        };
+        let _ = crate::junit::write(
+            &r.dir.join("junit.xml"),
+            "simtwin",
+            &[Suite { name: "simtwin run".into(), cases: vec![case], time: None }],
+        );
     }
     EXIT_SIMTWIN
 }
@@ -398,14 +422,18 @@ pub fn env(a: &EnvArgs) -> Result<i32> {
                 println!("{k}={v}");
             }
         }
-        _ => println!("{}", serde_json::to_string_pretty(&env.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>())?),
+        _ => println!(
+            "{}",
+            serde_json::to_string_pretty(&env.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>())?
+        ),
     }
     Ok(0)
 }
 
 /// Runs `simtwin summary`: the summary of what the processes since `simtwin env` did.
 pub fn summary(a: &SummaryArgs) -> Result<i32> {
-    let dir = std::fs::canonicalize(&a.report).with_context(|| format!("report directory {} not found (simtwin env --report DIR makes it)", a.report.display()))?;
+    let dir = std::fs::canonicalize(&a.report)
+        .with_context(|| format!("report directory {} not found (simtwin env --report DIR makes it)", a.report.display()))?;
     let r = ReportDir { dir, temporary: false };
     let counts = r.counts();
     if !counts.is_dir() {

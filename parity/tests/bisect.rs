@@ -32,7 +32,8 @@ fn clips() -> Clips {
     let f = simtwin().join("bin/fixtures");
     for (name, distort) in [("ref.yuv", None), ("dis.yuv", Some("noise:13:5")), ("dis40.yuv", Some("noise:5:40"))] {
         let mut c = Command::new(&f);
-        c.args(["clip", "--kind", "textured", "--width", "256", "--height", "256", "--bitdepth", "8", "--frames", "3", "-o"]).arg(dir.path().join(name));
+        c.args(["clip", "--kind", "textured", "--width", "256", "--height", "256", "--bitdepth", "8", "--frames", "3", "-o"])
+            .arg(dir.path().join(name));
         if let Some(d) = distort {
             c.args(["--distort", d]);
         }
@@ -62,8 +63,18 @@ impl Clips {
 
 /// Runs parity bisect; returns (exit code, summary.json, stdout).
 fn bisect(args: &[&str], out: &Path) -> (i32, Value, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_parity")).arg("bisect").args(args).arg("--out").arg(out).env_remove("EMU_CUDA_TRACE").output().unwrap();
-    let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap_or_else(|_| panic!("no summary: {}", String::from_utf8_lossy(&o.stderr)))).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_parity"))
+        .arg("bisect")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env_remove("EMU_CUDA_TRACE")
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("summary.json")).unwrap_or_else(|_| panic!("no summary: {}", String::from_utf8_lossy(&o.stderr))),
+    )
+    .unwrap();
     (o.status.code().unwrap_or(-1), summary, String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
 }
 
@@ -113,8 +124,12 @@ fn filter_border_rows_is_named_by_the_mode_filter_kernel() {
 #[test]
 fn a_block_order_dependent_sum_is_named_with_both_values_and_a_clean_twin_agrees() {
     let c = clips();
-    let run = |extra: &str, order: &str| format!("EMU_CUDA_BLOCK_ORDER={order} {}", c.twin("dis40.yuv", &format!("--features topk {extra}")));
-    let (code, s, out) = bisect(&["--run", &run("--defect atomic-order", "forward"), &run("--defect atomic-order", "reverse"), "--types", &sig()], &c.out("r1"));
+    let run =
+        |extra: &str, order: &str| format!("EMU_CUDA_BLOCK_ORDER={order} {}", c.twin("dis40.yuv", &format!("--features topk {extra}")));
+    let (code, s, out) = bisect(
+        &["--run", &run("--defect atomic-order", "forward"), &run("--defect atomic-order", "reverse"), "--types", &sig()],
+        &c.out("r1"),
+    );
     assert_eq!(code, 1, "{out}");
     let f = &s["first_divergence"];
     assert_eq!(f["a"]["kernel"], "topk_sum_float_u8", "{s}");
@@ -169,7 +184,10 @@ fn different_launch_sequences_are_reported_and_realigned() {
     let only_b: Vec<&str> = d["b"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
     assert!(only_b.iter().any(|x| x.contains("band_zero_u8")) && only_b.iter().any(|x| x.contains("band_mode_u8")), "{only_b:?}");
     let csv = std::fs::read_to_string(c.out("r/launches.csv")).unwrap();
-    let topk_pair = csv.lines().find(|l| l.contains("topk_hist_u8") && l.matches("topk_hist_u8").count() == 2).expect("topk launches paired after the extra ones");
+    let topk_pair = csv
+        .lines()
+        .find(|l| l.contains("topk_hist_u8") && l.matches("topk_hist_u8").count() == 2)
+        .expect("topk launches paired after the extra ones");
     assert!(topk_pair.ends_with("agree"), "{topk_pair}");
 }
 
@@ -190,7 +208,12 @@ fn ptx_mode_agrees_with_twin_mode_on_the_fixture() {
 #[test]
 fn a_pass_through_trace_agrees_with_the_emulated_one() {
     let c = clips();
-    let o = Command::new("python3").arg(root().join("scripts/h200/make-standin")).arg(simtwin().join("lib")).arg(c.out("real")).output().unwrap();
+    let o = Command::new("python3")
+        .arg(root().join("scripts/h200/make-standin"))
+        .arg(simtwin().join("lib"))
+        .arg(c.out("real"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "make-standin: {}", String::from_utf8_lossy(&o.stderr));
     let real = c.out("real/libcuda.so.1");
     let a = c.twin("dis.yuv", "--frames 2");
@@ -234,11 +257,19 @@ fn broken_or_missing_traces_are_input_errors() {
     let cases: Vec<(&str, String, &str)> = vec![
         ("missing", "/nonexistent/x.trace".into(), "cannot read trace"),
         ("garbage", "not json at all\n".into(), "not a simtwin trace header"),
-        ("schema", "{\"schema\":\"simtwin-trace/9\",\"driver\":\"x\",\"hash\":\"st64\",\"pid\":1,\"frame_rule\":\"x\"}\n".into(), "simtwin-trace/9"),
-        ("cut", {
-            let t = std::fs::read_to_string(&good).unwrap();
-            t[..t.len() - 40].to_string()
-        }, "cut short"),
+        (
+            "schema",
+            "{\"schema\":\"simtwin-trace/9\",\"driver\":\"x\",\"hash\":\"st64\",\"pid\":1,\"frame_rule\":\"x\"}\n".into(),
+            "simtwin-trace/9",
+        ),
+        (
+            "cut",
+            {
+                let t = std::fs::read_to_string(&good).unwrap();
+                t[..t.len() - 40].to_string()
+            },
+            "cut short",
+        ),
         ("empty", String::new(), "empty file"),
     ];
     for (name, text, want) in cases {
@@ -255,20 +286,34 @@ fn broken_or_missing_traces_are_input_errors() {
         assert!(s["error"].as_str().unwrap().contains(want), "{name}: {}", s["error"]);
     }
     // parity sets the trace variables itself: a command that sets them is refused.
-    let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["bisect", "--run", &format!("EMU_CUDA_TRACE_FRAMES=2 {cmd}"), &cmd, "--out"]).arg(c.out("bad")).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_parity"))
+        .args(["bisect", "--run", &format!("EMU_CUDA_TRACE_FRAMES=2 {cmd}"), &cmd, "--out"])
+        .arg(c.out("bad"))
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     // A bad limit is refused by the driver's cuInit, with a message, not ignored; so is a
     // limit without EMU_CUDA_TRACE.
     for (env, want) in [
         (vec![("EMU_CUDA_TRACE", good.display().to_string()), ("EMU_CUDA_TRACE_FRAMES", "x".into())], "EMU_CUDA_TRACE_FRAMES=x: expected"),
-        (vec![("EMU_CUDA_TRACE", good.display().to_string()), ("EMU_CUDA_TRACE_DUMP", "seven".into())], "EMU_CUDA_TRACE_DUMP=seven: expected"),
+        (
+            vec![("EMU_CUDA_TRACE", good.display().to_string()), ("EMU_CUDA_TRACE_DUMP", "seven".into())],
+            "EMU_CUDA_TRACE_DUMP=seven: expected",
+        ),
         (vec![("EMU_CUDA_TRACE_KERNELS", "sse*".into())], "EMU_CUDA_TRACE (the trace file) is not set"),
     ] {
         let o = Command::new(simtwin().join("bin/simtwin-twin"))
-            .args(["--backend", "cuda", "--reference"]).arg(c.out("ref.yuv")).arg("--distorted").arg(c.out("dis.yuv"))
-            .args(["--width", "256", "--height", "256", "--bitdepth", "8", "--frames", "1", "--features", "sse", "--output"]).arg(c.out("x.json"))
-            .env("EMU_CUDA_KERNELS", simtwin().join("kernels")).env("LD_LIBRARY_PATH", simtwin().join("lib")).envs(env)
-            .output().unwrap();
+            .args(["--backend", "cuda", "--reference"])
+            .arg(c.out("ref.yuv"))
+            .arg("--distorted")
+            .arg(c.out("dis.yuv"))
+            .args(["--width", "256", "--height", "256", "--bitdepth", "8", "--frames", "1", "--features", "sse", "--output"])
+            .arg(c.out("x.json"))
+            .env("EMU_CUDA_KERNELS", simtwin().join("kernels"))
+            .env("LD_LIBRARY_PATH", simtwin().join("lib"))
+            .envs(env)
+            .output()
+            .unwrap();
         assert!(!o.status.success(), "{want}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(want), "{want}: {}", String::from_utf8_lossy(&o.stderr));
     }

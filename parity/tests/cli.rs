@@ -5,9 +5,9 @@
 mod support;
 
 use serde_json::Value;
-use support::{assert_same_reports, build_lib, expect_code, fake_dir, read_json, reports, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::{assert_same_reports, build_lib, expect_code, fake_dir, read_json, reports, text};
 
 const W: u32 = 16;
 const H: u32 = 16;
@@ -241,7 +241,10 @@ fn frames_unsupported_calls_fail_unless_allowed() {
     assert_eq!(s["unsupported"]["calls"]["cuTexObjectCreate"], 2);
     assert_eq!(s["unsupported"]["fail"], true);
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
-    assert!(junit_case(&x, "frames.driver", "unsupported").contains("<failure message=\"unsupported entry points called: cuTexObjectCreate x2"), "{x}");
+    assert!(
+        junit_case(&x, "frames.driver", "unsupported").contains("<failure message=\"unsupported entry points called: cuTexObjectCreate x2"),
+        "{x}"
+    );
     let o = e.parity("frames", &["--defect", "unsupported", "--allow-unsupported"], &[]);
     expect_code(&o, 0);
     assert_eq!(e.summary()["unsupported"]["fail"], false);
@@ -275,7 +278,12 @@ fn frames_short_printed_precision_gives_the_caveat() {
     expect_code(&o, 0);
     let s = e.summary();
     let c = s["precision_caveat"].as_str().unwrap();
-    assert!(c.contains("identical at the printed precision") && c.contains("cpu printed at most") && c.contains("cuda-emulated printed at most"), "{c}");
+    assert!(
+        c.contains("identical at the printed precision")
+            && c.contains("cpu printed at most")
+            && c.contains("cuda-emulated printed at most"),
+        "{c}"
+    );
     assert!(text(&o).contains("printed precision"));
 }
 
@@ -430,7 +438,10 @@ fn both_gives_three_columns_and_compares_emulated_with_real() {
     let head = std::fs::read_to_string(e.out().join("per_frame.csv")).unwrap();
     assert!(head.lines().next().unwrap().starts_with("frame,metric,cpu,cuda-emulated,cuda-real,"), "{head}");
     let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
-    assert!(md.contains("## Emulated vs real device: 5/5 frames identical in every metric") && md.contains("| m_a | 5/5 | 0 | - |"), "{md}");
+    assert!(
+        md.contains("## Emulated vs real device: 5/5 frames identical in every metric") && md.contains("| m_a | 5/5 | 0 | - |"),
+        "{md}"
+    );
     assert!(md.contains("compared counters equal"), "{md}");
     // a difference on the device only: each frame is named, exit 1
     let o = e.parity("frames", &["--device", "both"], &[env[0], ("FAKE_REAL_DEFECT", "ulp")]);
@@ -485,7 +496,11 @@ fn a_passthrough_that_fails_is_a_setup_error_naming_the_driver() {
     let e = Env::new();
     let env = gpu_env(&e);
     // simtwin's (fake) driver refuses at cuInit through the pass-through
-    let o = e.parity("frames", &["--device", "real"], &[(env[0].0.as_str(), env[0].1.as_str()), ("FAKE_DRIVER_REFUSES", "1"), ("EMU_CUDA_FAIL", "cuInit:1")]);
+    let o = e.parity(
+        "frames",
+        &["--device", "real"],
+        &[(env[0].0.as_str(), env[0].1.as_str()), ("FAKE_DRIVER_REFUSES", "1"), ("EMU_CUDA_FAIL", "cuInit:1")],
+    );
     expect_code(&o, 2);
     assert!(text(&o).contains("pass-through") && text(&o).contains("cuInit answered 801"), "{}", text(&o));
 }
@@ -503,10 +518,24 @@ fn transfers_both_compares_per_frame_counts_and_lists_differences() {
     assert_eq!(s["devices"]["real"]["per_frame"]["copies.HtoD.count"], 2.0);
     assert_eq!(s["devices"]["real"]["per_frame"]["launches.sse_kernel.count"], 1.0);
     assert_eq!(s["emulated_vs_real"]["equal_per_frame"], true);
-    assert!(s["runs"].as_array().unwrap().iter().any(|r| r["device"] == "real" && r["driver"].as_str().unwrap().starts_with("pass-through to ")), "{}", s["runs"]);
+    assert!(
+        s["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["device"] == "real" && r["driver"].as_str().unwrap().starts_with("pass-through to ")),
+        "{}",
+        s["runs"]
+    );
     assert!(e.out().join("counts/extractor-real-n4").is_dir() && e.out().join("counts/extractor-n4").is_dir());
     let csv = std::fs::read_to_string(e.out().join("transfers.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with("real_count_n1,real_count_n2,real_per_frame,real_baseline_per_frame,real_net_per_frame,equal_per_frame"), "{csv}");
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with("real_count_n1,real_count_n2,real_per_frame,real_baseline_per_frame,real_net_per_frame,equal_per_frame"),
+        "{csv}"
+    );
     assert!(csv.contains("copies.HtoD.count,6,10,2,,2,6,10,2,,2,true"), "{csv}");
     assert!(std::fs::read_to_string(e.out().join("transfers.md")).unwrap().contains("Per frame, extractor: all"));
     // one extra upload per frame on the device only: every differing key is listed, exit 1
@@ -519,11 +548,18 @@ fn transfers_both_compares_per_frame_counts_and_lists_differences() {
     assert_eq!(d.as_array().unwrap().len(), 3, "{d}");
     let totals = &s["emulated_vs_real"]["total_differences"];
     assert_eq!(totals[1]["frames"], 4);
-    assert!(totals[1]["differences"].as_array().unwrap().iter().any(|x| x["key"] == "calls.cuMemcpyHtoD_v2" && x["real"] == 4.0), "{totals}");
+    assert!(
+        totals[1]["differences"].as_array().unwrap().iter().any(|x| x["key"] == "calls.cuMemcpyHtoD_v2" && x["real"] == 4.0),
+        "{totals}"
+    );
     let md = std::fs::read_to_string(e.out().join("transfers.md")).unwrap();
     assert!(md.contains("Per frame, extractor: **3 of") && md.contains("| copies.HtoD.count | 2 | 3 |"), "{md}");
     // assertions apply to each device, named by device
-    let o = e.parity("transfers", &["--device", "both", "--n1", "2", "--n2", "4", "--max-htod-per-frame", "2"], &[env[0], ("FAKE_REAL_DEFECT", "htod")]);
+    let o = e.parity(
+        "transfers",
+        &["--device", "both", "--n1", "2", "--n2", "4", "--max-htod-per-frame", "2"],
+        &[env[0], ("FAKE_REAL_DEFECT", "htod")],
+    );
     expect_code(&o, 1);
     assert!(text(&o).contains("[real device] --max-htod-per-frame 2: copies.HtoD.count = 3 per frame > 2"), "{}", text(&o));
     assert!(!text(&o).contains("[emulated] --max-htod"), "{}", text(&o));
@@ -593,7 +629,11 @@ fn write(e: &Env, name: &str, body: &str) -> String {
 #[test]
 fn diff_reads_json_xml_and_csv_from_content() {
     let e = Env::new();
-    let j = write(&e, "a.txt", r#"{"frames":[{"frameNum":0,"metrics":{"x":0.10000000000000001,"y":nan,"z":-inf}},{"frameNum":1,"metrics":{"x":2,"y":1e-300,"z":0}}]}"#);
+    let j = write(
+        &e,
+        "a.txt",
+        r#"{"frames":[{"frameNum":0,"metrics":{"x":0.10000000000000001,"y":nan,"z":-inf}},{"frameNum":1,"metrics":{"x":2,"y":1e-300,"z":0}}]}"#,
+    );
     let x = write(&e, "b.out", "<VMAF><frames><frame frameNum=\"0\" x=\"0.1\" y=\"nan\" z=\"-inf\"/><frame frameNum=\"1\" x=\"2.0\" y=\"1e-300\" z=\"0\"/></frames></VMAF>");
     let c = write(&e, "c.dat", "Frame,x,y,z,\n0,0.10000000000000001,nan,-inf,\n1,2,1.0000000000000001e-300,0,\n");
     let o = e.parity("diff", &[&j, &x], &[]);
@@ -682,7 +722,11 @@ fn transfers_assertions_fail_naming_the_call() {
     assert_eq!(s["assertions"][0]["calls"][0]["name"], "cuMemcpyHtoDAsync_v2");
     let o = e.parity("transfers", &["--max-per-frame", "launches.total=0"], &[]);
     expect_code(&o, 1);
-    let o = e.parity("transfers", &["--max-calls-per-frame", "cuLaunchKernel=1", "--max-allocs-per-frame", "0", "--max-dtoh-bytes-per-frame", "8"], &[]);
+    let o = e.parity(
+        "transfers",
+        &["--max-calls-per-frame", "cuLaunchKernel=1", "--max-allocs-per-frame", "0", "--max-dtoh-bytes-per-frame", "8"],
+        &[],
+    );
     expect_code(&o, 0);
 }
 
@@ -914,7 +958,12 @@ fn block_orders_flag_outputs_that_change_between_orders() {
     assert_eq!(csv.lines().filter(|l| l.ends_with(",yes")).count(), 1);
     assert!(csv.lines().any(|l| l.starts_with("2,m_a,") && l.ends_with(",yes")), "{csv}");
     let md = std::fs::read_to_string(e.out().join("summary.md")).unwrap();
-    assert!(md.contains("## Block orders: forward, reverse, shuffle:3") && md.contains("ORDER-DEPENDENT") && md.contains("| m_a | 1 (frames 2) |"), "{md}");
+    assert!(
+        md.contains("## Block orders: forward, reverse, shuffle:3")
+            && md.contains("ORDER-DEPENDENT")
+            && md.contains("| m_a | 1 (frames 2) |"),
+        "{md}"
+    );
     assert!(text(&o).contains("ORDER-DEPENDENT"));
     // control: an order-independent twin
     let o = e.parity("frames", &["--block-orders", "forward,reverse,shuffle:3"], &[]);
@@ -929,7 +978,10 @@ fn block_orders_fail_clearly_when_the_driver_refuses_them() {
     let o = e.parity("frames", &["--defect", "order", "--block-orders", "forward,reverse"], &[("FAKE_DRIVER_REFUSES", "1")]);
     expect_code(&o, 2);
     let t = text(&o);
-    assert!(t.contains("refuses EMU_CUDA_BLOCK_ORDER=reverse: cuInit answered 801 (CUDA_ERROR_NOT_SUPPORTED)") && t.contains("not built yet"), "{t}");
+    assert!(
+        t.contains("refuses EMU_CUDA_BLOCK_ORDER=reverse: cuInit answered 801 (CUDA_ERROR_NOT_SUPPORTED)") && t.contains("not built yet"),
+        "{t}"
+    );
     assert!(!e.out().join("per_frame.csv").exists() && !e.out().join("cpu.json").exists(), "nothing ran");
     let o = e.parity("frames", &["--block-order", "reverse"], &[("FAKE_DRIVER_REFUSES", "1")]);
     expect_code(&o, 2);
@@ -988,7 +1040,10 @@ fn faults_campaign_reports_crashes_hangs_and_leaks() {
     let r = fault_run(&runs, "cuMemAlloc_v2:2");
     assert_eq!((r["exit_status"].clone(), r["crash"].clone()), (Value::from(1), Value::Bool(false)));
     assert_eq!(r["injected"]["code"], 2, "out of memory");
-    assert_eq!((r["leaks"]["allocations"].clone(), r["leaks"]["modules"].clone(), r["leaks"]["streams"].clone()), (1.into(), 1.into(), 1.into()));
+    assert_eq!(
+        (r["leaks"]["allocations"].clone(), r["leaks"]["modules"].clone(), r["leaks"]["streams"].clone()),
+        (1.into(), 1.into(), 1.into())
+    );
     assert_eq!(r["stderr_first_line"], "fake: cuMemAlloc_v2 failed: CUDA error 2");
     let r = fault_run(&runs, "cuMemcpyHtoDAsync_v2:3");
     assert_eq!((r["exit_status"].clone(), r["leaks"]["total"].clone()), (Value::from(1), Value::from(0)));
@@ -1008,12 +1063,19 @@ fn faults_on_a_robust_program_pass_and_the_limits_apply() {
     expect_code(&o, 0);
     let s = read_json(&e.out().join("faults.json"));
     assert_eq!(s["runs_total"], 5);
-    assert_eq!((s["totals"]["crashes"].clone(), s["totals"]["hangs"].clone(), s["totals"]["leaking_runs"].clone()), (0.into(), 0.into(), 0.into()));
+    assert_eq!(
+        (s["totals"]["crashes"].clone(), s["totals"]["hangs"].clone(), s["totals"]["leaking_runs"].clone()),
+        (0.into(), 0.into(), 0.into())
+    );
     assert_eq!(s["totals"]["injected"], 5);
     // first calls of the entry points in name order
     let fails: Vec<String> = fault_runs(&e).iter().map(|r| r["fail"].as_str().unwrap().to_string()).collect();
     assert_eq!(fails, ["cuInit:1", "cuLaunchKernel:1", "cuMemAlloc_v2:1", "cuMemFree_v2:1", "cuMemcpyDtoHAsync_v2:1"]);
-    let o = e.parity("faults", &["--frames", "2", "--only", "cuMemcpy*,cuStreamSync*", "--skip", "*DtoH*", "--per-entry", "2"], &[("FAKE_ROBUST", "1")]);
+    let o = e.parity(
+        "faults",
+        &["--frames", "2", "--only", "cuMemcpy*,cuStreamSync*", "--skip", "*DtoH*", "--per-entry", "2"],
+        &[("FAKE_ROBUST", "1")],
+    );
     expect_code(&o, 0);
     let fails: Vec<String> = fault_runs(&e).iter().map(|r| r["fail"].as_str().unwrap().to_string()).collect();
     assert_eq!(fails, ["cuMemcpyHtoDAsync_v2:1", "cuMemcpyHtoDAsync_v2:2", "cuStreamSynchronize:1", "cuStreamSynchronize:2"]);
@@ -1079,7 +1141,10 @@ fn demo_runs_every_check_and_catches_every_defect() {
     // missing-sync is caught by the race detector (--checks race), nothing else
     let ms = defects.iter().find(|d| d["defect"] == "missing-sync").unwrap();
     assert_eq!(ms["caught_by"], "race");
-    assert!(ms["detail"].as_str().unwrap().contains("1 shared-memory race report(s); first: [shared-race-war] kernel band_mode_nosync_u8"), "{ms}");
+    assert!(
+        ms["detail"].as_str().unwrap().contains("1 shared-memory race report(s); first: [shared-race-war] kernel band_mode_nosync_u8"),
+        "{ms}"
+    );
     let ms_summary = read_json(&e.out().join("defects/missing-sync/summary.json"));
     assert!(ms_summary["runs"][1]["env"].to_string().contains("EMU_CUDA_CHECKS=race"), "{ms_summary}");
     let ao_summary = read_json(&e.out().join("defects/atomic-order/summary.json"));
@@ -1149,7 +1214,13 @@ fn hostile_files(dir: &Path) -> Vec<(&'static str, PathBuf)> {
     std::fs::File::create(&sparse).unwrap().set_len(40 << 30).unwrap();
     let d = dir.join("dir.json");
     std::fs::create_dir(&d).unwrap();
-    vec![("FIFO", fifo), ("/dev/zero", PathBuf::from("/dev/zero")), ("symlink to /dev/zero", zero), ("sparse 40 GiB", sparse), ("directory", d)]
+    vec![
+        ("FIFO", fifo),
+        ("/dev/zero", PathBuf::from("/dev/zero")),
+        ("symlink to /dev/zero", zero),
+        ("sparse 40 GiB", sparse),
+        ("directory", d),
+    ]
 }
 
 #[test]
@@ -1190,7 +1261,10 @@ fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
             let o = e.parity(sub, &args, &[]);
             expect_code(&o, 2);
             let t = text(&o);
-            assert!(t.contains(fs) && (t.contains("parity reads only regular files") || t.contains("over the input size limit")), "{sub} {what}: {t}");
+            assert!(
+                t.contains(fs) && (t.contains("parity reads only regular files") || t.contains("over the input size limit")),
+                "{sub} {what}: {t}"
+            );
         }
         // The readers of bisect (traces, types files), frames --clips, merge (shard records).
         let shard_dir = e.p(&format!("shard-{}", what.replace(['/', ' '], "_")));
@@ -1210,7 +1284,10 @@ fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
             expect_code(&o, 2);
             let t = text(&o);
             let named = t.contains(fs) || t.contains(&format!("{sd}/shard.json"));
-            assert!(named && (t.contains("parity reads only regular files") || t.contains("over the input size limit")), "{args:?} {what}: {t}");
+            assert!(
+                named && (t.contains("parity reads only regular files") || t.contains("over the input size limit")),
+                "{args:?} {what}: {t}"
+            );
         }
         assert!(t0.elapsed() < std::time::Duration::from_secs(60), "{what}: {:?}", t0.elapsed());
     }
@@ -1232,7 +1309,11 @@ fn every_reading_command_refuses_fifos_devices_and_huge_files_at_once() {
     // The limits are adjustable and named in the errors.
     let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap(), "--max-input", "100"], &[]);
     expect_code(&o, 2);
-    assert!(text(&o).contains("over the input size limit of 100 bytes (raise it with --max-input SIZE or PARITY_MAX_INPUT)"), "{}", text(&o));
+    assert!(
+        text(&o).contains("over the input size limit of 100 bytes (raise it with --max-input SIZE or PARITY_MAX_INPUT)"),
+        "{}",
+        text(&o)
+    );
     let o = e.parity("diff", &[good.to_str().unwrap(), good.to_str().unwrap()], &[("PARITY_MAX_INPUT", "64")]);
     expect_code(&o, 2);
     assert!(text(&o).contains("limit of 64 bytes"), "{}", text(&o));
@@ -1249,7 +1330,18 @@ fn every_early_error_leaves_a_report_that_reads_as_that_error() {
     let seed = |dir: &Path| {
         std::fs::create_dir_all(dir.join("counts")).unwrap();
         std::fs::write(dir.join("summary.json"), r#"{"verdict": "parity", "exit_code": 0}"#).unwrap();
-        for f in ["summary.md", "per_frame.csv", "diff.svg", "cpu.json", "cuda-emulated.json", "transfers.json", "transfers.csv", "bench.json", "faults.json", "block_orders.csv"] {
+        for f in [
+            "summary.md",
+            "per_frame.csv",
+            "diff.svg",
+            "cpu.json",
+            "cuda-emulated.json",
+            "transfers.json",
+            "transfers.csv",
+            "bench.json",
+            "faults.json",
+            "block_orders.csv",
+        ] {
             std::fs::write(dir.join(f), "from an earlier run").unwrap();
         }
         std::fs::write(dir.join("mine.txt"), "the user's").unwrap();
@@ -1284,7 +1376,16 @@ fn every_early_error_leaves_a_report_that_reads_as_that_error() {
         let s = read_json(&out.join("summary.json"));
         assert_eq!(s["verdict"], "error", "{sub} {args:?}: {s}");
         assert!(s["error"].as_str().unwrap().contains(says), "{sub} {args:?}: {s}");
-        for f in ["per_frame.csv", "diff.svg", "cpu.json", "cuda-emulated.json", "transfers.json", "bench.json", "faults.json", "block_orders.csv"] {
+        for f in [
+            "per_frame.csv",
+            "diff.svg",
+            "cpu.json",
+            "cuda-emulated.json",
+            "transfers.json",
+            "bench.json",
+            "faults.json",
+            "block_orders.csv",
+        ] {
             let p = out.join(f);
             // Each command removes what it writes (diff only its reports).
             let owns = match sub {
@@ -1369,7 +1470,8 @@ fn junit_case(xml: &str, classname: &str, name: &str) -> String {
     let head = format!("<testcase classname=\"{classname}\" name=\"{name}\"");
     let i = xml.find(&head).unwrap_or_else(|| panic!("no case {classname}/{name} in\n{xml}"));
     let rest = &xml[i..];
-    let end = if rest[..rest.find('>').unwrap()].ends_with('/') { rest.find('>').unwrap() + 1 } else { rest.find("</testcase>").unwrap() + 11 };
+    let end =
+        if rest[..rest.find('>').unwrap()].ends_with('/') { rest.find('>').unwrap() + 1 } else { rest.find("</testcase>").unwrap() + 11 };
     rest[..end].to_string()
 }
 
@@ -1380,7 +1482,11 @@ fn junit_reports_one_case_per_metric_gate_and_call_site() {
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
     assert!(x.contains("<testsuite name=\"parity frames\" tests=\"5\" failures=\"1\" errors=\"0\""), "{x}");
     let m_a = junit_case(&x, "frames.cuda-emulated", "m_a");
-    assert!(m_a.contains("<failure message=\"4/5 frames identical, 1 beyond tolerance (exact); max abs") && m_a.contains("first beyond tolerance: frame 2"), "{m_a}");
+    assert!(
+        m_a.contains("<failure message=\"4/5 frames identical, 1 beyond tolerance (exact); max abs")
+            && m_a.contains("first beyond tolerance: frame 2"),
+        "{m_a}"
+    );
     assert!(junit_case(&x, "frames.cuda-emulated", "m_b").contains("<system-out>5/5 frames identical"), "{x}");
     assert!(junit_case(&x, "frames.driver", "hazards").ends_with("/>"), "{x}");
     expect_code(&e.parity("frames", &["--defect", "hazard"], &[]), 1);
@@ -1391,20 +1497,35 @@ fn junit_reports_one_case_per_metric_gate_and_call_site() {
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
     assert!(x.contains("tests=\"4\" failures=\"1\""), "{x}");
     assert!(junit_case(&x, "transfers.emulated", "unsupported").contains("no unsupported entry point called"), "{x}");
-    assert!(junit_case(&x, "transfers.emulated", "--max-htod-per-frame 0").contains("<failure message=\"--max-htod-per-frame 0: copies.HtoD.count = 2 per frame &gt; 0"), "{x}");
-    assert!(junit_case(&x, "transfers.emulated", "--max-allocs-per-frame 0").contains("<system-out>--max-allocs-per-frame 0: allocations.count = 0 per frame &lt;= 0"), "{x}");
+    assert!(
+        junit_case(&x, "transfers.emulated", "--max-htod-per-frame 0")
+            .contains("<failure message=\"--max-htod-per-frame 0: copies.HtoD.count = 2 per frame &gt; 0"),
+        "{x}"
+    );
+    assert!(
+        junit_case(&x, "transfers.emulated", "--max-allocs-per-frame 0")
+            .contains("<system-out>--max-allocs-per-frame 0: allocations.count = 0 per frame &lt;= 0"),
+        "{x}"
+    );
     assert!(junit_case(&x, "transfers.emulated", "hazards").contains("no hazard reported"), "{x}");
 
     expect_code(&e.parity("faults", &["--frames", "2", "--only", "cuLaunchKernel,cuMemAlloc_v2", "--per-entry", "1"], &[]), 1);
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
     assert!(x.contains("tests=\"2\" failures=\"1\""), "{x}");
-    assert!(junit_case(&x, "faults.cuLaunchKernel", "cuLaunchKernel:1").contains("<failure message=\"cuLaunchKernel:1: CRASH (SIGSEGV)"), "{x}");
+    assert!(
+        junit_case(&x, "faults.cuLaunchKernel", "cuLaunchKernel:1").contains("<failure message=\"cuLaunchKernel:1: CRASH (SIGSEGV)"),
+        "{x}"
+    );
     assert!(junit_case(&x, "faults.cuMemAlloc_v2", "cuMemAlloc_v2:1").contains("<system-out>error exit 1; injected:"), "{x}");
 
     // a setup error is one errored case; a skip (no real device) one skipped case
     expect_code(&e.parity("frames", &["--defect", "fail"], &[]), 2);
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
-    assert!(x.contains("errors=\"1\"") && junit_case(&x, "frames", "run").contains("<error message=\"cpu extractor") || junit_case(&x, "frames", "run").contains("<error message=\"cuda-emulated extractor failed"), "{x}");
+    assert!(
+        x.contains("errors=\"1\"") && junit_case(&x, "frames", "run").contains("<error message=\"cpu extractor")
+            || junit_case(&x, "frames", "run").contains("<error message=\"cuda-emulated extractor failed"),
+        "{x}"
+    );
     expect_code(&e.parity("frames", &["--device", "real"], &[]), 77);
     let x = std::fs::read_to_string(e.out().join("junit.xml")).unwrap();
     assert!(junit_case(&x, "frames", "run").contains("<skipped message=\"no CUDA driver") || x.contains("skipped=\"1\""), "{x}");
@@ -1418,8 +1539,20 @@ const FRAMES_REPORTS: &[&str] = &["summary.json", "summary.md", "per_frame.csv",
 #[test]
 fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
     let e = Env::new();
-    std::fs::write(e.p("clips.csv"), "name,reference,distorted,width,height,frames\na,ref.yuv,dis.yuv,16,16,\nb,ref.yuv,dis.yuv,16,16,3\n").unwrap();
-    let run = ["frames", "--clips", "clips.csv", "--features", "sse,topk", "--per-feature", "--block-orders", "forward,reverse", "--defect", "order"];
+    std::fs::write(e.p("clips.csv"), "name,reference,distorted,width,height,frames\na,ref.yuv,dis.yuv,16,16,\nb,ref.yuv,dis.yuv,16,16,3\n")
+        .unwrap();
+    let run = [
+        "frames",
+        "--clips",
+        "clips.csv",
+        "--features",
+        "sse,topk",
+        "--per-feature",
+        "--block-orders",
+        "forward,reverse",
+        "--defect",
+        "order",
+    ];
     let with = |extra: &[&str]| -> Vec<String> { run.iter().chain(extra).map(|x| x.to_string()).collect() };
     let o = e.parity_args(&with(&["--out", "full"]), &[]);
     expect_code(&o, 1);
@@ -1430,7 +1563,10 @@ fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
     assert_eq!(s["cells"][1]["block_orders_changed"], serde_json::json!(["m_a"]), "{s}");
     assert_eq!(read_json(&e.p("full/cells/b/sse/summary.json"))["frames"], 3);
     let x = std::fs::read_to_string(e.p("full/junit.xml")).unwrap();
-    assert!(x.contains("<testsuite name=\"parity frames a/sse\"") && x.contains("classname=\"frames.b/topk.block-orders\" name=\"m_a\""), "{x}");
+    assert!(
+        x.contains("<testsuite name=\"parity frames a/sse\"") && x.contains("classname=\"frames.b/topk.block-orders\" name=\"m_a\""),
+        "{x}"
+    );
     // 2 clips x 2 features x 2 orders = 8 units, dealt round robin
     for k in 1..=3 {
         let o = e.parity_args(&with(&["--shard", &format!("{k}/3"), "--out", &format!("s{k}")]), &[]);
@@ -1447,7 +1583,10 @@ fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
     assert!(reports(&e.p("full"), FRAMES_REPORTS, &roots).len() > 20);
 
     // Slurm's array task gives the same shard as 2/3
-    let o = e.parity_args(&with(&["--shard", "auto", "--out", "slurm"]), &[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "3")]);
+    let o = e.parity_args(
+        &with(&["--shard", "auto", "--out", "slurm"]),
+        &[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "3")],
+    );
     expect_code(&o, 0);
     assert_eq!(read_json(&e.p("slurm/shard.json"))["units"], read_json(&e.p("s2/shard.json"))["units"]);
     // refused: a missing shard, a shard twice, a shard of another run
@@ -1457,7 +1596,23 @@ fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
     let o = e.parity_args(&["merge", "s1", "s2", "slurm", "s3", "--out", "m3"], &[]);
     expect_code(&o, 2);
     assert!(text(&o).contains("shard 2/3 is given twice"), "{}", text(&o));
-    let o = e.parity_args(&["frames", "--clips", "clips.csv", "--features", "sse", "--per-feature", "--block-orders", "forward,reverse", "--shard", "3/3", "--out", "other"], &[]);
+    let o = e.parity_args(
+        &[
+            "frames",
+            "--clips",
+            "clips.csv",
+            "--features",
+            "sse",
+            "--per-feature",
+            "--block-orders",
+            "forward,reverse",
+            "--shard",
+            "3/3",
+            "--out",
+            "other",
+        ],
+        &[],
+    );
     expect_code(&o, 0);
     let o = e.parity_args(&["merge", "s1", "s2", "other", "--out", "m4"], &[]);
     expect_code(&o, 2);
@@ -1470,7 +1625,21 @@ fn frames_matrix_in_three_shards_merges_into_the_unsharded_report() {
 #[test]
 fn frames_one_clip_sharded_by_block_order_and_failed_cells_merge_as_errors() {
     let e = Env::new();
-    let base = ["frames", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--block-orders", "forward,reverse,shuffle:3"];
+    let base = [
+        "frames",
+        "-r",
+        "ref.yuv",
+        "-d",
+        "dis.yuv",
+        "-W",
+        "16",
+        "-H",
+        "16",
+        "--features",
+        "sse",
+        "--block-orders",
+        "forward,reverse,shuffle:3",
+    ];
     let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
     expect_code(&e.parity_args(&with(&["--out", "full"]), &[]), 0);
     for k in 1..=2 {
@@ -1498,7 +1667,25 @@ fn frames_one_clip_sharded_by_block_order_and_failed_cells_merge_as_errors() {
 #[test]
 fn faults_sharded_by_call_site_merge_into_the_unsharded_campaign() {
     let e = Env::new();
-    let base = ["faults", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--frames", "2", "--timeout", "20", "--skip", "cuStreamSynchronize"];
+    let base = [
+        "faults",
+        "-r",
+        "ref.yuv",
+        "-d",
+        "dis.yuv",
+        "-W",
+        "16",
+        "-H",
+        "16",
+        "--features",
+        "sse",
+        "--frames",
+        "2",
+        "--timeout",
+        "20",
+        "--skip",
+        "cuStreamSynchronize",
+    ];
     let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
     let o = e.parity_args(&with(&["--out", "full"]), &[]);
     expect_code(&o, 1);

@@ -112,9 +112,15 @@ fn clean_twin_transfers_audit_and_bench() {
     assert!(s["per_frame"]["launches.total"].as_f64().unwrap() > 0.0);
     assert!(s["per_frame"]["copies.HtoD.bytes"].as_f64().unwrap() > 0.0, "frames are uploaded every frame");
     // temporal adds no host-to-device transfer of its own over sse
-    let o = parity("transfers", &c, &t.path().join("tr2"), &["--features", "sse,temporal", "--baseline", "sse", "--max-dtoh-per-frame", "0"]);
+    let o =
+        parity("transfers", &c, &t.path().join("tr2"), &["--features", "sse,temporal", "--baseline", "sse", "--max-dtoh-per-frame", "0"]);
     expect(&o, 0);
-    let o = parity("bench", &c, &t.path().join("bench"), &["--features", "sse", "--frames", "4", "--rounds", "1", "--backend", "cpu", "--b-backend", "cuda"]);
+    let o = parity(
+        "bench",
+        &c,
+        &t.path().join("bench"),
+        &["--features", "sse", "--frames", "4", "--rounds", "1", "--backend", "cpu", "--b-backend", "cuda"],
+    );
     expect(&o, 0);
 }
 
@@ -184,7 +190,18 @@ fn defect_host_roundtrip_fails_the_transfer_gate() {
         "transfers",
         &c,
         &out,
-        &["--features", "temporal", "--defect", "host-roundtrip", "--baseline", "temporal", "--max-htod-per-frame", "0", "--max-dtoh-per-frame", "0"],
+        &[
+            "--features",
+            "temporal",
+            "--defect",
+            "host-roundtrip",
+            "--baseline",
+            "temporal",
+            "--max-htod-per-frame",
+            "0",
+            "--max-dtoh-per-frame",
+            "0",
+        ],
     );
     expect(&o, 1);
     let s = json(&out.join("transfers.json"));
@@ -192,7 +209,12 @@ fn defect_host_roundtrip_fails_the_transfer_gate() {
     assert!(!failed.is_empty());
     assert!(failed.iter().all(|a| !a["calls"].as_array().unwrap().is_empty()), "the offending calls are named: {s}");
     // and the same extractor without the defect passes
-    let o = parity("transfers", &c, &t.path().join("p"), &["--features", "temporal", "--baseline", "temporal", "--max-htod-per-frame", "0", "--max-dtoh-per-frame", "0"]);
+    let o = parity(
+        "transfers",
+        &c,
+        &t.path().join("p"),
+        &["--features", "temporal", "--baseline", "temporal", "--max-htod-per-frame", "0", "--max-dtoh-per-frame", "0"],
+    );
     expect(&o, 0);
 }
 
@@ -225,7 +247,9 @@ fn atomic_clip(dir: &Path) -> Clip {
     for (suffix, d) in [("", None), ("-dis", Some(distort))] {
         let p = dir.join(format!("{name}{suffix}.yuv"));
         let mut cmd = Command::new(simtwin().join("bin/fixtures"));
-        cmd.args(["clip", "--kind", "textured", "--width", &w.to_string(), "--height", &h.to_string(), "--frames", &frames.to_string()]).arg("-o").arg(&p);
+        cmd.args(["clip", "--kind", "textured", "--width", &w.to_string(), "--height", &h.to_string(), "--frames", &frames.to_string()])
+            .arg("-o")
+            .arg(&p);
         if let Some(d) = d {
             cmd.args(["--distort", d]);
         }
@@ -267,7 +291,8 @@ fn defect_atomic_order_is_caught_by_block_orders() {
 #[test]
 fn demo_passes_on_the_real_build() {
     let t = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_parity")).arg("demo").arg("--simtwin").arg(simtwin()).arg("--out").arg(t.path()).output().unwrap();
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_parity")).arg("demo").arg("--simtwin").arg(simtwin()).arg("--out").arg(t.path()).output().unwrap();
     let s = json(&t.path().join("summary.json"));
     assert!(s["checks"].as_array().unwrap().iter().all(|c| c["exit_code"] == 0), "{s}");
     let defects = s["defects"].as_array().unwrap();
@@ -329,23 +354,38 @@ fn a_fixture_matrix_in_three_shards_merges_into_the_unsharded_report() {
     .unwrap();
     let run = |extra: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_parity"));
-        c.args(["frames", "--clips", "clips.csv", "--features", "sse,topk", "--per-feature", "--block-orders", "forward,reverse", "--simtwin"])
-            .arg(simtwin())
-            .args(extra)
-            .current_dir(t.path())
-            .env_remove("EMU_CUDA_COUNTS")
-            .env_remove("EMU_CUDA_KERNELS")
-            .env_remove("SIMTWIN_COUNTS_DIR");
+        c.args([
+            "frames",
+            "--clips",
+            "clips.csv",
+            "--features",
+            "sse,topk",
+            "--per-feature",
+            "--block-orders",
+            "forward,reverse",
+            "--simtwin",
+        ])
+        .arg(simtwin())
+        .args(extra)
+        .current_dir(t.path())
+        .env_remove("EMU_CUDA_COUNTS")
+        .env_remove("EMU_CUDA_KERNELS")
+        .env_remove("SIMTWIN_COUNTS_DIR");
         c.output().unwrap()
     };
     expect(&run(&["--out", "full"]), 0);
     for k in 1..=3 {
         expect(&run(&["--shard", &format!("{k}/3"), "--out", &format!("shard-{k}")]), 0);
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["merge", "shard-1", "shard-2", "shard-3", "--out", "merged"]).current_dir(t.path()).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_parity"))
+        .args(["merge", "shard-1", "shard-2", "shard-3", "--out", "merged"])
+        .current_dir(t.path())
+        .output()
+        .unwrap();
     expect(&o, 0);
     let names = ["summary.json", "summary.md", "per_frame.csv", "block_orders.csv", "junit.xml", "diff.svg"];
-    let dirs: Vec<PathBuf> = ["full", "merged", "shard-1", "shard-2", "shard-3"].iter().map(|d| t.path().join(d).canonicalize().unwrap()).collect();
+    let dirs: Vec<PathBuf> =
+        ["full", "merged", "shard-1", "shard-2", "shard-3"].iter().map(|d| t.path().join(d).canonicalize().unwrap()).collect();
     let roots: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
     let full = support::reports(&dirs[0], &names, &roots);
     assert_eq!(full.len(), 3 + 4 * 5, "the matrix's summary, markdown and JUnit, and 5 reports per cell: {:?}", full.keys());

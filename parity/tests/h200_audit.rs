@@ -48,7 +48,17 @@ fn files(dir: &Path) -> Vec<String> {
 fn prepare_makes_a_small_complete_bundle() {
     let t = tempfile::tempdir().unwrap();
     let b = prepare(t.path());
-    for f in ["bin/parity", "bin/fixtures", "bin/simtwin-twin", "bin/passthrough-overhead", "lib/libcuda.so.1", "lib/libcuda.so", "kernels/sse.simtwin.json", "kernels/sse.so", "MANIFEST.txt"] {
+    for f in [
+        "bin/parity",
+        "bin/fixtures",
+        "bin/simtwin-twin",
+        "bin/passthrough-overhead",
+        "lib/libcuda.so.1",
+        "lib/libcuda.so",
+        "kernels/sse.simtwin.json",
+        "kernels/sse.so",
+        "MANIFEST.txt",
+    ] {
         assert!(b.join(f).exists(), "{f} missing");
     }
     assert!(!b.join("kernels/.simtwin-build").exists(), "kernels-host's build directory is not carried");
@@ -136,9 +146,17 @@ fn run_against_a_stand_in_does_every_step_and_writes_the_tables() {
     // the tarball holds the reports, not the clips; the work directory is gone
     let tar = Command::new("tar").arg("tzf").arg(out.join("h200-audit.tar.gz")).output().unwrap();
     let list = String::from_utf8_lossy(&tar.stdout);
-    assert!(list.contains("/frames/textured-256x256-8/summary.json") && list.contains("/transfers/all/transfers.json") && list.contains("/overhead.json"), "{list}");
+    assert!(
+        list.contains("/frames/textured-256x256-8/summary.json")
+            && list.contains("/transfers/all/transfers.json")
+            && list.contains("/overhead.json"),
+        "{list}"
+    );
     assert!(!list.contains(".yuv"), "{list}");
-    assert!(!std::fs::read_dir(t.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("h200-audit.")), "work directory left behind");
+    assert!(
+        !std::fs::read_dir(t.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("h200-audit.")),
+        "work directory left behind"
+    );
     let log = std::fs::read_to_string(out.join("run.log")).unwrap();
     assert!(log.contains("h200-audit: done in"), "{log}");
 }
@@ -150,8 +168,11 @@ fn run_refuses_a_missing_real_programs_bundle_before_anything_runs() {
     let out = t.path().join("out");
     let not_a_bundle = t.path().join("not-a-bundle");
     std::fs::create_dir_all(&not_a_bundle).unwrap();
-    for (rp, says) in [("/nonexistent", "real-programs bundle not found"), (not_a_bundle.to_str().unwrap(), "is not a real-programs bundle")] {
-        let o = audit(&["run", b.to_str().unwrap(), out.to_str().unwrap(), "--real-programs", rp], &[("TMPDIR", t.path().to_str().unwrap())]);
+    for (rp, says) in
+        [("/nonexistent", "real-programs bundle not found"), (not_a_bundle.to_str().unwrap(), "is not a real-programs bundle")]
+    {
+        let o =
+            audit(&["run", b.to_str().unwrap(), out.to_str().unwrap(), "--real-programs", rp], &[("TMPDIR", t.path().to_str().unwrap())]);
         expect(&o, 2);
         assert!(text(&o).contains(says), "{}", text(&o));
         assert!(!out.exists(), "nothing is written before the arguments are checked");
@@ -165,10 +186,18 @@ fn run_without_a_device_exits_77_and_says_so() {
     // a driver with no device (cuInit answers CUDA_ERROR_NO_DEVICE)
     let nodev = t.path().join("nodev");
     std::fs::create_dir_all(&nodev).unwrap();
-    let st = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(nodev.join("libcuda.so.1")).arg(root().join("parity/tests/fake/libcuda.c")).status().unwrap();
+    let st = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(nodev.join("libcuda.so.1"))
+        .arg(root().join("parity/tests/fake/libcuda.c"))
+        .status()
+        .unwrap();
     assert!(st.success());
     let out = t.path().join("out");
-    let o = audit(&["run", b.to_str().unwrap(), out.to_str().unwrap()], &[("H200_AUDIT_STANDIN", nodev.to_str().unwrap()), ("TMPDIR", t.path().to_str().unwrap())]);
+    let o = audit(
+        &["run", b.to_str().unwrap(), out.to_str().unwrap()],
+        &[("H200_AUDIT_STANDIN", nodev.to_str().unwrap()), ("TMPDIR", t.path().to_str().unwrap())],
+    );
     expect(&o, 77);
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("**No real device**") && md.contains("CUDA_ERROR_NO_DEVICE"), "{md}");
@@ -205,12 +234,18 @@ fn tables_read_sanitizer_logs_and_name_what_did_not_run() {
     put("atomic-order.initcheck", "========= COMPUTE-SANITIZER\n========= Error: Device not supported\n", "1");
     // killed at its limit: a log, no exit status
     std::fs::write(w.join("sanitizer/host-roundtrip.memcheck.log"), "========= COMPUTE-SANITIZER\n").unwrap();
-    std::fs::write(w.join("steps.tsv"), "sanitizer-early-read-initcheck\t124\t150\tkilled at its 150 s limit\noverhead\tskipped\t0\tno time left in the budget\n").unwrap();
-    let o = Command::new("python3").arg(root().join("scripts/h200/audit-tables")).arg(w).arg("--json").arg(w.join("a.json")).output().unwrap();
+    std::fs::write(
+        w.join("steps.tsv"),
+        "sanitizer-early-read-initcheck\t124\t150\tkilled at its 150 s limit\noverhead\tskipped\t0\tno time left in the budget\n",
+    )
+    .unwrap();
+    let o =
+        Command::new("python3").arg(root().join("scripts/h200/audit-tables")).arg(w).arg("--json").arg(w.join("a.json")).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let md = String::from_utf8_lossy(&o.stdout);
     let defects = &md[md.find("| defect | device alone |").expect("defects table")..];
-    let row = |d: &str| defects.lines().find(|l| l.starts_with(&format!("| {d} |"))).unwrap_or_else(|| panic!("no row {d}:\n{md}")).to_string();
+    let row =
+        |d: &str| defects.lines().find(|l| l.starts_with(&format!("| {d} |"))).unwrap_or_else(|| panic!("no row {d}:\n{md}")).to_string();
     let cells = |d: &str| row(d).split(" | ").map(str::to_string).collect::<Vec<_>>();
     // columns: defect, device alone, emulated = real, memcheck, racecheck, synccheck, initcheck, ...
     assert_eq!(&cells("clean")[3..7], ["no", "no", "no", "no"], "{}", row("clean"));
@@ -221,7 +256,12 @@ fn tables_read_sanitizer_logs_and_name_what_did_not_run() {
     assert_eq!(cells("atomic-order")[6], "refused the device");
     assert!(md.contains("answered \"Device not supported\""), "{md}");
     assert_eq!(cells("host-roundtrip")[3], "killed (time limit)");
-    assert!(md.contains("| missing-sync | racecheck | `Error: Race reported between Write access at band_mode_nosync_u8+0x2a0 in band_mask.cu:120` |"), "{md}");
+    assert!(
+        md.contains(
+            "| missing-sync | racecheck | `Error: Race reported between Write access at band_mode_nosync_u8+0x2a0 in band_mask.cu:120` |"
+        ),
+        "{md}"
+    );
     assert!(md.contains("| big-block | memcheck | `Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuLaunchKernel.` |"), "{md}");
     assert!(md.contains("| overhead | skipped | 0 | no time left in the budget |"), "{md}");
     assert!(md.contains("Not measured: skipped: no time left in the budget"), "{md}");

@@ -12,7 +12,6 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use support::{expect_code, read_json, text};
 
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
@@ -31,7 +30,11 @@ fn tarball() -> &'static Path {
             assert!(root().join("target/simtwin").join(need).exists(), "target/simtwin/{need} is missing: run scripts/build first");
         }
         let d = tempfile::tempdir().unwrap();
-        let o = Command::new(root().join("scripts/package")).args(["--no-build", "--version", "v0.0.0-test", "--out"]).arg(d.path()).output().unwrap();
+        let o = Command::new(root().join("scripts/package"))
+            .args(["--no-build", "--version", "v0.0.0-test", "--out"])
+            .arg(d.path())
+            .output()
+            .unwrap();
         expect_code(&o, 0);
         let t = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
         assert_eq!(t.file_name().unwrap().to_string_lossy(), format!("simtwin-v0.0.0-test-{}-linux.tar.gz", std::env::consts::ARCH));
@@ -68,8 +71,20 @@ fn install(into: &Path) -> PathBuf {
 fn the_package_is_relocatable_and_complete() {
     let tmp = tempfile::tempdir().unwrap();
     let p = install(&tmp.path().join("opt/simtwin"));
-    for f in ["bin/simtwin", "bin/parity", "bin/kernels-host", "lib/libcuda.so.1", "lib/libsimtwin_crlibm.so", "include/cuda.h", "include/simtwin/prelude.h",
-              "share/simtwin/README.md", "share/simtwin/VERSION", "share/simtwin/MANIFEST", "share/simtwin/action.yml", "share/simtwin/examples/ci/github-actions.yml"] {
+    for f in [
+        "bin/simtwin",
+        "bin/parity",
+        "bin/kernels-host",
+        "lib/libcuda.so.1",
+        "lib/libsimtwin_crlibm.so",
+        "include/cuda.h",
+        "include/simtwin/prelude.h",
+        "share/simtwin/README.md",
+        "share/simtwin/VERSION",
+        "share/simtwin/MANIFEST",
+        "share/simtwin/action.yml",
+        "share/simtwin/examples/ci/github-actions.yml",
+    ] {
         assert!(p.join(f).is_file(), "{f} missing from the package");
     }
     assert_eq!(std::fs::read_link(p.join("lib/libcuda.so")).unwrap(), Path::new("libcuda.so.1"));
@@ -128,14 +143,30 @@ fn from_the_install_a_driver_api_client_and_parity_frames_run_through_simtwin_ru
     // A user's project: nvcc builds the fatbin, cc links the client with -lcuda against
     // the install's lib/libcuda.so, the install's kernels-host builds the twins.
     let make = |target: &str| {
-        let o = run(clean("make", &w).arg("-f").arg(ex.join("Makefile")).args([target, "BUILD=build"]).arg(format!("NVCC={nvcc}")).arg(format!("KERNELS_HOST={}", p.join("bin/kernels-host").display())).env("SIMTWIN_DIR", &p));
+        let o = run(clean("make", &w)
+            .arg("-f")
+            .arg(ex.join("Makefile"))
+            .args([target, "BUILD=build"])
+            .arg(format!("NVCC={nvcc}"))
+            .arg(format!("KERNELS_HOST={}", p.join("bin/kernels-host").display()))
+            .env("SIMTWIN_DIR", &p));
         expect_code(&o, 0);
         o
     };
     make("all");
     let o = make("twins");
     assert!(text(&o).contains("build/simtwin-kernels/saxpy.so (2 kernels"), "{}", text(&o));
-    let o = run(clean(p.join("bin/simtwin"), &w).args(["run", "--kernels", "build/simtwin-kernels", "--report", "r", "--", "build/saxpy_test", "build/saxpy.fatbin", "5000"]));
+    let o = run(clean(p.join("bin/simtwin"), &w).args([
+        "run",
+        "--kernels",
+        "build/simtwin-kernels",
+        "--report",
+        "r",
+        "--",
+        "build/saxpy_test",
+        "build/saxpy.fatbin",
+        "5000",
+    ]));
     expect_code(&o, 0);
     assert!(text(&o).contains("saxpy_test n=5000: ok"), "{}", text(&o));
     let s = read_json(&w.join("r/summary.json"));
@@ -143,7 +174,11 @@ fn from_the_install_a_driver_api_client_and_parity_frames_run_through_simtwin_ru
     assert_eq!(s["launches"]["kernels"]["saxpy"]["count"], 1);
     assert_eq!(s["launches"]["kernels"]["block_sum"]["count"], 1);
     let lib = p.join("lib").canonicalize().unwrap().display().to_string();
-    assert!(s["settings"]["LD_LIBRARY_PATH"].as_str().unwrap().starts_with(&format!("{lib}:")) || s["settings"]["LD_LIBRARY_PATH"] == lib.as_str(), "{s}");
+    assert!(
+        s["settings"]["LD_LIBRARY_PATH"].as_str().unwrap().starts_with(&format!("{lib}:"))
+            || s["settings"]["LD_LIBRARY_PATH"] == lib.as_str(),
+        "{s}"
+    );
     assert_eq!(s["settings"]["SIMTWIN_DIR"], p.canonicalize().unwrap().display().to_string());
 
     // parity frames from the install on the fixtures' twin, whose kernels the installed
@@ -152,7 +187,12 @@ fn from_the_install_a_driver_api_client_and_parity_frames_run_through_simtwin_ru
     let inc = root().join("fixtures/twin/include");
     let kh = |files: &[&str], flags: &[&str]| {
         let mut c = clean(p.join("bin/kernels-host"), &w);
-        c.args(["build", "-o", "fixture-kernels", "-I"]).arg(&cuda).arg("-I").arg(&inc).args(files.iter().map(|f| cuda.join(f))).env("NVCC", &nvcc);
+        c.args(["build", "-o", "fixture-kernels", "-I"])
+            .arg(&cuda)
+            .arg("-I")
+            .arg(&inc)
+            .args(files.iter().map(|f| cuda.join(f)))
+            .env("NVCC", &nvcc);
         if !flags.is_empty() {
             c.arg("--").args(flags);
         }
@@ -163,7 +203,33 @@ fn from_the_install_a_driver_api_client_and_parity_frames_run_through_simtwin_ru
     let fx = root().join("target/simtwin/bin/fixtures");
     expect_code(&run(clean(&fx, &w).args(["make-set", "-o", "clips", "--only", "textured-256x256-8"])), 0);
     let twin = root().join("target/simtwin/bin/simtwin-twin");
-    let o = run(clean(p.join("bin/simtwin"), &w).args(["run", "--kernels", "fixture-kernels", "--report", "r2", "--", "parity", "frames", "-r", "clips/textured-256x256-8.yuv", "-d", "clips/textured-256x256-8-dis.yuv", "-W", "256", "-H", "256", "--frames", "2", "--features", "sse,topk", "--out", "frames", "--twin"]).arg(&twin));
+    let o = run(clean(p.join("bin/simtwin"), &w)
+        .args([
+            "run",
+            "--kernels",
+            "fixture-kernels",
+            "--report",
+            "r2",
+            "--",
+            "parity",
+            "frames",
+            "-r",
+            "clips/textured-256x256-8.yuv",
+            "-d",
+            "clips/textured-256x256-8-dis.yuv",
+            "-W",
+            "256",
+            "-H",
+            "256",
+            "--frames",
+            "2",
+            "--features",
+            "sse,topk",
+            "--out",
+            "frames",
+            "--twin",
+        ])
+        .arg(&twin));
     expect_code(&o, 0);
     let f = read_json(&w.join("frames/summary.json"));
     assert_eq!(f["verdict"], "parity", "{f}");
@@ -228,22 +294,58 @@ fn the_sharded_examples_merge_into_the_unsharded_report() {
     }
     // The same matrix unsharded, with the simtwin the workflow installed.
     let inst = temp.join("simtwin");
-    let o = run(clean(inst.join("bin/simtwin"), &ws).args(["run", "--kernels", "build/simtwin-kernels", "--", "parity", "frames", "--clips", "build/clips/clips.csv", "--twin", "build/extractor",
-        "--features", "sse,sad", "--per-feature", "--block-orders", "forward,reverse", "--out", "full"]));
+    let o = run(clean(inst.join("bin/simtwin"), &ws).args([
+        "run",
+        "--kernels",
+        "build/simtwin-kernels",
+        "--",
+        "parity",
+        "frames",
+        "--clips",
+        "build/clips/clips.csv",
+        "--twin",
+        "build/extractor",
+        "--features",
+        "sse,sad",
+        "--per-feature",
+        "--block-orders",
+        "forward,reverse",
+        "--out",
+        "full",
+    ]));
     expect_code(&o, 0);
     // The Slurm script, once per task of an array 1-3.
     std::fs::remove_dir_all(ws.join("shards")).unwrap();
     for k in 1..=3 {
-        let o = run(clean("bash", &ws).arg("examples/ci/slurm-array.sh").env("SIMTWIN", &inst).env("SLURM_ARRAY_TASK_ID", k.to_string()).env("SLURM_ARRAY_TASK_MIN", "1").env("SLURM_ARRAY_TASK_COUNT", "3"));
+        let o = run(clean("bash", &ws)
+            .arg("examples/ci/slurm-array.sh")
+            .env("SIMTWIN", &inst)
+            .env("SLURM_ARRAY_TASK_ID", k.to_string())
+            .env("SLURM_ARRAY_TASK_MIN", "1")
+            .env("SLURM_ARRAY_TASK_COUNT", "3"));
         expect_code(&o, 0);
     }
-    let o = run(clean(inst.join("bin/parity"), &ws).args(["merge"]).args((1..=3).map(|k| format!("shards/{k}"))).args(["--out", "slurm-report"]));
+    let o = run(clean(inst.join("bin/parity"), &ws)
+        .args(["merge"])
+        .args((1..=3).map(|k| format!("shards/{k}")))
+        .args(["--out", "slurm-report"]));
     expect_code(&o, 0);
     let names = ["summary.json", "summary.md", "per_frame.csv", "block_orders.csv", "junit.xml", "diff.svg"];
-    let dirs: Vec<PathBuf> = ["full", "shard", "frames-report", "slurm-report", "shards/1", "shards/2", "shards/3", "shards/frames-shard-1", "shards/frames-shard-2", "shards/frames-shard-3"]
-        .iter()
-        .map(|d| ws.join(d))
-        .collect();
+    let dirs: Vec<PathBuf> = [
+        "full",
+        "shard",
+        "frames-report",
+        "slurm-report",
+        "shards/1",
+        "shards/2",
+        "shards/3",
+        "shards/frames-shard-1",
+        "shards/frames-shard-2",
+        "shards/frames-shard-3",
+    ]
+    .iter()
+    .map(|d| ws.join(d))
+    .collect();
     let roots: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
     let full = support::reports(&ws.join("full"), &names, &roots);
     assert_eq!(full.len(), 3 + 4 * 5, "{:?}", full.keys());

@@ -35,12 +35,28 @@ struct Setup {
 
 fn setup(name: &str, w: u32, h: u32, bitdepth: u32) -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let o = Command::new("python3").arg(root().join("scripts/h200/make-standin")).arg(simtwin().join("lib")).arg(tmp.path().join("real")).output().unwrap();
+    let o = Command::new("python3")
+        .arg(root().join("scripts/h200/make-standin"))
+        .arg(simtwin().join("lib"))
+        .arg(tmp.path().join("real"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "make-standin: {}", String::from_utf8_lossy(&o.stderr));
     let st = Command::new(simtwin().join("bin/fixtures")).args(["make-set", "-o"]).arg(tmp.path()).args(["--only", name]).status().unwrap();
     assert!(st.success(), "fixtures make-set --only {name}");
     let p = |s: &str| tmp.path().join(s).display().to_string();
-    let clip = vec!["-r".into(), p(&format!("{name}.yuv")), "-d".into(), p(&format!("{name}-dis.yuv")), "-W".into(), w.to_string(), "-H".into(), h.to_string(), "-b".into(), bitdepth.to_string()];
+    let clip = vec![
+        "-r".into(),
+        p(&format!("{name}.yuv")),
+        "-d".into(),
+        p(&format!("{name}-dis.yuv")),
+        "-W".into(),
+        w.to_string(),
+        "-H".into(),
+        h.to_string(),
+        "-b".into(),
+        bitdepth.to_string(),
+    ];
     Setup { tmp, clip }
 }
 
@@ -78,7 +94,11 @@ fn json(p: &Path) -> Value {
 #[test]
 fn stand_in_is_a_real_driver_to_parity_and_not_simtwin() {
     let s = setup("textured-256x256-8", 256, 256, 8);
-    let o = Command::new(env!("CARGO_BIN_EXE_parity")).args(["driver-info", "--json"]).env("LD_LIBRARY_PATH", s.tmp.path().join("real")).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_parity"))
+        .args(["driver-info", "--json"])
+        .env("LD_LIBRARY_PATH", s.tmp.path().join("real"))
+        .output()
+        .unwrap();
     expect(&o, 0);
     let v: Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
     assert_eq!(v["emulated"], false, "{v}");
@@ -147,7 +167,22 @@ fn transfers_both_counts_are_equal_and_the_gate_holds_on_each_device() {
     let o = s.parity(
         "transfers",
         "rt",
-        &["--features", "temporal", "--defect", "host-roundtrip", "--baseline", "temporal", "--max-htod-per-frame", "0", "--device", "both", "--n1", "2", "--n2", "4"],
+        &[
+            "--features",
+            "temporal",
+            "--defect",
+            "host-roundtrip",
+            "--baseline",
+            "temporal",
+            "--max-htod-per-frame",
+            "0",
+            "--device",
+            "both",
+            "--n1",
+            "2",
+            "--n2",
+            "4",
+        ],
     );
     expect(&o, 1);
     let t = text(&o);
@@ -160,7 +195,11 @@ fn transfers_both_counts_are_equal_and_the_gate_holds_on_each_device() {
 #[test]
 fn bench_both_times_three_columns() {
     let s = setup("textured-256x256-8", 256, 256, 8);
-    let o = s.parity("bench", "bench", &["--features", "sse,topk", "--frames", "4", "--rounds", "1", "--backend", "cpu", "--b-backend", "cuda", "--device", "both"]);
+    let o = s.parity(
+        "bench",
+        "bench",
+        &["--features", "sse,topk", "--frames", "4", "--rounds", "1", "--backend", "cpu", "--b-backend", "cuda", "--device", "both"],
+    );
     expect(&o, 0);
     let j = json(&s.out("bench/bench.json"));
     let cmds = j["commands"].as_array().unwrap();

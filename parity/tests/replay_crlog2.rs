@@ -49,7 +49,12 @@ fn hard_case_table_is_correct_per_mpfr() {
     let checks = parity::replay::check_table(&RefFn::Log2, &c);
     for ch in &checks {
         assert_eq!(ch.listed, ch.correct, "table entry 0x{:08x}", ch.input);
-        assert!(ch.midpoint_distance_ulps < 1e-3, "0x{:08x} is not a hard case ({} ulp from a midpoint)", ch.input, ch.midpoint_distance_ulps);
+        assert!(
+            ch.midpoint_distance_ulps < 1e-3,
+            "0x{:08x} is not a hard case ({} ulp from a midpoint)",
+            ch.input,
+            ch.midpoint_distance_ulps
+        );
     }
 }
 

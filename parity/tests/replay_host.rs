@@ -120,7 +120,13 @@ fn run_replay_writes_reports_and_exit_code() {
     let d = tempfile::tempdir().unwrap();
     let src = write_cu(d.path(), "s.cu", "__device__ float shrink(float x) { return __fmul_rn(x, 0.9999f); }\n");
     let out = d.path().join("rep");
-    let args = parity::replay::ReplayArgs { to: Some("0x3f800100".into()), chunk: None, max_list: 1000, track_max_error: false, ..replay_args(&src, "shrink", out.clone()) };
+    let args = parity::replay::ReplayArgs {
+        to: Some("0x3f800100".into()),
+        chunk: None,
+        max_list: 1000,
+        track_max_error: false,
+        ..replay_args(&src, "shrink", out.clone())
+    };
     assert_eq!(parity::replay::run_replay(&args).unwrap(), 1);
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["inputs"], 256);
@@ -172,15 +178,24 @@ const REPLAY_REPORTS: &[&str] = &["summary.json", "misrounded.csv", "junit.xml"]
 fn replay_and_libm_in_shards_merge_into_the_unsharded_reports() {
     let d = tempfile::tempdir().unwrap();
     // misrounds about one input in five: several families over the range
-    let src = write_cu(d.path(), "m.cu", "__device__ float f(float x) { return (__float_as_uint(x) % 5u == 0u) ? __fmul_rn(x, 0.9999f) : x; }\n");
-    let replay = |out: PathBuf, shard: Option<&str>| parity::replay::ReplayArgs { shard: shard.map(|s| parity::shard::parse(s).unwrap()), ..replay_args(&src, "f", out) };
+    let src =
+        write_cu(d.path(), "m.cu", "__device__ float f(float x) { return (__float_as_uint(x) % 5u == 0u) ? __fmul_rn(x, 0.9999f) : x; }\n");
+    let replay = |out: PathBuf, shard: Option<&str>| parity::replay::ReplayArgs {
+        shard: shard.map(|s| parity::shard::parse(s).unwrap()),
+        ..replay_args(&src, "f", out)
+    };
     assert_eq!(parity::replay::run_replay(&replay(d.path().join("full"), None)).unwrap(), 1);
     for k in 1..=3 {
         parity::replay::run_replay(&replay(d.path().join(format!("s{k}")), Some(&format!("{k}/3")))).unwrap();
     }
     let s2: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("s2/summary.json")).unwrap()).unwrap();
     assert_eq!((s2["from"].as_str(), s2["to"].as_str()), (Some("0x3f800555"), Some("0x3f800aaa")), "a contiguous third of the range");
-    let merge = |dirs: &[&str], out: &str| parity::merge::run_merge(&parity::merge::MergeArgs { dirs: dirs.iter().map(|x| d.path().join(x)).collect(), out: d.path().join(out) });
+    let merge = |dirs: &[&str], out: &str| {
+        parity::merge::run_merge(&parity::merge::MergeArgs {
+            dirs: dirs.iter().map(|x| d.path().join(x)).collect(),
+            out: d.path().join(out),
+        })
+    };
     assert_eq!(merge(&["s2", "s3", "s1"], "merged").unwrap(), 1);
     let roots = [d.path().join("full"), d.path().join("merged")];
     let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
@@ -190,7 +205,11 @@ fn replay_and_libm_in_shards_merge_into_the_unsharded_reports() {
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("merged/summary.json")).unwrap()).unwrap();
     assert_eq!((m["inputs"].as_u64(), m["misrounded"].as_u64()), (Some(4096), Some(819)), "{m}");
     // a shard of another range is another run; a missing shard is named
-    parity::replay::run_replay(&parity::replay::ReplayArgs { to: Some("0x3f802000".into()), ..replay(d.path().join("other"), Some("3/3")) }).unwrap();
+    parity::replay::run_replay(&parity::replay::ReplayArgs {
+        to: Some("0x3f802000".into()),
+        ..replay(d.path().join("other"), Some("3/3"))
+    })
+    .unwrap();
     assert!(merge(&["s1", "s2", "other"], "m2").unwrap_err().to_string().contains("shards of different runs"));
     assert!(merge(&["s1", "s3"], "m3").unwrap_err().to_string().contains("shard(s) 2/3"));
 
@@ -215,5 +234,8 @@ fn replay_and_libm_in_shards_merge_into_the_unsharded_reports() {
     assert_eq!(merge(&["l1", "l2"], "lmerged").unwrap(), 0);
     let roots = [d.path().join("lfull"), d.path().join("lmerged")];
     let roots: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
-    support::assert_same_reports(&support::reports(&d.path().join("lfull"), REPLAY_REPORTS, &roots), &support::reports(&d.path().join("lmerged"), REPLAY_REPORTS, &roots));
+    support::assert_same_reports(
+        &support::reports(&d.path().join("lfull"), REPLAY_REPORTS, &roots),
+        &support::reports(&d.path().join("lmerged"), REPLAY_REPORTS, &roots),
+    );
 }

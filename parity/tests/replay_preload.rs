@@ -54,7 +54,14 @@ fn check(sym: &str, r: RefFn, ranges: &[(u32, u64)]) {
 
 #[test]
 fn log2f_and_logf_on_ranges() {
-    let rs = [(1u32, 0x4000u64), (0x3f70_0000, 0x3f90_0000), (0x4b00_0000, 0x4b01_0000), (0x7f7f_0000, 0x7f80_0000), (0x7f80_0000, 0x7f80_0010), (0x8000_0000, 0x8000_0010)];
+    let rs = [
+        (1u32, 0x4000u64),
+        (0x3f70_0000, 0x3f90_0000),
+        (0x4b00_0000, 0x4b01_0000),
+        (0x7f7f_0000, 0x7f80_0000),
+        (0x7f80_0000, 0x7f80_0010),
+        (0x8000_0000, 0x8000_0010),
+    ];
     check("log2f", RefFn::Log2, &rs);
     check("logf", RefFn::Log, &rs);
 }
@@ -64,10 +71,10 @@ fn exp2f_and_expf_on_ranges() {
     let rs = [
         (0u32, 0x0001_0000u64),
         (0x3e00_0000, 0x3e10_0000),
-        (0x42fe_0000, 0x4300_0010),  // up to 128: overflow
-        (0x42b0_0000, 0x42b3_0000),  // expf overflow threshold
-        (0xc2ce_0000, 0xc2d1_0000),  // expf subnormal results and underflow
-        (0xc315_0000, 0xc318_0100),  // exp2f around -150
+        (0x42fe_0000, 0x4300_0010), // up to 128: overflow
+        (0x42b0_0000, 0x42b3_0000), // expf overflow threshold
+        (0xc2ce_0000, 0xc2d1_0000), // expf subnormal results and underflow
+        (0xc315_0000, 0xc318_0100), // exp2f around -150
         (0xbe00_0000, 0xbe10_0000),
         (0x7f80_0000, 0x7f80_0008),
         (0xff80_0000, 0xff80_0008),
@@ -137,7 +144,10 @@ fn exhaustive(sym: &str, r: RefFn, ranges: &[(u32, u64)]) {
     let opts = Options { progress: true, ..Default::default() };
     for &(a, b) in ranges {
         let o = engine::replay(&f, &r, a, b, &opts, sym);
-        eprintln!("{sym} [0x{a:08x}, 0x{b:08x}): {} inputs, {} misrounded, {} MPFR, {:.1} s", o.inputs, o.misrounded, o.mpfr_decided, o.seconds);
+        eprintln!(
+            "{sym} [0x{a:08x}, 0x{b:08x}): {} inputs, {} misrounded, {} MPFR, {:.1} s",
+            o.inputs, o.misrounded, o.mpfr_decided, o.seconds
+        );
         assert_eq!(o.misrounded, 0, "{sym}: {:?}", &o.list[..o.list.len().min(10)]);
     }
 }
@@ -157,7 +167,11 @@ fn exhaustive_logf() {
 #[ignore]
 fn exhaustive_exp2f() {
     // beyond these ranges the results are 0 or inf (checked by the ends of each range)
-    exhaustive("exp2f", RefFn::Exp2, &[(0, 0x4301_0000), (0x8000_0000, 0xc319_0000), (0x7f7f_ff00, 0x7f80_0001), (0xff7f_ff00, 0xff80_0001)]);
+    exhaustive(
+        "exp2f",
+        RefFn::Exp2,
+        &[(0, 0x4301_0000), (0x8000_0000, 0xc319_0000), (0x7f7f_ff00, 0x7f80_0001), (0xff7f_ff00, 0xff80_0001)],
+    );
 }
 #[test]
 #[ignore]

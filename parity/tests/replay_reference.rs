@@ -87,7 +87,11 @@ fn mpfr_overflows_past_flt_max_plus_half_ulp() {
             let want = ((x as f64) * (c as f64)) as f32;
             let got = RefFn::Scale(c).mpfr_f32(x);
             assert_eq!(got.to_bits(), want.to_bits(), "0x{xb:08x} * 0x{cb:08x}");
-            if got.is_infinite() { saw.0 += 1 } else if got == f32::MAX { saw.1 += 1 }
+            if got.is_infinite() {
+                saw.0 += 1
+            } else if got == f32::MAX {
+                saw.1 += 1
+            }
         }
     }
     assert!(saw.0 > 0 && saw.1 > 0, "{saw:?}");

@@ -34,7 +34,15 @@ impl Fake {
             c.args(["--simtwin", &self.simtwin_dir()]);
         }
         c.args(args).current_dir(self.tmp.path());
-        for v in ["LD_LIBRARY_PATH", "EMU_CUDA_COUNTS", "EMU_CUDA_HAZARDS", "EMU_CUDA_KERNELS", "SIMTWIN_DIR", "SIMTWIN_COUNTS_DIR", "FAKE_DRIVER_REFUSES"] {
+        for v in [
+            "LD_LIBRARY_PATH",
+            "EMU_CUDA_COUNTS",
+            "EMU_CUDA_HAZARDS",
+            "EMU_CUDA_KERNELS",
+            "SIMTWIN_DIR",
+            "SIMTWIN_COUNTS_DIR",
+            "FAKE_DRIVER_REFUSES",
+        ] {
             c.env_remove(v);
         }
         c
@@ -87,7 +95,9 @@ fn the_environment_puts_simtwin_first_and_keeps_the_users_entries() {
     expect_code(&o, 0);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     let lib = f.p("simtwin/lib").canonicalize().unwrap();
-    let get = |k: &str| out.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).unwrap_or_else(|| panic!("{k} not printed: {out}")).to_string();
+    let get = |k: &str| {
+        out.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).unwrap_or_else(|| panic!("{k} not printed: {out}")).to_string()
+    };
     assert_eq!(get("LD_LIBRARY_PATH"), format!("{}:/user/lib:/other", lib.display()));
     assert_eq!(get("EMU_CUDA_KERNELS"), format!("{}:/abs/k2:/inherited", f.p("k1").display()));
     assert_eq!(get("EMU_CUDA_HAZARDS"), "error");
@@ -107,7 +117,9 @@ fn unsupported_calls_and_hazards_give_their_documented_codes() {
     expect_code(&o, 80);
     assert!(text(&o).contains("FAIL [unsupported] 2 call(s)") && text(&o).contains("cuTexObjectCreate x2"), "{}", text(&o));
     assert_eq!(f.summary()["findings"][0]["code"], 80);
-    assert!(std::fs::read_to_string(f.p("r/junit.xml")).unwrap().contains("<testcase classname=\"simtwin.run\" name=\"unsupported\">\n      <failure"));
+    assert!(std::fs::read_to_string(f.p("r/junit.xml"))
+        .unwrap()
+        .contains("<testcase classname=\"simtwin.run\" name=\"unsupported\">\n      <failure"));
     expect_code(&f.run(&["--allow-unsupported", "cuTex*", "--", &program(), "--counters", unsupported], &[]), 0);
     expect_code(&f.run(&["--", &program(), "--counters", unsupported, "--exit", "5"], &[]), 5);
 
@@ -122,7 +134,10 @@ fn unsupported_calls_and_hazards_give_their_documented_codes() {
     let leak = r#"{"leaks": {"allocations": 1, "allocation_bytes": 64, "pinned": 0, "modules": 0, "streams": 0, "events": 0, "details": ["device allocation of 64 bytes"]}}"#;
     expect_code(&f.run(&["--", &program(), "--counters", leak], &[]), 0);
     expect_code(&f.run(&["--fail-on", "leaks", "--", &program(), "--counters", leak], &[]), 83);
-    expect_code(&f.run(&["--fail-on", "never-ran", "--", &program(), "--counters", r#"{"never_ran": ["launch of k on stream 1"]}"#], &[]), 82);
+    expect_code(
+        &f.run(&["--fail-on", "never-ran", "--", &program(), "--counters", r#"{"never_ran": ["launch of k on stream 1"]}"#], &[]),
+        82,
+    );
     let o = f.run(&["--", &program(), "--no-counters"], &[]);
     expect_code(&o, 0);
     assert!(text(&o).contains("note [no-driver] no process loaded simtwin's driver"), "{}", text(&o));
@@ -167,7 +182,11 @@ fn simtwins_own_failures_and_missing_commands_have_their_codes() {
 #[test]
 fn signals_reach_the_command_and_the_summary_still_comes() {
     let f = Fake::new();
-    let child = f.cmd("run", &["--report", "r", "--", "sh", "-c", "trap 'exit 42' TERM; sleep 30 >/dev/null 2>&1 & wait"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let child = f
+        .cmd("run", &["--report", "r", "--", "sh", "-c", "trap 'exit 42' TERM; sleep 30 >/dev/null 2>&1 & wait"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(700));
     // SAFETY: kill(2) on the simtwin process this test started.
     unsafe {
@@ -197,7 +216,25 @@ fn nested_runs_and_parity_hand_their_counters_to_the_outer_summary() {
     std::fs::write(f.p("ref.yuv"), vec![0u8; bytes]).unwrap();
     std::fs::write(f.p("dis.yuv"), vec![1u8; bytes]).unwrap();
     let o = f.run(
-        &["--report", "r", "--", env!("CARGO_BIN_EXE_parity"), "frames", "-r", "ref.yuv", "-d", "dis.yuv", "-W", "16", "-H", "16", "--features", "sse", "--out", "frames"],
+        &[
+            "--report",
+            "r",
+            "--",
+            env!("CARGO_BIN_EXE_parity"),
+            "frames",
+            "-r",
+            "ref.yuv",
+            "-d",
+            "dis.yuv",
+            "-W",
+            "16",
+            "-H",
+            "16",
+            "--features",
+            "sse",
+            "--out",
+            "frames",
+        ],
         &[("SIMTWIN_DIR", &sd)],
     );
     expect_code(&o, 0);
@@ -210,14 +247,22 @@ fn nested_runs_and_parity_hand_their_counters_to_the_outer_summary() {
 #[test]
 fn env_prints_the_settings_and_summary_reads_what_later_steps_left() {
     let f = Fake::new();
-    let o = f.cmd("env", &["--kernels", "/k", "--hazards", "error", "--report", "rep"]).env("LD_LIBRARY_PATH", "/user/lib").output().unwrap();
+    let o =
+        f.cmd("env", &["--kernels", "/k", "--hazards", "error", "--report", "rep"]).env("LD_LIBRARY_PATH", "/user/lib").output().unwrap();
     expect_code(&o, 0);
     let sh = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(sh.contains("export EMU_CUDA_HAZARDS='error'") && sh.contains("export EMU_CUDA_KERNELS='/k'"), "{sh}");
     assert!(sh.contains("export LD_LIBRARY_PATH='") && sh.contains("\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\""), "{sh}");
     // the lines evaluated by a shell, then a program, then the summary in another "step"
     let step = format!("{sh}\n{} --launches 2 --counters '{{\"hazards\": [{{\"kind\": \"h\", \"kernel\": \"k\", \"block\": [0,0,0], \"threads\": [], \"operation\": \"o\", \"message\": \"m\", \"occurrences\": 1}}]}}' --print-env LD_LIBRARY_PATH\n", program());
-    let o2 = Command::new("sh").arg("-c").arg(&step).current_dir(f.tmp.path()).env("LD_LIBRARY_PATH", "/user/lib").env_remove("EMU_CUDA_COUNTS").output().unwrap();
+    let o2 = Command::new("sh")
+        .arg("-c")
+        .arg(&step)
+        .current_dir(f.tmp.path())
+        .env("LD_LIBRARY_PATH", "/user/lib")
+        .env_remove("EMU_CUDA_COUNTS")
+        .output()
+        .unwrap();
     expect_code(&o2, 0);
     let lib = f.p("simtwin/lib").canonicalize().unwrap();
     assert!(String::from_utf8_lossy(&o2.stdout).contains(&format!("LD_LIBRARY_PATH={}:/user/lib", lib.display())), "{}", text(&o2));

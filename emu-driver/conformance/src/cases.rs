@@ -8,8 +8,8 @@
 //! prints `MISSING(symbol)` in place of that code.
 
 use crate::api::{Api, P, R};
-use crate::opts::Opts;
 use crate::cx::{fmt_code, hash, pp, Case, Cx, MISSING};
+use crate::opts::Opts;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::null_mut;
 
@@ -18,7 +18,6 @@ mod devres;
 mod hostile;
 mod texture;
 mod vmm;
-
 
 /// An address no allocation of either driver uses: canonical on x86-64 (so a host access
 /// faults with this address), below the PIE/heap and mmap ranges; not mapped.
@@ -54,10 +53,7 @@ fn device_attributes(cx: &mut Cx) -> Result<(), String> {
     for id in [0, 1, 8, 75, 97, 200] {
         let mut v = -12345;
         let r = rec!(cx, cuDeviceGetAttribute(&mut v, id, 0));
-        cx.val(
-            &format!("a{id}"),
-            if r == 0 { v.to_string() } else { "-".into() },
-        );
+        cx.val(&format!("a{id}"), if r == 0 { v.to_string() } else { "-".into() });
     }
     Ok(())
 }
@@ -68,9 +64,7 @@ fn device_name(cx: &mut Cx) -> Result<(), String> {
     let r = rec!(cx, cuDeviceGetName(buf.as_mut_ptr(), 256, 0));
     if r == 0 {
         // SAFETY: the driver wrote a NUL-terminated name into 256 bytes.
-        let s = unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .replace(' ', "_");
+        let s = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().replace(' ', "_");
         cx.val("name", s);
     }
     rec!(cx, cuDeviceGetName(buf.as_mut_ptr(), 256, 5));
@@ -163,10 +157,7 @@ fn legacy_memcpy_htod(cx: &mut Cx) -> Result<(), String> {
     cx.created()?;
     let d = cx.alloc(64)?;
     let src = [1u8; 16];
-    rec!(
-        cx,
-        cuMemcpyHtoD(d as u32, src.as_ptr() as *const c_void, 16)
-    );
+    rec!(cx, cuMemcpyHtoD(d as u32, src.as_ptr() as *const c_void, 16));
     Ok(())
 }
 
@@ -278,14 +269,7 @@ fn alloc_pitch(cx: &mut Cx) -> Result<(), String> {
     for es in [3u32, 4, 8, 16] {
         let (mut d, mut pitch) = (0u64, 0usize);
         let r = rec!(cx, cuMemAllocPitch_v2(&mut d, &mut pitch, 100, 4, es));
-        cx.val(
-            &format!("pitch{es}"),
-            if r == 0 {
-                pitch.to_string()
-            } else {
-                "-".into()
-            },
-        );
+        cx.val(&format!("pitch{es}"), if r == 0 { pitch.to_string() } else { "-".into() });
     }
     Ok(())
 }
@@ -324,11 +308,7 @@ fn pointer_attribute(cx: &mut Cx) -> Result<(), String> {
     let mut h: P = null_mut();
     setup!(cx, cuMemHostAlloc(&mut h, 256, 0));
     let local = [0u8; 64];
-    for (k, ptr) in [
-        ("device", d),
-        ("pinned", h as u64),
-        ("unknown", local.as_ptr() as u64),
-    ] {
+    for (k, ptr) in [("device", d), ("pinned", h as u64), ("unknown", local.as_ptr() as u64)] {
         let mut t = 0u32;
         let r = rec!(cx, cuPointerGetAttribute(pp(&mut t), 2, ptr));
         cx.val(k, if r == 0 { t.to_string() } else { "-".into() });
@@ -442,11 +422,7 @@ fn launch_host_func(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let mut s: P = null_mut();
     setup!(cx, cuStreamCreate(&mut s, 0));
-    let mut slot = HostFnSlot {
-        alloc: cx.api.cuMemAlloc_v2,
-        inner: -1,
-        ran: false,
-    };
+    let mut slot = HostFnSlot { alloc: cx.api.cuMemAlloc_v2, inner: -1, ran: false };
     rec!(cx, cuLaunchHostFunc(s, Some(host_fn), pp(&mut slot)));
     rec!(cx, cuStreamSynchronize(s));
     cx.val("ran", slot.ran);
@@ -560,17 +536,11 @@ fn func_attributes(cx: &mut Cx) -> Result<(), String> {
     let f = cx.function(m, "bounded")?;
     let mut v = -1;
     let r = rec!(cx, cuFuncGetAttribute(&mut v, 0, f));
-    cx.val(
-        "max_threads",
-        if r == 0 { v.to_string() } else { "-".into() },
-    );
+    cx.val("max_threads", if r == 0 { v.to_string() } else { "-".into() });
     let r = rec!(cx, cuFuncGetAttribute(&mut v, 4, f));
     cx.val("regs_positive", r == 0 && v > 0);
     let r = rec!(cx, cuFuncGetAttribute(&mut v, 1, f));
-    cx.val(
-        "static_shared",
-        if r == 0 { v.to_string() } else { "-".into() },
-    );
+    cx.val("static_shared", if r == 0 { v.to_string() } else { "-".into() });
     rec!(cx, cuFuncGetAttribute(&mut v, 9999, f));
     Ok(())
 }
@@ -589,7 +559,6 @@ fn func_set_attribute(cx: &mut Cx) -> Result<(), String> {
 
 // ---------------------------------------------------------------- launches
 
-
 fn launch_good(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let m = cx.module()?;
@@ -601,14 +570,7 @@ fn launch_good(cx: &mut Cx) -> Result<(), String> {
     cx.launch(f, [8, 1, 1], [128, 1, 1], 0, &mut params);
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(d, n as usize)?;
-    cx.val(
-        "values",
-        if v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)) {
-            "ok"
-        } else {
-            "bad"
-        },
-    );
+    cx.val("values", if v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)) { "ok" } else { "bad" });
     Ok(())
 }
 
@@ -660,10 +622,7 @@ fn launch_bounds_exceeded(cx: &mut Cx) -> Result<(), String> {
     cx.launch(f, [1, 1, 1], [128, 1, 1], 0, &mut params);
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(d, 128)?;
-    let ok = v
-        .iter()
-        .enumerate()
-        .all(|(t, &w)| w == ((t as u32 * 5) % 512) * 3 + 1);
+    let ok = v.iter().enumerate().all(|(t, &w)| w == ((t as u32 * 5) % 512) * 3 + 1);
     cx.val("values", if ok { "ok" } else { "bad" });
     Ok(())
 }
@@ -683,13 +642,7 @@ fn mixed_buffer(out: u64) -> Vec<u8> {
 
 fn mixed_expected() -> [u32; 5] {
     let bits = (-1.5e300f64).to_bits();
-    [
-        (-5i32) as u32,
-        bits as u32,
-        (bits >> 32) as u32,
-        (-1234i32) as u32,
-        0xfeed_beef,
-    ]
+    [(-5i32) as u32, bits as u32, (bits >> 32) as u32, (-1234i32) as u32, 0xfeed_beef]
 }
 
 fn launch_params_forms(cx: &mut Cx) -> Result<(), String> {
@@ -699,95 +652,24 @@ fn launch_params_forms(cx: &mut Cx) -> Result<(), String> {
     let mut out = cx.alloc(64)?;
     // kernelParams form.
     let (mut a, mut b, mut c, mut dd) = (-5i8, -1.5e300f64, -1234i16, 0xfeed_beefu32);
-    let mut params = [
-        pp(&mut a),
-        pp(&mut b),
-        pp(&mut c),
-        pp(&mut out),
-        pp(&mut dd),
-    ];
+    let mut params = [pp(&mut a), pp(&mut b), pp(&mut c), pp(&mut out), pp(&mut dd)];
     cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(out, 5)?;
-    cx.val(
-        "params",
-        if v[..] == mixed_expected()[..] {
-            "ok"
-        } else {
-            "bad"
-        },
-    );
+    cx.val("params", if v[..] == mixed_expected()[..] { "ok" } else { "bad" });
     setup!(cx, cuMemsetD8_v2(out, 0, 64));
     // extra form.
     let mut buf = mixed_buffer(out);
     let mut size = buf.len();
-    let mut extra: [P; 5] = [
-        1 as P,
-        buf.as_mut_ptr() as P,
-        2 as P,
-        pp(&mut size),
-        null_mut(),
-    ];
-    rec!(
-        cx,
-        cuLaunchKernel(
-            f,
-            1,
-            1,
-            1,
-            32,
-            1,
-            1,
-            0,
-            null_mut(),
-            null_mut(),
-            extra.as_mut_ptr()
-        )
-    );
+    let mut extra: [P; 5] = [1 as P, buf.as_mut_ptr() as P, 2 as P, pp(&mut size), null_mut()];
+    rec!(cx, cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr()));
     rec!(cx, cuCtxSynchronize());
     let v = cx.dtoh_u32(out, 5)?;
-    cx.val(
-        "extra",
-        if v[..] == mixed_expected()[..] {
-            "ok"
-        } else {
-            "bad"
-        },
-    );
+    cx.val("extra", if v[..] == mixed_expected()[..] { "ok" } else { "bad" });
     // Both forms at once.
-    rec!(
-        cx,
-        cuLaunchKernel(
-            f,
-            1,
-            1,
-            1,
-            32,
-            1,
-            1,
-            0,
-            null_mut(),
-            params.as_mut_ptr(),
-            extra.as_mut_ptr()
-        )
-    );
+    rec!(cx, cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), params.as_mut_ptr(), extra.as_mut_ptr()));
     // Null function.
-    rec!(
-        cx,
-        cuLaunchKernel(
-            null_mut(),
-            1,
-            1,
-            1,
-            32,
-            1,
-            1,
-            0,
-            null_mut(),
-            params.as_mut_ptr(),
-            null_mut()
-        )
-    );
+    rec!(cx, cuLaunchKernel(null_mut(), 1, 1, 1, 32, 1, 1, 0, null_mut(), params.as_mut_ptr(), null_mut()));
     rec!(cx, cuCtxSynchronize());
     Ok(())
 }
@@ -825,10 +707,7 @@ fn error_strings(cx: &mut Cx) -> Result<(), String> {
         } else {
             "-".into()
         };
-        cx.val(
-            &format!("e{code}"),
-            format!("{name}|{}", text.replace(' ', "_")),
-        );
+        cx.val(&format!("e{code}"), format!("{name}|{}", text.replace(' ', "_")));
     }
     Ok(())
 }
@@ -839,10 +718,7 @@ fn proc_address(cx: &mut Cx) -> Result<(), String> {
         let c = CString::new(sym).unwrap();
         let mut p: P = null_mut();
         let mut status = -1i32;
-        let r = rec!(
-            cx,
-            cuGetProcAddress_v2(c.as_ptr(), &mut p, ver, flags, &mut status)
-        );
+        let r = rec!(cx, cuGetProcAddress_v2(c.as_ptr(), &mut p, ver, flags, &mut status));
         cx.val(&format!("{sym}@{ver}/{flags}_status"), status);
         (p as usize, r)
     };
@@ -877,11 +753,7 @@ fn sticky_picture(cx: &mut Cx, kernel: &str, arg: u64) -> Result<(), String> {
     let d = cx.alloc(256)?;
     let mut a = arg;
     let mut flag = arg as i32;
-    let mut params = [if kernel == "assert_kernel" {
-        pp(&mut flag)
-    } else {
-        pp(&mut a)
-    }];
+    let mut params = [if kernel == "assert_kernel" { pp(&mut flag) } else { pp(&mut a) }];
     let r = cx.launch(f, [1, 1, 1], [32, 1, 1], 0, &mut params);
     let s = rec!(cx, cuCtxSynchronize());
     cx.val("error", if r != 0 { fmt_code(r) } else { fmt_code(s) });
@@ -918,10 +790,7 @@ fn sticky_illegal_address(cx: &mut Cx) -> Result<(), String> {
 }
 
 fn case(name: &str, run: fn(&mut Cx) -> Result<(), String>) -> Case {
-    Case {
-        name: name.to_string(),
-        run: Box::new(run),
-    }
+    Case { name: name.to_string(), run: Box::new(run) }
 }
 
 /// Every case, in run order: the basic driver cases, then context resolution per entry
@@ -1001,15 +870,7 @@ pub fn run_child(o: &Opts, lib: &str, name: &str) -> i32 {
             return 0;
         }
     };
-    let mut cx = Cx {
-        api,
-        o,
-        name: name.to_string(),
-        codes: Vec::new(),
-        vals: Vec::new(),
-        subs: Vec::new(),
-        images: Vec::new(),
-    };
+    let mut cx = Cx { api, o, name: name.to_string(), codes: Vec::new(), vals: Vec::new(), subs: Vec::new(), images: Vec::new() };
     let line = match (case.run)(&mut cx) {
         Ok(()) => cx.line(name),
         Err(e) => {

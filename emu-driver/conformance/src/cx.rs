@@ -165,11 +165,7 @@ impl<'a> Cx<'a> {
                 block[2],
                 shmem,
                 null_mut(),
-                if params.is_empty() {
-                    null_mut()
-                } else {
-                    params.as_mut_ptr()
-                },
+                if params.is_empty() { null_mut() } else { params.as_mut_ptr() },
                 null_mut()
             )
         )
@@ -181,7 +177,6 @@ impl<'a> Cx<'a> {
         Ok(v)
     }
 }
-
 
 /// A pointer to any value, as an out-parameter.
 pub fn pp<T>(x: &mut T) -> P {

@@ -58,13 +58,8 @@ example (on the GPU machine):
   ./driver-conformance --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 \\
       --fatbin out/conformance.fatbin --out h200-conformance.txt";
 
-
 fn parse_args() -> Result<Opts, String> {
-    let mut o = Opts {
-        timeout: 60,
-        jobs: 1,
-        ..Default::default()
-    };
+    let mut o = Opts { timeout: 60, jobs: 1, ..Default::default() };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -74,26 +69,11 @@ fn parse_args() -> Result<Opts, String> {
             "--fatbin-nosm90" => o.fatbin_nosm90 = Some(val("--fatbin-nosm90")?),
             "--kernels" => o.kernels = Some(val("--kernels")?),
             "--out" => o.out = Some(val("--out")?),
-            "--only" => {
-                o.only = Some(
-                    val("--only")?
-                        .split(',')
-                        .map(|s| s.trim().to_string())
-                        .collect(),
-                )
-            }
+            "--only" => o.only = Some(val("--only")?.split(',').map(|s| s.trim().to_string()).collect()),
             "--case" => o.case = Some(val("--case")?),
-            "--timeout" => {
-                o.timeout = val("--timeout")?
-                    .parse()
-                    .map_err(|_| "--timeout needs a number of seconds".to_string())?
-            }
+            "--timeout" => o.timeout = val("--timeout")?.parse().map_err(|_| "--timeout needs a number of seconds".to_string())?,
             "--jobs" => {
-                o.jobs = val("--jobs")?
-                    .parse()
-                    .ok()
-                    .filter(|&n: &usize| n >= 1)
-                    .ok_or_else(|| "--jobs needs a number >= 1".to_string())?
+                o.jobs = val("--jobs")?.parse().ok().filter(|&n: &usize| n >= 1).ok_or_else(|| "--jobs needs a number >= 1".to_string())?
             }
             "--list" => o.list = true,
             "-h" | "--help" => {
@@ -160,12 +140,8 @@ fn main() {
             v
         }
     };
-    let mut lines: Vec<String> = vec![format!(
-        "# driver-conformance {} ({} cases); lib={}",
-        env!("CARGO_PKG_VERSION"),
-        selected.len(),
-        lib
-    )];
+    let mut lines: Vec<String> =
+        vec![format!("# driver-conformance {} ({} cases); lib={}", env!("CARGO_PKG_VERSION"), selected.len(), lib)];
     for case_lines in run_all(&o, &selected) {
         lines.extend(case_lines);
     }
@@ -202,12 +178,7 @@ fn run_all(o: &Opts, cases: &[&cx::Case]) -> Vec<Vec<String>> {
             });
         }
     });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.unwrap_or_default())
-        .collect()
+    results.into_inner().unwrap().into_iter().map(|r| r.unwrap_or_default()).collect()
 }
 
 /// Runs one case in a child process and returns its lines (plus a CRASHED / TIMEOUT /
@@ -215,10 +186,7 @@ fn run_all(o: &Opts, cases: &[&cx::Case]) -> Vec<Vec<String>> {
 fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
     let exe = std::env::current_exe().expect("current_exe");
     let mut cmd = Command::new(exe);
-    cmd.arg("--lib")
-        .arg(o.lib.as_ref().unwrap())
-        .arg("--case")
-        .arg(name);
+    cmd.arg("--lib").arg(o.lib.as_ref().unwrap()).arg("--case").arg(name);
     if let Some(f) = &o.fatbin {
         cmd.arg("--fatbin").arg(f);
     }
@@ -229,9 +197,7 @@ fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
         cmd.arg("--kernels").arg(k);
         cmd.env("EMU_CUDA_KERNELS", k);
     }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return vec![format!("{name}: RUNNER_ERROR(spawn: {e})")],
@@ -254,13 +220,8 @@ fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(line) => {
                 if let Some(l) = line.strip_prefix("@@ ") {
-                    let ok = l.starts_with(name)
-                        && matches!(l.as_bytes().get(name.len()), Some(b':') | Some(b'.'));
-                    out.push(if ok {
-                        l.to_string()
-                    } else {
-                        format!("{name}: {l}")
-                    });
+                    let ok = l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b':') | Some(b'.'));
+                    out.push(if ok { l.to_string() } else { format!("{name}: {l}") });
                 } else if line == "@@end" {
                     ended = true;
                 } else {
@@ -284,9 +245,7 @@ fn run_isolated(o: &Opts, name: &str) -> Vec<String> {
     } else if !ended {
         use std::os::unix::process::ExitStatusExt;
         match status {
-            Ok(s) if s.signal().is_some() => {
-                out.push(format!("{name}: CRASHED(signal {})", s.signal().unwrap()))
-            }
+            Ok(s) if s.signal().is_some() => out.push(format!("{name}: CRASHED(signal {})", s.signal().unwrap())),
             Ok(s) => out.push(format!("{name}: EXITED({})", s.code().unwrap_or(-1))),
             Err(e) => out.push(format!("{name}: RUNNER_ERROR(wait: {e})")),
         }

@@ -8,15 +8,8 @@ use std::collections::HashMap;
 
 fn new_context(d: &mut Driver, dev: CUdevice, flags: u32, primary: bool) -> u64 {
     let id = d.new_id();
-    d.contexts.insert(id, Context {
-        device: dev,
-        flags,
-        primary,
-        sticky: None,
-        limits: default_limits(),
-        cache_config: 0,
-        shared_config: 0,
-    });
+    d.contexts
+        .insert(id, Context { device: dev, flags, primary, sticky: None, limits: default_limits(), cache_config: 0, shared_config: 0 });
     id
 }
 

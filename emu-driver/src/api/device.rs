@@ -22,7 +22,10 @@ pub fn init(flags: u32) -> CuResult {
             crate::log_error!("cuInit refused: EMU_CUDA_CHECKS=pointers: {e}");
             CUDA_ERROR_OUT_OF_MEMORY
         })?;
-        crate::log_info!("EMU_CUDA_CHECKS=pointers: device memory in an arena of {} GiB, out of host code's reach outside launches", bytes >> 30);
+        crate::log_info!(
+            "EMU_CUDA_CHECKS=pointers: device memory in an arena of {} GiB, out of host code's reach outside launches",
+            bytes >> 30
+        );
     }
     state::initialise(config.clone())?;
     crate::signals::install_fault_report();
@@ -104,7 +107,12 @@ pub fn device_get_uuid(uuid: Out<CUuuid>, dev: CUdevice) -> CuResult {
 pub fn device_get_pci_bus_id(buf: OutText, dev: CUdevice) -> CuResult {
     let d = driver()?;
     d.check_device(dev)?;
-    let id = format!("{:08X}:{:02X}:{:02X}.0", d.profile.attr(50).unwrap_or(0), d.profile.attr(33).unwrap_or(0), d.profile.attr(34).unwrap_or(0));
+    let id = format!(
+        "{:08X}:{:02X}:{:02X}.0",
+        d.profile.attr(50).unwrap_or(0),
+        d.profile.attr(33).unwrap_or(0),
+        d.profile.attr(34).unwrap_or(0)
+    );
     buf.set(&id)
 }
 

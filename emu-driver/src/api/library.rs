@@ -10,7 +10,12 @@ use crate::boundary::{CuResult, ImagePtr, JitOptions, Out, OutSlice, Text};
 use crate::cu::*;
 use crate::state::{driver, handle, handle_id, LibKernel, Library, Tag};
 
-fn load(lib: Out<CUlibrary>, jit: JitOptions, libopts: JitOptions, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult {
+fn load(
+    lib: Out<CUlibrary>,
+    jit: JitOptions,
+    libopts: JitOptions,
+    parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>,
+) -> CuResult {
     lib.required()?;
     jit.check()?;
     libopts.check()?;

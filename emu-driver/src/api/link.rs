@@ -8,7 +8,10 @@
 //! bound across them). Inputs without PTX (cubins, objects, archives, NVVM IR) cannot be
 //! run by PTX mode: CUDA_ERROR_NOT_SUPPORTED, counted as `cuLinkAddData:<kind>`.
 
-use crate::boundary::{CuResult, HostBytes, JitOptions, Out, Text, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+use crate::boundary::{
+    CuResult, HostBytes, JitOptions, Out, Text, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+};
 use crate::cu::*;
 use crate::state::{driver, handle, handle_id, LinkState, Tag};
 
@@ -47,7 +50,10 @@ fn ptx_of(kind: u32, bytes: &[u8], name: &str, opts: &JitOptions) -> CuResult<Ve
             let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
             match std::str::from_utf8(&bytes[..end]) {
                 Ok(t) => vec![t.to_string()],
-                Err(_) => return fail(opts, CUDA_ERROR_INVALID_PTX, format!("cuLinkAddData: {name}: PTX input is not UTF-8 text")).map(|_| Vec::new()),
+                Err(_) => {
+                    return fail(opts, CUDA_ERROR_INVALID_PTX, format!("cuLinkAddData: {name}: PTX input is not UTF-8 text"))
+                        .map(|_| Vec::new())
+                }
             }
         }
         INPUT_FATBINARY => match crate::image::parse_bytes(bytes, target) {
@@ -74,7 +80,10 @@ fn ptx_of(kind: u32, bytes: &[u8], name: &str, opts: &JitOptions) -> CuResult<Ve
             return fail(
                 opts,
                 CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
-                format!("cuLinkAddData: {name}: PTX .version {}.{} is newer than this driver's ISA {}.{}", m.version.0, m.version.1, max_ptx.0, max_ptx.1),
+                format!(
+                    "cuLinkAddData: {name}: PTX .version {}.{} is newer than this driver's ISA {}.{}",
+                    m.version.0, m.version.1, max_ptx.0, max_ptx.1
+                ),
             )
             .map(|_| Vec::new());
         }

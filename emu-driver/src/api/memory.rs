@@ -364,8 +364,12 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
         let es = side_for(c.src_memory_type)?;
         let ed = side_for(c.dst_memory_type)?;
-        let src = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device } + c.src_x_in_bytes as u64 + c.src_y as u64 * c.src_pitch as u64;
-        let dst = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device } + c.dst_x_in_bytes as u64 + c.dst_y as u64 * c.dst_pitch as u64;
+        let src = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device }
+            + c.src_x_in_bytes as u64
+            + c.src_y as u64 * c.src_pitch as u64;
+        let dst = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device }
+            + c.dst_x_in_bytes as u64
+            + c.dst_y as u64 * c.dst_pitch as u64;
         let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch } as u64;
         let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch } as u64;
         let (w, h) = (c.width_in_bytes as u64, c.height as u64);
@@ -457,9 +461,7 @@ fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CU
             let a = need()?;
             data.set(if a.kind == AllocKind::StreamOrdered { std::ptr::null_mut() } else { handle(Tag::Context, a.ctx) })
         }
-        CU_POINTER_ATTRIBUTE_MEMORY_TYPE => {
-            data.set::<u32>(if need()?.kind.is_host() { CU_MEMORYTYPE_HOST } else { CU_MEMORYTYPE_DEVICE })
-        }
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE => data.set::<u32>(if need()?.kind.is_host() { CU_MEMORYTYPE_HOST } else { CU_MEMORYTYPE_DEVICE }),
         // The one attribute that needs a current context (measured on an H200).
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER => {
             need()?;
@@ -509,7 +511,13 @@ fn pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CU
 /// Pointer attributes of the virtual-memory API's addresses, as the H200 answers them
 /// (`vmm_pointer_attrs`): no context, the reservation as the range, the mapping as the
 /// mapping; a device pointer only with access; nothing at all where nothing is mapped.
-fn vm_pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr: CUdeviceptr, info: crate::api::vmm::PointerInfo) -> CuResult {
+fn vm_pointer_attribute(
+    d: &crate::state::Driver,
+    data: &OutAny,
+    attr: u32,
+    ptr: CUdeviceptr,
+    info: crate::api::vmm::PointerInfo,
+) -> CuResult {
     use crate::api::vmm::PointerInfo;
     let PointerInfo::Mapped { start, size, access, id, reservation, props, physical } = info else {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -525,7 +533,9 @@ fn vm_pointer_attribute(d: &crate::state::Driver, data: &OutAny, attr: u32, ptr:
             d.current()?;
             data.set::<u64>(ptr)
         }
-        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS | CU_POINTER_ATTRIBUTE_IS_MANAGED | CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => data.set::<i32>(0),
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS | CU_POINTER_ATTRIBUTE_IS_MANAGED | CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => {
+            data.set::<i32>(0)
+        }
         CU_POINTER_ATTRIBUTE_BUFFER_ID => data.set::<u64>(id),
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => data.set::<u64>(physical),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => data.set::<i32>(props.device),

@@ -5,8 +5,8 @@ use crate::cu::*;
 use crate::launch::{self, Launch};
 use crate::module::{load as module, FunctionRef};
 use crate::queue;
-use crate::state::{driver, handle, handle_id, Tag};
 use crate::state::Driver;
+use crate::state::{driver, handle, handle_id, Tag};
 
 /// Parses and binds the image without holding the driver's lock (scanning the kernel
 /// libraries, translation and dlopen can be slow), then enters the module into the
@@ -23,7 +23,11 @@ fn load(m: Out<CUmodule>, opt_level: u8, parse: impl FnOnce(crate::image::Target
 
 /// Loads an image into context `ctx` (which must stay current or be the one given):
 /// the module's id. `opt_level` is the JIT's optimisation level for PTX mode (0..=3).
-pub(crate) fn load_into(ctx: u64, opt_level: u8, parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>) -> CuResult<u64> {
+pub(crate) fn load_into(
+    ctx: u64,
+    opt_level: u8,
+    parse: impl FnOnce(crate::image::Target) -> CuResult<crate::image::Image>,
+) -> CuResult<u64> {
     let (target, max_ptx, paths, race, exec, sm_count) = {
         let d = driver()?;
         d.context(ctx)?;
@@ -119,7 +123,10 @@ pub(crate) fn function_handle(d: &mut Driver, mid: u64, name: &str) -> CuResult<
         None => {
             let fid = d.new_id();
             let max_dyn = d.profile.shared_per_block().saturating_sub(mm.kernels[index].static_shared());
-            d.functions.insert(fid, FunctionRef { module_id: mid, module: mm.clone(), index, max_dynamic_shared: max_dyn, carveout: -1, cache_config: 0 });
+            d.functions.insert(
+                fid,
+                FunctionRef { module_id: mid, module: mm.clone(), index, max_dynamic_shared: max_dyn, carveout: -1, cache_config: 0 },
+            );
             mm.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string(), fid);
             fid
         }
@@ -331,7 +338,14 @@ pub fn occupancy_max_active_blocks(n: Out<i32>, f: CUfunction, block: i32, dyn_s
     n.set(active_blocks(&d, f, block, dyn_smem)?)
 }
 
-pub fn occupancy_max_potential_block_size(min_grid: Out<i32>, block: Out<i32>, f: CUfunction, _cb: Opaque, dyn_smem: usize, limit: i32) -> CuResult {
+pub fn occupancy_max_potential_block_size(
+    min_grid: Out<i32>,
+    block: Out<i32>,
+    f: CUfunction,
+    _cb: Opaque,
+    dyn_smem: usize,
+    limit: i32,
+) -> CuResult {
     let best = {
         let d = driver()?;
         d.current()?;

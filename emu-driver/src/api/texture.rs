@@ -100,7 +100,14 @@ pub fn array_create(out: Out<*mut c_void>, desc: Option<CUDA_ARRAY_DESCRIPTOR>) 
     let ctx = d.current()?;
     out.required()?;
     let desc = desc.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let d3 = CUDA_ARRAY3D_DESCRIPTOR { width: desc.width, height: desc.height, depth: 0, format: desc.format, num_channels: desc.num_channels, flags: 0 };
+    let d3 = CUDA_ARRAY3D_DESCRIPTOR {
+        width: desc.width,
+        height: desc.height,
+        depth: 0,
+        format: desc.format,
+        num_channels: desc.num_channels,
+        flags: 0,
+    };
     check_3d(&d3)?;
     let id = make_array(&mut d, ctx, &d3, None)?;
     out.set(handle(Tag::Array, id))
@@ -132,7 +139,12 @@ pub fn array_get_descriptor(out: Out<CUDA_ARRAY_DESCRIPTOR>, a: *mut c_void) -> 
     let d = driver()?;
     out.required()?;
     let arr = array_of(&d, a)?;
-    out.set(CUDA_ARRAY_DESCRIPTOR { width: arr.width as usize, height: arr.height as usize, format: arr.format, num_channels: arr.channels })
+    out.set(CUDA_ARRAY_DESCRIPTOR {
+        width: arr.width as usize,
+        height: arr.height as usize,
+        format: arr.format,
+        num_channels: arr.channels,
+    })
 }
 
 pub fn array3d_get_descriptor(out: Out<CUDA_ARRAY3D_DESCRIPTOR>, a: *mut c_void) -> CuResult {
@@ -213,7 +225,21 @@ struct End {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn end(d: &Driver, mt: u32, host: u64, dev: u64, arr: *mut c_void, x: usize, y: usize, z: usize, pitch: usize, height: usize, w: u64, h: u64, depth: u64) -> CuResult<End> {
+fn end(
+    d: &Driver,
+    mt: u32,
+    host: u64,
+    dev: u64,
+    arr: *mut c_void,
+    x: usize,
+    y: usize,
+    z: usize,
+    pitch: usize,
+    height: usize,
+    w: u64,
+    h: u64,
+    depth: u64,
+) -> CuResult<End> {
     let (x, y, z) = (x as u64, y as u64, z as u64);
     match mt {
         CU_MEMORYTYPE_ARRAY => {
@@ -256,8 +282,36 @@ pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult
     if c.width_in_bytes == 0 || c.height == 0 || c.depth == 0 {
         return Ok(());
     }
-    let src = end(&d, c.src_memory_type, c.src_host as u64, c.src_device, c.src_array, c.src_x_in_bytes, c.src_y, c.src_z, c.src_pitch, c.src_height, w, h, depth)?;
-    let dst = end(&d, c.dst_memory_type, c.dst_host as u64, c.dst_device, c.dst_array, c.dst_x_in_bytes, c.dst_y, c.dst_z, c.dst_pitch, c.dst_height, w, h, depth)?;
+    let src = end(
+        &d,
+        c.src_memory_type,
+        c.src_host as u64,
+        c.src_device,
+        c.src_array,
+        c.src_x_in_bytes,
+        c.src_y,
+        c.src_z,
+        c.src_pitch,
+        c.src_height,
+        w,
+        h,
+        depth,
+    )?;
+    let dst = end(
+        &d,
+        c.dst_memory_type,
+        c.dst_host as u64,
+        c.dst_device,
+        c.dst_array,
+        c.dst_x_in_bytes,
+        c.dst_y,
+        c.dst_z,
+        c.dst_pitch,
+        c.dst_height,
+        w,
+        h,
+        depth,
+    )?;
     if (h > 1 && (src.pitch < w || dst.pitch < w)) || (depth > 1 && (src.slice < src.pitch * h || dst.slice < dst.pitch * h)) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -311,7 +365,15 @@ pub fn memcpy_2d_arrays(c: &CUDA_MEMCPY2D, stream: Option<CUstream>) -> CuResult
 }
 
 /// cuMemcpyHtoA / AtoH / DtoA / AtoD: `n` bytes at byte `offset` of a 1D view of the array.
-pub fn memcpy_array_1d(a: *mut c_void, offset: usize, other: u64, other_type: u32, n: usize, to_array: bool, stream: Option<CUstream>) -> CuResult {
+pub fn memcpy_array_1d(
+    a: *mut c_void,
+    offset: usize,
+    other: u64,
+    other_type: u32,
+    n: usize,
+    to_array: bool,
+    stream: Option<CUstream>,
+) -> CuResult {
     let (host, dev) = if other_type == CU_MEMORYTYPE_HOST { (other, 0) } else { (0, other) };
     let d = driver()?;
     let arr = array_of(&d, a)?;
@@ -418,7 +480,11 @@ fn resource(d: &Driver, r: &CUDA_RESOURCE_DESC) -> CuResult<Resource> {
             // A width past the pitch is accepted by the H200; the emulation reads only
             // whole rows inside the pitch.
             let width = width.min(pitch / elem);
-            if width > 0 && height > 0 && d.check_range(ptr, pitch * (height - 1) + width * elem).is_err() && memory::side_of(d, ptr) != Side::Host {
+            if width > 0
+                && height > 0
+                && d.check_range(ptr, pitch * (height - 1) + width * elem).is_err()
+                && memory::side_of(d, ptr) != Side::Host
+            {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             Resource::Pitch2D { ptr, format, channels, width, height, pitch }
@@ -457,7 +523,12 @@ fn resource_desc(res: &Resource) -> CUDA_RESOURCE_DESC {
     r
 }
 
-pub fn tex_object_create(out: Out<u64>, res: Option<CUDA_RESOURCE_DESC>, td: Option<CUDA_TEXTURE_DESC>, view: Option<CUDA_RESOURCE_VIEW_DESC>) -> CuResult {
+pub fn tex_object_create(
+    out: Out<u64>,
+    res: Option<CUDA_RESOURCE_DESC>,
+    td: Option<CUDA_TEXTURE_DESC>,
+    view: Option<CUDA_RESOURCE_VIEW_DESC>,
+) -> CuResult {
     let d = driver()?;
     d.current()?;
     out.required()?;
@@ -487,7 +558,19 @@ pub fn tex_object_create(out: Out<u64>, res: Option<CUDA_RESOURCE_DESC>, td: Opt
         border: t.border_color,
     };
     let words = view.map(|v| {
-        [v.format as u64, v.width as u64, v.height as u64, v.depth as u64, v.first_mipmap_level as u64, v.last_mipmap_level as u64, v.first_layer as u64, v.last_layer as u64, 0, 0, 0]
+        [
+            v.format as u64,
+            v.width as u64,
+            v.height as u64,
+            v.depth as u64,
+            v.first_mipmap_level as u64,
+            v.last_mipmap_level as u64,
+            v.first_layer as u64,
+            v.last_layer as u64,
+            0,
+            0,
+            0,
+        ]
     });
     drop(d);
     let h = texture::register(Object::Texture { res: resource, desc, view: words });

@@ -136,7 +136,16 @@ impl Barrier {
     /// (the block then records it as waiting), `Done` when it completed the generation.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn arrive(&mut self, threads: &mut Threads, tid: u32, fi: u32, op: u32, pred: bool, site: abi::Site, log: &mut HazardLog) -> Arrival {
+    pub fn arrive(
+        &mut self,
+        threads: &mut Threads,
+        tid: u32,
+        fi: u32,
+        op: u32,
+        pred: bool,
+        site: abi::Site,
+        log: &mut HazardLog,
+    ) -> Arrival {
         if self.waiters.is_empty() {
             self.open(op, site.file, site.line, site.column);
         } else if !same_site(&site, &self.site0) {
@@ -206,11 +215,7 @@ impl Barrier {
             Detected {
                 kind: HazardKind::BarrierDivergenceSite,
                 key,
-                operation: format!(
-                    "{} (call sites {})",
-                    barrier_name(op),
-                    sites.iter().map(site_text).collect::<Vec<_>>().join(", ")
-                ),
+                operation: format!("{} (call sites {})", barrier_name(op), sites.iter().map(site_text).collect::<Vec<_>>().join(", ")),
                 message: format!(
                     "one barrier generation was reached from {} different call sites: {}. sm_70+ \
                      completes it, but the threads took different paths to their barrier",

@@ -102,24 +102,13 @@ pub(crate) fn survey(b: &Block, running: Option<(u32, String)>) -> Vec<String> {
     }
     for (s, mut ts) in b.barrier.sites() {
         ts.sort_unstable();
-        out.push(format!(
-            "threads {} wait at {} (call site {})",
-            format_threads(&ts),
-            barrier_name(b.barrier.first().0),
-            site_text(&s)
-        ));
+        out.push(format!("threads {} wait at {} (call site {})", format_threads(&ts), barrier_name(b.barrier.first().0), site_text(&s)));
     }
     for (wi, w) in b.warps.iter().enumerate().take(b.threads.n.div_ceil(WARP) as usize) {
         let base = wi as u32 * WARP;
         for g in w.collectives.groups() {
             let ts: Vec<u32> = lanes(g.arrived).map(|l| base + l).collect();
-            out.push(format!(
-                "threads {} wait in {}(mask={:#010x}) at {}",
-                format_threads(&ts),
-                op_name(g.op),
-                g.mask,
-                site_text(&g.site)
-            ));
+            out.push(format!("threads {} wait in {}(mask={:#010x}) at {}", format_threads(&ts), op_name(g.op), g.mask, site_text(&g.site)));
         }
         for g in w.convergence.groups() {
             let ts: Vec<u32> = lanes(g.members).map(|l| base + l).collect();
@@ -151,8 +140,16 @@ mod tests {
         b.arrive_warp(0, 0, abi::warp::SYNC, 0x3, 0, 0, 32, abi::Site::UNKNOWN, &mut log);
         b.arrive_barrier(1, 1, abi::bar::SYNC, false, abi::Site::UNKNOWN, &mut log);
         let d = report(&b);
-        assert!(d.message.contains("threads 1 wait at __syncthreads (call site unknown site): 1 of 2 live threads arrived"), "{}", d.message);
-        assert!(d.message.contains("threads 0 wait in __syncwarp(mask=0x00000003) of warp 0 for lanes 1 (thread 1 waits at __syncthreads)"), "{}", d.message);
+        assert!(
+            d.message.contains("threads 1 wait at __syncthreads (call site unknown site): 1 of 2 live threads arrived"),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.message.contains("threads 0 wait in __syncwarp(mask=0x00000003) of warp 0 for lanes 1 (thread 1 waits at __syncthreads)"),
+            "{}",
+            d.message
+        );
         assert_eq!(d.threads, vec![0, 1]);
         let s = survey(&b, None);
         assert_eq!(s.len(), 2, "{s:?}");

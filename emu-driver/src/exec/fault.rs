@@ -169,14 +169,8 @@ unsafe fn ensure_altstack() {
         if cur.ss_flags & libc::SS_DISABLE == 0 && cur.ss_size >= 16 * 1024 {
             return; // the thread has one (Rust's std gives its threads one)
         }
-        let mem = libc::mmap(
-            ptr::null_mut(),
-            ALT_STACK_SIZE,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
+        let mem =
+            libc::mmap(ptr::null_mut(), ALT_STACK_SIZE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
         if mem == libc::MAP_FAILED {
             return;
         }

@@ -189,7 +189,6 @@ impl Default for BlockFields {
     }
 }
 
-
 /// A pooled stack's top is moved down by a per-fiber "colour" (a multiple of 128 bytes
 /// within a page). Stacks are page aligned, so without this the hot top-of-stack lines
 /// of every fiber fall into the same few cache sets and a barrier sweep over 256
@@ -333,7 +332,8 @@ impl FiberPool {
         if idx as usize >= MAX_FIBERS {
             return Err(format!("more than {MAX_FIBERS} fibers on one worker"));
         }
-        let stack = DefaultStack::new(self.stack_size).map_err(|e| format!("cannot allocate a {}-byte fiber stack: {e}", self.stack_size))?;
+        let stack =
+            DefaultStack::new(self.stack_size).map_err(|e| format!("cannot allocate a {}-byte fiber stack: {e}", self.stack_size))?;
         let colour = (idx as usize * 7 % COLOURS) * COLOUR_STEP;
         let top = (stack.base().get() - colour) & !15;
         let f = self.slab.wrapping_add(idx as usize);

@@ -200,7 +200,11 @@ impl HazardLog {
         for log in logs {
             for (i, mut e) in log.entries.into_iter().enumerate() {
                 let count: u64 = if e.by_pos.is_empty() {
-                    if e.first_pos <= limit { e.report.occurrences } else { 0 }
+                    if e.first_pos <= limit {
+                        e.report.occurrences
+                    } else {
+                        0
+                    }
                 } else {
                     e.by_pos.iter().filter(|(p, _)| *p <= limit).map(|(_, n)| n).sum()
                 };
@@ -244,13 +248,7 @@ mod tests {
     }
 
     fn d() -> Detected {
-        Detected {
-            kind: HazardKind::WarpLaneExited,
-            key: 3,
-            threads: (0..100).collect(),
-            operation: "op".into(),
-            message: "m".into(),
-        }
+        Detected { kind: HazardKind::WarpLaneExited, key: 3, threads: (0..100).collect(), operation: "op".into(), message: "m".into() }
     }
 
     #[test]

@@ -57,7 +57,15 @@ pub(crate) struct Job {
 
 impl Job {
     /// A job for positions `start..total` handed out `chunk` at a time.
-    fn new(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], opts: &ExecOptions, start: u64, total: u64, chunk: u64) -> Arc<Job> {
+    fn new(
+        kernel: &KernelRef,
+        cfg: &LaunchConfig,
+        params: &[*mut c_void],
+        opts: &ExecOptions,
+        start: u64,
+        total: u64,
+        chunk: u64,
+    ) -> Arc<Job> {
         Arc::new(Job {
             kernel: kernel.clone(),
             cfg: *cfg,

@@ -146,10 +146,7 @@ impl Detector {
     /// `prev` and an access of kind `kind` by `tid` conflict unsynchronised.
     #[inline(always)]
     fn races(&self, prev: &Rec, tid: u32, kind: u32) -> bool {
-        prev.tid != NOBODY
-            && prev.tid != tid
-            && prev.kind & kind & access::ATOMIC_BIT == 0
-            && !self.ordered(prev, tid)
+        prev.tid != NOBODY && prev.tid != tid && prev.kind & kind & access::ATOMIC_BIT == 0 && !self.ordered(prev, tid)
     }
 }
 
@@ -169,7 +166,14 @@ pub(crate) struct SharedChecks {
 impl SharedChecks {
     /// Sets up (or switches off) the checks for a launch on this worker: the kernel's
     /// code is at `code`; `dyn_start`/`dyn_len` is the block's dynamic shared memory.
-    pub fn begin_launch(slot: &mut Option<Box<SharedChecks>>, on: Checks, code: usize, dyn_start: usize, dyn_len: usize, threads: &mut Threads) {
+    pub fn begin_launch(
+        slot: &mut Option<Box<SharedChecks>>,
+        on: Checks,
+        code: usize,
+        dyn_start: usize,
+        dyn_len: usize,
+        threads: &mut Threads,
+    ) {
         if !on.any() {
             if let Some(c) = slot.as_mut() {
                 c.on = on;
@@ -284,7 +288,17 @@ impl SharedChecks {
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn report(&self, f: Found, cur: Rec, region: Region, off: usize, addr: usize, size: u64, block_dim: abi::Dim3, log: &mut HazardLog) -> bool {
+    fn report(
+        &self,
+        f: Found,
+        cur: Rec,
+        region: Region,
+        off: usize,
+        addr: usize,
+        size: u64,
+        block_dim: abi::Dim3,
+        log: &mut HazardLog,
+    ) -> bool {
         let key = key_of(&[f.prev.pc as u64, cur.pc as u64]);
         let library = self.ranges.library.clone();
         log.note(f.kind, key, || {
@@ -306,7 +320,13 @@ impl SharedChecks {
                 kind: f.kind,
                 key,
                 threads: vec![f.prev.tid, cur.tid],
-                operation: format!("shared-memory {} at {} after {} at {}", verb(cur.kind), b.user_line(), verb(f.prev.kind), a.user_line()),
+                operation: format!(
+                    "shared-memory {} at {} after {} at {}",
+                    verb(cur.kind),
+                    b.user_line(),
+                    verb(f.prev.kind),
+                    a.user_line()
+                ),
                 message: format!(
                     "{what} race on {target} ({size} byte{} at {addr:#x}): thread {} {} it at {}, then thread {} {} it at {}, {between}",
                     if size == 1 { "" } else { "s" },
@@ -375,9 +395,9 @@ mod tests {
     use crate::abi::{self, access};
     use crate::exec::hazard::{HazardKind, HazardLog, HazardMode};
     use crate::exec::race::SharedChecks;
+    use crate::exec::threads::tests::threads;
     use crate::exec::threads::Threads;
     use crate::exec::types::Checks;
-    use crate::exec::threads::tests::threads;
 
     /// A detector over 64 bytes of dynamic shared memory (a plain buffer).
     fn setup(n: u32) -> (SharedChecks, Threads, HazardLog, Vec<u8>) {

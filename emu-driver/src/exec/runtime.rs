@@ -149,7 +149,16 @@ type WarpEntryWords = unsafe extern "C" fn(u32, u32, u64, i32, i32, *mut i32, *c
 const RT_WARP: WarpEntry = unsafe { std::mem::transmute::<WarpEntryWords, WarpEntry>(rt_warp) };
 
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site_file: *const c_char, site_line_column: u64) -> u64 {
+unsafe extern "C" fn rt_warp(
+    op: u32,
+    mask: u32,
+    value: u64,
+    arg: i32,
+    width: i32,
+    pred_out: *mut i32,
+    site_file: *const c_char,
+    site_line_column: u64,
+) -> u64 {
     // Most arrivals join their warp's open collective and wait (`warp_join_fast`): that
     // path keeps few values, so a suspended lane's frame stays small; the first and the
     // last lane of a group, and everything unusual, take the general path.
@@ -169,7 +178,16 @@ unsafe extern "C" fn rt_warp(op: u32, mask: u32, value: u64, arg: i32, width: i3
 /// `rt_warp` for every arrival its fast path does not take.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn rt_warp_general(op: u32, mask: u32, value: u64, arg: i32, width: i32, pred_out: *mut i32, site_file: *const c_char, site_line_column: u64) -> u64 {
+unsafe fn rt_warp_general(
+    op: u32,
+    mask: u32,
+    value: u64,
+    arg: i32,
+    width: i32,
+    pred_out: *mut i32,
+    site_file: *const c_char,
+    site_line_column: u64,
+) -> u64 {
     let site = abi::Site { file: site_file, line: site_line_column as u32, column: (site_line_column >> 32) as u32 };
     let Some((w, f)) = on_fiber() else {
         outside_launch("a warp collective");

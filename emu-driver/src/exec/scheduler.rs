@@ -161,9 +161,7 @@ pub(crate) fn worker_free() -> bool {
 
 /// This OS thread's executor counters.
 pub(crate) fn stats() -> ExecStats {
-    WORKER
-        .try_with(|cell| cell.try_borrow().ok().and_then(|w| w.as_ref().map(|w| w.stats)).unwrap_or_default())
-        .unwrap_or_default()
+    WORKER.try_with(|cell| cell.try_borrow().ok().and_then(|w| w.as_ref().map(|w| w.stats)).unwrap_or_default()).unwrap_or_default()
 }
 
 /// Makes this OS thread ready to run kernels: the fault handler (answered by the
@@ -225,7 +223,11 @@ impl Worker {
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
         let slot = unsafe { (kernel.ctx_slot)() };
         if slot.is_null() {
-            let f = LaunchFailure { address: None, code: CUDA_ERROR_LAUNCH_FAILED, message: format!("kernel {}: its library returned no context slot", kernel.name) };
+            let f = LaunchFailure {
+                address: None,
+                code: CUDA_ERROR_LAUNCH_FAILED,
+                message: format!("kernel {}: its library returned no context slot", kernel.name),
+            };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
             return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
@@ -251,7 +253,14 @@ impl Worker {
         if opts.checks.any() || self.checks.is_some() {
             // The window (static prefix and dynamic part) is what the checks watch.
             let start = c.smem.as_ptr() as usize;
-            SharedChecks::begin_launch(&mut self.checks, opts.checks, kernel.run as usize, start, prefix + cfg.dyn_smem_bytes, &mut self.block.threads);
+            SharedChecks::begin_launch(
+                &mut self.checks,
+                opts.checks,
+                kernel.run as usize,
+                start,
+                prefix + cfg.dyn_smem_bytes,
+                &mut self.block.threads,
+            );
         }
         let n = bx * by * bz;
         let seq = Sequence::new(gx as u64 * gy as u64 * gz as u64, opts.block_order);
@@ -265,7 +274,8 @@ impl Worker {
             w.begin(opts.watchdog, opts.preempt, kernel.run as usize);
         }
         // SAFETY: only the lifetime is erased: the pointer is cleared before `run` returns.
-        self.positions = Some(unsafe { std::mem::transmute::<&mut dyn Positions, &'static mut dyn Positions>(positions) } as *mut dyn Positions);
+        self.positions =
+            Some(unsafe { std::mem::transmute::<&mut dyn Positions, &'static mut dyn Positions>(positions) } as *mut dyn Positions);
         let me: *mut Worker = self;
         let prev = CURRENT.with(|c| c.replace(me));
         let mut failure = None;
@@ -466,7 +476,18 @@ impl Worker {
     /// Thread `tid` on fiber `f` (index `fi`) arrives at a warp collective.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn warp_arrive(&mut self, f: *mut Fiber, tid: u32, fi: u32, op: u32, mask: u32, value: u64, arg: i32, width: i32, site: abi::Site) -> Arrival {
+    fn warp_arrive(
+        &mut self,
+        f: *mut Fiber,
+        tid: u32,
+        fi: u32,
+        op: u32,
+        mask: u32,
+        value: u64,
+        arg: i32,
+        width: i32,
+        site: abi::Site,
+    ) -> Arrival {
         let a = self.block.arrive_warp(tid, fi, op, mask, value, arg, width, site, &mut self.log);
         if a == Arrival::Wait {
             self.hand_off_range_on(f, tid);

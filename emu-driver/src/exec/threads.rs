@@ -331,10 +331,12 @@ pub(crate) mod tests {
         q.push_run(entry(9, 90));
         let mut more = vec![entry(4, 40)];
         q.append_run(&mut more);
-        let got: Vec<u32> = std::iter::from_fn(|| q.pop_run()).map(|e| {
-            assert_eq!(entry_fiber(e), entry_thread(e) * 10);
-            entry_thread(e)
-        }).collect();
+        let got: Vec<u32> = std::iter::from_fn(|| q.pop_run())
+            .map(|e| {
+                assert_eq!(entry_fiber(e), entry_thread(e) * 10);
+                entry_thread(e)
+            })
+            .collect();
         assert_eq!(got, vec![3, 1, 2, 9, 4]);
         assert!(q.run_is_empty());
     }

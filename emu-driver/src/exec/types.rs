@@ -11,8 +11,8 @@ use std::time::Duration;
 
 /// The CUresults a launch can end with (defined once, in the driver's `cu`).
 pub use crate::cu::{
-    CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-    CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_OUT_OF_MEMORY,
+    CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT,
+    CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_OUT_OF_MEMORY,
 };
 /// The sticky code of a launch stopped by a hazard in `EMU_CUDA_HAZARDS=error` mode, and
 /// of a deadlock: CUDA_ERROR_LAUNCH_FAILED, what a device reports for a kernel that

@@ -250,7 +250,13 @@ impl Warp {
 
     /// Retries the shuffle groups that waited for lanes outside their masks (a lane of
     /// the warp now waits somewhere, or exited).
-    pub(crate) fn retry_blocked(&mut self, threads: &mut Threads, wi: u32, waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy, log: &mut HazardLog) {
+    pub(crate) fn retry_blocked(
+        &mut self,
+        threads: &mut Threads,
+        wi: u32,
+        waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy,
+        log: &mut HazardLog,
+    ) {
         self.blocked = false;
         let mut i = 0;
         while i < self.groups.len() {
@@ -271,7 +277,17 @@ impl Warp {
     /// and the mask the caller takes part with.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn join_group(&mut self, threads: &mut Threads, tid: u32, op: u32, mask: u32, arg: i32, width: i32, site: abi::Site, log: &mut HazardLog) -> (usize, u32) {
+    fn join_group(
+        &mut self,
+        threads: &mut Threads,
+        tid: u32,
+        op: u32,
+        mask: u32,
+        arg: i32,
+        width: i32,
+        site: abi::Site,
+        log: &mut HazardLog,
+    ) -> (usize, u32) {
         let wi = tid / WARP;
         let bit = 1u32 << (tid % WARP);
         let mut mask = mask;
@@ -299,7 +315,18 @@ impl Warp {
                     self.report_mask_mismatch(threads, tid, wi, op, mask, site, log);
                 }
                 let key = site_key(&site);
-                self.groups.push(Group { mask, arrived: 0, op, key, arg, width, uniform: true, site, kind_reported: false, exit_reported: false });
+                self.groups.push(Group {
+                    mask,
+                    arrived: 0,
+                    op,
+                    key,
+                    arg,
+                    width,
+                    uniform: true,
+                    site,
+                    kind_reported: false,
+                    exit_reported: false,
+                });
                 self.groups.len() - 1
             }
         };
@@ -309,7 +336,14 @@ impl Warp {
     /// Lanes `newly` of this warp (`wi`) have just exited (`threads.gone` has them):
     /// report them where a waiting group names them, and complete groups that now only
     /// waited for them.
-    pub(crate) fn lanes_gone(&mut self, threads: &mut Threads, wi: u32, newly: u32, waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy, log: &mut HazardLog) {
+    pub(crate) fn lanes_gone(
+        &mut self,
+        threads: &mut Threads,
+        wi: u32,
+        newly: u32,
+        waiting_elsewhere: impl Fn(&Threads, u32) -> u32 + Copy,
+        log: &mut HazardLog,
+    ) {
         let mut i = 0;
         while i < self.groups.len() {
             let g = &self.groups[i];
@@ -336,7 +370,15 @@ impl Warp {
     /// group, goes on with the returned result). Shuffles read the lanes in `readable`
     /// (the group's own arrivals unless lanes of other groups at its site are given).
     #[inline(never)]
-    fn resolve(&mut self, threads: &mut Threads, wi: u32, g: Group, readable: Option<u32>, caller: Option<u32>, log: &mut HazardLog) -> (u64, i32) {
+    fn resolve(
+        &mut self,
+        threads: &mut Threads,
+        wi: u32,
+        g: Group,
+        readable: Option<u32>,
+        caller: Option<u32>,
+        log: &mut HazardLog,
+    ) -> (u64, i32) {
         let base = wi * WARP;
         let arrived = g.arrived;
         let readable = readable.unwrap_or(arrived);
@@ -480,7 +522,17 @@ fn report_not_in_mask(threads: &mut Threads, tid: u32, op: u32, mask: u32, site:
 #[allow(clippy::too_many_arguments)]
 #[cold]
 #[inline(never)]
-fn report_outside_mask(threads: &mut Threads, tid: u32, lane: u32, j: u32, op: u32, mask: u32, site: abi::Site, read: bool, log: &mut HazardLog) {
+fn report_outside_mask(
+    threads: &mut Threads,
+    tid: u32,
+    lane: u32,
+    j: u32,
+    op: u32,
+    mask: u32,
+    site: abi::Site,
+    read: bool,
+    log: &mut HazardLog,
+) {
     let wi = tid / WARP;
     let key = key_of(&[site_key(&site), op as u64]);
     let alive = threads.gone[wi as usize] & (1 << j) == 0;
@@ -640,9 +692,8 @@ fn resolve_mixed(w: &mut Warp, g: &Group, readable: u32, gone: u32) -> Outside {
             abi::warp::ALL => ((ballot == contrib) as u64, 0),
             abi::warp::MATCH_ANY => {
                 let key = warp_ops::match_key(t.value, t.arg);
-                let m = lanes(contrib)
-                    .filter(|&l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key)
-                    .fold(0u32, |m, l| m | 1 << l);
+                let m =
+                    lanes(contrib).filter(|&l| warp_ops::match_key(w.lanes[l as usize].value, t.arg) == key).fold(0u32, |m, l| m | 1 << l);
                 (m as u64, 0)
             }
             abi::warp::MATCH_ALL => {
@@ -683,7 +734,8 @@ mod tests {
         let (mut t, mut w, mut log) = (threads(32), Warp::default(), HazardLog::new(HazardMode::Warn, "k"));
         let nobody_elsewhere = |_: &Threads, _: u32| 0;
         for l in 0..31 {
-            let r = w.arrive(&mut t, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, nobody_elsewhere, &mut log);
+            let r =
+                w.arrive(&mut t, l, abi::warp::SHFL_DOWN, u32::MAX, 100 + l as u64, 1, 32, abi::Site::UNKNOWN, nobody_elsewhere, &mut log);
             assert_eq!(r, Arrival::Wait);
         }
         let r = w.arrive(&mut t, 31, abi::warp::SHFL_DOWN, u32::MAX, 131, 1, 32, abi::Site::UNKNOWN, nobody_elsewhere, &mut log);

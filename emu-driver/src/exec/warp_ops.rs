@@ -198,8 +198,8 @@ pub(crate) fn lanes(mut m: u32) -> impl Iterator<Item = u32> {
 
 #[cfg(test)]
 mod tests {
-    use crate::exec::warp_ops::*;
     use crate::abi::*;
+    use crate::exec::warp_ops::*;
 
     #[test]
     fn shuffle_sources_follow_the_documented_corner_cases() {

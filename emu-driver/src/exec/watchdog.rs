@@ -241,12 +241,7 @@ fn now_ns() -> u64 {
 /// Starts the monitor thread once.
 fn monitor() {
     MONITOR.get_or_init(|| {
-        std::thread::Builder::new()
-            .name("simtwin-watchdog".into())
-            .spawn(monitor_loop)
-            .expect("spawn the watchdog thread")
-            .thread()
-            .clone()
+        std::thread::Builder::new().name("simtwin-watchdog".into()).spawn(monitor_loop).expect("spawn the watchdog thread").thread().clone()
     });
 }
 
@@ -269,12 +264,7 @@ fn monitor_loop() {
             continue;
         }
         let states: Vec<Arc<WatchState>> = registry().lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let tick = states
-            .iter()
-            .filter(|s| s.epoch.load(Relaxed) % 2 == 1)
-            .map(|s| tick_of(s))
-            .min()
-            .unwrap_or(Duration::from_millis(250));
+        let tick = states.iter().filter(|s| s.epoch.load(Relaxed) % 2 == 1).map(|s| tick_of(s)).min().unwrap_or(Duration::from_millis(250));
         std::thread::sleep(tick);
         let now = Instant::now();
         seen.retain(|k, _| states.iter().any(|s| Arc::as_ptr(s) as usize == *k));

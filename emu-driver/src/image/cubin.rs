@@ -64,17 +64,16 @@ fn eiattrs<'a>(b: &'a [u8], section: &str) -> Result<Vec<Attr<'a>>, ImageError> 
     let mut out = Vec::new();
     let mut p = 0usize;
     while p < b.len() {
-        let (Some(&fmt), Some(&attr), Some(value)) = (b.get(p), b.get(p + 1), le_u16(b, p + 2))
-        else {
+        let (Some(&fmt), Some(&attr), Some(value)) = (b.get(p), b.get(p + 1), le_u16(b, p + 2)) else {
             return Err(invalid(format!("{section}: EIATTR record truncated at {p}")));
         };
         p += 4;
         let data = match fmt {
             1..=3 => &b[p..p],
             EIFMT_SVAL => {
-                let d = b.get(p..p + value as usize).ok_or_else(|| {
-                    invalid(format!("{section}: EIATTR {attr:#x} of {value} bytes truncated"))
-                })?;
+                let d = b
+                    .get(p..p + value as usize)
+                    .ok_or_else(|| invalid(format!("{section}: EIATTR {attr:#x} of {value} bytes truncated")))?;
                 p += value as usize;
                 d
             }
@@ -88,7 +87,6 @@ fn eiattrs<'a>(b: &'a [u8], section: &str) -> Result<Vec<Attr<'a>>, ImageError> 
 fn three(d: &[u8]) -> Option<[u32; 3]> {
     Some([le_u32(d, 0)?, le_u32(d, 4)?, le_u32(d, 8)?])
 }
-
 
 /// One section header (the fields used here).
 struct Section {
@@ -138,9 +136,7 @@ impl<'a> Elf<'a> {
         let mut elf = Elf { data, abi_version: data[8], machine, flags, sections: Vec::new() };
         let (phoff, phentsize, phnum) = (le_u64(data, 0x20).unwrap_or(0), h(0x36) as u64, h(0x38) as u64);
         if phnum > 0 && phoff.checked_add(phentsize * phnum).is_none_or(|e| e > data.len() as u64) {
-            return Err(invalid(format!(
-                "cubin: program header table ({phnum} x {phentsize} at {phoff}) runs past the image"
-            )));
+            return Err(invalid(format!("cubin: program header table ({phnum} x {phentsize} at {phoff}) runs past the image")));
         }
         if shoff == 0 {
             return Ok(elf);
@@ -167,22 +163,25 @@ impl<'a> Elf<'a> {
         for i in 0..shnum {
             let r = raw(i)?;
             let w = |o| le_u64(r, o).unwrap_or(0);
-            secs.push((le_u32(r, 0).unwrap_or(0), Section {
-                name: String::new(),
-                kind: le_u32(r, 4).unwrap_or(0),
-                offset: w(24),
-                size: w(32),
-                link: le_u32(r, 40).unwrap_or(0),
-                info: le_u32(r, 44).unwrap_or(0),
-            }));
+            secs.push((
+                le_u32(r, 0).unwrap_or(0),
+                Section {
+                    name: String::new(),
+                    kind: le_u32(r, 4).unwrap_or(0),
+                    offset: w(24),
+                    size: w(32),
+                    link: le_u32(r, 40).unwrap_or(0),
+                    info: le_u32(r, 44).unwrap_or(0),
+                },
+            ));
         }
         let strtab: &[u8] = match secs.get(shstrndx as usize) {
             Some((_, s)) if shnum > 0 => elf_bytes(data, s)?,
             _ => &[],
         };
         for (name_off, mut s) in secs {
-            s.name = c_string(strtab, name_off as u64)
-                .ok_or_else(|| invalid(format!("cubin: section name at {name_off} outside .shstrtab")))?;
+            s.name =
+                c_string(strtab, name_off as u64).ok_or_else(|| invalid(format!("cubin: section name at {name_off} outside .shstrtab")))?;
             elf.sections.push(s);
         }
         Ok(elf)
@@ -213,8 +212,7 @@ impl<'a> Elf<'a> {
         for r in d.chunks_exact(24) {
             let name_off = le_u32(r, 0).unwrap_or(0) as u64;
             out.push(Symbol {
-                name: c_string(names, name_off)
-                    .ok_or_else(|| invalid(format!("cubin: symbol name at {name_off} outside .strtab")))?,
+                name: c_string(names, name_off).ok_or_else(|| invalid(format!("cubin: symbol name at {name_off} outside .strtab")))?,
                 kind: r[4] & 0xf,
                 other: r[5],
                 shndx: le_u16(r, 6).unwrap_or(0),
@@ -243,13 +241,7 @@ fn elf_bytes<'a>(data: &'a [u8], s: &Section) -> Result<&'a [u8], ImageError> {
         data.get(o..end)
     });
     r.ok_or_else(|| {
-        invalid(format!(
-            "cubin: section {} ({} bytes at {}) runs past the image's {} bytes",
-            s.name,
-            s.size,
-            s.offset,
-            data.len()
-        ))
+        invalid(format!("cubin: section {} ({} bytes at {}) runs past the image's {} bytes", s.name, s.size, s.offset, data.len()))
     })
 }
 
@@ -318,10 +310,7 @@ pub(crate) fn parse(data: &[u8]) -> Result<Cubin, ImageError> {
             banks.push(sec);
         }
     }
-    let const_size = banks
-        .iter()
-        .filter_map(|b| elf.section(b))
-        .fold(0u64, |a, s| a.saturating_add(s.size));
+    let const_size = banks.iter().filter_map(|b| elf.section(b)).fold(0u64, |a, s| a.saturating_add(s.size));
     let ptx_version = cuinfo_virtual_arch(elf.section_data(".note.nv.cuinfo")?)
         .or_else(|| (abi < 8 && (flags >> 16) & 0xff != 0).then_some((flags >> 16) & 0xff));
 
@@ -340,9 +329,7 @@ pub(crate) fn parse(data: &[u8]) -> Result<Cubin, ImageError> {
             for a in eiattrs(d, &info_name)? {
                 match a.attr {
                     EIATTR_KPARAM_INFO => {
-                        let (Some(ord), Some(off), Some(bits)) =
-                            (le_u16(a.data, 4), le_u16(a.data, 6), le_u32(a.data, 8))
-                        else {
+                        let (Some(ord), Some(off), Some(bits)) = (le_u16(a.data, 4), le_u16(a.data, 6), le_u32(a.data, 8)) else {
                             return Err(invalid(format!("{info_name}: short EIATTR_KPARAM_INFO")));
                         };
                         params.push((ord, ParamInfo { offset: off as u32, size: bits >> 18 }));
@@ -358,20 +345,10 @@ pub(crate) fn parse(data: &[u8]) -> Result<Cubin, ImageError> {
         if params.windows(2).any(|w| w[0].0 == w[1].0) {
             return Err(invalid(format!("{info_name}: parameter ordinal given twice")));
         }
-        let num_regs = regs
-            .get(&(idx as u32))
-            .copied()
-            .or_else(|| elf.section(&format!(".text.{name}")).map(|t| t.info >> 24))
-            .unwrap_or(0);
-        let shared_section = elf
-            .section(&format!(".nv.shared.{name}"))
-            .map(|h| h.size.min(u32::MAX as u64) as u32)
-            .unwrap_or(0);
-        let shared = if reserved_window {
-            shared_section.saturating_sub(RESERVED_SHARED_SM90)
-        } else {
-            shared_section
-        };
+        let num_regs =
+            regs.get(&(idx as u32)).copied().or_else(|| elf.section(&format!(".text.{name}")).map(|t| t.info >> 24)).unwrap_or(0);
+        let shared_section = elf.section(&format!(".nv.shared.{name}")).map(|h| h.size.min(u32::MAX as u64) as u32).unwrap_or(0);
+        let shared = if reserved_window { shared_section.saturating_sub(RESERVED_SHARED_SM90) } else { shared_section };
         let product = |d: [u32; 3]| d[0].checked_mul(d[1]).and_then(|v| v.checked_mul(d[2]));
         kernels.push(KernelInfo {
             name: name.clone(),
@@ -437,10 +414,7 @@ pub fn cubin_globals(bytes: &[u8]) -> Result<Vec<GlobalInfo>, ImageError> {
 /// Bytes an ELF image spans, from its headers: the furthest of the section header table,
 /// the program header table and every section's file contents. `read(offset, len)` must
 /// return exactly the bytes asked for (or an error). Used when only a pointer is given.
-pub(crate) fn elf_len(
-    read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, ImageError>,
-    limit: u64,
-) -> Result<u64, ImageError> {
+pub(crate) fn elf_len(read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, ImageError>, limit: u64) -> Result<u64, ImageError> {
     let h = read(0, 64)?;
     if h.get(4) != Some(&2) || h.get(5) != Some(&1) {
         return Err(invalid("cubin: not a little-endian ELF64"));

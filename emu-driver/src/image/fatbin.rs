@@ -19,8 +19,8 @@
 //! zstd-compressed, 0x100000 arch-specific (`sm_90a`), 0x200000 family (`sm_100f`).
 
 use super::types::{
-    cubin_runs, invalid, le_u16, le_u32, le_u64, Compression, EntryKind, EntrySummary, Image, ImageError,
-    ImageKind, Target, FATBIN_MAGIC, MAX_FATBIN_ENTRIES, MAX_IMAGE_BYTES,
+    cubin_runs, invalid, le_u16, le_u32, le_u64, Compression, EntryKind, EntrySummary, Image, ImageError, ImageKind, Target, FATBIN_MAGIC,
+    MAX_FATBIN_ENTRIES, MAX_IMAGE_BYTES,
 };
 use super::{cubin, ptx};
 
@@ -77,16 +77,9 @@ struct Entry<'a> {
 /// Walks the container's entries, checking every offset and size against the buffer.
 fn entries(b: &[u8]) -> Result<Vec<Entry<'_>>, ImageError> {
     let (hs, fat) = header(b)?;
-    let end = (hs as u64)
-        .checked_add(fat)
-        .filter(|&e| e <= b.len() as u64)
-        .ok_or_else(|| {
-            invalid(format!(
-                "fatbin truncated: header says {} bytes, {} present",
-                hs as u64 + fat.min(u64::MAX - hs as u64),
-                b.len()
-            ))
-        })? as usize;
+    let end = (hs as u64).checked_add(fat).filter(|&e| e <= b.len() as u64).ok_or_else(|| {
+        invalid(format!("fatbin truncated: header says {} bytes, {} present", hs as u64 + fat.min(u64::MAX - hs as u64), b.len()))
+    })? as usize;
     let mut out = Vec::new();
     let mut p = hs;
     while p < end {
@@ -109,9 +102,7 @@ fn entries(b: &[u8]) -> Result<Vec<Entry<'_>>, ImageError> {
             return Err(invalid(format!("fatbin entry at {p}: header size {ehs}")));
         }
         if stored > (e.len() - ehs) as u64 {
-            return Err(invalid(format!(
-                "fatbin entry at {p}: payload of {stored} bytes runs past the container"
-            )));
+            return Err(invalid(format!("fatbin entry at {p}: payload of {stored} bytes runs past the container")));
         }
         let payload = &e[ehs..ehs + stored as usize];
         let compression = match (flags & FLAG_LZ4 != 0, flags & FLAG_ZSTD != 0) {
@@ -119,18 +110,14 @@ fn entries(b: &[u8]) -> Result<Vec<Entry<'_>>, ImageError> {
             (true, false) => Compression::Lz4,
             (false, true) => Compression::Zstd,
             (true, true) => {
-                return Err(ImageError::UnsupportedCompression(format!(
-                    "fatbin entry at {p}: both LZ4 and zstd flags set ({flags:#x})"
-                )))
+                return Err(ImageError::UnsupportedCompression(format!("fatbin entry at {p}: both LZ4 and zstd flags set ({flags:#x})")))
             }
         };
         let (data, size) = if compression == Compression::None {
             (payload, stored)
         } else {
             if compressed == 0 || compressed > stored {
-                return Err(invalid(format!(
-                    "fatbin entry at {p}: compressed size {compressed} with {stored} stored"
-                )));
+                return Err(invalid(format!("fatbin entry at {p}: compressed size {compressed} with {stored} stored")));
             }
             if size == 0 || size > MAX_IMAGE_BYTES {
                 return Err(invalid(format!("fatbin entry at {p}: decompressed size {size}")));
@@ -149,18 +136,7 @@ fn entries(b: &[u8]) -> Result<Vec<Entry<'_>>, ImageError> {
             2 => EntryKind::Cubin,
             k => EntryKind::Unknown(k),
         };
-        out.push(Entry {
-            summary: EntrySummary {
-                kind,
-                arch,
-                variant,
-                compression,
-                stored_size: stored,
-                size,
-                offset: p as u64,
-            },
-            data,
-        });
+        out.push(Entry { summary: EntrySummary { kind, arch, variant, compression, stored_size: stored, size, offset: p as u64 }, data });
         p += ehs + stored as usize;
     }
     Ok(out)
@@ -176,8 +152,7 @@ fn choose(entries: &[Entry<'_>], target: Target) -> Option<usize> {
             .max_by_key(|(i, e)| (e.summary.arch, e.summary.variant.is_none(), usize::MAX - i))
             .map(|(i, _)| i)
     };
-    best(EntryKind::Cubin, &|a| cubin_runs(a, target))
-        .or_else(|| best(EntryKind::Ptx, &|a| a <= target.sm))
+    best(EntryKind::Cubin, &|a| cubin_runs(a, target)).or_else(|| best(EntryKind::Ptx, &|a| a <= target.sm))
 }
 
 /// Decompresses an entry's payload, bounded by the size its header declares.
@@ -189,33 +164,20 @@ fn payload(e: &Entry<'_>) -> Result<Vec<u8>, ImageError> {
         Compression::Zstd => {
             if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(e.data) {
                 if n != s.size {
-                    return Err(invalid(format!(
-                        "{what}: zstd frame holds {n} bytes, entry header says {}",
-                        s.size
-                    )));
+                    return Err(invalid(format!("{what}: zstd frame holds {n} bytes, entry header says {}", s.size)));
                 }
             }
-            zstd::bulk::decompress(e.data, s.size as usize)
-                .map_err(|err| invalid(format!("{what}: zstd data corrupt ({err})")))?
+            zstd::bulk::decompress(e.data, s.size as usize).map_err(|err| invalid(format!("{what}: zstd data corrupt ({err})")))?
         }
         Compression::Lz4 => {
             if s.size > (e.data.len() as u64).saturating_mul(LZ4_MAX_RATIO) {
-                return Err(invalid(format!(
-                    "{what}: {} bytes cannot expand to {}",
-                    e.data.len(),
-                    s.size
-                )));
+                return Err(invalid(format!("{what}: {} bytes cannot expand to {}", e.data.len(), s.size)));
             }
-            lz4_flex::block::decompress(e.data, s.size as usize)
-                .map_err(|err| invalid(format!("{what}: LZ4 data corrupt ({err})")))?
+            lz4_flex::block::decompress(e.data, s.size as usize).map_err(|err| invalid(format!("{what}: LZ4 data corrupt ({err})")))?
         }
     };
     if out.len() as u64 != s.size {
-        return Err(invalid(format!(
-            "{what}: decompressed to {} bytes, entry header says {}",
-            out.len(),
-            s.size
-        )));
+        return Err(invalid(format!("{what}: decompressed to {} bytes, entry header says {}", out.len(), s.size)));
     }
     Ok(out)
 }
@@ -237,9 +199,7 @@ pub(crate) fn parse(b: &[u8], target: Target) -> Result<Image, ImageError> {
     let data = payload(e)?;
     let ptx_text = |data: &[u8], what: &str| -> Result<String, ImageError> {
         let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-        std::str::from_utf8(&data[..end])
-            .map(str::to_string)
-            .map_err(|_| ImageError::InvalidPtx(format!("{what}: not UTF-8 text")))
+        std::str::from_utf8(&data[..end]).map(str::to_string).map_err(|_| ImageError::InvalidPtx(format!("{what}: not UTF-8 text")))
     };
     let (kernels, globals, ptx_version, ptx) = match e.summary.kind {
         EntryKind::Cubin => {

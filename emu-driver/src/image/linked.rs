@@ -45,7 +45,11 @@ pub(crate) fn container_len(read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, 
     for _ in 0..count {
         let l = read(at, 8)?;
         let len = u64::from_le_bytes(l[..8].try_into().unwrap_or([0; 8]));
-        at = at.checked_add(8).and_then(|a| a.checked_add(len.next_multiple_of(8))).filter(|&a| a <= MAX_IMAGE_BYTES).ok_or_else(|| invalid("module length out of range"))?;
+        at = at
+            .checked_add(8)
+            .and_then(|a| a.checked_add(len.next_multiple_of(8)))
+            .filter(|&a| a <= MAX_IMAGE_BYTES)
+            .ok_or_else(|| invalid("module length out of range"))?;
     }
     Ok(at)
 }

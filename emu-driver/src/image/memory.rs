@@ -70,9 +70,7 @@ unsafe fn read_exact(addr: usize, off: u64, len: usize) -> Result<Vec<u8>, Image
     // SAFETY: forwarded contract.
     match unsafe { copy_into(start, &mut v) } {
         Copy::Done => Ok(v),
-        Copy::Fault => Err(ImageError::Unreadable(format!(
-            "{len} bytes at {start:#x} (image at {addr:#x} + {off}) are not readable"
-        ))),
+        Copy::Fault => Err(ImageError::Unreadable(format!("{len} bytes at {start:#x} (image at {addr:#x} + {off}) are not readable"))),
     }
 }
 
@@ -180,9 +178,7 @@ unsafe fn image_bytes_at(addr: usize, follow_wrapper: bool) -> Result<Vec<u8>, I
             // for; read_prefix stops at the first unreadable byte.
             let inner = unsafe { read_prefix(data, 4) };
             if sniff(&inner) != Format::Fatbin {
-                return Err(ImageError::Invalid(format!(
-                    "fatbin wrapper's data at {data:#x} is not a fatbin (magic 0xba55ed50)"
-                )));
+                return Err(ImageError::Invalid(format!("fatbin wrapper's data at {data:#x} is not a fatbin (magic 0xba55ed50)")));
             }
             // SAFETY: as above, for the fatbin the wrapper points at.
             unsafe { image_bytes_at(data, false) }

@@ -90,10 +90,7 @@ pub fn parse_bytes(bytes: &[u8], target: Target) -> Result<Image, ImageError> {
             let m = ptx::parse(text)?;
             if m.target_sm > target.sm {
                 // The JIT compiler refuses a .target above the device.
-                return Err(ImageError::InvalidPtx(format!(
-                    "PTX .target sm_{} is above the device's sm_{}",
-                    m.target_sm, target.sm
-                )));
+                return Err(ImageError::InvalidPtx(format!("PTX .target sm_{} is above the device's sm_{}", m.target_sm, target.sm)));
             }
             Ok(Image {
                 kind: ImageKind::Ptx,
@@ -136,10 +133,7 @@ fn check_cubin_runs(arch: u32, target: Target) -> Result<(), ImageError> {
     if cubin_runs(arch, target) {
         Ok(())
     } else {
-        Err(ImageError::NoBinaryForGpu(format!(
-            "the image is a cubin for sm_{arch}, which cannot run on an sm_{} device",
-            target.sm
-        )))
+        Err(ImageError::NoBinaryForGpu(format!("the image is a cubin for sm_{arch}, which cannot run on an sm_{} device", target.sm)))
     }
 }
 
@@ -158,4 +152,3 @@ fn ptx_text(bytes: &[u8]) -> Result<&str, ImageError> {
     }
     Ok(s)
 }
-

@@ -280,8 +280,7 @@ fn decl_prefix(p: &mut Parser<'_>) -> Result<Decl, ImageError> {
             }
             ".texref" | ".samplerref" | ".surfref" => d.opaque = true,
             ".ptr" => pointee = true,
-            ".global" | ".const" | ".shared" | ".local" | ".param" | ".visible"
-            | ".extern" | ".weak" | ".common" | ".managed" => {}
+            ".global" | ".const" | ".shared" | ".local" | ".param" | ".visible" | ".extern" | ".weak" | ".common" | ".managed" => {}
             ty => match type_size(ty) {
                 Some(s) => d.elem = Some(s),
                 None => return Err(bad(line, format!("unknown type or qualifier `{ty}`"))),
@@ -539,9 +538,9 @@ pub(crate) fn parse(src: &str) -> Result<PtxModule, ImageError> {
         match t {
             ".version" => {
                 let v = p.next()?;
-                let ok = v.split_once('.').is_some_and(|(a, b)| {
-                    !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
-                });
+                let ok = v
+                    .split_once('.')
+                    .is_some_and(|(a, b)| !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit()));
                 if !ok {
                     return Err(bad(line, format!("bad .version `{v}`")));
                 }

@@ -87,9 +87,7 @@ pub struct KernelInfo {
 impl KernelInfo {
     /// Bytes the parameters occupy (end of the last one), if the layout is known.
     pub fn param_bytes(&self) -> Option<u32> {
-        self.params
-            .as_ref()
-            .map(|p| p.iter().map(|p| p.offset.saturating_add(p.size)).max().unwrap_or(0))
+        self.params.as_ref().map(|p| p.iter().map(|p| p.offset.saturating_add(p.size)).max().unwrap_or(0))
     }
 }
 

@@ -12,7 +12,14 @@ use std::path::PathBuf;
 /// Which code runs a module, per EMU_CUDA_EXEC: a host twin if one matches (`auto`
 /// falls back to the image's PTX when no twin library shares any entry with the image;
 /// an ambiguous or partial match stays an error, never a silent pick), or the PTX.
-pub fn prepare_any(kernel_paths: &[PathBuf], img: image::Image, race: bool, mode: crate::config::ExecMode, sm_count: u32, opt_level: u8) -> CuResult<Prepared> {
+pub fn prepare_any(
+    kernel_paths: &[PathBuf],
+    img: image::Image,
+    race: bool,
+    mode: crate::config::ExecMode,
+    sm_count: u32,
+    opt_level: u8,
+) -> CuResult<Prepared> {
     use crate::config::ExecMode;
     match mode {
         ExecMode::Twin => load::prepare(kernel_paths, img, race),
@@ -32,4 +39,3 @@ pub fn prepare_any(kernel_paths: &[PathBuf], img: image::Image, race: bool, mode
         }
     }
 }
-

@@ -98,11 +98,7 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image, race: bool) -> CuRes
     let scan = registry::scan(kernel_paths);
     let want = registry::Wanted { kernels: &kernel_names, globals: &global_names };
     let found = registry::select(&scan, &want, &looked_in).map_err(no_binary)?.clone();
-    let lib_path = if race {
-        checks_library(&found).map_err(no_binary)?
-    } else {
-        found.library_path()
-    };
+    let lib_path = if race { checks_library(&found).map_err(no_binary)? } else { found.library_path() };
     let (lib, desc) = open_instance(&lib_path).map_err(no_binary)?;
     if race {
         // SAFETY: looking up a data symbol; it is not called or written.
@@ -215,11 +211,8 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
             smem_prefix: 0,
         });
     }
-    let globals = raw_globals
-        .iter()
-        .zip(&m.globals)
-        .map(|(g, mg)| (mg.symbol.clone(), mg.name.clone(), g.address as u64, g.size))
-        .collect();
+    let globals =
+        raw_globals.iter().zip(&m.globals).map(|(g, mg)| (mg.symbol.clone(), mg.name.clone(), g.address as u64, g.size)).collect();
     Ok((kernels, globals, desc.ctx_slot))
 }
 
@@ -366,7 +359,11 @@ unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
 fn bind_library(lib: &libloading::Library, path: &Path) -> Result<*const abi::Module, String> {
     // SAFETY: the symbol's type is fixed by the ABI header.
     let f: libloading::Symbol<abi::ModuleFn> = unsafe { lib.get(abi::MODULE_SYMBOL) }.map_err(|_| {
-        format!("{} is not a kernels-host library of ABI {} (no simtwin_module_v2): rebuild it with this kernels-host", path.display(), abi::ABI_VERSION)
+        format!(
+            "{} is not a kernels-host library of ABI {} (no simtwin_module_v2): rebuild it with this kernels-host",
+            path.display(),
+            abi::ABI_VERSION
+        )
     })?;
     // SAFETY: simtwin_module_v2 takes no arguments and returns the library's static
     // descriptor (or null, refused below).

@@ -39,8 +39,7 @@ impl Kernel {
     }
 
     pub fn thread_bound(&self) -> Option<u32> {
-        self.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0)
-            .or(Some(self.launch_bounds.0).filter(|&m| m > 0))
+        self.attrs.as_ref().and_then(|a| a.max_threads_per_block).filter(|&m| m > 0).or(Some(self.launch_bounds.0).filter(|&m| m > 0))
     }
 }
 
@@ -84,4 +83,3 @@ impl FunctionRef {
         &self.module.kernels[self.index]
     }
 }
-

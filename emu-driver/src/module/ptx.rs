@@ -9,12 +9,12 @@
 
 use super::load::{image_label, open_instance, prepared, release_instance, Prepared};
 use super::Kernel;
+use crate::abi;
+use crate::config::ThreadLoops;
 use crate::cu::*;
 use crate::image;
 use crate::state::CuResult;
 use simtwin_abi::ffi::c_str;
-use crate::abi;
-use crate::config::ThreadLoops;
 use simtwin_ptx::jit::{self, JitError};
 use simtwin_ptx::uniform::Path;
 use std::ffi::c_void;

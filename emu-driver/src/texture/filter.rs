@@ -105,7 +105,13 @@ pub fn weighted_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
         }
         let (sig, lo) = decompose(v);
         let shift = lo - lsb;
-        let mag: i128 = if shift >= 0 { (sig as i128) << shift } else if -shift >= 64 { 0 } else { (sig >> (-shift)) as i128 };
+        let mag: i128 = if shift >= 0 {
+            (sig as i128) << shift
+        } else if -shift >= 64 {
+            0
+        } else {
+            (sig >> (-shift)) as i128
+        };
         let signed = if v < 0.0 { -mag } else { mag };
         sum += signed * w as i128;
     }

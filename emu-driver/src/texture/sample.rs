@@ -37,8 +37,9 @@ const SRGB: u32 = 0x10;
 
 /// Runs one request (the runtime table's `texture` entry).
 pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
-    let obj = super::lookup(req.handle)
-        .ok_or_else(|| (CUDA_ERROR_LAUNCH_FAILED, format!("texture/surface object {} does not exist (never created or destroyed)", req.handle)))?;
+    let obj = super::lookup(req.handle).ok_or_else(|| {
+        (CUDA_ERROR_LAUNCH_FAILED, format!("texture/surface object {} does not exist (never created or destroyed)", req.handle))
+    })?;
     match (&*obj, req.op) {
         (Object::Texture { res, desc, .. }, tex::FETCH | tex::LEVEL | tex::GRAD | tex::GATHER) => {
             req.data = fetch(res, desc, req)?;
@@ -63,7 +64,11 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
         }
         (_, op) => Err((
             CUDA_ERROR_LAUNCH_FAILED,
-            format!("object {} is not a {} object (instruction {op})", req.handle, if op >= tex::SURF_LOAD && op != tex::TXQ { "surface" } else { "texture" }),
+            format!(
+                "object {} is not a {} object (instruction {op})",
+                req.handle,
+                if op >= tex::SURF_LOAD && op != tex::TXQ { "surface" } else { "texture" }
+            ),
         )),
     }
 }
@@ -76,11 +81,29 @@ fn levels(res: &Resource) -> Vec<Layout> {
         Resource::Linear { ptr, format, channels, bytes } => {
             let f = Format::from_cu(*format).unwrap_or(Format::U8);
             let elem = f.bytes() as u64 * *channels as u64;
-            vec![Layout { base: *ptr, width: bytes / elem.max(1), height: 1, depth: 1, pitch: *bytes, slice: *bytes, format: f, channels: *channels }]
+            vec![Layout {
+                base: *ptr,
+                width: bytes / elem.max(1),
+                height: 1,
+                depth: 1,
+                pitch: *bytes,
+                slice: *bytes,
+                format: f,
+                channels: *channels,
+            }]
         }
         Resource::Pitch2D { ptr, format, channels, width, height, pitch } => {
             let f = Format::from_cu(*format).unwrap_or(Format::U8);
-            vec![Layout { base: *ptr, width: *width, height: *height, depth: 1, pitch: *pitch, slice: pitch * height, format: f, channels: *channels }]
+            vec![Layout {
+                base: *ptr,
+                width: *width,
+                height: *height,
+                depth: 1,
+                pitch: *pitch,
+                slice: pitch * height,
+                format: f,
+                channels: *channels,
+            }]
         }
     }
 }
@@ -142,14 +165,14 @@ impl Sampler<'_> {
                     Format::Float if f32::from_bits(raw).is_nan() => Val::Nan(raw),
                     Format::Half if format::half_to_f32(raw as u16).is_nan() => Val::Nan(half_nan_bits(raw as u16)),
                     _ => Val::F(match l.format {
-                    Format::Float => f32::from_bits(raw) as f64,
-                    Format::Half => format::half_to_f32(raw as u16) as f64,
-                    Format::U8 if self.srgb && c < 3 => format::srgb_to_linear(raw) as f64,
-                    Format::U8 if self.srgb => {
-                        v[c as usize] = Val::Unorm16(raw * 257);
-                        continue;
-                    }
-                    f => format::normalized(raw, f) as f64,
+                        Format::Float => f32::from_bits(raw) as f64,
+                        Format::Half => format::half_to_f32(raw as u16) as f64,
+                        Format::U8 if self.srgb && c < 3 => format::srgb_to_linear(raw) as f64,
+                        Format::U8 if self.srgb => {
+                            v[c as usize] = Val::Unorm16(raw * 257);
+                            continue;
+                        }
+                        f => format::normalized(raw, f) as f64,
                     }),
                 },
             };
@@ -223,7 +246,16 @@ fn axis(u: f32, n: u64, normalized: bool, linear: bool) -> (i64, u32) {
         u
     };
     if !t.is_finite() {
-        return (if t.is_nan() { 0 } else if t > 0.0 { n as i64 } else { -1 }, 0);
+        return (
+            if t.is_nan() {
+                0
+            } else if t > 0.0 {
+                n as i64
+            } else {
+                -1
+            },
+            0,
+        );
     }
     if linear {
         let b = t - 0.5;
@@ -348,7 +380,12 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
     }
     match dims {
         1 => blend(&[fetch(ix, 0, 0), fetch(ix + 1, 0, 0)], &[256 - a, a], s.mode, s.prec),
-        2 => blend(&[fetch(ix, iy, 0), fetch(ix + 1, iy, 0), fetch(ix, iy + 1, 0), fetch(ix + 1, iy + 1, 0)], &bilinear(a, b), s.mode, s.prec),
+        2 => blend(
+            &[fetch(ix, iy, 0), fetch(ix + 1, iy, 0), fetch(ix, iy + 1, 0), fetch(ix + 1, iy + 1, 0)],
+            &bilinear(a, b),
+            s.mode,
+            s.prec,
+        ),
         _ => {
             let w = bilinear(a, b);
             let lo = [fetch(ix, iy, iz), fetch(ix + 1, iy, iz), fetch(ix, iy + 1, iz), fetch(ix + 1, iy + 1, iz)];
@@ -570,7 +607,10 @@ fn surface(res: &Resource, req: &mut TexRequest) -> Result<(), Fault> {
             _ => {
                 return Err((
                     CUDA_ERROR_ILLEGAL_ADDRESS,
-                    format!("surface access out of range in trap mode: byte x {x}, y {y}, z {z} (extent {row} bytes x {rows} x {})", l.depth),
+                    format!(
+                        "surface access out of range in trap mode: byte x {x}, y {y}, z {z} (extent {row} bytes x {rows} x {})",
+                        l.depth
+                    ),
                 ))
             }
         }
@@ -656,13 +696,27 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32) -> Result<u32, Fault> {
     Ok(match q {
         tex::Q_WIDTH => l.width as u32,
         tex::Q_HEIGHT => l.height as u32,
-        tex::Q_DEPTH => if layered { 1 } else { l.depth as u32 },
-        tex::Q_ARRAY_SIZE => if layered { l.depth as u32 } else { 0 },
+        tex::Q_DEPTH => {
+            if layered {
+                1
+            } else {
+                l.depth as u32
+            }
+        }
+        tex::Q_ARRAY_SIZE => {
+            if layered {
+                l.depth as u32
+            } else {
+                0
+            }
+        }
         tex::Q_NUM_MIPMAP_LEVELS => lv.len() as u32,
         tex::Q_NUM_SAMPLES => 0,
         tex::Q_NORMALIZED_COORDS => desc.map(|d| (d.flags & NORMALIZED != 0) as u32).unwrap_or(0),
         tex::Q_FILTER_MODE => desc.map(|d| d.filter).unwrap_or(0),
-        tex::Q_ADDR_MODE_0 | tex::Q_ADDR_MODE_1 | tex::Q_ADDR_MODE_2 => desc.map(|d| d.address[(q - tex::Q_ADDR_MODE_0) as usize]).unwrap_or(0),
+        tex::Q_ADDR_MODE_0 | tex::Q_ADDR_MODE_1 | tex::Q_ADDR_MODE_2 => {
+            desc.map(|d| d.address[(q - tex::Q_ADDR_MODE_0) as usize]).unwrap_or(0)
+        }
         _ => return Err((CUDA_ERROR_LAUNCH_FAILED, format!("txq/suq attribute {q} is not emulated"))),
     })
 }
@@ -677,21 +731,24 @@ mod tests {
     // columns 0..15. The kernel reads an 8- or 16-bit pitch-2D plane with
     // CU_TRSF_READ_AS_INTEGER and linear filtering, and averages four taps.
     const SRC8: [u8; 96] = [
-        74, 74, 30, 30, 30, 30, 146, 146, 146, 146, 44, 44, 46, 46, 146, 146, 146, 146, 32, 32, 32, 32, 32, 32, 74, 74, 30, 30, 30, 146, 146, 30, 41, 146, 146, 44, 46,
-        146, 146, 49, 51, 146, 146, 32, 32, 32, 32, 32, 81, 81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146, 81,
-        81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146,
+        74, 74, 30, 30, 30, 30, 146, 146, 146, 146, 44, 44, 46, 46, 146, 146, 146, 146, 32, 32, 32, 32, 32, 32, 74, 74, 30, 30, 30, 146,
+        146, 30, 41, 146, 146, 44, 46, 146, 146, 49, 51, 146, 146, 32, 32, 32, 32, 32, 81, 81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146,
+        146, 146, 49, 49, 51, 51, 146, 146, 56, 56, 58, 146, 81, 81, 34, 34, 146, 146, 39, 39, 41, 41, 146, 146, 146, 146, 49, 49, 51, 51,
+        146, 146, 56, 56, 58, 146,
     ];
     const DEV8: [u32; 16] = [77, 48, 39, 109, 106, 36, 93, 128, 82, 132, 80, 58, 124, 90, 42, 41];
     /// What point sampling gives (the emulation before integer reads were filtered).
     const POINT8: [u32; 16] = [78, 55, 32, 117, 93, 38, 67, 121, 96, 146, 73, 51, 122, 118, 44, 45];
     const SRC16: [u16; 96] = [
-        18976, 18976, 7784, 7784, 7784, 7784, 37407, 37407, 37419, 37419, 11342, 11342, 11950, 11950, 37426, 37426, 37429, 37429, 8269, 8269, 8269, 8269, 8269,
-        8269, 18976, 18976, 7784, 7784, 7784, 37407, 37407, 7784, 10734, 37419, 37421, 11342, 11950, 37424, 37426, 12558, 13198, 37429, 37409, 8269, 8269, 8269,
-        8269, 8269, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198, 37431, 37431,
-        14415, 14415, 15023, 37436, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198,
-        37431, 37431, 14415, 14415, 15023, 37436,
+        18976, 18976, 7784, 7784, 7784, 7784, 37407, 37407, 37419, 37419, 11342, 11342, 11950, 11950, 37426, 37426, 37429, 37429, 8269,
+        8269, 8269, 8269, 8269, 8269, 18976, 18976, 7784, 7784, 7784, 37407, 37407, 7784, 10734, 37419, 37421, 11342, 11950, 37424, 37426,
+        12558, 13198, 37429, 37409, 8269, 8269, 8269, 8269, 8269, 20941, 20941, 8877, 8877, 37414, 37414, 10126, 10126, 10734, 10734,
+        37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198, 37431, 37431, 14415, 14415, 15023, 37436, 20941, 20941, 8877, 8877, 37414,
+        37414, 10126, 10126, 10734, 10734, 37421, 37421, 37424, 37424, 12558, 12558, 13198, 13198, 37431, 37431, 14415, 14415, 15023,
+        37436,
     ];
-    const DEV16: [u32; 16] = [19679, 12287, 10070, 27892, 27270, 9376, 23868, 32726, 20915, 33883, 20548, 14878, 31864, 23164, 10803, 10605];
+    const DEV16: [u32; 16] =
+        [19679, 12287, 10070, 27892, 27270, 9376, 23868, 32726, 20915, 33883, 20548, 14878, 31864, 23164, 10803, 10605];
 
     /// FFmpeg's Subsample_Bilinear for output (xo, 5) through `fetch`: four taps
     /// around the source position, (2 + sum) >> 2.
@@ -760,7 +817,7 @@ mod tests {
         assert_eq!(level_of_detail(f32::INFINITY, &d, 7), (6, 0));
         // Bias 0.3 and min 0.7 are each truncated to 1/256: 76 and 179.
         let b = TexDesc { mip_bias: 0.3, min_lod: 0.7, max_lod: 3.2, ..Default::default() };
-        assert_eq!(level_of_detail(0.4033203125, &b, 7), (0, 179));
+        assert_eq!(level_of_detail(413.0 / 1024.0, &b, 7), (0, 179));
         assert_eq!(level_of_detail(0.40625, &b, 7), (0, 180));
         assert_eq!(level_of_detail(10.0, &b, 7), (3, 51));
     }
@@ -768,6 +825,9 @@ mod tests {
     /// 8-bit signed values at texel centres through the linear filter (texf_s8_1d).
     #[test]
     fn snorm8_widening_as_the_h200() {
-        assert_eq!([snorm8_to_16(-128), snorm8_to_16(-64), snorm8_to_16(64), snorm8_to_16(126), snorm8_to_16(-1)], [-32767, -16512, 16513, 32509, -258]);
+        assert_eq!(
+            [snorm8_to_16(-128), snorm8_to_16(-64), snorm8_to_16(64), snorm8_to_16(126), snorm8_to_16(-1)],
+            [-32767, -16512, 16513, 32509, -258]
+        );
     }
 }

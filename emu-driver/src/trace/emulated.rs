@@ -10,7 +10,18 @@ pub type Globals = Vec<(String, u64, u64)>;
 
 /// A launch completed on the executor (`failure`: the error it ended with).
 #[allow(clippy::too_many_arguments)]
-pub fn launch(symbol: &str, grid: [u32; 3], block: [u32; 3], shared: u32, sizes: &[u32], offsets: &[u32], args: &[u8], module: u64, globals: impl FnOnce() -> Globals, failure: Option<u32>) {
+pub fn launch(
+    symbol: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    sizes: &[u32],
+    offsets: &[u32],
+    args: &[u8],
+    module: u64,
+    globals: impl FnOnce() -> Globals,
+    failure: Option<u32>,
+) {
     if !super::enabled() {
         return;
     }
@@ -39,7 +50,12 @@ pub fn launch(symbol: &str, grid: [u32; 3], block: [u32; 3], shared: u32, sizes:
                 }
                 None => {
                     spans.push((a.base, a.size));
-                    targets.push(Target { name: t.alloc_name(a.base, a.kind.name(), a.size), kind: a.kind.name().into(), size: a.size, params: vec![p] });
+                    targets.push(Target {
+                        name: t.alloc_name(a.base, a.kind.name(), a.size),
+                        kind: a.kind.name().into(),
+                        size: a.size,
+                        params: vec![p],
+                    });
                 }
             }
         }
@@ -89,9 +105,11 @@ pub fn copied(d: &Driver, dir: simtwin_abi::counters::Dir, src: u64, host_dst: u
                 };
                 let mut bytes = Vec::with_capacity(len as usize);
                 match rows {
-                    // SAFETY: the copy just wrote these rows (dpitch apart, `width` bytes
-                    // each) to the caller's host memory.
-                    Some((dpitch, width, height)) => (0..height).for_each(|r| bytes.extend_from_slice(unsafe { std::slice::from_raw_parts((host_dst + r * dpitch) as *const u8, width as usize) })),
+                    Some((dpitch, width, height)) => (0..height).for_each(|r| {
+                        // SAFETY: the copy just wrote these rows (dpitch apart, `width`
+                        // bytes each) to the caller's host memory.
+                        bytes.extend_from_slice(unsafe { std::slice::from_raw_parts((host_dst + r * dpitch) as *const u8, width as usize) })
+                    }),
                     // SAFETY: the copy just wrote `len` bytes there.
                     None => bytes.extend_from_slice(unsafe { std::slice::from_raw_parts(host_dst as *const u8, len as usize) }),
                 }

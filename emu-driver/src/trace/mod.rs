@@ -267,15 +267,12 @@ impl Tracer {
 /// refused at once instead of hanging or flooding the program.
 fn create_regular(path: &str) -> std::io::Result<File> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
+    let f = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(
+        |e| match e.raw_os_error() {
             Some(libc::ENXIO) => std::io::Error::other("it is a FIFO (named pipe) with no reader: give a regular file"),
             _ => e,
-        })?;
+        },
+    )?;
     let ft = f.metadata()?.file_type();
     if !ft.is_file() {
         let what = if ft.is_fifo() {

@@ -147,7 +147,9 @@ fn copy_back(lookup: Lookup, src: u64, len: u64, out: &mut Vec<u8>) -> bool {
     type Attr = unsafe extern "C" fn(*mut c_void, u32, u64) -> CUresult;
     type Push = unsafe extern "C" fn(usize) -> CUresult;
     type Pop = unsafe extern "C" fn(*mut usize) -> CUresult;
-    let (Some(f), Some(attr), Some(push), Some(pop)) = (lookup("cuMemcpyDtoH_v2"), lookup("cuPointerGetAttribute"), lookup("cuCtxPushCurrent_v2"), lookup("cuCtxPopCurrent_v2")) else {
+    let (Some(f), Some(attr), Some(push), Some(pop)) =
+        (lookup("cuMemcpyDtoH_v2"), lookup("cuPointerGetAttribute"), lookup("cuCtxPushCurrent_v2"), lookup("cuCtxPopCurrent_v2"))
+    else {
         return false;
     };
     let mut ctx = 0usize;
@@ -194,7 +196,9 @@ fn name_and_module(lookup: Lookup, f: usize) -> (String, usize) {
     let n = match lookup("cuFuncGetName") {
         // SAFETY: the real cuFuncGetName with an out-pointer to a C string, which lives
         // as long as the module.
-        Some(g) if unsafe { std::mem::transmute::<usize, N>(g)(&mut name, f) } == CUDA_SUCCESS && !name.is_null() => unsafe { simtwin_abi::ffi::c_str(name) },
+        Some(g) if unsafe { std::mem::transmute::<usize, N>(g)(&mut name, f) } == CUDA_SUCCESS && !name.is_null() => unsafe {
+            simtwin_abi::ffi::c_str(name)
+        },
         _ => format!("function@{f:#x}"),
     };
     let mut m = 0usize;
@@ -325,7 +329,9 @@ fn d2h(s: &State, src: u64, dst: u64, rows: Option<(u64, u64, u64)>, len: u64, s
             t.copy_back_ns += c.elapsed().as_nanos() as u64;
         }
         let name = match find(s, src) {
-            Some((base, size, pinned)) => format!("{}+{}", t.alloc_name(base, if pinned { "pinned host" } else { "device" }, size), src - base),
+            Some((base, size, pinned)) => {
+                format!("{}+{}", t.alloc_name(base, if pinned { "pinned host" } else { "device" }, size), src - base)
+            }
             None => "untracked".into(),
         };
         let mut bytes = Vec::with_capacity(len as usize);

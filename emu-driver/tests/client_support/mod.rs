@@ -26,7 +26,13 @@ pub fn simtwin(rel: &str) -> PathBuf {
 /// Runs a build step; a failure panics with its output, so the cause shows in the test.
 pub fn run_ok(cmd: &mut Command, what: &str) {
     let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(o.status.success(), "{what} failed ({}):\n{}\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn file_name(p: &Path) -> String {
@@ -38,7 +44,10 @@ fn file_name(p: &Path) -> String {
 pub fn fatbin(src: &Path, out: &Path) {
     let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
     let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
-    run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out).arg(src), &format!("nvcc {}", file_name(src)));
+    run_ok(
+        Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out).arg(src),
+        &format!("nvcc {}", file_name(src)),
+    );
 }
 
 /// `out`: the host twins of `src` (`kernels-host build FLAGS`), which the driver binds the
@@ -51,7 +60,10 @@ pub fn host_twins(src: &Path, out: &Path, flags: &[&str]) {
 /// `out`: the client `src`, warnings as errors, linked with -ldl only (it dlopens the
 /// driver, see client.h); `flags` go before the rest.
 pub fn cc_client(src: &Path, out: &Path, flags: &[&str]) {
-    run_ok(Command::new("cc").args(["-O1", "-Wall", "-Werror"]).args(flags).arg("-o").arg(out).arg(src).arg("-ldl"), &format!("cc {}", file_name(src)));
+    run_ok(
+        Command::new("cc").args(["-O1", "-Wall", "-Werror"]).args(flags).arg("-o").arg(out).arg(src).arg("-ldl"),
+        &format!("cc {}", file_name(src)),
+    );
 }
 
 /// target/NAME/run-PID with NAME.fatbin, kernels/ and client, built from

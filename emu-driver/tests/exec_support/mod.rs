@@ -47,12 +47,7 @@ pub unsafe fn set_thread(ctx: *mut ThreadCtx, l: u32) {
 #[macro_export]
 macro_rules! kernel {
     ($name:ident, $body:expr) => {
-        unsafe extern "C" fn $name(
-            params: *const *mut std::ffi::c_void,
-            ctx: *mut cuda::abi::ThreadCtx,
-            first: u32,
-            count: u32,
-        ) {
+        unsafe extern "C" fn $name(params: *const *mut std::ffi::c_void, ctx: *mut cuda::abi::ThreadCtx, first: u32, count: u32) {
             for l in first..first + count {
                 exec_support::set_thread(ctx, l);
                 let body: unsafe fn(*const *mut std::ffi::c_void) = $body;
@@ -71,12 +66,7 @@ macro_rules! kernel {
 #[macro_export]
 macro_rules! preemptible_kernel {
     ($name:ident, $body:expr) => {
-        unsafe extern "C" fn $name(
-            params: *const *mut std::ffi::c_void,
-            ctx: *mut cuda::abi::ThreadCtx,
-            first: u32,
-            count: u32,
-        ) {
+        unsafe extern "C" fn $name(params: *const *mut std::ffi::c_void, ctx: *mut cuda::abi::ThreadCtx, first: u32, count: u32) {
             std::ptr::write_volatile(std::ptr::addr_of_mut!((*ctx).reserved), 1);
             for l in first..first + count {
                 exec_support::set_thread(ctx, l);

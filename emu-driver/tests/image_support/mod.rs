@@ -18,14 +18,8 @@ impl Guarded {
         let len = (pages + 1) * PAGE;
         // SAFETY: a fresh anonymous mapping owned by this value; the copy stays inside it.
         unsafe {
-            let m = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
+            let m =
+                libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
             assert_ne!(m, libc::MAP_FAILED);
             let base = m as *mut u8;
             assert_eq!(libc::mprotect(base.add(pages * PAGE).cast(), PAGE, libc::PROT_NONE), 0);

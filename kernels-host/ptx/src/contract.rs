@@ -101,8 +101,25 @@ fn float_ty(i: &Instr) -> bool {
 fn dest_less(op: &str) -> bool {
     matches!(
         op,
-        "st" | "bra" | "brx" | "ret" | "exit" | "trap" | "bar" | "barrier" | "membar" | "fence" | "red" | "prefetch" | "prefetchu"
-            | "cp" | "nanosleep" | "brkpt" | "sust" | "pmevent" | "griddepcontrol" | "setmaxnreg"
+        "st" | "bra"
+            | "brx"
+            | "ret"
+            | "exit"
+            | "trap"
+            | "bar"
+            | "barrier"
+            | "membar"
+            | "fence"
+            | "red"
+            | "prefetch"
+            | "prefetchu"
+            | "cp"
+            | "nanosleep"
+            | "brkpt"
+            | "sust"
+            | "pmevent"
+            | "griddepcontrol"
+            | "setmaxnreg"
     )
 }
 
@@ -185,10 +202,56 @@ fn pure(i: &Instr) -> bool {
     }
     matches!(
         op,
-        "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "neg" | "abs" | "min" | "max" | "mov" | "selp" | "setp" | "cvt"
-            | "cvta" | "and" | "or" | "xor" | "not" | "shl" | "shr" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos"
-            | "tanh" | "copysign" | "testp" | "set" | "slct" | "bfe" | "bfi" | "prmt" | "popc" | "clz" | "brev" | "bfind"
-            | "lop3" | "shf" | "cnot" | "mul24" | "mad24" | "sad" | "dp4a" | "dp2a" | "fns"
+        "add"
+            | "sub"
+            | "mul"
+            | "mad"
+            | "fma"
+            | "div"
+            | "rem"
+            | "neg"
+            | "abs"
+            | "min"
+            | "max"
+            | "mov"
+            | "selp"
+            | "setp"
+            | "cvt"
+            | "cvta"
+            | "and"
+            | "or"
+            | "xor"
+            | "not"
+            | "shl"
+            | "shr"
+            | "rcp"
+            | "sqrt"
+            | "rsqrt"
+            | "ex2"
+            | "lg2"
+            | "sin"
+            | "cos"
+            | "tanh"
+            | "copysign"
+            | "testp"
+            | "set"
+            | "slct"
+            | "bfe"
+            | "bfi"
+            | "prmt"
+            | "popc"
+            | "clz"
+            | "brev"
+            | "bfind"
+            | "lop3"
+            | "shf"
+            | "cnot"
+            | "mul24"
+            | "mad24"
+            | "sad"
+            | "dp4a"
+            | "dp2a"
+            | "fns"
     )
 }
 
@@ -321,15 +384,15 @@ impl<'a> Flow<'a> {
             }
         }
         let block: Vec<usize> = (0..n).map(|k| group[g.block_of[k]]).collect();
-        let mut flow = Flow { f, region: vec![0; n], block, dom: Vec::new(), reach: HashMap::new(), alias: HashMap::new(), is_entry: f.decl.entry };
+        let mut flow =
+            Flow { f, region: vec![0; n], block, dom: Vec::new(), reach: HashMap::new(), alias: HashMap::new(), is_entry: f.decl.entry };
         flow.reaching(&succ, ngroups);
         flow.dominators(&succ, ngroups);
         // Regions: blocks cut before and after every splitter.
         let split: Vec<bool> = (0..n)
             .map(|k| {
-                instr(f, k).is_some_and(|i| {
-                    splits_region(i, || i.args.iter().skip(1).all(|a| matches!(flow.resolve(k, a).kind, Kind::Imm(_))))
-                })
+                instr(f, k)
+                    .is_some_and(|i| splits_region(i, || i.args.iter().skip(1).all(|a| matches!(flow.resolve(k, a).kind, Kind::Imm(_)))))
             })
             .collect();
         let mut region = 0usize;
@@ -847,7 +910,8 @@ pub fn fusions(f: &Func, g: &Cfg, opt: u8) -> Fusions {
             }
         }
     }
-    let mut mat: HashMap<usize, bool> = muls.iter().map(|&m| (m, uses(m).iter().any(|&(c, _)| fused.get(&c).map(|x| x.0) != Some(m)))).collect();
+    let mut mat: HashMap<usize, bool> =
+        muls.iter().map(|&m| (m, uses(m).iter().any(|&(c, _)| fused.get(&c).map(|x| x.0) != Some(m)))).collect();
     for &m in &muls {
         if out.absorbed.contains(&m) && !mat[&m] {
             out.dead.insert(m);

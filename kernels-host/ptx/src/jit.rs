@@ -65,7 +65,9 @@ impl std::fmt::Display for JitError {
         match self {
             JitError::Translate(e) => write!(f, "{e}"),
             JitError::NoCompiler(m) | JitError::Io(m) => f.write_str(m),
-            JitError::Compile(m) => write!(f, "{m}\n(simtwin's translator produced C++ the compiler rejects: a simtwin bug; please report it with the PTX)"),
+            JitError::Compile(m) => {
+                write!(f, "{m}\n(simtwin's translator produced C++ the compiler rejects: a simtwin bug; please report it with the PTX)")
+            }
         }
     }
 }
@@ -167,12 +169,9 @@ fn publish(from: &Path, to: &Path) -> Result<(), JitError> {
 fn write_headers(dir: &Path) -> Result<PathBuf, JitError> {
     let inc = dir.join("include");
     std::fs::create_dir_all(inc.join("simtwin")).map_err(|e| JitError::Io(format!("{}: {e}", inc.display())))?;
-    for (name, text) in [
-        ("ptx_rt.h", PTX_RT_H),
-        ("simtwin/abi.h", ABI_H),
-        ("simtwin/sfu.h", SFU_H),
-        ("simtwin/device_values.h", DEVICE_VALUES_H),
-    ] {
+    for (name, text) in
+        [("ptx_rt.h", PTX_RT_H), ("simtwin/abi.h", ABI_H), ("simtwin/sfu.h", SFU_H), ("simtwin/device_values.h", DEVICE_VALUES_H)]
+    {
         std::fs::write(inc.join(name), text).map_err(|e| JitError::Io(format!("{name}: {e}")))?;
     }
     Ok(inc)

@@ -250,7 +250,9 @@ impl<'a> Parser<'a> {
             ".alias" => self.skip_statement(),
             // Independent texturing mode: the H200's ptxas refuses `.samplerref` under the
             // default `.target texmode_unified` (device: CUDA_ERROR_INVALID_PTX).
-            ".samplerref" => self.err("`.samplerref` (independent texturing mode) violates the default `.target texmode_unified`".to_string()),
+            ".samplerref" => {
+                self.err("`.samplerref` (independent texturing mode) violates the default `.target texmode_unified`".to_string())
+            }
             s if Space::parse(s).is_some() || matches!(s, ".texref" | ".surfref") => {
                 let vars = self.variables(line, linkage)?;
                 m.vars.extend(vars);

@@ -178,13 +178,42 @@ pub fn is_special(name: &str) -> bool {
     let base = name.split('.').next().unwrap_or(name);
     matches!(
         base,
-        "%tid" | "%ntid" | "%ctaid" | "%nctaid" | "%laneid" | "%warpid" | "%nwarpid" | "%smid" | "%nsmid" | "%gridid"
-            | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%clock"
-            | "%clock_hi" | "%clock64" | "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi"
-            | "%dynamic_smem_size" | "%total_smem_size" | "%aggr_smem_size" | "%clusterid" | "%nclusterid"
-            | "%cluster_ctaid" | "%cluster_nctaid" | "%cluster_ctarank" | "%cluster_nctarank"
-            | "%is_explicit_cluster" | "%current_graph_exec" | "%reserved_smem_offset_begin"
-            | "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" | "%reserved_smem_offset_0"
+        "%tid"
+            | "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%laneid"
+            | "%warpid"
+            | "%nwarpid"
+            | "%smid"
+            | "%nsmid"
+            | "%gridid"
+            | "%lanemask_eq"
+            | "%lanemask_le"
+            | "%lanemask_lt"
+            | "%lanemask_ge"
+            | "%lanemask_gt"
+            | "%clock"
+            | "%clock_hi"
+            | "%clock64"
+            | "%globaltimer"
+            | "%globaltimer_lo"
+            | "%globaltimer_hi"
+            | "%dynamic_smem_size"
+            | "%total_smem_size"
+            | "%aggr_smem_size"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
+            | "%cluster_ctarank"
+            | "%cluster_nctarank"
+            | "%is_explicit_cluster"
+            | "%current_graph_exec"
+            | "%reserved_smem_offset_begin"
+            | "%reserved_smem_offset_end"
+            | "%reserved_smem_offset_cap"
+            | "%reserved_smem_offset_0"
             | "%reserved_smem_offset_1"
     ) || (base.starts_with("%envreg") && base[7..].parse::<u32>().map(|n| n < 32).unwrap_or(false))
         || (base.starts_with("%pm") && base[3..].trim_end_matches("_64").parse::<u32>().map(|n| n < 8).unwrap_or(false))
@@ -313,11 +342,7 @@ impl FnResolver<'_> {
         self.scopes.iter().rev().find_map(|s| s.regs.get(name).copied())
     }
     fn lookup_var(&self, name: &str) -> Option<VarRef> {
-        self.scopes
-            .iter()
-            .rev()
-            .find_map(|s| s.vars.get(name).copied())
-            .or_else(|| self.module_vars.get(name).map(|&i| VarRef::Module(i)))
+        self.scopes.iter().rev().find_map(|s| s.vars.get(name).copied()).or_else(|| self.module_vars.get(name).map(|&i| VarRef::Module(i)))
     }
 
     fn block(&mut self, body: &[Stmt], depth: usize, vars: &mut Vec<ModVar>, fi: usize) -> Result<(), Error> {

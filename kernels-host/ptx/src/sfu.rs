@@ -19,26 +19,86 @@ pub fn function(op: &str, mods: &[String]) -> Option<(&'static str, String)> {
     let ty = mods.iter().rev().find(|m| matches!(m.as_str(), ".f32" | ".f64" | ".f16" | ".f16x2" | ".bf16" | ".bf16x2"))?;
     let approx = has(".approx");
     let f = match (op, ty.as_str(), approx) {
-        ("ex2", ".f32", true) => if ftz { "__simtwin_sfu_ex2_ftz_f32" } else { "__simtwin_sfu_ex2_f32" },
+        ("ex2", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_ex2_ftz_f32"
+            } else {
+                "__simtwin_sfu_ex2_f32"
+            }
+        }
         ("ex2", ".f16", true) => "__simtwin_sfu_ex2_f16",
         ("ex2", ".f16x2", true) => "__simtwin_sfu_ex2_f16x2",
         ("ex2", ".bf16", true) => "__simtwin_sfu_ex2_bf16",
         ("ex2", ".bf16x2", true) => "__simtwin_sfu_ex2_bf16x2",
-        ("lg2", ".f32", true) => if ftz { "__simtwin_sfu_lg2_ftz_f32" } else { "__simtwin_sfu_lg2_f32" },
-        ("rcp", ".f32", true) => if ftz { "__simtwin_sfu_rcp_ftz_f32" } else { "__simtwin_sfu_rcp_f32" },
+        ("lg2", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_lg2_ftz_f32"
+            } else {
+                "__simtwin_sfu_lg2_f32"
+            }
+        }
+        ("rcp", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_rcp_ftz_f32"
+            } else {
+                "__simtwin_sfu_rcp_f32"
+            }
+        }
         ("rcp", ".f64", true) => "__simtwin_sfu_rcp_ftz_f64",
-        ("rsqrt", ".f32", true) => if ftz { "__simtwin_sfu_rsqrt_ftz_f32" } else { "__simtwin_sfu_rsqrt_f32" },
-        ("rsqrt", ".f64", true) => if ftz { "__simtwin_sfu_rsqrt_ftz_f64" } else { "__simtwin_sfu_rsqrt_f64" },
-        ("sin", ".f32", true) => if ftz { "__simtwin_sfu_sin_ftz_f32" } else { "__simtwin_sfu_sin_f32" },
-        ("cos", ".f32", true) => if ftz { "__simtwin_sfu_cos_ftz_f32" } else { "__simtwin_sfu_cos_f32" },
+        ("rsqrt", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_rsqrt_ftz_f32"
+            } else {
+                "__simtwin_sfu_rsqrt_f32"
+            }
+        }
+        ("rsqrt", ".f64", true) => {
+            if ftz {
+                "__simtwin_sfu_rsqrt_ftz_f64"
+            } else {
+                "__simtwin_sfu_rsqrt_f64"
+            }
+        }
+        ("sin", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_sin_ftz_f32"
+            } else {
+                "__simtwin_sfu_sin_f32"
+            }
+        }
+        ("cos", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_cos_ftz_f32"
+            } else {
+                "__simtwin_sfu_cos_f32"
+            }
+        }
         ("tanh", ".f32", true) => "__simtwin_sfu_tanh_f32",
         ("tanh", ".f16", true) => "__simtwin_sfu_tanh_f16",
         ("tanh", ".f16x2", true) => "__simtwin_sfu_tanh_f16x2",
         ("tanh", ".bf16", true) => "__simtwin_sfu_tanh_bf16",
         ("tanh", ".bf16x2", true) => "__simtwin_sfu_tanh_bf16x2",
-        ("sqrt", ".f32", true) => if ftz { "__simtwin_sfu_sqrt_ftz_f32" } else { "__simtwin_sfu_sqrt_f32" },
-        ("div", ".f32", true) => if ftz { "__simtwin_sfu_div_approx_ftz_f32" } else { "__simtwin_sfu_div_approx_f32" },
-        ("div", ".f32", false) if has(".full") => if ftz { "__simtwin_sfu_div_full_ftz_f32" } else { "__simtwin_sfu_div_full_f32" },
+        ("sqrt", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_sqrt_ftz_f32"
+            } else {
+                "__simtwin_sfu_sqrt_f32"
+            }
+        }
+        ("div", ".f32", true) => {
+            if ftz {
+                "__simtwin_sfu_div_approx_ftz_f32"
+            } else {
+                "__simtwin_sfu_div_approx_f32"
+            }
+        }
+        ("div", ".f32", false) if has(".full") => {
+            if ftz {
+                "__simtwin_sfu_div_full_ftz_f32"
+            } else {
+                "__simtwin_sfu_div_full_f32"
+            }
+        }
         _ => return None,
     };
     let mut form = op.to_string();

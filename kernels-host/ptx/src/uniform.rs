@@ -72,7 +72,14 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         for (k, node) in h.body.iter().enumerate() {
             let Node::Instr(i) = node else { continue };
             let op = i.src.op.as_str();
-            let at = |what: &str| format!("{what} (`{}`, PTX line {}{})", i.src.text(), i.src.line, if g == fi { String::new() } else { format!(" in {}", h.decl.name) });
+            let at = |what: &str| {
+                format!(
+                    "{what} (`{}`, PTX line {}{})",
+                    i.src.text(),
+                    i.src.line,
+                    if g == fi { String::new() } else { format!(" in {}", h.decl.name) }
+                )
+            };
             if COLLECTIVES.contains(&op) || (matches!(op, "bar" | "barrier") && i.src.has(".warp")) {
                 return Plan::fibers(at("a warp collective"));
             }
@@ -89,7 +96,8 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
                 if g != fi {
                     return Plan::fibers(at("a barrier inside a device function"));
                 }
-                let plain = !i.src.has(".red") && !i.src.has(".arrive") && i.guard.is_none() && i.args.len() == 1 && i.args[0] == Op::Int(0);
+                let plain =
+                    !i.src.has(".red") && !i.src.has(".arrive") && i.guard.is_none() && i.args.len() == 1 && i.args[0] == Op::Int(0);
                 if !plain {
                     return Plan::fibers(at("a barrier other than an unguarded `bar.sync 0`"));
                 }
@@ -101,14 +109,24 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         }
     }
     if syncs.is_empty() {
-        return Plan { path: Path::Plain, why: "no barrier or warp collective: threads run one after another".into(), syncs, live: Vec::new() };
+        return Plan {
+            path: Path::Plain,
+            why: "no barrier or warp collective: threads run one after another".into(),
+            syncs,
+            live: Vec::new(),
+        };
     }
     let cfg = &cfgs[fi];
     if let Err(why) = uniform_barriers(f, cfg, &syncs) {
         return Plan::fibers(why);
     }
     let live = liveness(f, cfg, &syncs);
-    Plan { path: Path::Loops, why: format!("{} barrier{} reached by every thread together", syncs.len(), if syncs.len() == 1 { "" } else { "s" }), syncs, live }
+    Plan {
+        path: Path::Loops,
+        why: format!("{} barrier{} reached by every thread together", syncs.len(), if syncs.len() == 1 { "" } else { "s" }),
+        syncs,
+        live,
+    }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -131,17 +149,18 @@ fn regs_of(op: &Op, out: &mut Vec<usize>) {
 /// Instructions whose first operand is a destination written in full (when unguarded)
 /// and whose other operands are only read.
 const DEFINES_FIRST: &[&str] = &[
-    "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor",
-    "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos",
-    "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "atom", "fns", "dp4a", "dp2a", "addc", "subc", "madc",
+    "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and",
+    "or", "xor", "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp",
+    "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "atom", "fns", "dp4a", "dp2a", "addc",
+    "subc", "madc",
 ];
 
 /// Instructions whose result depends on their operands only (the same operands give
 /// the same result in every thread).
 const PURE: &[&str] = &[
-    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor", "not", "cnot",
-    "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2",
-    "tanh", "testp", "mul24", "mad24", "shf", "lop3", "fns", "dp4a", "dp2a",
+    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor",
+    "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt",
+    "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "fns", "dp4a", "dp2a",
 ];
 
 /// (registers written, registers read) by an instruction. Writes are only those that
@@ -191,8 +210,8 @@ fn writes(i: &Instr) -> Vec<usize> {
     let mut w = Vec::new();
     if let Some(a) = i.args.first() {
         match i.src.op.as_str() {
-            "st" | "red" | "bar" | "barrier" | "bra" | "brx" | "ret" | "exit" | "trap" | "membar" | "fence" | "prefetch" | "prefetchu" | "sust" | "cp"
-            | "nanosleep" | "pmevent" | "applypriority" | "discard" => {}
+            "st" | "red" | "bar" | "barrier" | "bra" | "brx" | "ret" | "exit" | "trap" | "membar" | "fence" | "prefetch" | "prefetchu"
+            | "sust" | "cp" | "nanosleep" | "pmevent" | "applypriority" | "discard" => {}
             "call" => {
                 if let Op::List(v) = a {
                     v.iter().for_each(|o| regs_of(o, &mut w));
@@ -278,7 +297,8 @@ fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
                 for node in &f.body[cfg.blocks[b].start..cfg.blocks[b].end] {
                     let Node::Instr(i) = node else { continue };
                     let op = i.src.op.as_str();
-                    let reads_memory = (matches!(op, "ld" | "ldu" | "atom" | "call" | "tex" | "tld4" | "suld" | "txq" | "suq" | "cp") && !uniform_kind(i))
+                    let reads_memory = (matches!(op, "ld" | "ldu" | "atom" | "call" | "tex" | "tld4" | "suld" | "txq" | "suq" | "cp")
+                        && !uniform_kind(i))
                         || i.args.iter().any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer")));
                     let mut u = Vec::new();
                     for a in i.args.iter().skip(1) {

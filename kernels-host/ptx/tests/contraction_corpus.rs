@@ -137,7 +137,9 @@ fn check_kernel(f: &Func, fu: &Fusions, obs: &Value) -> Vec<(bool, String)> {
             let some: BTreeSet<_> = ks.iter().filter(|k| **k != Kind::None).map(|k| *k as u8).collect();
             let n = ks.iter().filter(|k| **k != Kind::None).count();
             let bad = n != 1 || want.is_some_and(|w| some != BTreeSet::from([w as u8]));
-            bad.then(|| format!("lines {g:?}: predicted merged into one {want:?}, SASS {:?}", g.iter().map(|&x| ops(x)).collect::<Vec<_>>()))
+            bad.then(|| {
+                format!("lines {g:?}: predicted merged into one {want:?}, SASS {:?}", g.iter().map(|&x| ops(x)).collect::<Vec<_>>())
+            })
         };
         if contractable_add(i) {
             if k == Kind::Mixed {
@@ -154,7 +156,14 @@ fn check_kernel(f: &Func, fu: &Fusions, obs: &Value) -> Vec<(bool, String)> {
             let want = p.fused.get(&ln);
             let got = matches!(k, Kind::Fma | Kind::Mul); // an FMA with a -0 addend is p + -0 fused
             if want.is_some() != got {
-                out.push((false, format!("line {ln} ({}): predicted {}, SASS {here:?}", i.src.text(), want.map(|m| format!("fused with line {m}")).unwrap_or("not fused".into()))));
+                out.push((
+                    false,
+                    format!(
+                        "line {ln} ({}): predicted {}, SASS {here:?}",
+                        i.src.text(),
+                        want.map(|m| format!("fused with line {m}")).unwrap_or("not fused".into())
+                    ),
+                ));
             } else if let (Some(&m), Some(t)) = (want, traced.get(&ln)) {
                 if t.iter().all(|x| x.is_some()) && t.iter().any(|&x| x != Some(m)) {
                     out.push((false, format!("line {ln}: predicted mul line {m}, SASS took {t:?}")));
@@ -178,7 +187,10 @@ fn check_kernel(f: &Func, fu: &Fusions, obs: &Value) -> Vec<(bool, String)> {
             if let Some(&(o, sc)) = p.scaled.get(&ln) {
                 let nones = [kind(here), kind(ops(o))].iter().filter(|k| **k == Kind::None).count();
                 if nones != 1 || !here.iter().chain(ops(o)).any(|x| x.contains(sc)) {
-                    out.push((false, format!("mul line {ln}: predicted folded with line {o} into FMUL.{sc}, SASS {here:?} / {:?}", ops(o))));
+                    out.push((
+                        false,
+                        format!("mul line {ln}: predicted folded with line {o} into FMUL.{sc}, SASS {here:?} / {:?}", ops(o)),
+                    ));
                 }
                 continue;
             }
@@ -212,7 +224,8 @@ const CONFIGS: [(&str, u8); 6] = [("13.5 -O3", 3), ("13.5 -O0", 0), ("13.5 -O1",
 #[test]
 fn corpus_agrees_with_ptxas() {
     let dir = corpus();
-    let exp: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("expectations.json")).expect("expectations.json")).expect("json");
+    let exp: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expectations.json")).expect("expectations.json")).expect("json");
     let cases = exp["cases"].as_object().expect("cases");
     assert_eq!(cases.len(), 316, "the corpus has 316 cases");
     let mut failures = Vec::new();

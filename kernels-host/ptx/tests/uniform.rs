@@ -48,7 +48,8 @@ fn the_loop_path_saves_only_what_lives_across_a_barrier_and_exports_its_runners(
     let (k, src) = kernels();
     // One runner per loop-path kernel, null for the others, in kernel order.
     let table = src.split("const loop_run_t LOOPS[] = {").nth(1).unwrap().split("};").next().unwrap().to_string();
-    let want: Vec<String> = k.iter().enumerate().map(|(i, k)| if k.threads == Path::Loops { format!("&RL{i}") } else { "nullptr".into() }).collect();
+    let want: Vec<String> =
+        k.iter().enumerate().map(|(i, k)| if k.threads == Path::Loops { format!("&RL{i}") } else { "nullptr".into() }).collect();
     assert_eq!(table.split(", ").filter(|s| !s.trim().is_empty()).map(|s| s.trim().to_string()).take(k.len()).collect::<Vec<_>>(), want);
     assert!(src.contains("simtwin_ptx_loops_v1"));
     // ping_pong has 44 registers; across its barriers live only the round's value and
@@ -57,7 +58,11 @@ fn the_loop_path_saves_only_what_lives_across_a_barrier_and_exports_its_runners(
     // the other side of the second barrier, and the carry flag.
     let i = k.iter().position(|k| k.name == "ping_pong").unwrap();
     let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
-    let regs = frame.lines().filter(|l| l.trim_start().starts_with("uint") || l.trim_start().starts_with("float")).filter(|l| l.contains(" r")).count();
+    let regs = frame
+        .lines()
+        .filter(|l| l.trim_start().starts_with("uint") || l.trim_start().starts_with("float"))
+        .filter(|l| l.contains(" r"))
+        .count();
     assert_eq!(regs, 7, "{frame}");
     assert!(frame.contains("float m") && frame.contains("uint32_t cc;"), "{frame}");
 }

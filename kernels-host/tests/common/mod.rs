@@ -69,7 +69,11 @@ pub fn shared_build_dir(what: &str, srcs: &[&str], flags: &[&str]) -> (PathBuf, 
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
-            if p.is_dir() { stack.push(p) } else { files.push(p) }
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                files.push(p)
+            }
         }
     }
     files.sort();
@@ -117,7 +121,11 @@ fn note_site(site: ffi::Site) {
 unsafe extern "C" fn barrier(op: u32, pred: i32, site: ffi::Site) -> i32 {
     note_site(site);
     // One thread: count = pred, and/or = pred.
-    if op == 0 { 0 } else { pred }
+    if op == 0 {
+        0
+    } else {
+        pred
+    }
 }
 /// One warp call the mock saw: (op, mask, value, arg, width).
 pub type WarpCall = (u32, u32, u64, i32, i32);
@@ -132,7 +140,7 @@ unsafe extern "C" fn warp(op: u32, mask: u32, value: u64, arg: i32, width: i32, 
         unsafe { *pred_out = 1 };
     }
     match op {
-        0..=3 => value,                                       // shuffles: own value
+        0..=3 => value,                            // shuffles: own value
         4 if value != 0 => lane_bit & mask as u64, // ballot
         4 => 0,
         5 | 6 => value,
@@ -292,5 +300,9 @@ pub fn in_child_expect_trap(f: impl FnOnce()) -> Option<String> {
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
     unsafe { libc::close(fds[0]) };
-    if text.is_empty() { None } else { Some(String::from_utf8_lossy(&text).into_owned()) }
+    if text.is_empty() {
+        None
+    } else {
+        Some(String::from_utf8_lossy(&text).into_owned())
+    }
 }

@@ -42,7 +42,9 @@ pub fn align<K: PartialEq>(a: &[K], b: &[K]) -> (Vec<Step>, Vec<Divergence>) {
     let agrees = |i: usize, j: usize| {
         let n = RESYNC.min(a.len() - i).min(b.len() - j);
         // At the end of one side, only a joint end agrees.
-        (n > 0 || (i == a.len() && j == b.len())) && (0..n).all(|k| a[i + k] == b[j + k]) && (n == RESYNC || (i + n == a.len() && j + n == b.len()))
+        (n > 0 || (i == a.len() && j == b.len()))
+            && (0..n).all(|k| a[i + k] == b[j + k])
+            && (n == RESYNC || (i + n == a.len() && j + n == b.len()))
     };
     while i < a.len() && j < b.len() {
         if a[i] == b[j] {
@@ -54,7 +56,8 @@ pub fn align<K: PartialEq>(a: &[K], b: &[K]) -> (Vec<Step>, Vec<Divergence>) {
         // The nearest resync point: fewest skipped, then the most even split.
         let mut best: Option<(usize, usize)> = None;
         'search: for total in 1..=2 * WINDOW {
-            let mut cands: Vec<(usize, usize)> = (0..=total).map(|di| (di, total - di)).filter(|&(di, dj)| di <= WINDOW && dj <= WINDOW).collect();
+            let mut cands: Vec<(usize, usize)> =
+                (0..=total).map(|di| (di, total - di)).filter(|&(di, dj)| di <= WINDOW && dj <= WINDOW).collect();
             cands.sort_by_key(|&(di, dj)| di.abs_diff(dj));
             for (di, dj) in cands {
                 if i + di <= a.len() && j + dj <= b.len() && agrees(i + di, j + dj) {

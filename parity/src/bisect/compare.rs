@@ -173,7 +173,10 @@ pub fn bisect(ta: &Trace, tb: &Trace, types: &Types, o: &Options) -> anyhow::Res
     let mut r = Bisection::default();
     for (t, label) in [(ta, "A"), (tb, "B")] {
         match &t.end {
-            None => r.notes.push(format!("trace {label} ({}) has no end record: the process was cut short; compared as far as it goes", t.path.display())),
+            None => r.notes.push(format!(
+                "trace {label} ({}) has no end record: the process was cut short; compared as far as it goes",
+                t.path.display()
+            )),
             Some(e) if e.traced_launches == 0 => r.notes.push(format!("trace {label} recorded no launch ({} made)", e.launches)),
             _ => {}
         }
@@ -292,7 +295,15 @@ fn walk(a: &[&Event], b: &[&Event], types: &Types, frame: Option<u64>, r: &mut B
                 }
             }
             Some((buffer, others)) => {
-                let fd = FirstDiff { a: x.clone(), b: y.clone(), same_kernel: !substitute, buffer, other_buffers: others, element: None, element_note: None };
+                let fd = FirstDiff {
+                    a: x.clone(),
+                    b: y.clone(),
+                    same_kernel: !substitute,
+                    buffer,
+                    other_buffers: others,
+                    element: None,
+                    element_note: None,
+                };
                 if first_here.is_none() {
                     first_here = Some(fd.clone());
                 }
@@ -318,7 +329,14 @@ fn value_params(l: &fmt::Launch) -> Vec<(u32, Vec<u8>)> {
 
 /// Compares two launches' written buffers: None when all agree, else the named
 /// divergent buffer and the other differing ones.
-fn compare_launch(la: &fmt::Launch, lb: &fmt::Launch, types: &Types, r: &mut Bisection, w: &mut Walk, pair: String) -> Option<(Option<BufDiff>, Vec<BufDiff>)> {
+fn compare_launch(
+    la: &fmt::Launch,
+    lb: &fmt::Launch,
+    types: &Types,
+    r: &mut Bisection,
+    w: &mut Walk,
+    pair: String,
+) -> Option<(Option<BufDiff>, Vec<BufDiff>)> {
     if r.first_args.is_none() && la.params == lb.params {
         let (va, vb) = (value_params(la), value_params(lb));
         if let Some(((p, x), (_, y))) = va.iter().zip(&vb).find(|((pa, x), (pb, y))| pa == pb && x != y) {
@@ -327,7 +345,13 @@ fn compare_launch(la: &fmt::Launch, lb: &fmt::Launch, types: &Types, r: &mut Bis
                 Some(Param::Value(e)) if v.len() == e.size() => e.format(v),
                 _ => format!("0x{}", fmt::to_hex(v)),
             };
-            r.first_args = Some(ArgDiff { a: format!("launch #{} {}", la.n, la.kernel), b: format!("launch #{} {}", lb.n, lb.kernel), param: *p, value_a: show(x), value_b: show(y) });
+            r.first_args = Some(ArgDiff {
+                a: format!("launch #{} {}", la.n, la.kernel),
+                b: format!("launch #{} {}", lb.n, lb.kernel),
+                param: *p,
+                value_a: show(x),
+                value_b: show(y),
+            });
         }
     }
     let mut diffs = Vec::new();
@@ -345,7 +369,10 @@ fn compare_launch(la: &fmt::Launch, lb: &fmt::Launch, types: &Types, r: &mut Bis
             // Pass-through could not copy it back: not compared, and said so.
             r.unreadable += 1;
             if r.unreadable == 1 {
-                r.notes.push(format!("{pair}: buffer {} could not be read back in pass-through (its hash says `unreadable`): not compared", ba.name));
+                r.notes.push(format!(
+                    "{pair}: buffer {} could not be read back in pass-through (its hash says `unreadable`): not compared",
+                    ba.name
+                ));
             }
             continue;
         }
@@ -406,7 +433,10 @@ pub fn first_element(a: &[u8], b: &[u8], elem: Option<Elem>, width: Option<u64>)
             Some(e) => e.format(bytes),
             None => {
                 let w = k & !3;
-                let word = v.get(w..w + 4).map(|x| format!(", aligned u32 at {w}: 0x{:08x}", u32::from_le_bytes(x.try_into().unwrap()))).unwrap_or_default();
+                let word = v
+                    .get(w..w + 4)
+                    .map(|x| format!(", aligned u32 at {w}: 0x{:08x}", u32::from_le_bytes(x.try_into().unwrap())))
+                    .unwrap_or_default();
                 format!("0x{:02x}{word}", bytes[0])
             }
         }
@@ -440,7 +470,11 @@ fn dumped(t: &Trace, e: &Event, buffer: Option<&BufDiff>, want_hash: &str) -> Re
         _ => return Err(format!("{} is not in {}", e.describe(), t.path.display())),
     };
     if hash != want_hash {
-        return Err(format!("{} ran differently in {} (hash {hash}, first run {want_hash}): the program is not deterministic, so no element is given", e.describe(), t.path.display()));
+        return Err(format!(
+            "{} ran differently in {} (hash {hash}, first run {want_hash}): the program is not deterministic, so no element is given",
+            e.describe(),
+            t.path.display()
+        ));
     }
     let d = dump.ok_or_else(|| format!("{} has no dumped bytes (EMU_CUDA_TRACE_DUMP)", t.path.display()))?;
     t.read_dump(&d).map_err(|e| format!("{e:#}"))
@@ -449,7 +483,11 @@ fn dumped(t: &Trace, e: &Event, buffer: Option<&BufDiff>, want_hash: &str) -> Re
 fn fill_element(xa: &Trace, xb: &Trace, types: &Types, r: &mut Bisection, width: Option<u64>) {
     let Some(f) = r.first.as_mut() else { return };
     let (ha, hb, elem) = match (&f.a, &f.b, &f.buffer) {
-        (Event::Launch(la), Event::Launch(lb), Some(bd)) => (bd.hash_a.clone(), bd.hash_b.clone(), elem_type(types, &la.kernel, &bd.params).or_else(|| elem_type(types, &lb.kernel, &bd.params))),
+        (Event::Launch(la), Event::Launch(lb), Some(bd)) => (
+            bd.hash_a.clone(),
+            bd.hash_b.clone(),
+            elem_type(types, &la.kernel, &bd.params).or_else(|| elem_type(types, &lb.kernel, &bd.params)),
+        ),
         (Event::Copy(ca), Event::Copy(cb), _) => (ca.hash.clone(), cb.hash.clone(), None),
         _ => {
             f.element_note = Some("the first difference is between a launch and a copy: no element to compare".into());
@@ -460,7 +498,10 @@ fn fill_element(xa: &Trace, xb: &Trace, types: &Types, r: &mut Bisection, width:
         (Ok(a), Ok(b)) => {
             f.element = first_element(&a, &b, elem, width);
             if f.element.is_none() {
-                f.element_note = Some("the dumped bytes are equal although the hashes differ (a hash collision cannot produce this; the dump is corrupt?)".into());
+                f.element_note = Some(
+                    "the dumped bytes are equal although the hashes differ (a hash collision cannot produce this; the dump is corrupt?)"
+                        .into(),
+                );
             }
         }
         (Err(e), _) | (_, Err(e)) => f.element_note = Some(e),

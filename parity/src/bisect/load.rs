@@ -54,8 +54,11 @@ impl Trace {
     /// Checks the text of a trace read from `path` (errors name it).
     pub fn parse(text: &str, path: &Path) -> Result<Trace> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let Some((_, first)) = lines.next() else { bail!("{}: empty file, not a simtwin trace (was EMU_CUDA_TRACE set and did the program make a CUDA call?)", path.display()) };
-        let header: Header = serde_json::from_str(first).map_err(|e| anyhow::anyhow!("{}: line 1 is not a simtwin trace header ({e})", path.display()))?;
+        let Some((_, first)) = lines.next() else {
+            bail!("{}: empty file, not a simtwin trace (was EMU_CUDA_TRACE set and did the program make a CUDA call?)", path.display())
+        };
+        let header: Header =
+            serde_json::from_str(first).map_err(|e| anyhow::anyhow!("{}: line 1 is not a simtwin trace header ({e})", path.display()))?;
         if header.schema != fmt::SCHEMA {
             bail!("{}: schema {:?}, this parity reads {:?}", path.display(), header.schema, fmt::SCHEMA);
         }
@@ -73,7 +76,12 @@ impl Trace {
                 Err(e) => {
                     // A process killed mid-write leaves a partial last line: say so.
                     let last = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).last().map(|(k, _)| k) == Some(i);
-                    bail!("{}: line {}: not a trace record ({e}){}", path.display(), i + 1, if last { "; the last line is cut short (the traced process was killed while writing?)" } else { "" });
+                    bail!(
+                        "{}: line {}: not a trace record ({e}){}",
+                        path.display(),
+                        i + 1,
+                        if last { "; the last line is cut short (the traced process was killed while writing?)" } else { "" }
+                    );
                 }
             };
             match r {

@@ -13,8 +13,8 @@ mod report;
 pub(crate) mod types;
 
 use anyhow::{bail, Context, Result};
-use serde_json::Map;
 use load::Trace;
+use serde_json::Map;
 use std::path::{Path, PathBuf};
 
 /// Checks a trace's text (the fuzzer's entry, [`crate::untrusted`]).
@@ -117,7 +117,8 @@ pub fn run_bisect(a: &BisectArgs) -> Result<i32> {
             Some(p) => types::Types::load(p)?,
             None => types::Types::default(),
         };
-        let (ta, tb, notes) = if a.run { run_both(a, frames)? } else { (Trace::load(Path::new(&a.a))?, Trace::load(Path::new(&a.b))?, Vec::new()) };
+        let (ta, tb, notes) =
+            if a.run { run_both(a, frames)? } else { (Trace::load(Path::new(&a.a))?, Trace::load(Path::new(&a.b))?, Vec::new()) };
         let opts = compare::Options { frames, kernels: a.kernels.clone(), per_frame: a.per_frame };
         let mut result = compare::bisect(&ta, &tb, &types, &opts)?;
         result.notes.extend(notes);
@@ -140,13 +141,22 @@ pub fn run_bisect(a: &BisectArgs) -> Result<i32> {
 /// One traced run of a command: its words split, leading NAME=VALUE words as its
 /// environment, EMU_CUDA_TRACE and the limits added. A non-zero exit is a note (the
 /// divergence may be why it failed), a missing trace an error.
-fn traced_run(a: &BisectArgs, label: &str, cmd: &str, trace: &Path, frames: Option<(u64, u64)>, dump: Option<&str>) -> Result<Option<String>> {
+fn traced_run(
+    a: &BisectArgs,
+    label: &str,
+    cmd: &str,
+    trace: &Path,
+    frames: Option<(u64, u64)>,
+    dump: Option<&str>,
+) -> Result<Option<String>> {
     let words = crate::template::split_words(cmd)?;
     let mut env: Vec<(String, String)> = Vec::new();
     let mut argv = Vec::new();
     for w in words {
         match w.split_once('=') {
-            Some((k, v)) if argv.is_empty() && !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => env.push((k.into(), v.into())),
+            Some((k, v)) if argv.is_empty() && !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                env.push((k.into(), v.into()))
+            }
             _ => argv.push(w),
         }
     }
@@ -170,11 +180,21 @@ fn traced_run(a: &BisectArgs, label: &str, cmd: &str, trace: &Path, frames: Opti
     if let Some(d) = dump {
         env.push(("EMU_CUDA_TRACE_DUMP".into(), d.into()));
     }
-    let spec = crate::run::Spec { label: label.into(), argv, env, log_dir: a.out.join("logs"), spinner: true, timeout: std::time::Duration::from_secs_f64(a.timeout) };
+    let spec = crate::run::Spec {
+        label: label.into(),
+        argv,
+        env,
+        log_dir: a.out.join("logs"),
+        spinner: true,
+        timeout: std::time::Duration::from_secs_f64(a.timeout),
+    };
     let f = crate::run::execute(&spec)?;
     let note = match f.ended {
         crate::run::Ended::Exit(0) => None,
-        crate::run::Ended::Exit(c) => Some(format!("command {label} exited with status {c} (its trace is compared as far as it goes): {}", crate::run::first_line(&f.stderr))),
+        crate::run::Ended::Exit(c) => Some(format!(
+            "command {label} exited with status {c} (its trace is compared as far as it goes): {}",
+            crate::run::first_line(&f.stderr)
+        )),
         crate::run::Ended::Signal(s) => Some(format!("command {label} died of {}", crate::run::signal_name(s))),
         crate::run::Ended::TimedOut => bail!("command {label} timed out after {} s (raise --timeout)", a.timeout),
     };

@@ -74,7 +74,14 @@ pub fn write(dir: &Path, la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisecti
     if !r.frames.is_empty() {
         let mut f = String::from("frame,events_a,events_b,sequence_divergences,first_divergence\n");
         for x in &r.frames {
-            f.push_str(&format!("{},{},{},{},\"{}\"\n", x.frame, x.events_a, x.events_b, x.sequence_divergences, x.first.clone().unwrap_or_default().replace('"', "\"\"")));
+            f.push_str(&format!(
+                "{},{},{},{},\"{}\"\n",
+                x.frame,
+                x.events_a,
+                x.events_b,
+                x.sequence_divergences,
+                x.first.clone().unwrap_or_default().replace('"', "\"\"")
+            ));
         }
         write_atomic(&dir.join("frames.csv"), f)?;
     }
@@ -84,13 +91,30 @@ pub fn write(dir: &Path, la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisecti
 
 fn markdown(la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisection, code: i32) -> String {
     let mut m = format!("# parity bisect\n\n**Verdict: {}** (exit code {code})\n\n", if code == 0 { "AGREE" } else { "DIVERGE" });
-    m.push_str(&format!("- A ({la}): `{}`, {}, {} events{}\n", ta.path.display(), ta.header.driver, ta.events.len(), if ta.end.is_none() { ", cut short" } else { "" }));
-    m.push_str(&format!("- B ({lb}): `{}`, {}, {} events{}\n", tb.path.display(), tb.header.driver, tb.events.len(), if tb.end.is_none() { ", cut short" } else { "" }));
+    m.push_str(&format!(
+        "- A ({la}): `{}`, {}, {} events{}\n",
+        ta.path.display(),
+        ta.header.driver,
+        ta.events.len(),
+        if ta.end.is_none() { ", cut short" } else { "" }
+    ));
+    m.push_str(&format!(
+        "- B ({lb}): `{}`, {}, {} events{}\n",
+        tb.path.display(),
+        tb.header.driver,
+        tb.events.len(),
+        if tb.end.is_none() { ", cut short" } else { "" }
+    ));
     m.push_str(&format!("- aligned pairs compared: {}, agreeing: {}\n\n", r.compared, r.agreed));
     match &r.first {
         None => m.push_str("No written buffer or device-to-host copy differs.\n\n"),
         Some(f) => {
-            m.push_str(&format!("## First divergence\n\n- A: {}\n- B: {}{}\n", f.a.describe(), f.b.describe(), if f.same_kernel { "" } else { " (a different kernel at this place)" }));
+            m.push_str(&format!(
+                "## First divergence\n\n- A: {}\n- B: {}{}\n",
+                f.a.describe(),
+                f.b.describe(),
+                if f.same_kernel { "" } else { " (a different kernel at this place)" }
+            ));
             if let Some(b) = &f.buffer {
                 m.push_str(&format!(
                     "- buffer **{}** ({}, {} bytes, parameter(s) {:?}): hash A {} / B {}; {}\n",
@@ -130,17 +154,33 @@ fn markdown(la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisection, code: i32
         m.push_str("## Launch sequences diverge\n\n| frame | after | only / instead in A | only / instead in B |\n|---|---|---|---|\n");
         for s in r.sequence.iter().take(50) {
             let cut = |v: &Vec<String>| if v.len() > 4 { format!("{} ... ({} events)", v[..4].join("; "), v.len()) } else { v.join("; ") };
-            m.push_str(&format!("| {} | {} | {} | {} |\n", s.frame.map(|f| f.to_string()).unwrap_or_default(), s.after.as_deref().unwrap_or("start"), cut(&s.a), cut(&s.b)));
+            m.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                s.frame.map(|f| f.to_string()).unwrap_or_default(),
+                s.after.as_deref().unwrap_or("start"),
+                cut(&s.a),
+                cut(&s.b)
+            ));
         }
         m.push('\n');
     }
     if let Some(d) = &r.first_args {
-        m.push_str(&format!("First value-argument difference: {} / {}: parameter {}: A = {}, B = {}\n\n", d.a, d.b, d.param, d.value_a, d.value_b));
+        m.push_str(&format!(
+            "First value-argument difference: {} / {}: parameter {}: A = {}, B = {}\n\n",
+            d.a, d.b, d.param, d.value_a, d.value_b
+        ));
     }
     if !r.frames.is_empty() {
         m.push_str("## Per frame\n\n| frame | events A | events B | sequence divergences | first divergence |\n|---|---|---|---|---|\n");
         for f in &r.frames {
-            m.push_str(&format!("| {} | {} | {} | {} | {} |\n", f.frame, f.events_a, f.events_b, f.sequence_divergences, f.first.as_deref().unwrap_or("agree")));
+            m.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                f.frame,
+                f.events_a,
+                f.events_b,
+                f.sequence_divergences,
+                f.first.as_deref().unwrap_or("agree")
+            ));
         }
         m.push('\n');
     }
@@ -155,7 +195,11 @@ fn markdown(la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisection, code: i32
                 e.frames,
                 e.hashed_bytes,
                 e.trace_us,
-                if e.copy_back_us > 0 { format!(" (of which {} µs synchronising and copying back)", e.copy_back_us) } else { String::new() }
+                if e.copy_back_us > 0 {
+                    format!(" (of which {} µs synchronising and copying back)", e.copy_back_us)
+                } else {
+                    String::new()
+                }
             ));
         }
     }
@@ -172,14 +216,28 @@ fn markdown(la: &str, lb: &str, ta: &Trace, tb: &Trace, r: &Bisection, code: i32
 pub fn print(dir: &Path, la: &str, lb: &str, r: &Bisection) {
     match &r.first {
         None if r.sequence.is_empty() => println!("bisect: {la} and {lb} agree ({} aligned pairs)", r.compared),
-        None => println!("bisect: every compared pair agrees, but the launch sequences diverge ({} place(s)); first: A [{}] / B [{}]", r.sequence.len(), r.sequence[0].a.join("; "), r.sequence[0].b.join("; ")),
+        None => println!(
+            "bisect: every compared pair agrees, but the launch sequences diverge ({} place(s)); first: A [{}] / B [{}]",
+            r.sequence.len(),
+            r.sequence[0].a.join("; "),
+            r.sequence[0].b.join("; ")
+        ),
         Some(f) => {
             println!("bisect: first divergence at A {} / B {}", f.a.describe(), f.b.describe());
             if let Some(b) = &f.buffer {
                 println!("  buffer {} ({} bytes)", b.name, b.size);
             }
             match &f.element {
-                Some(e) => println!("  first differing element {} ({}{}): {la} = {}, {lb} = {} ({} of {} differ)", e.index, e.elem, e.xy.map(|(x, y)| format!(", x {x} y {y}")).unwrap_or_default(), e.a, e.b, e.differing, e.total),
+                Some(e) => println!(
+                    "  first differing element {} ({}{}): {la} = {}, {lb} = {} ({} of {} differ)",
+                    e.index,
+                    e.elem,
+                    e.xy.map(|(x, y)| format!(", x {x} y {y}")).unwrap_or_default(),
+                    e.a,
+                    e.b,
+                    e.differing,
+                    e.total
+                ),
                 None => println!("  element: {}", f.element_note.as_deref().unwrap_or("unknown")),
             }
             println!("  last agreeing: {}", r.last_agreed.as_deref().unwrap_or("(none)"));

@@ -303,8 +303,14 @@ mod tests {
         let p = d.path().join("k.sig");
         std::fs::write(&p, "# fixtures\n__global__ void band_box(const unsigned char *z, int w, int h, unsigned char *m0)\nextern \"C\" void topk(const unsigned long long *state, float *fsum, uint32_t n)\n").unwrap();
         let t = Types::load(&p).unwrap();
-        assert_eq!(t.params("band_box").unwrap(), vec![Param::Pointer(Some(Elem::U8)), Param::Value(Elem::I32), Param::Value(Elem::I32), Param::Pointer(Some(Elem::U8))]);
-        assert_eq!(t.params("topk").unwrap(), vec![Param::Pointer(Some(Elem::U64)), Param::Pointer(Some(Elem::F32)), Param::Value(Elem::U32)]);
+        assert_eq!(
+            t.params("band_box").unwrap(),
+            vec![Param::Pointer(Some(Elem::U8)), Param::Value(Elem::I32), Param::Value(Elem::I32), Param::Pointer(Some(Elem::U8))]
+        );
+        assert_eq!(
+            t.params("topk").unwrap(),
+            vec![Param::Pointer(Some(Elem::U64)), Param::Pointer(Some(Elem::F32)), Param::Value(Elem::U32)]
+        );
         std::fs::write(&p, "no parenthesis here\n").unwrap();
         assert!(Types::load(&p).unwrap_err().to_string().contains("line 1"));
     }

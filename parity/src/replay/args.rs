@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 /// Arguments of `parity replay`.
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --source f.cu --function my_log2 --reference log2 --shard 3/8 --out shards/3   # then: parity merge shards/*\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2")]
+#[command(
+    after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --source f.cu --function my_log2 --reference log2 --shard 3/8 --out shards/3   # then: parity merge shards/*\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2"
+)]
 pub struct ReplayArgs {
     /// The .cu file holding the device function.
     #[arg(long)]
@@ -81,7 +83,9 @@ pub struct ReplayArgs {
 
 /// Arguments of `parity libm`.
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:\n  parity libm --function log2f --from 1.0 --to 1024.0 --out reports/libm/log2f_1_1024\n  parity libm --function powf:2.5 --from 0.25 --to 4.0\n  parity libm --function log2f --library target/simtwin/lib/libsimtwin_crlibm.so --require-correct-rounding")]
+#[command(
+    after_help = "Examples:\n  parity libm --function log2f --from 1.0 --to 1024.0 --out reports/libm/log2f_1_1024\n  parity libm --function powf:2.5 --from 0.25 --to 4.0\n  parity libm --function log2f --library target/simtwin/lib/libsimtwin_crlibm.so --require-correct-rounding"
+)]
 pub struct LibmArgs {
     /// log2f, expf, logf, exp2f, sinf, cosf, sqrtf, cbrtf, log10f, exp10f, powf:<exponent>.
     #[arg(long)]

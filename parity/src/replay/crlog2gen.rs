@@ -91,12 +91,7 @@ pub(crate) fn coefficients() -> Coeffs {
             v
         }
     };
-    Coeffs {
-        l: pair(&l),
-        c2: pair(&ck(2)),
-        c3: pair(&ck(3)),
-        tail: [ck(4).to_f32(), ck(5).to_f32(), ck(6).to_f32(), ck(7).to_f32()],
-    }
+    Coeffs { l: pair(&l), c2: pair(&ck(2)), c3: pair(&ck(3)), tail: [ck(4).to_f32(), ck(5).to_f32(), ck(6).to_f32(), ck(7).to_f32()] }
 }
 
 /// C99 hexadecimal float literal of a finite normal or zero f32 (exact).
@@ -156,11 +151,13 @@ pub(crate) fn table_region() -> String {
         for chunk in t.chunks(4) {
             let vals: Vec<String> = chunk
                 .iter()
-                .map(|b| hexf(match f {
-                    0 => b.r,
-                    1 => b.th,
-                    _ => b.tl,
-                }))
+                .map(|b| {
+                    hexf(match f {
+                        0 => b.r,
+                        1 => b.th,
+                        _ => b.tl,
+                    })
+                })
                 .collect();
             let _ = writeln!(s, "    {},", vals.join(", "));
         }

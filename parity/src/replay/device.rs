@@ -7,9 +7,9 @@
 //! finds it) and carried to a machine without nvcc (`--image FILE`).
 //! Exit 77 when no device (or no libcuda) is present.
 
+use super::args::ReplayArgs;
 use super::engine::{self, Options, Outcome};
 use super::reference::RefFn;
-use super::args::ReplayArgs;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::{result, sys};
 use serde_json::json;

@@ -17,10 +17,7 @@ pub fn shim_include_dir() -> PathBuf {
 /// `-fsanitize=` checks whose handlers live in kernels-host's per-library runtime (a
 /// replay library is a plain shared object without that runtime).
 pub fn host_flags() -> Vec<String> {
-    kernels_host::host_cxx_flags()
-        .into_iter()
-        .filter(|f| !f.starts_with("-fsanitize") && !f.starts_with("-fno-sanitize"))
-        .collect()
+    kernels_host::host_cxx_flags().into_iter().filter(|f| !f.starts_with("-fsanitize") && !f.starts_with("-fno-sanitize")).collect()
 }
 
 /// The C++ compiler (CXX, else g++).
@@ -121,12 +118,7 @@ pub fn compile(source: &Path, function: &str, defines: &[String], includes: &[Pa
     cmd.arg("-o").arg(&lib).arg(&wrapper);
     let out = cmd.output().with_context(|| format!("running {}", cxx()))?;
     if !out.status.success() {
-        bail!(
-            "host compilation of {} failed ({:?}):\n{}",
-            source.display(),
-            cmd,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        bail!("host compilation of {} failed ({:?}):\n{}", source.display(), cmd, String::from_utf8_lossy(&out.stderr));
     }
     Ok(lib)
 }
@@ -175,9 +167,7 @@ impl LibFn {
             let l = libloading::Library::new(lib).with_context(|| format!("dlopen {lib}"))?;
             let mut name = symbol.as_bytes().to_vec();
             name.push(0);
-            let f = *l
-                .get::<unsafe extern "C" fn(f32) -> f32>(&*name)
-                .with_context(|| format!("{symbol} not found in {lib}"))?;
+            let f = *l.get::<unsafe extern "C" fn(f32) -> f32>(&*name).with_context(|| format!("{symbol} not found in {lib}"))?;
             Ok(LibFn { _lib: l, f })
         }
     }
@@ -206,9 +196,7 @@ impl LibPow {
             let l = libloading::Library::new(lib).with_context(|| format!("dlopen {lib}"))?;
             let mut name = symbol.as_bytes().to_vec();
             name.push(0);
-            let f = *l
-                .get::<unsafe extern "C" fn(f32, f32) -> f32>(&*name)
-                .with_context(|| format!("{symbol} not found in {lib}"))?;
+            let f = *l.get::<unsafe extern "C" fn(f32, f32) -> f32>(&*name).with_context(|| format!("{symbol} not found in {lib}"))?;
             Ok(LibPow { _lib: l, f, exponent })
         }
     }

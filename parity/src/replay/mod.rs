@@ -18,8 +18,8 @@ pub mod engine;
 pub mod host;
 pub mod reference;
 
-pub use args::{LibmArgs, ReplayArgs};
 use anyhow::{bail, Context, Result};
+pub use args::{LibmArgs, ReplayArgs};
 use engine::{BatchFn, Options, Outcome};
 use reference::RefFn;
 use serde_json::json;
@@ -32,18 +32,12 @@ pub(crate) const DEFAULT_FROM: u32 = 0x0000_0001;
 /// End of the default range (exclusive): +inf's bits.
 pub(crate) const DEFAULT_TO: u64 = 0x7f80_0000;
 
-
 /// Parses a range bound: `0x7f800000` (bits) or a float value (`1.0`, `1024`, `0x1p-3`, `inf`).
 pub fn parse_bound(s: &str) -> Result<u64> {
     let t = s.trim();
-    let is_bits = (t.starts_with("0x") || t.starts_with("0X"))
-        && !t.contains(['p', 'P', '.'])
-        && t.len() > 2;
+    let is_bits = (t.starts_with("0x") || t.starts_with("0X")) && !t.contains(['p', 'P', '.']) && t.len() > 2;
     if is_bits {
-        return u64::from_str_radix(&t[2..], 16)
-            .ok()
-            .filter(|v| *v <= 1 << 32)
-            .with_context(|| format!("bad bound {s:?}"));
+        return u64::from_str_radix(&t[2..], 16).ok().filter(|v| *v <= 1 << 32).with_context(|| format!("bad bound {s:?}"));
     }
     let v: f32 = if t.starts_with("0x") || t.starts_with("-0x") {
         crlog2gen::parse_hexf(t).with_context(|| format!("bad bound {s:?}"))?
@@ -160,7 +154,11 @@ pub fn write_reports(dir: &Path, summary: &serde_json::Value, o: &Outcome) -> Re
     let _ = std::fs::remove_file(dir.join(crate::shard::FILE));
     std::fs::write(dir.join("misrounded.csv"), misrounded_csv(&o.list))?;
     let tool = summary["tool"].as_str().unwrap_or("parity replay");
-    let suite = crate::junit::Suite { name: tool.to_string(), cases: crate::junit::replay_cases(tool.trim_start_matches("parity "), summary), time: None };
+    let suite = crate::junit::Suite {
+        name: tool.to_string(),
+        cases: crate::junit::replay_cases(tool.trim_start_matches("parity "), summary),
+        time: None,
+    };
     crate::junit::write(&dir.join("junit.xml"), tool, &[suite])
 }
 
@@ -217,19 +215,10 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
         let checks = pool.install(|| check_table(&reference, &cases));
         let wrong: Vec<&TableEntryCheck> = checks.iter().filter(|c| c.listed != c.correct).collect();
         for w in &wrong {
-            eprintln!(
-                "table entry 0x{:08x}: listed 0x{:08x}, correctly rounded 0x{:08x}",
-                w.input, w.listed, w.correct
-            );
+            eprintln!("table entry 0x{:08x}: listed 0x{:08x}, correctly rounded 0x{:08x}", w.input, w.listed, w.correct);
         }
         let hardest = checks.iter().map(|c| c.midpoint_distance_ulps).fold(f64::INFINITY, f64::min);
-        eprintln!(
-            "table {}: {} entries, {} wrong (closest to a midpoint: {:.3e} ulp)",
-            t.display(),
-            checks.len(),
-            wrong.len(),
-            hardest
-        );
+        eprintln!("table {}: {} entries, {} wrong (closest to a midpoint: {:.3e} ulp)", t.display(), checks.len(), wrong.len(), hardest);
         table_json = json!({
             "file": t.display().to_string(),
             "entries": checks.len(),
@@ -249,11 +238,8 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
         }
     }
 
-    let name = args
-        .function
-        .clone()
-        .or_else(|| args.builtin.clone())
-        .context("--function NAME (or --builtin with --device real) is required")?;
+    let name =
+        args.function.clone().or_else(|| args.builtin.clone()).context("--function NAME (or --builtin with --device real) is required")?;
     let whole = (from, to);
     let (from, to) = sharded(args.shard, from, to);
     let out = args.out.clone().unwrap_or_else(|| default_out("replay", &name));
@@ -350,8 +336,23 @@ fn write_shard(command: &str, plan: serde_json::Value, sh: crate::shard::Shard, 
 /// The keys [`summary`] computes from an outcome (the rest of a shard's summary is the
 /// run's description, the same in every shard).
 const COMPUTED: &[&str] = &[
-    "inputs", "misrounded", "misrounded_fraction", "mpfr_decided", "seconds", "inputs_per_second", "from", "to", "from_value", "to_value",
-    "max_ulp_error", "max_ulp_error_input", "listed", "list_truncated", "correctly_rounded", "reference_method", "families",
+    "inputs",
+    "misrounded",
+    "misrounded_fraction",
+    "mpfr_decided",
+    "seconds",
+    "inputs_per_second",
+    "from",
+    "to",
+    "from_value",
+    "to_value",
+    "max_ulp_error",
+    "max_ulp_error_input",
+    "listed",
+    "list_truncated",
+    "correctly_rounded",
+    "reference_method",
+    "families",
 ];
 
 /// Reads `misrounded.csv` back (the inputs, results and errors as written).
@@ -396,7 +397,9 @@ pub(crate) fn merge(shards: &[(PathBuf, crate::shard::Record)], out: &Path) -> R
         o.mpfr_decided += n("mpfr_decided");
         o.seconds += s["seconds"].as_f64().unwrap_or(0.0);
         let at = s["max_ulp_error_input"].as_str().map(|x| u32::from_str_radix(x.trim_start_matches("0x"), 16)).transpose()?;
-        if let Some(x) = at.filter(|x| engine::worse(s["max_ulp_error"].as_f64().unwrap_or(0.0), *x, o.max_ulp_error, o.max_ulp_error_input)) {
+        if let Some(x) =
+            at.filter(|x| engine::worse(s["max_ulp_error"].as_f64().unwrap_or(0.0), *x, o.max_ulp_error, o.max_ulp_error_input))
+        {
             o.max_ulp_error = s["max_ulp_error"].as_f64().unwrap_or(0.0);
             o.max_ulp_error_input = Some(x);
         }

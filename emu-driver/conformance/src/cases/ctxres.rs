@@ -13,8 +13,8 @@
 //! and printed as `key=ok|bad`; contexts a call reports are named `A`, `B`, `null` or
 //! `other`.
 
-use crate::cx::{hash, pp, Case, Cx};
 use crate::api::{LaunchConfig, Memcpy2D, P, R};
+use crate::cx::{hash, pp, Case, Cx};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -52,15 +52,8 @@ const FAMILIES: &[(&str, Family)] = &[
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for &(fam, f) in FAMILIES {
-        for (st, sname) in [
-            (State::NoCur, "nocur"),
-            (State::Own, "own"),
-            (State::Other, "other"),
-        ] {
-            v.push(Case {
-                name: format!("ctxres_{fam}_{sname}"),
-                run: Box::new(move |cx| f(cx, st)),
-            });
+        for (st, sname) in [(State::NoCur, "nocur"), (State::Own, "own"), (State::Other, "other")] {
+            v.push(Case { name: format!("ctxres_{fam}_{sname}"), run: Box::new(move |cx| f(cx, st)) });
         }
     }
     v
@@ -241,10 +234,7 @@ fn memcpy_sync(cx: &mut Cx, st: State) -> Result<(), String> {
     let _b = cx.enter(a, st)?;
     let r = [
         rec!(cx, cuMemcpyHtoD_v2(d, h1.as_ptr() as *const c_void, 256)),
-        rec!(
-            cx,
-            cuMemcpyHtoD_v2_ptds(d + 256, h2.as_ptr() as *const c_void, 256)
-        ),
+        rec!(cx, cuMemcpyHtoD_v2_ptds(d + 256, h2.as_ptr() as *const c_void, 256)),
         rec!(cx, cuMemcpyDtoH_v2(o1.as_mut_ptr() as P, s1, 256)),
         rec!(cx, cuMemcpyDtoH_v2_ptds(o2.as_mut_ptr() as P, s2, 256)),
         rec!(cx, cuMemcpyDtoD_v2(d + 512, s1, 256)),
@@ -368,17 +358,8 @@ fn memset_sync(cx: &mut Cx, st: State) -> Result<(), String> {
     ];
     cx.leave(a, st)?;
     let g = cx.peek(d, 8 * 256)?;
-    for (k, key) in [
-        "d8", "d16", "d32", "d8_ptds", "d32_ptds", "d2d8", "d2d16", "d2d32",
-    ]
-    .iter()
-    .enumerate()
-    {
-        cx.effect(
-            r[k],
-            key,
-            all_eq(&g[k * 256..(k + 1) * 256], 0x41 + k as u8),
-        );
+    for (k, key) in ["d8", "d16", "d32", "d8_ptds", "d32_ptds", "d2d8", "d2d16", "d2d32"].iter().enumerate() {
+        cx.effect(r[k], key, all_eq(&g[k * 256..(k + 1) * 256], 0x41 + k as u8));
     }
     Ok(())
 }
@@ -402,15 +383,9 @@ fn memset_async(cx: &mut Cx, st: State) -> Result<(), String> {
     cx.leave(a, st)?;
     call!(cx, cuStreamSynchronize(s));
     let g = cx.peek(d, 8 * 256)?;
-    let keys = [
-        "d8", "d16", "d32", "d8_ptsz", "d32_ptsz", "d2d8", "d2d16", "d2d32",
-    ];
+    let keys = ["d8", "d16", "d32", "d8_ptsz", "d32_ptsz", "d2d8", "d2d16", "d2d32"];
     for (k, key) in keys.iter().enumerate() {
-        cx.effect(
-            r[k],
-            key,
-            all_eq(&g[k * 256..(k + 1) * 256], 0x41 + k as u8),
-        );
+        cx.effect(r[k], key, all_eq(&g[k * 256..(k + 1) * 256], 0x41 + k as u8));
     }
     Ok(())
 }
@@ -428,10 +403,7 @@ fn null_stream(cx: &mut Cx, st: State) -> Result<(), String> {
     let mut n = 64u32;
     let mut params = [pp(&mut out), pp(&mut n)];
     let _b = cx.enter(a, st)?;
-    let r0 = rec!(
-        cx,
-        cuMemcpyHtoDAsync_v2(d, h.as_ptr() as *const c_void, 256, null_mut())
-    );
+    let r0 = rec!(cx, cuMemcpyHtoDAsync_v2(d, h.as_ptr() as *const c_void, 256, null_mut()));
     let r1 = rec!(cx, cuMemsetD8Async(d + 256, 0x72, 256, null_mut()));
     let r2 = cx.launch(f, [1, 1, 1], [64, 1, 1], 0, &mut params);
     rec!(cx, cuEventRecord(ev, null_mut()));
@@ -443,11 +415,7 @@ fn null_stream(cx: &mut Cx, st: State) -> Result<(), String> {
     cx.effect(r0, "htod", all_eq(&g[..256], 0x71));
     cx.effect(r1, "memset", all_eq(&g[256..], 0x72));
     let v = cx.dtoh_u32(out, 64)?;
-    cx.effect(
-        r2,
-        "kernel",
-        v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)),
-    );
+    cx.effect(r2, "kernel", v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)));
     Ok(())
 }
 
@@ -521,9 +489,7 @@ fn alloc_async(cx: &mut Cx, st: State) -> Result<(), String> {
         }
         let c = cx.ptr_ctx(p);
         cx.val(&format!("p{}_ctx", k + 1), who(c, a, b));
-        let usable = p != 0
-            && call!(cx, cuMemsetD8_v2(p, 0x5a, 4096)) == 0
-            && cx.peek(p, 4096).map(|v| all_eq(&v, 0x5a)).unwrap_or(false);
+        let usable = p != 0 && call!(cx, cuMemsetD8_v2(p, 0x5a, 4096)) == 0 && cx.peek(p, 4096).map(|v| all_eq(&v, 0x5a)).unwrap_or(false);
         cx.val(&format!("p{}", k + 1), ok(usable));
     }
     Ok(())
@@ -543,40 +509,24 @@ fn pointer_query(cx: &mut Cx, st: State) -> Result<(), String> {
     let r = rec!(cx, cuPointerGetAttribute(pp(&mut t), ATTR_MEMORY_TYPE, d));
     cx.val_if(r, "d_type", t);
     let mut ord = 99i32;
-    let r = rec!(
-        cx,
-        cuPointerGetAttribute(pp(&mut ord), ATTR_DEVICE_ORDINAL, d)
-    );
+    let r = rec!(cx, cuPointerGetAttribute(pp(&mut ord), ATTR_DEVICE_ORDINAL, d));
     cx.val_if(r, "d_ordinal", ord);
     let r = rec!(cx, cuPointerGetAttribute(pp(&mut c), ATTR_CONTEXT, h));
     cx.val_if(r, "h_ctx", who(c, a, b));
     let mut dp = 0u64;
-    let r = rec!(
-        cx,
-        cuPointerGetAttribute(pp(&mut dp), ATTR_DEVICE_POINTER, h)
-    );
+    let r = rec!(cx, cuPointerGetAttribute(pp(&mut dp), ATTR_DEVICE_POINTER, h));
     cx.val_if(r, "h_dptr", if dp == h { "same" } else { "other" });
     let mut managed = 0u32; // a boolean: some drivers may write fewer than 4 bytes
-    let r = rec!(
-        cx,
-        cuPointerGetAttribute(pp(&mut managed), ATTR_IS_MANAGED, mg)
-    );
+    let r = rec!(cx, cuPointerGetAttribute(pp(&mut managed), ATTR_IS_MANAGED, mg));
     cx.val_if(r, "mg_managed", managed);
     let attrs = [ATTR_CONTEXT, ATTR_MEMORY_TYPE, ATTR_RANGE_SIZE];
     let (mut ac, mut at, mut asz): (P, u32, usize) = (null_mut(), 99, 0);
     let mut data = [pp(&mut ac), pp(&mut at), pp(&mut asz)];
-    let r = rec!(
-        cx,
-        cuPointerGetAttributes(3, attrs.as_ptr(), data.as_mut_ptr(), d + 16)
-    );
+    let r = rec!(cx, cuPointerGetAttributes(3, attrs.as_ptr(), data.as_mut_ptr(), d + 16));
     cx.val_if(r, "attrs", format!("{}/{at}/{asz}", who(ac, a, b)));
     let (mut base, mut size) = (0u64, 0usize);
     let r = rec!(cx, cuMemGetAddressRange_v2(&mut base, &mut size, d + 16));
-    cx.val_if(
-        r,
-        "range",
-        format!("{}/{size}", if base == d { "base" } else { "other" }),
-    );
+    cx.val_if(r, "range", format!("{}/{size}", if base == d { "base" } else { "other" }));
     let r = rec!(cx, cuMemHostGetDevicePointer_v2(&mut dp, h as P, 0));
     cx.val_if(r, "h_devptr", if dp == h { "same" } else { "other" });
     let mut flags = 99u32;
@@ -617,25 +567,15 @@ fn module(cx: &mut Cx, st: State) -> Result<(), String> {
     let name = CString::new("fill_hash").unwrap();
     let global = CString::new("d_bias").unwrap();
     let (mut g0, mut sz) = (0u64, 0usize);
-    setup!(
-        cx,
-        cuModuleGetGlobal_v2(&mut g0, &mut sz, m, global.as_ptr())
-    );
+    setup!(cx, cuModuleGetGlobal_v2(&mut g0, &mut sz, m, global.as_ptr()));
     let img = cx.images[0].as_ptr() as *const c_void;
     let _b = cx.enter(a, st)?;
     let mut f: P = null_mut();
     let r = rec!(cx, cuModuleGetFunction(&mut f, m, name.as_ptr()));
     cx.val_if(r, "function", if f == f0 { "same" } else { "other" });
     let (mut g, mut gsz) = (0u64, 0usize);
-    let r = rec!(
-        cx,
-        cuModuleGetGlobal_v2(&mut g, &mut gsz, m, global.as_ptr())
-    );
-    cx.val_if(
-        r,
-        "global",
-        format!("{}/{gsz}", if g == g0 { "same" } else { "other" }),
-    );
+    let r = rec!(cx, cuModuleGetGlobal_v2(&mut g, &mut gsz, m, global.as_ptr()));
+    cx.val_if(r, "global", format!("{}/{gsz}", if g == g0 { "same" } else { "other" }));
     let mut count = 0u32;
     let r = rec!(cx, cuModuleGetFunctionCount(&mut count, m));
     cx.val_if(r, "count", count);
@@ -663,9 +603,7 @@ fn func(cx: &mut Cx, st: State) -> Result<(), String> {
     let r = rec!(cx, cuFuncGetName(&mut name, ff));
     if r == 0 && !name.is_null() {
         // SAFETY: the driver returns a NUL-terminated name that lives as long as the module.
-        let s = unsafe { CStr::from_ptr(name) }
-            .to_string_lossy()
-            .into_owned();
+        let s = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
         cx.val("name", s);
     }
     let mut fm: P = null_mut();
@@ -684,26 +622,14 @@ fn occupancy(cx: &mut Cx, st: State) -> Result<(), String> {
     let f = cx.function(m, "fill_hash")?;
     let _b = cx.enter(a, st)?;
     let mut n = -1;
-    let r = rec!(
-        cx,
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 128, 0)
-    );
+    let r = rec!(cx, cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 128, 0));
     cx.val_if(r, "blocks", n);
-    let r = rec!(
-        cx,
-        cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, 128, 0, 0)
-    );
+    let r = rec!(cx, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, 128, 0, 0));
     cx.val_if(r, "blocks_flags", n);
     let (mut g, mut bs) = (-1, -1);
-    let r = rec!(
-        cx,
-        cuOccupancyMaxPotentialBlockSize(&mut g, &mut bs, f, None, 0, 0)
-    );
+    let r = rec!(cx, cuOccupancyMaxPotentialBlockSize(&mut g, &mut bs, f, None, 0, 0));
     cx.val_if(r, "potential", format!("{g}/{bs}"));
-    let r = rec!(
-        cx,
-        cuOccupancyMaxPotentialBlockSizeWithFlags(&mut g, &mut bs, f, None, 0, 0, 0)
-    );
+    let r = rec!(cx, cuOccupancyMaxPotentialBlockSizeWithFlags(&mut g, &mut bs, f, None, 0, 0, 0));
     cx.val_if(r, "potential_flags", format!("{g}/{bs}"));
     Ok(())
 }
@@ -723,43 +649,20 @@ fn launch(cx: &mut Cx, st: State) -> Result<(), String> {
     let mut p1 = [pp(&mut o1), pp(&mut n)];
     let mut p2 = [pp(&mut o2), pp(&mut n)];
     let mut p3 = [pp(&mut o3), pp(&mut n)];
-    let cfg = LaunchConfig {
-        grid: [1, 1, 1],
-        block: [64, 1, 1],
-        shared_mem_bytes: 0,
-        stream: s,
-        attrs: null_mut(),
-        num_attrs: 0,
-    };
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0, stream: s, attrs: null_mut(), num_attrs: 0 };
     let _b = cx.enter(a, st)?;
     let r = [
-        rec!(
-            cx,
-            cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, s, p0.as_mut_ptr(), null_mut())
-        ),
-        rec!(
-            cx,
-            cuLaunchKernel_ptsz(f, 1, 1, 1, 64, 1, 1, 0, s, p1.as_mut_ptr(), null_mut())
-        ),
+        rec!(cx, cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, s, p0.as_mut_ptr(), null_mut())),
+        rec!(cx, cuLaunchKernel_ptsz(f, 1, 1, 1, 64, 1, 1, 0, s, p1.as_mut_ptr(), null_mut())),
         rec!(cx, cuLaunchKernelEx(&cfg, f, p2.as_mut_ptr(), null_mut())),
-        rec!(
-            cx,
-            cuLaunchKernelEx_ptsz(&cfg, f, p3.as_mut_ptr(), null_mut())
-        ),
+        rec!(cx, cuLaunchKernelEx_ptsz(&cfg, f, p3.as_mut_ptr(), null_mut())),
     ];
     rec!(cx, cuStreamSynchronize(s));
     cx.leave(a, st)?;
     call!(cx, cuStreamSynchronize(s));
-    for (k, key) in ["kernel", "kernel_ptsz", "ex", "ex_ptsz"]
-        .iter()
-        .enumerate()
-    {
+    for (k, key) in ["kernel", "kernel_ptsz", "ex", "ex_ptsz"].iter().enumerate() {
         let v = cx.dtoh_u32(outs[k], 64)?;
-        cx.effect(
-            r[k],
-            key,
-            v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)),
-        );
+        cx.effect(r[k], key, v.iter().enumerate().all(|(i, &w)| w == hash(i as u32)));
     }
     Ok(())
 }
@@ -795,15 +698,7 @@ fn stream(cx: &mut Cx, st: State) -> Result<(), String> {
     cx.val_if(r, "ctx", who(c, a, b));
     let mut id = 0u64;
     let r = rec!(cx, cuStreamGetId(s, &mut id));
-    cx.val_if(
-        r,
-        "id",
-        if have_id && id == id0 {
-            "same"
-        } else {
-            "other"
-        },
-    );
+    cx.val_if(r, "id", if have_id && id == id0 { "same" } else { "other" });
     let mut capturing = 99i32;
     let r = rec!(cx, cuStreamIsCapturing(s, &mut capturing));
     cx.val_if(r, "capturing", capturing);
@@ -814,12 +709,7 @@ fn stream(cx: &mut Cx, st: State) -> Result<(), String> {
 
 /// Filled by the callbacks: -1 until run; a stream callback stores its status, a host
 /// function 0.
-static SLOTS: [AtomicI32; 4] = [
-    AtomicI32::new(-1),
-    AtomicI32::new(-1),
-    AtomicI32::new(-1),
-    AtomicI32::new(-1),
-];
+static SLOTS: [AtomicI32; 4] = [AtomicI32::new(-1), AtomicI32::new(-1), AtomicI32::new(-1), AtomicI32::new(-1)];
 
 unsafe extern "C" fn stream_cb(_s: P, status: R, user: P) {
     // SAFETY: user is &SLOTS[k], a static.
@@ -845,10 +735,7 @@ fn callbacks(cx: &mut Cx, st: State) -> Result<(), String> {
     rec!(cx, cuStreamSynchronize(s));
     cx.leave(a, st)?;
     call!(cx, cuStreamSynchronize(s));
-    for (k, key) in ["callback", "callback_ptsz", "host_func", "host_func_ptsz"]
-        .iter()
-        .enumerate()
-    {
+    for (k, key) in ["callback", "callback_ptsz", "host_func", "host_func_ptsz"].iter().enumerate() {
         cx.effect(r[k], key, SLOTS[k].load(Ordering::SeqCst) == 0);
     }
     Ok(())

@@ -9,50 +9,29 @@
 //! long results go to sub-lines `case.sub: ...`. Lane lists print one hex value per lane,
 //! `-` for a lane that wrote nothing, and `v*n` for n equal neighbours.
 
-use crate::cx::{pp, Case, Cx, Run};
 use crate::api::P;
+use crate::cx::{pp, Case, Cx, Run};
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     let mut add = |name: String, run: Run| v.push(Case { name, run });
     for (k, dst) in DSTS.iter().enumerate() {
-        add(
-            format!("devres_cvt_f32_{dst}"),
-            Box::new(move |cx| cvt_cast(cx, false, k)),
-        );
+        add(format!("devres_cvt_f32_{dst}"), Box::new(move |cx| cvt_cast(cx, false, k)));
     }
     for (k, dst) in DSTS.iter().enumerate() {
-        add(
-            format!("devres_cvt_f64_{dst}"),
-            Box::new(move |cx| cvt_cast(cx, true, k)),
-        );
+        add(format!("devres_cvt_f64_{dst}"), Box::new(move |cx| cvt_cast(cx, true, k)));
     }
-    add(
-        "devres_intrin_f32".into(),
-        Box::new(|cx| cvt_intrin(cx, false)),
-    );
-    add(
-        "devres_intrin_f64".into(),
-        Box::new(|cx| cvt_intrin(cx, true)),
-    );
+    add("devres_intrin_f32".into(), Box::new(|cx| cvt_intrin(cx, false)));
+    add("devres_intrin_f64".into(), Box::new(|cx| cvt_intrin(cx, true)));
     for ty in ["s32", "u32", "s64", "u64"] {
-        add(
-            format!("devres_idiv_{ty}"),
-            Box::new(move |cx| idiv(cx, ty)),
-        );
+        add(format!("devres_idiv_{ty}"), Box::new(move |cx| idiv(cx, ty)));
     }
     for ty in ["s32", "u32", "s64", "u64"] {
-        add(
-            format!("devres_shift_{ty}"),
-            Box::new(move |cx| shift(cx, ty)),
-        );
+        add(format!("devres_shift_{ty}"), Box::new(move |cx| shift(cx, ty)));
     }
     for scen in ["exited", "waiting", "halves"] {
         for (op, opname) in WARP_OPS.iter().enumerate() {
-            add(
-                format!("devres_warp_{scen}_{opname}"),
-                Box::new(move |cx| warp(cx, scen, op)),
-            );
+            add(format!("devres_warp_{scen}_{opname}"), Box::new(move |cx| warp(cx, scen, op)));
         }
     }
     add("devres_activemask_branch".into(), Box::new(am_branch));
@@ -76,10 +55,7 @@ impl Cx<'_> {
     pub(crate) fn upload<T: Copy>(&mut self, v: &[T]) -> Result<u64, String> {
         let bytes = std::mem::size_of_val(v).max(1);
         let d = self.alloc(bytes)?;
-        setup!(
-            self,
-            cuMemcpyHtoD_v2(d, v.as_ptr() as *const std::ffi::c_void, bytes)
-        );
+        setup!(self, cuMemcpyHtoD_v2(d, v.as_ptr() as *const std::ffi::c_void, bytes));
         Ok(d)
     }
 
@@ -92,22 +68,13 @@ impl Cx<'_> {
 
     pub(crate) fn download<T: Copy + Default>(&mut self, d: u64, n: usize) -> Result<Vec<T>, String> {
         let mut v = vec![T::default(); n];
-        setup!(
-            self,
-            cuMemcpyDtoH_v2(v.as_mut_ptr() as P, d, std::mem::size_of_val(&v[..]))
-        );
+        setup!(self, cuMemcpyDtoH_v2(v.as_mut_ptr() as P, d, std::mem::size_of_val(&v[..])));
         Ok(v)
     }
 
     /// Loads the module and launches `kernel` once on the NULL stream; records the launch
     /// and cuCtxSynchronize codes and says whether both succeeded.
-    pub(crate) fn run_kernel(
-        &mut self,
-        kernel: &str,
-        grid: u32,
-        block: u32,
-        params: &mut [P],
-    ) -> Result<bool, String> {
+    pub(crate) fn run_kernel(&mut self, kernel: &str, grid: u32, block: u32, params: &mut [P]) -> Result<bool, String> {
         self.primary()?;
         let m = self.module()?;
         let f = self.function(m, kernel)?;
@@ -126,16 +93,8 @@ pub(crate) fn lanes(v: &[u32]) -> String {
         while j < v.len() && v[j] == v[i] {
             j += 1;
         }
-        let s = if v[i] == UNWRITTEN {
-            "-".to_string()
-        } else {
-            format!("{:x}", v[i])
-        };
-        out.push(if j - i > 1 {
-            format!("{s}*{}", j - i)
-        } else {
-            s
-        });
+        let s = if v[i] == UNWRITTEN { "-".to_string() } else { format!("{:x}", v[i]) };
+        out.push(if j - i > 1 { format!("{s}*{}", j - i) } else { s });
         i = j;
     }
     out.join(",")
@@ -195,11 +154,8 @@ fn f32_inputs() -> Vec<(&'static str, f32)> {
 /// Double inputs: the float list (exact in double) plus the double range ends.
 fn f64_inputs() -> Vec<(&'static str, f64)> {
     let two = |e: i32| 2f64.powi(e);
-    let mut v: Vec<(&'static str, f64)> = f32_inputs()
-        .into_iter()
-        .filter(|(k, _)| !k.contains("nan"))
-        .map(|(k, x)| (k, x as f64))
-        .collect();
+    let mut v: Vec<(&'static str, f64)> =
+        f32_inputs().into_iter().filter(|(k, _)| !k.contains("nan")).map(|(k, x)| (k, x as f64)).collect();
     v.splice(
         0..0,
         [
@@ -227,19 +183,11 @@ fn inputs(cx: &mut Cx, f64src: bool) -> Result<(u64, u32, Vec<&'static str>), St
     if f64src {
         let v = f64_inputs();
         let vals: Vec<f64> = v.iter().map(|x| x.1).collect();
-        Ok((
-            cx.upload(&vals)?,
-            v.len() as u32,
-            v.iter().map(|x| x.0).collect(),
-        ))
+        Ok((cx.upload(&vals)?, v.len() as u32, v.iter().map(|x| x.0).collect()))
     } else {
         let v = f32_inputs();
         let vals: Vec<f32> = v.iter().map(|x| x.1).collect();
-        Ok((
-            cx.upload(&vals)?,
-            v.len() as u32,
-            v.iter().map(|x| x.0).collect(),
-        ))
+        Ok((cx.upload(&vals)?, v.len() as u32, v.iter().map(|x| x.0).collect()))
     }
 }
 
@@ -249,11 +197,7 @@ fn cvt_cast(cx: &mut Cx, f64src: bool, dst: usize) -> Result<(), String> {
     let mut d_out = cx.alloc(labels.len() * 8)?;
     let mut k = dst as i32;
     let mut params = [pp(&mut d_in), pp(&mut n), pp(&mut k), pp(&mut d_out)];
-    let kernel = if f64src {
-        "cvt_cast_f64"
-    } else {
-        "cvt_cast_f32"
-    };
+    let kernel = if f64src { "cvt_cast_f64" } else { "cvt_cast_f32" };
     if cx.run_kernel(kernel, 1, 64, &mut params)? {
         let out: Vec<u64> = cx.download(d_out, labels.len())?;
         for (l, v) in labels.iter().zip(&out) {
@@ -268,21 +212,13 @@ fn cvt_intrin(cx: &mut Cx, f64src: bool) -> Result<(), String> {
     let (mut d_in, mut n, labels) = inputs(cx, f64src)?;
     let mut d_out = cx.alloc(labels.len() * 16 * 8)?;
     let mut params = [pp(&mut d_in), pp(&mut n), pp(&mut d_out)];
-    let kernel = if f64src {
-        "cvt_intrin_f64"
-    } else {
-        "cvt_intrin_f32"
-    };
+    let kernel = if f64src { "cvt_intrin_f64" } else { "cvt_intrin_f32" };
     if cx.run_kernel(kernel, 1, 64, &mut params)? {
         let out: Vec<u64> = cx.download(d_out, labels.len() * 16)?;
         for (fi, fam) in ["int", "uint", "ll", "ull"].iter().enumerate() {
             for (ri, rnd) in ["rn", "rz", "ru", "rd"].iter().enumerate() {
                 let k = fi * 4 + ri;
-                let text: Vec<String> = labels
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| format!("{l}={:x}", out[i * 16 + k]))
-                    .collect();
+                let text: Vec<String> = labels.iter().enumerate().map(|(i, l)| format!("{l}={:x}", out[i * 16 + k])).collect();
                 cx.sub(&format!("{fam}_{rnd}"), text.join(" "));
             }
         }
@@ -294,14 +230,8 @@ fn cvt_intrin(cx: &mut Cx, f64src: bool) -> Result<(), String> {
 
 /// (label, dividend, divisor) as signed 64-bit values, truncated to the type's width;
 /// `min` is the signed type's minimum (its bit pattern for the unsigned types).
-const DIV_PAIRS: [(&str, i64, i64); 6] = [
-    ("7", 7, 0),
-    ("-7", -7, 0),
-    ("0", 0, 0),
-    ("min", i64::MIN, 0),
-    ("min", i64::MIN, -1),
-    ("-7", -7, 2),
-];
+const DIV_PAIRS: [(&str, i64, i64); 6] =
+    [("7", 7, 0), ("-7", -7, 0), ("0", 0, 0), ("min", i64::MIN, 0), ("min", i64::MIN, -1), ("-7", -7, 2)];
 
 fn idiv(cx: &mut Cx, ty: &str) -> Result<(), String> {
     cx.primary()?;
@@ -329,23 +259,14 @@ fn idiv(cx: &mut Cx, ty: &str) -> Result<(), String> {
     let mut dq = cx.alloc(n * width)?;
     let mut dr = cx.alloc(n * width)?;
     let mut nn = n as u32;
-    let mut params = [
-        pp(&mut da),
-        pp(&mut db),
-        pp(&mut nn),
-        pp(&mut dq),
-        pp(&mut dr),
-    ];
+    let mut params = [pp(&mut da), pp(&mut db), pp(&mut nn), pp(&mut dq), pp(&mut dr)];
     if cx.run_kernel(&format!("idiv_{ty}"), 1, 32, &mut params)? {
         let (q, r): (Vec<u64>, Vec<u64>) = if wide {
             (cx.download(dq, n)?, cx.download(dr, n)?)
         } else {
             let q: Vec<u32> = cx.download(dq, n)?;
             let r: Vec<u32> = cx.download(dr, n)?;
-            (
-                q.into_iter().map(u64::from).collect(),
-                r.into_iter().map(u64::from).collect(),
-            )
+            (q.into_iter().map(u64::from).collect(), r.into_iter().map(u64::from).collect())
         };
         for (i, (l, _, b)) in DIV_PAIRS.iter().enumerate() {
             cx.val(&format!("{l}/{b}"), format!("{:x}", q[i]));
@@ -360,25 +281,15 @@ const SHIFT_AMOUNTS: [i32; 9] = [1, 31, 32, 33, 63, 64, 65, 255, -1];
 fn shift(cx: &mut Cx, ty: &str) -> Result<(), String> {
     cx.primary()?;
     let wide = ty.ends_with("64");
-    let mut dx = if wide {
-        cx.upload(&[0x8765_4321_8765_4321u64])?
-    } else {
-        cx.upload(&[0x8765_4321u32])?
-    };
+    let mut dx = if wide { cx.upload(&[0x8765_4321_8765_4321u64])? } else { cx.upload(&[0x8765_4321u32])? };
     let mut da = cx.upload(&SHIFT_AMOUNTS)?;
     let n = SHIFT_AMOUNTS.len();
     let mut dout = cx.alloc(2 * n * 8)?;
     let mut nn = n as u32;
     let mut params = [pp(&mut dx), pp(&mut da), pp(&mut nn), pp(&mut dout)];
     if cx.run_kernel(&format!("shift_{ty}"), 1, 32, &mut params)? {
-        let out: Vec<u64> = if wide {
-            cx.download(dout, 2 * n)?
-        } else {
-            cx.download::<u32>(dout, 2 * n)?
-                .into_iter()
-                .map(u64::from)
-                .collect()
-        };
+        let out: Vec<u64> =
+            if wide { cx.download(dout, 2 * n)? } else { cx.download::<u32>(dout, 2 * n)?.into_iter().map(u64::from).collect() };
         for (i, k) in SHIFT_AMOUNTS.iter().enumerate() {
             cx.val(&format!("<<{k}"), format!("{:x}", out[2 * i]));
             cx.val(&format!(">>{k}"), format!("{:x}", out[2 * i + 1]));
@@ -391,19 +302,8 @@ fn shift(cx: &mut Cx, ty: &str) -> Result<(), String> {
 
 /// The kernels' `op` numbers (see warp_op in conformance.cu); the first four are shuffles
 /// with a width-32 and a width-8 result.
-const WARP_OPS: [&str; 11] = [
-    "shfl_idx",
-    "shfl_up",
-    "shfl_down",
-    "shfl_xor",
-    "ballot",
-    "any",
-    "all",
-    "reduce_add",
-    "reduce_min",
-    "match_any",
-    "activemask",
-];
+const WARP_OPS: [&str; 11] =
+    ["shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "ballot", "any", "all", "reduce_add", "reduce_min", "match_any", "activemask"];
 
 /// One collective under one scenario: `exited` (lanes 16-31 returned, full mask),
 /// `waiting` (lanes 16-31 at a barrier, mask 0x0000ffff, sources 16-31), `halves`
@@ -418,9 +318,7 @@ fn warp(cx: &mut Cx, scen: &str, op: usize) -> Result<(), String> {
     let mut params = [pp(&mut din), pp(&mut dout), pp(&mut opi)];
     if cx.run_kernel(&format!("warp_{scen}"), 1, 32, &mut params)? {
         let out: Vec<u32> = cx.download(dout, 96)?;
-        let done = (0..32)
-            .filter(|&l| out[64 + l] == 1)
-            .fold(0u32, |m, l| m | 1 << l);
+        let done = (0..32).filter(|&l| out[64 + l] == 1).fold(0u32, |m, l| m | 1 << l);
         cx.val("done", format!("{done:08x}"));
         if op < 4 {
             cx.val("w32", lanes(&out[..32]));
@@ -435,12 +333,7 @@ fn warp(cx: &mut Cx, scen: &str, op: usize) -> Result<(), String> {
 // ---------------------------------------------------------------- __activemask
 
 /// Runs an activemask kernel `(const int *arg, unsigned *out)` on one warp.
-fn am_simple(
-    cx: &mut Cx,
-    kernel: &str,
-    arg: &[i32],
-    words: usize,
-) -> Result<Option<Vec<u32>>, String> {
+fn am_simple(cx: &mut Cx, kernel: &str, arg: &[i32], words: usize) -> Result<Option<Vec<u32>>, String> {
     cx.primary()?;
     let mut darg = cx.upload(arg)?;
     let mut dout = cx.sentinel(words)?;
@@ -489,25 +382,12 @@ fn am_loop(cx: &mut Cx) -> Result<(), String> {
 /// whether together they are exactly 1000 .. counter-1, each once.
 fn am_aggregate(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
-    let pred: Vec<i32> = (0..64)
-        .map(|t| {
-            if t < 32 {
-                (t % 3 != 1) as i32
-            } else {
-                (t & 4 == 0) as i32
-            }
-        })
-        .collect();
+    let pred: Vec<i32> = (0..64).map(|t| if t < 32 { (t % 3 != 1) as i32 } else { (t & 4 == 0) as i32 }).collect();
     let mut dpred = cx.upload(&pred)?;
     let mut dcounter = cx.upload(&[1000u32])?;
     let mut dout = cx.sentinel(64)?;
     let mut dmasks = cx.sentinel(64)?;
-    let mut params = [
-        pp(&mut dpred),
-        pp(&mut dcounter),
-        pp(&mut dout),
-        pp(&mut dmasks),
-    ];
+    let mut params = [pp(&mut dpred), pp(&mut dcounter), pp(&mut dout), pp(&mut dmasks)];
     if !cx.run_kernel("am_aggregate", 1, 64, &mut params)? {
         return Ok(());
     }
@@ -527,8 +407,7 @@ fn am_aggregate(cx: &mut Cx) -> Result<(), String> {
     }
     let mut slots: Vec<u32> = out.iter().copied().filter(|&x| x != UNWRITTEN).collect();
     slots.sort_unstable();
-    let exact = slots.iter().enumerate().all(|(i, &x)| x == 1000 + i as u32)
-        && counter[0] == 1000 + slots.len() as u32;
+    let exact = slots.iter().enumerate().all(|(i, &x)| x == 1000 + i as u32) && counter[0] == 1000 + slots.len() as u32;
     cx.val("masks", lanes(&masks));
     cx.val("ranks", lanes(&ranks));
     cx.val("counter", counter[0] - 1000);

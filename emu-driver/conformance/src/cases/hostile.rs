@@ -102,7 +102,8 @@ fn in_child(cx: &mut Cx, alarm: u32, body: impl FnOnce(&mut Cx) -> String) -> St
         libc::close(fds[0]);
     }
     let text = String::from_utf8_lossy(&out).into_owned();
-    let ended = if libc::WIFSIGNALED(status) { format!("signal{}", libc::WTERMSIG(status)) } else { format!("exit{}", libc::WEXITSTATUS(status)) };
+    let ended =
+        if libc::WIFSIGNALED(status) { format!("signal{}", libc::WTERMSIG(status)) } else { format!("exit{}", libc::WEXITSTATUS(status)) };
     if text.is_empty() {
         ended
     } else if ended == "exit0" {

@@ -12,14 +12,13 @@ mod kit;
 mod texfit;
 
 use super::devres::lanes;
-use kit::*;
 use crate::api::{Array3DDesc, ArrayDesc, Memcpy2D, Memcpy3D, ResDesc, TexDesc, ViewDesc, P};
 use crate::cx::{pp, Case, Cx, Run};
+use kit::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
 // ---------------------------------------------------------------- sampling cases
-
 
 /// 1D float texture of 5 texels, every address mode, filter and coordinate kind.
 fn s_1d(cx: &mut Cx, addr: u32, filter: u32, norm: bool) -> Result<(), String> {
@@ -176,7 +175,8 @@ fn s_table(cx: &mut Cx, srgb: bool, signed: bool) -> Result<(), String> {
 /// 16-bit normalized reads of selected values (and half floats).
 fn s_table16(cx: &mut Cx, fmt: u32) -> Result<(), String> {
     cx.primary()?;
-    let vals: Vec<u16> = (0..512u32).map(|k| (k.wrapping_mul(40503) ^ (k << 7)) as u16).chain([0, 1, 2, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff]).collect();
+    let vals: Vec<u16> =
+        (0..512u32).map(|k| (k.wrapping_mul(40503) ^ (k << 7)) as u16).chain([0, 1, 2, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff]).collect();
     let n = vals.len();
     let a = cx.array3d(n, 0, 0, fmt, 1, 0)?;
     let data: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -397,7 +397,6 @@ fn s_1d_int(cx: &mut Cx, addr: u32) -> Result<(), String> {
 }
 
 // ---------------------------------------------------------------- surfaces
-
 
 /// Surface byte-x coordinates and rows around the edges of a 4x3 array of u32.
 fn surf_coords(dim: u32) -> Vec<[i32; 4]> {
@@ -719,63 +718,63 @@ fn api_copy(cx: &mut Cx, part: u32) -> Result<(), String> {
         return Ok(());
     }
     if part == 1 {
-    // Past the end: width, height, x offset; an unaligned x offset (not a whole element).
-    for (w, h, x, y) in [(26usize, 1usize, 0usize, 0usize), (24, 5, 0, 0), (8, 1, 20, 0), (4, 1, 1, 0), (4, 1, 0, 4), (0, 1, 0, 0)] {
-        let mut e = b;
-        e.width_in_bytes = w;
-        e.height = h;
-        e.src_x_in_bytes = x;
-        e.src_y = y;
-        let mut big = vec![0u8; 64 * 8];
-        e.dst_host = big.as_mut_ptr() as P;
-        e.dst_pitch = 64;
-        rec!(cx, cuMemcpy2D_v2(&e));
-    }
-    return Ok(());
+        // Past the end: width, height, x offset; an unaligned x offset (not a whole element).
+        for (w, h, x, y) in [(26usize, 1usize, 0usize, 0usize), (24, 5, 0, 0), (8, 1, 20, 0), (4, 1, 1, 0), (4, 1, 0, 4), (0, 1, 0, 0)] {
+            let mut e = b;
+            e.width_in_bytes = w;
+            e.height = h;
+            e.src_x_in_bytes = x;
+            e.src_y = y;
+            let mut big = vec![0u8; 64 * 8];
+            e.dst_host = big.as_mut_ptr() as P;
+            e.dst_pitch = 64;
+            rec!(cx, cuMemcpy2D_v2(&e));
+        }
+        return Ok(());
     }
     if part == 2 {
-    // A 3D copy into a layered array and back through the 3D path; z past the end.
-    let l = cx.array3d(3, 2, 4, U8, 4, LAYERED)?;
-    let src3: Vec<u8> = (0..12 * 2 * 4).map(|i| (i * 13 + 5) as u8).collect();
-    let mut c3 = Memcpy3D::zeroed();
-    c3.src_memory_type = MT_HOST;
-    c3.src_host = src3.as_ptr() as *const c_void;
-    c3.src_pitch = 12;
-    c3.src_height = 2;
-    c3.dst_memory_type = MT_ARRAY;
-    c3.dst_array = l;
-    c3.width_in_bytes = 12;
-    c3.height = 2;
-    c3.depth = 4;
-    rec!(cx, cuMemcpy3D_v2(&c3));
-    let mut back3 = vec![0u8; 8 * 2];
-    let mut d3 = Memcpy3D::zeroed();
-    d3.src_memory_type = MT_ARRAY;
-    d3.src_array = l;
-    d3.src_x_in_bytes = 4;
-    d3.src_z = 2;
-    d3.dst_memory_type = MT_HOST;
-    d3.dst_host = back3.as_mut_ptr() as P;
-    d3.dst_pitch = 8;
-    d3.dst_height = 1;
-    d3.width_in_bytes = 8;
-    d3.height = 1;
-    d3.depth = 2;
-    rec!(cx, cuMemcpy3D_v2(&d3));
-    let ok3 = (0..2).all(|z| back3[z * 8..z * 8 + 8] == src3[(z + 2) * 24 + 4..(z + 2) * 24 + 12]);
-    cx.val("rt3", if ok3 { "ok" } else { "bad" });
-    let mut e3 = d3;
-    e3.depth = 3;
-    let mut big = vec![0u8; 8 * 4];
-    e3.dst_host = big.as_mut_ptr() as P;
-    rec!(cx, cuMemcpy3D_v2(&e3));
-    e3.depth = 1;
-    e3.src_lod = 1;
-    rec!(cx, cuMemcpy3D_v2(&e3));
-    // Async 3D on the NULL stream.
-    rec!(cx, cuMemcpy3DAsync_v2(&d3, null_mut()));
-    rec!(cx, cuCtxSynchronize());
-    return Ok(());
+        // A 3D copy into a layered array and back through the 3D path; z past the end.
+        let l = cx.array3d(3, 2, 4, U8, 4, LAYERED)?;
+        let src3: Vec<u8> = (0..12 * 2 * 4).map(|i| (i * 13 + 5) as u8).collect();
+        let mut c3 = Memcpy3D::zeroed();
+        c3.src_memory_type = MT_HOST;
+        c3.src_host = src3.as_ptr() as *const c_void;
+        c3.src_pitch = 12;
+        c3.src_height = 2;
+        c3.dst_memory_type = MT_ARRAY;
+        c3.dst_array = l;
+        c3.width_in_bytes = 12;
+        c3.height = 2;
+        c3.depth = 4;
+        rec!(cx, cuMemcpy3D_v2(&c3));
+        let mut back3 = vec![0u8; 8 * 2];
+        let mut d3 = Memcpy3D::zeroed();
+        d3.src_memory_type = MT_ARRAY;
+        d3.src_array = l;
+        d3.src_x_in_bytes = 4;
+        d3.src_z = 2;
+        d3.dst_memory_type = MT_HOST;
+        d3.dst_host = back3.as_mut_ptr() as P;
+        d3.dst_pitch = 8;
+        d3.dst_height = 1;
+        d3.width_in_bytes = 8;
+        d3.height = 1;
+        d3.depth = 2;
+        rec!(cx, cuMemcpy3D_v2(&d3));
+        let ok3 = (0..2).all(|z| back3[z * 8..z * 8 + 8] == src3[(z + 2) * 24 + 4..(z + 2) * 24 + 12]);
+        cx.val("rt3", if ok3 { "ok" } else { "bad" });
+        let mut e3 = d3;
+        e3.depth = 3;
+        let mut big = vec![0u8; 8 * 4];
+        e3.dst_host = big.as_mut_ptr() as P;
+        rec!(cx, cuMemcpy3D_v2(&e3));
+        e3.depth = 1;
+        e3.src_lod = 1;
+        rec!(cx, cuMemcpy3D_v2(&e3));
+        // Async 3D on the NULL stream.
+        rec!(cx, cuMemcpy3DAsync_v2(&d3, null_mut()));
+        rec!(cx, cuCtxSynchronize());
+        return Ok(());
     }
     if part != 3 {
         return Ok(());

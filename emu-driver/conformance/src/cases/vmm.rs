@@ -221,7 +221,18 @@ fn create(cx: &mut Cx) -> Result<(), String> {
         let mut h = 0u64;
         let p = prop(HT_NONE);
         let r = rec!(cx, cuMemCreate(&mut h, size, &p, 0));
-        cx.val(k, if r == 0 { if h != 0 { "handle" } else { "zero" } } else { "-" });
+        cx.val(
+            k,
+            if r == 0 {
+                if h != 0 {
+                    "handle"
+                } else {
+                    "zero"
+                }
+            } else {
+                "-"
+            },
+        );
         if r == 0 {
             rec!(cx, cuMemRelease(h));
         }
@@ -274,7 +285,10 @@ fn create_props(cx: &mut Cx) -> Result<(), String> {
             cx.val(
                 k,
                 if rq == 0 {
-                    format!("t{}/h{}/l{}.{}/c{}/r{}/u{}", q.ty, q.handle_types, q.location.ty, q.location.id, q.compression, q.rdma, q.usage)
+                    format!(
+                        "t{}/h{}/l{}.{}/c{}/r{}/u{}",
+                        q.ty, q.handle_types, q.location.ty, q.location.id, q.compression, q.rdma, q.usage
+                    )
                 } else {
                     format!("props:{rq}")
                 },
@@ -411,7 +425,16 @@ fn reserve(cx: &mut Cx) -> Result<(), String> {
     let mut c = 0u64;
     let r = rec!(cx, cuMemAddressReserve(&mut c, g, 0, a + 4096, 0));
     if r == 0 {
-        cx.val("hint_unaligned", if c == a + 4096 { "honored" } else if c.is_multiple_of(g as u64) { "aligned" } else { "unaligned" });
+        cx.val(
+            "hint_unaligned",
+            if c == a + 4096 {
+                "honored"
+            } else if c.is_multiple_of(g as u64) {
+                "aligned"
+            } else {
+                "unaligned"
+            },
+        );
         keep.push((c, g));
     }
     // A hint inside a live reservation.
@@ -734,7 +757,16 @@ fn release_mapped(cx: &mut Cx) -> Result<(), String> {
     let mut r2 = 0u64;
     let r = rec!(cx, cuMemRetainAllocationHandle(&mut r2, (a + 4096) as P));
     if r == 0 {
-        cx.val("retained", if r2 == h { "same" } else if r2 == 0 { "zero" } else { "other" });
+        cx.val(
+            "retained",
+            if r2 == h {
+                "same"
+            } else if r2 == 0 {
+                "zero"
+            } else {
+                "other"
+            },
+        );
         let mut q = prop(-1);
         rec!(cx, cuMemGetAllocationPropertiesFromHandle(&mut q, r2));
         // A second mapping of the retained handle.
@@ -894,7 +926,14 @@ fn pointer_attrs(cx: &mut Cx) -> Result<(), String> {
             }
             let w = if v >> 32 == 0xa5a5_a5a5 { "/w4" } else { "" };
             let shown = match attr {
-                1 => (if v as usize == ctx as usize { "ctx" } else if v == 0 { "null" } else { "other" }).to_string(),
+                1 => (if v as usize == ctx as usize {
+                    "ctx"
+                } else if v == 0 {
+                    "null"
+                } else {
+                    "other"
+                })
+                .to_string(),
                 3 | 4 | 11 | 19 => rel(v, &bases),
                 17 => (if v == 0 { "null" } else { "pool" }).to_string(),
                 7 | 20 => (if v == 0 { "zero" } else { "id" }).to_string(),
@@ -932,7 +971,16 @@ fn other_calls(cx: &mut Cx) -> Result<(), String> {
     let mut f1 = 0usize;
     setup!(cx, cuMemGetInfo_v2(&mut f1, &mut t));
     let drop = f0.saturating_sub(f1);
-    cx.val("create_takes", if drop >= size && drop < size + (64 << 20) { "size" } else if drop == 0 { "nothing" } else { "other" });
+    cx.val(
+        "create_takes",
+        if drop >= size && drop < size + (64 << 20) {
+            "size"
+        } else if drop == 0 {
+            "nothing"
+        } else {
+            "other"
+        },
+    );
     rec!(cx, cuMemRelease(big));
     let mut f2 = 0usize;
     setup!(cx, cuMemGetInfo_v2(&mut f2, &mut t));
@@ -1010,15 +1058,37 @@ fn entries_13_0(cx: &mut Cx) -> Result<(), String> {
     rec!(cx, cuStreamGetDevice(s, null_mut()));
     let mut dflt: P = null_mut();
     setup!(cx, cuDeviceGetDefaultMemPool(&mut dflt, 0));
-    for (k, ty, id, at) in [("dev0", LOC_DEVICE, 0, PINNED), ("dev1", LOC_DEVICE, 1, PINNED), ("host", LOC_HOST, 0, PINNED),
-                            ("managed", LOC_DEVICE, 0, MANAGED), ("invalid", LOC_INVALID, 0, PINNED), ("type0", LOC_DEVICE, 0, 0)] {
+    for (k, ty, id, at) in [
+        ("dev0", LOC_DEVICE, 0, PINNED),
+        ("dev1", LOC_DEVICE, 1, PINNED),
+        ("host", LOC_HOST, 0, PINNED),
+        ("managed", LOC_DEVICE, 0, MANAGED),
+        ("invalid", LOC_INVALID, 0, PINNED),
+        ("type0", LOC_DEVICE, 0, 0),
+    ] {
         let mut loc = MemLocation { ty, id };
         let mut p: P = null_mut();
         let r = rec!(cx, cuMemGetDefaultMemPool(&mut p, &mut loc, at));
-        let d = if r != 0 { "-" } else if p == dflt { "device_default" } else if p.is_null() { "null" } else { "other" };
+        let d = if r != 0 {
+            "-"
+        } else if p == dflt {
+            "device_default"
+        } else if p.is_null() {
+            "null"
+        } else {
+            "other"
+        };
         let mut q: P = null_mut();
         let r = rec!(cx, cuMemGetMemPool(&mut q, &mut loc, at));
-        let c = if r != 0 { "-" } else if q == dflt { "device_default" } else if q.is_null() { "null" } else { "other" };
+        let c = if r != 0 {
+            "-"
+        } else if q == dflt {
+            "device_default"
+        } else if q.is_null() {
+            "null"
+        } else {
+            "other"
+        };
         cx.val(&format!("pool_{k}"), format!("{d}/{c}"));
     }
     let mut loc = dev0();

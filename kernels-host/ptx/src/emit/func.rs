@@ -500,7 +500,8 @@ impl<'a> FnEmitter<'a> {
                         let _ = writeln!(body, "  {{ {save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;", i.src.line);
                         continue;
                     }
-                    let stmt = if matches!(i.src.op.as_str(), "ret" | "exit") { "return ptx::LOOP_EXIT;".to_string() } else { self.instr(i)? };
+                    let stmt =
+                        if matches!(i.src.op.as_str(), "ret" | "exit") { "return ptx::LOOP_EXIT;".to_string() } else { self.instr(i)? };
                     match i.guard {
                         Some((neg, p)) if !stmt.is_empty() => {
                             let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);

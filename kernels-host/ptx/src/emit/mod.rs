@@ -165,7 +165,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut decls = String::new();
     let mut notes = Vec::new();
     if !library {
-        out.push_str("} // namespace simtwin_module\nnamespace __simtwin { const simtwin_runtime_t *rt = nullptr; }\nnamespace simtwin_module {\n");
+        out.push_str(
+            "} // namespace simtwin_module\nnamespace __simtwin { const simtwin_runtime_t *rt = nullptr; }\nnamespace simtwin_module {\n",
+        );
     }
     // Module variables (global, const): host arrays. Shared ones live in windows.
     let mut relocs_all = Vec::new();
@@ -245,7 +247,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut e = func::FnEmitter::new(m, fi, Some(kl), &fused[fi], opts);
         let frame = e.body_loops(k, plan)?;
         decls.push_str(&frame);
-        let _ = writeln!(decls, "uint32_t KL{fi}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at);\nsimtwin_site_t LS{fi}(uint32_t k);");
+        let _ =
+            writeln!(decls, "uint32_t KL{fi}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at);\nsimtwin_site_t LS{fi}(uint32_t k);");
         bodies.push(e.out);
     }
     // Address relocations of initializers.
@@ -255,7 +258,10 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             let name = ident("G", &m.vars[*i].var.name);
             let addr = if let Some(t) = m.vars.iter().find(|v| v.var.name == *target) {
                 if !matches!(t.var.space, Space::Global | Space::Const) {
-                    return Err(Error::parse(*line, format!("initializer takes the address of {target}, which is not a global or constant variable")));
+                    return Err(Error::parse(
+                        *line,
+                        format!("initializer takes the address of {target}, which is not a global or constant variable"),
+                    ));
                 }
                 format!("(uint64_t)(uintptr_t){}", ident("G", target))
             } else if let Some(fi) = m.func(target) {
@@ -282,10 +288,18 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             } else {
                 ident("__simtwin_ptxlib_", name)
             };
-            let _ = writeln!(out, "extern \"C\" void {entry}(uint8_t *const *P) {{ simtwin_module::Thread T{{}}; simtwin_module::F{fi}(T, P); }}");
+            let _ = writeln!(
+                out,
+                "extern \"C\" void {entry}(uint8_t *const *P) {{ simtwin_module::Thread T{{}}; simtwin_module::F{fi}(T, P); }}"
+            );
         }
         out.push_str("#pragma GCC visibility pop\n");
-        return Ok(Translation { units: split_units(&head, &decls, bodies, out, opts.units), kernels: Vec::new(), globals: Vec::new(), notes });
+        return Ok(Translation {
+            units: split_units(&head, &decls, bodies, out, opts.units),
+            kernels: Vec::new(),
+            globals: Vec::new(),
+            notes,
+        });
     }
     // Runners.
     let mut kernels = Vec::new();
@@ -305,7 +319,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0}};",
             dyn = kl.dyn_offset
         );
-        let body = if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
+        let body =
+            if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
         let _ = writeln!(out, "  for_each_thread(ctx, first, n, [&] {{ {body} }});\n}}");
         if plans[k].path == Path::Loops {
             // The loop path's runner: a whole block in one call (a part of one, which
@@ -331,7 +346,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             );
         }
         // SFU forms reachable from the kernel that are not modelled exactly.
-        let mut inexact: Vec<String> = kl.reach.iter().flat_map(|g| sfu_by_func[*g].iter().cloned()).filter(|f| !crate::sfu::exact(f)).collect();
+        let mut inexact: Vec<String> =
+            kl.reach.iter().flat_map(|g| sfu_by_func[*g].iter().cloned()).filter(|f| !crate::sfu::exact(f)).collect();
         inexact.sort();
         inexact.dedup();
         let (max_threads, reqntid) = match (f.decl.perf.maxntid, f.decl.perf.reqntid) {

@@ -117,7 +117,9 @@ impl FnEmitter<'_> {
                 if op == "mul24" {
                     self.simple(i, t, 2, |v| format!("({})(ptx::{f}((uint32_t){}, (uint32_t){}, {sgn}))", ctype(t), v[0], v[1]))
                 } else {
-                    self.simple(i, t, 3, |v| format!("({})((uint32_t)ptx::{f}((uint32_t){}, (uint32_t){}, {sgn}) + (uint32_t){})", ctype(t), v[0], v[1], v[2]))
+                    self.simple(i, t, 3, |v| {
+                        format!("({})((uint32_t)ptx::{f}((uint32_t){}, (uint32_t){}, {sgn}) + (uint32_t){})", ctype(t), v[0], v[1], v[2])
+                    })
                 }
             }
             "sad" => {
@@ -276,11 +278,7 @@ impl FnEmitter<'_> {
                 self.set(d, Ty::B32, &format!("{f}({a}, {b}, {c}, {clamp})"))
             }
             "prmt" => {
-                let mode = [".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"]
-                    .iter()
-                    .position(|m| i.src.has(m))
-                    .map(|p| p + 1)
-                    .unwrap_or(0);
+                let mode = [".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"].iter().position(|m| i.src.has(m)).map(|p| p + 1).unwrap_or(0);
                 let a = self.val(self.arg(i, 1)?, Ty::B32)?;
                 let b = self.val(self.arg(i, 2)?, Ty::B32)?;
                 let c = self.val(self.arg(i, 3)?, Ty::B32)?;
@@ -347,7 +345,13 @@ impl FnEmitter<'_> {
             }
             "atom" | "red" => self.atom(i),
             "membar" | "fence" => {
-                let scope = if i.src.has(".cta") { 0 } else if i.src.has(".sys") { 2 } else { 1 };
+                let scope = if i.src.has(".cta") {
+                    0
+                } else if i.src.has(".sys") {
+                    2
+                } else {
+                    1
+                };
                 if i.src.has(".proxy") || mods.iter().any(|m| m.starts_with(".mbarrier")) {
                     return Ok(String::new());
                 }
@@ -384,13 +388,18 @@ impl FnEmitter<'_> {
             "brx" => {
                 let idx = self.val(self.arg(i, 0)?, Ty::U32)?;
                 let Op::Named(n) = self.arg(i, 1)? else { return Err(self.unsupported("brx.idx target list")) };
-                let targets = self.f.branch_targets.get(n).cloned().ok_or_else(|| self.unsupported(format!("unknown branch-target list {n}")))?;
+                let targets =
+                    self.f.branch_targets.get(n).cloned().ok_or_else(|| self.unsupported(format!("unknown branch-target list {n}")))?;
                 let mut s = format!("switch ({idx}) {{ ");
                 for (k, l) in targets.iter().enumerate() {
                     let _ = write!(s, "case {k}: goto B{l}; ");
                 }
                 let line = self.line();
-                let _ = write!(s, "default: ptx::trap(\"brx.idx: index past the end of its target list\", {}, {line}); }}", super::c_str(&self.opts.name));
+                let _ = write!(
+                    s,
+                    "default: ptx::trap(\"brx.idx: index past the end of its target list\", {}, {line}); }}",
+                    super::c_str(&self.opts.name)
+                );
                 Ok(s)
             }
             "call" => self.call(i),
@@ -776,11 +785,7 @@ impl FnEmitter<'_> {
 
     fn setp(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
-        let cmp = CMP
-            .iter()
-            .find(|(m, _)| i.src.has(m))
-            .map(|(_, c)| *c)
-            .ok_or_else(|| self.unsupported("setp without a comparison"))?;
+        let cmp = CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c).ok_or_else(|| self.unsupported("setp without a comparison"))?;
         let bool_op = if i.src.has(".and") {
             Some("&&")
         } else if i.src.has(".or") {
@@ -794,7 +799,15 @@ impl FnEmitter<'_> {
         let (pv, qv) = if is_half(t) {
             let bf = matches!(t, Ty::Bf16 | Ty::Bf16x2);
             let conv = if bf { "bf2f" } else { "h2f" };
-            let ft = if z { if bf { "bfftz" } else { "hftz" } } else { "" };
+            let ft = if z {
+                if bf {
+                    "bfftz"
+                } else {
+                    "hftz"
+                }
+            } else {
+                ""
+            };
             let a = self.val(self.arg(i, 1)?, t)?;
             let b = self.val(self.arg(i, 2)?, t)?;
             if matches!(t, Ty::F16x2 | Ty::Bf16x2) {
@@ -867,7 +880,8 @@ impl FnEmitter<'_> {
             let c = self.val(c, Ty::Pred)?;
             e = format!("(({e}) {o} {c})");
         }
-        let v = if dt == Ty::F32 { format!("({e} ? 1.0f : 0.0f)") } else { format!("({e} ? ({})0xffffffffu : ({})0)", ctype(dt), ctype(dt)) };
+        let v =
+            if dt == Ty::F32 { format!("({e} ? 1.0f : 0.0f)") } else { format!("({e} ? ({})0xffffffffu : ({})0)", ctype(dt), ctype(dt)) };
         let d = self.arg(i, 0)?;
         self.set(d, dt, &v)
     }
@@ -1103,7 +1117,11 @@ impl FnEmitter<'_> {
         let id = self.val(self.arg(i, id_idx)?, Ty::U32)?;
         // Thread count operand (bar.sync a, b / bar.red.op d, a, b, p).
         let count = if red {
-            if i.args.len() == 4 { Some(self.val(self.arg(i, 2)?, Ty::U32)?) } else { None }
+            if i.args.len() == 4 {
+                Some(self.val(self.arg(i, 2)?, Ty::U32)?)
+            } else {
+                None
+            }
         } else if i.args.len() >= 2 {
             Some(self.val(self.arg(i, 1)?, Ty::U32)?)
         } else {
@@ -1357,7 +1375,11 @@ impl FnEmitter<'_> {
                 let (msg, f, l) = (p(self, 0)?, p(self, 1)?, p(self, 2)?);
                 format!("assert_fail(load<uint64_t>({msg}), load<uint64_t>({f}), load<uint32_t>({l}), {file}, {line});")
             }
-            other => return Err(self.unsupported(format!("call of {other}, which is declared but defined nowhere (not in this module, not provided by the runtime)"))),
+            other => {
+                return Err(self.unsupported(format!(
+                    "call of {other}, which is declared but defined nowhere (not in this module, not provided by the runtime)"
+                )))
+            }
         })
     }
 

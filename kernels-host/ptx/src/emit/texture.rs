@@ -12,7 +12,15 @@ use std::fmt::Write;
 
 /// Geometry modifier to the request's geometry code.
 fn geometry(i: &Instr) -> Option<(u32, &'static str)> {
-    for (m, g, n) in [(".1d", 0, "1d"), (".2d", 1, "2d"), (".3d", 2, "3d"), (".a1d", 3, "a1d"), (".a2d", 4, "a2d"), (".cube", 5, "cube"), (".acube", 6, "acube")] {
+    for (m, g, n) in [
+        (".1d", 0, "1d"),
+        (".2d", 1, "2d"),
+        (".3d", 2, "3d"),
+        (".a1d", 3, "a1d"),
+        (".a2d", 4, "a2d"),
+        (".cube", 5, "cube"),
+        (".acube", 6, "acube"),
+    ] {
         if i.src.has(m) {
             return Some((g, n));
         }
@@ -31,14 +39,20 @@ impl FnEmitter<'_> {
                 };
                 Ok((v[0].clone(), coords))
             }
-            Op::Bracket(v) if v.len() == 3 => Err(self.unsupported("texture with a separate sampler (independent mode) is not emulated: only texture objects (unified mode)")),
+            Op::Bracket(v) if v.len() == 3 => {
+                Err(self
+                    .unsupported("texture with a separate sampler (independent mode) is not emulated: only texture objects (unified mode)"))
+            }
             _ => Err(self.unsupported("texture operand is not [handle, {coordinates}]")),
         }
     }
 
     fn tex_handle(&mut self, h: &Op) -> Result<String, Error> {
         match h {
-            Op::Var(..) => Err(self.unsupported("texture and surface references (.texref/.surfref) are not emulated: only texture and surface objects")),
+            Op::Var(..) => {
+                Err(self
+                    .unsupported("texture and surface references (.texref/.surfref) are not emulated: only texture and surface objects"))
+            }
             _ => self.val(h, Ty::U64),
         }
     }

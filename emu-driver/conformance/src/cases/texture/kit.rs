@@ -86,7 +86,10 @@ pub(super) fn texels(fmt: u32, count: usize, seed: u32) -> Vec<u8> {
         FLOAT => (0..count).for_each(|_| v.extend_from_slice(&F[next() as usize % 16].to_le_bytes())),
         HALF => (0..count).for_each(|_| {
             // Halves of the same values (exact where representable).
-            const H: [u16; 16] = [0x0000, 0x3c00, 0x3400, 0xc000, 0x4366, 0xbd00, 0x5648, 0x2e66, 0x4700, 0xb4cd, 0x3800, 0x4a10, 0xc800, 0x1419, 0x4100, 0x7bff];
+            const H: [u16; 16] = [
+                0x0000, 0x3c00, 0x3400, 0xc000, 0x4366, 0xbd00, 0x5648, 0x2e66, 0x4700, 0xb4cd, 0x3800, 0x4a10, 0xc800, 0x1419, 0x4100,
+                0x7bff,
+            ];
             v.extend_from_slice(&H[next() as usize % 16].to_le_bytes())
         }),
         U8 | S8 => (0..count).for_each(|_| v.push(next() as u8)),

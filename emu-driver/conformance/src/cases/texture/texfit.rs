@@ -8,8 +8,8 @@
 //! (kernels/texref.ptx, sustp.ptx, texq.ptx) and loaded as text.
 
 use super::kit::*;
-use crate::cases::devres::lanes;
 use crate::api::*;
+use crate::cases::devres::lanes;
 use crate::cx::{pp, Cx, Run};
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -172,7 +172,9 @@ fn f_quad(cx: &mut Cx, fmt: u32, three: bool) -> Result<(), String> {
     let n = w * h * d.max(1);
     let bytes = match fmt {
         FLOAT => f32_bytes(&(0..n).map(|k| if k % 11 == 3 { 0.0 } else { r.float(-8, 8) }).collect::<Vec<_>>()),
-        _ => u16_bytes(&(0..n).map(|_| (((r.next() & 1) << 15) | ((1 + r.below(30)) << 10) | (r.next() & 0x3ff)) as u16).collect::<Vec<_>>()),
+        _ => {
+            u16_bytes(&(0..n).map(|_| (((r.next() & 1) << 15) | ((1 + r.below(30)) << 10) | (r.next() & 0x3ff)) as u16).collect::<Vec<_>>())
+        }
     };
     let t = float_tex(cx, fmt, 1, (w, h, d), &bytes, 0)?;
     let q = random_coords(&mut r, 4096, w as u32, h as u32, if three { d as u32 } else { 0 });
@@ -217,7 +219,14 @@ fn f_byte(cx: &mut Cx, srgb: bool, two_d: bool) -> Result<(), String> {
 }
 
 /// A mipmapped float (or u8x4) texture; `level(l, k)` gives texel k of level l.
-fn mip_tex(cx: &mut Cx, size: (usize, usize, u32), fmt: u32, ch: u32, td: &TexDesc, level: &mut dyn FnMut(u32, usize) -> Vec<u8>) -> Result<u64, String> {
+fn mip_tex(
+    cx: &mut Cx,
+    size: (usize, usize, u32),
+    fmt: u32,
+    ch: u32,
+    td: &TexDesc,
+    level: &mut dyn FnMut(u32, usize) -> Vec<u8>,
+) -> Result<u64, String> {
     let (w, h, levels) = size;
     let desc = Array3DDesc { width: w, height: h, depth: 0, format: fmt, channels: ch, flags: 0 };
     let mut m: P = null_mut();
@@ -264,7 +273,19 @@ fn f_mip_const(cx: &mut Cx, which: u32) -> Result<(), String> {
             for k in 0..8192 {
                 q.push([0.5, 0.5, 0.0, k as f32 / 1024.0 - 1.0]);
             }
-            for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 1e-30, f32::from_bits(1), 6.999_999_5, 1.0 / 512.0, 3.0 / 512.0, 0.00390625, 0.0039062498] {
+            for v in [
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                1e-30,
+                f32::from_bits(1),
+                6.999_999_5,
+                1.0 / 512.0,
+                3.0 / 512.0,
+                0.00390625,
+                0.0039062498,
+            ] {
                 q.push([0.5, 0.5, 0.0, v]);
             }
         }
@@ -342,7 +363,8 @@ fn f_mip_blend(cx: &mut Cx, fmt: u32) -> Result<(), String> {
             (0..4).map(|_| r2.next() as u8).collect()
         }
     })?;
-    let q: Vec<[f32; 4]> = (0..4096).map(|_| [r.below(1024) as f32 / 1024.0, r.below(1024) as f32 / 1024.0, 0.0, r.below(4 * 256) as f32 / 256.0]).collect();
+    let q: Vec<[f32; 4]> =
+        (0..4096).map(|_| [r.below(1024) as f32 / 1024.0, r.below(1024) as f32 / 1024.0, 0.0, r.below(4 * 256) as f32 / 256.0]).collect();
     let res = cx.probe(t, TP_2D_LOD, &q, None)?;
     cx.components(&res);
     Ok(())
@@ -394,14 +416,42 @@ fn fq(q: &[[f32; 4]]) -> Vec<[u32; 4]> {
 /// 580 still exports the ones cuda.h 13 declares deprecated).
 fn ptx_texref_exports(cx: &mut Cx) -> Result<(), String> {
     let names = [
-        "cuModuleGetTexRef", "cuModuleGetSurfRef", "cuTexRefSetArray", "cuTexRefSetMipmappedArray", "cuTexRefSetAddress",
-        "cuTexRefSetAddress_v2", "cuTexRefSetAddress2D", "cuTexRefSetAddress2D_v2", "cuTexRefSetAddress2D_v3", "cuTexRefSetFormat",
-        "cuTexRefSetAddressMode", "cuTexRefSetFilterMode", "cuTexRefSetMipmapFilterMode", "cuTexRefSetMipmapLevelBias",
-        "cuTexRefSetMipmapLevelClamp", "cuTexRefSetMaxAnisotropy", "cuTexRefSetBorderColor", "cuTexRefSetFlags", "cuTexRefGetAddress",
-        "cuTexRefGetAddress_v2", "cuTexRefGetArray", "cuTexRefGetMipmappedArray", "cuTexRefGetAddressMode", "cuTexRefGetFilterMode",
-        "cuTexRefGetFormat", "cuTexRefGetMipmapFilterMode", "cuTexRefGetMipmapLevelBias", "cuTexRefGetMipmapLevelClamp",
-        "cuTexRefGetMaxAnisotropy", "cuTexRefGetBorderColor", "cuTexRefGetFlags", "cuTexRefCreate", "cuTexRefDestroy",
-        "cuSurfRefSetArray", "cuSurfRefGetArray", "cuParamSetTexRef",
+        "cuModuleGetTexRef",
+        "cuModuleGetSurfRef",
+        "cuTexRefSetArray",
+        "cuTexRefSetMipmappedArray",
+        "cuTexRefSetAddress",
+        "cuTexRefSetAddress_v2",
+        "cuTexRefSetAddress2D",
+        "cuTexRefSetAddress2D_v2",
+        "cuTexRefSetAddress2D_v3",
+        "cuTexRefSetFormat",
+        "cuTexRefSetAddressMode",
+        "cuTexRefSetFilterMode",
+        "cuTexRefSetMipmapFilterMode",
+        "cuTexRefSetMipmapLevelBias",
+        "cuTexRefSetMipmapLevelClamp",
+        "cuTexRefSetMaxAnisotropy",
+        "cuTexRefSetBorderColor",
+        "cuTexRefSetFlags",
+        "cuTexRefGetAddress",
+        "cuTexRefGetAddress_v2",
+        "cuTexRefGetArray",
+        "cuTexRefGetMipmappedArray",
+        "cuTexRefGetAddressMode",
+        "cuTexRefGetFilterMode",
+        "cuTexRefGetFormat",
+        "cuTexRefGetMipmapFilterMode",
+        "cuTexRefGetMipmapLevelBias",
+        "cuTexRefGetMipmapLevelClamp",
+        "cuTexRefGetMaxAnisotropy",
+        "cuTexRefGetBorderColor",
+        "cuTexRefGetFlags",
+        "cuTexRefCreate",
+        "cuTexRefDestroy",
+        "cuSurfRefSetArray",
+        "cuSurfRefGetArray",
+        "cuParamSetTexRef",
     ];
     let missing: Vec<&str> = names.iter().copied().filter(|n| cx.api.raw(n).is_none()).collect();
     cx.val("checked", names.len());
@@ -409,7 +459,9 @@ fn ptx_texref_exports(cx: &mut Cx) -> Result<(), String> {
     // What cuGetProcAddress answers for them at CUDA 12.0 and 13.0.
     setup!(cx, cuInit(0));
     let mut found = Vec::new();
-    for name in ["cuTexRefSetArray", "cuModuleGetTexRef", "cuTexRefSetAddress", "cuTexRefSetAddress2D", "cuTexRefCreate", "cuSurfRefSetArray"] {
+    for name in
+        ["cuTexRefSetArray", "cuModuleGetTexRef", "cuTexRefSetAddress", "cuTexRefSetAddress2D", "cuTexRefCreate", "cuSurfRefSetArray"]
+    {
         for ver in [11080, 12000, 13000] {
             let c = CString::new(name).unwrap();
             let mut f: P = null_mut();
@@ -535,8 +587,18 @@ fn ptx_texref_api(cx: &mut Cx) -> Result<(), String> {
     b.push(format!("getaddr={r}:{}", if ptr == 0 { "0".into() } else { format!("d+{}", ptr.wrapping_sub(d) as i64) }));
     let mut arr: P = 1 as P;
     let r = call!(cx, cuTexRefGetArray(&mut arr, tr));
-    b.push(format!("getarray_after_addr={r}:{}", if arr.is_null() { "null" } else if arr == a { "a" } else { "other" }));
-    for (w, h, pitch, off) in [(8usize, 4usize, 64usize, 0u64), (8, 4, 40, 0), (8, 4, 64, 32), (8, 4, 64, 4), (20, 4, 64, 0), (8, 0, 64, 0)] {
+    b.push(format!(
+        "getarray_after_addr={r}:{}",
+        if arr.is_null() {
+            "null"
+        } else if arr == a {
+            "a"
+        } else {
+            "other"
+        }
+    ));
+    for (w, h, pitch, off) in [(8usize, 4usize, 64usize, 0u64), (8, 4, 40, 0), (8, 4, 64, 32), (8, 4, 64, 4), (20, 4, 64, 0), (8, 0, 64, 0)]
+    {
         let desc = ArrayDesc { width: w, height: h, format: FLOAT, channels: 1 };
         b.push(format!("2d{w}x{h}p{pitch}+{off}={}", call!(cx, cuTexRefSetAddress2D_v3(tr, &desc, d + off, pitch))));
     }
@@ -556,7 +618,18 @@ fn ptx_texref_api(cx: &mut Cx) -> Result<(), String> {
     s.push(format!("set_flags1={}", call!(cx, cuSurfRefSetArray(sr, ldst, 1))));
     let mut got: P = null_mut();
     let r = call!(cx, cuSurfRefGetArray(&mut got, sr));
-    s.push(format!("get={r}:{}", if got == ldst { "ldst" } else if got == plain { "plain" } else if got.is_null() { "null" } else { "other" }));
+    s.push(format!(
+        "get={r}:{}",
+        if got == ldst {
+            "ldst"
+        } else if got == plain {
+            "plain"
+        } else if got.is_null() {
+            "null"
+        } else {
+            "other"
+        }
+    ));
     cx.sub("surf", s.join(" "));
     Ok(())
 }
@@ -580,7 +653,12 @@ fn ptx_texref_sample(cx: &mut Cx) -> Result<(), String> {
     cx.fill(a, &data, w * 4, h, 1)?;
     rec!(cx, cuTexRefSetArray(tr, a, 1));
     let grid = grid_2d(-1.0, w as f32 + 1.0, -1.0, h as f32 + 1.0, 0.25);
-    for (tag, filter, flags, am) in [("linear", LINEAR, 0u32, CLAMP), ("point_norm_wrap", POINT, NORMALIZED, WRAP), ("linear_norm_mirror", LINEAR, NORMALIZED, MIRROR), ("linear_border", LINEAR, 0, BORDER)] {
+    for (tag, filter, flags, am) in [
+        ("linear", LINEAR, 0u32, CLAMP),
+        ("point_norm_wrap", POINT, NORMALIZED, WRAP),
+        ("linear_norm_mirror", LINEAR, NORMALIZED, MIRROR),
+        ("linear_border", LINEAR, 0, BORDER),
+    ] {
         rec!(cx, cuTexRefSetFilterMode(tr, filter));
         rec!(cx, cuTexRefSetFlags(tr, flags));
         rec!(cx, cuTexRefSetAddressMode(tr, 0, am));
@@ -691,7 +769,8 @@ fn ptx_sust_p(cx: &mut Cx, fmt: u32, ch: u32) -> Result<(), String> {
     cx.fill(a, &fill, n * elem_size(fmt, ch), 1, 1)?;
     let s = surf_obj(cx, a)?;
     let fv = [0.0f32, 0.5, 1.0, -0.5, 1.5, 0.2, f32::NAN, 1e-3, 254.6, -1.0, 0.999, 1.0 / 255.0, 0.5 / 255.0, 65504.0, 70000.0, -3.25];
-    let iv = [0u32, 1, 127, 128, 255, 256, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 32767, 32768, 65535, 65536, 0xffff_ff80, 0x1234_5678, 200];
+    let iv =
+        [0u32, 1, 127, 128, 255, 256, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 32767, 32768, 65535, 65536, 0xffff_ff80, 0x1234_5678, 200];
     let v: Vec<[u32; 4]> = (0..n)
         .map(|i| {
             if i < 16 {
@@ -708,7 +787,10 @@ fn ptx_sust_p(cx: &mut Cx, fmt: u32, ch: u32) -> Result<(), String> {
     let bytes = n * elem_size(fmt, ch);
     let mut back = vec![0u8; bytes];
     setup!(cx, cuMemcpyAtoH_v2(back.as_mut_ptr() as *mut c_void, a, 0, bytes));
-    let words: Vec<u32> = back.chunks(4).map(|c| u32::from_le_bytes([c[0], c.get(1).copied().unwrap_or(0), c.get(2).copied().unwrap_or(0), c.get(3).copied().unwrap_or(0)])).collect();
+    let words: Vec<u32> = back
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c.get(1).copied().unwrap_or(0), c.get(2).copied().unwrap_or(0), c.get(3).copied().unwrap_or(0)]))
+        .collect();
     cx.sub("bytes", lanes(&words));
     Ok(())
 }
@@ -793,7 +875,11 @@ fn ptx_texx(cx: &mut Cx, mip: bool) -> Result<(), String> {
     };
     let q: Vec<[u32; 4]> = (0..512)
         .map(|_| {
-            let (x, y) = if mip { (r.below(1024) as f32 / 1024.0, r.below(1024) as f32 / 1024.0) } else { (r.below(6 * 64) as f32 / 64.0 - 1.0, r.below(5 * 64) as f32 / 64.0 - 1.0) };
+            let (x, y) = if mip {
+                (r.below(1024) as f32 / 1024.0, r.below(1024) as f32 / 1024.0)
+            } else {
+                (r.below(6 * 64) as f32 / 64.0 - 1.0, r.below(5 * 64) as f32 / 64.0 - 1.0)
+            };
             let lod = r.below(3 * 64) as f32 / 64.0;
             let off = (r.below(16) as i32 - 8) as u8 as u32 | (((r.below(16) as i32 - 8) as u8 as u32) << 8);
             [x.to_bits(), y.to_bits(), lod.to_bits(), off]
@@ -815,7 +901,6 @@ fn ptx_texx(cx: &mut Cx, mip: bool) -> Result<(), String> {
     }
     Ok(())
 }
-
 
 /// One PTX feature per module: whether the driver loads it (the H200's driver 580
 /// refuses some with CUDA_ERROR_NOT_SUPPORTED at load time).
@@ -923,7 +1008,9 @@ fn f_mip_lodbits(cx: &mut Cx, neg_bias: bool) -> Result<(), String> {
 fn f_3d_weights(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let mut r = Rng::new(80);
-    let q: Vec<[f32; 4]> = (0..512).map(|_| [0.5 + r.below(257) as f32 / 256.0, 0.5 + r.below(257) as f32 / 256.0, 0.5 + r.below(257) as f32 / 256.0, 0.0]).collect();
+    let q: Vec<[f32; 4]> = (0..512)
+        .map(|_| [0.5 + r.below(257) as f32 / 256.0, 0.5 + r.below(257) as f32 / 256.0, 0.5 + r.below(257) as f32 / 256.0, 0.0])
+        .collect();
     for hot in 0..8usize {
         let data: Vec<u8> = (0..8).flat_map(|k| if k == hot { [0xff, 0xff] } else { [0, 0] }).collect();
         let t = float_tex(cx, U16, 1, (2, 2, 2), &data, 0)?;
@@ -954,7 +1041,16 @@ pub(super) fn cases(add: &mut dyn FnMut(String, Run)) {
     add("ptx_texref_sample".into(), Box::new(ptx_texref_sample));
     add("ptx_texref_unbound".into(), Box::new(ptx_texref_unbound));
     add("ptx_surfref".into(), Box::new(ptx_surfref));
-    for (name, fmt, ch) in [("u8x4", U8, 4u32), ("s8x4", S8, 4), ("u16x2", U16, 2), ("s16x1", S16, 1), ("halfx4", HALF, 4), ("f32x2", FLOAT, 2), ("u32x4", U32, 4), ("s32x1", S32, 1)] {
+    for (name, fmt, ch) in [
+        ("u8x4", U8, 4u32),
+        ("s8x4", S8, 4),
+        ("u16x2", U16, 2),
+        ("s16x1", S16, 1),
+        ("halfx4", HALF, 4),
+        ("f32x2", FLOAT, 2),
+        ("u32x4", U32, 4),
+        ("s32x1", S32, 1),
+    ] {
         add(format!("ptx_sust_p_{name}"), Box::new(move |cx| ptx_sust_p(cx, fmt, ch)));
     }
     for (k, n) in ["array2d", "mipmap", "array3d", "layered", "linear", "pitch2d", "cubemap"].iter().enumerate() {

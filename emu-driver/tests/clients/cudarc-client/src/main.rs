@@ -70,11 +70,7 @@ fn run(fatbin: &str) -> Result<usize, DriverError> {
         xr ^= wm;
     }
     let want_total: u64 = input.iter().map(|&v| v as u64).sum();
-    let want_weigh: Vec<u32> = input
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| v.wrapping_mul(WEIGHTS[i % 16]).wrapping_add(v >> 3))
-        .collect();
+    let want_weigh: Vec<u32> = input.iter().enumerate().map(|(i, &v)| v.wrapping_mul(WEIGHTS[i % 16]).wrapping_add(v >> 3)).collect();
     check("warp_scan", scan == want_scan);
     check("block_total", total == [want_total]);
     check("ballot_stats", counts == [odd, mx, xr]);
