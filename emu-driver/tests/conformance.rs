@@ -190,6 +190,12 @@ fn matches_h200_table(text: &str, exec: &str) {
                     known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).map_or("", |k| k.1.as_str())
                 );
             }
+            // Twin mode runs host twins only: a module of PTX text (the ptx_* cases load
+            // theirs so) has none and fails to load with CUDA_ERROR_NO_BINARY_FOR_GPU by
+            // design (docs/driver.md, EMU_CUDA_EXEC); PTX mode answers those cases.
+            Some(g) if exec == "twin" && name.starts_with("ptx_") && g.starts_with("209") => {
+                eprintln!("twin mode: {name}: a PTX-text module has no twin (209); PTX mode answers it");
+            }
             // Where the real driver crashes or hangs there is no code to match: the
             // emulated driver must answer (with codes), not crash or hang.
             Some(g) if real_driver_failed(want) && !real_driver_failed(g) && !g.is_empty() => {

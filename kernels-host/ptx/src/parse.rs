@@ -255,6 +255,14 @@ impl<'a> Parser<'a> {
             }
             s if Space::parse(s).is_some() || matches!(s, ".texref" | ".surfref") => {
                 let vars = self.variables(line, linkage)?;
+                // `.global .samplerref s;` likewise (ptx_feature_samplerref_decl: 218 on
+                // the H200); independent mode declares samplers so.
+                let independent = m.target_opts.iter().any(|o| o == "texmode_independent");
+                if let Some(v) = vars.iter().find(|v| v.opaque.as_deref() == Some("samplerref") && !independent) {
+                    let msg =
+                        format!("`.samplerref {}` (independent texturing mode) violates the default `.target texmode_unified`", v.name);
+                    return Err(Error::parse(line, msg));
+                }
                 m.vars.extend(vars);
                 Ok(())
             }
@@ -692,6 +700,11 @@ impl<'a> Parser<'a> {
                     self.expect(",")?;
                 }
             }
+            // `tex... {d0, d1, d2, d3}|p, [...]`: the result and the residency predicate.
+            if self.eat("|") {
+                let second = self.operand(depth + 1)?;
+                return Ok(Operand::Pair(Box::new(Operand::Vector(v)), Box::new(second)));
+            }
             return Ok(Operand::Vector(v));
         }
         if self.eat("(") {
@@ -879,6 +892,16 @@ $L__BB0_2:
         assert_eq!(float_lit("0d3FF0000000000000"), Some(FloatLit::F64(0x3FF0000000000000)));
         assert_eq!(float_lit("1.5e-3"), Some(FloatLit::Dec(1.5e-3)));
         assert_eq!(float_lit("0f3F8"), None);
+    }
+
+    #[test]
+    fn a_sampler_declaration_needs_independent_texturing_mode() {
+        // The H200 refuses `.global .samplerref s;` under the default unified mode (218).
+        let body = ".global .samplerref s;\n.visible .entry k()\n{\n ret;\n}\n";
+        let e = parse(&format!(".version 7.8\n.target sm_90\n{body}")).unwrap_err();
+        assert!(e.to_string().contains("texmode_unified") && e.to_string().contains("line 3"), "{e}");
+        assert!(parse(&format!(".version 7.8\n.target sm_90, texmode_independent\n{body}")).is_ok());
+        assert!(parse(".version 7.8\n.target sm_90\n.global .texref t;\n.visible .entry k()\n{\n ret;\n}\n").is_ok());
     }
 
     #[test]

@@ -135,7 +135,17 @@ impl FnEmitter<'_> {
             0
         };
         let _ = write!(s, "{t}.op = {op}u; tex_call(&{t}); ");
-        let Op::Vector(parts) = self.arg(i, 0)?.clone() else { return Err(self.unsupported("texture result is not a vector")) };
+        // `{d...}|p`: p is true when every texel the fetch read is resident, which all
+        // texels of a texture object are (sparse CUDA arrays are not emulated).
+        let (result, resident) = match self.arg(i, 0)?.clone() {
+            Op::Pair(r, p) => (*r, Some(*p)),
+            r => (r, None),
+        };
+        if let Some(p) = resident {
+            s.push_str(&self.set(&p, Ty::Pred, "true")?);
+            s.push(' ');
+        }
+        let Op::Vector(parts) = result else { return Err(self.unsupported("texture result is not a vector")) };
         for (k, p) in parts.iter().enumerate().take(4) {
             let e = format!("rd<{}>({t}.data[{k}])", ctype(dty));
             s.push_str(&self.set(p, dty, &e)?);

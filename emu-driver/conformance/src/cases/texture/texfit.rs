@@ -5,7 +5,7 @@
 //! references with the cuTexRef*/cuSurfRef* entry points, formatted surface stores
 //! `sust.p`, `txq`/`suq` of every attribute and `txq.level`, texture offsets, the
 //! residency predicate and `tex.base`). The PTX modules are hand-written
-//! (kernels/texref.ptx, sustp.ptx, texq.ptx) and loaded as text.
+//! (kernels/texref.ptx, sustp.ptx, texq.ptx, texx.ptx) and loaded as text.
 
 use super::kit::*;
 use crate::api::*;
@@ -19,6 +19,7 @@ use std::ffi::CString;
 const TEXREF_PTX: &str = include_str!("../../../kernels/texref.ptx");
 const SUSTP_PTX: &str = include_str!("../../../kernels/sustp.ptx");
 const TEXQ_PTX: &str = include_str!("../../../kernels/texq.ptx");
+const TEXX_PTX: &str = include_str!("../../../kernels/texx.ptx");
 
 /// A deterministic generator (xorshift64*), so every driver sees the same inputs.
 struct Rng(u64);
@@ -860,7 +861,7 @@ fn ptx_txq(cx: &mut Cx, kind: u32) -> Result<(), String> {
 /// 4x3 float texture (linear, unnormalized, clamp) and on a 3-level mipmap.
 fn ptx_texx(cx: &mut Cx, mip: bool) -> Result<(), String> {
     cx.primary()?;
-    let m = cx.ptx_module(TEXQ_PTX)?;
+    let m = cx.ptx_module(TEXX_PTX)?;
     let mut r = Rng::new(70 + mip as u64);
     let t = if mip {
         let mut td = tdesc([CLAMP; 3], LINEAR, NORMALIZED);
@@ -921,9 +922,55 @@ const FEATURES: [(&str, &str); 14] = [
     ("tex_f16", ".visible .entry k(.param .u64 t, .param .u64 o)\n{\n\t.reg .f32 %f<2>;\n\t.reg .b16 %h<5>;\n\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tmov.f32 %f1, 0f3F000000;\n\ttex.2d.v4.f16.f32 {%h1, %h2, %h3, %h4}, [%rd1, {%f1, %f1}];\n\tst.global.b16 [%rd2], %h1;\n\tret;\n}\n"),
 ];
 
+/// The attributes `txq`/`suq` query, each loaded alone (`ptx_feature_txq_ATTR`,
+/// `ptx_feature_suq_ATTR`) beside the forms FEATURES lists.
+const TXQ_ATTRS: [&str; 10] = [
+    "height",
+    "depth",
+    "channel_data_type",
+    "channel_order",
+    "normalized_coords",
+    "filter_mode",
+    "addr_mode_0",
+    "addr_mode_2",
+    "array_size",
+    "num_mipmap_levels",
+];
+const SUQ_ATTRS: [&str; 4] = ["height", "depth", "channel_data_type", "channel_order"];
+
+/// A kernel body of one query `op` (`txq.width`, `suq.depth`, ...) on the object in param t.
+fn query_feature(op: &str) -> String {
+    format!(
+        ".visible .entry k(.param .u64 t, .param .u64 o)\n{{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\t\
+         ld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\t{op}.b32 %r1, [%rd1];\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}}\n"
+    )
+}
+
+/// More forms: tex.level with offsets, .samplerref in independent texturing mode.
+const MORE_FEATURES: [(&str, &str, &str); 2] = [
+    (
+        "tex_level_offset",
+        "",
+        ".visible .entry k(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<3>;\n\t.reg .f32 %f<6>;\n\t.reg .b64 %rd<3>;\n\t\
+         ld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tmov.f32 %f1, 0f3F000000;\n\tmov.s32 %r1, 1;\n\t\
+         tex.level.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd1, {%f1, %f1}], %f1, {%r1, %r1};\n\tst.global.f32 [%rd2], %f2;\n\tret;\n}\n",
+    ),
+    ("samplerref_independent", ", texmode_independent", ".global .samplerref s;\n.visible .entry k(.param .u64 o)\n{\n\tret;\n}\n"),
+];
+
+/// Every feature module by name: (name, extra .target options, body).
+fn features() -> Vec<(String, String, String)> {
+    let mut v: Vec<(String, String, String)> = FEATURES.iter().map(|(n, b)| (n.to_string(), String::new(), b.to_string())).collect();
+    v.extend(TXQ_ATTRS.iter().map(|a| (format!("txq_{a}"), String::new(), query_feature(&format!("txq.{a}")))));
+    v.extend(SUQ_ATTRS.iter().map(|a| (format!("suq_{a}"), String::new(), query_feature(&format!("suq.{a}")))));
+    v.extend(MORE_FEATURES.iter().map(|(n, t, b)| (n.to_string(), t.to_string(), b.to_string())));
+    v
+}
+
 fn ptx_feature(cx: &mut Cx, k: usize) -> Result<(), String> {
     cx.primary()?;
-    let text = format!(".version 7.8\n.target sm_90\n.address_size 64\n\n{}", FEATURES[k].1);
+    let (_, target, body) = &features()[k];
+    let text = format!(".version 7.8\n.target sm_90{target}\n.address_size 64\n\n{body}");
     let mut img = text.into_bytes();
     img.push(0);
     let mut m: P = null_mut();
@@ -1058,7 +1105,7 @@ pub(super) fn cases(add: &mut dyn FnMut(String, Run)) {
     }
     add("ptx_texx_offsets".into(), Box::new(|cx| ptx_texx(cx, false)));
     add("ptx_texx_mip".into(), Box::new(|cx| ptx_texx(cx, true)));
-    for (k, (n, _)) in FEATURES.iter().enumerate() {
+    for (k, (n, _, _)) in features().iter().enumerate() {
         add(format!("ptx_feature_{n}"), Box::new(move |cx| ptx_feature(cx, k)));
     }
     add("ptx_texref_nomodule".into(), Box::new(ptx_texref_nomodule));
