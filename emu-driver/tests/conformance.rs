@@ -193,7 +193,10 @@ fn matches_h200_table(text: &str, exec: &str) {
             // Twin mode runs host twins only: a module of PTX text (the ptx_* cases load
             // theirs so) has none and fails to load with CUDA_ERROR_NO_BINARY_FOR_GPU by
             // design (docs/driver.md, EMU_CUDA_EXEC); PTX mode answers those cases.
-            Some(g) if exec == "twin" && name.starts_with("ptx_") && g.starts_with("209") => {
+            _ if exec == "twin"
+                && name.starts_with("ptx_")
+                && got.get(name.split('.').next().unwrap_or(name)).is_some_and(|g| g.starts_with("209")) =>
+            {
                 eprintln!("twin mode: {name}: a PTX-text module has no twin (209); PTX mode answers it");
             }
             // Where the real driver crashes or hangs there is no code to match: the
