@@ -168,6 +168,7 @@ fn replay_args(src: &Path, func: &str, out: PathBuf) -> parity::replay::ReplayAr
         quiet: true,
         threads: Some(2),
         shard: None,
+        device_math: Default::default(),
     }
 }
 

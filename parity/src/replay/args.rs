@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// Arguments of `parity replay`.
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --source f.cu --function my_log2 --reference log2 --shard 3/8 --out shards/3   # then: parity merge shards/*\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2"
+    after_help = "Examples:\n  parity replay --source fixtures/cuda/crlog2_device.cu --function simtwin_cr_log2f \\\n      --reference log2 --require-correct-rounding --out reports/replay/crlog2\n  parity replay --source f.cu --function my_exp --reference exp --from 0xc2000000 --to 0xc3000000\n  parity replay --table fixtures/data/log2_hard_cases.csv --reference log2\n  parity replay --source f.cu --function my_log2 --reference log2 --shard 3/8 --out shards/3   # then: parity merge shards/*\n  parity replay --device real --builtin __log2f --reference log2 --out $OUT/fast_log2\n  parity replay --device-math --function expf,__sinf            # sampled: one block + 4096 inputs each\n  parity replay --device-math --exhaustive --out reports/replay/device-math"
 )]
 pub struct ReplayArgs {
     /// The .cu file holding the device function.
@@ -16,8 +16,9 @@ pub struct ReplayArgs {
     /// The device function, `float NAME(float)`.
     #[arg(long)]
     pub function: Option<String>,
-    /// Reference: log2, exp2, log, exp, sqrt, cbrt, sin, cos, log10, exp10, pow:<p>, scale:<c>.
-    #[arg(long)]
+    /// Reference: log2, exp2, log, exp, sqrt, cbrt, sin, cos, log10, exp10, pow:<p>, scale:<c>
+    /// (required, except with --device-math).
+    #[arg(long, default_value = "")]
     pub reference: String,
     /// First input (bits as 0x..., or a float value such as 1.0 or 0x1p-3).
     #[arg(long)]
@@ -79,6 +80,38 @@ pub struct ReplayArgs {
     /// --out directories gives the whole range's report
     #[arg(long, value_name = "K/N|auto|auto/N", value_parser = crate::shard::parse)]
     pub shard: Option<crate::shard::Shard>,
+    /// --device-math: twins' libdevice against the H200's record.
+    #[command(flatten)]
+    pub device_math: DeviceMathArgs,
+}
+
+/// `parity replay --device-math`: twins' math functions (libdevice translated over the
+/// H200's SFU models) against the H200's recorded results; --function takes a
+/// comma-separated list of the record's functions (default all), --from/--to a range of
+/// input indices (whole blocks).
+#[derive(Args, Debug, Clone)]
+pub struct DeviceMathArgs {
+    /// Compare twins' math with the H200's record instead of a reference (default: the
+    /// record's sample: one block and one window of 4096 inputs per function).
+    #[arg(long)]
+    pub device_math: bool,
+    /// --device-math: the record directory, RELEASE-SET (default
+    /// reports/device-math/h200-record/13.5-ftz0-div1-sqrt1-fmad1).
+    #[arg(long, requires = "device_math")]
+    pub record: Option<PathBuf>,
+    /// --device-math: every block of every function (2^32 inputs each).
+    #[arg(long, requires = "device_math")]
+    pub exhaustive: bool,
+    /// --device-math: twin (kernels-host's libdevice, default) or host-libm (glibc, the
+    /// math twins had before: a known-wrong model).
+    #[arg(long, default_value = "twin", requires = "device_math")]
+    pub model: String,
+}
+
+impl Default for DeviceMathArgs {
+    fn default() -> Self {
+        DeviceMathArgs { device_math: false, record: None, exhaustive: false, model: "twin".into() }
+    }
 }
 
 /// Arguments of `parity libm`.

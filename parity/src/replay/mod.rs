@@ -14,12 +14,13 @@
 pub mod args;
 pub mod crlog2gen;
 pub mod device;
+pub mod devmath;
 pub mod engine;
 pub mod host;
 pub mod reference;
 
 use anyhow::{bail, Context, Result};
-pub use args::{LibmArgs, ReplayArgs};
+pub use args::{DeviceMathArgs, LibmArgs, ReplayArgs};
 use engine::{BatchFn, Options, Outcome};
 use reference::RefFn;
 use serde_json::json;
@@ -205,6 +206,12 @@ fn default_out(kind: &str, name: &str) -> PathBuf {
 
 /// `parity replay`.
 pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
+    if args.device_math.device_math {
+        return devmath::run(args);
+    }
+    if args.reference.is_empty() {
+        bail!("--reference is required (or --device-math)");
+    }
     let reference = RefFn::parse(&args.reference)?;
     let (from, to) = range(&args.from, &args.to)?;
     let pool = pool(args.threads)?;
