@@ -489,7 +489,7 @@ pub(crate) fn check_options(opts: &BuildOptions) -> Result<flags::NvccFlags, Bui
     if !(10..=200).contains(&opts.arch) {
         return Err(BuildError::Usage(format!("unsupported architecture sm_{}", opts.arch)));
     }
-    flags::parse(&opts.nvcc_flags).map_err(BuildError::Usage)
+    flags::parse_as_nvcc(&opts.nvcc_flags).map_err(BuildError::Usage)
 }
 
 /// Builds one source into `<name>.so` and `<name>.simtwin.json` of `opts.out_dir`: the
@@ -561,7 +561,7 @@ pub(crate) fn build_one(
         source: abs.to_string_lossy().into_owned(),
         source_hash: hash,
         build_id,
-        nvcc_flags: opts.nvcc_flags.clone(),
+        nvcc_flags: flags::with_nvcc_env(&opts.nvcc_flags),
         fma_contraction_differs: nv.fmad,
         entries,
         globals,

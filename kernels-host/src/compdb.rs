@@ -242,7 +242,7 @@ pub fn read(path: &Path) -> Result<Database, String> {
         }
         let args = expand_response_files(args, &dir).map_err(|m| format!("{}: {m}", at()))?;
         let flags = flags_of(&args, &e.file, &dir);
-        let mut parsed = flags::parse(&flags).map_err(|m| format!("{}: {m}", at()))?;
+        let mut parsed = flags::parse_as_nvcc(&flags).map_err(|m| format!("{}: {m}", at()))?;
         for d in parsed.include_dirs.iter_mut().chain(parsed.system_include_dirs.iter_mut()) {
             *d = absolute(&dir, d);
         }

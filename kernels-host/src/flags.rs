@@ -48,6 +48,35 @@ fn bool_value(v: &str) -> Option<bool> {
     }
 }
 
+/// nvcc's own environment: `NVCC_PREPEND_FLAGS` goes before a command's flags and
+/// `NVCC_APPEND_FLAGS` after them, for every nvcc call (a build that sets
+/// `NVCC_APPEND_FLAGS=--fmad=false` compiles every kernel without contraction, and its twins
+/// must know). Split on whitespace, as nvcc does.
+pub fn with_nvcc_env(flags: &[String]) -> Vec<String> {
+    let var = |k: &str| std::env::var(k).unwrap_or_default().split_whitespace().map(String::from).collect::<Vec<_>>();
+    let mut all = var("NVCC_PREPEND_FLAGS");
+    all.extend(flags.iter().cloned());
+    all.extend(var("NVCC_APPEND_FLAGS"));
+    all
+}
+
+/// Parses a command's flags as nvcc sees them (with [`with_nvcc_env`]). The pass-through
+/// flags stay the command's own: nvcc, run again for the cross-check, reads the
+/// environment itself.
+pub fn parse_as_nvcc(flags: &[String]) -> Result<NvccFlags, String> {
+    let mut f = parse(&with_nvcc_env(flags)).map_err(|e| env_note(flags, e))?;
+    f.passthrough = parse(flags)?.passthrough;
+    Ok(f)
+}
+
+fn env_note(flags: &[String], e: String) -> String {
+    if with_nvcc_env(flags).len() != flags.len() {
+        format!("{e} (with NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS)")
+    } else {
+        e
+    }
+}
+
 /// Parses nvcc flags. Unknown flags are ignored (they select device code generation).
 pub fn parse(flags: &[String]) -> Result<NvccFlags, String> {
     let mut f = NvccFlags { fmad: true, ..Default::default() };
@@ -119,6 +148,21 @@ mod tests {
     use super::*;
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+    #[test]
+    fn nvccs_environment_flags_apply_as_nvcc_applies_them() {
+        // Only this test sets these variables in this test binary.
+        std::env::set_var("NVCC_PREPEND_FLAGS", "-DFROM_ENV --fmad=true");
+        std::env::set_var("NVCC_APPEND_FLAGS", " --fmad=false  -Xcompiler -Wall ");
+        let f = parse_as_nvcc(&v(&["-DX", "--fmad=true", "--expt-relaxed-constexpr"])).unwrap();
+        std::env::remove_var("NVCC_PREPEND_FLAGS");
+        std::env::remove_var("NVCC_APPEND_FLAGS");
+        // Appended flags come last and win; prepended ones apply too.
+        assert!(!f.fmad);
+        assert_eq!(f.defines, v(&["FROM_ENV", "X"]));
+        // nvcc reads the environment itself in the cross-check: not passed twice.
+        assert_eq!(f.passthrough, v(&["--expt-relaxed-constexpr"]));
+        assert!(parse_as_nvcc(&v(&["--fmad=false"])).map(|f| !f.fmad).unwrap());
     }
     #[test]
     fn parses_the_forms_real_builds_use() {
