@@ -274,8 +274,10 @@ pub struct TexRequest {
     pub icoord: [i32; 4],
     /// Level of detail (`LEVEL`).
     pub lod: f32,
-    /// Unused (0).
-    pub reserved: f32,
+    /// Texel offsets x, y, z of `tex`/`tld4` (PTX's offset operand, added to the texel
+    /// indices the coordinates select, at each mip level); `[3]` is 0. Was an unused
+    /// float 0: zero offsets.
+    pub offset: [i8; 4],
     /// Gradients (`GRAD`): dx x, y, z, dy x, y, z.
     pub grad: [f32; 6],
     /// Gather component 0..3 (r, g, b, a).

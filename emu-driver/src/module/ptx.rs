@@ -175,6 +175,10 @@ fn jit_error(label: &str, e: JitError) -> CUresult {
             crate::log_error!("module {label}: {e}");
             CUDA_ERROR_NOT_SUPPORTED
         }
+        JitError::Translate(simtwin_ptx::Error::DeviceRefuses { code, .. }) => {
+            crate::log_error!("module {label}: {e}");
+            *code as CUresult
+        }
         JitError::Translate(_) => {
             crate::log_error!("module {label}: invalid PTX: {e}");
             CUDA_ERROR_INVALID_PTX

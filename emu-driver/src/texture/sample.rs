@@ -142,6 +142,9 @@ struct Sampler<'a> {
     srgb: bool,
     /// The precision float-mode values are filtered at (half for half texels).
     prec: Precision,
+    /// PTX's texel offsets (`tex ..., {dx, dy}`), added to the texel indices the
+    /// coordinates select before addressing, at each level read.
+    off: [i64; 3],
 }
 
 impl Sampler<'_> {
@@ -362,6 +365,7 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
     let mut idx = [(0i64, 0u32); 3];
     for k in 0..dims {
         idx[k] = axis(c[k], n[k], norm, linear);
+        idx[k].0 += s.off[k];
     }
     let fetch = |ix: i64, iy: i64, iz: i64| -> [Val; 4] {
         let x = address(ix, n[0], mode(0));
@@ -445,7 +449,8 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         Mode::Float
     };
     let prec = if l0.format == Format::Half { Precision::Half } else { Precision::Single };
-    let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0, prec };
+    let off = [req.offset[0] as i64, req.offset[1] as i64, req.offset[2] as i64];
+    let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0, prec, off };
     // Element-type reads of 8/16-bit unsigned texels are filtered too when the descriptor
     // asks for it (the CUDA guide calls linear filtering of integers invalid; the H200
     // blends the raw integers with the same weights, (sum v*w + 128) >> 8: measured

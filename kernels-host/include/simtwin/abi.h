@@ -173,7 +173,7 @@ typedef struct simtwin_tex_request {
     float coord[4];       /* x, y, z */
     int32_t icoord[4];    /* integer x, y, z; [3] the layer */
     float lod;
-    float reserved;       /* 0 */
+    int8_t offset[4];     /* tex/tld4 texel offsets x, y, z (PTX's offset operand); [3] 0 */
     float grad[6];
     uint32_t component;   /* gather: 0..3 */
     uint32_t result;      /* enum simtwin_tex_result */

@@ -61,6 +61,20 @@ pub enum Error {
     },
     /// A module-level problem (linking, layout).
     Module(String),
+    /// A form the device's own driver refuses (measured on the H200), with the CUDA error
+    /// it answers, so the emulated driver answers the same.
+    DeviceRefuses {
+        /// The instruction or declaration as written.
+        what: String,
+        /// The function it is in (empty at module scope).
+        function: String,
+        /// Its PTX line.
+        line: u32,
+        /// The H200's answer (a CUresult).
+        code: u32,
+        /// What was measured.
+        why: String,
+    },
 }
 
 impl Error {
@@ -78,6 +92,10 @@ impl fmt::Display for Error {
                 write!(f, "PTX line {line}: `{instr}` in {function} cannot be translated: {why}")
             }
             Error::Module(m) => write!(f, "{m}"),
+            Error::DeviceRefuses { what, function, line, code, why } => {
+                let at = if function.is_empty() { String::new() } else { format!(" in {function}") };
+                write!(f, "PTX line {line}: `{what}`{at}: {why} (the H200's driver answers {code})")
+            }
         }
     }
 }

@@ -263,6 +263,18 @@ impl<'a> Parser<'a> {
                         format!("`.samplerref {}` (independent texturing mode) violates the default `.target texmode_unified`", v.name);
                     return Err(Error::parse(line, msg));
                 }
+                // In independent mode the H200's driver fails the load with
+                // CUDA_ERROR_NOT_FOUND, with or without an initializer
+                // (ptx_feature_samplerref_independent, _initialized).
+                if let Some(v) = vars.iter().find(|v| v.opaque.as_deref() == Some("samplerref")) {
+                    return Err(Error::DeviceRefuses {
+                        what: format!(".samplerref {}", v.name),
+                        function: String::new(),
+                        line,
+                        code: 500,
+                        why: "a module-scope sampler in independent texturing mode is refused at load".into(),
+                    });
+                }
                 m.vars.extend(vars);
                 Ok(())
             }
@@ -895,12 +907,17 @@ $L__BB0_2:
     }
 
     #[test]
-    fn a_sampler_declaration_needs_independent_texturing_mode() {
+    fn a_sampler_declaration_is_refused_in_either_texturing_mode_as_the_h200_refuses_it() {
         // The H200 refuses `.global .samplerref s;` under the default unified mode (218).
         let body = ".global .samplerref s;\n.visible .entry k()\n{\n ret;\n}\n";
         let e = parse(&format!(".version 7.8\n.target sm_90\n{body}")).unwrap_err();
         assert!(e.to_string().contains("texmode_unified") && e.to_string().contains("line 3"), "{e}");
-        assert!(parse(&format!(".version 7.8\n.target sm_90, texmode_independent\n{body}")).is_ok());
+        // Independent mode: the H200 fails the load with CUDA_ERROR_NOT_FOUND (500).
+        match parse(&format!(".version 7.8\n.target sm_90, texmode_independent\n{body}")) {
+            Err(Error::DeviceRefuses { code: 500, line: 3, what, .. }) => assert_eq!(what, ".samplerref s"),
+            r => panic!("{r:?}"),
+        }
+        assert!(parse(".version 7.8\n.target sm_90, texmode_independent\n.global .texref t;\n.visible .entry k()\n{\n ret;\n}\n").is_ok());
         assert!(parse(".version 7.8\n.target sm_90\n.global .texref t;\n.visible .entry k()\n{\n ret;\n}\n").is_ok());
     }
 

@@ -103,6 +103,15 @@ impl<'a> FnEmitter<'a> {
         Error::Unsupported { instr, function: self.f.decl.name.clone(), line, why: why.into() }
     }
 
+    /// An error for the instruction being emitted that the device's driver refuses too,
+    /// with its answer `code`.
+    pub fn refused(&self, code: u32, why: impl Into<String>) -> Error {
+        match self.unsupported(why) {
+            Error::Unsupported { instr, function, line, why } => Error::DeviceRefuses { what: instr, function, line, code, why },
+            e => e,
+        }
+    }
+
     /// Whether register `r` appears in an instruction other than the one being emitted
     /// (read, or written again): a vector load's lane whose register does not is dead, and
     /// ptxas narrows such loads.

@@ -106,15 +106,14 @@ impl FnEmitter<'_> {
             let _ = write!(s, "{t}.flags = SIMTWIN_TEX_INT_COORDS; ");
         }
         let op = if gather {
-            if i.args.len() > 2 {
-                return Err(self.unsupported("tld4 with a coordinate offset or depth-compare operand is not emulated"));
-            }
+            s.push_str(&self.tex_offset(i, 2, &t)?);
             let comp = [(".r", 0), (".g", 1), (".b", 2), (".a", 3)].iter().find(|(m, _)| i.src.has(m)).map(|c| c.1).unwrap_or(0);
             let _ = write!(s, "{t}.component = {comp}u; ");
             3
         } else if i.src.has(".level") {
             let lod = self.val(self.arg(i, 2)?, Ty::F32)?;
             let _ = write!(s, "{t}.lod = {lod}; ");
+            s.push_str(&self.tex_offset(i, 3, &t)?);
             1
         } else if i.src.has(".grad") {
             for (k, a) in [2usize, 3].iter().enumerate() {
@@ -127,11 +126,10 @@ impl FnEmitter<'_> {
                     let _ = write!(s, "{t}.grad[{}] = {v}; ", k * 3 + j);
                 }
             }
+            s.push_str(&self.tex_offset(i, 4, &t)?);
             2
         } else {
-            if i.args.len() > 2 {
-                return Err(self.unsupported("texture instruction with an offset or depth-compare operand is not emulated"));
-            }
+            s.push_str(&self.tex_offset(i, 2, &t)?);
             0
         };
         let _ = write!(s, "{t}.op = {op}u; tex_call(&{t}); ");
@@ -150,6 +148,28 @@ impl FnEmitter<'_> {
             let e = format!("rd<{}>({t}.data[{k}])", ctype(dty));
             s.push_str(&self.set(p, dty, &e)?);
             s.push(' ');
+        }
+        Ok(s)
+    }
+
+    /// The optional texel-offset operand of `tex`/`tld4` at argument `at` (a vector of
+    /// s32, one per coordinate: added to the texel indices the coordinates select, at
+    /// whichever mip level is read). A depth-compare operand after it is refused.
+    fn tex_offset(&mut self, i: &Instr, at: usize, t: &str) -> Result<String, Error> {
+        if i.args.len() <= at {
+            return Ok(String::new());
+        }
+        if i.args.len() > at + 1 {
+            return Err(self.unsupported("texture instruction with a depth-compare operand is not emulated"));
+        }
+        let parts = match self.arg(i, at)?.clone() {
+            Op::Vector(v) => v,
+            o => vec![o],
+        };
+        let mut s = String::new();
+        for (k, p) in parts.iter().enumerate().take(3) {
+            let v = self.val(p, Ty::S32)?;
+            let _ = write!(s, "{t}.offset[{k}] = (int8_t)({v}); ");
         }
         Ok(s)
     }
@@ -178,9 +198,17 @@ impl FnEmitter<'_> {
         if i.src.has(".level") {
             return Err(self.unsupported("txq.level is not emulated"));
         }
-        if i.src.op == "suq" && q == 10 {
-            // The H200's driver refuses it at load time (CUDA_ERROR_NOT_SUPPORTED).
-            return Err(self.unsupported("suq.array_size is not supported (the H200's driver refuses it)"));
+        // Measured on the H200 (driver 580; conformance ptx_feature_txq_*/suq_*): a kernel
+        // may query an object's sizes only. suq.array_size/channel_*/memory_layout fail the
+        // module's load with CUDA_ERROR_NOT_SUPPORTED; txq of anything but width, height,
+        // depth (and txq.level) fails the kernel's compilation: CUDA_ERROR_NOT_FOUND, from
+        // the load under CUDA_MODULE_LOADING=EAGER, from cuModuleGetFunction under the
+        // default lazy loading (here always from the load).
+        if i.src.op == "suq" && matches!(q, 3 | 4 | 10) {
+            return Err(self.refused(801, "suq of a surface's format or array size is refused at load"));
+        }
+        if i.src.op == "txq" && q > 2 {
+            return Err(self.refused(500, "txq of anything but a texture's sizes fails the kernel's compilation"));
         }
         let h = match self.arg(i, 1)? {
             Op::Addr(..) | Op::Bracket(_) | Op::Reg(_) => self.arg(i, 1)?.clone(),

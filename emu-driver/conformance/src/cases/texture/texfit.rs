@@ -947,7 +947,7 @@ fn query_feature(op: &str) -> String {
 }
 
 /// More forms: tex.level with offsets, .samplerref in independent texturing mode.
-const MORE_FEATURES: [(&str, &str, &str); 2] = [
+const MORE_FEATURES: [(&str, &str, &str); 5] = [
     (
         "tex_level_offset",
         "",
@@ -956,6 +956,13 @@ const MORE_FEATURES: [(&str, &str, &str); 2] = [
          tex.level.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd1, {%f1, %f1}], %f1, {%r1, %r1};\n\tst.global.f32 [%rd2], %f2;\n\tret;\n}\n",
     ),
     ("samplerref_independent", ", texmode_independent", ".global .samplerref s;\n.visible .entry k(.param .u64 o)\n{\n\tret;\n}\n"),
+    ("independent_plain", ", texmode_independent", ".visible .entry k(.param .u64 o)\n{\n\tret;\n}\n"),
+    ("independent_texref", ", texmode_independent", ".global .texref t;\n.visible .entry k(.param .u64 o)\n{\n\tret;\n}\n"),
+    (
+        "samplerref_initialized",
+        ", texmode_independent",
+        ".global .samplerref s = { addr_mode_0 = clamp_to_edge, filter_mode = nearest };\n.visible .entry k(.param .u64 o)\n{\n\tret;\n}\n",
+    ),
 ];
 
 /// Every feature module by name: (name, extra .target options, body).
