@@ -75,7 +75,7 @@ fn rust_types_match_abi_h() {
         },
         "simtwin_tex_request_t" => TexRequest {
             "op" => op, "geometry" => geometry, "handle" => handle, "coord" => coord,
-            "icoord" => icoord, "lod" => lod, "reserved" => reserved, "grad" => grad,
+            "icoord" => icoord, "lod" => lod, "offset" => offset, "grad" => grad,
             "component" => component, "result" => result, "size" => size, "clamp" => clamp,
             "query" => query, "flags" => flags, "data" => data
         },
