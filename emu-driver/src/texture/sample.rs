@@ -21,19 +21,12 @@ use simtwin_abi::kernel::{tex, TexRequest};
 /// A fault the instruction raises on the device: the CUresult and a message.
 pub type Fault = (u32, String);
 
-const CUDA_ERROR_ILLEGAL_ADDRESS: u32 = 700;
-const CUDA_ERROR_MISALIGNED_ADDRESS: u32 = 716;
-const CUDA_ERROR_LAUNCH_FAILED: u32 = 719;
-
-// CUaddress_mode, CUfilter_mode, CU_TRSF_*
-const WRAP: u32 = 0;
-const CLAMP: u32 = 1;
-const MIRROR: u32 = 2;
-const BORDER: u32 = 3;
-const LINEAR: u32 = 1;
-const READ_AS_INTEGER: u32 = 0x01;
-const NORMALIZED: u32 = 0x02;
-const SRGB: u32 = 0x10;
+use crate::cu::{
+    CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS, CU_TRSF_NORMALIZED_COORDINATES as NORMALIZED,
+    CU_TRSF_READ_AS_INTEGER as READ_AS_INTEGER, CU_TRSF_SRGB as SRGB, CU_TR_ADDRESS_MODE_BORDER as BORDER,
+    CU_TR_ADDRESS_MODE_CLAMP as CLAMP, CU_TR_ADDRESS_MODE_MIRROR as MIRROR, CU_TR_ADDRESS_MODE_WRAP as WRAP,
+    CU_TR_FILTER_MODE_LINEAR as LINEAR,
+};
 
 /// Runs one request (the runtime table's `texture` entry).
 pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
