@@ -499,7 +499,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["kernel", "manifest", "counters", "trace"], "the contracts between processes, one module each"),
             (&["cuda"], "cuda.h's result codes, types and structs"),
-            (&["ffi"], "the C helpers every crate needs (C strings, dladdr)"),
+            (&["ffi", "files"], "the helpers every crate needs (C strings, dladdr, file kinds)"),
         ],
     },
     Layers {
