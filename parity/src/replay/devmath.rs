@@ -202,8 +202,10 @@ impl TwinMath {
                 ));
             } else {
                 src.push_str(&format!("extern \"C\" float __simtwin_ld_{name}(float, float);\n"));
-                body.push_str(&format!("  if (!strcmp(name, \"{name}\")) {{ for (uint32_t i = 0; i < n; ++i) {{ uint32_t v = start + i; \
-                     out[i] = fb(__simtwin_ld_{name}(bf(grid(v >> 16)), bf(grid(v & 0xffffu)))); }} return 0; }}\n"));
+                body.push_str(&format!(
+                    "  if (!strcmp(name, \"{name}\")) {{ for (uint32_t i = 0; i < n; ++i) {{ uint32_t v = start + i; \
+                     out[i] = fb(__simtwin_ld_{name}(bf(grid(v >> 16)), bf(grid(v & 0xffffu)))); }} return 0; }}\n"
+                ));
             }
         }
         src.push_str("extern \"C\" __attribute__((visibility(\"default\"))) int devmath_eval(const char *name, uint32_t start, uint32_t n, uint32_t *out) {\n");
@@ -280,7 +282,8 @@ impl Model for HostLibm {
     fn eval(&self, f: &RecordFn, start: u32, out: &mut [u32]) {
         for (i, o) in out.iter_mut().enumerate() {
             let v = start.wrapping_add(i as u32);
-            let (x, y) = if f.args == 1 { (f32::from_bits(v), 0.0) } else { (f32::from_bits(grid(v >> 16)), f32::from_bits(grid(v & 0xffff))) };
+            let (x, y) =
+                if f.args == 1 { (f32::from_bits(v), 0.0) } else { (f32::from_bits(grid(v >> 16)), f32::from_bits(grid(v & 0xffff))) };
             *o = host_fn(&f.name, x, y).expect("checked by has()").to_bits();
         }
     }
@@ -412,7 +415,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     let wanted: Vec<&str> = functions.map(|s| s.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()).unwrap_or_default();
     for w in &wanted {
         if !rec.functions.iter().any(|f| f.name == *w) {
-            bail!("--function {w}: not in the record {} (it has {})", dir.display(), rec.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "));
+            bail!(
+                "--function {w}: not in the record {} (it has {})",
+                dir.display(),
+                rec.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+            );
         }
     }
     let fns: Vec<&RecordFn> = rec.functions.iter().filter(|f| wanted.is_empty() || wanted.contains(&f.name.as_str())).collect();
@@ -429,7 +436,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     };
     let work = std::env::temp_dir().join(format!("parity-devmath-{}", std::process::id()));
     let model: Box<dyn Model> = match a.model.as_str() {
-        "twin" => Box::new(TwinMath::build(&rec.release, &rec.set, &fns.iter().map(|f| (f.name.clone(), f.args)).collect::<Vec<_>>(), &work)?),
+        "twin" => {
+            Box::new(TwinMath::build(&rec.release, &rec.set, &fns.iter().map(|f| (f.name.clone(), f.args)).collect::<Vec<_>>(), &work)?)
+        }
         "host-libm" => {
             if let Some(f) = fns.iter().find(|f| !HostLibm::has(&f.name)) {
                 bail!("--model host-libm has no {}", f.name);
@@ -495,7 +504,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("reports/replay/device-math"));
     std::fs::create_dir_all(&out).with_context(|| format!("{}", out.display()))?;
     std::fs::write(out.join("summary.json"), serde_json::to_string_pretty(&summary)? + "\n")?;
-    println!("{} ({})", if any { "DIFFERS from the device" } else { "equal to the device on everything compared" }, out.join("summary.json").display());
+    println!(
+        "{} ({})",
+        if any { "DIFFERS from the device" } else { "equal to the device on everything compared" },
+        out.join("summary.json").display()
+    );
     Ok(i32::from(any))
 }
 
