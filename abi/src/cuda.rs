@@ -304,6 +304,7 @@ pub const CU_MEM_LOCATION_TYPE_INVALID: i32 = 0;
 pub const CU_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
 pub const CU_MEM_LOCATION_TYPE_HOST: i32 = 2;
 pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: i32 = 3;
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: i32 = 4;
 /// CUmemAllocationType
 pub const CU_MEM_ALLOCATION_TYPE_PINNED: i32 = 1;
 pub const CU_MEM_ALLOCATION_TYPE_MANAGED: i32 = 2;
@@ -311,11 +312,30 @@ pub const CU_MEM_ALLOCATION_TYPE_MANAGED: i32 = 2;
 pub const CU_MEM_HANDLE_TYPE_NONE: i32 = 0;
 pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: i32 = 1;
 pub const CU_MEM_HANDLE_TYPE_WIN32: i32 = 2;
+pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: i32 = 4;
 pub const CU_MEM_HANDLE_TYPE_FABRIC: i32 = 8;
 /// CUmemAccess_flags
 pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: i32 = 0;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READ: i32 = 1;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: i32 = 3;
+/// CUmemAllocationGranularity_flags
+pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: u32 = 0;
+pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: u32 = 1;
+
+/// CUjit_option: the options the driver acts on.
+pub const CU_JIT_WALL_TIME: u32 = 2;
+pub const CU_JIT_INFO_LOG_BUFFER: u32 = 3;
+pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: u32 = 4;
+pub const CU_JIT_ERROR_LOG_BUFFER: u32 = 5;
+pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: u32 = 6;
+pub const CU_JIT_OPTIMIZATION_LEVEL: u32 = 7;
+/// CUjitInputType
+pub const CU_JIT_INPUT_CUBIN: u32 = 0;
+pub const CU_JIT_INPUT_PTX: u32 = 1;
+pub const CU_JIT_INPUT_FATBINARY: u32 = 2;
+pub const CU_JIT_INPUT_OBJECT: u32 = 3;
+pub const CU_JIT_INPUT_LIBRARY: u32 = 4;
+pub const CU_JIT_INPUT_NVVM: u32 = 5;
 
 /// `CUmemLocation`: a location type and an id (device ordinal, NUMA node).
 #[repr(C)]
