@@ -300,15 +300,42 @@ pub struct CUctxCreateParams {
 pub type CUmemGenericAllocationHandle = u64;
 
 /// CUmemLocationType
+pub const CU_MEM_LOCATION_TYPE_INVALID: i32 = 0;
 pub const CU_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
+pub const CU_MEM_LOCATION_TYPE_HOST: i32 = 2;
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: i32 = 3;
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: i32 = 4;
 /// CUmemAllocationType
 pub const CU_MEM_ALLOCATION_TYPE_PINNED: i32 = 1;
+pub const CU_MEM_ALLOCATION_TYPE_MANAGED: i32 = 2;
 /// CUmemAllocationHandleType
+pub const CU_MEM_HANDLE_TYPE_NONE: i32 = 0;
 pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: i32 = 1;
+pub const CU_MEM_HANDLE_TYPE_WIN32: i32 = 2;
+pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: i32 = 4;
+pub const CU_MEM_HANDLE_TYPE_FABRIC: i32 = 8;
 /// CUmemAccess_flags
 pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: i32 = 0;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READ: i32 = 1;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: i32 = 3;
+/// CUmemAllocationGranularity_flags
+pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: u32 = 0;
+pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: u32 = 1;
+
+/// CUjit_option: the options the driver acts on.
+pub const CU_JIT_WALL_TIME: u32 = 2;
+pub const CU_JIT_INFO_LOG_BUFFER: u32 = 3;
+pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: u32 = 4;
+pub const CU_JIT_ERROR_LOG_BUFFER: u32 = 5;
+pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: u32 = 6;
+pub const CU_JIT_OPTIMIZATION_LEVEL: u32 = 7;
+/// CUjitInputType
+pub const CU_JIT_INPUT_CUBIN: u32 = 0;
+pub const CU_JIT_INPUT_PTX: u32 = 1;
+pub const CU_JIT_INPUT_FATBINARY: u32 = 2;
+pub const CU_JIT_INPUT_OBJECT: u32 = 3;
+pub const CU_JIT_INPUT_LIBRARY: u32 = 4;
+pub const CU_JIT_INPUT_NVVM: u32 = 5;
 
 /// `CUmemLocation`: a location type and an id (device ordinal, NUMA node).
 #[repr(C)]
@@ -409,9 +436,45 @@ pub struct CUDA_MEMCPY3D {
     pub depth: usize,
 }
 
+/// CUarray_format: the classic element formats (the block-compressed and planar ones
+/// are not listed: the emulation refuses them).
+pub const CU_AD_FORMAT_UNSIGNED_INT8: u32 = 0x01;
+pub const CU_AD_FORMAT_UNSIGNED_INT16: u32 = 0x02;
+pub const CU_AD_FORMAT_UNSIGNED_INT32: u32 = 0x03;
+pub const CU_AD_FORMAT_SIGNED_INT8: u32 = 0x08;
+pub const CU_AD_FORMAT_SIGNED_INT16: u32 = 0x09;
+pub const CU_AD_FORMAT_SIGNED_INT32: u32 = 0x0a;
+pub const CU_AD_FORMAT_HALF: u32 = 0x10;
+pub const CU_AD_FORMAT_FLOAT: u32 = 0x20;
+/// `CUDA_ARRAY3D_DESCRIPTOR::flags`
+pub const CUDA_ARRAY3D_LAYERED: u32 = 0x01;
+pub const CUDA_ARRAY3D_SURFACE_LDST: u32 = 0x02;
+pub const CUDA_ARRAY3D_CUBEMAP: u32 = 0x04;
+pub const CUDA_ARRAY3D_TEXTURE_GATHER: u32 = 0x08;
+pub const CUDA_ARRAY3D_DEPTH_TEXTURE: u32 = 0x10;
+pub const CUDA_ARRAY3D_SPARSE: u32 = 0x40;
+pub const CUDA_ARRAY3D_DEFERRED_MAPPING: u32 = 0x80;
+/// CUresourcetype (`CUDA_RESOURCE_DESC::res_type`)
+pub const CU_RESOURCE_TYPE_ARRAY: u32 = 0;
+pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: u32 = 1;
+pub const CU_RESOURCE_TYPE_LINEAR: u32 = 2;
+pub const CU_RESOURCE_TYPE_PITCH2D: u32 = 3;
+/// CUaddress_mode (`CUDA_TEXTURE_DESC::address_mode`)
+pub const CU_TR_ADDRESS_MODE_WRAP: u32 = 0;
+pub const CU_TR_ADDRESS_MODE_CLAMP: u32 = 1;
+pub const CU_TR_ADDRESS_MODE_MIRROR: u32 = 2;
+pub const CU_TR_ADDRESS_MODE_BORDER: u32 = 3;
+/// CUfilter_mode (`CUDA_TEXTURE_DESC::filter_mode`, `mipmap_filter_mode`)
+pub const CU_TR_FILTER_MODE_POINT: u32 = 0;
+pub const CU_TR_FILTER_MODE_LINEAR: u32 = 1;
+/// `CUDA_TEXTURE_DESC::flags`
+pub const CU_TRSF_READ_AS_INTEGER: u32 = 0x01;
+pub const CU_TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
+pub const CU_TRSF_SRGB: u32 = 0x10;
+
 /// `CUDA_RESOURCE_DESC`: the type, the 128-byte union as words, flags.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CUDA_RESOURCE_DESC {
     pub res_type: u32,
     pub pad: u32,
@@ -422,7 +485,7 @@ pub struct CUDA_RESOURCE_DESC {
 
 /// `CUDA_TEXTURE_DESC`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CUDA_TEXTURE_DESC {
     pub address_mode: [u32; 3],
     pub filter_mode: u32,
@@ -438,7 +501,7 @@ pub struct CUDA_TEXTURE_DESC {
 
 /// `CUDA_RESOURCE_VIEW_DESC`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CUDA_RESOURCE_VIEW_DESC {
     pub format: u32,
     pub width: usize,

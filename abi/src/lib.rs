@@ -12,6 +12,8 @@
 //! - [`cuda`]: the CUDA driver API's result codes, types and structs as the pinned
 //!   toolkit's cuda.h defines them (values and layouts checked against it by a test).
 //! - [`ffi`]: the two C helpers every crate of the workspace needs (C strings, dladdr).
+//! - [`files`]: what kind of file a path is, in words, for the errors of those that read
+//!   or write only regular files.
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -19,6 +21,7 @@
 pub mod counters;
 pub mod cuda;
 pub mod ffi;
+pub mod files;
 pub mod kernel;
 pub mod manifest;
 pub mod trace;

@@ -225,18 +225,27 @@ fn exp_small_dd(w: Dd) -> Dd {
     sum
 }
 
+/// A logarithm's result where x is not positive and finite: -inf at zero (either sign),
+/// +inf at +inf, NaN below zero and at NaN; None for the rest.
+#[inline(always)]
+fn log_special(x: f32) -> Option<f32> {
+    let ix = x.to_bits();
+    if ix.wrapping_sub(1) < 0x7f7f_ffff {
+        return None; // positive, finite, not zero
+    }
+    Some(if ix << 1 == 0 {
+        f32::NEG_INFINITY
+    } else if ix == 0x7f80_0000 {
+        x
+    } else {
+        f32::NAN
+    })
+}
+
 /// Correctly rounded log2f.
 pub fn cr_log2f(x: f32) -> f32 {
-    let ix = x.to_bits();
-    if ix.wrapping_sub(1) >= 0x7f7f_ffff {
-        // 0, negative, inf, NaN
-        if ix << 1 == 0 {
-            return f32::NEG_INFINITY;
-        }
-        if ix == 0x7f80_0000 {
-            return x;
-        }
-        return f32::NAN;
+    if let Some(special) = log_special(x) {
+        return special;
     }
     let (e, z) = split_log(x);
     let y = e as f64 + ln_z_fast(z) * LOG2E.h;
@@ -249,15 +258,8 @@ pub fn cr_log2f(x: f32) -> f32 {
 
 /// Correctly rounded logf.
 pub fn cr_logf(x: f32) -> f32 {
-    let ix = x.to_bits();
-    if ix.wrapping_sub(1) >= 0x7f7f_ffff {
-        if ix << 1 == 0 {
-            return f32::NEG_INFINITY;
-        }
-        if ix == 0x7f80_0000 {
-            return x;
-        }
-        return f32::NAN;
+    if let Some(special) = log_special(x) {
+        return special;
     }
     let (e, z) = split_log(x);
     let y = (e as f64).mul_add_plain(LN2.h, ln_z_fast(z));

@@ -10,18 +10,27 @@
 #            and vmm_client.txt (the client's output)
 #
 # vmm_other_calls runs alone first: it reads cuMemGetInfo, which other processes'
-# contexts would move. The real libcuda.so.1 is the one `ldconfig -p` lists.
+# contexts would move. The real libcuda.so.1 is the machine's (real_libcuda of
+# scripts/lib/gpu.sh; CUDA_LIB=path overrides, and then no GPU is asked for).
+# Exit: 0 done; 2 setup error; 77 no GPU.
 set -u
-[ $# -eq 2 ] || { echo "usage: $0 DIR OUT_DIR" >&2; exit 2; }
-dir=$(cd "$1" && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=device-run-vmm.sh
+[ $# -eq 2 ] || die "usage: $0 DIR OUT_DIR"
+dir=$(cd "$1" 2>/dev/null && pwd) || die "no directory $1"
 out=$2
-mkdir -p "$out"
+mkdir -p "$out" || die "cannot create $out"
 for f in driver-conformance conformance.fatbin vmm_client kernels.fatbin; do
-    [ -f "$dir/$f" ] || { echo "device-run-vmm.sh: $dir/$f is missing" >&2; exit 1; }
+    [ -f "$dir/$f" ] || die "$dir/$f is missing"
 done
 chmod +x "$dir/driver-conformance" "$dir/vmm_client"
-lib=${CUDA_LIB:-$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')}
-[ -n "$lib" ] && [ -e "$lib" ] || { echo "device-run-vmm.sh: no libcuda.so.1 found by ldconfig -p (set CUDA_LIB)" >&2; exit 1; }
+if [ -n "${CUDA_LIB:-}" ]; then
+    lib=$CUDA_LIB
+else
+    require_gpu
+    lib=$(real_libcuda) || exit 2
+fi
+[ -e "$lib" ] || die "$lib does not exist"
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 start=$(date +%s)
 run() { "$dir/driver-conformance" --lib "$lib" --fatbin "$dir/conformance.fatbin" --timeout 20 "$@" 2>>"$out/conf-stderr.txt"; }

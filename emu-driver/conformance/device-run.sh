@@ -6,25 +6,31 @@
 #             only libc at run time, and the real driver never reads the host kernels)
 #   OUT_FILE  where the table goes (check it in as emu-driver/tests/data/h200-conformance.txt)
 #
-# The real libcuda.so.1 is the one `ldconfig -p` lists (CUDA_LIB=path overrides). The table
+# The real libcuda.so.1 is the machine's (real_libcuda of scripts/lib/gpu.sh; CUDA_LIB=path
+# overrides, and then no GPU is asked for). The table
 # is printed as well. Environment: TIMEOUT (per-case seconds, default 15: module_truncated
 # hangs the real driver until then), JOBS (case processes at once, default 4).
 #
 # Through the device tool, from the repository root:
 #   bash emu-driver/conformance/device-run.sh target/conformance $OUT/h200-conformance.txt
+# Exit: 0 done; 2 setup error; 77 no GPU.
 set -euo pipefail
-if [ $# -ne 2 ]; then
-    echo "usage: $0 DIR OUT_FILE   (DIR: build.sh's output, carried to the GPU machine)" >&2
-    exit 2
-fi
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=device-run.sh
+[ $# -eq 2 ] || die "usage: $0 DIR OUT_FILE   (DIR: build.sh's output, carried to the GPU machine)"
 dir=$1
 out=$2
 for f in driver-conformance conformance.fatbin nosm90.fatbin newer.ptx ptx90_only.fatbin; do
-    [ -f "$dir/$f" ] || { echo "device-run.sh: $dir/$f is missing (run build.sh $dir here and carry $dir)" >&2; exit 1; }
+    [ -f "$dir/$f" ] || die "$dir/$f is missing (run build.sh $dir here and carry $dir)"
 done
 [ -x "$dir/driver-conformance" ] || chmod +x "$dir/driver-conformance"
-lib=${CUDA_LIB:-$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')}
-[ -n "$lib" ] && [ -e "$lib" ] || { echo "device-run.sh: no libcuda.so.1 found by ldconfig -p (set CUDA_LIB)" >&2; exit 1; }
+if [ -n "${CUDA_LIB:-}" ]; then
+    lib=$CUDA_LIB
+else
+    require_gpu
+    lib=$(real_libcuda) || exit 2
+fi
+[ -e "$lib" ] || die "$lib does not exist"
 mkdir -p "$(dirname "$out")"
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)

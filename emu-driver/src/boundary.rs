@@ -396,19 +396,6 @@ pub unsafe fn jit_options(n: u32, opts: *const u32, vals: *mut *mut c_void) -> J
     JitOptions { n, opts, vals }
 }
 
-/// CUjit_option values the driver acts on.
-pub const CU_JIT_WALL_TIME: u32 = 2;
-/// The info log's buffer and its size in bytes (in-out: the bytes written).
-pub const CU_JIT_INFO_LOG_BUFFER: u32 = 3;
-#[allow(missing_docs)]
-pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: u32 = 4;
-/// The error log's buffer and its size.
-pub const CU_JIT_ERROR_LOG_BUFFER: u32 = 5;
-#[allow(missing_docs)]
-pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: u32 = 6;
-/// The JIT's optimisation level (0..=4, default 4: the highest).
-pub const CU_JIT_OPTIMIZATION_LEVEL: u32 = 7;
-
 impl JitOptions {
     /// Checks the arrays (both given when `n` > 0) and the option numbers.
     pub fn check(&self) -> CuResult {

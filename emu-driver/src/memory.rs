@@ -362,12 +362,18 @@ pub fn copy_2d(
 /// Checks a memset of `width` x `height` elements of `elem` bytes (1, 2 or 4), rows
 /// `pitch` bytes apart, without doing it.
 pub fn check_memset(d: &Driver, dst: u64, pitch: u64, elem: u64, width: u64, height: u64) -> CuResult {
+    memset_span(d, dst, pitch, elem, width, height).map(|_| ())
+}
+
+/// The checks of a memset; what it covers: (bytes from the first row's start to the last
+/// row's end, bytes a row), or None when it writes nothing.
+fn memset_span(d: &Driver, dst: u64, pitch: u64, elem: u64, width: u64, height: u64) -> CuResult<Option<(u64, u64)>> {
     if !dst.is_multiple_of(elem) || (height > 1 && !pitch.is_multiple_of(elem)) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let row_bytes = width.checked_mul(elem).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if row_bytes == 0 || height == 0 {
-        return Ok(());
+        return Ok(None);
     }
     if height > 1 && pitch < row_bytes {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -375,24 +381,14 @@ pub fn check_memset(d: &Driver, dst: u64, pitch: u64, elem: u64, width: u64, hei
     let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     d.check_range(dst, span)?;
     d.check_writable(dst, span)?;
-    Ok(())
+    Ok(Some((span, row_bytes)))
 }
 
 /// A checked memset of `count` elements of `elem` bytes (1, 2 or 4) in rows.
 pub fn memset(d: &Driver, dst: u64, pitch: u64, value: u32, elem: u64, width: u64, height: u64) -> CuResult {
-    if !dst.is_multiple_of(elem) || (height > 1 && !pitch.is_multiple_of(elem)) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let row_bytes = width.checked_mul(elem).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if row_bytes == 0 || height == 0 {
+    let Some((span, row_bytes)) = memset_span(d, dst, pitch, elem, width, height)? else {
         return Ok(());
-    }
-    if height > 1 && pitch < row_bytes {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let span = pitch.checked_mul(height - 1).and_then(|v| v.checked_add(row_bytes)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    d.check_range(dst, span)?;
-    d.check_writable(dst, span)?;
+    };
     let dst = crate::arena::host_view(dst, span);
     for row in 0..height {
         let p = dst + row * pitch;

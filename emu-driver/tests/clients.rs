@@ -7,33 +7,14 @@
 //!
 //! Needs `scripts/build` to have produced target/simtwin/.
 
+mod client_support;
+use client_support::{root, run_ok, simtwin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 const N: u64 = 4096;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn simtwin(rel: &str) -> PathBuf {
-    let p = root().join("target/simtwin").join(rel);
-    assert!(p.exists(), "{} is missing: run scripts/build first", p.display());
-    p
-}
-
-fn run_ok(cmd: &mut Command, what: &str) {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        o.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// target/clients: kernels.fatbin (nvcc), kernels/ (kernels-host). Built once.
 fn kernels() -> &'static PathBuf {

@@ -4,24 +4,10 @@
 //! memory, 2D copies and memsets, module/function queries, occupancy, stream and event
 //! getters, callbacks), checking answers and effects. Needs target/simtwin (scripts/build).
 
+mod client_support;
+use client_support::{root, run_ok};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn run_ok(cmd: &mut Command, what: &str) {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        o.status.success(),
-        "{what} failed ({}):\n{}{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[test]
 fn sweep_of_the_remaining_entry_points_holds() {

@@ -1,6 +1,7 @@
 //! The module graph of every crate of the workspace: every `use` (and every path naming a
 //! module: `crate::a::b`, `super::x`, a child module's `x::y`; and every invocation of a
-//! crate's own macro) is an edge between source files.
+//! crate's own macro) is an edge between source files. Inside an inline module
+//! (`mod tests { use super::*; }`), `super` is the file's own module.
 //!
 //! - No crate has an import cycle (a cycle is reported with its files).
 //! - Each crate's modules are listed in layers, top to bottom ([`LAYERS`]); a module uses
@@ -223,18 +224,57 @@ fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Paths a file refers to: `use` trees and inline `crate::`/`super::`/`self::`/child paths.
-fn references(text: &str) -> Vec<String> {
+/// The inline modules (`mod name { ... }`) of a file's code: the byte range of each
+/// one's braces.
+fn inline_modules(text: &str) -> Vec<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("mod") {
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let after = &text[at + 3..];
+        let name_start = after.len() - after.trim_start().len();
+        if name_start == 0 {
+            continue;
+        }
+        let name_len = after[name_start..].find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(after.len() - name_start);
+        let tail = &after[name_start + name_len..];
+        if name_len == 0 || !tail.trim_start().starts_with('{') {
+            continue;
+        }
+        let open = at + 3 + name_start + name_len + (tail.len() - tail.trim_start().len());
+        let mut depth = 0usize;
+        let close = (open..b.len()).find(|&k| {
+            match b[k] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        out.push(open..close.unwrap_or(b.len()));
+    }
+    out
+}
+
+/// Paths a file refers to: `use` trees and inline `crate::`/`super::`/`self::`/child paths,
+/// each with the number of inline modules around it (their `super` is the file's module).
+fn references(text: &str) -> Vec<(String, usize)> {
+    let inline = inline_modules(text);
+    let depth = |at: usize| inline.iter().filter(|r| r.contains(&at)).count();
     let mut refs = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("use ") {
-        let before_ok = i == 0 || !rest.as_bytes()[i - 1].is_ascii_alphanumeric() && rest.as_bytes()[i - 1] != b'_';
-        let tail = &rest[i + 4..];
+    let mut at = 0;
+    while let Some(i) = text[at..].find("use ").map(|i| at + i) {
+        let before_ok = i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'_';
+        let tail = &text[i + 4..];
         let end = tail.find(';').unwrap_or(tail.len());
         if before_ok {
-            expand("", &tail[..end], &mut refs);
+            let mut paths = Vec::new();
+            expand("", &tail[..end], &mut paths);
+            refs.extend(paths.into_iter().map(|p| (p, depth(i))));
         }
-        rest = &tail[end.min(tail.len())..];
+        at = i + 4 + end;
     }
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -254,7 +294,7 @@ fn references(text: &str) -> Vec<String> {
             let p = &text[i..j];
             // `a::{...}` and `a::*` are use trees, read above.
             if p.contains("::") && !p.ends_with("::") {
-                refs.push(p.to_string());
+                refs.push((p.to_string(), depth(i)));
             }
             i = j.max(i + 1);
         } else {
@@ -279,17 +319,35 @@ fn macro_calls<'a>(text: &str, macros: &BTreeMap<&'a str, usize>) -> Vec<(&'a st
     out
 }
 
-fn resolve(from: &[String], children: &BTreeSet<String>, path: &str, known: &BTreeMap<Vec<String>, usize>) -> Option<Vec<String>> {
+/// The module file a path written in module `from` names, `inline` modules deep inside
+/// that file (an inline module's `self` and `super` stay in the file until they climb
+/// out of it).
+fn resolve(
+    from: &[String],
+    inline: usize,
+    children: &BTreeSet<String>,
+    path: &str,
+    known: &BTreeMap<Vec<String>, usize>,
+) -> Option<Vec<String>> {
     let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
     let (mut cur, rest): (Vec<String>, &[&str]) = match segs.first()? {
         &"crate" => (vec![], &segs[1..]),
-        &"self" => (from.to_vec(), &segs[1..]),
-        &"super" => {
+        &"self" | &"super" => {
+            // Climb from the innermost inline module: `self` stays, `super` goes up one.
             let mut c = from.to_vec();
-            let mut k = 0;
+            let mut up_inline = inline;
+            let mut k = usize::from(segs[0] == "self");
             while segs.get(k) == Some(&"super") {
-                c.pop();
+                if up_inline > 0 {
+                    up_inline -= 1;
+                } else {
+                    c.pop();
+                }
                 k += 1;
+            }
+            if up_inline > 0 {
+                // Still inside an inline module of this file: whatever follows is in it.
+                return Some(from.to_vec());
             }
             (c, &segs[k..])
         }
@@ -322,8 +380,8 @@ fn graph(dir: &Path, root: &str) -> Graph {
     let macros: BTreeMap<&str, usize> = mods.iter().enumerate().flat_map(|(i, m)| m.macros.iter().map(move |n| (n.as_str(), i))).collect();
     for (i, m) in mods.iter().enumerate() {
         let text = code_only(&std::fs::read_to_string(&m.file).unwrap());
-        for r in references(&text) {
-            if let Some(target) = resolve(&m.path, &m.children, &r, &known) {
+        for (r, inline) in references(&text) {
+            if let Some(target) = resolve(&m.path, inline, &m.children, &r, &known) {
                 let t = known[&target];
                 // A module's path to itself, or to an ancestor that only declares
                 // it (`mod x;`), is not a dependency.
@@ -441,7 +499,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["kernel", "manifest", "counters", "trace"], "the contracts between processes, one module each"),
             (&["cuda"], "cuda.h's result codes, types and structs"),
-            (&["ffi"], "the C helpers every crate needs (C strings, dladdr)"),
+            (&["ffi", "files"], "the helpers every crate needs (C strings, dladdr, file kinds)"),
         ],
     },
     Layers {
@@ -763,4 +821,28 @@ fn the_checker_sees_a_cycle() {
     expand("", "crate::{a, b::{c, d as e}}", &mut out);
     assert_eq!(out, vec!["crate::a", "crate::b::c", "crate::b::d"]);
     assert_eq!(code_only("a // x\n\"crate::y\" /* crate::z */ b"), "a \n\"\"  b");
+}
+
+#[test]
+fn the_checker_reads_super_in_an_inline_module_as_the_file() {
+    let dir = std::env::temp_dir().join(format!("simtwin-inline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod a;\nmod b;\npub fn top() {}\n").unwrap();
+    // `super` in a's test module is a itself (no edge to lib.rs, so no cycle); two
+    // levels up from it is the crate, so `super::super::b` is a -> b.
+    std::fs::write(
+        dir.join("a.rs"),
+        "pub fn f() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    mod inner { use super::super::f; }\n    fn t() { super::super::b::g(); }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.rs"), "pub fn g() { super::top(); }\n").unwrap();
+    let Graph { mods, edges } = graph(&dir, "lib.rs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let file = |name: &str| mods.iter().position(|m| m.file.ends_with(name)).unwrap();
+    let (lib, a, b) = (file("lib.rs"), file("a.rs"), file("b.rs"));
+    assert_eq!(edges[a], BTreeMap::from([(b, "super::super::b::g".to_string())]));
+    // Outside an inline module, `super` is still the parent.
+    assert_eq!(edges[b], BTreeMap::from([(lib, "super::top".to_string())]));
+    let plain: Vec<BTreeSet<usize>> = edges.iter().map(|e| e.keys().copied().collect()).collect();
+    assert_eq!(cyclic_components(&plain), Vec::<BTreeSet<usize>>::new());
 }

@@ -5,32 +5,16 @@
 //! ptxas's measured contraction rule give for the runner's inputs.
 
 mod client_support;
-use client_support::{root, run_ok, simtwin};
+use client_support::{root, run_ok, runner_records, simtwin};
 use std::collections::BTreeMap;
 use std::process::Command;
 
-/// name -> (threads, status, per-thread 16-byte outputs or 32-byte inputs)
+/// name -> (status, per-thread 16-byte outputs or 32-byte inputs)
 fn records(bytes: &[u8], with_status: bool, width: usize) -> BTreeMap<String, (i32, Vec<Vec<u8>>)> {
-    let mut out = BTreeMap::new();
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
-    let mut i = 0;
-    while i < bytes.len() {
-        let nl = u32_at(i) as usize;
-        let name = String::from_utf8(bytes[i + 4..i + 4 + nl].to_vec()).unwrap();
-        i += 4 + nl;
-        let threads = u32_at(i) as usize;
-        i += 4;
-        let status = if with_status {
-            i += 4;
-            u32_at(i - 4) as i32
-        } else {
-            0
-        };
-        let per: Vec<Vec<u8>> = bytes[i..i + threads * width].chunks(width).map(|c| c.to_vec()).collect();
-        i += threads * width;
-        out.insert(name, (status, per));
-    }
-    out
+    runner_records(bytes, width, with_status)
+        .into_iter()
+        .map(|(name, status, data)| (name, (status, data.chunks(width).map(<[u8]>::to_vec).collect())))
+        .collect()
 }
 
 fn f32_at(b: &[u8], off: usize) -> f32 {

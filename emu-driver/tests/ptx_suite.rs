@@ -9,7 +9,7 @@
 //! their differences are counted and printed, not hidden.
 
 mod client_support;
-use client_support::{root, run_ok, simtwin};
+use client_support::{root, run_ok, runner_records, simtwin};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -20,21 +20,7 @@ struct Record {
 }
 
 fn read_records(bytes: &[u8]) -> Vec<(String, Record)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
-    while i < bytes.len() {
-        let nl = u32_at(i) as usize;
-        let name = String::from_utf8(bytes[i + 4..i + 4 + nl].to_vec()).unwrap();
-        i += 4 + nl;
-        let threads = u32_at(i) as usize;
-        let status = u32_at(i + 4) as i32;
-        i += 8;
-        let outputs = bytes[i..i + threads * 16].to_vec();
-        i += threads * 16;
-        out.push((name, Record { status, outputs }));
-    }
-    out
+    runner_records(bytes, 16, true).into_iter().map(|(name, status, outputs)| (name, Record { status, outputs })).collect()
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! the inputs; the module record says which path each kernel took.
 
 mod client_support;
-use client_support::{root, run_ok, simtwin};
+use client_support::{root, run_ok, runner_records as records, simtwin};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -66,29 +66,6 @@ fn run(tag: &str, loops: &str, only: Option<&str>, env: &[(&str, &str)]) -> Run 
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         counts: serde_json::from_slice(&read(&counts)).unwrap_or(serde_json::Value::Null),
     }
-}
-
-/// (name, threads, per-thread bytes) records of a runner file (`width` bytes a thread).
-fn records(bytes: &[u8], width: usize, with_status: bool) -> Vec<(String, i32, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
-    while i < bytes.len() {
-        let nl = u32_at(i) as usize;
-        let name = String::from_utf8(bytes[i + 4..i + 4 + nl].to_vec()).unwrap();
-        i += 4 + nl;
-        let threads = u32_at(i) as usize;
-        i += 4;
-        let status = if with_status {
-            i += 4;
-            u32_at(i - 4) as i32
-        } else {
-            0
-        };
-        out.push((name, status, bytes[i..i + threads * width].to_vec()));
-        i += threads * width;
-    }
-    out
 }
 
 /// The hazard lines of a run's stderr (what the driver reported), in order.

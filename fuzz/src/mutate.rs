@@ -280,7 +280,7 @@ fn lines(rng: &mut Rng, d: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
-    use self::super::*;
+    use super::*;
 
     #[test]
     fn integers_round_trip_in_both_byte_orders() {

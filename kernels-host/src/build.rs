@@ -110,6 +110,19 @@ impl fmt::Display for BuildError {
 }
 impl std::error::Error for BuildError {}
 
+/// Writes one of the runtime's C++ sources into the work directory as `<stem>.cpp` and
+/// compiles it with the runtime's flags into `<stem>.o`; returns the object.
+fn compile_runtime_part(cxx: &str, work: &Path, stem: &str, source: &str, what: &str) -> Result<PathBuf, BuildError> {
+    let src = work.join(format!("{stem}.cpp"));
+    std::fs::write(&src, source).map_err(|e| BuildError::Usage(format!("{}: {e}", src.display())))?;
+    let obj = work.join(format!("{stem}.o"));
+    run_tool(
+        Command::new(cxx).args(runtime_cxx_flags()).arg("-std=c++17").arg("-I").arg(include_dir()).arg("-c").arg(&src).arg("-o").arg(&obj),
+        what,
+    )?;
+    Ok(obj)
+}
+
 fn run_tool(cmd: &mut Command, what: &str) -> Result<Vec<u8>, BuildError> {
     let out = cmd.output().map_err(|e| BuildError::Usage(format!("cannot run {:?} ({what}): {e}", cmd.get_program())))?;
     if !out.status.success() {
@@ -276,39 +289,10 @@ impl Session {
             }
             None => None,
         };
-        // The runtime: compiled once per build, with its own flags.
-        let rt_src = work.join("simtwin_runtime.cpp");
-        std::fs::write(&rt_src, RUNTIME_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", rt_src.display())))?;
-        let rt_obj = work.join("simtwin_runtime.o");
-        run_tool(
-            Command::new(cxx)
-                .args(runtime_cxx_flags())
-                .arg("-std=c++17")
-                .arg("-I")
-                .arg(include_dir())
-                .arg("-c")
-                .arg(&rt_src)
-                .arg("-o")
-                .arg(&rt_obj),
-            "compiling the simtwin runtime",
-        )?;
+        // The runtime (and the checking hooks): compiled once per build, with its own flags.
+        let rt_obj = compile_runtime_part(cxx, &work, "simtwin_runtime", RUNTIME_SOURCE, "compiling the simtwin runtime")?;
         let checks_obj = if checks {
-            let src = work.join("simtwin_checks.cpp");
-            std::fs::write(&src, CHECKS_SOURCE).map_err(|e| BuildError::Usage(format!("{}: {e}", src.display())))?;
-            let obj = work.join("simtwin_checks.o");
-            run_tool(
-                Command::new(cxx)
-                    .args(runtime_cxx_flags())
-                    .arg("-std=c++17")
-                    .arg("-I")
-                    .arg(include_dir())
-                    .arg("-c")
-                    .arg(&src)
-                    .arg("-o")
-                    .arg(&obj),
-                "compiling the simtwin checking hooks",
-            )?;
-            Some(obj)
+            Some(compile_runtime_part(cxx, &work, "simtwin_checks", CHECKS_SOURCE, "compiling the simtwin checking hooks")?)
         } else {
             None
         };

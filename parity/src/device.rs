@@ -256,17 +256,10 @@ fn probe_with(env: &[(String, String)], init_emulated: bool) -> Result<(DriverIn
     Ok((serde_json::from_str(line)?, stderr))
 }
 
-/// The name of a CUDA error code parity reports.
+/// The name of a CUDA error code parity reports: cuda.h's name from the workspace's one
+/// list of result codes (`simtwin_abi::cuda::RESULTS`), "CUDA error" for a code it lacks.
 pub fn cuda_error_name(rc: i32) -> &'static str {
-    match rc {
-        0 => "CUDA_SUCCESS",
-        1 => "CUDA_ERROR_INVALID_VALUE",
-        2 => "CUDA_ERROR_OUT_OF_MEMORY",
-        3 => "CUDA_ERROR_NOT_INITIALIZED",
-        100 => "CUDA_ERROR_NO_DEVICE",
-        801 => "CUDA_ERROR_NOT_SUPPORTED",
-        _ => "CUDA error",
-    }
+    simtwin_abi::cuda::RESULTS.iter().find(|r| i64::from(r.0) == i64::from(rc)).map_or("CUDA error", |r| r.1.trim_end_matches('\0'))
 }
 
 /// The emulated driver refused a setting of the run at cuInit (`code`: what cuInit
@@ -286,7 +279,7 @@ impl std::fmt::Display for Refused {
 impl std::error::Error for Refused {}
 
 /// CUDA_ERROR_NOT_SUPPORTED: what the driver answers for a feature it does not have.
-pub const NOT_SUPPORTED: i32 = 801;
+pub const NOT_SUPPORTED: i32 = simtwin_abi::cuda::CUDA_ERROR_NOT_SUPPORTED as i32;
 
 /// Checks that the emulated driver accepts the settings in `env` (e.g.
 /// EMU_CUDA_BLOCK_ORDER=reverse, EMU_CUDA_FAIL=...) by calling its cuInit in a probe
@@ -489,5 +482,19 @@ impl RealDevice {
                 info.error.unwrap_or_else(|| "cuInit was not called".into())
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_names_come_from_the_one_list_of_result_codes() {
+        assert_eq!(cuda_error_name(0), "CUDA_SUCCESS");
+        assert_eq!(cuda_error_name(NOT_SUPPORTED), "CUDA_ERROR_NOT_SUPPORTED");
+        assert_eq!(cuda_error_name(719), "CUDA_ERROR_LAUNCH_FAILED");
+        assert_eq!(cuda_error_name(12345), "CUDA error");
+        assert_eq!(cuda_error_name(-1), "CUDA error");
     }
 }

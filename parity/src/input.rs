@@ -13,8 +13,9 @@
 //! 60 s. Errors name the file, what it is for, and the option that raises the limit.
 
 use anyhow::{anyhow, bail, Context, Result};
+use simtwin_abi::files::kind_of;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -79,23 +80,6 @@ pub fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 && x <= 1e6 => Ok(x),
         _ => Err(format!("'{s}' is not a positive number of seconds")),
-    }
-}
-
-/// What a file is, in words ("a FIFO", "a directory", ...), for errors.
-fn kind_of(ft: std::fs::FileType) -> &'static str {
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
     }
 }
 

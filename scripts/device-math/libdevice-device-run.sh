@@ -3,8 +3,14 @@
 # libdevice-bundle.sh carried): every binary of the bundle, each comparing the device's
 # libdevice with kernels-host's translated one over every input; results under $OUT.
 #   scripts/device-math/libdevice-device-run.sh BUNDLE
+# Exit: 0 done (the comparisons' own results are in verify.txt); 2 setup error; 77 no GPU.
 set -u
-B=${1:?usage: libdevice-device-run.sh BUNDLE}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=libdevice-device-run
+[ $# -eq 1 ] || die "usage: libdevice-device-run.sh BUNDLE"
+B=$1
+[ -d "$B" ] || die "no bundle at $B (libdevice-bundle.sh makes it)"
+require_gpu
 O=${OUT:-reports/device-math/run}
 mkdir -p "$O"
 {

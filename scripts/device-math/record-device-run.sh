@@ -7,10 +7,16 @@
 #   nvcc -O3 -gencode arch=compute_90,code=sm_90 [FLAGS] -o BINDIR/record-RELEASE-SET scripts/device-math/record.cu
 # (13.5 default flags: the fine record of the replay's ten functions, windows of 4096
 # results each; 13.5 --use_fast_math and 13.0 --fmad=false: coarse blocks of 2^22.)
+# Exit: 0 done (each record's own exit is in record.txt); 2 setup error; 77 no GPU.
 set -u
-B=${1:?usage: record-device-run.sh BINDIR}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=record-device-run
+[ $# -eq 1 ] || die "usage: record-device-run.sh BINDIR"
+B=$1
+[ -d "$B" ] || die "no directory $B (the record binaries, built as this script's header says)"
+require_gpu
 O=${OUT:-reports/device-math/record-run}
-mkdir -p "$O"
+mkdir -p "$O" || die "cannot create $O"
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } > "$O/machine.txt" 2>&1
 FINE="expf exp2f powf log2f sinf rsqrtf __expf __log2f __sinf __fdividef"
 WIN="expf=0x42b17000 exp2f=0xc3000000 powf=0x3fb54000 log2f=0x3f7ff000 sinf=0x3fc90000 rsqrtf=0x00000000

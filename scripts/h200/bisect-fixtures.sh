@@ -11,23 +11,29 @@
 # the cost figures) and reports.tar.gz (each case's report directory and traces).
 # Exit: 0 done (divergences are findings), 2 setup error, 77 no GPU.
 set -uo pipefail
-DIR=$(cd "${1:?usage: bisect-fixtures.sh DIR OUT}" && pwd) || exit 2
-OUT=${2:?usage: bisect-fixtures.sh DIR OUT}
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=bisect-fixtures
+[ $# -eq 2 ] || die "usage: bisect-fixtures.sh DIR OUT"
+DIR=$(cd "$1" 2>/dev/null && pwd) || die "no directory $1"
+OUT=$2
+for p in bin/parity bin/fixtures bin/simtwin-twin lib/libcuda.so.1 kernels kernels.sig; do
+    [ -e "$DIR/$p" ] || die "$DIR/$p missing (copy what scripts/build made, as this script's header says)"
+done
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || die "cannot create $OUT"
 # BISECT_REAL: a stand-in driver (scripts/h200/make-standin) to test this script without a GPU.
 if [ -n "${BISECT_REAL:-}" ]; then
     REAL=$BISECT_REAL
 else
-    nvidia-smi -L 2>/dev/null | grep -q GPU || { echo "bisect-fixtures: no GPU" >&2; exit 77; }
-    REAL=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
+    require_gpu
+    REAL=$(real_libcuda) || exit 2
 fi
-[ -n "$REAL" ] || { echo "bisect-fixtures: no real libcuda.so.1" >&2; exit 2; }
 R=$(mktemp -d) && W=$R/work && mkdir -p "$W"
 F=$DIR/bin/fixtures
 $F clip --kind textured --width 576 --height 324 --bitdepth 8 --frames 3 -o "$W/ref.yuv" >/dev/null &&
 $F clip --kind textured --width 576 --height 324 --bitdepth 8 --frames 3 --distort noise:13:5 -o "$W/dis.yuv" >/dev/null &&
 $F clip --kind textured --width 256 --height 256 --bitdepth 8 --frames 3 -o "$W/aref.yuv" >/dev/null &&
-$F clip --kind textured --width 256 --height 256 --bitdepth 8 --frames 3 --distort noise:5:40 -o "$W/adis.yuv" >/dev/null || exit 2
+$F clip --kind textured --width 256 --height 256 --bitdepth 8 --frames 3 --distort noise:5:40 -o "$W/adis.yuv" >/dev/null \
+    || die "making the clips failed"
 twin() { # size ref dis extra...
     local s=$1 r=$2 d=$3; shift 3
     echo "$DIR/bin/simtwin-twin --backend cuda --reference $W/$r --distorted $W/$d --width ${s%x*} --height ${s#*x} --bitdepth 8 --output $W/out-$RANDOM.json $*"

@@ -1,6 +1,8 @@
+# shellcheck shell=bash
 # Helpers of the scripts that prepare a bundle here and run it on a GPU machine
-# (scripts/h200-*, scripts/real-program/h200-*.sh, scripts/h200/*.sh). The device runs
-# them from the repository tree, so they source this file from there:
+# (scripts/h200-*, scripts/real-program/h200-*.sh, scripts/h200/*.sh, scripts/device-math/*-device-run.sh,
+# emu-driver/conformance/device-run*.sh). The device runs them from the repository tree,
+# so they source this file from there:
 #   . "$ROOT/scripts/lib/gpu.sh"; GPU_SCRIPT=name
 # Python they need is in scripts/lib/*.py, not in heredocs.
 

@@ -25,75 +25,13 @@ impl Memcpy2D {
     }
 }
 
-/// CUmemLocation (cuda.h): a location type and a device ordinal (or NUMA id).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct MemLocation {
-    pub ty: i32,
-    pub id: i32,
-}
-
-/// CUmemAllocationProp (cuda.h), for the virtual-memory API.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct AllocProp {
-    pub ty: i32,
-    pub handle_types: i32,
-    pub location: MemLocation,
-    pub win32_meta: P,
-    pub compression: u8,
-    pub rdma: u8,
-    pub usage: u16,
-    pub reserved: [u8; 4],
-}
-
-/// CUmemAccessDesc (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct AccessDesc {
-    pub location: MemLocation,
-    pub flags: i32,
-}
-
-/// CUdevprop (cuda.h, legacy device properties): 14 ints.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct DevProp {
-    pub v: [i32; 14],
-}
-
-/// CUlaunchConfig (cuda.h), for cuLaunchKernelEx.
-#[repr(C)]
-pub struct LaunchConfig {
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub shared_mem_bytes: u32,
-    pub stream: P,
-    pub attrs: P,
-    pub num_attrs: u32,
-}
-
-/// CUDA_ARRAY_DESCRIPTOR (v2).
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct ArrayDesc {
-    pub width: usize,
-    pub height: usize,
-    pub format: u32,
-    pub channels: u32,
-}
-
-/// CUDA_ARRAY3D_DESCRIPTOR (v2).
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct Array3DDesc {
-    pub width: usize,
-    pub height: usize,
-    pub depth: usize,
-    pub format: u32,
-    pub channels: u32,
-    pub flags: u32,
-}
+// cuda.h's structs, as simtwin-abi declares them (abi/src/cuda.rs, whose layouts
+// abi/tests/cuda_h.rs checks against cuda.h), under the runner's short names.
+pub use crate::cuda::{
+    CUdevprop as DevProp, CUlaunchConfig as LaunchConfig, CUmemAccessDesc as AccessDesc, CUmemAllocationProp as AllocProp,
+    CUmemLocation as MemLocation, CUDA_ARRAY3D_DESCRIPTOR as Array3DDesc, CUDA_ARRAY_DESCRIPTOR as ArrayDesc,
+    CUDA_RESOURCE_DESC as ResDesc, CUDA_RESOURCE_VIEW_DESC as ViewDesc, CUDA_TEXTURE_DESC as TexDesc,
+};
 
 /// CUDA_MEMCPY3D, for cuMemcpy3D_v2 and friends.
 pub use crate::cuda::CUDA_MEMCPY3D as Memcpy3D;
@@ -103,48 +41,6 @@ impl Memcpy3D {
         // SAFETY: plain integers and raw pointers; all-zero is a valid value.
         unsafe { std::mem::zeroed() }
     }
-}
-
-/// CUDA_RESOURCE_DESC: the type, a 128-byte union (as u64 words) and flags.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug, PartialEq)]
-pub struct ResDesc {
-    pub ty: u32,
-    pub pad: u32,
-    pub res: [u64; 16],
-    pub flags: u32,
-    pub pad2: u32,
-}
-
-/// CUDA_TEXTURE_DESC.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug, PartialEq)]
-pub struct TexDesc {
-    pub address: [u32; 3],
-    pub filter: u32,
-    pub flags: u32,
-    pub max_anisotropy: u32,
-    pub mip_filter: u32,
-    pub mip_bias: f32,
-    pub min_lod: f32,
-    pub max_lod: f32,
-    pub border: [f32; 4],
-    pub reserved: [i32; 12],
-}
-
-/// CUDA_RESOURCE_VIEW_DESC.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug, PartialEq)]
-pub struct ViewDesc {
-    pub format: u32,
-    pub width: usize,
-    pub height: usize,
-    pub depth: usize,
-    pub first_level: u32,
-    pub last_level: u32,
-    pub first_layer: u32,
-    pub last_layer: u32,
-    pub reserved: [u32; 16],
 }
 
 macro_rules! api {

@@ -8,20 +8,15 @@
 //! bound across them). Inputs without PTX (cubins, objects, archives, NVVM IR) cannot be
 //! run by PTX mode: CUDA_ERROR_NOT_SUPPORTED, counted as `cuLinkAddData:<kind>`.
 
-use crate::boundary::{
-    CuResult, HostBytes, JitOptions, Out, Text, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-};
+use crate::boundary::{CuResult, HostBytes, JitOptions, Out, Text};
 use crate::cu::*;
 use crate::state::{driver, handle, handle_id, LinkState, Tag};
 
-/// CUjitInputType.
-const INPUT_CUBIN: u32 = 0;
-const INPUT_PTX: u32 = 1;
-const INPUT_FATBINARY: u32 = 2;
-const INPUT_OBJECT: u32 = 3;
-const INPUT_LIBRARY: u32 = 4;
-const INPUT_NVVM: u32 = 5;
+// CUjitInputType (abi/src/cuda.rs), by short names.
+use crate::cu::{
+    CU_JIT_INPUT_CUBIN as INPUT_CUBIN, CU_JIT_INPUT_FATBINARY as INPUT_FATBINARY, CU_JIT_INPUT_LIBRARY as INPUT_LIBRARY,
+    CU_JIT_INPUT_NVVM as INPUT_NVVM, CU_JIT_INPUT_OBJECT as INPUT_OBJECT, CU_JIT_INPUT_PTX as INPUT_PTX,
+};
 
 pub fn link_create(opts: JitOptions, state: Out<CUlinkState>) -> CuResult {
     opts.check()?;

@@ -10,14 +10,14 @@ use crate::texture::{self, format::Format, Array, Object, Resource, TexDesc};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-// CUDA_ARRAY3D_* flags
-const LAYERED: u32 = 0x01;
-const CUBEMAP: u32 = 0x04;
-const TEXTURE_GATHER: u32 = 0x08;
-const DEPTH_TEXTURE: u32 = 0x10;
+use crate::cu::{
+    CUDA_ARRAY3D_CUBEMAP as CUBEMAP, CUDA_ARRAY3D_DEPTH_TEXTURE as DEPTH_TEXTURE, CUDA_ARRAY3D_LAYERED as LAYERED,
+    CUDA_ARRAY3D_TEXTURE_GATHER as TEXTURE_GATHER, CU_RESOURCE_TYPE_ARRAY as RES_ARRAY, CU_RESOURCE_TYPE_LINEAR as RES_LINEAR,
+    CU_RESOURCE_TYPE_MIPMAPPED_ARRAY as RES_MIPMAP, CU_RESOURCE_TYPE_PITCH2D as RES_PITCH2D,
+};
 /// Flags this emulation refuses: sparse and deferred-mapping arrays need the
 /// virtual-memory mapping of arrays (cuMemMapArrayAsync), which it does not have.
-const UNSUPPORTED_FLAGS: u32 = 0x40 | 0x80;
+const UNSUPPORTED_FLAGS: u32 = CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING;
 
 /// Texture alignment and pitch alignment of the H200 profile (CU_DEVICE_ATTRIBUTE_
 /// TEXTURE_ALIGNMENT, TEXTURE_PITCH_ALIGNMENT): linear and pitched resources must
@@ -428,11 +428,6 @@ pub fn memcpy_atod(dst: CUdeviceptr, a: *mut c_void, offset: usize, n: usize) ->
 }
 
 // ---- texture and surface objects ---------------------------------------------------
-
-const RES_ARRAY: u32 = 0;
-const RES_MIPMAP: u32 = 1;
-const RES_LINEAR: u32 = 2;
-const RES_PITCH2D: u32 = 3;
 
 /// Whether `ptr` meets the texture alignment. The emulated allocator aligns bases to 256
 /// bytes, the H200's to far more: alignment is measured from the allocation's base, so a

@@ -16,17 +16,13 @@ use crate::cu::*;
 use crate::state::{driver, handle, handle_id, Alloc, AllocKind, Driver, Tag};
 use crate::vmm::{self, Mapping, Physical, Props, Reservation};
 
-/// CUmemAllocationGranularity_flags
-const GRANULARITY_MINIMUM: u32 = 0;
-const GRANULARITY_RECOMMENDED: u32 = 1;
-/// CUmemLocationType values beside DEVICE.
-const LOCATION_HOST: i32 = 2;
-const LOCATION_HOST_NUMA: i32 = 3;
-const LOCATION_HOST_NUMA_CURRENT: i32 = 4;
-/// CUmemAllocationHandleType bits beside the POSIX file descriptor.
-const HANDLE_WIN32: i32 = 0x2;
-const HANDLE_WIN32_KMT: i32 = 0x4;
-const HANDLE_FABRIC: i32 = 0x8;
+// cuda.h's granularity flags, location types and handle-type bits (abi/src/cuda.rs), by short names.
+use crate::cu::{
+    CU_MEM_ALLOC_GRANULARITY_MINIMUM as GRANULARITY_MINIMUM, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED as GRANULARITY_RECOMMENDED,
+    CU_MEM_HANDLE_TYPE_FABRIC as HANDLE_FABRIC, CU_MEM_HANDLE_TYPE_WIN32 as HANDLE_WIN32, CU_MEM_HANDLE_TYPE_WIN32_KMT as HANDLE_WIN32_KMT,
+    CU_MEM_LOCATION_TYPE_HOST as LOCATION_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA as LOCATION_HOST_NUMA,
+    CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT as LOCATION_HOST_NUMA_CURRENT,
+};
 /// The CU_MEM_CREATE_USAGE_* bits cuda.h defines (tile pool, decompression, RDMA over
 /// PCIe); others are dropped, as on the H200.
 const USAGE_KNOWN: u16 = 0x7;

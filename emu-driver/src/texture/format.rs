@@ -16,15 +16,16 @@ pub enum Format {
 
 impl Format {
     pub fn from_cu(v: u32) -> Option<Format> {
+        use crate::cu::*;
         Some(match v {
-            0x01 => Format::U8,
-            0x02 => Format::U16,
-            0x03 => Format::U32,
-            0x08 => Format::S8,
-            0x09 => Format::S16,
-            0x0a => Format::S32,
-            0x10 => Format::Half,
-            0x20 => Format::Float,
+            CU_AD_FORMAT_UNSIGNED_INT8 => Format::U8,
+            CU_AD_FORMAT_UNSIGNED_INT16 => Format::U16,
+            CU_AD_FORMAT_UNSIGNED_INT32 => Format::U32,
+            CU_AD_FORMAT_SIGNED_INT8 => Format::S8,
+            CU_AD_FORMAT_SIGNED_INT16 => Format::S16,
+            CU_AD_FORMAT_SIGNED_INT32 => Format::S32,
+            CU_AD_FORMAT_HALF => Format::Half,
+            CU_AD_FORMAT_FLOAT => Format::Float,
             _ => return None,
         })
     }

@@ -21,19 +21,12 @@ use simtwin_abi::kernel::{tex, TexRequest};
 /// A fault the instruction raises on the device: the CUresult and a message.
 pub type Fault = (u32, String);
 
-const CUDA_ERROR_ILLEGAL_ADDRESS: u32 = 700;
-const CUDA_ERROR_MISALIGNED_ADDRESS: u32 = 716;
-const CUDA_ERROR_LAUNCH_FAILED: u32 = 719;
-
-// CUaddress_mode, CUfilter_mode, CU_TRSF_*
-const WRAP: u32 = 0;
-const CLAMP: u32 = 1;
-const MIRROR: u32 = 2;
-const BORDER: u32 = 3;
-const LINEAR: u32 = 1;
-const READ_AS_INTEGER: u32 = 0x01;
-const NORMALIZED: u32 = 0x02;
-const SRGB: u32 = 0x10;
+use crate::cu::{
+    CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS, CU_TRSF_NORMALIZED_COORDINATES as NORMALIZED,
+    CU_TRSF_READ_AS_INTEGER as READ_AS_INTEGER, CU_TRSF_SRGB as SRGB, CU_TR_ADDRESS_MODE_BORDER as BORDER,
+    CU_TR_ADDRESS_MODE_CLAMP as CLAMP, CU_TR_ADDRESS_MODE_MIRROR as MIRROR, CU_TR_ADDRESS_MODE_WRAP as WRAP,
+    CU_TR_FILTER_MODE_LINEAR as LINEAR,
+};
 
 /// Runs one request (the runtime table's `texture` entry).
 pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
@@ -341,10 +334,12 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision) -> [Val; 4] {
     out
 }
 
-/// The 8-bit bilinear weights of texels (i0,j0), (i1,j0), (i0,j1), (i1,j1).
+/// The 8-bit bilinear weights of texels (i0,j0), (i1,j0), (i0,j1), (i1,j1) for 8-bit
+/// fractions `a` and `b` (0..=256); they sum to 256. w11 is added before a and b are taken
+/// away: 256 - a - b alone goes below zero once a + b > 256.
 fn bilinear(a: u32, b: u32) -> [u32; 4] {
     let w11 = (a * b + 128) >> 8;
-    [256 - a - b + w11, a - w11, b - w11, w11]
+    [256 + w11 - a - b, a - w11, b - w11, w11]
 }
 
 /// Samples one level at texel-space-or-normalized coordinates (dims 1..3), slice base
@@ -783,6 +778,18 @@ mod tests {
         let res16 = Resource::Pitch2D { ptr: SRC16.as_ptr() as u64, format: 2, channels: 1, width: 24, height: 4, pitch: 48 };
         let got: Vec<u32> = (0..16).map(|x| scale_cuda_bilinear(&res16, &linear, x)).collect();
         assert_eq!(got, DEV16, "16-bit: the device's values");
+    }
+
+    #[test]
+    fn bilinear_weights_sum_to_256_for_every_pair_of_fractions() {
+        for a in 0..=256 {
+            for b in 0..=256 {
+                let w = bilinear(a, b);
+                assert_eq!(w.iter().sum::<u32>(), 256, "a={a} b={b}: {w:?}");
+            }
+        }
+        assert_eq!(bilinear(255, 255), [0, 1, 1, 254]);
+        assert_eq!(bilinear(128, 0), [128, 128, 0, 0]);
     }
 
     fn layout(format: Format, channels: u32) -> Layout {

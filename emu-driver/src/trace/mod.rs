@@ -266,7 +266,7 @@ impl Tracer {
 /// blocking, so that a FIFO (whose open would wait for a reader forever) or a device is
 /// refused at once instead of hanging or flooding the program.
 fn create_regular(path: &str) -> std::io::Result<File> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(
         |e| match e.raw_os_error() {
             Some(libc::ENXIO) => std::io::Error::other("it is a FIFO (named pipe) with no reader: give a regular file"),
@@ -275,18 +275,7 @@ fn create_regular(path: &str) -> std::io::Result<File> {
     )?;
     let ft = f.metadata()?.file_type();
     if !ft.is_file() {
-        let what = if ft.is_fifo() {
-            "a FIFO (named pipe)"
-        } else if ft.is_char_device() {
-            "a character device"
-        } else if ft.is_block_device() {
-            "a block device"
-        } else if ft.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(std::io::Error::other(format!("it is {what}: give a regular file")));
+        return Err(std::io::Error::other(format!("it is {}: give a regular file", simtwin_abi::files::kind_of(ft))));
     }
     f.set_len(0)?;
     Ok(f)

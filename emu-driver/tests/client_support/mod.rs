@@ -1,8 +1,9 @@
 //! What the tests that run a C driver-API client on the emulated driver share (checks.rs,
-//! pointers.rs, shared_checks.rs): where `scripts/build` put target/simtwin, building a
-//! test's kernels (nvcc fatbin, kernels-host twins) and its client, and running the
-//! client with the emulated libcuda.so.1 first on the library path. The clients' C side
-//! shares `client.h` beside this file.
+//! pointers.rs, clients.rs, the PTX suite's tests, ...): where `scripts/build` put
+//! target/simtwin, building a test's kernels (nvcc fatbin, kernels-host twins) and its
+//! client, running the client with the emulated libcuda.so.1 first on the library path,
+//! reading the PTX suite runner's files. The clients' C side shares `client.h` beside
+//! this file.
 #![allow(dead_code)] // each test uses its own part
 
 use std::path::{Path, PathBuf};
@@ -110,4 +111,29 @@ pub fn cuda_include() -> Option<PathBuf> {
     }
     candidates.push(PathBuf::from("/usr/local/cuda/include"));
     candidates.into_iter().find(|d| d.join("cuda.h").is_file())
+}
+
+/// The records of a file the PTX suite's runner (kernels-host/ptx/suite/runner.c) writes:
+/// per case, its name, its status (the outputs file has one, the inputs file not: then 0)
+/// and `width` bytes a thread (16 of outputs, 32 of inputs).
+pub fn runner_records(bytes: &[u8], width: usize, with_status: bool) -> Vec<(String, i32, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    while i < bytes.len() {
+        let nl = u32_at(i) as usize;
+        let name = String::from_utf8(bytes[i + 4..i + 4 + nl].to_vec()).unwrap();
+        i += 4 + nl;
+        let threads = u32_at(i) as usize;
+        i += 4;
+        let status = if with_status {
+            i += 4;
+            u32_at(i - 4) as i32
+        } else {
+            0
+        };
+        out.push((name, status, bytes[i..i + threads * width].to_vec()));
+        i += threads * width;
+    }
+    out
 }

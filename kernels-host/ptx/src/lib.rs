@@ -180,13 +180,8 @@ impl Default for Options {
 /// Translates one or more PTX modules (several: the JIT linker's inputs, linked into one
 /// library) into C++.
 pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
-    let module = front(sources)?;
-    let opt = if opts.contract { opts.opt_level } else { 0 };
-    let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
-    let fused: Vec<contract::Fusions> = module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g, opt)).collect();
-    let layout = layout::layout(&module)?;
-    let plans: Vec<uniform::Plan> = layout.kernels.iter().map(|k| uniform::analyse(&module, k.func, &k.reach, &cfgs)).collect();
-    emit::emit(&module, &layout, &fused, &plans, opts)
+    let a = analyse(front(sources)?, opts)?;
+    emit::emit(&a.module, &a.layout, &a.fused, &a.plans, opts)
 }
 
 /// Translates a module of device functions into a host library to link into other code
@@ -194,13 +189,28 @@ pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error>
 /// `globals` of the result are empty; `notes` name the functions that use an SFU form not
 /// modelled exactly.
 pub fn translate_library(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
-    let module = front(sources)?;
+    let a = analyse(front(sources)?, opts)?;
+    emit::emit_library(&a.module, &a.layout, &a.fused, &a.plans, opts)
+}
+
+/// What the passes between the front end and the emitter found.
+struct Analysed {
+    module: resolve::Module,
+    /// Per function: the mul/add pairs ptxas fuses.
+    fused: Vec<contract::Fusions>,
+    layout: layout::Layout,
+    /// Per kernel: the uniform pass's barrier plan.
+    plans: Vec<uniform::Plan>,
+}
+
+/// The middle passes, in order: control flow, contraction, layout, uniform barriers.
+fn analyse(module: resolve::Module, opts: &Options) -> Result<Analysed, Error> {
     let opt = if opts.contract { opts.opt_level } else { 0 };
     let cfgs: Vec<cfg::Cfg> = module.funcs.iter().map(cfg::build).collect();
     let fused: Vec<contract::Fusions> = module.funcs.iter().zip(&cfgs).map(|(f, g)| contract::fusions(f, g, opt)).collect();
     let layout = layout::layout(&module)?;
     let plans: Vec<uniform::Plan> = layout.kernels.iter().map(|k| uniform::analyse(&module, k.func, &k.reach, &cfgs)).collect();
-    emit::emit_library(&module, &layout, &fused, &plans, opts)
+    Ok(Analysed { module, fused, layout, plans })
 }
 
 /// Parses, links and resolves modules.

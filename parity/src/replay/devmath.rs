@@ -430,7 +430,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         }
         Blocks::All
     } else if from.is_some() || to.is_some() {
-        let (f, t) = super::range(from, to)?;
+        let (f, t) = super::bounds::range(from, to)?;
         Blocks::Range(f, t)
     } else {
         Blocks::Sample
@@ -448,7 +448,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         }
         m => bail!("--model must be twin or host-libm, not {m:?}"),
     };
-    let pool = super::pool(threads)?;
+    let pool = super::engine::pool(threads)?;
     let t0 = std::time::Instant::now();
     let mut rows = Vec::new();
     let mut any = false;

@@ -270,3 +270,12 @@ pub fn replay_list(f: &dyn BatchFn, reference: &RefFn, inputs: &[u32], opts: &Op
     });
     sink.finish(t0.elapsed().as_secs_f64())
 }
+
+/// The thread pool a replay runs on: `threads` workers, or rayon's default.
+pub(crate) fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        b = b.num_threads(t);
+    }
+    Ok(b.build()?)
+}

@@ -59,16 +59,14 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// CUmemorytype.
-const HOST: u32 = 1;
-const DEVICE: u32 = 2;
-/// CUpointer_attribute.
-const ATTR_CONTEXT: i32 = 1;
-const ATTR_MEMORY_TYPE: i32 = 2;
-const ATTR_DEVICE_POINTER: i32 = 3;
-const ATTR_IS_MANAGED: i32 = 8;
-const ATTR_DEVICE_ORDINAL: i32 = 9;
-const ATTR_RANGE_SIZE: i32 = 12;
+use crate::cuda::{CU_MEMORYTYPE_DEVICE as DEVICE, CU_MEMORYTYPE_HOST as HOST};
+/// CUpointer_attribute, as the runner's entry points take it (a C enum: int).
+const ATTR_CONTEXT: i32 = crate::cuda::CU_POINTER_ATTRIBUTE_CONTEXT as i32;
+const ATTR_MEMORY_TYPE: i32 = crate::cuda::CU_POINTER_ATTRIBUTE_MEMORY_TYPE as i32;
+const ATTR_DEVICE_POINTER: i32 = crate::cuda::CU_POINTER_ATTRIBUTE_DEVICE_POINTER as i32;
+const ATTR_IS_MANAGED: i32 = crate::cuda::CU_POINTER_ATTRIBUTE_IS_MANAGED as i32;
+const ATTR_DEVICE_ORDINAL: i32 = crate::cuda::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL as i32;
+const ATTR_RANGE_SIZE: i32 = crate::cuda::CU_POINTER_ATTRIBUTE_RANGE_SIZE as i32;
 /// CUmemLocation { type = CU_MEM_LOCATION_TYPE_DEVICE, id = 0 }, as passed by value.
 const LOC_DEVICE0: u64 = 1;
 
@@ -649,7 +647,18 @@ fn launch(cx: &mut Cx, st: State) -> Result<(), String> {
     let mut p1 = [pp(&mut o1), pp(&mut n)];
     let mut p2 = [pp(&mut o2), pp(&mut n)];
     let mut p3 = [pp(&mut o3), pp(&mut n)];
-    let cfg = LaunchConfig { grid: [1, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0, stream: s, attrs: null_mut(), num_attrs: 0 };
+    let cfg = LaunchConfig {
+        grid_dim_x: 1,
+        grid_dim_y: 1,
+        grid_dim_z: 1,
+        block_dim_x: 64,
+        block_dim_y: 1,
+        block_dim_z: 1,
+        shared_mem_bytes: 0,
+        h_stream: s,
+        attrs: null_mut(),
+        num_attrs: 0,
+    };
     let _b = cx.enter(a, st)?;
     let r = [
         rec!(cx, cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, s, p0.as_mut_ptr(), null_mut())),

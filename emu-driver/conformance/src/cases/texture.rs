@@ -28,7 +28,7 @@ fn s_1d(cx: &mut Cx, addr: u32, filter: u32, norm: bool) -> Result<(), String> {
     let data = texels(FLOAT, w, 1);
     cx.fill(a, &data, w * 4, 1, 1)?;
     let mut td = tdesc([addr; 3], filter, if norm { NORMALIZED } else { 0 });
-    td.border = [0.5, -1.0, 2.0, 0.25];
+    td.border_color = [0.5, -1.0, 2.0, 0.25];
     let t = cx.tex(&res_array(a), &td)?;
     let mut q: Vec<[f32; 4]> = coords_1d(-2, w as i32 + 2).into_iter().map(|x| [x, 0.0, 0.0, 0.0]).collect();
     if norm {
@@ -90,7 +90,7 @@ fn s_2d_fine(cx: &mut Cx, fmt: u32) -> Result<(), String> {
 /// Linear mipmap filtering between levels 0 and 1, lod every 1/512.
 fn s_mip_fine(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
-    let desc = Array3DDesc { width: 2, height: 2, depth: 0, format: FLOAT, channels: 1, flags: 0 };
+    let desc = Array3DDesc { width: 2, height: 2, depth: 0, format: FLOAT, num_channels: 1, flags: 0 };
     let mut m: P = null_mut();
     setup!(cx, cuMipmappedArrayCreate(&mut m, &desc, 2));
     for (l, v) in [(0u32, 0.0f32), (1, 1.0)] {
@@ -100,11 +100,11 @@ fn s_mip_fine(cx: &mut Cx) -> Result<(), String> {
         let data: Vec<u8> = (0..s * s).flat_map(|_| v.to_le_bytes()).collect();
         cx.fill(lvl, &data, s * 4, s, 1)?;
     }
-    let mut res = ResDesc { ty: RES_MIPMAP, ..Default::default() };
+    let mut res = ResDesc { res_type: RES_MIPMAP, ..Default::default() };
     res.res[0] = m as u64;
     let mut td = tdesc([CLAMP; 3], POINT, NORMALIZED);
-    td.mip_filter = LINEAR;
-    td.max_lod = 10.0;
+    td.mipmap_filter_mode = LINEAR;
+    td.max_mipmap_level_clamp = 10.0;
     let t = cx.tex(&res, &td)?;
     let q: Vec<[f32; 4]> = (0..=512).map(|k| [0.5, 0.5, 0.0, k as f32 / 512.0]).collect();
     let r = cx.probe(t, TP_2D_LOD, &q, None)?;
@@ -120,7 +120,7 @@ fn s_2d(cx: &mut Cx, ax: u32, ay: u32, filter: u32, norm: bool) -> Result<(), St
     let data = texels(FLOAT, w * h, 2);
     cx.fill(a, &data, w * 4, h, 1)?;
     let mut td = tdesc([ax, ay, CLAMP], filter, if norm { NORMALIZED } else { 0 });
-    td.border = [-0.75, 0.0, 0.0, 0.0];
+    td.border_color = [-0.75, 0.0, 0.0, 0.0];
     let t = cx.tex(&res_array(a), &td)?;
     let mut q = grid_2d(-1.5, w as f32 + 1.5, -1.5, h as f32 + 1.5, 0.25);
     if norm {
@@ -140,7 +140,7 @@ fn s_fmt(cx: &mut Cx, fmt: u32, ch: u32, flags: u32, filter: u32, addr: u32) -> 
     let data = texels(fmt, w * h * ch as usize, 3 + fmt);
     cx.fill(a, &data, w * elem_size(fmt, ch), h, 1)?;
     let mut td = tdesc([addr; 3], filter, flags);
-    td.border = [0.25, -1.5, 2.0, 0.5];
+    td.border_color = [0.25, -1.5, 2.0, 0.5];
     let t = cx.tex(&res_array(a), &td)?;
     let q = grid_2d(-1.0, w as f32 + 1.0, -1.0, h as f32 + 1.0, 0.25);
     let op = if flags & READ_AS_INTEGER != 0 || matches!(fmt, U32 | S32) {
@@ -264,7 +264,7 @@ fn s_cube(cx: &mut Cx, filter: u32, layered: bool) -> Result<(), String> {
 /// tex2DLod over lod -1 .. 4.5 every 1/16 at three points, or tex2DGrad.
 fn s_mip(cx: &mut Cx, mip_filter: u32, filter: u32, bias: f32, clamp: (f32, f32), grad: bool) -> Result<(), String> {
     cx.primary()?;
-    let desc = Array3DDesc { width: 8, height: 8, depth: 0, format: FLOAT, channels: 1, flags: 0 };
+    let desc = Array3DDesc { width: 8, height: 8, depth: 0, format: FLOAT, num_channels: 1, flags: 0 };
     let mut m: P = null_mut();
     setup!(cx, cuMipmappedArrayCreate(&mut m, &desc, 4));
     for l in 0..4u32 {
@@ -274,13 +274,13 @@ fn s_mip(cx: &mut Cx, mip_filter: u32, filter: u32, bias: f32, clamp: (f32, f32)
         let data: Vec<u8> = (0..s * s).flat_map(|k| ((l * 100) as f32 + k as f32 * 0.5).to_le_bytes()).collect();
         cx.fill(lvl, &data, s * 4, s, 1)?;
     }
-    let mut res = ResDesc { ty: RES_MIPMAP, ..Default::default() };
+    let mut res = ResDesc { res_type: RES_MIPMAP, ..Default::default() };
     res.res[0] = m as u64;
     let mut td = tdesc([CLAMP; 3], filter, NORMALIZED);
-    td.mip_filter = mip_filter;
-    td.mip_bias = bias;
-    td.min_lod = clamp.0;
-    td.max_lod = clamp.1;
+    td.mipmap_filter_mode = mip_filter;
+    td.mipmap_level_bias = bias;
+    td.min_mipmap_level_clamp = clamp.0;
+    td.max_mipmap_level_clamp = clamp.1;
     let t = cx.tex(&res, &td)?;
     let points = [[0.5f32, 0.5], [0.3, 0.7], [0.0625, 0.9]];
     let mut q = Vec::new();
@@ -340,7 +340,7 @@ fn s_fetch(cx: &mut Cx, fmt: u32, ch: u32, flags: u32) -> Result<(), String> {
     let n = 10;
     let data = texels(fmt, n * ch as usize, 9);
     let d = cx.upload(&data)?;
-    let mut res = ResDesc { ty: RES_LINEAR, ..Default::default() };
+    let mut res = ResDesc { res_type: RES_LINEAR, ..Default::default() };
     res.res[0] = d;
     res.res[1] = fmt as u64 | ((ch as u64) << 32);
     res.res[2] = data.len() as u64;
@@ -366,7 +366,7 @@ fn s_pitch(cx: &mut Cx, filter: u32) -> Result<(), String> {
     let (w, h, pitch) = (5usize, 3usize, 64usize);
     let data = texels(U8, pitch * h, 10);
     let d = cx.upload(&data)?;
-    let mut res = ResDesc { ty: RES_PITCH2D, ..Default::default() };
+    let mut res = ResDesc { res_type: RES_PITCH2D, ..Default::default() };
     res.res[0] = d;
     res.res[1] = U8 as u64 | (1u64 << 32);
     res.res[2] = w as u64;
@@ -387,7 +387,7 @@ fn s_1d_int(cx: &mut Cx, addr: u32) -> Result<(), String> {
     let data = texels(S16, w, 11);
     cx.fill(a, &data, w * 2, 1, 1)?;
     let mut td = tdesc([addr; 3], POINT, READ_AS_INTEGER | NORMALIZED);
-    td.border = [3.0, -1.0, 0.5, 1.0];
+    td.border_color = [3.0, -1.0, 0.5, 1.0];
     let t = cx.tex(&res_array(a), &td)?;
     let mut q: Vec<[f32; 4]> = coords_1d(-2, w as i32 + 2).into_iter().map(|x| [x, 0.0, 0.0, 0.0]).collect();
     scale(&mut q, w as f32, 1.0, 1.0);
@@ -547,16 +547,16 @@ fn words<T: Copy>(v: &T) -> String {
 fn api_array(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let descs = [
-        ("good", ArrayDesc { width: 4, height: 3, format: FLOAT, channels: 1 }),
-        ("1d", ArrayDesc { width: 7, height: 0, format: U8, channels: 4 }),
-        ("w0", ArrayDesc { width: 0, height: 3, format: FLOAT, channels: 1 }),
-        ("fmt7", ArrayDesc { width: 4, height: 3, format: 7, channels: 1 }),
-        ("ch3", ArrayDesc { width: 4, height: 3, format: FLOAT, channels: 3 }),
-        ("ch0", ArrayDesc { width: 4, height: 3, format: FLOAT, channels: 0 }),
-        ("ch8", ArrayDesc { width: 4, height: 3, format: U8, channels: 8 }),
-        ("wide", ArrayDesc { width: 1 << 20, height: 2, format: U8, channels: 1 }),
-        ("wide1d", ArrayDesc { width: 1 << 20, height: 0, format: U8, channels: 1 }),
-        ("half2", ArrayDesc { width: 5, height: 5, format: HALF, channels: 2 }),
+        ("good", ArrayDesc { width: 4, height: 3, format: FLOAT, num_channels: 1 }),
+        ("1d", ArrayDesc { width: 7, height: 0, format: U8, num_channels: 4 }),
+        ("w0", ArrayDesc { width: 0, height: 3, format: FLOAT, num_channels: 1 }),
+        ("fmt7", ArrayDesc { width: 4, height: 3, format: 7, num_channels: 1 }),
+        ("ch3", ArrayDesc { width: 4, height: 3, format: FLOAT, num_channels: 3 }),
+        ("ch0", ArrayDesc { width: 4, height: 3, format: FLOAT, num_channels: 0 }),
+        ("ch8", ArrayDesc { width: 4, height: 3, format: U8, num_channels: 8 }),
+        ("wide", ArrayDesc { width: 1 << 20, height: 2, format: U8, num_channels: 1 }),
+        ("wide1d", ArrayDesc { width: 1 << 20, height: 0, format: U8, num_channels: 1 }),
+        ("half2", ArrayDesc { width: 5, height: 5, format: HALF, num_channels: 2 }),
     ];
     for (name, d) in descs {
         let mut a: P = null_mut();
@@ -576,7 +576,7 @@ fn api_array(cx: &mut Cx) -> Result<(), String> {
 /// Null and stale arguments of the array calls, one process each (a driver may crash).
 fn api_array_null(cx: &mut Cx, which: u32) -> Result<(), String> {
     cx.primary()?;
-    let good = ArrayDesc { width: 4, height: 3, format: FLOAT, channels: 1 };
+    let good = ArrayDesc { width: 4, height: 3, format: FLOAT, num_channels: 1 };
     let mut a: P = null_mut();
     match which {
         0 => {
@@ -623,7 +623,7 @@ fn api_array3d(cx: &mut Cx) -> Result<(), String> {
         ("ch3", [4, 3, 2], FLOAT, 3, 0),
     ];
     for (name, [w, h, d], fmt, ch, flags) in descs {
-        let desc = Array3DDesc { width: w, height: h, depth: d, format: fmt, channels: ch, flags };
+        let desc = Array3DDesc { width: w, height: h, depth: d, format: fmt, num_channels: ch, flags };
         let mut a: P = null_mut();
         let r = rec!(cx, cuArray3DCreate_v2(&mut a, &desc));
         if r == 0 {
@@ -642,7 +642,7 @@ fn api_array3d(cx: &mut Cx) -> Result<(), String> {
 
 fn api_mipmap(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
-    let desc = Array3DDesc { width: 8, height: 8, depth: 0, format: FLOAT, channels: 1, flags: 0 };
+    let desc = Array3DDesc { width: 8, height: 8, depth: 0, format: FLOAT, num_channels: 1, flags: 0 };
     let mut m: P = null_mut();
     for levels in [0u32, 5, 6] {
         let r = rec!(cx, cuMipmappedArrayCreate(&mut m, &desc, levels));
@@ -665,7 +665,7 @@ fn api_mipmap(cx: &mut Cx) -> Result<(), String> {
     rec!(cx, cuArrayDestroy(lvl));
     rec!(cx, cuMipmappedArrayDestroy(m));
     rec!(cx, cuMipmappedArrayDestroy(null_mut()));
-    let d3 = Array3DDesc { width: 9, height: 5, depth: 3, format: U8, channels: 2, flags: 0 };
+    let d3 = Array3DDesc { width: 9, height: 5, depth: 3, format: U8, num_channels: 2, flags: 0 };
     let r = rec!(cx, cuMipmappedArrayCreate(&mut m, &d3, 4));
     if r == 0 {
         for l in 0..4u32 {
@@ -832,7 +832,7 @@ fn api_texobj(cx: &mut Cx) -> Result<(), String> {
     if r == 0 {
         let mut rd = ResDesc::default();
         rec!(cx, cuTexObjectGetResourceDesc(&mut rd, t));
-        cx.val("res_same", (rd.ty == RES_ARRAY && rd.res[0] == a as u64) as u32);
+        cx.val("res_same", (rd.res_type == RES_ARRAY && rd.res[0] == a as u64) as u32);
         let mut td = TexDesc::default();
         rec!(cx, cuTexObjectGetTextureDesc(&mut td, t));
         cx.sub("texdesc", words(&td));
@@ -843,14 +843,14 @@ fn api_texobj(cx: &mut Cx) -> Result<(), String> {
     }
     let lin = cx.alloc(4096)?;
     let linear = |ptr: u64, fmt: u32, ch: u32, size: u64| {
-        let mut r = ResDesc { ty: RES_LINEAR, ..Default::default() };
+        let mut r = ResDesc { res_type: RES_LINEAR, ..Default::default() };
         r.res[0] = ptr;
         r.res[1] = fmt as u64 | ((ch as u64) << 32);
         r.res[2] = size;
         r
     };
     let pitch2d = |ptr: u64, fmt: u32, ch: u32, w: u64, h: u64, pitch: u64| {
-        let mut r = ResDesc { ty: RES_PITCH2D, ..Default::default() };
+        let mut r = ResDesc { res_type: RES_PITCH2D, ..Default::default() };
         r.res[0] = ptr;
         r.res[1] = fmt as u64 | ((ch as u64) << 32);
         r.res[2] = w;
@@ -862,18 +862,18 @@ fn api_texobj(cx: &mut Cx) -> Result<(), String> {
     let int_point = tdesc([CLAMP; 3], POINT, READ_AS_INTEGER);
     let int_linear = tdesc([CLAMP; 3], LINEAR, READ_AS_INTEGER);
     let mut bad_addr = point;
-    bad_addr.address[0] = 4;
+    bad_addr.address_mode[0] = 4;
     let mut bad_filter = point;
-    bad_filter.filter = 2;
+    bad_filter.filter_mode = 2;
     let mut aniso = good;
     aniso.max_anisotropy = 20;
     let srgb = tdesc([CLAMP; 3], LINEAR, SRGB);
     let f32arr = cx.array3d(4, 3, 0, FLOAT, 1, 0)?;
     let s32arr = cx.array3d(4, 3, 0, S32, 1, 0)?;
     let u32arr = cx.array3d(4, 3, 0, U32, 1, 0)?;
-    let mut mres = ResDesc { ty: RES_MIPMAP, ..Default::default() };
+    let mut mres = ResDesc { res_type: RES_MIPMAP, ..Default::default() };
     let mut m: P = null_mut();
-    let md = Array3DDesc { width: 8, height: 8, depth: 0, format: FLOAT, channels: 1, flags: 0 };
+    let md = Array3DDesc { width: 8, height: 8, depth: 0, format: FLOAT, num_channels: 1, flags: 0 };
     setup!(cx, cuMipmappedArrayCreate(&mut m, &md, 4));
     mres.res[0] = m as u64;
     let cases: Vec<(&str, ResDesc, TexDesc)> = vec![
@@ -896,7 +896,7 @@ fn api_texobj(cx: &mut Cx) -> Result<(), String> {
         ("pitch_off32", pitch2d(lin + 32, U8, 1, 5, 3, 64), good),
         ("pitch_h0", pitch2d(lin, U8, 1, 5, 0, 64), good),
         ("array_null", res_array(null_mut()), good),
-        ("restype4", ResDesc { ty: 4, ..res_array(a) }, good),
+        ("restype4", ResDesc { res_type: 4, ..res_array(a) }, good),
         ("int_point", res_array(a), int_point),
         ("int_linear", res_array(a), int_linear),
         ("bad_addr", res_array(a), bad_addr),
@@ -959,7 +959,7 @@ fn api_surfobj(cx: &mut Cx, which: u32) -> Result<(), String> {
     rec!(cx, cuSurfObjectCreate(&mut s, &res_array(a)));
     let mut rd = ResDesc::default();
     rec!(cx, cuSurfObjectGetResourceDesc(&mut rd, s));
-    cx.val("res_same", (rd.ty == RES_ARRAY && rd.res[0] == a as u64) as u32);
+    cx.val("res_same", (rd.res_type == RES_ARRAY && rd.res[0] == a as u64) as u32);
     rec!(cx, cuSurfObjectDestroy(s));
     let _ = plain;
     Ok(())
@@ -981,7 +981,7 @@ fn api_surfobj_bad(cx: &mut Cx, which: u32) -> Result<(), String> {
         }
         3 => {
             let lin = cx.alloc(4096)?;
-            let mut r = ResDesc { ty: RES_LINEAR, ..Default::default() };
+            let mut r = ResDesc { res_type: RES_LINEAR, ..Default::default() };
             r.res[0] = lin;
             r.res[1] = U32 as u64 | (1u64 << 32);
             r.res[2] = 4096;

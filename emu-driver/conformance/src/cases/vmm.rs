@@ -13,23 +13,14 @@ use crate::cx::{hash, pp, Case, Cx};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-/// CUmemLocationType
-const LOC_INVALID: i32 = 0;
-const LOC_DEVICE: i32 = 1;
-const LOC_HOST: i32 = 2;
-const LOC_HOST_NUMA: i32 = 3;
-/// CUmemAllocationType
-const PINNED: i32 = 1;
-const MANAGED: i32 = 2;
-/// CUmemAllocationHandleType
-const HT_NONE: i32 = 0;
-const HT_FD: i32 = 1;
-const HT_WIN32: i32 = 2;
-const HT_FABRIC: i32 = 8;
-/// CUmemAccess_flags
-const PROT_NONE: i32 = 0;
-const PROT_READ: i32 = 1;
-const PROT_RW: i32 = 3;
+// cuda.h's location, allocation, handle and access numbers (abi/src/cuda.rs), by short names.
+use crate::cuda::{
+    CU_MEM_ACCESS_FLAGS_PROT_NONE as PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READ as PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as PROT_RW,
+    CU_MEM_ALLOCATION_TYPE_MANAGED as MANAGED, CU_MEM_ALLOCATION_TYPE_PINNED as PINNED, CU_MEM_HANDLE_TYPE_FABRIC as HT_FABRIC,
+    CU_MEM_HANDLE_TYPE_NONE as HT_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR as HT_FD, CU_MEM_HANDLE_TYPE_WIN32 as HT_WIN32,
+    CU_MEM_LOCATION_TYPE_DEVICE as LOC_DEVICE, CU_MEM_LOCATION_TYPE_HOST as LOC_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA as LOC_HOST_NUMA,
+    CU_MEM_LOCATION_TYPE_INVALID as LOC_INVALID,
+};
 /// A page-aligned, canonical address no allocation of either driver uses (see cases.rs).
 const UNKNOWN_VA: u64 = 0x0000_3ead_0000_0000;
 
@@ -38,19 +29,19 @@ type Variant = (&'static str, fn(&mut AllocProp));
 
 fn prop(ht: i32) -> AllocProp {
     AllocProp {
-        ty: PINNED,
-        handle_types: ht,
-        location: MemLocation { ty: LOC_DEVICE, id: 0 },
-        win32_meta: null_mut(),
-        compression: 0,
-        rdma: 0,
+        type_: PINNED,
+        requested_handle_types: ht,
+        location: MemLocation { type_: LOC_DEVICE, id: 0 },
+        win32_handle_meta_data: null_mut(),
+        compression_type: 0,
+        gpu_direct_rdma_capable: 0,
         usage: 0,
         reserved: [0; 4],
     }
 }
 
 fn dev0() -> MemLocation {
-    MemLocation { ty: LOC_DEVICE, id: 0 }
+    MemLocation { type_: LOC_DEVICE, id: 0 }
 }
 
 fn rw(location: MemLocation, flags: i32) -> AccessDesc {
@@ -162,16 +153,16 @@ fn granularity(cx: &mut Cx) -> Result<(), String> {
     rec!(cx, cuMemGetAllocationGranularity(&mut g, null_mut(), 0));
     rec!(cx, cuMemGetAllocationGranularity(null_mut(), &good, 0));
     let variants: [Variant; 10] = [
-        ("type_invalid", |p| p.ty = 0),
-        ("type_managed", |p| p.ty = MANAGED),
-        ("loc_invalid", |p| p.location.ty = LOC_INVALID),
+        ("type_invalid", |p| p.type_ = 0),
+        ("type_managed", |p| p.type_ = MANAGED),
+        ("loc_invalid", |p| p.location.type_ = LOC_INVALID),
         ("loc_dev1", |p| p.location.id = 1),
         ("loc_dev_neg", |p| p.location.id = -1),
-        ("loc_host", |p| p.location.ty = LOC_HOST),
-        ("loc_host_numa", |p| p.location.ty = LOC_HOST_NUMA),
-        ("ht_win32", |p| p.handle_types = HT_WIN32),
-        ("ht_bad", |p| p.handle_types = 0x10),
-        ("compressible", |p| p.compression = 1),
+        ("loc_host", |p| p.location.type_ = LOC_HOST),
+        ("loc_host_numa", |p| p.location.type_ = LOC_HOST_NUMA),
+        ("ht_win32", |p| p.requested_handle_types = HT_WIN32),
+        ("ht_bad", |p| p.requested_handle_types = 0x10),
+        ("compressible", |p| p.compression_type = 1),
     ];
     for (k, f) in variants {
         let mut p = prop(HT_NONE);
@@ -257,20 +248,20 @@ fn create_props(cx: &mut Cx) -> Result<(), String> {
     cx.primary()?;
     let g = cx.gran()?;
     let variants: [Variant; 15] = [
-        ("type_invalid", |p| p.ty = 0),
-        ("type_managed", |p| p.ty = MANAGED),
-        ("loc_invalid", |p| p.location.ty = LOC_INVALID),
+        ("type_invalid", |p| p.type_ = 0),
+        ("type_managed", |p| p.type_ = MANAGED),
+        ("loc_invalid", |p| p.location.type_ = LOC_INVALID),
         ("loc_dev1", |p| p.location.id = 1),
-        ("loc_host", |p| p.location.ty = LOC_HOST),
-        ("loc_host_numa", |p| p.location.ty = LOC_HOST_NUMA),
-        ("ht_fd", |p| p.handle_types = HT_FD),
-        ("ht_win32", |p| p.handle_types = HT_WIN32),
-        ("ht_fabric", |p| p.handle_types = HT_FABRIC),
-        ("ht_fd_fabric", |p| p.handle_types = HT_FD | HT_FABRIC),
-        ("ht_bad", |p| p.handle_types = 0x10),
-        ("win32_meta", |p| p.win32_meta = 8 as P),
-        ("compressible", |p| p.compression = 1),
-        ("rdma", |p| p.rdma = 1),
+        ("loc_host", |p| p.location.type_ = LOC_HOST),
+        ("loc_host_numa", |p| p.location.type_ = LOC_HOST_NUMA),
+        ("ht_fd", |p| p.requested_handle_types = HT_FD),
+        ("ht_win32", |p| p.requested_handle_types = HT_WIN32),
+        ("ht_fabric", |p| p.requested_handle_types = HT_FABRIC),
+        ("ht_fd_fabric", |p| p.requested_handle_types = HT_FD | HT_FABRIC),
+        ("ht_bad", |p| p.requested_handle_types = 0x10),
+        ("win32_meta", |p| p.win32_handle_meta_data = 8 as P),
+        ("compressible", |p| p.compression_type = 1),
+        ("rdma", |p| p.gpu_direct_rdma_capable = 1),
         ("usage_bad", |p| p.usage = 0x80),
     ];
     for (k, f) in variants {
@@ -287,7 +278,13 @@ fn create_props(cx: &mut Cx) -> Result<(), String> {
                 if rq == 0 {
                     format!(
                         "t{}/h{}/l{}.{}/c{}/r{}/u{}",
-                        q.ty, q.handle_types, q.location.ty, q.location.id, q.compression, q.rdma, q.usage
+                        q.type_,
+                        q.requested_handle_types,
+                        q.location.type_,
+                        q.location.id,
+                        q.compression_type,
+                        q.gpu_direct_rdma_capable,
+                        q.usage
                     )
                 } else {
                     format!("props:{rq}")
@@ -341,24 +338,24 @@ fn props(cx: &mut Cx) -> Result<(), String> {
     for ht in [HT_NONE, HT_FD] {
         let h = cx.create(2 * g, ht)?;
         let mut q = prop(-1);
-        q.compression = 0x5a;
-        q.rdma = 0x5a;
+        q.compression_type = 0x5a;
+        q.gpu_direct_rdma_capable = 0x5a;
         q.usage = 0x5a5a;
         q.reserved = [0x5a; 4];
-        q.win32_meta = 8 as P;
+        q.win32_handle_meta_data = 8 as P;
         let r = rec!(cx, cuMemGetAllocationPropertiesFromHandle(&mut q, h));
         if r == 0 {
             cx.val(
                 &format!("ht{ht}"),
                 format!(
                     "t{}/h{}/l{}.{}/w{}/c{:#x}/r{:#x}/u{:#x}/res{:x?}",
-                    q.ty,
-                    q.handle_types,
-                    q.location.ty,
+                    q.type_,
+                    q.requested_handle_types,
+                    q.location.type_,
                     q.location.id,
-                    if q.win32_meta.is_null() { "null" } else { "set" },
-                    q.compression,
-                    q.rdma,
+                    if q.win32_handle_meta_data.is_null() { "null" } else { "set" },
+                    q.compression_type,
+                    q.gpu_direct_rdma_capable,
                     q.usage,
                     q.reserved
                 ),
@@ -567,9 +564,9 @@ fn access(cx: &mut Cx) -> Result<(), String> {
     let good = rw(dev0(), PROT_RW);
     rec!(cx, cuMemSetAccess(a, g, null_mut(), 1));
     rec!(cx, cuMemSetAccess(a, g, &good, 0));
-    let d1 = rw(MemLocation { ty: LOC_DEVICE, id: 1 }, PROT_RW);
+    let d1 = rw(MemLocation { type_: LOC_DEVICE, id: 1 }, PROT_RW);
     rec!(cx, cuMemSetAccess(a, g, &d1, 1));
-    let host = rw(MemLocation { ty: LOC_HOST, id: 0 }, PROT_RW);
+    let host = rw(MemLocation { type_: LOC_HOST, id: 0 }, PROT_RW);
     rec!(cx, cuMemSetAccess(a, g, &host, 1));
     let bad_flags = rw(dev0(), 2);
     rec!(cx, cuMemSetAccess(a, g, &bad_flags, 1));
@@ -603,9 +600,9 @@ fn access(cx: &mut Cx) -> Result<(), String> {
     let loc = dev0();
     rec!(cx, cuMemGetAccess(null_mut(), &loc, a));
     rec!(cx, cuMemGetAccess(&mut fl, null_mut(), a));
-    let l1 = MemLocation { ty: LOC_DEVICE, id: 1 };
+    let l1 = MemLocation { type_: LOC_DEVICE, id: 1 };
     rec!(cx, cuMemGetAccess(&mut fl, &l1, a));
-    let lh = MemLocation { ty: LOC_HOST, id: 0 };
+    let lh = MemLocation { type_: LOC_HOST, id: 0 };
     rec!(cx, cuMemGetAccess(&mut fl, &lh, a));
     let f = cx.get_access(a + gg);
     cx.val("unmapped", f);
@@ -851,7 +848,7 @@ fn export(cx: &mut Cx) -> Result<(), String> {
         cx.val("import", if imp == h { "same" } else { "other" });
         let mut q = prop(-1);
         rec!(cx, cuMemGetAllocationPropertiesFromHandle(&mut q, imp));
-        cx.val("import_props", format!("t{}/h{}/l{}.{}", q.ty, q.handle_types, q.location.ty, q.location.id));
+        cx.val("import_props", format!("t{}/h{}/l{}.{}", q.type_, q.requested_handle_types, q.location.type_, q.location.id));
         let mut imp2 = 0u64;
         rec!(cx, cuMemImportFromShareableHandle(&mut imp2, fd2 as usize as P, HT_FD));
         cx.val("import2", if imp2 == imp { "same" } else { "other" });
@@ -1021,7 +1018,17 @@ fn device_get_properties(cx: &mut Cx) -> Result<(), String> {
     setup!(cx, cuInit(0));
     let r = rec!(cx, cuDeviceGetProperties(&mut p, 0));
     if r == 0 {
-        cx.val("props", p.v.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","));
+        // The 14 ints in cuda.h's order.
+        let v = std::iter::once(p.max_threads_per_block).chain(p.max_threads_dim).chain(p.max_grid_size).chain([
+            p.shared_mem_per_block,
+            p.total_constant_memory,
+            p.simd_width,
+            p.mem_pitch,
+            p.regs_per_block,
+            p.clock_rate,
+            p.texture_align,
+        ]);
+        cx.val("props", v.map(|v| v.to_string()).collect::<Vec<_>>().join(","));
     }
     rec!(cx, cuDeviceGetProperties(&mut p, 1));
     rec!(cx, cuDeviceGetProperties(&mut p, -1));
@@ -1066,7 +1073,7 @@ fn entries_13_0(cx: &mut Cx) -> Result<(), String> {
         ("invalid", LOC_INVALID, 0, PINNED),
         ("type0", LOC_DEVICE, 0, 0),
     ] {
-        let mut loc = MemLocation { ty, id };
+        let mut loc = MemLocation { type_: ty, id };
         let mut p: P = null_mut();
         let r = rec!(cx, cuMemGetDefaultMemPool(&mut p, &mut loc, at));
         let d = if r != 0 {

@@ -9,40 +9,17 @@ use crate::cx::{pp, Cx};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-// CUarray_format
-pub(super) const U8: u32 = 0x01;
-pub(super) const U16: u32 = 0x02;
-pub(super) const U32: u32 = 0x03;
-pub(super) const S8: u32 = 0x08;
-pub(super) const S16: u32 = 0x09;
-pub(super) const S32: u32 = 0x0a;
-pub(super) const HALF: u32 = 0x10;
-pub(super) const FLOAT: u32 = 0x20;
-// CUDA_ARRAY3D flags
-pub(super) const LAYERED: u32 = 0x01;
-pub(super) const LDST: u32 = 0x02;
-pub(super) const CUBEMAP: u32 = 0x04;
-pub(super) const GATHER: u32 = 0x08;
-// CUresourcetype
-pub(super) const RES_ARRAY: u32 = 0;
-pub(super) const RES_MIPMAP: u32 = 1;
-pub(super) const RES_LINEAR: u32 = 2;
-pub(super) const RES_PITCH2D: u32 = 3;
-// CUaddress_mode
-pub(super) const WRAP: u32 = 0;
-pub(super) const CLAMP: u32 = 1;
-pub(super) const MIRROR: u32 = 2;
-pub(super) const BORDER: u32 = 3;
-// CUfilter_mode
-pub(super) const POINT: u32 = 0;
-pub(super) const LINEAR: u32 = 1;
-// CU_TRSF_*
-pub(super) const READ_AS_INTEGER: u32 = 0x01;
-pub(super) const NORMALIZED: u32 = 0x02;
-pub(super) const SRGB: u32 = 0x10;
-// CUmemorytype
-pub(super) const MT_HOST: u32 = 1;
-pub(super) const MT_ARRAY: u32 = 3;
+// cuda.h's format, flag, mode and memory-type numbers (abi/src/cuda.rs), by short names.
+pub(super) use crate::cuda::{
+    CUDA_ARRAY3D_CUBEMAP as CUBEMAP, CUDA_ARRAY3D_LAYERED as LAYERED, CUDA_ARRAY3D_SURFACE_LDST as LDST,
+    CUDA_ARRAY3D_TEXTURE_GATHER as GATHER, CU_AD_FORMAT_FLOAT as FLOAT, CU_AD_FORMAT_HALF as HALF, CU_AD_FORMAT_SIGNED_INT16 as S16,
+    CU_AD_FORMAT_SIGNED_INT32 as S32, CU_AD_FORMAT_SIGNED_INT8 as S8, CU_AD_FORMAT_UNSIGNED_INT16 as U16,
+    CU_AD_FORMAT_UNSIGNED_INT32 as U32, CU_AD_FORMAT_UNSIGNED_INT8 as U8, CU_MEMORYTYPE_ARRAY as MT_ARRAY, CU_MEMORYTYPE_HOST as MT_HOST,
+    CU_RESOURCE_TYPE_ARRAY as RES_ARRAY, CU_RESOURCE_TYPE_LINEAR as RES_LINEAR, CU_RESOURCE_TYPE_MIPMAPPED_ARRAY as RES_MIPMAP,
+    CU_RESOURCE_TYPE_PITCH2D as RES_PITCH2D, CU_TRSF_NORMALIZED_COORDINATES as NORMALIZED, CU_TRSF_READ_AS_INTEGER as READ_AS_INTEGER,
+    CU_TRSF_SRGB as SRGB, CU_TR_ADDRESS_MODE_BORDER as BORDER, CU_TR_ADDRESS_MODE_CLAMP as CLAMP, CU_TR_ADDRESS_MODE_MIRROR as MIRROR,
+    CU_TR_ADDRESS_MODE_WRAP as WRAP, CU_TR_FILTER_MODE_LINEAR as LINEAR, CU_TR_FILTER_MODE_POINT as POINT,
+};
 
 // tex_probe ops (kernels/conformance.cu)
 pub(super) const TP_1D: u32 = 0;
@@ -101,7 +78,7 @@ pub(super) fn texels(fmt: u32, count: usize, seed: u32) -> Vec<u8> {
 
 impl Cx<'_> {
     pub(super) fn array3d(&mut self, w: usize, h: usize, d: usize, fmt: u32, ch: u32, flags: u32) -> Result<P, String> {
-        let desc = Array3DDesc { width: w, height: h, depth: d, format: fmt, channels: ch, flags };
+        let desc = Array3DDesc { width: w, height: h, depth: d, format: fmt, num_channels: ch, flags };
         let mut a: P = null_mut();
         setup!(self, cuArray3DCreate_v2(&mut a, &desc));
         Ok(a)
@@ -158,13 +135,13 @@ impl Cx<'_> {
 }
 
 pub(super) fn res_array(a: P) -> ResDesc {
-    let mut r = ResDesc { ty: RES_ARRAY, ..Default::default() };
+    let mut r = ResDesc { res_type: RES_ARRAY, ..Default::default() };
     r.res[0] = a as u64;
     r
 }
 
 pub(super) fn tdesc(addr: [u32; 3], filter: u32, flags: u32) -> TexDesc {
-    TexDesc { address: addr, filter, flags, ..Default::default() }
+    TexDesc { address_mode: addr, filter_mode: filter, flags, ..Default::default() }
 }
 
 /// Unnormalized 1D coordinates from `lo` to `hi` every 1/32, plus one ulp either side of

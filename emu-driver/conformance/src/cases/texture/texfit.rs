@@ -229,7 +229,7 @@ fn mip_tex(
     level: &mut dyn FnMut(u32, usize) -> Vec<u8>,
 ) -> Result<u64, String> {
     let (w, h, levels) = size;
-    let desc = Array3DDesc { width: w, height: h, depth: 0, format: fmt, channels: ch, flags: 0 };
+    let desc = Array3DDesc { width: w, height: h, depth: 0, format: fmt, num_channels: ch, flags: 0 };
     let mut m: P = null_mut();
     setup!(cx, cuMipmappedArrayCreate(&mut m, &desc, levels));
     for l in 0..levels {
@@ -239,7 +239,7 @@ fn mip_tex(
         let data: Vec<u8> = (0..lw * lh).flat_map(|k| level(l, k)).collect();
         cx.fill(lvl, &data, lw * elem_size(fmt, ch), lh, 1)?;
     }
-    let mut res = ResDesc { ty: RES_MIPMAP, ..Default::default() };
+    let mut res = ResDesc { res_type: RES_MIPMAP, ..Default::default() };
     res.res[0] = m as u64;
     cx.tex(&res, td)
 }
@@ -255,12 +255,12 @@ fn f_mip_const(cx: &mut Cx, which: u32) -> Result<(), String> {
     let mut r = Rng::new(50 + which as u64);
     let (w, h) = if which == 3 { (64, 16) } else { (64, 64) };
     let mut td = tdesc([CLAMP; 3], POINT, NORMALIZED);
-    td.mip_filter = if which == 1 { POINT } else { LINEAR };
-    td.max_lod = 100.0;
+    td.mipmap_filter_mode = if which == 1 { POINT } else { LINEAR };
+    td.max_mipmap_level_clamp = 100.0;
     if which == 4 {
-        td.mip_bias = 0.3;
-        td.min_lod = 0.7;
-        td.max_lod = 3.2;
+        td.mipmap_level_bias = 0.3;
+        td.min_mipmap_level_clamp = 0.7;
+        td.max_mipmap_level_clamp = 3.2;
     }
     if which == 5 {
         td.max_anisotropy = 16;
@@ -352,8 +352,8 @@ fn f_mip_blend(cx: &mut Cx, fmt: u32) -> Result<(), String> {
     let mut r = Rng::new(60 + fmt as u64);
     let ch = if fmt == U8 { 4 } else { 1 };
     let mut td = tdesc([CLAMP; 3], LINEAR, NORMALIZED);
-    td.mip_filter = LINEAR;
-    td.max_lod = 100.0;
+    td.mipmap_filter_mode = LINEAR;
+    td.max_mipmap_level_clamp = 100.0;
     let mut r2 = Rng::new(61 + fmt as u64);
     let t = mip_tex(cx, (16, 16, 5), fmt, ch, &td, &mut |_, _| {
         if fmt == FLOAT {
@@ -600,7 +600,7 @@ fn ptx_texref_api(cx: &mut Cx) -> Result<(), String> {
     ));
     for (w, h, pitch, off) in [(8usize, 4usize, 64usize, 0u64), (8, 4, 40, 0), (8, 4, 64, 32), (8, 4, 64, 4), (20, 4, 64, 0), (8, 0, 64, 0)]
     {
-        let desc = ArrayDesc { width: w, height: h, format: FLOAT, channels: 1 };
+        let desc = ArrayDesc { width: w, height: h, format: FLOAT, num_channels: 1 };
         b.push(format!("2d{w}x{h}p{pitch}+{off}={}", call!(cx, cuTexRefSetAddress2D_v3(tr, &desc, d + off, pitch))));
     }
     let mut c1: P = null_mut();
@@ -711,7 +711,7 @@ fn ptx_texref_sample(cx: &mut Cx) -> Result<(), String> {
     cx.sub("fetch_u16_elem", lanes(&r.iter().flatten().copied().collect::<Vec<_>>()));
     // Pitched memory through tr2d.
     let pd = cx.upload(&texels(FLOAT, 64 * 4, 11).chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<f32>>())?;
-    let desc = ArrayDesc { width: 5, height: 4, format: FLOAT, channels: 1 };
+    let desc = ArrayDesc { width: 5, height: 4, format: FLOAT, num_channels: 1 };
     rec!(cx, cuTexRefSetAddress2D_v3(tr, &desc, pd, 64));
     rec!(cx, cuTexRefSetFilterMode(tr, LINEAR));
     rec!(cx, cuTexRefSetFlags(tr, 0));
@@ -809,8 +809,8 @@ fn ptx_txq(cx: &mut Cx, kind: u32) -> Result<(), String> {
             (cx.tex(&res_array(a), &td)?, a)
         }
         1 => {
-            td.mip_filter = LINEAR;
-            td.max_lod = 10.0;
+            td.mipmap_filter_mode = LINEAR;
+            td.max_mipmap_level_clamp = 10.0;
             let t = mip_tex(cx, (16, 8, 5), HALF, 4, &td, &mut |_, _| vec![0u8; 8])?;
             (t, cx.array3d(7, 5, 0, U8, 4, LDST)?)
         }
@@ -824,7 +824,7 @@ fn ptx_txq(cx: &mut Cx, kind: u32) -> Result<(), String> {
         }
         4 => {
             let d = cx.alloc(1024)?;
-            let mut res = ResDesc { ty: RES_LINEAR, ..Default::default() };
+            let mut res = ResDesc { res_type: RES_LINEAR, ..Default::default() };
             res.res[0] = d;
             res.res[1] = (FLOAT as u64) | (2u64 << 32);
             res.res[2] = 1000;
@@ -832,7 +832,7 @@ fn ptx_txq(cx: &mut Cx, kind: u32) -> Result<(), String> {
         }
         5 => {
             let (d, pitch) = (cx.alloc(4096)?, 64u64);
-            let mut res = ResDesc { ty: RES_PITCH2D, ..Default::default() };
+            let mut res = ResDesc { res_type: RES_PITCH2D, ..Default::default() };
             res.res[0] = d;
             res.res[1] = (U8 as u64) | (4u64 << 32);
             res.res[2] = 9;
@@ -865,8 +865,8 @@ fn ptx_texx(cx: &mut Cx, mip: bool) -> Result<(), String> {
     let mut r = Rng::new(70 + mip as u64);
     let t = if mip {
         let mut td = tdesc([CLAMP; 3], LINEAR, NORMALIZED);
-        td.mip_filter = LINEAR;
-        td.max_lod = 10.0;
+        td.mipmap_filter_mode = LINEAR;
+        td.max_mipmap_level_clamp = 10.0;
         let mut r2 = Rng::new(71);
         mip_tex(cx, (8, 8, 3), FLOAT, 1, &td, &mut |l, _| ((l * 10) as f32 + r2.below(8) as f32 * 0.25).to_le_bytes().to_vec())?
     } else {
@@ -1033,10 +1033,10 @@ fn ptx_texref_null(cx: &mut Cx) -> Result<(), String> {
 fn f_mip_lodbits(cx: &mut Cx, neg_bias: bool) -> Result<(), String> {
     cx.primary()?;
     let mut td = tdesc([CLAMP; 3], POINT, NORMALIZED);
-    td.mip_filter = LINEAR;
-    td.max_lod = 100.0;
+    td.mipmap_filter_mode = LINEAR;
+    td.max_mipmap_level_clamp = 100.0;
     if neg_bias {
-        td.mip_bias = -0.3;
+        td.mipmap_level_bias = -0.3;
     }
     let t = mip_tex(cx, (64, 64, 7), FLOAT, 1, &td, &mut |l, _| (l as f32).to_le_bytes().to_vec())?;
     let mut q = Vec::new();
