@@ -1133,8 +1133,184 @@ struct LoopState {
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
+/* A warp collective of the loop path (`kind`: simtwin-ptx's `sync_kind`, 1-4 the shfl
+   modes SH_* + 1, 5-8 vote ballot/any/all/uni) over the 32 lanes of one warp (`w`: its
+   lane 0's frame), all arrived at it with the full mask: the operands are in the frames'
+   xa, xb, xc, the results go to xr, xp. The same values `shfl` and the executor's warp
+   collectives give such a group (a shuffle's source lane and validity as in `shfl`; a
+   vote over every lane). */
+template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
+    if (kind <= 4) {
+        const int mode = kind - 1;
+        for (uint32_t lane = 0; lane < 32; ++lane) {
+            const uint32_t bval = w[lane].xb & 31, cval = w[lane].xc & 31, seg = (w[lane].xc >> 8) & 31;
+            const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
+            int64_t j;
+            bool ok;
+            switch (mode) {
+            case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
+            case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
+            case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
+            default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
+            }
+            w[lane].xr = w[ok ? (uint32_t)j : lane].xa;
+            w[lane].xp = ok;
+        }
+    } else {
+        uint32_t ballot = 0;
+        for (uint32_t lane = 0; lane < 32; ++lane) ballot |= (w[lane].xa != 0 ? 1u : 0u) << lane;
+        uint32_t r;
+        switch (kind) {
+        case 5: r = ballot; break;
+        case 6: r = ballot != 0; break;
+        case 7: r = ballot == 0xffffffffu; break;
+        default: r = ballot == 0 || ballot == 0xffffffffu; break;
+        }
+        for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = r;
+    }
+}
+
+/* The executor's fairness streak (emu-driver exec/scheduler.rs FAIRNESS_STREAK): after so
+   many resumes from the run queue in a row, a range of threads not started yet gets a
+   turn. thread_loops' warp_tickets shows it if the two differ. */
+static const uint32_t LOOP_FAIRNESS_STREAK = 4096;
+
+/* The loop path of a kernel with warp collectives (the translator proved that every
+   thread of the block reaches the same barriers and full-mask collectives in the same
+   order, with no exit before the last; the caller runs only blocks of whole warps).
+   A collective completes per warp, so the threads cannot run in sweeps over the block
+   as barriers let them: this runner runs them in the order the executor's fibers do,
+   so that whatever the order shows (atomics, printf, the thread a fault names) is the
+   same on both paths. The executor's order (exec/scheduler.rs, threads.rs, warp.rs,
+   barrier.rs): a thread runs until it waits at a rendezvous or exits; the next one is
+   the run queue's head (FIFO; at most LOOP_FAIRNESS_STREAK in a row), else the first
+   thread not started yet. The last lane to arrive at a collective and the last thread
+   at a barrier go on at once; a collective releases its other 31 lanes in lane order,
+   a barrier its waiters in arrival order, to the run queue's tail. A thread started
+   from the unstarted range holds the rest of it: when it exits, the next thread starts
+   at once; when it waits, the rest becomes the unstarted range again. */
+struct WarpLoopState {
+    std::vector<uint32_t> at, q, bar, exited, warp_sync;
+    std::vector<uint8_t> warp_n;
+    std::vector<simtwin_dim3_t> idx;
+    simtwin_dim3_t dims = {0, 0, 0};
+};
 template <class FR, class Step, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, Step step, Site site) {
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
+    static thread_local std::vector<FR> frames;
+    static thread_local WarpLoopState st;
+    const simtwin_dim3_t d = ctx->block_dim;
+    const uint32_t n = d.x * d.y * d.z, warps = n / 32;
+    if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {
+        st.idx.resize(n);
+        for (uint32_t t = 0; t < n; ++t) st.idx[t] = simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+        st.dims = d;
+        st.at.resize(n);
+        st.warp_n.resize(warps);
+        st.warp_sync.resize(warps);
+    }
+    if (frames.size() < n) frames.resize(n);
+    for (uint32_t t = 0; t < n; ++t) st.at[t] = 0;
+    for (uint32_t w = 0; w < warps; ++w) st.warp_n[w] = 0;
+    st.q.clear();
+    st.bar.clear();
+    st.exited.clear();
+    ctx->reserved = 0; /* no preemption inside the runner: nothing else of the block could run */
+    FR *fr = frames.data();
+    uint32_t *at = st.at.data();
+    size_t head = 0;                 /* the run queue is st.q[head..] */
+    uint32_t next_new = 0, streak = 0; /* threads next_new.. have not started */
+    bool owner = false;              /* the running thread holds the unstarted range */
+    uint32_t t = 0;
+    /* The next thread to run when the running one waits or its range ends; false when
+       none is left. */
+    auto next = [&]() -> bool {
+        if (head < st.q.size() && streak < LOOP_FAIRNESS_STREAK) {
+            t = st.q[head++];
+            ++streak;
+            owner = false;
+            return true;
+        }
+        streak = 0;
+        if (next_new < n) {
+            t = next_new++;
+            owner = true;
+            return true;
+        }
+        if (head < st.q.size()) {
+            t = st.q[head++];
+            owner = false;
+            return true;
+        }
+        return false;
+    };
+    if (!next()) return;
+    for (;;) {
+        ctx->linear_tid = t;
+        ctx->thread_idx = st.idx[t];
+        const uint32_t r = step(fr[t], at[t]);
+        if (head == st.q.size()) {
+            st.q.clear();
+            head = 0;
+        }
+        if (r == LOOP_EXIT) {
+            st.exited.push_back(t);
+            if (!st.bar.empty())
+                unsupported("the loop path found a thread exiting while others wait at a barrier (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            if (owner && next_new < n) {
+                t = next_new++;
+                continue;
+            }
+            if (!next()) break;
+            continue;
+        }
+        at[t] = r;
+        const uint8_t kind = kinds[r - 1];
+        if (kind != 0) {
+            const uint32_t w = t / 32;
+            if (st.warp_n[w] == 0) {
+                st.warp_sync[w] = r;
+            } else if (st.warp_sync[w] != r) {
+                unsupported("the loop path found the lanes of a warp at different warp collectives (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            }
+            if (++st.warp_n[w] < 32) {
+                if (!next()) break;
+                continue;
+            }
+            /* The last lane: the warp's collective completes, the caller goes on. */
+            st.warp_n[w] = 0;
+            loop_collective(fr + w * 32, kind);
+            for (uint32_t l = 0; l < 32; ++l)
+                if (w * 32 + l != t) st.q.push_back(w * 32 + l);
+            continue;
+        }
+        st.bar.push_back(t);
+        if (st.bar.size() + st.exited.size() < n) {
+            if (!next()) break;
+            continue;
+        }
+        /* The last thread at the barrier: it completes (the executor is told), the caller
+           goes on, the others follow in arrival order. */
+        for (uint32_t w = 0; w < warps; ++w)
+            if (st.warp_n[w] != 0)
+                unsupported("the loop path found a barrier completing while lanes wait at a warp collective (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+        if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), (uint32_t)st.bar.size(), st.exited.data(), (uint32_t)st.exited.size()))
+            return;
+        st.q.insert(st.q.end(), st.bar.begin(), st.bar.end() - 1);
+        st.bar.clear();
+    }
+    for (uint32_t w = 0; w < warps; ++w)
+        if (st.warp_n[w] != 0 || !st.bar.empty())
+            unsupported("the loop path found threads left waiting at the end of a block (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+}
+
+template <class FR, class Step, class Site>
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
+    if constexpr (FR::collectives) {
+        run_warps<FR>(ctx, file, kinds, step, site);
+        return;
+    }
+    (void)kinds;
     static thread_local std::vector<FR> frames;
     static thread_local LoopState st;
     const simtwin_dim3_t d = ctx->block_dim;

@@ -18,8 +18,18 @@
 //!   reachable on its sides must be one and the same barrier, or none (threads that
 //!   leave never reach another barrier: an early exit, which the executor still reports
 //!   as the barrier-divergence-exit hazard when a barrier completes without them).
-//! - Not handled (fibers): warp collectives (`shfl`, `vote`, `match`, `redux`,
-//!   `bar.warp.sync`, `activemask`, `elect`), `nanosleep`, barriers with counts,
+//! - Warp collectives: an unguarded full-mask `shfl.sync` or `vote.sync` (ballot, any,
+//!   all, uni) in the kernel itself is a split point like a barrier, proved reached by
+//!   every thread together the same way; the runner performs it over each warp's 32
+//!   saved operands. Early exits are then refused (a lane that left could be missing
+//!   from a later collective), and blocks that are not whole warps run on fibers.
+//!   A collective completes per warp, not per block, so such a kernel's runner
+//!   (`run_warps` in runtime/ptx_rt.h) does not sweep the block between split points:
+//!   it runs each thread to its next split point in the order the executor runs fibers
+//!   (run queue, unstarted range, fairness streak), so that what the order shows
+//!   (atomics' results, printf, the thread a fault names) is the same on both paths.
+//! - Not handled (fibers): other warp collectives (`match`, `redux`, `bar.warp.sync`,
+//!   `activemask`, `elect`, partial masks), `nanosleep`, barriers with counts,
 //!   `bar.red`/`bar.arrive`, named barriers, barriers in device functions, `exit` in a
 //!   device function, `isspacep`, and loops whose exit depends on memory they read
 //!   (a thread could be spinning on a flag another thread of the block sets).
@@ -62,11 +72,29 @@ impl Plan {
 /// Opcodes that are warp collectives (or need them).
 const COLLECTIVES: &[&str] = &["shfl", "vote", "match", "redux", "activemask", "elect"];
 
+/// A warp collective the loop path performs itself (as a split point, like a barrier):
+/// `shfl.sync` (any mode) and `vote.sync` (ballot, any, all, uni), unguarded, over the
+/// literal full mask. With every thread of the block reaching it together (proved as for
+/// barriers), no early exit before it (`uniform_barriers`) and whole warps (the runner
+/// checks), each of its groups is exactly the 32 lanes of a warp: no lane is missing,
+/// exited or outside the mask, so none of the fiber path's hazards can arise.
+pub fn loop_collective(i: &Instr) -> bool {
+    let op = i.src.op.as_str();
+    let mask_at = match op {
+        "shfl" => 4,
+        "vote" if [".ballot", ".any", ".all", ".uni"].iter().any(|m| i.src.has(m)) => 2,
+        _ => return false,
+    };
+    let full = matches!(i.args.get(mask_at), Some(Op::Int(v)) if *v == 0xffff_ffff || *v == u64::MAX);
+    i.src.has(".sync") && i.guard.is_none() && full && i.args.len() == mask_at + 1
+}
+
 /// Decides the path of kernel `fi`, given the functions it reaches (itself included).
 pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> Plan {
     let f = &m.funcs[fi];
     // What keeps fibers anywhere in the kernel's reach.
     let mut syncs = Vec::new();
+    let mut collectives = 0;
     for &g in reach {
         let h = &m.funcs[g];
         for (k, node) in h.body.iter().enumerate() {
@@ -80,8 +108,17 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
                     if g == fi { String::new() } else { format!(" in {}", h.decl.name) }
                 )
             };
+            if g == fi && loop_collective(i) {
+                syncs.push(k);
+                collectives += 1;
+                continue;
+            }
             if COLLECTIVES.contains(&op) || (matches!(op, "bar" | "barrier") && i.src.has(".warp")) {
-                return Plan::fibers(at("a warp collective"));
+                return Plan::fibers(at(if g == fi {
+                    "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync`"
+                } else {
+                    "a warp collective inside a device function"
+                }));
             }
             if op == "nanosleep" {
                 return Plan::fibers(at("a spin-wait hint"));
@@ -117,16 +154,18 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         };
     }
     let cfg = &cfgs[fi];
-    if let Err(why) = uniform_barriers(f, cfg, &syncs) {
+    if let Err(why) = uniform_barriers(f, cfg, &syncs, collectives > 0) {
         return Plan::fibers(why);
     }
     let live = liveness(f, cfg, &syncs);
-    Plan {
-        path: Path::Loops,
-        why: format!("{} barrier{} reached by every thread together", syncs.len(), if syncs.len() == 1 { "" } else { "s" }),
-        syncs,
-        live,
-    }
+    let bars = syncs.len() - collectives;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let what = match (bars, collectives) {
+        (b, 0) => format!("{b} barrier{}", plural(b)),
+        (0, c) => format!("{c} warp collective{}", plural(c)),
+        (b, c) => format!("{b} barrier{} and {c} warp collective{}", plural(b), plural(c)),
+    };
+    Plan { path: Path::Loops, why: format!("{what} reached by every thread together"), syncs, live }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -152,7 +191,7 @@ const DEFINES_FIRST: &[&str] = &[
     "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and",
     "or", "xor", "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp",
     "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "atom", "fns", "dp4a", "dp2a", "addc",
-    "subc", "madc",
+    "subc", "madc", "shfl", "vote",
 ];
 
 /// Instructions whose result depends on their operands only (the same operands give
@@ -428,7 +467,9 @@ fn branch_of(f: &Func, cfg: &Cfg, b: usize) -> Option<(Vec<usize>, u32)> {
 }
 
 /// Shows that every barrier is reached by all live threads together, or says why not.
-fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Result<(), String> {
+/// With `collectives`, early exits are refused too: the lanes that leave could be missing
+/// from a later warp collective (the fiber path's `warp-lane-exited` case).
+fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> Result<(), String> {
     let nb = cfg.blocks.len();
     let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
     // The first barrier of each block, and the barriers reachable from each block's
@@ -521,6 +562,11 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Result<(), String> 
             if sides.len() == 1 {
                 // The other sides reach no barrier (an early exit): the threads that go
                 // on are the only ones that meet again, and they all took this side.
+                if collectives {
+                    return Err(format!(
+                        "an early exit (the branch at PTX line {line}) before a warp collective: lanes of a warp could be missing from it"
+                    ));
+                }
                 continue;
             }
             if sides.iter().any(|s| *s != out) || out.len() > 1 {

@@ -28,13 +28,42 @@ fn uniform_barriers_take_the_loop_path() {
 }
 
 #[test]
+fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
+    let (k, src) = kernels();
+    let cases = [
+        ("shuffle", "1 barrier and 1 warp collective"),
+        ("warp_ops", "1 barrier and 11 warp collectives"),
+        ("warp_sums", "1 barrier and 5 warp collectives"),
+        ("warp_tickets", "1 barrier and 4 warp collectives"),
+    ];
+    for (name, why) in cases {
+        let (p, w) = path_of(&k, name);
+        assert_eq!(*p, Path::Loops, "{name}: {w}");
+        assert!(w.starts_with(why), "{name}: {w}");
+    }
+    // warp_tickets' split points in body order: bfly (3), down (2), barrier (0),
+    // ballot (5), any (6); its frame holds the exchange; its runner refuses partial warps.
+    let i = k.iter().position(|k| k.name == "warp_tickets").unwrap();
+    assert!(src.contains(&format!("static const uint8_t LK{i}[] = {{3,2,0,5,6,0}};")), "LK{i}");
+    let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
+    assert!(frame.contains("uint32_t xa, xb, xc, xr; bool xp;") && frame.contains("collectives = true"), "{frame}");
+    let runner = src.split(&format!("void RL{i}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
+    assert!(runner.contains("|| all % 32u != 0"), "{runner}");
+    // A barrier-only kernel's runner takes any block.
+    let j = k.iter().position(|k| k.name == "tree_sum").unwrap();
+    let runner = src.split(&format!("void RL{j}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
+    assert!(!runner.contains("% 32u"), "{runner}");
+}
+
+#[test]
 fn what_the_analysis_cannot_prove_keeps_fibers_with_the_reason() {
     let (k, _) = kernels();
     let cases = [
         ("divergent_bar", "depends on the thread and leads to different barriers"),
         ("spin", "possibly a spin-wait"),
         ("bar_in_thread_loop", "depends on the thread and leads to different barriers"),
-        ("shuffle", "a warp collective (`shfl.sync.bfly.b32`"),
+        ("shfl_half_mask", "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync` (`shfl.sync.bfly.b32"),
+        ("shfl_after_exit", "an early exit (the branch at PTX line"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);

@@ -39,6 +39,40 @@ pub(crate) fn utype(bytes: u32) -> &'static str {
     }
 }
 
+/// What a loop-path split point is, as the runtime's `run_loops` reads it from the
+/// kernel's table: a barrier (0), a shuffle (its `ptx::SH_*` mode + 1), or a vote.
+pub(crate) const SYNC_SHFL_UP: u8 = 1;
+pub(crate) const SYNC_SHFL_IDX: u8 = 4;
+pub(crate) const SYNC_BALLOT: u8 = 5;
+
+/// The kind of split point instruction `i` is (see `SYNC_*`; `uniform::loop_collective`
+/// says which collectives are split points).
+pub(crate) fn sync_kind(i: &crate::resolve::Instr) -> u8 {
+    if !crate::uniform::loop_collective(i) {
+        return 0;
+    }
+    let has = |m: &str| i.src.has(m);
+    if i.src.op == "shfl" {
+        if has(".up") {
+            1
+        } else if has(".down") {
+            2
+        } else if has(".bfly") {
+            3
+        } else {
+            4
+        }
+    } else if has(".ballot") {
+        5
+    } else if has(".any") {
+        6
+    } else if has(".all") {
+        7
+    } else {
+        8
+    }
+}
+
 pub(crate) struct FnEmitter<'a> {
     pub m: &'a Module,
     pub fi: usize,
@@ -506,7 +540,15 @@ impl<'a> FnEmitter<'a> {
                         for &r in &plan.live[id - 1] {
                             let _ = write!(save, "S.r{r} = r{r}; ");
                         }
-                        let _ = writeln!(body, "  {{ {save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;", i.src.line);
+                        // A warp collective: its operands go into the frame, its result
+                        // comes back there (the runner exchanges them over the warp).
+                        let (give, take) = self.loop_collective(i)?;
+                        let _ = writeln!(
+                            body,
+                            "  {{ {give}{save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;{}",
+                            i.src.line,
+                            if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
+                        );
                         continue;
                     }
                     let stmt =
@@ -544,7 +586,14 @@ impl<'a> FnEmitter<'a> {
         for (ct, n) in &self.kept {
             let _ = writeln!(frame, "  {ct} m{n}a, m{n}b;");
         }
-        frame.push_str("  uint32_t cc;\n};\n");
+        let coll = plan.syncs.iter().any(|&n| matches!(&f.body[n], Node::Instr(i) if sync_kind(i) != 0));
+        frame.push_str("  uint32_t cc;\n");
+        if coll {
+            // The exchange of warp collectives: operands a, b, c; result and predicate.
+            frame.push_str("  uint32_t xa, xb, xc, xr; bool xp;\n  static constexpr bool collectives = true;\n};\n");
+        } else {
+            frame.push_str("  static constexpr bool collectives = false;\n};\n");
+        }
         let mut pro = format!("uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n", self.fi);
         for (r, reg) in f.regs.iter().enumerate() {
             let _ = writeln!(pro, "  {} r{r} = 0;", ctype(reg.ty));
@@ -573,6 +622,39 @@ impl<'a> FnEmitter<'a> {
         all.push_str("  default: return simtwin_site_t{nullptr, 0u, 0u};\n  }\n}\n");
         self.out = all;
         Ok(frame)
+    }
+
+    /// A loop-path split point's exchange: the statements that store a warp collective's
+    /// operands into the thread's frame before it returns, and those that read its result
+    /// back after it resumes (both empty for a barrier). The runner computes `S.xr` (and
+    /// `S.xp`) as the fiber path's `shfl` / `warp` give them for 32 lanes in a full mask.
+    fn loop_collective(&mut self, i: &crate::resolve::Instr) -> Result<(String, String), Error> {
+        match sync_kind(i) {
+            0 => Ok((String::new(), String::new())),
+            SYNC_SHFL_UP..=SYNC_SHFL_IDX => {
+                let a = self.val(self.arg(i, 1)?, Ty::B32)?;
+                let b = self.val(self.arg(i, 2)?, Ty::U32)?;
+                let c = self.val(self.arg(i, 3)?, Ty::U32)?;
+                let give = format!("S.xa = {a}; S.xb = {b}; S.xc = {c}; ");
+                let take = match self.arg(i, 0)?.clone() {
+                    Op::Pair(d, p) => {
+                        let mut t = self.set(&d, Ty::B32, "S.xr")?;
+                        t.push(' ');
+                        t.push_str(&self.set(&p, Ty::Pred, "S.xp")?);
+                        t
+                    }
+                    d => self.set(&d, Ty::B32, "S.xr")?,
+                };
+                Ok((give, take))
+            }
+            kind => {
+                let p = self.val(self.arg(i, 1)?, Ty::Pred)?;
+                let give = format!("S.xa = {p} ? 1u : 0u; ");
+                let d = self.arg(i, 0)?.clone();
+                let take = if kind == SYNC_BALLOT { self.set(&d, Ty::B32, "S.xr")? } else { self.set(&d, Ty::Pred, "(S.xr != 0)")? };
+                Ok((give, take))
+            }
+        }
     }
 
     /// The register of a `.reg` parameter.

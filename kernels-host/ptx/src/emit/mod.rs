@@ -325,8 +325,29 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         if plans[k].path == Path::Loops {
             // The loop path's runner: a whole block in one call (a part of one, which
             // the executor never asks for here, runs as the plain runner does).
+            // The split points' kinds (`func::sync_kind`); with warp collectives, a block
+            // that is not whole warps runs on fibers (its last warp's collectives name
+            // lanes that do not exist: the fiber path reports that).
+            let kinds: Vec<u8> = plans[k]
+                .syncs
+                .iter()
+                .map(|&n| match &f.body[n] {
+                    crate::resolve::Node::Instr(i) => func::sync_kind(i),
+                    crate::resolve::Node::Label(_) => 0,
+                })
+                .collect();
+            let coll = kinds.iter().any(|&x| x != 0);
+            let _ = write!(out, "static const uint8_t LK{k}[] = {{");
+            for x in &kinds {
+                let _ = write!(out, "{x},");
+            }
+            out.push_str("0};\n");
             let _ = writeln!(out, "void RL{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
-            let _ = writeln!(out, "  if (first != 0 || n != ctx->block_dim.x * ctx->block_dim.y * ctx->block_dim.z) {{ R{k}(params, ctx, first, n); return; }}");
+            let _ = writeln!(
+                out,
+                "  const uint32_t all = ctx->block_dim.x * ctx->block_dim.y * ctx->block_dim.z;\n  if (first != 0 || n != all{}) {{ R{k}(params, ctx, first, n); return; }}",
+                if coll { " || all % 32u != 0" } else { "" }
+            );
             let _ = writeln!(out, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
             for (i, (size, off)) in kl.params.iter().enumerate() {
                 if *size > 0 {
@@ -341,7 +362,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             );
             let _ = writeln!(
                 out,
-                "  run_loops<FR{k}>(ctx, {}, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
+                "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
                 c_str(&opts.name)
             );
         }
