@@ -3,8 +3,12 @@
 //! exits, registers live across barriers, multiply-adds fused across a barrier; and
 //! shapes that keep fibers) run through the PTX suite's runner with the loop path on
 //! (the default) and off. Outputs, launch statuses, hazard reports (warn and error
-//! mode) and counters must be the same; the tree reduction's sums are checked against
-//! the inputs; the module record says which path each kernel took.
+//! mode) and counters must be the same; the tree reduction's and the warp shuffles' sums
+//! are checked against the inputs; the module record says which path each kernel took
+//! (warp collectives included: shuffles and votes, partial warps, an exit before a
+//! shuffle, a partial mask). warp_tickets hands out atomic tickets around collectives:
+//! equal outputs mean the loop path ran the threads in the fibers' order (per warp,
+//! the run queue, the fairness streak), not only that it computed the same sums.
 
 mod client_support;
 use client_support::{root, run_ok, runner_records as records, simtwin};
@@ -79,7 +83,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 11);
+    assert_eq!(l.len(), 22);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -102,6 +106,28 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!(u32::from_le_bytes(out[t * 16..t * 16 + 4].try_into().unwrap()), sum, "{name} thread {t}");
         }
     }
+    // The warp sums are the sums of the squares of the inputs: lane 0 of each warp has
+    // its warp's, and (after the barrier and the second round) its block's.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "warp_sums") {
+        let threads = inp.len() / 32;
+        let block = match threads {
+            1024 => 256,
+            96 => 32,
+            _ => continue, // blocks of 20: partial warps, fibers, device-defined lanes
+        };
+        let sq = |u: usize| {
+            let v = u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap()) as u64;
+            v * v
+        };
+        let at = |t: usize, k: usize| u64::from_le_bytes(out[t * 16 + k * 8..t * 16 + k * 8 + 8].try_into().unwrap());
+        for t in (0..threads).step_by(32) {
+            let (b0, w0) = (t / block * block, t);
+            let warp: u64 = (w0..w0 + 32).map(sq).fold(0, u64::wrapping_add);
+            let blk: u64 = (b0..b0 + block).map(sq).fold(0, u64::wrapping_add);
+            assert_eq!(at(t, 1), warp, "{name} warp of thread {t}");
+            assert_eq!(at(t, 0), blk, "{name} block of thread {t}");
+        }
+    }
     // The module record says which path each kernel took, and why.
     let notes = |r: &Run| {
         r.counts["modules"][0]["notes"]
@@ -116,6 +142,15 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let (nl, nf) = (notes(&loops), notes(&fibers));
     assert!(nl.contains("threads of tree_sum: loops over threads: 2 barriers reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of spin: fibers: a loop whose exit depends on memory it reads"), "{nl}");
+    assert!(
+        nl.contains("threads of shuffle: loops over threads: 1 barrier and 1 warp collective reached by every thread together"),
+        "{nl}"
+    );
+    assert!(nl.contains("threads of warp_ops: loops over threads: 1 barrier and 11 warp collectives"), "{nl}");
+    assert!(nl.contains("threads of warp_sums: loops over threads: 1 barrier and 5 warp collectives"), "{nl}");
+    assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");
+    assert!(nl.contains("threads of shfl_after_exit: fibers: an early exit (the branch at PTX line"), "{nl}");
+    assert!(nl.contains("threads of shfl_half_mask: fibers: a warp collective other than an unguarded full-mask"), "{nl}");
     assert!(nf.contains("threads of tree_sum: fibers (EMU_CUDA_THREAD_LOOPS=off)"), "{nf}");
 }
 
@@ -137,9 +172,10 @@ fn an_error_mode_exit_hazard_fails_the_launch_alike_on_both_paths() {
 
 #[test]
 fn thread_loops_on_reports_kernels_that_keep_fibers_and_a_bad_value_is_refused() {
-    let on = run("on", "on", Some("shuffle"), &[]);
+    let on = run("on", "on", Some("shfl_half_mask"), &[]);
     assert!(on.ok, "{}", on.stderr);
-    assert!(on.stderr.contains("threads of shuffle: fibers: a warp collective (`shfl.sync.bfly.b32`"), "{}", on.stderr);
+    assert!(on.stderr.contains("threads of shfl_half_mask: fibers: a warp collective other than an unguarded full-mask"), "{}", on.stderr);
+    assert!(on.stderr.contains("(`shfl.sync.bfly.b32"), "{}", on.stderr);
     assert!(!on.stderr.contains("threads of tree_sum"), "{}", on.stderr);
     let bad = run("bad", "sometimes", Some("tree_sum"), &[]);
     assert!(!bad.ok);
