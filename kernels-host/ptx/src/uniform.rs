@@ -74,19 +74,104 @@ const COLLECTIVES: &[&str] = &["shfl", "vote", "match", "redux", "activemask", "
 
 /// A warp collective the loop path performs itself (as a split point, like a barrier):
 /// `shfl.sync` (any mode) and `vote.sync` (ballot, any, all, uni), unguarded, over the
-/// literal full mask. With every thread of the block reaching it together (proved as for
-/// barriers), no early exit before it (`uniform_barriers`) and whole warps (the runner
-/// checks), each of its groups is exactly the 32 lanes of a warp: no lane is missing,
-/// exited or outside the mask, so none of the fiber path's hazards can arise.
-pub fn loop_collective(i: &Instr) -> bool {
+/// full mask: the literal, or a register `full(r)` shows to hold it there (nvcc's form:
+/// `mov.u32 %r49, -1;` before the shuffles). With every thread of the block reaching it
+/// together (proved as for barriers), no early exit before it (`uniform_barriers`) and
+/// whole warps (the runner checks), each of its groups is exactly the 32 lanes of a
+/// warp: no lane is missing, exited or outside the mask, so none of the fiber path's
+/// hazards can arise.
+pub fn loop_collective(i: &Instr, full: impl Fn(usize) -> bool) -> bool {
     let op = i.src.op.as_str();
     let mask_at = match op {
         "shfl" => 4,
         "vote" if [".ballot", ".any", ".all", ".uni"].iter().any(|m| i.src.has(m)) => 2,
         _ => return false,
     };
-    let full = matches!(i.args.get(mask_at), Some(Op::Int(v)) if *v == 0xffff_ffff || *v == u64::MAX);
-    i.src.has(".sync") && i.guard.is_none() && full && i.args.len() == mask_at + 1
+    let is_full = match i.args.get(mask_at) {
+        Some(Op::Int(v)) => *v == 0xffff_ffff || *v == u64::MAX,
+        Some(Op::Reg(r)) => full(*r),
+        _ => false,
+    };
+    i.src.has(".sync") && i.guard.is_none() && is_full && i.args.len() == mask_at + 1
+}
+
+/// Whether an instruction sets a register to all ones in its low 32 bits: an unguarded
+/// 32- or 64-bit integer `mov` of such a literal.
+fn sets_full_mask(i: &Instr) -> bool {
+    let wide = [".b32", ".u32", ".s32", ".b64", ".u64", ".s64"].iter().any(|t| i.src.has(t));
+    i.src.op == "mov" && i.guard.is_none() && wide && i.args.len() == 2 && matches!(i.args[1], Op::Int(v) if v & 0xffff_ffff == 0xffff_ffff)
+}
+
+/// The registers of `f` that hold the full warp mask (low 32 bits all ones) at each node:
+/// `full[k][r]`, for registers of at least 32 bits whose every write is a `mov` of the
+/// mask (`sets_full_mask`) and one of which is on every path from the entry to node `k`.
+/// (A register read before any write would read 0 on the fiber path: not full.)
+fn full_masks(f: &Func, cfg: &Cfg) -> Vec<Vec<bool>> {
+    let nr = f.regs.len();
+    let nb = cfg.blocks.len();
+    let mut cand: Vec<bool> = f.regs.iter().map(|r| r.ty.size() >= 4 && !r.ty.float()).collect();
+    let mut written = vec![false; nr];
+    for node in &f.body {
+        let Node::Instr(i) = node else { continue };
+        let full = sets_full_mask(i);
+        for r in writes(i) {
+            written[r] = true;
+            if !full {
+                cand[r] = false;
+            }
+        }
+    }
+    for r in 0..nr {
+        cand[r] &= written[r];
+    }
+    // Definitely written on every path (a must-analysis: in = the meet of the
+    // predecessors' out, the entry's in empty; unvisited blocks start full).
+    let preds = cfg.preds();
+    let gen = |b: usize, upto: usize, into: &mut Vec<bool>| {
+        for node in &f.body[cfg.blocks[b].start..upto] {
+            if let Node::Instr(i) = node {
+                for r in writes(i) {
+                    if cand[r] {
+                        into[r] = true;
+                    }
+                }
+            }
+        }
+    };
+    let mut ins: Vec<Vec<bool>> = vec![cand.clone(); nb];
+    if nb > 0 {
+        ins[0] = vec![false; nr];
+    }
+    loop {
+        let mut changed = false;
+        for b in 0..nb {
+            let mut inb = if b == 0 { vec![false; nr] } else { cand.clone() };
+            if b != 0 {
+                for &p in &preds[b] {
+                    let mut out = ins[p].clone();
+                    gen(p, cfg.blocks[p].end, &mut out);
+                    for r in 0..nr {
+                        inb[r] &= out[r];
+                    }
+                }
+            }
+            if inb != ins[b] {
+                ins[b] = inb;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..f.body.len())
+        .map(|k| {
+            let b = cfg.block_of[k];
+            let mut at = ins[b].clone();
+            gen(b, k, &mut at);
+            at
+        })
+        .collect()
 }
 
 /// Decides the path of kernel `fi`, given the functions it reaches (itself included).
@@ -95,6 +180,9 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
     // What keeps fibers anywhere in the kernel's reach.
     let mut syncs = Vec::new();
     let mut collectives = 0;
+    // The registers that hold the full warp mask, where the kernel has a collective.
+    let full =
+        f.body.iter().any(|n| matches!(n, Node::Instr(i) if COLLECTIVES.contains(&i.src.op.as_str()))).then(|| full_masks(f, &cfgs[fi]));
     for &g in reach {
         let h = &m.funcs[g];
         for (k, node) in h.body.iter().enumerate() {
@@ -108,7 +196,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
                     if g == fi { String::new() } else { format!(" in {}", h.decl.name) }
                 )
             };
-            if g == fi && loop_collective(i) {
+            if g == fi && loop_collective(i, |r| full.as_ref().is_some_and(|m: &Vec<Vec<bool>>| m[k][r])) {
                 syncs.push(k);
                 collectives += 1;
                 continue;

@@ -35,6 +35,7 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         ("warp_ops", "1 barrier and 11 warp collectives"),
         ("warp_sums", "1 barrier and 5 warp collectives"),
         ("warp_tickets", "1 barrier and 4 warp collectives"),
+        ("reg_mask", "2 warp collectives"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);
@@ -64,6 +65,7 @@ fn what_the_analysis_cannot_prove_keeps_fibers_with_the_reason() {
         ("bar_in_thread_loop", "depends on the thread and leads to different barriers"),
         ("shfl_half_mask", "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync` (`shfl.sync.bfly.b32"),
         ("shfl_after_exit", "an early exit (the branch at PTX line"),
+        ("reg_mask_maybe", "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync` (`shfl.sync.bfly.b32"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);

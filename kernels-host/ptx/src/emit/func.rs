@@ -45,10 +45,10 @@ pub(crate) const SYNC_SHFL_UP: u8 = 1;
 pub(crate) const SYNC_SHFL_IDX: u8 = 4;
 pub(crate) const SYNC_BALLOT: u8 = 5;
 
-/// The kind of split point instruction `i` is (see `SYNC_*`; `uniform::loop_collective`
-/// says which collectives are split points).
+/// The kind of split point instruction `i` (one of the plan's `syncs`: a barrier or a
+/// collective `uniform::loop_collective` accepted) is (see `SYNC_*`).
 pub(crate) fn sync_kind(i: &crate::resolve::Instr) -> u8 {
-    if !crate::uniform::loop_collective(i) {
+    if !matches!(i.src.op.as_str(), "shfl" | "vote") {
         return 0;
     }
     let has = |m: &str| i.src.has(m);
