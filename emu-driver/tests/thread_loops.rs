@@ -83,7 +83,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 24);
+    assert_eq!(l.len(), 26);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -128,6 +128,25 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!(at(t, 0), blk, "{name} block of thread {t}");
         }
     }
+    // warp_more's redux.sync.add is its warp's sum of the (odd: +7) inputs; its
+    // activemask in converged code is the full mask, its match.all over the warp number
+    // the full mask with the predicate set.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "warp_more") {
+        let v = |u: usize| {
+            let x = u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap());
+            if x & 1 == 1 {
+                x.wrapping_add(7)
+            } else {
+                x
+            }
+        };
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        for t in 0..inp.len() / 32 {
+            let w0 = t / 32 * 32;
+            assert_eq!(word(t, 0), (w0..w0 + 32).map(v).fold(0u32, u32::wrapping_add), "{name} thread {t}");
+            assert_eq!(word(t, 1) & !2, 1, "{name} thread {t}: activemask, match.all and its predicate");
+        }
+    }
     // The module record says which path each kernel took, and why.
     let notes = |r: &Run| {
         r.counts["modules"][0]["notes"]
@@ -148,6 +167,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     );
     assert!(nl.contains("threads of warp_ops: loops over threads: 1 barrier and 11 warp collectives"), "{nl}");
     assert!(nl.contains("threads of warp_sums: loops over threads: 1 barrier and 5 warp collectives"), "{nl}");
+    assert!(nl.contains("threads of warp_more: loops over threads: 11 warp collectives reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of reg_mask: loops over threads: 2 warp collectives reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of reg_mask_maybe: fibers: a warp collective other than an unguarded full-mask"), "{nl}");
     assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <vector>
+#include <algorithm>
 
 namespace __simtwin {
 #include "simtwin/abi.h"
@@ -1133,12 +1134,14 @@ struct LoopState {
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
-/* A warp collective of the loop path (`kind`: simtwin-ptx's `sync_kind`, 1-4 the shfl
-   modes SH_* + 1, 5-8 vote ballot/any/all/uni) over the 32 lanes of one warp (`w`: its
-   lane 0's frame), all arrived at it with the full mask: the operands are in the frames'
-   xa, xb, xc, the results go to xr, xp. The same values `shfl` and the executor's warp
-   collectives give such a group (a shuffle's source lane and validity as in `shfl`; a
-   vote over every lane). */
+/* A warp collective of the loop path (`kind`: simtwin-ptx's `sync_kind`: 1-4 the shfl
+   modes SH_* + 1, 5-8 vote ballot/any/all/uni, 9 activemask, 10 bar.warp.sync, 11-14
+   match any/all over 32/64 bits, 15-22 redux add, min.u, min.s, max.u, max.s, and, or,
+   xor) over the 32 lanes of one warp (`w`: its lane 0's frame), all arrived at it with
+   the full mask: the operands are in the frames' xa, xb, xc, the results go to xr, xp.
+   The same values `shfl` and the executor's warp collectives (exec/warp.rs,
+   warp_ops.rs) give such a group (a shuffle's source lane and validity as in `shfl`;
+   the others over every lane). */
 template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
     if (kind <= 4) {
         const int mode = kind - 1;
@@ -1153,10 +1156,10 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
             case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
             default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
             }
-            w[lane].xr = w[ok ? (uint32_t)j : lane].xa;
+            w[lane].xr = (uint32_t)w[ok ? (uint32_t)j : lane].xa;
             w[lane].xp = ok;
         }
-    } else {
+    } else if (kind <= 8) {
         uint32_t ballot = 0;
         for (uint32_t lane = 0; lane < 32; ++lane) ballot |= (w[lane].xa != 0 ? 1u : 0u) << lane;
         uint32_t r;
@@ -1165,6 +1168,41 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
         case 6: r = ballot != 0; break;
         case 7: r = ballot == 0xffffffffu; break;
         default: r = ballot == 0 || ballot == 0xffffffffu; break;
+        }
+        for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = r;
+    } else if (kind == 9) {
+        for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = 0xffffffffu;
+    } else if (kind == 10) {
+        /* bar.warp.sync: only the rendezvous */
+    } else if (kind <= 14) {
+        const bool all = kind >= 13, wide = kind == 12 || kind == 14;
+        const uint64_t keep = wide ? ~0ull : 0xffffffffull;
+        if (all) {
+            bool same = true;
+            for (uint32_t lane = 1; lane < 32; ++lane) same &= (w[lane].xa & keep) == (w[0].xa & keep);
+            for (uint32_t lane = 0; lane < 32; ++lane) {
+                w[lane].xr = same ? 0xffffffffu : 0u;
+                w[lane].xp = same;
+            }
+        } else {
+            for (uint32_t lane = 0; lane < 32; ++lane) {
+                uint32_t m = 0;
+                for (uint32_t l = 0; l < 32; ++l) m |= ((w[l].xa & keep) == (w[lane].xa & keep) ? 1u : 0u) << l;
+                w[lane].xr = m;
+                w[lane].xp = false;
+            }
+        }
+    } else {
+        uint32_t r;
+        switch (kind) {
+        case 15: r = 0; for (uint32_t l = 0; l < 32; ++l) r += (uint32_t)w[l].xa; break;
+        case 16: r = 0xffffffffu; for (uint32_t l = 0; l < 32; ++l) r = std::min(r, (uint32_t)w[l].xa); break;
+        case 17: { int32_t m = INT32_MAX; for (uint32_t l = 0; l < 32; ++l) m = std::min(m, (int32_t)(uint32_t)w[l].xa); r = (uint32_t)m; break; }
+        case 18: r = 0; for (uint32_t l = 0; l < 32; ++l) r = std::max(r, (uint32_t)w[l].xa); break;
+        case 19: { int32_t m = INT32_MIN; for (uint32_t l = 0; l < 32; ++l) m = std::max(m, (int32_t)(uint32_t)w[l].xa); r = (uint32_t)m; break; }
+        case 20: r = 0xffffffffu; for (uint32_t l = 0; l < 32; ++l) r &= (uint32_t)w[l].xa; break;
+        case 21: r = 0; for (uint32_t l = 0; l < 32; ++l) r |= (uint32_t)w[l].xa; break;
+        default: r = 0; for (uint32_t l = 0; l < 32; ++l) r ^= (uint32_t)w[l].xa; break;
         }
         for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = r;
     }

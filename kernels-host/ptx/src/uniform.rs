@@ -18,9 +18,10 @@
 //!   reachable on its sides must be one and the same barrier, or none (threads that
 //!   leave never reach another barrier: an early exit, which the executor still reports
 //!   as the barrier-divergence-exit hazard when a barrier completes without them).
-//! - Warp collectives: an unguarded full-mask `shfl.sync` or `vote.sync` (ballot, any,
-//!   all, uni) in the kernel itself is a split point like a barrier, proved reached by
-//!   every thread together the same way; the runner performs it over each warp's 32
+//! - Warp collectives: an unguarded full-mask `shfl.sync`, `vote.sync` (ballot, any,
+//!   all, uni), `match.sync`, integer `redux.sync` or `bar.warp.sync`, or `activemask`,
+//!   in the kernel itself, is a split point like a barrier, proved reached by every
+//!   thread together the same way; the runner performs it over each warp's 32
 //!   saved operands. Early exits are then refused (a lane that left could be missing
 //!   from a later collective), and blocks that are not whole warps run on fibers.
 //!   A collective completes per warp, not per block, so such a kernel's runner
@@ -28,8 +29,8 @@
 //!   it runs each thread to its next split point in the order the executor runs fibers
 //!   (run queue, unstarted range, fairness streak), so that what the order shows
 //!   (atomics' results, printf, the thread a fault names) is the same on both paths.
-//! - Not handled (fibers): other warp collectives (`match`, `redux`, `bar.warp.sync`,
-//!   `activemask`, `elect`, partial masks), `nanosleep`, barriers with counts,
+//! - Not handled (fibers): other warp collectives (`elect`, float `redux`, partial
+//!   masks, collectives in device functions), `nanosleep`, barriers with counts,
 //!   `bar.red`/`bar.arrive`, named barriers, barriers in device functions, `exit` in a
 //!   device function, `isspacep`, and loops whose exit depends on memory they read
 //!   (a thread could be spinning on a flag another thread of the block sets).
@@ -72,19 +73,26 @@ impl Plan {
 /// Opcodes that are warp collectives (or need them).
 const COLLECTIVES: &[&str] = &["shfl", "vote", "match", "redux", "activemask", "elect"];
 
-/// A warp collective the loop path performs itself (as a split point, like a barrier):
-/// `shfl.sync` (any mode) and `vote.sync` (ballot, any, all, uni), unguarded, over the
-/// full mask: the literal, or a register `full(r)` shows to hold it there (nvcc's form:
-/// `mov.u32 %r49, -1;` before the shuffles). With every thread of the block reaching it
+/// A warp collective the loop path performs itself (as a split point, like a barrier),
+/// unguarded and over the full mask (the literal, or a register `full(r)` shows to hold
+/// it there: nvcc's form, `mov.u32 %r49, -1;` before the shuffles): `shfl.sync` (any
+/// mode), `vote.sync` (ballot, any, all, uni), `match.sync` (any, all; 32 and 64 bits),
+/// integer `redux.sync`, `bar.warp.sync`, and `activemask` (no mask: all the lanes of a
+/// warp reaching it together are its result). With every thread of the block reaching it
 /// together (proved as for barriers), no early exit before it (`uniform_barriers`) and
 /// whole warps (the runner checks), each of its groups is exactly the 32 lanes of a
 /// warp: no lane is missing, exited or outside the mask, so none of the fiber path's
 /// hazards can arise.
 pub fn loop_collective(i: &Instr, full: impl Fn(usize) -> bool) -> bool {
     let op = i.src.op.as_str();
+    let int = || !i.src.has(".f32") && !i.src.has(".f16") && !i.src.has(".bf16") && !i.src.has(".f64");
     let mask_at = match op {
         "shfl" => 4,
         "vote" if [".ballot", ".any", ".all", ".uni"].iter().any(|m| i.src.has(m)) => 2,
+        "match" if (i.src.has(".any") || i.src.has(".all")) && (i.src.has(".b32") || i.src.has(".b64")) => 2,
+        "redux" if int() && [".add", ".min", ".max", ".and", ".or", ".xor"].iter().any(|m| i.src.has(m)) => 2,
+        "bar" | "barrier" if i.src.has(".warp") => 0,
+        "activemask" => return i.guard.is_none() && i.args.len() == 1,
         _ => return false,
     };
     let is_full = match i.args.get(mask_at) {
@@ -203,7 +211,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             }
             if COLLECTIVES.contains(&op) || (matches!(op, "bar" | "barrier") && i.src.has(".warp")) {
                 return Plan::fibers(at(if g == fi {
-                    "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync`"
+                    "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask`"
                 } else {
                     "a warp collective inside a device function"
                 }));

@@ -36,6 +36,7 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         ("warp_sums", "1 barrier and 5 warp collectives"),
         ("warp_tickets", "1 barrier and 4 warp collectives"),
         ("reg_mask", "2 warp collectives"),
+        ("warp_more", "11 warp collectives"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);
@@ -47,7 +48,7 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
     let i = k.iter().position(|k| k.name == "warp_tickets").unwrap();
     assert!(src.contains(&format!("static const uint8_t LK{i}[] = {{3,2,0,5,6,0}};")), "LK{i}");
     let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
-    assert!(frame.contains("uint32_t xa, xb, xc, xr; bool xp;") && frame.contains("collectives = true"), "{frame}");
+    assert!(frame.contains("uint64_t xa; uint32_t xb, xc, xr; bool xp;") && frame.contains("collectives = true"), "{frame}");
     let runner = src.split(&format!("void RL{i}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
     assert!(runner.contains("|| all % 32u != 0"), "{runner}");
     // A barrier-only kernel's runner takes any block.
@@ -63,9 +64,9 @@ fn what_the_analysis_cannot_prove_keeps_fibers_with_the_reason() {
         ("divergent_bar", "depends on the thread and leads to different barriers"),
         ("spin", "possibly a spin-wait"),
         ("bar_in_thread_loop", "depends on the thread and leads to different barriers"),
-        ("shfl_half_mask", "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync` (`shfl.sync.bfly.b32"),
+        ("shfl_half_mask", "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask` (`shfl.sync.bfly.b32"),
         ("shfl_after_exit", "an early exit (the branch at PTX line"),
-        ("reg_mask_maybe", "a warp collective other than an unguarded full-mask `shfl.sync` or `vote.sync` (`shfl.sync.bfly.b32"),
+        ("reg_mask_maybe", "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask` (`shfl.sync.bfly.b32"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);

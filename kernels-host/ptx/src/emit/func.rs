@@ -40,36 +40,54 @@ pub(crate) fn utype(bytes: u32) -> &'static str {
 }
 
 /// What a loop-path split point is, as the runtime's `run_loops` reads it from the
-/// kernel's table: a barrier (0), a shuffle (its `ptx::SH_*` mode + 1), or a vote.
+/// kernel's table: a barrier (0), a shuffle (its `ptx::SH_*` mode + 1), a vote, or one of
+/// the other warp collectives.
 pub(crate) const SYNC_SHFL_UP: u8 = 1;
 pub(crate) const SYNC_SHFL_IDX: u8 = 4;
 pub(crate) const SYNC_BALLOT: u8 = 5;
+pub(crate) const SYNC_UNI: u8 = 8;
+pub(crate) const SYNC_ACTIVEMASK: u8 = 9;
+pub(crate) const SYNC_WARP: u8 = 10;
+/// match.any (32, 64 bits), match.all (32, 64 bits).
+pub(crate) const SYNC_MATCH_ANY32: u8 = 11;
+pub(crate) const SYNC_MATCH_ALL64: u8 = 14;
+/// redux: add, min.u, min.s, max.u, max.s, and, or, xor.
+pub(crate) const SYNC_REDUX_ADD: u8 = 15;
+pub(crate) const SYNC_REDUX_XOR: u8 = 22;
 
 /// The kind of split point instruction `i` (one of the plan's `syncs`: a barrier or a
 /// collective `uniform::loop_collective` accepted) is (see `SYNC_*`).
 pub(crate) fn sync_kind(i: &crate::resolve::Instr) -> u8 {
-    if !matches!(i.src.op.as_str(), "shfl" | "vote") {
-        return 0;
-    }
     let has = |m: &str| i.src.has(m);
-    if i.src.op == "shfl" {
-        if has(".up") {
-            1
-        } else if has(".down") {
-            2
-        } else if has(".bfly") {
-            3
-        } else {
-            4
+    match i.src.op.as_str() {
+        "shfl" if has(".up") => 1,
+        "shfl" if has(".down") => 2,
+        "shfl" if has(".bfly") => 3,
+        "shfl" => 4,
+        "vote" if has(".ballot") => 5,
+        "vote" if has(".any") => 6,
+        "vote" if has(".all") => 7,
+        "vote" => 8,
+        "activemask" => SYNC_ACTIVEMASK,
+        "bar" | "barrier" if has(".warp") => SYNC_WARP,
+        "match" => SYNC_MATCH_ANY32 + if has(".all") { 2 } else { 0 } + if has(".b64") { 1 } else { 0 },
+        "redux" => {
+            let signed = has(".s32");
+            if has(".add") {
+                15
+            } else if has(".min") {
+                16 + signed as u8
+            } else if has(".max") {
+                18 + signed as u8
+            } else if has(".and") {
+                20
+            } else if has(".or") {
+                21
+            } else {
+                22
+            }
         }
-    } else if has(".ballot") {
-        5
-    } else if has(".any") {
-        6
-    } else if has(".all") {
-        7
-    } else {
-        8
+        _ => 0,
     }
 }
 
@@ -590,7 +608,7 @@ impl<'a> FnEmitter<'a> {
         frame.push_str("  uint32_t cc;\n");
         if coll {
             // The exchange of warp collectives: operands a, b, c; result and predicate.
-            frame.push_str("  uint32_t xa, xb, xc, xr; bool xp;\n  static constexpr bool collectives = true;\n};\n");
+            frame.push_str("  uint64_t xa; uint32_t xb, xc, xr; bool xp;\n  static constexpr bool collectives = true;\n};\n");
         } else {
             frame.push_str("  static constexpr bool collectives = false;\n};\n");
         }
@@ -629,7 +647,8 @@ impl<'a> FnEmitter<'a> {
     /// back after it resumes (both empty for a barrier). The runner computes `S.xr` (and
     /// `S.xp`) as the fiber path's `shfl` / `warp` give them for 32 lanes in a full mask.
     fn loop_collective(&mut self, i: &crate::resolve::Instr) -> Result<(String, String), Error> {
-        match sync_kind(i) {
+        let kind = sync_kind(i);
+        match kind {
             0 => Ok((String::new(), String::new())),
             SYNC_SHFL_UP..=SYNC_SHFL_IDX => {
                 let a = self.val(self.arg(i, 1)?, Ty::B32)?;
@@ -647,13 +666,41 @@ impl<'a> FnEmitter<'a> {
                 };
                 Ok((give, take))
             }
-            kind => {
+            SYNC_BALLOT..=SYNC_UNI => {
                 let p = self.val(self.arg(i, 1)?, Ty::Pred)?;
                 let give = format!("S.xa = {p} ? 1u : 0u; ");
                 let d = self.arg(i, 0)?.clone();
                 let take = if kind == SYNC_BALLOT { self.set(&d, Ty::B32, "S.xr")? } else { self.set(&d, Ty::Pred, "(S.xr != 0)")? };
                 Ok((give, take))
             }
+            SYNC_ACTIVEMASK => {
+                let d = self.arg(i, 0)?.clone();
+                Ok((String::new(), self.set(&d, Ty::B32, "S.xr")?))
+            }
+            SYNC_WARP => Ok((String::new(), String::new())),
+            SYNC_MATCH_ANY32..=SYNC_MATCH_ALL64 => {
+                let t = self.ty(i)?;
+                let a = self.val(self.arg(i, 1)?, t)?;
+                let give = format!("S.xa = (uint64_t){a}; ");
+                let take = match self.arg(i, 0)?.clone() {
+                    Op::Pair(d, p) => {
+                        let mut t = self.set(&d, Ty::B32, "S.xr")?;
+                        t.push(' ');
+                        t.push_str(&self.set(&p, Ty::Pred, "S.xp")?);
+                        t
+                    }
+                    d => self.set(&d, Ty::B32, "S.xr")?,
+                };
+                Ok((give, take))
+            }
+            SYNC_REDUX_ADD..=SYNC_REDUX_XOR => {
+                let t = self.ty(i)?;
+                let a = self.val(self.arg(i, 1)?, t)?;
+                let give = format!("S.xa = (uint64_t)(uint32_t){a}; ");
+                let d = self.arg(i, 0)?.clone();
+                Ok((give, self.set(&d, t, &format!("({})S.xr", ctype(t)))?))
+            }
+            _ => Err(self.unsupported("a warp collective the loop path does not perform")),
         }
     }
 

@@ -82,7 +82,7 @@ impl FnEmitter<'_> {
         i.args.get(k).ok_or_else(|| self.unsupported(format!("operand {} is missing", k + 1)))
     }
 
-    fn ty(&self, i: &Instr) -> Result<Ty, Error> {
+    pub(crate) fn ty(&self, i: &Instr) -> Result<Ty, Error> {
         i.src.last_ty().ok_or_else(|| self.unsupported("no type modifier"))
     }
 
