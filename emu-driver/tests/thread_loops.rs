@@ -43,11 +43,16 @@ struct Run {
 
 /// Runs the cases (`only`: one of them) with EMU_CUDA_THREAD_LOOPS=`loops` and `env`.
 fn run(tag: &str, loops: &str, only: Option<&str>, env: &[(&str, &str)]) -> Run {
+    run_cases(tag, loops, "cases.txt", only, env)
+}
+
+/// `run` over the cases of file `cases` of tests/thread_loops.
+fn run_cases(tag: &str, loops: &str, cases: &str, only: Option<&str>, env: &[(&str, &str)]) -> Run {
     let d = dir();
     let src = root().join("emu-driver/tests/thread_loops");
     let (out, inp, counts) = (d.join(format!("{tag}.bin")), d.join(format!("{tag}.in")), d.join(format!("{tag}.json")));
     let mut cmd = Command::new(d.join("runner"));
-    cmd.arg(src.join("loops.ptx")).arg(src.join("cases.txt")).arg(&out).arg("--inputs").arg(&inp);
+    cmd.arg(src.join("loops.ptx")).arg(src.join(cases)).arg(&out).arg("--inputs").arg(&inp);
     if let Some(o) = only {
         cmd.args(["--only", o]);
     }
@@ -202,4 +207,27 @@ fn thread_loops_on_reports_kernels_that_keep_fibers_and_a_bad_value_is_refused()
     let bad = run("bad", "sometimes", Some("tree_sum"), &[]);
     assert!(!bad.ok);
     assert!(bad.stderr.contains("EMU_CUDA_THREAD_LOOPS"), "{}", bad.stderr);
+}
+
+#[test]
+fn a_fault_after_a_collective_names_the_same_thread_on_both_paths() {
+    // warp_fault faults in lanes 5 and 31 after a shuffle: on fibers the shuffle's last
+    // lane goes on first, so thread 31 faults first (a sweep would name thread 5).
+    let (l, f) =
+        (run_cases("fault-loops", "auto", "fault_cases.txt", None, &[]), run_cases("fault-fibers", "off", "fault_cases.txt", None, &[]));
+    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
+    assert_eq!(rl.len(), 1, "{}", l.stderr);
+    assert_eq!((rl[0].1, rf[0].1), (700, 700), "{}\n{}", l.stderr, f.stderr);
+    let who = |s: &str| {
+        s.lines().find_map(|l| l.split_once("failed: ").map(|(_, r)| r.split(": illegal address").next().unwrap_or("").to_string()))
+    };
+    assert_eq!(
+        who(&l.stderr),
+        Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel warp_fault block (0,0,0) thread (31,0,0)".to_string()),
+        "{}",
+        l.stderr
+    );
+    assert_eq!(who(&l.stderr), who(&f.stderr));
+    let notes = l.counts["modules"][0]["notes"].to_string();
+    assert!(notes.contains("threads of warp_fault: loops over threads: 1 warp collective"), "{notes}");
 }
