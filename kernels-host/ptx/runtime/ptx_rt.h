@@ -1129,6 +1129,10 @@ PTX_COLD static void report_div0(const simtwin_site_t &site) {
    the threads in the order the fibers would: a barrier's last arrival goes on first,
    then the others in arrival order (unless an exit completed it). */
 static const uint32_t LOOP_EXIT = 0xffffffffu;
+/* The resume point of a probe (simtwin-ptx `Plan::probe`): the thread runs from its
+   start through side-effect-free code only; 1 when it exits there, 0 when it reaches
+   anything else (it does not exit before the first split point). */
+static const uint32_t LOOP_PROBE = 0xfffffffeu;
 struct LoopState {
     std::vector<uint32_t> at, ord, arr, exited;
     std::vector<simtwin_dim3_t> idx;
@@ -1233,6 +1237,26 @@ struct WarpLoopState {
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
+/* Whether the threads of the block that exit before the first split point (the probe)
+   make whole warps: then no warp collective misses a lane, and the loop path runs the
+   block; otherwise it runs on fibers (the probe has no effect). */
+template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_ctx_t *ctx, Step step) {
+    static thread_local FR probe_frame;
+    const simtwin_dim3_t d = ctx->block_dim;
+    const uint32_t n = d.x * d.y * d.z;
+    bool whole = true;
+    for (uint32_t base = 0; base < n && whole; base += 32) {
+        uint32_t exits = 0;
+        for (uint32_t t = base; t < base + 32; ++t) {
+            ctx->linear_tid = t;
+            ctx->thread_idx = simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+            exits += step(probe_frame, LOOP_PROBE);
+        }
+        whole = exits == 0 || exits == 32;
+    }
+    return whole;
+}
+
 template <class FR, class Step, class Site>
 PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
     static thread_local std::vector<FR> frames;
@@ -1293,11 +1317,17 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         }
         if (r == LOOP_EXIT) {
             st.exited.push_back(t);
-            if (!st.bar.empty())
-                unsupported("the loop path found a thread exiting while others wait at a barrier (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             if (owner && next_new < n) {
-                t = next_new++;
+                t = next_new++; /* its range goes on (an exit completes nothing before) */
                 continue;
+            }
+            if (!st.bar.empty() && st.bar.size() + st.exited.size() == n) {
+                /* The exit completes the barrier: every waiter goes on, in arrival order. */
+                if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[st.bar[0]]), (uint32_t)st.bar.size(), st.exited.data(),
+                                                   (uint32_t)st.exited.size()))
+                    return;
+                st.q.insert(st.q.end(), st.bar.begin(), st.bar.end());
+                st.bar.clear();
             }
             if (!next()) break;
             continue;

@@ -22,8 +22,13 @@
 //!   all, uni), `match.sync`, integer `redux.sync` or `bar.warp.sync`, or `activemask`,
 //!   in the kernel itself, is a split point like a barrier, proved reached by every
 //!   thread together the same way; the runner performs it over each warp's 32
-//!   saved operands. Early exits are then refused (a lane that left could be missing
-//!   from a later collective), and blocks that are not whole warps run on fibers.
+//!   saved operands. Blocks that are not whole warps run on fibers. Early exits are
+//!   taken only before the first split point, through code a probe can run (no memory
+//!   but the parameters, nothing that can fault or report: `probe_allowed`); before a
+//!   block runs, the probe runs each thread's start to learn which threads exit there,
+//!   and a block where a warp would lose only some of its lanes runs on fibers (a lane
+//!   missing from a collective is the fiber path's `warp-lane-exited` case). Other
+//!   early exits keep fibers.
 //!   A collective completes per warp, not per block, so such a kernel's runner
 //!   (`run_warps` in runtime/ptx_rt.h) does not sweep the block between split points:
 //!   it runs each thread to its next split point in the order the executor runs fibers
@@ -62,11 +67,16 @@ pub struct Plan {
     pub syncs: Vec<usize>,
     /// Loop path: the registers live across each barrier.
     pub live: Vec<Vec<usize>>,
+    /// Loop path with warp collectives and early exits: before a block runs, each
+    /// thread's start is run as a probe (`probe_allowed` instructions only) to learn
+    /// which threads exit before the first split point; a block where a warp would lose
+    /// only some of its lanes runs on fibers.
+    pub probe: bool,
 }
 
 impl Plan {
     fn fibers(why: String) -> Plan {
-        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new() }
+        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new(), probe: false }
     }
 }
 
@@ -247,12 +257,14 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             why: "no barrier or warp collective: threads run one after another".into(),
             syncs,
             live: Vec::new(),
+            probe: false,
         };
     }
     let cfg = &cfgs[fi];
-    if let Err(why) = uniform_barriers(f, cfg, &syncs, collectives > 0) {
-        return Plan::fibers(why);
-    }
+    let probe = match uniform_barriers(f, cfg, &syncs, collectives > 0) {
+        Ok(p) => p,
+        Err(why) => return Plan::fibers(why),
+    };
     let live = liveness(f, cfg, &syncs);
     let bars = syncs.len() - collectives;
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -261,7 +273,12 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         (0, c) => format!("{c} warp collective{}", plural(c)),
         (b, c) => format!("{b} barrier{} and {c} warp collective{}", plural(b), plural(c)),
     };
-    Plan { path: Path::Loops, why: format!("{what} reached by every thread together"), syncs, live }
+    let why = if probe {
+        format!("{what} reached by every thread together (early exits probed per block: whole warps)")
+    } else {
+        format!("{what} reached by every thread together")
+    };
+    Plan { path: Path::Loops, why, syncs, live, probe }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -563,9 +580,12 @@ fn branch_of(f: &Func, cfg: &Cfg, b: usize) -> Option<(Vec<usize>, u32)> {
 }
 
 /// Shows that every barrier is reached by all live threads together, or says why not.
-/// With `collectives`, early exits are refused too: the lanes that leave could be missing
-/// from a later warp collective (the fiber path's `warp-lane-exited` case).
-fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> Result<(), String> {
+/// With `collectives`, an early exit is only taken before the first split point, where
+/// a probe can tell which threads take it (`probe_exits`): true when the plan needs the
+/// probe. (Lanes that leave later could be missing from a warp collective: the fiber
+/// path's `warp-lane-exited` case.)
+fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> Result<bool, String> {
+    let mut probe = false;
     let nb = cfg.blocks.len();
     let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
     // The first barrier of each block, and the barriers reachable from each block's
@@ -659,9 +679,12 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> 
                 // The other sides reach no barrier (an early exit): the threads that go
                 // on are the only ones that meet again, and they all took this side.
                 if collectives {
-                    return Err(format!(
-                        "an early exit (the branch at PTX line {line}) before a warp collective: lanes of a warp could be missing from it"
-                    ));
+                    if after_split(cfg, syncs)[b] {
+                        return Err(format!(
+                            "an early exit (the branch at PTX line {line}) after a split point, before a warp collective: lanes of a warp could be missing from it"
+                        ));
+                    }
+                    probe = true;
                 }
                 continue;
             }
@@ -698,9 +721,100 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> 
             }
         }
         if !grew {
-            return Ok(());
+            if probe {
+                probe_exits(f, cfg, syncs)?;
+            }
+            return Ok(probe);
         }
     }
+}
+
+/// Blocks that a split point can reach (a split in the block itself included): code
+/// that runs after the first split point.
+fn after_split(cfg: &Cfg, syncs: &[usize]) -> Vec<bool> {
+    let nb = cfg.blocks.len();
+    let mut after = vec![false; nb];
+    let mut work: Vec<usize> = syncs.iter().map(|&s| cfg.block_of[s]).collect();
+    while let Some(b) = work.pop() {
+        if std::mem::replace(&mut after[b], true) {
+            continue;
+        }
+        work.extend(cfg.blocks[b].succs.iter().copied());
+    }
+    after
+}
+
+/// What the probe of a block's threads runs (`Plan::probe`): instructions whose effect
+/// is their destination, computed from registers, special registers, literals and the
+/// kernel's parameters, that can neither fault nor report (no division: by zero it
+/// reports); branches. Anything else ends the probe: the thread does not exit first.
+pub fn probe_allowed(i: &Instr) -> bool {
+    let op = i.src.op.as_str();
+    if matches!(op, "bra") {
+        return true;
+    }
+    if matches!(op, "div" | "rem") {
+        return false;
+    }
+    if op == "ld" {
+        return matches!(i.args.get(1), Some(Op::Addr(AddrBase::Var(VarRef::Param(_)), _))) && i.src.has(".param");
+    }
+    PURE.contains(&op)
+        && !i.src.has(".cc")
+        && !i.args.iter().skip(1).any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer")))
+}
+
+/// The probe is exact: every `ret`/`exit` that a thread can reach before any split point
+/// is reached only through `probe_allowed` instructions (so the probe, which stops at the
+/// first other one, sees every such exit). Walks the paths from the entry that have passed
+/// no split point, noting those that passed another instruction ("dirty").
+fn probe_exits(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Result<(), String> {
+    let nb = cfg.blocks.len();
+    // (clean, dirty) reachability at each block's start.
+    let mut st = vec![(false, false); nb];
+    if nb == 0 {
+        return Ok(());
+    }
+    st[0].0 = true;
+    let mut work = vec![0usize];
+    while let Some(b) = work.pop() {
+        let (mut clean, mut dirty) = st[b];
+        let blk = &cfg.blocks[b];
+        for k in blk.start..blk.end {
+            let Node::Instr(i) = &f.body[k] else { continue };
+            if syncs.contains(&k) {
+                clean = false;
+                dirty = false;
+                break;
+            }
+            let op = i.src.op.as_str();
+            if matches!(op, "ret" | "exit") {
+                if dirty {
+                    return Err(format!(
+                        "an early exit (PTX line {}) after code a probe cannot run, before a warp collective: lanes of a warp could be missing from it",
+                        i.src.line
+                    ));
+                }
+                if i.guard.is_none() {
+                    clean = false;
+                }
+                continue;
+            }
+            if !probe_allowed(i) {
+                dirty |= clean;
+                clean = false;
+            }
+        }
+        for &s in &blk.succs {
+            let (c, d) = st[s];
+            let n = (c || clean, d || dirty);
+            if n != (c, d) {
+                st[s] = n;
+                work.push(s);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn line_of(f: &Func, node: usize) -> u32 {

@@ -37,6 +37,9 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         ("warp_tickets", "1 barrier and 4 warp collectives"),
         ("reg_mask", "2 warp collectives"),
         ("warp_more", "11 warp collectives"),
+        ("shfl_after_exit", "1 warp collective reached by every thread together (early exits probed per block: whole warps)"),
+        ("shfl_exit_40", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
+        ("shfl_exit_64", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);
@@ -65,7 +68,7 @@ fn what_the_analysis_cannot_prove_keeps_fibers_with_the_reason() {
         ("spin", "possibly a spin-wait"),
         ("bar_in_thread_loop", "depends on the thread and leads to different barriers"),
         ("shfl_half_mask", "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask` (`shfl.sync.bfly.b32"),
-        ("shfl_after_exit", "an early exit (the branch at PTX line"),
+        ("shfl_exit_dirty", "an early exit (PTX line"),
         ("reg_mask_maybe", "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask` (`shfl.sync.bfly.b32"),
     ];
     for (name, why) in cases {

@@ -561,16 +561,30 @@ impl<'a> FnEmitter<'a> {
                         // A warp collective: its operands go into the frame, its result
                         // comes back there (the runner exchanges them over the warp).
                         let (give, take) = self.loop_collective(i)?;
+                        let stop = if plan.probe { "if (probe) return 0u; " } else { "" };
                         let _ = writeln!(
                             body,
-                            "  {{ {give}{save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;{}",
+                            "  {{ {stop}{give}{save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;{}",
                             i.src.line,
                             if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
                         );
                         continue;
                     }
-                    let stmt =
-                        if matches!(i.src.op.as_str(), "ret" | "exit") { "return ptx::LOOP_EXIT;".to_string() } else { self.instr(i)? };
+                    let exit = matches!(i.src.op.as_str(), "ret" | "exit");
+                    let stmt = if exit {
+                        if plan.probe {
+                            "return probe ? 1u : ptx::LOOP_EXIT;".to_string()
+                        } else {
+                            "return ptx::LOOP_EXIT;".to_string()
+                        }
+                    } else {
+                        self.instr(i)?
+                    };
+                    // The probe (`uniform::Plan::probe`) stops at what it may not run:
+                    // the thread does not exit first.
+                    if plan.probe && !exit && !crate::uniform::probe_allowed(i) {
+                        let _ = writeln!(body, "  if (probe) return 0u;");
+                    }
                     match i.guard {
                         Some((neg, p)) if !stmt.is_empty() => {
                             let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
@@ -620,7 +634,12 @@ impl<'a> FnEmitter<'a> {
             let _ = writeln!(pro, "  auto &L{i} = S.L{i};");
         }
         pro.push_str(&self.decls);
-        pro.push_str("  (void)T; (void)P0;\n  switch (at) {\n  case 0: break;\n");
+        pro.push_str("  (void)T; (void)P0;\n");
+        if plan.probe {
+            pro.push_str("  const bool probe = at == ptx::LOOP_PROBE;\n  switch (at) {\n  case 0: case ptx::LOOP_PROBE: break;\n");
+        } else {
+            pro.push_str("  switch (at) {\n  case 0: break;\n");
+        }
         for (id, live) in plan.live.iter().enumerate() {
             let mut load = String::new();
             for &r in live {
@@ -632,7 +651,7 @@ impl<'a> FnEmitter<'a> {
         let mut all = std::mem::take(&mut self.site_decls);
         all.push_str(&pro);
         all.push_str(&body);
-        all.push_str("  return ptx::LOOP_EXIT;\n}\n");
+        all.push_str(if plan.probe { "  return probe ? 1u : ptx::LOOP_EXIT;\n}\n" } else { "  return ptx::LOOP_EXIT;\n}\n" });
         let _ = writeln!(all, "simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);

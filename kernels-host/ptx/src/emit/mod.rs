@@ -360,6 +360,14 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0}};",
                 dyn = kl.dyn_offset
             );
+            if plans[k].probe {
+                // Early exits before the first split point: a block where a warp would
+                // lose only some of its lanes runs on fibers (nothing has run yet).
+                let _ = writeln!(
+                    out,
+                    "  if (!whole_warp_exits<FR{k}>(ctx, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }})) {{ R{k}(params, ctx, first, n); return; }}"
+                );
+            }
             let _ = writeln!(
                 out,
                 "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
