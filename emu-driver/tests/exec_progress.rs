@@ -71,6 +71,48 @@ fn a_lane_spinning_on_a_later_lane_of_its_warp_completes() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
+// As pair_body, but the waiter polls the runtime's clock (as `clock64()` bounds do), so
+// nearly all its time is inside the runtime, where the probe cannot suspend it.
+unsafe fn clock_pair_body(p: *const *mut c_void) {
+    let c = ctx();
+    let t = c.block_idx.x * c.block_dim.x + c.linear_tid;
+    let flag = out::<AtomicU32>(p, 0);
+    let res = out::<u32>(p, 1);
+    if t == 31 {
+        (*flag).store(1, Ordering::Release);
+    }
+    let mut r = 1;
+    if t == 0 {
+        while (*flag).load(Ordering::Acquire) == 0 {
+            for _ in 0..64 {
+                (rt().clock)();
+            }
+        }
+        r = 2;
+    }
+    write_volatile(res.add(t as usize), r);
+}
+preemptible_kernel!(clock_pair_run, clock_pair_body);
+
+#[test]
+fn a_lane_spinning_through_clock_calls_is_preempted_and_completes() {
+    let k = kref("spin_clock", clock_pair_run);
+    let s0 = stats();
+    let mut flag = [0u32; 1];
+    let mut res = vec![0u32; 32];
+    let p = params(&[addr(&mut flag), addr(&mut res)]);
+    let (o, _) = run_opts(&k, 1, 32, &p.ptrs, opts(1));
+    assert_eq!(o.result, Ok(()));
+    assert_eq!(res, expect(32, 0));
+    // Preempted: in kernel code when a probe lands there, else at its next clock call
+    // once a probe found it in the runtime (which is where it spends nearly all its time;
+    // before, only a probe landing in kernel code could preempt it, which under load took
+    // seconds: the conformance case spin_lane_bounded saw its 2^32 ns bound expire).
+    let d = stats();
+    assert!(d.preemptions > s0.preemptions, "{d:?}");
+    assert!(d.preemptions_at_call <= d.preemptions);
+}
+
 #[test]
 fn a_warp_spinning_on_a_later_warp_completes_with_one_or_two_workers() {
     for workers in [1, 2] {

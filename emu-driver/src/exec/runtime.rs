@@ -314,7 +314,23 @@ unsafe extern "C" fn rt_threadfence(_scope: u32) {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     if let Some((w, f)) = on_fiber() {
         check_watchdog(w, f, "__threadfence");
+        preempt_at_call(w, f);
         leave(f);
+    }
+}
+
+/// A thread that spins through this call (polling `clock64()`, fencing) is preempted
+/// here when the probe found it spinning for a time slice while inside the runtime,
+/// where the probe cannot suspend it: as if it had called `__nanosleep`.
+fn preempt_at_call(w: *mut Worker, f: *mut Fiber) {
+    let due = with_worker(w, |wk| wk.watch.as_deref().is_some_and(|s| super::watchdog::take_preempt_at_call(s, f)));
+    if due {
+        with_worker(w, |wk| wk.stats.preemptions_at_call += 1);
+        match with_worker(w, |wk| wk.preempt(f)) {
+            Arrival::Wait => wait::<false>(w, f),
+            Arrival::Done(..) => {}
+            Arrival::Stop => stop_forever(f),
+        }
     }
 }
 
@@ -324,6 +340,7 @@ unsafe extern "C" fn rt_clock() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     if let Some((w, f)) = on_fiber() {
         check_watchdog(w, f, "clock()");
+        preempt_at_call(w, f);
         leave(f);
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

@@ -166,6 +166,9 @@ pub struct ExecStats {
     pub yields: u64,
     /// Threads preempted after a time slice of kernel code (spin-waits).
     pub preemptions: u64,
+    /// Of those, threads preempted at a runtime call (`clock64()`, a fence) because the
+    /// probe found them spinning inside the runtime.
+    pub preemptions_at_call: u64,
     /// Extra OS threads a launch asked to run blocks because a block only spun.
     pub spin_helpers: u64,
 }
@@ -183,6 +186,7 @@ impl ExecStats {
         self.activemask_groups += d.activemask_groups;
         self.yields += d.yields;
         self.preemptions += d.preemptions;
+        self.preemptions_at_call += d.preemptions_at_call;
         self.spin_helpers += d.spin_helpers;
     }
 
@@ -200,6 +204,7 @@ impl ExecStats {
             activemask_groups: self.activemask_groups - before.activemask_groups,
             yields: self.yields - before.yields,
             preemptions: self.preemptions - before.preemptions,
+            preemptions_at_call: self.preemptions_at_call - before.preemptions_at_call,
             spin_helpers: self.spin_helpers - before.spin_helpers,
         }
     }

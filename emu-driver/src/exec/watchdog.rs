@@ -86,6 +86,10 @@ pub(crate) struct WatchState {
     pre_fiber: AtomicUsize,
     pre_thread: AtomicU32,
     pre_switches: AtomicU64,
+    /// A fiber due for preemption that the probe found inside a runtime call (a spinner
+    /// polling `clock64()` or fencing spends most of its time there, where it cannot be
+    /// suspended): it is preempted at its next such call ([`take_preempt_at_call`]).
+    preempt_at_call: AtomicUsize,
 }
 
 impl WatchState {
@@ -111,6 +115,7 @@ impl WatchState {
             pre_fiber: AtomicUsize::new(0),
             pre_thread: AtomicU32::new(u32::MAX),
             pre_switches: AtomicU64::new(0),
+            preempt_at_call: AtomicUsize::new(0),
         }
     }
 
@@ -430,6 +435,9 @@ pub(crate) unsafe fn preempt_due(s: &WatchState, f: *mut Fiber, pc: usize, sp: u
     s.pre_fiber.store(f as usize, Relaxed);
     s.pre_thread.store(thread, Relaxed);
     s.pre_switches.store(switches, Relaxed);
+    if same && preemptible && !in_kernel {
+        s.preempt_at_call.store(f as usize, Relaxed);
+    }
     if !same || !in_kernel || !preemptible {
         return false;
     }
@@ -442,6 +450,13 @@ pub(crate) unsafe fn preempt_due(s: &WatchState, f: *mut Fiber, pc: usize, sp: u
 /// needs a full slice of running again).
 pub(crate) fn preempted(s: &WatchState) {
     s.pre_fiber.store(0, Relaxed);
+    s.preempt_at_call.store(0, Relaxed);
+}
+
+/// Whether fiber `f`, in a runtime call that may suspend it, is due for preemption (the
+/// probe found it there spinning for a slice); clears the request.
+pub(crate) fn take_preempt_at_call(s: &WatchState, f: *mut Fiber) -> bool {
+    s.preempt_at_call.compare_exchange(f as usize, 0, Relaxed, Relaxed).is_ok()
 }
 
 #[cfg(test)]
