@@ -1120,6 +1120,11 @@ PTX_COLD static void report_div0(const simtwin_site_t &site) {
     __simtwin_trap_now(SIMTWIN_TRAP_ASSERT, buf, file ? (const char *)(uintptr_t)file : ptx, line);
 }
 
+/* The thread index of linear thread t in a block of dimensions d. */
+PTX_INLINE simtwin_dim3_t thread_index_of(uint32_t t, simtwin_dim3_t d) {
+    return simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+}
+
 /* The loop path (simtwin-ptx's `uniform` pass proved that every barrier of the kernel is
    reached by all live threads of the block together): `step(frame, at)` runs one thread
    from resume point `at` to its next barrier (returning the barrier's number, its live
@@ -1249,7 +1254,7 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
         uint32_t exits = 0;
         for (uint32_t t = base; t < base + 32; ++t) {
             ctx->linear_tid = t;
-            ctx->thread_idx = simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+            ctx->thread_idx = thread_index_of(t, d);
             exits += step(probe_frame, LOOP_PROBE);
         }
         whole = exits == 0 || exits == 32;
@@ -1265,7 +1270,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     const uint32_t n = d.x * d.y * d.z, warps = n / 32;
     if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {
         st.idx.resize(n);
-        for (uint32_t t = 0; t < n; ++t) st.idx[t] = simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+        for (uint32_t t = 0; t < n; ++t) st.idx[t] = thread_index_of(t, d);
         st.dims = d;
         st.at.resize(n);
         st.warp_n.resize(warps);
@@ -1385,7 +1390,7 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
     const uint32_t n = d.x * d.y * d.z;
     if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {
         st.idx.resize(n);
-        for (uint32_t t = 0; t < n; ++t) st.idx[t] = simtwin_dim3_t{t % d.x, (t / d.x) % d.y, t / (d.x * d.y)};
+        for (uint32_t t = 0; t < n; ++t) st.idx[t] = thread_index_of(t, d);
         st.dims = d;
         st.at.resize(n);
         st.ord.resize(n);

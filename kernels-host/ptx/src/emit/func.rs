@@ -661,6 +661,15 @@ impl<'a> FnEmitter<'a> {
         Ok(frame)
     }
 
+    /// Reads `S.xr` (and `S.xp` into the `|p` predicate when the instruction has one) back
+    /// into the result operand of a shuffle or match.
+    fn take_result_and_pred(&mut self, i: &crate::resolve::Instr) -> Result<String, Error> {
+        Ok(match self.arg(i, 0)?.clone() {
+            Op::Pair(d, p) => format!("{} {}", self.set(&d, Ty::B32, "S.xr")?, self.set(&p, Ty::Pred, "S.xp")?),
+            d => self.set(&d, Ty::B32, "S.xr")?,
+        })
+    }
+
     /// A loop-path split point's exchange: the statements that store a warp collective's
     /// operands into the thread's frame before it returns, and those that read its result
     /// back after it resumes (both empty for a barrier). The runner computes `S.xr` (and
@@ -674,15 +683,7 @@ impl<'a> FnEmitter<'a> {
                 let b = self.val(self.arg(i, 2)?, Ty::U32)?;
                 let c = self.val(self.arg(i, 3)?, Ty::U32)?;
                 let give = format!("S.xa = {a}; S.xb = {b}; S.xc = {c}; ");
-                let take = match self.arg(i, 0)?.clone() {
-                    Op::Pair(d, p) => {
-                        let mut t = self.set(&d, Ty::B32, "S.xr")?;
-                        t.push(' ');
-                        t.push_str(&self.set(&p, Ty::Pred, "S.xp")?);
-                        t
-                    }
-                    d => self.set(&d, Ty::B32, "S.xr")?,
-                };
+                let take = self.take_result_and_pred(i)?;
                 Ok((give, take))
             }
             SYNC_BALLOT..=SYNC_UNI => {
@@ -701,15 +702,7 @@ impl<'a> FnEmitter<'a> {
                 let t = self.ty(i)?;
                 let a = self.val(self.arg(i, 1)?, t)?;
                 let give = format!("S.xa = (uint64_t){a}; ");
-                let take = match self.arg(i, 0)?.clone() {
-                    Op::Pair(d, p) => {
-                        let mut t = self.set(&d, Ty::B32, "S.xr")?;
-                        t.push(' ');
-                        t.push_str(&self.set(&p, Ty::Pred, "S.xp")?);
-                        t
-                    }
-                    d => self.set(&d, Ty::B32, "S.xr")?,
-                };
+                let take = self.take_result_and_pred(i)?;
                 Ok((give, take))
             }
             SYNC_REDUX_ADD..=SYNC_REDUX_XOR => {
