@@ -24,13 +24,7 @@ for f in driver-conformance conformance.fatbin vmm_client kernels.fatbin; do
     [ -f "$dir/$f" ] || die "$dir/$f is missing"
 done
 chmod +x "$dir/driver-conformance" "$dir/vmm_client"
-if [ -n "${CUDA_LIB:-}" ]; then
-    lib=$CUDA_LIB
-else
-    require_gpu
-    lib=$(real_libcuda) || exit 2
-fi
-[ -e "$lib" ] || die "$lib does not exist"
+lib=$(driver_under_test) || exit $?
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 start=$(date +%s)
 run() { "$dir/driver-conformance" --lib "$lib" --fatbin "$dir/conformance.fatbin" --timeout 20 "$@" 2>>"$out/conf-stderr.txt"; }

@@ -24,13 +24,7 @@ for f in driver-conformance conformance.fatbin nosm90.fatbin newer.ptx ptx90_onl
     [ -f "$dir/$f" ] || die "$dir/$f is missing (run build.sh $dir here and carry $dir)"
 done
 [ -x "$dir/driver-conformance" ] || chmod +x "$dir/driver-conformance"
-if [ -n "${CUDA_LIB:-}" ]; then
-    lib=$CUDA_LIB
-else
-    require_gpu
-    lib=$(real_libcuda) || exit 2
-fi
-[ -e "$lib" ] || die "$lib does not exist"
+lib=$(driver_under_test) || exit $?
 mkdir -p "$(dirname "$out")"
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)

@@ -32,6 +32,20 @@ real_libcuda() {
     echo "$p"
 }
 
+# The libcuda.so.1 a device run tests: $CUDA_LIB when set (no GPU needed), else the GPU
+# machine's real one (require_gpu, real_libcuda). Exits 2 when it does not exist.
+driver_under_test() {
+    local lib
+    if [ -n "${CUDA_LIB:-}" ]; then
+        lib=$CUDA_LIB
+    else
+        require_gpu
+        lib=$(real_libcuda) || exit 2
+    fi
+    [ -e "$lib" ] || die "$lib does not exist"
+    echo "$lib"
+}
+
 # Copies simtwin's emulated driver (FROM, default target/simtwin/lib/libcuda.so.1),
 # stripped, into BUNDLE/lib with the libcuda.so link loaders that try it first need.
 bundle_driver() {
