@@ -438,7 +438,10 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     let work = std::env::temp_dir().join(format!("parity-devmath-{}", std::process::id()));
     let model: Box<dyn Model> = match a.model.as_str() {
         "twin" => {
-            Box::new(TwinMath::build(&rec.release, &rec.set, &fns.iter().map(|f| (f.name.clone(), f.args)).collect::<Vec<_>>(), &work)?)
+            let built = TwinMath::build(&rec.release, &rec.set, &fns.iter().map(|f| (f.name.clone(), f.args)).collect::<Vec<_>>(), &work);
+            // The library is loaded (or failed to build): the scratch directory goes either way.
+            let _ = std::fs::remove_dir_all(&work);
+            Box::new(built?)
         }
         "host-libm" => {
             if let Some(f) = fns.iter().find(|f| !HostLibm::has(&f.name)) {
@@ -494,7 +497,6 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
             "whole_range_hash_equal": o.total_matches,
         }));
     }
-    let _ = std::fs::remove_dir_all(&work);
     let summary = json!({
         "tool": "parity replay --device-math",
         "record": rec.dir.display().to_string(), "release": rec.release, "flag_set": rec.set, "device": rec.provenance,
