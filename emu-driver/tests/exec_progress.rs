@@ -224,24 +224,51 @@ unsafe fn reverse_blocks_body(p: *const *mut c_void) {
 preemptible_kernel!(reverse_blocks_run, reverse_blocks_body);
 
 #[test]
-#[ignore = "a reverse chain of 512 spinning blocks does not complete within the watchdog on 2 cores yet (spin_blocks_reverse_512 in known-differences.txt)"]
 fn a_reverse_chain_of_512_spinning_blocks_completes() {
     // Each block waits for the one after it: all 512 must be resident at once (the H200
     // holds them; spin_blocks_reverse_512 of the conformance table), so the executor
-    // starts later blocks on helper threads while the spinners give way.
+    // starts later blocks on helper threads (a worker's chunk of blocks not started yet
+    // goes back to the launch when its block spins) while the spinners take turns.
     let k = kref("spin_reverse_blocks", reverse_blocks_run);
     for grid in [64u32, 512] {
         let mut flags = vec![0u32; grid as usize];
         let p = params(&[addr(&mut flags), grid as u64]);
         let before = stats();
-        let (o, took) = run_opts(&k, grid, 32, &p.ptrs, opts(2));
+        // What the driver gives 32-thread blocks on an H200: 32 per SM, 132 SMs.
+        let o = ExecOptions { resident_blocks: 4224, ..opts(2) };
+        let (o, took) = run_opts(&k, grid, 32, &p.ptrs, o);
         let s = stats();
         eprintln!(
-            "grid {grid}: {took:?}, helpers {}, preemptions {}",
+            "grid {grid}: {took:?}, helpers {}, preemptions {}, turns {} (missed {})",
             s.spin_helpers - before.spin_helpers,
-            s.preemptions - before.preemptions
+            s.preemptions - before.preemptions,
+            s.spin_turns - before.spin_turns,
+            s.spin_turns_missed - before.spin_turns_missed
         );
         assert_eq!(o.result, Ok(()), "grid {grid}");
         assert!(flags.iter().all(|&f| f == 1), "grid {grid}");
+        assert!(
+            s.spin_helpers - before.spin_helpers >= grid as u64 - 2,
+            "grid {grid}: every block but the launch's two workers' was started for a spinner"
+        );
+        assert_eq!(s.spin_turns_missed - before.spin_turns_missed, 0, "grid {grid}: no waiting block gave up on its turn");
     }
+}
+
+#[test]
+fn hundreds_of_blocks_spinning_on_a_flag_nobody_sets_time_out_and_the_launch_ends() {
+    // The reverse chain with one flag more than blocks: the last block waits for a block
+    // that does not exist, so no block ever finishes. Every block is started for the
+    // spinners and they take turns; the watchdog must still end the launch (waiting for
+    // a turn is no progress), not leave it waiting.
+    let k = kref("spin_reverse_blocks", reverse_blocks_run);
+    let grid = 200u32;
+    let mut flags = vec![0u32; grid as usize + 1];
+    let p = params(&[addr(&mut flags), grid as u64 + 1]);
+    let o = ExecOptions { resident_blocks: 4224, watchdog: Duration::from_secs(2), ..opts(2) };
+    let (o, _) = run_opts(&k, grid, 32, &p.ptrs, o);
+    let e = o.result.unwrap_err();
+    assert_eq!(e.code, CUDA_ERROR_LAUNCH_TIMEOUT, "{}", e.message);
+    assert!(e.message.contains("no progress"), "{}", e.message);
+    assert!(flags.iter().all(|&f| f == 0));
 }

@@ -479,6 +479,7 @@ const LAYERS: &[Layers] = &[
             (&["loops"], "the loop path's barrier: counts it, reports threads that exited before it"),
             (&["scheduler"], "a worker: its blocks, their fibers; the signal target"),
             (&["watchdog"], "forward progress"),
+            (&["turns"], "spinning blocks take turns on the cores"),
             (&["fault"], "signal handling"),
             (&["current"], "the running fiber as kernel code finds it"),
             (&["fibers"], "the fiber pool and the stack switches"),

@@ -24,7 +24,7 @@
 //! - `fibers`: the fiber pool and the stack switches (the only stack-switching code);
 //!   `current`: the running fiber as kernel code finds it (through the context slot);
 //!   `fault`: signal handling, which asks a `SignalTarget` whom a signal hit;
-//!   `watchdog`: forward progress;
+//!   `watchdog`: forward progress; `turns`: spinning blocks take turns on the cores;
 //! - `scheduler`: a worker runs its blocks and, within a block, resumes fibers (the
 //!   worker's state grouped by concern: fibers, kernel call, block, running fiber,
 //!   hazard log, watchdog, statistics); it is the signal target;
@@ -63,6 +63,7 @@ mod runtime;
 mod scheduler;
 mod smem;
 mod threads;
+mod turns;
 mod types;
 mod warp;
 mod warp_ops;

@@ -17,7 +17,9 @@
 //! something outside the block, such as a flag a later block sets) asks for help
 //! (`Positions::help`): one more helper thread joins the launch and starts the next
 //! positions, started for it if no helper is idle, up to the blocks the device could
-//! hold resident (`ExecOptions::resident_blocks`, at most `MAX_SPIN_HELPERS` more). A
+//! hold resident (`ExecOptions::resident_blocks`, at most `MAX_SPIN_HELPERS` more); the
+//! blocks of its chunk it has not started go back to the job first (the block it waits
+//! for may be one of them), and are handed out before new chunks. A
 //! launch of one worker (`Serial`) turns its positions into a shared job when it first
 //! asks; until then it costs nothing.
 
@@ -48,6 +50,11 @@ pub(crate) struct Job {
     next: AtomicU64,
     /// The first failing position so far (u64::MAX: none).
     fail_pos: AtomicU64,
+    /// Chunks handed back unstarted by a worker whose block only spins (the blocks after
+    /// it in its chunk must be able to start elsewhere), handed out before new ones.
+    returned: Mutex<Vec<(u64, u64)>>,
+    /// How many chunks `returned` holds (read without its lock).
+    returned_n: AtomicUsize,
     /// Helpers asked for because a block only spun, and how many may be.
     summoned: AtomicUsize,
     spin_limit: usize,
@@ -75,6 +82,8 @@ impl Job {
             chunk,
             next: AtomicU64::new(start),
             fail_pos: AtomicU64::new(u64::MAX),
+            returned: Mutex::new(Vec::new()),
+            returned_n: AtomicUsize::new(0),
             summoned: AtomicUsize::new(0),
             spin_limit: (opts.resident_blocks.saturating_sub(opts.workers.max(1) as u32)).min(MAX_SPIN_HELPERS) as usize,
             state: Mutex::new(JobState { open: true, active: 0, results: Vec::new() }),
@@ -84,12 +93,16 @@ impl Job {
 
     fn next_position(&self, cur: &mut u64, end: &mut u64) -> Option<u64> {
         if *cur == *end {
-            let s = self.next.fetch_add(self.chunk, Relaxed);
-            if s >= self.total {
-                return None;
+            if let Some((a, e)) = self.take_returned() {
+                (*cur, *end) = (a, e);
+            } else {
+                let s = self.next.fetch_add(self.chunk, Relaxed);
+                if s >= self.total {
+                    return None;
+                }
+                *cur = s;
+                *end = (s + self.chunk).min(self.total);
             }
-            *cur = s;
-            *end = (s + self.chunk).min(self.total);
         }
         let p = *cur;
         if p > self.fail_pos.load(Relaxed) {
@@ -100,11 +113,41 @@ impl Job {
     }
 }
 
+impl Job {
+    /// The positions `cur..end` of a worker's chunk, not started, go back to the job: the
+    /// worker's block spins, and a block after it in the chunk may be what it waits for.
+    fn hand_back(&self, cur: &mut u64, end: &mut u64) {
+        if *cur < *end {
+            let mut r = self.returned.lock().unwrap_or_else(|e| e.into_inner());
+            r.push((*cur, *end));
+            self.returned_n.store(r.len(), Relaxed);
+            *end = *cur;
+        }
+    }
+
+    /// The earliest chunk handed back, if any.
+    fn take_returned(&self) -> Option<(u64, u64)> {
+        if self.returned_n.load(Relaxed) == 0 {
+            return None;
+        }
+        let mut r = self.returned.lock().unwrap_or_else(|e| e.into_inner());
+        let i = (0..r.len()).min_by_key(|&i| r[i].0)?;
+        let c = r.swap_remove(i);
+        self.returned_n.store(r.len(), Relaxed);
+        Some(c)
+    }
+
+    /// Positions are left to start.
+    fn positions_left(&self) -> bool {
+        self.returned_n.load(Relaxed) > 0 || self.next.load(Relaxed) < self.total
+    }
+}
+
 /// One more helper joins `job` because a block of it only spins: true when one was
 /// asked (positions are left and the limit is not reached). A helper thread is started
 /// when none is idle, so the request never waits behind other launches.
 fn summon(job: &Arc<Job>) -> bool {
-    if job.next.load(Relaxed) >= job.total || job.summoned.fetch_add(1, Relaxed) >= job.spin_limit {
+    if !job.positions_left() || job.summoned.fetch_add(1, Relaxed) >= job.spin_limit {
         return false;
     }
     let p = pool();
@@ -142,6 +185,7 @@ impl Positions for Share<'_> {
     }
 
     fn help(&mut self) -> bool {
+        self.job.hand_back(&mut self.cur, &mut self.end);
         summon(self.job)
     }
 }
@@ -200,7 +244,9 @@ impl Positions for Serial<'_> {
             }
             self.job = Some(Job::new(self.kernel, self.cfg, self.params, self.opts, self.next, self.total, 1));
         }
-        summon(self.job.as_ref().expect("set above"))
+        let job = self.job.as_ref().expect("set above");
+        job.hand_back(&mut self.cur, &mut self.end);
+        summon(job)
     }
 }
 

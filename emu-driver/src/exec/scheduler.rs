@@ -30,6 +30,7 @@ use super::hazard::{HazardLog, HazardMode};
 use super::order::Sequence;
 use super::race::SharedChecks;
 use super::threads::{entry_fiber, Arrival, PREEMPTED};
+use super::turns;
 use super::types::{
     ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchFailure, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
     CUDA_ERROR_LAUNCH_TIMEOUT, HAZARD_ERROR_CODE, MIN_STACK_SIZE,
@@ -41,6 +42,7 @@ use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What [`Worker::barrier`] returns when the caller must wait (no barrier result is
 /// this large: counts are at most the block size).
@@ -117,6 +119,9 @@ pub(crate) struct Worker {
     spin_mark: (u32, u64),
     /// Help was asked for the running block.
     helped: bool,
+    /// The running block's turn to resume its spinning threads (`turns`): taken when it
+    /// still only spins after help came, given on at its next round or its end.
+    turn: Option<turns::Turn>,
 }
 
 /// What fibers and signal handlers report about a stop, for the scheduler to turn into
@@ -140,6 +145,17 @@ thread_local! {
     /// destructor: safe to read from a signal handler).
     static CURRENT: Cell<*mut Worker> = const { Cell::new(ptr::null_mut()) };
 }
+
+/// How often a worker whose block holds a turn probes itself while other spinning
+/// blocks wait for one: a resumed spinner is preempted at the first probe that finds it
+/// in kernel code, so a turn lasts about this per spinning thread, and a pass over
+/// hundreds of waiting blocks takes milliseconds (a reverse chain of 512 blocks
+/// advances one block a pass).
+const TURN_BUDGET: Duration = Duration::from_micros(40);
+
+/// How long a spinning block waits for a turn before it resumes its spinners anyway (a
+/// holder spinning where nothing can preempt it must not stop the others for good).
+const TURN_PATIENCE: Duration = Duration::from_secs(1);
 
 /// Runs `f` on this OS thread's worker (created on first use).
 pub(crate) fn with_worker<R>(opts: &ExecOptions, f: impl FnOnce(&mut Worker) -> R) -> Result<R, &'static str> {
@@ -200,6 +216,7 @@ impl Worker {
             positions: None,
             spin_mark: (0, 0),
             helped: false,
+            turn: None,
         }
     }
 
@@ -303,6 +320,12 @@ impl Worker {
             }
             // SAFETY: `me` is this worker at a fixed address; fibers run only inside.
             let r = unsafe { run_block(me) };
+            self.end_turn();
+            // A block that failed (timed out, faulted) is no progress for the blocks
+            // that wait on others: they time out too.
+            if let Some(w) = self.watch.as_ref().filter(|_| r.is_ok()) {
+                w.block_finished();
+            }
             if !self.block.threads.slow {
                 self.stats.fast_blocks += 1;
             }
@@ -556,8 +579,9 @@ impl Worker {
         let t = &self.block.threads;
         let mark = (t.live, t.completed.total());
         if mark == self.spin_mark && self.helped {
-            // Still waiting for blocks on other OS threads: give them the processor.
-            std::thread::sleep(std::time::Duration::from_micros(200));
+            // Still waiting for blocks on other OS threads: give the processor to them
+            // and to the other spinning blocks, and resume the spinners in turn.
+            self.next_turn();
         }
         if mark == self.spin_mark && !self.helped {
             self.helped = true;
@@ -573,6 +597,41 @@ impl Worker {
             }
         }
         self.spin_mark = mark;
+    }
+
+    /// Gives the block's turn on and waits for the next (first come, first served with
+    /// every other spinning block); while blocks wait for turns, the spinners resumed
+    /// are probed every [`TURN_BUDGET`] so that the turn is short. Without a watchdog
+    /// (no probes, nothing preempts) it only gives the processor away for a moment.
+    fn next_turn(&mut self) {
+        self.end_turn();
+        let Some(w) = self.watch.clone() else {
+            std::thread::sleep(Duration::from_micros(200));
+            return;
+        };
+        w.set_parked(true);
+        let stop = |w: &WatchState| w.is_timed_out();
+        self.turn = turns::take(TURN_PATIENCE, || stop(&w));
+        w.set_parked(false);
+        if self.turn.is_some() {
+            self.stats.spin_turns += 1;
+        } else {
+            self.stats.spin_turns_missed += 1;
+        }
+        if self.turn.is_some() && turns::contended() {
+            w.arm_budget(TURN_BUDGET);
+        }
+    }
+
+    /// The block's turn, if it holds one, goes to the next waiting block; its budget
+    /// probes stop.
+    fn end_turn(&mut self) {
+        if self.turn.is_some() {
+            if let Some(w) = &self.watch {
+                w.arm_budget(Duration::ZERO);
+            }
+            self.turn = None;
+        }
     }
 
     /// The scheduler's suspended context, to be continued with `event`.

@@ -171,6 +171,11 @@ pub struct ExecStats {
     pub preemptions_at_call: u64,
     /// Extra OS threads a launch asked to run blocks because a block only spun.
     pub spin_helpers: u64,
+    /// Turns a spinning block took to resume its spinners (`turns`).
+    pub spin_turns: u64,
+    /// Waits for a turn that ended without one (patience ran out, or the launch timed
+    /// out): the block resumed its spinners anyway.
+    pub spin_turns_missed: u64,
 }
 
 impl ExecStats {
@@ -188,6 +193,8 @@ impl ExecStats {
         self.preemptions += d.preemptions;
         self.preemptions_at_call += d.preemptions_at_call;
         self.spin_helpers += d.spin_helpers;
+        self.spin_turns += d.spin_turns;
+        self.spin_turns_missed += d.spin_turns_missed;
     }
 
     /// `self - before`, field by field.
@@ -206,6 +213,8 @@ impl ExecStats {
             preemptions: self.preemptions - before.preemptions,
             preemptions_at_call: self.preemptions_at_call - before.preemptions_at_call,
             spin_helpers: self.spin_helpers - before.spin_helpers,
+            spin_turns: self.spin_turns - before.spin_turns,
+            spin_turns_missed: self.spin_turns_missed - before.spin_turns_missed,
         }
     }
 }

@@ -90,6 +90,17 @@ pub(crate) struct WatchState {
     /// polling `clock64()` or fencing spends most of its time there, where it cannot be
     /// suspended): it is preempted at its next such call ([`take_preempt_at_call`]).
     preempt_at_call: AtomicUsize,
+    /// The worker waits for a turn (`turns`): it runs nothing, the monitor leaves it be.
+    parked: AtomicBool,
+    /// The worker's budget timer (a `timer_t`, 0 until first armed): probes its own OS
+    /// thread every few tens of microseconds while spinning blocks wait for turns, so a
+    /// resumed spinner gives its turn on after a short budget, not after the monitor's
+    /// slice.
+    budget_timer: AtomicUsize,
+    /// The budget timer is armed: the block resumed its spinners for a short turn, and
+    /// any probe that lands in preemptible kernel code ends it (no second probe needed to
+    /// see the thread still there: the turn itself is the slice).
+    on_budget: AtomicBool,
 }
 
 impl WatchState {
@@ -116,6 +127,9 @@ impl WatchState {
             pre_thread: AtomicU32::new(u32::MAX),
             pre_switches: AtomicU64::new(0),
             preempt_at_call: AtomicUsize::new(0),
+            parked: AtomicBool::new(false),
+            budget_timer: AtomicUsize::new(0),
+            on_budget: AtomicBool::new(false),
         }
     }
 
@@ -131,6 +145,47 @@ impl WatchState {
     /// Removes the watch (the worker's thread ends).
     pub fn unregister(s: &Arc<WatchState>) {
         registry().lock().unwrap_or_else(|e| e.into_inner()).retain(|x| !Arc::ptr_eq(x, s));
+        let t = s.budget_timer.swap(0, Relaxed);
+        if t != 0 {
+            // SAFETY: a timer this watch created and nothing else deletes.
+            unsafe { libc::timer_delete(t as libc::timer_t) };
+        }
+    }
+
+    /// The worker waits for a turn (`true`) or runs again.
+    pub fn set_parked(&self, yes: bool) {
+        self.parked.store(yes, Relaxed);
+    }
+
+    /// Probes this worker's OS thread every `every` from now on (zero: stop). Called
+    /// on the worker's thread (the timer targets the calling thread). False when the
+    /// system has no such timer (the monitor's probes remain).
+    pub fn arm_budget(&self, every: Duration) -> bool {
+        let mut t = self.budget_timer.load(Relaxed);
+        if t == 0 {
+            if every.is_zero() {
+                return true;
+            }
+            // SAFETY: a zeroed sigevent is valid; the fields set make it "signal this
+            // thread"; timer_create writes the new timer's id into `id`.
+            unsafe {
+                let mut ev: libc::sigevent = std::mem::zeroed();
+                ev.sigev_notify = libc::SIGEV_THREAD_ID;
+                ev.sigev_signo = probe_signal();
+                ev.sigev_notify_thread_id = self.tid;
+                let mut id: libc::timer_t = std::ptr::null_mut();
+                if libc::timer_create(libc::CLOCK_MONOTONIC, &mut ev, &mut id) != 0 {
+                    return false;
+                }
+                t = id as usize;
+            }
+            self.budget_timer.store(t, Relaxed);
+        }
+        self.on_budget.store(!every.is_zero(), Relaxed);
+        let ts = libc::timespec { tv_sec: every.as_secs() as libc::time_t, tv_nsec: every.subsec_nanos() as libc::c_long };
+        let spec = libc::itimerspec { it_interval: ts, it_value: ts };
+        // SAFETY: `t` is this watch's live timer; a zero value disarms it.
+        unsafe { libc::timer_settime(t as libc::timer_t, 0, &spec, std::ptr::null_mut()) == 0 }
     }
 
     /// A launch with watchdog `limit` (zero: none) and time slice `slice` (zero: no
@@ -180,7 +235,13 @@ impl WatchState {
     pub fn block_started(&self) {
         self.progress();
         self.waits_on_blocks.store(false, Relaxed);
-        BLOCKS_STARTED.fetch_add(1, Relaxed);
+        BLOCK_EVENTS.fetch_add(1, Relaxed);
+    }
+
+    /// A block ended on this worker: progress for every block that waits on others (a
+    /// reverse chain unwinds by blocks finishing, none starting).
+    pub fn block_finished(&self) {
+        BLOCK_EVENTS.fetch_add(1, Relaxed);
     }
 
     /// The running block spins on blocks that start elsewhere (it asked for them).
@@ -189,12 +250,12 @@ impl WatchState {
     }
 
     /// The progress count the watchdog compares: the worker's own events, plus the
-    /// blocks started anywhere while its block waits on other blocks (a chain of blocks
+    /// blocks started or finished anywhere while its block waits on other blocks (a chain of blocks
     /// that each wait for the next makes progress while the first one waits).
     fn mark(&self) -> u64 {
         let own = self.events.load(Relaxed);
         if self.waits_on_blocks.load(Relaxed) {
-            own.wrapping_add(BLOCKS_STARTED.load(Relaxed) << 32)
+            own.wrapping_add(BLOCK_EVENTS.load(Relaxed) << 32)
         } else {
             own
         }
@@ -226,8 +287,8 @@ impl WatchState {
 }
 
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-/// Blocks started by any worker of the process.
-static BLOCKS_STARTED: AtomicU64 = AtomicU64::new(0);
+/// Blocks started or finished by any worker of the process.
+static BLOCK_EVENTS: AtomicU64 = AtomicU64::new(0);
 static PARKED: AtomicBool = AtomicBool::new(false);
 static MONITOR: OnceLock<Thread> = OnceLock::new();
 
@@ -269,13 +330,14 @@ fn monitor_loop() {
             continue;
         }
         let states: Vec<Arc<WatchState>> = registry().lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let tick = states.iter().filter(|s| s.epoch.load(Relaxed) % 2 == 1).map(|s| tick_of(s)).min().unwrap_or(Duration::from_millis(250));
+        let running = |s: &&Arc<WatchState>| s.epoch.load(Relaxed) % 2 == 1 && !s.parked.load(Relaxed);
+        let tick = states.iter().filter(running).map(|s| tick_of(s)).min().unwrap_or(Duration::from_millis(250));
         std::thread::sleep(tick);
         let now = Instant::now();
         seen.retain(|k, _| states.iter().any(|s| Arc::as_ptr(s) as usize == *k));
         for s in &states {
             let epoch = s.epoch.load(SeqCst);
-            if epoch % 2 == 0 {
+            if epoch % 2 == 0 || s.parked.load(Relaxed) {
                 continue;
             }
             let events = s.mark();
@@ -412,7 +474,8 @@ pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usiz
 
 /// The probe handler's preemption decision, on the worker's OS thread: true when fiber
 /// `f` has run kernel code since the previous probe without a switch (`switches`, the
-/// worker's count of fiber resumes, unchanged) on the same thread, is in the kernel
+/// worker's count of fiber resumes, unchanged) on the same thread (or its block's turn
+/// is on a budget, `arm_budget`), is in the kernel
 /// library's code at `pc` on its own stack `sp`, and its runner checks `range_stop`
 /// before each thread (`ctx.reserved == 1`), so that suspending it here is safe.
 ///
@@ -435,10 +498,11 @@ pub(crate) unsafe fn preempt_due(s: &WatchState, f: *mut Fiber, pc: usize, sp: u
     s.pre_fiber.store(f as usize, Relaxed);
     s.pre_thread.store(thread, Relaxed);
     s.pre_switches.store(switches, Relaxed);
-    if same && preemptible && !in_kernel {
+    let due = same || s.on_budget.load(Relaxed);
+    if due && preemptible && !in_kernel {
         s.preempt_at_call.store(f as usize, Relaxed);
     }
-    if !same || !in_kernel || !preemptible {
+    if !due || !in_kernel || !preemptible {
         return false;
     }
     let (lo, hi) = (s.text_lo.load(Acquire), s.text_hi.load(Relaxed));
