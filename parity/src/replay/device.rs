@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use cudarc::driver::{result, sys};
 use serde_json::json;
 use std::ffi::{c_void, CString};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
