@@ -165,3 +165,34 @@ fn the_driver_readme_maps_every_api_module() {
         assert!(name == "mod.rs" || readme.contains(&path), "emu-driver/README.md's API families leave out {path}");
     }
 }
+
+/// scripts/lib/gpu.sh: the scripts that share it (the GPU-machine scripts) keep their
+/// Python in scripts/lib/*.py, not in `python3 -c` strings or heredocs.
+#[test]
+fn the_gpu_scripts_have_no_inline_python() {
+    let ws = workspace();
+    let mut stack = vec![ws.join("scripts"), ws.join("emu-driver/conformance")];
+    let (mut users, mut inline) = (0, Vec::new());
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else { continue };
+            if !text.contains("scripts/lib/gpu.sh") || p.ends_with("gpu.sh") {
+                continue;
+            }
+            users += 1;
+            for (n, l) in text.lines().enumerate() {
+                let code = l.split(" #").next().unwrap();
+                if !code.trim_start().starts_with('#') && (code.contains("python3 -c") || code.contains("python3 - ")) {
+                    inline.push(format!("{}:{}", p.strip_prefix(&ws).unwrap().display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(users >= 10, "only {users} scripts source scripts/lib/gpu.sh");
+    assert!(inline.is_empty(), "inline Python (put it in scripts/lib/*.py): {inline:?}");
+}
