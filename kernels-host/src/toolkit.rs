@@ -58,7 +58,12 @@ fn run_finder(args: &[&str], nvcc: Option<&Path>) -> Result<PathBuf, String> {
 /// Python package, PATH, /usr/local/cuda/bin); `explicit` comes first. A path or variable
 /// naming no executable is an error, not a reason to look further.
 pub fn find_nvcc(explicit: Option<&Path>) -> Result<PathBuf, String> {
-    run_finder(&[], explicit)
+    // `explicit` travels as the finder's $NVCC; a refusal names the path alone, as the
+    // caller passed it (`--nvcc`), not the variable.
+    run_finder(&[], explicit).map_err(|e| match explicit {
+        Some(_) => e.strip_prefix("$NVCC = ").map_or(e.clone(), str::to_string),
+        None => e,
+    })
 }
 
 /// The toolkit's include directory (the one holding cuda.h), as `scripts/nvcc-path
