@@ -117,11 +117,11 @@ command -v python3 >/dev/null || die "python3 not found"
 # meson and ninja: on PATH, else the Python packages of the same names (pip installs them
 # into a virtual environment whose bin/ may not be on PATH).
 if ! command -v ninja >/dev/null; then
-    nb=$(python3 -c 'import ninja, os; print(getattr(ninja, "BIN_DIR", os.path.join(os.path.dirname(ninja.__file__), "data", "bin")))' 2>/dev/null) \
+    nb=$(python3 "$ROOT/scripts/lib/script_tools.py" ninja-bin 2>/dev/null) \
         && [ -x "$nb/ninja" ] && export PATH=$nb:$PATH || die "ninja not found (neither on PATH nor as the Python package)"
 fi
 if ! command -v meson >/dev/null; then
-    python3 -c 'import mesonbuild' 2>/dev/null || die "meson not found (neither on PATH nor as the Python package)"
+    python3 "$ROOT/scripts/lib/script_tools.py" has-module mesonbuild 2>/dev/null || die "meson not found (neither on PATH nor as the Python package)"
     mkdir -p "$WORK/bin" && printf '#!/bin/sh\nexec python3 -m mesonbuild.mesonmain "$@"\n' > "$WORK/bin/meson" && chmod +x "$WORK/bin/meson"
     export PATH=$WORK/bin:$PATH
 fi
@@ -248,7 +248,7 @@ if [ $BENCH = 1 ]; then
                         vmaf_run "$s" "$k" /dev/null $g $f "${m[@]}" 2>/dev/null || { t=(); break; }
                         t+=($(( $(date +%s%N) - a )))
                     done
-                    [ ${#t[@]} = 2 ] && ests+=("$(python3 -c "print(($(( t[1] - t[0] ))) / 1e6 / ($nb - 2))")")
+                    [ ${#t[@]} = 2 ] && ests+=("$(python3 "$ROOT/scripts/lib/script_tools.py" ms-per-frame $(( t[1] - t[0] )) "$nb")")
                 done
                 med=$(printf '%s\n' "${ests[@]:-}" | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "null"}')
                 [ $first = 1 ] || echo ',' >> "$RES/timing.json"; first=0

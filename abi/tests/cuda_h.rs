@@ -1,5 +1,5 @@
-//! `simtwin_abi::cuda` against the pinned toolkit's cuda.h (the one scripts/nvcc-path's
-//! nvcc comes with, as scripts/setup installs it): every result code of cuda.h, in its
+//! `simtwin_abi::cuda` against the pinned toolkit's cuda.h (the one `scripts/nvcc-path
+//! --include` finds, as scripts/setup installs it): every result code of cuda.h, in its
 //! order and with its value; every integer constant of cuda.rs; the size, alignment and
 //! every field offset of each struct, checked by a C program compiled against cuda.h.
 
@@ -12,18 +12,12 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// The include directory holding the pinned toolkit's cuda.h: $SIMTWIN_CUDA_INCLUDE, else
-/// `include/` beside the nvcc scripts/nvcc-path finds.
+/// The include directory holding the pinned toolkit's cuda.h, as the workspace's one
+/// finder says (`scripts/nvcc-path --include`).
 fn cuda_include() -> PathBuf {
-    if let Some(v) = std::env::var_os("SIMTWIN_CUDA_INCLUDE").filter(|v| !v.is_empty()) {
-        return PathBuf::from(v);
-    }
-    let out = Command::new(workspace().join("scripts/nvcc-path")).output().expect("run scripts/nvcc-path");
-    assert!(out.status.success(), "no nvcc (scripts/setup installs it): {}", String::from_utf8_lossy(&out.stderr));
-    let nvcc = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let inc = nvcc.parent().unwrap().join("../include");
-    assert!(inc.join("cuda.h").is_file(), "no cuda.h in {}", inc.display());
-    inc
+    let out = Command::new(workspace().join("scripts/nvcc-path")).arg("--include").output().expect("run scripts/nvcc-path");
+    assert!(out.status.success(), "no CUDA toolkit (scripts/setup installs it): {}", String::from_utf8_lossy(&out.stderr));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 #[test]

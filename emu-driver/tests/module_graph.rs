@@ -683,6 +683,51 @@ fn the_layer_diagrams_are_the_checked_lists() {
     assert!(report.is_empty(), "{}", report.join("\n"));
 }
 
+/// The README's PTX pipeline (`lex -> parse -> ... -> jit.rs` in its layout section) and
+/// docs/architecture.md's run in the order of simtwin-ptx's layers, bottom to top: a pass
+/// only uses the passes before it.
+#[test]
+fn the_ptx_pipeline_in_the_docs_follows_the_layers() {
+    let ws = workspace();
+    let l = LAYERS.iter().find(|l| l.dir == "kernels-host/ptx/src").unwrap();
+    let layer = |name: &str| l.layers.iter().position(|(names, _)| names.contains(&name));
+    // README: the stages between arrows, parenthesised remarks and line breaks left out.
+    let readme = std::fs::read_to_string(ws.join("README.md")).unwrap();
+    let from = readme.find("lex ->").expect("README.md: the PTX pipeline `lex -> ...`");
+    let to = from + readme[from..].find("jit.rs").expect("README.md: the pipeline ends at jit.rs") + "jit.rs".len();
+    let mut flat = String::new();
+    let mut depth = 0;
+    for c in readme[from..to].chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => flat.push(c),
+            _ => {}
+        }
+    }
+    let readme_stages: Vec<String> = flat.split("->").map(|s| s.trim().trim_end_matches('/').trim_end_matches(".rs").to_string()).collect();
+    // docs/architecture.md: the backticked module names of its simtwin-ptx section, in order.
+    let arch = std::fs::read_to_string(ws.join("docs/architecture.md")).unwrap();
+    let sec = &arch[arch.find("## simtwin-ptx").expect("docs/architecture.md: a simtwin-ptx section")..];
+    let sec = &sec[..sec[3..].find("\n## ").map_or(sec.len(), |k| k + 3)];
+    let arch_stages: Vec<String> =
+        sec.split('`').skip(1).step_by(2).map(|w| w.trim_end_matches(".rs").to_string()).filter(|w| layer(w).is_some()).collect();
+    for (doc, stages) in [("README.md", &readme_stages), ("docs/architecture.md", &arch_stages)] {
+        let mut prev = usize::MAX;
+        for s in stages {
+            let k = layer(s).unwrap_or_else(|| panic!("{doc}: PTX stage `{s}` is no module of kernels-host/ptx/src's layers"));
+            assert!(k <= prev, "{doc}: stage `{s}` (layer {}) comes after a stage of a higher layer: {stages:?}", k + 1);
+            prev = k;
+        }
+        // Every pass is a stage; the leaves (the syntax tree, the special functions) are not.
+        for (names, _) in l.layers {
+            for n in *names {
+                assert!(["ast", "sfu"].contains(n) || stages.iter().any(|s| s == n), "{doc}: the PTX pipeline leaves out `{n}`");
+            }
+        }
+    }
+}
+
 #[test]
 fn the_checker_sees_an_upward_edge_and_an_unlisted_module() {
     let dir = std::env::temp_dir().join(format!("simtwin-layers-{}", std::process::id()));

@@ -281,7 +281,7 @@ impl Session {
             }
             (false, _) => None,
         };
-        let cuda_headers = match toolkit::find_include(found.as_ref().ok().map(|p| p.as_path())) {
+        let cuda_headers = match toolkit::find_include(found.as_ref().ok().map(|p| p.as_path())).ok() {
             Some(inc) => {
                 let dir = work.join("cuda-include");
                 toolkit::make_header_dir(&inc, &dir).map_err(|e| BuildError::Usage(format!("{}: {e}", dir.display())))?;

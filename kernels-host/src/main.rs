@@ -80,9 +80,13 @@ Exit codes: 0 ok, 1 compile error or kernel mismatch, 2 usage or input error (nv
         nvcc_flags: Vec<String>,
     },
     /// Print the nvcc simtwin uses: $NVCC, $SIMTWIN_NVCC, the nvidia-cuda-nvcc Python
-    /// package, PATH, /usr/local/cuda/bin (the order of scripts/nvcc-path). Exit code 2
-    /// when there is none, or when a variable names no executable.
-    NvccPath,
+    /// package, PATH, /usr/local/cuda/bin (scripts/nvcc-path, compiled in, decides). Exit
+    /// code 2 when there is none, or when a variable names no executable.
+    NvccPath {
+        /// Print the toolkit's include directory (the one holding cuda.h) instead.
+        #[arg(long)]
+        include: bool,
+    },
 }
 
 fn main() {
@@ -94,6 +98,17 @@ fn main() {
             std::process::exit(code);
         }
     };
+    if let Cmd::NvccPath { include } = cli.cmd {
+        let found = if include { kernels_host::toolkit::find_include(None) } else { kernels_host::toolkit::find_nvcc(None) };
+        match found {
+            Ok(p) => println!("{}", p.display()),
+            Err(e) => {
+                eprintln!("kernels-host: {e}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
     let Cmd::Build {
         out_dir,
         include,
@@ -109,14 +124,7 @@ fn main() {
         nvcc_flags,
     } = cli.cmd
     else {
-        match kernels_host::toolkit::find_nvcc(None) {
-            Ok(p) => println!("{}", p.display()),
-            Err(e) => {
-                eprintln!("kernels-host: {e}");
-                std::process::exit(2);
-            }
-        }
-        return;
+        unreachable!("the other commands returned above")
     };
     let arch_num = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_")).and_then(|a| a.parse::<u32>().ok());
     let Some(arch_num) = arch_num else {

@@ -32,69 +32,45 @@ pub const TYPE_HEADERS: [&str; 14] = [
     "cuComplex.h",
 ];
 
-fn executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+/// scripts/nvcc-path, the workspace's one toolkit finder (the search orders for nvcc and
+/// for the include directory are written there and nowhere else), compiled in: an
+/// installed kernels-host runs it as the scripts do, without the repository.
+pub const FINDER: &str = include_str!("../../scripts/nvcc-path");
+
+/// Runs [`FINDER`] with `args` under bash; `nvcc`, when given, as its `$NVCC`. Its one line
+/// of output, or its complaint.
+fn run_finder(args: &[&str], nvcc: Option<&Path>) -> Result<PathBuf, String> {
+    let mut c = Command::new("bash");
+    c.arg("-c").arg(FINDER).arg("nvcc-path").args(args);
+    if let Some(p) = nvcc {
+        c.env("NVCC", p);
+    }
+    let out = c.output().map_err(|e| format!("cannot run bash to look for the CUDA toolkit: {e}"))?;
+    let said = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+    if out.status.success() {
+        Ok(PathBuf::from(said(&out.stdout)))
+    } else {
+        Err(said(&out.stderr))
+    }
 }
 
-/// The PyPI CUDA package's directory (`nvidia/cu13`), if Python has it.
-fn pypi_cuda_dir() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia.cu13, os; print(list(nvidia.cu13.__path__)[0])"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    dir.is_dir().then_some(dir)
-}
-
-/// Finds nvcc: `explicit`, else `$NVCC`, else `$SIMTWIN_NVCC`, else the PyPI package's
-/// (`nvidia-cuda-nvcc`, as scripts/setup installs it), else `nvcc` on PATH, else
-/// /usr/local/cuda/bin/nvcc. The one order of the workspace: scripts/nvcc-path, which
-/// every script calls, follows it (tests/nvcc_finder.rs checks they agree). A variable
+/// Finds nvcc as scripts/nvcc-path does (`$NVCC`, `$SIMTWIN_NVCC`, the nvidia-cuda-nvcc
+/// Python package, PATH, /usr/local/cuda/bin); `explicit` comes first. A path or variable
 /// naming no executable is an error, not a reason to look further.
 pub fn find_nvcc(explicit: Option<&Path>) -> Result<PathBuf, String> {
-    if let Some(p) = explicit {
-        return if executable(p) { Ok(p.to_path_buf()) } else { Err(format!("{}: not an executable nvcc", p.display())) };
-    }
-    for var in ["NVCC", "SIMTWIN_NVCC"] {
-        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            let p = PathBuf::from(v);
-            return if executable(&p) { Ok(p) } else { Err(format!("${var} = {}: not an executable nvcc", p.display())) };
-        }
-    }
-    if let Some(d) = pypi_cuda_dir() {
-        let p = d.join("bin/nvcc");
-        if executable(&p) {
-            return Ok(p);
-        }
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path).filter(|d| !d.as_os_str().is_empty()).chain([PathBuf::from("/usr/local/cuda/bin")]) {
-        let p = dir.join("nvcc");
-        if executable(&p) {
-            return Ok(p);
-        }
-    }
-    Err("nvcc not found (looked at $NVCC, $SIMTWIN_NVCC, the nvidia-cuda-nvcc Python package, PATH and /usr/local/cuda/bin): run scripts/setup or set NVCC".into())
+    // `explicit` travels as the finder's $NVCC; a refusal names the path alone, as the
+    // caller passed it (`--nvcc`), not the variable.
+    run_finder(&[], explicit).map_err(|e| match explicit {
+        Some(_) => e.strip_prefix("$NVCC = ").map_or(e.clone(), str::to_string),
+        None => e,
+    })
 }
 
-/// The toolkit's include directory (the one holding cuda.h): `$SIMTWIN_CUDA_INCLUDE`,
-/// else `include/` beside nvcc's `bin/`, else the PyPI package's, else /usr/local/cuda's.
-pub fn find_include(nvcc: Option<&Path>) -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("SIMTWIN_CUDA_INCLUDE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(v));
-    }
-    let mut candidates = Vec::new();
-    if let Some(bin) = nvcc.and_then(|n| n.parent()) {
-        candidates.push(bin.join("../include"));
-        candidates.push(bin.join("../targets/x86_64-linux/include"));
-    }
-    if let Some(d) = pypi_cuda_dir() {
-        candidates.push(d.join("include"));
-    }
-    candidates.push(PathBuf::from("/usr/local/cuda/include"));
-    candidates.into_iter().find(|d| d.join("cuda.h").is_file()).map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+/// The toolkit's include directory (the one holding cuda.h), as `scripts/nvcc-path
+/// --include` finds it (`$SIMTWIN_CUDA_INCLUDE`, beside `nvcc`'s `bin/`, the Python
+/// package's, /usr/local/cuda's).
+pub fn find_include(nvcc: Option<&Path>) -> Result<PathBuf, String> {
+    run_finder(&["--include"], nvcc)
 }
 
 /// Fills `dest` with symlinks to the [`TYPE_HEADERS`] of `include` that exist (replacing

@@ -105,7 +105,7 @@ run() { # run SIDE EXTRACTOR FLAGS [ENV...]: one CLI run, its exit status and se
         --json --output "$OUT/$side/$e.json" > "$OUT/$side/$e.log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    echo "$rc $(python3 -c "print(round($t1 - $t0, 3))")" > "$OUT/$side/$e.status"
+    echo "$rc $(python3 "$ROOT/scripts/lib/script_tools.py" seconds "$t0" "$t1")" > "$OUT/$side/$e.status"
     echo "vmaf-extractors: $side $e: exit $rc" >&2
 }
 mkdir -p "$OUT"/{cpu,emulated,real}

@@ -91,26 +91,12 @@ pub fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
-/// The CUDA toolkit's include directory (holding cuda.h), found as kernels-host finds it
-/// (kernels-host/src/toolkit.rs): `$SIMTWIN_CUDA_INCLUDE`, else `include/` beside the
-/// nvcc scripts/nvcc-path prints (the PyPI package scripts/setup installs), else
-/// /usr/local/cuda/include. None when there is no toolkit.
+/// The CUDA toolkit's include directory (holding cuda.h), as the workspace's one finder
+/// says (`scripts/nvcc-path --include`, the order kernels-host compiles in). None when
+/// there is no toolkit.
 pub fn cuda_include() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("SIMTWIN_CUDA_INCLUDE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(v));
-    }
-    let mut candidates = Vec::new();
-    if let Ok(o) = Command::new(root().join("scripts/nvcc-path")).output() {
-        let nvcc = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-        if o.status.success() {
-            if let Some(bin) = nvcc.parent() {
-                candidates.push(bin.join("../include"));
-                candidates.push(bin.join("../targets/x86_64-linux/include"));
-            }
-        }
-    }
-    candidates.push(PathBuf::from("/usr/local/cuda/include"));
-    candidates.into_iter().find(|d| d.join("cuda.h").is_file())
+    let o = Command::new(root().join("scripts/nvcc-path")).arg("--include").output().expect("scripts/nvcc-path");
+    o.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
 }
 
 /// The records of a file the PTX suite's runner (kernels-host/ptx/suite/runner.c) writes:

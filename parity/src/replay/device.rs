@@ -3,8 +3,9 @@
 //! the chunk start, only the results travel), run through cudarc's driver API (dynamic
 //! loading of libcuda), and checked on the host with the same reference path.
 //!
-//! The image can be built here (`--emit-image FILE`, nvcc found as scripts/nvcc-path
-//! finds it) and carried to a machine without nvcc (`--image FILE`).
+//! The image can be built here (`--emit-image FILE`, nvcc found by the workspace's one
+//! finder, scripts/nvcc-path, through `kernels_host::toolkit::find_nvcc`) and carried to
+//! a machine without nvcc (`--image FILE`).
 //! Exit 77 when no device (or no libcuda) is present.
 
 use super::args::ReplayArgs;
@@ -14,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use cudarc::driver::{result, sys};
 use serde_json::json;
 use std::ffi::{c_void, CString};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -88,14 +89,9 @@ extern "C" __global__ void {KERNEL}(unsigned int start, unsigned int n, unsigned
     Ok(s)
 }
 
-/// Finds nvcc, in the workspace's one order (`kernels_host::toolkit::find_nvcc`).
-pub fn find_nvcc() -> Result<PathBuf> {
-    kernels_host::toolkit::find_nvcc(None).map_err(|e| anyhow::anyhow!(e))
-}
-
 /// Compiles the replay kernel to a cubin for `arch` (e.g. sm_90).
 pub fn build_image(args: &ReplayArgs, function: &str, out: &Path) -> Result<()> {
-    let nvcc = find_nvcc()?;
+    let nvcc = kernels_host::toolkit::find_nvcc(None).map_err(|e| anyhow::anyhow!(e))?;
     let work = std::env::temp_dir().join(format!("parity-replay-nvcc-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     let source = match &args.source {
