@@ -254,6 +254,11 @@ pub mod tex {
     pub const Q_ARRAY_SIZE: u32 = 10;
     pub const Q_NUM_MIPMAP_LEVELS: u32 = 11;
     pub const Q_NUM_SAMPLES: u32 = 12;
+    /// `txq.level.width/height/depth`: the size of mip level `icoord[0]` (0 outside the
+    /// levels the resource has; a resource that is not mipmapped has level 0 only).
+    pub const Q_LEVEL_WIDTH: u32 = 13;
+    pub const Q_LEVEL_HEIGHT: u32 = 14;
+    pub const Q_LEVEL_DEPTH: u32 = 15;
 }
 
 /// One texture or surface instruction (`Runtime::texture`): the library fills it, the

@@ -118,6 +118,9 @@ fn rust_types_match_abi_h() {
         ("SIMTWIN_TEX_U32".into(), tex::R_U32 as u64),
         ("SIMTWIN_SURF_ZERO".into(), tex::ZERO as u64),
         ("SIMTWIN_TXQ_NUM_SAMPLES".into(), tex::Q_NUM_SAMPLES as u64),
+        ("SIMTWIN_TXQ_LEVEL_WIDTH".into(), tex::Q_LEVEL_WIDTH as u64),
+        ("SIMTWIN_TXQ_LEVEL_HEIGHT".into(), tex::Q_LEVEL_HEIGHT as u64),
+        ("SIMTWIN_TXQ_LEVEL_DEPTH".into(), tex::Q_LEVEL_DEPTH as u64),
     ];
     let names: Vec<String> = consts.iter().map(|(n, _)| n.clone()).collect();
     for n in &names {

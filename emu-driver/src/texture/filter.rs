@@ -77,6 +77,21 @@ fn exponent(v: f64, p: Precision) -> i32 {
 /// The weighted sum of `terms` (value, weight; weights sum to 256) as the texture unit
 /// computes it for texels of precision `p`. Values are exact f32 or half values.
 pub fn weighted_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
+    sum(terms, p, false)
+}
+
+/// The blend of two mip levels' results (`terms`: each level's value and its 8-bit
+/// weight, summing to 256): unlike a level's filter, the H200 keeps every bit of both
+/// (no alignment to the larger with guard bits), then rounds once, halfway cases away
+/// from zero (texf_mip_pairs_*: 1792 of 1792 float results; half 1791 of 1792).
+pub fn blend_levels(terms: &[(f64, u32)], p: Precision) -> f64 {
+    sum(terms, p, true)
+}
+
+/// `weighted_sum` (`exact` false: terms aligned to the largest with [`GUARD`] bits) or
+/// `blend_levels` (`exact`: aligned to the lowest bit of any term, at most 90 bits below
+/// the largest: 24-bit significands times 9-bit weights stay within an i128).
+fn sum(terms: &[(f64, u32)], p: Precision, exact: bool) -> f64 {
     // Float subnormals are flushed to zero (their sign kept) before anything else.
     let ftz = |v: f64| if p == Precision::Single && v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64 { 0.0f64.copysign(v) } else { v };
     let terms: Vec<(f64, u32)> = terms.iter().map(|&(v, w)| (ftz(v), w)).collect();
@@ -97,7 +112,12 @@ pub fn weighted_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
         let all_neg = live().all(|(v, _)| v.is_sign_negative());
         return if all_neg && live().count() > 0 { -0.0 } else { 0.0 };
     };
-    let lsb = e_max - (p.bits() - 1) - GUARD;
+    let lsb = if exact {
+        let lowest = live().filter(|(v, _)| *v != 0.0).map(|(v, _)| decompose(*v).1).min().unwrap_or(e_max);
+        lowest.max(e_max - 90)
+    } else {
+        e_max - (p.bits() - 1) - GUARD
+    };
     let mut sum: i128 = 0;
     for &(v, w) in live() {
         if v == 0.0 {

@@ -39,7 +39,7 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
             Ok(())
         }
         (Object::Texture { res, desc, .. }, tex::TXQ) => {
-            req.data = [query(res, Some(desc), req.query)?, 0, 0, 0];
+            req.data = [query(res, Some(desc), req.query, req.icoord[0])?, 0, 0, 0];
             Ok(())
         }
         (Object::Surface { res, .. }, tex::SURF_LOAD | tex::SURF_STORE) => surface(res, req),
@@ -52,7 +52,7 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
             surface(res, &mut r)
         }
         (Object::Surface { res, .. }, tex::SUQ) => {
-            req.data = [query(res, None, req.query)?, 0, 0, 0];
+            req.data = [query(res, None, req.query, req.icoord[0])?, 0, 0, 0];
             Ok(())
         }
         (_, op) => Err((
@@ -297,6 +297,11 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
 /// Weighted sum of `n` texels with integer weights summing to 256; float-mode values at
 /// precision `prec`.
 fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision) -> [Val; 4] {
+    blend_with(t, w, mode, prec, filter::weighted_sum)
+}
+
+/// `blend` with the float sum `sum` (a level's filter, or the blend of two levels).
+fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[(f64, u32)], Precision) -> f64) -> [Val; 4] {
     let mut out = [Val::U(0); 4];
     for c in 0..4 {
         out[c] = match mode {
@@ -322,7 +327,7 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision) -> [Val; 4] {
                         Val::U(_) | Val::Unorm16(_) => (0.0, w),
                     })
                     .collect();
-                let r = filter::weighted_sum(&terms, prec);
+                let r = sum(&terms, prec);
                 if r.is_nan() {
                     Val::Nan(prec.nan_bits())
                 } else {
@@ -520,7 +525,7 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         return Ok(to_words(a, mode));
     }
     let b = sample_level(&s, &lv[k + 1], dims, coords, slice(&lv[k + 1]), linear);
-    Ok(to_words(blend(&[a, b], &[256 - m.min(256), m.min(256)], mode, s.prec), mode))
+    Ok(to_words(blend_with(&[a, b], &[256 - m.min(256), m.min(256)], mode, s.prec, filter::blend_levels), mode))
 }
 
 /// Fraction bits the level of detail is held with (truncated) before the level and the
@@ -685,26 +690,40 @@ fn half_rz(f: f32) -> u16 {
     }
 }
 
-/// `txq` / `suq` attributes.
-fn query(res: &Resource, desc: Option<&TexDesc>, q: u32) -> Result<u32, Fault> {
+/// `txq` / `suq` attributes; `level` is txq.level's mip level.
+///
+/// Sizes as the H200 answers them (conformance ptx_txq_*, reports/reference/h200/
+/// textures-fit/run8.md): the extents the resource was made with, 0 where it has none
+/// (the height of linear memory, the depth of anything 2D); a layered array's depth is its
+/// layer count; a cubemap's depth is 0 to txq and 6 to suq. txq.level gives a level's
+/// extents as `cuMipmappedArrayGetLevel` makes them, 0 for a level the resource does not
+/// have (negative, past the last, or any but 0 of a resource that is not mipmapped).
+fn query(res: &Resource, desc: Option<&TexDesc>, q: u32, level: i32) -> Result<u32, Fault> {
     let lv = levels(res);
-    let l = &lv[0];
-    let layered = match res {
-        Resource::Array { array, .. } => array.layered() || array.cubemap(),
-        _ => false,
+    let (cubemap, layered) = match res {
+        Resource::Array { array, .. } => (array.cubemap(), array.layered()),
+        _ => (false, false),
     };
-    Ok(match q {
-        tex::Q_WIDTH => l.width as u32,
-        tex::Q_HEIGHT => l.height as u32,
-        tex::Q_DEPTH => {
-            if layered {
-                1
-            } else {
-                l.depth as u32
-            }
+    let surface = desc.is_none();
+    let extent = |k: usize| -> Option<[u32; 3]> {
+        let raw = |a: &super::Array| [a.width as u32, a.height as u32, if a.cubemap() && !surface { 0 } else { a.depth as u32 }];
+        match res {
+            Resource::Array { array, .. } => (k == 0).then(|| raw(array)),
+            Resource::Mipmap { levels, .. } => levels.get(k).map(|a| raw(a)),
+            Resource::Linear { .. } => (k == 0).then(|| [lv[0].width as u32, 0, 0]),
+            Resource::Pitch2D { width, height, .. } => (k == 0).then_some([*width as u32, *height as u32, 0]),
         }
+    };
+    if let tex::Q_LEVEL_WIDTH | tex::Q_LEVEL_HEIGHT | tex::Q_LEVEL_DEPTH = q {
+        let e = usize::try_from(level).ok().and_then(extent).unwrap_or([0; 3]);
+        return Ok(e[(q - tex::Q_LEVEL_WIDTH) as usize]);
+    }
+    let l = &lv[0];
+    let e = extent(0).unwrap_or([0; 3]);
+    Ok(match q {
+        tex::Q_WIDTH | tex::Q_HEIGHT | tex::Q_DEPTH => e[(q - tex::Q_WIDTH) as usize],
         tex::Q_ARRAY_SIZE => {
-            if layered {
+            if layered || cubemap {
                 l.depth as u32
             } else {
                 0

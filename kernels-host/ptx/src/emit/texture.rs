@@ -195,8 +195,10 @@ impl FnEmitter<'_> {
         .find(|(m, _)| i.src.has(m))
         .map(|x| x.1)
         .ok_or_else(|| self.unsupported("txq/suq attribute"))?;
-        if i.src.has(".level") {
-            return Err(self.unsupported("txq.level is not emulated"));
+        // txq.level.{width,height,depth} d, [t], lod: the size of one mip level.
+        let level = i.src.op == "txq" && i.src.has(".level");
+        if level && q > 2 {
+            return Err(self.unsupported("txq.level of anything but width, height, depth"));
         }
         // Measured on the H200 (driver 580; conformance ptx_feature_txq_*/suq_*): a kernel
         // may query an object's sizes only. suq.array_size/channel_*/memory_layout fail the
@@ -222,8 +224,15 @@ impl FnEmitter<'_> {
         };
         let t = self.fresh();
         let op = if i.src.op == "suq" { 7 } else { 6 };
+        let (q, lod) = if level {
+            let a = self.arg(i, 2)?.clone();
+            let v = self.val(&a, Ty::S32)?;
+            (q + 13, format!("{t}.icoord[0] = (int32_t)({v}); "))
+        } else {
+            (q, String::new())
+        };
         let mut s = format!(
-            "::__simtwin::simtwin_tex_request_t {t}; memset(&{t}, 0, sizeof {t}); {t}.handle = {handle}; {t}.op = {op}u; {t}.query = {q}u; tex_call(&{t}); "
+            "::__simtwin::simtwin_tex_request_t {t}; memset(&{t}, 0, sizeof {t}); {t}.handle = {handle}; {t}.op = {op}u; {t}.query = {q}u; {lod}tex_call(&{t}); "
         );
         s.push_str(&self.set(self.arg(i, 0)?, Ty::B32, &format!("{t}.data[0]"))?);
         Ok(s)

@@ -371,6 +371,40 @@ fn f_mip_blend(cx: &mut Cx, fmt: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The blend between two mip levels alone: each level holds one value (so each level's
+/// bilinear result is that value exactly), and tex2DLod reads lod k + j/256 for every
+/// level pair k and every 8-bit fraction j, then fractions between the 1/256 steps: what
+/// the device computes from (value k, value k+1, fraction) is read off directly.
+fn f_mip_pairs(cx: &mut Cx, fmt: u32) -> Result<(), String> {
+    cx.primary()?;
+    let mut td = tdesc([CLAMP; 3], LINEAR, NORMALIZED);
+    td.mipmap_filter_mode = LINEAR;
+    td.max_mipmap_level_clamp = 100.0;
+    let f32s = [0.1f32, 3.3, -7.77, 1234.567, 1.0e-3, 65504.0, -0.0];
+    let halves: [u16; 7] = [0x2e66, 0x4299, 0xc7c5, 0x64d2, 0x1419, 0x7bff, 0x8000];
+    let bytes: [u8; 7] = [10, 250, 3, 128, 77, 255, 0];
+    let t = mip_tex(cx, (64, 64, 7), fmt, 1, &td, &mut |l, _| {
+        let l = l as usize;
+        match fmt {
+            FLOAT => f32s[l].to_le_bytes().to_vec(),
+            HALF => halves[l].to_le_bytes().to_vec(),
+            _ => vec![bytes[l]],
+        }
+    })?;
+    let mut q = Vec::new();
+    for k in 0..6 {
+        for j in 0..256 {
+            q.push([0.5, 0.5, 0.0, k as f32 + j as f32 / 256.0]);
+        }
+    }
+    for j in 0..256 {
+        q.push([0.5, 0.5, 0.0, 1.0 + (j as f32 + 0.5) / 256.0]);
+    }
+    let res = cx.probe(t, TP_2D_LOD, &q, None)?;
+    cx.components(&res);
+    Ok(())
+}
+
 // ---------------------------------------------------------------- PTX-only features
 
 impl Cx<'_> {
@@ -1090,6 +1124,9 @@ pub(super) fn cases(add: &mut dyn FnMut(String, Run)) {
     add("texf_mip_blend_f32".into(), Box::new(|cx| f_mip_blend(cx, FLOAT)));
     add("texf_mip_blend_u8".into(), Box::new(|cx| f_mip_blend(cx, U8)));
     add("texf_mip_blend_half".into(), Box::new(|cx| f_mip_blend(cx, HALF)));
+    add("texf_mip_pairs_f32".into(), Box::new(|cx| f_mip_pairs(cx, FLOAT)));
+    add("texf_mip_pairs_half".into(), Box::new(|cx| f_mip_pairs(cx, HALF)));
+    add("texf_mip_pairs_u8".into(), Box::new(|cx| f_mip_pairs(cx, U8)));
     add("ptx_texref_exports".into(), Box::new(ptx_texref_exports));
     add("ptx_texref_api".into(), Box::new(ptx_texref_api));
     add("ptx_texref_sample".into(), Box::new(ptx_texref_sample));
