@@ -836,6 +836,10 @@ fn line_of(f: &Func, node: usize) -> u32 {
 
 // ---- frame traffic ----------------------------------------------------------------
 
+/// An instruction's registers: those it may write, those it defines in full, those it
+/// reads.
+type Effects = (Vec<usize>, Vec<usize>, Vec<usize>);
+
 /// Which registers each split point stores into the thread's frame and each resume point
 /// loads from it (`Plan::save`, `Plan::load`), instead of every live register both ways.
 ///
@@ -853,7 +857,7 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
     let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
     // Per node: registers it may write (whole or not, guarded or not), defined in full,
     // and read.
-    let eff: Vec<Option<(Vec<usize>, Vec<usize>, Vec<usize>)>> = f
+    let eff: Vec<Option<Effects>> = f
         .body
         .iter()
         .map(|n| match n {
@@ -879,8 +883,9 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
     let mut scratch: Vec<Vec<bool>> = vec![vec![false; nr]; syncs.len()];
     let mut save: Vec<Vec<bool>> = vec![vec![false; nr]; syncs.len()];
     let through = |b: usize, v: &mut Vec<bool>, save: &mut Vec<Vec<bool>>| {
-        for k in cfg.blocks[b].start..cfg.blocks[b].end {
-            let Some((w, _, _)) = &eff[k] else { continue };
+        let range = cfg.blocks[b].start..cfg.blocks[b].end;
+        for (k, e) in eff.iter().enumerate().take(range.end).skip(range.start) {
+            let Some((w, _, _)) = e else { continue };
             if let Some(id) = sync_id(k) {
                 // Its result is written at the resume point: not stored.
                 let mut keep = live_set[id].clone();
