@@ -1313,21 +1313,27 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     if (frames.size() < n) frames.resize(n);
     for (uint32_t t = 0; t < n; ++t) st.at[t] = 0;
     for (uint32_t w = 0; w < warps; ++w) st.warp_n[w] = 0;
-    st.q.clear();
+    /* The run queue: a ring of a power of two >= n slots (a thread is in it at most once:
+       from its release at a rendezvous until it runs). */
+    uint32_t cap = 1;
+    while (cap < n) cap <<= 1;
+    if (st.q.size() < cap) st.q.resize(cap);
+    uint32_t *const qb = st.q.data();
+    const uint32_t mask = cap - 1;
     st.bar.clear();
     st.exited.clear();
     ctx->reserved = 0; /* no preemption inside the runner: nothing else of the block could run */
     FR *fr = frames.data();
     uint32_t *at = st.at.data();
-    size_t head = 0;                 /* the run queue is st.q[head..] */
+    uint32_t head = 0, tail = 0;     /* the run queue is qb[head..tail) (mod cap) */
     uint32_t next_new = 0, streak = 0; /* threads next_new.. have not started */
     bool owner = false;              /* the running thread holds the unstarted range */
     uint32_t t = 0;
     /* The next thread to run when the running one waits or its range ends; false when
        none is left. */
     auto next = [&]() -> bool {
-        if (head < st.q.size() && streak < LOOP_FAIRNESS_STREAK) {
-            t = st.q[head++];
+        if (head != tail && streak < LOOP_FAIRNESS_STREAK) {
+            t = qb[head++ & mask];
             ++streak;
             owner = false;
             return true;
@@ -1338,8 +1344,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             owner = true;
             return true;
         }
-        if (head < st.q.size()) {
-            t = st.q[head++];
+        if (head != tail) {
+            t = qb[head++ & mask];
             owner = false;
             return true;
         }
@@ -1350,10 +1356,6 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         ctx->linear_tid = t;
         ctx->thread_idx = st.idx[t];
         const uint32_t r = step(fr[t], at[t]);
-        if (head == st.q.size()) {
-            st.q.clear();
-            head = 0;
-        }
         if (r == LOOP_EXIT) {
             st.exited.push_back(t);
             if (owner && next_new < n) {
@@ -1365,7 +1367,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[st.bar[0]]), (uint32_t)st.bar.size(), st.exited.data(),
                                                    (uint32_t)st.exited.size()))
                     return;
-                st.q.insert(st.q.end(), st.bar.begin(), st.bar.end());
+                for (const uint32_t b : st.bar) qb[tail++ & mask] = b;
                 st.bar.clear();
             }
             if (!next()) break;
@@ -1387,11 +1389,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             /* The last lane: the warp's collective completes, the caller goes on. */
             st.warp_n[w] = 0;
             loop_collective(fr + w * 32, kind);
-            const size_t q0 = st.q.size();
-            st.q.resize(q0 + 31);
-            uint32_t *qp = st.q.data() + q0;
             for (uint32_t l = 0; l < 32; ++l)
-                if (w * 32 + l != t) *qp++ = w * 32 + l;
+                if (w * 32 + l != t) qb[tail++ & mask] = w * 32 + l;
             continue;
         }
         st.bar.push_back(t);
@@ -1406,7 +1405,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 unsupported("the loop path found a barrier completing while lanes wait at a warp collective (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
         if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), (uint32_t)st.bar.size(), st.exited.data(), (uint32_t)st.exited.size()))
             return;
-        st.q.insert(st.q.end(), st.bar.begin(), st.bar.end() - 1);
+        for (size_t i = 0; i + 1 < st.bar.size(); ++i) qb[tail++ & mask] = st.bar[i];
         st.bar.clear();
     }
     for (uint32_t w = 0; w < warps; ++w)
