@@ -1138,6 +1138,15 @@ static const uint32_t LOOP_EXIT = 0xffffffffu;
    start through side-effect-free code only; 1 when it exits there, 0 when it reaches
    anything else (it does not exit before the first split point). */
 static const uint32_t LOOP_PROBE = 0xfffffffeu;
+/* The address of a thread_local of the runners, taken once: each use of a thread_local
+   in a shared object is a call to __tls_get_addr, which GCC issues again after every
+   call in a loop (a reference to the variable is the variable to it); the empty asm
+   hides where the pointer comes from. */
+template <class T> PTX_INLINE T *tls_once(T &v) {
+    T *p = &v;
+    __asm__("" : "+r"(p));
+    return p;
+}
 struct LoopState {
     std::vector<uint32_t> at, ord, arr, exited;
     std::vector<simtwin_dim3_t> idx;
@@ -1154,6 +1163,28 @@ struct LoopState {
 template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
     if (kind <= 4) {
         const int mode = kind - 1;
+        /* The usual shuffle: the same lane operand and clamp in every lane (a literal or
+           a uniform value), its source lanes computed without the per-lane decode. */
+        bool same = true;
+        for (uint32_t lane = 1; lane < 32; ++lane) same &= (w[lane].xb == w[0].xb) & (w[lane].xc == w[0].xc);
+        if (same && (w[0].xc >> 8 & 31) == 0) {
+            const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
+            uint32_t v[32];
+            for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
+            for (uint32_t lane = 0; lane < 32; ++lane) {
+                int64_t j;
+                switch (mode) {
+                case SH_UP: j = (int64_t)lane - bval; break;
+                case SH_DOWN: j = (int64_t)lane + bval; break;
+                case SH_BFLY: j = lane ^ bval; break;
+                default: j = bval; break;
+                }
+                const bool ok = mode == SH_UP ? j >= (int64_t)maxl : j <= (int64_t)maxl;
+                w[lane].xr = v[ok ? (uint32_t)j : lane];
+                w[lane].xp = ok;
+            }
+            return;
+        }
         for (uint32_t lane = 0; lane < 32; ++lane) {
             const uint32_t bval = w[lane].xb & 31, cval = w[lane].xc & 31, seg = (w[lane].xc >> 8) & 31;
             const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
@@ -1246,7 +1277,8 @@ struct WarpLoopState {
    make whole warps: then no warp collective misses a lane, and the loop path runs the
    block; otherwise it runs on fibers (the probe has no effect). */
 template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_ctx_t *ctx, Step step) {
-    static thread_local FR probe_frame;
+    static thread_local FR probe_frame_tls;
+    FR &probe_frame = *tls_once(probe_frame_tls);
     const simtwin_dim3_t d = ctx->block_dim;
     const uint32_t n = d.x * d.y * d.z;
     bool whole = true;
@@ -1264,8 +1296,10 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
 
 template <class FR, class Step, class Site>
 PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
-    static thread_local std::vector<FR> frames;
-    static thread_local WarpLoopState st;
+    static thread_local std::vector<FR> frames_tls;
+    static thread_local WarpLoopState st_tls;
+    std::vector<FR> &frames = *tls_once(frames_tls);
+    WarpLoopState &st = *tls_once(st_tls);
     const simtwin_dim3_t d = ctx->block_dim;
     const uint32_t n = d.x * d.y * d.z, warps = n / 32;
     if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {
@@ -1279,21 +1313,27 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     if (frames.size() < n) frames.resize(n);
     for (uint32_t t = 0; t < n; ++t) st.at[t] = 0;
     for (uint32_t w = 0; w < warps; ++w) st.warp_n[w] = 0;
-    st.q.clear();
+    /* The run queue: a ring of a power of two >= n slots (a thread is in it at most once:
+       from its release at a rendezvous until it runs). */
+    uint32_t cap = 1;
+    while (cap < n) cap <<= 1;
+    if (st.q.size() < cap) st.q.resize(cap);
+    uint32_t *const qb = st.q.data();
+    const uint32_t mask = cap - 1;
     st.bar.clear();
     st.exited.clear();
     ctx->reserved = 0; /* no preemption inside the runner: nothing else of the block could run */
     FR *fr = frames.data();
     uint32_t *at = st.at.data();
-    size_t head = 0;                 /* the run queue is st.q[head..] */
+    uint32_t head = 0, tail = 0;     /* the run queue is qb[head..tail) (mod cap) */
     uint32_t next_new = 0, streak = 0; /* threads next_new.. have not started */
     bool owner = false;              /* the running thread holds the unstarted range */
     uint32_t t = 0;
     /* The next thread to run when the running one waits or its range ends; false when
        none is left. */
     auto next = [&]() -> bool {
-        if (head < st.q.size() && streak < LOOP_FAIRNESS_STREAK) {
-            t = st.q[head++];
+        if (head != tail && streak < LOOP_FAIRNESS_STREAK) {
+            t = qb[head++ & mask];
             ++streak;
             owner = false;
             return true;
@@ -1304,8 +1344,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             owner = true;
             return true;
         }
-        if (head < st.q.size()) {
-            t = st.q[head++];
+        if (head != tail) {
+            t = qb[head++ & mask];
             owner = false;
             return true;
         }
@@ -1316,10 +1356,6 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         ctx->linear_tid = t;
         ctx->thread_idx = st.idx[t];
         const uint32_t r = step(fr[t], at[t]);
-        if (head == st.q.size()) {
-            st.q.clear();
-            head = 0;
-        }
         if (r == LOOP_EXIT) {
             st.exited.push_back(t);
             if (owner && next_new < n) {
@@ -1331,7 +1367,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[st.bar[0]]), (uint32_t)st.bar.size(), st.exited.data(),
                                                    (uint32_t)st.exited.size()))
                     return;
-                st.q.insert(st.q.end(), st.bar.begin(), st.bar.end());
+                for (const uint32_t b : st.bar) qb[tail++ & mask] = b;
                 st.bar.clear();
             }
             if (!next()) break;
@@ -1354,7 +1390,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             st.warp_n[w] = 0;
             loop_collective(fr + w * 32, kind);
             for (uint32_t l = 0; l < 32; ++l)
-                if (w * 32 + l != t) st.q.push_back(w * 32 + l);
+                if (w * 32 + l != t) qb[tail++ & mask] = w * 32 + l;
             continue;
         }
         st.bar.push_back(t);
@@ -1369,7 +1405,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 unsupported("the loop path found a barrier completing while lanes wait at a warp collective (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
         if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), (uint32_t)st.bar.size(), st.exited.data(), (uint32_t)st.exited.size()))
             return;
-        st.q.insert(st.q.end(), st.bar.begin(), st.bar.end() - 1);
+        for (size_t i = 0; i + 1 < st.bar.size(); ++i) qb[tail++ & mask] = st.bar[i];
         st.bar.clear();
     }
     for (uint32_t w = 0; w < warps; ++w)
@@ -1384,8 +1420,10 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
         return;
     }
     (void)kinds;
-    static thread_local std::vector<FR> frames;
-    static thread_local LoopState st;
+    static thread_local std::vector<FR> frames_tls;
+    static thread_local LoopState st_tls;
+    std::vector<FR> &frames = *tls_once(frames_tls);
+    LoopState &st = *tls_once(st_tls);
     const simtwin_dim3_t d = ctx->block_dim;
     const uint32_t n = d.x * d.y * d.z;
     if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {

@@ -67,6 +67,13 @@ pub struct Plan {
     pub syncs: Vec<usize>,
     /// Loop path: the registers live across each barrier.
     pub live: Vec<Vec<usize>>,
+    /// Loop path: the registers split point `k` stores into the thread's frame (those of
+    /// `live[k]` whose frame copy may be stale there: written since the thread resumed,
+    /// or on a path from its start), `frame_traffic`.
+    pub save: Vec<Vec<usize>>,
+    /// Loop path: the registers resume point `k + 1` loads from the frame (those read
+    /// before the next split point, or stored by it, on some path).
+    pub load: Vec<Vec<usize>>,
     /// Loop path with warp collectives and early exits: before a block runs, each
     /// thread's start is run as a probe (`probe_allowed` instructions only) to learn
     /// which threads exit before the first split point; a block where a warp would lose
@@ -76,7 +83,7 @@ pub struct Plan {
 
 impl Plan {
     fn fibers(why: String) -> Plan {
-        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new(), probe: false }
+        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new(), save: Vec::new(), load: Vec::new(), probe: false }
     }
 }
 
@@ -257,6 +264,8 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             why: "no barrier or warp collective: threads run one after another".into(),
             syncs,
             live: Vec::new(),
+            save: Vec::new(),
+            load: Vec::new(),
             probe: false,
         };
     }
@@ -266,6 +275,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         Err(why) => return Plan::fibers(why),
     };
     let live = liveness(f, cfg, &syncs);
+    let (save, load) = frame_traffic(f, cfg, &syncs, &live);
     let bars = syncs.len() - collectives;
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let what = match (bars, collectives) {
@@ -278,7 +288,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
     } else {
         format!("{what} reached by every thread together")
     };
-    Plan { path: Path::Loops, why, syncs, live, probe }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -822,6 +832,153 @@ fn line_of(f: &Func, node: usize) -> u32 {
         Node::Instr(i) => i.src.line,
         Node::Label(_) => 0,
     }
+}
+
+// ---- frame traffic ----------------------------------------------------------------
+
+/// An instruction's registers: those it may write, those it defines in full, those it
+/// reads.
+type Effects = (Vec<usize>, Vec<usize>, Vec<usize>);
+
+/// Which registers each split point stores into the thread's frame and each resume point
+/// loads from it (`Plan::save`, `Plan::load`), instead of every live register both ways.
+///
+/// Forward (must): the frame copy `S.r` of register r holds r's value ("in sync") after
+/// resume point k for every r of `live[k]` (the split point stored it, or it was in
+/// sync there), until the thread writes r; nothing is in sync at the thread's start.
+/// A split point stores the registers of its `live` set not in sync on every path to it.
+/// Backward: a resume point loads the registers read before the next split point on
+/// some path (a split point's store of a register reads it too); a register it does not
+/// load is not read there before it is written, and where it is live at the next split
+/// point unwritten, its frame copy is still in sync (not stored again).
+fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+    let nb = cfg.blocks.len();
+    let nr = f.regs.len();
+    let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
+    // Per node: registers it may write (whole or not, guarded or not), defined in full,
+    // and read.
+    let eff: Vec<Option<Effects>> = f
+        .body
+        .iter()
+        .map(|n| match n {
+            Node::Instr(i) => {
+                let (d, u) = effects(i);
+                let mut w = writes(i);
+                w.extend(d.iter().copied());
+                Some((w, d, u))
+            }
+            Node::Label(_) => None,
+        })
+        .collect();
+    let live_set: Vec<Vec<bool>> = live
+        .iter()
+        .map(|l| {
+            let mut v = vec![false; nr];
+            l.iter().for_each(|&r| v[r] = true);
+            v
+        })
+        .collect();
+    let preds = cfg.preds();
+    // Forward: in sync at each block's end (true = top, for the intersection).
+    let mut scratch: Vec<Vec<bool>> = vec![vec![false; nr]; syncs.len()];
+    let mut save: Vec<Vec<bool>> = vec![vec![false; nr]; syncs.len()];
+    let through = |b: usize, v: &mut Vec<bool>, save: &mut Vec<Vec<bool>>| {
+        let range = cfg.blocks[b].start..cfg.blocks[b].end;
+        for (k, e) in eff.iter().enumerate().take(range.end).skip(range.start) {
+            let Some((w, _, _)) = e else { continue };
+            if let Some(id) = sync_id(k) {
+                // Its result is written at the resume point: not stored.
+                let mut keep = live_set[id].clone();
+                w.iter().for_each(|&r| keep[r] = false);
+                for r in 0..nr {
+                    save[id][r] |= keep[r] && !v[r];
+                }
+                v.clone_from(&keep);
+            }
+            for &r in w {
+                v[r] = false;
+            }
+        }
+    };
+    let sync_in = |b: usize, out: &[Vec<bool>]| -> Vec<bool> {
+        let mut v = vec![b != 0; nr];
+        for &p in &preds[b] {
+            for r in 0..nr {
+                v[r] &= out[p][r];
+            }
+        }
+        v
+    };
+    let mut sync_out: Vec<Vec<bool>> = vec![vec![true; nr]; nb];
+    loop {
+        let mut changed = false;
+        for b in 0..nb {
+            let mut v = sync_in(b, &sync_out);
+            through(b, &mut v, &mut scratch);
+            if v != sync_out[b] {
+                sync_out[b] = v;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for b in 0..nb {
+        let mut v = sync_in(b, &sync_out);
+        through(b, &mut v, &mut save);
+    }
+    // Backward: read before the next split point (its store included).
+    let mut load: Vec<Vec<bool>> = vec![vec![false; nr]; syncs.len()];
+    let back = |b: usize, u: &mut Vec<bool>, load: &mut Vec<Vec<bool>>| {
+        for k in (cfg.blocks[b].start..cfg.blocks[b].end).rev() {
+            let Some((_, d, us)) = &eff[k] else { continue };
+            for &r in d {
+                u[r] = false;
+            }
+            if let Some(id) = sync_id(k) {
+                // After the split point: what its resume point must load (not its
+                // result, written there).
+                for r in 0..nr {
+                    load[id][r] |= u[r] && live_set[id][r];
+                }
+                u.clone_from(&save[id]);
+            }
+            for &r in us {
+                u[r] = true;
+            }
+        }
+    };
+    let used_out = |b: usize, used_in: &[Vec<bool>]| -> Vec<bool> {
+        let mut u = vec![false; nr];
+        for &s in &cfg.blocks[b].succs {
+            for r in 0..nr {
+                u[r] |= used_in[s][r];
+            }
+        }
+        u
+    };
+    let mut used_in: Vec<Vec<bool>> = vec![vec![false; nr]; nb];
+    loop {
+        let mut changed = false;
+        for b in (0..nb).rev() {
+            let mut u = used_out(b, &used_in);
+            back(b, &mut u, &mut scratch);
+            if u != used_in[b] {
+                used_in[b] = u;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for b in 0..nb {
+        let mut u = used_out(b, &used_in);
+        back(b, &mut u, &mut load);
+    }
+    let list = |v: Vec<Vec<bool>>| v.into_iter().map(|s| (0..nr).filter(|&r| s[r]).collect()).collect();
+    (list(save), list(load))
 }
 
 // ---- liveness -------------------------------------------------------------------------

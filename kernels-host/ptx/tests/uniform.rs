@@ -101,3 +101,21 @@ fn the_loop_path_saves_only_what_lives_across_a_barrier_and_exports_its_runners(
     assert_eq!(regs, 7, "{frame}");
     assert!(frame.contains("float m") && frame.contains("uint32_t cc;"), "{frame}");
 }
+
+#[test]
+fn a_split_point_stores_only_the_live_registers_that_changed() {
+    let (_, src) = kernels();
+    // tree_sum's loop barrier (PTX line 48): of the six registers live across it (the
+    // halving step, the thread index, its shared address, the shared base, the output
+    // address, its input), only the step changed since the thread resumed (the others
+    // are in its frame since the first barrier, line 34, which stores all six).
+    let stmt = |line: u32| {
+        let s =
+            src.lines().find(|l| l.ends_with(&format!("}} // {line}")) && l.contains("return ")).unwrap_or_else(|| panic!("line {line}"));
+        s.matches("S.r").count()
+    };
+    assert_eq!(stmt(34), 6, "{src}");
+    assert_eq!(stmt(48), 1, "{src}");
+    // No carry flag in a module that uses none.
+    assert!(!src.contains("S.cc = T.cc"), "{src}");
+}

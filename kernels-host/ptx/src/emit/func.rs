@@ -536,14 +536,22 @@ impl<'a> FnEmitter<'a> {
 
     /// The loop-path variant of a kernel (`uniform::Path::Loops`): `KL<fi>(T, P0, S, at)`
     /// runs one thread from resume point `at` (0: the start, k: after barrier k) to its
-    /// next barrier, whose number it returns with the live registers saved in the
-    /// thread's frame `S` (`FR<k>`), or to its exit (`ptx::LOOP_EXIT`). Also returns
+    /// next barrier, whose number it returns with the live registers in the thread's
+    /// frame `S` (`FR<k>`: those that may be stale there are stored, `Plan::save`; a
+    /// resume point loads only those read before the next, `Plan::load`), or to its
+    /// exit (`ptx::LOOP_EXIT`). Also returns
     /// the frame's definition and `LS<fi>(k)`, the call site of barrier k.
     pub fn body_loops(&mut self, k: usize, plan: &crate::uniform::Plan) -> Result<String, Error> {
         let f = self.f;
         self.site_prefix = "SL";
         let mut body = String::new();
         let mut sites = Vec::new();
+        // The carry flag goes through the frame only where some function of the module
+        // (the kernel or one it may call) uses it.
+        let carry = self.m.funcs.iter().any(|g| {
+            g.body.iter().any(|n| matches!(n, Node::Instr(i) if i.src.has(".cc") || matches!(i.src.op.as_str(), "addc" | "subc" | "madc")))
+        });
+        let (save_cc, load_cc) = if carry { ("S.cc = T.cc; ", "T.cc = S.cc; ") } else { ("", "") };
         for (n, node) in f.body.iter().enumerate() {
             self.node = n;
             match node {
@@ -555,7 +563,7 @@ impl<'a> FnEmitter<'a> {
                         let id = id + 1;
                         sites.push(self.site());
                         let mut save = String::new();
-                        for &r in &plan.live[id - 1] {
+                        for &r in &plan.save[id - 1] {
                             let _ = write!(save, "S.r{r} = r{r}; ");
                         }
                         // A warp collective: its operands go into the frame, its result
@@ -564,7 +572,7 @@ impl<'a> FnEmitter<'a> {
                         let stop = if plan.probe { "if (probe) return 0u; " } else { "" };
                         let _ = writeln!(
                             body,
-                            "  {{ {stop}{give}{save}SAVE_KEPT S.cc = T.cc; return {id}u; }} // {}\nY{id}:;{}",
+                            "  {{ {stop}{give}{save}SAVE_KEPT {save_cc}return {id}u; }} // {}\nY{id}:;{}",
                             i.src.line,
                             if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
                         );
@@ -626,7 +634,13 @@ impl<'a> FnEmitter<'a> {
         } else {
             frame.push_str("  static constexpr bool collectives = false;\n};\n");
         }
-        let mut pro = format!("uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n", self.fi);
+        // Inlined into its runner's loop; where the probe calls it too, the compiler
+        // decides (two copies of a large kernel would double its compile time).
+        let mut pro = format!(
+            "static {}uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n",
+            if plan.probe { "" } else { "inline __attribute__((always_inline)) " },
+            self.fi
+        );
         for (r, reg) in f.regs.iter().enumerate() {
             let _ = writeln!(pro, "  {} r{r} = 0;", ctype(reg.ty));
         }
@@ -640,19 +654,19 @@ impl<'a> FnEmitter<'a> {
         } else {
             pro.push_str("  switch (at) {\n  case 0: break;\n");
         }
-        for (id, live) in plan.live.iter().enumerate() {
+        for (id, regs) in plan.load.iter().enumerate() {
             let mut load = String::new();
-            for &r in live {
+            for &r in regs {
                 let _ = write!(load, "r{r} = S.r{r}; ");
             }
-            let _ = writeln!(pro, "  case {}u: {load}{load_kept}T.cc = S.cc; goto Y{};", id + 1, id + 1);
+            let _ = writeln!(pro, "  case {}u: {load}{load_kept}{load_cc}goto Y{};", id + 1, id + 1);
         }
         pro.push_str("  default: __builtin_unreachable();\n  }\n");
         let mut all = std::mem::take(&mut self.site_decls);
         all.push_str(&pro);
         all.push_str(&body);
         all.push_str(if plan.probe { "  return probe ? 1u : ptx::LOOP_EXIT;\n}\n" } else { "  return ptx::LOOP_EXIT;\n}\n" });
-        let _ = writeln!(all, "simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
+        let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);
         }

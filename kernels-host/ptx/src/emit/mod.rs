@@ -237,7 +237,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         bodies.push(e.out);
     }
     // The loop-path variants of the kernels that take it (`uniform`), their frames
-    // declared in every unit.
+    // declared in every unit; each in the unit of its runner, which inlines it (one
+    // call site: a thread's step is no call, its runner's loop state stays in registers).
+    let mut loop_bodies = String::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
         let plan = &plans[k];
         if plan.path != Path::Loops {
@@ -247,9 +249,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut e = func::FnEmitter::new(m, fi, Some(kl), &fused[fi], opts);
         let frame = e.body_loops(k, plan)?;
         decls.push_str(&frame);
-        let _ =
-            writeln!(decls, "uint32_t KL{fi}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at);\nsimtwin_site_t LS{fi}(uint32_t k);");
-        bodies.push(e.out);
+        loop_bodies.push_str(&e.out);
     }
     // Address relocations of initializers.
     if !relocs_all.is_empty() {
@@ -301,6 +301,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             notes,
         });
     }
+    out.push_str(&loop_bodies);
     // Runners.
     let mut kernels = Vec::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
