@@ -348,15 +348,25 @@ fn f_mip_const(cx: &mut Cx, which: u32) -> Result<(), String> {
 /// Blending two levels of random texels: linear filter and linear mip filter, random
 /// coordinates and lods, float (wide exponents), half or u8x4 normalized.
 fn f_mip_blend(cx: &mut Cx, fmt: u32) -> Result<(), String> {
+    f_mip_blend_zeroing(cx, fmt, None, LINEAR)
+}
+
+/// `f_mip_blend` with every level of parity `zero` holding 0.0 (float): a blend then
+/// reads one level's bilinear result scaled by its weight, which tells which level's
+/// sample differs where the blend of random texels does.
+fn f_mip_blend_zeroing(cx: &mut Cx, fmt: u32, zero: Option<u32>, filter: u32) -> Result<(), String> {
     cx.primary()?;
     let mut r = Rng::new(60 + fmt as u64);
     let ch = if fmt == U8 { 4 } else { 1 };
-    let mut td = tdesc([CLAMP; 3], LINEAR, NORMALIZED);
+    let mut td = tdesc([CLAMP; 3], filter, NORMALIZED);
     td.mipmap_filter_mode = LINEAR;
     td.max_mipmap_level_clamp = 100.0;
     let mut r2 = Rng::new(61 + fmt as u64);
-    let t = mip_tex(cx, (16, 16, 5), fmt, ch, &td, &mut |_, _| {
-        if fmt == FLOAT {
+    let t = mip_tex(cx, (16, 16, 5), fmt, ch, &td, &mut |l, _| {
+        if zero == Some(l % 2) {
+            r2.next();
+            0f32.to_le_bytes().to_vec()
+        } else if fmt == FLOAT {
             r2.float(-6, 6).to_le_bytes().to_vec()
         } else if fmt == HALF {
             ((((r2.next() & 1) << 15) | ((5 + r2.below(20)) << 10) | (r2.next() & 0x3ff)) as u16).to_le_bytes().to_vec()
@@ -1125,6 +1135,9 @@ pub(super) fn cases(add: &mut dyn FnMut(String, Run)) {
     add("texf_mip_blend_u8".into(), Box::new(|cx| f_mip_blend(cx, U8)));
     add("texf_mip_blend_half".into(), Box::new(|cx| f_mip_blend(cx, HALF)));
     add("texf_mip_pairs_f32".into(), Box::new(|cx| f_mip_pairs(cx, FLOAT)));
+    add("texf_mip_blend_even0_f32".into(), Box::new(|cx| f_mip_blend_zeroing(cx, FLOAT, Some(0), LINEAR)));
+    add("texf_mip_blend_odd0_f32".into(), Box::new(|cx| f_mip_blend_zeroing(cx, FLOAT, Some(1), LINEAR)));
+    add("texf_mip_blend_point_f32".into(), Box::new(|cx| f_mip_blend_zeroing(cx, FLOAT, None, POINT)));
     add("texf_mip_pairs_half".into(), Box::new(|cx| f_mip_pairs(cx, HALF)));
     add("texf_mip_pairs_u8".into(), Box::new(|cx| f_mip_pairs(cx, U8)));
     add("ptx_texref_exports".into(), Box::new(ptx_texref_exports));
