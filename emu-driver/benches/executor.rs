@@ -7,13 +7,17 @@
 //!     (5 shuffles per thread, blocks of 256);
 //! (d) scaling with `ExecOptions::workers` (blocks on several OS threads) for three
 //!     block-parallel kernels: compute-bound (a per-thread polynomial loop), the tree
-//!     reduction (barriers) and (a) (memory-bound).
+//!     reduction (barriers) and (a) (memory-bound);
+//! (e) launch and block overhead: a kernel whose threads store one word each, launched
+//!     as 1 block of 32 threads many times (ns per launch) and as grids of 4096 blocks of
+//!     32 and of 1 thread (ns per block beyond the threads' own work), the shape of VMAF's
+//!     thousands of small blocks per frame.
 //! The kernels are shaped like what kernels-host generates: `run` walks its range,
 //! writes each thread's indices into the context, runs the body, and stops when
 //! `range_stop` is set; the body reads its indices through the thread-local slot.
 //! Each figure is the best of several repetitions.
 //!
-//! `EXEC_BENCH=abcd` picks the parts to run (default all); `EXEC_BENCH_BLOCKS=N` sets the
+//! `EXEC_BENCH=abcde` picks the parts to run (default all); `EXEC_BENCH_BLOCKS=N` sets the
 //! grid of (b)-(d); `EXEC_BENCH_QUICK=1` runs each once on a small grid (for `valgrind --tool=callgrind`, whose instruction counts do not
 //! depend on machine load).
 
@@ -206,6 +210,9 @@ fn main() {
     }
     if part('d') {
         scaling(&opts);
+    }
+    if part('e') {
+        overhead(&opts);
     }
     if part('c') {
         let blocks = blocks();
@@ -405,4 +412,57 @@ fn reduction(opts: &ExecOptions, threads: u32, blocks: u32, check: bool) -> (f64
     }
     let barriers = (1 + threads.trailing_zeros()) as f64;
     (t.as_secs_f64() * 1e9 / (blocks as f64 * threads as f64 * barriers), t.as_secs_f64(), blocks)
+}
+
+/// `__global__ void touch(unsigned *out)`: each thread stores its global index.
+#[inline(always)]
+unsafe fn touch_body(out: *mut u32) {
+    let c = ctx();
+    let i = c.block_idx.x * c.block_dim.x + c.thread_idx.x;
+    *out.add(i as usize) = i;
+}
+
+unsafe extern "C" fn touch_run(p: *const *mut c_void, ctx: *mut ThreadCtx, first: u32, count: u32) {
+    let out = param(p, 0);
+    run_range!(ctx, first, count, touch_body(out))
+}
+
+/// (e): what a launch and a block cost the executor beyond the threads' own stores.
+fn overhead(opts: &ExecOptions) {
+    let grid = if quick() { 256 } else { 4096 };
+    let mut out = vec![0u32; grid as usize * 32];
+    let po = out.as_mut_ptr();
+    let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
+    let k = KernelRef { name: "touch".into(), run: touch_run, ctx_slot };
+    let cfg = |g: u32, b: u32| LaunchConfig { grid: [g, 1, 1], block: [b, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+    let launches = if quick() { 100 } else { 20_000 };
+    let one = cfg(1, 32);
+    let _ = exec::launch(&k, &one, &params, opts);
+    let t = best(reps(), || {
+        for _ in 0..launches {
+            let o = exec::launch(&k, &one, &params, opts);
+            assert!(o.result.is_ok());
+        }
+    });
+    let per_launch = t.as_secs_f64() * 1e9 / launches as f64;
+    let time_grid = |b: u32| {
+        let c = cfg(grid, b);
+        let _ = exec::launch(&k, &c, &params, opts);
+        best(reps(), || {
+            let o = exec::launch(&k, &c, &params, opts);
+            assert!(o.result.is_ok());
+        })
+        .as_secs_f64()
+            * 1e9
+    };
+    let (t32, t1) = (time_grid(32), time_grid(1));
+    assert!(out.iter().enumerate().all(|(i, &v)| v == i as u32), "every thread stored its index");
+    // A 1-thread block is almost all block overhead; the 32-thread grid adds 31 threads'
+    // stores per block, which gives the per-thread cost.
+    let per_block = (t1 - per_launch) / grid as f64;
+    let per_thread = (t32 - t1) / (grid as f64 * 31.0);
+    println!("(e) launch and block overhead (a one-store kernel)");
+    println!("    per launch      : {per_launch:9.1} ns   (1 block of 32 threads, {launches} launches)");
+    println!("    per block       : {per_block:9.1} ns   ({grid} blocks of 1 thread, launch cost taken off)");
+    println!("    per thread      : {per_thread:9.2} ns   ({grid} blocks of 32 threads against blocks of 1)");
 }
