@@ -167,28 +167,19 @@ fn full_masks(f: &Func, cfg: &Cfg) -> Vec<Vec<bool>> {
     if nb > 0 {
         ins[0] = vec![false; nr];
     }
-    loop {
-        let mut changed = false;
-        for b in 0..nb {
-            let mut inb = if b == 0 { vec![false; nr] } else { cand.clone() };
-            if b != 0 {
-                for &p in &preds[b] {
-                    let mut out = ins[p].clone();
-                    gen(p, cfg.blocks[p].end, &mut out);
-                    for r in 0..nr {
-                        inb[r] &= out[r];
-                    }
+    fixpoint(&mut ins, 0..nb, |b, ins| {
+        let mut inb = if b == 0 { vec![false; nr] } else { cand.clone() };
+        if b != 0 {
+            for &p in &preds[b] {
+                let mut out = ins[p].clone();
+                gen(p, cfg.blocks[p].end, &mut out);
+                for r in 0..nr {
+                    inb[r] &= out[r];
                 }
             }
-            if inb != ins[b] {
-                ins[b] = inb;
-                changed = true;
-            }
         }
-        if !changed {
-            break;
-        }
-    }
+        inb
+    });
     (0..f.body.len())
         .map(|k| {
             let b = cfg.block_of[k];
@@ -602,25 +593,15 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> 
     // start before another barrier (NS).
     let first: Vec<Option<usize>> = (0..nb).map(|b| (cfg.blocks[b].start..cfg.blocks[b].end).find_map(sync_id)).collect();
     let mut ns: Vec<BTreeSet<usize>> = first.iter().map(|s| s.iter().copied().collect()).collect();
-    loop {
-        let mut changed = false;
-        for b in (0..nb).rev() {
-            if first[b].is_some() {
-                continue;
-            }
-            let mut u = ns[b].clone();
+    fixpoint(&mut ns, (0..nb).rev(), |b, ns| {
+        let mut u = ns[b].clone();
+        if first[b].is_none() {
             for &s in &cfg.blocks[b].succs {
                 u.extend(ns[s].iter().copied());
             }
-            if u.len() != ns[b].len() {
-                ns[b] = u;
-                changed = true;
-            }
         }
-        if !changed {
-            break;
-        }
-    }
+        u
+    });
     let ns_out = |b: usize| -> BTreeSet<usize> {
         let mut u = BTreeSet::new();
         for &s in &cfg.blocks[b].succs {
@@ -910,20 +891,11 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
         v
     };
     let mut sync_out: Vec<Vec<bool>> = vec![vec![true; nr]; nb];
-    loop {
-        let mut changed = false;
-        for b in 0..nb {
-            let mut v = sync_in(b, &sync_out);
-            through(b, &mut v, &mut scratch);
-            if v != sync_out[b] {
-                sync_out[b] = v;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    fixpoint(&mut sync_out, 0..nb, |b, out| {
+        let mut v = sync_in(b, out);
+        through(b, &mut v, &mut scratch);
+        v
+    });
     for b in 0..nb {
         let mut v = sync_in(b, &sync_out);
         through(b, &mut v, &mut save);
@@ -959,13 +931,28 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
         u
     };
     let mut used_in: Vec<Vec<bool>> = vec![vec![false; nr]; nb];
+    fixpoint(&mut used_in, (0..nb).rev(), |b, used_in| {
+        let mut u = used_out(b, used_in);
+        back(b, &mut u, &mut scratch);
+        u
+    });
+    for b in 0..nb {
+        let mut u = used_out(b, &used_in);
+        back(b, &mut u, &mut load);
+    }
+    let list = |v: Vec<Vec<bool>>| v.into_iter().map(|s| (0..nr).filter(|&r| s[r]).collect()).collect();
+    (list(save), list(load))
+}
+
+/// A round-robin dataflow fixpoint: recomputes `state[b]` as `step(b, state)` for each
+/// block `b` of `order`, pass after pass, until a pass changes nothing.
+fn fixpoint<T: PartialEq, I: Iterator<Item = usize> + Clone>(state: &mut [T], order: I, mut step: impl FnMut(usize, &[T]) -> T) {
     loop {
         let mut changed = false;
-        for b in (0..nb).rev() {
-            let mut u = used_out(b, &used_in);
-            back(b, &mut u, &mut scratch);
-            if u != used_in[b] {
-                used_in[b] = u;
+        for b in order.clone() {
+            let v = step(b, state);
+            if v != state[b] {
+                state[b] = v;
                 changed = true;
             }
         }
@@ -973,12 +960,6 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
             break;
         }
     }
-    for b in 0..nb {
-        let mut u = used_out(b, &used_in);
-        back(b, &mut u, &mut load);
-    }
-    let list = |v: Vec<Vec<bool>>| v.into_iter().map(|s| (0..nr).filter(|&r| s[r]).collect()).collect();
-    (list(save), list(load))
 }
 
 // ---- liveness -------------------------------------------------------------------------
