@@ -255,6 +255,46 @@ fn a_reverse_chain_of_512_spinning_blocks_completes() {
     }
 }
 
+// Every 50th block's thread 0 waits for the flag of the block 20 after it (in the same
+// chunk of blocks, not started yet); every block then sets its own flag.
+unsafe fn now_and_then_body(p: *const *mut c_void) {
+    let c = ctx();
+    let b = c.block_idx.x as usize;
+    let flags = out::<AtomicU32>(p, 0);
+    let n: u64 = param(p, 1);
+    if c.linear_tid == 0 {
+        if b % 50 == 0 && b + 20 < n as usize {
+            while (*flags.add(b + 20)).load(Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+            }
+        }
+        (*flags.add(b)).store(1, Ordering::Release);
+    }
+}
+preemptible_kernel!(now_and_then_run, now_and_then_body);
+
+#[test]
+fn blocks_that_wait_now_and_then_get_helpers_all_launch_long() {
+    // One worker: 40 blocks spin for a while, one after another, and each asks for a
+    // helper; with 8 resident blocks at most 7 helpers may be in the launch at once. A
+    // helper leaves once no block waits, so asking goes on all launch long: the limit
+    // once counted every helper ever asked for, so after 7 a spinner got none (on a
+    // loaded machine a forward chain of 4300 blocks used up 1024 and then hung, 702).
+    let k = kref("spin_now_and_then", now_and_then_run);
+    let grid = 2000u32;
+    let mut flags = vec![0u32; grid as usize];
+    let p = params(&[addr(&mut flags), grid as u64]);
+    let before = stats();
+    let o = ExecOptions { resident_blocks: 8, watchdog: Duration::from_secs(10), preempt: Duration::from_micros(100), ..opts(1) };
+    let (o, took) = run_opts(&k, grid, 32, &p.ptrs, o);
+    let s = stats();
+    let helpers = s.spin_helpers - before.spin_helpers;
+    eprintln!("{took:?}, helpers asked {helpers}");
+    assert_eq!(o.result, Ok(()));
+    assert!(flags.iter().all(|&f| f == 1));
+    assert!(helpers >= 14, "helpers asked over the launch: {helpers} (40 expected; 7 may run at once)");
+}
+
 #[test]
 fn hundreds_of_blocks_spinning_on_a_flag_nobody_sets_time_out_and_the_launch_ends() {
     // The reverse chain with one flag more than blocks: the last block waits for a block

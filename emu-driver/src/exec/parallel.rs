@@ -16,15 +16,20 @@
 //! Block-level forward progress: a worker whose block only spins (its threads wait for
 //! something outside the block, such as a flag a later block sets) asks for help
 //! (`Positions::help`): one more helper thread joins the launch and starts the next
-//! positions, started for it if no helper is idle, up to the blocks the device could
-//! hold resident (`ExecOptions::resident_blocks`, at most `MAX_SPIN_HELPERS` more); the
-//! blocks of its chunk it has not started go back to the job first (the block it waits
-//! for may be one of them), and are handed out before new chunks. A
-//! launch of one worker (`Serial`) turns its positions into a shared job when it first
-//! asks; until then it costs nothing.
+//! positions, started for it if no helper is idle, while fewer than the blocks the
+//! device could hold resident run at once (`ExecOptions::resident_blocks`, at most
+//! `MAX_SPIN_HELPERS` helpers asked for and still in the job); the blocks of its chunk
+//! it has not started go back to the job first (the block it waits for may be one of
+//! them), and are handed out before new chunks. A block refused at that limit asks
+//! again at its next round. A helper asked for leaves the job before it would take a
+//! new chunk while no block waits (`Job::waiting`): a chain of blocks that each wait
+//! briefly for the one before (a forward chain on a loaded machine) asks for many
+//! helpers over the launch, never for many at once. A launch of one worker (`Serial`)
+//! turns its positions into a shared job when it first asks; until then it costs
+//! nothing.
 
 use super::hazard::HazardLog;
-use super::scheduler::{self, with_worker, Positions, WorkerResult};
+use super::scheduler::{self, with_worker, Help, Positions, WorkerResult};
 use super::types::{ExecOptions, ExecStats, KernelRef, LaunchConfig, LaunchOutcome, MAX_SPIN_HELPERS};
 use std::collections::VecDeque;
 use std::ffi::c_void;
@@ -55,9 +60,13 @@ pub(crate) struct Job {
     returned: Mutex<Vec<(u64, u64)>>,
     /// How many chunks `returned` holds (read without its lock).
     returned_n: AtomicUsize,
-    /// Helpers asked for because a block only spun, and how many may be.
+    /// Helpers asked for because a block only spun and still in the job (or on their
+    /// way to it), and how many may be.
     summoned: AtomicUsize,
     spin_limit: usize,
+    /// Blocks running now that asked for help (finished or not, their asking ends with
+    /// them): while none does, helpers asked for leave.
+    waiting: AtomicUsize,
     state: Mutex<JobState>,
     done: Condvar,
 }
@@ -85,14 +94,24 @@ impl Job {
             returned: Mutex::new(Vec::new()),
             returned_n: AtomicUsize::new(0),
             summoned: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
             spin_limit: (opts.resident_blocks.saturating_sub(opts.workers.max(1) as u32)).min(MAX_SPIN_HELPERS) as usize,
             state: Mutex::new(JobState { open: true, active: 0, results: Vec::new() }),
             done: Condvar::new(),
         })
     }
 
-    fn next_position(&self, cur: &mut u64, end: &mut u64) -> Option<u64> {
+    /// The next position of a worker's chunk `cur..end`, taking a new chunk when it is
+    /// used up; None when no position is left, or (for a helper that was asked for,
+    /// `summoned`) when it would take a new chunk while no block waits and none was
+    /// handed back: it leaves. (New chunks are left to the launch's own workers, of
+    /// which the launching thread stays until none is left; a chunk handed back may
+    /// come after they left, so it is never left behind.)
+    fn next_position(&self, cur: &mut u64, end: &mut u64, summoned: bool) -> Option<u64> {
         if *cur == *end {
+            if summoned && self.waiting.load(Relaxed) == 0 && self.returned_n.load(Relaxed) == 0 {
+                return None;
+            }
             if let Some((a, e)) = self.take_returned() {
                 (*cur, *end) = (a, e);
             } else {
@@ -143,21 +162,23 @@ impl Job {
     }
 }
 
-/// One more helper joins `job` because a block of it only spins: true when one was
-/// asked (positions are left and the limit is not reached). A helper thread is started
-/// when none is idle, so the request never waits behind other launches.
-fn summon(job: &Arc<Job>) -> bool {
-    if !job.positions_left() || job.summoned.fetch_add(1, Relaxed) >= job.spin_limit {
-        return false;
+/// One more helper joins `job` because a block of it only spins. A helper thread is
+/// started when none is idle, so the request never waits behind other launches.
+fn summon(job: &Arc<Job>) -> Help {
+    if !job.positions_left() {
+        return Help::NothingLeft;
+    }
+    if job.summoned.fetch_update(Relaxed, Relaxed, |n| (n < job.spin_limit).then_some(n + 1)).is_err() {
+        return Help::Full;
     }
     let p = pool();
     let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
-    q.jobs.push_back(job.clone());
+    q.jobs.push_back(Entry { job: job.clone(), summoned: true });
     if q.idle < q.jobs.len() && std::thread::Builder::new().name("simtwin-worker".into()).spawn(helper_loop).is_ok() {
         q.helpers += 1;
     }
     p.wake.notify_all();
-    true
+    Help::Asked
 }
 
 struct JobState {
@@ -173,20 +194,48 @@ struct Share<'a> {
     job: &'a Arc<Job>,
     cur: u64,
     end: u64,
+    /// This worker was asked for by a spinning block (it leaves when none waits).
+    summoned: bool,
+    /// The running block counts in `Job::waiting`.
+    waits: bool,
 }
 
 impl Positions for Share<'_> {
     fn next(&mut self) -> Option<u64> {
-        self.job.next_position(&mut self.cur, &mut self.end)
+        self.job.next_position(&mut self.cur, &mut self.end, self.summoned)
     }
 
     fn failed(&mut self, pos: u64) {
         self.job.fail_pos.fetch_min(pos, Relaxed);
     }
 
-    fn help(&mut self) -> bool {
-        self.job.hand_back(&mut self.cur, &mut self.end);
-        summon(self.job)
+    fn help(&mut self) -> Help {
+        self.job.ask_help(&mut self.waits, &mut self.cur, &mut self.end)
+    }
+
+    fn block_ended(&mut self) {
+        self.job.block_ended(&mut self.waits);
+    }
+}
+
+impl Job {
+    /// The running block of a worker with chunk `cur..end` only spins: it counts as
+    /// waiting (once, `waits`), its chunk's unstarted positions go back, and a helper is
+    /// asked for.
+    fn ask_help(self: &Arc<Self>, waits: &mut bool, cur: &mut u64, end: &mut u64) -> Help {
+        if !*waits {
+            *waits = true;
+            self.waiting.fetch_add(1, Relaxed);
+        }
+        self.hand_back(cur, end);
+        summon(self)
+    }
+
+    /// The running block ended: it no longer waits.
+    fn block_ended(&self, waits: &mut bool) {
+        if std::mem::take(waits) {
+            self.waiting.fetch_sub(1, Relaxed);
+        }
     }
 }
 
@@ -204,11 +253,13 @@ pub(crate) struct Serial<'a> {
     job: Option<Arc<Job>>,
     cur: u64,
     end: u64,
+    /// The running block counts in `Job::waiting`.
+    waits: bool,
 }
 
 impl<'a> Serial<'a> {
     pub fn new(kernel: &'a KernelRef, cfg: &'a LaunchConfig, params: &'a [*mut c_void], opts: &'a ExecOptions, total: u64) -> Self {
-        Serial { next: 0, total, failed_at: None, kernel, cfg, params, opts, job: None, cur: 0, end: 0 }
+        Serial { next: 0, total, failed_at: None, kernel, cfg, params, opts, job: None, cur: 0, end: 0, waits: false }
     }
 
     /// The shared job, if blocks ran on helpers too.
@@ -220,7 +271,7 @@ impl<'a> Serial<'a> {
 impl Positions for Serial<'_> {
     fn next(&mut self) -> Option<u64> {
         match &self.job {
-            Some(j) => j.next_position(&mut self.cur, &mut self.end),
+            Some(j) => j.next_position(&mut self.cur, &mut self.end, false),
             None => (self.next < self.total && self.failed_at.is_none()).then(|| {
                 self.next += 1;
                 self.next - 1
@@ -237,24 +288,30 @@ impl Positions for Serial<'_> {
         }
     }
 
-    fn help(&mut self) -> bool {
+    fn help(&mut self) -> Help {
         if self.job.is_none() {
             if self.next >= self.total || self.opts.resident_blocks <= 1 {
-                return false;
+                return Help::NothingLeft;
             }
             self.job = Some(Job::new(self.kernel, self.cfg, self.params, self.opts, self.next, self.total, 1));
         }
         let job = self.job.as_ref().expect("set above");
-        job.hand_back(&mut self.cur, &mut self.end);
-        summon(job)
+        job.ask_help(&mut self.waits, &mut self.cur, &mut self.end)
+    }
+
+    fn block_ended(&mut self) {
+        if let Some(j) = &self.job {
+            j.block_ended(&mut self.waits);
+        }
     }
 }
 
-/// Runs this thread's share of the job on its worker.
-fn work(job: &Arc<Job>) -> Option<(WorkerResult, ExecStats)> {
+/// Runs this thread's share of the job on its worker (`summoned`: asked for by a
+/// spinning block).
+fn work(job: &Arc<Job>, summoned: bool) -> Option<(WorkerResult, ExecStats)> {
     with_worker(&job.opts, |w| {
         let before = w.stats;
-        let mut share = Share { job, cur: 0, end: 0 };
+        let mut share = Share { job, cur: 0, end: 0, summoned, waits: false };
         let r = w.run(&job.kernel, &job.cfg, &job.params.0, &job.opts, &mut share, true);
         (r, w.stats.since(&before))
     })
@@ -266,8 +323,14 @@ struct Pool {
     wake: Condvar,
 }
 
+/// A job waiting for a helper; `summoned`: asked for by a spinning block.
+struct Entry {
+    job: Arc<Job>,
+    summoned: bool,
+}
+
 struct PoolState {
-    jobs: VecDeque<Arc<Job>>,
+    jobs: VecDeque<Entry>,
     helpers: usize,
     /// Helpers waiting for a job.
     idle: usize,
@@ -282,7 +345,7 @@ fn helper_loop() {
     scheduler::prepare_thread();
     let p = pool();
     loop {
-        let job = {
+        let Entry { job, summoned } = {
             let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
             loop {
                 if let Some(j) = q.jobs.pop_front() {
@@ -293,14 +356,18 @@ fn helper_loop() {
                 q.idle -= 1;
             }
         };
-        {
+        let joined = {
             let mut s = job.state.lock().unwrap_or_else(|e| e.into_inner());
-            if !s.open {
-                continue;
-            }
-            s.active += 1;
+            s.active += s.open as usize;
+            s.open
+        };
+        let r = if joined { work(&job, summoned) } else { None };
+        if summoned {
+            job.summoned.fetch_sub(1, Relaxed);
         }
-        let r = work(&job);
+        if !joined {
+            continue;
+        }
         let mut s = job.state.lock().unwrap_or_else(|e| e.into_inner());
         s.results.extend(r);
         s.active -= 1;
@@ -326,28 +393,30 @@ pub(crate) fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_vo
             q.helpers += 1;
         }
         for _ in 0..helpers {
-            q.jobs.push_back(job.clone());
+            q.jobs.push_back(Entry { job: job.clone(), summoned: false });
         }
         p.wake.notify_all();
     }
-    let mine = work(&job);
+    let mine = work(&job, false);
     finish(&job, mine, kernel, opts)
 }
 
 /// The launching thread's share is done (`mine`): waits for the job's helpers and
-/// merges what every worker found, as one worker would have reported it.
+/// merges what every worker found, as one worker would have reported it. Helpers may
+/// still join while others run (a spinning block may hand positions back and ask for
+/// one after the launching thread found none left); the job closes once none runs.
 pub(crate) fn finish(job: &Arc<Job>, mine: Option<(WorkerResult, ExecStats)>, kernel: &KernelRef, opts: &ExecOptions) -> LaunchOutcome {
     let results = {
         let mut s = job.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.open = false;
         while s.active > 0 {
             s = job.done.wait(s).unwrap_or_else(|e| e.into_inner());
         }
+        s.open = false;
         std::mem::take(&mut s.results)
     };
     {
         let mut q = pool().queue.lock().unwrap_or_else(|e| e.into_inner());
-        q.jobs.retain(|j| !Arc::ptr_eq(j, job));
+        q.jobs.retain(|j| !Arc::ptr_eq(&j.job, job));
     }
     let Some((mine, _)) = mine else {
         return LaunchOutcome::refused(format!("kernel {}: launched from inside a running kernel", kernel.name));

@@ -39,6 +39,7 @@ use super::warp_ops;
 use super::watchdog::{self, WatchState};
 use crate::abi::{self, RunFn, ThreadCtx};
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -80,10 +81,23 @@ pub(crate) trait Positions {
     /// The block at `pos` failed: no position after it needs to run.
     fn failed(&mut self, pos: u64);
     /// The running block only spins (what it waits for is outside it): let another OS
-    /// thread start the next positions concurrently. True when one was asked to.
-    fn help(&mut self) -> bool {
-        false
+    /// thread start the next positions concurrently.
+    fn help(&mut self) -> Help {
+        Help::NothingLeft
     }
+    /// The running block ended (after `help`, it no longer waits).
+    fn block_ended(&mut self) {}
+}
+
+/// What asking for help got.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Help {
+    /// Another OS thread will start the next positions.
+    Asked,
+    /// No position is left to start (or the launch has one block).
+    NothingLeft,
+    /// As many blocks run at once as the device could hold resident: ask again later.
+    Full,
 }
 
 /// What one worker brings back from a launch.
@@ -119,6 +133,9 @@ pub(crate) struct Worker {
     spin_mark: (u32, u64),
     /// Help was asked for the running block.
     helped: bool,
+    /// Where each thread of the running block that called `yield_now` last yielded: a
+    /// timed-out spinner found between two yields is reported at its yield site.
+    yield_sites: HashMap<u32, abi::Site>,
     /// The running block's turn to resume its spinning threads (`turns`): taken when it
     /// still only spins after help came, given on at its next round or its end.
     turn: Option<turns::Turn>,
@@ -215,6 +232,7 @@ impl Worker {
             checks: None,
             positions: None,
             spin_mark: (0, 0),
+            yield_sites: HashMap::new(),
             helped: false,
             turn: None,
         }
@@ -314,6 +332,7 @@ impl Worker {
             self.stats.blocks += 1;
             self.spin_mark = (n, self.block.threads.completed.total());
             self.helped = false;
+            self.yield_sites.clear();
             if let Some(w) = &self.watch {
                 w.set_spinning(false);
                 w.block_started();
@@ -321,6 +340,8 @@ impl Worker {
             // SAFETY: `me` is this worker at a fixed address; fibers run only inside.
             let r = unsafe { run_block(me) };
             self.end_turn();
+            // SAFETY: as above.
+            unsafe { (*self.positions.expect("set above")).block_ended() };
             // A block that failed (timed out, faulted) is no progress for the blocks
             // that wait on others: they time out too.
             if let Some(w) = self.watch.as_ref().filter(|_| r.is_ok()) {
@@ -540,6 +561,7 @@ impl Worker {
         if self.block.threads.stop {
             return Arrival::Stop;
         }
+        self.yield_sites.insert(tid, site);
         self.block.yield_thread(tid, fi, site, &mut self.log);
         self.settle(Arrival::Wait, tid)
     }
@@ -574,7 +596,8 @@ impl Worker {
     /// The scheduler found nothing to run but threads that yielded or were preempted:
     /// when no thread of the block finished or met another since it last found that,
     /// the block waits for something outside it (a later block): ask for that block to
-    /// start on another OS thread, once per block.
+    /// start on another OS thread, once per block (again at each round while the
+    /// launch runs as many blocks as the device could hold).
     fn spinning(&mut self) {
         let t = &self.block.threads;
         let mark = (t.live, t.completed.total());
@@ -584,10 +607,14 @@ impl Worker {
             self.next_turn();
         }
         if mark == self.spin_mark && !self.helped {
-            self.helped = true;
             // SAFETY: set for the duration of `run`, which this runs inside; no other
             // reference to the positions is live between fiber switches.
-            if self.positions.is_some_and(|p| unsafe { (*p).help() }) {
+            let help = self.positions.map_or(Help::NothingLeft, |p| unsafe { (*p).help() });
+            self.helped = help != Help::Full;
+            if help == Help::Full {
+                self.next_turn();
+            }
+            if help == Help::Asked {
                 if let Some(w) = &self.watch {
                     w.set_waits_on_blocks();
                 }
@@ -620,6 +647,10 @@ impl Worker {
         }
         if self.turn.is_some() && turns::contended() {
             w.arm_budget(TURN_BUDGET);
+        } else {
+            // Nobody waits for a turn: the spinners go on at once, but the OS thread
+            // that runs what they wait for may share this core (a loaded machine).
+            std::thread::yield_now();
         }
     }
 
@@ -741,6 +772,15 @@ impl Worker {
                 self.block.threads.queues.push_pending(a, e);
             }
         }
+        // A thread that spins through `yield_now` is reported at its yield site, though
+        // the watchdog found it between two yields.
+        let running = match running {
+            Some((t, _)) if interrupted.is_some() && self.yield_sites.contains_key(&t) => {
+                self.block.threads.queues.yielded.push((t, self.yield_sites[&t]));
+                None
+            }
+            r => r,
+        };
         let places = deadlock::survey(&self.block, running);
         LaunchFailure {
             address: None,
