@@ -263,7 +263,7 @@ unsafe fn now_and_then_body(p: *const *mut c_void) {
     let flags = out::<AtomicU32>(p, 0);
     let n: u64 = param(p, 1);
     if c.linear_tid == 0 {
-        if b % 50 == 0 && b + 20 < n as usize {
+        if b.is_multiple_of(50) && b + 20 < n as usize {
             while (*flags.add(b + 20)).load(Ordering::Acquire) == 0 {
                 std::hint::spin_loop();
             }
