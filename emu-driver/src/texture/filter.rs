@@ -56,6 +56,9 @@ impl Precision {
 /// both fail on texs_arith_f32).
 const GUARD: i32 = 4;
 
+/// The most terms a sum takes: the 8 texels of a 3D footprint.
+const MAX_TERMS: usize = 8;
+
 /// `v` (finite, non-zero) as (significand, exponent of its lowest bit), exact.
 fn decompose(v: f64) -> (u64, i32) {
     let b = v.abs().to_bits();
@@ -65,13 +68,6 @@ fn decompose(v: f64) -> (u64, i32) {
     // Strip trailing zeros so the significand stays small.
     let tz = sig.trailing_zeros().min(52);
     (sig >> tz, exp + tz as i32)
-}
-
-/// The exponent of `v`'s leading bit in the format `p` (subnormals count as the
-/// format's minimum exponent, as their exponent field does).
-fn exponent(v: f64, p: Precision) -> i32 {
-    let (sig, lo) = decompose(v);
-    (lo + 63 - sig.leading_zeros() as i32).max(p.min_exp())
 }
 
 /// The weighted sum of `terms` (value, weight; weights sum to 256) as the texture unit
@@ -92,38 +88,53 @@ pub fn blend_levels(terms: &[(f64, u32)], p: Precision) -> f64 {
 /// `blend_levels` (`exact`: aligned to the lowest bit of any term, at most 90 bits below
 /// the largest: 24-bit significands times 9-bit weights stay within an i128).
 fn sum(terms: &[(f64, u32)], p: Precision, exact: bool) -> f64 {
-    // Float subnormals are flushed to zero (their sign kept) before anything else.
-    let ftz = |v: f64| if p == Precision::Single && v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64 { 0.0f64.copysign(v) } else { v };
-    let terms: Vec<(f64, u32)> = terms.iter().map(|&(v, w)| (ftz(v), w)).collect();
-    let live = || terms.iter().filter(|(_, w)| *w != 0);
-    if live().any(|(v, _)| v.is_nan()) {
+    assert!(terms.len() <= MAX_TERMS, "a filter of {} texels", terms.len());
+    // One pass over the terms, into the stack (this runs per texel fetch): each live
+    // (weighted) non-zero term as (significand, exponent of its lowest bit, sign,
+    // weight), and what decides the special cases.
+    let mut t = [(0u64, 0i32, false, 0u32); MAX_TERMS];
+    let (mut n, mut live, mut negative_zeros) = (0, 0, 0);
+    let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
+    let (mut e_max, mut lowest) = (i32::MIN, i32::MAX);
+    for &(v, w) in terms {
+        if w == 0 {
+            continue;
+        }
+        live += 1;
+        // Float subnormals are flushed to zero (their sign kept) before anything else.
+        let v = if p == Precision::Single && v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64 { 0.0f64.copysign(v) } else { v };
+        if v.is_nan() {
+            nan = true;
+        } else if v.is_infinite() {
+            (pos_inf, neg_inf) = (pos_inf || v > 0.0, neg_inf || v < 0.0);
+        } else if v == 0.0 {
+            negative_zeros += v.is_sign_negative() as usize;
+        } else {
+            let (sig, lo) = decompose(v);
+            // The exponent of its leading bit in the format (subnormals count as the
+            // format's minimum exponent, as their exponent field does).
+            e_max = e_max.max((lo + 63 - sig.leading_zeros() as i32).max(p.min_exp()));
+            lowest = lowest.min(lo);
+            t[n] = (sig, lo, v < 0.0, w);
+            n += 1;
+        }
+    }
+    if nan {
         return f64::NAN;
     }
-    let pos_inf = live().any(|(v, _)| *v == f64::INFINITY);
-    let neg_inf = live().any(|(v, _)| *v == f64::NEG_INFINITY);
     match (pos_inf, neg_inf) {
         (true, true) => return f64::NAN,
         (true, false) => return f64::INFINITY,
         (false, true) => return f64::NEG_INFINITY,
         _ => {}
     }
-    let Some(e_max) = live().filter(|(v, _)| *v != 0.0).map(|(v, _)| exponent(*v, p)).max() else {
+    if n == 0 {
         // Only zeros: the sign of zeros is kept where all agree (IEEE addition).
-        let all_neg = live().all(|(v, _)| v.is_sign_negative());
-        return if all_neg && live().count() > 0 { -0.0 } else { 0.0 };
-    };
-    let lsb = if exact {
-        let lowest = live().filter(|(v, _)| *v != 0.0).map(|(v, _)| decompose(*v).1).min().unwrap_or(e_max);
-        lowest.max(e_max - 90)
-    } else {
-        e_max - (p.bits() - 1) - GUARD
-    };
+        return if live > 0 && negative_zeros == live { -0.0 } else { 0.0 };
+    }
+    let lsb = if exact { lowest.max(e_max - 90) } else { e_max - (p.bits() - 1) - GUARD };
     let mut sum: i128 = 0;
-    for &(v, w) in live() {
-        if v == 0.0 {
-            continue;
-        }
-        let (sig, lo) = decompose(v);
+    for &(sig, lo, neg, w) in &t[..n] {
         let shift = lo - lsb;
         let mag: i128 = if shift >= 0 {
             (sig as i128) << shift
@@ -132,8 +143,7 @@ fn sum(terms: &[(f64, u32)], p: Precision, exact: bool) -> f64 {
         } else {
             (sig >> (-shift)) as i128
         };
-        let signed = if v < 0.0 { -mag } else { mag };
-        sum += signed * w as i128;
+        sum += if neg { -mag } else { mag } * w as i128;
     }
     round_away(sum, lsb - 8, p)
 }
@@ -161,7 +171,10 @@ fn round_away(n: i128, exp: i32, p: Precision) -> f64 {
     if mag != 0 && exp + len - 1 > p.max_exp() {
         return if neg { f64::NEG_INFINITY } else { f64::INFINITY };
     }
-    let v = mag as f64 * 2f64.powi(exp);
+    // mag has at most the format's bits here (exact as f64); 2^exp is made from its
+    // bits (no libm call: this runs per texel fetch).
+    let scale = if (-1022..=1023).contains(&exp) { f64::from_bits(((exp + 1023) as u64) << 52) } else { 2f64.powi(exp) };
+    let v = (mag as u64) as f64 * scale;
     if neg {
         -v
     } else {

@@ -45,7 +45,7 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
         (Object::Surface { res, .. }, tex::SURF_LOAD | tex::SURF_STORE) => surface(res, req),
         (Object::Surface { res, .. }, tex::SURF_STORE_P) => {
             // Formatted: x counts elements; the words become the element's bytes.
-            let l = levels(res)[0];
+            let l = level(res, 0);
             let elem = l.elem() as u32;
             let mut r = TexRequest { op: tex::SURF_STORE, size: elem, data: format_element(&l, req.data), ..*req };
             r.icoord[0] = req.icoord[0].wrapping_mul(elem as i32);
@@ -66,37 +66,28 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
     }
 }
 
-/// The levels of a resource (one unless mipmapped) as layouts.
-fn levels(res: &Resource) -> Vec<Layout> {
+/// How many levels a resource has (one unless mipmapped).
+fn level_count(res: &Resource) -> usize {
     match res {
-        Resource::Array { array, .. } => vec![array.layout()],
-        Resource::Mipmap { levels, .. } => levels.iter().map(|a| a.layout()).collect(),
+        Resource::Mipmap { levels, .. } => levels.len(),
+        _ => 1,
+    }
+}
+
+/// Level `k` (below `level_count`) of a resource as a layout, made when asked: a fetch
+/// must not allocate (it runs once per thread per instruction).
+fn level(res: &Resource, k: usize) -> Layout {
+    match res {
+        Resource::Array { array, .. } => array.layout(),
+        Resource::Mipmap { levels, .. } => levels[k].layout(),
         Resource::Linear { ptr, format, channels, bytes } => {
             let f = Format::from_cu(*format).unwrap_or(Format::U8);
             let elem = f.bytes() as u64 * *channels as u64;
-            vec![Layout {
-                base: *ptr,
-                width: bytes / elem.max(1),
-                height: 1,
-                depth: 1,
-                pitch: *bytes,
-                slice: *bytes,
-                format: f,
-                channels: *channels,
-            }]
+            Layout { base: *ptr, width: bytes / elem.max(1), height: 1, depth: 1, pitch: *bytes, slice: *bytes, format: f, channels: *channels }
         }
         Resource::Pitch2D { ptr, format, channels, width, height, pitch } => {
             let f = Format::from_cu(*format).unwrap_or(Format::U8);
-            vec![Layout {
-                base: *ptr,
-                width: *width,
-                height: *height,
-                depth: 1,
-                pitch: *pitch,
-                slice: pitch * height,
-                format: f,
-                channels: *channels,
-            }]
+            Layout { base: *ptr, width: *width, height: *height, depth: 1, pitch: *pitch, slice: pitch * height, format: f, channels: *channels }
         }
     }
 }
@@ -302,6 +293,7 @@ fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision) -> [Val; 4] {
 
 /// `blend` with the float sum `sum` (a level's filter, or the blend of two levels).
 fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[(f64, u32)], Precision) -> f64) -> [Val; 4] {
+    debug_assert!(t.len() <= 8 && t.len() == w.len());
     let mut out = [Val::U(0); 4];
     for c in 0..4 {
         out[c] = match mode {
@@ -318,16 +310,16 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                 Val::Unorm16(((s + 128) >> 8) as u32)
             }
             _ => {
-                let terms: Vec<(f64, u32)> = t
-                    .iter()
-                    .zip(w)
-                    .map(|(v, &w)| match v[c] {
+                // At most 8 taps (a 3D footprint): on the stack, a sample must not allocate.
+                let mut terms = [(0.0f64, 0u32); 8];
+                for (slot, (v, &w)) in terms.iter_mut().zip(t.iter().zip(w)) {
+                    *slot = match v[c] {
                         Val::F(f) => (f, w),
                         Val::Nan(_) => (f64::NAN, w),
                         Val::U(_) | Val::Unorm16(_) => (0.0, w),
-                    })
-                    .collect();
-                let r = sum(&terms, prec);
+                    };
+                }
+                let r = sum(&terms[..t.len().min(8)], prec);
                 if r.is_nan() {
                     Val::Nan(prec.nan_bits())
                 } else {
@@ -394,14 +386,12 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
             let w = bilinear(a, b);
             let lo = [fetch(ix, iy, iz), fetch(ix + 1, iy, iz), fetch(ix, iy + 1, iz), fetch(ix + 1, iy + 1, iz)];
             let hi = [fetch(ix, iy, iz + 1), fetch(ix + 1, iy, iz + 1), fetch(ix, iy + 1, iz + 1), fetch(ix + 1, iy + 1, iz + 1)];
-            let mut t = Vec::with_capacity(8);
-            let mut ws = Vec::with_capacity(8);
+            let mut t = [lo[0]; 8];
+            let mut ws = [0u32; 8];
             for k in 0..4 {
                 let w1 = (w[k] * cc + 128) >> 8;
-                t.push(lo[k]);
-                ws.push(w[k] - w1);
-                t.push(hi[k]);
-                ws.push(w1);
+                (t[2 * k], ws[2 * k]) = (lo[k], w[k] - w1);
+                (t[2 * k + 1], ws[2 * k + 1]) = (hi[k], w1);
             }
             blend(&t, &ws, s.mode, s.prec)
         }
@@ -434,8 +424,8 @@ fn cube_face(d: [f32; 3]) -> (u64, f32, f32) {
 
 /// A texture fetch (`tex`, `tex.level`, `tex.grad`, `tld4`).
 fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], Fault> {
-    let lv = levels(res);
-    let l0 = &lv[0];
+    let n_levels = level_count(res);
+    let l0 = &level(res, 0);
     let int_read = desc.flags & READ_AS_INTEGER != 0 || !(l0.format.normalizable() || l0.format.is_float());
     let mode = if int_read {
         Mode::Int
@@ -499,7 +489,7 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         };
         return Ok([at(0, 1), at(1, 1), at(1, 0), at(0, 0)]);
     }
-    if lv.len() == 1 {
+    if n_levels == 1 {
         return Ok(to_words(sample_level(&s, l0, dims, coords, slice(l0), linear), mode));
     }
     // Mipmapped: the level of detail, biased and clamped; point or linear between levels.
@@ -515,16 +505,18 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         }
         _ => 0.0,
     };
-    let (k, m) = level_of_detail(lod, desc, lv.len());
+    let (k, m) = level_of_detail(lod, desc, n_levels);
     if desc.mip_filter != LINEAR {
-        let k = (k + (m >= 128) as usize).min(lv.len() - 1);
-        return Ok(to_words(sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear), mode));
+        let lk = level(res, (k + (m >= 128) as usize).min(n_levels - 1));
+        return Ok(to_words(sample_level(&s, &lk, dims, coords, slice(&lk), linear), mode));
     }
-    let a = sample_level(&s, &lv[k], dims, coords, slice(&lv[k]), linear);
-    if m == 0 || k + 1 >= lv.len() {
+    let lk = level(res, k);
+    let a = sample_level(&s, &lk, dims, coords, slice(&lk), linear);
+    if m == 0 || k + 1 >= n_levels {
         return Ok(to_words(a, mode));
     }
-    let b = sample_level(&s, &lv[k + 1], dims, coords, slice(&lv[k + 1]), linear);
+    let lk1 = level(res, k + 1);
+    let b = sample_level(&s, &lk1, dims, coords, slice(&lk1), linear);
     Ok(to_words(blend_with(&[a, b], &[256 - m.min(256), m.min(256)], mode, s.prec, filter::blend_levels), mode))
 }
 
@@ -578,7 +570,7 @@ fn layer_slice(req: &TexRequest, l: &Layout) -> u64 {
 
 /// `suld.b` / `sust.b`: byte x, rows, slices, with the boundary mode.
 fn surface(res: &Resource, req: &mut TexRequest) -> Result<(), Fault> {
-    let l = levels(res)[0];
+    let l = level(res, 0);
     let size = req.size.clamp(1, 16) as u64;
     let [x, y, z, layer] = req.icoord;
     if (x as i64).rem_euclid(size as i64) != 0 {
@@ -699,7 +691,7 @@ fn half_rz(f: f32) -> u16 {
 /// extents as `cuMipmappedArrayGetLevel` makes them, 0 for a level the resource does not
 /// have (negative, past the last, or any but 0 of a resource that is not mipmapped).
 fn query(res: &Resource, desc: Option<&TexDesc>, q: u32, level: i32) -> Result<u32, Fault> {
-    let lv = levels(res);
+    let l0 = self::level(res, 0);
     let (cubemap, layered) = match res {
         Resource::Array { array, .. } => (array.cubemap(), array.layered()),
         _ => (false, false),
@@ -710,7 +702,7 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32, level: i32) -> Result<u
         match res {
             Resource::Array { array, .. } => (k == 0).then(|| raw(array)),
             Resource::Mipmap { levels, .. } => levels.get(k).map(|a| raw(a)),
-            Resource::Linear { .. } => (k == 0).then(|| [lv[0].width as u32, 0, 0]),
+            Resource::Linear { .. } => (k == 0).then(|| [l0.width as u32, 0, 0]),
             Resource::Pitch2D { width, height, .. } => (k == 0).then_some([*width as u32, *height as u32, 0]),
         }
     };
@@ -718,7 +710,7 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32, level: i32) -> Result<u
         let e = usize::try_from(level).ok().and_then(extent).unwrap_or([0; 3]);
         return Ok(e[(q - tex::Q_LEVEL_WIDTH) as usize]);
     }
-    let l = &lv[0];
+    let l = &l0;
     let e = extent(0).unwrap_or([0; 3]);
     Ok(match q {
         tex::Q_WIDTH | tex::Q_HEIGHT | tex::Q_DEPTH => e[(q - tex::Q_WIDTH) as usize],
@@ -729,7 +721,7 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32, level: i32) -> Result<u
                 0
             }
         }
-        tex::Q_NUM_MIPMAP_LEVELS => lv.len() as u32,
+        tex::Q_NUM_MIPMAP_LEVELS => level_count(res) as u32,
         tex::Q_NUM_SAMPLES => 0,
         tex::Q_NORMALIZED_COORDS => desc.map(|d| (d.flags & NORMALIZED != 0) as u32).unwrap_or(0),
         tex::Q_FILTER_MODE => desc.map(|d| d.filter).unwrap_or(0),
