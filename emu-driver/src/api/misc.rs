@@ -32,7 +32,7 @@ pub fn get_export_table() -> CuResult {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         crate::log_warn!(
-            "cuGetExportTable: the CUDA runtime's private driver tables are not emulated; programs built on the runtime API (<<<>>>, cudaMalloc) are out of scope — use the driver API (cuModuleLoadData + cuLaunchKernel) as VMAF does"
+            "cuGetExportTable: the driver's private tables are not emulated. NVRTC asks for one and goes on without it (harmless); the CUDA runtime needs them: programs built on the runtime API (<<<>>>, cudaMalloc) are out of scope — use the driver API (cuModuleLoadData + cuLaunchKernel) as VMAF does"
         )
     });
     Err(CUDA_ERROR_NOT_SUPPORTED)
