@@ -275,24 +275,25 @@ preemptible_kernel!(now_and_then_run, now_and_then_body);
 
 #[test]
 fn blocks_that_wait_now_and_then_get_helpers_all_launch_long() {
-    // One worker: 40 blocks spin for a while, one after another, and each asks for a
-    // helper; with 8 resident blocks at most 7 helpers may be in the launch at once. A
-    // helper leaves once no block waits, so asking goes on all launch long: the limit
-    // once counted every helper ever asked for, so after 7 a spinner got none (on a
-    // loaded machine a forward chain of 4300 blocks used up 1024 and then hung, 702).
+    // One worker and 2 resident blocks: one helper may be in the launch at a time. 80
+    // blocks wait, one after another, for a block not started yet, and each needs a
+    // second worker to start it; a helper leaves when no block waits, and a later wait
+    // asks for one again (how many were asked depends on how far a helper runs ahead
+    // while a block waits: 2 to 80 here; the limit's bookkeeping is unit-tested in
+    // exec/parallel.rs).
     let k = kref("spin_now_and_then", now_and_then_run);
-    let grid = 2000u32;
+    let grid = 4000u32;
     let mut flags = vec![0u32; grid as usize];
     let p = params(&[addr(&mut flags), grid as u64]);
     let before = stats();
-    let o = ExecOptions { resident_blocks: 8, watchdog: Duration::from_secs(10), preempt: Duration::from_micros(100), ..opts(1) };
+    let o = ExecOptions { resident_blocks: 2, watchdog: Duration::from_secs(10), preempt: Duration::from_micros(100), ..opts(1) };
     let (o, took) = run_opts(&k, grid, 32, &p.ptrs, o);
     let s = stats();
     let helpers = s.spin_helpers - before.spin_helpers;
     eprintln!("{took:?}, helpers asked {helpers}");
     assert_eq!(o.result, Ok(()));
     assert!(flags.iter().all(|&f| f == 1));
-    assert!(helpers >= 14, "helpers asked over the launch: {helpers} (40 expected; 7 may run at once)");
+    assert!(helpers >= 1, "helpers asked over the launch: {helpers}");
 }
 
 #[test]

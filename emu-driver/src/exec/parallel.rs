@@ -168,7 +168,7 @@ fn summon(job: &Arc<Job>) -> Help {
     if !job.positions_left() {
         return Help::NothingLeft;
     }
-    if job.summoned.fetch_update(Relaxed, Relaxed, |n| (n < job.spin_limit).then_some(n + 1)).is_err() {
+    if !job.reserve_helper() {
         return Help::Full;
     }
     let p = pool();
@@ -236,6 +236,16 @@ impl Job {
         if std::mem::take(waits) {
             self.waiting.fetch_sub(1, Relaxed);
         }
+    }
+
+    /// A place for one more helper asked for, while fewer than the limit are in the job.
+    fn reserve_helper(&self) -> bool {
+        self.summoned.fetch_update(Relaxed, Relaxed, |n| (n < self.spin_limit).then_some(n + 1)).is_ok()
+    }
+
+    /// A helper asked for has left the job (or never joined it).
+    fn helper_left(&self) {
+        self.summoned.fetch_sub(1, Relaxed);
     }
 }
 
@@ -363,7 +373,7 @@ fn helper_loop() {
         };
         let r = if joined { work(&job, summoned) } else { None };
         if summoned {
-            job.summoned.fetch_sub(1, Relaxed);
+            job.helper_left();
         }
         if !joined {
             continue;
@@ -432,4 +442,62 @@ pub(crate) fn finish(job: &Arc<Job>, mine: Option<(WorkerResult, ExecStats)>, ke
     let upto = first.as_ref().map(|(p, _)| *p);
     let hazards = HazardLog::merge(all.into_iter().map(|r| r.log).collect(), upto);
     LaunchOutcome { result: first.map_or(Ok(()), |(_, f)| Err(f)), hazards }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use simtwin_abi::kernel::ThreadCtx;
+
+    unsafe extern "C" fn never_run(_: *const *mut c_void, _: *mut ThreadCtx, _: u32, _: u32) {
+        unreachable!("the bookkeeping tests run no kernel")
+    }
+    unsafe extern "C" fn no_slot() -> *mut *mut ThreadCtx {
+        std::ptr::null_mut()
+    }
+
+    fn job(total: u64, chunk: u64, resident: u32) -> Arc<Job> {
+        let k = KernelRef { name: "k".into(), run: never_run, ctx_slot: no_slot };
+        let cfg = LaunchConfig { grid: [total as u32, 1, 1], block: [32, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+        let opts = ExecOptions { workers: 1, resident_blocks: resident, ..ExecOptions::default() };
+        Job::new(&k, &cfg, &[], &opts, 0, total, chunk)
+    }
+
+    #[test]
+    fn the_helper_limit_counts_helpers_in_the_job_not_helpers_ever_asked_for() {
+        // 4 resident blocks, one worker: 3 helpers at once.
+        let j = job(100, 4, 4);
+        assert!(j.reserve_helper() && j.reserve_helper() && j.reserve_helper());
+        assert!(!j.reserve_helper(), "a fourth helper is one block more than the device holds");
+        j.helper_left();
+        assert!(j.reserve_helper(), "a helper left: another may be asked for");
+        assert!(!j.reserve_helper());
+    }
+
+    #[test]
+    fn a_helper_leaves_between_chunks_while_no_block_waits_but_never_leaves_a_chunk_handed_back() {
+        let j = job(100, 4, 8);
+        let (mut cur, mut end) = (0, 0);
+        // The launch's own worker never leaves while positions are left.
+        assert_eq!(j.next_position(&mut cur, &mut end, false), Some(0));
+        // A helper asked for: no block waits, so it takes no new chunk.
+        let (mut hc, mut he) = (0, 0);
+        assert_eq!(j.next_position(&mut hc, &mut he, true), None);
+        // The worker's block spins: its chunk's unstarted blocks go back and it waits
+        // (what `ask_help` does before it summons a helper).
+        j.hand_back(&mut cur, &mut end);
+        j.waiting.fetch_add(1, Relaxed);
+        let mut waits = true;
+        assert_eq!(j.next_position(&mut hc, &mut he, true), Some(1), "the handed-back chunk first");
+        // The waiting block ends; the helper finishes its chunk, then leaves.
+        j.block_ended(&mut waits);
+        assert_eq!(j.waiting.load(Relaxed), 0);
+        assert_eq!((j.next_position(&mut hc, &mut he, true), j.next_position(&mut hc, &mut he, true)), (Some(2), Some(3)));
+        assert_eq!(j.next_position(&mut hc, &mut he, true), None);
+        // A chunk handed back while no block waits is still taken.
+        let (mut c2, mut e2) = (0, 0);
+        assert_eq!(j.next_position(&mut c2, &mut e2, false), Some(4));
+        j.hand_back(&mut c2, &mut e2);
+        assert_eq!(j.next_position(&mut hc, &mut he, true), Some(5));
+    }
 }

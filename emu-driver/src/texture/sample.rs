@@ -83,11 +83,29 @@ fn level(res: &Resource, k: usize) -> Layout {
         Resource::Linear { ptr, format, channels, bytes } => {
             let f = Format::from_cu(*format).unwrap_or(Format::U8);
             let elem = f.bytes() as u64 * *channels as u64;
-            Layout { base: *ptr, width: bytes / elem.max(1), height: 1, depth: 1, pitch: *bytes, slice: *bytes, format: f, channels: *channels }
+            Layout {
+                base: *ptr,
+                width: bytes / elem.max(1),
+                height: 1,
+                depth: 1,
+                pitch: *bytes,
+                slice: *bytes,
+                format: f,
+                channels: *channels,
+            }
         }
         Resource::Pitch2D { ptr, format, channels, width, height, pitch } => {
             let f = Format::from_cu(*format).unwrap_or(Format::U8);
-            Layout { base: *ptr, width: *width, height: *height, depth: 1, pitch: *pitch, slice: pitch * height, format: f, channels: *channels }
+            Layout {
+                base: *ptr,
+                width: *width,
+                height: *height,
+                depth: 1,
+                pitch: *pitch,
+                slice: pitch * height,
+                format: f,
+                channels: *channels,
+            }
         }
     }
 }
@@ -331,6 +349,20 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
     out
 }
 
+/// The weights of texels (i0,j0), (i1,j0), (i0,j1), (i1,j1) of a plane of total weight
+/// `wz` (256 for a 2D footprint; a 3D footprint's z-planes get 256 - c and c) for 8-bit
+/// fractions `a` and `b` (0..=256), as the H200 splits it (texf_3d_weights, each of 8
+/// texels hot in turn: 4096 of 4096 weights): x1 = round(wz * a), x0 = wz - x1; column
+/// x0 rounds its y0 weight, column x1 its y1 weight, the other takes the rest (rounding
+/// halves up, every weight a multiple of 1/256). With wz = 256 this is `bilinear`.
+fn plane_weights(wz: u32, a: u32, b: u32) -> [u32; 4] {
+    let x1 = (wz * a + 128) >> 8;
+    let x0 = wz - x1;
+    let w00 = (x0 * (256 - b) + 128) >> 8;
+    let w11 = (x1 * b + 128) >> 8;
+    [w00, x1 - w11, x0 - w00, w11]
+}
+
 /// The 8-bit bilinear weights of texels (i0,j0), (i1,j0), (i0,j1), (i1,j1) for 8-bit
 /// fractions `a` and `b` (0..=256); they sum to 256. w11 is added before a and b are taken
 /// away: 256 - a - b alone goes below zero once a + b > 256.
@@ -339,9 +371,17 @@ fn bilinear(a: u32, b: u32) -> [u32; 4] {
     [256 + w11 - a - b, a - w11, b - w11, w11]
 }
 
-/// Samples one level at texel-space-or-normalized coordinates (dims 1..3), slice base
-/// `slice` for layered/cube faces.
-fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, linear: bool) -> [Val; 4] {
+/// The texels a fetch reads in one level: the point sample's texel (`t[0]`), or the
+/// linear footprint, x fastest, then y, then z (2, 4 or 8 texels), with the 8-bit
+/// fractions along each axis.
+struct Footprint {
+    t: [[Val; 4]; 8],
+    f: [u32; 3],
+}
+
+/// The footprint of a fetch in one level at texel-space-or-normalized coordinates (dims
+/// 1..3), slice base `slice` for layered/cube faces.
+fn footprint(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, linear: bool) -> Footprint {
     let norm = s.desc.flags & NORMALIZED != 0;
     let n = [l.width, l.height, if dims == 3 { l.depth } else { 1 }];
     // Wrap and mirror need normalized coordinates; with unnormalized ones the device
@@ -358,6 +398,18 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
     for k in 0..dims {
         idx[k] = axis(c[k], n[k], norm, linear);
         idx[k].0 += s.off[k];
+        // Clamping clamps the footprint, not each texel: one that reaches past an edge
+        // moves inside with fraction 0. (The value of one level's filter is the same
+        // either way; the weights of a 3D or trilinear footprint are not: H200,
+        // texf_mip_blend_u8, 4096 of 4096 only so.)
+        if linear && mode(k) == CLAMP {
+            let (i, f) = &mut idx[k];
+            if *i < 0 {
+                (*i, *f) = (0, 0);
+            } else if *i >= n[k] as i64 - 1 {
+                (*i, *f) = (n[k] as i64 - 1, 0);
+            }
+        }
     }
     let fetch = |ix: i64, iy: i64, iz: i64| -> [Val; 4] {
         let x = address(ix, n[0], mode(0));
@@ -368,32 +420,30 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
             _ => s.border(l),
         }
     };
-    let (ix, a) = idx[0];
-    let (iy, b) = idx[1];
-    let (iz, cc) = idx[2];
+    let [(ix, a), (iy, b), (iz, cc)] = idx;
+    let mut t = [[Val::U(0); 4]; 8];
+    let taps = if linear { 1 << dims } else { 1 };
+    for (k, slot) in t.iter_mut().enumerate().take(taps) {
+        *slot = fetch(ix + (k & 1) as i64, iy + (k >> 1 & 1) as i64, iz + (k >> 2) as i64);
+    }
+    Footprint { t, f: [a, b, cc] }
+}
+
+/// Samples one level at texel-space-or-normalized coordinates (dims 1..3), slice base
+/// `slice` for layered/cube faces.
+fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, linear: bool) -> [Val; 4] {
+    let Footprint { t, f: [a, b, cc] } = footprint(s, l, dims, c, slice, linear);
     if !linear {
-        return fetch(ix, iy, iz);
+        return t[0];
     }
     match dims {
-        1 => blend(&[fetch(ix, 0, 0), fetch(ix + 1, 0, 0)], &[256 - a, a], s.mode, s.prec),
-        2 => blend(
-            &[fetch(ix, iy, 0), fetch(ix + 1, iy, 0), fetch(ix, iy + 1, 0), fetch(ix + 1, iy + 1, 0)],
-            &bilinear(a, b),
-            s.mode,
-            s.prec,
-        ),
+        1 => blend(&t[..2], &[256 - a, a], s.mode, s.prec),
+        2 => blend(&t[..4], &bilinear(a, b), s.mode, s.prec),
         _ => {
-            let w = bilinear(a, b);
-            let lo = [fetch(ix, iy, iz), fetch(ix + 1, iy, iz), fetch(ix, iy + 1, iz), fetch(ix + 1, iy + 1, iz)];
-            let hi = [fetch(ix, iy, iz + 1), fetch(ix + 1, iy, iz + 1), fetch(ix, iy + 1, iz + 1), fetch(ix + 1, iy + 1, iz + 1)];
-            let mut t = [lo[0]; 8];
-            let mut ws = [0u32; 8];
-            for k in 0..4 {
-                let w1 = (w[k] * cc + 128) >> 8;
-                (t[2 * k], ws[2 * k]) = (lo[k], w[k] - w1);
-                (t[2 * k + 1], ws[2 * k + 1]) = (hi[k], w1);
-            }
-            blend(&t, &ws, s.mode, s.prec)
+            let (lo, hi) = (plane_weights(256 - cc, a, b), plane_weights(cc, a, b));
+            // One partial sum per z-plane, as trilinear filtering sums each level
+            // (texf_cube3d_f32: 4094 of 4096 equal; one sum of all 8: 3646).
+            blend_with(&t, &[lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]], s.mode, s.prec, filter::trilinear_sum)
         }
     }
 }
@@ -438,7 +488,9 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
     } else {
         Mode::Float
     };
-    let prec = if l0.format == Format::Half { Precision::Half } else { Precision::Single };
+    // sRGB results keep half precision (every H200 result has 11 significant bits).
+    let prec =
+        if l0.format == Format::Half || (desc.flags & SRGB != 0 && l0.format == Format::U8) { Precision::Half } else { Precision::Single };
     let off = [req.offset[0] as i64, req.offset[1] as i64, req.offset[2] as i64];
     let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0, prec, off };
     // Element-type reads of 8/16-bit unsigned texels are filtered too when the descriptor
@@ -511,11 +563,26 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         return Ok(to_words(sample_level(&s, &lk, dims, coords, slice(&lk), linear), mode));
     }
     let lk = level(res, k);
-    let a = sample_level(&s, &lk, dims, coords, slice(&lk), linear);
     if m == 0 || k + 1 >= n_levels {
-        return Ok(to_words(a, mode));
+        return Ok(to_words(sample_level(&s, &lk, dims, coords, slice(&lk), linear), mode));
     }
     let lk1 = level(res, k + 1);
+    if linear && dims == 2 {
+        // Trilinear: one filter of both levels' footprints, the mip weight split as a
+        // 3D footprint's z weight is, each plane by its own level's fractions, one
+        // partial sum per level (H200, texf_mip_blend_*: 8-bit 4096 of 4096, float
+        // 4093, half 4089; each level filtered alone and then blended, as before:
+        // about 370, 350 and 750).
+        let f0 = footprint(&s, &lk, 2, coords, slice(&lk), true);
+        let f1 = footprint(&s, &lk1, 2, coords, slice(&lk1), true);
+        let (w0, w1) = (plane_weights(256 - m, f0.f[0], f0.f[1]), plane_weights(m, f1.f[0], f1.f[1]));
+        let t = [f0.t[0], f0.t[1], f0.t[2], f0.t[3], f1.t[0], f1.t[1], f1.t[2], f1.t[3]];
+        let w = [w0[0], w0[1], w0[2], w0[3], w1[0], w1[1], w1[2], w1[3]];
+        return Ok(to_words(blend_with(&t, &w, mode, s.prec, filter::trilinear_sum), mode));
+    }
+    // Point sampling inside the levels (or a 3D mipmap, not measured): each level's
+    // sample, then the blend of the two.
+    let a = sample_level(&s, &lk, dims, coords, slice(&lk), linear);
     let b = sample_level(&s, &lk1, dims, coords, slice(&lk1), linear);
     Ok(to_words(blend_with(&[a, b], &[256 - m.min(256), m.min(256)], mode, s.prec, filter::blend_levels), mode))
 }
@@ -702,7 +769,7 @@ fn query(res: &Resource, desc: Option<&TexDesc>, q: u32, level: i32) -> Result<u
         match res {
             Resource::Array { array, .. } => (k == 0).then(|| raw(array)),
             Resource::Mipmap { levels, .. } => levels.get(k).map(|a| raw(a)),
-            Resource::Linear { .. } => (k == 0).then(|| [l0.width as u32, 0, 0]),
+            Resource::Linear { .. } => (k == 0).then_some([l0.width as u32, 0, 0]),
             Resource::Pitch2D { width, height, .. } => (k == 0).then_some([*width as u32, *height as u32, 0]),
         }
     };
@@ -800,6 +867,14 @@ mod tests {
             }
         }
         assert_eq!(bilinear(255, 255), [0, 1, 1, 254]);
+        for a in 0..=256 {
+            for b in 0..=256 {
+                assert_eq!(plane_weights(256, a, b), bilinear(a, b), "a={a} b={b}");
+            }
+        }
+        // A 3D footprint: planes of 256 - c and c (H200, texf_3d_weights: x = 3/256,
+        // y = 25/256, z = 112/256 gives 128, 2, 14, 0 and 100, 1, 11, 0).
+        assert_eq!((plane_weights(144, 3, 25), plane_weights(112, 3, 25)), ([128, 2, 14, 0], [100, 1, 11, 0]));
         assert_eq!(bilinear(128, 0), [128, 128, 0, 0]);
     }
 
