@@ -381,6 +381,37 @@ fn f_mip_blend_zeroing(cx: &mut Cx, fmt: u32, zero: Option<u32>, filter: u32) ->
     Ok(())
 }
 
+/// Checks of the trilinear and 3D model on what it was not fitted to (fit 10): 8-bit
+/// u8x4 texels (integer arithmetic: only the weights and footprints decide), random
+/// coordinates reaching a quarter texture past every edge, under address mode `mode`:
+/// a 16x16 mipmap with a linear mip filter read with tex2DLod (`three` false), or an
+/// 8x8x8 array read with tex3D.
+fn f_footprints(cx: &mut Cx, mode: u32, three: bool) -> Result<(), String> {
+    cx.primary()?;
+    let mut r = Rng::new(90 + mode as u64 + 8 * three as u64);
+    let mut td = tdesc([mode; 3], LINEAR, NORMALIZED);
+    td.mipmap_filter_mode = LINEAR;
+    td.max_mipmap_level_clamp = 100.0;
+    td.border_color = [0.25, 0.5, 0.75, 1.0];
+    let coord = |r: &mut Rng| (r.below(1536) as f32 - 256.0) / 1024.0;
+    let (t, q, op) = if three {
+        let bytes: Vec<u8> = (0..8 * 8 * 8 * 4).map(|_| r.next() as u8).collect();
+        let a = cx.array3d(8, 8, 8, U8, 4, 0)?;
+        cx.fill(a, &bytes, 8 * 4, 8, 8)?;
+        let t = cx.tex(&res_array(a), &td)?;
+        let q: Vec<[f32; 4]> = (0..4096).map(|_| [coord(&mut r), coord(&mut r), coord(&mut r), 0.0]).collect();
+        (t, q, TP_3D)
+    } else {
+        let mut r2 = Rng::new(190 + mode as u64);
+        let t = mip_tex(cx, (16, 16, 5), U8, 4, &td, &mut |_, _| (0..4).map(|_| r2.next() as u8).collect())?;
+        let q: Vec<[f32; 4]> = (0..4096).map(|_| [coord(&mut r), coord(&mut r), 0.0, r.below(4 * 256) as f32 / 256.0]).collect();
+        (t, q, TP_2D_LOD)
+    };
+    let res = cx.probe(t, op, &q, None)?;
+    cx.components(&res);
+    Ok(())
+}
+
 /// The blend between two mip levels alone: each level holds one value (so each level's
 /// bilinear result is that value exactly), and tex2DLod reads lod k + j/256 for every
 /// level pair k and every 8-bit fraction j, then fractions between the 1/256 steps: what
@@ -1170,4 +1201,8 @@ pub(super) fn cases(add: &mut dyn FnMut(String, Run)) {
     add("texf_mip_lodbits".into(), Box::new(|cx| f_mip_lodbits(cx, false)));
     add("texf_mip_lodbits_negbias".into(), Box::new(|cx| f_mip_lodbits(cx, true)));
     add("texf_3d_weights".into(), Box::new(f_3d_weights));
+    for (n, mode) in [("clamp", CLAMP), ("wrap", WRAP), ("mirror", MIRROR), ("border", BORDER)] {
+        add(format!("texf_trilinear_{n}_u8"), Box::new(move |cx| f_footprints(cx, mode, false)));
+        add(format!("texf_3d_{n}_u8"), Box::new(move |cx| f_footprints(cx, mode, true)));
+    }
 }
