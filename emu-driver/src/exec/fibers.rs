@@ -123,6 +123,10 @@ pub(crate) struct Fiber {
     /// offset).
     stack_top: usize,
     stack: DefaultStack,
+    /// The thread of this fiber's range that last called `yield_now`, and where (None
+    /// since the range was assigned): a timed-out spinner the watchdog finds between two
+    /// yields is reported at its yield site.
+    pub last_yield: Option<(u32, abi::Site)>,
 }
 
 impl Fiber {
@@ -315,6 +319,7 @@ impl FiberPool {
         f.run = Some(run);
         f.params = params;
         f.home = home;
+        f.last_yield = None;
         let c = &mut f.ctx;
         c.block_idx = fields.block_idx;
         c.block_dim = fields.block_dim;
@@ -353,6 +358,7 @@ impl FiberPool {
                 stack_limit: stack.limit().get(),
                 stack_top: top,
                 stack,
+                last_yield: None,
             });
         }
         self.len += 1;

@@ -39,7 +39,6 @@ use super::warp_ops;
 use super::watchdog::{self, WatchState};
 use crate::abi::{self, RunFn, ThreadCtx};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -133,9 +132,6 @@ pub(crate) struct Worker {
     spin_mark: (u32, u64),
     /// Help was asked for the running block.
     helped: bool,
-    /// Where each thread of the running block that called `yield_now` last yielded: a
-    /// timed-out spinner found between two yields is reported at its yield site.
-    yield_sites: HashMap<u32, abi::Site>,
     /// The running block's turn to resume its spinning threads (`turns`): taken when it
     /// still only spins after help came, given on at its next round or its end.
     turn: Option<turns::Turn>,
@@ -232,7 +228,6 @@ impl Worker {
             checks: None,
             positions: None,
             spin_mark: (0, 0),
-            yield_sites: HashMap::new(),
             helped: false,
             turn: None,
         }
@@ -332,7 +327,6 @@ impl Worker {
             self.stats.blocks += 1;
             self.spin_mark = (n, self.block.threads.completed.total());
             self.helped = false;
-            self.yield_sites.clear();
             if let Some(w) = &self.watch {
                 w.set_spinning(false);
                 w.block_started();
@@ -561,7 +555,7 @@ impl Worker {
         if self.block.threads.stop {
             return Arrival::Stop;
         }
-        self.yield_sites.insert(tid, site);
+        self.fibers.get_mut(fi).last_yield = Some((tid, site));
         self.block.yield_thread(tid, fi, site, &mut self.log);
         self.settle(Arrival::Wait, tid)
     }
@@ -774,12 +768,13 @@ impl Worker {
         }
         // A thread that spins through `yield_now` is reported at its yield site, though
         // the watchdog found it between two yields.
-        let running = match running {
-            Some((t, _)) if interrupted.is_some() && self.yield_sites.contains_key(&t) => {
-                self.block.threads.queues.yielded.push((t, self.yield_sites[&t]));
+        let yielded_at = interrupted.and_then(|fi| self.fibers.get(fi).last_yield);
+        let running = match (running, yielded_at) {
+            (Some((t, _)), Some((y, site))) if y == t => {
+                self.block.threads.queues.yielded.push((t, site));
                 None
             }
-            r => r,
+            (r, _) => r,
         };
         let places = deadlock::survey(&self.block, running);
         LaunchFailure {
