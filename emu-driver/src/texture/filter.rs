@@ -93,9 +93,11 @@ pub fn blend_levels(terms: &[(f64, u32)], p: Precision) -> f64 {
     sum(terms, p, true, terms.len())
 }
 
-/// `weighted_sum` (`exact` false: terms aligned to the largest with [`GUARD`] bits) or
-/// `blend_levels` (`exact`: aligned to the lowest bit of any term, at most 90 bits below
-/// the largest: 24-bit significands times 9-bit weights stay within an i128).
+/// `weighted_sum` and `trilinear_sum` (`exact` false: the terms before `split` and those
+/// from it on each aligned to their own largest with [`GUARD`] bits; one group when
+/// `split` is the length) or `blend_levels` (`exact`: aligned to the lowest bit of any
+/// term). Never more than 90 bits below the largest: 24-bit significands times 9-bit
+/// weights stay within an i128.
 fn sum(terms: &[(f64, u32)], p: Precision, exact: bool, split: usize) -> f64 {
     assert!(terms.len() <= MAX_TERMS, "a filter of {} texels", terms.len());
     // One pass over the terms, into the stack (this runs per texel fetch): each live

@@ -364,11 +364,11 @@ fn plane_weights(wz: u32, a: u32, b: u32) -> [u32; 4] {
 }
 
 /// The 8-bit bilinear weights of texels (i0,j0), (i1,j0), (i0,j1), (i1,j1) for 8-bit
-/// fractions `a` and `b` (0..=256); they sum to 256. w11 is added before a and b are taken
-/// away: 256 - a - b alone goes below zero once a + b > 256.
+/// fractions `a` and `b` (0..=256): the plane of a 2D footprint, 256 in all. In closed
+/// form (tested): `w11 = (a*b + 128) >> 8`, `w10 = a - w11`, `w01 = b - w11`,
+/// `w00 = 256 + w11 - a - b`.
 fn bilinear(a: u32, b: u32) -> [u32; 4] {
-    let w11 = (a * b + 128) >> 8;
-    [256 + w11 - a - b, a - w11, b - w11, w11]
+    plane_weights(256, a, b)
 }
 
 /// The texels a fetch reads in one level: the point sample's texel (`t[0]`), or the
@@ -869,7 +869,8 @@ mod tests {
         assert_eq!(bilinear(255, 255), [0, 1, 1, 254]);
         for a in 0..=256 {
             for b in 0..=256 {
-                assert_eq!(plane_weights(256, a, b), bilinear(a, b), "a={a} b={b}");
+                let w11 = (a * b + 128) >> 8;
+                assert_eq!(bilinear(a, b), [256 + w11 - a - b, a - w11, b - w11, w11], "a={a} b={b}: the H200's 2D weights");
             }
         }
         // A 3D footprint: planes of 256 - c and c (H200, texf_3d_weights: x = 3/256,
