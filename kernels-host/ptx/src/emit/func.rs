@@ -103,6 +103,8 @@ pub(crate) struct FnEmitter<'a> {
     pub sfu: Vec<String>,
     /// The function contains `exit`.
     pub uses_exit: bool,
+    /// An entry always inlined into its runner (a barrier-free kernel, `emit`'s `inlined`).
+    pub inline_entry: bool,
     pub tmp: usize,
     /// Node being emitted.
     pub node: usize,
@@ -131,6 +133,7 @@ impl<'a> FnEmitter<'a> {
             out: String::new(),
             sfu: Vec::new(),
             uses_exit: false,
+            inline_entry: false,
             tmp: 0,
             node: 0,
             sites: HashMap::new(),
@@ -257,16 +260,16 @@ impl<'a> FnEmitter<'a> {
         let c = comp.unwrap_or("x");
         let v = match base {
             "%tid" => format!("T.ctx->thread_idx.{c}"),
-            "%ntid" => format!("T.ctx->block_dim.{c}"),
-            "%ctaid" | "%clusterid" => format!("T.ctx->block_idx.{c}"),
-            "%nctaid" | "%nclusterid" => format!("T.ctx->grid_dim.{c}"),
+            "%ntid" => format!("T.bdim.{c}"),
+            "%ctaid" | "%clusterid" => format!("T.bidx.{c}"),
+            "%nctaid" | "%nclusterid" => format!("T.gdim.{c}"),
             "%cluster_ctaid" | "%cluster_ctarank" | "%is_explicit_cluster" => "0u".into(),
             "%cluster_nctaid" | "%cluster_nctarank" => "1u".into(),
             "%laneid" => "(T.ctx->linear_tid & 31u)".into(),
             "%warpid" => "(T.ctx->linear_tid >> 5)".into(),
             "%nwarpid" => "64u".into(),
             "%smid" => format!(
-                "(uint32_t)(((uint64_t)T.ctx->block_idx.x + (uint64_t)T.ctx->grid_dim.x * ((uint64_t)T.ctx->block_idx.y + (uint64_t)T.ctx->grid_dim.y * T.ctx->block_idx.z)) % {}u)",
+                "(uint32_t)(((uint64_t)T.bidx.x + (uint64_t)T.gdim.x * ((uint64_t)T.bidx.y + (uint64_t)T.gdim.y * T.bidx.z)) % {}u)",
                 self.opts.sm_count
             ),
             "%nsmid" => format!("{}u", self.opts.sm_count),
@@ -499,7 +502,8 @@ impl<'a> FnEmitter<'a> {
         // Prologue: registers, frame variables, register parameters.
         let mut pro = String::new();
         let sig = if self.is_entry() {
-            format!("void K{}(Thread &T, const uint8_t *P0)", self.fi)
+            let inline = if self.inline_entry { "static inline __attribute__((always_inline)) " } else { "" };
+            format!("{inline}void K{}(Thread &T, const uint8_t *P0)", self.fi)
         } else {
             format!("void F{}(Thread &T, uint8_t *const *P)", self.fi)
         };

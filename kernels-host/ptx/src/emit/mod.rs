@@ -14,9 +14,10 @@ mod texture;
 use crate::ast::{FloatLit, Init, Space};
 use crate::contract::Fusions;
 use crate::layout::Layout;
-use crate::resolve::Module;
+use crate::resolve::{Module, Node, Op};
 use crate::uniform::{Path, Plan};
 use crate::{Error, GlobalInfo, KernelInfo, Options, Translation};
+use std::collections::HashSet;
 use std::fmt::Write;
 
 /// The C++ identifier of a PTX name: `%`, `$`, `.` and `_` escaped so that distinct PTX
@@ -211,10 +212,20 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         }
         out.push_str("};\n");
     }
+    // Barrier-free kernels whose address no instruction takes: the body goes into its
+    // runner's unit, always inlined into the runner's loop over the threads (no call per
+    // thread; the block's values and the parameters stay in registers across threads).
+    let inlined: HashSet<usize> = layout
+        .kernels
+        .iter()
+        .zip(plans)
+        .filter(|(kl, plan)| plan.path == Path::Plain && !address_taken(m, kl.func))
+        .map(|(kl, _)| kl.func)
+        .collect();
     // Forward declarations (every unit has them).
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.entry {
-            if f.decl.body.is_some() {
+            if f.decl.body.is_some() && !inlined.contains(&fi) {
                 let _ = writeln!(decls, "void K{fi}(Thread &T, const uint8_t *P0);");
             }
         } else if f.decl.body.is_some() {
@@ -225,16 +236,22 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut sfu_by_func: Vec<Vec<String>> = vec![Vec::new(); m.funcs.len()];
     let mut exits_in_funcs = false;
     let mut bodies: Vec<String> = Vec::new();
+    let mut inline_bodies = String::new();
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.body.is_none() {
             continue;
         }
         let kernel_layout = layout.kernels.iter().position(|k| k.func == fi);
         let mut e = func::FnEmitter::new(m, fi, kernel_layout.map(|k| &layout.kernels[k]), &fused[fi], opts);
+        e.inline_entry = inlined.contains(&fi);
         e.body()?;
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
         sfu_by_func[fi] = e.sfu.clone();
-        bodies.push(e.out);
+        if e.inline_entry {
+            inline_bodies.push_str(&e.out);
+        } else {
+            bodies.push(e.out);
+        }
     }
     // The loop-path variants of the kernels that take it (`uniform`), their frames
     // declared in every unit; each in the unit of its runner, which inlines it (one
@@ -301,6 +318,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             notes,
         });
     }
+    out.push_str(&inline_bodies);
     out.push_str(&loop_bodies);
     // Runners.
     let mut kernels = Vec::new();
@@ -317,7 +335,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let _ = writeln!(out, "  ::__simtwin::tls_ctx = ctx;");
         let _ = writeln!(
             out,
-            "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0}};",
+            "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
             dyn = kl.dyn_offset
         );
         let body =
@@ -358,7 +376,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             let _ = writeln!(out, "  ::__simtwin::tls_ctx = ctx;");
             let _ = writeln!(
                 out,
-                "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0}};",
+                "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
                 dyn = kl.dyn_offset
             );
             if plans[k].probe {
@@ -480,6 +498,15 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         ));
     }
     Ok(Translation { units: split_units(&head, &decls, bodies, out, opts.units), kernels, globals, notes })
+}
+
+/// Whether an instruction of the module takes the address of function `fi` (anything
+/// but a direct call).
+fn address_taken(m: &Module, fi: usize) -> bool {
+    m.funcs.iter().flat_map(|f| &f.body).any(|node| match node {
+        Node::Instr(i) => i.src.op != "call" && i.args.iter().any(|a| *a == Op::Func(fi)),
+        Node::Label(_) => false,
+    })
 }
 
 /// Units: bodies spread by size over as many units as asked (0: a unit per ~160 KB of

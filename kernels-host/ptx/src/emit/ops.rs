@@ -3,7 +3,7 @@
 
 use super::func::{ctype, utype, FnEmitter};
 use crate::ast::{Space, Ty};
-use crate::resolve::{Instr, Op, VarRef};
+use crate::resolve::{AddrBase, Instr, Op, VarRef};
 use crate::Error;
 use std::fmt::Write;
 
@@ -498,6 +498,21 @@ impl FnEmitter<'_> {
         let f = if volatile && space != Some(Space::Param) { "vload" } else { "load" };
         let ct = ctype(t);
         let d = self.arg(i, 0)?.clone();
+        if let Some(off) = self.own_param_offset(self.arg(i, 1)?, space, t.size() * n as u32) {
+            // The kernel's own parameter at a fixed, aligned offset: read from the buffer
+            // itself, not through an address made from it, so the buffer's address never
+            // escapes and the compiler keeps the value in a register across the threads.
+            if n == 1 {
+                return self.set(&d, t, &format!("pload<{ct}>(P0, {off})"));
+            }
+            let Op::Vector(parts) = d else { return Err(self.unsupported("vector load into a non-vector")) };
+            let mut s = String::new();
+            for (k, p) in parts.iter().enumerate() {
+                s.push_str(&self.set(p, t, &format!("pload<{ct}>(P0, {})", off + k as u64 * t.size() as u64))?);
+                s.push(' ');
+            }
+            return Ok(s);
+        }
         if n == 1 {
             let e = format!("{f}<{ct}>({a})");
             return self.set(&d, t, &e);
@@ -518,6 +533,19 @@ impl FnEmitter<'_> {
             s.push(' ');
         }
         Ok(s)
+    }
+
+    /// The byte offset in the kernel's parameter buffer that `ld.param` operand `op`
+    /// names, when it is the kernel's own parameter plus a literal offset, aligned for an
+    /// access of `bytes` bytes (a misaligned one keeps the checked load and its trap).
+    fn own_param_offset(&self, op: &Op, space: Option<Space>, bytes: u32) -> Option<u64> {
+        let (Op::Addr(AddrBase::Var(VarRef::Param(p)), off), Some(Space::Param), true) = (op, space, self.is_entry()) else {
+            return None;
+        };
+        let (size, base) = *self.kl?.params.get(*p)?;
+        let at = base.checked_add_signed(*off)?;
+        let bytes = bytes as u64;
+        (*off >= 0 && (*off as u64).checked_add(bytes)? <= size && at % bytes.next_power_of_two().min(16) == 0).then_some(at)
     }
 
     fn store(&mut self, i: &Instr) -> Result<String, Error> {
