@@ -56,6 +56,13 @@ fn ptx_mode_regressions_from_real_programs() {
         .unwrap();
     assert!(o.status.success(), "runner failed:\n{}", String::from_utf8_lossy(&o.stderr));
     let outs = records(&std::fs::read(&out).unwrap(), true, 16);
+    // The same runner on the H200 (reports/reference/h200/ptx-regress/): every case's
+    // outputs byte for byte.
+    let h200 =
+        zstd::decode_all(&std::fs::read(root().join("reports/reference/h200/ptx-regress/h200-regress.bin.zst")).unwrap()[..]).unwrap();
+    for (name, want) in records(&h200, true, 16) {
+        assert!(outs.get(&name) == Some(&want), "case {name}: PTX mode's outputs differ from the H200's");
+    }
     let ins = records(&std::fs::read(&inputs).unwrap(), false, 32);
     let listed =
         std::fs::read_to_string(src.join("cases.txt")).unwrap().lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).count();
@@ -183,6 +190,25 @@ fn ptx_mode_regressions_from_real_programs() {
             }
         }
         assert!(telling >= 10, "only {telling} inputs tell fused from unfused");
+        checked += 1;
+    }
+    // f32 results are the device's canonical NaN (0x7fffffff) wherever they reach memory,
+    // whatever NaN came in, also where the intermediate results of the chain were not
+    // canonicalised (`nan_blind`); compared bit for bit.
+    if let (Some((_, o8)), Some((_, i8))) = (outs.get("nan_payload_chains"), ins.get("nan_payload_chains")) {
+        let dev = |x: f32| if x.is_nan() { 0x7fff_ffffu32 } else { x.to_bits() };
+        let mut payloads = 0;
+        for (t, (o, i)) in o8.iter().zip(i8).enumerate() {
+            let (a, b) = (f32_at(i, 0), f32_at(i, 8));
+            let s = a + b;
+            let want = [dev((s * b).mul_add(a, 1.0)), dev(a - b), u32::from(!(a * b <= 0.0)), dev(s - s)];
+            let got: Vec<u32> = (0..4).map(|k| u32::from_le_bytes(o[4 * k..4 * k + 4].try_into().unwrap())).collect();
+            assert_eq!(got, want, "nan_payload_chains thread {t}: a={:#010x} b={:#010x}", a.to_bits(), b.to_bits());
+            if [a, b].iter().any(|x| x.is_nan() && x.to_bits() != 0x7fff_ffff) {
+                payloads += 1;
+            }
+        }
+        assert!(payloads >= 4, "only {payloads} inputs carry a NaN payload the device does not write");
         checked += 1;
     }
     // At CU_JIT_OPTIMIZATION_LEVEL 0 ptxas contracts nothing (reports/ptxas-contraction

@@ -64,6 +64,10 @@ struct Thread {
     const uint32_t *soff;
     uint64_t smem_size;
     uint32_t cc; /* the carry flag of add.cc / addc / sub.cc / subc / mad.cc */
+    /* The block's %ctaid, %ntid, %nctaid, copied from ctx when the runner starts (fixed
+       for a runner's call): read from here, the compiler may keep them in registers
+       across the threads of a loop, where a store of the kernel could alias *ctx. */
+    simtwin_dim3_t bidx, bdim, gdim;
 };
 
 /* ---- bits ------------------------------------------------------------------------ */
@@ -138,6 +142,14 @@ template <class T> PTX_INLINE T load(uint64_t a) {
 template <class T> PTX_INLINE void store(uint64_t a, T v) {
     align_of<T>(a);
     memcpy((void *)(uintptr_t)a, &v, sizeof v);
+}
+/* ld.param of the kernel's own parameter buffer at a fixed aligned offset (simtwin-ptx
+   `own_param_offset`): read from the buffer, not through an integer address, so that the
+   buffer never escapes and the value stays loop-invariant across a runner's threads. */
+template <class T> PTX_INLINE T pload(const uint8_t *p, uint64_t off) {
+    T v;
+    memcpy(&v, p + off, sizeof v);
+    return v;
 }
 template <class T> PTX_INLINE T vload(uint64_t a) {
     align_of<T>(a);
@@ -530,7 +542,10 @@ PTX_COLD static bool tiny_before_rounding(int op, float a, float b, float c) {
     default: return false;
     }
 }
-template <class F> PTX_INLINE F farith(int op, int rm, bool z, bool s, F a, F b, F c) {
+/* C: canonicalise an f32 NaN result. simtwin-ptx passes false where every use of the
+   result is an f32 add/sub/mul/fma or setp (`nan_blind`): those give the canonical NaN
+   (or an unordered compare) for any NaN operand, so its payload is never seen. */
+template <class F, bool C = true> PTX_INLINE F farith(int op, int rm, bool z, bool s, F a, F b, F c) {
     if constexpr (sizeof(F) == 8) {
         /* f64: an input NaN propagates (quieted); see canon above. */
         bool na = a != a, nb = b != b, nc = op == OP_FMA && c != c;
@@ -553,7 +568,7 @@ template <class F> PTX_INLINE F farith(int op, int rm, bool z, bool s, F a, F b,
             if (__builtin_expect(fabsf(r) == 0x1p-126f, 0) && tiny_before_rounding(op, a, b, c)) r = bc<float>(bc<uint32_t>(r) & 0x80000000u);
         }
         if (s) r = sat(r);
-        return canon(r);
+        return C ? canon(r) : r;
     }
 }
 /* The multiply a fused add takes from div.approx/full.f32: ptxas expands the division
@@ -1148,7 +1163,7 @@ template <class T> PTX_INLINE T *tls_once(T &v) {
     return p;
 }
 struct LoopState {
-    std::vector<uint32_t> at, ord, arr, exited;
+    std::vector<uint32_t> ord, arr, exited;
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
@@ -1309,6 +1324,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.at.resize(n);
         st.warp_n.resize(warps);
         st.warp_sync.resize(warps);
+        st.bar.resize(n);
+        st.exited.resize(n);
     }
     if (frames.size() < n) frames.resize(n);
     for (uint32_t t = 0; t < n; ++t) st.at[t] = 0;
@@ -1320,11 +1337,14 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     if (st.q.size() < cap) st.q.resize(cap);
     uint32_t *const qb = st.q.data();
     const uint32_t mask = cap - 1;
-    st.bar.clear();
-    st.exited.clear();
     ctx->reserved = 0; /* no preemption inside the runner: nothing else of the block could run */
+    /* The state through local pointers and counters: a store of the kernel could alias
+       a vector's fields, which would otherwise be read again at every use. */
     FR *fr = frames.data();
-    uint32_t *at = st.at.data();
+    uint32_t *at = st.at.data(), *bar = st.bar.data(), *exited = st.exited.data(), *warp_sync = st.warp_sync.data();
+    uint8_t *warp_n = st.warp_n.data();
+    const simtwin_dim3_t *idx = st.idx.data();
+    uint32_t nbar = 0, nexit = 0; /* threads waiting at the barrier, threads exited */
     uint32_t head = 0, tail = 0;     /* the run queue is qb[head..tail) (mod cap) */
     uint32_t next_new = 0, streak = 0; /* threads next_new.. have not started */
     bool owner = false;              /* the running thread holds the unstarted range */
@@ -1354,21 +1374,19 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     if (!next()) return;
     for (;;) {
         ctx->linear_tid = t;
-        ctx->thread_idx = st.idx[t];
+        ctx->thread_idx = idx[t];
         const uint32_t r = step(fr[t], at[t]);
         if (r == LOOP_EXIT) {
-            st.exited.push_back(t);
+            exited[nexit++] = t;
             if (owner && next_new < n) {
                 t = next_new++; /* its range goes on (an exit completes nothing before) */
                 continue;
             }
-            if (!st.bar.empty() && st.bar.size() + st.exited.size() == n) {
+            if (nbar != 0 && nbar + nexit == n) {
                 /* The exit completes the barrier: every waiter goes on, in arrival order. */
-                if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[st.bar[0]]), (uint32_t)st.bar.size(), st.exited.data(),
-                                                   (uint32_t)st.exited.size()))
-                    return;
-                for (const uint32_t b : st.bar) qb[tail++ & mask] = b;
-                st.bar.clear();
+                if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[bar[0]]), nbar, exited, nexit)) return;
+                for (uint32_t i = 0; i < nbar; ++i) qb[tail++ & mask] = bar[i];
+                nbar = 0;
             }
             if (!next()) break;
             continue;
@@ -1377,39 +1395,38 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         const uint8_t kind = kinds[r - 1];
         if (kind != 0) {
             const uint32_t w = t / 32;
-            if (st.warp_n[w] == 0) {
-                st.warp_sync[w] = r;
-            } else if (st.warp_sync[w] != r) {
+            if (warp_n[w] == 0) {
+                warp_sync[w] = r;
+            } else if (warp_sync[w] != r) {
                 unsupported("the loop path found the lanes of a warp at different warp collectives (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             }
-            if (++st.warp_n[w] < 32) {
+            if (++warp_n[w] < 32) {
                 if (!next()) break;
                 continue;
             }
             /* The last lane: the warp's collective completes, the caller goes on. */
-            st.warp_n[w] = 0;
+            warp_n[w] = 0;
             loop_collective(fr + w * 32, kind);
             for (uint32_t l = 0; l < 32; ++l)
                 if (w * 32 + l != t) qb[tail++ & mask] = w * 32 + l;
             continue;
         }
-        st.bar.push_back(t);
-        if (st.bar.size() + st.exited.size() < n) {
+        bar[nbar++] = t;
+        if (nbar + nexit < n) {
             if (!next()) break;
             continue;
         }
         /* The last thread at the barrier: it completes (the executor is told), the caller
            goes on, the others follow in arrival order. */
         for (uint32_t w = 0; w < warps; ++w)
-            if (st.warp_n[w] != 0)
+            if (warp_n[w] != 0)
                 unsupported("the loop path found a barrier completing while lanes wait at a warp collective (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
-        if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), (uint32_t)st.bar.size(), st.exited.data(), (uint32_t)st.exited.size()))
-            return;
-        for (size_t i = 0; i + 1 < st.bar.size(); ++i) qb[tail++ & mask] = st.bar[i];
-        st.bar.clear();
+        if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), nbar, exited, nexit)) return;
+        for (uint32_t i = 0; i + 1 < nbar; ++i) qb[tail++ & mask] = bar[i];
+        nbar = 0;
     }
     for (uint32_t w = 0; w < warps; ++w)
-        if (st.warp_n[w] != 0 || !st.bar.empty())
+        if (warp_n[w] != 0 || nbar != 0)
             unsupported("the loop path found threads left waiting at the end of a block (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
 }
 
@@ -1430,21 +1447,21 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.idx.resize(n);
         for (uint32_t t = 0; t < n; ++t) st.idx[t] = thread_index_of(t, d);
         st.dims = d;
-        st.at.resize(n);
         st.ord.resize(n);
         st.arr.resize(n);
     }
     if (frames.size() < n) frames.resize(n);
-    for (uint32_t t = 0; t < n; ++t) {
-        st.at[t] = 0;
-        st.ord[t] = t;
-    }
+    for (uint32_t t = 0; t < n; ++t) st.ord[t] = t;
     st.exited.clear();
     ctx->reserved = 0; /* no preemption inside a sweep: nothing else of the block could run */
     uint32_t m = n;
     FR *fr = frames.data();
-    uint32_t *at = st.at.data(), *ord = st.ord.data(), *arr = st.arr.data();
+    uint32_t *ord = st.ord.data(), *arr = st.arr.data();
     const simtwin_dim3_t *idx = st.idx.data();
+    /* Every thread of a sweep resumes at the same point: the start, then the barrier the
+       previous sweep ended at (a thread at another one stops the runner below). One
+       value for the sweep: the step's dispatch is the same jump for every thread. */
+    uint32_t cur = 0;
     for (;;) {
         uint32_t arrived = 0, sync = 0;
         bool last_exit = false;
@@ -1452,7 +1469,7 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
             const uint32_t t = ord[j];
             ctx->linear_tid = t;
             ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], at[t]);
+            const uint32_t r = step(fr[t], cur);
             if (r == LOOP_EXIT) {
                 st.exited.push_back(t);
                 last_exit = true;
@@ -1463,7 +1480,6 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
             } else if (r != sync) {
                 unsupported("the loop path found the threads of a block at different barriers (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             }
-            at[t] = r;
             arr[arrived++] = t;
             last_exit = false;
         }
@@ -1476,6 +1492,7 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
             memcpy(ord + 1, arr, (arrived - 1) * sizeof(uint32_t));
         }
         m = arrived;
+        cur = sync;
     }
 }
 

@@ -119,6 +119,7 @@ pub(crate) struct FnEmitter<'a> {
     site_prefix: &'static str,
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
+    nan_blind: Vec<bool>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -142,6 +143,7 @@ impl<'a> FnEmitter<'a> {
             kept: Vec::new(),
             site_prefix: "SF",
             reg_uses: Vec::new(),
+            nan_blind: Vec::new(),
         }
     }
 
@@ -170,6 +172,54 @@ impl<'a> FnEmitter<'a> {
     /// Whether register `r` appears in an instruction other than the one being emitted
     /// (read, or written again): a vector load's lane whose register does not is dead, and
     /// ptxas narrows such loads.
+    /// Whether destination `d` is a register of a kernel whose every mention is in an
+    /// f32 `add`/`sub`/`mul`/`fma`/`mad` or `setp`: each gives the canonical NaN (or an
+    /// unordered compare) for a NaN operand whatever its payload, so an f32 result
+    /// written there need not be canonicalised (`farith<float, false>`). Device
+    /// functions are left alone (their return registers leave through no instruction).
+    pub fn nan_blind(&mut self, d: &Op) -> bool {
+        let Op::Reg(r) = d else { return false };
+        if !self.is_entry() {
+            return false;
+        }
+        if self.nan_blind.is_empty() {
+            let mut blind = vec![true; self.f.regs.len() + 1];
+            fn clear(o: &Op, blind: &mut [bool]) {
+                match o {
+                    Op::Reg(r) | Op::Addr(AddrBase::Reg(r), _) => {
+                        if let Some(b) = blind.get_mut(*r) {
+                            *b = false;
+                        }
+                    }
+                    Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| clear(o, blind)),
+                    Op::Pair(a, b) => {
+                        clear(a, blind);
+                        clear(b, blind);
+                    }
+                    Op::Not(a) => clear(a, blind),
+                    _ => {}
+                }
+            }
+            for n in &self.f.body {
+                if let Node::Instr(i) = n {
+                    let f32_op = i.src.mods.iter().any(|m| m == ".f32")
+                        && matches!(i.src.op.as_str(), "add" | "sub" | "mul" | "fma" | "mad" | "setp")
+                        && i.args.iter().all(|a| matches!(a, Op::Reg(_) | Op::Int(_) | Op::Float(_) | Op::Sink));
+                    if !f32_op {
+                        i.args.iter().for_each(|o| clear(o, &mut blind));
+                    }
+                    if let Some((_, p)) = i.guard {
+                        if let Some(b) = blind.get_mut(p) {
+                            *b = false;
+                        }
+                    }
+                }
+            }
+            self.nan_blind = blind;
+        }
+        self.nan_blind.get(*r).copied().unwrap_or(false)
+    }
+
     pub fn reg_read_elsewhere(&mut self, r: usize) -> bool {
         if self.reg_uses.is_empty() {
             let mut uses = vec![0u32; self.f.regs.len()];

@@ -622,7 +622,15 @@ impl FnEmitter<'_> {
             return self.simple(i, t, 2, |v| format!("{f}({code}, {rm}, {z}, {s}, {}, {}, 0, {bf})", v[0], v[1]));
         }
         let ct = ctype(t);
-        self.simple(i, t, 2, |v| format!("farith<{ct}>({opname}, {rm}, {z}, {s}, {}, {}, ({ct})0)", v[0], v[1]))
+        let c = self.canon_arg(i, t)?;
+        self.simple(i, t, 2, |v| format!("farith<{ct}{c}>({opname}, {rm}, {z}, {s}, {}, {}, ({ct})0)", v[0], v[1]))
+    }
+
+    /// `, false` (no NaN canonicalisation, `FnEmitter::nan_blind`) for an f32 result
+    /// whose register only f32 arithmetic and compares read; empty otherwise.
+    fn canon_arg(&mut self, i: &Instr, t: Ty) -> Result<&'static str, Error> {
+        let d = self.arg(i, 0)?.clone();
+        Ok(if t == Ty::F32 && self.nan_blind(&d) { ", false" } else { "" })
     }
 
     /// An add/sub that absorbed a product: one `fma.rn` (with the add's `.ftz`/`.sat`) of
@@ -646,7 +654,9 @@ impl FnEmitter<'_> {
             format!("{f}(3, RN, {z}, {s}, {}, {mb}, {}, {bf})", flip(ma, neg_a), flip(c, neg_c))
         } else {
             let flip = |x: String, on: bool| if on { format!("fneg_bits({x})") } else { x };
-            format!("farith(OP_FMA, RN, {z}, {s}, {}, {mb}, {})", flip(ma, neg_a), flip(c, neg_c))
+            let ct = ctype(t);
+            let canon = self.canon_arg(i, t)?;
+            format!("farith<{ct}{canon}>(OP_FMA, RN, {z}, {s}, {}, {mb}, {})", flip(ma, neg_a), flip(c, neg_c))
         };
         let d = self.arg(i, 0)?;
         self.set(d, t, &e)
@@ -717,7 +727,8 @@ impl FnEmitter<'_> {
                 return self.simple(i, t, 3, |v| format!("{f}(3, {rm}, {z}, {s}, {}, {}, {}, {bf})", v[0], v[1], v[2]));
             }
             let ct = ctype(t);
-            return self.simple(i, t, 3, |v| format!("farith<{ct}>(OP_FMA, {rm}, {z}, {s}, {}, {}, {})", v[0], v[1], v[2]));
+            let c = self.canon_arg(i, t)?;
+            return self.simple(i, t, 3, |v| format!("farith<{ct}{c}>(OP_FMA, {rm}, {z}, {s}, {}, {}, {})", v[0], v[1], v[2]));
         }
         let cc_out = i.src.has(".cc");
         let cc_in = op == "madc";
