@@ -504,7 +504,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
 /// but a direct call).
 fn address_taken(m: &Module, fi: usize) -> bool {
     m.funcs.iter().flat_map(|f| &f.body).any(|node| match node {
-        Node::Instr(i) => i.src.op != "call" && i.args.iter().any(|a| *a == Op::Func(fi)),
+        Node::Instr(i) => i.src.op != "call" && i.args.contains(&Op::Func(fi)),
         Node::Label(_) => false,
     })
 }
