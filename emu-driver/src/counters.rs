@@ -134,11 +134,12 @@ impl Counters {
     }
     pub fn launch(&self, symbol: &str, threads: u64, blocks: u64) {
         let mut d = self.lock();
-        // No new key (an allocation) per launch of a kernel already counted.
-        if !d.launches.contains_key(symbol) {
-            d.launches.insert(symbol.to_string(), Default::default());
-        }
-        let Some(e) = d.launches.get_mut(symbol) else { return };
+        // No new key (an allocation) per launch of a kernel already counted, and one
+        // lookup for it.
+        let e = match d.launches.get_mut(symbol) {
+            Some(e) => e,
+            None => d.launches.entry(symbol.to_string()).or_default(),
+        };
         e.count += 1;
         e.threads += threads;
         e.blocks += blocks;

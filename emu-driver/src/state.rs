@@ -97,6 +97,10 @@ impl AllocKind {
     pub fn is_host(self) -> bool {
         matches!(self, AllocKind::PinnedHost | AllocKind::Registered)
     }
+    /// Host memory a kernel reaches without a copy call (a launch's zero-copy count).
+    pub fn is_zero_copy(self) -> bool {
+        matches!(self, AllocKind::PinnedHost | AllocKind::Registered | AllocKind::Managed)
+    }
     /// A mapping of the virtual-memory API.
     pub fn is_mapping(self) -> bool {
         matches!(self, AllocKind::Mapped | AllocKind::MappedReadOnly)
@@ -205,7 +209,15 @@ pub struct Driver {
     pub next_id: u64,
     pub contexts: IdMap<Context>,
     pub primary: Vec<Primary>,
+    /// Tracked allocations by base address. Entered and removed through `insert_alloc`
+    /// and `remove_alloc`, which keep `zero_copy_allocs`.
     pub allocs: BTreeMap<u64, Alloc>,
+    /// How many of `allocs` are of a zero-copy kind (`AllocKind::is_zero_copy`): a launch
+    /// looks its pointer arguments up only when there is one.
+    pub zero_copy_allocs: usize,
+    /// The last launch shape's resident blocks (`launch::resident_blocks`), by threads,
+    /// shared bytes and registers: consecutive launches of one kernel skip its divisions.
+    pub resident_memo: std::cell::Cell<Option<((u64, u64, u32), u32)>>,
     pub used_bytes: u64,
     pub modules: IdMap<Arc<crate::module::Module>>,
     pub functions: IdMap<crate::module::FunctionRef>,
@@ -280,6 +292,8 @@ pub fn initialise(config: Config) -> CuResult {
         contexts: IdMap::default(),
         primary: vec![Primary { ctx: None, refcount: 0, flags: 0, poisoned: None }],
         allocs: BTreeMap::new(),
+        zero_copy_allocs: 0,
+        resident_memo: std::cell::Cell::new(None),
         used_bytes: 0,
         modules: IdMap::default(),
         functions: IdMap::default(),
@@ -399,6 +413,21 @@ impl Driver {
             (None, None) => return None,
         };
         Some((best, addr as i128 - best.base as i128))
+    }
+
+    /// Tracks an allocation at its base (replacing what was tracked there).
+    pub fn insert_alloc(&mut self, a: Alloc) {
+        self.zero_copy_allocs += a.kind.is_zero_copy() as usize;
+        if let Some(old) = self.allocs.insert(a.base, a) {
+            self.zero_copy_allocs -= old.kind.is_zero_copy() as usize;
+        }
+    }
+
+    /// Stops tracking the allocation at `base`.
+    pub fn remove_alloc(&mut self, base: u64) -> Option<Alloc> {
+        let a = self.allocs.remove(&base)?;
+        self.zero_copy_allocs -= a.kind.is_zero_copy() as usize;
+        Some(a)
     }
 
     /// The allocation holding `ptr`, if any.

@@ -264,9 +264,7 @@ pub struct Shape {
 /// Validates the launch now (configuration errors are the call's answer) and submits it
 /// to its stream (run at once, or when forced with EMU_CUDA_ASYNC=deferred).
 fn submit_launch(l: Launch, name: &str) -> CuResult {
-    let stream = l.stream;
-    let p = launch::prepare(l)?;
-    let key = queue::key(&*driver()?, stream)?;
+    let (p, key) = launch::prepare(l)?;
     // The origin names deferred work in reports; a launch that runs at once needs none
     // (building it sums every entry point's call counter and formats a string: a tenth of
     // a small launch's cost).

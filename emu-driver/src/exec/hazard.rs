@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 pub use crate::config::HazardMode;
 
@@ -127,7 +128,8 @@ struct Entry {
 /// The hazards one worker saw in one launch.
 pub(crate) struct HazardLog {
     pub mode: HazardMode,
-    pub kernel: String,
+    /// The kernel's name, shared with its module (no copy per launch).
+    pub kernel: Arc<str>,
     /// The block being run and its position in the launch's block order.
     pub block: [u32; 3],
     pub pos: u64,
@@ -137,8 +139,8 @@ pub(crate) struct HazardLog {
 }
 
 impl HazardLog {
-    pub fn new(mode: HazardMode, kernel: &str) -> Self {
-        HazardLog { mode, kernel: kernel.to_string(), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+    pub fn new(mode: HazardMode, kernel: impl Into<Arc<str>>) -> Self {
+        HazardLog { mode, kernel: kernel.into(), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
     }
 
     /// Records an occurrence of (kind, key); `detect` builds the report the first time.
@@ -161,7 +163,7 @@ impl HazardLog {
                 key,
                 report: Hazard {
                     kind,
-                    kernel: self.kernel.clone(),
+                    kernel: self.kernel.to_string(),
                     block: self.block,
                     threads: d.threads,
                     operation: d.operation,
@@ -188,6 +190,9 @@ impl HazardLog {
 
     /// The reports in order of first occurrence.
     pub fn into_reports(self) -> Vec<Hazard> {
+        if self.entries.is_empty() {
+            return Vec::new();
+        }
         self.entries.into_iter().map(|e| e.report).collect()
     }
 

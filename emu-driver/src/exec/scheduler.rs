@@ -57,7 +57,7 @@ const PREFETCH: bool = true;
 
 /// What is being launched, as the fibers need it.
 pub(crate) struct KernelCall {
-    pub name: String,
+    pub name: Arc<str>,
     pub run: Option<RunFn>,
     pub params: *const *mut c_void,
     /// The kernel library's context slot for this OS thread.
@@ -212,7 +212,7 @@ impl Worker {
             home: Home::new(range_end),
             streak: 0,
             call: KernelCall {
-                name: String::new(),
+                name: Arc::from(""),
                 run: None,
                 params: ptr::null(),
                 slot: ptr::null_mut(),
@@ -247,7 +247,7 @@ impl Worker {
         self.fibers.set_stack_size(opts.stack_size.max(MIN_STACK_SIZE));
         let created = self.fibers.created;
         self.stats.launches += 1;
-        self.log = HazardLog::new(opts.hazards, &kernel.name);
+        self.log = HazardLog::new(opts.hazards, kernel.name.clone());
         self.log.track_positions = several;
         self.stop = Stopping::default();
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
@@ -260,7 +260,10 @@ impl Worker {
             };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
-            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
+            return WorkerResult {
+                failure: Some((pos, f)),
+                log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, kernel.name.clone())),
+            };
         }
         current::note_slot(slot);
         let c = &mut self.call;
@@ -367,7 +370,7 @@ impl Worker {
         // SAFETY: the slot is valid for this OS thread; clear it so nothing dangles.
         unsafe { *self.call.slot = ptr::null_mut() };
         self.call.run = None;
-        let log = std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, ""));
+        let log = std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, kernel.name.clone()));
         WorkerResult { failure, log }
     }
 
