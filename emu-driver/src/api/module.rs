@@ -265,11 +265,13 @@ pub struct Shape {
 /// to its stream (run at once, or when forced with EMU_CUDA_ASYNC=deferred).
 fn submit_launch(l: Launch, name: &str) -> CuResult {
     let (p, key) = launch::prepare(l)?;
-    // The origin names deferred work in reports; a launch that runs at once needs none
-    // (building it sums every entry point's call counter and formats a string: a tenth of
-    // a small launch's cost).
-    let origin = if queue::deferred() { queue::origin(name) } else { String::new() };
-    queue::submit(key, queue::Work::Launch(p), &origin)
+    if !queue::deferred() {
+        // Eager: what `queue::submit` would do, without moving the launch into a work item.
+        return launch::run(p);
+    }
+    // The origin names deferred work in reports (a launch that runs at once needs none:
+    // building it sums every entry point's call counter and formats a string).
+    queue::submit(key, queue::Work::Launch(p), &queue::origin(name))
 }
 
 pub fn launch_kernel(f: CUfunction, shape: Shape, args: KernelArgs) -> CuResult {

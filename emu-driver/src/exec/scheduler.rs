@@ -316,9 +316,14 @@ impl Worker {
         // uses of it (`spinning`) happen between fiber switches, never during these calls.
         while let Some(pos) = unsafe { (*self.positions.expect("set above")).next() } {
             let linear = seq.block_at(pos);
-            let x = (linear % gx as u64) as u32;
-            let y = ((linear / gx as u64) % gy as u64) as u32;
-            let z = (linear / (gx as u64 * gy as u64)) as u32;
+            // No division for the blocks of a grid's first row (every block of a 1-D
+            // grid); two (each with its remainder) for the others.
+            let (x, y, z) = if linear < gx as u64 {
+                (linear as u32, 0, 0)
+            } else {
+                let (row, x) = (linear / gx as u64, linear % gx as u64);
+                (x as u32, (row % gy as u64) as u32, (row / gy as u64) as u32)
+            };
             self.call.fields.block_idx = abi::Dim3 { x, y, z };
             self.log.block = [x, y, z];
             self.log.pos = pos;
@@ -673,6 +678,14 @@ impl Worker {
     #[inline]
     pub fn timed_out(&self) -> bool {
         self.watch.as_ref().is_some_and(|w| w.is_timed_out())
+    }
+
+    /// Nothing of the block is left to run, and the launch has not timed out: what
+    /// `next_slow` answers with Ok(None), without its call.
+    #[inline(always)]
+    fn drained(&self) -> bool {
+        let q = &self.block.threads.queues;
+        !q.has_pending() && q.yielded.is_empty() && q.peek_run().is_none() && !self.timed_out()
     }
 
     /// A runtime entry (`what`) found the launch timed out: the report names the
@@ -1072,9 +1085,20 @@ unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
             Some(next) => next,
             None => {
                 wk.streak = 0;
-                match wk.next_slow(w)? {
-                    Some(fi) => (wk.fibers.ptr(fi), fi),
-                    None => break,
+                // Inline what the slow path would do in the usual cases: start the next
+                // pending range on an idle fiber (a block's first range), or end a block
+                // with nothing left to run.
+                let nf = wk.start_pending(w);
+                if !nf.is_null() {
+                    // SAFETY: a fiber of this worker's pool.
+                    (nf, unsafe { (*nf).index })
+                } else if wk.drained() {
+                    break;
+                } else {
+                    match wk.next_slow(w)? {
+                        Some(fi) => (wk.fibers.ptr(fi), fi),
+                        None => break,
+                    }
                 }
             }
         };
