@@ -128,8 +128,9 @@ struct Entry {
 /// The hazards one worker saw in one launch.
 pub(crate) struct HazardLog {
     pub mode: HazardMode,
-    /// The kernel's name, shared with its module (no copy per launch).
-    pub kernel: Arc<str>,
+    /// The kernel's name, shared with its module (no copy per launch); None in a worker's
+    /// log between launches.
+    pub kernel: Option<Arc<str>>,
     /// The block being run and its position in the launch's block order.
     pub block: [u32; 3],
     pub pos: u64,
@@ -140,7 +141,12 @@ pub(crate) struct HazardLog {
 
 impl HazardLog {
     pub fn new(mode: HazardMode, kernel: impl Into<Arc<str>>) -> Self {
-        HazardLog { mode, kernel: kernel.into(), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+        HazardLog { mode, kernel: Some(kernel.into()), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+    }
+
+    /// A log for no launch (a worker's between launches).
+    pub fn idle(mode: HazardMode) -> Self {
+        HazardLog { mode, kernel: None, block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
     }
 
     /// Records an occurrence of (kind, key); `detect` builds the report the first time.
@@ -163,7 +169,7 @@ impl HazardLog {
                 key,
                 report: Hazard {
                     kind,
-                    kernel: self.kernel.to_string(),
+                    kernel: self.kernel.as_deref().unwrap_or_default().to_string(),
                     block: self.block,
                     threads: d.threads,
                     operation: d.operation,

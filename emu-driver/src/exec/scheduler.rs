@@ -221,7 +221,7 @@ impl Worker {
             },
             block: Block::new(),
             running: Running { current: ptr::null_mut(), index: 0 },
-            log: HazardLog::new(HazardMode::Warn, ""),
+            log: HazardLog::idle(HazardMode::Warn),
             stop: Stopping::default(),
             watch: None,
             stats: ExecStats::default(),
@@ -260,15 +260,14 @@ impl Worker {
             };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
-            return WorkerResult {
-                failure: Some((pos, f)),
-                log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, kernel.name.clone())),
-            };
+            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::idle(opts.hazards)) };
         }
         current::note_slot(slot);
         let c = &mut self.call;
         c.slot = slot;
-        c.name.clone_from(&kernel.name);
+        if !Arc::ptr_eq(&c.name, &kernel.name) {
+            c.name = kernel.name.clone();
+        }
         c.run = Some(kernel.run);
         c.params = params.as_ptr();
         let prefix = cfg.smem_prefix.div_ceil(16) * 16;
@@ -375,7 +374,7 @@ impl Worker {
         // SAFETY: the slot is valid for this OS thread; clear it so nothing dangles.
         unsafe { *self.call.slot = ptr::null_mut() };
         self.call.run = None;
-        let log = std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, kernel.name.clone()));
+        let log = std::mem::replace(&mut self.log, HazardLog::idle(opts.hazards));
         WorkerResult { failure, log }
     }
 
