@@ -561,3 +561,34 @@ impl<T: Copy> OutSlice<T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recycled_argument_buffer_is_zeroed_around_the_new_arguments() {
+        // A launch that fills 32 bytes with ones, then one with a 4-byte and an 8-byte
+        // parameter at offsets 0 and 8: the padding and the tail are zero again.
+        let ones = [u64::MAX; 4];
+        let mut p1: Vec<*mut c_void> = ones.iter().map(|v| v as *const u64 as *mut c_void).collect();
+        // SAFETY: one readable 8-byte value per parameter.
+        let a = unsafe { kernel_args(p1.as_mut_ptr(), std::ptr::null_mut()) };
+        let first = a.capture(&[8, 8, 8, 8], &[0, 8, 16, 24], 32).expect("captured");
+        assert_eq!(&*first, &[u64::MAX; 4]);
+        drop(first);
+        let (x, y) = (0x1122_3344u32, 0x5566_7788_99aa_bbccu64);
+        let mut p2: Vec<*mut c_void> = vec![&x as *const u32 as *mut c_void, &y as *const u64 as *mut c_void];
+        // SAFETY: as above, with the parameters' sizes.
+        let b = unsafe { kernel_args(p2.as_mut_ptr(), std::ptr::null_mut()) };
+        let second = b.capture(&[4, 8], &[0, 8], 16).expect("captured");
+        assert_eq!(&*second, &[0x1122_3344, y]);
+        // Odd sizes go through the general copy.
+        let bytes = [7u8, 8, 9];
+        let mut p3: Vec<*mut c_void> = vec![bytes.as_ptr() as *mut c_void];
+        drop(second);
+        // SAFETY: as above.
+        let c = unsafe { kernel_args(p3.as_mut_ptr(), std::ptr::null_mut()) };
+        assert_eq!(&*c.capture(&[3], &[0], 3).expect("captured"), &[0x09_08_07]);
+    }
+}
