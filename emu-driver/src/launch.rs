@@ -39,6 +39,11 @@ pub struct Prepared {
 unsafe impl Send for Prepared {}
 
 impl Prepared {
+    /// The context the launch runs in (its stream's).
+    pub fn ctx(&self) -> u64 {
+        self.ctx
+    }
+
     /// The kernel's symbol.
     pub fn symbol(&self) -> &str {
         &self.func.kernel().symbol
@@ -46,9 +51,8 @@ impl Prepared {
 }
 
 /// Validates a launch where the real driver validates it (the call itself answers
-/// configuration errors) and captures its arguments; also gives the queue's key of its
-/// stream. One hold of the driver lock for all of it.
-pub fn prepare(l: Launch) -> CuResult<(Prepared, crate::queue::StreamKey)> {
+/// configuration errors) and captures its arguments, in one hold of the driver lock.
+pub fn prepare(l: Launch) -> CuResult<Prepared> {
     let d = driver()?;
     // A named stream carries the context (cuLaunchKernel on a stream succeeds with
     // none current, measured on an H200).
@@ -119,9 +123,8 @@ pub fn prepare(l: Launch) -> CuResult<(Prepared, crate::queue::StreamKey)> {
     };
     let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
     count_zero_copy(&d, k, &args);
-    let key = crate::queue::key_of(ctx, l.stream);
     drop(d);
-    Ok((Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args }, key))
+    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
 }
 
 /// The device limits a launch is validated against, read once from the profile's
@@ -281,7 +284,7 @@ pub fn run(mut p: Prepared) -> CuResult {
         Ok(()) => {
             let threads = l.block.iter().map(|&v| v as u64).product::<u64>();
             let blocks = l.grid.iter().map(|&v| v as u64).product::<u64>();
-            c.launch(&k.symbol, threads * blocks, blocks);
+            k.tally.add(threads * blocks, blocks);
             Ok(())
         }
         Err(failure) => {

@@ -264,13 +264,16 @@ pub struct Shape {
 /// Validates the launch now (configuration errors are the call's answer) and submits it
 /// to its stream (run at once, or when forced with EMU_CUDA_ASYNC=deferred).
 fn submit_launch(l: Launch, name: &str) -> CuResult {
-    let (p, key) = launch::prepare(l)?;
+    let stream = l.stream;
+    let p = launch::prepare(l)?;
     if !queue::deferred() {
         // Eager: what `queue::submit` would do, without moving the launch into a work item.
         return launch::run(p);
     }
     // The origin names deferred work in reports (a launch that runs at once needs none:
     // building it sums every entry point's call counter and formats a string).
+    // The stream's context was found by the validation (under the same hold of the lock).
+    let key = queue::key_of(p.ctx(), stream);
     queue::submit(key, queue::Work::Launch(p), &queue::origin(name))
 }
 

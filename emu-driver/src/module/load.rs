@@ -203,6 +203,7 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
         kernels.push(Kernel {
             symbol: ik.name.clone(),
             name: ik.name.as_str().into(),
+            tally: crate::counters::get().tally(&ik.name),
             run: k.run,
             param_sizes: sizes,
             param_offsets: offsets,
