@@ -250,12 +250,57 @@ pub unsafe fn kernel_args(params: *mut *mut c_void, extra: *mut *mut c_void) -> 
 /// Most `extra` pairs read before the list is called malformed.
 const MAX_EXTRA_PAIRS: usize = 32;
 
+/// A launch's captured argument values: 8-byte aligned words, zeroed where no argument
+/// was copied. The storage is recycled: a dropped buffer becomes its OS thread's spare,
+/// which the next capture on that thread takes, so a launch allocates nothing once the
+/// thread has launched a kernel with as many parameter words.
+pub struct ArgBuf(Vec<u64>);
+
+thread_local! {
+    /// The storage of the last argument buffer dropped on this OS thread.
+    static SPARE_ARGS: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl ArgBuf {
+    /// `len` zeroed words.
+    fn zeroed(len: usize) -> ArgBuf {
+        let mut v = SPARE_ARGS.try_with(|s| s.take()).unwrap_or_default();
+        v.clear();
+        v.resize(len, 0);
+        ArgBuf(v)
+    }
+}
+
+impl Drop for ArgBuf {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        // Keep the larger of the two (a thread that exits drops it).
+        let _ = SPARE_ARGS.try_with(|s| {
+            let old = s.take();
+            s.set(if old.capacity() > v.capacity() { old } else { v });
+        });
+    }
+}
+
+impl std::ops::Deref for ArgBuf {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ArgBuf {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        &mut self.0
+    }
+}
+
 impl KernelArgs {
     /// Copies the argument values into an 8-byte aligned buffer laid out at `offsets`
     /// (parameter `i` has `sizes[i]` bytes), so the caller may reuse its storage as soon
     /// as the call returns, as on a device.
-    pub fn capture(&self, sizes: &[u32], offsets: &[u32], total: u32) -> CuResult<Vec<u64>> {
-        let mut buf = vec![0u64; (total as usize).div_ceil(8).max(1)];
+    pub fn capture(&self, sizes: &[u32], offsets: &[u32], total: u32) -> CuResult<ArgBuf> {
+        let mut buf = ArgBuf::zeroed((total as usize).div_ceil(8).max(1));
         let base = buf.as_mut_ptr() as *mut u8;
         if !self.params.is_null() && !self.extra.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
@@ -272,7 +317,7 @@ impl KernelArgs {
                 }
                 // SAFETY: the value is readable for its size (contract); the buffer holds
                 // `total` bytes and the range was checked above.
-                unsafe { std::ptr::copy_nonoverlapping(p as *const u8, base.add(off as usize), size as usize) };
+                unsafe { copy_arg(p as *const u8, base.add(off as usize), size as usize) };
             }
         } else if !self.extra.is_null() {
             let (mut data, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
@@ -311,6 +356,24 @@ impl KernelArgs {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         Ok(buf)
+    }
+}
+
+/// Copies one argument value: the usual sizes as one unaligned load and store, not a
+/// call to memcpy.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `size` bytes; they do not overlap.
+#[inline(always)]
+unsafe fn copy_arg(src: *const u8, dst: *mut u8, size: usize) {
+    // SAFETY: per the contract, for each size.
+    unsafe {
+        match size {
+            8 => dst.cast::<u64>().write_unaligned(src.cast::<u64>().read_unaligned()),
+            4 => dst.cast::<u32>().write_unaligned(src.cast::<u32>().read_unaligned()),
+            16 => dst.cast::<u128>().write_unaligned(src.cast::<u128>().read_unaligned()),
+            _ => std::ptr::copy_nonoverlapping(src, dst, size),
+        }
     }
 }
 
@@ -496,5 +559,36 @@ impl<T: Copy> OutSlice<T> {
             unsafe { self.p.add(i).write_unaligned(*x) };
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recycled_argument_buffer_is_zeroed_around_the_new_arguments() {
+        // A launch that fills 32 bytes with ones, then one with a 4-byte and an 8-byte
+        // parameter at offsets 0 and 8: the padding and the tail are zero again.
+        let ones = [u64::MAX; 4];
+        let mut p1: Vec<*mut c_void> = ones.iter().map(|v| v as *const u64 as *mut c_void).collect();
+        // SAFETY: one readable 8-byte value per parameter.
+        let a = unsafe { kernel_args(p1.as_mut_ptr(), std::ptr::null_mut()) };
+        let first = a.capture(&[8, 8, 8, 8], &[0, 8, 16, 24], 32).expect("captured");
+        assert_eq!(&*first, &[u64::MAX; 4]);
+        drop(first);
+        let (x, y) = (0x1122_3344u32, 0x5566_7788_99aa_bbccu64);
+        let mut p2: Vec<*mut c_void> = vec![&x as *const u32 as *mut c_void, &y as *const u64 as *mut c_void];
+        // SAFETY: as above, with the parameters' sizes.
+        let b = unsafe { kernel_args(p2.as_mut_ptr(), std::ptr::null_mut()) };
+        let second = b.capture(&[4, 8], &[0, 8], 16).expect("captured");
+        assert_eq!(&*second, &[0x1122_3344, y]);
+        // Odd sizes go through the general copy.
+        let bytes = [7u8, 8, 9];
+        let mut p3: Vec<*mut c_void> = vec![bytes.as_ptr() as *mut c_void];
+        drop(second);
+        // SAFETY: as above.
+        let c = unsafe { kernel_args(p3.as_mut_ptr(), std::ptr::null_mut()) };
+        assert_eq!(&*c.capture(&[3], &[0], 3).expect("captured"), &[0x09_08_07]);
     }
 }

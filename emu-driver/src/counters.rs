@@ -4,14 +4,15 @@
 //! `simtwin_abi::counters`. `counters_file` writes them to EMU_CUDA_COUNTS.
 
 use simtwin_abi::counters::{Counters as Snapshot, Dir, Hazard, Injected, State};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// The process's counters.
 pub struct Counters {
     /// Everything but the hot synchronisation count, behind one lock (driver calls are
     /// not hot enough for a finer scheme to matter).
-    data: Mutex<Snapshot>,
+    data: Mutex<Data>,
     syncs: AtomicU64,
     /// Calls counted by name (outside the export table); with the per-entry counts, the
     /// process's call sequence number.
@@ -20,6 +21,51 @@ pub struct Counters {
     /// and no allocation (a mutex and a `String` key per call cost ~50 ns, as much as a
     /// real driver's whole cuCtxGetDevice). Folded into `calls` by name when read.
     by_entry: OnceLock<EntryCalls>,
+}
+
+/// What the counters' lock guards: the counts in the file's schema, and the launch tallies
+/// of the emulated kernels (folded into `launches` when read).
+struct Data {
+    snap: Snapshot,
+    tallies: HashMap<String, Arc<LaunchTally>>,
+}
+
+impl std::ops::Deref for Data {
+    type Target = Snapshot;
+    fn deref(&self) -> &Snapshot {
+        &self.snap
+    }
+}
+
+impl std::ops::DerefMut for Data {
+    fn deref_mut(&mut self) -> &mut Snapshot {
+        &mut self.snap
+    }
+}
+
+/// The successful launches of one kernel symbol, counted without the counters' lock: a
+/// kernel takes its symbol's tally at module load (`Counters::tally`), a launch adds to
+/// it, and a snapshot folds every tally into `launches` by symbol.
+#[derive(Default)]
+pub struct LaunchTally {
+    count: AtomicU64,
+    threads: AtomicU64,
+    blocks: AtomicU64,
+}
+
+impl LaunchTally {
+    /// One launch of `threads` threads in `blocks` blocks ran.
+    pub fn add(&self, threads: u64, blocks: u64) {
+        self.count.fetch_add(1, Relaxed);
+        self.threads.fetch_add(threads, Relaxed);
+        self.blocks.fetch_add(blocks, Relaxed);
+    }
+
+    fn reset(&self) {
+        self.count.store(0, Relaxed);
+        self.threads.store(0, Relaxed);
+        self.blocks.store(0, Relaxed);
+    }
 }
 
 /// Call counts indexed like the export table's names.
@@ -31,14 +77,14 @@ struct EntryCalls {
 thread_local! {
     /// The counters' lock, held by the forking thread from `fork_prepare` to
     /// `fork_release` (atfork handlers run on it, in the parent and in the child).
-    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Snapshot>>> = const { std::cell::RefCell::new(None) };
+    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Data>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// The process-wide counters.
 pub fn get() -> &'static Counters {
     static C: OnceLock<Counters> = OnceLock::new();
     C.get_or_init(|| Counters {
-        data: Mutex::new(Snapshot::new("emulated")),
+        data: Mutex::new(Data { snap: Snapshot::new("emulated"), tallies: HashMap::new() }),
         syncs: AtomicU64::new(0),
         seq: AtomicU64::new(0),
         by_entry: OnceLock::new(),
@@ -46,7 +92,7 @@ pub fn get() -> &'static Counters {
 }
 
 impl Counters {
-    fn lock(&self) -> MutexGuard<'_, Snapshot> {
+    fn lock(&self) -> MutexGuard<'_, Data> {
         self.data.lock().unwrap_or_else(|e| e.into_inner())
     }
     /// Before fork(): takes the lock, so that the child never inherits it held by a
@@ -61,7 +107,8 @@ impl Counters {
         let g = HELD.with(|h| h.borrow_mut().take());
         if let Some(mut g) = g {
             if child {
-                *g = Snapshot::new("emulated");
+                g.snap = Snapshot::new("emulated");
+                g.tallies.values().for_each(|t| t.reset());
             }
             drop(g);
         }
@@ -132,13 +179,24 @@ impl Counters {
     pub fn sync(&self) {
         self.syncs.fetch_add(1, Relaxed);
     }
+    /// The launch tally of `symbol` (the same for every kernel of that name).
+    pub fn tally(&self, symbol: &str) -> Arc<LaunchTally> {
+        let mut d = self.lock();
+        if let Some(t) = d.tallies.get(symbol) {
+            return t.clone();
+        }
+        let t = Arc::new(LaunchTally::default());
+        d.tallies.insert(symbol.to_string(), t.clone());
+        t
+    }
     pub fn launch(&self, symbol: &str, threads: u64, blocks: u64) {
         let mut d = self.lock();
-        // No new key (an allocation) per launch of a kernel already counted.
-        if !d.launches.contains_key(symbol) {
-            d.launches.insert(symbol.to_string(), Default::default());
-        }
-        let Some(e) = d.launches.get_mut(symbol) else { return };
+        // No new key (an allocation) per launch of a kernel already counted, and one
+        // lookup for it.
+        let e = match d.launches.get_mut(symbol) {
+            Some(e) => e,
+            None => d.launches.entry(symbol.to_string()).or_default(),
+        };
         e.count += 1;
         e.threads += threads;
         e.blocks += blocks;
@@ -176,7 +234,20 @@ impl Counters {
     }
     /// The counters as of now, in the file's schema.
     pub fn snapshot(&self, state: State) -> Snapshot {
-        let mut s = self.lock().clone();
+        let mut s = {
+            let d = self.lock();
+            let mut s = d.snap.clone();
+            for (name, t) in &d.tallies {
+                let count = t.count.load(Relaxed);
+                if count > 0 {
+                    let e = s.launches.entry(name.clone()).or_default();
+                    e.count += count;
+                    e.threads += t.threads.load(Relaxed);
+                    e.blocks += t.blocks.load(Relaxed);
+                }
+            }
+            s
+        };
         if let Some(e) = self.by_entry.get() {
             for (name, c) in e.names.iter().zip(e.counts.iter()) {
                 let n = c.load(Relaxed);
@@ -189,5 +260,41 @@ impl Counters {
         s.pid = std::process::id();
         s.state = state;
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> Counters {
+        Counters {
+            data: Mutex::new(Data { snap: Snapshot::new("emulated"), tallies: HashMap::new() }),
+            syncs: AtomicU64::new(0),
+            seq: AtomicU64::new(0),
+            by_entry: OnceLock::new(),
+        }
+    }
+
+    #[test]
+    fn launch_tallies_fold_into_launches_by_symbol() {
+        let c = fresh();
+        let (a, b) = (c.tally("k"), c.tally("k"));
+        assert!(Arc::ptr_eq(&a, &b), "one tally per symbol");
+        let idle = c.tally("never_launched");
+        a.add(64, 2);
+        b.add(32, 1);
+        // The locked path (pass-through) adds to the same symbol's entry.
+        c.launch("k", 10, 1);
+        c.launch("other", 5, 5);
+        let s = c.snapshot(State::Checkpoint);
+        let k = &s.launches["k"];
+        assert_eq!((k.count, k.threads, k.blocks), (3, 106, 4));
+        assert_eq!(s.launches["other"].count, 1);
+        assert!(!s.launches.contains_key("never_launched"), "{:?}", s.launches.keys());
+        idle.add(1, 1);
+        assert_eq!(c.snapshot(State::Checkpoint).launches["never_launched"].count, 1);
+        // A snapshot reads, it does not move counts: the next one is the same.
+        assert_eq!(c.snapshot(State::Checkpoint).launches["k"].count, 3);
     }
 }

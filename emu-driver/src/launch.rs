@@ -5,11 +5,11 @@
 //! later call of the context answer the error (measured: cuCtxSynchronize gives 710 after
 //! a device assert, and so do cuMemAlloc_v2, cuMemcpyDtoH_v2, cuModuleGetFunction).
 
-use crate::boundary::{CuResult, KernelArgs};
+use crate::boundary::{ArgBuf, CuResult, KernelArgs};
 use crate::counters;
 use crate::cu::*;
 use crate::exec;
-use crate::state::{driver, handle_id, AllocKind, Tag};
+use crate::state::{driver, handle_id, Tag};
 use std::ffi::c_void;
 
 pub struct Launch {
@@ -31,7 +31,7 @@ pub struct Prepared {
     block: [u32; 3],
     shared: u32,
     /// The arguments, 8-byte aligned, laid out at the kernel's parameter offsets.
-    args: Vec<u64>,
+    args: ArgBuf,
 }
 
 // SAFETY: the argument buffer holds plain values (device pointers are addresses); the
@@ -39,6 +39,11 @@ pub struct Prepared {
 unsafe impl Send for Prepared {}
 
 impl Prepared {
+    /// The context the launch runs in (its stream's).
+    pub fn ctx(&self) -> u64 {
+        self.ctx
+    }
+
     /// The kernel's symbol.
     pub fn symbol(&self) -> &str {
         &self.func.kernel().symbol
@@ -46,72 +51,79 @@ impl Prepared {
 }
 
 /// Validates a launch where the real driver validates it (the call itself answers
-/// configuration errors) and captures its arguments.
+/// configuration errors) and captures its arguments, in one hold of the driver lock.
 pub fn prepare(l: Launch) -> CuResult<Prepared> {
-    let (func, ctx, opts) = {
-        let d = driver()?;
-        // A named stream carries the context (cuLaunchKernel on a stream succeeds with
-        // none current, measured on an H200).
-        let ctx = d.stream_context(l.stream)?;
-        let id = match handle_id(Tag::Function, l.f) {
-            Some(id) => id,
-            // cuLaunchKernel takes a library's kernel (CUkernel) for its function too.
-            None => d.kernel_function(l.f)?,
-        };
-        let func = d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.clone();
-        if func.module.ctx != ctx {
-            return Err(CUDA_ERROR_INVALID_HANDLE);
-        }
-        let p = Limits::of(d.profile);
-        let (g, b) = (l.grid, l.block);
-        if g.contains(&0) || b.contains(&0) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let (mb, mg) = (p.max_block, p.max_grid);
-        if (0..3).any(|i| b[i] > mb[i] || g[i] > mg[i]) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let threads = b[0] as u64 * b[1] as u64 * b[2] as u64;
-        if threads > p.max_threads_per_block as u64 {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let k = func.kernel();
-        let attrs = k.attrs.as_ref();
-        let static_shared = k.static_shared();
-        if l.shared > func.max_dynamic_shared || static_shared as u64 + l.shared as u64 > p.shared_per_block_optin as u64 {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        // What the device's resources allow per block: __launch_bounds__ (from the
-        // cubin, else from the host twin) and registers.
-        let bound = k.thread_bound();
-        // More threads than __launch_bounds__ allows: CUDA_ERROR_INVALID_VALUE (measured
-        // on an H200; not "out of resources").
-        if let Some(m) = bound {
-            if threads > m as u64 {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-        }
-        if let Some(a) = attrs {
-            if a.num_regs as u64 * threads.div_ceil(32) * 32 > p.regs_per_block as u64 {
-                return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-            }
-        }
-        let c = &d.config;
-        let opts = exec::ExecOptions {
-            hazards: c.hazards,
-            stack_size: c.stack_size,
-            workers: c.workers,
-            block_order: c.block_order,
-            watchdog: c.watchdog,
-            checks: crate::exec::Checks { race: c.checks.race, poison: c.checks.poison },
-            preempt: c.preempt,
-            resident_blocks: resident_blocks(&p, threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs)),
-        };
-        (func, ctx, opts)
+    let d = driver()?;
+    // A named stream carries the context (cuLaunchKernel on a stream succeeds with
+    // none current, measured on an H200).
+    let ctx = d.stream_context(l.stream)?;
+    let id = match handle_id(Tag::Function, l.f) {
+        Some(id) => id,
+        // cuLaunchKernel takes a library's kernel (CUkernel) for its function too.
+        None => d.kernel_function(l.f)?,
     };
+    let func = d.functions.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.clone();
+    if func.module.ctx != ctx {
+        return Err(CUDA_ERROR_INVALID_HANDLE);
+    }
+    let p = Limits::of(d.profile);
+    let (g, b) = (l.grid, l.block);
+    if g.contains(&0) || b.contains(&0) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (mb, mg) = (p.max_block, p.max_grid);
+    if (0..3).any(|i| b[i] > mb[i] || g[i] > mg[i]) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let threads = b[0] as u64 * b[1] as u64 * b[2] as u64;
+    if threads > p.max_threads_per_block as u64 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     let k = func.kernel();
+    let attrs = k.attrs.as_ref();
+    let static_shared = k.static_shared();
+    if l.shared > func.max_dynamic_shared || static_shared as u64 + l.shared as u64 > p.shared_per_block_optin as u64 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // What the device's resources allow per block: __launch_bounds__ (from the
+    // cubin, else from the host twin) and registers.
+    let bound = k.thread_bound();
+    // More threads than __launch_bounds__ allows: CUDA_ERROR_INVALID_VALUE (measured
+    // on an H200; not "out of resources").
+    if let Some(m) = bound {
+        if threads > m as u64 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    if let Some(a) = attrs {
+        if a.num_regs as u64 * threads.div_ceil(32) * 32 > p.regs_per_block as u64 {
+            return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+        }
+    }
+    let c = &d.config;
+    let opts = exec::ExecOptions {
+        hazards: c.hazards,
+        stack_size: c.stack_size,
+        workers: c.workers,
+        block_order: c.block_order,
+        watchdog: c.watchdog,
+        checks: crate::exec::Checks { race: c.checks.race, poison: c.checks.poison },
+        preempt: c.preempt,
+        resident_blocks: {
+            let shape = (threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs));
+            match d.resident_memo.get() {
+                Some((s, r)) if s == shape => r,
+                _ => {
+                    let r = resident_blocks(&p, shape.0, shape.1, shape.2);
+                    d.resident_memo.set(Some((shape, r)));
+                    r
+                }
+            }
+        },
+    };
     let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
-    count_zero_copy(k, &args);
+    count_zero_copy(&d, k, &args);
+    drop(d);
     Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
 }
 
@@ -203,13 +215,15 @@ fn describe_address(addr: u64) -> String {
 /// pointer field is 8-aligned in its struct, and the struct's parameter offset is at
 /// least as aligned). Not seen: host pointers the kernel reads from memory (a device
 /// buffer or a module global holding them) or computes.
-fn count_zero_copy(k: &crate::module::Kernel, args: &[u64]) {
-    let Ok(d) = driver() else { return };
+fn count_zero_copy(d: &crate::state::Driver, k: &crate::module::Kernel, args: &[u64]) {
+    if d.zero_copy_allocs == 0 {
+        return;
+    }
     let host = k.param_sizes.iter().zip(&k.param_offsets).any(|(&size, &off)| {
         let (start, end) = (off as usize, off as usize + size as usize);
         (start.next_multiple_of(8)..end.saturating_sub(7)).step_by(8).any(|at| {
             let v = args.get(at / 8).copied().unwrap_or(0);
-            matches!(d.find_alloc(v).map(|a| a.kind), Some(AllocKind::PinnedHost | AllocKind::Registered | AllocKind::Managed))
+            d.find_alloc(v).is_some_and(|a| a.kind.is_zero_copy())
         })
     });
     if host {
@@ -221,9 +235,9 @@ fn count_zero_copy(k: &crate::module::Kernel, args: &[u64]) {
 /// the call: as on a device it reaches the program at the next call of the context, and
 /// stays.
 pub fn run(mut p: Prepared) -> CuResult {
-    let mut args = std::mem::take(&mut p.args);
+    let base = p.args.as_mut_ptr() as *mut u8;
+    let args = &p.args;
     let k = p.func.kernel();
-    let base = args.as_mut_ptr() as *mut u8;
     // kernelParams on the stack for the usual few parameters (no allocation per launch).
     let mut few = [std::ptr::null_mut::<c_void>(); 16];
     let many: Vec<*mut c_void>;
@@ -236,7 +250,7 @@ pub fn run(mut p: Prepared) -> CuResult {
         many = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
         &many
     };
-    let kref = exec::KernelRef { name: k.symbol.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
+    let kref = exec::KernelRef { name: k.name.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
     let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize, smem_prefix: k.smem_prefix as usize };
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
@@ -270,7 +284,7 @@ pub fn run(mut p: Prepared) -> CuResult {
         Ok(()) => {
             let threads = l.block.iter().map(|&v| v as u64).product::<u64>();
             let blocks = l.grid.iter().map(|&v| v as u64).product::<u64>();
-            c.launch(&k.symbol, threads * blocks, blocks);
+            k.tally.add(threads * blocks, blocks);
             Ok(())
         }
         Err(failure) => {

@@ -48,7 +48,7 @@ pub fn allocate(d: &mut Driver, ctx: u64, size: u64, kind: AllocKind, pool: Opti
     };
     let base = map_start + base_off;
     let id = d.new_id();
-    d.allocs.insert(base, Alloc { base, size, map_start, mapped, kind, ctx, pool, id });
+    d.insert_alloc(Alloc { base, size, map_start, mapped, kind, ctx, pool, id });
     crate::trace::allocated(base);
     if device_side {
         d.used_bytes += size;
@@ -96,7 +96,7 @@ fn map_guarded(mapped: u64, usable: u64) -> CuResult<u64> {
 /// Registers memory the driver does not own (module globals, registered host memory).
 pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: AllocKind) {
     let id = d.new_id();
-    d.allocs.insert(base, Alloc { base, size, map_start: 0, mapped: 0, kind, ctx, pool: None, id });
+    d.insert_alloc(Alloc { base, size, map_start: 0, mapped: 0, kind, ctx, pool: None, id });
     if kind != AllocKind::ModuleGlobal {
         crate::trace::allocated(base);
     }
@@ -104,7 +104,7 @@ pub fn track_foreign(d: &mut Driver, ctx: u64, base: u64, size: u64, kind: Alloc
 
 /// Frees a tracked allocation by its base address.
 pub fn release(d: &mut Driver, base: u64) -> CuResult {
-    let a = d.allocs.remove(&base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let a = d.remove_alloc(base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     crate::trace::released(base);
     if a.mapped > 0 && crate::arena::contains(a.map_start) {
         crate::arena::unmap(a.map_start);

@@ -97,10 +97,15 @@ fn queue() -> std::sync::MutexGuard<'static, Option<Queue>> {
 
 /// The queue's key of a stream handle (its context must be usable).
 pub fn key(d: &crate::state::Driver, stream: CUstream) -> CuResult<StreamKey> {
-    let ctx = d.stream_context(stream)?;
+    Ok(key_of(d.stream_context(stream)?, stream))
+}
+
+/// The queue's key of a stream handle whose context `ctx` was already found (by
+/// `Driver::stream_context`).
+pub fn key_of(ctx: u64, stream: CUstream) -> StreamKey {
     let v = stream as usize;
     let named = !(v == 0 || v == CU_STREAM_LEGACY || v == CU_STREAM_PER_THREAD);
-    Ok(StreamKey { ctx, stream: if named { crate::state::handle_id(crate::state::Tag::Stream, stream) } else { None } })
+    StreamKey { ctx, stream: if named { crate::state::handle_id(crate::state::Tag::Stream, stream) } else { None } }
 }
 
 /// `name, call #N` for reports: the entry point and the process's call sequence number.

@@ -97,6 +97,10 @@ impl AllocKind {
     pub fn is_host(self) -> bool {
         matches!(self, AllocKind::PinnedHost | AllocKind::Registered)
     }
+    /// Host memory a kernel reaches without a copy call (a launch's zero-copy count).
+    pub fn is_zero_copy(self) -> bool {
+        matches!(self, AllocKind::PinnedHost | AllocKind::Registered | AllocKind::Managed)
+    }
     /// A mapping of the virtual-memory API.
     pub fn is_mapping(self) -> bool {
         matches!(self, AllocKind::Mapped | AllocKind::MappedReadOnly)
@@ -199,13 +203,25 @@ pub struct Library {
     pub kernels: Vec<String>,
 }
 
+/// A launch's threads per block, shared bytes per block (static and dynamic) and
+/// registers per thread: what its resident blocks depend on.
+pub type LaunchShape = (u64, u64, u32);
+
 pub struct Driver {
     pub config: Config,
     pub profile: &'static Profile,
     pub next_id: u64,
     pub contexts: IdMap<Context>,
     pub primary: Vec<Primary>,
+    /// Tracked allocations by base address. Entered and removed through `insert_alloc`
+    /// and `remove_alloc`, which keep `zero_copy_allocs`.
     pub allocs: BTreeMap<u64, Alloc>,
+    /// How many of `allocs` are of a zero-copy kind (`AllocKind::is_zero_copy`): a launch
+    /// looks its pointer arguments up only when there is one.
+    pub zero_copy_allocs: usize,
+    /// The last launch shape's resident blocks (`launch::resident_blocks`), by threads,
+    /// shared bytes and registers: consecutive launches of one kernel skip its divisions.
+    pub resident_memo: std::cell::Cell<Option<(LaunchShape, u32)>>,
     pub used_bytes: u64,
     pub modules: IdMap<Arc<crate::module::Module>>,
     pub functions: IdMap<crate::module::FunctionRef>,
@@ -280,6 +296,8 @@ pub fn initialise(config: Config) -> CuResult {
         contexts: IdMap::default(),
         primary: vec![Primary { ctx: None, refcount: 0, flags: 0, poisoned: None }],
         allocs: BTreeMap::new(),
+        zero_copy_allocs: 0,
+        resident_memo: std::cell::Cell::new(None),
         used_bytes: 0,
         modules: IdMap::default(),
         functions: IdMap::default(),
@@ -401,6 +419,16 @@ impl Driver {
         Some((best, addr as i128 - best.base as i128))
     }
 
+    /// Tracks an allocation at its base (replacing what was tracked there).
+    pub fn insert_alloc(&mut self, a: Alloc) {
+        insert_counted(&mut self.allocs, &mut self.zero_copy_allocs, a);
+    }
+
+    /// Stops tracking the allocation at `base`.
+    pub fn remove_alloc(&mut self, base: u64) -> Option<Alloc> {
+        remove_counted(&mut self.allocs, &mut self.zero_copy_allocs, base)
+    }
+
     /// The allocation holding `ptr`, if any.
     pub fn find_alloc(&self, ptr: u64) -> Option<&Alloc> {
         let (_, a) = self.allocs.range(..=ptr).next_back()?;
@@ -494,5 +522,51 @@ impl Driver {
             Some(a) => self.context(a.ctx),
             None => self.current(),
         }
+    }
+}
+
+/// `Driver::insert_alloc` on its two fields: the table and its count of zero-copy kinds.
+fn insert_counted(allocs: &mut BTreeMap<u64, Alloc>, zero_copy: &mut usize, a: Alloc) {
+    *zero_copy += a.kind.is_zero_copy() as usize;
+    if let Some(old) = allocs.insert(a.base, a) {
+        *zero_copy -= old.kind.is_zero_copy() as usize;
+    }
+}
+
+/// `Driver::remove_alloc` on its two fields.
+fn remove_counted(allocs: &mut BTreeMap<u64, Alloc>, zero_copy: &mut usize, base: u64) -> Option<Alloc> {
+    let a = allocs.remove(&base)?;
+    *zero_copy -= a.kind.is_zero_copy() as usize;
+    Some(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alloc(base: u64, kind: AllocKind) -> Alloc {
+        Alloc { base, size: 64, map_start: 0, mapped: 0, kind, ctx: 1, pool: None, id: base }
+    }
+
+    #[test]
+    fn the_zero_copy_count_follows_inserts_replacements_and_removals() {
+        let (mut m, mut n) = (BTreeMap::new(), 0);
+        insert_counted(&mut m, &mut n, alloc(0x1000, AllocKind::Device));
+        assert_eq!(n, 0);
+        for (base, kind) in [(0x2000, AllocKind::PinnedHost), (0x3000, AllocKind::Registered), (0x4000, AllocKind::Managed)] {
+            insert_counted(&mut m, &mut n, alloc(base, kind));
+        }
+        assert_eq!(n, 3);
+        // A mapping replaced at the same base with another kind (cuMemSetAccess).
+        insert_counted(&mut m, &mut n, alloc(0x2000, AllocKind::Mapped));
+        assert_eq!(n, 2);
+        insert_counted(&mut m, &mut n, alloc(0x1000, AllocKind::PinnedHost));
+        assert_eq!(n, 3);
+        assert!(remove_counted(&mut m, &mut n, 0x5000).is_none());
+        assert_eq!(n, 3);
+        for base in [0x1000, 0x2000, 0x3000, 0x4000] {
+            assert!(remove_counted(&mut m, &mut n, base).is_some());
+        }
+        assert_eq!((n, m.len()), (0, 0));
     }
 }

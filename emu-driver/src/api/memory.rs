@@ -139,7 +139,7 @@ pub fn mem_host_unregister(p: HostPtr) -> CuResult {
     d.alloc_ctx(p.0)?;
     match d.allocs.get(&p.0) {
         Some(a) if a.kind == AllocKind::Registered => {
-            d.allocs.remove(&p.0);
+            d.remove_alloc(p.0);
             Ok(())
         }
         _ => Err(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),

@@ -266,12 +266,15 @@ pub struct Shape {
 fn submit_launch(l: Launch, name: &str) -> CuResult {
     let stream = l.stream;
     let p = launch::prepare(l)?;
-    let key = queue::key(&*driver()?, stream)?;
-    // The origin names deferred work in reports; a launch that runs at once needs none
-    // (building it sums every entry point's call counter and formats a string: a tenth of
-    // a small launch's cost).
-    let origin = if queue::deferred() { queue::origin(name) } else { String::new() };
-    queue::submit(key, queue::Work::Launch(p), &origin)
+    if !queue::deferred() {
+        // Eager: what `queue::submit` would do, without moving the launch into a work item.
+        return launch::run(p);
+    }
+    // The origin names deferred work in reports (a launch that runs at once needs none:
+    // building it sums every entry point's call counter and formats a string).
+    // The stream's context was found by the validation (under the same hold of the lock).
+    let key = queue::key_of(p.ctx(), stream);
+    queue::submit(key, queue::Work::Launch(p), &queue::origin(name))
 }
 
 pub fn launch_kernel(f: CUfunction, shape: Shape, args: KernelArgs) -> CuResult {

@@ -241,7 +241,7 @@ pub fn unmap(ptr: CUdeviceptr, size: usize) -> CuResult {
     let mut d = driver()?;
     for s in inside(&d)? {
         let m = d.vmm.mappings.remove(&s).expect("listed");
-        d.allocs.remove(&s);
+        d.remove_alloc(s);
         vmm::unmap(s, m.size);
         if let Some(p) = d.vmm.physical.get_mut(&m.physical) {
             p.maps -= 1;
@@ -287,10 +287,10 @@ pub fn set_access(ptr: CUdeviceptr, size: usize, desc: Option<Vec<CUmemAccessDes
         };
         match kind {
             Some(kind) => {
-                d.allocs.insert(s, Alloc { base: s, size: msize, map_start: 0, mapped: 0, kind, ctx: 0, pool: None, id });
+                d.insert_alloc(Alloc { base: s, size: msize, map_start: 0, mapped: 0, kind, ctx: 0, pool: None, id });
             }
             None => {
-                d.allocs.remove(&s);
+                d.remove_alloc(s);
             }
         }
     }

@@ -36,6 +36,10 @@ static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 5] = [const { std:
 thread_local! {
     /// The alternate signal stack this module mapped for this thread, if any.
     static ALT: Cell<*mut libc::c_void> = const { Cell::new(ptr::null_mut()) };
+    /// This thread was seen with a usable alternate signal stack (its own or the one
+    /// mapped here): later launches skip the `sigaltstack` query, a system call per
+    /// launch otherwise.
+    static ALT_SEEN: Cell<bool> = const { Cell::new(false) };
 }
 
 /// What a fault handler saw.
@@ -98,7 +102,9 @@ pub(crate) fn unblock_probe() {
 }
 
 /// Installs the fault handler, answering through `T` (once per process), and makes sure
-/// the calling thread has an alternate signal stack.
+/// the calling thread has an alternate signal stack (looked at until the thread is seen
+/// with one: a program that takes its thread's alternate stack away after that thread's
+/// first launch is not noticed).
 pub(crate) fn prepare_thread<T: SignalTarget>() {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return;
@@ -159,6 +165,9 @@ unsafe fn install<T: SignalTarget>() {}
 unsafe fn install_one<T: SignalTarget>(_sig: libc::c_int, _slot: usize) {}
 
 unsafe fn ensure_altstack() {
+    if ALT_SEEN.try_with(|s| s.get()).unwrap_or(false) {
+        return;
+    }
     // SAFETY: sigaltstack/mmap with valid arguments; the mapping is kept for the
     // thread's lifetime.
     let mem = unsafe {
@@ -167,6 +176,7 @@ unsafe fn ensure_altstack() {
             return;
         }
         if cur.ss_flags & libc::SS_DISABLE == 0 && cur.ss_size >= 16 * 1024 {
+            let _ = ALT_SEEN.try_with(|s| s.set(true));
             return; // the thread has one (Rust's std gives its threads one)
         }
         let mem =
@@ -184,6 +194,7 @@ unsafe fn ensure_altstack() {
     // Mapped for the lifetime of the thread: a thread-local destructor could run while
     // a signal still needs the stack.
     ALT.with(|a| a.set(mem));
+    let _ = ALT_SEEN.try_with(|s| s.set(true));
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 pub use crate::config::HazardMode;
 
@@ -127,7 +128,9 @@ struct Entry {
 /// The hazards one worker saw in one launch.
 pub(crate) struct HazardLog {
     pub mode: HazardMode,
-    pub kernel: String,
+    /// The kernel's name, shared with its module (no copy per launch); None in a worker's
+    /// log between launches.
+    pub kernel: Option<Arc<str>>,
     /// The block being run and its position in the launch's block order.
     pub block: [u32; 3],
     pub pos: u64,
@@ -137,8 +140,13 @@ pub(crate) struct HazardLog {
 }
 
 impl HazardLog {
-    pub fn new(mode: HazardMode, kernel: &str) -> Self {
-        HazardLog { mode, kernel: kernel.to_string(), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+    pub fn new(mode: HazardMode, kernel: impl Into<Arc<str>>) -> Self {
+        HazardLog { mode, kernel: Some(kernel.into()), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+    }
+
+    /// A log for no launch (a worker's between launches).
+    pub fn idle(mode: HazardMode) -> Self {
+        HazardLog { mode, kernel: None, block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
     }
 
     /// Records an occurrence of (kind, key); `detect` builds the report the first time.
@@ -161,7 +169,7 @@ impl HazardLog {
                 key,
                 report: Hazard {
                     kind,
-                    kernel: self.kernel.clone(),
+                    kernel: self.kernel.as_deref().unwrap_or_default().to_string(),
                     block: self.block,
                     threads: d.threads,
                     operation: d.operation,
@@ -188,6 +196,9 @@ impl HazardLog {
 
     /// The reports in order of first occurrence.
     pub fn into_reports(self) -> Vec<Hazard> {
+        if self.entries.is_empty() {
+            return Vec::new();
+        }
         self.entries.into_iter().map(|e| e.report).collect()
     }
 

@@ -57,7 +57,7 @@ const PREFETCH: bool = true;
 
 /// What is being launched, as the fibers need it.
 pub(crate) struct KernelCall {
-    pub name: String,
+    pub name: Arc<str>,
     pub run: Option<RunFn>,
     pub params: *const *mut c_void,
     /// The kernel library's context slot for this OS thread.
@@ -212,7 +212,7 @@ impl Worker {
             home: Home::new(range_end),
             streak: 0,
             call: KernelCall {
-                name: String::new(),
+                name: Arc::from(""),
                 run: None,
                 params: ptr::null(),
                 slot: ptr::null_mut(),
@@ -221,7 +221,7 @@ impl Worker {
             },
             block: Block::new(),
             running: Running { current: ptr::null_mut(), index: 0 },
-            log: HazardLog::new(HazardMode::Warn, ""),
+            log: HazardLog::idle(HazardMode::Warn),
             stop: Stopping::default(),
             watch: None,
             stats: ExecStats::default(),
@@ -247,7 +247,7 @@ impl Worker {
         self.fibers.set_stack_size(opts.stack_size.max(MIN_STACK_SIZE));
         let created = self.fibers.created;
         self.stats.launches += 1;
-        self.log = HazardLog::new(opts.hazards, &kernel.name);
+        self.log = HazardLog::new(opts.hazards, kernel.name.clone());
         self.log.track_positions = several;
         self.stop = Stopping::default();
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
@@ -260,12 +260,14 @@ impl Worker {
             };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
-            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, "")) };
+            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::idle(opts.hazards)) };
         }
         current::note_slot(slot);
         let c = &mut self.call;
         c.slot = slot;
-        c.name.clone_from(&kernel.name);
+        if !Arc::ptr_eq(&c.name, &kernel.name) {
+            c.name = kernel.name.clone();
+        }
         c.run = Some(kernel.run);
         c.params = params.as_ptr();
         let prefix = cfg.smem_prefix.div_ceil(16) * 16;
@@ -313,9 +315,14 @@ impl Worker {
         // uses of it (`spinning`) happen between fiber switches, never during these calls.
         while let Some(pos) = unsafe { (*self.positions.expect("set above")).next() } {
             let linear = seq.block_at(pos);
-            let x = (linear % gx as u64) as u32;
-            let y = ((linear / gx as u64) % gy as u64) as u32;
-            let z = (linear / (gx as u64 * gy as u64)) as u32;
+            // No division for the blocks of a grid's first row (every block of a 1-D
+            // grid); two (each with its remainder) for the others.
+            let (x, y, z) = if linear < gx as u64 {
+                (linear as u32, 0, 0)
+            } else {
+                let (row, x) = (linear / gx as u64, linear % gx as u64);
+                (x as u32, (row % gy as u64) as u32, (row / gy as u64) as u32)
+            };
             self.call.fields.block_idx = abi::Dim3 { x, y, z };
             self.log.block = [x, y, z];
             self.log.pos = pos;
@@ -367,7 +374,7 @@ impl Worker {
         // SAFETY: the slot is valid for this OS thread; clear it so nothing dangles.
         unsafe { *self.call.slot = ptr::null_mut() };
         self.call.run = None;
-        let log = std::mem::replace(&mut self.log, HazardLog::new(opts.hazards, ""));
+        let log = std::mem::replace(&mut self.log, HazardLog::idle(opts.hazards));
         WorkerResult { failure, log }
     }
 
@@ -670,6 +677,14 @@ impl Worker {
     #[inline]
     pub fn timed_out(&self) -> bool {
         self.watch.as_ref().is_some_and(|w| w.is_timed_out())
+    }
+
+    /// Nothing of the block is left to run, and the launch has not timed out: what
+    /// `next_slow` answers with Ok(None), without its call.
+    #[inline(always)]
+    fn drained(&self) -> bool {
+        let q = &self.block.threads.queues;
+        !q.has_pending() && q.yielded.is_empty() && q.peek_run().is_none() && !self.timed_out()
     }
 
     /// A runtime entry (`what`) found the launch timed out: the report names the
@@ -1069,9 +1084,20 @@ unsafe fn run_block(w: *mut Worker) -> Result<(), LaunchFailure> {
             Some(next) => next,
             None => {
                 wk.streak = 0;
-                match wk.next_slow(w)? {
-                    Some(fi) => (wk.fibers.ptr(fi), fi),
-                    None => break,
+                // Inline what the slow path would do in the usual cases: start the next
+                // pending range on an idle fiber (a block's first range), or end a block
+                // with nothing left to run.
+                let nf = wk.start_pending(w);
+                if !nf.is_null() {
+                    // SAFETY: a fiber of this worker's pool.
+                    (nf, unsafe { (*nf).index })
+                } else if wk.drained() {
+                    break;
+                } else {
+                    match wk.next_slow(w)? {
+                        Some(fi) => (wk.fibers.ptr(fi), fi),
+                        None => break,
+                    }
                 }
             }
         };

@@ -7,6 +7,7 @@ use super::hazard::{Hazard, HazardMode};
 use super::order::BlockOrder;
 use crate::abi;
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The CUresults a launch can end with (defined once, in the driver's `cu`).
@@ -30,8 +31,8 @@ pub const MAX_SPIN_HELPERS: u32 = 1024;
 /// A kernel entry of a bound kernel library.
 #[derive(Clone)]
 pub struct KernelRef {
-    /// The kernel's name, for reports.
-    pub name: String,
+    /// The kernel's name, for reports (shared: cloning it allocates nothing).
+    pub name: Arc<str>,
     /// Runs a range of threads of the current block.
     pub run: abi::RunFn,
     /// The library's per-OS-thread context slot.

@@ -71,6 +71,8 @@ pub(crate) struct WatchState {
     seen_events: AtomicU64,
     seen_fiber: AtomicUsize,
     seen_thread: AtomicU32,
+    /// When the sample last moved; [`NOT_STAMPED`] from a launch's start to its first
+    /// probe.
     seen_at_ns: AtomicU64,
     /// Where the redirected fiber was.
     pub interrupted_pc: AtomicUsize,
@@ -196,7 +198,11 @@ impl WatchState {
         self.seen_events.store(ev, Relaxed);
         self.seen_fiber.store(0, Relaxed);
         self.seen_thread.store(u32::MAX, Relaxed);
-        self.seen_at_ns.store(now_ns(), Relaxed);
+        // Not a clock read per launch: the first probe stamps the time. A launch's first
+        // block starts (progress) right after this, so the first probe finds the sample
+        // moved and stamps it anyway, as it did when the start was stamped here; only a
+        // probe within those few instructions stamps a time later than the start.
+        self.seen_at_ns.store(NOT_STAMPED, Relaxed);
         self.timed_out.store(false, Relaxed);
         self.interrupted_pc.store(0, Relaxed);
         self.pre_fiber.store(0, Relaxed);
@@ -285,6 +291,9 @@ impl WatchState {
         self.spinning.store(yes, Relaxed);
     }
 }
+
+/// `seen_at_ns` of a launch that no probe has sampled yet.
+const NOT_STAMPED: u64 = u64::MAX;
 
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 /// Blocks started or finished by any worker of the process.
@@ -445,7 +454,7 @@ pub(crate) unsafe fn on_probe(s: &WatchState, f: *mut Fiber, pc: usize, sp: usiz
     s.seen_events.store(events, Relaxed);
     s.seen_fiber.store(f as usize, Relaxed);
     s.seen_thread.store(thread, Relaxed);
-    if moved {
+    if moved || s.seen_at_ns.load(Relaxed) == NOT_STAMPED {
         s.seen_at_ns.store(now, Relaxed);
         return false;
     }

@@ -202,6 +202,8 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
         }
         kernels.push(Kernel {
             symbol: ik.name.clone(),
+            name: ik.name.as_str().into(),
+            tally: crate::counters::get().tally(&ik.name),
             run: k.run,
             param_sizes: sizes,
             param_offsets: offsets,
@@ -393,7 +395,7 @@ pub fn unload(d: &mut Driver, id: u64) -> bool {
     d.functions.retain(|_, f| f.module_id != id);
     for (addr, size) in m.globals.values() {
         if *size > 0 && d.allocs.get(addr).map(|a| a.kind == AllocKind::ModuleGlobal).unwrap_or(false) {
-            d.allocs.remove(addr);
+            d.remove_alloc(*addr);
         }
     }
     forget_instance(&m.library_path);

@@ -15,6 +15,11 @@ use std::sync::{Arc, Mutex};
 /// What the driver keeps of one kernel entry.
 pub struct Kernel {
     pub symbol: String,
+    /// `symbol`, shared with every launch's executor call and hazard log (made once at
+    /// load: a launch copies no name).
+    pub name: std::sync::Arc<str>,
+    /// The launch counters of `symbol` (`counters::LaunchTally`), taken at load.
+    pub tally: std::sync::Arc<crate::counters::LaunchTally>,
     pub run: abi::RunFn,
     pub param_sizes: Vec<u32>,
     /// Parameter offsets for the `extra` buffer form: from the image when it says,

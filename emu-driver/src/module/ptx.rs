@@ -70,6 +70,8 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
             let from_image = img.kernel(&k.name);
             Kernel {
                 symbol: k.name.clone(),
+                name: k.name.as_str().into(),
+                tally: crate::counters::get().tally(&k.name),
                 run: looped.unwrap_or(raw.run),
                 param_sizes: k.params.iter().map(|p| p.0).collect(),
                 param_offsets: k.params.iter().map(|p| p.1).collect(),
