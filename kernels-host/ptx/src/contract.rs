@@ -123,19 +123,6 @@ fn dest_less(op: &str) -> bool {
     )
 }
 
-fn regs_of(op: &Op, out: &mut Vec<usize>) {
-    match op {
-        Op::Reg(r) | Op::Addr(AddrBase::Reg(r), _) => out.push(*r),
-        Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| regs_of(o, out)),
-        Op::Pair(a, b) => {
-            regs_of(a, out);
-            regs_of(b, out);
-        }
-        Op::Not(a) => regs_of(a, out),
-        _ => {}
-    }
-}
-
 /// `call (rets), f, (args)` writes its return list.
 fn call_rets(i: &Instr) -> bool {
     i.src.op == "call" && matches!(i.args.first(), Some(Op::List(_))) && i.args.len() >= 2
@@ -145,11 +132,11 @@ fn call_rets(i: &Instr) -> bool {
 fn dests(i: &Instr) -> Vec<usize> {
     let mut v = Vec::new();
     if call_rets(i) {
-        regs_of(&i.args[0], &mut v);
+        i.args[0].regs(&mut v);
     } else if !dest_less(&i.src.op) && i.src.op != "call" {
         if let Some(a) = i.args.first() {
             if matches!(a, Op::Reg(_) | Op::Vector(_) | Op::Pair(..)) {
-                regs_of(a, &mut v);
+                a.regs(&mut v);
             }
         }
     }
@@ -163,7 +150,7 @@ fn srcs(i: &Instr) -> Vec<(i32, usize)> {
     let mut out = Vec::new();
     for (k, a) in i.args.iter().enumerate().skip(skip) {
         let mut v = Vec::new();
-        regs_of(a, &mut v);
+        a.regs(&mut v);
         out.extend(v.into_iter().map(|r| ((k - skip) as i32, r)));
     }
     if let Some((_, p)) = i.guard {

@@ -66,6 +66,22 @@ pub enum Op {
     Sink,
 }
 
+impl Op {
+    /// Every register the operand names (an address's base register included), in order.
+    pub fn regs(&self, out: &mut Vec<usize>) {
+        match self {
+            Op::Reg(r) | Op::Addr(AddrBase::Reg(r), _) => out.push(*r),
+            Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| o.regs(out)),
+            Op::Pair(a, b) => {
+                a.regs(out);
+                b.regs(out);
+            }
+            Op::Not(a) => a.regs(out),
+            _ => {}
+        }
+    }
+}
+
 /// The base of an address operand.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AddrBase {

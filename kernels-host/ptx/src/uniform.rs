@@ -284,21 +284,6 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
 
 // ---- operands and effects ---------------------------------------------------------
 
-/// Every register an operand reads.
-fn regs_of(op: &Op, out: &mut Vec<usize>) {
-    match op {
-        Op::Reg(r) => out.push(*r),
-        Op::Addr(AddrBase::Reg(r), _) => out.push(*r),
-        Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| regs_of(o, out)),
-        Op::Pair(a, b) => {
-            regs_of(a, out);
-            regs_of(b, out);
-        }
-        Op::Not(p) => regs_of(p, out),
-        _ => {}
-    }
-}
-
 /// Instructions whose first operand is a destination written in full (when unguarded)
 /// and whose other operands are only read.
 const DEFINES_FIRST: &[&str] = &[
@@ -331,7 +316,7 @@ fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
                     for o in [x.as_ref(), y.as_ref()] {
                         match o {
                             Op::Reg(r) => defs.push(*r),
-                            other => regs_of(other, &mut uses),
+                            other => other.regs(&mut uses),
                         }
                     }
                 }
@@ -339,14 +324,14 @@ fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
                     for o in v {
                         match o {
                             Op::Reg(r) => defs.push(*r),
-                            other => regs_of(other, &mut uses),
+                            other => other.regs(&mut uses),
                         }
                     }
                 }
-                other => regs_of(other, &mut uses),
+                other => other.regs(&mut uses),
             }
         } else {
-            regs_of(a, &mut uses);
+            a.regs(&mut uses);
         }
     }
     if let Some((_, p)) = i.guard {
@@ -367,12 +352,12 @@ fn writes(i: &Instr) -> Vec<usize> {
             | "sust" | "cp" | "nanosleep" | "pmevent" | "applypriority" | "discard" => {}
             "call" => {
                 if let Op::List(v) = a {
-                    v.iter().for_each(|o| regs_of(o, &mut w));
+                    v.iter().for_each(|o| o.regs(&mut w));
                 }
             }
             _ => match a {
                 Op::Addr(..) => {}
-                other => regs_of(other, &mut w),
+                other => other.regs(&mut w),
             },
         }
     }
@@ -455,7 +440,7 @@ fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
                         || i.args.iter().any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer")));
                     let mut u = Vec::new();
                     for a in i.args.iter().skip(1) {
-                        regs_of(a, &mut u);
+                        a.regs(&mut u);
                     }
                     let src = reads_memory || u.iter().any(|&r| tainted[r]) || i.guard.is_some_and(|(_, p)| tainted[p]);
                     if src {
@@ -484,7 +469,7 @@ fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
                 "brx" => {
                     let mut u = Vec::new();
                     if let Some(a) = i.args.first() {
-                        regs_of(a, &mut u);
+                        a.regs(&mut u);
                     }
                     u.iter().any(|&r| tainted[r])
                 }
@@ -572,7 +557,7 @@ fn branch_of(f: &Func, cfg: &Cfg, b: usize) -> Option<(Vec<usize>, u32)> {
         "brx" => {
             let mut u = Vec::new();
             if let Some(a) = i.args.first() {
-                regs_of(a, &mut u);
+                a.regs(&mut u);
             }
             Some((u, i.src.line))
         }
@@ -633,7 +618,7 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> 
                 }
                 let mut u = Vec::new();
                 for a in i.args.iter().skip(1) {
-                    regs_of(a, &mut u);
+                    a.regs(&mut u);
                 }
                 let per_thread = tainted[k]
                     || !uniform_kind(i)

@@ -184,33 +184,18 @@ impl<'a> FnEmitter<'a> {
         }
         if self.nan_blind.is_empty() {
             let mut blind = vec![true; self.f.regs.len() + 1];
-            fn clear(o: &Op, blind: &mut [bool]) {
-                match o {
-                    Op::Reg(r) | Op::Addr(AddrBase::Reg(r), _) => {
-                        if let Some(b) = blind.get_mut(*r) {
-                            *b = false;
-                        }
-                    }
-                    Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| clear(o, blind)),
-                    Op::Pair(a, b) => {
-                        clear(a, blind);
-                        clear(b, blind);
-                    }
-                    Op::Not(a) => clear(a, blind),
-                    _ => {}
-                }
-            }
+            let mut named = Vec::new();
             for n in &self.f.body {
                 if let Node::Instr(i) = n {
                     let f32_op = i.src.mods.iter().any(|m| m == ".f32")
                         && matches!(i.src.op.as_str(), "add" | "sub" | "mul" | "fma" | "mad" | "setp")
                         && i.args.iter().all(|a| matches!(a, Op::Reg(_) | Op::Int(_) | Op::Float(_) | Op::Sink));
                     if !f32_op {
-                        i.args.iter().for_each(|o| clear(o, &mut blind));
-                    }
-                    if let Some((_, p)) = i.guard {
-                        if let Some(b) = blind.get_mut(p) {
-                            *b = false;
+                        named_regs(i, &mut named);
+                        for &r in &named {
+                            if let Some(b) = blind.get_mut(r) {
+                                *b = false;
+                            }
                         }
                     }
                 }
@@ -223,32 +208,12 @@ impl<'a> FnEmitter<'a> {
     pub fn reg_read_elsewhere(&mut self, r: usize) -> bool {
         if self.reg_uses.is_empty() {
             let mut uses = vec![0u32; self.f.regs.len()];
-            fn count(o: &Op, uses: &mut [u32]) {
-                match o {
-                    Op::Reg(r) => {
-                        if let Some(u) = uses.get_mut(*r) {
-                            *u += 1;
-                        }
-                    }
-                    Op::Addr(AddrBase::Reg(r), _) => {
-                        if let Some(u) = uses.get_mut(*r) {
-                            *u += 1;
-                        }
-                    }
-                    Op::Vector(v) | Op::List(v) | Op::Bracket(v) => v.iter().for_each(|o| count(o, uses)),
-                    Op::Pair(a, b) => {
-                        count(a, uses);
-                        count(b, uses);
-                    }
-                    Op::Not(a) => count(a, uses),
-                    _ => {}
-                }
-            }
+            let mut named = Vec::new();
             for n in &self.f.body {
                 if let Node::Instr(i) = n {
-                    i.args.iter().for_each(|o| count(o, &mut uses));
-                    if let Some((_, p)) = i.guard {
-                        if let Some(u) = uses.get_mut(p) {
+                    named_regs(i, &mut named);
+                    for &r in &named {
+                        if let Some(u) = uses.get_mut(r) {
                             *u += 1;
                         }
                     }
@@ -800,4 +765,11 @@ impl<'a> FnEmitter<'a> {
         }
         Ok(s)
     }
+}
+
+/// The registers instruction `i` names (its operands' and its guard's), into `out`.
+fn named_regs(i: &crate::resolve::Instr, out: &mut Vec<usize>) {
+    out.clear();
+    i.args.iter().for_each(|o| o.regs(out));
+    out.extend(i.guard.map(|(_, p)| p));
 }
