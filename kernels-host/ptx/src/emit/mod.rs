@@ -17,7 +17,7 @@ use crate::layout::Layout;
 use crate::resolve::{Module, Node, Op};
 use crate::uniform::{Path, Plan};
 use crate::{Error, GlobalInfo, KernelInfo, Options, Translation};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// The C++ identifier of a PTX name: `%`, `$`, `.` and `_` escaped so that distinct PTX
@@ -206,6 +206,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     }
     // Shared-offset tables per kernel (device functions read them through Thread::soff).
     for (k, kl) in layout.kernels.iter().enumerate() {
+        // Declared in every unit: an inlined kernel's runner may be in another.
+        let _ = writeln!(decls, "extern const uint32_t SOFF{k}[{}];", m.vars.len().max(1));
         let _ = write!(out, "const uint32_t SOFF{k}[{}] = {{", m.vars.len().max(1));
         for o in &kl.shared {
             let _ = write!(out, "{},", o.unwrap_or(u32::MAX as u64));
@@ -236,7 +238,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut sfu_by_func: Vec<Vec<String>> = vec![Vec::new(); m.funcs.len()];
     let mut exits_in_funcs = false;
     let mut bodies: Vec<String> = Vec::new();
-    let mut inline_bodies = String::new();
+    // Where an inlined kernel's body is in `bodies` (its runner joins it there).
+    let mut body_at: HashMap<usize, usize> = HashMap::new();
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.body.is_none() {
             continue;
@@ -248,10 +251,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
         sfu_by_func[fi] = e.sfu.clone();
         if e.inline_entry {
-            inline_bodies.push_str(&e.out);
-        } else {
-            bodies.push(e.out);
+            body_at.insert(fi, bodies.len());
         }
+        bodies.push(e.out);
     }
     // The loop-path variants of the kernels that take it (`uniform`), their frames
     // declared in every unit; each in the unit of its runner, which inlines it (one
@@ -318,29 +320,37 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             notes,
         });
     }
-    out.push_str(&inline_bodies);
     out.push_str(&loop_bodies);
     // Runners.
     let mut kernels = Vec::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
         let f = &m.funcs[kl.func];
         let fi = kl.func;
-        let _ = writeln!(out, "void R{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
-        let _ = writeln!(out, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
+        let mut run = String::new();
+        let _ = writeln!(run, "void R{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
+        let _ = writeln!(run, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
         for (i, (size, off)) in kl.params.iter().enumerate() {
             if *size > 0 {
-                let _ = writeln!(out, "  memcpy(P0 + {off}, params[{i}], {size});");
+                let _ = writeln!(run, "  memcpy(P0 + {off}, params[{i}], {size});");
             }
         }
-        let _ = writeln!(out, "  ::__simtwin::tls_ctx = ctx;");
+        let _ = writeln!(run, "  ::__simtwin::tls_ctx = ctx;");
         let _ = writeln!(
-            out,
+            run,
             "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
             dyn = kl.dyn_offset
         );
         let body =
             if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
-        let _ = writeln!(out, "  for_each_thread(ctx, first, n, [&] {{ {body} }});\n}}");
+        let _ = writeln!(run, "  for_each_thread(ctx, first, n, [&] {{ {body} }});\n}}");
+        match body_at.get(&fi) {
+            // An inlined kernel's runner goes with its body, wherever the units put it.
+            Some(&b) => {
+                let _ = writeln!(decls, "void R{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n);");
+                bodies[b].push_str(&run);
+            }
+            None => out.push_str(&run),
+        }
         if plans[k].path == Path::Loops {
             // The loop path's runner: a whole block in one call (a part of one, which
             // the executor never asks for here, runs as the plain runner does).
