@@ -327,26 +327,15 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let f = &m.funcs[kl.func];
         let fi = kl.func;
         let mut run = String::new();
-        let _ = writeln!(run, "void R{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
-        let _ = writeln!(run, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
-        for (i, (size, off)) in kl.params.iter().enumerate() {
-            if *size > 0 {
-                let _ = writeln!(run, "  memcpy(P0 + {off}, params[{i}], {size});");
-            }
-        }
-        let _ = writeln!(run, "  ::__simtwin::tls_ctx = ctx;");
-        let _ = writeln!(
-            run,
-            "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
-            dyn = kl.dyn_offset
-        );
+        let _ = writeln!(run, "void R{k}{RUN_PARAMS} {{");
+        runner_setup(&mut run, k, kl);
         let body =
             if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
         let _ = writeln!(run, "  for_each_thread(ctx, first, n, [&] {{ {body} }});\n}}");
         match body_at.get(&fi) {
             // An inlined kernel's runner goes with its body, wherever the units put it.
             Some(&b) => {
-                let _ = writeln!(decls, "void R{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n);");
+                let _ = writeln!(decls, "void R{k}{RUN_PARAMS};");
                 bodies[b].push_str(&run);
             }
             None => out.push_str(&run),
@@ -371,24 +360,13 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 let _ = write!(out, "{x},");
             }
             out.push_str("0};\n");
-            let _ = writeln!(out, "void RL{k}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
+            let _ = writeln!(out, "void RL{k}{RUN_PARAMS} {{");
             let _ = writeln!(
                 out,
                 "  const uint32_t all = ctx->block_dim.x * ctx->block_dim.y * ctx->block_dim.z;\n  if (first != 0 || n != all{}) {{ R{k}(params, ctx, first, n); return; }}",
                 if coll { " || all % 32u != 0" } else { "" }
             );
-            let _ = writeln!(out, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
-            for (i, (size, off)) in kl.params.iter().enumerate() {
-                if *size > 0 {
-                    let _ = writeln!(out, "  memcpy(P0 + {off}, params[{i}], {size});");
-                }
-            }
-            let _ = writeln!(out, "  ::__simtwin::tls_ctx = ctx;");
-            let _ = writeln!(
-                out,
-                "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
-                dyn = kl.dyn_offset
-            );
+            runner_setup(&mut out, k, kl);
             if plans[k].probe {
                 // Early exits before the first split point: a block where a warp would
                 // lose only some of its lanes runs on fibers (nothing has run yet).
@@ -508,6 +486,27 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         ));
     }
     Ok(Translation { units: split_units(&head, &decls, bodies, out, opts.units), kernels, globals, notes })
+}
+
+/// A runner's parameters (the ABI's `run` signature).
+const RUN_PARAMS: &str = "(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n)";
+
+/// A runner's first statements, the same in the plain and the loop-path runner of kernel
+/// `k`: the parameter buffer copied once, the context published, the thread's `Thread`
+/// with the block's values.
+fn runner_setup(out: &mut String, k: usize, kl: &crate::layout::KernelLayout) {
+    let _ = writeln!(out, "  alignas(16) uint8_t P0[{}];", kl.param_bytes.max(16));
+    for (i, (size, off)) in kl.params.iter().enumerate() {
+        if *size > 0 {
+            let _ = writeln!(out, "  memcpy(P0 + {off}, params[{i}], {size});");
+        }
+    }
+    let _ = writeln!(out, "  ::__simtwin::tls_ctx = ctx;");
+    let _ = writeln!(
+        out,
+        "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
+        dyn = kl.dyn_offset
+    );
 }
 
 /// Whether an instruction of the module takes the address of function `fi` (anything
