@@ -1186,17 +1186,34 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
             const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
             uint32_t v[32];
             for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
-            for (uint32_t lane = 0; lane < 32; ++lane) {
-                int64_t j;
-                switch (mode) {
-                case SH_UP: j = (int64_t)lane - bval; break;
-                case SH_DOWN: j = (int64_t)lane + bval; break;
-                case SH_BFLY: j = lane ^ bval; break;
-                default: j = bval; break;
+            /* Up and down read a contiguous run of lanes [lo, hi) from `lane -/+ b`; the
+               others keep their own value with the predicate false. */
+            auto run = [&](uint32_t lo, uint32_t hi, int32_t shift) {
+                for (uint32_t lane = 0; lane < 32; ++lane) {
+                    const bool ok = lane >= lo && lane < hi;
+                    w[lane].xr = v[ok ? lane + shift : lane];
+                    w[lane].xp = ok;
                 }
-                const bool ok = mode == SH_UP ? j >= (int64_t)maxl : j <= (int64_t)maxl;
-                w[lane].xr = v[ok ? (uint32_t)j : lane];
-                w[lane].xp = ok;
+            };
+            switch (mode) {
+            case SH_UP: run(bval + maxl < 32 ? bval + maxl : 32, 32, -(int32_t)bval); break;
+            case SH_DOWN: run(0, maxl >= bval ? maxl - bval + 1 : 0, (int32_t)bval); break;
+            case SH_BFLY:
+                for (uint32_t lane = 0; lane < 32; ++lane) {
+                    const uint32_t j = lane ^ bval;
+                    const bool ok = j <= maxl;
+                    w[lane].xr = v[ok ? j : lane];
+                    w[lane].xp = ok;
+                }
+                break;
+            default: {
+                const bool ok = bval <= maxl;
+                const uint32_t x = v[ok ? bval : 0];
+                for (uint32_t lane = 0; lane < 32; ++lane) {
+                    w[lane].xr = ok ? x : v[lane];
+                    w[lane].xp = ok;
+                }
+            }
             }
             return;
         }
@@ -1281,10 +1298,26 @@ static const uint32_t LOOP_FAIRNESS_STREAK = 4096;
    at a barrier go on at once; a collective releases its other 31 lanes in lane order,
    a barrier its waiters in arrival order, to the run queue's tail. A thread started
    from the unstarted range holds the rest of it: when it exits, the next thread starts
-   at once; when it waits, the rest becomes the unstarted range again. */
+   at once; when it waits, the rest becomes the unstarted range again.
+
+   That order comes in batches: threads of one warp that run one after another from
+   one resume point (the lanes a collective released, a run of a barrier's waiters, the
+   next threads of the unstarted range), each to its next split point, none of them
+   completing a rendezvous before the batch's last. The run queue holds such groups
+   (`WarpGroup`), not threads; the runner bounds the next batch before it runs it, runs
+   it in a plain loop (one resume point: the step's dispatch is the same jump every
+   time), then does the bookkeeping of the arrivals in their order (for the usual case,
+   every lane at the same collective, once for the batch). */
+struct WarpGroup {
+    uint32_t pos, end; /* the group's next and end positions: thread ids, or in `list` */
+    uint32_t skip;     /* a thread id in [pos, end) not in the group (the lane that went on), or ~0 */
+    uint32_t at;       /* the resume point (a released warp's collective) */
+    const uint32_t *list; /* a barrier's waiters in arrival order (their own resume points), or null */
+};
 struct WarpLoopState {
-    std::vector<uint32_t> at, q, bar, exited, warp_sync;
+    std::vector<uint32_t> at, bar, rel, exited, warp_sync, out, iota;
     std::vector<uint8_t> warp_n;
+    std::vector<WarpGroup> q;
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
@@ -1317,6 +1350,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     WarpLoopState &st = *tls_once(st_tls);
     const simtwin_dim3_t d = ctx->block_dim;
     const uint32_t n = d.x * d.y * d.z, warps = n / 32;
+    /* The run queue: a ring of groups. At most one group per warp (a warp's collective
+       needs every lane, so its released lanes have all run before it releases again) and
+       one barrier's waiters (likewise) are in it at a time. */
+    uint32_t cap = 2;
+    while (cap < warps + 2) cap <<= 1;
     if (st.dims.x != d.x || st.dims.y != d.y || st.dims.z != d.z) {
         st.idx.resize(n);
         for (uint32_t t = 0; t < n; ++t) st.idx[t] = thread_index_of(t, d);
@@ -1325,105 +1363,174 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.warp_n.resize(warps);
         st.warp_sync.resize(warps);
         st.bar.resize(n);
+        st.rel.resize(n);
         st.exited.resize(n);
+        st.out.resize(n);
+        st.iota.resize(n);
+        for (uint32_t t = 0; t < n; ++t) st.iota[t] = t;
+        st.q.resize(cap);
     }
     if (frames.size() < n) frames.resize(n);
-    for (uint32_t t = 0; t < n; ++t) st.at[t] = 0;
     for (uint32_t w = 0; w < warps; ++w) st.warp_n[w] = 0;
-    /* The run queue: a ring of a power of two >= n slots (a thread is in it at most once:
-       from its release at a rendezvous until it runs). */
-    uint32_t cap = 1;
-    while (cap < n) cap <<= 1;
-    if (st.q.size() < cap) st.q.resize(cap);
-    uint32_t *const qb = st.q.data();
+    WarpGroup *const qg = st.q.data();
     const uint32_t mask = cap - 1;
     ctx->reserved = 0; /* no preemption inside the runner: nothing else of the block could run */
     /* The state through local pointers and counters: a store of the kernel could alias
        a vector's fields, which would otherwise be read again at every use. */
     FR *fr = frames.data();
-    uint32_t *at = st.at.data(), *bar = st.bar.data(), *exited = st.exited.data(), *warp_sync = st.warp_sync.data();
+    uint32_t *at = st.at.data(), *bar = st.bar.data(), *rel = st.rel.data(), *exited = st.exited.data();
+    uint32_t *warp_sync = st.warp_sync.data(), *out = st.out.data();
+    const uint32_t *iota = st.iota.data();
     uint8_t *warp_n = st.warp_n.data();
     const simtwin_dim3_t *idx = st.idx.data();
-    uint32_t nbar = 0, nexit = 0; /* threads waiting at the barrier, threads exited */
-    uint32_t head = 0, tail = 0;     /* the run queue is qb[head..tail) (mod cap) */
+    uint32_t nbar = 0, nexit = 0;      /* threads waiting at the barrier, threads exited */
+    uint32_t head = 0, tail = 0;       /* the run queue is qg[head..tail) (mod cap) */
     uint32_t next_new = 0, streak = 0; /* threads next_new.. have not started */
-    bool owner = false;              /* the running thread holds the unstarted range */
-    uint32_t t = 0;
-    /* The next thread to run when the running one waits or its range ends; false when
-       none is left. */
-    auto next = [&]() -> bool {
-        if (head != tail && streak < LOOP_FAIRNESS_STREAK) {
-            t = qb[head++ & mask];
-            ++streak;
-            owner = false;
-            return true;
-        }
-        streak = 0;
-        if (next_new < n) {
-            t = next_new++;
-            owner = true;
-            return true;
-        }
-        if (head != tail) {
-            t = qb[head++ & mask];
-            owner = false;
-            return true;
-        }
-        return false;
-    };
-    if (!next()) return;
+    /* A thread that goes on at once (it completed a rendezvous), and whether it holds the
+       unstarted range; whether an exited holder's range goes on at once. */
+    uint32_t solo = 0;
+    bool has_solo = false, solo_owner = false, owner_next = false;
     for (;;) {
-        ctx->linear_tid = t;
-        ctx->thread_idx = idx[t];
-        const uint32_t r = step(fr[t], at[t]);
-        if (r == LOOP_EXIT) {
-            exited[nexit++] = t;
-            if (owner && next_new < n) {
-                t = next_new++; /* its range goes on (an exit completes nothing before) */
-                continue;
+        /* The next batch: ids[0..k), lanes of one warp, every one resuming at `cur`. */
+        const uint32_t *ids;
+        uint32_t k, cur;
+        bool owner;
+        if (has_solo) {
+            ids = &solo;
+            k = 1;
+            cur = at[solo];
+            owner = solo_owner;
+            has_solo = false;
+        } else if (!owner_next && head != tail && (streak < LOOP_FAIRNESS_STREAK || next_new >= n)) {
+            /* The run queue's head group, no further than the fairness streak (while threads
+               have not started: after that it changes nothing), a barrier's completion, the
+               end of a warp or of a run of waiters at one barrier. */
+            WarpGroup &g = qg[head & mask];
+            uint32_t kmax = n - nbar - nexit;
+            if (next_new < n && kmax > LOOP_FAIRNESS_STREAK - streak) kmax = LOOP_FAIRNESS_STREAK - streak;
+            if (!g.list) {
+                if (g.pos == g.skip) ++g.pos;
+                const uint32_t stop = g.skip > g.pos && g.skip < g.end ? g.skip : g.end;
+                if (kmax > stop - g.pos) kmax = stop - g.pos;
+                ids = iota + g.pos;
+                cur = g.at;
+                k = kmax;
+            } else {
+                ids = g.list + g.pos;
+                if (kmax > g.end - g.pos) kmax = g.end - g.pos;
+                cur = at[ids[0]];
+                const uint32_t w = ids[0] >> 5;
+                k = 1;
+                while (k < kmax && ids[k] >> 5 == w && at[ids[k]] == cur) ++k;
             }
-            if (nbar != 0 && nbar + nexit == n) {
-                /* The exit completes the barrier: every waiter goes on, in arrival order. */
-                if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[bar[0]]), nbar, exited, nexit)) return;
-                for (uint32_t i = 0; i < nbar; ++i) qb[tail++ & mask] = bar[i];
-                nbar = 0;
-            }
-            if (!next()) break;
-            continue;
+            g.pos += k;
+            if (g.pos == g.skip) ++g.pos;
+            if (g.pos >= g.end) ++head;
+            streak += k;
+            owner = false;
+        } else if (next_new < n) {
+            /* Threads of the unstarted range, to the end of a warp, while nothing enters the
+               queue (when it is not empty, only one: a waiting holder gives way to it). */
+            if (!owner_next) streak = 0;
+            owner_next = false;
+            uint32_t kmax = head != tail ? 1 : 32 - (next_new & 31);
+            if (kmax > n - next_new) kmax = n - next_new;
+            if (kmax > n - nbar - nexit) kmax = n - nbar - nexit;
+            ids = iota + next_new;
+            k = kmax;
+            cur = 0;
+            next_new += k;
+            owner = true;
+        } else {
+            break;
         }
-        at[t] = r;
-        const uint8_t kind = kinds[r - 1];
-        if (kind != 0) {
-            const uint32_t w = t / 32;
+        /* The batch itself: the only place the kernel's code runs. */
+        uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
+        for (uint32_t j = 0; j < k; ++j) {
+            const uint32_t t = ids[j];
+            ctx->linear_tid = t;
+            ctx->thread_idx = idx[t];
+            const uint32_t r = step(fr[t], cur);
+            out[j] = r;
+            diff |= r ^ out[0];
+        }
+        /* The usual case: every lane at one collective, no further than a warp's 32nd. */
+        const uint32_t r0 = out[0], w = ids[0] >> 5;
+        if (diff == 0 && r0 != LOOP_EXIT && kinds[r0 - 1] != 0) {
             if (warp_n[w] == 0) {
-                warp_sync[w] = r;
-            } else if (warp_sync[w] != r) {
+                warp_sync[w] = r0;
+            } else if (warp_sync[w] != r0) {
                 unsupported("the loop path found the lanes of a warp at different warp collectives (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             }
-            if (++warp_n[w] < 32) {
-                if (!next()) break;
-                continue;
-            }
-            /* The last lane: the warp's collective completes, the caller goes on. */
+            warp_n[w] = (uint8_t)(warp_n[w] + k);
+            if (warp_n[w] < 32) continue;
+            /* The last lane (the batch's last): the warp's collective completes, that lane
+               goes on at once, the others follow in lane order. */
+            const uint32_t t = ids[k - 1];
             warp_n[w] = 0;
-            loop_collective(fr + w * 32, kind);
-            for (uint32_t l = 0; l < 32; ++l)
-                if (w * 32 + l != t) qb[tail++ & mask] = w * 32 + l;
+            loop_collective(fr + w * 32, kinds[r0 - 1]);
+            qg[tail++ & mask] = WarpGroup{w * 32, w * 32 + 32, t, r0, nullptr};
+            at[t] = r0;
+            solo = t;
+            solo_owner = owner;
+            has_solo = true;
             continue;
         }
-        bar[nbar++] = t;
-        if (nbar + nexit < n) {
-            if (!next()) break;
-            continue;
+        /* Their arrivals one by one, in their order (no rendezvous completes before the
+           last). */
+        for (uint32_t j = 0; j < k; ++j) {
+            const uint32_t t = ids[j], r = out[j];
+            if (r == LOOP_EXIT) {
+                exited[nexit++] = t;
+                if (j + 1 < k) continue;
+                if (owner && next_new < n) {
+                    owner_next = true; /* its range goes on (an exit completes nothing before) */
+                    break;
+                }
+                if (nbar != 0 && nbar + nexit == n) {
+                    /* The exit completes the barrier: every waiter goes on, in arrival order. */
+                    if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[bar[0]]), nbar, exited, nexit)) return;
+                    std::swap(bar, rel);
+                    qg[tail++ & mask] = WarpGroup{0, nbar, ~0u, 0, rel};
+                    nbar = 0;
+                }
+                break;
+            }
+            at[t] = r;
+            const uint8_t kind = kinds[r - 1];
+            if (kind != 0) {
+                if (warp_n[w] == 0) {
+                    warp_sync[w] = r;
+                } else if (warp_sync[w] != r) {
+                    unsupported("the loop path found the lanes of a warp at different warp collectives (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+                }
+                if (++warp_n[w] < 32) continue;
+                if (j + 1 != k) unsupported("the loop path's batch ran past a completed warp collective (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+                warp_n[w] = 0;
+                loop_collective(fr + w * 32, kind);
+                qg[tail++ & mask] = WarpGroup{w * 32, w * 32 + 32, t, r, nullptr};
+                solo = t;
+                solo_owner = owner;
+                has_solo = true;
+                break;
+            }
+            bar[nbar++] = t;
+            if (nbar + nexit < n) continue;
+            if (j + 1 != k) unsupported("the loop path's batch ran past a completed barrier (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            /* The last thread at the barrier (the batch's last): it completes (the
+               executor is told), the caller goes on, the others follow in arrival order. */
+            for (uint32_t v = 0; v < warps; ++v)
+                if (warp_n[v] != 0)
+                    unsupported("the loop path found a barrier completing while lanes wait at a warp collective (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), nbar, exited, nexit)) return;
+            std::swap(bar, rel);
+            if (nbar > 1) qg[tail++ & mask] = WarpGroup{0, nbar - 1, ~0u, 0, rel};
+            nbar = 0;
+            solo = t;
+            solo_owner = owner;
+            has_solo = true;
+            break;
         }
-        /* The last thread at the barrier: it completes (the executor is told), the caller
-           goes on, the others follow in arrival order. */
-        for (uint32_t w = 0; w < warps; ++w)
-            if (warp_n[w] != 0)
-                unsupported("the loop path found a barrier completing while lanes wait at a warp collective (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
-        if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(r), nbar, exited, nexit)) return;
-        for (uint32_t i = 0; i + 1 < nbar; ++i) qb[tail++ & mask] = bar[i];
-        nbar = 0;
     }
     for (uint32_t w = 0; w < warps; ++w)
         if (warp_n[w] != 0 || nbar != 0)
