@@ -312,12 +312,11 @@ template <class T> PTX_INLINE T bfe(T a, uint32_t pos, uint32_t len) {
     } else {
         sbit = false;
     }
-    U<T> r = 0;
-    for (uint32_t i = 0; i < w; ++i) {
-        U<T> bit = (i < len && (uint64_t)pos + i < w) ? ((x >> (pos + i)) & 1) : (U<T>)(sbit ? 1 : 0);
-        r |= bit << i;
-    }
-    return (T)r;
+    /* Bit i of the result: bit pos + i of a for i < len while pos + i < w, else sbit. */
+    const uint32_t n = pos >= w ? 0 : (len < w - pos ? len : w - pos);
+    const U<T> keep = n >= w ? (U<T>)~(U<T>)0 : (U<T>)(((U<T>)1 << n) - 1);
+    const U<T> got = n == 0 ? (U<T>)0 : (U<T>)((x >> pos) & keep);
+    return (T)(sbit ? (U<T>)(got | (U<T>)~keep) : got);
 }
 /* bfi: insert len bits of a into b at pos. */
 template <class T> PTX_INLINE T bfi(T a, T b, uint32_t pos, uint32_t len) {
@@ -326,12 +325,11 @@ template <class T> PTX_INLINE T bfi(T a, T b, uint32_t pos, uint32_t len) {
         pos &= 0xff;
         len &= 0xff;
     }
-    U<T> r = (U<T>)b, x = (U<T>)a;
-    for (uint32_t i = 0; i < len && (uint64_t)pos + i < w; ++i) {
-        U<T> m = (U<T>)1 << (pos + i);
-        r = (r & ~m) | (((x >> i) & 1) << (pos + i));
-    }
-    return (T)r;
+    /* Bits pos .. pos + len - 1 of b (those below w) take a's low bits. */
+    if (pos >= w || len == 0) return b;
+    const uint32_t n = len < w - pos ? len : w - pos;
+    const U<T> m = (U<T>)((n >= w ? (U<T>)~(U<T>)0 : (U<T>)(((U<T>)1 << n) - 1)) << pos);
+    return (T)(((U<T>)b & (U<T>)~m) | ((U<T>)((U<T>)a << pos) & m));
 }
 /* fns: the position of the n-th set bit of mask from base (backwards if n < 0). */
 PTX_INLINE uint32_t fns(uint32_t mask, uint32_t base, int32_t offset) {
