@@ -1,0 +1,49 @@
+//! How the translator takes the texture forms of issue 19 apart: `.f16`/`.f16x2`
+//! results, the depth-compare operand (never mistaken for a texel offset), the
+//! multi-sample geometries. The values are checked on the H200 by
+//! emu-driver's conformance (`ptx_texh_*`, `ptx_texdc_*`, `ptx_texms_*`).
+
+use simtwin_ptx::{translate, Options};
+
+fn module(body: &str) -> String {
+    format!(".version 7.8\n.target sm_90\n.address_size 64\n{body}")
+}
+
+fn kernel(instr: &str) -> String {
+    module(&format!(
+        ".visible .entry k(.param .u64 t, .param .u64 o)\n{{\n\t.reg .b32 %r<16>;\n\t.reg .f32 %f<16>;\n\t.reg .b16 %h<8>;\n\t.reg .b64 %rd<4>;\n\
+         \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tmov.f32 %f1, 0f3F000000;\n\tmov.f32 %f3, 0f3E800000;\n\tmov.b32 %r1, 1;\n\
+         \t{instr}\n\tst.global.f32 [%rd2], %f5;\n\tret;\n}}\n"
+    ))
+}
+
+fn unit(src: &str) -> String {
+    translate(&[src], &Options { units: 1, ..Options::default() }).unwrap_or_else(|e| panic!("{e}")).units.concat()
+}
+
+#[test]
+fn a_scalar_after_the_coordinates_is_the_depth_compare_value_not_an_offset() {
+    let plain = unit(&kernel("tex.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f1, %f1}], %f3;"));
+    assert!(!plain.contains(".offset["), "a depth-compare value taken as an offset:\n{plain}");
+    let both = unit(&kernel("tex.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f1, %f1}], {%r1, %r1}, %f3;"));
+    assert!(both.contains(".offset[0] = (int8_t)") && both.contains(".offset[1] = (int8_t)"), "{both}");
+    let gather = unit(&kernel("tld4.r.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f1, %f1}], %f3;"));
+    assert!(!gather.contains(".offset["), "{gather}");
+}
+
+#[test]
+fn half_results_ask_the_driver_for_packed_halves() {
+    let v4 = unit(&kernel("tex.2d.v4.f16.f32 {%h1, %h2, %h3, %h4}, [%rd1, {%f1, %f1}];"));
+    assert!(v4.contains(".result = 3u;"), "{v4}");
+    assert!(v4.contains(".data[1] >> 16)"), "the fourth half is data[1]'s high half:\n{v4}");
+    let x2 = unit(&kernel("tex.2d.v2.f16x2.f32 {%r2, %r3}, [%rd1, {%f1, %f1}];"));
+    assert!(x2.contains(".result = 3u;"), "{x2}");
+}
+
+#[test]
+fn multisample_fetches_read_sample_zero_at_integer_coordinates() {
+    let ms = unit(&kernel("tex.2dms.v4.f32.s32 {%f5, %f6, %f7, %f8}, [%rd1, {%r1, %r2, %r3, %r4}];"));
+    assert!(ms.contains(".flags = SIMTWIN_TEX_INT_COORDS;") && ms.contains("== 0) tex_call("), "{ms}");
+    let ams = unit(&kernel("tex.a2dms.v4.f32.s32 {%f5, %f6, %f7, %f8}, [%rd1, {%r1, %r2, %r3, %r4}];"));
+    assert!(ams.contains(".icoord[3] = ") && ams.contains(".geometry = 4u;"), "{ams}");
+}
