@@ -1,9 +1,10 @@
 //! How the translator takes the texture forms of issue 19 apart: `.f16`/`.f16x2`
 //! results, the depth-compare operand (never mistaken for a texel offset), the
-//! multi-sample geometries. The values are checked on the H200 by
-//! emu-driver's conformance (`ptx_texh_*`, `ptx_texdc_*`, `ptx_texms_*`).
+//! multi-sample geometries, and a `txq` the device's driver cannot compile (that kernel
+//! alone refused, the module still translated). The values are checked on the H200 by
+//! emu-driver's conformance (`ptx_texh_*`, `ptx_texdc_*`, `ptx_texms_*`, `ptx_txq_lazy`).
 
-use simtwin_ptx::{translate, Options};
+use simtwin_ptx::{translate, Error, Options};
 
 fn module(body: &str) -> String {
     format!(".version 7.8\n.target sm_90\n.address_size 64\n{body}")
@@ -46,4 +47,49 @@ fn multisample_fetches_read_sample_zero_at_integer_coordinates() {
     assert!(ms.contains(".flags = SIMTWIN_TEX_INT_COORDS;") && ms.contains("== 0) tex_call("), "{ms}");
     let ams = unit(&kernel("tex.a2dms.v4.f32.s32 {%f5, %f6, %f7, %f8}, [%rd1, {%r1, %r2, %r3, %r4}];"));
     assert!(ams.contains(".icoord[3] = ") && ams.contains(".geometry = 4u;"), "{ams}");
+}
+
+const TWO_KERNELS: &str = "
+.visible .entry ok(.param .u64 o)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [o];
+	mov.b32 %r1, 7;
+	st.global.u32 [%rd1], %r1;
+	ret;
+}
+.visible .entry q(.param .u64 t, .param .u64 o)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [t];
+	ld.param.u64 %rd2, [o];
+	txq.channel_data_type.b32 %r1, [%rd1];
+	st.global.u32 [%rd2], %r1;
+	ret;
+}
+";
+
+#[test]
+fn a_txq_the_device_cannot_compile_refuses_that_kernel_only() {
+    let t = translate(&[&module(TWO_KERNELS)], &Options { units: 1, ..Options::default() }).unwrap();
+    let by_name = |n: &str| t.kernels.iter().find(|k| k.name == n).unwrap().refused.clone();
+    assert_eq!(by_name("ok"), None);
+    let (code, why) = by_name("q").expect("q refused");
+    assert_eq!(code, 500);
+    assert!(why.contains("txq.channel_data_type"), "{why}");
+}
+
+#[test]
+fn a_txq_the_device_cannot_compile_in_a_device_function_refuses_the_module() {
+    let src = module(
+        ".func (.reg .b32 r) f(.reg .b64 t)\n{\n\ttxq.filter_mode.b32 r, [t];\n\tret;\n}\n\
+         .visible .entry k(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
+         \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tcall (%r1), f, (%rd1);\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n",
+    );
+    match translate(&[&src], &Options { units: 1, ..Options::default() }) {
+        Err(Error::DeviceRefuses { code: 500, .. }) => {}
+        other => panic!("expected the module refused with 500, got {:?}", other.map(|t| t.kernels)),
+    }
 }

@@ -264,13 +264,13 @@ impl FnEmitter<'_> {
         // may query an object's sizes only. suq.array_size/channel_*/memory_layout fail the
         // module's load with CUDA_ERROR_NOT_SUPPORTED; txq of anything but width, height,
         // depth (and txq.level) fails the kernel's compilation: CUDA_ERROR_NOT_FOUND, from
-        // the load under CUDA_MODULE_LOADING=EAGER, from cuModuleGetFunction under the
-        // default lazy loading (here always from the load).
+        // the load under CUDA_MODULE_LOADING=EAGER, from the first cuModuleGetFunction of
+        // the kernel under the default lazy loading (ptx_txq_lazy; the driver does both).
         if i.src.op == "suq" && matches!(q, 3 | 4 | 10) {
             return Err(self.refused(801, "suq of a surface's format or array size is refused at load"));
         }
         if i.src.op == "txq" && q > 2 {
-            return Err(self.refused(500, "txq of anything but a texture's sizes fails the kernel's compilation"));
+            return Err(self.refused_kernel(500, "txq of anything but a texture's sizes fails the kernel's compilation"));
         }
         let h = match self.arg(i, 1)? {
             Op::Addr(..) | Op::Bracket(_) | Op::Reg(_) => self.arg(i, 1)?.clone(),
