@@ -182,7 +182,7 @@ fn texh_point(cx: &mut Cx) -> Result<(), String> {
     let base = vals.clone();
     while vals.len() < n {
         let k = vals.len();
-        vals.push(if k % 2 == 0 { base[(k * 7) % base.len()] } else { r.float(-26, 17) });
+        vals.push(if k.is_multiple_of(2) { base[(k * 7) % base.len()] } else { r.float(-26, 17) });
     }
     let a = cx.array3d(16, 16, 0, FLOAT, 4, 0)?;
     cx.fill(a, &f32_bytes(&vals), 16 * 16, 16, 1)?;
@@ -345,7 +345,7 @@ fn texms(cx: &mut Cx, layered: bool) -> Result<(), String> {
     if !layered {
         // The same texels as pitch-2D memory (rows 512 bytes apart).
         let d = cx.alloc(512 * 4 + 512)?;
-        let base = (d + 511) / 512 * 512;
+        let base = d.div_ceil(512) * 512;
         for y in 0..4 {
             let row = f32_bytes(&texels[y * 32..y * 32 + 32]);
             setup!(cx, cuMemcpyHtoD_v2(base + y as u64 * 512, row.as_ptr() as *const c_void, row.len()));
