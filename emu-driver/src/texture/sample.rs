@@ -587,11 +587,11 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
             let u = ((ix + dx) as f32 + 0.5) / if norm { l0.width as f32 } else { 1.0 };
             let v = ((iy + dy) as f32 + 0.5) / if norm { l0.height as f32 } else { 1.0 };
             let t = sample_level(&s, l0, 2, [u, v, 0.0], slice(l0), false);
-            // Float texels go through the filter, as a footprint of weight 256: f32
-            // subnormals read 0 and NaN reads the filter's NaN (H200, tld4 of
-            // ptx_texdc_point: 1e-40 read 0, NaN 0x7fffffff; point sampling returns both
-            // as stored).
-            let t = if mode == Mode::Float && !s.srgb { blend(&[t], &[256], mode, s.prec) } else { t };
+            // f32 texels go through the filter, as a footprint of weight 256: subnormals
+            // read 0 and NaN reads the filter's NaN (H200, tld4 of ptx_texdc_point: 1e-40
+            // read 0, NaN 0x7fffffff; point sampling returns both as stored). Half texels
+            // are not measured (ptx_texdc_forms, not recorded yet) and keep their bits.
+            let t = if mode == Mode::Float && !s.srgb && s.prec == Precision::Single { blend(&[t], &[256], mode, s.prec) } else { t };
             to_words(t, mode)[c]
         };
         return Ok([at(0, 1), at(1, 1), at(1, 0), at(0, 0)]);

@@ -54,6 +54,12 @@ fn form(name: &str) -> String {
         "ams" => ("tex.a2dms.v4.f32.s32 {%f5, %f6, %f7, %f8}, [%rd1, {%r3, %r4, %r1, %r2}];", F4),
         "i2d" => ("tex.2d.v4.f32.s32 {%f5, %f6, %f7, %f8}, [%rd1, {%r1, %r2}];", F4),
         "ia2d" => ("tex.a2d.v4.f32.s32 {%f5, %f6, %f7, %f8}, [%rd1, {%r3, %r1, %r2, %r2}];", F4),
+        "g4" => ("tld4.r.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f1, %f2}];", F4),
+        "dcl" => ("tex.level.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f1, %f2}], %f4, %f3;", F4),
+        "l2d" => ("tex.level.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f1, %f2}], %f4;", F4),
+        "dca" => ("tex.a2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%r4, %f1, %f2, %f2}], %f3;", F4),
+        "a2d" => ("tex.a2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%r4, %f1, %f2, %f2}];", F4),
+        "u32" => ("tex.2d.v4.u32.f32 {%r10, %r11, %r12, %r13}, [%rd1, {%f1, %f2}];", ""),
         _ => unreachable!("form {name}"),
     };
     format!("\t{i}\n{tail}")
@@ -420,7 +426,136 @@ fn txq_lazy(cx: &mut Cx) -> Result<(), String> {
     Ok(())
 }
 
+/// tld4 with and without a compare value over float texels with signed subnormals,
+/// NaNs of both signs and payloads, infinities and zeros (one channel, 8x8), and over
+/// half texels with NaNs; compare with tex.level (a 2-level mipmap) and tex.a2d (two
+/// layers) beside the plain forms.
+fn texdc_forms(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut r = Rng::new(97);
+    let specials: [u32; 12] = [
+        0x0000_0001,
+        0x8000_0001,
+        0x807f_ffff,
+        0x7fc0_0000,
+        0xffc0_0000,
+        0x7f80_0001,
+        0x7fc1_2345,
+        0x7f80_0000,
+        0xff80_0000,
+        0,
+        0x8000_0000,
+        0x3f80_0000,
+    ];
+    let v: Vec<f32> = (0..64).map(|k| if k < 12 { f32::from_bits(specials[k]) } else { r.float(-4, 4) }).collect();
+    let a = cx.array3d(8, 8, 0, FLOAT, 1, GATHER)?;
+    cx.fill(a, &f32_bytes(&v), 32, 8, 1)?;
+    let t = cx.tex(&res_array(a), &tdesc([CLAMP; 3], POINT, 0))?;
+    let q: Vec<[f32; 4]> = (0..64).map(|k| [(k % 8) as f32 + 1.0, (k / 8) as f32 + 1.0, 0.5, 0.0]).collect();
+    for f in ["g4", "dc4"] {
+        run_form(cx, t, "f32.", f, &fq(&q))?;
+    }
+    let hv: Vec<u16> = (0..64).map(|k| [0x7e00u16, 0xfe00, 0x7d01, 0x7c00, 0x0001, 0x8001, 0x3c00, 0xbc00][k % 8]).collect();
+    let a = cx.array3d(8, 8, 0, HALF, 1, GATHER)?;
+    cx.fill(a, &u16_bytes(&hv), 16, 8, 1)?;
+    let t = cx.tex(&res_array(a), &tdesc([CLAMP; 3], POINT, 0))?;
+    for f in ["g4", "dc4"] {
+        run_form(cx, t, "half.", f, &fq(&q))?;
+    }
+    // A 2-layer float array and a 2-level mipmap, linear, random positions and compare values.
+    let a = cx.array3d(8, 8, 2, FLOAT, 1, LAYERED)?;
+    cx.fill(a, &f32_bytes(&(0..128).map(|_| r.below(256) as f32 / 256.0).collect::<Vec<_>>()), 32, 8, 2)?;
+    let t = cx.tex(&res_array(a), &tdesc([CLAMP; 3], LINEAR, 0))?;
+    let ql: Vec<[u32; 4]> = (0..512)
+        .map(|_| {
+            let c = random_coords(&mut r, 1, 8, 8, 0)[0];
+            [c[0].to_bits(), c[1].to_bits(), (r.below(256) as f32 / 256.0).to_bits(), r.below(2)]
+        })
+        .collect();
+    for f in ["a2d", "dca"] {
+        run_form(cx, t, "layered.", f, &ql)?;
+    }
+    let mut td = tdesc([CLAMP; 3], LINEAR, NORMALIZED);
+    td.mipmap_filter_mode = LINEAR;
+    td.max_mipmap_level_clamp = 10.0;
+    let mut r2 = Rng::new(98);
+    let tm = super::texfit::mip_tex(cx, (8, 8, 2), FLOAT, 1, &td, &mut |_, _| (r2.below(256) as f32 / 256.0).to_le_bytes().to_vec())?;
+    let qm: Vec<[u32; 4]> = (0..512)
+        .map(|_| {
+            [
+                (r.below(1024) as f32 / 1024.0).to_bits(),
+                (r.below(1024) as f32 / 1024.0).to_bits(),
+                (r.below(256) as f32 / 256.0).to_bits(),
+                (r.below(256) as f32 / 256.0).to_bits(),
+            ]
+        })
+        .collect();
+    for f in ["l2d", "dcl"] {
+        run_form(cx, tm, "mip.", f, &qm)?;
+    }
+    Ok(())
+}
+
+/// `.f16` results of element-type reads of other formats: u16 (read as integer), s32 and
+/// u32x2 (integer formats), at every texel centre of a 16x16 texture, with the integer
+/// result for reference.
+fn texh_int(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let mut r = Rng::new(99);
+    for (tag, fmt, ch, flags) in [("u16.", U16, 1u32, READ_AS_INTEGER), ("s32.", S32, 1, 0), ("u32x2.", U32, 2, 0)] {
+        let bytes: Vec<u8> =
+            (0..16 * 16 * elem_size(fmt, ch)).map(|k| if k % 4 == 0 { (k / 4) as u8 } else { r.next() as u8 & 0x81 }).collect();
+        let a = cx.array3d(16, 16, 0, fmt, ch, 0)?;
+        cx.fill(a, &bytes, 16 * elem_size(fmt, ch), 16, 1)?;
+        let t = cx.tex(&res_array(a), &tdesc([CLAMP; 3], POINT, flags))?;
+        for f in ["u32", "f16"] {
+            run_form(cx, t, tag, f, &centres(16, 16))?;
+        }
+    }
+    Ok(())
+}
+
+/// As `ptx_txq_lazy`, the txq in a device function that kernel `q` calls (a second
+/// kernel `q2` calls it too).
+fn txq_lazy_func(cx: &mut Cx) -> Result<(), String> {
+    cx.primary()?;
+    let text = ".version 7.8\n.target sm_90\n.address_size 64\n\n\
+                .func (.reg .b32 r) f(.reg .b64 t)\n{\n\ttxq.filter_mode.b32 r, [t];\n\tret;\n}\n\n\
+                .visible .entry ok(.param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [o];\n\
+                \tmov.b32 %r1, 7;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n\n\
+                .visible .entry q(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
+                \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tcall (%r1), f, (%rd1);\n\
+                \tst.global.u32 [%rd2], %r1;\n\tret;\n}\n\n\
+                .visible .entry q2(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
+                \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tcall (%r1), f, (%rd1);\n\
+                \tst.global.u32 [%rd2], %r1;\n\tret;\n}\n";
+    let mut img = text.as_bytes().to_vec();
+    img.push(0);
+    cx.images.push(img);
+    let ptr = cx.images.last().unwrap().as_ptr() as *const c_void;
+    let mut m: P = null_mut();
+    if rec!(cx, cuModuleLoadData(&mut m, ptr)) != 0 {
+        return Ok(());
+    }
+    let out = cx.sentinel(1)?;
+    for name in ["ok", "q", "q2", "q", "ok"] {
+        let c = CString::new(name).unwrap();
+        let mut f: P = null_mut();
+        if rec!(cx, cuModuleGetFunction(&mut f, m, c.as_ptr())) == 0 && name == "ok" {
+            let mut o = out;
+            let mut params = [pp(&mut o)];
+            cx.launch(f, [1, 1, 1], [1, 1, 1], 0, &mut params);
+            rec!(cx, cuCtxSynchronize());
+        }
+    }
+    rec!(cx, cuModuleUnload(m));
+    Ok(())
+}
+
 pub(super) fn cases(add: &mut dyn FnMut(String, Run)) {
+    add("ptx_texdc_forms".into(), Box::new(texdc_forms));
+    add("ptx_texh_int".into(), Box::new(texh_int));
+    add("ptx_txq_lazy_func".into(), Box::new(txq_lazy_func));
     add("ptx_texh_point".into(), Box::new(texh_point));
     add("ptx_texh_linear_f32".into(), Box::new(|cx| texh_linear(cx, false)));
     add("ptx_texh_linear_half".into(), Box::new(|cx| texh_linear(cx, true)));

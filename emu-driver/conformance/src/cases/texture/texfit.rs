@@ -220,7 +220,7 @@ fn f_byte(cx: &mut Cx, srgb: bool, two_d: bool) -> Result<(), String> {
 }
 
 /// A mipmapped float (or u8x4) texture; `level(l, k)` gives texel k of level l.
-fn mip_tex(
+pub(super) fn mip_tex(
     cx: &mut Cx,
     size: (usize, usize, u32),
     fmt: u32,
