@@ -89,7 +89,7 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
     // (CUDA_MODULE_LOADING=EAGER, measured on an H200); under the default lazy loading
     // the module loads and cuModuleGetFunction of that kernel fails.
     if let Some(r) = kernels.iter().find_map(|k| k.refused.clone()) {
-        if std::env::var("CUDA_MODULE_LOADING").is_ok_and(|v| v.eq_ignore_ascii_case("EAGER")) {
+        if crate::config::get().is_ok_and(|c| c.eager_loading) {
             crate::log_error!("module ptx: {} (CUDA_MODULE_LOADING=EAGER: the load fails)", r.message);
             release_instance(&lib_path);
             return Err(r.code);
