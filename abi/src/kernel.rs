@@ -231,6 +231,9 @@ pub mod tex {
     pub const R_F32: u32 = 0;
     pub const R_S32: u32 = 1;
     pub const R_U32: u32 = 2;
+    /// `.f16` / `.f16x2` results (PTX mode): the f32 result converted to half as the
+    /// H200 converts it, four halves packed in `data[0]`, `data[1]` (low half first).
+    pub const R_F16: u32 = 3;
 
     /// `flags`: the coordinates are the integers in `icoord` (tex.*.s32, tex1Dfetch).
     pub const INT_COORDS: u32 = 1;

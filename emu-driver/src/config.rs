@@ -43,6 +43,9 @@ pub struct Config {
     pub thread_loops: ThreadLoops,
     /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
     pub trace: Option<TraceConfig>,
+    /// CUDA's own CUDA_MODULE_LOADING=EAGER (any case): a PTX-mode kernel the device's
+    /// driver cannot compile fails its module's load, not its cuModuleGetFunction.
+    pub eager_loading: bool,
 }
 
 /// EMU_CUDA_TRACE=PATH (`%p` = process id) and the limits that go with it.
@@ -357,7 +360,9 @@ impl Config {
                 None
             }
         };
+        let eager_loading = var("CUDA_MODULE_LOADING").is_some_and(|v| v.eq_ignore_ascii_case("EAGER"));
         Ok(Config {
+            eager_loading,
             kernels,
             counts,
             device,

@@ -66,6 +66,13 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
     if func.module.ctx != ctx {
         return Err(CUDA_ERROR_INVALID_HANDLE);
     }
+    // A kernel the device's driver could not compile (cuModuleGetFunction answered its
+    // code once, then handed out this handle): the launch fails, nothing sticky (H200,
+    // ptx_txq_lazy).
+    if let Some(r) = &func.kernel().refused {
+        crate::log_error!("launch of {}: {}", func.kernel().symbol, r.message);
+        return Err(CUDA_ERROR_UNKNOWN);
+    }
     let p = Limits::of(d.profile);
     let (g, b) = (l.grid, l.block);
     if g.contains(&0) || b.contains(&0) {

@@ -23,26 +23,26 @@ fn root() -> PathBuf {
 /// Builds the runner and runs it once; returns the emulated output text.
 fn emulated() -> &'static str {
     static OUT: OnceLock<String> = OnceLock::new();
-    OUT.get_or_init(|| run_conformance("twin", &[]))
+    OUT.get_or_init(|| run_conformance("twin", &[], None))
 }
 
 /// The emulated driver's answers in PTX mode (EMU_CUDA_EXEC=ptx: every module from its
 /// PTX, no twin).
 fn emulated_ptx() -> &'static str {
     static OUT: OnceLock<String> = OnceLock::new();
-    OUT.get_or_init(|| run_conformance("ptx", &[]))
+    OUT.get_or_init(|| run_conformance("ptx", &[], None))
 }
 
 /// PTX mode with every kernel's threads on fibers (EMU_CUDA_THREAD_LOOPS=off: no loop
 /// path for barrier-uniform kernels).
 fn emulated_ptx_fibers() -> &'static str {
     static OUT: OnceLock<String> = OnceLock::new();
-    OUT.get_or_init(|| run_conformance("ptx", &[("EMU_CUDA_THREAD_LOOPS", "off")]))
+    OUT.get_or_init(|| run_conformance("ptx", &[("EMU_CUDA_THREAD_LOOPS", "off")], None))
 }
 
 /// Runs the conformance runner on the emulated driver with the profile of the H200 the
 /// table was recorded on (`h200-580`: that driver refuses PTX newer than ISA 9.0).
-fn run_conformance(exec: &str, env: &[(&str, &str)]) -> String {
+fn run_conformance(exec: &str, env: &[(&str, &str)], only: Option<&str>) -> String {
     {
         let root = root();
         let lib = root.join("target/simtwin/lib/libcuda.so.1");
@@ -64,6 +64,9 @@ fn run_conformance(exec: &str, env: &[(&str, &str)]) -> String {
         let emulated = out_dir.join(format!("emulated-{exec}{variant}.txt"));
         let mut cmd = Command::new(out_dir.join("driver-conformance"));
         cmd.envs(env.iter().copied());
+        if let Some(only) = only {
+            cmd.arg("--only").arg(only);
+        }
         let o = cmd
             .arg("--lib")
             .arg(&lib)
@@ -313,4 +316,23 @@ fn deferred_mode_answers_as_the_table_does() {
         .map(|(n, g)| format!("{n}\n    table ({}): {}\n    deferred: {g}", table_path.display(), expected[n]))
         .collect();
     assert!(bad.is_empty(), "EMU_CUDA_ASYNC=deferred answers differently:\n{}", bad.join("\n"));
+}
+
+/// Under CUDA_MODULE_LOADING=EAGER a kernel the device's driver cannot compile (a txq of
+/// a texture's format) fails its module's load with CUDA_ERROR_NOT_FOUND, where the
+/// default lazy loading fails only cuModuleGetFunction of that kernel: every line the
+/// H200 answered under eager loading in run 11 (reports/reference/h200/textures-fit/
+/// run11-eager.txt, run11b-eager.txt) is the emulated driver's in PTX mode.
+#[test]
+fn eager_module_loading_answers_as_the_h200_did() {
+    let dir = root().join("reports/reference/h200/textures-fit");
+    let mut want = BTreeMap::new();
+    for f in ["run11-eager.txt", "run11b-eager.txt"] {
+        want.extend(parse(&std::fs::read_to_string(dir.join(f)).expect("run 11's eager records")));
+    }
+    let only = want.keys().filter(|k| !k.contains('.')).cloned().collect::<Vec<_>>().join(",");
+    let got = parse(&run_conformance("ptx", &[("CUDA_MODULE_LOADING", "EAGER")], Some(&only)));
+    let differ: Vec<String> =
+        want.iter().filter(|(k, v)| got.get(*k) != Some(*v)).map(|(k, v)| format!("{k}: H200 {v} / emulated {:?}", got.get(k))).collect();
+    assert!(differ.is_empty(), "{} lines differ under CUDA_MODULE_LOADING=EAGER:\n{}", differ.len(), differ.join("\n"));
 }

@@ -108,6 +108,15 @@ pub fn module_get_function(f: Out<CUfunction>, m: CUmodule, name: Text) -> CuRes
     f.required()?;
     let name = name.get()?;
     let mid = module_id(&d, m)?;
+    // A kernel the device's driver cannot compile: the first request answers its code
+    // (lazy loading compiles the kernel here); later ones give a handle whose launch
+    // answers CUDA_ERROR_UNKNOWN (H200, driver 580: ptx_txq_lazy).
+    if let Some(r) = d.modules.get(&mid).and_then(|mm| mm.kernels.iter().find(|k| k.symbol == name)).and_then(|k| k.refused.clone()) {
+        if !r.told.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            crate::log_error!("cuModuleGetFunction({name}): {}", r.message);
+            return Err(r.code);
+        }
+    }
     let fid = function_handle(&mut d, mid, &name)?;
     f.set(handle(Tag::Function, fid))
 }

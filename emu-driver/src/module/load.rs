@@ -211,6 +211,7 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
             attrs: ik.attrs,
             launch_bounds: (k.max_threads, k.min_blocks),
             smem_prefix: 0,
+            refused: None,
         });
     }
     let globals =

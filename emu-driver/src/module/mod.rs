@@ -32,6 +32,22 @@ pub struct Kernel {
     /// in front of the block's dynamic shared memory (one window, as the PTX addresses
     /// it); 0 for twins (their static shared memory is the library's thread-locals).
     pub smem_prefix: u32,
+    /// PTX mode: the device's driver cannot compile this kernel (simtwin-ptx
+    /// `KernelInfo::refused`, e.g. a txq of a texture's format): the module loads, the
+    /// first cuModuleGetFunction of the kernel answers the code, and a launch of the
+    /// handle a later call gives answers CUDA_ERROR_UNKNOWN, as on an H200 under lazy
+    /// loading (ptx_txq_lazy). None for every other kernel.
+    pub refused: Option<Arc<Refusal>>,
+}
+
+/// A kernel the device's driver refuses to compile (see `Kernel::refused`).
+pub struct Refusal {
+    /// The driver's answer (a CUresult).
+    pub code: u32,
+    /// The translator's message.
+    pub message: String,
+    /// Whether cuModuleGetFunction has answered the code once.
+    pub told: std::sync::atomic::AtomicBool,
 }
 
 impl Kernel {

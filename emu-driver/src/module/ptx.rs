@@ -79,9 +79,22 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
                 attrs: from_image.and_then(|i| i.attrs),
                 launch_bounds: (k.max_threads, k.min_blocks),
                 smem_prefix: k.static_smem,
+                refused: k.refused.as_ref().map(|(code, message)| {
+                    std::sync::Arc::new(super::Refusal { code: *code, message: message.clone(), told: false.into() })
+                }),
             }
         })
         .collect();
+    // A kernel the device's driver cannot compile fails the load under eager loading
+    // (CUDA_MODULE_LOADING=EAGER, measured on an H200); under the default lazy loading
+    // the module loads and cuModuleGetFunction of that kernel fails.
+    if let Some(r) = kernels.iter().find_map(|k| k.refused.clone()) {
+        if crate::config::get().is_ok_and(|c| c.eager_loading) {
+            crate::log_error!("module ptx: {} (CUDA_MODULE_LOADING=EAGER: the load fails)", r.message);
+            release_instance(&lib_path);
+            return Err(r.code);
+        }
+    }
     let globals = if t.globals.is_empty() {
         Vec::new()
     } else {

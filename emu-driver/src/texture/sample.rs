@@ -35,7 +35,8 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
     })?;
     match (&*obj, req.op) {
         (Object::Texture { res, desc, .. }, tex::FETCH | tex::LEVEL | tex::GRAD | tex::GATHER) => {
-            req.data = fetch(res, desc, req)?;
+            let words = fetch(res, desc, req)?;
+            req.data = if req.result == tex::R_F16 && req.op != tex::GATHER { to_halves(words, reads_integers(res, desc)) } else { words };
             Ok(())
         }
         (Object::Texture { res, desc, .. }, tex::TXQ) => {
@@ -473,10 +474,49 @@ fn cube_face(d: [f32; 3]) -> (u64, f32, f32) {
 }
 
 /// A texture fetch (`tex`, `tex.level`, `tex.grad`, `tld4`).
+/// Whether a texture's texels are read as integers (element type), not as floats.
+fn reads_integers(res: &Resource, desc: &TexDesc) -> bool {
+    let f = level(res, 0).format;
+    desc.flags & READ_AS_INTEGER != 0 || !(f.normalizable() || f.is_float())
+}
+
+/// PTX's `.f16` results, as the H200 gives them (conformance `ptx_texh_*`: point and
+/// linear, float, half, 8/16-bit unsigned and 8-bit signed normalized textures): each
+/// f32 result rounded to half, to nearest even (overflowing to infinity), every NaN as
+/// 0x7fff; element-type reads (u8x4 measured) answer 0. Packed two to a word, low first.
+fn to_halves(words: [u32; 4], integers: bool) -> [u32; 4] {
+    if integers {
+        return [0; 4];
+    }
+    let h = words.map(|w| f32_to_half_rn(f32::from_bits(w)) as u32);
+    [h[0] | (h[1] << 16), h[2] | (h[3] << 16), 0, 0]
+}
+
+/// An f32 to half, rounding to nearest even; NaN to 0x7fff.
+fn f32_to_half_rn(f: f32) -> u16 {
+    if f.is_nan() {
+        return 0x7fff;
+    }
+    let b = f.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let a = f.abs() as f64;
+    // Largest finite half 65504; from 65520 on (the midpoint to 2^16) it rounds to infinity.
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    // The half's quantum: 2^(e-10) in binade e, 2^-24 below 2^-13 (subnormals and the
+    // first normal binade). a / quantum is exact in f64; rounding it to an integer m
+    // (0..=2048) is the rounding to half, and the bits are ((e + 14) << 10) + m (a carry
+    // into the next binade included).
+    let e = (((b >> 23) & 0xff) as i32 - 127).max(-14);
+    let m = (a / 2f64.powi(e - 10)).round_ties_even() as u32;
+    sign | ((((e + 14) as u32) << 10) + m) as u16
+}
+
 fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], Fault> {
     let n_levels = level_count(res);
     let l0 = &level(res, 0);
-    let int_read = desc.flags & READ_AS_INTEGER != 0 || !(l0.format.normalizable() || l0.format.is_float());
+    let int_read = reads_integers(res, desc);
     let mode = if int_read {
         Mode::Int
     } else if matches!(l0.format, Format::U8 | Format::U16) && !(desc.flags & SRGB != 0 && l0.format == Format::U8) {
@@ -505,6 +545,16 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         let in_range = x >= 0 && (x as u64) < l0.width && y >= 0 && (y as u64) < l0.height && z >= 0 && (z as u64) < l0.depth;
         if matches!(res, Resource::Linear { .. }) {
             return Ok(if in_range { to_words(s.texel(l0, x as u64, 0, 0), mode) } else { [0; 4] });
+        }
+        // A texel outside the array (or a layer past the last) reads 0 in every address
+        // mode: H200, `.s32` fetches of `ptx_texms_*` (float4 arrays and pitch-2D memory,
+        // clamp and border, layers -1 and past the last).
+        let layer_ok = match req.geometry {
+            tex::G_A1D | tex::G_A2D => (req.icoord[3] as u32 as u64) < l0.depth,
+            _ => true,
+        };
+        if !(in_range && layer_ok) {
+            return Ok([0; 4]);
         }
         let dims = dims_of(req.geometry);
         let c = [x as f32 + 0.5, y as f32 + 0.5, z as f32 + 0.5];
@@ -537,6 +587,11 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
             let u = ((ix + dx) as f32 + 0.5) / if norm { l0.width as f32 } else { 1.0 };
             let v = ((iy + dy) as f32 + 0.5) / if norm { l0.height as f32 } else { 1.0 };
             let t = sample_level(&s, l0, 2, [u, v, 0.0], slice(l0), false);
+            // f32 texels go through the filter, as a footprint of weight 256: subnormals
+            // read 0 and NaN reads the filter's NaN (H200, tld4 of ptx_texdc_point: 1e-40
+            // read 0, NaN 0x7fffffff; point sampling returns both as stored). Half texels
+            // are not measured (ptx_texdc_forms, not recorded yet) and keep their bits.
+            let t = if mode == Mode::Float && !s.srgb && s.prec == Precision::Single { blend(&[t], &[256], mode, s.prec) } else { t };
             to_words(t, mode)[c]
         };
         return Ok([at(0, 1), at(1, 1), at(1, 0), at(0, 0)]);
@@ -922,6 +977,35 @@ mod tests {
     }
 
     /// 8-bit signed values at texel centres through the linear filter (texf_s8_1d).
+    #[test]
+    fn f16_results_round_as_the_h200() {
+        // (f32 bits, the H200's .f16 result: ptx_texh_point)
+        for (f, h) in [
+            (0x477f_f000u32, 0x7c00u16),
+            (0x477f_efff, 0x7bff),
+            (0xc77f_f000, 0xfc00),
+            (0x3300_0000, 0x0000),
+            (0x3300_0001, 0x0001),
+            (0xb300_0000, 0x8000),
+            (0x3380_0000, 0x0001),
+            (0x3340_0000, 0x0001),
+            (0x3880_0000, 0x0400),
+            (0x3f80_1000, 0x3c00),
+            (0x3f80_3000, 0x3c02),
+            (0x3f80_2fff, 0x3c01),
+            (0x7fc0_0000, 0x7fff),
+            (0xffc1_2345, 0x7fff),
+            (0x7f80_0001, 0x7fff),
+            (0xff80_0000, 0xfc00),
+            (0x0000_0001, 0x0000),
+            (0x8000_0000, 0x8000),
+        ] {
+            assert_eq!(f32_to_half_rn(f32::from_bits(f)), h, "{f:#x}");
+        }
+        assert_eq!(to_halves([0x3f80_0000, 0xbf80_0000, 0, 0x7fc0_0000], false), [0xbc00_3c00, 0x7fff_0000, 0, 0]);
+        assert_eq!(to_halves([0x3f80_0000; 4], true), [0; 4]);
+    }
+
     #[test]
     fn snorm8_widening_as_the_h200() {
         assert_eq!(

@@ -156,7 +156,8 @@ enum simtwin_tex_geometry {
     SIMTWIN_TEX_A1D = 3, SIMTWIN_TEX_A2D = 4,      /* layer: icoord[3] */
     SIMTWIN_TEX_CUBE = 5, SIMTWIN_TEX_ACUBE = 6    /* coord: direction; layer: icoord[3] */
 };
-enum simtwin_tex_result { SIMTWIN_TEX_F32 = 0, SIMTWIN_TEX_S32 = 1, SIMTWIN_TEX_U32 = 2 };
+/* SIMTWIN_TEX_F16: PTX's .f16/.f16x2 results, four halves packed in data[0], data[1] */
+enum simtwin_tex_result { SIMTWIN_TEX_F32 = 0, SIMTWIN_TEX_S32 = 1, SIMTWIN_TEX_U32 = 2, SIMTWIN_TEX_F16 = 3 };
 #define SIMTWIN_TEX_INT_COORDS 1u   /* flags: coordinates are icoord (tex.*.s32, tex1Dfetch) */
 enum simtwin_surf_clamp { SIMTWIN_SURF_TRAP = 0, SIMTWIN_SURF_CLAMP = 1, SIMTWIN_SURF_ZERO = 2 };
 enum simtwin_tex_query {

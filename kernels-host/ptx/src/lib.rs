@@ -75,6 +75,23 @@ pub enum Error {
         /// What was measured.
         why: String,
     },
+    /// A form the device's driver cannot compile into a kernel: under the default lazy
+    /// loading the module loads and cuModuleGetFunction of the kernel answers `code`
+    /// (its other kernels work); under CUDA_MODULE_LOADING=EAGER the load answers it.
+    /// [`translate`] turns it into the kernel's [`KernelInfo::refused`] when it is in a
+    /// kernel's own body, into [`Error::DeviceRefuses`] otherwise.
+    KernelRefused {
+        /// The instruction as written.
+        what: String,
+        /// The function it is in.
+        function: String,
+        /// Its PTX line.
+        line: u32,
+        /// The H200's answer (a CUresult).
+        code: u32,
+        /// What was measured.
+        why: String,
+    },
 }
 
 impl Error {
@@ -92,7 +109,7 @@ impl fmt::Display for Error {
                 write!(f, "PTX line {line}: `{instr}` in {function} cannot be translated: {why}")
             }
             Error::Module(m) => write!(f, "{m}"),
-            Error::DeviceRefuses { what, function, line, code, why } => {
+            Error::DeviceRefuses { what, function, line, code, why } | Error::KernelRefused { what, function, line, code, why } => {
                 let at = if function.is_empty() { String::new() } else { format!(" in {function}") };
                 write!(f, "PTX line {line}: `{what}`{at}: {why} (the H200's driver answers {code})")
             }
@@ -125,6 +142,10 @@ pub struct KernelInfo {
     pub threads: uniform::Path,
     /// Why.
     pub threads_why: String,
+    /// The device's driver cannot compile this kernel ([`Error::KernelRefused`]): its
+    /// answer (a CUresult) and the message. The kernel's body is left out (it runs
+    /// nothing); the driver answers the code where the device does.
+    pub refused: Option<(u32, String)>,
 }
 
 /// A module variable visible to the driver (cuModuleGetGlobal).
@@ -179,9 +200,41 @@ impl Default for Options {
 
 /// Translates one or more PTX modules (several: the JIT linker's inputs, linked into one
 /// library) into C++.
+///
+/// A kernel whose body holds an instruction the device's driver cannot compile
+/// ([`Error::KernelRefused`]) is translated with an empty body and marked
+/// [`KernelInfo::refused`]; the module's other kernels are translated as usual.
 pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error> {
-    let a = analyse(front(sources)?, opts)?;
-    emit::emit(&a.module, &a.layout, &a.fused, &a.plans, opts)
+    let mut module = front(sources)?;
+    let mut refused: Vec<(String, u32, String)> = Vec::new();
+    loop {
+        let a = analyse(module, opts)?;
+        match emit::emit(&a.module, &a.layout, &a.fused, &a.plans, opts) {
+            Ok(mut t) => {
+                for k in &mut t.kernels {
+                    if let Some((_, code, why)) = refused.iter().find(|r| r.0 == k.name) {
+                        k.refused = Some((*code, why.clone()));
+                    }
+                }
+                return Ok(t);
+            }
+            Err(Error::KernelRefused { what, function, line, code, why }) => {
+                module = a.module;
+                let kernel = module.funcs.iter().position(|f| f.decl.entry && f.decl.name == function && !f.body.is_empty());
+                match kernel {
+                    Some(fi) if !refused.iter().any(|r| r.0 == function) => {
+                        let e = Error::KernelRefused { what, function: function.clone(), line, code, why };
+                        module.funcs[fi].body.clear();
+                        refused.push((function, code, e.to_string()));
+                    }
+                    // In a device function (which kernels would fail is not measured):
+                    // the whole module, as under eager loading.
+                    _ => return Err(Error::DeviceRefuses { what, function, line, code, why }),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Translates a module of device functions into a host library to link into other code

@@ -9,6 +9,7 @@
 //! from a fixed generator (`texels`).
 
 mod kit;
+mod texfeat;
 mod texfit;
 
 use super::devres::lanes;
@@ -1171,5 +1172,6 @@ pub fn cases() -> Vec<Case> {
     add("surf_sized_u8".into(), Box::new(|cx| surf_sized(cx, false)));
     add("surf_sized_f32x4".into(), Box::new(|cx| surf_sized(cx, true)));
     texfit::cases(&mut add);
+    texfeat::cases(&mut add);
     v
 }

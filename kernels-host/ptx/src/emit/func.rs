@@ -160,6 +160,15 @@ impl<'a> FnEmitter<'a> {
         Error::Unsupported { instr, function: self.f.decl.name.clone(), line, why: why.into() }
     }
 
+    /// An instruction the device's driver cannot compile into the kernel: `code` from
+    /// cuModuleGetFunction under lazy loading, from the load under eager loading.
+    pub fn refused_kernel(&self, code: u32, why: impl Into<String>) -> Error {
+        match self.unsupported(why) {
+            Error::Unsupported { instr, function, line, why } => Error::KernelRefused { what: instr, function, line, code, why },
+            e => e,
+        }
+    }
+
     /// An error for the instruction being emitted that the device's driver refuses too,
     /// with its answer `code`.
     pub fn refused(&self, code: u32, why: impl Into<String>) -> Error {

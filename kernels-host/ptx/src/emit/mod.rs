@@ -401,6 +401,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             inexact_sfu: inexact,
             threads: plans[k].path.clone(),
             threads_why: plans[k].why.clone(),
+            refused: None,
         });
     }
     if exits_in_funcs {

@@ -20,6 +20,10 @@ fn geometry(i: &Instr) -> Option<(u32, &'static str)> {
         (".a2d", 4, "a2d"),
         (".cube", 5, "cube"),
         (".acube", 6, "acube"),
+        // Multi-sample: sampled as 2D / layered 2D (the request's geometry) at integer
+        // coordinates with a sample index (see `tex`).
+        (".2dms", 1, "2dms"),
+        (".a2dms", 4, "a2dms"),
     ] {
         if i.src.has(m) {
             return Some((g, n));
@@ -57,7 +61,21 @@ impl FnEmitter<'_> {
         }
     }
 
-    /// `tex`, `tld4`: d = {4 values}, [t, {coords}] (, lod | , dx, dy).
+    /// `tex`, `tld4`: d = {4 values}, [t, {coords}] (, lod | , dx, dy) (, offsets)
+    /// (, depth compare).
+    ///
+    /// Results `.v4.f16` and `.v2.f16x2` (measured on the H200, conformance
+    /// `ptx_texh_*`: every result, point and linear, float, half, u8x4, u16x2 and s8x2
+    /// textures): the f32 result the sampler gives, rounded to half to nearest even
+    /// (overflowing to infinity), every NaN as 0x7fff; element-type
+    /// (`CU_TRSF_READ_AS_INTEGER`) reads of u8x4 give 0. The driver converts (result code
+    /// 3) and answers the four halves packed in data[0] and data[1], low half first.
+    ///
+    /// `.2dms` / `.a2dms` (s32 coordinates {sample, x, y, -} / {a, b, x, y}): CUDA creates
+    /// no multi-sample resource; over an ordinary array or pitch-2D memory the H200 reads
+    /// texel (x, y) for sample 0 and 0 for every other sample, out-of-range texels and
+    /// layers 0 (`ptx_texms_*`). For `.a2dms` it takes a as the sample and b as the layer
+    /// (with a = 0, b = 0..2 read layers 0..2 of a 3-layer array; any a but 0 reads 0).
     pub(super) fn tex(&mut self, i: &Instr) -> Result<String, Error> {
         let gather = i.src.op == "tld4";
         let (geom, gname) = geometry(i).ok_or_else(|| self.unsupported("texture instruction without a geometry"))?;
@@ -66,22 +84,39 @@ impl FnEmitter<'_> {
             [d, c] => (*d, *c),
             _ => return Err(self.unsupported("texture instruction needs a result and a coordinate type")),
         };
-        if !i.src.has(".v4") {
-            return Err(self.unsupported("texture instruction without .v4"));
+        let half = matches!(dty, Ty::F16 | Ty::F16x2) && !gather;
+        match dty {
+            Ty::F16x2 if !i.src.has(".v2") => return Err(self.unsupported("texture result .f16x2 without .v2")),
+            Ty::F16x2 => {}
+            _ if !i.src.has(".v4") => return Err(self.unsupported("texture instruction without .v4")),
+            _ => {}
         }
         let result = match dty {
             Ty::F32 => 0,
             Ty::S32 => 1,
             Ty::U32 => 2,
+            Ty::F16 | Ty::F16x2 if half => 3,
             _ => return Err(self.unsupported(format!("texture result type .{}", dty.name()))),
         };
         let (h, coords) = self.tex_operands(self.arg(i, 1)?)?;
         let handle = self.tex_handle(&h)?;
         let t = self.fresh();
         let mut s = format!("::__simtwin::simtwin_tex_request_t {t}; memset(&{t}, 0, sizeof {t}); {t}.handle = {handle}; {t}.geometry = {geom}u; {t}.result = {result}u; ");
-        // Layered geometries put the layer (an integer) first.
-        let layered = matches!(gname, "a1d" | "a2d" | "acube");
+        let multisample = matches!(gname, "2dms" | "a2dms");
+        if multisample && cty != Ty::S32 {
+            return Err(self.unsupported("multi-sample texture with coordinates other than .s32"));
+        }
         let mut cs = coords.iter();
+        // Multi-sample geometries put the sample index first (the H200 reads a2dms's
+        // {a, b, x, y} as sample a of layer b: ptx_texms_a2d).
+        let sample = if multisample {
+            let c = cs.next().ok_or_else(|| self.unsupported("multi-sample texture without a sample index"))?;
+            Some(self.val(c, Ty::S32)?)
+        } else {
+            None
+        };
+        // Layered geometries put the layer (an integer) first.
+        let layered = matches!(gname, "a1d" | "a2d" | "acube" | "a2dms");
         if layered {
             let l = cs.next().ok_or_else(|| self.unsupported("layered texture without a layer"))?;
             let v = self.val(l, Ty::S32)?;
@@ -89,7 +124,7 @@ impl FnEmitter<'_> {
         }
         let n = match gname {
             "1d" | "a1d" => 1,
-            "2d" | "a2d" => 2,
+            "2d" | "a2d" | "2dms" | "a2dms" => 2,
             _ => 3,
         };
         for k in 0..n {
@@ -132,7 +167,15 @@ impl FnEmitter<'_> {
             s.push_str(&self.tex_offset(i, 2, &t)?);
             0
         };
-        let _ = write!(s, "{t}.op = {op}u; tex_call(&{t}); ");
+        match sample {
+            // Sample 0 is the texel; any other sample of a one-sample resource reads 0.
+            Some(v) => {
+                let _ = write!(s, "{t}.op = {op}u; if ((int32_t)({v}) == 0) tex_call(&{t}); ");
+            }
+            None => {
+                let _ = write!(s, "{t}.op = {op}u; tex_call(&{t}); ");
+            }
+        }
         // `{d...}|p`: p is true when every texel the fetch read is resident, which all
         // texels of a texture object are (sparse CUDA arrays are not emulated).
         let (result, resident) = match self.arg(i, 0)?.clone() {
@@ -144,32 +187,49 @@ impl FnEmitter<'_> {
             s.push(' ');
         }
         let Op::Vector(parts) = result else { return Err(self.unsupported("texture result is not a vector")) };
-        for (k, p) in parts.iter().enumerate().take(4) {
-            let e = format!("rd<{}>({t}.data[{k}])", ctype(dty));
+        let count = if dty == Ty::F16x2 { 2 } else { 4 };
+        if parts.len() != count {
+            return Err(self.unsupported(format!("texture result of {} registers (needs {count})", parts.len())));
+        }
+        for (k, p) in parts.iter().enumerate() {
+            let e = match dty {
+                // Four halves packed in data[0] and data[1], low half first.
+                Ty::F16 => format!("(uint16_t)({t}.data[{}] >> {})", k / 2, 16 * (k % 2)),
+                Ty::F16x2 => format!("{t}.data[{k}]"),
+                _ => format!("rd<{}>({t}.data[{k}])", ctype(dty)),
+            };
             s.push_str(&self.set(p, dty, &e)?);
             s.push(' ');
         }
         Ok(s)
     }
 
-    /// The optional texel-offset operand of `tex`/`tld4` at argument `at` (a vector of
-    /// s32, one per coordinate: added to the texel indices the coordinates select, at
-    /// whichever mip level is read). A depth-compare operand after it is refused.
+    /// The optional operands of `tex`/`tld4` from argument `at` on: a texel-offset vector
+    /// (s32, one per coordinate: added to the texel indices the coordinates select, at
+    /// whichever mip level is read), then a depth-compare value (a scalar f32). The
+    /// compare changes nothing: texture objects have no compare function, and the H200
+    /// returns exactly the plain fetch's results whatever the compare value (below, equal
+    /// to or above the texel, NaN, infinite: `ptx_texdc_*`, tex with and without offsets,
+    /// `.f16` results, point and linear, float and 16-bit unorm textures; tld4 with a
+    /// compare value gives the plain gather's texels).
     fn tex_offset(&mut self, i: &Instr, at: usize, t: &str) -> Result<String, Error> {
-        if i.args.len() <= at {
-            return Ok(String::new());
-        }
-        if i.args.len() > at + 1 {
-            return Err(self.unsupported("texture instruction with a depth-compare operand is not emulated"));
-        }
-        let parts = match self.arg(i, at)?.clone() {
-            Op::Vector(v) => v,
-            o => vec![o],
-        };
         let mut s = String::new();
-        for (k, p) in parts.iter().enumerate().take(3) {
-            let v = self.val(p, Ty::S32)?;
-            let _ = write!(s, "{t}.offset[{k}] = (int8_t)({v}); ");
+        let mut k = at;
+        if let Some(Op::Vector(parts)) = i.args.get(k).map(|_| self.arg(i, k)).transpose()?.cloned() {
+            for (j, p) in parts.iter().enumerate().take(3) {
+                let v = self.val(p, Ty::S32)?;
+                let _ = write!(s, "{t}.offset[{j}] = (int8_t)({v}); ");
+            }
+            k += 1;
+        }
+        if i.args.len() > k {
+            // The depth-compare value: read (as the device reads the register), unused.
+            let v = self.val(&self.arg(i, k)?.clone(), Ty::F32)?;
+            let _ = write!(s, "(void)({v}); ");
+            k += 1;
+        }
+        if i.args.len() > k {
+            return Err(self.unsupported("texture instruction with more operands than offsets and a depth-compare value"));
         }
         Ok(s)
     }
@@ -204,13 +264,13 @@ impl FnEmitter<'_> {
         // may query an object's sizes only. suq.array_size/channel_*/memory_layout fail the
         // module's load with CUDA_ERROR_NOT_SUPPORTED; txq of anything but width, height,
         // depth (and txq.level) fails the kernel's compilation: CUDA_ERROR_NOT_FOUND, from
-        // the load under CUDA_MODULE_LOADING=EAGER, from cuModuleGetFunction under the
-        // default lazy loading (here always from the load).
+        // the load under CUDA_MODULE_LOADING=EAGER, from the first cuModuleGetFunction of
+        // the kernel under the default lazy loading (ptx_txq_lazy; the driver does both).
         if i.src.op == "suq" && matches!(q, 3 | 4 | 10) {
             return Err(self.refused(801, "suq of a surface's format or array size is refused at load"));
         }
         if i.src.op == "txq" && q > 2 {
-            return Err(self.refused(500, "txq of anything but a texture's sizes fails the kernel's compilation"));
+            return Err(self.refused_kernel(500, "txq of anything but a texture's sizes fails the kernel's compilation"));
         }
         let h = match self.arg(i, 1)? {
             Op::Addr(..) | Op::Bracket(_) | Op::Reg(_) => self.arg(i, 1)?.clone(),

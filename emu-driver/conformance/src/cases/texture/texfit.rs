@@ -22,34 +22,34 @@ const TEXQ_PTX: &str = include_str!("../../../kernels/texq.ptx");
 const TEXX_PTX: &str = include_str!("../../../kernels/texx.ptx");
 
 /// A deterministic generator (xorshift64*), so every driver sees the same inputs.
-struct Rng(u64);
+pub(super) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(super) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
     }
-    fn next(&mut self) -> u32 {
+    pub(super) fn next(&mut self) -> u32 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
     }
-    fn below(&mut self, n: u32) -> u32 {
+    pub(super) fn below(&mut self, n: u32) -> u32 {
         self.next() % n
     }
     /// A float with a random sign and mantissa and an exponent in [lo, hi].
-    fn float(&mut self, lo: i32, hi: i32) -> f32 {
+    pub(super) fn float(&mut self, lo: i32, hi: i32) -> f32 {
         let e = lo + self.below((hi - lo + 1) as u32) as i32;
         let bits = ((self.next() & 1) << 31) | (((e + 127) as u32) << 23) | (self.next() & 0x7f_ffff);
         f32::from_bits(bits)
     }
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
+pub(super) fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn u16_bytes(v: &[u16]) -> Vec<u8> {
+pub(super) fn u16_bytes(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
@@ -57,7 +57,7 @@ fn u16_bytes(v: &[u16]) -> Vec<u8> {
 /// 0..31 between the two, every sign combination, the larger one first or second, and
 /// special pairs (exact cancellation, zeros, subnormals, infinities, NaN, the largest
 /// finite values).
-fn float_pairs(r: &mut Rng) -> Vec<f32> {
+pub(super) fn float_pairs(r: &mut Rng) -> Vec<f32> {
     let mut v = Vec::new();
     for k in 0..128u32 {
         let gap = (k % 32) as i32;
@@ -98,7 +98,7 @@ fn float_pairs(r: &mut Rng) -> Vec<f32> {
 
 /// Queries between each pair: x = 2k + 0.5 + a/256 for 64 weights a per pair (all 255
 /// non-zero weights are covered across pairs), as 1D coordinates.
-fn pair_queries() -> Vec<[f32; 4]> {
+pub(super) fn pair_queries() -> Vec<[f32; 4]> {
     let mut q = Vec::new();
     for k in 0..128u32 {
         for j in 0..64u32 {
@@ -110,7 +110,7 @@ fn pair_queries() -> Vec<[f32; 4]> {
 }
 
 /// Random 2D (or 3D) coordinates over an n-texel extent, on a 1/1024 grid, unnormalized.
-fn random_coords(r: &mut Rng, n: u32, w: u32, h: u32, d: u32) -> Vec<[f32; 4]> {
+pub(super) fn random_coords(r: &mut Rng, n: u32, w: u32, h: u32, d: u32) -> Vec<[f32; 4]> {
     (0..n)
         .map(|_| {
             let c = |r: &mut Rng, s: u32| r.below(s * 1024) as f32 / 1024.0;
@@ -220,7 +220,7 @@ fn f_byte(cx: &mut Cx, srgb: bool, two_d: bool) -> Result<(), String> {
 }
 
 /// A mipmapped float (or u8x4) texture; `level(l, k)` gives texel k of level l.
-fn mip_tex(
+pub(super) fn mip_tex(
     cx: &mut Cx,
     size: (usize, usize, u32),
     fmt: u32,
@@ -450,7 +450,7 @@ fn f_mip_pairs(cx: &mut Cx, fmt: u32) -> Result<(), String> {
 
 impl Cx<'_> {
     /// Loads hand-written PTX text; records the code.
-    fn ptx_module(&mut self, text: &str) -> Result<P, String> {
+    pub(super) fn ptx_module(&mut self, text: &str) -> Result<P, String> {
         let mut img = text.as_bytes().to_vec();
         img.push(0);
         self.images.push(img);
