@@ -399,23 +399,49 @@ impl<'a> Flow<'a> {
     }
 
     /// Reaching definitions over ptxas's blocks (a guarded definition does not kill).
+    /// Definitions are numbered (one per instruction and register it writes) and the
+    /// sets are bitsets: real modules have blocks of thousands of instructions and
+    /// registers (VMAF's adm_cm: 5 400 lines), where maps of lists per block were most
+    /// of a module's translation time.
     fn reaching(&mut self, succ: &[Vec<usize>], nb: usize) {
         let f = self.f;
+        let n = f.body.len();
         let mut ranges = vec![(usize::MAX, 0usize); nb];
         for (k, &b) in self.block.iter().enumerate() {
             ranges[b].0 = ranges[b].0.min(k);
             ranges[b].1 = k + 1;
         }
-        type Defs = HashMap<usize, Vec<usize>>;
-        let apply = |cur: &mut Defs, k: usize, i: &Instr| {
-            for r in dests(i) {
-                let e = cur.entry(r).or_default();
-                if i.guard.is_none() {
-                    e.clear();
+        let span = |b: usize| ranges[b].0..ranges[b].1.max(ranges[b].0);
+        // Definition d = (node, register, guarded), in node order; each register's in order.
+        let mut defs: Vec<(usize, usize, bool)> = Vec::new();
+        let mut first_def = vec![0usize; n + 1]; // defs[first_def[k]..first_def[k + 1]] are node k's
+        let mut of_reg: HashMap<usize, Vec<usize>> = HashMap::new();
+        for k in 0..n {
+            first_def[k] = defs.len();
+            if let Some(i) = instr(f, k) {
+                let mut ds = dests(i);
+                ds.sort_unstable();
+                ds.dedup();
+                for r in ds {
+                    of_reg.entry(r).or_default().push(defs.len());
+                    defs.push((k, r, i.guard.is_some()));
                 }
-                if !e.contains(&k) {
-                    e.push(k);
+            }
+        }
+        first_def[n] = defs.len();
+        let words = defs.len().div_ceil(64);
+        let set = |v: &mut [u64], d: usize| v[d / 64] |= 1u64 << (d % 64);
+        let has = |v: &[u64], d: usize| v[d / 64] >> (d % 64) & 1 == 1;
+        // Node k's definitions applied to `cur`: an unguarded one kills its register's others.
+        let apply = |cur: &mut [u64], k: usize| {
+            for d in first_def[k]..first_def[k + 1] {
+                let (_, r, guarded) = defs[d];
+                if !guarded {
+                    for &o in &of_reg[&r] {
+                        cur[o / 64] &= !(1u64 << (o % 64));
+                    }
                 }
+                set(cur, d);
             }
         };
         let mut preds = vec![Vec::new(); nb];
@@ -424,52 +450,40 @@ impl<'a> Flow<'a> {
                 preds[s].push(b);
             }
         }
-        let mut out: Vec<Defs> = vec![Defs::new(); nb];
-        let mut ins: Vec<Defs> = vec![Defs::new(); nb];
+        let mut out = vec![vec![0u64; words]; nb];
+        let mut ins = vec![vec![0u64; words]; nb];
+        let mut cur = vec![0u64; words];
         let mut changed = true;
         while changed {
             changed = false;
             for b in 0..nb {
-                let mut inn = Defs::new();
+                let mut inn = vec![0u64; words];
                 for &p in &preds[b] {
-                    for (r, ds) in &out[p] {
-                        let e = inn.entry(*r).or_default();
-                        for d in ds {
-                            if !e.contains(d) {
-                                e.push(*d);
-                            }
-                        }
+                    for (x, y) in inn.iter_mut().zip(&out[p]) {
+                        *x |= *y;
                     }
                 }
-                for v in inn.values_mut() {
-                    v.sort_unstable();
-                }
-                let mut cur = inn.clone();
-                for k in ranges[b].0..ranges[b].1.max(ranges[b].0) {
-                    if let Some(i) = instr(f, k) {
-                        apply(&mut cur, k, i);
-                    }
-                }
-                for v in cur.values_mut() {
-                    v.sort_unstable();
+                cur.copy_from_slice(&inn);
+                for k in span(b) {
+                    apply(&mut cur, k);
                 }
                 if cur != out[b] || inn != ins[b] {
-                    out[b] = cur;
+                    out[b].copy_from_slice(&cur);
                     ins[b] = inn;
                     changed = true;
                 }
             }
         }
         for b in 0..nb {
-            let mut cur = std::mem::take(&mut ins[b]);
-            for k in ranges[b].0..ranges[b].1.max(ranges[b].0) {
+            cur.copy_from_slice(&ins[b]);
+            for k in span(b) {
                 if let Some(i) = instr(f, k) {
                     for (_, r) in srcs(i) {
-                        let mut v = cur.get(&r).cloned().unwrap_or_default();
-                        v.sort_unstable();
+                        let v: Vec<usize> =
+                            of_reg.get(&r).map(|ds| ds.iter().filter(|&&d| has(&cur, d)).map(|&d| defs[d].0).collect()).unwrap_or_default();
                         self.reach.insert((k, r), v);
                     }
-                    apply(&mut cur, k, i);
+                    apply(&mut cur, k);
                 }
             }
         }
