@@ -1139,7 +1139,7 @@ PTX_INLINE simtwin_dim3_t thread_index_of(uint32_t t, simtwin_dim3_t d) {
 }
 
 /* The loop path (simtwin-ptx's `uniform` pass proved that every barrier of the kernel is
-   reached by all live threads of the block together): `step(frame, at, x, lane)` runs one thread
+   reached by all live threads of the block together): `step(frame, at)` runs one thread
    from resume point `at` to its next barrier (returning the barrier's number, its live
    registers saved in `frame`) or to its exit (LOOP_EXIT). A sweep runs every live thread
    so; when all are at the barrier it completes (the executor is told, for the hazard
@@ -1165,41 +1165,32 @@ struct LoopState {
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
-/* The exchange of one warp's collective on the loop path: each lane's operands a, b, c
-   (stored by its step before it returns at the collective) and its result and predicate
-   (read after it resumes), one array per field so that the collective's loops over the
-   lanes are plain array loops. */
-struct WarpX {
-    uint64_t xa[32];
-    uint32_t xb[32], xc[32], xr[32];
-    bool xp[32];
-};
 /* A warp collective of the loop path (`kind`: simtwin-ptx's `sync_kind`: 1-4 the shfl
    modes SH_* + 1, 5-8 vote ballot/any/all/uni, 9 activemask, 10 bar.warp.sync, 11-14
    match any/all over 32/64 bits, 15-22 redux add, min.u, min.s, max.u, max.s, and, or,
-   xor) over the 32 lanes of one warp, all arrived at it with the full mask: the operands
-   are in the warp's exchange `x` (xa, xb, xc), the results go to its xr, xp.
+   xor) over the 32 lanes of one warp (`w`: its lane 0's frame), all arrived at it with
+   the full mask: the operands are in the frames' xa, xb, xc, the results go to xr, xp.
    The same values `shfl` and the executor's warp collectives (exec/warp.rs,
    warp_ops.rs) give such a group (a shuffle's source lane and validity as in `shfl`;
    the others over every lane). */
-PTX_INLINE void loop_collective(WarpX &x, uint8_t kind) {
+template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
     if (kind <= 4) {
         const int mode = kind - 1;
         /* The usual shuffle: the same lane operand and clamp in every lane (a literal or
            a uniform value), its source lanes computed without the per-lane decode. */
-        uint32_t differ = 0; /* an OR of differences: a loop the compiler vectorises */
-        for (uint32_t lane = 0; lane < 32; ++lane) differ |= (x.xb[lane] ^ x.xb[0]) | (x.xc[lane] ^ x.xc[0]);
-        if (differ == 0 && (x.xc[0] >> 8 & 31) == 0) {
-            const uint32_t bval = x.xb[0] & 31, maxl = x.xc[0] & 31;
+        bool same = true;
+        for (uint32_t lane = 1; lane < 32; ++lane) same &= (w[lane].xb == w[0].xb) & (w[lane].xc == w[0].xc);
+        if (same && (w[0].xc >> 8 & 31) == 0) {
+            const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
             uint32_t v[32];
-            for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)x.xa[lane];
+            for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
             /* Up and down read a contiguous run of lanes [lo, hi) from `lane -/+ b`; the
                others keep their own value with the predicate false. */
             auto run = [&](uint32_t lo, uint32_t hi, int32_t shift) {
                 for (uint32_t lane = 0; lane < 32; ++lane) {
                     const bool ok = lane >= lo && lane < hi;
-                    x.xr[lane] = v[ok ? lane + shift : lane];
-                    x.xp[lane] = ok;
+                    w[lane].xr = v[ok ? lane + shift : lane];
+                    w[lane].xp = ok;
                 }
             };
             switch (mode) {
@@ -1209,23 +1200,23 @@ PTX_INLINE void loop_collective(WarpX &x, uint8_t kind) {
                 for (uint32_t lane = 0; lane < 32; ++lane) {
                     const uint32_t j = lane ^ bval;
                     const bool ok = j <= maxl;
-                    x.xr[lane] = v[ok ? j : lane];
-                    x.xp[lane] = ok;
+                    w[lane].xr = v[ok ? j : lane];
+                    w[lane].xp = ok;
                 }
                 break;
             default: {
                 const bool ok = bval <= maxl;
-                const uint32_t from = v[ok ? bval : 0];
+                const uint32_t x = v[ok ? bval : 0];
                 for (uint32_t lane = 0; lane < 32; ++lane) {
-                    x.xr[lane] = ok ? from : v[lane];
-                    x.xp[lane] = ok;
+                    w[lane].xr = ok ? x : v[lane];
+                    w[lane].xp = ok;
                 }
             }
             }
             return;
         }
         for (uint32_t lane = 0; lane < 32; ++lane) {
-            const uint32_t bval = x.xb[lane] & 31, cval = x.xc[lane] & 31, seg = (x.xc[lane] >> 8) & 31;
+            const uint32_t bval = w[lane].xb & 31, cval = w[lane].xc & 31, seg = (w[lane].xc >> 8) & 31;
             const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
             int64_t j;
             bool ok;
@@ -1235,12 +1226,12 @@ PTX_INLINE void loop_collective(WarpX &x, uint8_t kind) {
             case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
             default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
             }
-            x.xr[lane] = (uint32_t)x.xa[ok ? (uint32_t)j : lane];
-            x.xp[lane] = ok;
+            w[lane].xr = (uint32_t)w[ok ? (uint32_t)j : lane].xa;
+            w[lane].xp = ok;
         }
     } else if (kind <= 8) {
         uint32_t ballot = 0;
-        for (uint32_t lane = 0; lane < 32; ++lane) ballot |= (x.xa[lane] != 0 ? 1u : 0u) << lane;
+        for (uint32_t lane = 0; lane < 32; ++lane) ballot |= (w[lane].xa != 0 ? 1u : 0u) << lane;
         uint32_t r;
         switch (kind) {
         case 5: r = ballot; break;
@@ -1248,9 +1239,9 @@ PTX_INLINE void loop_collective(WarpX &x, uint8_t kind) {
         case 7: r = ballot == 0xffffffffu; break;
         default: r = ballot == 0 || ballot == 0xffffffffu; break;
         }
-        for (uint32_t lane = 0; lane < 32; ++lane) x.xr[lane] = r;
+        for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = r;
     } else if (kind == 9) {
-        for (uint32_t lane = 0; lane < 32; ++lane) x.xr[lane] = 0xffffffffu;
+        for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = 0xffffffffu;
     } else if (kind == 10) {
         /* bar.warp.sync: only the rendezvous */
     } else if (kind <= 14) {
@@ -1258,32 +1249,32 @@ PTX_INLINE void loop_collective(WarpX &x, uint8_t kind) {
         const uint64_t keep = wide ? ~0ull : 0xffffffffull;
         if (all) {
             bool same = true;
-            for (uint32_t lane = 1; lane < 32; ++lane) same &= (x.xa[lane] & keep) == (x.xa[0] & keep);
+            for (uint32_t lane = 1; lane < 32; ++lane) same &= (w[lane].xa & keep) == (w[0].xa & keep);
             for (uint32_t lane = 0; lane < 32; ++lane) {
-                x.xr[lane] = same ? 0xffffffffu : 0u;
-                x.xp[lane] = same;
+                w[lane].xr = same ? 0xffffffffu : 0u;
+                w[lane].xp = same;
             }
         } else {
             for (uint32_t lane = 0; lane < 32; ++lane) {
                 uint32_t m = 0;
-                for (uint32_t l = 0; l < 32; ++l) m |= ((x.xa[l] & keep) == (x.xa[lane] & keep) ? 1u : 0u) << l;
-                x.xr[lane] = m;
-                x.xp[lane] = false;
+                for (uint32_t l = 0; l < 32; ++l) m |= ((w[l].xa & keep) == (w[lane].xa & keep) ? 1u : 0u) << l;
+                w[lane].xr = m;
+                w[lane].xp = false;
             }
         }
     } else {
         uint32_t r;
         switch (kind) {
-        case 15: r = 0; for (uint32_t l = 0; l < 32; ++l) r += (uint32_t)x.xa[l]; break;
-        case 16: r = 0xffffffffu; for (uint32_t l = 0; l < 32; ++l) r = std::min(r, (uint32_t)x.xa[l]); break;
-        case 17: { int32_t m = INT32_MAX; for (uint32_t l = 0; l < 32; ++l) m = std::min(m, (int32_t)(uint32_t)x.xa[l]); r = (uint32_t)m; break; }
-        case 18: r = 0; for (uint32_t l = 0; l < 32; ++l) r = std::max(r, (uint32_t)x.xa[l]); break;
-        case 19: { int32_t m = INT32_MIN; for (uint32_t l = 0; l < 32; ++l) m = std::max(m, (int32_t)(uint32_t)x.xa[l]); r = (uint32_t)m; break; }
-        case 20: r = 0xffffffffu; for (uint32_t l = 0; l < 32; ++l) r &= (uint32_t)x.xa[l]; break;
-        case 21: r = 0; for (uint32_t l = 0; l < 32; ++l) r |= (uint32_t)x.xa[l]; break;
-        default: r = 0; for (uint32_t l = 0; l < 32; ++l) r ^= (uint32_t)x.xa[l]; break;
+        case 15: r = 0; for (uint32_t l = 0; l < 32; ++l) r += (uint32_t)w[l].xa; break;
+        case 16: r = 0xffffffffu; for (uint32_t l = 0; l < 32; ++l) r = std::min(r, (uint32_t)w[l].xa); break;
+        case 17: { int32_t m = INT32_MAX; for (uint32_t l = 0; l < 32; ++l) m = std::min(m, (int32_t)(uint32_t)w[l].xa); r = (uint32_t)m; break; }
+        case 18: r = 0; for (uint32_t l = 0; l < 32; ++l) r = std::max(r, (uint32_t)w[l].xa); break;
+        case 19: { int32_t m = INT32_MIN; for (uint32_t l = 0; l < 32; ++l) m = std::max(m, (int32_t)(uint32_t)w[l].xa); r = (uint32_t)m; break; }
+        case 20: r = 0xffffffffu; for (uint32_t l = 0; l < 32; ++l) r &= (uint32_t)w[l].xa; break;
+        case 21: r = 0; for (uint32_t l = 0; l < 32; ++l) r |= (uint32_t)w[l].xa; break;
+        default: r = 0; for (uint32_t l = 0; l < 32; ++l) r ^= (uint32_t)w[l].xa; break;
         }
-        for (uint32_t lane = 0; lane < 32; ++lane) x.xr[lane] = r;
+        for (uint32_t lane = 0; lane < 32; ++lane) w[lane].xr = r;
     }
 }
 
@@ -1325,7 +1316,6 @@ struct WarpLoopState {
     std::vector<uint32_t> at, bar, rel, exited, warp_sync, out, iota;
     std::vector<uint8_t> warp_n;
     std::vector<WarpGroup> q;
-    std::vector<WarpX> xs;
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
@@ -1335,8 +1325,6 @@ struct WarpLoopState {
 template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_ctx_t *ctx, Step step) {
     static thread_local FR probe_frame_tls;
     FR &probe_frame = *tls_once(probe_frame_tls);
-    static thread_local WarpX probe_x_tls;
-    WarpX &probe_x = *tls_once(probe_x_tls);
     const simtwin_dim3_t d = ctx->block_dim;
     const uint32_t n = d.x * d.y * d.z;
     bool whole = true;
@@ -1345,7 +1333,7 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
         for (uint32_t t = base; t < base + 32; ++t) {
             ctx->linear_tid = t;
             ctx->thread_idx = thread_index_of(t, d);
-            exits += step(probe_frame, LOOP_PROBE, probe_x, t & 31);
+            exits += step(probe_frame, LOOP_PROBE);
         }
         whole = exits == 0 || exits == 32;
     }
@@ -1379,7 +1367,6 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.iota.resize(n);
         for (uint32_t t = 0; t < n; ++t) st.iota[t] = t;
         st.q.resize(cap);
-        st.xs.resize(warps);
     }
     if (frames.size() < n) frames.resize(n);
     for (uint32_t w = 0; w < warps; ++w) st.warp_n[w] = 0;
@@ -1393,7 +1380,6 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     uint32_t *warp_sync = st.warp_sync.data(), *out = st.out.data();
     const uint32_t *iota = st.iota.data();
     uint8_t *warp_n = st.warp_n.data();
-    WarpX *xs = st.xs.data();
     const simtwin_dim3_t *idx = st.idx.data();
     uint32_t nbar = 0, nexit = 0;      /* threads waiting at the barrier, threads exited */
     uint32_t head = 0, tail = 0;       /* the run queue is qg[head..tail) (mod cap) */
@@ -1457,13 +1443,12 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             break;
         }
         /* The batch itself: the only place the kernel's code runs. */
-        WarpX &xw = xs[ids[0] >> 5];
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
         for (uint32_t j = 0; j < k; ++j) {
             const uint32_t t = ids[j];
             ctx->linear_tid = t;
             ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], cur, xw, t & 31);
+            const uint32_t r = step(fr[t], cur);
             out[j] = r;
             diff |= r ^ out[0];
         }
@@ -1481,7 +1466,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                goes on at once, the others follow in lane order. */
             const uint32_t t = ids[k - 1];
             warp_n[w] = 0;
-            loop_collective(xs[w], kinds[r0 - 1]);
+            loop_collective(fr + w * 32, kinds[r0 - 1]);
             qg[tail++ & mask] = WarpGroup{w * 32, w * 32 + 32, t, r0, nullptr};
             at[t] = r0;
             solo = t;
@@ -1520,7 +1505,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 if (++warp_n[w] < 32) continue;
                 if (j + 1 != k) unsupported("the loop path's batch ran past a completed warp collective (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
                 warp_n[w] = 0;
-                loop_collective(xs[w], kind);
+                loop_collective(fr + w * 32, kind);
                 qg[tail++ & mask] = WarpGroup{w * 32, w * 32 + 32, t, r, nullptr};
                 solo = t;
                 solo_owner = owner;
@@ -1577,8 +1562,6 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
     uint32_t m = n;
     FR *fr = frames.data();
     uint32_t *ord = st.ord.data(), *arr = st.arr.data();
-    static thread_local WarpX nox_tls; /* no collectives: never written */
-    WarpX &nox = *tls_once(nox_tls);
     const simtwin_dim3_t *idx = st.idx.data();
     /* Every thread of a sweep resumes at the same point: the start, then the barrier the
        previous sweep ended at (a thread at another one stops the runner below). One
@@ -1591,7 +1574,7 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
             const uint32_t t = ord[j];
             ctx->linear_tid = t;
             ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], cur, nox, 0);
+            const uint32_t r = step(fr[t], cur);
             if (r == LOOP_EXIT) {
                 st.exited.push_back(t);
                 last_exit = true;

@@ -657,15 +657,15 @@ impl<'a> FnEmitter<'a> {
         let coll = plan.syncs.iter().any(|&n| matches!(&f.body[n], Node::Instr(i) if sync_kind(i) != 0));
         frame.push_str("  uint32_t cc;\n");
         if coll {
-            // The exchange of warp collectives is the runner's (`WarpX`, per warp).
-            frame.push_str("  static constexpr bool collectives = true;\n};\n");
+            // The exchange of warp collectives: operands a, b, c; result and predicate.
+            frame.push_str("  uint64_t xa; uint32_t xb, xc, xr; bool xp;\n  static constexpr bool collectives = true;\n};\n");
         } else {
             frame.push_str("  static constexpr bool collectives = false;\n};\n");
         }
         // Inlined into its runner's loop; where the probe calls it too, the compiler
         // decides (two copies of a large kernel would double its compile time).
         let mut pro = format!(
-            "static {}uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at, WarpX &X, uint32_t L) {{\n",
+            "static {}uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n",
             if plan.probe { "" } else { "inline __attribute__((always_inline)) " },
             self.fi
         );
@@ -676,7 +676,7 @@ impl<'a> FnEmitter<'a> {
             let _ = writeln!(pro, "  auto &L{i} = S.L{i};");
         }
         pro.push_str(&self.decls);
-        pro.push_str("  (void)T; (void)P0; (void)X; (void)L;\n");
+        pro.push_str("  (void)T; (void)P0;\n");
         if plan.probe {
             pro.push_str("  const bool probe = at == ptx::LOOP_PROBE;\n  switch (at) {\n  case 0: case ptx::LOOP_PROBE: break;\n");
         } else {
@@ -703,20 +703,19 @@ impl<'a> FnEmitter<'a> {
         Ok(frame)
     }
 
-    /// Reads `X.xr[L]` (and `X.xp[L]` into the `|p` predicate when the instruction has one) back
+    /// Reads `S.xr` (and `S.xp` into the `|p` predicate when the instruction has one) back
     /// into the result operand of a shuffle or match.
     fn take_result_and_pred(&mut self, i: &crate::resolve::Instr) -> Result<String, Error> {
         Ok(match self.arg(i, 0)?.clone() {
-            Op::Pair(d, p) => format!("{} {}", self.set(&d, Ty::B32, "X.xr[L]")?, self.set(&p, Ty::Pred, "X.xp[L]")?),
-            d => self.set(&d, Ty::B32, "X.xr[L]")?,
+            Op::Pair(d, p) => format!("{} {}", self.set(&d, Ty::B32, "S.xr")?, self.set(&p, Ty::Pred, "S.xp")?),
+            d => self.set(&d, Ty::B32, "S.xr")?,
         })
     }
 
     /// A loop-path split point's exchange: the statements that store a warp collective's
-    /// operands into its warp's exchange (`X`, lane `L`) before it returns, and those that
-    /// read its result back after it resumes (both empty for a barrier). The runner
-    /// computes `X.xr` (and `X.xp`) as the fiber path's `shfl` / `warp` give them for 32
-    /// lanes in a full mask.
+    /// operands into the thread's frame before it returns, and those that read its result
+    /// back after it resumes (both empty for a barrier). The runner computes `S.xr` (and
+    /// `S.xp`) as the fiber path's `shfl` / `warp` give them for 32 lanes in a full mask.
     fn loop_collective(&mut self, i: &crate::resolve::Instr) -> Result<(String, String), Error> {
         let kind = sync_kind(i);
         match kind {
@@ -725,35 +724,35 @@ impl<'a> FnEmitter<'a> {
                 let a = self.val(self.arg(i, 1)?, Ty::B32)?;
                 let b = self.val(self.arg(i, 2)?, Ty::U32)?;
                 let c = self.val(self.arg(i, 3)?, Ty::U32)?;
-                let give = format!("X.xa[L] = {a}; X.xb[L] = {b}; X.xc[L] = {c}; ");
+                let give = format!("S.xa = {a}; S.xb = {b}; S.xc = {c}; ");
                 let take = self.take_result_and_pred(i)?;
                 Ok((give, take))
             }
             SYNC_BALLOT..=SYNC_UNI => {
                 let p = self.val(self.arg(i, 1)?, Ty::Pred)?;
-                let give = format!("X.xa[L] = {p} ? 1u : 0u; ");
+                let give = format!("S.xa = {p} ? 1u : 0u; ");
                 let d = self.arg(i, 0)?.clone();
-                let take = if kind == SYNC_BALLOT { self.set(&d, Ty::B32, "X.xr[L]")? } else { self.set(&d, Ty::Pred, "(X.xr[L] != 0)")? };
+                let take = if kind == SYNC_BALLOT { self.set(&d, Ty::B32, "S.xr")? } else { self.set(&d, Ty::Pred, "(S.xr != 0)")? };
                 Ok((give, take))
             }
             SYNC_ACTIVEMASK => {
                 let d = self.arg(i, 0)?.clone();
-                Ok((String::new(), self.set(&d, Ty::B32, "X.xr[L]")?))
+                Ok((String::new(), self.set(&d, Ty::B32, "S.xr")?))
             }
             SYNC_WARP => Ok((String::new(), String::new())),
             SYNC_MATCH_ANY32..=SYNC_MATCH_ALL64 => {
                 let t = self.ty(i)?;
                 let a = self.val(self.arg(i, 1)?, t)?;
-                let give = format!("X.xa[L] = (uint64_t){a}; ");
+                let give = format!("S.xa = (uint64_t){a}; ");
                 let take = self.take_result_and_pred(i)?;
                 Ok((give, take))
             }
             SYNC_REDUX_ADD..=SYNC_REDUX_XOR => {
                 let t = self.ty(i)?;
                 let a = self.val(self.arg(i, 1)?, t)?;
-                let give = format!("X.xa[L] = (uint64_t)(uint32_t){a}; ");
+                let give = format!("S.xa = (uint64_t)(uint32_t){a}; ");
                 let d = self.arg(i, 0)?.clone();
-                Ok((give, self.set(&d, t, &format!("({})X.xr[L]", ctype(t)))?))
+                Ok((give, self.set(&d, t, &format!("({})S.xr", ctype(t)))?))
             }
             _ => Err(self.unsupported("a warp collective the loop path does not perform")),
         }

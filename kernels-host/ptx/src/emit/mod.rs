@@ -372,12 +372,12 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 // lose only some of its lanes runs on fibers (nothing has run yet).
                 let _ = writeln!(
                     out,
-                    "  if (!whole_warp_exits<FR{k}>(ctx, [&](FR{k} &S, uint32_t at, WarpX &X, uint32_t L) {{ return KL{fi}(T, P0, S, at, X, L); }})) {{ R{k}(params, ctx, first, n); return; }}"
+                    "  if (!whole_warp_exits<FR{k}>(ctx, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }})) {{ R{k}(params, ctx, first, n); return; }}"
                 );
             }
             let _ = writeln!(
                 out,
-                "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at, WarpX &X, uint32_t L) {{ return KL{fi}(T, P0, S, at, X, L); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
+                "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
                 c_str(&opts.name)
             );
         }
