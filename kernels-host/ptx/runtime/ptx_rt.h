@@ -1178,9 +1178,9 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
         const int mode = kind - 1;
         /* The usual shuffle: the same lane operand and clamp in every lane (a literal or
            a uniform value), its source lanes computed without the per-lane decode. */
-        bool same = true;
-        for (uint32_t lane = 1; lane < 32; ++lane) same &= (w[lane].xb == w[0].xb) & (w[lane].xc == w[0].xc);
-        if (same && (w[0].xc >> 8 & 31) == 0) {
+        uint32_t differ = 0; /* an OR of differences: no compare-and-set per lane */
+        for (uint32_t lane = 1; lane < 32; ++lane) differ |= (w[lane].xb ^ w[0].xb) | (w[lane].xc ^ w[0].xc);
+        if (differ == 0 && (w[0].xc >> 8 & 31) == 0) {
             const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
             uint32_t v[32];
             for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
