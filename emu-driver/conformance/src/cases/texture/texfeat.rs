@@ -381,14 +381,8 @@ fn txq_lazy(cx: &mut Cx) -> Result<(), String> {
                 .visible .entry q(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
                 \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\ttxq.channel_data_type.b32 %r1, [%rd1];\n\
                 \tst.global.u32 [%rd2], %r1;\n\tret;\n}\n";
-    let mut img = text.as_bytes().to_vec();
-    img.push(0);
-    cx.images.push(img);
-    let ptr = cx.images.last().unwrap().as_ptr() as *const c_void;
-    let mut m: P = null_mut();
-    if rec!(cx, cuModuleLoadData(&mut m, ptr)) != 0 {
-        return Ok(());
-    }
+    // A refused load is the answer (its code is recorded).
+    let Ok(m) = cx.ptx_module(text) else { return Ok(()) };
     let mut count = 0u32;
     rec!(cx, cuModuleGetFunctionCount(&mut count, m));
     cx.val("count", count);
@@ -529,14 +523,8 @@ fn txq_lazy_func(cx: &mut Cx) -> Result<(), String> {
                 .visible .entry q2(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
                 \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tcall (%r1), f, (%rd1);\n\
                 \tst.global.u32 [%rd2], %r1;\n\tret;\n}\n";
-    let mut img = text.as_bytes().to_vec();
-    img.push(0);
-    cx.images.push(img);
-    let ptr = cx.images.last().unwrap().as_ptr() as *const c_void;
-    let mut m: P = null_mut();
-    if rec!(cx, cuModuleLoadData(&mut m, ptr)) != 0 {
-        return Ok(());
-    }
+    // A refused load is the answer (its code is recorded).
+    let Ok(m) = cx.ptx_module(text) else { return Ok(()) };
     let out = cx.sentinel(1)?;
     for name in ["ok", "q", "q2", "q", "ok"] {
         let c = CString::new(name).unwrap();
