@@ -416,9 +416,9 @@ impl<'a> Flow<'a> {
         let mut defs: Vec<(usize, usize, bool)> = Vec::new();
         let mut first_def = vec![0usize; n + 1]; // defs[first_def[k]..first_def[k + 1]] are node k's
         let mut of_reg: HashMap<usize, Vec<usize>> = HashMap::new();
-        for k in 0..n {
+        for (k, node) in f.body.iter().enumerate() {
             first_def[k] = defs.len();
-            if let Some(i) = instr(f, k) {
+            if let Node::Instr(i) = node {
                 let mut ds = dests(i);
                 ds.sort_unstable();
                 ds.dedup();
@@ -434,8 +434,7 @@ impl<'a> Flow<'a> {
         let has = |v: &[u64], d: usize| v[d / 64] >> (d % 64) & 1 == 1;
         // Node k's definitions applied to `cur`: an unguarded one kills its register's others.
         let apply = |cur: &mut [u64], k: usize| {
-            for d in first_def[k]..first_def[k + 1] {
-                let (_, r, guarded) = defs[d];
+            for (d, &(_, r, guarded)) in defs.iter().enumerate().take(first_def[k + 1]).skip(first_def[k]) {
                 if !guarded {
                     for &o in &of_reg[&r] {
                         cur[o / 64] &= !(1u64 << (o % 64));
@@ -474,8 +473,8 @@ impl<'a> Flow<'a> {
                 }
             }
         }
-        for b in 0..nb {
-            cur.copy_from_slice(&ins[b]);
+        for (b, inn) in ins.iter().enumerate() {
+            cur.copy_from_slice(inn);
             for k in span(b) {
                 if let Some(i) = instr(f, k) {
                     for (_, r) in srcs(i) {
