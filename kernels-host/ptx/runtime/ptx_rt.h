@@ -1182,17 +1182,27 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
         for (uint32_t lane = 1; lane < 32; ++lane) differ |= (w[lane].xb ^ w[0].xb) | (w[lane].xc ^ w[0].xc);
         if (differ == 0 && (w[0].xc >> 8 & 31) == 0) {
             const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
-            uint32_t v[32];
-            for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
             /* Up and down read a contiguous run of lanes [lo, hi) from `lane -/+ b`; the
-               others keep their own value with the predicate false. */
+               others keep their own value with the predicate false. (Operands and results
+               are separate fields: no copy of the operands first.) */
             auto run = [&](uint32_t lo, uint32_t hi, int32_t shift) {
-                for (uint32_t lane = 0; lane < 32; ++lane) {
-                    const bool ok = lane >= lo && lane < hi;
-                    w[lane].xr = v[ok ? lane + shift : lane];
-                    w[lane].xp = ok;
+                uint32_t lane = 0;
+                for (; lane < lo; ++lane) {
+                    w[lane].xr = (uint32_t)w[lane].xa;
+                    w[lane].xp = false;
+                }
+                for (; lane < hi; ++lane) {
+                    w[lane].xr = (uint32_t)w[lane + shift].xa;
+                    w[lane].xp = true;
+                }
+                for (; lane < 32; ++lane) {
+                    w[lane].xr = (uint32_t)w[lane].xa;
+                    w[lane].xp = false;
                 }
             };
+            uint32_t v[32];
+            if (mode == SH_BFLY || mode == SH_IDX)
+                for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
             switch (mode) {
             case SH_UP: run(bval + maxl < 32 ? bval + maxl : 32, 32, -(int32_t)bval); break;
             case SH_DOWN: run(0, maxl >= bval ? maxl - bval + 1 : 0, (int32_t)bval); break;
