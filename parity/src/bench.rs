@@ -72,6 +72,9 @@ pub struct BenchArgs {
     /// Rounds (the estimate is their median)
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+    /// Untimed runs of each command at 2 frames before the rounds (JIT cache, page cache)
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
     /// Where CUDA commands run: the emulated driver, the real device (the system's driver),
     /// or both (each CUDA command timed on each, as CMD-emulated and CMD-real)
     #[arg(long, value_enum, default_value = "emulated")]
@@ -215,10 +218,14 @@ struct Timing {
 }
 
 /// Runs every command R rounds at 2 and N frames, interleaved: A2 B2 AN BN in even
-/// rounds, B2 A2 BN AN in odd ones, so that all see the same machine load.
+/// rounds, B2 A2 BN AN in odd ones, so that all see the same machine load. Before the
+/// rounds each command runs `--warmup` times at 2 frames, untimed: the first run of a
+/// command on the emulated driver may fill the PTX JIT cache (seconds of compiling,
+/// which once made a round's estimate negative), and the first read of the clips fills
+/// the page cache.
 fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timing> {
     let cmds = &plan.cmds;
-    let total = a.rounds as u64 * cmds.len() as u64 * 2;
+    let total = (a.rounds as u64 * 2 + a.warmup as u64) * cmds.len() as u64;
     let pb = indicatif::ProgressBar::new(total);
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {elapsed:>4} {msg}").unwrap());
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
@@ -229,6 +236,47 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
         launched: vec![false; cmds.len()],
     };
     t.csv.write_record(["command", "round", "order", "frames", "seconds"])?;
+    // One run of command `ci` at `n` frames; its counters under counts/TAG.
+    let run_one = |t: &mut Timing, ci: usize, n: u64, tag: &str, what: &str| -> Result<f64> {
+        let c = &cmds[ci];
+        let o = out.join(format!("{}-n{n}.out", c.label));
+        let mut env = Vec::new();
+        let mut cdir = None;
+        match (c.device, &plan.simtwin) {
+            (Some("emulated"), Some(st)) => {
+                let d = out.join("counts").join(format!("{}-{tag}-n{n}", c.label));
+                let pattern = prepare_dir(&d)?;
+                env = emulated_env(st, a.ex.kernels.as_deref(), &pattern)?.vars;
+                env.extend(plan.extra.clone());
+                cdir = Some(d);
+            }
+            // The real device: the system's driver as the loader finds it, nothing of simtwin's.
+            (Some(_), _) => env = plan.real_extra.clone(),
+            _ => {}
+        }
+        let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, n, &o, c.backend, c.features.as_deref()))?;
+        pb.set_message(format!("{what} {} n={n}: {}", c.label, template::display(&argv)));
+        let res = run::run(&Spec {
+            label: format!("{}-n{n}", c.label),
+            argv,
+            env,
+            log_dir: out.join("logs"),
+            spinner: false,
+            timeout: a.ex.timeout(),
+        })?;
+        if let Some(d) = cdir {
+            if crate::counts::collect(&d)?.total_launches() > 0.0 {
+                t.launched[ci] = true;
+            }
+        }
+        pb.inc(1);
+        Ok(res.elapsed.as_secs_f64())
+    };
+    for w in 0..a.warmup as usize {
+        for ci in 0..cmds.len() {
+            run_one(&mut t, ci, 2, &format!("warmup{w}"), &format!("warm-up {}", w + 1))?;
+        }
+    }
     for r in 0..a.rounds as usize {
         let mut order: Vec<usize> = (0..cmds.len()).collect();
         if r % 2 == 1 {
@@ -236,52 +284,20 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
         }
         for n in [2u64, a.frames] {
             for &ci in &order {
-                let c = &cmds[ci];
-                let o = out.join(format!("{}-n{n}.out", c.label));
-                let mut env = Vec::new();
-                let mut cdir = None;
-                match (c.device, &plan.simtwin) {
-                    (Some("emulated"), Some(st)) => {
-                        let d = out.join("counts").join(format!("{}-r{r}-n{n}", c.label));
-                        let pattern = prepare_dir(&d)?;
-                        env = emulated_env(st, a.ex.kernels.as_deref(), &pattern)?.vars;
-                        env.extend(plan.extra.clone());
-                        cdir = Some(d);
-                    }
-                    // The real device: the system's driver as the loader finds it, nothing of simtwin's.
-                    (Some(_), _) => env = plan.real_extra.clone(),
-                    _ => {}
-                }
-                let argv = template::expand(&c.template, &a.ex.vars(&a.clip.clip()?, n, &o, c.backend, c.features.as_deref()))?;
-                pb.set_message(format!("round {} {} n={n}: {}", r + 1, c.label, template::display(&argv)));
-                let res = run::run(&Spec {
-                    label: format!("{}-n{n}", c.label),
-                    argv,
-                    env,
-                    log_dir: out.join("logs"),
-                    spinner: false,
-                    timeout: a.ex.timeout(),
-                })?;
-                if let Some(d) = cdir {
-                    if crate::counts::collect(&d)?.total_launches() > 0.0 {
-                        t.launched[ci] = true;
-                    }
-                }
-                let s = res.elapsed.as_secs_f64();
+                let s = run_one(&mut t, ci, n, &format!("r{r}"), &format!("round {}", r + 1))?;
                 if n == 2 {
                     t.times[ci][r].0 = s;
                 } else {
                     t.times[ci][r].1 = s;
                 }
-                t.order_log.push(format!("{}{}", c.label, n));
+                t.order_log.push(format!("{}{}", cmds[ci].label, n));
                 t.csv.write_record([
-                    c.label.to_string(),
+                    cmds[ci].label.to_string(),
                     r.to_string(),
                     t.order_log.len().to_string(),
                     n.to_string(),
                     format!("{s:.6}"),
                 ])?;
-                pb.inc(1);
             }
         }
     }
@@ -297,10 +313,12 @@ fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timi
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "# parity bench\n\nms per frame = (t({}) - t(2)) / ({} - 2), median of {} rounds; runs interleaved: {}\n",
+        "# parity bench\n\nms per frame = (t({}) - t(2)) / ({} - 2), median of {} rounds, after {} untimed warm-up run{} of each command at 2 frames; runs interleaved: {}\n",
         a.frames,
         a.frames,
         a.rounds,
+        a.warmup,
+        if a.warmup == 1 { "" } else { "s" },
         timing.order_log.join(" ")
     );
     let _ = writeln!(md, "| command | ms/frame (median) | per round | t(2) median s | t(N) median s | flags |\n|---|---|---|---|---|---|");

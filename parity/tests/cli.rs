@@ -589,9 +589,11 @@ fn bench_both_times_cpu_emulated_and_real() {
     // the proof run went through the pass-through and counted launches
     let proof = std::fs::read_dir(e.out().join("counts/B-real-proof")).unwrap().count();
     assert_eq!(proof, 1);
-    // 1 proof run (2 frames) + 3 commands x 2 timed runs
+    // 1 proof run (2 frames) + 3 commands x (1 untimed warm-up + 2 timed runs)
     let runs = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(runs.lines().count(), 7, "{runs}");
+    assert_eq!(runs.lines().count(), 10, "{runs}");
+    let csv = std::fs::read_to_string(e.out().join("bench.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 6, "the warm-ups are not timed: {csv}");
     let md = std::fs::read_to_string(e.out().join("bench.md")).unwrap();
     assert!(md.contains("| B-real |") && md.contains("ran on the system's driver"), "{md}");
     // a CUDA command that launches nothing on the device is refused before timing
@@ -778,7 +780,8 @@ fn bench_ab_alternates_and_reports_ratio() {
     );
     expect_code(&o, 0);
     let order = std::fs::read_to_string(&log).unwrap().lines().map(String::from).collect::<Vec<_>>().join(",");
-    assert_eq!(order, "cpu 2,cuda 2,cpu 4,cuda 4,cuda 2,cpu 2,cuda 4,cpu 4");
+    // an untimed warm-up of each command, then the rounds
+    assert_eq!(order, "cpu 2,cuda 2,cpu 2,cuda 2,cpu 4,cuda 4,cuda 2,cpu 2,cuda 4,cpu 4");
     let s = read_json(&e.out().join("bench.json"));
     assert_eq!(s["commands"].as_array().unwrap().len(), 2);
     assert_eq!(s["commands"][0]["ms_per_frame_rounds"].as_array().unwrap().len(), 2);

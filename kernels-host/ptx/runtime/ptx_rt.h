@@ -1079,8 +1079,13 @@ struct Exit {};
 /* Runs threads [first, first + n) of the block one after another, as kernels-host's
    runners do (abi.h "Range runs"): thread indices advance with the linear index; no
    thread t >= range_stop starts (checked after linear_tid names t, `reserved = 1` says
-   so: the executor may then preempt a thread spinning in kernel code). */
-template <class F> PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
+   so: the executor may then preempt a thread spinning in kernel code).
+   POLL false: simtwin-ptx proved that no thread of the kernel can wait or spin (`calm`:
+   no loop, no recursion, no barrier, collective, fence or clock read), so nothing sets
+   range_stop while the range runs and nothing needs preempting; the runner neither
+   checks it nor says it would (`reserved` stays 0). */
+template <bool POLL = true, class F>
+PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
     const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
     const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
     uint32_t x = first % bx, y = (first / bx) % by, z = first / (bx * by);
@@ -1088,13 +1093,13 @@ template <class F> PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, ui
     ctx->thread_idx.z = z;
     uint32_t t = first;
     const uint32_t end = first + n;
-    ctx->reserved = 1;
+    if (POLL) ctx->reserved = 1;
     while (t != end) {
         const uint32_t row = t - x, left = end - t;
         const uint32_t stop = t + (bx - x < left ? bx - x : left);
         for (; t != stop; ++t) {
             ctx->linear_tid = t;
-            if (t > (uint32_t)(ctx->range_stop - 1u)) return; /* 0 (no limit) wraps */
+            if (POLL && t > (uint32_t)(ctx->range_stop - 1u)) return; /* 0 (no limit) wraps */
             ctx->thread_idx.x = t - row;
             body();
         }

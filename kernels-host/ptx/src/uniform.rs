@@ -79,11 +79,14 @@ pub struct Plan {
     /// which threads exit before the first split point; a block where a warp would lose
     /// only some of its lanes runs on fibers.
     pub probe: bool,
+    /// Plain path: no thread of the kernel can wait or spin (`calm`), so its runner
+    /// neither polls for a hand-off nor offers its threads for preemption.
+    pub calm: bool,
 }
 
 impl Plan {
     fn fibers(why: String) -> Plan {
-        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new(), save: Vec::new(), load: Vec::new(), probe: false }
+        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new(), save: Vec::new(), load: Vec::new(), probe: false, calm: false }
     }
 }
 
@@ -250,14 +253,21 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         }
     }
     if syncs.is_empty() {
+        let calm = calm(m, reach, cfgs);
+        let why = if calm {
+            "no barrier or warp collective: threads run one after another (no loop, call cycle, fence or clock read: none can wait or spin)"
+        } else {
+            "no barrier or warp collective: threads run one after another"
+        };
         return Plan {
             path: Path::Plain,
-            why: "no barrier or warp collective: threads run one after another".into(),
+            why: why.into(),
             syncs,
             live: Vec::new(),
             save: Vec::new(),
             load: Vec::new(),
             probe: false,
+            calm,
         };
     }
     let cfg = &cfgs[fi];
@@ -279,7 +289,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
     } else {
         format!("{what} reached by every thread together")
     };
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, calm: false }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -421,6 +431,54 @@ fn uniform_kind(i: &Instr) -> bool {
 }
 
 // ---- spin-waits -------------------------------------------------------------------
+
+/// Whether no thread of a plain-path kernel can wait or spin: no cycle in the control
+/// flow of any function it reaches, no call cycle and no indirect call, no fence and no
+/// clock read (the runtime may preempt a thread at those calls). Its runner then runs
+/// each thread to its end: nothing can hand the rest of its range on (the executor's
+/// `range_stop`) and nothing needs preempting. (A barrier, collective or `nanosleep`
+/// never reaches here: they keep the kernel off the plain path.)
+fn calm(m: &Module, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> bool {
+    let mut callees: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &g in reach {
+        if !cycles(&cfgs[g]).is_empty() {
+            return false;
+        }
+        let mut out = Vec::new();
+        for node in &m.funcs[g].body {
+            let Node::Instr(i) = node else { continue };
+            let op = i.src.op.as_str();
+            if matches!(op, "membar" | "fence" | "nanosleep" | "bar" | "barrier")
+                || COLLECTIVES.contains(&op)
+                || i.args.iter().any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer")))
+            {
+                return false;
+            }
+            if op == "call" {
+                for a in &i.args {
+                    match a {
+                        Op::Func(h) => out.push(*h),
+                        Op::Reg(_) => return false,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        callees.push((g, out));
+    }
+    // A call cycle: repeatedly drop the functions that call nothing left.
+    let mut left: BTreeSet<usize> = reach.clone();
+    loop {
+        let leaves: Vec<usize> =
+            callees.iter().filter(|(g, c)| left.contains(g) && c.iter().all(|h| !left.contains(h))).map(|(g, _)| *g).collect();
+        if leaves.is_empty() {
+            return left.is_empty();
+        }
+        for g in leaves {
+            left.remove(&g);
+        }
+    }
+}
 
 /// A loop of `f` whose exit depends on memory read inside it (or on the clock): it may
 /// wait for another thread, which a loop over threads would never run.

@@ -119,3 +119,104 @@ fn a_split_point_stores_only_the_live_registers_that_changed() {
     // No carry flag in a module that uses none.
     assert!(!src.contains("S.cc = T.cc"), "{src}");
 }
+
+/// A plain kernel whose threads can neither wait nor spin gets a runner that does not
+/// poll the executor's `range_stop` (`for_each_thread<false>`); a loop, a fence, a clock
+/// read or recursion anywhere it reaches keeps the polling runner.
+#[test]
+fn plain_kernels_that_cannot_wait_or_spin_do_not_poll_for_hand_offs() {
+    let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.func (.reg .b32 r) rec(.reg .b32 a)
+{
+    .reg .pred p;
+    .reg .b32 t;
+    setp.eq.u32 p, a, 0;
+    @p bra done;
+    sub.u32 t, a, 1;
+    call (t), rec, (t);
+done:
+    mov.u32 r, a;
+    ret;
+}
+.func (.reg .b32 r) twice(.reg .b32 a)
+{
+    add.u32 r, a, a;
+    ret;
+}
+.visible .entry straight(.param .u64 out)
+{
+    .reg .b32 t;
+    .reg .b64 a;
+    .reg .pred p;
+    ld.param.u64 a, [out];
+    mov.u32 t, %tid.x;
+    setp.gt.u32 p, t, 7;
+    @p bra skip;
+    call (t), twice, (t);
+    st.global.u32 [a], t;
+skip:
+    ret;
+}
+.visible .entry looping(.param .u64 out)
+{
+    .reg .b32 t;
+    .reg .b64 a;
+    .reg .pred p;
+    ld.param.u64 a, [out];
+    mov.u32 t, %tid.x;
+again:
+    add.u32 t, t, 1;
+    setp.lt.u32 p, t, 100;
+    @p bra again;
+    st.global.u32 [a], t;
+    ret;
+}
+.visible .entry fencing(.param .u64 out)
+{
+    .reg .b64 a;
+    ld.param.u64 a, [out];
+    st.global.u32 [a], 1;
+    membar.gl;
+    ret;
+}
+.visible .entry clocked(.param .u64 out)
+{
+    .reg .b32 t;
+    .reg .b64 a;
+    ld.param.u64 a, [out];
+    mov.u32 t, %clock;
+    st.global.u32 [a], t;
+    ret;
+}
+.visible .entry recursive(.param .u64 out)
+{
+    .reg .b32 t;
+    .reg .b64 a;
+    ld.param.u64 a, [out];
+    mov.u32 t, %tid.x;
+    call (t), rec, (t);
+    st.global.u32 [a], t;
+    ret;
+}
+"#;
+    let t = translate(&[src], &Options { units: 1, ..Options::default() }).unwrap();
+    let code = t.units.concat();
+    let runner = |name: &str| {
+        let i = t.kernels.iter().position(|k| k.name == name).unwrap_or_else(|| panic!("no kernel {name}"));
+        assert_eq!(t.kernels[i].threads, Path::Plain, "{name}: {}", t.kernels[i].threads_why);
+        let def = format!("void R{i}(void *const *params, simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n) {{");
+        let r = code.split(&def).nth(1).unwrap_or_else(|| panic!("no runner R{i}")).split("\n}").next().unwrap().to_string();
+        (r, t.kernels[i].threads_why.clone())
+    };
+    let (r, why) = runner("straight");
+    assert!(r.contains("for_each_thread<false>("), "{r}");
+    assert!(why.contains("none can wait or spin"), "{why}");
+    for name in ["looping", "fencing", "clocked", "recursive"] {
+        let (r, why) = runner(name);
+        assert!(r.contains("for_each_thread(") && !r.contains("<false>"), "{name}: {r}");
+        assert!(!why.contains("none can wait or spin"), "{name}: {why}");
+    }
+}

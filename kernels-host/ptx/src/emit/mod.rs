@@ -331,7 +331,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         runner_setup(&mut run, k, kl);
         let body =
             if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
-        let _ = writeln!(run, "  for_each_thread(ctx, first, n, [&] {{ {body} }});\n}}");
+        let poll = if plans[k].calm { "<false>" } else { "" };
+        let _ = writeln!(run, "  for_each_thread{poll}(ctx, first, n, [&] {{ {body} }});\n}}");
         match body_at.get(&fi) {
             // An inlined kernel's runner goes with its body, wherever the units put it.
             Some(&b) => {
