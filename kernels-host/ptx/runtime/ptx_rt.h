@@ -346,65 +346,59 @@ PTX_INLINE uint32_t fns(uint32_t mask, uint32_t base, int32_t offset) {
     }
     return 0xffffffffu;
 }
-/* prmt: byte permute of {b, a} (a bytes 0-3, b bytes 4-7). mode 0 = default. */
+/* prmt: byte permute of {b, a} (a bytes 0-3, b bytes 4-7). mode 0 = default. Written
+   without loops or arrays: nvcc packs and unpacks bytes with prmt of a literal selector,
+   which then folds to a few shifts (a loop over the four bytes stayed a loop at -O2). */
+PTX_INLINE uint32_t prmt_byte(uint64_t x, uint32_t s, bool sign) {
+    uint32_t v = (uint32_t)(x >> (8 * (s & 7))) & 0xffu;
+    if (sign && (s & 8)) v = (v & 0x80u) ? 0xffu : 0u; /* sign replicate */
+    return v;
+}
 PTX_INLINE uint32_t prmt(uint32_t a, uint32_t b, uint32_t c, int mode) {
-    uint8_t by[8];
-    for (int i = 0; i < 4; ++i) {
-        by[i] = (uint8_t)(a >> (8 * i));
-        by[4 + i] = (uint8_t)(b >> (8 * i));
-    }
-    uint32_t sel[4];
+    const uint64_t x = ((uint64_t)b << 32) | a;
+    const uint32_t s = c & 3;
+    uint32_t s0, s1, s2, s3;
     switch (mode) {
     case 0:
-        for (int i = 0; i < 4; ++i) sel[i] = (c >> (4 * i)) & 0xf;
+        s0 = c & 0xf;
+        s1 = (c >> 4) & 0xf;
+        s2 = (c >> 8) & 0xf;
+        s3 = (c >> 12) & 0xf;
         break;
-    case 1: { /* f4e: forward 4 extract */
-        uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = (s + i) & 7;
+    case 1: /* f4e: forward 4 extract */
+        s0 = s;
+        s1 = (s + 1) & 7;
+        s2 = (s + 2) & 7;
+        s3 = (s + 3) & 7;
+        break;
+    case 2: /* b4e: backward 4 extract */
+        s0 = s;
+        s1 = (s - 1) & 7;
+        s2 = (s - 2) & 7;
+        s3 = (s - 3) & 7;
+        break;
+    case 3: /* rc8: replicate byte */
+        s0 = s1 = s2 = s3 = s;
+        break;
+    case 4: /* ecl: edge clamp left: bytes below the selector repeat it */
+        s0 = s;
+        s1 = 1 < s ? s : 1;
+        s2 = 2 < s ? s : 2;
+        s3 = 3;
+        break;
+    case 5: /* ecr: edge clamp right: bytes above the selector repeat it */
+        s0 = 0;
+        s1 = 1 > s ? s : 1;
+        s2 = 2 > s ? s : 2;
+        s3 = s;
+        break;
+    default: /* rc16: replicate half */
+        s0 = s2 = 2 * (c & 1);
+        s1 = s3 = 2 * (c & 1) + 1;
         break;
     }
-    case 2: { /* b4e: backward 4 extract */
-        uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = (s - i) & 7;
-        break;
-    }
-    case 3: { /* rc8: replicate byte */
-        uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = s;
-        break;
-    }
-    case 4: { /* ecl: edge clamp left: bytes below the selector repeat it */
-        uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i < s ? s : (uint32_t)i;
-        break;
-    }
-    case 5: { /* ecr: edge clamp right: bytes above the selector repeat it */
-        uint32_t s = c & 3;
-        for (int i = 0; i < 4; ++i) sel[i] = (uint32_t)i > s ? s : (uint32_t)i;
-        break;
-    }
-    default: { /* rc16: replicate half */
-        uint32_t s = c & 1;
-        sel[0] = 2 * s;
-        sel[1] = 2 * s + 1;
-        sel[2] = 2 * s;
-        sel[3] = 2 * s + 1;
-        break;
-    }
-    }
-    uint32_t r = 0;
-    for (int i = 0; i < 4; ++i) {
-        uint8_t v;
-        if (mode == 0) {
-            uint32_t s = sel[i];
-            v = by[s & 7];
-            if (s & 8) v = (v & 0x80) ? 0xff : 0x00; /* sign replicate */
-        } else {
-            v = by[sel[i] & 7];
-        }
-        r |= (uint32_t)v << (8 * i);
-    }
-    return r;
+    const bool sign = mode == 0;
+    return prmt_byte(x, s0, sign) | prmt_byte(x, s1, sign) << 8 | prmt_byte(x, s2, sign) << 16 | prmt_byte(x, s3, sign) << 24;
 }
 /* lop3: the function of three inputs given by its truth table. */
 PTX_INLINE uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, uint32_t lut) {
@@ -490,9 +484,37 @@ PTX_INLINE double fz(double x, bool on) { return on ? ftz(x) : x; }
 enum { RN = 0, RZ = 1, RP = 2, RM = 3 };
 enum { OP_ADD = 0, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_RCP, OP_FMA };
 
+/* a + b rounded toward zero, down or up without switching the host's rounding mode
+   (which costs two libm calls and a pipeline flush each: 7% of upstream VMAF's vif_cuda,
+   whose log2 approximation adds with __fadd_rz). The nearest sum r and its exact error e
+   (Knuth's TwoSum, exact under round-to-nearest with gradual underflow); a non-zero e on
+   the wrong side of r moves r one step in the mode's direction. An exact zero sum is -0
+   under RM unless both operands are +0, as IEEE 754 says. Overflow and a non-finite
+   error (TwoSum's intermediate overflow next to the largest finite value) go to the
+   runtime's mode-switching path. */
+template <class F> PTX_INLINE bool add_directed(int rm, F a, F b, F &out) {
+    F r = a + b;
+    if (!(r - r == 0)) return !(a - a == 0 && b - b == 0) ? (out = r, true) : false; /* inf/NaN operand: as nearest */
+    F bb = r - a;
+    F e = (a - (r - bb)) + (b - bb);
+    if (!(e - e == 0)) return false;
+    if (e == 0) {
+        if (r == 0 && rm == RM) r = (std::signbit(a) || std::signbit(b)) ? -(F)0 : (F)0;
+        out = r;
+        return true;
+    }
+    const bool down = rm == RM || (rm == RZ && r > 0), up = rm == RP || (rm == RZ && r < 0);
+    if (down && e < 0) r = std::nextafter(r, -std::numeric_limits<F>::infinity());
+    else if (up && e > 0) r = std::nextafter(r, std::numeric_limits<F>::infinity());
+    out = r;
+    return true;
+}
+
 /* One IEEE operation under rounding mode rm (the directed modes switch the host's mode
-   around it, in the runtime). */
+   around it, in the runtime, except for add and sub: add_directed). */
 PTX_INLINE float fop(int op, int rm, float a, float b, float c) {
+    float d;
+    if (rm != RN && (op == OP_ADD || op == OP_SUB) && add_directed<float>(rm, a, op == OP_ADD ? b : -b, d)) return d;
     if (rm == RN) {
         switch (op) {
         case OP_ADD: return a + b;
@@ -507,6 +529,8 @@ PTX_INLINE float fop(int op, int rm, float a, float b, float c) {
     return __simtwin_f_op(op, rm, a, b, c);
 }
 PTX_INLINE double fop(int op, int rm, double a, double b, double c) {
+    double d;
+    if (rm != RN && (op == OP_ADD || op == OP_SUB) && add_directed<double>(rm, a, op == OP_ADD ? b : -b, d)) return d;
     if (rm == RN) {
         switch (op) {
         case OP_ADD: return a + b;
