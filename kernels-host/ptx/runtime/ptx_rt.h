@@ -1176,10 +1176,6 @@ PTX_INLINE simtwin_dim3_t thread_index_of(uint32_t t, simtwin_dim3_t d) {
    the threads in the order the fibers would: a barrier's last arrival goes on first,
    then the others in arrival order (unless an exit completed it). */
 static const uint32_t LOOP_EXIT = 0xffffffffu;
-/* The resume point of a probe (simtwin-ptx `Plan::probe`): the thread runs from its
-   start through side-effect-free code only; 1 when it exits there, 0 when it reaches
-   anything else (it does not exit before the first split point). */
-static const uint32_t LOOP_PROBE = 0xfffffffeu;
 /* The address of a thread_local of the runners, taken once: each use of a thread_local
    in a shared object is a call to __tls_get_addr, which GCC issues again after every
    call in a loop (a reference to the variable is the variable to it); the empty asm
@@ -1358,9 +1354,11 @@ struct WarpLoopState {
     std::vector<simtwin_dim3_t> idx;
     simtwin_dim3_t dims = {0, 0, 0};
 };
-/* Whether the threads of the block that exit before the first split point (the probe)
-   make whole warps: then no warp collective misses a lane, and the loop path runs the
-   block; otherwise it runs on fibers (the probe has no effect). */
+/* Whether the threads of the block that exit before the first split point make whole
+   warps (the probe, simtwin-ptx `KP<fi>`: a thread runs from its start through
+   side-effect-free code only; 1 when it exits there, 0 when it reaches anything else):
+   then no warp collective misses a lane, and the loop path runs the block; otherwise it
+   runs on fibers (the probe has no effect). */
 template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_ctx_t *ctx, Step step) {
     static thread_local FR probe_frame_tls;
     FR &probe_frame = *tls_once(probe_frame_tls);
@@ -1372,7 +1370,7 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
         for (uint32_t t = base; t < base + 32; ++t) {
             ctx->linear_tid = t;
             ctx->thread_idx = thread_index_of(t, d);
-            exits += step(probe_frame, LOOP_PROBE);
+            exits += step(probe_frame);
         }
         whole = exits == 0 || exits == 32;
     }
@@ -1574,13 +1572,9 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             unsupported("the loop path found threads left waiting at the end of a block (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
 }
 
+/* A barrier-only kernel's runner: sweeps of the block between barriers. */
 template <class FR, class Step, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
-    if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, step, site);
-        return;
-    }
-    (void)kinds;
+PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step step, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local LoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1637,6 +1631,20 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
         }
         m = arrived;
         cur = sync;
+    }
+}
+
+/* The loop path's runner. One call of `step` in the instantiated code (the other
+   runner's is discarded), so that the compiler inlines the kernel's loop body there:
+   a call per lane per split point cost VMAF's vif horizontal filter a third of its time
+   in prologues, epilogues and dispatch. */
+template <class FR, class Step, class Site>
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
+    if constexpr (FR::collectives) {
+        run_warps<FR>(ctx, file, kinds, step, site);
+    } else {
+        (void)kinds;
+        run_sweeps<FR>(ctx, file, step, site);
     }
 }
 

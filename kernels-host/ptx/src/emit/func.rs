@@ -562,6 +562,98 @@ impl<'a> FnEmitter<'a> {
         Ok(())
     }
 
+    /// The probe of a loop-path kernel with early exits (`uniform::Plan::probe`):
+    /// `KP<fi>(T, P0, S)` runs one thread from its start through `probe_allowed`
+    /// instructions only and answers 1 when it exits there, 0 when it reaches a split
+    /// point or anything else first (nothing has happened then: the runner decides
+    /// whether the block takes the loop path). Its own function, small once the compiler
+    /// drops what follows the first stop on every path, so that the kernel's loop body
+    /// is inlined into its runner.
+    pub fn body_probe(&mut self, k: usize, plan: &crate::uniform::Plan) -> Result<(), Error> {
+        let f = self.f;
+        let mut body = String::new();
+        for (n, node) in f.body.iter().enumerate() {
+            self.node = n;
+            match node {
+                Node::Label(l) => {
+                    let _ = writeln!(body, "B{l}:;");
+                }
+                Node::Instr(i) => {
+                    let exit = matches!(i.src.op.as_str(), "ret" | "exit");
+                    if !exit && (plan.syncs.contains(&n) || !crate::uniform::probe_allowed(i)) {
+                        let _ = writeln!(body, "  return 0u; // {}", i.src.line);
+                        continue;
+                    }
+                    let stmt = if exit { "return 1u;".to_string() } else { self.instr(i)? };
+                    match i.guard {
+                        Some((neg, p)) if !stmt.is_empty() => {
+                            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
+                        }
+                        _ => {
+                            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+                        }
+                    }
+                }
+            }
+        }
+        let mut all = std::mem::take(&mut self.site_decls);
+        let _ = writeln!(all, "static uint32_t KP{}(Thread &T, const uint8_t *P0, FR{k} &S) {{", self.fi);
+        for (r, reg) in f.regs.iter().enumerate() {
+            let _ = writeln!(all, "  {} r{r} = 0;", ctype(reg.ty));
+        }
+        for i in 0..f.frame.len() {
+            let _ = writeln!(all, "  auto &L{i} = S.L{i};");
+        }
+        all.push_str(&self.decls);
+        all.push_str("  (void)T; (void)P0; (void)S;\n");
+        all.push_str(&body);
+        all.push_str("  return 1u;\n}\n");
+        self.out = all;
+        Ok(())
+    }
+
+    /// For each split point (body nodes `syncs`), the kept multiplies `n` (`m<n>a/b`)
+    /// live across it: some path runs from the multiply to the split point and on to an
+    /// add that absorbed it (the operands hold 0 before the multiply runs, in every
+    /// call, so a split point no multiply reaches needs no copy). Saving every kept
+    /// pair at every split point cost VMAF's vif horizontal filter eight frame accesses
+    /// per lane per shuffle.
+    fn kept_live_across(&self, syncs: &[usize]) -> Vec<Vec<usize>> {
+        let cfg = crate::cfg::build(self.f);
+        let nb = cfg.blocks.len();
+        // Blocks reachable from each block through at least one edge (on demand).
+        let mut memo: Vec<Option<Vec<bool>>> = vec![None; nb];
+        let mut after = |b: usize| -> Vec<bool> {
+            if let Some(r) = &memo[b] {
+                return r.clone();
+            }
+            let mut seen = vec![false; nb];
+            let mut work: Vec<usize> = cfg.blocks[b].succs.clone();
+            while let Some(x) = work.pop() {
+                if !seen[x] {
+                    seen[x] = true;
+                    work.extend(cfg.blocks[x].succs.iter().copied());
+                }
+            }
+            memo[b] = Some(seen.clone());
+            seen
+        };
+        let mut reaches = |from: usize, to: usize| -> bool {
+            let (bf, bt) = (cfg.block_of[from], cfg.block_of[to]);
+            (bf == bt && from < to) || after(bf)[bt]
+        };
+        let mut out = vec![Vec::new(); syncs.len()];
+        for (_, n) in &self.kept {
+            let uses: Vec<usize> = self.fused.into.iter().filter(|(_, fu)| fu.mul == *n).map(|(a, _)| *a).collect();
+            for (k, &s) in syncs.iter().enumerate() {
+                if reaches(*n, s) && uses.iter().any(|&a| reaches(s, a)) {
+                    out[k].push(*n);
+                }
+            }
+        }
+        out
+    }
+
     /// The loop-path variant of a kernel (`uniform::Path::Loops`): `KL<fi>(T, P0, S, at)`
     /// runs one thread from resume point `at` (0: the start, k: after barrier k) to its
     /// next barrier, whose number it returns with the live registers in the thread's
@@ -571,6 +663,9 @@ impl<'a> FnEmitter<'a> {
     /// the frame's definition and `LS<fi>(k)`, the call site of barrier k.
     pub fn body_loops(&mut self, k: usize, plan: &crate::uniform::Plan) -> Result<String, Error> {
         let f = self.f;
+        // The probe (`Plan::probe`) is a function of its own (`body_probe`): this one
+        // is inlined into its runner (a call per lane per split point cost VMAF's vif
+        // horizontal filter a third of its time in prologues, epilogues and dispatch).
         self.site_prefix = "SL";
         let mut body = String::new();
         let mut sites = Vec::new();
@@ -597,30 +692,16 @@ impl<'a> FnEmitter<'a> {
                         // A warp collective: its operands go into the frame, its result
                         // comes back there (the runner exchanges them over the warp).
                         let (give, take) = self.loop_collective(i)?;
-                        let stop = if plan.probe { "if (probe) return 0u; " } else { "" };
                         let _ = writeln!(
                             body,
-                            "  {{ {stop}{give}{save}SAVE_KEPT {save_cc}return {id}u; }} // {}\nY{id}:;{}",
+                            "  {{ {give}{save}SAVE_KEPT{id}; {save_cc}return {id}u; }} // {}\nY{id}:;{}",
                             i.src.line,
                             if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
                         );
                         continue;
                     }
                     let exit = matches!(i.src.op.as_str(), "ret" | "exit");
-                    let stmt = if exit {
-                        if plan.probe {
-                            "return probe ? 1u : ptx::LOOP_EXIT;".to_string()
-                        } else {
-                            "return ptx::LOOP_EXIT;".to_string()
-                        }
-                    } else {
-                        self.instr(i)?
-                    };
-                    // The probe (`uniform::Plan::probe`) stops at what it may not run:
-                    // the thread does not exit first.
-                    if plan.probe && !exit && !crate::uniform::probe_allowed(i) {
-                        let _ = writeln!(body, "  if (probe) return 0u;");
-                    }
+                    let stmt = if exit { "return ptx::LOOP_EXIT;".to_string() } else { self.instr(i)? };
                     match i.guard {
                         Some((neg, p)) if !stmt.is_empty() => {
                             let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
@@ -632,13 +713,20 @@ impl<'a> FnEmitter<'a> {
                 }
             }
         }
-        // The kept operands of fused multiplies may straddle a barrier: saved too.
-        let (mut save_kept, mut load_kept) = (String::new(), String::new());
-        for (_, n) in &self.kept {
-            let _ = write!(save_kept, "S.m{n}a = m{n}a; S.m{n}b = m{n}b; ");
-            let _ = write!(load_kept, "m{n}a = S.m{n}a; m{n}b = S.m{n}b; ");
+        // The kept operands of fused multiplies may straddle a split point: saved there
+        // and loaded at its resume point where they are live across it.
+        let kept_live = self.kept_live_across(&plan.syncs);
+        let mut load_kept = Vec::new();
+        let mut body = body;
+        for (id, live) in kept_live.iter().enumerate() {
+            let (mut save, mut load) = (String::new(), String::new());
+            for n in live {
+                let _ = write!(save, "S.m{n}a = m{n}a; S.m{n}b = m{n}b; ");
+                let _ = write!(load, "m{n}a = S.m{n}a; m{n}b = S.m{n}b; ");
+            }
+            body = body.replace(&format!("SAVE_KEPT{};", id + 1), &save);
+            load_kept.push(load);
         }
-        let body = body.replace("SAVE_KEPT", &save_kept);
         // The frame: every register live across some barrier, the .local variables, the
         // kept operands, the carry flag.
         let mut frame = format!("struct FR{k} {{\n");
@@ -662,11 +750,9 @@ impl<'a> FnEmitter<'a> {
         } else {
             frame.push_str("  static constexpr bool collectives = false;\n};\n");
         }
-        // Inlined into its runner's loop; where the probe calls it too, the compiler
-        // decides (two copies of a large kernel would double its compile time).
+        // Inlined into its runner's loop.
         let mut pro = format!(
-            "static {}uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n",
-            if plan.probe { "" } else { "inline __attribute__((always_inline)) " },
+            "static inline __attribute__((always_inline)) uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n",
             self.fi
         );
         for (r, reg) in f.regs.iter().enumerate() {
@@ -677,23 +763,19 @@ impl<'a> FnEmitter<'a> {
         }
         pro.push_str(&self.decls);
         pro.push_str("  (void)T; (void)P0;\n");
-        if plan.probe {
-            pro.push_str("  const bool probe = at == ptx::LOOP_PROBE;\n  switch (at) {\n  case 0: case ptx::LOOP_PROBE: break;\n");
-        } else {
-            pro.push_str("  switch (at) {\n  case 0: break;\n");
-        }
+        pro.push_str("  switch (at) {\n  case 0: break;\n");
         for (id, regs) in plan.load.iter().enumerate() {
             let mut load = String::new();
             for &r in regs {
                 let _ = write!(load, "r{r} = S.r{r}; ");
             }
-            let _ = writeln!(pro, "  case {}u: {load}{load_kept}{load_cc}goto Y{};", id + 1, id + 1);
+            let _ = writeln!(pro, "  case {}u: {load}{}{load_cc}goto Y{};", id + 1, load_kept[id], id + 1);
         }
         pro.push_str("  default: __builtin_unreachable();\n  }\n");
         let mut all = std::mem::take(&mut self.site_decls);
         all.push_str(&pro);
         all.push_str(&body);
-        all.push_str(if plan.probe { "  return probe ? 1u : ptx::LOOP_EXIT;\n}\n" } else { "  return ptx::LOOP_EXIT;\n}\n" });
+        all.push_str("  return ptx::LOOP_EXIT;\n}\n");
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);

@@ -269,6 +269,11 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let frame = e.body_loops(k, plan)?;
         decls.push_str(&frame);
         loop_bodies.push_str(&e.out);
+        if plan.probe {
+            let mut p = func::FnEmitter::new(m, fi, Some(kl), &fused[fi], opts);
+            p.body_probe(k, plan)?;
+            loop_bodies.push_str(&p.out);
+        }
     }
     // Address relocations of initializers.
     if !relocs_all.is_empty() {
@@ -373,12 +378,12 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 // lose only some of its lanes runs on fibers (nothing has run yet).
                 let _ = writeln!(
                     out,
-                    "  if (!whole_warp_exits<FR{k}>(ctx, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }})) {{ R{k}(params, ctx, first, n); return; }}"
+                    "  if (!whole_warp_exits<FR{k}>(ctx, [&](FR{k} &S) {{ return KP{fi}(T, P0, S); }})) {{ R{k}(params, ctx, first, n); return; }}"
                 );
             }
             let _ = writeln!(
                 out,
-                "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at) {{ return KL{fi}(T, P0, S, at); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
+                "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
                 c_str(&opts.name)
             );
         }
