@@ -717,7 +717,6 @@ impl<'a> FnEmitter<'a> {
         // and loaded at its resume point where they are live across it.
         let kept_live = self.kept_live_across(&plan.syncs);
         let mut load_kept = Vec::new();
-        let mut body = body;
         for (id, live) in kept_live.iter().enumerate() {
             let (mut save, mut load) = (String::new(), String::new());
             for n in live {
