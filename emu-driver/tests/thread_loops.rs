@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 32);
+    assert_eq!(l.len(), 33);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -186,6 +186,12 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of shfl_exit_dirty: fibers: an early exit (PTX line"), "{nl}");
     assert!(nl.contains("threads of shfl_half_mask: fibers: a warp collective other than an unguarded full-mask"), "{nl}");
     assert!(nl.contains("threads of shfl_uniform_forms: loops over threads: 10 warp collectives reached by every thread together"), "{nl}");
+    assert!(
+        nl.contains(
+            "threads of shfl_elided: loops over threads: 5 warp collectives reached by every thread together; 3 more shuffles of a literal or repeating an earlier one, done without an exchange"
+        ),
+        "{nl}"
+    );
     assert!(nf.contains("threads of tree_sum: fibers (EMU_CUDA_THREAD_LOOPS=off)"), "{nf}");
 }
 

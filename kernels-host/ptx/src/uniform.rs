@@ -42,7 +42,7 @@
 
 use crate::cfg::Cfg;
 use crate::resolve::{AddrBase, Func, Instr, Module, Node, Op, VarRef};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// How a kernel's threads run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,11 +82,34 @@ pub struct Plan {
     /// Plain path: no thread of the kernel can wait or spin (`calm`), so its runner
     /// neither polls for a hand-off nor offers its threads for preemption.
     pub calm: bool,
+    /// Loop path: full-mask shuffles performed without an exchange (not split points),
+    /// by body node.
+    pub elide: HashMap<usize, Elided>,
+}
+
+/// How the loop path performs a shuffle whose result needs no other lane (`elided_shuffles`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Elided {
+    /// Every lane shuffles the same literal: every lane's result is that value.
+    Value(u64),
+    /// The same shuffle of the same operands earlier in its block, the register holding
+    /// its result unchanged since: every lane's result is that register.
+    Repeat(usize),
 }
 
 impl Plan {
     fn fibers(why: String) -> Plan {
-        Plan { path: Path::Fibers, why, syncs: Vec::new(), live: Vec::new(), save: Vec::new(), load: Vec::new(), probe: false, calm: false }
+        Plan {
+            path: Path::Fibers,
+            why,
+            syncs: Vec::new(),
+            live: Vec::new(),
+            save: Vec::new(),
+            load: Vec::new(),
+            probe: false,
+            calm: false,
+            elide: HashMap::new(),
+        }
     }
 }
 
@@ -268,6 +291,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             load: Vec::new(),
             probe: false,
             calm,
+            elide: HashMap::new(),
         };
     }
     let cfg = &cfgs[fi];
@@ -275,6 +299,11 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         Ok(p) => p,
         Err(why) => return Plan::fibers(why),
     };
+    // Shuffles whose result needs no exchange stop being split points, once the proof
+    // above (and the probe, which still stops at them) has seen them as collectives.
+    let elide = elided_shuffles(f, cfg, &syncs);
+    syncs.retain(|n| !elide.contains_key(n));
+    let collectives = collectives - elide.len();
     let live = liveness(f, cfg, &syncs);
     let (save, load) = frame_traffic(f, cfg, &syncs, &live);
     let bars = syncs.len() - collectives;
@@ -284,12 +313,16 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         (0, c) => format!("{c} warp collective{}", plural(c)),
         (b, c) => format!("{b} barrier{} and {c} warp collective{}", plural(b), plural(c)),
     };
-    let why = if probe {
+    let mut why = if probe {
         format!("{what} reached by every thread together (early exits probed per block: whole warps)")
     } else {
         format!("{what} reached by every thread together")
     };
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, calm: false }
+    if !elide.is_empty() {
+        let n = elide.len();
+        why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange", plural(n)));
+    }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, calm: false, elide }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -428,6 +461,105 @@ fn uniform_kind(i: &Instr) -> bool {
         };
     }
     false
+}
+
+// ---- shuffles without an exchange -------------------------------------------------
+
+/// The loop path's full-mask `shfl.sync` split points whose result every lane can compute
+/// alone (whose predicate result, if any, nothing reads): a shuffle of a value that is
+/// the same literal in every lane (a literal operand, or a register every write of which
+/// is an unguarded `mov` of that literal and which is written earlier in the block), and
+/// a shuffle repeating one earlier in its block with the same operands, none of them nor
+/// the earlier result written between. nvcc's 64-bit warp reductions in VMAF's vif
+/// filters shuffle a zero high word and the high word twice: half their shuffles.
+fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elided> {
+    let mut out = HashMap::new();
+    // Registers read anywhere, and registers whose every write is `mov` of one literal.
+    let nr = f.regs.len();
+    let mut read = vec![false; nr];
+    let mut lit: Vec<Option<Option<u64>>> = vec![None; nr]; // None: never written; Some(None): not a literal
+    for node in &f.body {
+        let Node::Instr(i) = node else { continue };
+        let w = writes(i);
+        let mut r = Vec::new();
+        for (k, a) in i.args.iter().enumerate() {
+            if k == 0 && !w.is_empty() {
+                if let Op::Addr(AddrBase::Reg(x), _) = a {
+                    r.push(*x);
+                }
+                continue;
+            }
+            a.regs(&mut r);
+        }
+        if let Some((_, p)) = i.guard {
+            r.push(p);
+        }
+        for x in r {
+            read[x] = true;
+        }
+        let v = match (i.src.op.as_str(), i.guard, i.args.get(1)) {
+            ("mov", None, Some(Op::Int(v))) if i.args.len() == 2 => Some(*v),
+            _ => None,
+        };
+        for x in w {
+            lit[x] = match lit[x] {
+                None => Some(v),
+                Some(old) if old == v => Some(old),
+                _ => Some(None),
+            };
+        }
+    }
+    for &n in syncs {
+        let Node::Instr(i) = &f.body[n] else { continue };
+        if i.src.op != "shfl" || i.args.len() != 5 {
+            continue;
+        }
+        match &i.args[0] {
+            Op::Reg(_) => {}
+            Op::Pair(d, p) if matches!(**d, Op::Reg(_)) && matches!(**p, Op::Reg(q) if !read[q]) => {}
+            _ => continue,
+        }
+        let b = cfg.block_of[n];
+        let start = cfg.blocks[b].start;
+        let written_since = |from: usize, r: usize| f.body[from..n].iter().any(|m| matches!(m, Node::Instr(j) if writes(j).contains(&r)));
+        // A literal in every lane.
+        let value = match &i.args[1] {
+            Op::Int(v) => Some(*v),
+            Op::Reg(r) => match lit[*r] {
+                Some(Some(v)) if f.body[start..n].iter().any(|m| matches!(m, Node::Instr(j) if writes(j).contains(r))) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(v) = value {
+            out.insert(n, Elided::Value(v & 0xffff_ffff));
+            continue;
+        }
+        // The same shuffle earlier in the block.
+        let mut srcs = Vec::new();
+        for a in &i.args[1..] {
+            a.regs(&mut srcs);
+        }
+        for j in (start..n).rev() {
+            let Node::Instr(e) = &f.body[j] else { break };
+            if e.src.op != "shfl" || e.src.mods != i.src.mods || e.args.len() != 5 || e.args[1..] != i.args[1..] || e.guard.is_some() {
+                continue;
+            }
+            let res = match &e.args[0] {
+                Op::Reg(r) => *r,
+                Op::Pair(d, _) => match **d {
+                    Op::Reg(r) => r,
+                    _ => break,
+                },
+                _ => break,
+            };
+            if !written_since(j + 1, res) && srcs.iter().all(|&r| !written_since(j, r)) {
+                out.insert(n, Elided::Repeat(res));
+            }
+            break;
+        }
+    }
+    out
 }
 
 // ---- spin-waits -------------------------------------------------------------------

@@ -701,7 +701,23 @@ impl<'a> FnEmitter<'a> {
                         continue;
                     }
                     let exit = matches!(i.src.op.as_str(), "ret" | "exit");
-                    let stmt = if exit { "return ptx::LOOP_EXIT;".to_string() } else { self.instr(i)? };
+                    let stmt = if exit {
+                        "return ptx::LOOP_EXIT;".to_string()
+                    } else if let Some(e) = plan.elide.get(&n) {
+                        // A shuffle no other lane is needed for (`uniform::elided_shuffles`;
+                        // its predicate result, if any, is never read).
+                        let d = match self.arg(i, 0)?.clone() {
+                            Op::Pair(d, _) => *d,
+                            d => d,
+                        };
+                        let v = match e {
+                            crate::uniform::Elided::Value(v) => format!("(uint32_t){v}u"),
+                            crate::uniform::Elided::Repeat(r) => format!("r{r}"),
+                        };
+                        self.set(&d, Ty::B32, &v)?
+                    } else {
+                        self.instr(i)?
+                    };
                     match i.guard {
                         Some((neg, p)) if !stmt.is_empty() => {
                             let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
