@@ -511,15 +511,7 @@ impl<'a> FnEmitter<'a> {
                 }
                 Node::Instr(i) => {
                     let stmt = self.instr(i)?;
-                    match i.guard {
-                        Some((neg, p)) if !stmt.is_empty() => {
-                            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
-                        }
-                        _ => {
-                            // Braced: a goto may jump over the statement's temporaries.
-                            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
-                        }
-                    }
+                    push_stmt(&mut body, i, &stmt);
                 }
             }
         }
@@ -585,14 +577,7 @@ impl<'a> FnEmitter<'a> {
                         continue;
                     }
                     let stmt = if exit { "return 1u;".to_string() } else { self.instr(i)? };
-                    match i.guard {
-                        Some((neg, p)) if !stmt.is_empty() => {
-                            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
-                        }
-                        _ => {
-                            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
-                        }
-                    }
+                    push_stmt(&mut body, i, &stmt);
                 }
             }
         }
@@ -718,14 +703,7 @@ impl<'a> FnEmitter<'a> {
                     } else {
                         self.instr(i)?
                     };
-                    match i.guard {
-                        Some((neg, p)) if !stmt.is_empty() => {
-                            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
-                        }
-                        _ => {
-                            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
-                        }
-                    }
+                    push_stmt(&mut body, i, &stmt);
                 }
             }
         }
@@ -878,4 +856,17 @@ fn named_regs(i: &crate::resolve::Instr, out: &mut Vec<usize>) {
     out.clear();
     i.args.iter().for_each(|o| o.regs(out));
     out.extend(i.guard.map(|(_, p)| p));
+}
+
+/// One instruction's statement in a body: under its guard, braced (a goto may jump over
+/// the statement's temporaries), with its PTX line.
+fn push_stmt(body: &mut String, i: &crate::resolve::Instr, stmt: &str) {
+    match i.guard {
+        Some((neg, p)) if !stmt.is_empty() => {
+            let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);
+        }
+        _ => {
+            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+        }
+    }
 }
