@@ -480,28 +480,14 @@ fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elide
     let mut lit: Vec<Option<Option<u64>>> = vec![None; nr]; // None: never written; Some(None): not a literal
     for node in &f.body {
         let Node::Instr(i) = node else { continue };
-        let w = writes(i);
-        let mut r = Vec::new();
-        for (k, a) in i.args.iter().enumerate() {
-            if k == 0 && !w.is_empty() {
-                if let Op::Addr(AddrBase::Reg(x), _) = a {
-                    r.push(*x);
-                }
-                continue;
-            }
-            a.regs(&mut r);
-        }
-        if let Some((_, p)) = i.guard {
-            r.push(p);
-        }
-        for x in r {
+        for x in effects(i).1 {
             read[x] = true;
         }
         let v = match (i.src.op.as_str(), i.guard, i.args.get(1)) {
             ("mov", None, Some(Op::Int(v))) if i.args.len() == 2 => Some(*v),
             _ => None,
         };
-        for x in w {
+        for x in writes(i) {
             lit[x] = match lit[x] {
                 None => Some(v),
                 Some(old) if old == v => Some(old),

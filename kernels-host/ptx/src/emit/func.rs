@@ -500,21 +500,33 @@ impl<'a> FnEmitter<'a> {
 
     // ---- the body --------------------------------------------------------------------
 
-    pub fn body(&mut self) -> Result<(), Error> {
+    /// The statements of the function's body node by node (`self.node` naming each): a
+    /// label as `B<l>:;`, an instruction as `each(self, node, instr, body)` writes it.
+    fn walk_body(
+        &mut self,
+        mut each: impl FnMut(&mut Self, usize, &crate::resolve::Instr, &mut String) -> Result<(), Error>,
+    ) -> Result<String, Error> {
         let f = self.f;
         let mut body = String::new();
-        for (k, node) in f.body.iter().enumerate() {
-            self.node = k;
+        for (n, node) in f.body.iter().enumerate() {
+            self.node = n;
             match node {
                 Node::Label(l) => {
                     let _ = writeln!(body, "B{l}:;");
                 }
-                Node::Instr(i) => {
-                    let stmt = self.instr(i)?;
-                    push_stmt(&mut body, i, &stmt);
-                }
+                Node::Instr(i) => each(self, n, i, &mut body)?,
             }
         }
+        Ok(body)
+    }
+
+    pub fn body(&mut self) -> Result<(), Error> {
+        let f = self.f;
+        let body = self.walk_body(|e, _, i, body| {
+            let stmt = e.instr(i)?;
+            push_stmt(body, i, &stmt);
+            Ok(())
+        })?;
         // Prologue: registers, frame variables, register parameters.
         let mut pro = String::new();
         let sig = if self.is_entry() {
@@ -562,39 +574,36 @@ impl<'a> FnEmitter<'a> {
     /// drops what follows the first stop on every path, so that the kernel's loop body
     /// is inlined into its runner.
     pub fn body_probe(&mut self, k: usize, plan: &crate::uniform::Plan) -> Result<(), Error> {
-        let f = self.f;
-        let mut body = String::new();
-        for (n, node) in f.body.iter().enumerate() {
-            self.node = n;
-            match node {
-                Node::Label(l) => {
-                    let _ = writeln!(body, "B{l}:;");
-                }
-                Node::Instr(i) => {
-                    let exit = matches!(i.src.op.as_str(), "ret" | "exit");
-                    if !exit && (plan.syncs.contains(&n) || !crate::uniform::probe_allowed(i)) {
-                        let _ = writeln!(body, "  return 0u; // {}", i.src.line);
-                        continue;
-                    }
-                    let stmt = if exit { "return 1u;".to_string() } else { self.instr(i)? };
-                    push_stmt(&mut body, i, &stmt);
-                }
+        let body = self.walk_body(|e, n, i, body| {
+            let exit = matches!(i.src.op.as_str(), "ret" | "exit");
+            if !exit && (plan.syncs.contains(&n) || !crate::uniform::probe_allowed(i)) {
+                let _ = writeln!(body, "  return 0u; // {}", i.src.line);
+                return Ok(());
             }
-        }
+            let stmt = if exit { "return 1u;".to_string() } else { e.instr(i)? };
+            push_stmt(body, i, &stmt);
+            Ok(())
+        })?;
         let mut all = std::mem::take(&mut self.site_decls);
         let _ = writeln!(all, "static uint32_t KP{}(Thread &T, const uint8_t *P0, FR{k} &S) {{", self.fi);
-        for (r, reg) in f.regs.iter().enumerate() {
-            let _ = writeln!(all, "  {} r{r} = 0;", ctype(reg.ty));
-        }
-        for i in 0..f.frame.len() {
-            let _ = writeln!(all, "  auto &L{i} = S.L{i};");
-        }
-        all.push_str(&self.decls);
+        self.frame_locals(&mut all);
         all.push_str("  (void)T; (void)P0; (void)S;\n");
         all.push_str(&body);
         all.push_str("  return 1u;\n}\n");
         self.out = all;
         Ok(())
+    }
+
+    /// The locals of a loop-path function (`KL`, `KP`): every register (0 until written),
+    /// the thread's `.local` variables in its frame `S`, the kept multiplies' operands.
+    fn frame_locals(&self, out: &mut String) {
+        for (r, reg) in self.f.regs.iter().enumerate() {
+            let _ = writeln!(out, "  {} r{r} = 0;", ctype(reg.ty));
+        }
+        for i in 0..self.f.frame.len() {
+            let _ = writeln!(out, "  auto &L{i} = S.L{i};");
+        }
+        out.push_str(&self.decls);
     }
 
     /// For each split point (body nodes `syncs`), the kept multiplies `n` (`m<n>a/b`)
@@ -606,26 +615,25 @@ impl<'a> FnEmitter<'a> {
     fn kept_live_across(&self, syncs: &[usize]) -> Vec<Vec<usize>> {
         let cfg = crate::cfg::build(self.f);
         let nb = cfg.blocks.len();
-        // Blocks reachable from each block through at least one edge (on demand).
-        let mut memo: Vec<Option<Vec<bool>>> = vec![None; nb];
-        let mut after = |b: usize| -> Vec<bool> {
-            if let Some(r) = &memo[b] {
-                return r.clone();
-            }
-            let mut seen = vec![false; nb];
-            let mut work: Vec<usize> = cfg.blocks[b].succs.clone();
-            while let Some(x) = work.pop() {
-                if !seen[x] {
-                    seen[x] = true;
-                    work.extend(cfg.blocks[x].succs.iter().copied());
-                }
-            }
-            memo[b] = Some(seen.clone());
-            seen
-        };
+        // Blocks reachable from each block through at least one edge (computed once per
+        // block, when first asked).
+        let mut after: Vec<Option<Vec<bool>>> = vec![None; nb];
         let mut reaches = |from: usize, to: usize| -> bool {
             let (bf, bt) = (cfg.block_of[from], cfg.block_of[to]);
-            (bf == bt && from < to) || after(bf)[bt]
+            if bf == bt && from < to {
+                return true;
+            }
+            after[bf].get_or_insert_with(|| {
+                let mut seen = vec![false; nb];
+                let mut work: Vec<usize> = cfg.blocks[bf].succs.clone();
+                while let Some(x) = work.pop() {
+                    if !seen[x] {
+                        seen[x] = true;
+                        work.extend(cfg.blocks[x].succs.iter().copied());
+                    }
+                }
+                seen
+            })[bt]
         };
         let mut out = vec![Vec::new(); syncs.len()];
         for (_, n) in &self.kept {
@@ -649,10 +657,8 @@ impl<'a> FnEmitter<'a> {
     pub fn body_loops(&mut self, k: usize, plan: &crate::uniform::Plan) -> Result<String, Error> {
         let f = self.f;
         // The probe (`Plan::probe`) is a function of its own (`body_probe`): this one
-        // is inlined into its runner (a call per lane per split point cost VMAF's vif
-        // horizontal filter a third of its time in prologues, epilogues and dispatch).
+        // is inlined into its runner (ptx_rt.h `run_loops` says why).
         self.site_prefix = "SL";
-        let mut body = String::new();
         let mut sites = Vec::new();
         // The carry flag goes through the frame only where some function of the module
         // (the kernel or one it may call) uses it.
@@ -660,53 +666,46 @@ impl<'a> FnEmitter<'a> {
             g.body.iter().any(|n| matches!(n, Node::Instr(i) if i.src.has(".cc") || matches!(i.src.op.as_str(), "addc" | "subc" | "madc")))
         });
         let (save_cc, load_cc) = if carry { ("S.cc = T.cc; ", "T.cc = S.cc; ") } else { ("", "") };
-        for (n, node) in f.body.iter().enumerate() {
-            self.node = n;
-            match node {
-                Node::Label(l) => {
-                    let _ = writeln!(body, "B{l}:;");
+        let mut body = self.walk_body(|e, n, i, body| {
+            if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
+                let id = id + 1;
+                sites.push(e.site());
+                let mut save = String::new();
+                for &r in &plan.save[id - 1] {
+                    let _ = write!(save, "S.r{r} = r{r}; ");
                 }
-                Node::Instr(i) => {
-                    if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
-                        let id = id + 1;
-                        sites.push(self.site());
-                        let mut save = String::new();
-                        for &r in &plan.save[id - 1] {
-                            let _ = write!(save, "S.r{r} = r{r}; ");
-                        }
-                        // A warp collective: its operands go into the frame, its result
-                        // comes back there (the runner exchanges them over the warp).
-                        let (give, take) = self.loop_collective(i)?;
-                        let _ = writeln!(
-                            body,
-                            "  {{ {give}{save}SAVE_KEPT{id}; {save_cc}return {id}u; }} // {}\nY{id}:;{}",
-                            i.src.line,
-                            if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
-                        );
-                        continue;
-                    }
-                    let exit = matches!(i.src.op.as_str(), "ret" | "exit");
-                    let stmt = if exit {
-                        "return ptx::LOOP_EXIT;".to_string()
-                    } else if let Some(e) = plan.elide.get(&n) {
-                        // A shuffle no other lane is needed for (`uniform::elided_shuffles`;
-                        // its predicate result, if any, is never read).
-                        let d = match self.arg(i, 0)?.clone() {
-                            Op::Pair(d, _) => *d,
-                            d => d,
-                        };
-                        let v = match e {
-                            crate::uniform::Elided::Value(v) => format!("(uint32_t){v}u"),
-                            crate::uniform::Elided::Repeat(r) => format!("r{r}"),
-                        };
-                        self.set(&d, Ty::B32, &v)?
-                    } else {
-                        self.instr(i)?
-                    };
-                    push_stmt(&mut body, i, &stmt);
-                }
+                // A warp collective: its operands go into the frame, its result
+                // comes back there (the runner exchanges them over the warp).
+                let (give, take) = e.loop_collective(i)?;
+                let _ = writeln!(
+                    body,
+                    "  {{ {give}{save}SAVE_KEPT{id}; {save_cc}return {id}u; }} // {}\nY{id}:;{}",
+                    i.src.line,
+                    if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
+                );
+                return Ok(());
             }
-        }
+            let exit = matches!(i.src.op.as_str(), "ret" | "exit");
+            let stmt = if exit {
+                "return ptx::LOOP_EXIT;".to_string()
+            } else if let Some(how) = plan.elide.get(&n) {
+                // A shuffle no other lane is needed for (`uniform::elided_shuffles`;
+                // its predicate result, if any, is never read).
+                let d = match e.arg(i, 0)?.clone() {
+                    Op::Pair(d, _) => *d,
+                    d => d,
+                };
+                let v = match how {
+                    crate::uniform::Elided::Value(v) => format!("(uint32_t){v}u"),
+                    crate::uniform::Elided::Repeat(r) => format!("r{r}"),
+                };
+                e.set(&d, Ty::B32, &v)?
+            } else {
+                e.instr(i)?
+            };
+            push_stmt(body, i, &stmt);
+            Ok(())
+        })?;
         // The kept operands of fused multiplies may straddle a split point: saved there
         // and loaded at its resume point where they are live across it.
         let kept_live = self.kept_live_across(&plan.syncs);
@@ -748,13 +747,7 @@ impl<'a> FnEmitter<'a> {
             "static inline __attribute__((always_inline)) uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n",
             self.fi
         );
-        for (r, reg) in f.regs.iter().enumerate() {
-            let _ = writeln!(pro, "  {} r{r} = 0;", ctype(reg.ty));
-        }
-        for i in 0..f.frame.len() {
-            let _ = writeln!(pro, "  auto &L{i} = S.L{i};");
-        }
-        pro.push_str(&self.decls);
+        self.frame_locals(&mut pro);
         pro.push_str("  (void)T; (void)P0;\n");
         pro.push_str("  switch (at) {\n  case 0: break;\n");
         for (id, regs) in plan.load.iter().enumerate() {
