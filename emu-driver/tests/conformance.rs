@@ -322,12 +322,12 @@ fn deferred_mode_answers_as_the_table_does() {
 /// a texture's format) fails its module's load with CUDA_ERROR_NOT_FOUND, where the
 /// default lazy loading fails only cuModuleGetFunction of that kernel: every line the
 /// H200 answered under eager loading in run 11 (reports/reference/h200/textures-fit/
-/// run11-eager.txt, run11b-eager.txt) is the emulated driver's in PTX mode.
+/// run11-eager.txt, run11b-eager.txt; run 12: run12-eager.txt) is the emulated driver's in PTX mode.
 #[test]
 fn eager_module_loading_answers_as_the_h200_did() {
     let dir = root().join("reports/reference/h200/textures-fit");
     let mut want = BTreeMap::new();
-    for f in ["run11-eager.txt", "run11b-eager.txt"] {
+    for f in ["run11-eager.txt", "run11b-eager.txt", "run12-eager.txt"] {
         want.extend(parse(&std::fs::read_to_string(dir.join(f)).expect("run 11's eager records")));
     }
     let only = want.keys().filter(|k| !k.contains('.')).cloned().collect::<Vec<_>>().join(",");

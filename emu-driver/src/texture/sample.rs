@@ -36,7 +36,7 @@ pub fn execute(req: &mut TexRequest) -> Result<(), Fault> {
     match (&*obj, req.op) {
         (Object::Texture { res, desc, .. }, tex::FETCH | tex::LEVEL | tex::GRAD | tex::GATHER) => {
             let words = fetch(res, desc, req)?;
-            req.data = if req.result == tex::R_F16 && req.op != tex::GATHER { to_halves(words, reads_integers(res, desc)) } else { words };
+            req.data = if req.result == tex::R_F16 && req.op != tex::GATHER { to_halves(words, integer_width(res, desc)) } else { words };
             Ok(())
         }
         (Object::Texture { res, desc, .. }, tex::TXQ) => {
@@ -137,6 +137,11 @@ enum Val {
     /// texture), as 16 bits (v * 257): filtered as integers like `Mode::Unorm`
     /// (texf_srgb_1d.c3: all 4096 results).
     Unorm16(u32),
+    /// An 8-bit signed normalized channel as the filter holds it: the exact weighted sum
+    /// of the raw values (weights summing to 256; a texel alone is 256 v), widened to 16
+    /// bits only at the end by `snorm8_from_sum` (H200, fit19: every one of 16 777 216
+    /// two-texel blends and 1 048 576 bilinear footprints).
+    Snorm8(i32),
 }
 
 struct Sampler<'a> {
@@ -166,7 +171,8 @@ impl Sampler<'_> {
             v[c as usize] = match self.mode {
                 Mode::Int => Val::U(raw),
                 Mode::Unorm => Val::U(if l.format == Format::U8 { raw * 257 } else { raw }),
-                Mode::Snorm => Val::U(if l.format == Format::S8 { snorm8_to_16(raw as i32) as u32 } else { raw }),
+                Mode::Snorm if l.format == Format::S8 => Val::Snorm8(raw as i32 * 256),
+                Mode::Snorm => Val::U(raw),
                 Mode::Float => match l.format {
                     Format::Float if f32::from_bits(raw).is_nan() => Val::Nan(raw),
                     Format::Half if format::half_to_f32(raw as u16).is_nan() => Val::Nan(half_nan_bits(raw as u16)),
@@ -205,7 +211,11 @@ impl Sampler<'_> {
                 Mode::Snorm => {
                     let max = if l.format == Format::S8 { 127.0 } else { 32767.0 };
                     let q = (v.clamp(-1.0, 1.0) as f64 * max).round() as i32;
-                    Val::U(if l.format == Format::S8 { snorm8_to_16(q) } else { q } as u32)
+                    if l.format == Format::S8 {
+                        Val::Snorm8(q * 256)
+                    } else {
+                        Val::U(q as u32)
+                    }
                 }
                 Mode::Int if l.format.bytes() == 4 => Val::U(v.to_bits()),
                 Mode::Int => Val::U(0),
@@ -285,11 +295,13 @@ fn half_nan_bits(h: u16) -> u32 {
     ((h as u32 & 0x8000) << 16) | 0x7f80_0000 | ((h as u32 & 0x3ff) << 13)
 }
 
-/// An 8-bit signed normalized value widened to 16 bits as the texture unit does:
-/// `v * 258 + floor((v + 64) / 128)`, -128 reading -32767 (texf_s8_1d: all 256 values
-/// at texel centres; note -64 reads -16512 and 64 reads 16513).
-fn snorm8_to_16(v: i32) -> i32 {
-    (v * 258 + ((v + 64) >> 7)).max(-32767)
+/// The 16-bit signed value of an 8-bit signed normalized channel from the exact sum `s`
+/// of its raw values times weights summing to 256, as the texture unit scales it: one
+/// correction from `s` without its low 4 bits, `s + ((s >> 4) * 257 + 1024) >> 11`,
+/// clamped to -32767 (H200, fit19: all 65 281 sums a two-texel blend can make; at a
+/// texel centre, s = 256 v, it is `v * 258 + floor((v + 64) / 128)`: texf_s8_1d).
+fn snorm8_from_sum(s: i32) -> i32 {
+    (s + (((s >> 4) * 257 + 1024) >> 11)).max(-32767)
 }
 
 /// A filtered or point-sampled value to the four result words.
@@ -297,6 +309,7 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
     v.map(|x| match (x, mode) {
         (Val::U(u), Mode::Unorm) => ((u as f64 / 65535.0) as f32).to_bits(),
         (Val::U(u), Mode::Snorm) => ((u as i32 as f64 / 32767.0).max(-1.0) as f32).to_bits(),
+        (Val::Snorm8(s), _) => ((snorm8_from_sum(s) as f64 / 32767.0).max(-1.0) as f32).to_bits(),
         (Val::U(u), _) => u,
         (Val::F(f), _) => (f as f32).to_bits(),
         (Val::Nan(b), _) => b,
@@ -320,6 +333,12 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as u32)
             }
+            Mode::Snorm if t.iter().any(|v| matches!(v[c], Val::Snorm8(_))) => {
+                // Texels hold 256 v, so one level's sum is exact; the blend of two levels'
+                // sums (not measured) rounds as the 16-bit formats do.
+                let s: i64 = t.iter().zip(w).map(|(v, &w)| if let Val::Snorm8(s) = v[c] { s as i64 * w as i64 } else { 0 }).sum();
+                Val::Snorm8(((s + 128) >> 8) as i32)
+            }
             Mode::Snorm => {
                 let s: i64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as i32 as i64 * w as i64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as i32 as u32)
@@ -335,7 +354,7 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                     *slot = match v[c] {
                         Val::F(f) => (f, w),
                         Val::Nan(_) => (f64::NAN, w),
-                        Val::U(_) | Val::Unorm16(_) => (0.0, w),
+                        Val::U(_) | Val::Unorm16(_) | Val::Snorm8(_) => (0.0, w),
                     };
                 }
                 let r = sum(&terms[..t.len().min(8)], prec);
@@ -480,12 +499,21 @@ fn reads_integers(res: &Resource, desc: &TexDesc) -> bool {
     desc.flags & READ_AS_INTEGER != 0 || !(f.normalizable() || f.is_float())
 }
 
+/// The channel width in bytes of a texture whose texels are read as integers, None when
+/// they are read as floats.
+fn integer_width(res: &Resource, desc: &TexDesc) -> Option<u32> {
+    reads_integers(res, desc).then(|| level(res, 0).format.bytes())
+}
+
 /// PTX's `.f16` results, as the H200 gives them (conformance `ptx_texh_*`: point and
 /// linear, float, half, 8/16-bit unsigned and 8-bit signed normalized textures): each
 /// f32 result rounded to half, to nearest even (overflowing to infinity), every NaN as
-/// 0x7fff; element-type reads (u8x4 measured) answer 0. Packed two to a word, low first.
-fn to_halves(words: [u32; 4], integers: bool) -> [u32; 4] {
-    if integers {
+/// 0x7fff. Element-type reads of 8- and 16-bit integers answer 0 (u8x4, u16); of 32-bit
+/// integers the word is converted as if it held an f32 (s32 and u32x2, `ptx_texh_int`:
+/// every word with the sign bit set read 0x8000, the others 0). Packed two to a word,
+/// low first.
+fn to_halves(words: [u32; 4], integer_width: Option<u32>) -> [u32; 4] {
+    if integer_width.is_some_and(|w| w < 4) {
         return [0; 4];
     }
     let h = words.map(|w| f32_to_half_rn(f32::from_bits(w)) as u32);
@@ -587,11 +615,12 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
             let u = ((ix + dx) as f32 + 0.5) / if norm { l0.width as f32 } else { 1.0 };
             let v = ((iy + dy) as f32 + 0.5) / if norm { l0.height as f32 } else { 1.0 };
             let t = sample_level(&s, l0, 2, [u, v, 0.0], slice(l0), false);
-            // f32 texels go through the filter, as a footprint of weight 256: subnormals
-            // read 0 and NaN reads the filter's NaN (H200, tld4 of ptx_texdc_point: 1e-40
-            // read 0, NaN 0x7fffffff; point sampling returns both as stored). Half texels
-            // are not measured (ptx_texdc_forms, not recorded yet) and keep their bits.
-            let t = if mode == Mode::Float && !s.srgb && s.prec == Precision::Single { blend(&[t], &[256], mode, s.prec) } else { t };
+            // Float and half texels go through the filter, as a footprint of weight 256:
+            // f32 subnormals read 0 and NaN reads the filter's NaN (H200, tld4 of
+            // ptx_texdc_point: 1e-40 read 0, NaN 0x7fffffff; ptx_texdc_forms: half NaNs
+            // of either sign read 0x7fffe000, half subnormals and infinities keep their
+            // value; point sampling returns NaNs as stored).
+            let t = if mode == Mode::Float && !s.srgb { blend(&[t], &[256], mode, s.prec) } else { t };
             to_words(t, mode)[c]
         };
         return Ok([at(0, 1), at(1, 1), at(1, 0), at(0, 0)]);
@@ -1002,15 +1031,22 @@ mod tests {
         ] {
             assert_eq!(f32_to_half_rn(f32::from_bits(f)), h, "{f:#x}");
         }
-        assert_eq!(to_halves([0x3f80_0000, 0xbf80_0000, 0, 0x7fc0_0000], false), [0xbc00_3c00, 0x7fff_0000, 0, 0]);
-        assert_eq!(to_halves([0x3f80_0000; 4], true), [0; 4]);
+        assert_eq!(to_halves([0x3f80_0000, 0xbf80_0000, 0, 0x7fc0_0000], None), [0xbc00_3c00, 0x7fff_0000, 0, 0]);
+        assert_eq!(to_halves([0x3f80_0000; 4], Some(1)), [0; 4]);
+        assert_eq!(to_halves([0x3f80_0000; 4], Some(2)), [0; 4]);
+        // ptx_texh_int: s32 / u32x2 words (tiny as f32 bits) read as signed zeros.
+        assert_eq!(to_halves([0x8080_0100, 0x0180_0101, 0x8000_0001, 0], Some(4)), [0x0000_8000, 0x8000, 0, 0]);
     }
 
     #[test]
     fn snorm8_widening_as_the_h200() {
-        assert_eq!(
-            [snorm8_to_16(-128), snorm8_to_16(-64), snorm8_to_16(64), snorm8_to_16(126), snorm8_to_16(-1)],
-            [-32767, -16512, 16513, 32509, -258]
-        );
+        // Texel centres (texf_s8_1d): v * 258 + floor((v + 64) / 128), -128 clamped.
+        let centre = |v: i32| snorm8_from_sum(v * 256);
+        assert_eq!([centre(-128), centre(-64), centre(64), centre(126), centre(-1)], [-32767, -16512, 16513, 32509, -258]);
+        // Blends (fit19, H200): (A, B, w) -> k, the result being k / 32767. Pair (0, -128)
+        // reads -129 w at weight w (-128 is not clamped before the blend); (0, 127) and
+        // (0, 64) read one below the rounded blend of the widened texels at these weights.
+        let blend = |a: i32, b: i32, w: i32| snorm8_from_sum(a * (256 - w) + b * w);
+        assert_eq!([blend(0, -128, 12), blend(0, 127, 113), blend(0, 64, 128), blend(0, -64, 1)], [-1548, 14463, 8256, -65]);
     }
 }

@@ -64,6 +64,37 @@ fn calls(f: &Func, out: &mut BTreeSet<usize>, indirect: &mut bool) {
     }
 }
 
+/// The device function named `name` and the kernels (with bodies) that reach it through
+/// direct calls, or None when it is not a defined device function or when an indirect
+/// call could hide a caller.
+pub(crate) fn callers(m: &Module, name: &str) -> Option<(usize, Vec<usize>)> {
+    let target = m.funcs.iter().position(|f| !f.decl.entry && f.decl.name == name && !f.body.is_empty())?;
+    let mut indirect = false;
+    let callees: Vec<BTreeSet<usize>> = m
+        .funcs
+        .iter()
+        .map(|f| {
+            let mut out = BTreeSet::new();
+            calls(f, &mut out, &mut indirect);
+            out
+        })
+        .collect();
+    if indirect {
+        return None;
+    }
+    let mut reach = BTreeSet::from([target]);
+    loop {
+        let more: Vec<usize> =
+            (0..m.funcs.len()).filter(|g| !reach.contains(g) && callees[*g].iter().any(|c| reach.contains(c))).collect();
+        if more.is_empty() {
+            break;
+        }
+        reach.extend(more);
+    }
+    let kernels = reach.into_iter().filter(|&g| m.funcs[g].decl.entry && !m.funcs[g].body.is_empty()).collect();
+    Some((target, kernels))
+}
+
 fn address_taken(m: &Module) -> BTreeSet<usize> {
     let mut s = BTreeSet::new();
     for f in &m.funcs {

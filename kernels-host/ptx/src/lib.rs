@@ -227,9 +227,22 @@ pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error>
                         module.funcs[fi].body.clear();
                         refused.push((function, code, e.to_string()));
                     }
-                    // In a device function (which kernels would fail is not measured):
-                    // the whole module, as under eager loading.
-                    _ => return Err(Error::DeviceRefuses { what, function, line, code, why }),
+                    // In a device function: every kernel that calls it, directly or
+                    // through other functions, fails as its own body would (H200,
+                    // ptx_txq_lazy_func: two kernels calling one function answer 500
+                    // each, the module's other kernel runs). Where an indirect call or a
+                    // taken address hides the callers: the whole module, as eager loading.
+                    _ => match (kernel, layout::callers(&module, &function)) {
+                        (None, Some((func, kernels))) => {
+                            let e = Error::KernelRefused { what, function, line, code, why };
+                            module.funcs[func].body.clear();
+                            for k in kernels {
+                                module.funcs[k].body.clear();
+                                refused.push((module.funcs[k].decl.name.clone(), code, e.to_string()));
+                            }
+                        }
+                        _ => return Err(Error::DeviceRefuses { what, function, line, code, why }),
+                    },
                 }
             }
             Err(e) => return Err(e),
