@@ -81,14 +81,39 @@ fn a_txq_the_device_cannot_compile_refuses_that_kernel_only() {
     assert!(why.contains("txq.channel_data_type"), "{why}");
 }
 
+/// H200, ptx_txq_lazy_func: a txq the device cannot compile, in a device function two
+/// kernels call, fails each of those kernels (500 from cuModuleGetFunction under lazy
+/// loading) and leaves the module's other kernel, and the load, alone.
 #[test]
-fn a_txq_the_device_cannot_compile_in_a_device_function_refuses_the_module() {
-    let src = module(
-        ".func (.reg .b32 r) f(.reg .b64 t)\n{\n\ttxq.filter_mode.b32 r, [t];\n\tret;\n}\n\
-         .visible .entry k(.param .u64 t, .param .u64 o)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
-         \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tcall (%r1), f, (%rd1);\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n",
+fn a_txq_the_device_cannot_compile_in_a_device_function_refuses_the_kernels_that_call_it() {
+    let caller = |name: &str| {
+        format!(
+            ".visible .entry {name}(.param .u64 t, .param .u64 o)\n{{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\
+             \tld.param.u64 %rd1, [t];\n\tld.param.u64 %rd2, [o];\n\tcall (%r1), f, (%rd1);\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}}\n"
+        )
+    };
+    let src = module(&format!(
+        ".func (.reg .b32 r) f(.reg .b64 t)\n{{\n\ttxq.filter_mode.b32 r, [t];\n\tret;\n}}\n\
+         .func (.reg .b32 r) g(.reg .b64 t)\n{{\n\tcall (r), f, (t);\n\tret;\n}}\n\
+         {}{}\
+         .visible .entry ok(.param .u64 o)\n{{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [o];\n\
+         \tmov.b32 %r1, 7;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n}}\n",
+        caller("q"),
+        caller("q2").replace("call (%r1), f,", "call (%r1), g,"),
+    ));
+    let t = translate(&[&src], &Options { units: 1, ..Options::default() }).expect("the module translates");
+    let refused: Vec<(&str, Option<u32>)> = t.kernels.iter().map(|k| (k.name.as_str(), k.refused.as_ref().map(|r| r.0))).collect();
+    assert_eq!(refused, [("q", Some(500)), ("q2", Some(500)), ("ok", None)]);
+    // An indirect call could reach it from any kernel: the whole module, as eager loading.
+    let indirect = module(
+        ".func (.param .b32 r) h(.param .b64 t)\n{\n\t.reg .b32 %x;\n\t.reg .b64 %y;\n\tld.param.b64 %y, [t];\n\
+         \ttxq.filter_mode.b32 %x, [%y];\n\tst.param.b32 [r], %x;\n\tret;\n}\n\
+         .visible .entry k(.param .u64 o)\n{\n\t.reg .b64 %rd<3>;\n\t.reg .b32 %r<2>;\n\tld.param.u64 %rd1, [o];\n\tmov.u64 %rd2, h;\n\
+         \t{\n\t.param .b64 a;\n\t.param .b32 b;\n\tst.param.b64 [a], %rd1;\n\
+         \tP: .callprototype (.param .b32 _) _ (.param .b64 _);\n\tcall (b), %rd2, (a), P;\n\tld.param.b32 %r1, [b];\n\t}\n\
+         \tst.global.u32 [%rd1], %r1;\n\tret;\n}\n",
     );
-    match translate(&[&src], &Options { units: 1, ..Options::default() }) {
+    match translate(&[&indirect], &Options { units: 1, ..Options::default() }) {
         Err(Error::DeviceRefuses { code: 500, .. }) => {}
         other => panic!("expected the module refused with 500, got {:?}", other.map(|t| t.kernels)),
     }
