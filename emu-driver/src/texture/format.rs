@@ -113,6 +113,22 @@ pub fn srgb_to_linear(v: u32) -> f32 {
     f32::from_bits(SRGB_H200[(v & 0xff) as usize])
 }
 
+/// How the H200's filter holds a decoded sRGB value: an 8-bit significand `m` and the
+/// exponent `e` of its top bit's place, the value being `m * 2^(e - 7)` (exactly
+/// `srgb_to_linear`: the table has 8 significant bits). From byte 32 on the exponent is a
+/// step function of the byte (-6 from 32, then one more at 48, 64, 96, 136, 184 and 248),
+/// so the bytes just past each step hold a significand below 128; below 32 it is the
+/// value's own binade (fit19 on the H200: every two-texel blend and bilinear footprint).
+pub fn srgb_filter_form(v: u32) -> (u32, i32) {
+    let b = SRGB_H200[(v & 0xff) as usize];
+    if b == 0 {
+        return (0, -126);
+    }
+    let e = if v < 32 { ((b >> 23) & 0xff) as i32 - 127 } else { -6 + [48, 64, 96, 136, 184, 248].iter().filter(|&&t| v >= t).count() as i32 };
+    let m = (f32::from_bits(b) as f64 * 2f64.powi(7 - e)) as u32;
+    (m, e)
+}
+
 /// `texs_table_srgb` of emu-driver/tests/data/h200-conformance.txt, channel 0.
 const SRGB_H200: [u32; 256] = [
     0x00000000, 0x39a00000, 0x3a200000, 0x3a700000, 0x3aa00000, 0x3ac80000, 0x3af00000, 0x3b0c0000, 0x3b200000, 0x3b340000, 0x3b480000,

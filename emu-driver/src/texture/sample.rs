@@ -142,6 +142,8 @@ enum Val {
     /// bits only at the end by `snorm8_from_sum` (H200, fit19: every one of 16 777 216
     /// two-texel blends and 1 048 576 bilinear footprints).
     Snorm8(i32),
+    /// An sRGB-encoded rgb channel (its byte), decoded by the filter (`srgb_sum`).
+    Srgb(u32),
 }
 
 struct Sampler<'a> {
@@ -179,7 +181,10 @@ impl Sampler<'_> {
                     _ => Val::F(match l.format {
                         Format::Float => f32::from_bits(raw) as f64,
                         Format::Half => format::half_to_f32(raw as u16) as f64,
-                        Format::U8 if self.srgb && c < 3 => format::srgb_to_linear(raw) as f64,
+                        Format::U8 if self.srgb && c < 3 => {
+                            v[c as usize] = Val::Srgb(raw);
+                            continue;
+                        }
                         Format::U8 if self.srgb => {
                             v[c as usize] = Val::Unorm16(raw * 257);
                             continue;
@@ -310,11 +315,38 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
         (Val::U(u), Mode::Unorm) => ((u as f64 / 65535.0) as f32).to_bits(),
         (Val::U(u), Mode::Snorm) => ((u as i32 as f64 / 32767.0).max(-1.0) as f32).to_bits(),
         (Val::Snorm8(s), _) => ((snorm8_from_sum(s) as f64 / 32767.0).max(-1.0) as f32).to_bits(),
+        (Val::Srgb(b), _) => format::srgb_to_linear(b).to_bits(),
         (Val::U(u), _) => u,
         (Val::F(f), _) => (f as f32).to_bits(),
         (Val::Nan(b), _) => b,
         (Val::Unorm16(u), _) => ((u as f64 / 65535.0) as f32).to_bits(),
     })
+}
+
+/// The filter of sRGB rgb texels (byte, weight; weights summing to 256) as the H200's
+/// texture unit computes it (fit19: all 16 777 216 two-texel blends, 262 144 bilinear
+/// footprints per channel): each texel in its filter form (`srgb_filter_form`), the
+/// significands of the texels with a non-zero weight truncated to the largest exponent
+/// among them, multiplied by the weights and added exactly, the sum rounded to half
+/// precision with ties up. A small texel beside a large one loses its low bits (21 beside
+/// 248 adds nothing), which is why the device reads below the exact blend.
+fn srgb_sum(terms: &[(u32, u32)]) -> f64 {
+    let weighted = || {
+        terms.iter().filter(|t| t.1 > 0).map(|&(b, w)| {
+            let (m, e) = format::srgb_filter_form(b);
+            (m, e, w)
+        })
+    };
+    let e = weighted().map(|f| f.1).max().unwrap_or(0);
+    let s: u64 = weighted().map(|(m, fe, w)| (m >> (e - fe).min(31)) as u64 * w as u64).sum();
+    if s == 0 {
+        return 0.0;
+    }
+    // The half's quantum in units of 2^(e - 15): 11 significant bits, not below 2^-24.
+    let bits = 64 - s.leading_zeros() as i32;
+    let shift = (bits - 11).max(-9 - e).clamp(0, 62);
+    let r = if shift == 0 { s } else { ((s + (1 << (shift - 1))) >> shift) << shift };
+    r as f64 * 2f64.powi(e - 15)
 }
 
 /// Weighted sum of `n` texels with integer weights summing to 256; float-mode values at
@@ -343,6 +375,13 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                 let s: i64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as i32 as i64 * w as i64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as i32 as u32)
             }
+            _ if t.iter().zip(w).all(|(v, &w)| w == 0 || matches!(v[c], Val::Srgb(_))) => {
+                let mut terms = [(0u32, 0u32); 8];
+                for (slot, (v, &w)) in terms.iter_mut().zip(t.iter().zip(w)) {
+                    *slot = (if let Val::Srgb(b) = v[c] { b } else { 0 }, w);
+                }
+                Val::F(srgb_sum(&terms[..t.len().min(8)]))
+            }
             _ if t.iter().zip(w).all(|(v, &w)| w == 0 || matches!(v[c], Val::Unorm16(_))) => {
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::Unorm16(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
                 Val::Unorm16(((s + 128) >> 8) as u32)
@@ -354,6 +393,7 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                     *slot = match v[c] {
                         Val::F(f) => (f, w),
                         Val::Nan(_) => (f64::NAN, w),
+                        Val::Srgb(b) => (format::srgb_to_linear(b) as f64, w),
                         Val::U(_) | Val::Unorm16(_) | Val::Snorm8(_) => (0.0, w),
                     };
                 }
@@ -1036,6 +1076,30 @@ mod tests {
         assert_eq!(to_halves([0x3f80_0000; 4], Some(2)), [0; 4]);
         // ptx_texh_int: s32 / u32x2 words (tiny as f32 bits) read as signed zeros.
         assert_eq!(to_halves([0x8080_0100, 0x0180_0101, 0x8000_0001, 0], Some(4)), [0x0000_8000, 0x8000, 0, 0]);
+    }
+
+    #[test]
+    fn srgb_blends_as_the_h200() {
+        // (texel a, texel b, weight of b, the H200's result: fit19's exhaustive pairs)
+        let cases = [
+            (21, 248, 100, 0x3ebb_8000u32),
+            (248, 21, 7, 0x3f69_8000),
+            (33, 200, 128, 0x3e97_0000),
+            (1, 2, 77, 0x39d0_2000),
+            (136, 135, 255, 0x3e78_0000),
+            (0, 255, 1, 0x3b80_0000),
+            (64, 70, 3, 0x3d52_8000),
+        ];
+        for (a, b, w, want) in cases {
+            assert_eq!((srgb_sum(&[(a, 256 - w), (b, w)]) as f32).to_bits(), want, "sRGB {a} / {b} at weight {w}");
+        }
+        // A texel of weight 0 does not set the exponent: the other one reads as stored.
+        assert_eq!(srgb_sum(&[(255, 0), (7, 256)]) as f32, format::srgb_to_linear(7));
+        for v in 0..256 {
+            let (m, e) = format::srgb_filter_form(v);
+            assert_eq!(m as f64 * 2f64.powi(e - 7), format::srgb_to_linear(v) as f64, "byte {v}");
+            assert!(m < 256 && (v < 32 || m >= 105), "byte {v}: significand {m}");
+        }
     }
 
     #[test]
