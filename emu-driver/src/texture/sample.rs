@@ -671,14 +671,7 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
     // Mipmapped: the level of detail, biased and clamped; point or linear between levels.
     let lod = match req.op {
         tex::LEVEL => req.lod,
-        tex::GRAD => {
-            let scale = |g: &[f32]| {
-                let (w, h, d) = (l0.width as f32, l0.height as f32, l0.depth as f32);
-                let v = [g[0] * w, if dims >= 2 { g[1] * h } else { 0.0 }, if dims >= 3 { g[2] * d } else { 0.0 }];
-                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-            };
-            scale(&req.grad[0..3]).max(scale(&req.grad[3..6])).log2()
-        }
+        tex::GRAD => grad_lod(&req.grad, [l0.width, l0.height, l0.depth], dims),
         _ => 0.0,
     };
     let (k, m) = level_of_detail(lod, desc, n_levels);
@@ -709,6 +702,62 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
     let a = sample_level(&s, &lk, dims, coords, slice(&lk), linear);
     let b = sample_level(&s, &lk1, dims, coords, slice(&lk1), linear);
     Ok(to_words(blend_with(&[a, b], &[256 - m.min(256), m.min(256)], mode, s.prec, filter::blend_levels), mode))
+}
+
+/// `256 * log2(1 + j / 256)` as the H200's level-of-detail unit has it, for the 8 bits
+/// `j` after a gradient length's leading one (fit19 on the H200: `tex.grad` over 14
+/// octaves, 65 536 lengths each; the same in every octave; close to the rounded log2 at
+/// `j + 1/2` but 14 entries one lower, and not monotone at 112..115).
+const LOG2_FRAC: [u8; 256] = [
+    0, 2, 4, 5, 6, 8, 9, 11, 12, 13, 15, 16, 18, 19, 20, 22, 23, 24, 26, 27, 28, 30, 31, 32,
+    34, 35, 36, 38, 39, 40, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 57, 58, 59, 60, 62, 63,
+    64, 65, 66, 68, 69, 70, 71, 72, 74, 75, 76, 77, 78, 79, 81, 82, 83, 84, 85, 86, 88, 89, 90, 91,
+    92, 93, 94, 95, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 109, 110, 111, 112, 113, 114, 115, 116, 117,
+    118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 135, 136, 137, 137, 138, 139, 140, 141,
+    142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 162, 163, 164,
+    165, 166, 167, 168, 169, 170, 171, 172, 173, 173, 174, 175, 176, 177, 178, 179, 180, 181, 181, 182, 183, 184, 185, 186,
+    187, 188, 188, 189, 190, 191, 192, 193, 194, 195, 195, 196, 197, 198, 199, 200, 200, 201, 202, 203, 204, 205, 205, 206,
+    207, 208, 209, 210, 210, 211, 212, 213, 214, 214, 215, 216, 217, 218, 218, 219, 220, 221, 222, 222, 223, 224, 225, 226,
+    226, 227, 228, 229, 229, 230, 231, 232, 233, 233, 234, 235, 236, 236, 237, 238, 239, 239, 240, 241, 242, 242, 243, 244,
+    245, 245, 246, 247, 248, 248, 249, 250, 251, 251, 252, 253, 253, 254, 255, 255,
+];
+
+/// The level of detail `tex.grad` derives from its two gradients (normalized coordinates
+/// in `g[0..3]` and `g[3..6]`), as the H200 does for 1D and 2D textures (fit19: every one
+/// of 917 504 isotropic, 262 144 axis-aligned anisotropic and 262 144 single-gradient
+/// queries, 98.6% of random gradient pairs; maxAnisotropy is not modelled):
+/// each gradient in texels, axis by axis; its length `max + (11 min + 4 ulp(min)) / 32`
+/// over the absolute components cut to 9 fraction bits; the footprint the largest of the
+/// two lengths and of 11/16 of the lengths of their sum and difference (nearly parallel
+/// gradients: the form the remaining 1.4% differ in, by 1/256 or 2/256); the log2 as the
+/// binade plus `LOG2_FRAC` of the next 8 bits. 3D textures (not measured) take the exact
+/// Euclidean lengths.
+fn grad_lod(g: &[f32; 6], size: [u64; 3], dims: usize) -> f32 {
+    let scaled = |k: usize| -> [f64; 3] {
+        std::array::from_fn(|a| if a < dims { g[k + a] as f64 * size[a] as f64 } else { 0.0 })
+    };
+    let (u, v) = (scaled(0), scaled(3));
+    if dims >= 3 || !u.iter().chain(&v).all(|c| c.is_finite()) {
+        let len = |x: [f64; 3]| (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+        return len(u).max(len(v)).log2() as f32;
+    }
+    // x = 1.f * 2^b (x > 0, normal in f64: products of f32 values and sizes).
+    let binade = |x: f64| ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let trunc9 = |x: f64| if x == 0.0 { 0.0 } else { (x.abs() * 2f64.powi(9 - binade(x.abs()))).floor() * 2f64.powi(binade(x.abs()) - 9) };
+    let length = |x: f64, y: f64| {
+        let (hi, lo) = (x.abs().max(y.abs()), x.abs().min(y.abs()));
+        let n = trunc9(lo);
+        trunc9(hi) + if lo > 0.0 { (11.0 * n + 4.0 * 2f64.powi(binade(lo) - 9)) / 32.0 } else { 0.0 }
+    };
+    let t = [u[0], u[1], v[0], v[1]].map(|c| trunc9(c).copysign(c));
+    let diagonal = length(t[0] + t[2], t[1] + t[3]).max(length(t[0] - t[2], t[1] - t[3])) * 0.6875;
+    let l = length(u[0], u[1]).max(length(v[0], v[1])).max(diagonal);
+    if l == 0.0 {
+        return f32::NEG_INFINITY;
+    }
+    let b = binade(l);
+    let j = ((l * 2f64.powi(8 - b)).floor() as i64 - 256).clamp(0, 255) as usize;
+    (b * 256 + LOG2_FRAC[j] as i32) as f32 / 256.0
 }
 
 /// Fraction bits the level of detail is held with (truncated) before the level and the
@@ -1099,6 +1148,31 @@ mod tests {
             let (m, e) = format::srgb_filter_form(v);
             assert_eq!(m as f64 * 2f64.powi(e - 7), format::srgb_to_linear(v) as f64, "byte {v}");
             assert!(m < 256 && (v < 32 || m >= 105), "byte {v}: significand {m}");
+        }
+    }
+
+    #[test]
+    fn gradient_level_of_detail_as_the_h200() {
+        // (dPdx, dPdy as f32 bits, the H200's lod * 256 on a 4096x4096 mipmap of 13 levels:
+        // fit19's iso, axis, dir and rnd sections)
+        let cases: [([u32; 4], i64); 12] = [
+            ([0x3db2_0e00, 0, 0, 0x3db2_0e00], 2170),
+            ([0x3ea2_9080, 0, 0, 0x3ea2_9080], 2649),
+            ([0x3928_9800, 0, 0, 0x3928_9800], 0),
+            ([0x3e33_4fde, 0, 0, 0x3d46_7991], 2428),
+            ([0x3c08_980f, 0, 0, 0x394a_45c1], 1304),
+            ([0x3c4c_c089, 0, 0, 0x3e7e_f65f], 2558),
+            ([0x3aae_7488, 0x3ac0_7e17, 0, 0], 763),
+            ([0, 0, 0x3eac_961b, 0xbd8b_1ed6], 2695),
+            ([0x3c59_22cb, 0x3b9d_593d, 0, 0], 1519),
+            ([0xbee5_c685, 0xbbc0_5965, 0xbe75_51ef, 0x3970_66bb], 2796),
+            ([0xba95_5c06, 0x3d5f_b682, 0x3f0c_f756, 0x3e4d_2c9d], 2894),
+            ([0xbca7_8aac, 0x3dee_e79b, 0x3bb7_7667, 0x3d79_722b], 2304),
+        ];
+        for (g, want) in cases {
+            let g = g.map(f32::from_bits);
+            let lod = grad_lod(&[g[0], g[1], 0.0, g[2], g[3], 0.0], [4096, 4096, 1], 2);
+            assert_eq!(((lod as f64 * 256.0).floor() as i64).clamp(0, 12 * 256), want, "gradients {g:?}");
         }
     }
 
