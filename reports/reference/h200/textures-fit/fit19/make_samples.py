@@ -1,0 +1,25 @@
+"""Draws a deterministic sample of fit19's H200 records into emu-driver/tests/data/fit19-samples.txt
+(the unit tests of emu-driver/src/texture/sample.rs check the sampler against every line)."""
+import numpy as np, sections as S, lod_fit as L, os
+rng = np.random.default_rng(19)
+out = ['# H200 records of fit19 (reports/reference/h200/textures-fit/fit19.md), a random sample of each exhaustive set.',
+       '# s8 A B W K: 8-bit signed texels A (weight 256-W) and B (weight W) read K/32767',
+       '# srgb A B W H: sRGB bytes A, B (weights 256-W, W) read the half H (hex)',
+       '# grad SECTION G0 G1 G2 G3 WIDTH HEIGHT L: gradients (f32 bits, hex) on a WIDTHxHEIGHT mipmap of 13 levels read lod*256 = L']
+s8 = S.undelta(S.read('h200/s8.bin')['s8_pairs_d'])
+for i in rng.integers(0, 256 * 256 * 256, 4096):
+    p, w = divmod(int(i), 256); a, b = divmod(p, 256)
+    out.append(f's8 {a - 128} {b - 128} {w} {int(s8[p][w])}')
+sr = S.undelta(S.read('h200/srgb.bin')['srgb_pairs_d']) & 0xffff
+for i in rng.integers(0, 256 * 256 * 256, 4096):
+    p, w = divmod(int(i), 256); a, b = divmod(p, 256)
+    out.append(f'srgb {a} {b} {w} {int(sr[p][w]):04x}')
+D = {}
+D.update(L.load('h200/loda.bin')); D.update(L.load('h200/lodb.bin'))
+for name, h, n in [('iso', 4096, 1024), ('axis', 4096, 1024), ('dir', 4096, 1024), ('rnd', 4096, 1024), ('rndrect', 1024, 512)]:
+    g = D[name + '_g']; r = D[name + '_r']
+    for k in rng.integers(0, len(r), n):
+        gb = ' '.join(f'{int(x):08x}' for x in g[k].view(np.uint32))
+        out.append(f'grad {name} {gb} 4096 {h} {int(round(float(r[k]) * 256))}')
+open('/work/main/emu-driver/tests/data/fit19-samples.txt', 'w').write('\n'.join(out) + '\n')
+print(len(out))
