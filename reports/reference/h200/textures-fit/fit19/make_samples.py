@@ -2,7 +2,7 @@
 (the unit tests of emu-driver/src/texture/sample.rs check the sampler against every line)."""
 import numpy as np, sections as S, lod_fit as L, os
 rng = np.random.default_rng(19)
-out = ['# H200 records of fit19 (reports/reference/h200/textures-fit/fit19.md), a random sample of each exhaustive set.',
+out = ['# H200 records of fit19 (reports/reference/h200/textures-fit/run12.md), a random sample of each exhaustive set.',
        '# s8 A B W K: 8-bit signed texels A (weight 256-W) and B (weight W) read K/32767',
        '# srgb A B W H: sRGB bytes A, B (weights 256-W, W) read the half H (hex)',
        '# grad SECTION G0 G1 G2 G3 WIDTH HEIGHT L: gradients (f32 bits, hex) on a WIDTHxHEIGHT mipmap of 13 levels read lod*256 = L']
