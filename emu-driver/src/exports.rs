@@ -769,6 +769,15 @@ fn get_proc_address(symbol: Text, pfn: Out<*mut c_void>, version: i32, flags: u6
         return forward_proc_address(&name, pfn, version, flags, status);
     }
     let Some(mut resolved) = resolved else {
+        // Programs probe for optional entries; the name is what a user needs when one
+        // was not optional (EMU_CUDA_LOG=info).
+        if name == "cuGetExportTable" {
+            crate::api::misc::warn_export_tables();
+        }
+        crate::log_info!(
+            "cuGetProcAddress: {name} (CUDA {version}) {}",
+            if too_new { "is newer than that version" } else { "is not an entry point of the emulated driver" }
+        );
         pfn.set(std::ptr::null_mut())?;
         let asked = !status.is_null();
         status.set_if_asked(if too_new { CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT } else { CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND })?;

@@ -166,3 +166,25 @@ fn driver_exports_every_client_symbol() {
         .collect();
     assert!(missing.is_empty(), "{} does not export: {missing:?}", lib_path.display());
 }
+
+/// A CUDA runtime-API program (cudart looks cuGetExportTable up through cuGetProcAddress
+/// and fails its first call with "API call is not supported in the installed CUDA
+/// driver", naming nothing): the emulated driver says which part is missing and why.
+#[test]
+fn a_runtime_api_program_is_told_why_it_fails() {
+    let root = root();
+    let out = root.join("target/clients").join(format!("runtime-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let nvcc = Command::new(root.join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
+    let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
+    let exe = out.join("runtime_client");
+    run_ok(
+        Command::new(&nvcc).arg("-arch=sm_90").arg("-o").arg(&exe).arg(root.join("emu-driver/tests/clients/runtime_client.cu")),
+        "nvcc runtime_client.cu",
+    );
+    let o = Command::new(&exe).env("LD_LIBRARY_PATH", simtwin("lib")).env_remove("EMU_CUDA_LOG").output().expect("run runtime_client");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "the first runtime call fails: {err}");
+    assert!(err.contains("cuGetExportTable: the driver's private tables are not emulated"), "no reason given:\n{err}");
+    assert!(err.contains("runtime API"), "{err}");
+}

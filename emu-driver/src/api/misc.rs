@@ -29,13 +29,20 @@ pub fn get_error_string(code: CUresult, s: Out<*const c_char>) -> CuResult {
 }
 
 pub fn get_export_table() -> CuResult {
+    warn_export_tables();
+    Err(CUDA_ERROR_NOT_SUPPORTED)
+}
+
+/// Said once per process, whether the program calls cuGetExportTable or looks it up
+/// through cuGetProcAddress (the CUDA runtime does; it then fails its first call with
+/// "API call is not supported in the installed CUDA driver", which names nothing).
+pub fn warn_export_tables() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         crate::log_warn!(
             "cuGetExportTable: the driver's private tables are not emulated. NVRTC asks for one and goes on without it (harmless); the CUDA runtime needs them: programs built on the runtime API (<<<>>>, cudaMalloc) are out of scope — use the driver API (cuModuleLoadData + cuLaunchKernel) as VMAF does"
         )
     });
-    Err(CUDA_ERROR_NOT_SUPPORTED)
 }
 
 pub fn profiler_start_stop() -> CuResult {
