@@ -124,7 +124,8 @@ pub fn srgb_filter_form(v: u32) -> (u32, i32) {
     if b == 0 {
         return (0, -126);
     }
-    let e = if v < 32 { ((b >> 23) & 0xff) as i32 - 127 } else { -6 + [48, 64, 96, 136, 184, 248].iter().filter(|&&t| v >= t).count() as i32 };
+    let e =
+        if v < 32 { ((b >> 23) & 0xff) as i32 - 127 } else { -6 + [48, 64, 96, 136, 184, 248].iter().filter(|&&t| v >= t).count() as i32 };
     let m = (f32::from_bits(b) as f64 * 2f64.powi(7 - e)) as u32;
     (m, e)
 }

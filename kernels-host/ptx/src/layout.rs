@@ -84,8 +84,7 @@ pub(crate) fn callers(m: &Module, name: &str) -> Option<(usize, Vec<usize>)> {
     }
     let mut reach = BTreeSet::from([target]);
     loop {
-        let more: Vec<usize> =
-            (0..m.funcs.len()).filter(|g| !reach.contains(g) && callees[*g].iter().any(|c| reach.contains(c))).collect();
+        let more: Vec<usize> = (0..m.funcs.len()).filter(|g| !reach.contains(g) && callees[*g].iter().any(|c| reach.contains(c))).collect();
         if more.is_empty() {
             break;
         }
