@@ -1,6 +1,6 @@
 """Draws a deterministic sample of fit19's H200 records into emu-driver/tests/data/fit19-samples.txt
 (the unit tests of emu-driver/src/texture/sample.rs check the sampler against every line)."""
-import numpy as np, sections as S, lod_fit as L, os
+import numpy as np, sections as S, lod3_fit as L, os
 rng = np.random.default_rng(19)
 out = ['# H200 records of fit19 (reports/reference/h200/textures-fit/run12.md), a random sample of each exhaustive set.',
        '# s8 A B W K: 8-bit signed texels A (weight 256-W) and B (weight W) read K/32767',
@@ -15,8 +15,8 @@ for i in rng.integers(0, 256 * 256 * 256, 4096):
     p, w = divmod(int(i), 256); a, b = divmod(p, 256)
     out.append(f'srgb {a} {b} {w} {int(sr[p][w]):04x}')
 D = {}
-D.update(L.load('h200/loda.bin')); D.update(L.load('h200/lodb.bin'))
-for name, h, n in [('iso', 4096, 1024), ('axis', 4096, 1024), ('dir', 4096, 1024), ('rnd', 4096, 1024), ('rndrect', 1024, 512)]:
+D.update(L.load('h200/loda.bin')); D.update(L.load('h200/lodb.bin')); D.update(L.load('h200/run2/lod2.bin'))
+for name, h, n in [('iso', 4096, 512), ('axis', 4096, 512), ('dir', 4096, 512), ('rnd', 4096, 512), ('rndrect', 1024, 512), ('par_ax', 4096, 512), ('par_dir', 4096, 512), ('sumax', 4096, 512), ('npar', 4096, 512), ('ang', 4096, 512), ('perp', 4096, 512)]:
     g = D[name + '_g']; r = D[name + '_r']
     for k in rng.integers(0, len(r), n):
         gb = ' '.join(f'{int(x):08x}' for x in g[k].view(np.uint32))
