@@ -23,3 +23,16 @@ for name, h, n in [('iso', 4096, 512), ('axis', 4096, 512), ('dir', 4096, 512), 
         out.append(f'grad {name} {gb} 4096 {h} {int(round(float(r[k]) * 256))}')
 open('/work/main/emu-driver/tests/data/fit19-samples.txt', 'w').write('\n'.join(out) + '\n')
 print(len(out))
+# Anisotropic queries (lod2, maxAnisotropy N): A = the returned value * 256 on the constant-per-level mipmap.
+out = open('/work/main/emu-driver/tests/data/fit19-samples.txt').read().rstrip('\n').split('\n')
+out.insert(4, '# aniso SECTION N G0 G1 G2 G3 A: maxAnisotropy N on the 4096x4096 mipmap; A = the result * 256 (level + blend weight)')
+D2 = L.load('h200/run2/lod2.bin')
+for name in ['an_ax', 'an_len', 'par_dir', 'an_rnd']:
+    g = D2[name + '_g']
+    for n in (2, 4, 8, 16):
+        r = D2[name + '_a%d' % n]
+        for k in rng.integers(0, len(r), 128):
+            gb = ' '.join(f'{int(x):08x}' for x in g[k].view(np.uint32))
+            out.append(f'aniso {name} {n} {gb} {int(round(float(r[k]) * 256))}')
+open('/work/main/emu-driver/tests/data/fit19-samples.txt', 'w').write('\n'.join(out) + '\n')
+print(len(out))
