@@ -15,6 +15,8 @@
 //! itself. Measured with texf_pairs_* (every exponent gap 0..31, signs, specials) and
 //! texf_quad_* (random 2x2 footprints): 8192 + 4096 results each, all equal.
 
+use super::format::srgb_filter_form;
+
 /// The precision a filter result keeps: float or half texels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
@@ -164,6 +166,26 @@ fn sum(terms: &[(f64, u32)], p: Precision, exact: bool, split: usize) -> f64 {
         sum += if neg { -mag } else { mag } * w as i128;
     }
     round_away(sum, lsb - 8, p)
+}
+
+/// The filter of sRGB rgb texels (byte, weight; weights summing to 256) as the H200's
+/// texture unit computes it (fit19: all 16 777 216 two-texel blends, 262 144 bilinear
+/// footprints per channel): each texel in its filter form (`srgb_filter_form`), the
+/// significands of the texels with a non-zero weight truncated to the largest exponent
+/// among them, multiplied by the weights and added exactly, the sum rounded to half
+/// precision with ties up (`round_away`). A small texel beside a large one loses its low bits (21 beside
+/// 248 adds nothing), which is why the device reads below the exact blend.
+pub fn srgb_sum(terms: &[(u32, u32)]) -> f64 {
+    let weighted = || {
+        terms.iter().filter(|t| t.1 > 0).map(|&(b, w)| {
+            let (m, e) = srgb_filter_form(b);
+            (m, e, w)
+        })
+    };
+    let e = weighted().map(|f| f.1).max().unwrap_or(0);
+    let s: u64 = weighted().map(|(m, fe, w)| (m >> (e - fe).min(31)) as u64 * w as u64).sum();
+    // The sum is in units of 2^(e - 7) / 256.
+    round_away(s as i128, e - 15, Precision::Half)
 }
 
 /// `n * 2^exp` rounded to precision `p`, halfway cases away from zero; overflow gives an

@@ -323,32 +323,6 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
     })
 }
 
-/// The filter of sRGB rgb texels (byte, weight; weights summing to 256) as the H200's
-/// texture unit computes it (fit19: all 16 777 216 two-texel blends, 262 144 bilinear
-/// footprints per channel): each texel in its filter form (`srgb_filter_form`), the
-/// significands of the texels with a non-zero weight truncated to the largest exponent
-/// among them, multiplied by the weights and added exactly, the sum rounded to half
-/// precision with ties up. A small texel beside a large one loses its low bits (21 beside
-/// 248 adds nothing), which is why the device reads below the exact blend.
-fn srgb_sum(terms: &[(u32, u32)]) -> f64 {
-    let weighted = || {
-        terms.iter().filter(|t| t.1 > 0).map(|&(b, w)| {
-            let (m, e) = format::srgb_filter_form(b);
-            (m, e, w)
-        })
-    };
-    let e = weighted().map(|f| f.1).max().unwrap_or(0);
-    let s: u64 = weighted().map(|(m, fe, w)| (m >> (e - fe).min(31)) as u64 * w as u64).sum();
-    if s == 0 {
-        return 0.0;
-    }
-    // The half's quantum in units of 2^(e - 15): 11 significant bits, not below 2^-24.
-    let bits = 64 - s.leading_zeros() as i32;
-    let shift = (bits - 11).max(-9 - e).clamp(0, 62);
-    let r = if shift == 0 { s } else { ((s + (1 << (shift - 1))) >> shift) << shift };
-    r as f64 * 2f64.powi(e - 15)
-}
-
 /// Weighted sum of `n` texels with integer weights summing to 256; float-mode values at
 /// precision `prec`.
 fn blend(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision) -> [Val; 4] {
@@ -380,7 +354,7 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                 for (slot, (v, &w)) in terms.iter_mut().zip(t.iter().zip(w)) {
                     *slot = (if let Val::Srgb(b) = v[c] { b } else { 0 }, w);
                 }
-                Val::F(srgb_sum(&terms[..t.len().min(8)]))
+                Val::F(filter::srgb_sum(&terms[..t.len().min(8)]))
             }
             _ if t.iter().zip(w).all(|(v, &w)| w == 0 || matches!(v[c], Val::Unorm16(_))) => {
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::Unorm16(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
@@ -1241,14 +1215,27 @@ mod tests {
             (64, 70, 3, 0x3d52_8000),
         ];
         for (a, b, w, want) in cases {
-            assert_eq!((srgb_sum(&[(a, 256 - w), (b, w)]) as f32).to_bits(), want, "sRGB {a} / {b} at weight {w}");
+            assert_eq!((filter::srgb_sum(&[(a, 256 - w), (b, w)]) as f32).to_bits(), want, "sRGB {a} / {b} at weight {w}");
         }
         // A texel of weight 0 does not set the exponent: the other one reads as stored.
-        assert_eq!(srgb_sum(&[(255, 0), (7, 256)]) as f32, format::srgb_to_linear(7));
+        assert_eq!(filter::srgb_sum(&[(255, 0), (7, 256)]) as f32, format::srgb_to_linear(7));
         for v in 0..256 {
             let (m, e) = format::srgb_filter_form(v);
             assert_eq!(m as f64 * 2f64.powi(e - 7), format::srgb_to_linear(v) as f64, "byte {v}");
             assert!(m < 256 && (v < 32 || m >= 105), "byte {v}: significand {m}");
+        }
+    }
+
+    /// What the probes' mipmap (13 levels, level L holding L, linear mip filter) returns
+    /// times 256 for gradients `g` (dPdx, dPdy) on a `w` x `h` texture with maxAnisotropy
+    /// `n`: the level and the blend fraction.
+    fn probe_result(g: [f32; 4], w: u64, h: u64, n: u32) -> i64 {
+        let lod = grad_lod(&[g[0], g[1], 0.0, g[2], g[3], 0.0], [w, h, 1], 2, n);
+        let l = ((lod as f64 * 256.0).floor() as i64).clamp(0, 12 * 256);
+        if n >= 2 {
+            (l >> 8) * 256 + aniso_blend((l & 255) as u32, n) as i64
+        } else {
+            l
         }
     }
 
@@ -1272,8 +1259,7 @@ mod tests {
         ];
         for (g, want) in cases {
             let g = g.map(f32::from_bits);
-            let lod = grad_lod(&[g[0], g[1], 0.0, g[2], g[3], 0.0], [4096, 4096, 1], 2, 0);
-            assert_eq!(((lod as f64 * 256.0).floor() as i64).clamp(0, 12 * 256), want, "gradients {g:?}");
+            assert_eq!(probe_result(g, 4096, 4096, 0), want, "gradients {g:?}");
         }
     }
 
@@ -1288,6 +1274,8 @@ mod tests {
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let f: Vec<&str> = line.split(' ').collect();
             let int = |k: usize| f[k].parse::<i32>().unwrap();
+            // Four f32 gradient components from field k on, as hex bits.
+            let bits = |k: usize| -> [f32; 4] { std::array::from_fn(|i| f32::from_bits(u32::from_str_radix(f[k + i], 16).unwrap())) };
             match f[0] {
                 "s8" => {
                     let (a, b, w) = (int(1), int(2), int(3));
@@ -1297,22 +1285,15 @@ mod tests {
                 "srgb" => {
                     let (a, b, w) = (int(1) as u32, int(2) as u32, int(3) as u32);
                     let want = format::half_to_f32(u16::from_str_radix(f[4], 16).unwrap());
-                    assert_eq!((srgb_sum(&[(a, 256 - w), (b, w)]) as f32).to_bits(), want.to_bits(), "{line}");
+                    assert_eq!((filter::srgb_sum(&[(a, 256 - w), (b, w)]) as f32).to_bits(), want.to_bits(), "{line}");
                     seen[1] += 1;
                 }
                 "grad" => {
-                    let g: Vec<f32> = f[2..6].iter().map(|x| f32::from_bits(u32::from_str_radix(x, 16).unwrap())).collect();
-                    let lod = grad_lod(&[g[0], g[1], 0.0, g[2], g[3], 0.0], [int(6) as u64, int(7) as u64, 1], 2, 0);
-                    let got = ((lod as f64 * 256.0).floor() as i64).clamp(0, 12 * 256);
-                    assert_eq!(got, int(8) as i64, "{line}");
+                    assert_eq!(probe_result(bits(2), int(6) as u64, int(7) as u64, 0), int(8) as i64, "{line}");
                     seen[2] += 1;
                 }
                 "aniso" => {
-                    let n = int(2) as u32;
-                    let g: Vec<f32> = f[3..7].iter().map(|x| f32::from_bits(u32::from_str_radix(x, 16).unwrap())).collect();
-                    let lod = grad_lod(&[g[0], g[1], 0.0, g[2], g[3], 0.0], [4096, 4096, 1], 2, n);
-                    let l = ((lod as f64 * 256.0).floor() as i64).clamp(0, 12 * 256);
-                    let got = (l >> 8) * 256 + aniso_blend((l & 255) as u32, n) as i64;
+                    let got = probe_result(bits(3), 4096, 4096, int(2) as u32);
                     let want = int(7) as i64;
                     if f[1] == "an_rnd" {
                         // Two-product determinants: within 2/256 of lod (4/256 after the blend).

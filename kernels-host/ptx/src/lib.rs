@@ -230,8 +230,8 @@ pub fn translate(sources: &[&str], opts: &Options) -> Result<Translation, Error>
                     // In a device function: every kernel that calls it, directly or
                     // through other functions, fails as its own body would (H200,
                     // ptx_txq_lazy_func: two kernels calling one function answer 500
-                    // each, the module's other kernel runs). Where an indirect call or a
-                    // taken address hides the callers: the whole module, as eager loading.
+                    // each, the module's other kernel runs). Where an indirect call could
+                    // hide a caller: the whole module, as eager loading.
                     _ => match (kernel, layout::callers(&module, &function)) {
                         (None, Some((func, kernels))) => {
                             let e = Error::KernelRefused { what, function, line, code, why };

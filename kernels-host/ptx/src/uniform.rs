@@ -512,7 +512,7 @@ fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elide
         let value = match &i.args[1] {
             Op::Int(v) => Some(*v),
             Op::Reg(r) => match lit[*r] {
-                Some(Some(v)) if f.body[start..n].iter().any(|m| matches!(m, Node::Instr(j) if writes(j).contains(r))) => Some(v),
+                Some(Some(v)) if written_since(start, *r) => Some(v),
                 _ => None,
             },
             _ => None,
