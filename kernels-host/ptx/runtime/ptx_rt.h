@@ -1377,8 +1377,8 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
     return whole;
 }
 
-template <class FR, class Step, class Site>
-PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
+template <class FR, class Step, class Seg, class Site>
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Seg seg, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local WarpLoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1479,15 +1479,25 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         } else {
             break;
         }
-        /* The batch itself: the only place the kernel's code runs. */
+        /* The batch itself: the only place the kernel's code runs. From a resume point
+           that starts a lane segment (simtwin-ptx `KS`: straight-line arithmetic to the
+           next split point), one loop runs the lanes there, in the same order. */
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
-        for (uint32_t j = 0; j < k; ++j) {
-            const uint32_t t = ids[j];
-            ctx->linear_tid = t;
-            ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], cur);
-            out[j] = r;
-            diff |= r ^ out[0];
+        if (const uint32_t to = seg(fr, ids, k, cur)) {
+            out[0] = to;
+            if (kinds[to - 1] == 0)
+                for (uint32_t j = 1; j < k; ++j) out[j] = to;
+            ctx->linear_tid = ids[k - 1];
+            ctx->thread_idx = idx[ids[k - 1]];
+        } else {
+            for (uint32_t j = 0; j < k; ++j) {
+                const uint32_t t = ids[j];
+                ctx->linear_tid = t;
+                ctx->thread_idx = idx[t];
+                const uint32_t r = step(fr[t], cur);
+                out[j] = r;
+                diff |= r ^ out[0];
+            }
         }
         /* The usual case: every lane at one collective, no further than a warp's 32nd. */
         const uint32_t r0 = out[0], w = ids[0] >> 5;
@@ -1638,12 +1648,13 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step ste
    runner's is discarded), so that the compiler inlines the kernel's loop body there:
    a call per lane per split point cost VMAF's vif horizontal filter a third of its time
    in prologues, epilogues and dispatch. */
-template <class FR, class Step, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Site site) {
+template <class FR, class Step, class Seg, class Site>
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Seg seg, Site site) {
     if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, step, site);
+        run_warps<FR>(ctx, file, kinds, step, seg, site);
     } else {
         (void)kinds;
+        (void)seg;
         run_sweeps<FR>(ctx, file, step, site);
     }
 }

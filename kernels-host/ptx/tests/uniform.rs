@@ -220,3 +220,33 @@ again:
         assert!(!why.contains("none can wait or spin"), "{name}: {why}");
     }
 }
+
+/// The code from a resume point to the next split point runs as one loop over a batch's
+/// lanes (`KS`) where it is straight-line register arithmetic; a branch, a memory access
+/// or anything that reads the thread's identity keeps the per-lane step.
+#[test]
+fn straight_line_arithmetic_between_split_points_runs_as_lane_segments() {
+    let (k, src) = kernels();
+    let segments = |name: &str| -> Vec<(u32, u32)> {
+        let i = k.iter().position(|k| k.name == name).unwrap();
+        let ks = src.split(&format!("uint32_t KS{i}(FR{i} *fr")).nth(1).unwrap().split("\n}\n").next().unwrap().to_string();
+        for bad in ["load<", "store<", "T.", "goto", "atom"] {
+            assert!(!ks.contains(bad), "{name}: {bad} in a lane segment\n{ks}");
+        }
+        let mut out = Vec::new();
+        for case in ks.split("  case ").skip(1) {
+            let from: u32 = case.split('u').next().unwrap().parse().unwrap();
+            let to: u32 = case.split("    return ").nth(1).unwrap().split('u').next().unwrap().parse().unwrap();
+            out.push((from, to));
+        }
+        out
+    };
+    // warp_sums: split points lo shuffle (1), hi shuffle (2), barrier (3), lo (4), hi (5),
+    // idx (6). After each lo shuffle only a move to the hi one; after each hi shuffle the
+    // loop's branch; after the barrier a shared load; after the idx shuffle a store.
+    assert_eq!(segments("warp_sums"), vec![(1, 2), (4, 5)]);
+    // shuffle: the arithmetic after its shuffle leads straight to the barrier.
+    assert_eq!(segments("shuffle"), vec![(1, 2)]);
+    // A barrier-only kernel has none (its runner sweeps).
+    assert!(segments("tree_sum").is_empty());
+}

@@ -666,6 +666,10 @@ impl<'a> FnEmitter<'a> {
             g.body.iter().any(|n| matches!(n, Node::Instr(i) if i.src.has(".cc") || matches!(i.src.op.as_str(), "addc" | "subc" | "madc")))
         });
         let (save_cc, load_cc) = if carry { ("S.cc = T.cc; ", "T.cc = S.cc; ") } else { ("", "") };
+        // Lane segments (`KS`): the code from a resume point to the next split point where
+        // it is straight-line register arithmetic, as one loop over a batch's lanes.
+        let mut open: Option<Segment> = None;
+        let mut segments: Vec<Segment> = Vec::new();
         let mut body = self.walk_body(|e, n, i, body| {
             if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
                 let id = id + 1;
@@ -677,6 +681,19 @@ impl<'a> FnEmitter<'a> {
                 // A warp collective: its operands go into the frame, its result
                 // comes back there (the runner exchanges them over the warp).
                 let (give, take) = e.loop_collective(i)?;
+                let mut regs = Vec::new();
+                named_regs(i, &mut regs);
+                if let Some(mut seg) = open.take() {
+                    let _ = writeln!(seg.text, "      {give}{save}SAVE_KEPT{id};");
+                    seg.regs.extend(regs.iter().copied());
+                    seg.regs.extend(plan.save[id - 1].iter().copied());
+                    seg.to = id;
+                    segments.push(seg);
+                }
+                let mut seg = Segment { from: id, to: 0, text: String::new(), regs: regs.clone() };
+                seg.regs.extend(plan.load[id - 1].iter().copied());
+                let _ = writeln!(seg.text, "      {take}");
+                open = Some(seg);
                 let _ = writeln!(
                     body,
                     "  {{ {give}{save}SAVE_KEPT{id}; {save_cc}return {id}u; }} // {}\nY{id}:;{}",
@@ -686,6 +703,7 @@ impl<'a> FnEmitter<'a> {
                 return Ok(());
             }
             let exit = matches!(i.src.op.as_str(), "ret" | "exit");
+            let elided = plan.elide.contains_key(&n);
             let stmt = if exit {
                 "return ptx::LOOP_EXIT;".to_string()
             } else if let Some(how) = plan.elide.get(&n) {
@@ -704,6 +722,16 @@ impl<'a> FnEmitter<'a> {
                 e.instr(i)?
             };
             push_stmt(body, i, &stmt);
+            if let Some(seg) = open.as_mut() {
+                if !exit && lane_pure(i, &stmt, elided) {
+                    let mut regs = Vec::new();
+                    named_regs(i, &mut regs);
+                    seg.regs.extend(regs);
+                    push_stmt(&mut seg.text, i, &stmt);
+                } else {
+                    open = None;
+                }
+            }
             Ok(())
         })?;
         // The kept operands of fused multiplies may straddle a split point: saved there
@@ -717,6 +745,9 @@ impl<'a> FnEmitter<'a> {
                 let _ = write!(load, "m{n}a = S.m{n}a; m{n}b = S.m{n}b; ");
             }
             body = body.replace(&format!("SAVE_KEPT{};", id + 1), &save);
+            for seg in segments.iter_mut().filter(|s| s.to == id + 1) {
+                seg.text = seg.text.replace(&format!("SAVE_KEPT{};", id + 1), &save);
+            }
             load_kept.push(load);
         }
         // The frame: every register live across some barrier, the .local variables, the
@@ -762,6 +793,35 @@ impl<'a> FnEmitter<'a> {
         all.push_str(&pro);
         all.push_str(&body);
         all.push_str("  return ptx::LOOP_EXIT;\n}\n");
+        // The lane segments: `KS<fi>(fr, ids, nids, at)` runs lanes `ids[0..nids)` from
+        // resume point `at` to the split point it returns, when that code is a segment
+        // (0 otherwise: the runner steps each lane). The lanes run one after another as
+        // `KL` would run them; nothing in a segment can fault, wait or read the thread's
+        // index, so the runner neither dispatches nor books per lane.
+        let _ = writeln!(
+            all,
+            "static inline __attribute__((always_inline)) uint32_t KS{}(FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at) {{\n  (void)fr; (void)ids; (void)nids;\n  switch (at) {{",
+            self.fi
+        );
+        for seg in &mut segments {
+            seg.regs.sort_unstable();
+            seg.regs.dedup();
+            let _ = writeln!(all, "  case {}u:\n    for (uint32_t j = 0; j < nids; ++j) {{\n      FR{k} &S = fr[ids[j]];", seg.from);
+            for &r in &seg.regs {
+                let _ = writeln!(all, "      {} r{r} = 0;", ctype(f.regs[r].ty));
+            }
+            for line in self.decls.lines() {
+                let _ = writeln!(all, "    {line}");
+            }
+            let mut load = String::new();
+            for &r in &plan.load[seg.from - 1] {
+                let _ = write!(load, "r{r} = S.r{r}; ");
+            }
+            let _ = writeln!(all, "      {load}{}", load_kept[seg.from - 1]);
+            all.push_str(&seg.text);
+            let _ = writeln!(all, "    }}\n    return {}u;", seg.to);
+        }
+        all.push_str("  default: return 0u;\n  }\n}\n");
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);
@@ -842,6 +902,93 @@ impl<'a> FnEmitter<'a> {
         }
         Ok(s)
     }
+}
+
+/// A lane segment under construction (`body_loops`): from resume point `from` to split
+/// point `to`, its statements and the registers they name.
+struct Segment {
+    from: usize,
+    to: usize,
+    text: String,
+    regs: Vec<usize>,
+}
+
+/// Whether an instruction may run in a lane segment: register arithmetic only (nothing
+/// that reads memory, the thread's identity or state, the carry flag or the clock, or
+/// that can trap or branch), so that running a batch's lanes in one loop changes
+/// nothing a thread could see.
+fn lane_pure(i: &crate::resolve::Instr, stmt: &str, elided: bool) -> bool {
+    let op = i.src.op.as_str();
+    let arith = matches!(
+        op,
+        "mov"
+            | "add"
+            | "sub"
+            | "mul"
+            | "mad"
+            | "fma"
+            | "mul24"
+            | "mad24"
+            | "sad"
+            | "abs"
+            | "neg"
+            | "min"
+            | "max"
+            | "popc"
+            | "clz"
+            | "bfind"
+            | "brev"
+            | "bfe"
+            | "bfi"
+            | "fns"
+            | "bmsk"
+            | "szext"
+            | "dp4a"
+            | "dp2a"
+            | "and"
+            | "or"
+            | "xor"
+            | "not"
+            | "cnot"
+            | "lop3"
+            | "shl"
+            | "shr"
+            | "shf"
+            | "prmt"
+            | "setp"
+            | "set"
+            | "selp"
+            | "slct"
+            | "rcp"
+            | "sqrt"
+            | "rsqrt"
+            | "sin"
+            | "cos"
+            | "lg2"
+            | "ex2"
+            | "tanh"
+            | "copysign"
+            | "testp"
+            | "cvt"
+    ) || (op == "div" || op == "rem") && ["f32", "f64"].iter().any(|t| i.src.has(&format!(".{t}")));
+    fn plain(o: &Op) -> bool {
+        match o {
+            Op::Reg(_) | Op::Int(_) | Op::Float(_) | Op::Sink => true,
+            Op::Vector(v) | Op::List(v) => v.iter().all(plain),
+            Op::Pair(a, b) => plain(a) && plain(b),
+            Op::Not(a) => plain(a),
+            _ => false,
+        }
+    }
+    let names_thread = stmt.char_indices().any(|(at, c)| {
+        c == 'T'
+            && !stmt[..at].ends_with(|p: char| p.is_ascii_alphanumeric() || p == '_')
+            && !stmt[at + 1..].starts_with(|p: char| p.is_ascii_alphanumeric() || p == '_')
+    });
+    (arith || elided)
+        && i.args.iter().all(plain)
+        && !names_thread
+        && !["rt->", "simtwin_site_t", "S.", "trap", "unsupported", "load", "store"].iter().any(|w| stmt.contains(w))
 }
 
 /// The registers instruction `i` names (its operands' and its guard's), into `out`.
