@@ -1480,10 +1480,10 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             break;
         }
         /* The batch itself: the only place the kernel's code runs. From a resume point
-           that starts a lane segment (simtwin-ptx `KS`: straight-line arithmetic to the
-           next split point), one loop runs the lanes there, in the same order. */
+           that starts a lane segment (simtwin-ptx `KS`: straight-line code to the next
+           split point), one loop runs the lanes there, in the same order. */
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
-        if (const uint32_t to = seg(fr, ids, k, cur)) {
+        if (const uint32_t to = seg(fr, ids, k, cur, idx)) {
             out[0] = to;
             if (kinds[to - 1] == 0)
                 for (uint32_t j = 1; j < k; ++j) out[j] = to;
@@ -1583,8 +1583,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
 }
 
 /* A barrier-only kernel's runner: sweeps of the block between barriers. */
-template <class FR, class Step, class Site>
-PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step step, Site site) {
+template <class FR, class Step, class Seg, class Site>
+PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step step, Seg seg, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local LoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1613,7 +1613,13 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step ste
     for (;;) {
         uint32_t arrived = 0, sync = 0;
         bool last_exit = false;
-        for (uint32_t j = 0; j < m; ++j) {
+        /* From a resume point that starts a lane segment (straight-line code to the next
+           barrier), one loop runs the sweep's threads there, in the same order. */
+        if (const uint32_t to = seg(fr, ord, m, cur, idx)) {
+            memcpy(arr, ord, m * sizeof(uint32_t));
+            arrived = m;
+            sync = to;
+        } else for (uint32_t j = 0; j < m; ++j) {
             const uint32_t t = ord[j];
             ctx->linear_tid = t;
             ctx->thread_idx = idx[t];
@@ -1654,8 +1660,7 @@ PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uin
         run_warps<FR>(ctx, file, kinds, step, seg, site);
     } else {
         (void)kinds;
-        (void)seg;
-        run_sweeps<FR>(ctx, file, step, site);
+        run_sweeps<FR>(ctx, file, step, seg, site);
     }
 }
 

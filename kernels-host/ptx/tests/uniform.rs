@@ -222,31 +222,40 @@ again:
 }
 
 /// The code from a resume point to the next split point runs as one loop over a batch's
-/// lanes (`KS`) where it is straight-line register arithmetic; a branch, a memory access
-/// or anything that reads the thread's identity keeps the per-lane step.
+/// lanes (`KS`) where it is straight-line: a branch, a call or an exit keeps the per-lane
+/// step. A segment that touches memory or reads the thread's identity gives each lane
+/// its index in `ctx` first (a fault names the thread); register arithmetic does not.
 #[test]
-fn straight_line_arithmetic_between_split_points_runs_as_lane_segments() {
+fn straight_line_code_between_split_points_runs_as_lane_segments() {
     let (k, src) = kernels();
-    let segments = |name: &str| -> Vec<(u32, u32)> {
+    // (from, to, whether the lanes' index is set) of each segment.
+    let segments = |name: &str| -> Vec<(u32, u32, bool)> {
         let i = k.iter().position(|k| k.name == name).unwrap();
-        let ks = src.split(&format!("uint32_t KS{i}(FR{i} *fr")).nth(1).unwrap().split("\n}\n").next().unwrap().to_string();
-        for bad in ["load<", "store<", "T.", "goto", "atom"] {
-            assert!(!ks.contains(bad), "{name}: {bad} in a lane segment\n{ks}");
-        }
+        let ks = src.split(&format!("uint32_t KS{i}(Thread &T")).nth(1).unwrap().split("\n}\n").next().unwrap().to_string();
+        assert!(!ks.contains("goto"), "{name}: a branch in a lane segment\n{ks}");
         let mut out = Vec::new();
         for case in ks.split("  case ").skip(1) {
             let from: u32 = case.split('u').next().unwrap().parse().unwrap();
             let to: u32 = case.split("    return ").nth(1).unwrap().split('u').next().unwrap().parse().unwrap();
-            out.push((from, to));
+            let thread = case.contains("T.ctx->linear_tid = ids[j];");
+            let memory = ["load<", "store<", "atom", "T.ctx->thread_idx.x)"]
+                .iter()
+                .any(|w| case.split("thread_idx = idx").last().unwrap().contains(w));
+            assert!(thread || !memory, "{name}: segment {from} touches memory without the lane's index\n{case}");
+            out.push((from, to, thread));
         }
         out
     };
     // warp_sums: split points lo shuffle (1), hi shuffle (2), barrier (3), lo (4), hi (5),
-    // idx (6). After each lo shuffle only a move to the hi one; after each hi shuffle the
-    // loop's branch; after the barrier a shared load; after the idx shuffle a store.
-    assert_eq!(segments("warp_sums"), vec![(1, 2), (4, 5)]);
+    // idx (6). From the start: loads, to the first shuffle; after each lo shuffle only a
+    // move to the hi one; after each hi shuffle the loop's branch; after the barrier a
+    // branch around a shared load; after the idx shuffle the exit.
+    assert_eq!(segments("warp_sums"), vec![(0, 1, true), (1, 2, false), (4, 5, false)]);
     // shuffle: the arithmetic after its shuffle leads straight to the barrier.
-    assert_eq!(segments("shuffle"), vec![(1, 2)]);
-    // A barrier-only kernel has none (its runner sweeps).
-    assert!(segments("tree_sum").is_empty());
+    assert_eq!(segments("shuffle"), vec![(0, 1, true), (1, 2, false)]);
+    // A barrier-only kernel's sweeps take them too; a loop between barriers does not.
+    assert_eq!(segments("tree_sum"), vec![(0, 1, true)]);
+    assert_eq!(segments("data_loop"), vec![]);
+    // The faulting load of warp_fault runs in a segment, with the lane's index set.
+    assert_eq!(segments("warp_fault"), vec![(0, 1, true)]);
 }

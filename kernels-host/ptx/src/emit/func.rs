@@ -668,7 +668,7 @@ impl<'a> FnEmitter<'a> {
         let (save_cc, load_cc) = if carry { ("S.cc = T.cc; ", "T.cc = S.cc; ") } else { ("", "") };
         // Lane segments (`KS`): the code from a resume point to the next split point where
         // it is straight-line register arithmetic, as one loop over a batch's lanes.
-        let mut open: Option<Segment> = None;
+        let mut open = Some(Segment { from: 0, to: 0, text: String::new(), regs: Vec::new(), thread: false });
         let mut segments: Vec<Segment> = Vec::new();
         let mut body = self.walk_body(|e, n, i, body| {
             if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
@@ -690,7 +690,7 @@ impl<'a> FnEmitter<'a> {
                     seg.to = id;
                     segments.push(seg);
                 }
-                let mut seg = Segment { from: id, to: 0, text: String::new(), regs: regs.clone() };
+                let mut seg = Segment { from: id, to: 0, text: String::new(), regs: regs.clone(), thread: false };
                 seg.regs.extend(plan.load[id - 1].iter().copied());
                 let _ = writeln!(seg.text, "      {take}");
                 open = Some(seg);
@@ -723,13 +723,15 @@ impl<'a> FnEmitter<'a> {
             };
             push_stmt(body, i, &stmt);
             if let Some(seg) = open.as_mut() {
-                if !exit && lane_pure(i, &stmt, elided) {
-                    let mut regs = Vec::new();
-                    named_regs(i, &mut regs);
-                    seg.regs.extend(regs);
-                    push_stmt(&mut seg.text, i, &stmt);
-                } else {
-                    open = None;
+                match lane_step(i, &stmt, elided) {
+                    Some(thread) => {
+                        let mut regs = Vec::new();
+                        named_regs(i, &mut regs);
+                        seg.regs.extend(regs);
+                        seg.thread |= thread;
+                        push_stmt(&mut seg.text, i, &stmt);
+                    }
+                    None => open = None,
                 }
             }
             Ok(())
@@ -793,33 +795,45 @@ impl<'a> FnEmitter<'a> {
         all.push_str(&pro);
         all.push_str(&body);
         all.push_str("  return ptx::LOOP_EXIT;\n}\n");
-        // The lane segments: `KS<fi>(fr, ids, nids, at)` runs lanes `ids[0..nids)` from
-        // resume point `at` to the split point it returns, when that code is a segment
-        // (0 otherwise: the runner steps each lane). The lanes run one after another as
-        // `KL` would run them; nothing in a segment can fault, wait or read the thread's
-        // index, so the runner neither dispatches nor books per lane.
+        // The lane segments: `KS<fi>(T, P0, fr, ids, nids, at, idx)` runs lanes
+        // `ids[0..nids)` from resume point `at` to the split point it returns, where that
+        // code is straight-line (0 otherwise: the runner steps each lane). The lanes run
+        // one after another as `KL` would run them, the thread's index in `ctx` where
+        // the code can read it or fault, so the runner neither dispatches nor books per
+        // lane; a segment of register arithmetic alone is a loop the compiler may
+        // vectorise.
         let _ = writeln!(
             all,
-            "static inline __attribute__((always_inline)) uint32_t KS{}(FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at) {{\n  (void)fr; (void)ids; (void)nids;\n  switch (at) {{",
+            "static inline __attribute__((always_inline)) uint32_t KS{}(Thread &T, const uint8_t *P0, FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) {{\n  (void)T; (void)P0; (void)fr; (void)ids; (void)nids; (void)idx;\n  switch (at) {{",
             self.fi
         );
         for seg in &mut segments {
             seg.regs.sort_unstable();
             seg.regs.dedup();
             let _ = writeln!(all, "  case {}u:\n    for (uint32_t j = 0; j < nids; ++j) {{\n      FR{k} &S = fr[ids[j]];", seg.from);
+            if seg.thread {
+                all.push_str("      T.ctx->linear_tid = ids[j];\n      T.ctx->thread_idx = idx[ids[j]];\n");
+            }
             for &r in &seg.regs {
                 let _ = writeln!(all, "      {} r{r} = 0;", ctype(f.regs[r].ty));
+            }
+            for i in 0..f.frame.len() {
+                let _ = writeln!(all, "      auto &L{i} = S.L{i};");
             }
             for line in self.decls.lines() {
                 let _ = writeln!(all, "    {line}");
             }
+            // From the start (0) nothing is loaded: the registers start at 0, as in `KL`.
             let mut load = String::new();
-            for &r in &plan.load[seg.from - 1] {
-                let _ = write!(load, "r{r} = S.r{r}; ");
+            if seg.from != 0 {
+                for &r in &plan.load[seg.from - 1] {
+                    let _ = write!(load, "r{r} = S.r{r}; ");
+                }
+                let _ = write!(load, "{}{load_cc}", load_kept[seg.from - 1]);
             }
-            let _ = writeln!(all, "      {load}{}", load_kept[seg.from - 1]);
+            let _ = writeln!(all, "      {load}");
             all.push_str(&seg.text);
-            let _ = writeln!(all, "    }}\n    return {}u;", seg.to);
+            let _ = writeln!(all, "      {save_cc}\n    }}\n    return {}u;", seg.to);
         }
         all.push_str("  default: return 0u;\n  }\n}\n");
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
@@ -905,18 +919,28 @@ impl<'a> FnEmitter<'a> {
 }
 
 /// A lane segment under construction (`body_loops`): from resume point `from` to split
-/// point `to`, its statements and the registers they name.
+/// point `to`, its statements, the registers they name, and whether they need the
+/// thread's index in `ctx` (they read it, touch memory or may fault).
 struct Segment {
     from: usize,
     to: usize,
     text: String,
     regs: Vec<usize>,
+    thread: bool,
 }
 
-/// Whether an instruction may run in a lane segment: register arithmetic only (nothing
-/// that reads memory, the thread's identity or state, the carry flag or the clock, or
-/// that can trap or branch), so that running a batch's lanes in one loop changes
-/// nothing a thread could see.
+/// Whether an instruction may run in a lane segment (`None`: it branches, calls or
+/// exits, so the lane's next split point is not known), and whether it needs the
+/// thread's index in `ctx` (`Some(true)`) or is register arithmetic alone.
+fn lane_step(i: &crate::resolve::Instr, stmt: &str, elided: bool) -> Option<bool> {
+    if matches!(i.src.op.as_str(), "bra" | "brx" | "call" | "ret" | "exit") || stmt.contains("goto") || stmt.contains("return") {
+        return None;
+    }
+    Some(!lane_pure(i, stmt, elided))
+}
+
+/// Register arithmetic only: nothing that reads memory, the thread's identity or state,
+/// the carry flag or the clock, or that can trap.
 fn lane_pure(i: &crate::resolve::Instr, stmt: &str, elided: bool) -> bool {
     let op = i.src.op.as_str();
     let arith = matches!(
