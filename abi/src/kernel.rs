@@ -365,6 +365,11 @@ pub struct Runtime {
     /// `exited` (in exit order) had exited. Nonzero: the launch stops (the library
     /// returns at once).
     pub block_barrier: unsafe extern "C" fn(op: u32, site: Site, arrived: u32, exited: *const u32, exited_count: u32) -> i32,
+    /// Added within version 2: PTX mode's loop path completed warp collective `op` (a
+    /// [`warp`] op) at `site` over `mask` in warp `warp` of the block, whose lanes `gone`
+    /// had exited (the `warp-lane-exited` hazard, as a fiber's collective reports it).
+    /// Nonzero: the launch stops (the library returns at once).
+    pub warp_exited: unsafe extern "C" fn(op: u32, site: Site, mask: u32, warp: u32, gone: u32) -> i32,
 }
 
 /// One `__global__` function of the library.

@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 33);
+    assert_eq!(l.len(), 38);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -131,6 +131,22 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             let blk: u64 = (b0..b0 + block).map(sq).fold(0, u64::wrapping_add);
             assert_eq!(at(t, 1), warp, "{name} warp of thread {t}");
             assert_eq!(at(t, 0), blk, "{name} block of thread {t}");
+        }
+    }
+    // shfl_exit_part's shuffles down 1 of its input (and the elided repeat of it, and of
+    // a literal 7): a lane whose source exited (index 3 mod 8 in block 0, the last 40)
+    // reads 0, the others their neighbour's input (and 7).
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "shfl_exit_part" || o.0 == "shfl_exit_elided") {
+        let threads = inp.len() / 32;
+        let block = if threads == 160 { 32 } else { threads };
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        let input = |u: usize| u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap());
+        let gone = |u: usize| (u < block && u % 8 == 3) || u >= threads - 40;
+        for t in (0..threads).filter(|&t| !gone(t) && t % 32 != 31) {
+            let (v, lit) = if gone(t + 1) { (0, 0) } else { (input(t + 1), 7) };
+            let lit2 = if t % 32 >= 30 || !gone(t + 2) { 7 } else { 0 };
+            assert_eq!(word(t, 0), v, "{name}/{threads} thread {t}");
+            assert_eq!(word(t, 3), v ^ (lit << 24) ^ (lit2 << 16), "{name}/{threads} thread {t}: the literal and repeated shuffles");
         }
     }
     // warp_more's redux.sync.add is its warp's sum of the (odd: +7) inputs; its
@@ -178,12 +194,17 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");
     assert!(
         nl.contains(
-            "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (early exits probed"
+            "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"
         ),
         "{nl}"
     );
     assert!(nl.contains("threads of shfl_exit_64: loops over threads: 1 barrier and 2 warp collectives reached by every thread together (early exits probed"), "{nl}");
     assert!(nl.contains("threads of shfl_exit_dirty: fibers: an early exit (PTX line"), "{nl}");
+    assert!(nl.contains("threads of shfl_exit_part: loops over threads: 1 barrier and 6 warp collectives reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"), "{nl}");
+    assert!(nl.contains("threads of shfl_exit_elided: loops over threads: 1 barrier and 3 warp collectives reached by every thread together (lanes that exit before the first are left out of their warp's shuffles); 3 more shuffles of a literal or repeating an earlier one, done without an exchange in blocks whose warps lose no lanes"), "{nl}");
+    // Its warps that lost lanes ran the loop path: the hazard of each collective is
+    // reported alike (compared above), and shuffles read 0 from exited lanes.
+    assert!(h.contains("warp-lane-exited") && h.contains("shfl_exit_part"), "{h}");
     assert!(nl.contains("threads of shfl_half_mask: fibers: a warp collective other than an unguarded full-mask"), "{nl}");
     assert!(nl.contains("threads of shfl_uniform_forms: loops over threads: 10 warp collectives reached by every thread together"), "{nl}");
     assert!(

@@ -13,9 +13,19 @@
 
 use super::barrier::report_exit;
 use super::scheduler::Worker;
+use super::warp::report_exited_lanes;
 use crate::abi;
 
 impl Worker {
+    /// A loop-path warp collective (op `op` at `site` over `mask`) of warp `wi`
+    /// completed without its lanes `gone`, which had exited: the `warp-lane-exited`
+    /// hazard as a fiber's collective reports it. True when the launch stops.
+    pub(crate) fn loop_warp_exited(&mut self, op: u32, site: abi::Site, mask: u32, wi: u32, gone: u32) -> bool {
+        let stop = report_exited_lanes(self.block.threads.n, wi, gone & mask, mask, op, site, &mut self.log);
+        self.block.threads.stop |= stop;
+        stop
+    }
+
     /// A loop-path barrier (op `op` at `site`) completed with `arrived` threads, after
     /// the threads of `exited` exited. True when the launch stops.
     pub(crate) fn loop_barrier(&mut self, op: u32, site: abi::Site, arrived: u32, exited: &[u32]) -> bool {

@@ -32,6 +32,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     access: rt_access,
     texture: rt_texture,
     block_barrier: rt_block_barrier,
+    warp_exited: rt_warp_exited,
 };
 
 /// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
@@ -430,6 +431,20 @@ unsafe extern "C" fn rt_texture(req: *mut abi::TexRequest) {
         stop_forever(f);
     }
     leave(f);
+}
+
+/// PTX mode's loop path: a warp collective completed without lanes that had exited
+/// (see `loops`). Does not return when the launch stops, as a fiber's would not.
+unsafe extern "C" fn rt_warp_exited(op: u32, site: abi::Site, mask: u32, warp: u32, gone: u32) -> i32 {
+    let Some((w, f)) = on_fiber() else {
+        outside_launch("a loop-path warp collective");
+        return 1;
+    };
+    if with_worker(w, |wk| wk.loop_warp_exited(op, site, mask, warp, gone)) {
+        stop_forever(f);
+    }
+    leave(f);
+    0
 }
 
 /// PTX mode's loop path: a barrier of the block completed (see `loops`). Does not

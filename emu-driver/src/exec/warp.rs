@@ -176,7 +176,7 @@ impl Warp {
         let gone = threads.gone[wi as usize];
         if mask & gone != 0 && !g.exit_reported {
             g.exit_reported = true;
-            self.report_exited_lanes(threads, wi, mask, op, site, log);
+            threads.stop |= report_exited_lanes(threads.n, wi, threads.gone[wi as usize] & mask, mask, op, site, log);
         }
         if (self.groups[gi].arrived | gone) & mask == mask {
             if let Some((r, p)) = self.complete_group(threads, wi, gi, Some(tid), waiting_elsewhere, log) {
@@ -351,7 +351,7 @@ impl Warp {
                 let (mask, op, site) = (g.mask, g.op, g.site);
                 if !g.exit_reported {
                     self.groups[i].exit_reported = true;
-                    self.report_exited_lanes(threads, wi, mask, op, site, log);
+                    threads.stop |= report_exited_lanes(threads.n, wi, threads.gone[wi as usize] & mask, mask, op, site, log);
                 }
                 if (self.groups[i].arrived | threads.gone[wi as usize]) & mask == mask {
                     let n = self.groups.len();
@@ -461,45 +461,46 @@ impl Warp {
             ),
         });
     }
+}
 
-    #[cold]
-    #[inline(never)]
-    fn report_exited_lanes(&self, threads: &mut Threads, wi: u32, mask: u32, op: u32, site: abi::Site, log: &mut HazardLog) {
-        let key = key_of(&[site_key(&site), op as u64]);
-        let n = threads.n;
-        let gone = threads.gone[wi as usize] & mask;
-        threads.stop |= log.note(HazardKind::WarpLaneExited, key, || {
-            let mut exited = Vec::new();
-            let mut missing = Vec::new();
-            for lane in lanes(gone) {
-                let t = wi * WARP + lane;
-                if t < n {
-                    exited.push(t);
-                } else {
-                    missing.push(lane);
-                }
+/// The `warp-lane-exited` hazard of a collective over `mask` in warp `wi` of a block of
+/// `n` threads, whose lanes `gone` (in the mask) exited or do not exist: once per group,
+/// by the fibers' collectives and the loop path's. True when the launch stops.
+#[cold]
+#[inline(never)]
+pub(crate) fn report_exited_lanes(n: u32, wi: u32, gone: u32, mask: u32, op: u32, site: abi::Site, log: &mut HazardLog) -> bool {
+    let key = key_of(&[site_key(&site), op as u64]);
+    log.note(HazardKind::WarpLaneExited, key, || {
+        let mut exited = Vec::new();
+        let mut missing = Vec::new();
+        for lane in lanes(gone) {
+            let t = wi * WARP + lane;
+            if t < n {
+                exited.push(t);
+            } else {
+                missing.push(lane);
             }
-            let mut what = Vec::new();
-            if !exited.is_empty() {
-                what.push(format!("threads {} have exited", format_threads(&exited)));
-            }
-            if !missing.is_empty() {
-                what.push(format!("lanes {} do not exist (the block has {} threads)", format_threads(&missing), n));
-            }
-            Detected {
-                kind: HazardKind::WarpLaneExited,
-                key,
-                threads: exited,
-                operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
-                message: format!(
-                    "the mask of a collective in warp {wi} names lanes that cannot take part: {}; \
-                     the collective completes without them and {}",
-                    what.join(" and "),
-                    device_defined::exited_read_note(op)
-                ),
-            }
-        });
-    }
+        }
+        let mut what = Vec::new();
+        if !exited.is_empty() {
+            what.push(format!("threads {} have exited", format_threads(&exited)));
+        }
+        if !missing.is_empty() {
+            what.push(format!("lanes {} do not exist (the block has {} threads)", format_threads(&missing), n));
+        }
+        Detected {
+            kind: HazardKind::WarpLaneExited,
+            key,
+            threads: exited,
+            operation: format!("{}(mask={:#010x}) at {}", op_name(op), mask, site_text(&site)),
+            message: format!(
+                "the mask of a collective in warp {wi} names lanes that cannot take part: {}; \
+                 the collective completes without them and {}",
+                what.join(" and "),
+                device_defined::exited_read_note(op)
+            ),
+        }
+    })
 }
 
 #[cold]

@@ -226,6 +226,11 @@ typedef struct simtwin_runtime {
        threads in `exited` (in the order they exited) had exited before. Returns nonzero
        when the launch stops (an error-mode hazard): the caller returns at once. */
     int32_t (*block_barrier)(uint32_t op, simtwin_site_t site, uint32_t arrived, const uint32_t *exited, uint32_t exited_count);
+    /* Added within version 2 (present when `size` covers it): PTX mode's loop path
+       completed warp collective `op` (enum simtwin_warp_op) at `site` over `mask` in warp
+       `warp` of the block, whose lanes `gone` had exited (the warp-lane-exited hazard, as
+       a fiber's collective reports it). Returns nonzero when the launch stops. */
+    int32_t (*warp_exited)(uint32_t op, simtwin_site_t site, uint32_t mask, uint32_t warp, uint32_t gone);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

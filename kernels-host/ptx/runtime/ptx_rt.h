@@ -68,6 +68,9 @@ struct Thread {
        for a runner's call): read from here, the compiler may keep them in registers
        across the threads of a loop, where a store of the kernel could alias *ctx. */
     simtwin_dim3_t bidx, bdim, gdim;
+    /* The loop path of a `partial` plan (simtwin-ptx `uniform`): this block's warps lost
+       some of their lanes (the probe said so), so its elided shuffles are split points. */
+    uint32_t partial;
 };
 
 /* ---- bits ------------------------------------------------------------------------ */
@@ -1313,6 +1316,32 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
     }
 }
 
+/* `loop_collective` for a warp whose lanes `gone` exited before it (the other lanes all
+   arrived): a shuffle as the fibers' `shfl` gives it, the source lane and validity
+   computed by each lane, a source that exited reading 0 (exec/device_defined.rs
+   `shuffle_fill`, measured on the device). Only shuffles: simtwin-ptx probes the blocks
+   of kernels with other collectives and runs those with partial warps on fibers. */
+template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, uint32_t gone, const char *file) {
+    if (kind < 1 || kind > 4) unsupported("the loop path found a warp collective other than a shuffle with exited lanes (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+    const int mode = kind - 1;
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+        if (gone >> lane & 1) continue;
+        const uint32_t bval = w[lane].xb & 31, cval = w[lane].xc & 31, seg = (w[lane].xc >> 8) & 31;
+        const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
+        int64_t j;
+        bool ok;
+        switch (mode) {
+        case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
+        case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
+        case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
+        default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
+        }
+        const uint32_t src = ok ? (uint32_t)j : lane;
+        w[lane].xr = gone >> src & 1 ? 0u : (uint32_t)w[src].xa;
+        w[lane].xp = ok;
+    }
+}
+
 /* The executor's fairness streak (emu-driver exec/scheduler.rs FAIRNESS_STREAK): after so
    many resumes from the run queue in a row, a range of threads not started yet gets a
    turn. thread_loops' warp_tickets shows it if the two differ. */
@@ -1348,7 +1377,7 @@ struct WarpGroup {
     const uint32_t *list; /* a barrier's waiters in arrival order (their own resume points), or null */
 };
 struct WarpLoopState {
-    std::vector<uint32_t> at, bar, rel, exited, warp_sync, out, iota;
+    std::vector<uint32_t> at, bar, rel, exited, warp_sync, out, iota, gone, told;
     std::vector<uint8_t> warp_n;
     std::vector<WarpGroup> q;
     std::vector<simtwin_dim3_t> idx;
@@ -1397,6 +1426,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.at.resize(n);
         st.warp_n.resize(warps);
         st.warp_sync.resize(warps);
+        st.gone.resize(warps);
+        st.told.resize(warps);
         st.bar.resize(n);
         st.rel.resize(n);
         st.exited.resize(n);
@@ -1406,7 +1437,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.q.resize(cap);
     }
     if (frames.size() < n) frames.resize(n);
-    for (uint32_t w = 0; w < warps; ++w) st.warp_n[w] = 0;
+    for (uint32_t w = 0; w < warps; ++w) {
+        st.warp_n[w] = 0;
+        st.gone[w] = 0;
+        st.told[w] = 0;
+    }
     WarpGroup *const qg = st.q.data();
     const uint32_t mask = cap - 1;
     ctx->reserved = 0; /* no preemption inside the runner: nothing else of the block could run */
@@ -1418,9 +1453,64 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     const uint32_t *iota = st.iota.data();
     uint8_t *warp_n = st.warp_n.data();
     const simtwin_dim3_t *idx = st.idx.data();
+    /* The lanes of each warp that exited (before the first split point: simtwin-ptx's
+       `uniform` allows no later exit). A kernel whose collectives are all shuffles runs
+       such blocks here: its collectives complete without those lanes, which read as 0,
+       and the `warp-lane-exited` hazard is reported as the fibers report it. */
+    uint32_t *gone = st.gone.data(), *told = st.told.data();
+    auto live = [&](uint32_t w) { return 32u - (uint32_t)__builtin_popcount(gone[w]); };
+    /* The hazard of warp w's open collective at split point r, once, when the fibers
+       report it: at an arrival while lanes are gone, or at an exit while lanes wait
+       (exec/warp.rs `arrive`, `lanes_gone`), naming the lanes gone then. False when the
+       launch stops. */
+    auto tell = [&](uint32_t w, uint32_t r) -> bool {
+        if (__builtin_expect(gone[w] != 0 && told[w] == 0, 0)) {
+            told[w] = 1;
+            if (::__simtwin::rt->warp_exited(SIMTWIN_WARP_SHFL_IDX, site(r), 0xffffffffu, w, gone[w])) return false;
+        }
+        return true;
+    };
+    /* A group from its first lane to run: past the lane that went on and exited lanes. */
+    auto first_released = [&](WarpGroup g) {
+        while (g.pos < g.end && (g.pos == g.skip || (gone[g.pos >> 5] >> (g.pos & 31) & 1))) ++g.pos;
+        return g;
+    };
+    /* Warp w's collective at split point r completes (its live lanes all arrived). */
+    auto complete = [&](uint32_t w, uint32_t r) {
+        warp_n[w] = 0;
+        told[w] = 0;
+        if (__builtin_expect(gone[w] != 0, 0)) {
+            loop_collective_gone(fr + w * 32, kinds[r - 1], gone[w], file);
+        } else {
+            loop_collective(fr + w * 32, kinds[r - 1]);
+        }
+    };
     uint32_t nbar = 0, nexit = 0;      /* threads waiting at the barrier, threads exited */
     uint32_t head = 0, tail = 0;       /* the run queue is qg[head..tail) (mod cap) */
     uint32_t next_new = 0, streak = 0; /* threads next_new.. have not started */
+    /* Exits the executor has not seen yet: threads [pend_lo, pend_hi) of the running
+       range, which it accounts when the range's next thread enters the runtime or the
+       range ends (exec/scheduler.rs `catch_up`, `range_ended`): then, warp by warp, the
+       lanes are gone, a collective waiting for them reports it and may complete. */
+    uint32_t pend_lo = 0, pend_hi = 0;
+    auto flush = [&]() -> bool {
+        for (uint32_t t = pend_lo; t < pend_hi;) {
+            const uint32_t ew = t >> 5, e = pend_hi < ew * 32 + 32 ? pend_hi : ew * 32 + 32;
+            gone[ew] |= (uint32_t)((((uint64_t)1 << (e - t)) - 1) << (t & 31));
+            t = e;
+            if (warp_n[ew] == 0) continue;
+            if (!tell(ew, warp_sync[ew])) return false;
+            if (warp_n[ew] == live(ew)) {
+                /* The exits complete the warp's collective: every lane there follows in
+                   lane order (none goes on at once). */
+                const uint32_t ar = warp_sync[ew];
+                complete(ew, ar);
+                qg[tail++ & mask] = first_released(WarpGroup{ew * 32, ew * 32 + 32, ~0u, ar, nullptr});
+            }
+        }
+        pend_lo = pend_hi = 0;
+        return true;
+    };
     /* A thread that goes on at once (it completed a rendezvous), and whether it holds the
        unstarted range; whether an exited holder's range goes on at once. */
     uint32_t solo = 0;
@@ -1444,8 +1534,12 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             uint32_t kmax = n - nbar - nexit;
             if (next_new < n && kmax > LOOP_FAIRNESS_STREAK - streak) kmax = LOOP_FAIRNESS_STREAK - streak;
             if (!g.list) {
-                if (g.pos == g.skip) ++g.pos;
-                const uint32_t stop = g.skip > g.pos && g.skip < g.end ? g.skip : g.end;
+                /* A warp's released lanes: [pos, end) but the lane that went on and the
+                   lanes that exited (the batch stops before either). */
+                const uint32_t gw = gone[g.pos >> 5];
+                uint32_t stop = g.skip > g.pos && g.skip < g.end ? g.skip : g.end;
+                if (const uint32_t ahead = gw >> (g.pos & 31))
+                    if (g.pos + (uint32_t)__builtin_ctz(ahead) < stop) stop = g.pos + (uint32_t)__builtin_ctz(ahead);
                 if (kmax > stop - g.pos) kmax = stop - g.pos;
                 ids = iota + g.pos;
                 cur = g.at;
@@ -1459,7 +1553,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 while (k < kmax && ids[k] >> 5 == w && at[ids[k]] == cur) ++k;
             }
             g.pos += k;
-            if (g.pos == g.skip) ++g.pos;
+            if (!g.list)
+                while (g.pos < g.end && (g.pos == g.skip || (gone[g.pos >> 5] >> (g.pos & 31) & 1))) ++g.pos;
             if (g.pos >= g.end) ++head;
             streak += k;
             owner = false;
@@ -1502,19 +1597,20 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         /* The usual case: every lane at one collective, no further than a warp's 32nd. */
         const uint32_t r0 = out[0], w = ids[0] >> 5;
         if (diff == 0 && r0 != LOOP_EXIT && kinds[r0 - 1] != 0) {
+            if (pend_hi != pend_lo && !flush()) return;
             if (warp_n[w] == 0) {
                 warp_sync[w] = r0;
             } else if (warp_sync[w] != r0) {
                 unsupported("the loop path found the lanes of a warp at different warp collectives (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             }
+            if (!tell(w, r0)) return;
             warp_n[w] = (uint8_t)(warp_n[w] + k);
-            if (warp_n[w] < 32) continue;
+            if (warp_n[w] < live(w)) continue;
             /* The last lane (the batch's last): the warp's collective completes, that lane
                goes on at once, the others follow in lane order. */
             const uint32_t t = ids[k - 1];
-            warp_n[w] = 0;
-            loop_collective(fr + w * 32, kinds[r0 - 1]);
-            qg[tail++ & mask] = WarpGroup{w * 32, w * 32 + 32, t, r0, nullptr};
+            complete(w, r0);
+            if (live(w) > 1) qg[tail++ & mask] = first_released(WarpGroup{w * 32, w * 32 + 32, t, r0, nullptr});
             at[t] = r0;
             solo = t;
             solo_owner = owner;
@@ -1527,11 +1623,15 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             const uint32_t t = ids[j], r = out[j];
             if (r == LOOP_EXIT) {
                 exited[nexit++] = t;
+                if (pend_hi != t && pend_hi != pend_lo && !flush()) return;
+                if (pend_hi == pend_lo) pend_lo = t;
+                pend_hi = t + 1;
                 if (j + 1 < k) continue;
                 if (owner && next_new < n) {
                     owner_next = true; /* its range goes on (an exit completes nothing before) */
                     break;
                 }
+                if (!flush()) return; /* the range ends */
                 if (nbar != 0 && nbar + nexit == n) {
                     /* The exit completes the barrier: every waiter goes on, in arrival order. */
                     if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[bar[0]]), nbar, exited, nexit)) return;
@@ -1542,6 +1642,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 break;
             }
             at[t] = r;
+            if (pend_hi != pend_lo && !flush()) return;
             const uint8_t kind = kinds[r - 1];
             if (kind != 0) {
                 if (warp_n[w] == 0) {
@@ -1549,11 +1650,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 } else if (warp_sync[w] != r) {
                     unsupported("the loop path found the lanes of a warp at different warp collectives (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
                 }
-                if (++warp_n[w] < 32) continue;
+                if (!tell(w, r)) return;
+                if (++warp_n[w] < live(w)) continue;
                 if (j + 1 != k) unsupported("the loop path's batch ran past a completed warp collective (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
-                warp_n[w] = 0;
-                loop_collective(fr + w * 32, kind);
-                qg[tail++ & mask] = WarpGroup{w * 32, w * 32 + 32, t, r, nullptr};
+                complete(w, r);
+                if (live(w) > 1) qg[tail++ & mask] = first_released(WarpGroup{w * 32, w * 32 + 32, t, r, nullptr});
                 solo = t;
                 solo_owner = owner;
                 has_solo = true;

@@ -79,6 +79,11 @@ pub struct Plan {
     /// which threads exit before the first split point; a block where a warp would lose
     /// only some of its lanes runs on fibers.
     pub probe: bool,
+    /// Loop path, every collective a shuffle, early exits: blocks whose warps lose some
+    /// of their lanes run the loop path too, leaving them out of the warp's shuffles (the
+    /// runner's `T.partial`, from the probe where `elide` has shuffles: those are split
+    /// points there, passed through in blocks of whole warps).
+    pub partial: bool,
     /// Plain path: no thread of the kernel can wait or spin (`calm`), so its runner
     /// neither polls for a hand-off nor offers its threads for preemption.
     pub calm: bool,
@@ -107,6 +112,7 @@ impl Plan {
             save: Vec::new(),
             load: Vec::new(),
             probe: false,
+            partial: false,
             calm: false,
             elide: HashMap::new(),
         }
@@ -290,6 +296,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             save: Vec::new(),
             load: Vec::new(),
             probe: false,
+            partial: false,
             calm,
             elide: HashMap::new(),
         };
@@ -299,30 +306,47 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         Ok(p) => p,
         Err(why) => return Plan::fibers(why),
     };
+    // A kernel whose collectives are all shuffles needs no probe: its runner leaves the
+    // lanes that exited before the first split point out of their warp's shuffles, as
+    // the fibers do (ptx_rt.h `run_warps`); the others run such blocks on fibers.
+    let shuffles_only = syncs.iter().all(|&n| match &f.body[n] {
+        Node::Instr(i) => i.src.op == "shfl" || (matches!(i.src.op.as_str(), "bar" | "barrier") && !i.src.has(".warp")),
+        Node::Label(_) => true,
+    });
+    let partial = probe && shuffles_only;
     // Shuffles whose result needs no exchange stop being split points, once the proof
     // above (and the probe, which still stops at them) has seen them as collectives.
-    let elide = elided_shuffles(f, cfg, &syncs);
-    syncs.retain(|n| !elide.contains_key(n));
+    // Where lanes may have exited (`partial`) they stay split points that blocks of whole
+    // warps pass through (a lane reading an exited lane gets 0, and each shuffle reports
+    // the exit as the fibers' does): the probe tells the runner which blocks.
+    let elide = if order_visible(f) { HashMap::new() } else { elided_shuffles(f, cfg, &syncs) };
+    let probe = if partial { !elide.is_empty() } else { probe };
+    if !partial {
+        syncs.retain(|n| !elide.contains_key(n));
+    }
     let collectives = collectives - elide.len();
     let live = liveness(f, cfg, &syncs);
     let (save, load) = frame_traffic(f, cfg, &syncs, &live);
-    let bars = syncs.len() - collectives;
+    let bars = syncs.len() - collectives - if partial { elide.len() } else { 0 };
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let what = match (bars, collectives) {
         (b, 0) => format!("{b} barrier{}", plural(b)),
         (0, c) => format!("{c} warp collective{}", plural(c)),
         (b, c) => format!("{b} barrier{} and {c} warp collective{}", plural(b), plural(c)),
     };
-    let mut why = if probe {
+    let mut why = if partial {
+        format!("{what} reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)")
+    } else if probe {
         format!("{what} reached by every thread together (early exits probed per block: whole warps)")
     } else {
         format!("{what} reached by every thread together")
     };
     if !elide.is_empty() {
         let n = elide.len();
-        why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange", plural(n)));
+        let whole = if partial { " in blocks whose warps lose no lanes" } else { "" };
+        why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, calm: false, elide }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -464,6 +488,35 @@ fn uniform_kind(i: &Instr) -> bool {
 }
 
 // ---- shuffles without an exchange -------------------------------------------------
+
+/// Whether the order in which the threads run can show in a kernel's results: an atomic
+/// whose old value is read, one that is not an integer add, and, or, xor, min or max, or
+/// a call (`printf`, or a function that may hold either). An elided shuffle is a
+/// rendezvous fewer than the fibers have, after which the lanes go on in another order;
+/// only kernels where nothing shows it elide.
+fn order_visible(f: &Func) -> bool {
+    let mut read = vec![false; f.regs.len()];
+    for node in &f.body {
+        if let Node::Instr(i) = node {
+            for x in effects(i).1 {
+                read[x] = true;
+            }
+        }
+    }
+    f.body.iter().any(|node| {
+        let Node::Instr(i) = node else { return false };
+        match i.src.op.as_str() {
+            "call" => true,
+            "atom" | "red" => {
+                let commutes = ["add", "and", "or", "xor", "min", "max"].iter().any(|m| i.src.has(&format!(".{m}")))
+                    && !["f16", "bf16", "f32", "f64", "f16x2", "bf16x2"].iter().any(|t| i.src.has(&format!(".{t}")));
+                let old_read = i.src.op == "atom" && matches!(i.args.first(), Some(Op::Reg(r)) if read[*r]);
+                !commutes || old_read
+            }
+            _ => false,
+        }
+    })
+}
 
 /// The loop path's full-mask `shfl.sync` split points whose result every lane can compute
 /// alone (whose predicate result, if any, nothing reads): a shuffle of a value that is

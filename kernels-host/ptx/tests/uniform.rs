@@ -37,7 +37,9 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         ("warp_tickets", "1 barrier and 4 warp collectives"),
         ("reg_mask", "2 warp collectives"),
         ("warp_more", "11 warp collectives"),
-        ("shfl_after_exit", "1 warp collective reached by every thread together (early exits probed per block: whole warps)"),
+        ("shfl_after_exit", "1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"),
+        ("shfl_exit_part", "1 barrier and 6 warp collectives reached by every thread together (lanes that exit before the first are left out of"),
+        ("shfl_exit_elided", "1 barrier and 3 warp collectives reached by every thread together (lanes that exit before the first are left out of their warp's shuffles); 3 more"),
         ("shfl_exit_40", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
         ("shfl_exit_64", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
     ];

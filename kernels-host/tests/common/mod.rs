@@ -210,6 +210,12 @@ unsafe extern "C" fn texture(req: *mut ffi::TexRequest) {
 }
 
 /// Twins never call it (only PTX mode's loop path does): a call is a test failure.
+unsafe extern "C" fn warp_exited(_op: u32, _site: ffi::Site, _mask: u32, _warp: u32, _gone: u32) -> i32 {
+    eprintln!("mock runtime: warp_exited called by a twin");
+    std::process::abort();
+}
+
+/// Twins never call it (only PTX mode's loop path does): a call is a test failure.
 unsafe extern "C" fn block_barrier(_op: u32, _site: ffi::Site, _arrived: u32, _exited: *const u32, _exited_count: u32) -> i32 {
     eprintln!("mock runtime: block_barrier called by a twin");
     std::process::abort();
@@ -230,6 +236,7 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     access,
     texture,
     block_barrier,
+    warp_exited,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {

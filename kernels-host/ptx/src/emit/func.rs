@@ -667,8 +667,10 @@ impl<'a> FnEmitter<'a> {
         });
         let (save_cc, load_cc) = if carry { ("S.cc = T.cc; ", "T.cc = S.cc; ") } else { ("", "") };
         // Lane segments (`KS`): the code from a resume point to the next split point where
-        // it is straight-line register arithmetic, as one loop over a batch's lanes.
-        let mut open = Some(Segment { from: 0, to: 0, text: String::new(), regs: Vec::new(), thread: false });
+        // it is straight-line, as one loop over a batch's lanes. Several are open at once
+        // past a conditional split point (an elided shuffle of a `partial` plan): the one
+        // from before it, which blocks of whole warps run through, and the one from it.
+        let mut open = vec![Segment { from: 0, to: 0, stop: None, text: String::new(), regs: Vec::new(), thread: false }];
         let mut segments: Vec<Segment> = Vec::new();
         let mut body = self.walk_body(|e, n, i, body| {
             if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
@@ -683,23 +685,58 @@ impl<'a> FnEmitter<'a> {
                 let (give, take) = e.loop_collective(i)?;
                 let mut regs = Vec::new();
                 named_regs(i, &mut regs);
-                if let Some(mut seg) = open.take() {
-                    let _ = writeln!(seg.text, "      {give}{save}SAVE_KEPT{id};");
+                // A conditional split point (`Plan::partial`): a split point only where the
+                // block's warps lost lanes (`T.partial`); elsewhere it is elided, its frame
+                // copies stored and those its resume point loads loaded again (the frame
+                // traffic is planned with it a split point: the stores of the next one
+                // and the loads of the last one count on it).
+                let elided = match plan.elide.get(&n) {
+                    Some(how) => {
+                        let mut reload = String::new();
+                        for &r in &plan.load[id - 1] {
+                            let _ = write!(reload, "r{r} = S.r{r}; ");
+                        }
+                        Some(format!("{reload}{}", e.elided_shuffle(i, how)?))
+                    }
+                    None => None,
+                };
+                for seg in &mut open {
                     seg.regs.extend(regs.iter().copied());
                     seg.regs.extend(plan.save[id - 1].iter().copied());
-                    seg.to = id;
-                    segments.push(seg);
+                    if elided.is_some() {
+                        seg.regs.extend(plan.load[id - 1].iter().copied());
+                    }
+                    match &elided {
+                        None => {
+                            let _ = writeln!(seg.text, "      {give}{save}SAVE_KEPT{id};");
+                            seg.to = id;
+                        }
+                        Some(stmt) => {
+                            let _ = writeln!(seg.text, "      {save}SAVE_KEPT{id};\n      if (T.partial) {{ {give}continue; }}\n      {{ {stmt} }}");
+                            seg.stop.get_or_insert(id);
+                        }
+                    }
                 }
-                let mut seg = Segment { from: id, to: 0, text: String::new(), regs: regs.clone(), thread: false };
+                if elided.is_none() {
+                    segments.append(&mut open);
+                }
+                let mut seg = Segment { from: id, to: 0, stop: None, text: String::new(), regs: regs.clone(), thread: false };
                 seg.regs.extend(plan.load[id - 1].iter().copied());
                 let _ = writeln!(seg.text, "      {take}");
-                open = Some(seg);
-                let _ = writeln!(
-                    body,
-                    "  {{ {give}{save}SAVE_KEPT{id}; {save_cc}return {id}u; }} // {}\nY{id}:;{}",
-                    i.src.line,
-                    if take.is_empty() { String::new() } else { format!(" {{ {take} }}") }
-                );
+                open.push(seg);
+                let taken = if take.is_empty() { String::new() } else { format!(" {{ {take} }}") };
+                match elided {
+                    None => {
+                        let _ = writeln!(body, "  {{ {give}{save}SAVE_KEPT{id}; {save_cc}return {id}u; }} // {}\nY{id}:;{taken}", i.src.line);
+                    }
+                    Some(stmt) => {
+                        let _ = writeln!(
+                            body,
+                            "  {{ {save}SAVE_KEPT{id}; if (T.partial) {{ {give}{save_cc}return {id}u; }} }} // {}\nY{id}:; if (T.partial) {{{taken} }} else {{ {stmt} }}",
+                            i.src.line
+                        );
+                    }
+                }
                 return Ok(());
             }
             let exit = matches!(i.src.op.as_str(), "ret" | "exit");
@@ -707,32 +744,22 @@ impl<'a> FnEmitter<'a> {
             let stmt = if exit {
                 "return ptx::LOOP_EXIT;".to_string()
             } else if let Some(how) = plan.elide.get(&n) {
-                // A shuffle no other lane is needed for (`uniform::elided_shuffles`;
-                // its predicate result, if any, is never read).
-                let d = match e.arg(i, 0)?.clone() {
-                    Op::Pair(d, _) => *d,
-                    d => d,
-                };
-                let v = match how {
-                    crate::uniform::Elided::Value(v) => format!("(uint32_t){v}u"),
-                    crate::uniform::Elided::Repeat(r) => format!("r{r}"),
-                };
-                e.set(&d, Ty::B32, &v)?
+                e.elided_shuffle(i, how)?
             } else {
                 e.instr(i)?
             };
             push_stmt(body, i, &stmt);
-            if let Some(seg) = open.as_mut() {
-                match lane_step(i, &stmt, elided) {
-                    Some(thread) => {
-                        let mut regs = Vec::new();
-                        named_regs(i, &mut regs);
-                        seg.regs.extend(regs);
+            match lane_step(i, &stmt, elided) {
+                Some(thread) => {
+                    let mut regs = Vec::new();
+                    named_regs(i, &mut regs);
+                    for seg in &mut open {
+                        seg.regs.extend(regs.iter().copied());
                         seg.thread |= thread;
                         push_stmt(&mut seg.text, i, &stmt);
                     }
-                    None => open = None,
                 }
+                None => open.clear(),
             }
             Ok(())
         })?;
@@ -746,9 +773,10 @@ impl<'a> FnEmitter<'a> {
                 let _ = write!(save, "S.m{n}a = m{n}a; S.m{n}b = m{n}b; ");
                 let _ = write!(load, "m{n}a = S.m{n}a; m{n}b = S.m{n}b; ");
             }
-            body = body.replace(&format!("SAVE_KEPT{};", id + 1), &save);
-            for seg in segments.iter_mut().filter(|s| s.to == id + 1) {
-                seg.text = seg.text.replace(&format!("SAVE_KEPT{};", id + 1), &save);
+            let mark = format!("SAVE_KEPT{};", id + 1);
+            body = body.replace(&mark, &save);
+            for seg in segments.iter_mut().filter(|s| s.text.contains(&mark)) {
+                seg.text = seg.text.replace(&mark, &save);
             }
             load_kept.push(load);
         }
@@ -833,7 +861,11 @@ impl<'a> FnEmitter<'a> {
             }
             let _ = writeln!(all, "      {load}");
             all.push_str(&seg.text);
-            let _ = writeln!(all, "      {save_cc}\n    }}\n    return {}u;", seg.to);
+            let to = match seg.stop {
+                Some(stop) => format!("T.partial ? {stop}u : {}u", seg.to),
+                None => format!("{}u", seg.to),
+            };
+            let _ = writeln!(all, "      {save_cc}\n    }}\n    return {to};");
         }
         all.push_str("  default: return 0u;\n  }\n}\n");
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
@@ -843,6 +875,20 @@ impl<'a> FnEmitter<'a> {
         all.push_str("  default: return simtwin_site_t{nullptr, 0u, 0u};\n  }\n}\n");
         self.out = all;
         Ok(frame)
+    }
+
+    /// A shuffle no other lane is needed for (`uniform::elided_shuffles`; its predicate
+    /// result, if any, is never read): its result set from the literal or the register.
+    fn elided_shuffle(&mut self, i: &crate::resolve::Instr, how: &crate::uniform::Elided) -> Result<String, Error> {
+        let d = match self.arg(i, 0)?.clone() {
+            Op::Pair(d, _) => *d,
+            d => d,
+        };
+        let v = match how {
+            crate::uniform::Elided::Value(v) => format!("(uint32_t){v}u"),
+            crate::uniform::Elided::Repeat(r) => format!("r{r}"),
+        };
+        self.set(&d, Ty::B32, &v)
     }
 
     /// Reads `S.xr` (and `S.xp` into the `|p` predicate when the instruction has one) back
@@ -924,6 +970,8 @@ impl<'a> FnEmitter<'a> {
 struct Segment {
     from: usize,
     to: usize,
+    /// The first conditional split point on the way, where blocks with `T.partial` stop.
+    stop: Option<usize>,
     text: String,
     regs: Vec<usize>,
     thread: bool,

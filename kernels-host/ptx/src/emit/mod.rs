@@ -373,7 +373,12 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 if coll { " || all % 32u != 0" } else { "" }
             );
             runner_setup(&mut out, k, kl);
-            if plans[k].probe {
+            if plans[k].probe && plans[k].partial {
+                // Early exits before the first split point: a block where a warp would
+                // lose only some of its lanes takes its elided shuffles as split points.
+                let _ =
+                    writeln!(out, "  T.partial = whole_warp_exits<FR{k}>(ctx, [&](FR{k} &S) {{ return KP{fi}(T, P0, S); }}) ? 0u : 1u;");
+            } else if plans[k].probe {
                 // Early exits before the first split point: a block where a warp would
                 // lose only some of its lanes runs on fibers (nothing has run yet).
                 let _ = writeln!(
