@@ -667,12 +667,15 @@ impl<'a> FnEmitter<'a> {
         });
         let (save_cc, load_cc) = if carry { ("S.cc = T.cc; ", "T.cc = S.cc; ") } else { ("", "") };
         // Lane segments (`KS`): the code from a resume point to the next split point where
-        // it is straight-line, as one loop over a batch's lanes. Several are open at once
-        // past a conditional split point (an elided shuffle of a `partial` plan): the one
-        // from before it, which blocks of whole warps run through, and the one from it.
-        let mut open = vec![Segment { from: 0, to: 0, stop: None, text: String::new(), regs: Vec::new(), thread: false }];
+        // it is straight-line, as one loop over a batch's lanes, through conditional split
+        // points (elided shuffles of a `partial` plan) in blocks of whole warps.
+        let mut open = vec![Segment { from: 0, to: 0, stop: None, text: String::new(), regs: Vec::new(), thread: false, labelled: false }];
         let mut segments: Vec<Segment> = Vec::new();
         let mut body = self.walk_body(|e, n, i, body| {
+            // A label inside a segment: other code may branch into its region.
+            if n > 0 && matches!(f.body[n - 1], Node::Label(_)) {
+                open.iter_mut().for_each(|s| s.labelled = true);
+            }
             if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
                 let id = id + 1;
                 sites.push(e.site());
@@ -717,13 +720,15 @@ impl<'a> FnEmitter<'a> {
                         }
                     }
                 }
+                // A segment from a conditional split point would serve only blocks whose
+                // warps lost lanes (they step each lane there): not worth its compile time.
                 if elided.is_none() {
                     segments.append(&mut open);
+                    let mut seg = Segment { from: id, to: 0, stop: None, text: String::new(), regs: regs.clone(), thread: false, labelled: false };
+                    seg.regs.extend(plan.load[id - 1].iter().copied());
+                    let _ = writeln!(seg.text, "      {take}");
+                    open.push(seg);
                 }
-                let mut seg = Segment { from: id, to: 0, stop: None, text: String::new(), regs: regs.clone(), thread: false };
-                seg.regs.extend(plan.load[id - 1].iter().copied());
-                let _ = writeln!(seg.text, "      {take}");
-                open.push(seg);
                 let taken = if take.is_empty() { String::new() } else { format!(" {{ {take} }}") };
                 match elided {
                     None => {
@@ -810,8 +815,20 @@ impl<'a> FnEmitter<'a> {
         );
         self.frame_locals(&mut pro);
         pro.push_str("  (void)T; (void)P0;\n");
-        pro.push_str("  switch (at) {\n  case 0: break;\n");
+        // A resume point a segment starts at is never stepped (the runner runs the
+        // segment): its code here is dead unless other code branches into it, and
+        // unreachable, the compiler drops it (it was a third of VMAF vif's compile time).
+        let in_segment = |id: usize| segments.iter().any(|s| s.from == id && !s.labelled);
+        pro.push_str(if in_segment(0) {
+            "  switch (at) {\n  case 0: __builtin_unreachable();\n"
+        } else {
+            "  switch (at) {\n  case 0: break;\n"
+        });
         for (id, regs) in plan.load.iter().enumerate() {
+            if in_segment(id + 1) {
+                let _ = writeln!(pro, "  case {}u: __builtin_unreachable();", id + 1);
+                continue;
+            }
             let mut load = String::new();
             for &r in regs {
                 let _ = write!(load, "r{r} = S.r{r}; ");
@@ -972,6 +989,8 @@ struct Segment {
     to: usize,
     /// The first conditional split point on the way, where blocks with `T.partial` stop.
     stop: Option<usize>,
+    /// A label lies inside: code elsewhere may branch into the region.
+    labelled: bool,
     text: String,
     regs: Vec<usize>,
     thread: bool,
