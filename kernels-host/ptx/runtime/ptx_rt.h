@@ -1064,21 +1064,23 @@ PTX_INLINE uint64_t warp(uint32_t op, uint32_t mask, uint64_t value, int32_t arg
    common encodings of the CUDA intrinsics are a width; anything else goes through the
    index form with the source lane computed here. */
 enum { SH_UP = 0, SH_DOWN = 1, SH_BFLY = 2, SH_IDX = 3 };
-PTX_INLINE uint32_t shfl(const Thread &t, int mode, uint32_t a, uint32_t b, uint32_t c, uint32_t mask, bool *pred,
-                         const simtwin_site_t &site) {
-    uint32_t lane = laneid(t);
-    uint32_t bval = b & 31, cval = c & 31, seg = (c >> 8) & 31;
-    uint32_t maxl = (lane & seg) | (cval & ~seg);
-    uint32_t minl = lane & seg;
+/* The source lane of `lane`'s shfl.sync (its own lane when not `ok`). */
+PTX_INLINE uint32_t shfl_source(int mode, uint32_t lane, uint32_t b, uint32_t c, bool &ok) {
+    const uint32_t bval = b & 31, cval = c & 31, seg = (c >> 8) & 31;
+    const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
     int64_t j;
-    bool ok;
     switch (mode) {
     case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
     case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
     case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
     default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
     }
-    if (!ok) j = lane;
+    return ok ? (uint32_t)j : lane;
+}
+PTX_INLINE uint32_t shfl(const Thread &t, int mode, uint32_t a, uint32_t b, uint32_t c, uint32_t mask, bool *pred,
+                         const simtwin_site_t &site) {
+    bool ok;
+    const uint32_t j = shfl_source(mode, laneid(t), b, c, ok);
     if (pred) *pred = ok;
     int32_t p;
     /* The exchange: every lane names its source lane (width 32, index form). */
@@ -1254,17 +1256,8 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
             return;
         }
         for (uint32_t lane = 0; lane < 32; ++lane) {
-            const uint32_t bval = w[lane].xb & 31, cval = w[lane].xc & 31, seg = (w[lane].xc >> 8) & 31;
-            const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
-            int64_t j;
             bool ok;
-            switch (mode) {
-            case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
-            case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
-            case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
-            default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
-            }
-            w[lane].xr = (uint32_t)w[ok ? (uint32_t)j : lane].xa;
+            w[lane].xr = (uint32_t)w[shfl_source(mode, lane, w[lane].xb, w[lane].xc, ok)].xa;
             w[lane].xp = ok;
         }
     } else if (kind <= 8) {
@@ -1326,17 +1319,8 @@ template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, uint
     const int mode = kind - 1;
     for (uint32_t lane = 0; lane < 32; ++lane) {
         if (gone >> lane & 1) continue;
-        const uint32_t bval = w[lane].xb & 31, cval = w[lane].xc & 31, seg = (w[lane].xc >> 8) & 31;
-        const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
-        int64_t j;
         bool ok;
-        switch (mode) {
-        case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
-        case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
-        case SH_BFLY: j = lane ^ bval; ok = j <= (int64_t)maxl; break;
-        default: j = minl | (bval & ~seg); ok = j <= (int64_t)maxl; break;
-        }
-        const uint32_t src = ok ? (uint32_t)j : lane;
+        const uint32_t src = shfl_source(mode, lane, w[lane].xb, w[lane].xc, ok);
         w[lane].xr = gone >> src & 1 ? 0u : (uint32_t)w[src].xa;
         w[lane].xp = ok;
     }
