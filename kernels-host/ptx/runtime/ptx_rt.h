@@ -1203,13 +1203,19 @@ struct LoopState {
    The same values `shfl` and the executor's warp collectives (exec/warp.rs,
    warp_ops.rs) give such a group (a shuffle's source lane and validity as in `shfl`;
    the others over every lane). */
+/* Added to a shuffle's kind (simtwin-ptx `LOOP_LITERAL`): its lane operand and clamp are
+   literals, the same in every lane. */
+static const uint8_t LOOP_LITERAL = 0x80;
 template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
+    const bool literal = kind & LOOP_LITERAL;
+    kind &= (uint8_t)~LOOP_LITERAL;
     if (kind <= 4) {
         const int mode = kind - 1;
         /* The usual shuffle: the same lane operand and clamp in every lane (a literal or
            a uniform value), its source lanes computed without the per-lane decode. */
         uint32_t differ = 0; /* an OR of differences: no compare-and-set per lane */
-        for (uint32_t lane = 1; lane < 32; ++lane) differ |= (w[lane].xb ^ w[0].xb) | (w[lane].xc ^ w[0].xc);
+        if (!literal)
+            for (uint32_t lane = 1; lane < 32; ++lane) differ |= (w[lane].xb ^ w[0].xb) | (w[lane].xc ^ w[0].xc);
         if (differ == 0 && (w[0].xc >> 8 & 31) == 0) {
             const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
             /* Up and down read a contiguous run of lanes [lo, hi) from `lane -/+ b`; the
@@ -1315,6 +1321,7 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
    `shuffle_fill`, measured on the device). Only shuffles: simtwin-ptx probes the blocks
    of kernels with other collectives and runs those with partial warps on fibers. */
 template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, uint32_t gone, const char *file) {
+    kind &= (uint8_t)~LOOP_LITERAL;
     if (kind < 1 || kind > 4) unsupported("the loop path found a warp collective other than a shuffle with exited lanes (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
     const int mode = kind - 1;
     for (uint32_t lane = 0; lane < 32; ++lane) {

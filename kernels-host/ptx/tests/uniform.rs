@@ -49,9 +49,10 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         assert!(w.starts_with(why), "{name}: {w}");
     }
     // warp_tickets' split points in body order: bfly (3), down (2), barrier (0),
-    // ballot (5), any (6); its frame holds the exchange; its runner refuses partial warps.
+    // ballot (5), any (6), the shuffles' lane operand and clamp literals (+128); its frame
+    // holds the exchange; its runner refuses partial warps.
     let i = k.iter().position(|k| k.name == "warp_tickets").unwrap();
-    assert!(src.contains(&format!("static const uint8_t LK{i}[] = {{3,2,0,5,6,0}};")), "LK{i}");
+    assert!(src.contains(&format!("static const uint8_t LK{i}[] = {{131,130,0,5,6,0}};")), "LK{i}");
     let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
     assert!(frame.contains("uint64_t xa; uint32_t xb, xc, xr; bool xp;") && frame.contains("collectives = true"), "{frame}");
     let runner = src.split(&format!("void RL{i}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();

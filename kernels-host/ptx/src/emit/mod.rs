@@ -349,14 +349,24 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         if plans[k].path == Path::Loops {
             // The loop path's runner: a whole block in one call (a part of one, which
             // the executor never asks for here, runs as the plain runner does).
-            // The split points' kinds (`func::sync_kind`); with warp collectives, a block
-            // that is not whole warps runs on fibers (its last warp's collectives name
-            // lanes that do not exist: the fiber path reports that).
+            // The split points' kinds (`func::sync_kind`), `LOOP_LITERAL` added to a
+            // shuffle whose lane operand and clamp are literals (the same in every lane:
+            // the runner need not compare them); with warp collectives, a block that is
+            // not whole warps runs on fibers (its last warp's collectives name lanes that
+            // do not exist: the fiber path reports that).
             let kinds: Vec<u8> = plans[k]
                 .syncs
                 .iter()
                 .map(|&n| match &f.body[n] {
-                    crate::resolve::Node::Instr(i) => func::sync_kind(i),
+                    crate::resolve::Node::Instr(i) => {
+                        let kind = func::sync_kind(i);
+                        let literal = i.src.op == "shfl" && matches!(i.args.get(2..4), Some([Op::Int(_), Op::Int(_)]));
+                        if literal {
+                            kind | func::LOOP_LITERAL
+                        } else {
+                            kind
+                        }
+                    }
                     crate::resolve::Node::Label(_) => 0,
                 })
                 .collect();
