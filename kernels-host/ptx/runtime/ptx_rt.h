@@ -1544,8 +1544,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 while (k < kmax && ids[k] >> 5 == w && at[ids[k]] == cur) ++k;
             }
             g.pos += k;
-            if (!g.list)
-                while (g.pos < g.end && (g.pos == g.skip || (gone[g.pos >> 5] >> (g.pos & 31) & 1))) ++g.pos;
+            if (!g.list) g = first_released(g);
             if (g.pos >= g.end) ++head;
             streak += k;
             owner = false;

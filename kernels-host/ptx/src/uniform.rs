@@ -362,7 +362,7 @@ const DEFINES_FIRST: &[&str] = &[
 
 /// Instructions whose result depends on their operands only (the same operands give
 /// the same result in every thread).
-const PURE: &[&str] = &[
+pub(crate) const PURE: &[&str] = &[
     "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor",
     "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt",
     "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "fns", "dp4a", "dp2a",
@@ -489,12 +489,8 @@ fn uniform_kind(i: &Instr) -> bool {
 
 // ---- shuffles without an exchange -------------------------------------------------
 
-/// Whether the order in which the threads run can show in a kernel's results: an atomic
-/// whose old value is read, one that is not an integer add, and, or, xor, min or max, or
-/// a call (`printf`, or a function that may hold either). An elided shuffle is a
-/// rendezvous fewer than the fibers have, after which the lanes go on in another order;
-/// only kernels where nothing shows it elide.
-fn order_visible(f: &Func) -> bool {
+/// The registers some instruction of `f` reads.
+fn read_anywhere(f: &Func) -> Vec<bool> {
     let mut read = vec![false; f.regs.len()];
     for node in &f.body {
         if let Node::Instr(i) = node {
@@ -503,6 +499,16 @@ fn order_visible(f: &Func) -> bool {
             }
         }
     }
+    read
+}
+
+/// Whether the order in which the threads run can show in a kernel's results: an atomic
+/// whose old value is read, one that is not an integer add, and, or, xor, min or max, or
+/// a call (`printf`, or a function that may hold either). An elided shuffle is a
+/// rendezvous fewer than the fibers have, after which the lanes go on in another order;
+/// only kernels where nothing shows it elide.
+fn order_visible(f: &Func) -> bool {
+    let read = read_anywhere(f);
     f.body.iter().any(|node| {
         let Node::Instr(i) = node else { return false };
         match i.src.op.as_str() {
@@ -529,13 +535,10 @@ fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elide
     let mut out = HashMap::new();
     // Registers read anywhere, and registers whose every write is `mov` of one literal.
     let nr = f.regs.len();
-    let mut read = vec![false; nr];
+    let read = read_anywhere(f);
     let mut lit: Vec<Option<Option<u64>>> = vec![None; nr]; // None: never written; Some(None): not a literal
     for node in &f.body {
         let Node::Instr(i) = node else { continue };
-        for x in effects(i).1 {
-            read[x] = true;
-        }
         let v = match (i.src.op.as_str(), i.guard, i.args.get(1)) {
             ("mov", None, Some(Op::Int(v))) if i.args.len() == 2 => Some(*v),
             _ => None,

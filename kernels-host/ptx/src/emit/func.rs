@@ -698,13 +698,7 @@ impl<'a> FnEmitter<'a> {
                 // traffic is planned with it a split point: the stores of the next one
                 // and the loads of the last one count on it).
                 let elided = match plan.elide.get(&n) {
-                    Some(how) => {
-                        let mut reload = String::new();
-                        for &r in &plan.load[id - 1] {
-                            let _ = write!(reload, "r{r} = S.r{r}; ");
-                        }
-                        Some(format!("{reload}{}", e.elided_shuffle(i, how)?))
-                    }
+                    Some(how) => Some(format!("{}{}", frame_loads(&plan.load[id - 1]), e.elided_shuffle(i, how)?)),
                     None => None,
                 };
                 for seg in &mut open {
@@ -823,21 +817,14 @@ impl<'a> FnEmitter<'a> {
         // segment): its code here is dead unless other code branches into it, and
         // unreachable, the compiler drops it (it was a third of VMAF vif's compile time).
         let in_segment = |id: usize| segments.iter().any(|s| s.from == id && !s.labelled);
-        pro.push_str(if in_segment(0) {
-            "  switch (at) {\n  case 0: __builtin_unreachable();\n"
-        } else {
-            "  switch (at) {\n  case 0: break;\n"
-        });
+        pro.push_str("  switch (at) {\n");
+        pro.push_str(if in_segment(0) { "  case 0: __builtin_unreachable();\n" } else { "  case 0: break;\n" });
         for (id, regs) in plan.load.iter().enumerate() {
             if in_segment(id + 1) {
                 let _ = writeln!(pro, "  case {}u: __builtin_unreachable();", id + 1);
                 continue;
             }
-            let mut load = String::new();
-            for &r in regs {
-                let _ = write!(load, "r{r} = S.r{r}; ");
-            }
-            let _ = writeln!(pro, "  case {}u: {load}{}{load_cc}goto Y{};", id + 1, load_kept[id], id + 1);
+            let _ = writeln!(pro, "  case {}u: {}{}{load_cc}goto Y{};", id + 1, frame_loads(regs), load_kept[id], id + 1);
         }
         pro.push_str("  default: __builtin_unreachable();\n  }\n");
         let mut all = std::mem::take(&mut self.site_decls);
@@ -873,13 +860,10 @@ impl<'a> FnEmitter<'a> {
                 let _ = writeln!(all, "    {line}");
             }
             // From the start (0) nothing is loaded: the registers start at 0, as in `KL`.
-            let mut load = String::new();
-            if seg.from != 0 {
-                for &r in &plan.load[seg.from - 1] {
-                    let _ = write!(load, "r{r} = S.r{r}; ");
-                }
-                let _ = write!(load, "{}{load_cc}", load_kept[seg.from - 1]);
-            }
+            let load = match seg.from {
+                0 => String::new(),
+                from => format!("{}{}{load_cc}", frame_loads(&plan.load[from - 1]), load_kept[from - 1]),
+            };
             let _ = writeln!(all, "      {load}");
             all.push_str(&seg.text);
             let to = match seg.stop {
@@ -985,6 +969,11 @@ impl<'a> FnEmitter<'a> {
     }
 }
 
+/// The loads of registers `regs` from the thread's frame at a resume point.
+fn frame_loads(regs: &[usize]) -> String {
+    regs.iter().map(|r| format!("r{r} = S.r{r}; ")).collect()
+}
+
 /// A lane segment under construction (`body_loops`): from resume point `from` to split
 /// point `to`, its statements, the registers they name, and whether they need the
 /// thread's index in `ctx` (they read it, touch memory or may fault).
@@ -1014,58 +1003,9 @@ fn lane_step(i: &crate::resolve::Instr, stmt: &str, elided: bool) -> Option<bool
 /// the carry flag or the clock, or that can trap.
 fn lane_pure(i: &crate::resolve::Instr, stmt: &str, elided: bool) -> bool {
     let op = i.src.op.as_str();
-    let arith = matches!(
-        op,
-        "mov"
-            | "add"
-            | "sub"
-            | "mul"
-            | "mad"
-            | "fma"
-            | "mul24"
-            | "mad24"
-            | "sad"
-            | "abs"
-            | "neg"
-            | "min"
-            | "max"
-            | "popc"
-            | "clz"
-            | "bfind"
-            | "brev"
-            | "bfe"
-            | "bfi"
-            | "fns"
-            | "bmsk"
-            | "szext"
-            | "dp4a"
-            | "dp2a"
-            | "and"
-            | "or"
-            | "xor"
-            | "not"
-            | "cnot"
-            | "lop3"
-            | "shl"
-            | "shr"
-            | "shf"
-            | "prmt"
-            | "setp"
-            | "set"
-            | "selp"
-            | "slct"
-            | "rcp"
-            | "sqrt"
-            | "rsqrt"
-            | "sin"
-            | "cos"
-            | "lg2"
-            | "ex2"
-            | "tanh"
-            | "copysign"
-            | "testp"
-            | "cvt"
-    ) || (op == "div" || op == "rem") && ["f32", "f64"].iter().any(|t| i.src.has(&format!(".{t}")));
+    // `uniform`'s list (integer division reports division by zero at its site, which
+    // the text check below refuses).
+    let arith = crate::uniform::PURE.contains(&op) || matches!(op, "bmsk" | "szext");
     fn plain(o: &Op) -> bool {
         match o {
             Op::Reg(_) | Op::Int(_) | Op::Float(_) | Op::Sink => true,
