@@ -90,6 +90,9 @@ pub struct Plan {
     /// Loop path: full-mask shuffles performed without an exchange (not split points),
     /// by body node.
     pub elide: HashMap<usize, Elided>,
+    /// Loop path: the shuffle split points whose lane operand and clamp hold the same
+    /// literal in every lane (`literal_at`): the runner need not compare the lanes'.
+    pub literal: HashSet<usize>,
 }
 
 /// How the loop path performs a shuffle whose result needs no other lane (`elided_shuffles`).
@@ -115,6 +118,7 @@ impl Plan {
             partial: false,
             calm: false,
             elide: HashMap::new(),
+            literal: HashSet::new(),
         }
     }
 }
@@ -299,6 +303,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             partial: false,
             calm,
             elide: HashMap::new(),
+            literal: HashSet::new(),
         };
     }
     let cfg = &cfgs[fi];
@@ -346,7 +351,18 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         let whole = if partial { " in blocks whose warps lose no lanes" } else { "" };
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide }
+    let lit = literal_regs(f);
+    let literal = syncs
+        .iter()
+        .copied()
+        .filter(|&n| match &f.body[n] {
+            Node::Instr(i) => {
+                i.src.op == "shfl" && i.args.len() == 5 && i.args[2..4].iter().all(|a| literal_at(f, cfg, &lit, n, a).is_some())
+            }
+            Node::Label(_) => false,
+        })
+        .collect();
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -524,19 +540,10 @@ fn order_visible(f: &Func) -> bool {
     })
 }
 
-/// The loop path's full-mask `shfl.sync` split points whose result every lane can compute
-/// alone (whose predicate result, if any, nothing reads): a shuffle of a value that is
-/// the same literal in every lane (a literal operand, or a register every write of which
-/// is an unguarded `mov` of that literal and which is written earlier in the block), and
-/// a shuffle repeating one earlier in its block with the same operands, none of them nor
-/// the earlier result written between. nvcc's 64-bit warp reductions in VMAF's vif
-/// filters shuffle a zero high word and the high word twice: half their shuffles.
-fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elided> {
-    let mut out = HashMap::new();
-    // Registers read anywhere, and registers whose every write is `mov` of one literal.
-    let nr = f.regs.len();
-    let read = read_anywhere(f);
-    let mut lit: Vec<Option<Option<u64>>> = vec![None; nr]; // None: never written; Some(None): not a literal
+/// Per register, the literal every write of it moves into it (an unguarded `mov` of one
+/// literal), if so: `Some(Some(v))`; never written: `None`; otherwise `Some(None)`.
+fn literal_regs(f: &Func) -> Vec<Option<Option<u64>>> {
+    let mut lit: Vec<Option<Option<u64>>> = vec![None; f.regs.len()];
     for node in &f.body {
         let Node::Instr(i) = node else { continue };
         let v = match (i.src.op.as_str(), i.guard, i.args.get(1)) {
@@ -551,6 +558,38 @@ fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elide
             };
         }
     }
+    lit
+}
+
+/// The value operand `a` of node `n` holds in every lane, where it is a literal: a literal
+/// operand, or a register of `literal_regs` written earlier in `n`'s block (nvcc's
+/// `mov.u32 %r48, 16;` before a shuffle). A register read before any write on some path
+/// would hold 0 there: hence the block.
+fn literal_at(f: &Func, cfg: &Cfg, lit: &[Option<Option<u64>>], n: usize, a: &Op) -> Option<u64> {
+    match a {
+        Op::Int(v) => Some(*v),
+        Op::Reg(r) => match lit[*r] {
+            Some(Some(v)) => {
+                let start = cfg.blocks[cfg.block_of[n]].start;
+                f.body[start..n].iter().any(|m| matches!(m, Node::Instr(j) if writes(j).contains(r))).then_some(v)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The loop path's full-mask `shfl.sync` split points whose result every lane can compute
+/// alone (whose predicate result, if any, nothing reads): a shuffle of a value that is
+/// the same literal in every lane (a literal operand, or a register every write of which
+/// is an unguarded `mov` of that literal and which is written earlier in the block), and
+/// a shuffle repeating one earlier in its block with the same operands, none of them nor
+/// the earlier result written between. nvcc's 64-bit warp reductions in VMAF's vif
+/// filters shuffle a zero high word and the high word twice: half their shuffles.
+fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elided> {
+    let mut out = HashMap::new();
+    let read = read_anywhere(f);
+    let lit = literal_regs(f);
     for &n in syncs {
         let Node::Instr(i) = &f.body[n] else { continue };
         if i.src.op != "shfl" || i.args.len() != 5 {
@@ -565,14 +604,7 @@ fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elide
         let start = cfg.blocks[b].start;
         let written_since = |from: usize, r: usize| f.body[from..n].iter().any(|m| matches!(m, Node::Instr(j) if writes(j).contains(&r)));
         // A literal in every lane.
-        let value = match &i.args[1] {
-            Op::Int(v) => Some(*v),
-            Op::Reg(r) => match lit[*r] {
-                Some(Some(v)) if written_since(start, *r) => Some(v),
-                _ => None,
-            },
-            _ => None,
-        };
+        let value = literal_at(f, cfg, &lit, n, &i.args[1]);
         if let Some(v) = value {
             out.insert(n, Elided::Value(v & 0xffff_ffff));
             continue;

@@ -262,3 +262,46 @@ fn straight_line_code_between_split_points_runs_as_lane_segments() {
     // The faulting load of warp_fault runs in a segment, with the lane's index set.
     assert_eq!(segments("warp_fault"), vec![(0, 1, true)]);
 }
+
+/// A shuffle's lane operand and clamp in registers that hold one literal in every lane
+/// (nvcc's `mov.u32 %r48, 16;` in the shuffle's block) flag it `LOOP_LITERAL` (+128) as
+/// literal operands do; a register with two literals, or written only in an earlier block
+/// (a path may reach the shuffle without the write), does not.
+#[test]
+fn shuffle_operands_in_literal_registers_are_literal() {
+    let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry lits(.param .u64 out, .param .u32 n)
+{
+    .reg .b32 v, w, lane, clamp, two, mask, k;
+    .reg .b64 a;
+    .reg .pred p;
+    ld.param.u64 a, [out];
+    ld.param.u32 k, [n];
+    mov.u32 v, %tid.x;
+    mov.u32 two, 3;
+    mov.u32 two, 4;
+    mov.u32 clamp, 31;
+    setp.eq.u32 p, k, 0;
+    @p bra next;
+next:
+    mov.u32 lane, 16;
+    mov.u32 mask, -1;
+    shfl.sync.down.b32 w, v, lane, 31, mask;
+    shfl.sync.down.b32 w, w, 8, 31, mask;
+    shfl.sync.down.b32 w, w, two, 31, mask;
+    shfl.sync.down.b32 w, w, lane, clamp, mask;
+    mov.u32 clamp, 31;
+    shfl.sync.down.b32 w, w, lane, clamp, mask;
+    st.global.u32 [a], w;
+    ret;
+}
+"#;
+    let t = translate(&[src], &Options { units: 1, ..Options::default() }).unwrap();
+    let (p, why) = path_of(&t.kernels, "lits");
+    assert_eq!(*p, Path::Loops, "{why}");
+    let src = t.units.concat();
+    assert!(src.contains("static const uint8_t LK0[] = {130,130,2,2,130,0};"), "{src}");
+}

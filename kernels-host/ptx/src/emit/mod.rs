@@ -350,8 +350,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             // The loop path's runner: a whole block in one call (a part of one, which
             // the executor never asks for here, runs as the plain runner does).
             // The split points' kinds (`func::sync_kind`), `LOOP_LITERAL` added to a
-            // shuffle whose lane operand and clamp are literals (the same in every lane:
-            // the runner need not compare them); with warp collectives, a block that is
+            // shuffle whose lane operand and clamp hold literals (the same in every lane:
+            // the runner need not compare them, `Plan::literal`); with warp collectives, a block that is
             // not whole warps runs on fibers (its last warp's collectives name lanes that
             // do not exist: the fiber path reports that).
             let kinds: Vec<u8> = plans[k]
@@ -360,8 +360,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 .map(|&n| match &f.body[n] {
                     crate::resolve::Node::Instr(i) => {
                         let kind = func::sync_kind(i);
-                        let literal = i.src.op == "shfl" && matches!(i.args.get(2..4), Some([Op::Int(_), Op::Int(_)]));
-                        if literal {
+                        if plans[k].literal.contains(&n) {
                             kind | func::LOOP_LITERAL
                         } else {
                             kind
