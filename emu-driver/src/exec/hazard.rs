@@ -7,6 +7,7 @@
 //! report text is only built the first time.
 
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -137,23 +138,33 @@ pub(crate) struct HazardLog {
     /// Keep per-position counts (several workers).
     pub track_positions: bool,
     entries: Vec<Entry>,
+    /// Each (kind, key)'s entry: a kernel with many sites notes without a scan.
+    index: HashMap<(HazardKind, u64), usize>,
 }
 
 impl HazardLog {
     pub fn new(mode: HazardMode, kernel: impl Into<Arc<str>>) -> Self {
-        HazardLog { mode, kernel: Some(kernel.into()), block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+        HazardLog {
+            mode,
+            kernel: Some(kernel.into()),
+            block: [0; 3],
+            pos: 0,
+            track_positions: false,
+            entries: Vec::new(),
+            index: HashMap::new(),
+        }
     }
 
     /// A log for no launch (a worker's between launches).
     pub fn idle(mode: HazardMode) -> Self {
-        HazardLog { mode, kernel: None, block: [0; 3], pos: 0, track_positions: false, entries: Vec::new() }
+        HazardLog { mode, kernel: None, block: [0; 3], pos: 0, track_positions: false, entries: Vec::new(), index: HashMap::new() }
     }
 
     /// Records an occurrence of (kind, key); `detect` builds the report the first time.
     /// Returns true when the launch must stop (error mode).
     pub fn note(&mut self, kind: HazardKind, key: u64, detect: impl FnOnce() -> Detected) -> bool {
         let pos = self.pos;
-        if let Some(e) = self.entries.iter_mut().find(|e| e.kind == kind && e.key == key) {
+        if let Some(e) = self.index.get(&(kind, key)).map(|&i| &mut self.entries[i]) {
             e.report.occurrences += 1;
             if self.track_positions {
                 match e.by_pos.last_mut() {
@@ -164,6 +175,7 @@ impl HazardLog {
         } else {
             let mut d = detect();
             d.threads.truncate(MAX_REPORTED_THREADS);
+            self.index.insert((kind, key), self.entries.len());
             self.entries.push(Entry {
                 kind,
                 key,

@@ -1117,7 +1117,10 @@ template <bool POLL = true, class F>
 PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
     const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
     const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
-    uint32_t x = first % bx, y = (first / bx) % by, z = first / (bx * by);
+    /* A range that starts in the block's first row (a whole block: the usual call) needs
+       no division. */
+    uint32_t x = first, y = 0, z = 0;
+    if (__builtin_expect(first >= bx, 0)) x = first % bx, y = (first / bx) % by, z = first / (bx * by);
     ctx->thread_idx.y = y;
     ctx->thread_idx.z = z;
     uint32_t t = first;
