@@ -1207,9 +1207,10 @@ struct LoopState {
    warp_ops.rs) give such a group (a shuffle's source lane and validity as in `shfl`;
    the others over every lane). */
 /* Added to a shuffle's kind (simtwin-ptx `LOOP_LITERAL`): its lane operand and clamp are
-   literals, the same in every lane. */
+   literals, the same in every lane, given in the kernel's operand table (`ops`: lane
+   operand, clamp); the lanes store only the value shuffled. */
 static const uint8_t LOOP_LITERAL = 0x80;
-template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
+template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const uint32_t *ops) {
     const bool literal = kind & LOOP_LITERAL;
     kind &= (uint8_t)~LOOP_LITERAL;
     if (kind <= 4) {
@@ -1219,8 +1220,9 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
         uint32_t differ = 0; /* an OR of differences: no compare-and-set per lane */
         if (!literal)
             for (uint32_t lane = 1; lane < 32; ++lane) differ |= (w[lane].xb ^ w[0].xb) | (w[lane].xc ^ w[0].xc);
-        if (differ == 0 && (w[0].xc >> 8 & 31) == 0) {
-            const uint32_t bval = w[0].xb & 31, maxl = w[0].xc & 31;
+        const uint32_t b = literal ? ops[0] : w[0].xb, c = literal ? ops[1] : w[0].xc;
+        if (differ == 0 && (c >> 8 & 31) == 0) {
+            const uint32_t bval = b & 31, maxl = c & 31;
             /* Up and down read a contiguous run of lanes [lo, hi) from `lane -/+ b`; the
                others keep their own value with the predicate false. (Operands and results
                are separate fields: no copy of the operands first.) */
@@ -1266,7 +1268,7 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
         }
         for (uint32_t lane = 0; lane < 32; ++lane) {
             bool ok;
-            w[lane].xr = (uint32_t)w[shfl_source(mode, lane, w[lane].xb, w[lane].xc, ok)].xa;
+            w[lane].xr = (uint32_t)w[shfl_source(mode, lane, literal ? b : w[lane].xb, literal ? c : w[lane].xc, ok)].xa;
             w[lane].xp = ok;
         }
     } else if (kind <= 8) {
@@ -1323,14 +1325,15 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind) {
    computed by each lane, a source that exited reading 0 (exec/device_defined.rs
    `shuffle_fill`, measured on the device). Only shuffles: simtwin-ptx probes the blocks
    of kernels with other collectives and runs those with partial warps on fibers. */
-template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, uint32_t gone, const char *file) {
+template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, const uint32_t *ops, uint32_t gone, const char *file) {
+    const bool literal = kind & LOOP_LITERAL;
     kind &= (uint8_t)~LOOP_LITERAL;
     if (kind < 1 || kind > 4) unsupported("the loop path found a warp collective other than a shuffle with exited lanes (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
     const int mode = kind - 1;
     for (uint32_t lane = 0; lane < 32; ++lane) {
         if (gone >> lane & 1) continue;
         bool ok;
-        const uint32_t src = shfl_source(mode, lane, w[lane].xb, w[lane].xc, ok);
+        const uint32_t src = shfl_source(mode, lane, literal ? ops[0] : w[lane].xb, literal ? ops[1] : w[lane].xc, ok);
         w[lane].xr = gone >> src & 1 ? 0u : (uint32_t)w[src].xa;
         w[lane].xp = ok;
     }
@@ -1401,7 +1404,7 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
 }
 
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Seg seg, Site site) {
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, Step step, Seg seg, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local WarpLoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1474,9 +1477,9 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         warp_n[w] = 0;
         told[w] = 0;
         if (__builtin_expect(gone[w] != 0, 0)) {
-            loop_collective_gone(fr + w * 32, kinds[r - 1], gone[w], file);
+            loop_collective_gone(fr + w * 32, kinds[r - 1], ops + 2 * (r - 1), gone[w], file);
         } else {
-            loop_collective(fr + w * 32, kinds[r - 1]);
+            loop_collective(fr + w * 32, kinds[r - 1], ops + 2 * (r - 1));
         }
     };
     uint32_t nbar = 0, nexit = 0;      /* threads waiting at the barrier, threads exited */
@@ -1749,11 +1752,12 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step ste
    a call per lane per split point cost VMAF's vif horizontal filter a third of its time
    in prologues, epilogues and dispatch. */
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, Step step, Seg seg, Site site) {
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, Step step, Seg seg, Site site) {
     if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, step, seg, site);
+        run_warps<FR>(ctx, file, kinds, ops, step, seg, site);
     } else {
         (void)kinds;
+        (void)ops;
         run_sweeps<FR>(ctx, file, step, seg, site);
     }
 }

@@ -91,8 +91,9 @@ pub struct Plan {
     /// by body node.
     pub elide: HashMap<usize, Elided>,
     /// Loop path: the shuffle split points whose lane operand and clamp hold the same
-    /// literal in every lane (`literal_at`): the runner need not compare the lanes'.
-    pub literal: HashSet<usize>,
+    /// literal in every lane (`literal_at`), with those literals: the runner takes them
+    /// from a table, and the lanes pass only the value (the operands are not read there).
+    pub literal: HashMap<usize, (u32, u32)>,
 }
 
 /// How the loop path performs a shuffle whose result needs no other lane (`elided_shuffles`).
@@ -118,7 +119,7 @@ impl Plan {
             partial: false,
             calm: false,
             elide: HashMap::new(),
-            literal: HashSet::new(),
+            literal: HashMap::new(),
         }
     }
 }
@@ -303,7 +304,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             partial: false,
             calm,
             elide: HashMap::new(),
-            literal: HashSet::new(),
+            literal: HashMap::new(),
         };
     }
     let cfg = &cfgs[fi];
@@ -330,8 +331,20 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         syncs.retain(|n| !elide.contains_key(n));
     }
     let collectives = collectives - elide.len();
-    let live = liveness(f, cfg, &syncs);
-    let (save, load) = frame_traffic(f, cfg, &syncs, &live);
+    let lit = literal_regs(f);
+    let literal: HashMap<usize, (u32, u32)> = syncs
+        .iter()
+        .filter_map(|&n| match &f.body[n] {
+            Node::Instr(i) if i.src.op == "shfl" && i.args.len() == 5 => {
+                let b = literal_at(f, cfg, &lit, n, &i.args[2])?;
+                let c = literal_at(f, cfg, &lit, n, &i.args[3])?;
+                Some((n, (b as u32, c as u32)))
+            }
+            _ => None,
+        })
+        .collect();
+    let live = liveness(f, cfg, &syncs, &literal);
+    let (save, load) = frame_traffic(f, cfg, &syncs, &live, &literal);
     let bars = syncs.len() - collectives - if partial { elide.len() } else { 0 };
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let what = match (bars, collectives) {
@@ -351,17 +364,6 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         let whole = if partial { " in blocks whose warps lose no lanes" } else { "" };
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
-    let lit = literal_regs(f);
-    let literal = syncs
-        .iter()
-        .copied()
-        .filter(|&n| match &f.body[n] {
-            Node::Instr(i) => {
-                i.src.op == "shfl" && i.args.len() == 5 && i.args[2..4].iter().all(|a| literal_at(f, cfg, &lit, n, a).is_some())
-            }
-            Node::Label(_) => false,
-        })
-        .collect();
     Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal }
 }
 
@@ -1081,7 +1083,13 @@ type Effects = (Vec<usize>, Vec<usize>, Vec<usize>);
 /// some path (a split point's store of a register reads it too); a register it does not
 /// load is not read there before it is written, and where it is live at the next split
 /// point unwritten, its frame copy is still in sync (not stored again).
-fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+fn frame_traffic(
+    f: &Func,
+    cfg: &Cfg,
+    syncs: &[usize],
+    live: &[Vec<usize>],
+    literal: &HashMap<usize, (u32, u32)>,
+) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
     let nb = cfg.blocks.len();
     let nr = f.regs.len();
     let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
@@ -1090,9 +1098,10 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
     let eff: Vec<Option<Effects>> = f
         .body
         .iter()
-        .map(|n| match n {
+        .enumerate()
+        .map(|(k, n)| match n {
             Node::Instr(i) => {
-                let (d, u) = effects(i);
+                let (d, u) = loop_effects(i, literal.contains_key(&k));
                 let mut w = writes(i);
                 w.extend(d.iter().copied());
                 Some((w, d, u))
@@ -1193,6 +1202,18 @@ fn frame_traffic(f: &Func, cfg: &Cfg, syncs: &[usize], live: &[Vec<usize>]) -> (
     (list(save), list(load))
 }
 
+/// `effects` of an instruction as the loop path runs it: a shuffle whose lane operand and
+/// clamp are literals (`Plan::literal`) reads only the value it shuffles (the runner has
+/// the literals; the mask is proved full).
+fn loop_effects(i: &Instr, literal: bool) -> (Vec<usize>, Vec<usize>) {
+    let (d, mut u) = effects(i);
+    if literal {
+        u.clear();
+        i.args[1].regs(&mut u);
+    }
+    (d, u)
+}
+
 /// A round-robin dataflow fixpoint: recomputes `state[b]` as `step(b, state)` for each
 /// block `b` of `order`, pass after pass, until a pass changes nothing.
 fn fixpoint<T: PartialEq, I: Iterator<Item = usize> + Clone>(state: &mut [T], order: I, mut step: impl FnMut(usize, &[T]) -> T) {
@@ -1215,14 +1236,15 @@ fn fixpoint<T: PartialEq, I: Iterator<Item = usize> + Clone>(state: &mut [T], or
 
 /// The registers live across each barrier (read on some path after it before being
 /// written in full).
-fn liveness(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Vec<Vec<usize>> {
+fn liveness(f: &Func, cfg: &Cfg, syncs: &[usize], literal: &HashMap<usize, (u32, u32)>) -> Vec<Vec<usize>> {
     let nb = cfg.blocks.len();
     let nr = f.regs.len();
     let eff: Vec<Option<(Vec<usize>, Vec<usize>)>> = f
         .body
         .iter()
-        .map(|n| match n {
-            Node::Instr(i) => Some(effects(i)),
+        .enumerate()
+        .map(|(k, n)| match n {
+            Node::Instr(i) => Some(loop_effects(i, literal.contains_key(&k))),
             Node::Label(_) => None,
         })
         .collect();

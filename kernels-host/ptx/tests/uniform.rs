@@ -265,7 +265,7 @@ fn straight_line_code_between_split_points_runs_as_lane_segments() {
 
 /// A shuffle's lane operand and clamp in registers that hold one literal in every lane
 /// (nvcc's `mov.u32 %r48, 16;` in the shuffle's block) flag it `LOOP_LITERAL` (+128) as
-/// literal operands do; a register with two literals, or written only in an earlier block
+/// literal operands do, with the literals in the runner's table `LO`; a register with two literals, or written only in an earlier block
 /// (a path may reach the shuffle without the write), does not.
 #[test]
 fn shuffle_operands_in_literal_registers_are_literal() {
@@ -304,4 +304,9 @@ next:
     assert_eq!(*p, Path::Loops, "{why}");
     let src = t.units.concat();
     assert!(src.contains("static const uint8_t LK0[] = {130,130,2,2,130,0};"), "{src}");
+    // The runner takes a literal shuffle's lane operand and clamp from the table; its lanes
+    // store only the value shuffled (the two others store all three operands).
+    assert!(src.contains("static const uint32_t LO0[] = {16u,31u,8u,31u,0u,0u,0u,0u,16u,31u,0u};"), "{src}");
+    let gives: Vec<&str> = src.lines().filter(|l| l.contains("S.xa = ")).collect();
+    assert!(!gives.is_empty() && gives.iter().filter(|l| l.contains("S.xb = ")).count() < gives.len(), "{gives:?}");
 }

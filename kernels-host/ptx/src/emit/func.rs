@@ -689,7 +689,7 @@ impl<'a> FnEmitter<'a> {
                 }
                 // A warp collective: its operands go into the frame, its result
                 // comes back there (the runner exchanges them over the warp).
-                let (give, take) = e.loop_collective(i)?;
+                let (give, take) = e.loop_collective(i, plan.literal.contains_key(&n))?;
                 let mut regs = Vec::new();
                 named_regs(i, &mut regs);
                 // A conditional split point (`Plan::partial`): a split point only where the
@@ -909,15 +909,21 @@ impl<'a> FnEmitter<'a> {
     /// operands into the thread's frame before it returns, and those that read its result
     /// back after it resumes (both empty for a barrier). The runner computes `S.xr` (and
     /// `S.xp`) as the fiber path's `shfl` / `warp` give them for 32 lanes in a full mask.
-    fn loop_collective(&mut self, i: &crate::resolve::Instr) -> Result<(String, String), Error> {
+    /// A `literal` shuffle (`Plan::literal`) stores only its value: the runner takes its
+    /// lane operand and clamp from the kernel's table (`LO`).
+    fn loop_collective(&mut self, i: &crate::resolve::Instr, literal: bool) -> Result<(String, String), Error> {
         let kind = sync_kind(i);
         match kind {
             0 => Ok((String::new(), String::new())),
             SYNC_SHFL_UP..=SYNC_SHFL_IDX => {
                 let a = self.val(self.arg(i, 1)?, Ty::B32)?;
-                let b = self.val(self.arg(i, 2)?, Ty::U32)?;
-                let c = self.val(self.arg(i, 3)?, Ty::U32)?;
-                let give = format!("S.xa = {a}; S.xb = {b}; S.xc = {c}; ");
+                let give = if literal {
+                    format!("S.xa = {a}; ")
+                } else {
+                    let b = self.val(self.arg(i, 2)?, Ty::U32)?;
+                    let c = self.val(self.arg(i, 3)?, Ty::U32)?;
+                    format!("S.xa = {a}; S.xb = {b}; S.xc = {c}; ")
+                };
                 let take = self.take_result_and_pred(i)?;
                 Ok((give, take))
             }

@@ -350,17 +350,17 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             // The loop path's runner: a whole block in one call (a part of one, which
             // the executor never asks for here, runs as the plain runner does).
             // The split points' kinds (`func::sync_kind`), `LOOP_LITERAL` added to a
-            // shuffle whose lane operand and clamp hold literals (the same in every lane:
-            // the runner need not compare them, `Plan::literal`); with warp collectives, a block that is
-            // not whole warps runs on fibers (its last warp's collectives name lanes that
-            // do not exist: the fiber path reports that).
+            // shuffle whose lane operand and clamp hold literals (`Plan::literal`: the
+            // runner takes them from `LO`); with warp collectives, a block that is not
+            // whole warps runs on fibers (its last warp's collectives name lanes that do
+            // not exist: the fiber path reports that).
             let kinds: Vec<u8> = plans[k]
                 .syncs
                 .iter()
                 .map(|&n| match &f.body[n] {
                     crate::resolve::Node::Instr(i) => {
                         let kind = func::sync_kind(i);
-                        if plans[k].literal.contains(&n) {
+                        if plans[k].literal.contains_key(&n) {
                             kind | func::LOOP_LITERAL
                         } else {
                             kind
@@ -375,6 +375,13 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 let _ = write!(out, "{x},");
             }
             out.push_str("0};\n");
+            // The literal shuffles' lane operand and clamp, two words per split point.
+            let _ = write!(out, "static const uint32_t LO{k}[] = {{");
+            for n in &plans[k].syncs {
+                let (b, c) = plans[k].literal.get(n).copied().unwrap_or((0, 0));
+                let _ = write!(out, "{b}u,{c}u,");
+            }
+            out.push_str("0u};\n");
             let _ = writeln!(out, "void RL{k}{RUN_PARAMS} {{");
             let _ = writeln!(
                 out,
@@ -397,7 +404,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             }
             let _ = writeln!(
                 out,
-                "  run_loops<FR{k}>(ctx, {}, LK{k}, [&](FR{k} &S, uint32_t at) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at); }}, [&](FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) __attribute__((always_inline)) {{ return KS{fi}(T, P0, fr, ids, nids, at, idx); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
+                "  run_loops<FR{k}>(ctx, {}, LK{k}, LO{k}, [&](FR{k} &S, uint32_t at) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at); }}, [&](FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) __attribute__((always_inline)) {{ return KS{fi}(T, P0, fr, ids, nids, at, idx); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
                 c_str(&opts.name)
             );
         }
