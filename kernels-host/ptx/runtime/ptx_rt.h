@@ -1210,9 +1210,12 @@ struct LoopState {
    literals, the same in every lane, given in the kernel's operand table (`ops`: lane
    operand, clamp); the lanes store only the value shuffled. */
 static const uint8_t LOOP_LITERAL = 0x80;
-template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const uint32_t *ops) {
+/* Added to a shuffle's kind (simtwin-ptx `LOOP_NOPRED`): nothing reads its predicate
+   result, so the runner does not write it. */
+static const uint8_t LOOP_NOPRED = 0x40;
+template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t kind, const uint32_t *ops) {
     const bool literal = kind & LOOP_LITERAL;
-    kind &= (uint8_t)~LOOP_LITERAL;
+    kind &= (uint8_t)~(LOOP_LITERAL | LOOP_NOPRED);
     if (kind <= 4) {
         const int mode = kind - 1;
         /* The usual shuffle: the same lane operand and clamp in every lane (a literal or
@@ -1230,15 +1233,15 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const u
                 uint32_t lane = 0;
                 for (; lane < lo; ++lane) {
                     w[lane].xr = (uint32_t)w[lane].xa;
-                    w[lane].xp = false;
+                    if (PRED) w[lane].xp = false;
                 }
                 for (; lane < hi; ++lane) {
                     w[lane].xr = (uint32_t)w[lane + shift].xa;
-                    w[lane].xp = true;
+                    if (PRED) w[lane].xp = true;
                 }
                 for (; lane < 32; ++lane) {
                     w[lane].xr = (uint32_t)w[lane].xa;
-                    w[lane].xp = false;
+                    if (PRED) w[lane].xp = false;
                 }
             };
             uint32_t v[32];
@@ -1252,7 +1255,7 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const u
                     const uint32_t j = lane ^ bval;
                     const bool ok = j <= maxl;
                     w[lane].xr = v[ok ? j : lane];
-                    w[lane].xp = ok;
+                    if (PRED) w[lane].xp = ok;
                 }
                 break;
             default: {
@@ -1260,7 +1263,7 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const u
                 const uint32_t x = v[ok ? bval : 0];
                 for (uint32_t lane = 0; lane < 32; ++lane) {
                     w[lane].xr = ok ? x : v[lane];
-                    w[lane].xp = ok;
+                    if (PRED) w[lane].xp = ok;
                 }
             }
             }
@@ -1269,7 +1272,7 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const u
         for (uint32_t lane = 0; lane < 32; ++lane) {
             bool ok;
             w[lane].xr = (uint32_t)w[shfl_source(mode, lane, literal ? b : w[lane].xb, literal ? c : w[lane].xc, ok)].xa;
-            w[lane].xp = ok;
+            if (PRED) w[lane].xp = ok;
         }
     } else if (kind <= 8) {
         uint32_t ballot = 0;
@@ -1320,6 +1323,11 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const u
     }
 }
 
+template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const uint32_t *ops) {
+    if (kind & LOOP_NOPRED) loop_collective_as<FR, false>(w, kind, ops);
+    else loop_collective_as<FR, true>(w, kind, ops);
+}
+
 /* `loop_collective` for a warp whose lanes `gone` exited before it (the other lanes all
    arrived): a shuffle as the fibers' `shfl` gives it, the source lane and validity
    computed by each lane, a source that exited reading 0 (exec/device_defined.rs
@@ -1327,7 +1335,7 @@ template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const u
    of kernels with other collectives and runs those with partial warps on fibers. */
 template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, const uint32_t *ops, uint32_t gone, const char *file) {
     const bool literal = kind & LOOP_LITERAL;
-    kind &= (uint8_t)~LOOP_LITERAL;
+    kind &= (uint8_t)~(LOOP_LITERAL | LOOP_NOPRED);
     if (kind < 1 || kind > 4) unsupported("the loop path found a warp collective other than a shuffle with exited lanes (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
     const int mode = kind - 1;
     for (uint32_t lane = 0; lane < 32; ++lane) {

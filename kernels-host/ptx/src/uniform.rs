@@ -508,7 +508,7 @@ fn uniform_kind(i: &Instr) -> bool {
 // ---- shuffles without an exchange -------------------------------------------------
 
 /// The registers some instruction of `f` reads.
-fn read_anywhere(f: &Func) -> Vec<bool> {
+pub(crate) fn read_anywhere(f: &Func) -> Vec<bool> {
     let mut read = vec![false; f.regs.len()];
     for node in &f.body {
         if let Node::Instr(i) = node {

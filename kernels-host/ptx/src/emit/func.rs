@@ -55,12 +55,15 @@ pub(crate) const SYNC_MATCH_ALL64: u8 = 14;
 pub(crate) const SYNC_REDUX_ADD: u8 = 15;
 pub(crate) const SYNC_REDUX_XOR: u8 = 22;
 
-/// The kind of split point instruction `i` (one of the plan's `syncs`: a barrier or a
-/// collective `uniform::loop_collective` accepted) is (see `SYNC_*`).
 /// Added to a shuffle's kind in a runner's kinds (`LK`) when its lane operand and clamp
 /// are literals (ptx_rt.h `LOOP_LITERAL`).
 pub(crate) const LOOP_LITERAL: u8 = 0x80;
+/// Added to a shuffle's kind when nothing reads its predicate result (ptx_rt.h
+/// `LOOP_NOPRED`: the runner does not write it).
+pub(crate) const LOOP_NOPRED: u8 = 0x40;
 
+/// The kind of split point instruction `i` (one of the plan's `syncs`: a barrier or a
+/// collective `uniform::loop_collective` accepted) is (see `SYNC_*`).
 pub(crate) fn sync_kind(i: &crate::resolve::Instr) -> u8 {
     let has = |m: &str| i.src.has(m);
     match i.src.op.as_str() {

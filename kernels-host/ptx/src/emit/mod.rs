@@ -351,20 +351,28 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             // the executor never asks for here, runs as the plain runner does).
             // The split points' kinds (`func::sync_kind`), `LOOP_LITERAL` added to a
             // shuffle whose lane operand and clamp hold literals (`Plan::literal`: the
-            // runner takes them from `LO`); with warp collectives, a block that is not
+            // runner takes them from `LO`), `LOOP_NOPRED` to one whose predicate result
+            // nothing reads; with warp collectives, a block that is not
             // whole warps runs on fibers (its last warp's collectives name lanes that do
             // not exist: the fiber path reports that).
+            let read = crate::uniform::read_anywhere(f);
             let kinds: Vec<u8> = plans[k]
                 .syncs
                 .iter()
                 .map(|&n| match &f.body[n] {
                     crate::resolve::Node::Instr(i) => {
-                        let kind = func::sync_kind(i);
+                        let mut kind = func::sync_kind(i);
                         if plans[k].literal.contains_key(&n) {
-                            kind | func::LOOP_LITERAL
-                        } else {
-                            kind
+                            kind |= func::LOOP_LITERAL;
                         }
+                        let pred_read = match i.args.first() {
+                            Some(Op::Pair(_, p)) => !matches!(**p, Op::Reg(q) if !read[q]),
+                            _ => false,
+                        };
+                        if i.src.op == "shfl" && !pred_read {
+                            kind |= func::LOOP_NOPRED;
+                        }
+                        kind
                     }
                     crate::resolve::Node::Label(_) => 0,
                 })
