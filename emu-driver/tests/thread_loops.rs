@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 38);
+    assert_eq!(l.len(), 41);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -192,6 +192,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of reg_mask: loops over threads: 2 warp collectives reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of reg_mask_maybe: fibers: a warp collective other than an unguarded full-mask"), "{nl}");
     assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");
+    assert!(nl.contains("threads of shfl_chain_tickets: loops over threads: 7 warp collectives reached by every thread together"), "{nl}");
     assert!(
         nl.contains(
             "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"

@@ -1412,7 +1412,7 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
 }
 
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, Step step, Seg seg, Site site) {
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, Step step, Seg seg, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local WarpLoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1521,11 +1521,31 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     uint32_t solo = 0;
     bool has_solo = false, solo_owner = false, owner_next = false;
     for (;;) {
-        /* The next batch: ids[0..k), lanes of one warp, every one resuming at `cur`. */
+        /* The next batch: ids[0..k), lanes of one warp, every one resuming at `cur`; `last`
+           arrives last where that is not ids[k - 1] (a whole warp's batch, below). */
         const uint32_t *ids;
-        uint32_t k, cur;
+        uint32_t k, cur, last = ~0u;
         bool owner;
-        if (has_solo) {
+        if (has_solo && pure[at[solo]] && tail - head == 1 && !qg[head & mask].list && qg[head & mask].skip == solo &&
+            pend_hi == pend_lo && gone[solo >> 5] == 0 && !owner_next && (next_new >= n || streak + 31 <= LOOP_FAIRNESS_STREAK)) {
+            /* The lane that went on resumes at a lane segment of register arithmetic alone
+               that ends at a warp collective (simtwin-ptx `LP`), and its warp's released
+               lanes are all the queue holds: the fibers would run that lane, then those
+               lanes in lane order, with nothing between (no exit pending, no other group,
+               the fairness streak not reached before they all ran), and the last of those
+               would complete the collective. Nothing in such a segment shows the lanes'
+               order: one batch runs the whole warp in lane order, and that last lane
+               completes it: the same results, queue and streak after. */
+            const uint32_t base = solo & ~31u;
+            last = solo == base + 31 ? base + 30 : base + 31;
+            ids = iota + base;
+            k = 32;
+            cur = at[solo];
+            owner = false;
+            has_solo = false;
+            ++head;
+            streak += 31;
+        } else if (has_solo) {
             ids = &solo;
             k = 1;
             cur = at[solo];
@@ -1586,8 +1606,9 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             out[0] = to;
             if (kinds[to - 1] == 0)
                 for (uint32_t j = 1; j < k; ++j) out[j] = to;
-            ctx->linear_tid = ids[k - 1];
-            ctx->thread_idx = idx[ids[k - 1]];
+            if (last == ~0u) last = ids[k - 1];
+            ctx->linear_tid = last;
+            ctx->thread_idx = idx[last];
         } else {
             for (uint32_t j = 0; j < k; ++j) {
                 const uint32_t t = ids[j];
@@ -1612,7 +1633,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             if (warp_n[w] < live(w)) continue;
             /* The last lane (the batch's last): the warp's collective completes, that lane
                goes on at once, the others follow in lane order. */
-            const uint32_t t = ids[k - 1];
+            const uint32_t t = last != ~0u ? last : ids[k - 1];
             complete(w, r0);
             if (live(w) > 1) qg[tail++ & mask] = first_released(WarpGroup{w * 32, w * 32 + 32, t, r0, nullptr});
             at[t] = r0;
@@ -1760,12 +1781,13 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step ste
    a call per lane per split point cost VMAF's vif horizontal filter a third of its time
    in prologues, epilogues and dispatch. */
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, Step step, Seg seg, Site site) {
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, Step step, Seg seg, Site site) {
     if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, ops, step, seg, site);
+        run_warps<FR>(ctx, file, kinds, ops, pure, step, seg, site);
     } else {
         (void)kinds;
         (void)ops;
+        (void)pure;
         run_sweeps<FR>(ctx, file, step, seg, site);
     }
 }

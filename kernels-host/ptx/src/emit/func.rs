@@ -876,6 +876,22 @@ impl<'a> FnEmitter<'a> {
             let _ = writeln!(all, "      {save_cc}\n    }}\n    return {to};");
         }
         all.push_str("  default: return 0u;\n  }\n}\n");
+        // `LP<fi>[r]`: resume point `r` starts a segment of register arithmetic alone that
+        // ends at a warp collective (not a conditional split point): nothing there shows
+        // the lanes' order, so the runner may run a released warp as one batch (ptx_rt.h
+        // `run_warps`).
+        let mut pure = vec![0u8; plan.syncs.len() + 1];
+        for seg in &segments {
+            let collective = seg.to >= 1 && matches!(&f.body[plan.syncs[seg.to - 1]], Node::Instr(i) if sync_kind(i) != 0);
+            if !seg.thread && seg.stop.is_none() && collective {
+                pure[seg.from] = 1;
+            }
+        }
+        let _ = write!(all, "static const uint8_t LP{}[] = {{", self.fi);
+        for p in &pure {
+            let _ = write!(all, "{p},");
+        }
+        all.push_str("0};\n");
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);
