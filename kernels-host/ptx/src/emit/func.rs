@@ -1098,3 +1098,13 @@ fn push_stmt(body: &mut String, i: &crate::resolve::Instr, stmt: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn save_kept_marks_are_filled_in_one_pass() {
+        let saves = vec!["S.m1a = m1a; ".to_string(), String::new()];
+        let text = "a SAVE_KEPT1; b SAVE_KEPT2; c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1";
+        assert_eq!(super::fill_save_kept(text, &saves), "a S.m1a = m1a;  b  c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1");
+    }
+}
