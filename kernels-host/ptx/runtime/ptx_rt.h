@@ -1526,7 +1526,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         const uint32_t *ids;
         uint32_t k, cur, last = ~0u;
         bool owner;
-        if (has_solo && pure[at[solo]] && tail - head == 1 && !qg[head & mask].list && qg[head & mask].skip == solo &&
+        if (has_solo && tail - head == 1 && qg[head & mask].skip == solo && !qg[head & mask].list && pure[at[solo]] &&
             pend_hi == pend_lo && gone[solo >> 5] == 0 && !owner_next && (next_new >= n || streak + 31 <= LOOP_FAIRNESS_STREAK)) {
             /* The lane that went on resumes at a lane segment of register arithmetic alone
                that ends at a warp collective (simtwin-ptx `LP`), and its warp's released
