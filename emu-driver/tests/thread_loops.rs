@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 41);
+    assert_eq!(l.len(), 43);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -149,6 +149,16 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!(word(t, 3), v ^ (lit << 24) ^ (lit2 << 16), "{name}/{threads} thread {t}: the literal and repeated shuffles");
         }
     }
+    // tid_after_bar reads the thread's index again after each barrier (and in a function):
+    // its own, not the last thread's that ran.
+    for (name, _, out) in l.iter().filter(|o| o.0 == "tid_after_bar") {
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        let block = if out.len() / 16 == 96 { 96 } else { 128 };
+        for t in 0..out.len() / 16 {
+            let x = (t % block) as u32;
+            assert_eq!([word(t, 0), word(t, 1), word(t, 2), word(t, 3)], [x, x, 0, x], "{name} thread {t}");
+        }
+    }
     // warp_more's redux.sync.add is its warp's sum of the (odd: +7) inputs; its
     // activemask in converged code is the full mask, its match.all over the warp number
     // the full mask with the predicate set.
@@ -193,6 +203,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of reg_mask_maybe: fibers: a warp collective other than an unguarded full-mask"), "{nl}");
     assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");
     assert!(nl.contains("threads of shfl_chain_tickets: loops over threads: 7 warp collectives reached by every thread together"), "{nl}");
+    assert!(nl.contains("threads of tid_after_bar: loops over threads: 2 barriers reached by every thread together"), "{nl}");
     assert!(
         nl.contains(
             "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"

@@ -1412,7 +1412,7 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
 }
 
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, Step step, Seg seg, Site site) {
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local WarpLoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1610,11 +1610,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             ctx->linear_tid = last;
             ctx->thread_idx = idx[last];
         } else {
-            for (uint32_t j = 0; j < k; ++j) {
+            for (uint32_t j = 0, tr = tid_reads[cur]; j < k; ++j) {
                 const uint32_t t = ids[j];
                 ctx->linear_tid = t;
-                ctx->thread_idx = idx[t];
-                const uint32_t r = step(fr[t], cur);
+                if (tr) ctx->thread_idx = idx[t];
+                const uint32_t r = step(fr[t], cur, idx[t]);
                 out[j] = r;
                 diff |= r ^ out[0];
             }
@@ -1710,7 +1710,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
 
 /* A barrier-only kernel's runner: sweeps of the block between barriers. */
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step step, Seg seg, Site site) {
+PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *tid_reads, Step step, Seg seg, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local LoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1745,11 +1745,13 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step ste
             memcpy(arr, ord, m * sizeof(uint32_t));
             arrived = m;
             sync = to;
-        } else for (uint32_t j = 0; j < m; ++j) {
+        } else for (uint32_t j = 0, tr = tid_reads[cur]; j < m; ++j) {
+            /* The step reads its index from the table (`TI`); `ctx` gets it only where the
+               code calls a function, which reads it there (simtwin-ptx `LT`). */
             const uint32_t t = ord[j];
             ctx->linear_tid = t;
-            ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], cur);
+            if (tr) ctx->thread_idx = idx[t];
+            const uint32_t r = step(fr[t], cur, idx[t]);
             if (r == LOOP_EXIT) {
                 st.exited.push_back(t);
                 last_exit = true;
@@ -1781,14 +1783,14 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, Step ste
    a call per lane per split point cost VMAF's vif horizontal filter a third of its time
    in prologues, epilogues and dispatch. */
 template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, Step step, Seg seg, Site site) {
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Site site) {
     if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, ops, pure, step, seg, site);
+        run_warps<FR>(ctx, file, kinds, ops, pure, tid_reads, step, seg, site);
     } else {
         (void)kinds;
         (void)ops;
         (void)pure;
-        run_sweeps<FR>(ctx, file, step, seg, site);
+        run_sweeps<FR>(ctx, file, tid_reads, step, seg, site);
     }
 }
 

@@ -94,6 +94,11 @@ pub struct Plan {
     /// literal in every lane (`literal_at`), with those literals: the runner takes them
     /// from a table, and the lanes pass only the value (the operands are not read there).
     pub literal: HashMap<usize, (u32, u32)>,
+    /// Loop path, per resume point (0: the start, `k + 1`: after split point `k`): whether
+    /// the code a thread runs from there to its next split point calls a function (which
+    /// reads `%tid` from `ctx`; the loop path's own code reads the runner's table): the
+    /// runner writes the thread's index into `ctx` only there.
+    pub tid_reads: Vec<bool>,
 }
 
 /// How the loop path performs a shuffle whose result needs no other lane (`elided_shuffles`).
@@ -120,6 +125,7 @@ impl Plan {
             calm: false,
             elide: HashMap::new(),
             literal: HashMap::new(),
+            tid_reads: Vec::new(),
         }
     }
 }
@@ -305,6 +311,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             calm,
             elide: HashMap::new(),
             literal: HashMap::new(),
+            tid_reads: Vec::new(),
         };
     }
     let cfg = &cfgs[fi];
@@ -364,7 +371,8 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         let whole = if partial { " in blocks whose warps lose no lanes" } else { "" };
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal }
+    let tid_reads = tid_reads(f, cfg, &syncs);
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal, tid_reads }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -1200,6 +1208,47 @@ fn frame_traffic(
     }
     let list = |v: Vec<Vec<bool>>| v.into_iter().map(|s| (0..nr).filter(|&r| s[r]).collect()).collect();
     (list(save), list(load))
+}
+
+/// `Plan::tid_reads`: from each resume point, a walk of the code to the split points it
+/// reaches, looking for a call.
+fn tid_reads(f: &Func, cfg: &Cfg, syncs: &[usize]) -> Vec<bool> {
+    let reads = |i: &Instr| i.src.op == "call";
+    let split: HashSet<usize> = syncs.iter().copied().collect();
+    let starts = std::iter::once(0).chain(syncs.iter().map(|&n| n + 1));
+    starts
+        .map(|start| {
+            let mut seen = vec![false; cfg.blocks.len()];
+            let mut work = vec![start];
+            while let Some(from) = work.pop() {
+                if from >= f.body.len() {
+                    continue;
+                }
+                let b = cfg.block_of[from];
+                let mut stopped = false;
+                for k in from..cfg.blocks[b].end {
+                    if let Node::Instr(i) = &f.body[k] {
+                        if reads(i) {
+                            return true;
+                        }
+                    }
+                    if split.contains(&k) {
+                        stopped = true;
+                        break;
+                    }
+                }
+                if !stopped {
+                    for &s in &cfg.blocks[b].succs {
+                        if !seen[s] {
+                            seen[s] = true;
+                            work.push(cfg.blocks[s].start);
+                        }
+                    }
+                }
+            }
+            false
+        })
+        .collect()
 }
 
 /// `effects` of an instruction as the loop path runs it: a shuffle whose lane operand and

@@ -124,6 +124,10 @@ pub(crate) struct FnEmitter<'a> {
     pub kept: Vec<(&'static str, usize)>,
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
     site_prefix: &'static str,
+    /// Emitting the loop path's code (`body_loops`): `%tid` is the runner's `TI` (the
+    /// thread's index in its table), not `ctx`, which the runner writes only before code
+    /// that calls a function (`Plan::tid_reads`).
+    loop_tid: bool,
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
     nan_blind: Vec<bool>,
@@ -149,6 +153,7 @@ impl<'a> FnEmitter<'a> {
             decls: String::new(),
             kept: Vec::new(),
             site_prefix: "SF",
+            loop_tid: false,
             reg_uses: Vec::new(),
             nan_blind: Vec::new(),
         }
@@ -290,6 +295,7 @@ impl<'a> FnEmitter<'a> {
         };
         let c = comp.unwrap_or("x");
         let v = match base {
+            "%tid" if self.loop_tid => format!("TI.{c}"),
             "%tid" => format!("T.ctx->thread_idx.{c}"),
             "%ntid" => format!("T.bdim.{c}"),
             "%ctaid" | "%clusterid" => format!("T.bidx.{c}"),
@@ -666,6 +672,7 @@ impl<'a> FnEmitter<'a> {
         // The probe (`Plan::probe`) is a function of its own (`body_probe`): this one
         // is inlined into its runner (ptx_rt.h `run_loops` says why).
         self.site_prefix = "SL";
+        self.loop_tid = true;
         let mut sites = Vec::new();
         // The carry flag goes through the frame only where some function of the module
         // (the kernel or one it may call) uses it.
@@ -814,11 +821,11 @@ impl<'a> FnEmitter<'a> {
         }
         // Inlined into its runner's loop.
         let mut pro = format!(
-            "static inline __attribute__((always_inline)) uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at) {{\n",
+            "static inline __attribute__((always_inline)) uint32_t KL{}(Thread &T, const uint8_t *P0, FR{k} &S, uint32_t at, const simtwin_dim3_t &TI) {{\n",
             self.fi
         );
         self.frame_locals(&mut pro);
-        pro.push_str("  (void)T; (void)P0;\n");
+        pro.push_str("  (void)T; (void)P0; (void)TI;\n");
         // A resume point a segment starts at is never stepped (the runner runs the
         // segment): its code here is dead unless other code branches into it, and
         // unreachable, the compiler drops it (it was a third of VMAF vif's compile time).
@@ -852,9 +859,13 @@ impl<'a> FnEmitter<'a> {
         for seg in &mut segments {
             seg.regs.sort_unstable();
             seg.regs.dedup();
-            let _ = writeln!(all, "  case {}u:\n    for (uint32_t j = 0; j < nids; ++j) {{\n      FR{k} &S = fr[ids[j]];", seg.from);
+            let _ = writeln!(
+                all,
+                "  case {}u:\n    for (uint32_t j = 0; j < nids; ++j) {{\n      FR{k} &S = fr[ids[j]];\n      const simtwin_dim3_t &TI = idx[ids[j]]; (void)TI;",
+                seg.from
+            );
             if seg.thread {
-                all.push_str("      T.ctx->linear_tid = ids[j];\n      T.ctx->thread_idx = idx[ids[j]];\n");
+                all.push_str("      T.ctx->linear_tid = ids[j];\n");
             }
             for &r in &seg.regs {
                 let _ = writeln!(all, "      {} r{r} = 0;", ctype(f.regs[r].ty));
@@ -895,12 +906,22 @@ impl<'a> FnEmitter<'a> {
             let _ = write!(all, "{p},");
         }
         all.push_str("0};\n");
+        // `LT<fi>[r]`: the code from resume point `r` calls a function, which reads `%tid`
+        // from `ctx` (`Plan::tid_reads`; this code reads `TI`): the runner writes a
+        // stepped thread's index into `ctx` only there (nothing else of the PTX mode
+        // reads it; a fault names the thread by `linear_tid`).
+        let _ = write!(all, "static const uint8_t LT{}[] = {{", self.fi);
+        for &t in &plan.tid_reads {
+            let _ = write!(all, "{},", u8::from(t));
+        }
+        all.push_str("0};\n");
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);
         }
         all.push_str("  default: return simtwin_site_t{nullptr, 0u, 0u};\n  }\n}\n");
         self.out = all;
+        self.loop_tid = false;
         Ok(frame)
     }
 
