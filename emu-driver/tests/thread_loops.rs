@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 43);
+    assert_eq!(l.len(), 44);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -157,6 +157,13 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         for t in 0..out.len() / 16 {
             let x = (t % block) as u32;
             assert_eq!([word(t, 0), word(t, 1), word(t, 2), word(t, 3)], [x, x, 0, x], "{name} thread {t}");
+        }
+    }
+    for (name, _, out) in l.iter().filter(|o| o.0 == "tid_call_plain") {
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        for t in 0..out.len() / 16 {
+            let x = (t % 64) as u32;
+            assert_eq!([word(t, 0), word(t, 1), word(t, 2), word(t, 3)], [x, x, t as u32, (t / 64) as u32], "{name} thread {t}");
         }
     }
     // warp_more's redux.sync.add is its warp's sum of the (odd: +7) inputs; its

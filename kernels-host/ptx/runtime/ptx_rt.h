@@ -1112,8 +1112,10 @@ struct Exit {};
    POLL false: simtwin-ptx proved that no thread of the kernel can wait or spin (`calm`:
    no loop, no recursion, no barrier, collective, fence or clock read), so nothing sets
    range_stop while the range runs and nothing needs preempting; the runner neither
-   checks it nor says it would (`reserved` stays 0). */
-template <bool POLL = true, class F>
+   checks it nor says it would (`reserved` stays 0).
+   The kernel's code reads the thread's index from `TI`; CTX_TID false: it calls no
+   function (which would read `ctx->thread_idx`), so `x` is not written there per thread. */
+template <bool POLL = true, bool CTX_TID = true, class F>
 PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
     const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
     const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
@@ -1132,8 +1134,9 @@ PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint3
         for (; t != stop; ++t) {
             ctx->linear_tid = t;
             if (POLL && t > (uint32_t)(ctx->range_stop - 1u)) return; /* 0 (no limit) wraps */
-            ctx->thread_idx.x = t - row;
-            body();
+            if (CTX_TID) ctx->thread_idx.x = t - row;
+            const simtwin_dim3_t TI = {t - row, y, z};
+            body(TI);
         }
         x = 0;
         if (++y == by) {

@@ -14,7 +14,7 @@ fn unit(ptx: &str) -> String {
 
 /// The emitted body of function `K<fi>` (its definition up to the closing brace).
 fn body(src: &str, fi: usize) -> String {
-    let sig = format!("void K{fi}(Thread &T, const uint8_t *P0) {{");
+    let sig = format!("void K{fi}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {{");
     src.split(&sig).nth(1).unwrap_or_else(|| panic!("no definition of K{fi}:\n{src}")).split("\n}\n").next().unwrap().to_string()
 }
 
@@ -50,8 +50,14 @@ DONE:
 #[test]
 fn a_barrier_free_kernel_is_inlined_into_its_runner_with_block_values_and_parameters_read_directly() {
     let src = unit(AXPY);
-    assert!(src.contains("static inline __attribute__((always_inline)) void K0(Thread &T, const uint8_t *P0) {"), "{src}");
-    assert!(!src.contains("void K0(Thread &T, const uint8_t *P0);"), "an inlined kernel has no declaration elsewhere:\n{src}");
+    assert!(
+        src.contains("static inline __attribute__((always_inline)) void K0(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {"),
+        "{src}"
+    );
+    assert!(
+        !src.contains("void K0(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI);"),
+        "an inlined kernel has no declaration elsewhere:\n{src}"
+    );
     let k = body(&src, 0);
     for want in ["pload<uint64_t>(P0, 0)", "pload<uint64_t>(P0, 8)", "pload<uint32_t>(P0, 16)", "T.bidx.x", "T.bdim.x"] {
         assert!(k.contains(want), "{want}:\n{k}");
@@ -70,7 +76,7 @@ fn a_kernel_whose_address_is_taken_keeps_its_out_of_line_definition() {
     let src = unit(&format!(
         "{AXPY}\n.visible .entry taker(.param .u64 pout)\n{{\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd1, [pout];\n\tmov.u64 %rd2, axpy;\n\tst.global.u64 [%rd1], %rd2;\n\tret;\n}}\n"
     ));
-    assert!(src.contains("void K0(Thread &T, const uint8_t *P0);"), "{src}");
+    assert!(src.contains("void K0(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI);"), "{src}");
     assert!(!src.contains("always_inline)) void K0("), "{src}");
     // The kernel that takes no other's address is inlined as before.
     assert!(src.contains("static inline __attribute__((always_inline)) void K1("), "{src}");

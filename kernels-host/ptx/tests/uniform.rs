@@ -215,12 +215,14 @@ again:
         let r = code.split(&def).nth(1).unwrap_or_else(|| panic!("no runner R{i}")).split("\n}").next().unwrap().to_string();
         (r, t.kernels[i].threads_why.clone())
     };
+    // (The second flag: the kernel calls a function, which reads the thread's index from
+    // `ctx`, so the runner writes it there; the kernel's own code reads `TI`.)
     let (r, why) = runner("straight");
-    assert!(r.contains("for_each_thread<false>("), "{r}");
+    assert!(r.contains("for_each_thread<false, true>("), "{r}");
     assert!(why.contains("none can wait or spin"), "{why}");
-    for name in ["looping", "fencing", "clocked", "recursive"] {
+    for (name, calls) in [("looping", false), ("fencing", false), ("clocked", false), ("recursive", true)] {
         let (r, why) = runner(name);
-        assert!(r.contains("for_each_thread(") && !r.contains("<false>"), "{name}: {r}");
+        assert!(r.contains(&format!("for_each_thread<true, {calls}>(")), "{name}: {r}");
         assert!(!why.contains("none can wait or spin"), "{name}: {why}");
     }
 }

@@ -124,9 +124,9 @@ pub(crate) struct FnEmitter<'a> {
     pub kept: Vec<(&'static str, usize)>,
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
     site_prefix: &'static str,
-    /// Emitting the loop path's code (`body_loops`): `%tid` is the runner's `TI` (the
-    /// thread's index in its table), not `ctx`, which the runner writes only before code
-    /// that calls a function (`Plan::tid_reads`).
+    /// Emitting a kernel's own code (`body`, `body_loops`): `%tid` is the runner's `TI`
+    /// (the thread's index, a local or its table's entry), not `ctx`, which the runners
+    /// write only where the kernel calls a function (`Plan::tid_reads`, `for_each_thread`).
     loop_tid: bool,
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
@@ -535,16 +535,21 @@ impl<'a> FnEmitter<'a> {
 
     pub fn body(&mut self) -> Result<(), Error> {
         let f = self.f;
+        // A kernel reads `%tid` from its runner's `TI` (ptx_rt.h `for_each_thread`); a
+        // function it calls reads it from `ctx`.
+        self.loop_tid = self.is_entry();
         let body = self.walk_body(|e, _, i, body| {
             let stmt = e.instr(i)?;
             push_stmt(body, i, &stmt);
             Ok(())
-        })?;
+        });
+        self.loop_tid = false;
+        let body = body?;
         // Prologue: registers, frame variables, register parameters.
         let mut pro = String::new();
         let sig = if self.is_entry() {
             let inline = if self.inline_entry { "static inline __attribute__((always_inline)) " } else { "" };
-            format!("{inline}void K{}(Thread &T, const uint8_t *P0)", self.fi)
+            format!("{inline}void K{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI)", self.fi)
         } else {
             format!("void F{}(Thread &T, uint8_t *const *P)", self.fi)
         };

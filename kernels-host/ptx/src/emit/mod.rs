@@ -228,7 +228,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.entry {
             if f.decl.body.is_some() && !inlined.contains(&fi) {
-                let _ = writeln!(decls, "void K{fi}(Thread &T, const uint8_t *P0);");
+                let _ = writeln!(decls, "void K{fi}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI);");
             }
         } else if f.decl.body.is_some() {
             let _ = writeln!(decls, "void F{fi}(Thread &T, uint8_t *const *P);");
@@ -334,10 +334,16 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut run = String::new();
         let _ = writeln!(run, "void R{k}{RUN_PARAMS} {{");
         runner_setup(&mut run, k, kl);
-        let body =
-            if exits_in_funcs { format!("try {{ K{fi}(T, P0); }} catch (const ptx::Exit &) {{}}") } else { format!("K{fi}(T, P0);") };
-        let poll = if plans[k].calm { "<false>" } else { "" };
-        let _ = writeln!(run, "  for_each_thread{poll}(ctx, first, n, [&] {{ {body} }});\n}}");
+        let body = if exits_in_funcs {
+            format!("try {{ K{fi}(T, P0, TI); }} catch (const ptx::Exit &) {{}}")
+        } else {
+            format!("K{fi}(T, P0, TI);")
+        };
+        // The thread's index goes into `ctx` too where the kernel calls a function (which
+        // reads it there); the kernel's own code reads `TI`.
+        let calls = f.body.iter().any(|n| matches!(n, crate::resolve::Node::Instr(i) if i.src.op == "call"));
+        let _ =
+            writeln!(run, "  for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI) {{ {body} }});\n}}", !plans[k].calm);
         match body_at.get(&fi) {
             // An inlined kernel's runner goes with its body, wherever the units put it.
             Some(&b) => {
