@@ -44,8 +44,10 @@ typedef struct simtwin_dim3 {
  * library reads it through its thread-local slot (see `ctx_slot`).
  *
  * Range runs: `run` executes threads [first, first + count) of the current block one
- * after another (no fiber each). Before each thread it writes thread_idx / linear_tid
- * into the context it was given (the lane is linear_tid & 31). `range_stop` is a limit
+ * after another (no fiber each). Before each thread it writes linear_tid into the
+ * context it was given (the lane is linear_tid & 31), and thread_idx where the module's
+ * code reads it there (the executor does not: kernels-host's twins always write it,
+ * simtwin-ptx's runners where the kernel calls a function). `range_stop` is a limit
  * the executor sets (0: none): a thread of the range reached a rendezvous, or was
  * preempted, and the executor moved the threads after it onto fibers of their own; the
  * runner starts no thread t >= range_stop. Within version 2 a runner may check it after
