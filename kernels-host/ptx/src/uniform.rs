@@ -94,6 +94,9 @@ pub struct Plan {
     /// literal in every lane (`literal_at`), with those literals: the runner takes them
     /// from a table, and the lanes pass only the value (the operands are not read there).
     pub literal: HashMap<usize, (u32, u32)>,
+    /// Loop path: the shuffle split points whose predicate result nothing reads (the
+    /// runner does not write it: `LOOP_NOPRED`).
+    pub pred_unread: HashSet<usize>,
     /// Loop path, per resume point (0: the start, `k + 1`: after split point `k`): whether
     /// the code a thread runs from there to its next split point calls a function (which
     /// reads `%tid` from `ctx`; the loop path's own code reads the runner's table): the
@@ -125,6 +128,7 @@ impl Plan {
             calm: false,
             elide: HashMap::new(),
             literal: HashMap::new(),
+            pred_unread: HashSet::new(),
             tid_reads: Vec::new(),
         }
     }
@@ -311,6 +315,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             calm,
             elide: HashMap::new(),
             literal: HashMap::new(),
+            pred_unread: HashSet::new(),
             tid_reads: Vec::new(),
         };
     }
@@ -332,7 +337,8 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
     // Where lanes may have exited (`partial`) they stay split points that blocks of whole
     // warps pass through (a lane reading an exited lane gets 0, and each shuffle reports
     // the exit as the fibers' does): the probe tells the runner which blocks.
-    let elide = if order_visible(f) { HashMap::new() } else { elided_shuffles(f, cfg, &syncs) };
+    let read = read_anywhere(f);
+    let elide = if order_visible(f, &read) { HashMap::new() } else { elided_shuffles(f, cfg, &syncs, &read) };
     let probe = if partial { !elide.is_empty() } else { probe };
     if !partial {
         syncs.retain(|n| !elide.contains_key(n));
@@ -348,6 +354,17 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
                 Some((n, (b as u32, c as u32)))
             }
             _ => None,
+        })
+        .collect();
+    let pred_unread = syncs
+        .iter()
+        .copied()
+        .filter(|&n| match &f.body[n] {
+            Node::Instr(i) if i.src.op == "shfl" => match i.args.first() {
+                Some(Op::Pair(_, p)) => matches!(**p, Op::Reg(q) if !read[q]),
+                _ => true,
+            },
+            _ => false,
         })
         .collect();
     let live = liveness(f, cfg, &syncs, &literal);
@@ -372,7 +389,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
     let tid_reads = tid_reads(f, cfg, &syncs);
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal, tid_reads }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal, pred_unread, tid_reads }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -516,7 +533,7 @@ fn uniform_kind(i: &Instr) -> bool {
 // ---- shuffles without an exchange -------------------------------------------------
 
 /// The registers some instruction of `f` reads.
-pub(crate) fn read_anywhere(f: &Func) -> Vec<bool> {
+fn read_anywhere(f: &Func) -> Vec<bool> {
     let mut read = vec![false; f.regs.len()];
     for node in &f.body {
         if let Node::Instr(i) = node {
@@ -533,8 +550,7 @@ pub(crate) fn read_anywhere(f: &Func) -> Vec<bool> {
 /// a call (`printf`, or a function that may hold either). An elided shuffle is a
 /// rendezvous fewer than the fibers have, after which the lanes go on in another order;
 /// only kernels where nothing shows it elide.
-fn order_visible(f: &Func) -> bool {
-    let read = read_anywhere(f);
+fn order_visible(f: &Func, read: &[bool]) -> bool {
     f.body.iter().any(|node| {
         let Node::Instr(i) = node else { return false };
         match i.src.op.as_str() {
@@ -596,9 +612,8 @@ fn literal_at(f: &Func, cfg: &Cfg, lit: &[Option<Option<u64>>], n: usize, a: &Op
 /// a shuffle repeating one earlier in its block with the same operands, none of them nor
 /// the earlier result written between. nvcc's 64-bit warp reductions in VMAF's vif
 /// filters shuffle a zero high word and the high word twice: half their shuffles.
-fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize]) -> HashMap<usize, Elided> {
+fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize], read: &[bool]) -> HashMap<usize, Elided> {
     let mut out = HashMap::new();
-    let read = read_anywhere(f);
     let lit = literal_regs(f);
     for &n in syncs {
         let Node::Instr(i) = &f.body[n] else { continue };

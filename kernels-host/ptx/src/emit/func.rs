@@ -906,20 +906,17 @@ impl<'a> FnEmitter<'a> {
                 pure[seg.from] = 1;
             }
         }
-        let _ = write!(all, "static const uint8_t LP{}[] = {{", self.fi);
-        for p in &pure {
-            let _ = write!(all, "{p},");
-        }
-        all.push_str("0};\n");
+        all.push_str(&super::c_table("uint8_t", &format!("LP{}", self.fi), pure.iter().map(|p| format!("{p},")), "0"));
         // `LT<fi>[r]`: the code from resume point `r` calls a function, which reads `%tid`
         // from `ctx` (`Plan::tid_reads`; this code reads `TI`): the runner writes a
         // stepped thread's index into `ctx` only there (nothing else of the PTX mode
         // reads it; a fault names the thread by `linear_tid`).
-        let _ = write!(all, "static const uint8_t LT{}[] = {{", self.fi);
-        for &t in &plan.tid_reads {
-            let _ = write!(all, "{},", u8::from(t));
-        }
-        all.push_str("0};\n");
+        all.push_str(&super::c_table(
+            "uint8_t",
+            &format!("LT{}", self.fi),
+            plan.tid_reads.iter().map(|&t| format!("{},", u8::from(t))),
+            "0",
+        ));
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
         for (id, s) in sites.iter().enumerate() {
             let _ = writeln!(all, "  case {}u: return {s};", id + 1);

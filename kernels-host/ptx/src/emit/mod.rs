@@ -40,6 +40,16 @@ pub(crate) fn ident(prefix: &str, name: &str) -> String {
     s
 }
 
+/// A runner's table: `static const TY NAME[] = {ITEMS END};` (each item ends in a comma; the
+/// end entry keeps an empty table valid C++).
+pub(crate) fn c_table(ty: &str, name: &str, items: impl Iterator<Item = String>, end: &str) -> String {
+    let mut out = format!("static const {ty} {name}[] = {{");
+    items.for_each(|i| out.push_str(&i));
+    out.push_str(end);
+    out.push_str("};\n");
+    out
+}
+
 /// A C string literal of `s`.
 pub(crate) fn c_str(s: &str) -> String {
     let mut o = String::from("\"");
@@ -361,7 +371,6 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             // nothing reads; with warp collectives, a block that is not
             // whole warps runs on fibers (its last warp's collectives name lanes that do
             // not exist: the fiber path reports that).
-            let read = crate::uniform::read_anywhere(f);
             let kinds: Vec<u8> = plans[k]
                 .syncs
                 .iter()
@@ -371,11 +380,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                         if plans[k].literal.contains_key(&n) {
                             kind |= func::LOOP_LITERAL;
                         }
-                        let pred_read = match i.args.first() {
-                            Some(Op::Pair(_, p)) => !matches!(**p, Op::Reg(q) if !read[q]),
-                            _ => false,
-                        };
-                        if i.src.op == "shfl" && !pred_read {
+                        if plans[k].pred_unread.contains(&n) {
                             kind |= func::LOOP_NOPRED;
                         }
                         kind
@@ -384,18 +389,13 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 })
                 .collect();
             let coll = kinds.iter().any(|&x| x != 0);
-            let _ = write!(out, "static const uint8_t LK{k}[] = {{");
-            for x in &kinds {
-                let _ = write!(out, "{x},");
-            }
-            out.push_str("0};\n");
+            out.push_str(&c_table("uint8_t", &format!("LK{k}"), kinds.iter().map(|x| format!("{x},")), "0"));
             // The literal shuffles' lane operand and clamp, two words per split point.
-            let _ = write!(out, "static const uint32_t LO{k}[] = {{");
-            for n in &plans[k].syncs {
+            let ops = plans[k].syncs.iter().map(|n| {
                 let (b, c) = plans[k].literal.get(n).copied().unwrap_or((0, 0));
-                let _ = write!(out, "{b}u,{c}u,");
-            }
-            out.push_str("0u};\n");
+                format!("{b}u,{c}u,")
+            });
+            out.push_str(&c_table("uint32_t", &format!("LO{k}"), ops, "0u"));
             let _ = writeln!(out, "void RL{k}{RUN_PARAMS} {{");
             let _ = writeln!(
                 out,
