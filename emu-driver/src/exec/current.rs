@@ -45,6 +45,11 @@ pub(crate) fn note_slot(slot: *mut *mut ThreadCtx) {
     let off = (slot as isize).wrapping_sub(thread_pointer() as isize);
     let usable = off < 0 && off > -STATIC_TLS_SPAN && off % 8 == 0;
     let want = if usable { off } else { UNUSABLE };
+    // Every launch after the first finds the offset it learned: a load, not a locked
+    // compare-exchange per launch.
+    if SLOT_OFFSET.load(Relaxed) == want {
+        return;
+    }
     match SLOT_OFFSET.compare_exchange(UNKNOWN, want, Relaxed, Relaxed) {
         Ok(_) => {}
         Err(seen) if seen == want => {}

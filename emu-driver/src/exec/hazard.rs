@@ -143,6 +143,7 @@ pub(crate) struct HazardLog {
 }
 
 impl HazardLog {
+    #[cfg(test)]
     pub fn new(mode: HazardMode, kernel: impl Into<Arc<str>>) -> Self {
         HazardLog {
             mode,
@@ -158,6 +159,35 @@ impl HazardLog {
     /// A log for no launch (a worker's between launches).
     pub fn idle(mode: HazardMode) -> Self {
         HazardLog { mode, kernel: None, block: [0; 3], pos: 0, track_positions: false, entries: Vec::new(), index: HashMap::new() }
+    }
+
+    /// Makes this (empty) log the one of a launch of `kernel`: a worker keeps its log
+    /// from launch to launch while nothing was reported, and takes a reference to the
+    /// kernel's name only when the kernel changes (a shared count per launch was a
+    /// measurable part of a small launch).
+    pub fn begin(&mut self, mode: HazardMode, kernel: &Arc<str>, track_positions: bool) {
+        if !self.entries.is_empty() {
+            // Left by a launch that did not end through `take` (it unwound).
+            self.entries.clear();
+            self.index.clear();
+        }
+        self.mode = mode;
+        self.block = [0; 3];
+        self.pos = 0;
+        self.track_positions = track_positions;
+        if !self.kernel.as_ref().is_some_and(|k| Arc::ptr_eq(k, kernel)) {
+            self.kernel = Some(kernel.clone());
+        }
+    }
+
+    /// The launch's log, leaving this one ready for the next launch: an empty log
+    /// stays (with its kernel's name), a log with reports is moved out.
+    pub fn take(&mut self) -> HazardLog {
+        if self.entries.is_empty() {
+            HazardLog::idle(self.mode)
+        } else {
+            std::mem::replace(self, HazardLog::idle(self.mode))
+        }
     }
 
     /// Records an occurrence of (kind, key); `detect` builds the report the first time.

@@ -247,8 +247,7 @@ impl Worker {
         self.fibers.set_stack_size(opts.stack_size.max(MIN_STACK_SIZE));
         let created = self.fibers.created;
         self.stats.launches += 1;
-        self.log = HazardLog::new(opts.hazards, kernel.name.clone());
-        self.log.track_positions = several;
+        self.log.begin(opts.hazards, &kernel.name, several);
         self.stop = Stopping::default();
         // SAFETY: the kernel library's ctx_slot returns the address of this OS thread's slot.
         let slot = unsafe { (kernel.ctx_slot)() };
@@ -260,7 +259,7 @@ impl Worker {
             };
             let pos = positions.next().unwrap_or(0);
             positions.failed(pos);
-            return WorkerResult { failure: Some((pos, f)), log: std::mem::replace(&mut self.log, HazardLog::idle(opts.hazards)) };
+            return WorkerResult { failure: Some((pos, f)), log: self.log.take() };
         }
         current::note_slot(slot);
         let c = &mut self.call;
@@ -374,8 +373,7 @@ impl Worker {
         // SAFETY: the slot is valid for this OS thread; clear it so nothing dangles.
         unsafe { *self.call.slot = ptr::null_mut() };
         self.call.run = None;
-        let log = std::mem::replace(&mut self.log, HazardLog::idle(opts.hazards));
-        WorkerResult { failure, log }
+        WorkerResult { failure, log: self.log.take() }
     }
 
     // ---- the runtime entries' safe side ----------------------------------------------

@@ -217,8 +217,12 @@ impl WatchState {
             self.text_hi.store(hi, Relaxed);
             self.text_lo.store(lo, Release);
         }
-        self.epoch.fetch_add(1, SeqCst);
-        if ACTIVE.fetch_add(1, SeqCst) == 0 && PARKED.load(SeqCst) {
+        // Odd: running. Only this worker writes its epoch, so a store does (no
+        // read-modify-write per launch); sequentially consistent with the load of PARKED
+        // after it, against the monitor's store of PARKED and its load of every epoch
+        // before it parks: one of the two sees the other.
+        self.epoch.store(self.epoch.load(Relaxed).wrapping_add(1), SeqCst);
+        if PARKED.load(SeqCst) {
             if let Some(t) = MONITOR.get() {
                 t.unpark();
             }
@@ -227,8 +231,9 @@ impl WatchState {
 
     /// The launch ended.
     pub fn end(&self) {
-        self.epoch.fetch_add(1, SeqCst);
-        ACTIVE.fetch_sub(1, SeqCst);
+        // Even: idle. A monitor that reads the odd value a little longer probes once
+        // more; the probe handler reads the epoch on this thread and ignores it.
+        self.epoch.store(self.epoch.load(Relaxed).wrapping_add(1), Release);
     }
 
     /// A thread finished or started: progress.
@@ -241,17 +246,18 @@ impl WatchState {
     pub fn block_started(&self) {
         self.progress();
         self.waits_on_blocks.store(false, Relaxed);
-        BLOCK_EVENTS.fetch_add(1, Relaxed);
+        count_block_event();
     }
 
     /// A block ended on this worker: progress for every block that waits on others (a
     /// reverse chain unwinds by blocks finishing, none starting).
     pub fn block_finished(&self) {
-        BLOCK_EVENTS.fetch_add(1, Relaxed);
+        count_block_event();
     }
 
     /// The running block spins on blocks that start elsewhere (it asked for them).
     pub fn set_waits_on_blocks(&self) {
+        BLOCK_WAITERS.store(true, Relaxed);
         self.waits_on_blocks.store(true, Relaxed);
     }
 
@@ -295,9 +301,20 @@ impl WatchState {
 /// `seen_at_ns` of a launch that no probe has sampled yet.
 const NOT_STAMPED: u64 = u64::MAX;
 
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-/// Blocks started or finished by any worker of the process.
+/// Blocks started or finished by any worker of the process, counted once some block
+/// has waited on others (`BLOCK_WAITERS`): until then nothing reads the count, and
+/// a shared read-modify-write per block was a fifth of a small block's cost. Events of
+/// other workers in the instant before they see the flag go uncounted: the waiting
+/// block sees progress a few events later, never sooner.
 static BLOCK_EVENTS: AtomicU64 = AtomicU64::new(0);
+static BLOCK_WAITERS: AtomicBool = AtomicBool::new(false);
+
+#[inline]
+fn count_block_event() {
+    if BLOCK_WAITERS.load(Relaxed) {
+        BLOCK_EVENTS.fetch_add(1, Relaxed);
+    }
+}
 static PARKED: AtomicBool = AtomicBool::new(false);
 static MONITOR: OnceLock<Thread> = OnceLock::new();
 
@@ -330,15 +347,19 @@ struct Seen {
 fn monitor_loop() {
     let mut seen: HashMap<usize, Seen> = HashMap::new();
     loop {
-        if ACTIVE.load(SeqCst) == 0 {
+        let states: Vec<Arc<WatchState>> = registry().lock().unwrap_or_else(|e| e.into_inner()).clone();
+        // No launch running anywhere: park until a worker's `begin` wakes the monitor
+        // (the epochs, of every worker registered by then, are read again after PARKED is
+        // set: see `begin`).
+        let none_running = |st: &[Arc<WatchState>]| st.iter().all(|s| s.epoch.load(SeqCst).is_multiple_of(2));
+        if none_running(&states) {
             PARKED.store(true, SeqCst);
-            if ACTIVE.load(SeqCst) == 0 {
+            if none_running(&registry().lock().unwrap_or_else(|e| e.into_inner())) {
                 std::thread::park_timeout(Duration::from_secs(60));
             }
             PARKED.store(false, SeqCst);
             continue;
         }
-        let states: Vec<Arc<WatchState>> = registry().lock().unwrap_or_else(|e| e.into_inner()).clone();
         let running = |s: &&Arc<WatchState>| s.epoch.load(Relaxed) % 2 == 1 && !s.parked.load(Relaxed);
         let tick = states.iter().filter(running).map(|s| tick_of(s)).min().unwrap_or(Duration::from_millis(250));
         std::thread::sleep(tick);
