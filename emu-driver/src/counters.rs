@@ -45,7 +45,9 @@ impl std::ops::DerefMut for Data {
 
 /// The successful launches of one kernel symbol, counted without the counters' lock: a
 /// kernel takes its symbol's tally at module load (`Counters::tally`), a launch adds to
-/// it, and a snapshot folds every tally into `launches` by symbol.
+/// it under the driver's lock (a load and a store per counter: three shared
+/// read-modify-writes were a tenth of a small launch), and a snapshot folds every tally
+/// into `launches` by symbol.
 #[derive(Default)]
 pub struct LaunchTally {
     count: AtomicU64,
@@ -54,11 +56,19 @@ pub struct LaunchTally {
 }
 
 impl LaunchTally {
-    /// One launch of `threads` threads in `blocks` blocks ran.
-    pub fn add(&self, threads: u64, blocks: u64) {
-        self.count.fetch_add(1, Relaxed);
-        self.threads.fetch_add(threads, Relaxed);
-        self.blocks.fetch_add(blocks, Relaxed);
+    /// One launch of `threads` threads in `blocks` blocks ran. The caller holds the
+    /// driver's lock, as every writer of a tally does (launch.rs).
+    pub fn add_locked(&self, threads: u64, blocks: u64) {
+        self.count.store(self.count.load(Relaxed).wrapping_add(1), Relaxed);
+        self.threads.store(self.threads.load(Relaxed).wrapping_add(threads), Relaxed);
+        self.blocks.store(self.blocks.load(Relaxed).wrapping_add(blocks), Relaxed);
+    }
+
+    /// Takes back a launch `add` counted that then failed (under the driver's lock).
+    pub fn retract_locked(&self, threads: u64, blocks: u64) {
+        self.count.store(self.count.load(Relaxed).wrapping_sub(1), Relaxed);
+        self.threads.store(self.threads.load(Relaxed).wrapping_sub(threads), Relaxed);
+        self.blocks.store(self.blocks.load(Relaxed).wrapping_sub(blocks), Relaxed);
     }
 
     fn reset(&self) {
@@ -282,8 +292,8 @@ mod tests {
         let (a, b) = (c.tally("k"), c.tally("k"));
         assert!(Arc::ptr_eq(&a, &b), "one tally per symbol");
         let idle = c.tally("never_launched");
-        a.add(64, 2);
-        b.add(32, 1);
+        a.add_locked(64, 2);
+        b.add_locked(32, 1);
         // The locked path (pass-through) adds to the same symbol's entry.
         c.launch("k", 10, 1);
         c.launch("other", 5, 5);
@@ -292,7 +302,7 @@ mod tests {
         assert_eq!((k.count, k.threads, k.blocks), (3, 106, 4));
         assert_eq!(s.launches["other"].count, 1);
         assert!(!s.launches.contains_key("never_launched"), "{:?}", s.launches.keys());
-        idle.add(1, 1);
+        idle.add_locked(1, 1);
         assert_eq!(c.snapshot(State::Checkpoint).launches["never_launched"].count, 1);
         // A snapshot reads, it does not move counts: the next one is the same.
         assert_eq!(c.snapshot(State::Checkpoint).launches["k"].count, 3);

@@ -32,6 +32,9 @@ pub struct Prepared {
     shared: u32,
     /// The arguments, 8-byte aligned, laid out at the kernel's parameter offsets.
     args: ArgBuf,
+    /// The launch is in its kernel's tally already (`prepare` with `count`): taken back
+    /// if it fails.
+    counted: bool,
 }
 
 // SAFETY: the argument buffer holds plain values (device pointers are addresses); the
@@ -51,8 +54,10 @@ impl Prepared {
 }
 
 /// Validates a launch where the real driver validates it (the call itself answers
-/// configuration errors) and captures its arguments, in one hold of the driver lock.
-pub fn prepare(l: Launch) -> CuResult<Prepared> {
+/// configuration errors) and captures its arguments, in one hold of the driver lock;
+/// `count`: the launch runs right after (not deferred), so it joins its kernel's tally
+/// under this hold (every tally is written under the driver's lock).
+pub fn prepare(l: Launch, count: bool) -> CuResult<Prepared> {
     let d = driver()?;
     // A named stream carries the context (cuLaunchKernel on a stream succeeds with
     // none current, measured on an H200).
@@ -130,8 +135,18 @@ pub fn prepare(l: Launch) -> CuResult<Prepared> {
     };
     let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
     count_zero_copy(&d, k, &args);
+    if count {
+        let (threads, blocks) = totals(l.grid, l.block);
+        k.tally.add_locked(threads, blocks);
+    }
     drop(d);
-    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args })
+    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args, counted: count })
+}
+
+/// Threads and blocks of a launch.
+fn totals(grid: [u32; 3], block: [u32; 3]) -> (u64, u64) {
+    let blocks = grid.iter().map(|&v| v as u64).product::<u64>();
+    (block.iter().map(|&v| v as u64).product::<u64>() * blocks, blocks)
 }
 
 /// The device limits a launch is validated against, read once from the profile's
@@ -257,12 +272,11 @@ pub fn run(mut p: Prepared) -> CuResult {
         many = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
         &many
     };
-    let kref = exec::KernelRef { name: k.name.clone(), run: k.run, ctx_slot: p.func.module.ctx_slot };
     let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize, smem_prefix: k.smem_prefix as usize };
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
         let _window = crate::arena::window();
-        exec::launch(&kref, &cfg, ptrs, &p.opts)
+        exec::launch(&k.exec, &cfg, ptrs, &p.opts)
     };
     let (l, ctx) = (&p, p.ctx);
     if crate::trace::enabled() {
@@ -289,9 +303,12 @@ pub fn run(mut p: Prepared) -> CuResult {
     }
     match outcome.result {
         Ok(()) => {
-            let threads = l.block.iter().map(|&v| v as u64).product::<u64>();
-            let blocks = l.grid.iter().map(|&v| v as u64).product::<u64>();
-            k.tally.add(threads * blocks, blocks);
+            if !p.counted {
+                let (threads, blocks) = totals(l.grid, l.block);
+                if let Ok(_held) = driver() {
+                    k.tally.add_locked(threads, blocks);
+                }
+            }
             Ok(())
         }
         Err(failure) => {
@@ -302,6 +319,10 @@ pub fn run(mut p: Prepared) -> CuResult {
             // error reaches the program at the next call of the context, and stays.
             if let Ok(mut d) = driver() {
                 d.set_sticky(ctx, failure.code);
+                if p.counted {
+                    let (threads, blocks) = totals(l.grid, l.block);
+                    k.tally.retract_locked(threads, blocks);
+                }
             }
             Ok(())
         }

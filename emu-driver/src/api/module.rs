@@ -274,8 +274,9 @@ pub struct Shape {
 /// to its stream (run at once, or when forced with EMU_CUDA_ASYNC=deferred).
 fn submit_launch(l: Launch, name: &str) -> CuResult {
     let stream = l.stream;
-    let p = launch::prepare(l)?;
-    if !queue::deferred() {
+    let eager = !queue::deferred();
+    let p = launch::prepare(l, eager)?;
+    if eager {
         // Eager: what `queue::submit` would do, without moving the launch into a work item.
         return launch::run(p);
     }

@@ -78,7 +78,6 @@ fn no_binary(msg: String) -> CUresult {
 pub struct Prepared {
     kernels: Vec<Kernel>,
     globals: Vec<(String, String, u64, u64)>,
-    ctx_slot: abi::CtxSlotFn,
     lib: libloading::Library,
     lib_path: PathBuf,
     /// What the counters file records of the module.
@@ -113,7 +112,7 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image, race: bool) -> CuRes
         }
     }
     match bind_parts(desc, &lib_path, &found, &img) {
-        Ok((kernels, globals, ctx_slot)) => {
+        Ok((kernels, globals)) => {
             let m = &found.manifest;
             let mut notes = m.warnings.clone();
             if m.fma_contraction_differs {
@@ -128,7 +127,7 @@ pub fn prepare(kernel_paths: &[PathBuf], img: image::Image, race: bool) -> CuRes
                 notes,
                 ..Default::default()
             };
-            Ok(Prepared { kernels, globals, ctx_slot, lib, lib_path, record })
+            Ok(Prepared { kernels, globals, lib, lib_path, record })
         }
         Err(msg) => {
             forget_instance(&lib_path);
@@ -154,7 +153,7 @@ fn checks_library(found: &Found) -> Result<PathBuf, String> {
     }
 }
 
-type BoundParts = (Vec<Kernel>, Vec<(String, String, u64, u64)>, abi::CtxSlotFn);
+type BoundParts = (Vec<Kernel>, Vec<(String, String, u64, u64)>);
 
 /// Reads the library's descriptor against its manifest and the image.
 fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &image::Image) -> Result<BoundParts, String> {
@@ -202,9 +201,8 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
         }
         kernels.push(Kernel {
             symbol: ik.name.clone(),
-            name: ik.name.as_str().into(),
+            exec: crate::exec::KernelRef { name: ik.name.as_str().into(), run: k.run, ctx_slot: desc.ctx_slot },
             tally: crate::counters::get().tally(&ik.name),
-            run: k.run,
             param_sizes: sizes,
             param_offsets: offsets,
             param_bytes: bytes,
@@ -216,7 +214,7 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
     }
     let globals =
         raw_globals.iter().zip(&m.globals).map(|(g, mg)| (mg.symbol.clone(), mg.name.clone(), g.address as u64, g.size)).collect();
-    Ok((kernels, globals, desc.ctx_slot))
+    Ok((kernels, globals))
 }
 
 /// Enters a prepared module into context `ctx`: its globals join the tracker.
@@ -237,15 +235,7 @@ pub fn insert(d: &mut Driver, ctx: u64, p: Prepared) -> u64 {
     }
     crate::counters::get().module(p.record.clone());
     let id = d.new_id();
-    let module = Module {
-        ctx,
-        kernels: p.kernels,
-        globals,
-        ctx_slot: p.ctx_slot,
-        handles: Mutex::new(HashMap::new()),
-        library_path: p.lib_path,
-        _lib: p.lib,
-    };
+    let module = Module { ctx, kernels: p.kernels, globals, handles: Mutex::new(HashMap::new()), library_path: p.lib_path, _lib: p.lib };
     d.modules.insert(id, Arc::new(module));
     id
 }
@@ -305,12 +295,11 @@ pub(crate) fn open_instance(lib_path: &Path) -> Result<(libloading::Library, *co
 pub(crate) fn prepared(
     kernels: Vec<Kernel>,
     globals: Vec<(String, String, u64, u64)>,
-    ctx_slot: abi::CtxSlotFn,
     lib: libloading::Library,
     lib_path: PathBuf,
     record: simtwin_abi::counters::ModuleRecord,
 ) -> Prepared {
-    Prepared { kernels, globals, ctx_slot, lib, lib_path, record }
+    Prepared { kernels, globals, lib, lib_path, record }
 }
 
 /// Gives back an instance whose module will not be entered.

@@ -6,7 +6,6 @@ pub mod choose;
 pub mod load;
 pub mod ptx;
 
-use crate::abi;
 use crate::image;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -15,12 +14,12 @@ use std::sync::{Arc, Mutex};
 /// What the driver keeps of one kernel entry.
 pub struct Kernel {
     pub symbol: String,
-    /// `symbol`, shared with every launch's executor call and hazard log (made once at
-    /// load: a launch copies no name).
-    pub name: std::sync::Arc<str>,
+    /// What the executor runs: `symbol` as a shared name (for reports), the entry and
+    /// the library's context slot; made once at load, so that a launch passes a
+    /// reference (no count on the shared name per launch).
+    pub exec: crate::exec::KernelRef,
     /// The launch counters of `symbol` (`counters::LaunchTally`), taken at load.
     pub tally: std::sync::Arc<crate::counters::LaunchTally>,
-    pub run: abi::RunFn,
     pub param_sizes: Vec<u32>,
     /// Parameter offsets for the `extra` buffer form: from the image when it says,
     /// otherwise laid out from the host function's sizes and alignments.
@@ -68,7 +67,6 @@ pub struct Module {
     pub ctx: u64,
     pub kernels: Vec<Kernel>,
     pub globals: HashMap<String, (u64, u64)>,
-    pub ctx_slot: abi::CtxSlotFn,
     /// Function handles handed out, by entry name (the same name gives the same handle).
     pub handles: Mutex<HashMap<String, u64>>,
     pub(crate) library_path: PathBuf,

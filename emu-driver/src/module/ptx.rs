@@ -70,9 +70,8 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
             let from_image = img.kernel(&k.name);
             Kernel {
                 symbol: k.name.clone(),
-                name: k.name.as_str().into(),
+                exec: crate::exec::KernelRef { name: k.name.as_str().into(), run: looped.unwrap_or(raw.run), ctx_slot: d.ctx_slot },
                 tally: crate::counters::get().tally(&k.name),
-                run: looped.unwrap_or(raw.run),
                 param_sizes: k.params.iter().map(|p| p.0).collect(),
                 param_offsets: k.params.iter().map(|p| p.1).collect(),
                 param_bytes: k.params.iter().map(|p| p.0 + p.1).max().unwrap_or(0),
@@ -129,8 +128,7 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
         if built.cached { "compiled library from the cache".to_string() } else { format!("compiled in {:.0} ms", built.compile_ms) },
         lib_path.display()
     );
-    let ctx_slot = d.ctx_slot;
-    Ok(prepared(kernels, globals, ctx_slot, lib, lib_path, record))
+    Ok(prepared(kernels, globals, lib, lib_path, record))
 }
 
 /// The loop path's runner of each kernel (simtwin-ptx `uniform`), where the kernel takes
