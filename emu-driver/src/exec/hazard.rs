@@ -181,13 +181,10 @@ impl HazardLog {
     }
 
     /// The launch's log, leaving this one ready for the next launch: an empty log
-    /// stays (with its kernel's name), a log with reports is moved out.
-    pub fn take(&mut self) -> HazardLog {
-        if self.entries.is_empty() {
-            HazardLog::idle(self.mode)
-        } else {
-            std::mem::replace(self, HazardLog::idle(self.mode))
-        }
+    /// stays (with its kernel's name) and None comes back, a log with reports is moved
+    /// out.
+    pub fn take(&mut self) -> Option<HazardLog> {
+        (!self.entries.is_empty()).then(|| std::mem::replace(self, HazardLog::idle(self.mode)))
     }
 
     /// Records an occurrence of (kind, key); `detect` builds the report the first time.
@@ -247,7 +244,7 @@ impl HazardLog {
     /// Merges the logs of several workers of one launch as if one worker had run the
     /// blocks in order: occurrences at positions after `upto` (the first failing block)
     /// are dropped, each report is the one of the earliest position, sorted by it.
-    pub fn merge(logs: Vec<HazardLog>, upto: Option<u64>) -> Vec<Hazard> {
+    pub fn merge(logs: impl IntoIterator<Item = HazardLog>, upto: Option<u64>) -> Vec<Hazard> {
         let limit = upto.unwrap_or(u64::MAX);
         let mut merged: Vec<(u64, usize, Entry)> = Vec::new();
         for log in logs {

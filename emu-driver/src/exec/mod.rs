@@ -109,7 +109,10 @@ pub fn launch(kernel: &KernelRef, cfg: &LaunchConfig, params: &[*mut c_void], op
         (r, positions.into_job())
     });
     match r {
-        Ok((r, None)) => LaunchOutcome { result: r.failure.map_or(Ok(()), |(_, f)| Err(f)), hazards: r.log.into_reports() },
+        Ok((r, None)) => LaunchOutcome {
+            result: r.failure.map_or(Ok(()), |(_, f)| Err(f)),
+            hazards: r.log.map(hazard::HazardLog::into_reports).unwrap_or_default(),
+        },
         // A block only spun and later blocks ran on helpers: merge as several workers.
         Ok((r, Some(job))) => parallel::finish(&job, Some((r, ExecStats::default())), kernel, opts),
         Err(why) => LaunchOutcome::refused(format!("kernel {}: {why}", kernel.name)),

@@ -440,7 +440,7 @@ pub(crate) fn finish(job: &Arc<Job>, mine: Option<(WorkerResult, ExecStats)>, ke
     let _ = with_worker(opts, |w| w.stats.add_work(&helper_stats));
     let first = all.iter().filter_map(|r| r.failure.as_ref()).min_by_key(|(p, _)| *p).cloned();
     let upto = first.as_ref().map(|(p, _)| *p);
-    let hazards = HazardLog::merge(all.into_iter().map(|r| r.log).collect(), upto);
+    let hazards = HazardLog::merge(all.into_iter().filter_map(|r| r.log), upto);
     LaunchOutcome { result: first.map_or(Ok(()), |(_, f)| Err(f)), hazards }
 }
 

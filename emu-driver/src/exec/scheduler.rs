@@ -102,7 +102,8 @@ pub(crate) enum Help {
 /// What one worker brings back from a launch.
 pub(crate) struct WorkerResult {
     pub failure: Option<(u64, LaunchFailure)>,
-    pub log: HazardLog,
+    /// The hazards it saw; None when it saw none.
+    pub log: Option<HazardLog>,
 }
 
 /// An OS thread's executor: its fibers and the state of the launch it runs.
