@@ -285,3 +285,25 @@ fn a_fault_after_a_collective_names_the_same_thread_on_both_paths() {
     let notes = l.counts["modules"][0]["notes"].to_string();
     assert!(notes.contains("threads of warp_fault: loops over threads: 1 warp collective"), "{notes}");
 }
+
+#[test]
+fn a_misaligned_parameter_base_traps_at_the_first_thread_on_both_paths() {
+    // The load's alignment is the same for every thread (its parameter plus 32 t + 2):
+    // the runner's once-per-call check fails, so the checked code runs and thread 0
+    // traps after its own store, as without the check.
+    let (l, f) = (
+        run_cases("misaligned-loops", "auto", "misaligned_cases.txt", None, &[]),
+        run_cases("misaligned-fibers", "off", "misaligned_cases.txt", None, &[]),
+    );
+    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
+    assert_eq!(rl.len(), 1, "{}", l.stderr);
+    assert_eq!((rl[0].1, rf[0].1), (716, 716), "{}\n{}", l.stderr, f.stderr);
+    let who = |s: &str| s.lines().find_map(|l| l.split_once("failed: ").map(|(_, r)| r.split(": ").next().unwrap_or("").to_string()));
+    assert_eq!(
+        who(&l.stderr),
+        Some("CUDA_ERROR_MISALIGNED_ADDRESS (kernel misaligned_base block (0,0,0) thread (0,0,0)".to_string()),
+        "{}",
+        l.stderr
+    );
+    assert_eq!(who(&l.stderr), who(&f.stderr));
+}

@@ -136,14 +136,16 @@ PTX_INLINE void align_check(uint64_t a, uint32_t bytes) {
 template <class T> PTX_INLINE void align_of(uint64_t a) {
     if constexpr (sizeof(T) > 1 && (sizeof(T) & (sizeof(T) - 1)) == 0) align_check(a, sizeof(T));
 }
-template <class T> PTX_INLINE T load(uint64_t a) {
-    align_of<T>(a);
+/* ALIGNED: the runner checked this access's alignment for every thread before running
+   them (simtwin-ptx `align`: a pointer parameter plus a multiple of the size). */
+template <class T, bool ALIGNED = false> PTX_INLINE T load(uint64_t a) {
+    if (!ALIGNED) align_of<T>(a);
     T v;
     memcpy(&v, (const void *)(uintptr_t)a, sizeof v);
     return v;
 }
-template <class T> PTX_INLINE void store(uint64_t a, T v) {
-    align_of<T>(a);
+template <class T, bool ALIGNED = false> PTX_INLINE void store(uint64_t a, T v) {
+    if (!ALIGNED) align_of<T>(a);
     memcpy((void *)(uintptr_t)a, &v, sizeof v);
 }
 /* ld.param of the kernel's own parameter buffer at a fixed aligned offset (simtwin-ptx

@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod align;
 pub mod ast;
 pub mod cfg;
 pub mod contract;

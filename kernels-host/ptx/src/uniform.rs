@@ -454,7 +454,7 @@ fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
 
 /// Every register an instruction may write (destinations of any instruction, whole or
 /// not), for the uniformity of values.
-fn writes(i: &Instr) -> Vec<usize> {
+pub(crate) fn writes(i: &Instr) -> Vec<usize> {
     let mut w = Vec::new();
     if let Some(a) = i.args.first() {
         match i.src.op.as_str() {

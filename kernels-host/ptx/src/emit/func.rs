@@ -112,6 +112,9 @@ pub(crate) struct FnEmitter<'a> {
     pub uses_exit: bool,
     /// An entry always inlined into its runner (a barrier-free kernel, `emit`'s `inlined`).
     pub inline_entry: bool,
+    /// The accesses (by node) whose alignment the runner checks once for all threads
+    /// (`align::proven`; only for an inlined entry's `body`, which then takes `A`).
+    pub aligned: std::collections::BTreeMap<usize, crate::align::Check>,
     pub tmp: usize,
     /// Node being emitted.
     pub node: usize,
@@ -146,6 +149,7 @@ impl<'a> FnEmitter<'a> {
             sfu: Vec::new(),
             uses_exit: false,
             inline_entry: false,
+            aligned: Default::default(),
             tmp: 0,
             node: 0,
             sites: HashMap::new(),
@@ -549,7 +553,9 @@ impl<'a> FnEmitter<'a> {
         let mut pro = String::new();
         let sig = if self.is_entry() {
             let inline = if self.inline_entry { "static inline __attribute__((always_inline)) " } else { "" };
-            format!("{inline}void K{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI)", self.fi)
+            // A: the runner checked the alignment of the `aligned` accesses.
+            let template = if self.aligned.is_empty() { "" } else { "template <bool A> " };
+            format!("{template}{inline}void K{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI)", self.fi)
         } else {
             format!("void F{}(Thread &T, uint8_t *const *P)", self.fi)
         };

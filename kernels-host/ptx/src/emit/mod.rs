@@ -17,7 +17,7 @@ use crate::layout::Layout;
 use crate::resolve::{Module, Node, Op};
 use crate::uniform::{Path, Plan};
 use crate::{Error, GlobalInfo, KernelInfo, Options, Translation};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 /// The C++ identifier of a PTX name: `%`, `$`, `.` and `_` escaped so that distinct PTX
@@ -250,6 +250,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut bodies: Vec<String> = Vec::new();
     // Where an inlined kernel's body is in `bodies` (its runner joins it there).
     let mut body_at: HashMap<usize, usize> = HashMap::new();
+    // An inlined kernel's alignment checks its runner makes once (`align`).
+    let mut checks_of: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.body.is_none() {
             continue;
@@ -257,6 +259,11 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let kernel_layout = layout.kernels.iter().position(|k| k.func == fi);
         let mut e = func::FnEmitter::new(m, fi, kernel_layout.map(|k| &layout.kernels[k]), &fused[fi], opts);
         e.inline_entry = inlined.contains(&fi);
+        if let (true, Some(k)) = (e.inline_entry, kernel_layout) {
+            e.aligned = crate::align::proven(f, &layout.kernels[k].params);
+            let set = e.aligned.values().map(|c| crate::align::Check { offset: c.offset.rem_euclid(c.bytes as i64), ..*c }).collect();
+            checks_of.insert(fi, set);
+        }
         e.body()?;
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
         sfu_by_func[fi] = e.sfu.clone();
@@ -344,16 +351,32 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut run = String::new();
         let _ = writeln!(run, "void R{k}{RUN_PARAMS} {{");
         runner_setup(&mut run, k, kl);
-        let body = if exits_in_funcs {
-            format!("try {{ K{fi}(T, P0, TI); }} catch (const ptx::Exit &) {{}}")
-        } else {
-            format!("K{fi}(T, P0, TI);")
+        let body = |targs: &str| {
+            if exits_in_funcs {
+                format!("try {{ K{fi}{targs}(T, P0, TI); }} catch (const ptx::Exit &) {{}}")
+            } else {
+                format!("K{fi}{targs}(T, P0, TI);")
+            }
         };
         // The thread's index goes into `ctx` too where the kernel calls a function (which
         // reads it there); the kernel's own code reads `TI`.
         let calls = f.body.iter().any(|n| matches!(n, crate::resolve::Node::Instr(i) if i.src.op == "call"));
-        let _ =
-            writeln!(run, "  for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI) {{ {body} }});\n}}", !plans[k].calm);
+        let each = format!("for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI)", !plans[k].calm);
+        match checks_of.get(&fi).filter(|c| !c.is_empty()) {
+            // The alignment of accesses at a pointer parameter plus a multiple of their
+            // size, the same for every thread: checked here, once (`align`).
+            Some(checks) => {
+                let cond: Vec<String> = checks
+                    .iter()
+                    .map(|c| format!("((pload<uint64_t>(P0, {}) + {}ull) & {}u)", c.param_at, c.offset, c.bytes - 1))
+                    .collect();
+                let _ = writeln!(run, "  if (({}) == 0) {each} {{ {} }});", cond.join(" | "), body("<true>"));
+                let _ = writeln!(run, "  else {each} {{ {} }});\n}}", body("<false>"));
+            }
+            None => {
+                let _ = writeln!(run, "  {each} {{ {} }});\n}}", body(""));
+            }
+        }
         match body_at.get(&fi) {
             // An inlined kernel's runner goes with its body, wherever the units put it.
             Some(&b) => {

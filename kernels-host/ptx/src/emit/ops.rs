@@ -513,8 +513,10 @@ impl FnEmitter<'_> {
             }
             return Ok(s);
         }
+        // An access whose alignment the runner checked for every thread (`align`).
+        let (f, skip) = if f == "load" && self.aligned.contains_key(&self.node) { ("load", ", A") } else { (f, "") };
         if n == 1 {
-            let e = format!("{f}<{ct}>({a})");
+            let e = format!("{f}<{ct}{skip}>({a})");
             return self.set(&d, t, &e);
         }
         let Op::Vector(parts) = d else { return Err(self.unsupported("vector load into a non-vector")) };
@@ -525,10 +527,11 @@ impl FnEmitter<'_> {
         // each element needs only its own (checked by the element loads).
         // (Not for kernel parameters: their buffer is laid out by simtwin, not the program.)
         if space != Some(Space::Param) && parts.iter().all(|p| matches!(p, Op::Reg(r) if self.reg_read_elsewhere(*r))) {
-            let _ = write!(s, "align_check({tmp}, {}); ", parts.len() as u32 * t.size());
+            let guard = if skip.is_empty() { "" } else { "if (!A) " };
+            let _ = write!(s, "{guard}align_check({tmp}, {}); ", parts.len() as u32 * t.size());
         }
         for (k, p) in parts.iter().enumerate() {
-            let e = format!("{f}<{ct}>({tmp} + {})", k as u32 * t.size());
+            let e = format!("{f}<{ct}{skip}>({tmp} + {})", k as u32 * t.size());
             s.push_str(&self.set(p, t, &e)?);
             s.push(' ');
         }
@@ -557,23 +560,26 @@ impl FnEmitter<'_> {
         let f = if volatile { "vstore" } else { "store" };
         let ct = ctype(t);
         let src = self.arg(i, 1)?.clone();
+        // An access whose alignment the runner checked for every thread (`align`).
+        let skip = if f == "store" && self.aligned.contains_key(&self.node) { ", A" } else { "" };
         if n == 1 {
             let v = self.val(&src, t)?;
-            return Ok(format!("{f}<{ct}>({a}, {v});"));
+            return Ok(format!("{f}<{ct}{skip}>({a}, {v});"));
         }
         let Op::Vector(parts) = src else { return Err(self.unsupported("vector store of a non-vector")) };
         let tmp = self.fresh();
         let mut s = format!("uint64_t {tmp} = {a}; ");
         // Every lane written: one STG.64/.128, aligned to the whole vector (716 otherwise).
         if space != Some(Space::Param) && !parts.contains(&Op::Sink) {
-            let _ = write!(s, "align_check({tmp}, {}); ", parts.len() as u32 * t.size());
+            let guard = if skip.is_empty() { "" } else { "if (!A) " };
+            let _ = write!(s, "{guard}align_check({tmp}, {}); ", parts.len() as u32 * t.size());
         }
         for (k, p) in parts.iter().enumerate() {
             if *p == Op::Sink {
                 continue;
             }
             let v = self.val(p, t)?;
-            let _ = write!(s, "{f}<{ct}>({tmp} + {}, {v}); ", k as u32 * t.size());
+            let _ = write!(s, "{f}<{ct}{skip}>({tmp} + {}, {v}); ", k as u32 * t.size());
         }
         Ok(s)
     }

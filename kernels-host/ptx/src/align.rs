@@ -1,0 +1,183 @@
+//! Alignment facts: which global loads and stores of a kernel address one of the
+//! kernel's pointer parameters plus a multiple of their size (`p + i * 4` for a float,
+//! the shape of nearly every coalesced access). Such an access is aligned for every
+//! thread or for none, so its check (a misaligned access traps with 716, as on the
+//! device) can be made once per runner call, before the threads, instead of at every
+//! access: a branch to a trap in the thread loop keeps the compiler from its best code
+//! (every address kept whole in a register for the trap's message), at about a third of
+//! a barrier-free kernel's time. The runner checks every such base and runs the threads'
+//! code without those checks only where all hold; otherwise the checked code, which traps
+//! at the first thread that makes the access, as always (emit: `K<fi><true>`).
+//!
+//! Sound by construction, not by pattern: a fact is kept only for registers written once
+//! in the function, by an unguarded instruction that runs before every use (in the code
+//! before the first label or branch, which every path runs first, or earlier in the
+//! same straight-line block), so the value an access sees is the one the fact describes.
+
+use crate::ast::Ty;
+use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
+use std::collections::{BTreeMap, HashMap};
+
+/// An access proven aligned when `(param + offset) % bytes == 0`, with `param` the
+/// 8-byte kernel parameter at byte `param_at` of the parameter buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Check {
+    /// Byte offset of the pointer parameter in the kernel's parameter buffer.
+    pub param_at: u64,
+    /// Added to the parameter's value (the access's constant part).
+    pub offset: i64,
+    /// The access's size: the alignment it needs.
+    pub bytes: u32,
+}
+
+/// What is known of a 64-bit register's value modulo a power of two.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fact {
+    /// The parameter at `at` plus `k` plus a multiple of 2^`z`.
+    Base { at: u64, k: i64, z: u32 },
+    /// A multiple of 2^`z`.
+    Zero { z: u32 },
+}
+
+/// The accesses of entry `f` (by node index) whose alignment one check per runner call
+/// decides. `params`: the kernel's parameters as (bytes, offset in the buffer).
+pub fn proven(f: &Func, params: &[(u64, u64)]) -> BTreeMap<usize, Check> {
+    let mut defs: HashMap<usize, u32> = HashMap::new();
+    for n in &f.body {
+        if let Node::Instr(i) = n {
+            for r in crate::uniform::writes(i) {
+                *defs.entry(r).or_default() += 1;
+            }
+        }
+    }
+    let once = |r: usize| defs.get(&r) == Some(&1) && f.regs.get(r).is_some_and(|g| g.ty.size() == 8);
+    let mut first_block: HashMap<usize, Fact> = HashMap::new();
+    let mut facts: HashMap<usize, Fact> = HashMap::new();
+    let mut in_first = true;
+    let mut out = BTreeMap::new();
+    for (n, node) in f.body.iter().enumerate() {
+        let i = match node {
+            Node::Label(_) => {
+                in_first = false;
+                facts = first_block.clone();
+                continue;
+            }
+            Node::Instr(i) => i,
+        };
+        if let Some(c) = access(i, &facts) {
+            out.insert(n, c);
+        }
+        if let (None, Some(Op::Reg(d))) = (i.guard, i.args.first()) {
+            if once(*d) {
+                if let Some(fact) = define(i, &facts, params) {
+                    facts.insert(*d, fact);
+                    if in_first {
+                        first_block.insert(*d, fact);
+                    }
+                }
+            }
+        }
+        if matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap") {
+            in_first = false;
+            facts = first_block.clone();
+        }
+    }
+    out
+}
+
+/// The check that decides a global load's or store's alignment, when there is one.
+fn access(i: &Instr, facts: &HashMap<usize, Fact>) -> Option<Check> {
+    let at = match i.src.op.as_str() {
+        "ld" => 1,
+        "st" => 0,
+        _ => return None,
+    };
+    if !i.src.mods.iter().any(|m| m == ".global") {
+        return None;
+    }
+    let width = i.src.mods.iter().find_map(|m| m.strip_prefix(".v").and_then(|w| w.parse::<u32>().ok())).unwrap_or(1);
+    let bytes = elem_size(i)? * width;
+    if bytes < 2 || !bytes.is_power_of_two() {
+        return None;
+    }
+    let Some(Op::Addr(AddrBase::Reg(r), off)) = i.args.get(at) else { return None };
+    match facts.get(r)? {
+        Fact::Base { at, k, z } if (1u64 << (*z).min(63)).is_multiple_of(bytes as u64) => {
+            Some(Check { param_at: *at, offset: k.wrapping_add(*off), bytes })
+        }
+        _ => None,
+    }
+}
+
+/// The size of an instruction's type (its last type modifier).
+fn elem_size(i: &Instr) -> Option<u32> {
+    i.src.mods.iter().rev().find_map(|m| Ty::parse(m)).map(|t| t.size())
+}
+
+/// The fact a single-definition instruction establishes for its destination.
+fn define(i: &Instr, facts: &HashMap<usize, Fact>, params: &[(u64, u64)]) -> Option<Fact> {
+    let mods = &i.src.mods;
+    let has = |m: &str| mods.iter().any(|x| x == m);
+    let of = |k: usize| -> Option<Operand> {
+        match i.args.get(k)? {
+            Op::Reg(r) => facts.get(r).map(|f| Operand::Fact(*f)),
+            Op::Int(c) => Some(Operand::Const(*c as i64)),
+            _ => None,
+        }
+    };
+    match i.src.op.as_str() {
+        "ld" if has(".param") && elem_size(i) == Some(8) && !mods.iter().any(|m| m.starts_with(".v")) => {
+            let Some(Op::Addr(AddrBase::Var(VarRef::Param(p)), off)) = i.args.get(1) else { return None };
+            let (size, base) = *params.get(*p)?;
+            let at = base.checked_add_signed(*off)?;
+            (*off >= 0 && (*off as u64).checked_add(8)? <= size && at.is_multiple_of(8)).then_some(Fact::Base { at, k: 0, z: 64 })
+        }
+        "cvta" if has(".to") && has(".global") => fact(of(1)?),
+        "mov" => fact(of(1)?),
+        "mul" if has(".wide") || has(".lo") => {
+            let c = match (of(1), of(2)) {
+                (_, Some(Operand::Const(c))) | (Some(Operand::Const(c)), _) => c,
+                _ => return None,
+            };
+            Some(Fact::Zero { z: zeros(c) })
+        }
+        "shl" => match of(2)? {
+            Operand::Const(c) if (0..64).contains(&c) => Some(Fact::Zero { z: c as u32 }),
+            _ => None,
+        },
+        "add" if !has(".sat") && !has(".cc") => add(of(1)?, of(2)?),
+        _ => None,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Operand {
+    Fact(Fact),
+    Const(i64),
+}
+
+fn fact(o: Operand) -> Option<Fact> {
+    match o {
+        Operand::Fact(f) => Some(f),
+        Operand::Const(c) => Some(Fact::Zero { z: zeros(c) }),
+    }
+}
+
+/// Trailing zero bits of a constant (64 for zero).
+fn zeros(c: i64) -> u32 {
+    c.trailing_zeros()
+}
+
+fn add(a: Operand, b: Operand) -> Option<Fact> {
+    use Fact::*;
+    use Operand as O;
+    match (a, b) {
+        (O::Fact(Base { at, k, z }), O::Fact(Zero { z: y })) | (O::Fact(Zero { z: y }), O::Fact(Base { at, k, z })) => {
+            Some(Base { at, k, z: z.min(y) })
+        }
+        (O::Fact(Base { at, k, z }), O::Const(c)) | (O::Const(c), O::Fact(Base { at, k, z })) => Some(Base { at, k: k.wrapping_add(c), z }),
+        (O::Fact(Zero { z }), O::Fact(Zero { z: y })) => Some(Zero { z: z.min(y) }),
+        (O::Fact(Zero { z }), O::Const(c)) | (O::Const(c), O::Fact(Zero { z })) => Some(Zero { z: z.min(zeros(c)) }),
+        _ => None,
+    }
+}
