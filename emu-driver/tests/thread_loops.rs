@@ -306,4 +306,20 @@ fn a_misaligned_parameter_base_traps_at_the_first_thread_on_both_paths() {
         l.stderr
     );
     assert_eq!(who(&l.stderr), who(&f.stderr));
+    // With a barrier (the loop path): the loop runner's check fails, the block runs on
+    // fibers, and the thread the fibers name traps on both paths.
+    let (l, f) = (
+        run_cases("misaligned-bar-loops", "auto", "misaligned_bar_cases.txt", None, &[]),
+        run_cases("misaligned-bar-fibers", "off", "misaligned_bar_cases.txt", None, &[]),
+    );
+    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
+    assert_eq!((rl.len(), rl[0].1, rf[0].1), (1, 716, 716), "{}\n{}", l.stderr, f.stderr);
+    assert!(
+        who(&l.stderr).is_some_and(|w| w.starts_with("CUDA_ERROR_MISALIGNED_ADDRESS (kernel misaligned_bar block (0,0,0) thread")),
+        "{}",
+        l.stderr
+    );
+    assert_eq!(who(&l.stderr), who(&f.stderr));
+    let notes = l.counts["modules"][0]["notes"].to_string();
+    assert!(notes.contains("threads of misaligned_bar: loops over threads"), "{notes}");
 }

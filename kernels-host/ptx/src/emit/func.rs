@@ -113,8 +113,12 @@ pub(crate) struct FnEmitter<'a> {
     /// An entry always inlined into its runner (a barrier-free kernel, `emit`'s `inlined`).
     pub inline_entry: bool,
     /// The accesses (by node) whose alignment the runner checks once for all threads
-    /// (`align::proven`; only for an inlined entry's `body`, which then takes `A`).
+    /// (`align::proven`): an inlined entry's `body`, which then takes the template
+    /// argument `A`, and a loop-path kernel's `body_loops`, whose runner leaves a block
+    /// whose check fails to the fibers' checked code (`aligned_arg` "true").
     pub aligned: std::collections::BTreeMap<usize, crate::align::Check>,
+    /// What the `aligned` accesses pass for "checked by the runner": `A` or `true`.
+    pub aligned_arg: &'static str,
     pub tmp: usize,
     /// Node being emitted.
     pub node: usize,
@@ -150,6 +154,7 @@ impl<'a> FnEmitter<'a> {
             uses_exit: false,
             inline_entry: false,
             aligned: Default::default(),
+            aligned_arg: "A",
             tmp: 0,
             node: 0,
             sites: HashMap::new(),

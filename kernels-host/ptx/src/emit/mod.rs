@@ -261,8 +261,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         e.inline_entry = inlined.contains(&fi);
         if let (true, Some(k)) = (e.inline_entry, kernel_layout) {
             e.aligned = crate::align::proven(f, &layout.kernels[k].params);
-            let set = e.aligned.values().map(|c| crate::align::Check { offset: c.offset.rem_euclid(c.bytes as i64), ..*c }).collect();
-            checks_of.insert(fi, set);
+            checks_of.insert(fi, check_set(&e.aligned));
         }
         e.body()?;
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
@@ -276,6 +275,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     // declared in every unit; each in the unit of its runner, which inlines it (one
     // call site: a thread's step is no call, its runner's loop state stays in registers).
     let mut loop_bodies = String::new();
+    // A loop-path kernel's alignment checks its runner makes once (`align`).
+    let mut loop_checks: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
         let plan = &plans[k];
         if plan.path != Path::Loops {
@@ -283,6 +284,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         }
         let fi = kl.func;
         let mut e = func::FnEmitter::new(m, fi, Some(kl), &fused[fi], opts);
+        e.aligned = crate::align::proven(&m.funcs[fi], &kl.params);
+        e.aligned_arg = "true";
+        loop_checks.insert(k, check_set(&e.aligned));
         let frame = e.body_loops(k, plan)?;
         decls.push_str(&frame);
         loop_bodies.push_str(&e.out);
@@ -366,11 +370,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             // The alignment of accesses at a pointer parameter plus a multiple of their
             // size, the same for every thread: checked here, once (`align`).
             Some(checks) => {
-                let cond: Vec<String> = checks
-                    .iter()
-                    .map(|c| format!("((pload<uint64_t>(P0, {}) + {}ull) & {}u)", c.param_at, c.offset, c.bytes - 1))
-                    .collect();
-                let _ = writeln!(run, "  if (({}) == 0) {each} {{ {} }});", cond.join(" | "), body("<true>"));
+                let _ = writeln!(run, "  if (({}) == 0) {each} {{ {} }});", check_expr(checks), body("<true>"));
                 let _ = writeln!(run, "  else {each} {{ {} }});\n}}", body("<false>"));
             }
             None => {
@@ -426,6 +426,12 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 if coll { " || all % 32u != 0" } else { "" }
             );
             runner_setup(&mut out, k, kl);
+            if let Some(checks) = loop_checks.get(&k).filter(|c| !c.is_empty()) {
+                // The accesses `align` proved alike in every thread run unchecked here: a
+                // block where one is misaligned runs on fibers, whose code checks each
+                // access (its first thread to make it traps; nothing has run yet).
+                let _ = writeln!(out, "  if (({}) != 0) {{ R{k}(params, ctx, first, n); return; }}", check_expr(checks));
+            }
             if plans[k].probe && plans[k].partial {
                 // Early exits before the first split point: a block where a warp would
                 // lose only some of its lanes takes its elided shuffles as split points.
@@ -620,4 +626,16 @@ fn split_units(head: &str, decls: &str, bodies: Vec<String>, own: String, units:
         }
     }
     parts
+}
+
+/// The distinct alignment checks of `aligned`, each offset reduced modulo its size.
+fn check_set(aligned: &std::collections::BTreeMap<usize, crate::align::Check>) -> BTreeSet<crate::align::Check> {
+    aligned.values().map(|c| crate::align::Check { offset: c.offset.rem_euclid(c.bytes as i64), ..*c }).collect()
+}
+
+/// C: nonzero when any of `checks` fails (the runner's parameter buffer `P0`).
+fn check_expr(checks: &BTreeSet<crate::align::Check>) -> String {
+    let v: Vec<String> =
+        checks.iter().map(|c| format!("((pload<uint64_t>(P0, {}) + {}ull) & {}u)", c.param_at, c.offset, c.bytes - 1)).collect();
+    format!("({})", v.join(" | "))
 }

@@ -514,7 +514,7 @@ impl FnEmitter<'_> {
             return Ok(s);
         }
         // An access whose alignment the runner checked for every thread (`align`).
-        let (f, skip) = if f == "load" && self.aligned.contains_key(&self.node) { ("load", ", A") } else { (f, "") };
+        let skip = if f == "load" && self.aligned.contains_key(&self.node) { format!(", {}", self.aligned_arg) } else { String::new() };
         if n == 1 {
             let e = format!("{f}<{ct}{skip}>({a})");
             return self.set(&d, t, &e);
@@ -527,7 +527,7 @@ impl FnEmitter<'_> {
         // each element needs only its own (checked by the element loads).
         // (Not for kernel parameters: their buffer is laid out by simtwin, not the program.)
         if space != Some(Space::Param) && parts.iter().all(|p| matches!(p, Op::Reg(r) if self.reg_read_elsewhere(*r))) {
-            let guard = if skip.is_empty() { "" } else { "if (!A) " };
+            let guard = if skip.is_empty() { String::new() } else { format!("if (!{}) ", self.aligned_arg) };
             let _ = write!(s, "{guard}align_check({tmp}, {}); ", parts.len() as u32 * t.size());
         }
         for (k, p) in parts.iter().enumerate() {
@@ -561,7 +561,7 @@ impl FnEmitter<'_> {
         let ct = ctype(t);
         let src = self.arg(i, 1)?.clone();
         // An access whose alignment the runner checked for every thread (`align`).
-        let skip = if f == "store" && self.aligned.contains_key(&self.node) { ", A" } else { "" };
+        let skip = if f == "store" && self.aligned.contains_key(&self.node) { format!(", {}", self.aligned_arg) } else { String::new() };
         if n == 1 {
             let v = self.val(&src, t)?;
             return Ok(format!("{f}<{ct}{skip}>({a}, {v});"));
@@ -571,7 +571,7 @@ impl FnEmitter<'_> {
         let mut s = format!("uint64_t {tmp} = {a}; ");
         // Every lane written: one STG.64/.128, aligned to the whole vector (716 otherwise).
         if space != Some(Space::Param) && !parts.contains(&Op::Sink) {
-            let guard = if skip.is_empty() { "" } else { "if (!A) " };
+            let guard = if skip.is_empty() { String::new() } else { format!("if (!{}) ", self.aligned_arg) };
             let _ = write!(s, "{guard}align_check({tmp}, {}); ", parts.len() as u32 * t.size());
         }
         for (k, p) in parts.iter().enumerate() {
