@@ -263,25 +263,28 @@ fn thread_loops_on_reports_kernels_that_keep_fibers_and_a_bad_value_is_refused()
     assert!(bad.stderr.contains("EMU_CUDA_THREAD_LOOPS"), "{}", bad.stderr);
 }
 
+/// A case file whose one launch fails, run with the loop path on and off: each run, its
+/// launch status and what the driver's error names (`CUDA_ERROR_... (kernel K block (..)
+/// thread (..)`).
+fn failing_on_both_paths(tag: &str, cases: &str) -> [(Run, i32, Option<String>); 2] {
+    ["auto", "off"].map(|loops| {
+        let r = run_cases(&format!("{tag}-{loops}"), loops, cases, None, &[]);
+        let rec = records(&r.outputs, 16, true);
+        assert_eq!(rec.len(), 1, "{}", r.stderr);
+        let who = r.stderr.lines().find_map(|l| l.split_once("failed: ").map(|(_, e)| e.split(": ").next().unwrap_or("").to_string()));
+        let status = rec[0].1;
+        (r, status, who)
+    })
+}
+
 #[test]
 fn a_fault_after_a_collective_names_the_same_thread_on_both_paths() {
     // warp_fault faults in lanes 5 and 31 after a shuffle: on fibers the shuffle's last
     // lane goes on first, so thread 31 faults first (a sweep would name thread 5).
-    let (l, f) =
-        (run_cases("fault-loops", "auto", "fault_cases.txt", None, &[]), run_cases("fault-fibers", "off", "fault_cases.txt", None, &[]));
-    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
-    assert_eq!(rl.len(), 1, "{}", l.stderr);
-    assert_eq!((rl[0].1, rf[0].1), (700, 700), "{}\n{}", l.stderr, f.stderr);
-    let who = |s: &str| {
-        s.lines().find_map(|l| l.split_once("failed: ").map(|(_, r)| r.split(": illegal address").next().unwrap_or("").to_string()))
-    };
-    assert_eq!(
-        who(&l.stderr),
-        Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel warp_fault block (0,0,0) thread (31,0,0)".to_string()),
-        "{}",
-        l.stderr
-    );
-    assert_eq!(who(&l.stderr), who(&f.stderr));
+    let [(l, sl, wl), (f, sf, wf)] = failing_on_both_paths("fault", "fault_cases.txt");
+    assert_eq!((sl, sf), (700, 700), "{}\n{}", l.stderr, f.stderr);
+    assert_eq!(wl, Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel warp_fault block (0,0,0) thread (31,0,0)".to_string()), "{}", l.stderr);
+    assert_eq!(wl, wf);
     let notes = l.counts["modules"][0]["notes"].to_string();
     assert!(notes.contains("threads of warp_fault: loops over threads: 1 warp collective"), "{notes}");
 }
@@ -291,35 +294,20 @@ fn a_misaligned_parameter_base_traps_at_the_first_thread_on_both_paths() {
     // The load's alignment is the same for every thread (its parameter plus 32 t + 2):
     // the runner's once-per-call check fails, so the checked code runs and thread 0
     // traps after its own store, as without the check.
-    let (l, f) = (
-        run_cases("misaligned-loops", "auto", "misaligned_cases.txt", None, &[]),
-        run_cases("misaligned-fibers", "off", "misaligned_cases.txt", None, &[]),
-    );
-    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
-    assert_eq!(rl.len(), 1, "{}", l.stderr);
-    assert_eq!((rl[0].1, rf[0].1), (716, 716), "{}\n{}", l.stderr, f.stderr);
-    let who = |s: &str| s.lines().find_map(|l| l.split_once("failed: ").map(|(_, r)| r.split(": ").next().unwrap_or("").to_string()));
-    assert_eq!(
-        who(&l.stderr),
-        Some("CUDA_ERROR_MISALIGNED_ADDRESS (kernel misaligned_base block (0,0,0) thread (0,0,0)".to_string()),
-        "{}",
-        l.stderr
-    );
-    assert_eq!(who(&l.stderr), who(&f.stderr));
+    let [(l, sl, wl), (f, sf, wf)] = failing_on_both_paths("misaligned", "misaligned_cases.txt");
+    assert_eq!((sl, sf), (716, 716), "{}\n{}", l.stderr, f.stderr);
+    assert_eq!(wl, Some("CUDA_ERROR_MISALIGNED_ADDRESS (kernel misaligned_base block (0,0,0) thread (0,0,0)".to_string()), "{}", l.stderr);
+    assert_eq!(wl, wf);
     // With a barrier (the loop path): the loop runner's check fails, the block runs on
     // fibers, and the thread the fibers name traps on both paths.
-    let (l, f) = (
-        run_cases("misaligned-bar-loops", "auto", "misaligned_bar_cases.txt", None, &[]),
-        run_cases("misaligned-bar-fibers", "off", "misaligned_bar_cases.txt", None, &[]),
-    );
-    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
-    assert_eq!((rl.len(), rl[0].1, rf[0].1), (1, 716, 716), "{}\n{}", l.stderr, f.stderr);
+    let [(l, sl, wl), (f, sf, wf)] = failing_on_both_paths("misaligned-bar", "misaligned_bar_cases.txt");
+    assert_eq!((sl, sf), (716, 716), "{}\n{}", l.stderr, f.stderr);
     assert!(
-        who(&l.stderr).is_some_and(|w| w.starts_with("CUDA_ERROR_MISALIGNED_ADDRESS (kernel misaligned_bar block (0,0,0) thread")),
+        wl.as_ref().is_some_and(|w| w.starts_with("CUDA_ERROR_MISALIGNED_ADDRESS (kernel misaligned_bar block (0,0,0) thread")),
         "{}",
         l.stderr
     );
-    assert_eq!(who(&l.stderr), who(&f.stderr));
+    assert_eq!(wl, wf);
     let notes = l.counts["modules"][0]["notes"].to_string();
     assert!(notes.contains("threads of misaligned_bar: loops over threads"), "{notes}");
 }

@@ -16,7 +16,7 @@
 
 use crate::ast::Ty;
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An access proven aligned when `(param + offset) % bytes == 0`, with `param` the
 /// 8-byte kernel parameter at byte `param_at` of the parameter buffer.
@@ -28,6 +28,12 @@ pub struct Check {
     pub offset: i64,
     /// The access's size: the alignment it needs.
     pub bytes: u32,
+}
+
+/// The distinct checks of `proven`'s accesses, each offset reduced modulo its size:
+/// what a runner tests before its threads.
+pub fn runner_checks(proven: &BTreeMap<usize, Check>) -> BTreeSet<Check> {
+    proven.values().map(|c| Check { offset: c.offset.rem_euclid(c.bytes as i64), ..*c }).collect()
 }
 
 /// What is known of a 64-bit register's value modulo a power of two.
@@ -92,11 +98,10 @@ fn access(i: &Instr, facts: &HashMap<usize, Fact>) -> Option<Check> {
         "st" => 0,
         _ => return None,
     };
-    if !i.src.mods.iter().any(|m| m == ".global") {
+    if !i.src.has(".global") {
         return None;
     }
-    let width = i.src.mods.iter().find_map(|m| m.strip_prefix(".v").and_then(|w| w.parse::<u32>().ok())).unwrap_or(1);
-    let bytes = elem_size(i)? * width;
+    let bytes = i.src.last_ty()?.size() * i.src.vec_width();
     if bytes < 2 || !bytes.is_power_of_two() {
         return None;
     }
@@ -109,15 +114,9 @@ fn access(i: &Instr, facts: &HashMap<usize, Fact>) -> Option<Check> {
     }
 }
 
-/// The size of an instruction's type (its last type modifier).
-fn elem_size(i: &Instr) -> Option<u32> {
-    i.src.mods.iter().rev().find_map(|m| Ty::parse(m)).map(|t| t.size())
-}
-
 /// The fact a single-definition instruction establishes for its destination.
 fn define(i: &Instr, facts: &HashMap<usize, Fact>, params: &[(u64, u64)]) -> Option<Fact> {
-    let mods = &i.src.mods;
-    let has = |m: &str| mods.iter().any(|x| x == m);
+    let has = |m: &str| i.src.has(m);
     let of = |k: usize| -> Option<Operand> {
         match i.args.get(k)? {
             Op::Reg(r) => facts.get(r).map(|f| Operand::Fact(*f)),
@@ -126,7 +125,7 @@ fn define(i: &Instr, facts: &HashMap<usize, Fact>, params: &[(u64, u64)]) -> Opt
         }
     };
     match i.src.op.as_str() {
-        "ld" if has(".param") && elem_size(i) == Some(8) && !mods.iter().any(|m| m.starts_with(".v")) => {
+        "ld" if has(".param") && i.src.last_ty().map(Ty::size) == Some(8) && i.src.vec_width() == 1 => {
             let Some(Op::Addr(AddrBase::Var(VarRef::Param(p)), off)) = i.args.get(1) else { return None };
             let (size, base) = *params.get(*p)?;
             let at = base.checked_add_signed(*off)?;

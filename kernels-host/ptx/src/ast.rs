@@ -330,6 +330,18 @@ impl Instr {
     pub fn has(&self, m: &str) -> bool {
         self.mods.iter().any(|x| x == m)
     }
+    /// The vector width modifier (`.v2`/`.v4`/`.v8`), 1 if none.
+    pub fn vec_width(&self) -> u32 {
+        self.mods
+            .iter()
+            .find_map(|m| match m.as_str() {
+                ".v2" => Some(2),
+                ".v4" => Some(4),
+                ".v8" => Some(8),
+                _ => None,
+            })
+            .unwrap_or(1)
+    }
     /// The last modifier that names a type, if any.
     pub fn last_ty(&self) -> Option<Ty> {
         self.mods.iter().rev().find_map(|m| Ty::parse(m))

@@ -261,7 +261,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         e.inline_entry = inlined.contains(&fi);
         if let (true, Some(k)) = (e.inline_entry, kernel_layout) {
             e.aligned = crate::align::proven(f, &layout.kernels[k].params);
-            checks_of.insert(fi, check_set(&e.aligned));
+            checks_of.insert(fi, crate::align::runner_checks(&e.aligned));
         }
         e.body()?;
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
@@ -286,7 +286,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut e = func::FnEmitter::new(m, fi, Some(kl), &fused[fi], opts);
         e.aligned = crate::align::proven(&m.funcs[fi], &kl.params);
         e.aligned_arg = "true";
-        loop_checks.insert(k, check_set(&e.aligned));
+        loop_checks.insert(k, crate::align::runner_checks(&e.aligned));
         let frame = e.body_loops(k, plan)?;
         decls.push_str(&frame);
         loop_bodies.push_str(&e.out);
@@ -626,11 +626,6 @@ fn split_units(head: &str, decls: &str, bodies: Vec<String>, own: String, units:
         }
     }
     parts
-}
-
-/// The distinct alignment checks of `aligned`, each offset reduced modulo its size.
-fn check_set(aligned: &std::collections::BTreeMap<usize, crate::align::Check>) -> BTreeSet<crate::align::Check> {
-    aligned.values().map(|c| crate::align::Check { offset: c.offset.rem_euclid(c.bytes as i64), ..*c }).collect()
 }
 
 /// C: nonzero when any of `checks` fails (the runner's parameter buffer `P0`).

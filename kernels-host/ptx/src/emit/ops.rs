@@ -44,18 +44,6 @@ fn space_of(mods: &[String]) -> Option<Space> {
     })
 }
 
-/// Vector width modifier (.v2/.v4/.v8), 1 if none.
-fn vec_width(mods: &[String]) -> usize {
-    mods.iter()
-        .find_map(|m| match m.as_str() {
-            ".v2" => Some(2),
-            ".v4" => Some(4),
-            ".v8" => Some(8),
-            _ => None,
-        })
-        .unwrap_or(1)
-}
-
 const CMP: &[(&str, &str)] = &[
     (".eq", "EQ"),
     (".ne", "NE"),
@@ -492,7 +480,7 @@ impl FnEmitter<'_> {
     fn load(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
         let space = space_of(&i.src.mods);
-        let n = vec_width(&i.src.mods);
+        let n = i.src.vec_width() as usize;
         let a = self.addr(self.arg(i, 1)?, space)?;
         let volatile = i.src.has(".volatile") || i.src.has(".relaxed") || i.src.has(".acquire");
         let f = if volatile && space != Some(Space::Param) { "vload" } else { "load" };
@@ -554,7 +542,7 @@ impl FnEmitter<'_> {
     fn store(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
         let space = space_of(&i.src.mods);
-        let n = vec_width(&i.src.mods);
+        let n = i.src.vec_width() as usize;
         let a = self.addr(self.arg(i, 0)?, space)?;
         let volatile = i.src.has(".volatile") || i.src.has(".relaxed") || i.src.has(".release");
         let f = if volatile { "vstore" } else { "store" };
@@ -1097,7 +1085,7 @@ impl FnEmitter<'_> {
         let t = self.ty(i)?;
         let space = space_of(&i.src.mods);
         let shared = space == Some(Space::Shared);
-        if vec_width(&i.src.mods) > 1 {
+        if i.src.vec_width() > 1 {
             return Err(self.unsupported("vector atomics"));
         }
         let opc = [
