@@ -39,6 +39,10 @@ pub struct Dim3 {
     pub z: u32,
 }
 
+/// [`ThreadCtx::lanes`] from the executor: run one thread at a time (abi.h
+/// `SIMTWIN_LANES_ONE`).
+pub const LANES_ONE: u32 = u32::MAX;
+
 /// The running CUDA thread's context. The executor owns it; the library reads it through
 /// its context slot.
 ///
@@ -52,6 +56,8 @@ pub struct Dim3 {
 /// instructions is interrupted, `linear_tid` then names the last thread the range will
 /// run, and the executor may preempt it (within version 2 a runner may instead return
 /// after any thread once `range_stop` is non-zero; its threads are never preempted).
+/// A runner that runs threads as vector lanes (PTX mode) writes `linear_tid` once per
+/// chunk and the chunk's size in `lanes`.
 #[repr(C)]
 #[derive(Debug)]
 pub struct ThreadCtx {
@@ -74,8 +80,11 @@ pub struct ThreadCtx {
     pub dyn_smem_size: u64,
     /// Set by the executor: 0, or the range starts no thread `>= range_stop`.
     pub range_stop: u32,
-    /// Padding (0); keeps `executor` 8-byte aligned.
-    pub pad: u32,
+    /// 0 from the executor, or [`LANES_ONE`] to ask for one thread at a time (the
+    /// replay of a range after a fault inside a chunk of lanes). A runner running
+    /// threads as vector lanes writes the chunk's size here while `linear_tid` names the
+    /// chunk's first thread, and 0 after.
+    pub lanes: u32,
     /// Opaque to the library.
     pub executor: *mut c_void,
 }

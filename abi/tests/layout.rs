@@ -63,7 +63,7 @@ fn rust_types_match_abi_h() {
             "thread_idx" => thread_idx, "block_idx" => block_idx, "block_dim" => block_dim,
             "grid_dim" => grid_dim, "linear_tid" => linear_tid, "reserved" => reserved,
             "dyn_smem" => dyn_smem, "dyn_smem_size" => dyn_smem_size,
-            "range_stop" => range_stop, "pad" => pad, "executor" => executor
+            "range_stop" => range_stop, "lanes" => lanes, "executor" => executor
         },
         "simtwin_site_t" => Site { "file" => file, "line" => line, "column" => column },
         "simtwin_runtime_t" => Runtime {

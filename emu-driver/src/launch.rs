@@ -121,6 +121,7 @@ pub fn prepare(l: Launch, count: bool) -> CuResult<Prepared> {
         watchdog: c.watchdog,
         checks: crate::exec::Checks { race: c.checks.race, poison: c.checks.poison },
         preempt: c.preempt,
+        lanes: c.thread_loops != crate::config::ThreadLoops::Off,
         resident_blocks: {
             let shape = (threads, static_shared as u64 + l.shared as u64, attrs.map_or(0, |a| a.num_regs));
             match d.resident_memo.get() {

@@ -522,6 +522,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["jit"], "g++ over the emitted C++, cached by content"),
             (&["emit"], "C++ for the host compiler"),
+            (&["lanes"], "barrier-free kernels whose threads run as vector lanes"),
             (&["align"], "accesses aligned alike in every thread, checked once per runner call"),
             (&["uniform"], "per kernel: do all live threads reach every barrier together"),
             (&["contract", "layout"], "ptxas's mul/add fusion; variables, shared windows, parameters"),

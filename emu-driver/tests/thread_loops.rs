@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 44);
+    assert_eq!(l.len(), 46);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -185,6 +185,25 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!(word(t, 1) & !2, 1, "{name} thread {t}: activemask, match.all and its predicate");
         }
     }
+    // lanes_mix (vector lanes with THREAD_LOOPS=auto, one thread at a time with off):
+    // the values the kernel computes from its inputs, not only equal on both paths.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "lanes_mix") {
+        let threads = inp.len() / 32;
+        let at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        for t in 0..threads {
+            let o = &out[t * 16..t * 16 + 16];
+            if t >= threads - 7 {
+                assert!(o.iter().all(|&b| b == 0), "{name} thread {t}: past the bound, nothing stored");
+                continue;
+            }
+            let v = at(inp, t * 32);
+            let f = f32::from_bits(at(inp, t * 32 + 8));
+            let want = (v.wrapping_mul(3) ^ (v >> 5)).wrapping_add((t as u32).wrapping_sub(3));
+            let sum = f + f;
+            let sum = if sum.is_nan() { 0x7fff_ffff } else { sum.to_bits() };
+            assert_eq!((at(o, 0), at(o, 4), u64::from_le_bytes(o[8..16].try_into().unwrap())), (want, sum, t as u64), "{name} thread {t}");
+        }
+    }
     // The module record says which path each kernel took, and why.
     let notes = |r: &Run| {
         r.counts["modules"][0]["notes"]
@@ -211,6 +230,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");
     assert!(nl.contains("threads of shfl_chain_tickets: loops over threads: 7 warp collectives reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of tid_after_bar: loops over threads: 2 barriers reached by every thread together"), "{nl}");
+    assert!(nl.contains("threads of lanes_mix: one after another:") && nl.contains("as vector lanes"), "{nl}");
     assert!(
         nl.contains(
             "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"
@@ -287,6 +307,19 @@ fn a_fault_after_a_collective_names_the_same_thread_on_both_paths() {
     assert_eq!(wl, wf);
     let notes = l.counts["modules"][0]["notes"].to_string();
     assert!(notes.contains("threads of warp_fault: loops over threads: 1 warp collective"), "{notes}");
+}
+
+#[test]
+fn a_fault_inside_a_chunk_of_vector_lanes_names_its_thread() {
+    // The lanes runner names only the chunk (64 threads from thread 64); the executor
+    // replays it one thread at a time, and the fault names thread 13 of block 1, as with
+    // the loop path off (one thread at a time throughout).
+    let [(l, sl, wl), (f, sf, wf)] = failing_on_both_paths("lanes-fault", "lanes_fault_cases.txt");
+    assert_eq!((sl, sf), (700, 700), "{}\n{}", l.stderr, f.stderr);
+    assert_eq!(wl, Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel lanes_fault block (1,0,0) thread (13,0,0)".to_string()), "{}", l.stderr);
+    assert_eq!(wl, wf);
+    let notes = l.counts["modules"][0]["notes"].to_string();
+    assert!(notes.contains("threads of lanes_fault: one after another:") && notes.contains("as vector lanes"), "{notes}");
 }
 
 #[test]

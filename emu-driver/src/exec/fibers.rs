@@ -328,6 +328,7 @@ impl FiberPool {
         c.dyn_smem_size = fields.dyn_smem_size;
         c.range_stop = 0;
         c.reserved = 0;
+        c.lanes = 0;
         c.executor = executor;
         c.linear_tid = first;
     }
@@ -417,7 +418,7 @@ fn new_ctx() -> ThreadCtx {
         dyn_smem: ptr::null_mut(),
         dyn_smem_size: 0,
         range_stop: 0,
-        pad: 0,
+        lanes: 0,
         executor: ptr::null_mut(),
     }
 }

@@ -327,6 +327,7 @@ impl Worker {
             self.log.block = [x, y, z];
             self.log.pos = pos;
             self.block.reset(n);
+            self.block.threads.lanes_one = !opts.lanes;
             if let Some(c) = self.checks.as_deref_mut().filter(|_| opts.checks.any()) {
                 c.begin_block(&mut self.block.threads);
             }
@@ -873,6 +874,9 @@ impl Worker {
         let run = c.run.expect("a launch is running");
         let home = ptr::addr_of_mut!(self.home);
         self.fibers.assign(fi, a, e, run, c.params, &c.fields, me.cast(), home);
+        if self.block.threads.lanes_one {
+            self.fibers.get_mut(fi).ctx.lanes = simtwin_abi::kernel::LANES_ONE;
+        }
         self.stats.ranges_started += 1;
         if let Some(s) = &self.watch {
             s.progress();
@@ -932,6 +936,19 @@ impl Worker {
                     w.stop.failure.take().unwrap_or_else(|| w.hazard_failure())
                 }
             })),
+            Event::Faulted if self.lanes_fault(fi) => {
+                // A fault inside a chunk of vector lanes names no thread: the rest of
+                // the range from the chunk's first thread runs again, one thread at a
+                // time, and faults where that thread's access does (`lanes_fault`).
+                self.fibers.get_mut(fi).end = self.fibers.get(fi).ctx.linear_tid;
+                self.block.threads.lanes_one = true;
+                let stop = self.range_ended(fi);
+                self.fibers.renew(fi);
+                if stop {
+                    return Err(self.stop_with(|w| w.hazard_failure()));
+                }
+                Ok(())
+            }
             Event::Faulted => {
                 let at = self.where_(self.fibers.get(fi).ctx.linear_tid);
                 let f = fault_failure(self.stop.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
@@ -944,6 +961,24 @@ impl Worker {
                 Err(self.stop_with(|_| f))
             }
         }
+    }
+
+    /// Whether fiber `fi` faulted inside a chunk of vector lanes (simtwin-ptx `lanes`:
+    /// `ctx.lanes` holds the chunk's size, `linear_tid` its first thread) in a block not
+    /// yet replayed: then its range from that thread goes back to the pending ranges,
+    /// which run one thread at a time from now on (`ctx.lanes` = `LANES_ONE`). The
+    /// threads the chunk ran before the fault run again: the launch fails either way,
+    /// and a thread's own global accesses give it the same address as before unless an
+    /// earlier thread of the chunk stored into the memory it reads its address from.
+    fn lanes_fault(&mut self, fi: u32) -> bool {
+        let f = self.fibers.get(fi);
+        let (lanes, t) = (f.ctx.lanes, f.ctx.linear_tid);
+        if lanes == 0 || lanes == simtwin_abi::kernel::LANES_ONE || self.block.threads.lanes_one || t < f.cursor || t >= f.end {
+            return false;
+        }
+        self.block.threads.queues.push_pending(t, f.end);
+        self.stats.lanes_replays += 1;
+        true
     }
 
     /// Builds the failure, then abandons the block's fibers.

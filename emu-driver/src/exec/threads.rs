@@ -201,6 +201,9 @@ pub(crate) struct Threads {
     /// block): until then a thread that starts waiting cannot complete anything in its
     /// warp, and `Block::start_waiting` skips looking.
     pub rare_waits: bool,
+    /// A fault inside a chunk of vector lanes is being replayed: ranges run one thread
+    /// at a time (`Worker::lanes_fault`).
+    pub lanes_one: bool,
     pub completed: Completed,
     /// Completed `__syncwarp` groups (warp, lanes) not yet seen by the shared-memory race
     /// detector (`race`); None, and nothing recorded, unless it is on.
@@ -218,6 +221,7 @@ impl Threads {
             queues: Queues::default(),
             stop: false,
             rare_waits: false,
+            lanes_one: false,
             completed: Completed::default(),
             syncwarps: None,
         }
@@ -233,6 +237,7 @@ impl Threads {
         self.queues.push_pending(0, n);
         self.stop = false;
         self.rare_waits = false;
+        self.lanes_one = false;
     }
 
     /// Sets up per-thread state at the block's first runtime call. Returns the number

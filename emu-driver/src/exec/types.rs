@@ -95,6 +95,9 @@ pub struct ExecOptions {
     /// a block whose threads only spin lets up to this many blocks run concurrently
     /// (at most [`MAX_SPIN_HELPERS`] + 1); 1: never.
     pub resident_blocks: u32,
+    /// Whether a PTX-mode runner may run threads as vector lanes (simtwin-ptx `lanes`);
+    /// off with `EMU_CUDA_THREAD_LOOPS=off`, where every range runs one thread at a time.
+    pub lanes: bool,
 }
 
 impl Default for ExecOptions {
@@ -108,6 +111,7 @@ impl Default for ExecOptions {
             checks: Checks::default(),
             preempt: DEFAULT_PREEMPT,
             resident_blocks: 132,
+            lanes: true,
         }
     }
 }
@@ -157,6 +161,8 @@ pub struct ExecStats {
     pub fiber_resumes: u64,
     /// Ranges of threads handed to a fiber (one per block, plus one per interruption).
     pub ranges_started: u64,
+    /// Faults inside a chunk of vector lanes, replayed one thread at a time.
+    pub lanes_replays: u64,
     /// Barrier generations completed.
     pub barriers: u64,
     /// Warp collectives completed.
@@ -187,6 +193,7 @@ impl ExecStats {
         self.fibers_created += d.fibers_created;
         self.fiber_resumes += d.fiber_resumes;
         self.ranges_started += d.ranges_started;
+        self.lanes_replays += d.lanes_replays;
         self.barriers += d.barriers;
         self.warp_collectives += d.warp_collectives;
         self.activemask_groups += d.activemask_groups;
@@ -207,6 +214,7 @@ impl ExecStats {
             fibers_created: self.fibers_created - before.fibers_created,
             fiber_resumes: self.fiber_resumes - before.fiber_resumes,
             ranges_started: self.ranges_started - before.ranges_started,
+            lanes_replays: self.lanes_replays - before.lanes_replays,
             barriers: self.barriers - before.barriers,
             warp_collectives: self.warp_collectives - before.warp_collectives,
             activemask_groups: self.activemask_groups - before.activemask_groups,

@@ -65,9 +65,14 @@ typedef struct simtwin_thread_ctx {
     void *dyn_smem;           /* dynamic shared memory of this block (16-byte aligned) */
     uint64_t dyn_smem_size;   /* bytes, as given at launch */
     volatile uint32_t range_stop; /* 0, or: start no thread >= range_stop */
-    uint32_t pad;             /* 0; keeps `executor` aligned */
+    uint32_t lanes;           /* 0 from the executor; a runner running threads as vector lanes writes the
+                                 chunk's size while linear_tid names its first thread (0 after);
+                                 SIMTWIN_LANES_ONE from the executor: run one thread at a time */
     void *executor;           /* opaque to the kernel library */
 } simtwin_thread_ctx_t;
+
+/* ctx->lanes from the executor: replaying a range after a fault inside a chunk of lanes. */
+#define SIMTWIN_LANES_ONE 0xffffffffu
 
 /*
  * A source location in the user's code: the call site of a barrier, a warp collective or

@@ -1149,6 +1149,60 @@ PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint3
     }
 }
 
+/* The rows of a range: `row(TI, t, xe)` for each run of threads of one row (y, z),
+   TI.x its first thread's x, t its linear index, xe its end's x. Leaves the context's
+   thread_idx.y and .z as for_each_thread does. */
+template <class F>
+PTX_INLINE void for_each_row(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F row) {
+    const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
+    const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
+    uint32_t x = first, y = 0, z = 0;
+    if (__builtin_expect(first >= bx, 0)) x = first % bx, y = (first / bx) % by, z = first / (bx * by);
+    ctx->thread_idx.y = y;
+    ctx->thread_idx.z = z;
+    uint32_t t = first;
+    const uint32_t end = first + n;
+    while (t != end) {
+        const uint32_t left = end - t, cnt = bx - x < left ? bx - x : left;
+        row(simtwin_dim3_t{x, y, z}, t, x + cnt);
+        t += cnt;
+        x = 0;
+        if (++y == by) {
+            y = 0;
+            ctx->thread_idx.z = ++z;
+        }
+        ctx->thread_idx.y = y;
+    }
+}
+
+/* Threads TI.x .. xe of a row (the first is linear index t) as vector lanes: in chunks of
+   LANE_CHUNK, the context naming the chunk's first thread in linear_tid and its size in
+   `lanes` (a fault inside a chunk is replayed one thread at a time by the executor, which
+   then names the thread). The inner loop is the one the compiler vectorises. */
+enum { LANE_CHUNK = 64 };
+template <class F>
+PTX_INLINE void lanes_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, F body) {
+    for (uint32_t x = TI.x; x != xe;) {
+        const uint32_t e = xe - x > LANE_CHUNK ? x + LANE_CHUNK : xe;
+        ctx->linear_tid = t;
+        ctx->lanes = e - x;
+        /* A 64-bit counter: the lanes code's addresses are affine in it (see lanes.rs). */
+        for (uint64_t i = x; i < e; ++i) body(simtwin_dim3_t{(uint32_t)i, TI.y, TI.z}, i);
+        t += e - x;
+        x = e;
+    }
+    ctx->lanes = 0;
+}
+
+/* Threads TI.x .. xe of a row one at a time, each named in linear_tid. */
+template <class F>
+PTX_INLINE void plain_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, F body) {
+    for (uint32_t x = TI.x; x != xe; ++x, ++t) {
+        ctx->linear_tid = t;
+        body(simtwin_dim3_t{x, TI.y, TI.z});
+    }
+}
+
 /* isspacep.local: within this thread's fiber stack (the frames of the translated
    functions hold .local memory); the stack is at most EMU_CUDA_STACK's 64 MiB. */
 __attribute__((noinline)) static bool is_local(uint64_t a) {

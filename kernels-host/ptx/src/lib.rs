@@ -31,6 +31,7 @@ pub mod cfg;
 pub mod contract;
 pub mod emit;
 pub mod jit;
+pub mod lanes;
 pub mod layout;
 pub mod lex;
 pub mod link;
@@ -42,7 +43,7 @@ pub mod uniform;
 use std::fmt;
 
 /// Version of the translator: part of every cache key (bump on any change of output).
-pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.3");
+pub const TRANSLATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+ptx.4");
 
 /// A translation failure.
 #[derive(Clone, Debug, PartialEq, Eq)]

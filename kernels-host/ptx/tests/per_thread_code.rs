@@ -14,8 +14,16 @@ fn unit(ptx: &str) -> String {
 
 /// The emitted body of function `K<fi>` (its definition up to the closing brace).
 fn body(src: &str, fi: usize) -> String {
-    let sig = format!("void K{fi}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {{");
-    src.split(&sig).nth(1).unwrap_or_else(|| panic!("no definition of K{fi}:\n{src}")).split("\n}\n").next().unwrap().to_string()
+    // (A kernel with a lanes instantiation takes the lanes' counter too: `lanes`.)
+    let sig = format!("void K{fi}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI");
+    src.split(&sig)
+        .nth(1)
+        .map(|rest| rest.split_once(") {\n").map_or(rest, |(_, b)| b))
+        .unwrap_or_else(|| panic!("no definition of K{fi}:\n{src}"))
+        .split("\n}\n")
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 const AXPY: &str = r#"
@@ -51,7 +59,7 @@ DONE:
 fn a_barrier_free_kernel_is_inlined_into_its_runner_with_block_values_and_parameters_read_directly() {
     let src = unit(AXPY);
     assert!(
-        src.contains("static inline __attribute__((always_inline)) void K0(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {"),
+        src.contains("static inline __attribute__((always_inline)) void K0(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI"),
         "{src}"
     );
     assert!(

@@ -119,6 +119,10 @@ pub(crate) struct FnEmitter<'a> {
     pub aligned: std::collections::BTreeMap<usize, crate::align::Check>,
     /// What the `aligned` accesses pass for "checked by the runner": `A` or `true`.
     pub aligned_arg: &'static str,
+    /// An inlined entry whose threads may run as vector lanes (`lanes::plan`): its
+    /// `body` takes the template argument `W` too, and the plan's statements replace
+    /// their instructions' where it is true.
+    pub lanes: Option<crate::lanes::Plan>,
     pub tmp: usize,
     /// Node being emitted.
     pub node: usize,
@@ -155,6 +159,7 @@ impl<'a> FnEmitter<'a> {
             inline_entry: false,
             aligned: Default::default(),
             aligned_arg: "A",
+            lanes: None,
             tmp: 0,
             node: 0,
             sites: HashMap::new(),
@@ -547,9 +552,12 @@ impl<'a> FnEmitter<'a> {
         // A kernel reads `%tid` from its runner's `TI` (ptx_rt.h `for_each_thread`); a
         // function it calls reads it from `ctx`.
         self.loop_tid = self.is_entry();
-        let body = self.walk_body(|e, _, i, body| {
+        let body = self.walk_body(|e, n, i, body| {
             let stmt = e.instr(i)?;
-            push_stmt(body, i, &stmt);
+            match e.lanes.as_ref().and_then(|p| p.stmts.get(&n)) {
+                Some(w) => push_stmt(body, i, &format!("if constexpr (W) {{ {w} }} else {{ {stmt} }}")),
+                None => push_stmt(body, i, &stmt),
+            }
             Ok(())
         });
         self.loop_tid = false;
@@ -559,14 +567,24 @@ impl<'a> FnEmitter<'a> {
         let sig = if self.is_entry() {
             let inline = if self.inline_entry { "static inline __attribute__((always_inline)) " } else { "" };
             // A: the runner checked the alignment of the `aligned` accesses.
-            let template = if self.aligned.is_empty() { "" } else { "template <bool A> " };
-            format!("{template}{inline}void K{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI)", self.fi)
+            // W: the threads run as vector lanes (`lanes`).
+            let template = match (self.aligned.is_empty(), self.lanes.is_some()) {
+                (_, true) => "template <bool A, bool W> ",
+                (false, false) => "template <bool A> ",
+                (true, false) => "",
+            };
+            // TX: a lanes runner's 64-bit loop counter, `%tid.x` (`lanes`).
+            let tx = if self.lanes.is_some() { ", uint64_t TX = 0" } else { "" };
+            format!("{template}{inline}void K{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI{tx})", self.fi)
         } else {
             format!("void F{}(Thread &T, uint8_t *const *P)", self.fi)
         };
         let _ = writeln!(pro, "{sig} {{");
         for (r, reg) in f.regs.iter().enumerate() {
             let _ = writeln!(pro, "  {} r{r} = 0;", ctype(reg.ty));
+        }
+        for r in self.lanes.iter().flat_map(|p| &p.wide) {
+            let _ = writeln!(pro, "  uint64_t w{r} = 0;");
         }
         for (i, v) in f.frame.iter().enumerate() {
             let _ = writeln!(pro, "  alignas({}) uint8_t L{i}[{}];", v.align.max(8), v.size.max(1));

@@ -252,6 +252,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut body_at: HashMap<usize, usize> = HashMap::new();
     // An inlined kernel's alignment checks its runner makes once (`align`).
     let mut checks_of: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
+    // An inlined kernel's row condition for running its threads as vector lanes (`lanes`).
+    let mut lanes_of: HashMap<usize, String> = HashMap::new();
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.body.is_none() {
             continue;
@@ -262,6 +264,12 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         if let (true, Some(k)) = (e.inline_entry, kernel_layout) {
             e.aligned = crate::align::proven(f, &layout.kernels[k].params);
             checks_of.insert(fi, crate::align::runner_checks(&e.aligned));
+            if plans[k].calm && !e.aligned.is_empty() {
+                e.lanes = crate::lanes::plan(f, &layout.kernels[k].params, &e.aligned);
+            }
+            if let Some(p) = &e.lanes {
+                lanes_of.insert(fi, p.check.clone());
+            }
         }
         e.body()?;
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
@@ -353,7 +361,10 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let f = &m.funcs[kl.func];
         let fi = kl.func;
         let mut run = String::new();
-        let _ = writeln!(run, "void R{k}{RUN_PARAMS} {{");
+        // A lanes runner asks for the vectoriser's cost model that versions a loop on
+        // aliasing (-O2's "very cheap" model never does).
+        let attr = if lanes_of.contains_key(&fi) { "__attribute__((optimize(\"vect-cost-model=dynamic\"))) " } else { "" };
+        let _ = writeln!(run, "{attr}void R{k}{RUN_PARAMS} {{");
         runner_setup(&mut run, k, kl);
         let body = |targs: &str| {
             if exits_in_funcs {
@@ -366,14 +377,28 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         // reads it there); the kernel's own code reads `TI`.
         let calls = f.body.iter().any(|n| matches!(n, crate::resolve::Node::Instr(i) if i.src.op == "call"));
         let each = format!("for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI)", !plans[k].calm);
-        match checks_of.get(&fi).filter(|c| !c.is_empty()) {
+        match (checks_of.get(&fi).filter(|c| !c.is_empty()), lanes_of.get(&fi)) {
+            // As below, and the threads of a row run as vector lanes where no affine index
+            // of the row reaches 2^31 (`lanes`), unless the executor asks for one thread
+            // at a time (a fault's replay: `ctx->lanes`).
+            (Some(checks), Some(rows)) => {
+                let each_row = "for_each_row(ctx, first, n, [&](const simtwin_dim3_t &TI, uint32_t t, uint32_t xe)";
+                let _ = writeln!(run, "  if (({}) == 0 && ctx->lanes == 0) {each_row} {{", check_expr(checks));
+                let _ = writeln!(run, "    if ({rows}) lanes_row(ctx, t, TI, xe, [&](const simtwin_dim3_t &TI, uint64_t TX) {{ K{fi}<true, true>(T, P0, TI, TX); }});");
+                let _ = writeln!(
+                    run,
+                    "    else plain_row(ctx, t, TI, xe, [&](const simtwin_dim3_t &TI) {{ K{fi}<true, false>(T, P0, TI); }});\n  }});"
+                );
+                let _ = writeln!(run, "  else if (({}) == 0) {each} {{ {} }});", check_expr(checks), body("<true, false>"));
+                let _ = writeln!(run, "  else {each} {{ {} }});\n}}", body("<false, false>"));
+            }
             // The alignment of accesses at a pointer parameter plus a multiple of their
             // size, the same for every thread: checked here, once (`align`).
-            Some(checks) => {
+            (Some(checks), None) => {
                 let _ = writeln!(run, "  if (({}) == 0) {each} {{ {} }});", check_expr(checks), body("<true>"));
                 let _ = writeln!(run, "  else {each} {{ {} }});\n}}", body("<false>"));
             }
-            None => {
+            (None, _) => {
                 let _ = writeln!(run, "  {each} {{ {} }});\n}}", body(""));
             }
         }
@@ -470,7 +495,10 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             reqntid,
             inexact_sfu: inexact,
             threads: plans[k].path.clone(),
-            threads_why: plans[k].why.clone(),
+            threads_why: match lanes_of.contains_key(&kl.func) {
+                true => format!("{}; as vector lanes (a row's affine indices below 2^31)", plans[k].why),
+                false => plans[k].why.clone(),
+            },
             refused: None,
         });
     }
