@@ -88,7 +88,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 46);
+    assert_eq!(l.len(), 47);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -204,6 +204,17 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!((at(o, 0), at(o, 4), u64::from_le_bytes(o[8..16].try_into().unwrap())), (want, sum, t as u64), "{name} thread {t}");
         }
     }
+    // lanes_2d: rows of a 16x4 block as lanes; slot s holds y = s / W, x = s % W.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "lanes_2d") {
+        let threads = inp.len() / 32;
+        let w = threads / 4;
+        let at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        for s in 0..threads {
+            let o = &out[s * 16..s * 16 + 16];
+            let want = (at(inp, s * 32).wrapping_mul(5).wrapping_add((s / w) as u32), (s % w) as u32, s as u64);
+            assert_eq!((at(o, 0), at(o, 4), u64::from_le_bytes(o[8..16].try_into().unwrap())), want, "{name} slot {s}");
+        }
+    }
     // The module record says which path each kernel took, and why.
     let notes = |r: &Run| {
         r.counts["modules"][0]["notes"]
@@ -230,7 +241,10 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of warp_tickets: loops over threads: 1 barrier and 4 warp collectives"), "{nl}");
     assert!(nl.contains("threads of shfl_chain_tickets: loops over threads: 7 warp collectives reached by every thread together"), "{nl}");
     assert!(nl.contains("threads of tid_after_bar: loops over threads: 2 barriers reached by every thread together"), "{nl}");
-    assert!(nl.contains("threads of lanes_mix: one after another:") && nl.contains("as vector lanes"), "{nl}");
+    for k in ["lanes_mix", "lanes_2d"] {
+        assert!(nl.contains(&format!("threads of {k}: one after another: no barrier or warp collective")), "{nl}");
+    }
+    assert_eq!(nl.matches("as vector lanes").count(), 3, "lanes_mix, lanes_fault, lanes_2d:\n{nl}");
     assert!(
         nl.contains(
             "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"

@@ -14,8 +14,8 @@
 //! otherwise), both are the 32-bit code's values exactly: zero and sign extension agree.
 //!
 //! Only kernels whose code touches nothing but the thread's own index, the block's and
-//! grid's shape, the parameters and global memory at accesses `align` proved aligned
-//! qualify: no calls, atomics, other state spaces, loops, traps or special registers that
+//! grid's shape, the parameters and global memory at accesses `align` proved aligned (or
+//! single bytes) qualify: no calls, atomics, other state spaces, loops, traps or special registers that
 //! read the thread's context (`%laneid` reads `linear_tid`, which a lanes runner writes
 //! once per chunk of threads, not per thread). Their semantics is the plain runner's, in
 //! the same thread order; vectorising is the compiler's business (it versions the loop on
@@ -87,10 +87,14 @@ pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -
         if !allowed(i, n, aligned, &label_at) {
             return None;
         }
-        if let Some(stmt) = widening(i, &forms) {
+        if let Some(stmt) = widening(i, &plan.wide) {
             plan.stmts.insert(n, stmt);
         }
-        if let (true, None, Some(Op::Reg(d))) = (in_first, i.guard, i.args.first()) {
+        // A register written once, from operands whose forms hold wherever it is written
+        // (registers of the first block, written once and unguarded), anywhere: the lanes
+        // code writes it and its 64-bit shadow together (both 0 where it is not written).
+        // Only the first block's unguarded ones are operands of later forms.
+        if let Some(Op::Reg(d)) = i.args.first() {
             if once(*d) {
                 if let Some(form) = define(i, &forms, params) {
                     if let Form::Affine(u, k) = &form {
@@ -99,7 +103,9 @@ pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -
                             .insert(n, format!("w{d} = (uint64_t)(uint32_t)({u}) + {k}ull * TX; r{d} = (decltype(r{d}))(uint32_t)w{d};"));
                         checks.push(format!("(uint64_t)(uint32_t)({u}) + {k}ull * (uint64_t)(xe - 1u) < 0x80000000ull"));
                     }
-                    forms.insert(*d, form);
+                    if in_first && i.guard.is_none() {
+                        forms.insert(*d, form);
+                    }
                 }
             }
         }
@@ -123,20 +129,33 @@ fn defines(node: &Node, r: usize) -> bool {
 /// the thread's context, calls out, synchronises, loops, or touches memory other than the
 /// kernel's parameters and proven-aligned global accesses.
 fn allowed(i: &Instr, n: usize, aligned: &BTreeMap<usize, Check>, label_at: &HashMap<usize, usize>) -> bool {
-    let ordered = [".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".weak", ".nc"];
+    let ordered = [".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".cv"];
     let plain_access = !ordered.iter().any(|m| i.src.has(m));
     let ok = match i.src.op.as_str() {
-        "ld" => plain_access && ((i.src.has(".param") && own_param(i)) || (i.src.has(".global") && aligned.contains_key(&n))),
-        "st" => plain_access && i.src.has(".global") && aligned.contains_key(&n),
+        "ld" => {
+            plain_access
+                && ((i.src.has(".param") && own_param(i)) || (i.src.has(".global") && (aligned.contains_key(&n) || bytes(i) == Some(1))))
+        }
+        "st" => plain_access && i.src.has(".global") && (aligned.contains_key(&n) || bytes(i) == Some(1)),
         "bra" => match i.args.first() {
             Some(Op::Label(l)) => label_at.get(l).is_some_and(|&at| at > n),
             _ => false,
         },
-        "mov" | "add" | "sub" | "mul" | "mad" | "fma" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "cvt" | "cvta" | "setp" | "selp"
-        | "min" | "max" | "abs" | "neg" | "ret" | "exit" => true,
+        // Float division and the special functions are pure functions of their operands;
+        // integer division reports a zero divisor with the thread's name.
+        "div" => i.src.last_ty().is_some_and(|t| matches!(t, Ty::F32 | Ty::F64)),
+        "mov" | "add" | "sub" | "mul" | "mad" | "fma" | "mul24" | "mad24" | "sad" | "shl" | "shr" | "shf" | "and" | "or" | "xor"
+        | "not" | "cnot" | "lop3" | "bfe" | "bfi" | "prmt" | "popc" | "clz" | "brev" | "cvt" | "cvta" | "setp" | "set" | "selp"
+        | "slct" | "min" | "max" | "abs" | "neg" | "copysign" | "testp" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2"
+        | "tanh" | "ret" | "exit" => true,
         _ => false,
     };
     ok && i.args.iter().all(operand_allowed)
+}
+
+/// An access's size (a byte needs no alignment check).
+fn bytes(i: &Instr) -> Option<u32> {
+    Some(i.src.last_ty()?.size() * i.src.vec_width())
 }
 
 fn operand_allowed(o: &Op) -> bool {
@@ -268,11 +287,11 @@ fn special(s: &str) -> Option<Form> {
     }
 }
 
-/// The lanes statement of an instruction that widens an affine register to 64 bits
-/// (`mul.wide` by a literal or a register, `cvt` to a 64-bit integer).
-fn widening(i: &Instr, forms: &HashMap<usize, Form>) -> Option<String> {
+/// The lanes statement of an instruction that widens an affine register (one of `wide`)
+/// to 64 bits (`mul.wide` by a literal or a register, `cvt` to a 64-bit integer).
+fn widening(i: &Instr, wide: &[usize]) -> Option<String> {
     let affine = |k: usize| match i.args.get(k) {
-        Some(Op::Reg(r)) if matches!(forms.get(r), Some(Form::Affine(..))) => Some(*r),
+        Some(Op::Reg(r)) if wide.contains(r) => Some(*r),
         _ => None,
     };
     let Some(Op::Reg(d)) = i.args.first() else { return None };

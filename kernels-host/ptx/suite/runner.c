@@ -307,10 +307,11 @@ int main(int argc, char **argv) {
     int ran = 0, failed = 0;
     for (char *line = strtok(cases, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || !line[0]) continue;
-        char name[128], ins[256], outs[128];
-        unsigned threads, block;
-        if (sscanf(line, "%127s %u %u %255s %127s", name, &threads, &block, ins, outs) < 5 || threads > max_threads ||
-            block == 0 || threads % block) {
+        char name[128], ins[256], outs[128], bs[32];
+        unsigned threads, block, bx, by = 1;
+        /* The block: threads, or BXxBY for a 2-D block (its threads in CUDA's x-fastest order). */
+        if (sscanf(line, "%127s %u %31s %255s %127s", name, &threads, bs, ins, outs) < 5 || sscanf(bs, "%ux%u", &bx, &by) < 1 ||
+            (block = bx * by) == 0 || threads > max_threads || threads % block) {
             fprintf(stderr, "runner: bad case line: %s\n", line);
             return 2;
         }
@@ -333,7 +334,7 @@ int main(int argc, char **argv) {
         if (st == 0) st = p_cuMemsetD8(d_out, 0, (size_t)threads * 16);
         if (st == 0) {
             void *params[] = {&d_in, &d_out, &threads};
-            st = p_cuLaunchKernel(f, threads / block, 1, 1, block, 1, 1, 0, NULL, params, NULL);
+            st = p_cuLaunchKernel(f, threads / block, 1, 1, bx, by, 1, 0, NULL, params, NULL);
         }
         if (st == 0) st = p_cuCtxSynchronize();
         memset(res, 0, (size_t)threads * 16);

@@ -87,3 +87,18 @@ fn a_kernel_without_an_affine_widening_gets_no_lanes() {
     let c = cpp("add.s32 %r5, %r5, 1;\nmul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\nst.global.u32 [%rd4], %r5;");
     assert!(!has_lanes(&c), "{c}");
 }
+
+#[test]
+fn an_index_written_after_the_bounds_check_byte_and_read_only_loads_take_lanes() {
+    // nvcc's 2-D shape: y * w + x written after the branch, from first-block values;
+    // a read-only (.nc) load and byte loads need no alignment check.
+    let c = cpp(
+        "mov.u32 %r6, %tid.y;\nsetp.ge.u32 %p1, %r5, %r1;\n@%p1 bra END;\nmad.lo.s32 %r7, %r6, %r1, %r5;\nmul.wide.s32 %rd3, %r7, 4;\n\
+         add.s64 %rd4, %rd1, %rd3;\nld.global.nc.f32 %f1, [%rd4];\ncvt.s64.s32 %rd6, %r7;\nadd.s64 %rd7, %rd2, %rd6;\nld.global.u8 %r9, [%rd7];\n\
+         cvt.rn.f32.u32 %f2, %r9;\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd4], %f3;\nEND:",
+    );
+    assert!(has_lanes(&c), "{c}");
+    assert!(c.contains("(uint32_t)TI.y"), "the row's y is part of the index's uniform part:\n{c}");
+    // Two widenings of the index written after the branch.
+    assert_eq!(c.matches("if constexpr (W) { r").count(), 2, "{c}");
+}
