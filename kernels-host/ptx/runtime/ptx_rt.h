@@ -1117,61 +1117,61 @@ struct Exit {};
    checks it nor says it would (`reserved` stays 0).
    The kernel's code reads the thread's index from `TI`; CTX_TID false: it calls no
    function (which would read `ctx->thread_idx`), so `x` is not written there per thread. */
-template <bool POLL = true, bool CTX_TID = true, class F>
-PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
-    const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
-    const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
+/* Where a range's walk over the block's rows stands: the block's row length and height,
+   the next thread's (x, y, z). The context's thread_idx.y and .z follow y and z. */
+struct RowWalk {
+    uint32_t bx, by, x, y, z;
+};
+PTX_INLINE RowWalk row_walk(simtwin_thread_ctx_t *ctx, uint32_t first) {
+    RowWalk w{ctx->block_dim.x ? ctx->block_dim.x : 1u, ctx->block_dim.y ? ctx->block_dim.y : 1u, first, 0, 0};
     /* A range that starts in the block's first row (a whole block: the usual call) needs
        no division. */
-    uint32_t x = first, y = 0, z = 0;
-    if (__builtin_expect(first >= bx, 0)) x = first % bx, y = (first / bx) % by, z = first / (bx * by);
-    ctx->thread_idx.y = y;
-    ctx->thread_idx.z = z;
+    if (__builtin_expect(first >= w.bx, 0)) w.x = first % w.bx, w.y = (first / w.bx) % w.by, w.z = first / (w.bx * w.by);
+    ctx->thread_idx.y = w.y;
+    ctx->thread_idx.z = w.z;
+    return w;
+}
+PTX_INLINE void next_row(simtwin_thread_ctx_t *ctx, RowWalk &w) {
+    w.x = 0;
+    if (++w.y == w.by) {
+        w.y = 0;
+        ctx->thread_idx.z = ++w.z;
+    }
+    ctx->thread_idx.y = w.y;
+}
+
+template <bool POLL = true, bool CTX_TID = true, class F>
+PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F body) {
+    RowWalk w = row_walk(ctx, first);
     uint32_t t = first;
     const uint32_t end = first + n;
     if (POLL) ctx->reserved = 1;
     while (t != end) {
-        const uint32_t row = t - x, left = end - t;
-        const uint32_t stop = t + (bx - x < left ? bx - x : left);
+        const uint32_t row = t - w.x, left = end - t;
+        const uint32_t stop = t + (w.bx - w.x < left ? w.bx - w.x : left);
         for (; t != stop; ++t) {
             ctx->linear_tid = t;
             if (POLL && t > (uint32_t)(ctx->range_stop - 1u)) return; /* 0 (no limit) wraps */
             if (CTX_TID) ctx->thread_idx.x = t - row;
-            const simtwin_dim3_t TI = {t - row, y, z};
+            const simtwin_dim3_t TI = {t - row, w.y, w.z};
             body(TI);
         }
-        x = 0;
-        if (++y == by) {
-            y = 0;
-            ctx->thread_idx.z = ++z;
-        }
-        ctx->thread_idx.y = y;
+        next_row(ctx, w);
     }
 }
 
 /* The rows of a range: `row(TI, t, xe)` for each run of threads of one row (y, z),
-   TI.x its first thread's x, t its linear index, xe its end's x. Leaves the context's
-   thread_idx.y and .z as for_each_thread does. */
+   TI.x its first thread's x, t its linear index, xe its end's x. */
 template <class F>
 PTX_INLINE void for_each_row(simtwin_thread_ctx_t *ctx, uint32_t first, uint32_t n, F row) {
-    const uint32_t bx = ctx->block_dim.x ? ctx->block_dim.x : 1;
-    const uint32_t by = ctx->block_dim.y ? ctx->block_dim.y : 1;
-    uint32_t x = first, y = 0, z = 0;
-    if (__builtin_expect(first >= bx, 0)) x = first % bx, y = (first / bx) % by, z = first / (bx * by);
-    ctx->thread_idx.y = y;
-    ctx->thread_idx.z = z;
+    RowWalk w = row_walk(ctx, first);
     uint32_t t = first;
     const uint32_t end = first + n;
     while (t != end) {
-        const uint32_t left = end - t, cnt = bx - x < left ? bx - x : left;
-        row(simtwin_dim3_t{x, y, z}, t, x + cnt);
+        const uint32_t left = end - t, cnt = w.bx - w.x < left ? w.bx - w.x : left;
+        row(simtwin_dim3_t{w.x, w.y, w.z}, t, w.x + cnt);
         t += cnt;
-        x = 0;
-        if (++y == by) {
-            y = 0;
-            ctx->thread_idx.z = ++z;
-        }
-        ctx->thread_idx.y = y;
+        next_row(ctx, w);
     }
 }
 

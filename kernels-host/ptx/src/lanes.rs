@@ -53,10 +53,10 @@ enum Form {
 /// The largest stride kept: a row's values must stay far below 2^64 in 64-bit arithmetic.
 const MAX_STRIDE: u64 = 1 << 16;
 
-/// The lanes plan of entry `f`, or None when the kernel does not qualify. `params`: the
-/// kernel's parameters as (bytes, offset in the buffer); `aligned`: `align`'s proven
-/// accesses (every global access must be one).
-pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -> Option<Plan> {
+/// The lanes plan of entry `f`, or why the kernel does not qualify (for its module's
+/// note). `params`: the kernel's parameters as (bytes, offset in the buffer); `aligned`:
+/// `align`'s proven accesses (every global access must be one, or a single byte).
+pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -> Result<Plan, String> {
     let mut defs: HashMap<usize, u32> = HashMap::new();
     let mut label_at: HashMap<usize, usize> = HashMap::new();
     for (n, node) in f.body.iter().enumerate() {
@@ -85,7 +85,11 @@ pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -
             Node::Instr(i) => i,
         };
         if !allowed(i, n, aligned, &label_at) {
-            return None;
+            let special = i.args.iter().find_map(|o| match o {
+                Op::Special(s) if !operand_allowed(o) => Some(format!(" reads {s}")),
+                _ => None,
+            });
+            return Err(format!("{}{} (PTX line {})", i.src.text(), special.unwrap_or_default(), i.src.line));
         }
         if let Some(stmt) = widening(i, &plan.wide) {
             plan.stmts.insert(n, stmt);
@@ -115,10 +119,10 @@ pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -
     }
     // Worth it only where an address is built from an affine index.
     if !plan.stmts.keys().any(|n| !plan.wide.iter().any(|&r| defines(&f.body[*n], r))) {
-        return None;
+        return Err("no address from an index affine in %tid.x".into());
     }
     plan.check = checks.join(" && ");
-    Some(plan)
+    Ok(plan)
 }
 
 fn defines(node: &Node, r: usize) -> bool {

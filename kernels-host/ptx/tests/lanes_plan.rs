@@ -8,13 +8,22 @@ use simtwin_ptx::{translate, Options};
 /// The translation of kernel `k(a, b, n)` with `body` after `%rd1`/`%rd2` = the global
 /// addresses of `a` and `b` and `%r5` = ctaid.x * ntid.x + tid.x.
 fn cpp(body: &str) -> String {
+    translation(body).units.join("\n")
+}
+
+fn translation(body: &str) -> simtwin_ptx::Translation {
     let src = format!(
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, .param .u64 b, .param .u32 n)\n{{\n\
          .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .f32 %f<8>;\n.reg .b64 %rd<16>;\n\
          ld.param.u64 %rd10, [a];\nld.param.u64 %rd11, [b];\nld.param.u32 %r1, [n];\ncvta.to.global.u64 %rd1, %rd10;\ncvta.to.global.u64 %rd2, %rd11;\n\
          mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\nmad.lo.s32 %r5, %r2, %r3, %r4;\n{body}\nret;\n}}\n"
     );
-    translate(&[&src], &Options { units: 1, ..Options::default() }).expect("translates").units.join("\n")
+    translate(&[&src], &Options { units: 1, ..Options::default() }).expect("translates")
+}
+
+/// Why the kernel's threads take the path they do (its module's note).
+fn why(body: &str) -> String {
+    translation(body).kernels[0].threads_why.clone()
 }
 
 const COPY: &str =
@@ -61,10 +70,14 @@ fn strides_and_signed_widenings_are_kept_exact() {
 
 #[test]
 fn what_reads_the_thread_context_or_leaves_plain_memory_keeps_one_thread_at_a_time() {
-    let off = |extra: &str, why: &str| {
+    let off = |extra: &str, reason: &str| {
         let c = cpp(&format!("{extra}\n{COPY}"));
-        assert!(!has_lanes(&c) && !c.contains("bool W"), "{why}:\n{c}");
+        assert!(!has_lanes(&c) && !c.contains("bool W"), "{reason}:\n{c}");
     };
+    // The note names the instruction that keeps the kernel off.
+    let w = why("mov.u32 %r8, %laneid;\nst.global.u32 [%rd1], %r8;");
+    assert!(w.contains("not as vector lanes: mov.u32 reads %laneid (PTX line"), "{w}");
+    assert!(why(COPY).contains("; as vector lanes (a row's affine indices below 2^31)"), "{}", why(COPY));
     off(
         "mov.u32 %r8, %laneid;\nmul.wide.u32 %rd8, %r8, 4;\nadd.s64 %rd9, %rd2, %rd8;\nst.global.u32 [%rd9], %r8;",
         "%laneid reads linear_tid",
@@ -83,6 +96,7 @@ fn a_kernel_without_an_affine_widening_gets_no_lanes() {
     // Its only global access is at a uniform address: nothing for the vectoriser.
     let c = cpp("st.global.u32 [%rd1], %r1;");
     assert!(!has_lanes(&c), "{c}");
+    assert!(why("st.global.u32 [%rd1], %r1;").ends_with("not as vector lanes: no address from an index affine in %tid.x"));
     // An index written twice is not affine: its widening is the 32-bit code's.
     let c = cpp("add.s32 %r5, %r5, 1;\nmul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\nst.global.u32 [%rd4], %r5;");
     assert!(!has_lanes(&c), "{c}");

@@ -252,8 +252,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut body_at: HashMap<usize, usize> = HashMap::new();
     // An inlined kernel's alignment checks its runner makes once (`align`).
     let mut checks_of: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
-    // An inlined kernel's row condition for running its threads as vector lanes (`lanes`).
-    let mut lanes_of: HashMap<usize, String> = HashMap::new();
+    // An inlined kernel's row condition for running its threads as vector lanes, or why
+    // they do not (`lanes`).
+    let mut lanes_of: HashMap<usize, Result<String, String>> = HashMap::new();
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.body.is_none() {
             continue;
@@ -264,11 +265,19 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         if let (true, Some(k)) = (e.inline_entry, kernel_layout) {
             e.aligned = crate::align::proven(f, &layout.kernels[k].params);
             checks_of.insert(fi, crate::align::runner_checks(&e.aligned));
-            if plans[k].calm && !e.aligned.is_empty() {
-                e.lanes = crate::lanes::plan(f, &layout.kernels[k].params, &e.aligned);
-            }
-            if let Some(p) = &e.lanes {
-                lanes_of.insert(fi, p.check.clone());
+            let lanes = match (plans[k].calm, e.aligned.is_empty()) {
+                (true, false) => crate::lanes::plan(f, &layout.kernels[k].params, &e.aligned),
+                (false, _) => Err("its threads may wait or spin".into()),
+                (true, true) => Err("no global access at a parameter plus a multiple of its size".into()),
+            };
+            match lanes {
+                Ok(p) => {
+                    lanes_of.insert(fi, Ok(p.check.clone()));
+                    e.lanes = Some(p);
+                }
+                Err(why) => {
+                    lanes_of.insert(fi, Err(why));
+                }
             }
         }
         e.body()?;
@@ -363,7 +372,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut run = String::new();
         // A lanes runner asks for the vectoriser's cost model that versions a loop on
         // aliasing (-O2's "very cheap" model never does).
-        let attr = if lanes_of.contains_key(&fi) { "__attribute__((optimize(\"vect-cost-model=dynamic\"))) " } else { "" };
+        let attr = if matches!(lanes_of.get(&fi), Some(Ok(_))) { "__attribute__((optimize(\"vect-cost-model=dynamic\"))) " } else { "" };
         let _ = writeln!(run, "{attr}void R{k}{RUN_PARAMS} {{");
         runner_setup(&mut run, k, kl);
         let body = |targs: &str| {
@@ -377,7 +386,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         // reads it there); the kernel's own code reads `TI`.
         let calls = f.body.iter().any(|n| matches!(n, crate::resolve::Node::Instr(i) if i.src.op == "call"));
         let each = format!("for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI)", !plans[k].calm);
-        match (checks_of.get(&fi).filter(|c| !c.is_empty()), lanes_of.get(&fi)) {
+        match (checks_of.get(&fi).filter(|c| !c.is_empty()), lanes_of.get(&fi).and_then(|l| l.as_ref().ok())) {
             // As below, and the threads of a row run as vector lanes where no affine index
             // of the row reaches 2^31 (`lanes`), unless the executor asks for one thread
             // at a time (a fault's replay: `ctx->lanes`).
@@ -495,9 +504,10 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             reqntid,
             inexact_sfu: inexact,
             threads: plans[k].path.clone(),
-            threads_why: match lanes_of.contains_key(&kl.func) {
-                true => format!("{}; as vector lanes (a row's affine indices below 2^31)", plans[k].why),
-                false => plans[k].why.clone(),
+            threads_why: match lanes_of.get(&kl.func) {
+                Some(Ok(_)) => format!("{}; as vector lanes (a row's affine indices below 2^31)", plans[k].why),
+                Some(Err(why)) => format!("{}; not as vector lanes: {why}", plans[k].why),
+                None => plans[k].why.clone(),
             },
             refused: None,
         });
