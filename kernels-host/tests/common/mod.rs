@@ -250,7 +250,7 @@ pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
         dyn_smem: smem.as_mut_ptr() as *mut c_void,
         dyn_smem_size: smem.len() as u64,
         range_stop: 0,
-        pad: 0,
+        lanes: 0,
         executor: std::ptr::null_mut(),
     }
 }
