@@ -649,7 +649,11 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         _ => 0.0,
     };
     let (k, m) = level_of_detail(lod, desc, n_levels);
-    let m = if req.op == tex::GRAD && dims == 2 && desc.max_anisotropy >= 2 { aniso_blend(m, desc.max_anisotropy) } else { m };
+    let m = if req.op == tex::GRAD && dims == 2 && desc.max_anisotropy >= 2 {
+        aniso_blend(m, desc.max_anisotropy, bias_steps(desc.mip_bias))
+    } else {
+        m
+    };
     if desc.mip_filter != LINEAR {
         let lk = level(res, (k + (m >= 128) as usize).min(n_levels - 1));
         return Ok(to_words(sample_level(&s, &lk, dims, coords, slice(&lk), linear), mode));
@@ -778,17 +782,27 @@ fn truncated_product(a: f64, b: f64, grid: Option<i32>) -> (f64, i32) {
     (p, e)
 }
 
-/// The blend fraction between two mip levels (`m`, 0..=255) in the anisotropic path: the
-/// H200 sharpens it by a factor depending on maxAnisotropy alone, `(a m - c) / 4` clamped
-/// to 0..=256 ((6, 252) for N = 2, (7, 378) for 4, (8, 512) for 8 and 16: lod2's
-/// constant-per-level mipmap; other N take the next power of two below, not measured).
-fn aniso_blend(m: u32, n: u32) -> u32 {
+/// The blend fraction between two mip levels (`m`, 0..=255, after the bias) in the
+/// anisotropic path: the H200 sharpens it by a factor depending on maxAnisotropy,
+/// `(a m - c) / 4` clamped to 0..=256 ((6, 252) for N = 2, (7, 378) for 4, (8, 512) for 8
+/// and 16: lod2's constant-per-level mipmap; other N take the next power of two below,
+/// not measured). With a mip level bias of 1/4 or more, N = 2 and 4 blend as if the
+/// fraction were one step (1/256) lower: c grows by a (lod4 on GH100: every query of
+/// biases 1/4, 1/2 and 1 at N = 2 and 4, none at 8 and 16, nor with biases 1/256 and
+/// -1/2; biases between 1/256 and 1/4 not measured). `bias_steps`: the bias in 1/256.
+fn aniso_blend(m: u32, n: u32, bias_steps: i64) -> u32 {
     let (a, c) = match n {
         0..=3 => (6, 252),
         4..=7 => (7, 378),
         _ => (8, 512),
     };
+    let c = if n < 8 && bias_steps >= 64 { c + a } else { c };
     ((a * m as i32 - c).div_euclid(4)).clamp(0, 256) as u32
+}
+
+/// A mip level bias in steps of 1/256, truncated as `level_of_detail` truncates it.
+fn bias_steps(bias: f32) -> i64 {
+    (bias as f64 * 256.0).trunc().clamp(-(1 << 20) as f64, (1 << 20) as f64) as i64
 }
 
 /// `x = 1.f * 2^b` for a normal non-zero f64 (the level-of-detail unit's values are
@@ -855,7 +869,7 @@ fn level_of_detail(lod: f32, desc: &TexDesc, levels: usize) -> (usize, u32) {
             (v as f64 * one as f64).floor().clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64
         }
     };
-    let step = |v: f32| -> i64 { ((v as f64 * 256.0).trunc().clamp(-(1 << 20) as f64, (1 << 20) as f64) as i64) << (LOD_BITS - 8) };
+    let step = |v: f32| -> i64 { bias_steps(v) << (LOD_BITS - 8) };
     let top = (levels as i64 - 1) * one;
     let (lo, hi) = (step(desc.min_lod), step(desc.max_lod));
     let l = (fixed(lod) + step(desc.mip_bias)).min(hi.max(lo)).max(lo).clamp(0, top);
@@ -1230,10 +1244,15 @@ mod tests {
     /// times 256 for gradients `g` (dPdx, dPdy) on a `w` x `h` texture with maxAnisotropy
     /// `n`: the level and the blend fraction.
     fn probe_result(g: [f32; 4], w: u64, h: u64, n: u32) -> i64 {
+        probe_biased(g, w, h, n, 0)
+    }
+
+    /// `probe_result` with a mip level bias of `bias` / 256.
+    fn probe_biased(g: [f32; 4], w: u64, h: u64, n: u32, bias: i64) -> i64 {
         let lod = grad_lod(&[g[0], g[1], 0.0, g[2], g[3], 0.0], [w, h, 1], 2, n);
-        let l = ((lod as f64 * 256.0).floor() as i64).clamp(0, 12 * 256);
+        let l = ((lod as f64 * 256.0).floor() as i64 + bias).clamp(0, 12 * 256);
         if n >= 2 {
-            (l >> 8) * 256 + aniso_blend((l & 255) as u32, n) as i64
+            (l >> 8) * 256 + aniso_blend((l & 255) as u32, n, bias) as i64
         } else {
             l
         }
@@ -1270,7 +1289,7 @@ mod tests {
     #[test]
     fn fit19_records_of_the_h200() {
         let text = include_str!("../../tests/data/fit19-samples.txt");
-        let (mut seen, mut aniso_off) = ([0usize; 4], 0);
+        let (mut seen, mut aniso_off) = ([0usize; 5], 0);
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let f: Vec<&str> = line.split(' ').collect();
             let int = |k: usize| f[k].parse::<i32>().unwrap();
@@ -1304,10 +1323,16 @@ mod tests {
                     }
                     seen[3] += 1;
                 }
+                "anisob" => {
+                    // lod4 (GH100): maxAnisotropy N with a mip level bias of BIAS/256.
+                    let (n, bias) = (int(2) as u32, int(3) as i64);
+                    assert_eq!(probe_biased(bits(4), 4096, 4096, n, bias), int(8) as i64, "{line}");
+                    seen[4] += 1;
+                }
                 k => panic!("unknown record {k}"),
             }
         }
-        assert_eq!(seen, [4096, 4096, 5632, 2048]);
+        assert_eq!(seen, [4096, 4096, 5632, 2048, 320]);
         // lod2: 1.4% of an_rnd's queries off over N = 2..16; 512 are sampled here.
         assert!(aniso_off <= 20, "{aniso_off} of 512 random anisotropic queries off");
     }
