@@ -936,20 +936,10 @@ impl Worker {
                     w.stop.failure.take().unwrap_or_else(|| w.hazard_failure())
                 }
             })),
-            Event::Faulted if self.lanes_fault(fi) => {
-                // A fault inside a chunk of vector lanes names no thread: the rest of
-                // the range from the chunk's first thread runs again, one thread at a
-                // time, and faults where that thread's access does (`lanes_fault`).
-                self.fibers.get_mut(fi).end = self.fibers.get(fi).ctx.linear_tid;
-                self.block.threads.lanes_one = true;
-                let stop = self.range_ended(fi);
-                self.fibers.renew(fi);
-                if stop {
-                    return Err(self.stop_with(|w| w.hazard_failure()));
-                }
-                Ok(())
-            }
             Event::Faulted => {
+                if let Some(replayed) = self.replay_lanes_fault(fi) {
+                    return replayed;
+                }
                 let at = self.where_(self.fibers.get(fi).ctx.linear_tid);
                 let f = fault_failure(self.stop.fault, &at, self.fibers.get(fi).stack_limit, self.fibers.stack_size());
                 self.fibers.renew(fi);
@@ -963,22 +953,28 @@ impl Worker {
         }
     }
 
-    /// Whether fiber `fi` faulted inside a chunk of vector lanes (simtwin-ptx `lanes`:
-    /// `ctx.lanes` holds the chunk's size, `linear_tid` its first thread) in a block not
-    /// yet replayed: then its range from that thread goes back to the pending ranges,
-    /// which run one thread at a time from now on (`ctx.lanes` = `LANES_ONE`). The
-    /// threads the chunk ran before the fault run again: the launch fails either way,
-    /// and a thread's own global accesses give it the same address as before unless an
-    /// earlier thread of the chunk stored into the memory it reads its address from.
-    fn lanes_fault(&mut self, fi: u32) -> bool {
+    /// A fault of fiber `fi` inside a chunk of vector lanes (simtwin-ptx `lanes`:
+    /// `ctx.lanes` holds the chunk's size, `linear_tid` its first thread) names no thread:
+    /// in a block not yet replayed, the fiber's range from that thread goes back to the
+    /// pending ranges, which run one thread at a time from now on (`ctx.lanes` =
+    /// `LANES_ONE`), so the fault names the thread whose access makes it. None for any
+    /// other fault. The threads the chunk ran before the fault run again: the launch fails
+    /// either way, and a thread's own global accesses give it the same address as before
+    /// unless an earlier thread of the chunk stored into the memory it reads its address
+    /// from.
+    fn replay_lanes_fault(&mut self, fi: u32) -> Option<Result<(), LaunchFailure>> {
         let f = self.fibers.get(fi);
-        let (lanes, t) = (f.ctx.lanes, f.ctx.linear_tid);
-        if lanes == 0 || lanes == simtwin_abi::kernel::LANES_ONE || self.block.threads.lanes_one || t < f.cursor || t >= f.end {
-            return false;
+        let (lanes, t, end) = (f.ctx.lanes, f.ctx.linear_tid, f.end);
+        if lanes == 0 || lanes == simtwin_abi::kernel::LANES_ONE || self.block.threads.lanes_one || t < f.cursor || t >= end {
+            return None;
         }
-        self.block.threads.queues.push_pending(t, f.end);
-        self.stats.lanes_replays += 1;
-        true
+        self.block.threads.queues.push_pending(t, end);
+        self.block.threads.lanes_one = true;
+        // The threads before the chunk finished.
+        self.fibers.get_mut(fi).end = t;
+        let stop = self.range_ended(fi);
+        self.fibers.renew(fi);
+        Some(if stop { Err(self.stop_with(|w| w.hazard_failure())) } else { Ok(()) })
     }
 
     /// Builds the failure, then abandons the block's fibers.

@@ -202,7 +202,7 @@ pub(crate) struct Threads {
     /// warp, and `Block::start_waiting` skips looking.
     pub rare_waits: bool,
     /// A fault inside a chunk of vector lanes is being replayed: ranges run one thread
-    /// at a time (`Worker::lanes_fault`).
+    /// at a time (`Worker::replay_lanes_fault`).
     pub lanes_one: bool,
     pub completed: Completed,
     /// Completed `__syncwarp` groups (warp, lanes) not yet seen by the shared-memory race

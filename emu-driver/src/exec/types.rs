@@ -161,8 +161,6 @@ pub struct ExecStats {
     pub fiber_resumes: u64,
     /// Ranges of threads handed to a fiber (one per block, plus one per interruption).
     pub ranges_started: u64,
-    /// Faults inside a chunk of vector lanes, replayed one thread at a time.
-    pub lanes_replays: u64,
     /// Barrier generations completed.
     pub barriers: u64,
     /// Warp collectives completed.
@@ -193,7 +191,6 @@ impl ExecStats {
         self.fibers_created += d.fibers_created;
         self.fiber_resumes += d.fiber_resumes;
         self.ranges_started += d.ranges_started;
-        self.lanes_replays += d.lanes_replays;
         self.barriers += d.barriers;
         self.warp_collectives += d.warp_collectives;
         self.activemask_groups += d.activemask_groups;
@@ -214,7 +211,6 @@ impl ExecStats {
             fibers_created: self.fibers_created - before.fibers_created,
             fiber_resumes: self.fiber_resumes - before.fiber_resumes,
             ranges_started: self.ranges_started - before.ranges_started,
-            lanes_replays: self.lanes_replays - before.lanes_replays,
             barriers: self.barriers - before.barriers,
             warp_collectives: self.warp_collectives - before.warp_collectives,
             activemask_groups: self.activemask_groups - before.activemask_groups,

@@ -15,7 +15,7 @@
 //! same straight-line block), so the value an access sees is the one the fact describes.
 
 use crate::ast::Ty;
-use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
+use crate::resolve::{AddrBase, Func, Instr, Node, Op};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An access proven aligned when `(param + offset) % bytes == 0`, with `param` the
@@ -48,14 +48,7 @@ enum Fact {
 /// The accesses of entry `f` (by node index) whose alignment one check per runner call
 /// decides. `params`: the kernel's parameters as (bytes, offset in the buffer).
 pub fn proven(f: &Func, params: &[(u64, u64)]) -> BTreeMap<usize, Check> {
-    let mut defs: HashMap<usize, u32> = HashMap::new();
-    for n in &f.body {
-        if let Node::Instr(i) = n {
-            for r in crate::uniform::writes(i) {
-                *defs.entry(r).or_default() += 1;
-            }
-        }
-    }
+    let defs = crate::uniform::write_counts(f);
     let once = |r: usize| defs.get(&r) == Some(&1) && f.regs.get(r).is_some_and(|g| g.ty.size() == 8);
     let mut first_block: HashMap<usize, Fact> = HashMap::new();
     let mut facts: HashMap<usize, Fact> = HashMap::new();
@@ -101,7 +94,7 @@ fn access(i: &Instr, facts: &HashMap<usize, Fact>) -> Option<Check> {
     if !i.src.has(".global") {
         return None;
     }
-    let bytes = i.src.last_ty()?.size() * i.src.vec_width();
+    let bytes = i.src.access_bytes()?;
     if bytes < 2 || !bytes.is_power_of_two() {
         return None;
     }
@@ -126,10 +119,7 @@ fn define(i: &Instr, facts: &HashMap<usize, Fact>, params: &[(u64, u64)]) -> Opt
     };
     match i.src.op.as_str() {
         "ld" if has(".param") && i.src.last_ty().map(Ty::size) == Some(8) && i.src.vec_width() == 1 => {
-            let Some(Op::Addr(AddrBase::Var(VarRef::Param(p)), off)) = i.args.get(1) else { return None };
-            let (size, base) = *params.get(*p)?;
-            let at = base.checked_add_signed(*off)?;
-            (*off >= 0 && (*off as u64).checked_add(8)? <= size && at.is_multiple_of(8)).then_some(Fact::Base { at, k: 0, z: 64 })
+            crate::layout::own_param_at(i.args.get(1)?, params, 8).map(|at| Fact::Base { at, k: 0, z: 64 })
         }
         "cvta" if has(".to") && has(".global") => fact(of(1)?),
         "mov" => fact(of(1)?),

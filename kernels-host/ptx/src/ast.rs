@@ -342,6 +342,10 @@ impl Instr {
             })
             .unwrap_or(1)
     }
+    /// The bytes a load or store moves: its type's size times its vector width.
+    pub fn access_bytes(&self) -> Option<u32> {
+        Some(self.last_ty()?.size() * self.vec_width())
+    }
     /// The last modifier that names a type, if any.
     pub fn last_ty(&self) -> Option<Ty> {
         self.mods.iter().rev().find_map(|m| Ty::parse(m))

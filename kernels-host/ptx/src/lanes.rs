@@ -57,20 +57,9 @@ const MAX_STRIDE: u64 = 1 << 16;
 /// note). `params`: the kernel's parameters as (bytes, offset in the buffer); `aligned`:
 /// `align`'s proven accesses (every global access must be one, or a single byte).
 pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -> Result<Plan, String> {
-    let mut defs: HashMap<usize, u32> = HashMap::new();
-    let mut label_at: HashMap<usize, usize> = HashMap::new();
-    for (n, node) in f.body.iter().enumerate() {
-        match node {
-            Node::Instr(i) => {
-                for r in crate::uniform::writes(i) {
-                    *defs.entry(r).or_default() += 1;
-                }
-            }
-            Node::Label(l) => {
-                label_at.insert(*l, n);
-            }
-        }
-    }
+    let defs = crate::uniform::write_counts(f);
+    let label_at: HashMap<usize, usize> =
+        f.body.iter().enumerate().filter_map(|(n, node)| if let Node::Label(l) = node { Some((*l, n)) } else { None }).collect();
     let once = |r: usize| defs.get(&r) == Some(&1) && f.regs.get(r).is_some_and(|g| matches!(g.ty, Ty::U32 | Ty::S32 | Ty::B32));
     let mut forms: HashMap<usize, Form> = HashMap::new();
     let mut in_first = true;
@@ -84,7 +73,7 @@ pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -
             }
             Node::Instr(i) => i,
         };
-        if !allowed(i, n, aligned, &label_at) {
+        if !allowed(i, n, params, aligned, &label_at) {
             let special = i.args.iter().find_map(|o| match o {
                 Op::Special(s) if !operand_allowed(o) => Some(format!(" reads {s}")),
                 _ => None,
@@ -132,15 +121,20 @@ fn defines(node: &Node, r: usize) -> bool {
 /// Whether instruction `i` (node `n`) may run in a lanes instantiation: nothing that reads
 /// the thread's context, calls out, synchronises, loops, or touches memory other than the
 /// kernel's parameters and proven-aligned global accesses.
-fn allowed(i: &Instr, n: usize, aligned: &BTreeMap<usize, Check>, label_at: &HashMap<usize, usize>) -> bool {
+fn allowed(i: &Instr, n: usize, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>, label_at: &HashMap<usize, usize>) -> bool {
     let ordered = [".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".cv"];
     let plain_access = !ordered.iter().any(|m| i.src.has(m));
     let ok = match i.src.op.as_str() {
+        // The kernel's parameters only where the emitter reads them from the buffer itself
+        // (through an address it makes a checked load, whose trap would name the chunk's
+        // first thread).
         "ld" => {
+            let own = || crate::layout::own_param_at(i.args.get(1)?, params, i.src.access_bytes()?);
             plain_access
-                && ((i.src.has(".param") && own_param(i)) || (i.src.has(".global") && (aligned.contains_key(&n) || bytes(i) == Some(1))))
+                && ((i.src.has(".param") && own().is_some())
+                    || (i.src.has(".global") && (aligned.contains_key(&n) || i.src.access_bytes() == Some(1))))
         }
-        "st" => plain_access && i.src.has(".global") && (aligned.contains_key(&n) || bytes(i) == Some(1)),
+        "st" => plain_access && i.src.has(".global") && (aligned.contains_key(&n) || i.src.access_bytes() == Some(1)),
         "bra" => match i.args.first() {
             Some(Op::Label(l)) => label_at.get(l).is_some_and(|&at| at > n),
             _ => false,
@@ -157,11 +151,6 @@ fn allowed(i: &Instr, n: usize, aligned: &BTreeMap<usize, Check>, label_at: &Has
     ok && i.args.iter().all(operand_allowed)
 }
 
-/// An access's size (a byte needs no alignment check).
-fn bytes(i: &Instr) -> Option<u32> {
-    Some(i.src.last_ty()?.size() * i.src.vec_width())
-}
-
 fn operand_allowed(o: &Op) -> bool {
     match o {
         Op::Special(s) => ["%tid.", "%ntid.", "%ctaid.", "%nctaid."].iter().any(|p| s.starts_with(p)),
@@ -173,11 +162,6 @@ fn operand_allowed(o: &Op) -> bool {
         Op::Not(a) => operand_allowed(a),
         _ => true,
     }
-}
-
-/// An `ld.param` of the kernel's own parameter buffer (the emitter reads it with `pload`).
-fn own_param(i: &Instr) -> bool {
-    matches!(i.args.get(1), Some(Op::Addr(AddrBase::Var(VarRef::Param(_)), off)) if *off >= 0)
 }
 
 /// The 32-bit integer type of an arithmetic instruction that wraps (no carry, saturation
@@ -206,13 +190,8 @@ fn define(i: &Instr, forms: &HashMap<usize, Form>, params: &[(u64, u64)]) -> Opt
     };
     let op = i.src.op.as_str();
     match op {
-        "ld" if i.src.has(".param") && i.src.vec_width() == 1 => {
-            let Some(Op::Addr(AddrBase::Var(VarRef::Param(p)), off)) = i.args.get(1) else { return None };
-            let (size, base) = *params.get(*p)?;
-            let at = base.checked_add_signed(*off)?;
-            let ty = i.src.last_ty()?;
-            (matches!(ty, Ty::U32 | Ty::S32 | Ty::B32) && *off >= 0 && (*off as u64) + 4 <= size && at.is_multiple_of(4))
-                .then(|| Form::Uniform(format!("pload<uint32_t>(P0, {at})")))
+        "ld" if i.src.has(".param") && i.src.vec_width() == 1 && matches!(i.src.last_ty(), Some(Ty::U32 | Ty::S32 | Ty::B32)) => {
+            crate::layout::own_param_at(i.args.get(1)?, params, 4).map(|at| Form::Uniform(format!("pload<uint32_t>(P0, {at})")))
         }
         "mov" if matches!(i.src.last_ty(), Some(Ty::U32 | Ty::S32 | Ty::B32)) => of(1),
         "add" | "sub" if int32(i) => match (of(1)?, of(2)?) {

@@ -15,6 +15,19 @@ use crate::resolve::{AddrBase, Func, Module, Node, Op, VarRef};
 use crate::Error;
 use std::collections::BTreeSet;
 
+/// The byte offset in a kernel's parameter buffer that an `ld.param` address operand
+/// names, when it is one of the kernel's parameters (`params`: (bytes, offset) pairs)
+/// plus a literal offset that stays inside that parameter and is aligned for an access of
+/// `bytes` bytes: what the emitter reads from the buffer itself (`pload`), and what
+/// `align` and `lanes` may take as a known parameter value.
+pub fn own_param_at(op: &Op, params: &[(u64, u64)], bytes: u32) -> Option<u64> {
+    let Op::Addr(AddrBase::Var(VarRef::Param(p)), off) = op else { return None };
+    let (size, base) = *params.get(*p)?;
+    let at = base.checked_add_signed(*off)?;
+    let bytes = bytes as u64;
+    (*off >= 0 && (*off as u64).checked_add(bytes)? <= size && at % bytes.next_power_of_two().min(16) == 0).then_some(at)
+}
+
 /// One kernel's layout.
 #[derive(Clone, Debug, Default)]
 pub struct KernelLayout {

@@ -452,6 +452,20 @@ fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
     (defs, uses)
 }
 
+/// How many instructions of `f` write each register (`writes`): a register written once
+/// holds one value wherever its writer has run.
+pub(crate) fn write_counts(f: &Func) -> HashMap<usize, u32> {
+    let mut defs: HashMap<usize, u32> = HashMap::new();
+    for n in &f.body {
+        if let Node::Instr(i) = n {
+            for r in writes(i) {
+                *defs.entry(r).or_default() += 1;
+            }
+        }
+    }
+    defs
+}
+
 /// Every register an instruction may write (destinations of any instruction, whole or
 /// not), for the uniformity of values.
 pub(crate) fn writes(i: &Instr) -> Vec<usize> {

@@ -3,7 +3,7 @@
 
 use super::func::{ctype, utype, FnEmitter};
 use crate::ast::{Space, Ty};
-use crate::resolve::{AddrBase, Instr, Op, VarRef};
+use crate::resolve::{Instr, Op, VarRef};
 use crate::Error;
 use std::fmt::Write;
 
@@ -530,13 +530,10 @@ impl FnEmitter<'_> {
     /// names, when it is the kernel's own parameter plus a literal offset, aligned for an
     /// access of `bytes` bytes (a misaligned one keeps the checked load and its trap).
     fn own_param_offset(&self, op: &Op, space: Option<Space>, bytes: u32) -> Option<u64> {
-        let (Op::Addr(AddrBase::Var(VarRef::Param(p)), off), Some(Space::Param), true) = (op, space, self.is_entry()) else {
+        if space != Some(Space::Param) || !self.is_entry() {
             return None;
-        };
-        let (size, base) = *self.kl?.params.get(*p)?;
-        let at = base.checked_add_signed(*off)?;
-        let bytes = bytes as u64;
-        (*off >= 0 && (*off as u64).checked_add(bytes)? <= size && at % bytes.next_power_of_two().min(16) == 0).then_some(at)
+        }
+        crate::layout::own_param_at(op, &self.kl?.params, bytes)
     }
 
     fn store(&mut self, i: &Instr) -> Result<String, Error> {
