@@ -1,6 +1,28 @@
 """Draws a deterministic sample of fit19's H200 records into emu-driver/tests/data/fit19-samples.txt
-(the unit tests of emu-driver/src/texture/sample.rs check the sampler against every line)."""
-import numpy as np, sections as S, lod3_fit as L, os
+(the unit tests of emu-driver/src/texture/sample.rs check the sampler against every line).
+python3 make_samples.py --lod3 only appends the lod3 two-product records (see the end)."""
+import numpy as np, sections as S, lod3_fit as L, os, sys
+if '--lod3' in sys.argv:
+    # lod3 (GH100) two-product determinants, fit 3 (lod5_fit.py): per section and texture, 32 queries
+    # that fit 2 (the emulator before fit 3) gets wrong (all, where fewer) and 16 random ones; appended.
+    import lod5_fit as F
+    rng = np.random.default_rng(1905)
+    D = F.load('lod3')
+    out = ['# aniso/anisob sum|dif|cancel: lod3 on GH100 (fit19/lod3-README.md), two-product determinants (fit19/lod5-fit.md)']
+    for name in ['sum', 'dif', 'cancel']:
+        g = D[name + '_g']
+        for suf, n, b in F.LOD3_TEX:
+            r = F.res(D, name + '_' + suf)
+            new, old = F.result(g, n, b), F.result(g, n, b, ydet=F.fit2_y)
+            assert np.array_equal(new, r)
+            miss = np.flatnonzero(old != r)
+            pick = list(rng.choice(miss, min(32, len(miss)), replace=False)) + list(rng.integers(0, len(r), 16))
+            for k in pick:
+                gb = ' '.join(f'{int(x):08x}' for x in g[k].view(np.uint32))
+                out.append(f'aniso {name} {n} {gb} {r[k]}' if b == 0 else f'anisob {name} {n} {b} {gb} {r[k]}')
+    open('/work/main/emu-driver/tests/data/fit19-samples.txt', 'a').write('\n'.join(out) + '\n')
+    print(len(out) - 1, 'records appended')
+    sys.exit(0)
 rng = np.random.default_rng(19)
 out = ['# H200 records of fit19 (reports/reference/h200/textures-fit/run12.md), a random sample of each exhaustive set.',
        '# s8 A B W K: 8-bit signed texels A (weight 256-W) and B (weight W) read K/32767',
