@@ -798,17 +798,19 @@ fn det_product(a: f64, b: f64) -> f64 {
 /// anisotropic path: the H200 sharpens it by a factor depending on maxAnisotropy,
 /// `(a m - c) / 4` clamped to 0..=256 ((6, 252) for N = 2, (7, 378) for 4, (8, 512) for 8
 /// and 16: lod2's constant-per-level mipmap; other N take the next power of two below,
-/// not measured). With a mip level bias of 1/4 or more, N = 2 and 4 blend as if the
-/// fraction were one step (1/256) lower: c grows by a (lod4 on GH100: every query of
-/// biases 1/4, 1/2 and 1 at N = 2 and 4, none at 8 and 16, nor with biases 1/256 and
-/// -1/2; biases between 1/256 and 1/4 not measured). `bias_steps`: the bias in 1/256.
+/// not measured). With a mip level bias of 43/256 or more at N = 2, 55/256 or more at
+/// N = 4, they blend as if the fraction were one step (1/256) lower: c grows by a (lod4
+/// and lod5 on GH100: every query of every bias k/256, k = 1..64, 1/2 and 1, none at 8 and
+/// 16, nor with negative biases; half steps truncate). `bias_steps`: the bias in 1/256.
 fn aniso_blend(m: u32, n: u32, bias_steps: i64) -> u32 {
     let (a, c) = match n {
         0..=3 => (6, 252),
         4..=7 => (7, 378),
         _ => (8, 512),
     };
-    let c = if n < 8 && bias_steps >= 64 { c + a } else { c };
+    // lod5: from 43/256 at N = 2 and 55/256 at N = 4 (the first bias with a * bias >= c + a).
+    let shift_from = if n < 4 { 43 } else { 55 };
+    let c = if n < 8 && bias_steps >= shift_from { c + a } else { c };
     ((a * m as i32 - c).div_euclid(4)).clamp(0, 256) as u32
 }
 
@@ -1295,9 +1297,9 @@ mod tests {
     }
 
     /// Every line of fit19's sample (emu-driver/tests/data/fit19-samples.txt: 4096 8-bit
-    /// signed and 4096 sRGB two-texel blends, 5632 gradient queries, 3056 anisotropic ones
+    /// signed and 4096 sRGB two-texel blends, 5632 gradient queries, 3232 anisotropic ones
     /// (688 of them lod3's two-product determinants, mostly ones the determinant of fit 2
-    /// got wrong), drawn from the H200's and GH100's exhaustive records) is what the
+    /// got wrong; 176 lod5's: the bias threshold, random gradients with a bias), drawn from the H200's and GH100's exhaustive records) is what the
     /// sampler's arithmetic gives.
     #[test]
     fn fit19_records_of_the_h200() {
@@ -1337,7 +1339,7 @@ mod tests {
                 k => panic!("unknown record {k}"),
             }
         }
-        assert_eq!(seen, [4096, 4096, 5632, 2448, 608]);
+        assert_eq!(seen, [4096, 4096, 5632, 2464, 768]);
     }
 
     #[test]

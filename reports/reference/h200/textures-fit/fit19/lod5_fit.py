@@ -25,10 +25,15 @@ from aniso_fit import log2t, T
 REMAP = {2: (6, 252), 4: (7, 378), 8: (8, 512), 16: (8, 512)}
 
 
+# The smallest bias (256ths) from which N = 2, 4 blend with c + a (lod5 bq: 43 and 55, i.e.
+# the first bias with a * bias >= c + a; lod4 had seen 1 (no) and 64 (yes)).
+SHIFT_FROM = {2: 43, 4: 55}
+
+
 def remap(lod, n, bias=0):
-    """Blend remap of the aniso path; with a bias of 64/256 or more N = 2, 4 use c + a (lod4)."""
+    """Blend remap of the aniso path; with a bias of SHIFT_FROM[n]/256 or more N = 2, 4 use c + a."""
     a, c = REMAP[n]
-    if n < 8 and bias >= 64:
+    if n < 8 and bias >= SHIFT_FROM[n]:
         c += a
     return (lod >> 8) * 256 + np.clip(np.floor((a * (lod & 255) - c) / 4.0), 0, 256).astype(np.int64)
 
@@ -69,13 +74,14 @@ def fit2_y(t, **kw):
 
 
 def aniso_lod(g, n, W=4096, H=4096, ydet=det_y, **kw):
-    """Unremapped anisotropic lod*256 in [0, 3072]; g: [k,4] normalized gradients."""
+    """Unremapped anisotropic lod*256, not yet clamped (the bias is added first: lod5 rnd/par
+    at N = 16 with bias 1/2, whose unbiased lod is below 0); g: [k,4] normalized gradients."""
     g = g.astype(np.float64)
     ux, uy, vx, vy = g[:, 0] * W, g[:, 1] * H, g[:, 2] * W, g[:, 3] * H
     lmaj = log2t(L3.footprint(ux, uy, vx, vy))
     Y = ydet([L3.t9s(c) for c in (ux, uy, vx, vy)], **kw)
     lmin = np.where(Y > 0, np.minimum(log2t(np.where(Y > 0, Y, 1.0)) - lmaj, lmaj), -10**9)
-    return np.clip(np.maximum(lmin, lmaj - 256 * int(np.log2(n))), 0, 3072)
+    return np.maximum(lmin, lmaj - 256 * int(np.log2(n)))
 
 
 def result(g, n, bias=0, **kw):

@@ -2,6 +2,40 @@
 (the unit tests of emu-driver/src/texture/sample.rs check the sampler against every line).
 python3 make_samples.py --lod3 only appends the lod3 two-product records (see the end)."""
 import numpy as np, sections as S, lod3_fit as L, os, sys
+if '--lod5' in sys.argv:
+    # lod5 (GH100): the bias threshold of the N = 2, 4 c + a blend (biases 42/43 and 54/55 256ths:
+    # queries where c and c + a differ) and fit 3 on random / nearly parallel f32 gradients with
+    # bias 1/2 at N = 16, whose unbiased lod is below 0 (the bias is added before the clamp at 0),
+    # and unbiased at N = 16; appended.
+    import lod5_fit as F
+    rng = np.random.default_rng(1906)
+    D5 = F.load('lod5')
+    out = ['# aniso/anisob bq|rnd|par: lod5 on GH100 (fit19/lod5-README.md): bias threshold, random gradients']
+    def emit(name, g, n, b, r, k):
+        gb = ' '.join(f'{int(x):08x}' for x in g[k].view(np.uint32))
+        out.append(f'aniso {name} {n} {gb} {r[k]}' if b == 0 else f'anisob {name} {n} {b} {gb} {r[k]}')
+    g = D5['bq_g']
+    for suf, n, b in [('bq_n2_p42', 2, 42), ('bq_n2_p43', 2, 43), ('bq_n4_p54', 4, 54), ('bq_n4_p55', 4, 55)]:
+        r = F.res(D5, suf)
+        lod = np.clip(F.aniso_lod(g, n) + b, 0, 3072)
+        a, c = F.REMAP[n]
+        base = (lod >> 8) * 256 + np.clip(np.floor((a * (lod & 255) - c) / 4.0), 0, 256).astype(np.int64)
+        low = (lod >> 8) * 256 + np.clip(np.floor((a * (lod & 255) - c - a) / 4.0), 0, 256).astype(np.int64)
+        for k in rng.choice(np.flatnonzero(base != low), 24, replace=False):
+            emit('bq', g, n, b, r, k)
+    for s in ['rnd', 'par']:
+        g = D5[s + '_g']
+        for suf, n, b in [('_b16', 16, 128), ('_a16', 16, 0), ('_b4', 4, 128)]:
+            r = F.res(D5, s + suf)
+            pick = list(rng.integers(0, len(r), 8))
+            if b:
+                neg = np.flatnonzero(F.result(g, n, b) != r)
+                pick += list(rng.choice(neg, min(16, len(neg)), replace=False))
+            for k in pick:
+                emit(s, g, n, b, r, k)
+    open('/work/main/emu-driver/tests/data/fit19-samples.txt', 'a').write('\n'.join(out) + '\n')
+    print(len(out) - 1, 'records appended')
+    sys.exit(0)
 if '--lod3' in sys.argv:
     # lod3 (GH100) two-product determinants, fit 3 (lod5_fit.py): per section and texture, 32 queries
     # that fit 2 (the emulator before fit 3) gets wrong (all, where fewer) and 16 random ones; appended.
