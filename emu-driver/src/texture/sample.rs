@@ -808,9 +808,8 @@ fn aniso_blend(m: u32, n: u32, bias_steps: i64) -> u32 {
         4..=7 => (7, 378),
         _ => (8, 512),
     };
-    // lod5: from 43/256 at N = 2 and 55/256 at N = 4 (the first bias with a * bias >= c + a).
-    let shift_from = if n < 4 { 43 } else { 55 };
-    let c = if n < 8 && bias_steps >= shift_from { c + a } else { c };
+    // lod5: from the first bias with a * bias >= c + a (43/256 at N = 2, 55/256 at N = 4).
+    let c = if n < 8 && a as i64 * bias_steps >= (c + a) as i64 { c + a } else { c };
     ((a * m as i32 - c).div_euclid(4)).clamp(0, 256) as u32
 }
 
@@ -1299,8 +1298,9 @@ mod tests {
     /// Every line of fit19's sample (emu-driver/tests/data/fit19-samples.txt: 4096 8-bit
     /// signed and 4096 sRGB two-texel blends, 5632 gradient queries, 3232 anisotropic ones
     /// (688 of them lod3's two-product determinants, mostly ones the determinant of fit 2
-    /// got wrong; 176 lod5's: the bias threshold, random gradients with a bias), drawn from the H200's and GH100's exhaustive records) is what the
-    /// sampler's arithmetic gives.
+    /// got wrong; 176 lod5's: the bias threshold, random gradients with a bias), drawn
+    /// from the H200's and GH100's exhaustive records) is what the sampler's arithmetic
+    /// gives.
     #[test]
     fn fit19_records_of_the_h200() {
         let text = include_str!("../../tests/data/fit19-samples.txt");

@@ -25,15 +25,11 @@ from aniso_fit import log2t, T
 REMAP = {2: (6, 252), 4: (7, 378), 8: (8, 512), 16: (8, 512)}
 
 
-# The smallest bias (256ths) from which N = 2, 4 blend with c + a (lod5 bq: 43 and 55, i.e.
-# the first bias with a * bias >= c + a; lod4 had seen 1 (no) and 64 (yes)).
-SHIFT_FROM = {2: 43, 4: 55}
-
-
 def remap(lod, n, bias=0):
-    """Blend remap of the aniso path; with a bias of SHIFT_FROM[n]/256 or more N = 2, 4 use c + a."""
+    """Blend remap of the aniso path; N = 2, 4 use c + a from the first bias (256ths) with
+    a * bias >= c + a (lod5 bq: 43 and 55; lod4 had seen 1 (no) and 64 (yes))."""
     a, c = REMAP[n]
-    if n < 8 and bias >= SHIFT_FROM[n]:
+    if n < 8 and a * bias >= c + a:
         c += a
     return (lod >> 8) * 256 + np.clip(np.floor((a * (lod & 255) - c) / 4.0), 0, 256).astype(np.int64)
 
