@@ -75,40 +75,59 @@ fn decompose(v: f64) -> (u64, i32) {
 /// The weighted sum of `terms` (value, weight; weights sum to 256) as the texture unit
 /// computes it for texels of precision `p`. Values are exact f32 or half values.
 pub fn weighted_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
-    sum(terms, p, false, terms.len())
+    sum(terms, p, terms.len())
 }
 
 /// Trilinear filtering and 3D footprints: `terms` are two planes of 4 texels (two mip
 /// levels, or the two z-planes) with their weights; each plane's terms are aligned to
-/// its own largest with [`GUARD`] bits and truncated, the two partial sums added
-/// exactly, the result rounded once (H200: texf_mip_blend_u8 and texf_mip_blend_*0_f32
-/// all equal, texf_mip_blend_f32 4093 of 4096, texf_cube3d_f32 4094 of 4096).
+/// its own largest with [`GUARD`] bits and truncated, and the two partial sums added in
+/// two's complement on a coarse grid: the unit of a plane whose largest exponent is the
+/// largest of all, with that exponent's biased value rounded down to a multiple of 4
+/// (`coarse_lsb`); the bits below are floored (towards minus infinity), then the sum is
+/// rounded once. With one plane its own grid is never finer, so this is
+/// `weighted_sum`. Fit 20 (reports/reference/h200/textures-fit/fit20/fit20.md): every
+/// result of texf_cube3d_f32, texf_mip_blend_*, texf_mip_pairs_* and ptx_texx_mip on the
+/// H200, and all 5 242 880 results of the tri20 probe on GH100 (two-level pairs,
+/// random trilinear and 3D footprints, float and half).
 pub fn trilinear_sum(terms: &[(f64, u32)], p: Precision) -> f64 {
-    sum(terms, p, false, 4)
+    sum(terms, p, 4)
 }
 
-/// The blend of two mip levels' results (`terms`: each level's value and its 8-bit
-/// weight, summing to 256): unlike a level's filter, the H200 keeps every bit of both
-/// (no alignment to the larger with guard bits), then rounds once, halfway cases away
-/// from zero (texf_mip_pairs_*: 1792 of 1792 float results; half 1791 of 1792).
+/// The lowest bit kept when two planes' partial sums are added (`trilinear_sum`), as an
+/// exponent in the units the sum is kept in (`lsb - 8` of a plane aligned at `e_max`):
+/// the largest texel exponent `e_max` with the low two bits of its biased value
+/// cleared, less the format's significand, [`GUARD`] and weight bits.
+fn coarse_lsb(e_max: i32, p: Precision) -> i32 {
+    let bias = p.max_exp();
+    (((e_max + bias) & !3) - bias) - (p.bits() - 1) - GUARD - 8
+}
+
+/// The blend of two mip levels' samples (`terms`: each level's value and its 8-bit
+/// weight, summing to 256; point filtering inside the levels): two planes of one texel
+/// each, added as `trilinear_sum` adds two planes (each value keeps all its bits; the
+/// smaller's bits below the coarse grid floored), rounded once, ties away. The H200's
+/// texf_mip_blend_point_f32 (4086 two-level results of 4096) fits this and the exact
+/// blend alike; the coarse grid is taken from tri20's block pairs (fit 20), the same
+/// arithmetic through the linear filter.
 pub fn blend_levels(terms: &[(f64, u32)], p: Precision) -> f64 {
-    sum(terms, p, true, terms.len())
+    sum(terms, p, 1)
 }
 
-/// `weighted_sum` and `trilinear_sum` (`exact` false: the terms before `split` and those
-/// from it on each aligned to their own largest with [`GUARD`] bits; one group when
-/// `split` is the length) or `blend_levels` (`exact`: aligned to the lowest bit of any
-/// term). Never more than 90 bits below the largest: 24-bit significands times 9-bit
-/// weights stay within an i128.
-fn sum(terms: &[(f64, u32)], p: Precision, exact: bool, split: usize) -> f64 {
+/// `weighted_sum`, `trilinear_sum` and `blend_levels`: the terms before `split` and those
+/// from it on each aligned to their own largest with [`GUARD`] bits (one group when
+/// `split` is the length); two groups meet on the coarse grid (`coarse_lsb`). Never more
+/// than 90 bits below the largest: 24-bit significands times 9-bit weights stay within an
+/// i128.
+fn sum(terms: &[(f64, u32)], p: Precision, split: usize) -> f64 {
     assert!(terms.len() <= MAX_TERMS, "a filter of {} texels", terms.len());
+    let n_terms = terms.len();
     // One pass over the terms, into the stack (this runs per texel fetch): each live
     // (weighted) non-zero term as (significand, exponent of its lowest bit, sign,
     // weight), and what decides the special cases.
     let mut t = [(0u64, 0i32, false, 0u32, 0usize); MAX_TERMS];
     let (mut n, mut live, mut negative_zeros) = (0, 0, 0);
     let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
-    let (mut e_max, mut lowest) = (i32::MIN, i32::MAX);
+    let mut e_max = i32::MIN;
     let mut e_group = [i32::MIN; 2];
     for (i, &(v, w)) in terms.iter().enumerate() {
         if w == 0 {
@@ -131,7 +150,6 @@ fn sum(terms: &[(f64, u32)], p: Precision, exact: bool, split: usize) -> f64 {
             let g = (i >= split) as usize;
             e_max = e_max.max(lead);
             e_group[g] = e_group[g].max(lead);
-            lowest = lowest.min(lo);
             t[n] = (sig, lo, v < 0.0, w, g);
             n += 1;
         }
@@ -151,7 +169,7 @@ fn sum(terms: &[(f64, u32)], p: Precision, exact: bool, split: usize) -> f64 {
     }
     // Each group's terms are truncated at its own alignment; the sum keeps the lowest
     // group's bits (at most 90 below the largest: the i128 holds it).
-    let group_lsb = |g: usize| if exact { lowest.max(e_max - 90) } else { e_group[g] - (p.bits() - 1) - GUARD };
+    let group_lsb = |g: usize| e_group[g] - (p.bits() - 1) - GUARD;
     let lsb = (0..2).filter(|&g| e_group[g] != i32::MIN).map(group_lsb).min().unwrap_or(0).max(e_max - 90);
     let mut sum: i128 = 0;
     for &(sig, lo, neg, w, g) in &t[..n] {
@@ -164,6 +182,25 @@ fn sum(terms: &[(f64, u32)], p: Precision, exact: bool, split: usize) -> f64 {
             ((sig >> (cut - lo)) as i128) << (cut - lsb)
         };
         sum += if neg { -mag } else { mag } * w as i128;
+    }
+    // Two planes (trilinear, 3D): their sums meet on the coarse grid, the bits below
+    // floored (an arithmetic shift of the two's complement sum). A single plane's own
+    // grid is never finer than it.
+    if split < n_terms {
+        let k = coarse_lsb(e_max, p);
+        if k > lsb - 8 {
+            let sh = (k - (lsb - 8)) as u32;
+            let floored = if sh >= 127 {
+                if sum < 0 {
+                    -1
+                } else {
+                    0
+                }
+            } else {
+                sum >> sh
+            };
+            return round_away(floored, k, p);
+        }
     }
     round_away(sum, lsb - 8, p)
 }
@@ -241,6 +278,63 @@ mod tests {
         assert_eq!(f(&[(65504.0, 252), (12.125, 4)]), 0x477b_e0b1);
         // -1.25 and 0.001 at 4/252: cancellation shows the truncated bits.
         assert_eq!(f(&[(-1.25, 4), (0.001, 252)]), 0xbc97_efa1);
+    }
+
+    /// Two planes' sums as the H200 added them (fit 20), where adding them exactly and
+    /// rounding once gives the next value up: the bits of the smaller plane below the
+    /// coarse grid are floored.
+    #[test]
+    fn h200_two_plane_results() {
+        let tri = |terms: &[(f64, u32, u8)], p: Precision| -> u32 {
+            let t: Vec<(f64, u32)> = terms.iter().map(|&(v, w, _)| (v, w)).collect();
+            (trilinear_sum(&t, p) as f32).to_bits()
+        };
+        // texf_cube3d_f32 query 2868 (z-planes 0 and 1).
+        let cube = [
+            (0.9006747007369995, 84, 0),
+            (-82.44126892089844, 5, 0),
+            (0.0, 40, 0),
+            (118.47343444824219, 3, 0),
+            (0.24595238268375397, 78, 1),
+            (-8.798171997070312, 5, 1),
+            (-0.043832771480083466, 38, 1),
+            (0.6802029609680176, 3, 1),
+        ];
+        let cube: Vec<(f64, u32, u8)> = cube.iter().map(|&(v, w, p)| ((v as f32) as f64, w, p)).collect();
+        assert_eq!(tri(&cube, Precision::Single), 0xbcb1_f3c4);
+        // texf_mip_pairs_half query 513: level 2 holds -7.76953125, level 3 holds 1234,
+        // lod 2 + 1/256 (the exact blend rounds to 0xc03ac000).
+        let pair = [
+            (-7.76953125, 64, 0),
+            (-7.76953125, 64, 0),
+            (-7.76953125, 63, 0),
+            (-7.76953125, 64, 0),
+            (1234.0, 0, 1),
+            (1234.0, 0, 1),
+            (1234.0, 0, 1),
+            (1234.0, 1, 1),
+        ];
+        assert_eq!(tri(&pair, Precision::Half), 0xc03a_e000);
+        // texf_mip_blend_half query 3167: 1.75 ulp below the exact blend.
+        let blend = [
+            (74.625, 0, 0),
+            (-0.0025081634521484375, 0, 0),
+            (0.05352783203125, 1, 0),
+            (-243.5, 1, 0),
+            (1.8115234375, 8, 1),
+            (2.11328125, 110, 1),
+            (-0.01100921630859375, 9, 1),
+            (-0.021697998046875, 127, 1),
+        ];
+        assert_eq!(tri(&blend, Precision::Half), 0x3b28_0000);
+        // One plane: the 2D rule (the coarse grid is never finer than its own).
+        assert_eq!(
+            tri(
+                &[(7.0, 8, 0), (0.1f32 as f64, 248, 0), (0.0, 0, 0), (0.0, 0, 0), (1.0, 0, 1), (0.0, 0, 1), (0.0, 0, 1), (0.0, 0, 1)],
+                Precision::Single
+            ),
+            0x3ea1_9999
+        );
     }
 
     #[test]

@@ -475,8 +475,9 @@ fn sample_level(s: &Sampler, l: &Layout, dims: usize, c: [f32; 3], slice: u64, l
         2 => blend(&t[..4], &bilinear(a, b), s.mode, s.prec),
         _ => {
             let (lo, hi) = (plane_weights(256 - cc, a, b), plane_weights(cc, a, b));
-            // One partial sum per z-plane, as trilinear filtering sums each level
-            // (texf_cube3d_f32: 4094 of 4096 equal; one sum of all 8: 3646).
+            // One partial sum per z-plane, the two added on the coarse grid, as
+            // trilinear filtering sums the levels (fit 20: texf_cube3d_f32 4096 of 4096
+            // and tri20's 3D footprints; one sum of all 8: 3646).
             blend_with(&t, &[lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]], s.mode, s.prec, filter::trilinear_sum)
         }
     }
@@ -666,9 +667,10 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
     if linear && dims == 2 {
         // Trilinear: one filter of both levels' footprints, the mip weight split as a
         // 3D footprint's z weight is, each plane by its own level's fractions, one
-        // partial sum per level (H200, texf_mip_blend_*: 8-bit 4096 of 4096, float
-        // 4093, half 4089; each level filtered alone and then blended, as before:
-        // about 370, 350 and 750).
+        // partial sum per level, the two added on the coarse grid (`trilinear_sum`;
+        // H200, texf_mip_blend_*: 4096 of 4096 for 8-bit, float and half, fit 20; each
+        // level filtered alone and then blended, as before: about 370, 350 and 750
+        // differ).
         let f0 = footprint(&s, &lk, 2, coords, slice(&lk), true);
         let f1 = footprint(&s, &lk1, 2, coords, slice(&lk1), true);
         let (w0, w1) = (plane_weights(256 - m, f0.f[0], f0.f[1]), plane_weights(m, f1.f[0], f1.f[1]));
