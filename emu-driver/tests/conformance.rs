@@ -183,15 +183,13 @@ fn matches_h200_table(text: &str, exec: &str) {
     let known = known_differences();
     let mut mismatches = Vec::new();
     for (name, want) in &expected {
+        let listed = known.get(&format!("{name}@{exec}")).or_else(|| known.get(name));
         match got.get(name) {
             Some(g) if g == want => {}
             // A documented difference (`CASE@MODE` for one execution mode only): the
             // emulated line must be exactly the one listed.
-            Some(g) if known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).is_some_and(|(line, _)| line == g) => {
-                eprintln!(
-                    "known difference: {name}: {}",
-                    known.get(&format!("{name}@{exec}")).or_else(|| known.get(name)).map_or("", |k| k.1.as_str())
-                );
+            Some(g) if listed.is_some_and(|(line, _)| line == g) => {
+                eprintln!("known difference: {name}: {}", listed.map_or("", |k| k.1.as_str()));
             }
             // Twin mode runs host twins only: a module of PTX text (the ptx_* cases load
             // theirs so) has none and fails to load with CUDA_ERROR_NO_BINARY_FOR_GPU by

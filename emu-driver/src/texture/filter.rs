@@ -120,7 +120,6 @@ pub fn blend_levels(terms: &[(f64, u32)], p: Precision) -> f64 {
 /// i128.
 fn sum(terms: &[(f64, u32)], p: Precision, split: usize) -> f64 {
     assert!(terms.len() <= MAX_TERMS, "a filter of {} texels", terms.len());
-    let n_terms = terms.len();
     // One pass over the terms, into the stack (this runs per texel fetch): each live
     // (weighted) non-zero term as (significand, exponent of its lowest bit, sign,
     // weight), and what decides the special cases.
@@ -186,20 +185,12 @@ fn sum(terms: &[(f64, u32)], p: Precision, split: usize) -> f64 {
     // Two planes (trilinear, 3D): their sums meet on the coarse grid, the bits below
     // floored (an arithmetic shift of the two's complement sum). A single plane's own
     // grid is never finer than it.
-    if split < n_terms {
+    if split < terms.len() {
         let k = coarse_lsb(e_max, p);
         if k > lsb - 8 {
-            let sh = (k - (lsb - 8)) as u32;
-            let floored = if sh >= 127 {
-                if sum < 0 {
-                    -1
-                } else {
-                    0
-                }
-            } else {
-                sum >> sh
-            };
-            return round_away(floored, k, p);
+            // (A shift of 127 or more floors to -1 or 0, as a shift by 127 does.)
+            let sh = ((k - (lsb - 8)) as u32).min(127);
+            return round_away(sum >> sh, k, p);
         }
     }
     round_away(sum, lsb - 8, p)
