@@ -2,7 +2,8 @@
 //! PTX line).
 //!
 //! A word is a run of `[A-Za-z0-9_$%.]`: opcodes with their modifiers (`ld.global.v4.u32`),
-//! directives (`.reg`), registers (`%r12`, `%tid.x`), labels, numbers (`0f3F800000`,
+//! directives (`.reg`; one dot each: `.reg.b16` is two words), qualifiers with `::`
+//! (`.shared::cta`), registers (`%r12`, `%tid.x`), labels, numbers (`0f3F800000`,
 //! `0x1F`, `1.5e-3`: an exponent's sign is taken into the word). Strings are one token;
 //! every other character is punctuation. Comments are dropped.
 
@@ -87,7 +88,22 @@ pub fn tokens(src: &str) -> Result<Vec<Tok<'_>>, Error> {
             c if word_char(c) => {
                 let start = i;
                 let numeric = c.is_ascii_digit();
+                // A directive is one dot and a name: `.reg.b16` is `.reg` `.b16` (ptxas
+                // reads it so; cuda_fp16.hpp's inline asm writes it).
+                let directive = c == b'.';
+                if directive {
+                    i += 1;
+                }
                 while i < b.len() {
+                    if directive && b[i] == b'.' {
+                        break;
+                    }
+                    // A qualifier's `::` belongs to the word (`.shared::cta`, `.L2::128B`);
+                    // a label's single `:` does not.
+                    if b[i] == b':' && b.get(i + 1) == Some(&b':') && b.get(i + 2).is_some_and(|&c| word_char(c)) && i > start {
+                        i += 2;
+                        continue;
+                    }
                     // A decimal exponent's sign belongs to the number (not in hex forms).
                     let exponent_sign = numeric
                         && matches!(b[i], b'+' | b'-')
@@ -165,5 +181,14 @@ mod tests {
         assert_eq!(words("0f3E000000-1"), vec!["0f3E000000", "-", "1"]);
         assert_eq!(words("0x1e-2"), vec!["0x1e", "-", "2"]);
         assert_eq!(words("1E+5"), vec!["1E+5"]);
+    }
+
+    #[test]
+    fn a_directive_ends_at_the_next_dot() {
+        assert_eq!(words(".reg.b16 i,r;"), vec![".reg", ".b16", "i", ",", "r", ";"]);
+        assert_eq!(words(".reg .pred %p<3>;"), vec![".reg", ".pred", "%p", "<", "3", ">", ";"]);
+        assert_eq!(words("ld.global.v4.u32 %tid.x"), vec!["ld.global.v4.u32", "%tid.x"]);
+        assert_eq!(words("$L1: mbarrier.arrive.shared::cta.b64 %rd1"), vec!["$L1", ":", "mbarrier.arrive.shared::cta.b64", "%rd1"]);
+        assert_eq!(words(".shared::cluster"), vec![".shared::cluster"]);
     }
 }

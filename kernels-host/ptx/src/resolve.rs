@@ -478,6 +478,10 @@ impl FnResolver<'_> {
         if is_special(n) {
             return Ok(Op::Special(n.to_string()));
         }
+        // PTX's one predefined constant (PTX ISA, "Predefined Identifiers"); numba writes it.
+        if n == "WARP_SZ" {
+            return Ok(Op::Int(32));
+        }
         if let Some(&f) = self.funcs.get(n) {
             return Ok(Op::Func(f));
         }

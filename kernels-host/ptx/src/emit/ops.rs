@@ -827,27 +827,7 @@ impl FnEmitter<'_> {
         };
         let z = i.src.has(".ftz");
         let (pv, qv) = if is_half(t) {
-            let bf = matches!(t, Ty::Bf16 | Ty::Bf16x2);
-            let conv = if bf { "bf2f" } else { "h2f" };
-            let ft = if z {
-                if bf {
-                    "bfftz"
-                } else {
-                    "hftz"
-                }
-            } else {
-                ""
-            };
-            let a = self.val(self.arg(i, 1)?, t)?;
-            let b = self.val(self.arg(i, 2)?, t)?;
-            if matches!(t, Ty::F16x2 | Ty::Bf16x2) {
-                (
-                    format!("cmp({cmp}, {conv}({ft}((uint16_t){a})), {conv}({ft}((uint16_t){b})))"),
-                    Some(format!("cmp({cmp}, {conv}({ft}((uint16_t)({a} >> 16))), {conv}({ft}((uint16_t)({b} >> 16))))")),
-                )
-            } else {
-                (format!("cmp({cmp}, {conv}({ft}({a})), {conv}({ft}({b})))"), None)
-            }
+            self.half_compare(i, t, cmp, z)?
         } else {
             let a = self.val(self.arg(i, 1)?, t)?;
             let b = self.val(self.arg(i, 2)?, t)?;
@@ -886,17 +866,43 @@ impl FnEmitter<'_> {
         }
     }
 
+    /// A half-precision comparison of operands 1 and 2 (setp, set): the low halves' result
+    /// and, for the x2 types, the high halves'.
+    fn half_compare(&mut self, i: &Instr, t: Ty, cmp: &str, z: bool) -> Result<(String, Option<String>), Error> {
+        let bf = matches!(t, Ty::Bf16 | Ty::Bf16x2);
+        let conv = if bf { "bf2f" } else { "h2f" };
+        let ft = match (z, bf) {
+            (false, _) => "",
+            (true, true) => "bfftz",
+            (true, false) => "hftz",
+        };
+        let a = self.val(self.arg(i, 1)?, t)?;
+        let b = self.val(self.arg(i, 2)?, t)?;
+        Ok(if matches!(t, Ty::F16x2 | Ty::Bf16x2) {
+            (
+                format!("cmp({cmp}, {conv}({ft}((uint16_t){a})), {conv}({ft}((uint16_t){b})))"),
+                Some(format!("cmp({cmp}, {conv}({ft}((uint16_t)({a} >> 16))), {conv}({ft}((uint16_t)({b} >> 16))))")),
+            )
+        } else {
+            (format!("cmp({cmp}, {conv}({ft}({a})), {conv}({ft}({b})))"), None)
+        })
+    }
+
+    /// `set`: 1.0 (in the destination's float type) or all ones (integer destinations)
+    /// where the comparison holds, else 0; the x2 source types compare and write each
+    /// 16-bit half on its own (PTX ISA, set and its half-precision forms).
     fn set_(&mut self, i: &Instr) -> Result<String, Error> {
         let tys = i.src.tys();
         let (dt, st) = (tys.first().copied().ok_or_else(|| self.unsupported("type"))?, tys.get(1).copied().unwrap_or(Ty::U32));
-        if is_half(st) || is_half(dt) {
-            return Err(self.unsupported("set with half types"));
-        }
         let cmp = CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c).ok_or_else(|| self.unsupported("set without a comparison"))?;
         let z = i.src.has(".ftz");
-        let a = self.val(self.arg(i, 1)?, st)?;
-        let b = self.val(self.arg(i, 2)?, st)?;
-        let mut e = if st.float() { format!("cmp({cmp}, fz({a}, {z}), fz({b}, {z}))") } else { format!("cmp({cmp}, {a}, {b})") };
+        let (mut e, mut hi) = if is_half(st) {
+            self.half_compare(i, st, cmp, z)?
+        } else {
+            let a = self.val(self.arg(i, 1)?, st)?;
+            let b = self.val(self.arg(i, 2)?, st)?;
+            (if st.float() { format!("cmp({cmp}, fz({a}, {z}), fz({b}, {z}))") } else { format!("cmp({cmp}, {a}, {b})") }, None)
+        };
         let bool_op = if i.src.has(".and") {
             Some("&&")
         } else if i.src.has(".or") {
@@ -909,9 +915,26 @@ impl FnEmitter<'_> {
         if let (Some(o), Some(c)) = (bool_op, i.args.get(3)) {
             let c = self.val(c, Ty::Pred)?;
             e = format!("(({e}) {o} {c})");
+            hi = hi.map(|h| format!("(({h}) {o} {c})"));
         }
-        let v =
-            if dt == Ty::F32 { format!("({e} ? 1.0f : 0.0f)") } else { format!("({e} ? ({})0xffffffffu : ({})0)", ctype(dt), ctype(dt)) };
+        // The value a true comparison writes into one result (a 16-bit half for x2 sources).
+        let one = match dt {
+            Ty::F16 | Ty::F16x2 => "0x3c00u",
+            Ty::Bf16 | Ty::Bf16x2 => "0x3f80u",
+            _ if hi.is_some() => "0xffffu",
+            _ => "",
+        };
+        let ct = ctype(dt);
+        if hi.is_some() && !matches!(dt, Ty::F16x2 | Ty::Bf16x2 | Ty::U32 | Ty::S32 | Ty::B32) {
+            return Err(self.unsupported("set of an x2 source into a destination that is not 32 bits"));
+        }
+        let v = match (&hi, dt) {
+            (Some(h), _) => format!("({ct})(({e} ? {one} : 0u) | ({h} ? {one} : 0u) << 16)"),
+            (None, Ty::F32) => format!("({e} ? 1.0f : 0.0f)"),
+            (None, Ty::F16 | Ty::Bf16) => format!("({ct})({e} ? {one} : 0u)"),
+            (None, Ty::F16x2 | Ty::Bf16x2 | Ty::F64) => return Err(self.unsupported("set with this destination type")),
+            (None, _) => format!("({e} ? ({ct})0xffffffffffffffffull : ({ct})0)"),
+        };
         let d = self.arg(i, 0)?;
         self.set(d, dt, &v)
     }
