@@ -1959,5 +1959,105 @@ template <class T> PTX_INLINE T tex_part(const uint32_t *data, uint32_t off) {
     memcpy(&v, (const char *)data + off, sizeof v);
     return v;
 }
+/* ---- mbarrier -------------------------------------------------------------------- */
+
+/* mbarrier objects (PTX ISA, "mbarrier"): 64-bit words in the block's shared memory whose
+   layout the ISA leaves opaque. simtwin's:
+     bits  0-20  pending arrivals of the current phase
+     bits 21-41  expected arrivals (the pending count a completed phase starts the next with)
+     bit  62     set by mbarrier.init, cleared by mbarrier.inval (any other operation on an
+                 object without it traps: used before init, or after inval)
+     bit  63     the current phase's parity (0: even)
+   No transaction count: the forms that use one are refused at translation.
+   The state token mbarrier.arrive returns is the object's word before the arrive: bit 63
+   the parity of the phase it arrived on (what test_wait/try_wait compare), bits 0-20 the
+   pending count before the arrive (what mbarrier.pending_count reads).
+   One OS thread runs a whole block, but a fiber can be preempted anywhere: every update
+   is a compare-and-swap of the whole word. What the ISA leaves undefined and a program can
+   only get wrong (a count of 0 or past 2^20 - 1, an arrive past the pending count, a
+   .noComplete arrive that would complete the phase, an object outside shared memory)
+   traps naming the object. */
+enum : uint64_t { MB_COUNT = 0x1fffffull, MB_VALID = 1ull << 62, MB_PHASE = 1ull << 63 };
+
+[[noreturn]] PTX_COLD static void mb_fail(const Thread &t, const char *what, uint64_t a, const char *file, uint32_t line) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "mbarrier: %s (object at shared address 0x%llx)", what,
+             (unsigned long long)(a - (uint64_t)(uintptr_t)t.smem));
+    __simtwin_trap_now(SIMTWIN_TRAP_TRAP, buf, file, line);
+}
+/* The object at host address `a`: 8 bytes inside the block's shared window, aligned. */
+PTX_INLINE uint64_t *mb_ptr(const Thread &t, uint64_t a, const char *file, uint32_t line) {
+    uint64_t off = a - (uint64_t)(uintptr_t)t.smem;
+    if (__builtin_expect(off >= t.smem_size || t.smem_size - off < 8, 0)) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "mbarrier: the object's address 0x%llx is not in the block's shared memory",
+                 (unsigned long long)a);
+        __simtwin_trap_now(SIMTWIN_TRAP_TRAP, buf, file, line);
+    }
+    align_check(a, 8);
+    return (uint64_t *)(uintptr_t)a;
+}
+/* The initialised object's word. */
+PTX_INLINE uint64_t mb_word(const Thread &t, uint64_t a, const char *file, uint32_t line) {
+    uint64_t w = __atomic_load_n(mb_ptr(t, a, file, line), __ATOMIC_ACQUIRE);
+    if (__builtin_expect(!(w & MB_VALID), 0)) mb_fail(t, "used before mbarrier.init or after mbarrier.inval", a, file, line);
+    return w;
+}
+/* mbarrier.init: phase 0, expected and pending counts `count`. */
+PTX_INLINE void mb_init(const Thread &t, uint64_t a, uint32_t count, const char *file, uint32_t line) {
+    uint64_t *p = mb_ptr(t, a, file, line);
+    if (count == 0 || count >= (1u << 20)) mb_fail(t, "init count outside 1 .. 2^20 - 1", a, file, line);
+    __atomic_store_n(p, MB_VALID | ((uint64_t)count << 21) | count, __ATOMIC_RELEASE);
+}
+PTX_INLINE void mb_inval(const Thread &t, uint64_t a, const char *file, uint32_t line) {
+    __atomic_store_n(mb_ptr(t, a, file, line), (uint64_t)0, __ATOMIC_RELEASE);
+}
+/* mbarrier.arrive / arrive_drop (`drop`: the expected count drops by `count` first, for
+   this phase and the next ones): the pending count drops by `count`; at zero the phase
+   completes (parity flips, pending count = expected count). Returns the state token. */
+PTX_INLINE uint64_t mb_arrive(const Thread &t, uint64_t a, uint32_t count, bool drop, bool no_complete, const char *file,
+                              uint32_t line) {
+    uint64_t *p = mb_ptr(t, a, file, line);
+    uint64_t old = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if (!(old & MB_VALID)) mb_fail(t, "arrive on an object used before mbarrier.init or after mbarrier.inval", a, file, line);
+        uint64_t pend = old & MB_COUNT, expect = (old >> 21) & MB_COUNT, phase = old & MB_PHASE;
+        if (count == 0 || count >= (1u << 20)) mb_fail(t, "arrive count outside 1 .. 2^20 - 1", a, file, line);
+        if (count > pend) mb_fail(t, "arrive count larger than the phase's pending count", a, file, line);
+        if (drop) {
+            if (count > expect) mb_fail(t, "arrive_drop count larger than the expected count", a, file, line);
+            expect -= count;
+        }
+        pend -= count;
+        if (pend == 0) {
+            if (no_complete) mb_fail(t, "arrive.noComplete would complete the phase (undefined in the PTX ISA)", a, file, line);
+            phase ^= MB_PHASE;
+            pend = expect;
+        }
+        uint64_t nw = MB_VALID | phase | (expect << 21) | pend;
+        if (__atomic_compare_exchange_n(p, &old, nw, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return old;
+    }
+}
+/* The phase a wait names, as the parity bit: from a state token, or from phaseParity. */
+PTX_INLINE uint64_t mb_state_phase(uint64_t state) { return state & MB_PHASE; }
+PTX_INLINE uint64_t mb_parity_phase(uint32_t parity) { return (parity & 1) ? MB_PHASE : 0; }
+/* Whether the phase of parity `ph` (the current or the previous phase) has completed. */
+PTX_INLINE bool mb_done(const Thread &t, uint64_t a, uint64_t ph, const char *file, uint32_t line) {
+    return (mb_word(t, a, file, line) & MB_PHASE) != ph;
+}
+/* test_wait does not wait: not complete, the thread yields (a polling loop lets the
+   others run, as nanosleep does) and gets false. try_wait may suspend the thread for a
+   while: it yields once and tests again. */
+PTX_INLINE bool mb_test_wait(const Thread &t, uint64_t a, uint64_t ph, simtwin_site_t site, const char *file, uint32_t line) {
+    if (mb_done(t, a, ph, file, line)) return true;
+    ::__simtwin::rt->yield_now(site);
+    return false;
+}
+PTX_INLINE bool mb_try_wait(const Thread &t, uint64_t a, uint64_t ph, simtwin_site_t site, const char *file, uint32_t line) {
+    if (mb_done(t, a, ph, file, line)) return true;
+    ::__simtwin::rt->yield_now(site);
+    return mb_done(t, a, ph, file, line);
+}
+PTX_INLINE uint32_t mb_pending_count(uint64_t state) { return (uint32_t)(state & MB_COUNT); }
 } // namespace ptx
 #endif

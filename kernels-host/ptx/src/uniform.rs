@@ -35,7 +35,8 @@
 //!   (run queue, unstarted range, fairness streak), so that what the order shows
 //!   (atomics' results, printf, the thread a fault names) is the same on both paths.
 //! - Not handled (fibers): other warp collectives (`elect`, float `redux`, partial
-//!   masks, collectives in device functions), `nanosleep`, barriers with counts,
+//!   masks, collectives in device functions), `nanosleep`, `mbarrier` (any of its
+//!   operations, `cp.async.mbarrier.arrive` too), barriers with counts,
 //!   `bar.red`/`bar.arrive`, named barriers, barriers in device functions, `exit` in a
 //!   device function, `isspacep`, and loops whose exit depends on memory they read
 //!   (a thread could be spinning on a flag another thread of the block sets).
@@ -273,6 +274,9 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             }
             if op == "nanosleep" {
                 return Plan::fibers(at("a spin-wait hint"));
+            }
+            if op == "mbarrier" || (op == "cp" && i.src.has(".mbarrier")) {
+                return Plan::fibers(at("an mbarrier (its waits are rendezvous of threads)"));
             }
             if op == "isspacep" {
                 return Plan::fibers(at("a test of the local window"));

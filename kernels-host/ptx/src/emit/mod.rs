@@ -8,6 +8,7 @@
 //! variables as host arrays, and the descriptor `simtwin_module_v2`.
 
 mod func;
+mod mbarrier;
 mod ops;
 mod texture;
 

@@ -415,6 +415,8 @@ impl FnEmitter<'_> {
                 Ok(format!("::__simtwin::rt->yield_now({site});"))
             }
             "pmevent" => Ok(String::new()),
+            "mbarrier" => self.mbarrier(i),
+            "cp" if Self::is_cp_mbarrier_arrive(i) => self.mbarrier(i),
             "cp" => self.cp_async(i),
             "tex" | "tld4" => self.tex(i),
             "txq" | "suq" => self.txq(i),
