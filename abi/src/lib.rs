@@ -14,6 +14,8 @@
 //! - [`ffi`]: the two C helpers every crate of the workspace needs (C strings, dladdr).
 //! - [`files`]: what kind of file a path is, in words, for the errors of those that read
 //!   or write only regular files.
+//! - [`linked`]: the linked image the emulated JIT linkers (the driver's cuLink*, the
+//!   libnvJitLink.so.13 shim) write and the driver loads.
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -23,6 +25,7 @@ pub mod cuda;
 pub mod ffi;
 pub mod files;
 pub mod kernel;
+pub mod linked;
 pub mod manifest;
 pub mod trace;
 

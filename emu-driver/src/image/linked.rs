@@ -3,14 +3,14 @@
 //! is where a real driver's linked cubin goes too). A program treats it as an opaque
 //! cubin (loads it, or writes it to a file and loads that).
 //!
-//! Layout (little-endian): magic `SLNK`, u32 version 1, u32 module count, u32 the JIT
-//! optimisation level cuLinkCreate was given plus one (0: none given), then per module a
-//! u64 byte length and the PTX text, padded to 8 bytes.
+//! The layout, and its writer, are shared with simtwin's libnvJitLink.so.13
+//! (`simtwin_abi::linked`); this module reads it.
 
 use super::types::{ImageError, MAX_IMAGE_BYTES};
 
-/// First four bytes.
-pub(crate) const MAGIC: &[u8; 4] = b"SLNK";
+// The writer: cuLinkComplete's image, byte for byte what the shim's nvJitLinkComplete writes.
+pub use simtwin_abi::linked::build;
+use simtwin_abi::linked::VERSION;
 /// Most modules one linked image holds.
 const MAX_MODULES: u32 = 4096;
 
@@ -18,27 +18,11 @@ fn invalid(m: impl Into<String>) -> ImageError {
     ImageError::Invalid(format!("linked image: {}", m.into()))
 }
 
-/// Builds a linked image of `modules` (PTX texts), linked at JIT optimisation level
-/// `opt_level` when the program gave one.
-pub fn build(modules: &[String], opt_level: Option<u8>) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&1u32.to_le_bytes());
-    out.extend_from_slice(&(modules.len() as u32).to_le_bytes());
-    out.extend_from_slice(&opt_level.map_or(0u32, |v| u32::from(v) + 1).to_le_bytes());
-    for m in modules {
-        out.extend_from_slice(&(m.len() as u64).to_le_bytes());
-        out.extend_from_slice(m.as_bytes());
-        out.resize(out.len().next_multiple_of(8), 0);
-    }
-    out
-}
-
 /// The container's length, from its headers read through `read(offset, len)`.
 pub(crate) fn container_len(read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, ImageError>) -> Result<u64, ImageError> {
     let h = read(0, 16)?;
     let count = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
-    if u32::from_le_bytes([h[4], h[5], h[6], h[7]]) != 1 || count == 0 || count > MAX_MODULES {
+    if u32::from_le_bytes([h[4], h[5], h[6], h[7]]) != VERSION || count == 0 || count > MAX_MODULES {
         return Err(invalid(format!("version or module count ({count}) out of range")));
     }
     let mut at = 16u64;
