@@ -238,7 +238,8 @@ CONF_SHIFT(shift_u64, unsigned long long)
 //   op: 0 shfl idx (src 31 - lane), 1 shfl up (delta 9 / 3), 2 shfl down (9 / 3),
 //       3 shfl xor (17 / 5), 4 ballot (lane % 3 == 0), 5 any (lane == 20),
 //       6 all (lane != 20), 7 reduce_add (in), 8 reduce_min (0x200 - in),
-//       9 match_any (lane % 4), 10 activemask
+//       9 match_any (lane % 4), 10 activemask, 11 match_all (7 in every lane; its predicate
+//       in out[32 + lane]), 12 match_all (lane 2 differs; predicate as 11)
 __device__ void warp_op(int op, unsigned mask, unsigned lane, unsigned v, unsigned *out)
 {
     switch (op) {
@@ -276,6 +277,18 @@ __device__ void warp_op(int op, unsigned mask, unsigned lane, unsigned v, unsign
     case 9:
         out[lane] = __match_any_sync(mask, lane % 4);
         break;
+    case 11: {
+        int p = -1;
+        out[lane] = __match_all_sync(mask, 7u, &p);
+        out[32 + lane] = (unsigned)p;
+        break;
+    }
+    case 12: {
+        int p = -1;
+        out[lane] = __match_all_sync(mask, lane == 2 ? 1u : 0u, &p);
+        out[32 + lane] = (unsigned)p;
+        break;
+    }
     default:
         out[lane] = __activemask();
         break;
@@ -291,6 +304,15 @@ extern "C" __global__ void warp_exited(const unsigned *in, unsigned *out, int op
     if (lane >= 16)
         return;
     warp_op(op, 0xffffffffu, lane, v, out);
+    out[64 + lane] = 1;
+}
+
+// (d) A partial warp: the block has 10 threads, each calls with the full mask (lanes
+// 10-31 do not exist). Numba's test_match_all_sync launches this shape.
+extern "C" __global__ void warp_partial(const unsigned *in, unsigned *out, int op)
+{
+    unsigned lane = threadIdx.x & 31;
+    warp_op(op, 0xffffffffu, lane, in[lane], out);
     out[64 + lane] = 1;
 }
 

@@ -11,7 +11,8 @@
 //! - `warp_exited` (lanes 16-31 returned, lanes 0-15 call with the full mask): every
 //!   shuffle (idx, up, down, xor) reading an exited lane gives 0; a source out of the
 //!   segment gives the caller's own value (PTX defines that); ballot, any, all, reduce
-//!   and match cover the live lanes only; `__activemask` gives the live lanes. (A real
+//!   and match cover the live lanes only (`__match_all_sync` returns those lanes, not the
+//!   mask); `__activemask` gives the live lanes. (A real
 //!   extractor's scores drifted by 3.5e-3 when exited reads returned the caller's value.)
 //! - `warp_halves` (every lane converged, each with the mask of its parity, reading a
 //!   lane of the other parity): the device returns the source lane's value; votes,
@@ -76,9 +77,12 @@ pub(crate) fn contributing_lanes(arrived: u32, _mask: u32) -> u32 {
 }
 
 /// The mask `__match_all_sync` returns when every contributing value is equal: the
-/// mask as the caller gave it.
-pub(crate) fn match_all_mask(mask: u32, _arrived: u32) -> u32 {
-    mask
+/// lanes that contributed, not the mask as the caller gave it. Measured
+/// (`devres_warp_{exited,partial,halves}_match_all`, GH100, driver 580.159.04): with the
+/// full mask, lanes 16-31 exited gave 0x0000ffff, a 10-thread block 0x000003ff (numba's
+/// test_match_all_sync expects the same); each parity group of `halves` its own lanes.
+pub(crate) fn match_all_mask(mask: u32, arrived: u32) -> u32 {
+    mask & contributing_lanes(arrived, mask)
 }
 
 /// One line for reports: what reads from exited lanes named in a mask give.
@@ -102,5 +106,13 @@ mod tests {
         assert_eq!(shuffle_fill(abi::warp::SHFL_DOWN, Absent::OutsideMaskAlive), Fill::Own);
         assert_eq!(Fill::Zero.value(7), 0);
         assert_eq!(Fill::Own.value(7), 7);
+    }
+
+    #[test]
+    fn match_all_returns_the_lanes_that_took_part() {
+        // devres_warp_partial_match_all and devres_warp_exited_match_all (GH100).
+        assert_eq!(match_all_mask(u32::MAX, 0x3ff), 0x3ff);
+        assert_eq!(match_all_mask(u32::MAX, 0xffff), 0xffff);
+        assert_eq!(match_all_mask(0x5555_5555, 0x5555_5555), 0x5555_5555);
     }
 }

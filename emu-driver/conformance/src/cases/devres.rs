@@ -29,7 +29,7 @@ pub fn cases() -> Vec<Case> {
     for ty in ["s32", "u32", "s64", "u64"] {
         add(format!("devres_shift_{ty}"), Box::new(move |cx| shift(cx, ty)));
     }
-    for scen in ["exited", "waiting", "halves"] {
+    for scen in ["exited", "waiting", "halves", "partial"] {
         for (op, opname) in WARP_OPS.iter().enumerate() {
             add(format!("devres_warp_{scen}_{opname}"), Box::new(move |cx| warp(cx, scen, op)));
         }
@@ -302,13 +302,28 @@ fn shift(cx: &mut Cx, ty: &str) -> Result<(), String> {
 
 /// The kernels' `op` numbers (see warp_op in conformance.cu); the first four are shuffles
 /// with a width-32 and a width-8 result.
-const WARP_OPS: [&str; 11] =
-    ["shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "ballot", "any", "all", "reduce_add", "reduce_min", "match_any", "activemask"];
+const WARP_OPS: [&str; 13] = [
+    "shfl_idx",
+    "shfl_up",
+    "shfl_down",
+    "shfl_xor",
+    "ballot",
+    "any",
+    "all",
+    "reduce_add",
+    "reduce_min",
+    "match_any",
+    "activemask",
+    "match_all",
+    "match_all_diff",
+];
 
 /// One collective under one scenario: `exited` (lanes 16-31 returned, full mask),
 /// `waiting` (lanes 16-31 at a barrier, mask 0x0000ffff, sources 16-31), `halves`
-/// (every lane, even/odd masks, sources outside the caller's mask). Lane L's value is
-/// 0x100 + L. `done` is the mask of lanes that finished the kernel.
+/// (every lane, even/odd masks, sources outside the caller's mask), `partial` (a block of
+/// 10 threads, full mask: lanes 10-31 do not exist). Lane L's value is 0x100 + L. `done`
+/// is the mask of lanes that finished the kernel; the match_all ops add their predicate
+/// (`p`).
 fn warp(cx: &mut Cx, scen: &str, op: usize) -> Result<(), String> {
     cx.primary()?;
     let vals: Vec<u32> = (0..32).map(|l| 0x100 + l).collect();
@@ -316,7 +331,8 @@ fn warp(cx: &mut Cx, scen: &str, op: usize) -> Result<(), String> {
     let mut dout = cx.sentinel(96)?;
     let mut opi = op as i32;
     let mut params = [pp(&mut din), pp(&mut dout), pp(&mut opi)];
-    if cx.run_kernel(&format!("warp_{scen}"), 1, 32, &mut params)? {
+    let threads = if scen == "partial" { 10 } else { 32 };
+    if cx.run_kernel(&format!("warp_{scen}"), 1, threads, &mut params)? {
         let out: Vec<u32> = cx.download(dout, 96)?;
         let done = (0..32).filter(|&l| out[64 + l] == 1).fold(0u32, |m, l| m | 1 << l);
         cx.val("done", format!("{done:08x}"));
@@ -325,6 +341,9 @@ fn warp(cx: &mut Cx, scen: &str, op: usize) -> Result<(), String> {
             cx.val("w8", lanes(&out[32..64]));
         } else {
             cx.val("r", lanes(&out[..32]));
+            if op >= 11 {
+                cx.val("p", lanes(&out[32..64]));
+            }
         }
     }
     Ok(())
