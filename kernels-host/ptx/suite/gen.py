@@ -173,6 +173,17 @@ for c in ["lt", "equ", "ne"]:
 for c in ["lt", "eq", "ne"]:
     case(f"set_{c}_f32_s32", f"set.{c}.f32.s32 {{d0}}, {{a}}, {{b}};", ["s32", "s32"], ["f32"])
 case("set_lt_and_s32_u32", "set.lt.and.s32.u32 {d0}, {a}, {b}, {c};", ["u32", "u32", "pred"], ["s32"])
+# set's half-precision forms (cuda_fp16.hpp's hsin/hcos write `set.eq.f16.f16`).
+for c in ["eq", "lt", "nan", "geu"]:
+    case(f"set_{c}_f16_f16", f"set.{c}.f16.f16 {{d0}}, {{a}}, {{b}};", ["f16", "f16"], ["f16"])
+    case(f"set_{c}_u32_f16x2", f"set.{c}.u32.f16x2 {{d0}}, {{a}}, {{b}};", ["f16x2", "f16x2"], ["u32"])
+    case(f"set_{c}_f16x2_f16x2", f"set.{c}.f16x2.f16x2 {{d0}}, {{a}}, {{b}};", ["f16x2", "f16x2"], ["f16x2"])
+    case(f"set_{c}_bf16_bf16", f"set.{c}.bf16.bf16 {{d0}}, {{a}}, {{b}};", ["bf16", "bf16"], ["bf16"])
+case("set_lt_ftz_s16_f16", "set.lt.ftz.s16.f16 {d0}, {a}, {b};", ["f16", "f16"], ["s16"])
+case("set_gt_u32_f16", "set.gt.u32.f16 {d0}, {a}, {b};", ["f16", "f16"], ["u32"])
+case("set_le_f16_f32", "set.le.f16.f32 {d0}, {a}, {b};", ["f32", "f32"], ["f16"])
+case("set_ltu_or_f16x2_f16x2", "set.ltu.or.f16x2.f16x2 {d0}, {a}, {b}, !{c};", ["f16x2", "f16x2", "pred"], ["f16x2"])
+case("set_ne_bf16x2_bf16x2", "set.ne.bf16x2.bf16x2 {d0}, {a}, {b};", ["bf16x2", "bf16x2"], ["bf16x2"])
 
 # ---- floating point -------------------------------------------------------------------
 RND = ["rn", "rz", "rm", "rp"]
