@@ -21,6 +21,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("kernels-host/src", &["lib.rs", "main.rs"]),
     ("parity/src", &["lib.rs", "main.rs"]),
     ("crlibm-preload/src", &["lib.rs"]),
+    ("nvjitlink/src", &["lib.rs"]),
     ("fixtures/src", &["lib.rs", "main.rs"]),
     ("fuzz/src", &["lib.rs", "main.rs"]),
 ];
@@ -498,7 +499,7 @@ const LAYERS: &[Layers] = &[
         within: &[],
         diagrams: &["abi/README.md"],
         layers: &[
-            (&["kernel", "manifest", "counters", "trace"], "the contracts between processes, one module each"),
+            (&["kernel", "manifest", "counters", "trace", "linked"], "the contracts between processes, one module each"),
             (&["cuda"], "cuda.h's result codes, types and structs"),
             (&["ffi", "files"], "the helpers every crate needs (C strings, dladdr, file kinds)"),
         ],

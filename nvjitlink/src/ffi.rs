@@ -15,7 +15,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use crate::link::{code, Failure, Linker, Options, VERSION};
+use crate::link::{code, version, Failure, Linker, Options};
 
 /// nvJitLinkHandle: an opaque pointer-sized value.
 type Handle = *mut c_void;
@@ -338,7 +338,8 @@ pub unsafe extern "C" fn nvJitLinkGetInfoLog(h: Handle, log: *mut c_char) -> i32
     with_link(h, |l| unsafe { copy_out(log.cast(), l.info_log().as_bytes(), true) })
 }
 
-/// nvJitLinkVersion: 13.0, the emulated driver's CUDA version.
+/// nvJitLinkVersion: 12.2 (`link::VERSION` says why), or what SIMTWIN_NVJITLINK_VERSION
+/// says.
 ///
 /// # Safety
 /// `major` and `minor` are null or writable.
@@ -348,10 +349,11 @@ pub unsafe extern "C" fn nvJitLinkVersion(major: *mut u32, minor: *mut u32) -> i
         if major.is_null() || minor.is_null() {
             return code::NULL_INPUT;
         }
+        let (ma, mi) = version();
         // SAFETY: both checked not null; the caller promises they are writable.
         unsafe {
-            major.write(VERSION.0);
-            minor.write(VERSION.1)
+            major.write(ma);
+            minor.write(mi)
         };
         code::SUCCESS
     })

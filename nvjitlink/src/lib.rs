@@ -16,7 +16,8 @@
 //! are PTX text (NVJITLINK_ERROR_INVALID_INPUT: this library does not pull in the driver's
 //! image reader, whose crate exports the cu* API). nvJitLinkGetLinkedPtx answers the PTX
 //! when the link had one module (there is no merged PTX of several). nvJitLinkVersion says
-//! 13.0, the emulated driver's version.
+//! 12.2, so that numba-cuda does not ask for LTO (`link::VERSION`; SIMTWIN_NVJITLINK_VERSION
+//! overrides it).
 //!
 //! `ffi` holds the C boundary and all unsafe code; `link` the rest.
 

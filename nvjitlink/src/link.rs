@@ -68,9 +68,29 @@ pub mod input {
     pub const ANY: u32 = 10;
 }
 
-/// The nvJitLink version this library reports: the emulated driver's (cuDriverGetVersion
-/// answers 13000, CUDA 13.0).
-pub const VERSION: (u32, u32) = (13, 0);
+/// The nvJitLink version this library reports by default: 12.2, below the emulated
+/// driver's 13.0 (an older nvJitLink with a newer driver is a valid pairing) and, on
+/// purpose, below 12.3: numba-cuda turns LTO on for every kernel when nvJitLink is 12.3 or
+/// newer (`_have_nvjitlink`), and LTO-IR cannot be linked here, so at 12.2 numba compiles
+/// its kernels to PTX and cuda.core (which only checks that nvJitLinkVersion exists) still
+/// links them through this library.
+pub const VERSION: (u32, u32) = (12, 2);
+
+/// The environment variable that makes nvJitLinkVersion answer another `MAJOR.MINOR`
+/// (`SIMTWIN_NVJITLINK_VERSION=13.0`: the emulated driver's version; numba then asks for
+/// LTO and its kernels fail to link, with the reason in the error log).
+pub const VERSION_ENV: &str = "SIMTWIN_NVJITLINK_VERSION";
+
+/// The version nvJitLinkVersion answers: `VERSION_ENV` when it holds `MAJOR.MINOR`,
+/// otherwise [`VERSION`].
+pub fn version() -> (u32, u32) {
+    parse_version(std::env::var(VERSION_ENV).ok().as_deref()).unwrap_or(VERSION)
+}
+
+fn parse_version(v: Option<&str>) -> Option<(u32, u32)> {
+    let (major, minor) = v?.trim().split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
 
 /// The options of `nvJitLinkCreate`, as recorded.
 #[derive(Debug, Default, Clone)]
@@ -189,6 +209,7 @@ enum Contents {
     HostObject,
     Archive,
     Linked,
+    Ltoir,
     Unknown,
 }
 
@@ -208,6 +229,9 @@ fn sniff(b: &[u8]) -> Contents {
     }
     if b.starts_with(simtwin_abi::linked::MAGIC) {
         return Contents::Linked;
+    }
+    if head(4) == Some(0x7F4E_43ED) {
+        return Contents::Ltoir;
     }
     match ptx_text(b) {
         Some(_) => Contents::Ptx,
@@ -257,15 +281,14 @@ impl Linker {
         let what = sniff(bytes);
         let declared = match kind {
             input::PTX => Contents::Ptx,
-            input::ANY => what,
-            input::CUBIN | input::FATBIN | input::OBJECT => what,
-            input::LTOIR => {
+            input::ANY | input::CUBIN | input::FATBIN | input::OBJECT | input::LTOIR if what == Contents::Ltoir || kind == input::LTOIR => {
                 return if self.options.lto {
-                    fail(code::NVVM_COMPILE, format!("{name}: an LTO-IR input is NVVM IR, which simtwin cannot compile or run (simtwin runs PTX): have the compiler emit PTX instead of LTO-IR"))
+                    fail(code::NVVM_COMPILE, format!("{name}: an LTO-IR input is NVVM IR, which simtwin cannot compile or run (simtwin runs PTX): have the compiler emit PTX instead of LTO-IR (numba-cuda: lto=False)"))
                 } else {
                     fail(code::LTO_NOT_ENABLED, format!("{name}: an LTO-IR input needs -lto; and simtwin cannot compile NVVM IR in any case (simtwin runs PTX): give PTX instead"))
                 };
             }
+            input::ANY | input::CUBIN | input::FATBIN | input::OBJECT => what,
             input::LIBRARY => {
                 return fail(code::INVALID_INPUT, format!("{name}: a library input holds device objects (SASS) that simtwin cannot run (simtwin links PTX only; PTX mode provides the device runtime calls it supports itself)"));
             }
@@ -381,6 +404,7 @@ fn describe(c: Contents) -> &'static str {
         Contents::HostObject => "a host object",
         Contents::Archive => "a library archive",
         Contents::Linked => "a simtwin linked image (link its PTX modules instead)",
+        Contents::Ltoir => "LTO-IR (NVVM IR)",
         Contents::Unknown => "of unknown contents",
     }
 }
@@ -390,6 +414,14 @@ mod tests {
     use super::{code, input, Linker, Options};
 
     const PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+
+    #[test]
+    fn version_override() {
+        assert_eq!(super::parse_version(Some("12.2")), Some((12, 2)));
+        assert_eq!(super::parse_version(Some("12")), None);
+        assert_eq!(super::parse_version(Some("x.y")), None);
+        assert_eq!(super::parse_version(None), None);
+    }
 
     #[test]
     fn options() {
@@ -430,6 +462,8 @@ mod tests {
         assert_eq!(l.add(input::PTX, b"\x7fELF\x02\x01", "x.cubin").unwrap_err().code, code::INCORRECT_INPUT_TYPE);
         assert_eq!(l.add(input::ANY, b"\x50\xed\x55\xba\x01\x00", "x.fatbin").unwrap_err().code, code::INVALID_INPUT);
         assert_eq!(l.add(input::NONE, PTX.as_bytes(), "x").unwrap_err().code, code::UNRECOGNIZED_INPUT);
+        assert_eq!(l.add(input::ANY, b"\xedCN\x7f\x01C", "k.ltoir").unwrap_err().code, code::LTO_NOT_ENABLED);
+        assert_eq!(l.add(input::PTX, b"\xedCN\x7f\x01C", "k.ltoir").unwrap_err().code, code::INCORRECT_INPUT_TYPE);
         l.add(input::ANY, format!("{PTX}\0").as_bytes(), "a.ptx").unwrap();
         l.complete().unwrap();
         assert_eq!(l.ptx().unwrap(), PTX);

@@ -136,6 +136,11 @@ int main(int argc, char **argv) {
     unsigned major = 0, minor = 0;
     int vrc = version(&major, &minor);
     printf("version=%d,%u.%u\n", vrc, major, minor);
+    setenv("SIMTWIN_NVJITLINK_VERSION", "13.0", 1);
+    vrc = version(&major, &minor);
+    printf("version_env=%d,%u.%u\n", vrc, major, minor);
+    unsetenv("SIMTWIN_NVJITLINK_VERSION");
+    printf("version_null=%d\n", version(NULL, &minor));
 
     /* The link: kernel module (calls an extern function) + helper module. */
     size_t klen, hlen;
@@ -243,6 +248,9 @@ int main(int argc, char **argv) {
     static const char ltoir[] = "\x7fNVVM-not-really";
     try_input("ltoir_input", arch_only, 1, IN_LTOIR, ltoir, sizeof ltoir, "kernel.ltoir");
     try_input("ltoir_lto", lto, 2, IN_LTOIR, ltoir, sizeof ltoir, "kernel.ltoir");
+    static const char nvvm_ltoir[] = "\xed"
+                                     "CN\x7f\x01\x43";
+    try_input("any_ltoir", arch_only, 1, IN_ANY, nvvm_ltoir, sizeof nvvm_ltoir, "<cudapy-ltoir>");
     static const char archive[] = "!<arch>\n/               0           0     0     0       4         `\n";
     try_input("library_input", arch_only, 1, IN_LIBRARY, archive, sizeof archive, "libcudadevrt.a");
     static char elf[64] = "\x7f"
