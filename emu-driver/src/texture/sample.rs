@@ -12,6 +12,11 @@
 //!   block fixed point (`filter`): aligned to the largest exponent with 4 guard bits,
 //!   truncated, summed exactly, rounded once (halfway away from zero) to the format's
 //!   precision.
+//! - Element-type reads (`CU_TRSF_READ_AS_INTEGER`, and 32-bit integer formats) are
+//!   filtered too when linear filtering is asked for, on the raw integers with the same
+//!   weights: 8- and 16-bit texels (signed ones as signed values) `(sum v*w + 128) >> 8`,
+//!   32-bit texels exactly and truncated, `floor(sum v*w / 256)`, the result
+//!   sign-extended to 32 bits for signed formats (GH100, fit 21).
 
 use super::filter::{self, Precision};
 use super::format::{self, Format};
@@ -121,14 +126,28 @@ enum Mode {
     Snorm,
     /// Float formats, signed normalized, sRGB: single precision values.
     Float,
-    /// Element type of integer formats: raw integers, no filtering.
+    /// Element type of integer formats: raw integers (`Val::U`, `Val::I`, `Val::W`),
+    /// filtered as integers when the descriptor asks for linear filtering.
     Int,
 }
 
 /// One channel value in the mode's domain.
 #[derive(Clone, Copy)]
 enum Val {
+    /// An integer: a 16-bit fixed-point normalized value, or an unsigned 8/16-bit
+    /// element-type texel.
     U(u32),
+    /// A signed 8/16-bit element-type texel: filtered as a signed value, rounded as the
+    /// unsigned ones, `(sum v*w + 128) >> 8` (GH100, fit 21: every word of s8, s8x4,
+    /// s16, s16x2; raw bits blended as unsigned, truncating towards zero, or halves away
+    /// from zero fail).
+    I(i32),
+    /// A 32-bit element-type texel (u32 zero-, s32 sign-extended; a border texel the
+    /// colour's f32 bits read the same way): filtered exactly and truncated,
+    /// `floor(sum v*w / 256)` (GH100, fit 21: every word of u32, u32x2, s32, s32x4;
+    /// `+ 128` before the shift fails about half, 32-bit products or sums, f32 arithmetic
+    /// fail more).
+    W(i64),
     F(f64),
     /// A float NaN, kept as its bits: a point sample returns a NaN texel unchanged
     /// (signalling ones too, measured with halves).
@@ -171,7 +190,7 @@ impl Sampler<'_> {
             // validated against its allocation when the object was created.
             let raw = unsafe { format::read_channel(addr, l.format, c) };
             v[c as usize] = match self.mode {
-                Mode::Int => Val::U(raw),
+                Mode::Int => int_val(raw, l.format),
                 Mode::Unorm => Val::U(if l.format == Format::U8 { raw * 257 } else { raw }),
                 Mode::Snorm if l.format == Format::S8 => Val::Snorm8(raw as i32 * 256),
                 Mode::Snorm => Val::U(raw),
@@ -222,11 +241,22 @@ impl Sampler<'_> {
                         Val::U(q as u32)
                     }
                 }
-                Mode::Int if l.format.bytes() == 4 => Val::U(v.to_bits()),
-                Mode::Int => Val::U(0),
+                Mode::Int if l.format.bytes() == 4 => int_val(v.to_bits(), l.format),
+                Mode::Int => int_val(0, l.format),
             };
         }
         out
+    }
+}
+
+/// An element-type texel channel `raw` (sign- or zero-extended to 32 bits by
+/// `read_channel`) of integer format `f` as the filter holds it.
+fn int_val(raw: u32, f: Format) -> Val {
+    match f {
+        Format::U32 => Val::W(raw as i64),
+        Format::S32 => Val::W(raw as i32 as i64),
+        Format::S8 | Format::S16 => Val::I(raw as i32),
+        _ => Val::U(raw),
     }
 }
 
@@ -317,6 +347,8 @@ fn to_words(v: [Val; 4], mode: Mode) -> [u32; 4] {
         (Val::Snorm8(s), _) => ((snorm8_from_sum(s) as f64 / 32767.0).max(-1.0) as f32).to_bits(),
         (Val::Srgb(b), _) => format::srgb_to_linear(b).to_bits(),
         (Val::U(u), _) => u,
+        (Val::I(i), _) => i as u32,
+        (Val::W(w), _) => w as u32,
         (Val::F(f), _) => (f as f32).to_bits(),
         (Val::Nan(b), _) => b,
         (Val::Unorm16(u), _) => ((u as f64 / 65535.0) as f32).to_bits(),
@@ -335,9 +367,32 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
     let mut out = [Val::U(0); 4];
     for c in 0..4 {
         out[c] = match mode {
-            Mode::Unorm | Mode::Int => {
+            Mode::Unorm => {
                 let s: u64 = t.iter().zip(w).map(|(v, &w)| if let Val::U(u) = v[c] { u as u64 * w as u64 } else { 0 }).sum();
                 Val::U(((s + 128) >> 8) as u32)
+            }
+            Mode::Int => {
+                // Exact: at most 8 taps of 32-bit values times weights up to 256.
+                let s: i64 = t
+                    .iter()
+                    .zip(w)
+                    .map(|(v, &w)| {
+                        w as i64
+                            * match v[c] {
+                                Val::U(u) => u as i64,
+                                Val::I(i) => i as i64,
+                                Val::W(x) => x,
+                                _ => 0,
+                            }
+                    })
+                    .sum();
+                if t.iter().any(|v| matches!(v[c], Val::W(_))) {
+                    Val::W(s >> 8)
+                } else if t.iter().any(|v| matches!(v[c], Val::I(_))) {
+                    Val::I(((s + 128) >> 8) as i32)
+                } else {
+                    Val::U(((s + 128) >> 8) as u32)
+                }
             }
             Mode::Snorm if t.iter().any(|v| matches!(v[c], Val::Snorm8(_))) => {
                 // Texels hold 256 v, so one level's sum is exact; the blend of two levels'
@@ -368,7 +423,7 @@ fn blend_with(t: &[[Val; 4]], w: &[u32], mode: Mode, prec: Precision, sum: fn(&[
                         Val::F(f) => (f, w),
                         Val::Nan(_) => (f64::NAN, w),
                         Val::Srgb(b) => (format::srgb_to_linear(b) as f64, w),
-                        Val::U(_) | Val::Unorm16(_) | Val::Snorm8(_) => (0.0, w),
+                        Val::U(_) | Val::I(_) | Val::W(_) | Val::Unorm16(_) | Val::Snorm8(_) => (0.0, w),
                     };
                 }
                 let r = sum(&terms[..t.len().min(8)], prec);
@@ -576,12 +631,13 @@ fn fetch(res: &Resource, desc: &TexDesc, req: &TexRequest) -> Result<[u32; 4], F
         if l0.format == Format::Half || (desc.flags & SRGB != 0 && l0.format == Format::U8) { Precision::Half } else { Precision::Single };
     let off = [req.offset[0] as i64, req.offset[1] as i64, req.offset[2] as i64];
     let s = Sampler { desc, mode, srgb: desc.flags & SRGB != 0, prec, off };
-    // Element-type reads of 8/16-bit unsigned texels are filtered too when the descriptor
-    // asks for it (the CUDA guide calls linear filtering of integers invalid; the H200
-    // blends the raw integers with the same weights, (sum v*w + 128) >> 8: measured
-    // through FFmpeg's scale_cuda bilinear, which asks for exactly this, on every sample
-    // of 8- and 16-bit planes; docs/textures.md).
-    let linear = desc.filter == LINEAR && (mode != Mode::Int || matches!(l0.format, Format::U8 | Format::U16));
+    // Element-type reads are filtered too when the descriptor asks for it (the CUDA guide
+    // calls linear filtering of integers invalid; the device blends the raw integers with
+    // the same weights: 8/16-bit (sum v*w + 128) >> 8, signed ones as signed values,
+    // 32-bit floor(sum v*w / 256) exactly: H200 through FFmpeg's scale_cuda bilinear for
+    // u8/u16, GH100 fit 21 for every integer format, 1 to 4 channels, clamp, border and
+    // wrap; docs/textures.md).
+    let linear = desc.filter == LINEAR;
     // Integer coordinates: tex1Dfetch on linear memory, or texel coordinates.
     if req.flags & tex::INT_COORDS != 0 {
         let [x, y, z, _] = req.icoord;
@@ -1354,5 +1410,101 @@ mod tests {
         // (0, 64) read one below the rounded blend of the widened texels at these weights.
         let blend = |a: i32, b: i32, w: i32| snorm8_from_sum(a * (256 - w) + b * w);
         assert_eq!([blend(0, -128, 12), blend(0, 127, 113), blend(0, 64, 128), blend(0, -64, 1)], [-1548, 14463, 8256, -65]);
+    }
+
+    /// probe2's pseudo-random generator (reports/reference/h200/textures-fit/fit21/probe2.cpp).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u32 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 32) as u32
+        }
+    }
+
+    /// Element-type reads (`CU_TRSF_READ_AS_INTEGER`) with linear filtering of every
+    /// integer format, as GH100 (an H100, the H200's chip; driver 580.159.04) gave them in
+    /// fit 21: 234 of its 540 672 words' lines (`fit21-records.txt`, picked by the fit's
+    /// make_records.py: each channel's extremes, footprints holding the format's minimum
+    /// and maximum, border taps, wrapped coordinates, and lines where each rejected rule
+    /// fails), on probe2's 16x16 textures, rebuilt here with its generator.
+    #[test]
+    fn integer_reads_of_every_integer_format_are_filtered_as_gh100_filters_them() {
+        use crate::cu::{
+            CU_AD_FORMAT_SIGNED_INT16, CU_AD_FORMAT_SIGNED_INT32, CU_AD_FORMAT_SIGNED_INT8, CU_AD_FORMAT_UNSIGNED_INT16,
+            CU_AD_FORMAT_UNSIGNED_INT32, CU_AD_FORMAT_UNSIGNED_INT8,
+        };
+        // probe2's formats, in its order: (name, format, bytes, signed, channels).
+        let formats = [
+            ("u8x1", CU_AD_FORMAT_UNSIGNED_INT8, 1, false, 1),
+            ("s8x1", CU_AD_FORMAT_SIGNED_INT8, 1, true, 1),
+            ("u16x1", CU_AD_FORMAT_UNSIGNED_INT16, 2, false, 1),
+            ("s16x1", CU_AD_FORMAT_SIGNED_INT16, 2, true, 1),
+            ("u32x1", CU_AD_FORMAT_UNSIGNED_INT32, 4, false, 1),
+            ("s32x1", CU_AD_FORMAT_SIGNED_INT32, 4, true, 1),
+            ("s8x4", CU_AD_FORMAT_SIGNED_INT8, 1, true, 4),
+            ("u16x2", CU_AD_FORMAT_UNSIGNED_INT16, 2, false, 2),
+            ("s16x2", CU_AD_FORMAT_SIGNED_INT16, 2, true, 2),
+            ("u32x2", CU_AD_FORMAT_UNSIGNED_INT32, 4, false, 2),
+            ("s32x4", CU_AD_FORMAT_SIGNED_INT32, 4, true, 4),
+        ];
+        let modes = [("clamp", CLAMP), ("border", BORDER), ("wrap", WRAP)];
+        let records = include_str!("fit21-records.txt");
+        let mut rng = Lcg(0x2545_F491_4F6C_DD1D);
+        let (mut checked, mut point_differs) = (0, 0);
+        for &(name, format, bytes, sgn, ch) in &formats {
+            let bits = 8 * bytes;
+            let mask = if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 };
+            let mut host = Vec::with_capacity(16 * 16 * ch * bytes);
+            let mut first = Vec::new();
+            for y in 0..16 {
+                for _ in 0..16 * ch {
+                    let r = rng.next();
+                    let v = if y < 4 {
+                        let (lo, hi) = if sgn { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, mask as i64) };
+                        let c = [lo, hi, if sgn { -1 } else { 1 }, 0, if sgn { 1 } else { hi - 1 }, if sgn { lo + 1 } else { 2 }];
+                        c[(r % 6) as usize] as u32 & mask
+                    } else if y < 8 {
+                        (if sgn { (r % 601) as i64 - 300 } else { (r % 601) as i64 }) as u32 & mask
+                    } else {
+                        r & mask
+                    };
+                    if first.len() < 8 {
+                        first.push(v);
+                    }
+                    host.extend_from_slice(&v.to_le_bytes()[..bytes]);
+                }
+            }
+            if name == "u8x1" {
+                assert_eq!(first, [0, 0, 2, 0, 2, 0xfe, 0, 0xff], "probe2's first texels (device2.txt)");
+            }
+            let res = Resource::Pitch2D {
+                ptr: host.as_ptr() as u64,
+                format,
+                channels: ch as u32,
+                width: 16,
+                height: 16,
+                pitch: (16 * ch * bytes) as u64,
+            };
+            for &(mname, mode) in &modes {
+                // The coordinates (the records hold their bits).
+                for _ in 0..2 * 2048 {
+                    rng.next();
+                }
+                let flags = READ_AS_INTEGER | if mode == WRAP { NORMALIZED } else { 0 };
+                let desc = TexDesc { address: [mode; 3], filter: LINEAR, flags, border: [-1.5, 2.0, 0.25, 1.0], ..Default::default() };
+                let point = TexDesc { filter: 0, ..desc };
+                for line in records.lines().filter(|l| l.starts_with(&format!("{name} {mname} "))) {
+                    let f: Vec<u32> = line.split(' ').skip(2).map(|w| u32::from_str_radix(w, 16).unwrap()).collect();
+                    let coord = [f32::from_bits(f[0]), f32::from_bits(f[1]), 0.0, 0.0];
+                    let req = TexRequest { op: tex::FETCH, geometry: tex::G_2D, coord, result: tex::R_S32, ..Default::default() };
+                    assert_eq!(fetch(&res, &desc, &req).unwrap(), f[2..6], "{line}");
+                    point_differs += (fetch(&res, &point, &req).unwrap() != f[2..6]) as u32;
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 234, "every record line read");
+        // Many picked lines are texel centres or extremes where a point sample agrees.
+        assert_eq!(point_differs, 109, "point sampling gives other words: the check can fail");
     }
 }

@@ -100,6 +100,18 @@ def cands(bits, sgn):
         r = (sum(signed(v) * w for v, w in zip(vs, ws)) + 128) >> 8
         return (r & ((1 << bits) - 1)) if bits < 32 else r & M32
     C['floor_zx'] = trunc_res
+    # Added after the device run (fit21.md): no rounding bias (the 32-bit rule), and
+    # 32-bit rules that are not exact: a 32-bit accumulator, f32 arithmetic.
+    C['floor_nobias'] = lambda vs, ws: (sum(signed(v) * w for v, w in zip(vs, ws)) >> 8) & M32
+    def acc32(vs, ws):
+        s = sum(signed(v) * w for v, w in zip(vs, ws)) & M32
+        return (sx(s, 32) >> 8 if sgn else s >> 8) & M32
+    C['acc32'] = acc32
+    def f32sum(vs, ws):
+        s = 0.0
+        for v, w in zip(vs, ws): s = F(s + F(F(signed(v)) * F(w / 256)))
+        return math.floor(s) & M32
+    C['f32'] = f32sum
     return C
 def point_index(mode, xb, yb):
     norm = mode == 'wrap'
