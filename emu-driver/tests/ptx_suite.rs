@@ -1,5 +1,5 @@
 //! PTX mode against the H200, instruction by instruction: the suite of
-//! kernels-host/ptx/suite (one kernel per instruction form, 846 of them, over edge and
+//! kernels-host/ptx/suite (one kernel per instruction form, 858 of them, over edge and
 //! random inputs that its runner generates) runs on the emulated driver in PTX mode and
 //! every output is compared bit for bit with what the same runner read on an H200
 //! (kernels-host/ptx/suite/data/h200.bin.zst; driver 580.159.04, see the suite's README).

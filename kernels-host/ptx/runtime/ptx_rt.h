@@ -946,6 +946,19 @@ PTX_INLINE uint32_t harith2(int op, int rm, bool z, bool s, uint32_t a, uint32_t
     uint16_t hi = harith(op, rm, z, s, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), bf);
     return (uint32_t)lo | ((uint32_t)hi << 16);
 }
+/* cvt.{rni,rzi,rmi,rpi}{.ftz}.f16.f16 / .bf16.bf16: the integral value in the same
+   format (exact through float); a NaN gives the canonical 0x7fff. */
+PTX_INLINE uint16_t hround_int(uint16_t a, int ir, bool z, bool bf) {
+    if (z) a = bf ? bfftz(a) : hftz(a);
+    float x = bf ? bf2f(a) : h2f(a);
+    if (x != x) return 0x7fff;
+    float r = round_int(x, ir);
+    return bf ? f2bf(r, 0) : f2h(r, 0);
+}
+/* fma.relu on halves: a negative result (its sign bit) becomes +0; the NaN the
+   arithmetic already made canonical (0x7fff) stays. */
+PTX_INLINE uint16_t hrelu(uint16_t r) { return (r != 0x7fff && (r & 0x8000)) ? (uint16_t)0 : r; }
+PTX_INLINE uint32_t hrelu2(uint32_t r) { return (uint32_t)hrelu((uint16_t)r) | ((uint32_t)hrelu((uint16_t)(r >> 16)) << 16); }
 /* half min/max (as float: exact), NaN rules as for f32 with the half canonical NaN */
 PTX_INLINE uint16_t hminmax(bool mx, uint16_t a, uint16_t b, bool z, bool nan, bool bf) {
     if (z) {

@@ -183,6 +183,8 @@ case("set_lt_ftz_s16_f16", "set.lt.ftz.s16.f16 {d0}, {a}, {b};", ["f16", "f16"],
 case("set_gt_u32_f16", "set.gt.u32.f16 {d0}, {a}, {b};", ["f16", "f16"], ["u32"])
 case("set_le_f16_f32", "set.le.f16.f32 {d0}, {a}, {b};", ["f32", "f32"], ["f16"])
 case("set_ltu_or_f16x2_f16x2", "set.ltu.or.f16x2.f16x2 {d0}, {a}, {b}, !{c};", ["f16x2", "f16x2", "pred"], ["f16x2"])
+for t in ["f16", "bf16", "f16x2", "bf16x2"]:
+    case(f"fma_rn_relu_{t}", f"fma.rn.relu.{t} {{d0}}, {{a}}, {{b}}, {{c}};", [t, t, t], [t])
 case("set_ne_bf16x2_bf16x2", "set.ne.bf16x2.bf16x2 {d0}, {a}, {b};", ["bf16x2", "bf16x2"], ["bf16x2"])
 
 # ---- floating point -------------------------------------------------------------------
@@ -295,6 +297,9 @@ for r in ["rni", "rzi", "rmi", "rpi"]:
     case(f"cvt_{r}_f32_f32", f"cvt.{r}.f32.f32 {{d0}}, {{a}};", ["f32"], ["f32"])
     case(f"cvt_{r}_f64_f64", f"cvt.{r}.f64.f64 {{d0}}, {{a}};", ["f64"], ["f64"])
     case(f"cvt_{r}_ftz_f32_f32", f"cvt.{r}.ftz.f32.f32 {{d0}}, {{a}};", ["f32"], ["f32"])
+for r in ["rni", "rzi", "rmi", "rpi"]:
+    case(f"cvt_{r}_f16_f16", f"cvt.{r}.f16.f16 {{d0}}, {{a}};", ["f16"], ["b16"])
+    case(f"cvt_{r}_bf16_bf16", f"cvt.{r}.bf16.bf16 {{d0}}, {{a}};", ["bf16"], ["b16"])
 case("cvt_f64_f32", "cvt.f64.f32 {d0}, {a};", ["f32"], ["f64"])
 case("cvt_ftz_f64_f32", "cvt.ftz.f64.f32 {d0}, {a};", ["f32"], ["f64"])
 case("cvt_sat_f32_f32", "cvt.sat.f32.f32 {d0}, {a};", ["f32"], ["f32"])

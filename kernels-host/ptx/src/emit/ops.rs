@@ -712,12 +712,18 @@ impl FnEmitter<'_> {
             let z = i.src.has(".ftz");
             let s = i.src.has(".sat");
             if is_half(t) {
-                if i.src.has(".relu") || i.src.has(".oob") {
-                    return Err(self.unsupported("fma.relu/.oob on half types"));
+                if i.src.has(".oob") {
+                    return Err(self.unsupported("fma.oob on half types"));
                 }
                 let bf = matches!(t, Ty::Bf16 | Ty::Bf16x2);
-                let f = if matches!(t, Ty::F16x2 | Ty::Bf16x2) { "harith2" } else { "harith" };
-                return self.simple(i, t, 3, |v| format!("{f}(3, {rm}, {z}, {s}, {}, {}, {}, {bf})", v[0], v[1], v[2]));
+                let x2 = matches!(t, Ty::F16x2 | Ty::Bf16x2);
+                let f = if x2 { "harith2" } else { "harith" };
+                let relu = match (i.src.has(".relu"), x2) {
+                    (false, _) => "",
+                    (true, false) => "hrelu",
+                    (true, true) => "hrelu2",
+                };
+                return self.simple(i, t, 3, |v| format!("{relu}({f}(3, {rm}, {z}, {s}, {}, {}, {}, {bf}))", v[0], v[1], v[2]));
             }
             let ct = ctype(t);
             let c = self.canon_arg(i, t)?;
@@ -997,7 +1003,11 @@ impl FnEmitter<'_> {
                 Ty::F64 => format!("{}({a}, {rm})", if dt == Ty::F16 { "d2h" } else { "d2bf" }),
                 Ty::F16 | Ty::Bf16 => {
                     if st == dt {
-                        a.clone()
+                        match iround(&i.src.mods) {
+                            // To an integral value in the same format (numba's bf16 trunc).
+                            Some(ir) => format!("hround_int({a}, {ir}, {}, {})", i.src.has(".ftz"), dt == Ty::Bf16),
+                            None => a.clone(),
+                        }
                     } else {
                         let g = if st == Ty::F16 { "h2f" } else { "bf2f" };
                         format!("{f}({g}({a}), {rm})")
@@ -1356,19 +1366,39 @@ impl FnEmitter<'_> {
         let mut after = String::new();
         let callee_params: Option<(Vec<crate::ast::Param>, Vec<crate::ast::Param>)> =
             callee.map(|g| (self.m.funcs[g].decl.rets.clone(), self.m.funcs[g].decl.params.clone()));
+        // A call whose prototype differs from the definition it was linked to (numba
+        // declares `consume` returning .b64; the .cu defines it void): the device passes
+        // what the definition takes, so the callee gets its own count of return and
+        // parameter slots (missing ones zeroed, extra ones dropped; a return value the
+        // callee never writes reads 0).
+        let (want_rets, want_params) = match &callee_params {
+            Some((r, p)) => (r.len(), p.len()),
+            None => (rets.len(), params.len()),
+        };
+        let spare = |s: &mut String, what: &str, n: usize| -> String {
+            let _ = write!(s, "alignas(16) uint8_t {tmp}{what}{n}[16] = {{}}; ");
+            format!("{tmp}{what}{n}")
+        };
         for (n, r) in rets.iter().enumerate() {
             match r {
+                Op::Var(_, 0) if n >= want_rets => {}
                 Op::Var(v, 0) => ptrs.push(format!("(uint8_t *)(uintptr_t){}", self.var_host(*v)?)),
                 Op::Reg(reg) => {
                     let ct = ctype(self.reg_ty(*reg));
                     let _ = write!(s, "alignas(16) uint8_t {tmp}r{n}[16] = {{}}; ");
-                    ptrs.push(format!("{tmp}r{n}"));
+                    if n < want_rets {
+                        ptrs.push(format!("{tmp}r{n}"));
+                    }
                     let _ = write!(after, "r{reg} = load<{ct}>((uint64_t)(uintptr_t){tmp}r{n}); ");
                 }
                 _ => return Err(self.unsupported("call return operand")),
             }
         }
-        for (n, p) in params.iter().enumerate() {
+        for n in rets.len()..want_rets {
+            let p = spare(&mut s, "xr", n);
+            ptrs.push(p);
+        }
+        for (n, p) in params.iter().enumerate().take(want_params) {
             match p {
                 Op::Var(v, 0) => ptrs.push(format!("(uint8_t *)(uintptr_t){}", self.var_host(*v)?)),
                 other => {
@@ -1383,6 +1413,10 @@ impl FnEmitter<'_> {
                     ptrs.push(format!("{tmp}p{n}"));
                 }
             }
+        }
+        for n in params.len()..want_params {
+            let p = spare(&mut s, "xp", n);
+            ptrs.push(p);
         }
         if ptrs.is_empty() {
             ptrs.push("nullptr".into());
