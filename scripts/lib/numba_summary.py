@@ -8,13 +8,17 @@ rows, total, bad = [], {'ok': 0, 'fail': 0, 'error': 0, 'skip': 0, 'xfail': 0}, 
 for m in mods:
     log = (out / 'logs' / f'{m}.log').read_text(errors='replace') if (out / 'logs' / f'{m}.log').exists() else ''
     rc = (out / 'logs' / f'{m}.rc').read_text().strip() if (out / 'logs' / f'{m}.rc').exists() else '?'
+    # unittest's own summary ("Ran N tests", then "OK (skipped=..)" or "FAILED (failures=..,
+    # errors=..)"): per-test lines interleave with the kernels' warnings on stderr. A failed
+    # subtest counts as a failure of its own, so `ok` is clamped at 0.
     c = {'ok': 0, 'fail': 0, 'error': 0, 'skip': 0, 'xfail': 0}
-    for line in log.splitlines():
-        if re.search(r' \.\.\. ok$', line): c['ok'] += 1
-        elif re.search(r' \.\.\. (FAIL)$', line): c['fail'] += 1
-        elif re.search(r' \.\.\. (ERROR)$', line): c['error'] += 1
-        elif re.search(r' \.\.\. skipped', line): c['skip'] += 1
-        elif re.search(r' \.\.\. expected failure$', line): c['xfail'] += 1
+    ran = re.findall(r'^Ran (\d+) tests? in', log, re.M)
+    verdict = re.findall(r'^(OK|FAILED)(?: \((.*)\))?$', log, re.M)
+    if ran and verdict:
+        detail = dict((k.strip(), int(v)) for k, v in re.findall(r'([a-z ]+)=(\d+)', verdict[-1][1] or ''))
+        c['fail'], c['error'] = detail.get('failures', 0), detail.get('errors', 0)
+        c['skip'], c['xfail'] = detail.get('skipped', 0), detail.get('expected failures', 0)
+        c['ok'] = max(0, int(ran[-1]) - sum(c.values()) - detail.get('unexpected successes', 0))
     # The first error line of each failed test (the last line of its traceback).
     why = []
     for block in re.split(r'\n={60,}\n', log)[1:]:
