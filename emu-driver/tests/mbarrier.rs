@@ -12,7 +12,7 @@
 //! fails the load naming it.
 
 mod client_support;
-use client_support::{root, run_ok, runner_records as records, simtwin};
+use client_support::{root, run_ok, run_suite_runner, runner_records as records, SuiteRun};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -43,45 +43,15 @@ fn dir() -> &'static PathBuf {
     })
 }
 
-struct Run {
-    ok: bool,
-    outputs: Vec<u8>,
-    inputs: Vec<u8>,
-    stderr: String,
-    counts: serde_json::Value,
-}
-
 /// Runs `ptx` (a path under the run directory or absolute) over the cases of
 /// tests/mbarrier/`cases` with EMU_CUDA_THREAD_LOOPS=`loops` and `env`.
-fn run(tag: &str, ptx: &PathBuf, cases: &str, loops: &str, env: &[(&str, &str)]) -> Run {
+fn run(tag: &str, ptx: &std::path::Path, cases: &str, loops: &str, env: &[(&str, &str)]) -> SuiteRun {
     let d = dir();
-    let (out, inp, counts) = (d.join(format!("{tag}.bin")), d.join(format!("{tag}.in")), d.join(format!("{tag}.json")));
-    let mut cmd = Command::new(d.join("runner"));
-    cmd.arg(ptx).arg(root().join("emu-driver/tests/mbarrier").join(cases)).arg(&out).arg("--inputs").arg(&inp);
-    cmd.env("LD_LIBRARY_PATH", simtwin("lib"))
-        .env("EMU_CUDA_EXEC", "ptx")
-        .env("EMU_CUDA_LOG", "warn")
-        .env("EMU_CUDA_THREAD_LOOPS", loops)
-        .env("EMU_CUDA_COUNTS", &counts)
-        .env("SIMTWIN_CACHE_DIR", d.join("cache"))
-        .env_remove("EMU_CUDA_KERNELS")
-        .env_remove("EMU_CUDA_HAZARDS")
-        .env_remove("EMU_CUDA_WATCHDOG");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().unwrap();
-    let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
-    Run {
-        ok: o.status.success(),
-        outputs: read(&out),
-        inputs: read(&inp),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        counts: serde_json::from_slice(&read(&counts)).unwrap_or(serde_json::Value::Null),
-    }
+    let cases = root().join("emu-driver/tests/mbarrier").join(cases);
+    run_suite_runner(d, tag, ptx, &cases, &[], loops, &[&[("SIMTWIN_CACHE_DIR", d.join("cache").to_str().unwrap())], env].concat())
 }
 
-fn notes(r: &Run) -> String {
+fn notes(r: &SuiteRun) -> String {
     r.counts["modules"][0]["notes"]
         .as_array()
         .cloned()

@@ -11,7 +11,7 @@
 //! the run queue, the fairness streak), not only that it computed the same sums.
 
 mod client_support;
-use client_support::{root, run_ok, runner_records as records, simtwin};
+use client_support::{root, run_ok, run_suite_runner, runner_records as records, SuiteRun};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -33,48 +33,17 @@ fn dir() -> &'static PathBuf {
     })
 }
 
-struct Run {
-    ok: bool,
-    outputs: Vec<u8>,
-    inputs: Vec<u8>,
-    stderr: String,
-    counts: serde_json::Value,
-}
-
 /// Runs the cases (`only`: one of them) with EMU_CUDA_THREAD_LOOPS=`loops` and `env`.
-fn run(tag: &str, loops: &str, only: Option<&str>, env: &[(&str, &str)]) -> Run {
+fn run(tag: &str, loops: &str, only: Option<&str>, env: &[(&str, &str)]) -> SuiteRun {
     run_cases(tag, loops, "cases.txt", only, env)
 }
 
 /// `run` over the cases of file `cases` of tests/thread_loops.
-fn run_cases(tag: &str, loops: &str, cases: &str, only: Option<&str>, env: &[(&str, &str)]) -> Run {
+fn run_cases(tag: &str, loops: &str, cases: &str, only: Option<&str>, env: &[(&str, &str)]) -> SuiteRun {
     let d = dir();
     let src = root().join("emu-driver/tests/thread_loops");
-    let (out, inp, counts) = (d.join(format!("{tag}.bin")), d.join(format!("{tag}.in")), d.join(format!("{tag}.json")));
-    let mut cmd = Command::new(d.join("runner"));
-    cmd.arg(src.join("loops.ptx")).arg(src.join(cases)).arg(&out).arg("--inputs").arg(&inp);
-    if let Some(o) = only {
-        cmd.args(["--only", o]);
-    }
-    cmd.env("LD_LIBRARY_PATH", simtwin("lib"))
-        .env("EMU_CUDA_EXEC", "ptx")
-        .env("EMU_CUDA_LOG", "warn")
-        .env("EMU_CUDA_THREAD_LOOPS", loops)
-        .env("EMU_CUDA_COUNTS", &counts)
-        .env_remove("EMU_CUDA_KERNELS")
-        .env_remove("EMU_CUDA_HAZARDS");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().unwrap();
-    let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
-    Run {
-        ok: o.status.success(),
-        outputs: read(&out),
-        inputs: read(&inp),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        counts: serde_json::from_slice(&read(&counts)).unwrap_or(serde_json::Value::Null),
-    }
+    let args: Vec<&str> = only.map(|o| vec!["--only", o]).unwrap_or_default();
+    run_suite_runner(d, tag, &src.join("loops.ptx"), &src.join(cases), &args, loops, env)
 }
 
 /// The hazard lines of a run's stderr (what the driver reported), in order.
@@ -216,7 +185,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         }
     }
     // The module record says which path each kernel took, and why.
-    let notes = |r: &Run| {
+    let notes = |r: &SuiteRun| {
         r.counts["modules"][0]["notes"]
             .as_array()
             .cloned()
@@ -300,7 +269,7 @@ fn thread_loops_on_reports_kernels_that_keep_fibers_and_a_bad_value_is_refused()
 /// A case file whose one launch fails, run with the loop path on and off: each run, its
 /// launch status and what the driver's error names (`CUDA_ERROR_... (kernel K block (..)
 /// thread (..)`).
-fn failing_on_both_paths(tag: &str, cases: &str) -> [(Run, i32, Option<String>); 2] {
+fn failing_on_both_paths(tag: &str, cases: &str) -> [(SuiteRun, i32, Option<String>); 2] {
     ["auto", "off"].map(|loops| {
         let r = run_cases(&format!("{tag}-{loops}"), loops, cases, None, &[]);
         let rec = records(&r.outputs, 16, true);

@@ -123,3 +123,41 @@ pub fn runner_records(bytes: &[u8], width: usize, with_status: bool) -> Vec<(Str
     }
     out
 }
+
+/// One run of the PTX suite's runner on the emulated driver in PTX mode.
+pub struct SuiteRun {
+    pub ok: bool,
+    pub outputs: Vec<u8>,
+    pub inputs: Vec<u8>,
+    pub stderr: String,
+    pub counts: serde_json::Value,
+}
+
+/// Runs `dir`/runner over `ptx` and the cases file `cases` (extra runner arguments
+/// `args`) with EMU_CUDA_THREAD_LOOPS=`loops` and `env`, writing `dir`/`tag`.{bin,in,json}; the
+/// hazard mode, watchdog and twins of the caller's environment are not inherited.
+pub fn run_suite_runner(dir: &Path, tag: &str, ptx: &Path, cases: &Path, args: &[&str], loops: &str, env: &[(&str, &str)]) -> SuiteRun {
+    let (out, inp, counts) = (dir.join(format!("{tag}.bin")), dir.join(format!("{tag}.in")), dir.join(format!("{tag}.json")));
+    let mut cmd = Command::new(dir.join("runner"));
+    cmd.arg(ptx).arg(cases).arg(&out).arg("--inputs").arg(&inp).args(args);
+    cmd.env("LD_LIBRARY_PATH", simtwin("lib"))
+        .env("EMU_CUDA_EXEC", "ptx")
+        .env("EMU_CUDA_LOG", "warn")
+        .env("EMU_CUDA_THREAD_LOOPS", loops)
+        .env("EMU_CUDA_COUNTS", &counts)
+        .env_remove("EMU_CUDA_KERNELS")
+        .env_remove("EMU_CUDA_HAZARDS")
+        .env_remove("EMU_CUDA_WATCHDOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
+    SuiteRun {
+        ok: o.status.success(),
+        outputs: read(&out),
+        inputs: read(&inp),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        counts: serde_json::from_slice(&read(&counts)).unwrap_or(serde_json::Value::Null),
+    }
+}
