@@ -12,25 +12,15 @@
 //! fails the load naming it.
 
 mod client_support;
-use client_support::{root, run_ok, run_suite_runner, runner_records as records, SuiteRun};
+use client_support::{root, run_suite_runner, runner_records as records, suite_runner_dir, SuiteRun};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// target/mbarrier/run-PID with the runner and combined.ptx (numba's PTX, then ours).
 fn dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let d = root().join("target/mbarrier").join(format!("run-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        run_ok(
-            Command::new("cc")
-                .args(["-O2", "-Wall", "-Werror", "-o"])
-                .arg(d.join("runner"))
-                .arg(root().join("kernels-host/ptx/suite/runner.c"))
-                .arg("-ldl"),
-            "cc runner.c",
-        );
+        let d = suite_runner_dir("mbarrier");
         let src = root().join("emu-driver/tests/mbarrier");
         let mut ptx = std::fs::read_to_string(src.join("numba_cta_barrier.ptx")).unwrap();
         let ours = std::fs::read_to_string(src.join("mbarrier.ptx")).unwrap();

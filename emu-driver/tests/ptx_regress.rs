@@ -5,7 +5,7 @@
 //! ptxas's measured contraction rule give for the runner's inputs.
 
 mod client_support;
-use client_support::{root, run_ok, runner_records, simtwin};
+use client_support::{root, runner_records, simtwin, suite_runner_dir};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -28,17 +28,8 @@ fn same(got: f32, want: f32) -> bool {
 
 #[test]
 fn ptx_mode_regressions_from_real_programs() {
-    let dir = root().join("target/ptx-regress").join(format!("run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = suite_runner_dir("ptx-regress");
     let runner = dir.join("runner");
-    run_ok(
-        Command::new("cc")
-            .args(["-O2", "-Wall", "-Werror", "-o"])
-            .arg(&runner)
-            .arg(root().join("kernels-host/ptx/suite/runner.c"))
-            .arg("-ldl"),
-        "cc runner.c",
-    );
     let src = root().join("emu-driver/tests/ptx_regress");
     let (out, inputs) = (dir.join("out.bin"), dir.join("in.bin"));
     let o = Command::new(&runner)

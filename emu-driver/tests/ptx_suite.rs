@@ -9,7 +9,7 @@
 //! their differences are counted and printed, not hidden.
 
 mod client_support;
-use client_support::{root, run_ok, runner_records, simtwin};
+use client_support::{root, runner_records, simtwin, suite_runner_dir};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -26,10 +26,8 @@ fn read_records(bytes: &[u8]) -> Vec<(String, Record)> {
 #[test]
 fn ptx_suite_matches_the_h200_bit_for_bit_except_unmodelled_sfu_forms() {
     let suite = root().join("kernels-host/ptx/suite");
-    let dir = root().join("target/ptx-suite").join(format!("run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = suite_runner_dir("ptx-suite");
     let runner = dir.join("runner");
-    run_ok(Command::new("cc").args(["-O2", "-Wall", "-Werror", "-o"]).arg(&runner).arg(suite.join("runner.c")).arg("-ldl"), "cc runner.c");
     let out = dir.join("emulated.bin");
     let o = Command::new(&runner)
         .arg(suite.join("suite.ptx"))

@@ -11,26 +11,13 @@
 //! the run queue, the fairness streak), not only that it computed the same sums.
 
 mod client_support;
-use client_support::{root, run_ok, run_suite_runner, runner_records as records, SuiteRun};
+use client_support::{root, run_suite_runner, runner_records as records, suite_runner_dir, SuiteRun};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 fn dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = root().join("target/thread-loops").join(format!("run-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        run_ok(
-            Command::new("cc")
-                .args(["-O2", "-Wall", "-Werror", "-o"])
-                .arg(d.join("runner"))
-                .arg(root().join("kernels-host/ptx/suite/runner.c"))
-                .arg("-ldl"),
-            "cc runner.c",
-        );
-        d
-    })
+    DIR.get_or_init(|| suite_runner_dir("thread-loops"))
 }
 
 /// Runs the cases (`only`: one of them) with EMU_CUDA_THREAD_LOOPS=`loops` and `env`.

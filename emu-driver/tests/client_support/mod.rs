@@ -124,6 +124,22 @@ pub fn runner_records(bytes: &[u8], width: usize, with_status: bool) -> Vec<(Str
     out
 }
 
+/// target/`name`/run-PID with the PTX suite's runner (kernels-host/ptx/suite/runner.c)
+/// built in it as `runner`.
+pub fn suite_runner_dir(name: &str) -> PathBuf {
+    let d = root().join("target").join(name).join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    run_ok(
+        Command::new("cc")
+            .args(["-O2", "-Wall", "-Werror", "-o"])
+            .arg(d.join("runner"))
+            .arg(root().join("kernels-host/ptx/suite/runner.c"))
+            .arg("-ldl"),
+        "cc runner.c",
+    );
+    d
+}
+
 /// One run of the PTX suite's runner on the emulated driver in PTX mode.
 pub struct SuiteRun {
     pub ok: bool,
