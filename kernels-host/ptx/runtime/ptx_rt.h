@@ -946,10 +946,9 @@ PTX_INLINE uint32_t harith2(int op, int rm, bool z, bool s, uint32_t a, uint32_t
     uint16_t hi = harith(op, rm, z, s, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), bf);
     return (uint32_t)lo | ((uint32_t)hi << 16);
 }
-/* cvt.{rni,rzi,rmi,rpi}{.ftz}.f16.f16 / .bf16.bf16: the integral value in the same
-   format (exact through float); a NaN gives the canonical 0x7fff. */
-PTX_INLINE uint16_t hround_int(uint16_t a, int ir, bool z, bool bf) {
-    if (z) a = bf ? bfftz(a) : hftz(a);
+/* cvt.{rni,rzi,rmi,rpi}.f16.f16 / .bf16.bf16: the integral value in the same format
+   (exact through float); a NaN gives the canonical 0x7fff. (ptxas refuses .ftz here.) */
+PTX_INLINE uint16_t hround_int(uint16_t a, int ir, bool bf) {
     float x = bf ? bf2f(a) : h2f(a);
     if (x != x) return 0x7fff;
     float r = round_int(x, ir);

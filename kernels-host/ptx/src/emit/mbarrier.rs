@@ -18,7 +18,7 @@
 //! (`.b32`) objects, which the ISA does not define.
 
 use super::func::FnEmitter;
-use crate::ast::{Space, Ty};
+use crate::ast::Ty;
 use crate::resolve::Instr;
 use crate::Error;
 
@@ -30,9 +30,8 @@ impl FnEmitter<'_> {
                 "an mbarrier operation on a `.shared::cluster` object (a remote arrive on another block's mbarrier) is not emulated",
             ));
         }
-        let space = if i.src.has(".shared") || i.src.has(".shared::cta") { Some(Space::Shared) } else { None };
         let a = self.arg(i, k)?.clone();
-        self.addr(&a, space)
+        self.addr(&a, super::ops::space_of(&i.src.mods))
     }
 
     /// `file, line` arguments of the runtime's mbarrier functions (for their traps).

@@ -33,7 +33,7 @@ fn is_half(t: Ty) -> bool {
     matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
 }
 
-fn space_of(mods: &[String]) -> Option<Space> {
+pub(super) fn space_of(mods: &[String]) -> Option<Space> {
     mods.iter().find_map(|m| match m.as_str() {
         ".global" => Some(Space::Global),
         ".shared" | ".shared::cta" | ".shared::cluster" => Some(Space::Shared),
@@ -1005,7 +1005,7 @@ impl FnEmitter<'_> {
                     if st == dt {
                         match iround(&i.src.mods) {
                             // To an integral value in the same format (numba's bf16 trunc).
-                            Some(ir) => format!("hround_int({a}, {ir}, {}, {})", i.src.has(".ftz"), dt == Ty::Bf16),
+                            Some(ir) => format!("hround_int({a}, {ir}, {})", dt == Ty::Bf16),
                             None => a.clone(),
                         }
                     } else {
@@ -1385,9 +1385,9 @@ impl FnEmitter<'_> {
                 Op::Var(v, 0) => ptrs.push(format!("(uint8_t *)(uintptr_t){}", self.var_host(*v)?)),
                 Op::Reg(reg) => {
                     let ct = ctype(self.reg_ty(*reg));
-                    let _ = write!(s, "alignas(16) uint8_t {tmp}r{n}[16] = {{}}; ");
+                    let slot = spare(&mut s, "r", n);
                     if n < want_rets {
-                        ptrs.push(format!("{tmp}r{n}"));
+                        ptrs.push(slot);
                     }
                     let _ = write!(after, "r{reg} = load<{ct}>((uint64_t)(uintptr_t){tmp}r{n}); ");
                 }
