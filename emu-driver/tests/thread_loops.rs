@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 47);
+    assert_eq!(l.len(), 51);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -105,6 +105,57 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!(word(t, 3), v ^ (lit << 24) ^ (lit2 << 16), "{name}/{threads} thread {t}: the literal and repeated shuffles");
         }
     }
+    // shfl_exit_late: threads leave after the barrier (the last 40, and those whose input
+    // is 3 mod 64), then the rest reduce v = in[t] + in[t+1 mod n] down their warp; a
+    // shuffle whose source lane exited reads 0, one past the warp's end the lane's own
+    // value (the device's results: exec/device_defined.rs). The literal and repeated
+    // shuffles, elided where no lane can be gone, are exchanges here.
+    let (mut wholes, mut partial) = (0, 0);
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "shfl_exit_late" || o.0 == "shfl_exit_late_tickets") {
+        let n = inp.len() / 32;
+        let input = |u: usize| u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap());
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        let gone = |u: usize| u + 40 >= n || input(u) & 63 == 3;
+        let mut whole = 0;
+        for w0 in (0..n).step_by(32) {
+            let down = |vals: &[u32], d: usize| -> Vec<u32> {
+                (0..32)
+                    .map(|l| {
+                        if l + d > 31 {
+                            vals[l]
+                        } else if gone(w0 + l + d) {
+                            0
+                        } else {
+                            vals[l + d]
+                        }
+                    })
+                    .collect()
+            };
+            let v: Vec<u32> = (0..32).map(|l| input(w0 + l).wrapping_add(input((w0 + l + 1) % n))).collect();
+            let mut acc: Vec<u32> = v.iter().zip(down(&v, 16)).map(|(a, b)| a.wrapping_add(b)).collect();
+            for d in [8, 4, 2] {
+                acc = acc.iter().zip(down(&acc, d)).map(|(a, b)| a.wrapping_add(b)).collect();
+            }
+            let last = down(&acc, 1);
+            let lit = down(&[7; 32], 2);
+            for l in (0..32).filter(|&l| !gone(w0 + l)) {
+                let t = w0 + l;
+                assert_eq!(word(t, 0), acc[l].wrapping_add(last[l]), "{name}/{n} thread {t}");
+                if name == "shfl_exit_late" {
+                    assert_eq!(word(t, 1), v[l], "{name}/{n} thread {t}");
+                }
+                assert_eq!(word(t, 2), (l < 16) as u32, "{name}/{n} thread {t}: the first shuffle's predicate");
+                assert_eq!(word(t, 3), last[l] ^ (lit[l] << 8), "{name}/{n} thread {t}: the literal and repeated shuffles");
+            }
+            whole += (0..32).all(|l| !gone(w0 + l)) as usize;
+            if (0..32).all(|l| !gone(w0 + l)) {
+                assert_eq!(word(w0, 0), v.iter().fold(0u32, |a, &b| a.wrapping_add(b)), "{name}/{n}: warp {w0}'s sum");
+            }
+        }
+        partial += n / 32 - whole;
+        wholes += whole;
+    }
+    assert!(wholes > 0 && partial > 0, "shfl_exit_late: some warps whole ({wholes}), some not ({partial})");
     // tid_after_bar reads the thread's index again after each barrier (and in a function):
     // its own, not the last thread's that ran.
     for (name, _, out) in l.iter().filter(|o| o.0 == "tid_after_bar") {
@@ -208,7 +259,19 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         "{nl}"
     );
     assert!(nl.contains("threads of shfl_exit_64: loops over threads: 1 barrier and 2 warp collectives reached by every thread together (early exits probed"), "{nl}");
-    assert!(nl.contains("threads of shfl_exit_dirty: fibers: an early exit (PTX line"), "{nl}");
+    // Exits the probe cannot see, or after a split point, where every collective is a
+    // shuffle: the loop path, every block taking its elided shuffles as exchanges.
+    for k in ["shfl_exit_dirty", "shfl_exit_late"] {
+        assert!(
+            nl.contains(&format!("threads of {k}: loops over threads: "))
+                && nl.contains("(lanes that exit, before the first or after it, are left out of their warp's shuffles)"),
+            "{k}: {nl}"
+        );
+    }
+    assert!(nl.contains("shfl_exit_late: loops over threads: 1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 2 more shuffles of a literal or repeating an earlier one, done without an exchange only where no lane can have exited: they are exchanges"), "{nl}");
+    assert!(nl.contains("threads of shfl_exit_late_tickets: loops over threads: 1 barrier and 7 warp collectives reached by every thread together (lanes that exit, before"), "{nl}");
+    assert!(nl.contains("threads of vote_exit_late: fibers: an early exit (the branch at PTX line"), "{nl}");
+    assert!(h.contains("warp-lane-exited") && h.contains("shfl_exit_late"), "{h}");
     assert!(nl.contains("threads of shfl_exit_part: loops over threads: 1 barrier and 6 warp collectives reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"), "{nl}");
     assert!(nl.contains("threads of shfl_exit_elided: loops over threads: 1 barrier and 3 warp collectives reached by every thread together (lanes that exit before the first are left out of their warp's shuffles); 3 more shuffles of a literal or repeating an earlier one, done without an exchange in blocks whose warps lose no lanes"), "{nl}");
     // Its warps that lost lanes ran the loop path: the hazard of each collective is
@@ -239,6 +302,17 @@ fn an_error_mode_exit_hazard_fails_the_launch_alike_on_both_paths() {
         assert!(!msg(&l.stderr).is_empty(), "{}", l.stderr);
         assert_eq!(msg(&l.stderr), msg(&f.stderr));
     }
+    // Lanes that exited after the barrier, missing from their warp's first shuffle: the
+    // warp-lane-exited hazard stops the launch at the same shuffle, naming the same lanes.
+    let env = [("EMU_CUDA_HAZARDS", "error")];
+    let case = "shfl_exit_late_tickets";
+    let (l, f) = (run("late-err-loops", "auto", Some(case), &env), run("late-err-fibers", "off", Some(case), &env));
+    let (rl, rf) = (records(&l.outputs, 16, true), records(&f.outputs, 16, true));
+    assert_eq!((rl.len(), rl[0].1), (1, 719), "{}", l.stderr);
+    assert_eq!(rl[0].1, rf[0].1);
+    let msg = |s: &str| s.lines().filter(|l| l.contains("warp-lane-exited")).map(String::from).collect::<Vec<_>>();
+    assert!(!msg(&l.stderr).is_empty(), "{}", l.stderr);
+    assert_eq!(msg(&l.stderr), msg(&f.stderr));
 }
 
 #[test]

@@ -69,7 +69,8 @@ struct Thread {
        across the threads of a loop, where a store of the kernel could alias *ctx. */
     simtwin_dim3_t bidx, bdim, gdim;
     /* The loop path of a `partial` plan (simtwin-ptx `uniform`): this block's warps lost
-       some of their lanes (the probe said so), so its elided shuffles are split points. */
+       some of their lanes (the probe said so) or may lose them after a split point (a
+       `late` plan), so its elided shuffles are split points. */
     uint32_t partial;
 };
 
@@ -1529,10 +1530,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     const uint32_t *iota = st.iota.data();
     uint8_t *warp_n = st.warp_n.data();
     const simtwin_dim3_t *idx = st.idx.data();
-    /* The lanes of each warp that exited (before the first split point: simtwin-ptx's
-       `uniform` allows no later exit). A kernel whose collectives are all shuffles runs
-       such blocks here: its collectives complete without those lanes, which read as 0,
-       and the `warp-lane-exited` hazard is reported as the fibers report it. */
+    /* The lanes of each warp that exited (anywhere where every collective is a shuffle;
+       elsewhere simtwin-ptx's `uniform` allows exits only before the first split point,
+       in blocks the probe found to lose whole warps). Such a warp's collectives complete
+       without those lanes, which read as 0, and the `warp-lane-exited` hazard is
+       reported as the fibers report it. */
     uint32_t *gone = st.gone.data(), *told = st.told.data();
     auto live = [&](uint32_t w) { return 32u - (uint32_t)__builtin_popcount(gone[w]); };
     /* The hazard of warp w's open collective at split point r, once, when the fibers

@@ -22,13 +22,15 @@
 //!   all, uni), `match.sync`, integer `redux.sync` or `bar.warp.sync`, or `activemask`,
 //!   in the kernel itself, is a split point like a barrier, proved reached by every
 //!   thread together the same way; the runner performs it over each warp's 32
-//!   saved operands. Blocks that are not whole warps run on fibers. Early exits are
-//!   taken only before the first split point, through code a probe can run (no memory
-//!   but the parameters, nothing that can fault or report: `probe_allowed`); before a
-//!   block runs, the probe runs each thread's start to learn which threads exit there,
-//!   and a block where a warp would lose only some of its lanes runs on fibers (a lane
-//!   missing from a collective is the fiber path's `warp-lane-exited` case). Other
-//!   early exits keep fibers.
+//!   saved operands. Blocks that are not whole warps run on fibers. A lane missing
+//!   from a collective because it exited is the fiber path's `warp-lane-exited` case:
+//!   where every collective is a shuffle, the runner leaves lanes that exited out of
+//!   their warp's shuffles (they read 0, as measured), wherever they exit. With other
+//!   collectives, early exits are taken only before the first split point, through
+//!   code a probe can run (no memory but the parameters, nothing that can fault or
+//!   report: `probe_allowed`); before a block runs, the probe runs each thread's start
+//!   to learn which threads exit there, and a block where a warp would lose only some
+//!   of its lanes runs on fibers. Other early exits keep fibers.
 //!   A collective completes per warp, not per block, so such a kernel's runner
 //!   (`run_warps` in runtime/ptx_rt.h) does not sweep the block between split points:
 //!   it runs each thread to its next split point in the order the executor runs fibers
@@ -85,6 +87,11 @@ pub struct Plan {
     /// runner's `T.partial`, from the probe where `elide` has shuffles: those are split
     /// points there, passed through in blocks of whole warps).
     pub partial: bool,
+    /// Loop path, every collective a shuffle: lanes may also exit after a split point,
+    /// where no probe can see it: the runner takes every block as `partial` (its elided
+    /// shuffles are split points, `T.partial` set), and the lanes that exit are left out
+    /// of the shuffles after their exit.
+    pub late: bool,
     /// Plain path: no thread of the kernel can wait or spin (`calm`), so its runner
     /// neither polls for a hand-off nor offers its threads for preemption.
     pub calm: bool,
@@ -126,6 +133,7 @@ impl Plan {
             load: Vec::new(),
             probe: false,
             partial: false,
+            late: false,
             calm: false,
             elide: HashMap::new(),
             literal: HashMap::new(),
@@ -316,6 +324,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             load: Vec::new(),
             probe: false,
             partial: false,
+            late: false,
             calm,
             elide: HashMap::new(),
             literal: HashMap::new(),
@@ -324,17 +333,18 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         };
     }
     let cfg = &cfgs[fi];
-    let probe = match uniform_barriers(f, cfg, &syncs, collectives > 0) {
-        Ok(p) => p,
-        Err(why) => return Plan::fibers(why),
-    };
     // A kernel whose collectives are all shuffles needs no probe: its runner leaves the
-    // lanes that exited before the first split point out of their warp's shuffles, as
-    // the fibers do (ptx_rt.h `run_warps`); the others run such blocks on fibers.
+    // lanes that exited out of their warp's shuffles, as the fibers do (ptx_rt.h
+    // `run_warps`), wherever they exit; the others run such blocks on fibers.
     let shuffles_only = syncs.iter().all(|&n| match &f.body[n] {
         Node::Instr(i) => i.src.op == "shfl" || (matches!(i.src.op.as_str(), "bar" | "barrier") && !i.src.has(".warp")),
         Node::Label(_) => true,
     });
+    let exits = match uniform_barriers(f, cfg, &syncs, collectives > 0, shuffles_only) {
+        Ok(e) => e,
+        Err(why) => return Plan::fibers(why),
+    };
+    let (probe, late) = (exits != Exits::None, exits == Exits::Late);
     let partial = probe && shuffles_only;
     // Shuffles whose result needs no exchange stop being split points, once the proof
     // above (and the probe, which still stops at them) has seen them as collectives.
@@ -343,7 +353,9 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
     // the exit as the fibers' does): the probe tells the runner which blocks.
     let read = read_anywhere(f);
     let elide = if order_visible(f, &read) { HashMap::new() } else { elided_shuffles(f, cfg, &syncs, &read) };
-    let probe = if partial { !elide.is_empty() } else { probe };
+    // Lanes that exit after a split point: no probe can tell beforehand, so every block
+    // takes the elided shuffles as split points (`Plan::late`).
+    let probe = if partial { !elide.is_empty() && !late } else { probe };
     if !partial {
         syncs.retain(|n| !elide.contains_key(n));
     }
@@ -380,7 +392,9 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         (0, c) => format!("{c} warp collective{}", plural(c)),
         (b, c) => format!("{b} barrier{} and {c} warp collective{}", plural(b), plural(c)),
     };
-    let mut why = if partial {
+    let mut why = if late {
+        format!("{what} reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles)")
+    } else if partial {
         format!("{what} reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)")
     } else if probe {
         format!("{what} reached by every thread together (early exits probed per block: whole warps)")
@@ -389,11 +403,17 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
     };
     if !elide.is_empty() {
         let n = elide.len();
-        let whole = if partial { " in blocks whose warps lose no lanes" } else { "" };
+        let whole = if late {
+            " only where no lane can have exited: they are exchanges"
+        } else if partial {
+            " in blocks whose warps lose no lanes"
+        } else {
+            ""
+        };
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
     let tid_reads = tid_reads(f, cfg, &syncs);
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, calm: false, elide, literal, pred_unread, tid_reads }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, late, calm: false, elide, literal, pred_unread, tid_reads }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -872,13 +892,15 @@ fn branch_of(f: &Func, cfg: &Cfg, b: usize) -> Option<(Vec<usize>, u32)> {
     }
 }
 
-/// Shows that every barrier is reached by all live threads together, or says why not.
-/// With `collectives`, an early exit is only taken before the first split point, where
-/// a probe can tell which threads take it (`probe_exits`): true when the plan needs the
-/// probe. (Lanes that leave later could be missing from a warp collective: the fiber
-/// path's `warp-lane-exited` case.)
-fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> Result<bool, String> {
+/// Shows that every barrier is reached by all live threads together, or says why not,
+/// and where threads may exit early. With `collectives`, a lane that exits could be
+/// missing from a warp collective (the fiber path's `warp-lane-exited` case): where every
+/// collective is a shuffle (`shuffles_only`) the runner leaves such lanes out wherever
+/// they exit; otherwise an early exit is only taken before the first split point, where
+/// a probe can tell which threads take it (`probe_exits`).
+fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool, shuffles_only: bool) -> Result<Exits, String> {
     let mut probe = false;
+    let mut late = false;
     let nb = cfg.blocks.len();
     let sync_id = |node: usize| syncs.iter().position(|&s| s == node);
     // The first barrier of each block, and the barriers reachable from each block's
@@ -962,12 +984,15 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> 
                 // The other sides reach no barrier (an early exit): the threads that go
                 // on are the only ones that meet again, and they all took this side.
                 if collectives {
-                    if after_split(cfg, syncs)[b] {
+                    if !after_split(cfg, syncs)[b] {
+                        probe = true;
+                    } else if shuffles_only {
+                        late = true;
+                    } else {
                         return Err(format!(
-                            "an early exit (the branch at PTX line {line}) after a split point, before a warp collective: lanes of a warp could be missing from it"
+                            "an early exit (the branch at PTX line {line}) after a split point, before a warp collective other than a shuffle: lanes of a warp could be missing from it"
                         ));
                     }
-                    probe = true;
                 }
                 continue;
             }
@@ -1004,12 +1029,31 @@ fn uniform_barriers(f: &Func, cfg: &Cfg, syncs: &[usize], collectives: bool) -> 
             }
         }
         if !grew {
-            if probe {
-                probe_exits(f, cfg, syncs)?;
+            if late {
+                return Ok(Exits::Late);
             }
-            return Ok(probe);
+            if probe {
+                return match probe_exits(f, cfg, syncs) {
+                    Ok(()) => Ok(Exits::Probed),
+                    // Exits the probe cannot see: taken as exits after a split point.
+                    Err(_) if shuffles_only => Ok(Exits::Late),
+                    Err(why) => Err(why),
+                };
+            }
+            return Ok(Exits::None);
         }
     }
+}
+
+/// Where the threads of a loop-path kernel with warp collectives may exit early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exits {
+    /// Nowhere before the last split point.
+    None,
+    /// Only before the first split point, through code the probe runs.
+    Probed,
+    /// Also after a split point (every collective a shuffle).
+    Late,
 }
 
 /// Blocks that a split point can reach (a split in the block itself included): code

@@ -42,6 +42,8 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         ("shfl_exit_elided", "1 barrier and 3 warp collectives reached by every thread together (lanes that exit before the first are left out of their warp's shuffles); 3 more"),
         ("shfl_exit_40", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
         ("shfl_exit_64", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
+        ("shfl_exit_dirty", "1 warp collective reached by every thread together (lanes that exit, before the first or after it, are left out"),
+        ("shfl_exit_late", "1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 2 more"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);
@@ -58,6 +60,11 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
     assert!(frame.contains("uint64_t xa; uint32_t xb, xc, xr; bool xp;") && frame.contains("collectives = true"), "{frame}");
     let runner = src.split(&format!("void RL{i}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
     assert!(runner.contains("|| all % 32u != 0"), "{runner}");
+    // Lanes may exit after a split point (`Plan::late`): every block of shfl_exit_late
+    // takes its elided shuffles as exchanges, with no probe.
+    let l = k.iter().position(|k| k.name == "shfl_exit_late").unwrap();
+    let runner = src.split(&format!("void RL{l}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
+    assert!(runner.contains("T.partial = 1u;") && !runner.contains("whole_warp_exits"), "{runner}");
     // A barrier-only kernel's runner takes any block.
     let j = k.iter().position(|k| k.name == "tree_sum").unwrap();
     let runner = src.split(&format!("void RL{j}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
@@ -72,7 +79,7 @@ fn what_the_analysis_cannot_prove_keeps_fibers_with_the_reason() {
         ("spin", "possibly a spin-wait"),
         ("bar_in_thread_loop", "depends on the thread and leads to different barriers"),
         ("shfl_half_mask", "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask` (`shfl.sync.bfly.b32"),
-        ("shfl_exit_dirty", "an early exit (PTX line"),
+        ("vote_exit_late", "an early exit (the branch at PTX line"),
         ("reg_mask_maybe", "a warp collective other than an unguarded full-mask `shfl`, `vote`, `match`, `redux`, `bar.warp.sync` or `activemask` (`shfl.sync.bfly.b32"),
     ];
     for (name, why) in cases {

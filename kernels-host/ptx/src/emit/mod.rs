@@ -467,7 +467,11 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 // access (its first thread to make it traps; nothing has run yet).
                 let _ = writeln!(out, "  if (({}) != 0) {{ R{k}(params, ctx, first, n); return; }}", check_expr(checks));
             }
-            if plans[k].probe && plans[k].partial {
+            if plans[k].late && !plans[k].elide.is_empty() {
+                // Lanes may exit anywhere (`Plan::late`): no probe can tell which blocks
+                // keep whole warps, so every block takes its elided shuffles as split points.
+                let _ = writeln!(out, "  T.partial = 1u;");
+            } else if plans[k].probe && plans[k].partial {
                 // Early exits before the first split point: a block where a warp would
                 // lose only some of its lanes takes its elided shuffles as split points.
                 let _ =
