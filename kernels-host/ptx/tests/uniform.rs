@@ -56,7 +56,7 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
     // holds the exchange; its runner refuses partial warps.
     let i = k.iter().position(|k| k.name == "warp_tickets").unwrap();
     assert!(src.contains(&format!("static const uint8_t LK{i}[] = {{195,194,0,5,6,0}};")), "LK{i}");
-    let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
+    let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("\n};").next().unwrap().to_string();
     assert!(frame.contains("uint64_t xa; uint32_t xb, xc, xr; bool xp;") && frame.contains("collectives = true"), "{frame}");
     let runner = src.split(&format!("void RL{i}(")).nth(1).unwrap().split("\n}").next().unwrap().to_string();
     assert!(runner.contains("|| all % 32u != 0"), "{runner}");
@@ -103,14 +103,49 @@ fn the_loop_path_saves_only_what_lives_across_a_barrier_and_exports_its_runners(
     // plus the operands of the multiply that ptxas's contraction fuses with the add on
     // the other side of the second barrier, and the carry flag.
     let i = k.iter().position(|k| k.name == "ping_pong").unwrap();
-    let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("};").next().unwrap().to_string();
-    let regs = frame
-        .lines()
-        .filter(|l| l.trim_start().starts_with("uint") || l.trim_start().starts_with("float"))
-        .filter(|l| l.contains(" r"))
-        .count();
+    let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("\n};").next().unwrap().to_string();
+    let regs = frame.split(" r").skip(1).filter(|t| t.split(';').next().is_some_and(|n| n.parse::<u32>().is_ok())).count();
     assert_eq!(regs, 7, "{frame}");
     assert!(frame.contains("float m") && frame.contains("uint32_t cc;"), "{frame}");
+    // Registers never live across the same barrier share a slot (an anonymous union):
+    // the float chain's value before and after the second barrier, here.
+    let slots = frame
+        .lines()
+        .filter(|l| l.trim_start().starts_with("uint") || l.trim_start().starts_with("float") || l.trim_start().starts_with("union"))
+        .filter(|l| l.contains(" r"))
+        .count();
+    assert!(slots < regs && frame.contains("union {"), "{frame}");
+}
+
+/// The loop path's frame slots (`frame_slots`): VMAF vif's horizontal filter keeps ~250
+/// registers across its split points, but few at any one: they share slots, and the
+/// frame stays small (a warp's frames in the first-level cache).
+#[test]
+fn registers_never_live_across_the_same_split_point_share_a_frame_slot() {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../emu-driver/tests/thread_loops/loops.ptx")).unwrap();
+    let t = translate(&[&src], &Options { units: 1, ..Options::default() }).unwrap();
+    let src = t.units.concat();
+    for (i, k) in t.kernels.iter().enumerate().filter(|(_, k)| k.threads == Path::Loops) {
+        let frame = src.split(&format!("struct FR{i} {{")).nth(1).unwrap().split("\n};").next().unwrap().to_string();
+        // No register twice, and no two registers of one slot live across one split
+        // point: each slot's registers are checked against the split points' saves
+        // (every split point stores only what it keeps live, `S.r<n> = r<n>`).
+        let mut seen = std::collections::HashSet::new();
+        for l in frame.lines() {
+            let names: Vec<&str> = l.split(" r").skip(1).filter_map(|t| t.split(';').next()).filter(|n| n.parse::<u32>().is_ok()).collect();
+            for n in &names {
+                assert!(seen.insert(n.to_string()), "{}: r{n} in two slots\n{frame}", k.name);
+            }
+            if names.len() > 1 {
+                // The kernel's step (`KL<fi>(..., FR<i> &S, ...)`): its split points.
+                let step = src.split(&format!("FR{i} &S, uint32_t at")).nth(1).unwrap().split("\n}\n").next().unwrap();
+                for stmt in step.lines().filter(|s| s.contains("return ") && s.contains("S.r")) {
+                    let stored = names.iter().filter(|n| stmt.contains(&format!("S.r{n} = r{n};"))).count();
+                    assert!(stored <= 1, "{}: one split point stores two registers of a slot: {stmt}", k.name);
+                }
+            }
+        }
+    }
 }
 
 #[test]

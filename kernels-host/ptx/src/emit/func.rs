@@ -833,11 +833,16 @@ impl<'a> FnEmitter<'a> {
         // The frame: every register live across some barrier, the .local variables, the
         // kept operands, the carry flag.
         let mut frame = format!("struct FR{k} {{\n");
-        let mut saved: Vec<usize> = plan.live.iter().flatten().copied().collect();
-        saved.sort_unstable();
-        saved.dedup();
-        for &r in &saved {
-            let _ = writeln!(frame, "  {} r{r};", ctype(f.regs[r].ty));
+        for slot in frame_slots(&plan.live) {
+            match slot.as_slice() {
+                [r] => {
+                    let _ = writeln!(frame, "  {} r{r};", ctype(f.regs[*r].ty));
+                }
+                regs => {
+                    let members: Vec<String> = regs.iter().map(|r| format!("{} r{r};", ctype(f.regs[*r].ty))).collect();
+                    let _ = writeln!(frame, "  union {{ {} }};", members.join(" "));
+                }
+            }
         }
         for (i, v) in f.frame.iter().enumerate() {
             let _ = writeln!(frame, "  alignas({}) uint8_t L{i}[{}];", v.align.max(8), v.size.max(1));
@@ -1159,4 +1164,35 @@ mod tests {
         let text = "a SAVE_KEPT1; b SAVE_KEPT2; c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1";
         assert_eq!(super::fill_save_kept(text, &saves), "a S.m1a = m1a;  b  c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1");
     }
+}
+
+/// The loop path's frame slots: the registers live across some split point, those never
+/// live across the same one sharing a slot (an anonymous union in the frame, so the
+/// code's `S.r<n>` names stay). A register's frame copy is needed only while it is live
+/// across the split points between its save and its load (`Plan::save` stores it at
+/// every split point where the copy may be stale), so two registers never live across
+/// the same split point never need their copies at once. VMAF vif's horizontal filters
+/// have 250 such registers but at most a few dozen live across any one split point: a
+/// frame per thread of ~1.5 KB put a warp's frames out of the first-level cache.
+fn frame_slots(live: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut regs: Vec<usize> = live.iter().flatten().copied().collect();
+    regs.sort_unstable();
+    regs.dedup();
+    // The split points each register is live across.
+    let at: std::collections::HashMap<usize, Vec<usize>> =
+        regs.iter().map(|&r| (r, live.iter().enumerate().filter(|(_, l)| l.contains(&r)).map(|(k, _)| k).collect())).collect();
+    // Greedy: each register in order joins the first slot none of whose registers is
+    // live across one of its split points.
+    let mut slots: Vec<(Vec<usize>, std::collections::BTreeSet<usize>)> = Vec::new();
+    for &r in &regs {
+        let mine = &at[&r];
+        match slots.iter_mut().find(|(_, busy)| mine.iter().all(|k| !busy.contains(k))) {
+            Some((members, busy)) => {
+                members.push(r);
+                busy.extend(mine.iter().copied());
+            }
+            None => slots.push((vec![r], mine.iter().copied().collect())),
+        }
+    }
+    slots.into_iter().map(|(m, _)| m).collect()
 }
