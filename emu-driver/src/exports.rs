@@ -20,7 +20,8 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::api::{
-    context as ctx, device as dev, graph as gr, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex, vmm,
+    context as ctx, device as dev, graph as gr, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex,
+    vmm,
 };
 use crate::boundary::*;
 use crate::cu::*;
@@ -721,8 +722,8 @@ exports! {
         cuArrayCreate, cuArray3DCreate,
         cuEGLStreamProducerConnect, cuEGLStreamProducerDisconnect, cuEGLStreamConsumerDisconnect,
         cuEGLStreamProducerPresentFrame, cuEGLStreamProducerReturnFrame,
-        
-        
+
+
         cuLaunchCooperativeKernel, cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxActiveClusters, cuOccupancyAvailableDynamicSMemPerBlock,
         cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute,
         cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
@@ -743,34 +744,34 @@ exports! {
         cuDeviceRegisterAsyncNotification, cuDeviceSetGraphMemAttribute, cuDeviceUnregisterAsyncNotification,
         cuFabricCpyBatchAsync, cuFabricCpyBatchAsync_ptsz, cuFlushGPUDirectRDMAWrites, cuFuncGetParamCount,
         cuFuncGetParamInfo, cuFuncIsLoaded, cuFuncLoad, cuFuncSetBlockShape, cuFuncSetSharedSize,
-        
-        
-        
-        
-        
+
+
+
+
+
         cuGraphBatchMemOpNodeGetParams, cuGraphBatchMemOpNodeSetParams,
         cuGraphDebugDotPrint,
-        
+
         cuGraphExecBatchMemOpNodeSetParams,
-        cuGraphExecChildGraphNodeSetParams, 
+        cuGraphExecChildGraphNodeSetParams,
         cuGraphExecExternalSemaphoresSignalNodeSetParams, cuGraphExecExternalSemaphoresWaitNodeSetParams,
-        cuGraphExecGetId, 
-        
-        cuGraphExecNodeSetParams, 
+        cuGraphExecGetId,
+
+        cuGraphExecNodeSetParams,
         cuGraphExternalSemaphoresSignalNodeGetParams, cuGraphExternalSemaphoresSignalNodeSetParams,
-        cuGraphExternalSemaphoresWaitNodeGetParams, cuGraphExternalSemaphoresWaitNodeSetParams, 
-        cuGraphGetId, 
-        
+        cuGraphExternalSemaphoresWaitNodeGetParams, cuGraphExternalSemaphoresWaitNodeSetParams,
+        cuGraphGetId,
+
         cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeGetAttribute,
         cuGraphKernelNodeSetAttribute,
-        
-        cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, 
-        
-        
+
+        cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams,
+
+
         cuGraphNodeGetEnabled,
-        cuGraphNodeGetLocalId, cuGraphNodeGetParams, cuGraphNodeGetToolsId, 
+        cuGraphNodeGetLocalId, cuGraphNodeGetParams, cuGraphNodeGetToolsId,
         cuGraphNodeSetEnabled, cuGraphNodeSetParams, cuGraphNodeSetParams_v2 @13040, cuGraphReleaseUserObject,
-        cuGraphRetainUserObject, 
+        cuGraphRetainUserObject,
         cuGraphicsMapResources_ptsz, cuGraphicsResourceGetMappedMipmappedArray, cuGraphicsResourceSetMapFlags,
         cuGraphicsResourceSetMapFlags_v2 @6050, cuGraphicsUnmapResources_ptsz, cuGreenCtxCreate, cuGreenCtxDestroy,
         cuGreenCtxGetDevResource, cuGreenCtxGetId, cuGreenCtxRecordEvent, cuGreenCtxStreamCreate,
@@ -807,7 +808,7 @@ exports! {
         cuStreamBeginRecaptureToGraph,
         cuStreamBeginRecaptureToGraph_ptsz, cuStreamCopyAttributes, cuStreamCopyAttributes_ptsz,
         cuStreamEndCaptureToCig, cuStreamEndCaptureToCig_ptsz, cuStreamGetAttribute,
-        cuStreamGetAttribute_ptsz, 
+        cuStreamGetAttribute_ptsz,
         cuStreamGetCtx_v2 @12050,
         cuStreamGetCtx_v2_ptsz, cuStreamGetDevResource, cuStreamGetDevResource_ptsz, cuStreamGetGreenCtx,
         cuStreamSetAttribute, cuStreamSetAttribute_ptsz, cuStreamUpdateCaptureDependencies,

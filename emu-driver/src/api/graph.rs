@@ -100,12 +100,30 @@ pub enum Op {
     Empty,
     Kernel(KernelNode),
     /// A 1D copy (captured cuMemcpy*Async).
-    Copy { dst: u64, src: u64, len: u64 },
+    Copy {
+        dst: u64,
+        src: u64,
+        len: u64,
+    },
     /// A 2D copy (captured cuMemcpy2DAsync).
-    Copy2D { dst: u64, dpitch: u64, src: u64, spitch: u64, width: u64, height: u64 },
+    Copy2D {
+        dst: u64,
+        dpitch: u64,
+        src: u64,
+        spitch: u64,
+        width: u64,
+        height: u64,
+    },
     /// cuGraphAddMemcpyNode, captured cuMemcpy3DAsync.
     Copy3D(Copy3D),
-    Memset { dst: u64, pitch: u64, value: u32, elem: u64, w: u64, h: u64 },
+    Memset {
+        dst: u64,
+        pitch: u64,
+        value: u32,
+        elem: u64,
+        w: u64,
+        h: u64,
+    },
     Host(HostCall),
     Record(u64),
     Wait(u64),
@@ -159,7 +177,18 @@ struct Exec {
     steps_of: HashMap<u64, usize>,
     /// The source graph's top-level nodes in order (for cuGraphExecUpdate).
     order: Vec<u64>,
+    /// Their topology when instantiated: each node's type, its dependencies (as positions
+    /// in `order`) and, for a child graph, its node count.
+    shape: Vec<Shape>,
     flags: u64,
+}
+
+/// One node's place in a topology (cuGraphExecUpdate compares them).
+#[derive(PartialEq)]
+struct Shape {
+    kind: u32,
+    deps: BTreeSet<usize>,
+    child_nodes: Option<usize>,
 }
 
 struct Capture {
@@ -268,6 +297,26 @@ impl Registry {
             map.insert(n, id);
         }
         Ok(g)
+    }
+
+    /// The topology of a graph's top-level nodes.
+    fn shape(&self, graph: u64) -> Vec<Shape> {
+        let nodes = &self.graphs[&graph].nodes;
+        let index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+        nodes
+            .iter()
+            .map(|n| {
+                let node = &self.nodes[n];
+                Shape {
+                    kind: node.op.node_type(),
+                    deps: node.deps.iter().map(|d| index[d]).collect(),
+                    child_nodes: match node.op {
+                        Op::Child(c) => Some(self.graphs[&c].nodes.len()),
+                        _ => None,
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The graph's nodes in a topological order (ties in the order they were added);
@@ -524,7 +573,9 @@ pub fn find_in_clone(original: CUgraphNode, clone: CUgraph) -> CuResult<CUgraphN
 /// Instantiates a graph; Err(node, code) names the node at fault where there is one.
 pub fn instantiate(g: CUgraph, flags: u64) -> CuResult<CUgraphExec> {
     let id = graph_id(g)?;
-    let known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    let known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+        | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+        | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
     if flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH != 0 {
         crate::log_warn!("cuGraphInstantiate: CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH (device-side graph launch) is not emulated");
         return Err(CUDA_ERROR_NOT_SUPPORTED);
@@ -542,8 +593,9 @@ pub fn instantiate(g: CUgraph, flags: u64) -> CuResult<CUgraphExec> {
             crate::log_error!("cuGraphInstantiate: the graph's dependencies form a cycle");
         })?;
         let order = r.graphs[&id].nodes.clone();
+        let shape = r.shape(id);
         let e = r.id();
-        r.execs.insert(e, Exec { plan: Arc::new(Plan { steps }), steps_of, order, flags });
+        r.execs.insert(e, Exec { plan: Arc::new(Plan { steps }), steps_of, order, shape, flags });
         Ok(exec_handle(e))
     })
 }
@@ -605,29 +657,15 @@ pub fn exec_update(e: CUgraphExec, g: CUgraph) -> CuResult<UpdateOutcome> {
         if old.len() != new_nodes.len() {
             return fail(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, 0, 0);
         }
-        let index: HashMap<u64, usize> = new_nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
-        let old_index: HashMap<u64, usize> = old.iter().enumerate().map(|(i, &n)| (n, i)).collect();
-        // The steps the new graph's nodes take, by old node: map each new node to the
-        // old node in the same position.
-        for (i, (&o, &n)) in old.iter().zip(&new_nodes).enumerate() {
-            let _ = i;
-            let (on, nn) = (&r.nodes[&o], &r.nodes[&n]);
-            if on.op.node_type() != nn.op.node_type() {
+        let new_shape = r.shape(gid);
+        for (i, (was, now)) in x.shape.iter().zip(&new_shape).enumerate() {
+            let n = new_nodes[i];
+            if was.kind != now.kind {
                 return fail(CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, n, 0);
             }
-            let od: BTreeSet<usize> = on.deps.iter().filter_map(|d| old_index.get(d).copied()).collect();
-            let nd: BTreeSet<usize> = nn.deps.iter().map(|d| index[d]).collect();
-            if od != nd {
-                let from = nn.deps.iter().find(|d| !od.contains(&index[d])).copied().unwrap_or(0);
+            if was.deps != now.deps || was.child_nodes != now.child_nodes {
+                let from = now.deps.iter().find(|d| !was.deps.contains(d)).map_or(0, |&d| new_nodes[d]);
                 return fail(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, n, from);
-            }
-            if let (Op::Child(a), Op::Child(b)) = (&on.op, &nn.op) {
-                if r.graphs[a].nodes.len() != r.graphs[b].nodes.len() {
-                    return fail(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, n, 0);
-                }
-            }
-            if let (Op::Kernel(a), Op::Kernel(b)) = (&on.op, &nn.op) {
-                let _ = (a, b);
             }
         }
         // Same topology: the new graph's steps, indexed by the old graph's nodes.
@@ -657,14 +695,23 @@ fn run_op(op: &Op, stream: usize) -> CuResult {
         Op::Kernel(k) => {
             let p = k.args.with(|args| {
                 crate::launch::prepare(
-                    crate::launch::Launch { f: k.func as CUfunction, grid: k.grid, block: k.block, shared: k.shared, stream: stream as CUstream, args },
+                    crate::launch::Launch {
+                        f: k.func as CUfunction,
+                        grid: k.grid,
+                        block: k.block,
+                        shared: k.shared,
+                        stream: stream as CUstream,
+                        args,
+                    },
                     true,
                 )
             })?;
             crate::launch::run(p)
         }
         Op::Copy { dst, src, len } => crate::queue::run_now(Work::Copy { dst: *dst, src: *src, len: *len, snapshot: None }),
-        &Op::Copy2D { dst, dpitch, src, spitch, width, height } => crate::queue::run_now(Work::Copy2D { dst, dpitch, src, spitch, width, height }),
+        &Op::Copy2D { dst, dpitch, src, spitch, width, height } => {
+            crate::queue::run_now(Work::Copy2D { dst, dpitch, src, spitch, width, height })
+        }
         Op::Copy3D(c) => crate::api::texture::graph_copy_3d(&c.get(), true),
         &Op::Memset { dst, pitch, value, elem, w, h } => crate::queue::run_now(Work::Memset { dst, pitch, value, elem, w, h }),
         Op::Host(h) => crate::queue::run_now(Work::Host(*h)),
@@ -789,9 +836,8 @@ pub fn capture(key: StreamKey, build: impl FnOnce() -> CuResult<Op>) -> Option<C
     if !active() {
         return None;
     }
-    match precheck(key)? {
-        Err(e) => return Some(Err(e)),
-        Ok(()) => {}
+    if let Err(e) = precheck(key)? {
+        return Some(Err(e));
     }
     let op = match build() {
         Ok(op) => op,
@@ -817,8 +863,7 @@ fn precheck(key: StreamKey) -> Option<CuResult> {
             return Some(if r.captures[&cid].invalid { Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) } else { Ok(()) });
         }
         if key.stream.is_none() {
-            let hit: Vec<u64> =
-                r.captures.iter().filter(|(_, c)| c.blocking.iter().any(|k| k.ctx == key.ctx)).map(|(&id, _)| id).collect();
+            let hit: Vec<u64> = r.captures.iter().filter(|(_, c)| c.blocking.iter().any(|k| k.ctx == key.ctx)).map(|(&id, _)| id).collect();
             if !hit.is_empty() {
                 invalidate(r, &hit, "work on the legacy stream would wait for a capturing blocking stream");
                 return Some(Err(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT));
@@ -966,10 +1011,7 @@ pub fn kernel_node(p: KernelNodeIn, stream: CUstream) -> CuResult<KernelNode> {
     };
     // The launch's configuration is checked now, as cuLaunchKernel checks it.
     let prepared = node.args.with(|args| {
-        crate::launch::prepare(
-            crate::launch::Launch { f, grid: node.grid, block: node.block, shared: node.shared, stream, args },
-            false,
-        )
+        crate::launch::prepare(crate::launch::Launch { f, grid: node.grid, block: node.block, shared: node.shared, stream, args }, false)
     })?;
     drop(prepared);
     Ok(node)
@@ -999,7 +1041,13 @@ fn memcpy_op(c: Option<CUDA_MEMCPY3D>) -> CuResult<Op> {
     Ok(Op::Copy3D(Copy3D::of(&c)))
 }
 
-pub fn add_memcpy_node(n: Out<CUgraphNode>, g: CUgraph, deps: Option<Vec<CUgraphNode>>, c: Option<CUDA_MEMCPY3D>, _ctx: CUcontext) -> CuResult {
+pub fn add_memcpy_node(
+    n: Out<CUgraphNode>,
+    g: CUgraph,
+    deps: Option<Vec<CUgraphNode>>,
+    c: Option<CUDA_MEMCPY3D>,
+    _ctx: CUcontext,
+) -> CuResult {
     n.required()?;
     let deps = deps.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     n.set(add_node(g, &deps, memcpy_op(c)?)?)
@@ -1019,7 +1067,13 @@ fn memset_op(p: Option<CUDA_MEMSET_NODE_PARAMS>) -> CuResult<Op> {
     Ok(Op::Memset { dst: p.dst, pitch, value: p.value, elem, w: p.width as u64, h: p.height as u64 })
 }
 
-pub fn add_memset_node(n: Out<CUgraphNode>, g: CUgraph, deps: Option<Vec<CUgraphNode>>, p: Option<CUDA_MEMSET_NODE_PARAMS>, _ctx: CUcontext) -> CuResult {
+pub fn add_memset_node(
+    n: Out<CUgraphNode>,
+    g: CUgraph,
+    deps: Option<Vec<CUgraphNode>>,
+    p: Option<CUDA_MEMSET_NODE_PARAMS>,
+    _ctx: CUcontext,
+) -> CuResult {
     n.required()?;
     let deps = deps.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     n.set(add_node(g, &deps, memset_op(p)?)?)
@@ -1140,9 +1194,14 @@ pub fn memcpy_node_set(n: CUgraphNode, c: Option<CUDA_MEMCPY3D>) -> CuResult {
 pub fn memset_node_get(n: CUgraphNode, out: Out<CUDA_MEMSET_NODE_PARAMS>) -> CuResult {
     out.required()?;
     match node_op(n)? {
-        Op::Memset { dst, pitch, value, elem, w, h } => {
-            out.set(CUDA_MEMSET_NODE_PARAMS { dst, pitch: pitch as usize, value, element_size: elem as u32, width: w as usize, height: h as usize })
-        }
+        Op::Memset { dst, pitch, value, elem, w, h } => out.set(CUDA_MEMSET_NODE_PARAMS {
+            dst,
+            pitch: pitch as usize,
+            value,
+            element_size: elem as u32,
+            width: w as usize,
+            height: h as usize,
+        }),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }
@@ -1219,7 +1278,13 @@ pub fn node_get_graph(n: CUgraphNode, g: Out<CUgraph>) -> CuResult {
 
 /// cuGraphAdd/RemoveDependencies(_v2): `default_edges` false when edge data other than
 /// the default was given (not emulated).
-pub fn dependencies_change(g: CUgraph, from: Option<Vec<CUgraphNode>>, to: Option<Vec<CUgraphNode>>, default_edges: bool, add: bool) -> CuResult {
+pub fn dependencies_change(
+    g: CUgraph,
+    from: Option<Vec<CUgraphNode>>,
+    to: Option<Vec<CUgraphNode>>,
+    default_edges: bool,
+    add: bool,
+) -> CuResult {
     if !default_edges {
         crate::log_warn!("graph edges with data (ports, programmatic dependencies) are not emulated: answered CUDA_ERROR_NOT_SUPPORTED");
         return Err(CUDA_ERROR_NOT_SUPPORTED);
@@ -1258,7 +1323,12 @@ pub fn graph_instantiate(e: Out<CUgraphExec>, g: CUgraph, flags: u64) -> CuResul
     e.set(instantiate(g, flags)?)
 }
 
-pub fn graph_instantiate_with_params(e: Out<CUgraphExec>, g: CUgraph, p: Out<CUDA_GRAPH_INSTANTIATE_PARAMS>, given: Option<CUDA_GRAPH_INSTANTIATE_PARAMS>) -> CuResult {
+pub fn graph_instantiate_with_params(
+    e: Out<CUgraphExec>,
+    g: CUgraph,
+    p: Out<CUDA_GRAPH_INSTANTIATE_PARAMS>,
+    given: Option<CUDA_GRAPH_INSTANTIATE_PARAMS>,
+) -> CuResult {
     e.required()?;
     let mut params = given.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let r = instantiate(g, params.flags);
@@ -1357,7 +1427,10 @@ fn update_code(o: &UpdateOutcome) -> CuResult {
     if o.result == CU_GRAPH_EXEC_UPDATE_SUCCESS {
         Ok(())
     } else {
-        crate::log_warn!("cuGraphExecUpdate: not updated (result {}): only a graph of the same topology can update an executable graph", o.result);
+        crate::log_warn!(
+            "cuGraphExecUpdate: not updated (result {}): only a graph of the same topology can update an executable graph",
+            o.result
+        );
         Err(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
     }
 }
@@ -1435,7 +1508,8 @@ pub fn thread_exchange_mode(mode: Out<u32>, given: Option<u32>) -> CuResult {
 pub fn involved(key: StreamKey) -> bool {
     active()
         && with(|r| {
-            r.by_stream.contains_key(&key) || (key.stream.is_none() && r.captures.values().any(|c| c.blocking.iter().any(|k| k.ctx == key.ctx)))
+            r.by_stream.contains_key(&key)
+                || (key.stream.is_none() && r.captures.values().any(|c| c.blocking.iter().any(|k| k.ctx == key.ctx)))
         })
 }
 

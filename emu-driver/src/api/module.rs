@@ -278,8 +278,16 @@ fn submit_launch(l: Launch, name: &str) -> CuResult {
         let key = queue::key(&*driver()?, stream)?;
         if crate::api::graph::involved(key) {
             // A launch on a capturing stream becomes a kernel node.
-            let p = crate::boundary::KernelNodeIn { func: l.f, kern: std::ptr::null_mut(), grid: l.grid, block: l.block, shared: l.shared, args: l.args };
-            return crate::api::graph::capture(key, move || crate::api::graph::kernel_node(p, stream).map(crate::api::graph::Op::Kernel)).unwrap_or(Ok(()));
+            let p = crate::boundary::KernelNodeIn {
+                func: l.f,
+                kern: std::ptr::null_mut(),
+                grid: l.grid,
+                block: l.block,
+                shared: l.shared,
+                args: l.args,
+            };
+            return crate::api::graph::capture(key, move || crate::api::graph::kernel_node(p, stream).map(crate::api::graph::Op::Kernel))
+                .unwrap_or(Ok(()));
         }
     }
     let eager = !queue::deferred();
