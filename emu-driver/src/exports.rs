@@ -661,10 +661,10 @@ exports! {
         cuMipmappedArrayCreate(p: *mut *mut c_void, d: *const CUDA_ARRAY3D_DESCRIPTOR, n: u32) => tex::mipmapped_create(out(p), input(d), n);
         cuMipmappedArrayGetLevel(p: *mut *mut c_void, m: *mut c_void, l: u32) => tex::mipmapped_get_level(out(p), m, l);
         cuMipmappedArrayDestroy(m: *mut c_void) => tex::mipmapped_destroy(m);
-        cuMemcpy3D_v2 @3020 (p: *const CUDA_MEMCPY3D) => tex::memcpy_3d(input(p), None);
-        cuMemcpy3D_v2_ptds(p: *const CUDA_MEMCPY3D) => tex::memcpy_3d(input(p), None);
-        cuMemcpy3DAsync_v2 @3020 (p: *const CUDA_MEMCPY3D, st: CUstream) => tex::memcpy_3d(input(p), Some(st));
-        cuMemcpy3DAsync_v2_ptsz(p: *const CUDA_MEMCPY3D, st: CUstream) => tex::memcpy_3d(input(p), Some(st));
+        cuMemcpy3D_v2 @3020 (p: *const CUDA_MEMCPY3D) => gr::memcpy_3d(input(p), None);
+        cuMemcpy3D_v2_ptds(p: *const CUDA_MEMCPY3D) => gr::memcpy_3d(input(p), None);
+        cuMemcpy3DAsync_v2 @3020 (p: *const CUDA_MEMCPY3D, st: CUstream) => gr::memcpy_3d(input(p), Some(st));
+        cuMemcpy3DAsync_v2_ptsz(p: *const CUDA_MEMCPY3D, st: CUstream) => gr::memcpy_3d(input(p), Some(st));
         cuMemcpyHtoA_v2 @3020 (a: *mut c_void, o: usize, s: *const c_void, n: usize) => tex::memcpy_htoa(a, o, host(s), n);
         cuMemcpyHtoA_v2_ptds(a: *mut c_void, o: usize, s: *const c_void, n: usize) => tex::memcpy_htoa(a, o, host(s), n);
         cuMemcpyAtoH_v2 @3020 (d: *mut c_void, a: *mut c_void, o: usize, n: usize) => tex::memcpy_atoh(host(d), a, o, n);

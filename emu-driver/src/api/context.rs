@@ -214,7 +214,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
         let id = d.ctx_from_handle(ctx)?;
         d.context(id)?
     };
-    crate::api::graph::unsafe_call(id, "cuCtxSynchronize_v2")?;
+    crate::api::graph::prohibited_call(id, "cuCtxSynchronize_v2")?;
     crate::queue::force_context(id, "cuCtxSynchronize_v2")?;
     driver()?.context(id)?;
     crate::counters::get().sync();
@@ -224,7 +224,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
 
 pub fn ctx_synchronize() -> CuResult {
     let ctx = driver()?.current()?;
-    crate::api::graph::unsafe_call(ctx, "cuCtxSynchronize")?;
+    crate::api::graph::prohibited_call(ctx, "cuCtxSynchronize")?;
     crate::queue::force_context(ctx, "cuCtxSynchronize")?;
     let d = driver()?;
     d.current()?;

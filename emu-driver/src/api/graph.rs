@@ -953,10 +953,10 @@ pub fn sync_stream(key: StreamKey, name: &str) -> CuResult {
     })
 }
 
-/// A potentially unsafe call (cuCtxSynchronize, a synchronous copy) in context `ctx`:
-/// refused while this thread's capture mode prohibits it (cuThreadExchangeStreamCaptureMode),
-/// and the captures that prohibit it are invalidated.
-pub fn unsafe_call(ctx: u64, name: &str) -> CuResult {
+/// A call that capture modes may prohibit (cuCtxSynchronize, a synchronous copy) in
+/// context `ctx`: refused while this thread's capture mode prohibits it
+/// (cuThreadExchangeStreamCaptureMode), and the captures that prohibit it are invalidated.
+pub fn prohibited_call(ctx: u64, name: &str) -> CuResult {
     if !active() {
         return Ok(());
     }
@@ -1340,6 +1340,20 @@ pub fn graph_instantiate_with_params(
     };
     p.set(params)?;
     e.set(r?)
+}
+
+/// cuMemcpy3D(Async): on a capturing stream a memcpy node (checked now); otherwise the
+/// copy (api::texture).
+pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult {
+    if active() {
+        if let Some(c) = p {
+            let key = crate::queue::key(&*crate::state::driver()?, stream.unwrap_or(std::ptr::null_mut()))?;
+            if involved(key) {
+                return capture(key, || memcpy_op(Some(c))).unwrap_or(Ok(()));
+            }
+        }
+    }
+    crate::api::texture::memcpy_3d(p, stream)
 }
 
 /// cuGraphLaunch: the graph's steps as one unit of work on the stream (captured as a

@@ -291,9 +291,10 @@ fn context_for(d: &crate::state::Driver, stream: Option<CUstream>) -> CuResult<u
 /// from pageable memory its source is read now, to pageable memory it completes before
 /// the call returns (with what it depends on), as a device's driver does.
 fn copy_checked(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>, stream: Option<CUstream>) -> CuResult {
-    let d = driver()?;
-    let ctx = context_for(&d, stream)?;
     if graph::active() {
+        // A stream captures somewhere: on a capturing stream the copy becomes a node.
+        let d = driver()?;
+        let ctx = context_for(&d, stream)?;
         let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
         memory::check_copy(&d, dst, src, n as u64, ed, es)?;
         drop(d);
@@ -301,11 +302,9 @@ fn copy_checked(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>
             return r;
         }
         if stream.is_none() {
-            graph::unsafe_call(ctx, "a synchronous copy")?;
+            graph::prohibited_call(ctx, "a synchronous copy")?;
         }
-        return copy_checked_inner(dst, src, n, ed, es, stream);
     }
-    drop(d);
     copy_checked_inner(dst, src, n, ed, es, stream)
 }
 
@@ -411,7 +410,7 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         }
         if stream.is_none() {
             drop(d);
-            graph::unsafe_call(ctx, "a synchronous 2D copy")?;
+            graph::prohibited_call(ctx, "a synchronous 2D copy")?;
             return memcpy2d_inner(Some(c), stream);
         }
     }

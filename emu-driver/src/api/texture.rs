@@ -276,13 +276,6 @@ pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult
         None => d.current().map(|_| ())?,
     }
     copy_3d(&d, &c, false)?;
-    if crate::api::graph::active() {
-        // On a capturing stream the copy becomes a memcpy node (validated above).
-        let key = crate::queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
-        if let Some(r) = crate::api::graph::capture(key, || Ok(crate::api::graph::Op::Copy3D(crate::api::graph::Copy3D::of(&c)))) {
-            return r;
-        }
-    }
     let d = if crate::queue::deferred() {
         // Copies to and from arrays run now, after the work queued before them.
         let key = crate::queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
