@@ -196,6 +196,12 @@ fn capture_invalidation_destroyed_execs_and_bad_handles_give_the_documented_code
         // Stream-ordered allocation in a capture: not emulated (801), capture invalidated.
         "alloc_async_in_capture=801",
         "end_after_alloc=901",
+        // Captured 2D and 3D copies: three nodes, nothing copied before the launch, the
+        // memset's value copied through both after it. A synchronous 2D copy while a
+        // stream captures in global mode: refused, the capture invalidated.
+        "copies2d3d nodes=3 before=0 ok=1",
+        "sync_2d_copy_global=900",
+        "end_after_sync_2d=901",
         // Bad handles and graph structure: CUDA_ERROR_INVALID_VALUE, as cuda.h lists.
         "add_edge_twice=1",
         "dependency_from_other_graph=1",

@@ -409,9 +409,7 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
             return graph::capture(key, || Ok(op)).unwrap_or(Ok(()));
         }
         if stream.is_none() {
-            drop(d);
             graph::prohibited_call(ctx, "a synchronous 2D copy")?;
-            return memcpy2d_inner(Some(c), stream);
         }
     }
     if queue::deferred() {

@@ -484,6 +484,38 @@ static int mode_errors(void) {
     CUdeviceptr p = 0;
     CODE("alloc_async_in_capture", cuMemAllocAsync(&p, 64, s1));
     CODE("end_after_alloc", cuStreamEndCapture(s1, &graph));
+    /* 5b. 2D and 3D copies are captured as memcpy nodes and run only with the graph; a
+     * synchronous 2D copy while a non-blocking stream captures (global mode) is refused. */
+    {
+        SYM(CUresult (*)(const void *, H), cuMemcpy2DAsync_v2);
+        SYM(CUresult (*)(const void *), cuMemcpy2D_v2);
+        SYM(CUresult (*)(const Copy3D *, H), cuMemcpy3DAsync_v2);
+        struct { size_t sx, sy; int st; const void *sh; CUdeviceptr sd; void *sa; size_t sp;
+                 size_t dx, dy; int dt; void *dh; CUdeviceptr dd; void *da; size_t dp, w, h; } c2 = {0};
+        c2.st = 2; c2.sd = d_z; c2.sp = N * 4; c2.dt = 2; c2.dd = d_x; c2.dp = N * 4; c2.w = N * 4; c2.h = 1;
+        Copy3D c3 = {0};
+        c3.srcType = 2; c3.srcDevice = d_x; c3.dstType = 1; c3.dstHost = h_out; c3.width = N * 4; c3.height = 1; c3.depth = 1;
+        memset(h_out, 0, N * 4);
+        CHECK(cuStreamBeginCapture_v2(s1, 0));
+        CHECK(cuMemsetD32Async(d_z, 5, N, s1));
+        CHECK(cuMemcpy2DAsync_v2(&c2, s1));
+        CHECK(cuMemcpy3DAsync_v2(&c3, s1));
+        CHECK(cuStreamEndCapture(s1, &g));
+        size_t n3 = 0;
+        CHECK(cuGraphGetNodes(g, 0, &n3));
+        int before = h_out[0] + h_out[N - 1];
+        CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+        CHECK(cuGraphLaunch(exec, s1));
+        CHECK(cuStreamSynchronize(s1));
+        int ok = 1;
+        for (int i = 0; i < N; i++) ok &= h_out[i] == 5;
+        printf("copies2d3d nodes=%zu before=%d ok=%d\n", n3, before, ok);
+        CHECK(cuGraphExecDestroy(exec));
+        CHECK(cuGraphDestroy(g));
+        CHECK(cuStreamBeginCapture_v2(nbs, 0));
+        CODE("sync_2d_copy_global", cuMemcpy2D_v2(&c2));
+        CODE("end_after_sync_2d", cuStreamEndCapture(nbs, &graph));
+    }
     /* 6. Executable graphs and node handles. */
     CHECK(cuGraphCreate(&g, 0));
     CHECK(cuGraphAddEmptyNode(&ns, g, 0, 0));
