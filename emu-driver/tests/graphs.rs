@@ -154,6 +154,7 @@ fn graph_queries_and_parameter_changes() {
     // The clone as a child graph behind an empty node runs the same work.
     assert_eq!(lines[3].replace("iter=3", "iter=1"), want[1], "{o}");
     assert!(o.contains("child_type=4 outer_nodes=1 outer_roots=1"), "{o}");
+    assert!(o.contains("child_graph_nodes=8 destroy_owned=1"), "{o}");
 }
 
 #[test]

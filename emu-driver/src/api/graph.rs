@@ -411,14 +411,12 @@ pub fn destroy(g: CUgraph) -> CuResult {
     })
 }
 
-/// Adds a node with its dependencies; a child graph is copied into the node.
+/// Adds a node with its dependencies; a child graph is copied into the node. A child
+/// node's own graph (cuGraphChildGraphNodeGetGraph) takes nodes too: it is not a copy.
 pub fn add_node(g: CUgraph, deps: &[CUgraphNode], op: Op) -> CuResult<CUgraphNode> {
     let gid = graph_id(g)?;
     let deps = node_ids(deps)?;
     with(|r| {
-        if r.graphs.get(&gid).is_none_or(|gr| gr.owned) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
         let op = match op {
             Op::Child(c) => Op::Child(r.clone_graph(c, true)?),
             other => other,
@@ -543,9 +541,6 @@ pub fn destroy_node(n: CUgraphNode) -> CuResult {
     let id = node_id(n)?;
     with(|r| {
         let g = r.nodes.get(&id).ok_or(CUDA_ERROR_INVALID_VALUE)?.graph;
-        if r.graphs[&g].owned {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
         r.graphs.get_mut(&g).expect("node's graph").nodes.retain(|&m| m != id);
         for node in r.nodes.values_mut() {
             node.deps.retain(|&d| d != id);

@@ -370,6 +370,15 @@ static int mode_api(void) {
     CHECK(cuGraphGetNodes(outer, 0, &on));
     CHECK(cuGraphGetRootNodes(outer, 0, &oroots));
     printf("child_type=%d outer_nodes=%zu outer_roots=%zu\n", ct, on, oroots);
+    /* The child node's graph is its own (not a copy of it): it takes nodes, and only the
+     * node can destroy it. */
+    SYM(CUresult (*)(H, H *), cuGraphChildGraphNodeGetGraph);
+    H cg, extra;
+    size_t cn = 0;
+    CHECK(cuGraphChildGraphNodeGetGraph(child_node, &cg));
+    CHECK(cuGraphAddEmptyNode(&extra, cg, 0, 0));
+    CHECK(cuGraphGetNodes(cg, 0, &cn));
+    printf("child_graph_nodes=%zu destroy_owned=%d\n", cn, (int)cuGraphDestroy(cg));
     CHECK(cuGraphExecDestroy(oexec));
     CHECK(cuGraphExecDestroy(exec));
     CHECK(cuGraphDestroy(outer));
