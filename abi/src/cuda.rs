@@ -513,3 +513,117 @@ pub struct CUDA_RESOURCE_VIEW_DESC {
     pub last_layer: u32,
     pub reserved: [u32; 16],
 }
+
+// ---- graphs and stream capture -------------------------------------------------------
+
+/// CUgraph, CUgraphNode, CUgraphExec: opaque handles.
+pub type CUgraph = *mut c_void;
+pub type CUgraphNode = *mut c_void;
+pub type CUgraphExec = *mut c_void;
+
+/// `CUDA_KERNEL_NODE_PARAMS_v1` (cuGraphAddKernelNode, cuGraphKernelNodeGetParams).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_KERNEL_NODE_PARAMS_v1 {
+    pub func: CUfunction,
+    pub grid_dim_x: u32,
+    pub grid_dim_y: u32,
+    pub grid_dim_z: u32,
+    pub block_dim_x: u32,
+    pub block_dim_y: u32,
+    pub block_dim_z: u32,
+    pub shared_mem_bytes: u32,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v2` (the `_v2` kernel-node entry points): v1 plus a library
+/// kernel and a context.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_KERNEL_NODE_PARAMS_v2 {
+    pub func: CUfunction,
+    pub grid_dim_x: u32,
+    pub grid_dim_y: u32,
+    pub grid_dim_z: u32,
+    pub block_dim_x: u32,
+    pub block_dim_y: u32,
+    pub block_dim_z: u32,
+    pub shared_mem_bytes: u32,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    pub kern: CUkernel,
+    pub ctx: CUcontext,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS`
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_MEMSET_NODE_PARAMS {
+    pub dst: CUdeviceptr,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// `CUDA_HOST_NODE_PARAMS`
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_HOST_NODE_PARAMS {
+    pub func: CUhostFn,
+    pub user_data: *mut c_void,
+}
+
+/// `CUDA_GRAPH_INSTANTIATE_PARAMS` (cuGraphInstantiateWithParams).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_GRAPH_INSTANTIATE_PARAMS {
+    pub flags: u64,
+    pub h_upload_stream: CUstream,
+    pub h_err_node_out: CUgraphNode,
+    pub result_out: u32,
+}
+
+/// `CUgraphExecUpdateResultInfo` (cuGraphExecUpdate_v2).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUgraphExecUpdateResultInfo {
+    pub result: u32,
+    pub error_node: CUgraphNode,
+    pub error_from_node: CUgraphNode,
+}
+
+/// CUgraphNodeType
+pub const CU_GRAPH_NODE_TYPE_KERNEL: u32 = 0;
+pub const CU_GRAPH_NODE_TYPE_MEMCPY: u32 = 1;
+pub const CU_GRAPH_NODE_TYPE_MEMSET: u32 = 2;
+pub const CU_GRAPH_NODE_TYPE_HOST: u32 = 3;
+pub const CU_GRAPH_NODE_TYPE_GRAPH: u32 = 4;
+pub const CU_GRAPH_NODE_TYPE_EMPTY: u32 = 5;
+pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: u32 = 6;
+pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: u32 = 7;
+
+/// CUstreamCaptureStatus and CUstreamCaptureMode
+pub const CU_STREAM_CAPTURE_STATUS_NONE: u32 = 0;
+pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: u32 = 1;
+pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: u32 = 2;
+pub const CU_STREAM_CAPTURE_MODE_GLOBAL: u32 = 0;
+pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: u32 = 1;
+pub const CU_STREAM_CAPTURE_MODE_RELAXED: u32 = 2;
+
+/// CUgraphExecUpdateResult (the values used)
+pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: u32 = 0;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: u32 = 2;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: u32 = 3;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: u32 = 5;
+
+/// CUgraphInstantiateResult (the values used) and the instantiation flags
+pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: u32 = 0;
+pub const CUDA_GRAPH_INSTANTIATE_ERROR: u32 = 1;
+pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: u32 = 2;
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: u64 = 1;
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: u64 = 2;
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: u64 = 4;
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: u64 = 8;

@@ -71,6 +71,24 @@ fn layouts() -> Vec<Layout> {
             dst_height => "dstHeight", width_in_bytes => "WidthInBytes", height => "Height", depth => "Depth",
         }),
         layout!(CUuuid as "CUuuid" { bytes => "bytes" }),
+        layout!(CUDA_KERNEL_NODE_PARAMS_v2 as "CUDA_KERNEL_NODE_PARAMS_v2" {
+            func => "func", grid_dim_x => "gridDimX", grid_dim_y => "gridDimY", grid_dim_z => "gridDimZ",
+            block_dim_x => "blockDimX", block_dim_y => "blockDimY", block_dim_z => "blockDimZ",
+            shared_mem_bytes => "sharedMemBytes", kernel_params => "kernelParams", extra => "extra", kern => "kern", ctx => "ctx",
+        }),
+        layout!(CUDA_KERNEL_NODE_PARAMS_v1 as "CUDA_KERNEL_NODE_PARAMS_v1" {
+            func => "func", grid_dim_x => "gridDimX", shared_mem_bytes => "sharedMemBytes", kernel_params => "kernelParams", extra => "extra",
+        }),
+        layout!(CUDA_MEMSET_NODE_PARAMS as "CUDA_MEMSET_NODE_PARAMS" {
+            dst => "dst", pitch => "pitch", value => "value", element_size => "elementSize", width => "width", height => "height",
+        }),
+        layout!(CUDA_HOST_NODE_PARAMS as "CUDA_HOST_NODE_PARAMS" { func => "fn", user_data => "userData" }),
+        layout!(CUDA_GRAPH_INSTANTIATE_PARAMS as "CUDA_GRAPH_INSTANTIATE_PARAMS" {
+            flags => "flags", h_upload_stream => "hUploadStream", h_err_node_out => "hErrNode_out", result_out => "result_out",
+        }),
+        layout!(CUgraphExecUpdateResultInfo as "CUgraphExecUpdateResultInfo" {
+            result => "result", error_node => "errorNode", error_from_node => "errorFromNode",
+        }),
         layout!(CUlaunchConfig as "CUlaunchConfig" {
             grid_dim_x => "gridDimX", grid_dim_y => "gridDimY", grid_dim_z => "gridDimZ", block_dim_x => "blockDimX",
             block_dim_y => "blockDimY", block_dim_z => "blockDimZ", shared_mem_bytes => "sharedMemBytes", h_stream => "hStream",

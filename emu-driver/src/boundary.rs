@@ -592,3 +592,289 @@ mod tests {
         assert_eq!(&*c.capture(&[3], &[0], 3).expect("captured"), &[0x09_08_07]);
     }
 }
+
+// ---- graphs -------------------------------------------------------------------------
+
+/// A kernel's arguments held by the driver (a graph's kernel node): the captured
+/// parameter buffer, handed to a launch as the `extra` buffer form.
+#[derive(Clone)]
+pub struct HeldArgs {
+    words: Vec<u64>,
+    bytes: usize,
+    /// One pointer per parameter into `words` (cuGraphKernelNodeGetParams's kernelParams),
+    /// as addresses.
+    offsets: Vec<u32>,
+}
+
+impl HeldArgs {
+    /// Takes a captured buffer of `bytes` bytes laid out at `offsets`.
+    pub fn new(buf: &ArgBuf, bytes: u32, offsets: &[u32]) -> HeldArgs {
+        HeldArgs { words: buf.to_vec(), bytes: bytes as usize, offsets: offsets.to_vec() }
+    }
+
+    /// Runs `f` with these arguments as a launch's KernelArgs (valid during `f`).
+    pub fn with<R>(&self, f: impl FnOnce(KernelArgs) -> R) -> R {
+        let mut size = self.bytes;
+        let mut extra: [*mut c_void; 5] = [
+            CU_LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
+            self.words.as_ptr() as *mut c_void,
+            CU_LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
+            &mut size as *mut usize as *mut c_void,
+            CU_LAUNCH_PARAM_END as *mut c_void,
+        ];
+        // SAFETY: the list ends in CU_LAUNCH_PARAM_END; the buffer holds `size` bytes
+        // (`words` covers the kernel's parameter bytes) and outlives `f`, as does `size`.
+        let args = unsafe { kernel_args(std::ptr::null_mut(), extra.as_mut_ptr()) };
+        f(args)
+    }
+
+    /// The address of each parameter in the held buffer (stable while the node lives).
+    pub fn param_addresses(&self) -> Vec<usize> {
+        let base = self.words.as_ptr() as usize;
+        self.offsets.iter().map(|&o| base + o as usize).collect()
+    }
+}
+
+/// A kernel node's parameters as given (v1 or v2 layout), with the caller's arguments.
+pub struct KernelNodeIn {
+    pub func: CUfunction,
+    pub kern: CUkernel,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub args: KernelArgs,
+}
+
+/// # Safety
+/// `p` is null or points to a CUDA_KERNEL_NODE_PARAMS of the layout `v2` says, whose
+/// kernelParams/extra follow `kernel_args`'s contract.
+pub unsafe fn kernel_node_params(p: *const c_void, v2: bool) -> Option<KernelNodeIn> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: per the contract; v1 is a prefix of v2.
+    let (a, kern) = unsafe {
+        if v2 {
+            let q = (p as *const CUDA_KERNEL_NODE_PARAMS_v2).read_unaligned();
+            (
+                CUDA_KERNEL_NODE_PARAMS_v1 {
+                    func: q.func,
+                    grid_dim_x: q.grid_dim_x,
+                    grid_dim_y: q.grid_dim_y,
+                    grid_dim_z: q.grid_dim_z,
+                    block_dim_x: q.block_dim_x,
+                    block_dim_y: q.block_dim_y,
+                    block_dim_z: q.block_dim_z,
+                    shared_mem_bytes: q.shared_mem_bytes,
+                    kernel_params: q.kernel_params,
+                    extra: q.extra,
+                },
+                q.kern,
+            )
+        } else {
+            ((p as *const CUDA_KERNEL_NODE_PARAMS_v1).read_unaligned(), std::ptr::null_mut())
+        }
+    };
+    Some(KernelNodeIn {
+        func: a.func,
+        kern,
+        grid: [a.grid_dim_x, a.grid_dim_y, a.grid_dim_z],
+        block: [a.block_dim_x, a.block_dim_y, a.block_dim_z],
+        shared: a.shared_mem_bytes,
+        // SAFETY: per the contract.
+        args: unsafe { kernel_args(a.kernel_params, a.extra) },
+    })
+}
+
+/// A kernel node's parameters to write back (cuGraphKernelNodeGetParams).
+pub struct KernelNodeOut {
+    p: *mut c_void,
+    v2: bool,
+}
+
+/// # Safety
+/// `p` is null or writable for a CUDA_KERNEL_NODE_PARAMS of the layout `v2` says.
+pub unsafe fn kernel_node_out(p: *mut c_void, v2: bool) -> KernelNodeOut {
+    KernelNodeOut { p, v2 }
+}
+
+impl KernelNodeOut {
+    /// Writes the node's launch; `params` points to the held parameter addresses (kept
+    /// alive by the node).
+    pub fn set(self, func: CUfunction, grid: [u32; 3], block: [u32; 3], shared: u32, params: *mut *mut c_void) -> CuResult {
+        if self.p.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let v1 = CUDA_KERNEL_NODE_PARAMS_v1 {
+            func,
+            grid_dim_x: grid[0],
+            grid_dim_y: grid[1],
+            grid_dim_z: grid[2],
+            block_dim_x: block[0],
+            block_dim_y: block[1],
+            block_dim_z: block[2],
+            shared_mem_bytes: shared,
+            kernel_params: params,
+            extra: std::ptr::null_mut(),
+        };
+        // SAFETY: non-null and writable for the layout (contract of `kernel_node_out`).
+        unsafe {
+            if self.v2 {
+                let q = CUDA_KERNEL_NODE_PARAMS_v2 {
+                    func,
+                    grid_dim_x: grid[0],
+                    grid_dim_y: grid[1],
+                    grid_dim_z: grid[2],
+                    block_dim_x: block[0],
+                    block_dim_y: block[1],
+                    block_dim_z: block[2],
+                    shared_mem_bytes: shared,
+                    kernel_params: params,
+                    extra: std::ptr::null_mut(),
+                    kern: std::ptr::null_mut(),
+                    ctx: std::ptr::null_mut(),
+                };
+                (self.p as *mut CUDA_KERNEL_NODE_PARAMS_v2).write_unaligned(q);
+            } else {
+                (self.p as *mut CUDA_KERNEL_NODE_PARAMS_v1).write_unaligned(v1);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A list the caller gives room for: `items` (null: only the count is asked), an
+/// optional parallel array of 8-byte edge data (zeroed on output) and the in/out count.
+pub struct HandleList {
+    items: *mut *mut c_void,
+    data: *mut u64,
+    count: *mut usize,
+}
+
+/// # Safety
+/// `count` is null or readable and writable; `items` (and `data`) are null or writable
+/// for `*count` elements.
+pub unsafe fn handle_list(items: *mut *mut c_void, data: *mut c_void, count: *mut usize) -> HandleList {
+    HandleList { items, data: data as *mut u64, count }
+}
+
+impl HandleList {
+    /// cuGraphGetNodes's rule: with no array, the count; otherwise up to `*count`
+    /// handles, the rest of the room nulled, and `*count` set to how many were written.
+    pub fn fill(self, all: &[usize]) -> CuResult {
+        if self.count.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: readable and writable (contract).
+        let room = unsafe { self.count.read_unaligned() };
+        if self.items.is_null() {
+            // SAFETY: as above.
+            unsafe { self.count.write_unaligned(all.len()) };
+            return Ok(());
+        }
+        for i in 0..room {
+            let v = all.get(i).copied().unwrap_or(0);
+            // SAFETY: i < room: writable (contract).
+            unsafe {
+                self.items.add(i).write_unaligned(v as *mut c_void);
+                if !self.data.is_null() {
+                    self.data.add(i).write_unaligned(0);
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe { self.count.write_unaligned(room.min(all.len())) };
+        Ok(())
+    }
+}
+
+/// cuGraphGetEdges's two arrays and count.
+pub struct EdgeList {
+    from: HandleList,
+    to: *mut *mut c_void,
+}
+
+/// # Safety
+/// As `handle_list`, for `from`, `to` (both null or both writable) and `data`.
+pub unsafe fn edge_list(from: *mut *mut c_void, to: *mut *mut c_void, data: *mut c_void, count: *mut usize) -> EdgeList {
+    // SAFETY: per the contract.
+    EdgeList { from: unsafe { handle_list(from, data, count) }, to }
+}
+
+impl EdgeList {
+    /// Fills both arrays (from/to pairs) as `HandleList::fill` does; one array given
+    /// without the other is CUDA_ERROR_INVALID_VALUE.
+    pub fn fill(self, edges: &[(usize, usize)]) -> CuResult {
+        if self.from.items.is_null() != self.to.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if !self.to.is_null() && !self.from.count.is_null() {
+            // SAFETY: readable (contract).
+            let room = unsafe { self.from.count.read_unaligned() };
+            for i in 0..room {
+                let v = edges.get(i).map_or(0, |e| e.1);
+                // SAFETY: i < room: writable (contract).
+                unsafe { self.to.add(i).write_unaligned(v as *mut c_void) };
+            }
+        }
+        let from: Vec<usize> = edges.iter().map(|e| e.0).collect();
+        self.from.fill(&from)
+    }
+}
+
+/// Edge data given to cuGraphAddDependencies_v2 and friends: only the default (all
+/// zero) edge is emulated.
+///
+/// # Safety
+/// `p` is null or readable for `n` 8-byte CUgraphEdgeData entries.
+pub unsafe fn default_edges(p: *const c_void, n: usize) -> bool {
+    // SAFETY: per the contract.
+    p.is_null() || unsafe { array(p as *const u64, n) }.is_some_and(|v| v.iter().all(|&e| e == 0))
+}
+
+/// A pointer handed back to the caller that stays valid until the next such call on
+/// its thread (cuStreamGetCaptureInfo's dependency array).
+pub fn thread_handles(v: Vec<usize>) -> *const *mut c_void {
+    thread_local! {
+        static HANDLES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    HANDLES.with(|h| {
+        let mut h = h.borrow_mut();
+        *h = v;
+        if h.is_empty() {
+            std::ptr::null()
+        } else {
+            h.as_ptr() as *const *mut c_void
+        }
+    })
+}
+
+/// cuGraphAddHostNode's parameters: the host function (None when absent).
+///
+/// # Safety
+/// `p` is null or readable for a CUDA_HOST_NODE_PARAMS.
+pub unsafe fn host_node_params(p: *const CUDA_HOST_NODE_PARAMS) -> Option<HostCall> {
+    // SAFETY: per the contract.
+    let v = unsafe { input(p) }?;
+    // SAFETY: the function and its data are the caller's, called back as the API says.
+    unsafe { host_func(v.func, v.user_data) }
+}
+
+impl HostCall {
+    /// The C parameters of a host node (a stream callback has none).
+    pub fn node_params(&self) -> Option<CUDA_HOST_NODE_PARAMS> {
+        match *self {
+            HostCall::Func(f, d) => Some(CUDA_HOST_NODE_PARAMS { func: Some(f), user_data: d as *mut c_void }),
+            HostCall::Callback(..) => None,
+        }
+    }
+}
+
+/// The `type` of a CUgraphNodeParams (cuGraphAddNode), read as its first field.
+///
+/// # Safety
+/// `p` is null or readable for 4 bytes.
+pub unsafe fn node_params_type(p: *const c_void) -> Option<u32> {
+    // SAFETY: per the contract.
+    unsafe { input(p as *const u32) }
+}

@@ -20,7 +20,8 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::api::{
-    context as ctx, device as dev, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex, vmm,
+    context as ctx, device as dev, graph as gr, library as lib, link, memory as mem, misc, module as modl, stream as st, texture as tex,
+    vmm,
 };
 use crate::boundary::*;
 use crate::cu::*;
@@ -519,8 +520,8 @@ exports! {
         cuStreamGetDevice_ptsz(s: CUstream, d: *mut CUdevice) => st::stream_get_device(s, out(d));
         cuStreamGetId(s: CUstream, id: *mut u64) => st::stream_get_id(s, out(id));
         cuStreamGetId_ptsz(s: CUstream, id: *mut u64) => st::stream_get_id(s, out(id));
-        cuStreamIsCapturing(s: CUstream, c: *mut u32) => st::stream_is_capturing(s, out(c));
-        cuStreamIsCapturing_ptsz(s: CUstream, c: *mut u32) => st::stream_is_capturing(s, out(c));
+        cuStreamIsCapturing(s: CUstream, c: *mut u32) => gr::stream_is_capturing(s, out(c));
+        cuStreamIsCapturing_ptsz(s: CUstream, c: *mut u32) => gr::stream_is_capturing(s, out(c));
         cuStreamAttachMemAsync(s: CUstream, p: CUdeviceptr, n: usize, f: u32) => st::stream_attach_mem_async(s, p, n, f);
         cuStreamAttachMemAsync_ptsz(s: CUstream, p: CUdeviceptr, n: usize, f: u32) => st::stream_attach_mem_async(s, p, n, f);
         cuEventCreate(e: *mut CUevent, f: u32) => st::event_create(out(e), f);
@@ -535,6 +536,119 @@ exports! {
         cuEventElapsedTime(ms: *mut f32, a: CUevent, b: CUevent) => st::event_elapsed_time(out(ms), a, b);
         cuEventElapsedTime_v2 @12080 (ms: *mut f32, a: CUevent, b: CUevent) => st::event_elapsed_time(out(ms), a, b);
 
+        cuStreamBeginCapture(s: CUstream) => gr::begin_capture_v1(s);
+        cuStreamBeginCapture_ptsz(s: CUstream, m: u32) => gr::stream_begin_capture(s, m);
+        cuStreamBeginCapture_v2 @10010 (s: CUstream, m: u32) => gr::stream_begin_capture(s, m);
+        cuStreamBeginCapture_v2_ptsz(s: CUstream, m: u32) => gr::stream_begin_capture(s, m);
+        cuStreamEndCapture(s: CUstream, g: *mut CUgraph) => gr::stream_end_capture(s, out(g));
+        cuStreamEndCapture_ptsz(s: CUstream, g: *mut CUgraph) => gr::stream_end_capture(s, out(g));
+        cuStreamGetCaptureInfo(s: CUstream, st: *mut u32, id: *mut u64)
+            => gr::stream_get_capture_info(s, out(st), out(id), out(std::ptr::null_mut()), out(std::ptr::null_mut()), out(std::ptr::null_mut()), out(std::ptr::null_mut()));
+        cuStreamGetCaptureInfo_ptsz(s: CUstream, st: *mut u32, id: *mut u64)
+            => gr::stream_get_capture_info(s, out(st), out(id), out(std::ptr::null_mut()), out(std::ptr::null_mut()), out(std::ptr::null_mut()), out(std::ptr::null_mut()));
+        cuStreamGetCaptureInfo_v2 @11030 (s: CUstream, st: *mut u32, id: *mut u64, g: *mut CUgraph, d: *mut *const CUgraphNode, n: *mut usize)
+            => gr::stream_get_capture_info(s, out(st), out(id), out(g), out(d), out(std::ptr::null_mut()), out(n));
+        cuStreamGetCaptureInfo_v2_ptsz(s: CUstream, st: *mut u32, id: *mut u64, g: *mut CUgraph, d: *mut *const CUgraphNode, n: *mut usize)
+            => gr::stream_get_capture_info(s, out(st), out(id), out(g), out(d), out(std::ptr::null_mut()), out(n));
+        cuStreamGetCaptureInfo_v3 @12030 (s: CUstream, st: *mut u32, id: *mut u64, g: *mut CUgraph, d: *mut *const CUgraphNode, e: *mut *const c_void, n: *mut usize)
+            => gr::stream_get_capture_info(s, out(st), out(id), out(g), out(d), out(e), out(n));
+        cuStreamGetCaptureInfo_v3_ptsz(s: CUstream, st: *mut u32, id: *mut u64, g: *mut CUgraph, d: *mut *const CUgraphNode, e: *mut *const c_void, n: *mut usize)
+            => gr::stream_get_capture_info(s, out(st), out(id), out(g), out(d), out(e), out(n));
+        cuThreadExchangeStreamCaptureMode(m: *mut u32) => gr::thread_exchange_mode(out(m), input(m));
+
+        cuGraphCreate(g: *mut CUgraph, f: u32) => gr::graph_create(out(g), f);
+        cuGraphDestroy(g: CUgraph) => gr::graph_destroy(g);
+        cuGraphClone(c: *mut CUgraph, g: CUgraph) => gr::graph_clone(out(c), g);
+        cuGraphNodeFindInClone(n: *mut CUgraphNode, o: CUgraphNode, g: CUgraph) => gr::node_find_in_clone(out(n), o, g);
+        cuGraphDestroyNode(n: CUgraphNode) => gr::graph_destroy_node(n);
+        cuGraphAddKernelNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, p: *const c_void)
+            => gr::add_kernel_node(out(n), g, array(d, c), kernel_node_params(p, false));
+        cuGraphAddKernelNode_v2 @12000 (n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, p: *const c_void)
+            => gr::add_kernel_node(out(n), g, array(d, c), kernel_node_params(p, true));
+        cuGraphKernelNodeGetParams(n: CUgraphNode, p: *mut c_void) => gr::kernel_node_get(n, kernel_node_out(p, false));
+        cuGraphKernelNodeGetParams_v2 @12000 (n: CUgraphNode, p: *mut c_void) => gr::kernel_node_get(n, kernel_node_out(p, true));
+        cuGraphKernelNodeSetParams(n: CUgraphNode, p: *const c_void) => gr::kernel_node_set(n, kernel_node_params(p, false));
+        cuGraphKernelNodeSetParams_v2 @12000 (n: CUgraphNode, p: *const c_void) => gr::kernel_node_set(n, kernel_node_params(p, true));
+        cuGraphAddMemcpyNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, p: *const CUDA_MEMCPY3D, x: CUcontext)
+            => gr::add_memcpy_node(out(n), g, array(d, c), input(p), x);
+        cuGraphMemcpyNodeGetParams(n: CUgraphNode, p: *mut CUDA_MEMCPY3D) => gr::memcpy_node_get(n, out(p));
+        cuGraphMemcpyNodeSetParams(n: CUgraphNode, p: *const CUDA_MEMCPY3D) => gr::memcpy_node_set(n, input(p));
+        cuGraphAddMemsetNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, p: *const CUDA_MEMSET_NODE_PARAMS, x: CUcontext)
+            => gr::add_memset_node(out(n), g, array(d, c), input(p), x);
+        cuGraphMemsetNodeGetParams(n: CUgraphNode, p: *mut CUDA_MEMSET_NODE_PARAMS) => gr::memset_node_get(n, out(p));
+        cuGraphMemsetNodeSetParams(n: CUgraphNode, p: *const CUDA_MEMSET_NODE_PARAMS) => gr::memset_node_set(n, input(p));
+        cuGraphAddHostNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, p: *const CUDA_HOST_NODE_PARAMS)
+            => gr::add_host_node(out(n), g, array(d, c), host_node_params(p));
+        cuGraphHostNodeGetParams(n: CUgraphNode, p: *mut CUDA_HOST_NODE_PARAMS) => gr::host_node_get(n, out(p));
+        cuGraphHostNodeSetParams(n: CUgraphNode, p: *const CUDA_HOST_NODE_PARAMS) => gr::host_node_set(n, host_node_params(p));
+        cuGraphAddChildGraphNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, child: CUgraph)
+            => gr::add_child_node(out(n), g, array(d, c), child);
+        cuGraphChildGraphNodeGetGraph(n: CUgraphNode, g: *mut CUgraph) => gr::child_node_get_graph(n, out(g));
+        cuGraphAddEmptyNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize) => gr::add_empty_node(out(n), g, array(d, c));
+        cuGraphAddEventRecordNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, e: CUevent)
+            => gr::add_event_node(out(n), g, array(d, c), e, true);
+        cuGraphEventRecordNodeGetEvent(n: CUgraphNode, e: *mut CUevent) => gr::event_node_get(n, out(e), true);
+        cuGraphEventRecordNodeSetEvent(n: CUgraphNode, e: CUevent) => gr::event_node_set(n, e, true);
+        cuGraphAddEventWaitNode(n: *mut CUgraphNode, g: CUgraph, d: *const CUgraphNode, c: usize, e: CUevent)
+            => gr::add_event_node(out(n), g, array(d, c), e, false);
+        cuGraphEventWaitNodeGetEvent(n: CUgraphNode, e: *mut CUevent) => gr::event_node_get(n, out(e), false);
+        cuGraphEventWaitNodeSetEvent(n: CUgraphNode, e: CUevent) => gr::event_node_set(n, e, false);
+        cuGraphAddMemAllocNode(_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _c: usize, _p: *mut c_void) => gr::unsupported_node("memory allocation");
+        cuGraphAddMemFreeNode(_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _c: usize, _p: CUdeviceptr) => gr::unsupported_node("memory free");
+        cuGraphAddBatchMemOpNode(_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _c: usize, _p: *const c_void) => gr::unsupported_node("batch memory operation");
+        cuGraphAddExternalSemaphoresSignalNode(_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _c: usize, _p: *const c_void)
+            => gr::unsupported_node("external semaphore signal");
+        cuGraphAddExternalSemaphoresWaitNode(_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _c: usize, _p: *const c_void)
+            => gr::unsupported_node("external semaphore wait");
+        cuGraphConditionalHandleCreate(_h: *mut u64, _g: CUgraph, _x: CUcontext, _v: u32, _f: u32) => gr::unsupported_node("conditional");
+        cuGraphAddNode(_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _c: usize, p: *const c_void) => gr::add_node_generic(node_params_type(p));
+        cuGraphAddNode_v2 @12030 (_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _e: *const c_void, _c: usize, p: *const c_void)
+            => gr::add_node_generic(node_params_type(p));
+        cuGraphAddNode_v3 @13040 (_n: *mut CUgraphNode, _g: CUgraph, _d: *const CUgraphNode, _e: *const c_void, _c: usize, p: *const c_void)
+            => gr::add_node_generic(node_params_type(p));
+        cuGraphAddDependencies(g: CUgraph, f: *const CUgraphNode, t: *const CUgraphNode, c: usize)
+            => gr::dependencies_change(g, array(f, c), array(t, c), true, true);
+        cuGraphAddDependencies_v2 @12030 (g: CUgraph, f: *const CUgraphNode, t: *const CUgraphNode, e: *const c_void, c: usize)
+            => gr::dependencies_change(g, array(f, c), array(t, c), default_edges(e, c), true);
+        cuGraphRemoveDependencies(g: CUgraph, f: *const CUgraphNode, t: *const CUgraphNode, c: usize)
+            => gr::dependencies_change(g, array(f, c), array(t, c), true, false);
+        cuGraphRemoveDependencies_v2 @12030 (g: CUgraph, f: *const CUgraphNode, t: *const CUgraphNode, e: *const c_void, c: usize)
+            => gr::dependencies_change(g, array(f, c), array(t, c), default_edges(e, c), false);
+        cuGraphGetNodes(g: CUgraph, n: *mut CUgraphNode, c: *mut usize) => gr::get_nodes(g, handle_list(n, std::ptr::null_mut(), c));
+        cuGraphGetRootNodes(g: CUgraph, n: *mut CUgraphNode, c: *mut usize) => gr::get_root_nodes(g, handle_list(n, std::ptr::null_mut(), c));
+        cuGraphGetEdges(g: CUgraph, f: *mut CUgraphNode, t: *mut CUgraphNode, c: *mut usize) => gr::get_edges(g, edge_list(f, t, std::ptr::null_mut(), c));
+        cuGraphGetEdges_v2 @12030 (g: CUgraph, f: *mut CUgraphNode, t: *mut CUgraphNode, e: *mut c_void, c: *mut usize) => gr::get_edges(g, edge_list(f, t, e, c));
+        cuGraphNodeGetDependencies(n: CUgraphNode, d: *mut CUgraphNode, c: *mut usize) => gr::node_get_dependencies(n, handle_list(d, std::ptr::null_mut(), c));
+        cuGraphNodeGetDependencies_v2 @12030 (n: CUgraphNode, d: *mut CUgraphNode, e: *mut c_void, c: *mut usize) => gr::node_get_dependencies(n, handle_list(d, e, c));
+        cuGraphNodeGetDependentNodes(n: CUgraphNode, d: *mut CUgraphNode, c: *mut usize) => gr::node_get_dependents(n, handle_list(d, std::ptr::null_mut(), c));
+        cuGraphNodeGetDependentNodes_v2 @12030 (n: CUgraphNode, d: *mut CUgraphNode, e: *mut c_void, c: *mut usize) => gr::node_get_dependents(n, handle_list(d, e, c));
+        cuGraphNodeGetType(n: CUgraphNode, t: *mut u32) => gr::node_get_type(n, out(t));
+        cuGraphNodeGetContainingGraph(n: CUgraphNode, g: *mut CUgraph) => gr::node_get_graph(n, out(g));
+        cuGraphInstantiate(e: *mut CUgraphExec, g: CUgraph, n: *mut CUgraphNode, l: *mut c_char, sz: usize)
+            => gr::graph_instantiate_legacy(out(e), g, out(n), out_text(l, sz.min(i32::MAX as usize) as i32));
+        cuGraphInstantiate_v2 @11000 (e: *mut CUgraphExec, g: CUgraph, n: *mut CUgraphNode, l: *mut c_char, sz: usize)
+            => gr::graph_instantiate_legacy(out(e), g, out(n), out_text(l, sz.min(i32::MAX as usize) as i32));
+        cuGraphInstantiateWithFlags(e: *mut CUgraphExec, g: CUgraph, f: u64) => gr::graph_instantiate(out(e), g, f);
+        cuGraphInstantiateWithParams(e: *mut CUgraphExec, g: CUgraph, p: *mut CUDA_GRAPH_INSTANTIATE_PARAMS)
+            => gr::graph_instantiate_with_params(out(e), g, out(p), input(p));
+        cuGraphInstantiateWithParams_ptsz(e: *mut CUgraphExec, g: CUgraph, p: *mut CUDA_GRAPH_INSTANTIATE_PARAMS)
+            => gr::graph_instantiate_with_params(out(e), g, out(p), input(p));
+        cuGraphExecGetFlags(e: CUgraphExec, f: *mut u64) => gr::exec_get_flags(e, out(f));
+        cuGraphLaunch(e: CUgraphExec, s: CUstream) => gr::graph_launch(e, s);
+        cuGraphLaunch_ptsz(e: CUgraphExec, s: CUstream) => gr::graph_launch(e, s);
+        cuGraphUpload(e: CUgraphExec, s: CUstream) => gr::graph_upload(e, s);
+        cuGraphUpload_ptsz(e: CUgraphExec, s: CUstream) => gr::graph_upload(e, s);
+        cuGraphExecDestroy(e: CUgraphExec) => gr::graph_exec_destroy(e);
+        cuGraphExecKernelNodeSetParams(e: CUgraphExec, n: CUgraphNode, p: *const c_void) => gr::exec_kernel_node_set(e, n, kernel_node_params(p, false));
+        cuGraphExecKernelNodeSetParams_v2 @12000 (e: CUgraphExec, n: CUgraphNode, p: *const c_void) => gr::exec_kernel_node_set(e, n, kernel_node_params(p, true));
+        cuGraphExecMemcpyNodeSetParams(e: CUgraphExec, n: CUgraphNode, p: *const CUDA_MEMCPY3D, x: CUcontext) => gr::exec_memcpy_node_set(e, n, input(p), x);
+        cuGraphExecMemsetNodeSetParams(e: CUgraphExec, n: CUgraphNode, p: *const CUDA_MEMSET_NODE_PARAMS, x: CUcontext) => gr::exec_memset_node_set(e, n, input(p), x);
+        cuGraphExecHostNodeSetParams(e: CUgraphExec, n: CUgraphNode, p: *const CUDA_HOST_NODE_PARAMS) => gr::exec_host_node_set(e, n, host_node_params(p));
+        cuGraphExecEventRecordNodeSetEvent(e: CUgraphExec, n: CUgraphNode, ev: CUevent) => gr::exec_event_node_set(e, n, ev, true);
+        cuGraphExecEventWaitNodeSetEvent(e: CUgraphExec, n: CUgraphNode, ev: CUevent) => gr::exec_event_node_set(e, n, ev, false);
+        cuGraphExecUpdate(e: CUgraphExec, g: CUgraph, n: *mut CUgraphNode, r: *mut u32) => gr::exec_update_v1(e, g, out(n), out(r));
+        cuGraphExecUpdate_v2 @12000 (e: CUgraphExec, g: CUgraph, i: *mut CUgraphExecUpdateResultInfo) => gr::exec_update_v2(e, g, out(i));
+
         cuGetErrorName(c: CUresult, s: *mut *const c_char) => misc::get_error_name(c, out(s));
         cuGetErrorString(c: CUresult, s: *mut *const c_char) => misc::get_error_string(c, out(s));
         cuGetProcAddress(n: *const c_char, p: *mut *mut c_void, v: i32, f: u64) => get_proc_address(text(n), out(p), v, f, out(std::ptr::null_mut()));
@@ -547,10 +661,10 @@ exports! {
         cuMipmappedArrayCreate(p: *mut *mut c_void, d: *const CUDA_ARRAY3D_DESCRIPTOR, n: u32) => tex::mipmapped_create(out(p), input(d), n);
         cuMipmappedArrayGetLevel(p: *mut *mut c_void, m: *mut c_void, l: u32) => tex::mipmapped_get_level(out(p), m, l);
         cuMipmappedArrayDestroy(m: *mut c_void) => tex::mipmapped_destroy(m);
-        cuMemcpy3D_v2 @3020 (p: *const CUDA_MEMCPY3D) => tex::memcpy_3d(input(p), None);
-        cuMemcpy3D_v2_ptds(p: *const CUDA_MEMCPY3D) => tex::memcpy_3d(input(p), None);
-        cuMemcpy3DAsync_v2 @3020 (p: *const CUDA_MEMCPY3D, st: CUstream) => tex::memcpy_3d(input(p), Some(st));
-        cuMemcpy3DAsync_v2_ptsz(p: *const CUDA_MEMCPY3D, st: CUstream) => tex::memcpy_3d(input(p), Some(st));
+        cuMemcpy3D_v2 @3020 (p: *const CUDA_MEMCPY3D) => gr::memcpy_3d(input(p), None);
+        cuMemcpy3D_v2_ptds(p: *const CUDA_MEMCPY3D) => gr::memcpy_3d(input(p), None);
+        cuMemcpy3DAsync_v2 @3020 (p: *const CUDA_MEMCPY3D, st: CUstream) => gr::memcpy_3d(input(p), Some(st));
+        cuMemcpy3DAsync_v2_ptsz(p: *const CUDA_MEMCPY3D, st: CUstream) => gr::memcpy_3d(input(p), Some(st));
         cuMemcpyHtoA_v2 @3020 (a: *mut c_void, o: usize, s: *const c_void, n: usize) => tex::memcpy_htoa(a, o, host(s), n);
         cuMemcpyHtoA_v2_ptds(a: *mut c_void, o: usize, s: *const c_void, n: usize) => tex::memcpy_htoa(a, o, host(s), n);
         cuMemcpyAtoH_v2 @3020 (d: *mut c_void, a: *mut c_void, o: usize, n: usize) => tex::memcpy_atoh(host(d), a, o, n);
@@ -608,12 +722,12 @@ exports! {
         cuArrayCreate, cuArray3DCreate,
         cuEGLStreamProducerConnect, cuEGLStreamProducerDisconnect, cuEGLStreamConsumerDisconnect,
         cuEGLStreamProducerPresentFrame, cuEGLStreamProducerReturnFrame,
-        cuStreamBeginCapture, cuStreamBeginCapture_v2 @10010, cuStreamEndCapture, cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2 @11030,
-        cuGraphCreate, cuGraphInstantiate, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphDestroy, cuGraphExecDestroy, cuGraphUpload,
+
+
         cuLaunchCooperativeKernel, cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxActiveClusters, cuOccupancyAvailableDynamicSMemPerBlock,
         cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute,
         cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
-        cuThreadExchangeStreamCaptureMode, cuCtxAttach, cuCtxDetach,
+        cuCtxAttach, cuCtxDetach,
         // The rest of cuda.h (tests/cuda_h_exports.rs checks that nothing is left out).
         cuArray3DGetDescriptor, cuArrayGetDescriptor,
         cuArrayGetMemoryRequirements, cuArrayGetPlane, cuArrayGetSparseProperties, cuCheckpointOperationComplete,
@@ -630,34 +744,34 @@ exports! {
         cuDeviceRegisterAsyncNotification, cuDeviceSetGraphMemAttribute, cuDeviceUnregisterAsyncNotification,
         cuFabricCpyBatchAsync, cuFabricCpyBatchAsync_ptsz, cuFlushGPUDirectRDMAWrites, cuFuncGetParamCount,
         cuFuncGetParamInfo, cuFuncIsLoaded, cuFuncLoad, cuFuncSetBlockShape, cuFuncSetSharedSize,
-        cuGraphAddBatchMemOpNode, cuGraphAddChildGraphNode, cuGraphAddDependencies, cuGraphAddDependencies_v2 @12030,
-        cuGraphAddEmptyNode, cuGraphAddEventRecordNode, cuGraphAddEventWaitNode,
-        cuGraphAddExternalSemaphoresSignalNode, cuGraphAddExternalSemaphoresWaitNode, cuGraphAddHostNode,
-        cuGraphAddKernelNode, cuGraphAddKernelNode_v2 @12000, cuGraphAddMemAllocNode, cuGraphAddMemFreeNode,
-        cuGraphAddMemcpyNode, cuGraphAddMemsetNode, cuGraphAddNode, cuGraphAddNode_v2 @12030,
-        cuGraphAddNode_v3 @13040, cuGraphBatchMemOpNodeGetParams, cuGraphBatchMemOpNodeSetParams,
-        cuGraphChildGraphNodeGetGraph, cuGraphClone, cuGraphConditionalHandleCreate, cuGraphDebugDotPrint,
-        cuGraphDestroyNode, cuGraphEventRecordNodeGetEvent, cuGraphEventRecordNodeSetEvent,
-        cuGraphEventWaitNodeGetEvent, cuGraphEventWaitNodeSetEvent, cuGraphExecBatchMemOpNodeSetParams,
-        cuGraphExecChildGraphNodeSetParams, cuGraphExecEventRecordNodeSetEvent, cuGraphExecEventWaitNodeSetEvent,
+
+
+
+
+
+        cuGraphBatchMemOpNodeGetParams, cuGraphBatchMemOpNodeSetParams,
+        cuGraphDebugDotPrint,
+
+        cuGraphExecBatchMemOpNodeSetParams,
+        cuGraphExecChildGraphNodeSetParams,
         cuGraphExecExternalSemaphoresSignalNodeSetParams, cuGraphExecExternalSemaphoresWaitNodeSetParams,
-        cuGraphExecGetFlags, cuGraphExecGetId, cuGraphExecHostNodeSetParams, cuGraphExecKernelNodeSetParams,
-        cuGraphExecKernelNodeSetParams_v2 @12000, cuGraphExecMemcpyNodeSetParams, cuGraphExecMemsetNodeSetParams,
-        cuGraphExecNodeSetParams, cuGraphExecUpdate, cuGraphExecUpdate_v2 @12000,
+        cuGraphExecGetId,
+
+        cuGraphExecNodeSetParams,
         cuGraphExternalSemaphoresSignalNodeGetParams, cuGraphExternalSemaphoresSignalNodeSetParams,
-        cuGraphExternalSemaphoresWaitNodeGetParams, cuGraphExternalSemaphoresWaitNodeSetParams, cuGraphGetEdges,
-        cuGraphGetEdges_v2 @12030, cuGraphGetId, cuGraphGetNodes, cuGraphGetRootNodes, cuGraphHostNodeGetParams,
-        cuGraphHostNodeSetParams, cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz,
-        cuGraphInstantiate_v2 @11000, cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeGetAttribute,
-        cuGraphKernelNodeGetParams, cuGraphKernelNodeGetParams_v2 @12000, cuGraphKernelNodeSetAttribute,
-        cuGraphKernelNodeSetParams, cuGraphKernelNodeSetParams_v2 @12000, cuGraphLaunch_ptsz,
-        cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuGraphMemcpyNodeGetParams,
-        cuGraphMemcpyNodeSetParams, cuGraphMemsetNodeGetParams, cuGraphMemsetNodeSetParams, cuGraphNodeFindInClone,
-        cuGraphNodeGetContainingGraph, cuGraphNodeGetDependencies, cuGraphNodeGetDependencies_v2 @12030,
-        cuGraphNodeGetDependentNodes, cuGraphNodeGetDependentNodes_v2 @12030, cuGraphNodeGetEnabled,
-        cuGraphNodeGetLocalId, cuGraphNodeGetParams, cuGraphNodeGetToolsId, cuGraphNodeGetType,
+        cuGraphExternalSemaphoresWaitNodeGetParams, cuGraphExternalSemaphoresWaitNodeSetParams,
+        cuGraphGetId,
+
+        cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeGetAttribute,
+        cuGraphKernelNodeSetAttribute,
+
+        cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams,
+
+
+        cuGraphNodeGetEnabled,
+        cuGraphNodeGetLocalId, cuGraphNodeGetParams, cuGraphNodeGetToolsId,
         cuGraphNodeSetEnabled, cuGraphNodeSetParams, cuGraphNodeSetParams_v2 @13040, cuGraphReleaseUserObject,
-        cuGraphRemoveDependencies, cuGraphRemoveDependencies_v2 @12030, cuGraphRetainUserObject, cuGraphUpload_ptsz,
+        cuGraphRetainUserObject,
         cuGraphicsMapResources_ptsz, cuGraphicsResourceGetMappedMipmappedArray, cuGraphicsResourceSetMapFlags,
         cuGraphicsResourceSetMapFlags_v2 @6050, cuGraphicsUnmapResources_ptsz, cuGreenCtxCreate, cuGreenCtxDestroy,
         cuGreenCtxGetDevResource, cuGreenCtxGetId, cuGreenCtxRecordEvent, cuGreenCtxStreamCreate,
@@ -691,11 +805,11 @@ exports! {
         cuParamSetv, cuPointerSetAttribute, cuSignalExternalSemaphoresAsync_ptsz, cuStreamBatchMemOp,
         cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp_v2 @11070, cuStreamBatchMemOp_v2_ptsz, cuStreamBeginCaptureToCig,
         cuStreamBeginCaptureToCig_ptsz, cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_ptsz,
-        cuStreamBeginCapture_ptsz, cuStreamBeginCapture_v2_ptsz, cuStreamBeginRecaptureToGraph,
+        cuStreamBeginRecaptureToGraph,
         cuStreamBeginRecaptureToGraph_ptsz, cuStreamCopyAttributes, cuStreamCopyAttributes_ptsz,
-        cuStreamEndCaptureToCig, cuStreamEndCaptureToCig_ptsz, cuStreamEndCapture_ptsz, cuStreamGetAttribute,
-        cuStreamGetAttribute_ptsz, cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo_v2_ptsz,
-        cuStreamGetCaptureInfo_v3 @12030, cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCtx_v2 @12050,
+        cuStreamEndCaptureToCig, cuStreamEndCaptureToCig_ptsz, cuStreamGetAttribute,
+        cuStreamGetAttribute_ptsz,
+        cuStreamGetCtx_v2 @12050,
         cuStreamGetCtx_v2_ptsz, cuStreamGetDevResource, cuStreamGetDevResource_ptsz, cuStreamGetGreenCtx,
         cuStreamSetAttribute, cuStreamSetAttribute_ptsz, cuStreamUpdateCaptureDependencies,
         cuStreamUpdateCaptureDependencies_ptsz, cuStreamUpdateCaptureDependencies_v2 @12030,

@@ -46,6 +46,8 @@ pub enum Work {
     Record { event: u64 },
     /// cuStreamWaitEvent: nothing to do; its dependencies order the stream.
     Wait,
+    /// cuGraphLaunch: an executable graph's steps, run in order (api::graph).
+    Graph(Box<dyn FnOnce() -> CuResult + Send>),
 }
 
 impl Work {
@@ -61,6 +63,7 @@ impl Work {
             Work::Host(_) => "host function".into(),
             Work::Record { event } => format!("record of event {event}"),
             Work::Wait => "wait for an event".into(),
+            Work::Graph(_) => "graph launch".into(),
         }
     }
 }
@@ -273,6 +276,11 @@ pub fn pending_report() -> Vec<String> {
         .collect()
 }
 
+/// Runs one item now (a graph launch's steps, already in stream order).
+pub fn run_now(work: Work) -> CuResult {
+    run(work)
+}
+
 /// Runs one item now.
 fn run(work: Work) -> CuResult {
     match work {
@@ -305,5 +313,6 @@ fn run(work: Work) -> CuResult {
             Ok(())
         }
         Work::Wait => Ok(()),
+        Work::Graph(steps) => steps(),
     }
 }

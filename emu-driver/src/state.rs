@@ -32,6 +32,10 @@ pub enum Tag {
     Array = 0xA7,
     /// A mipmapped array (CUmipmappedArray).
     Mipmap = 0x3A,
+    /// A graph (CUgraph), one of its nodes (CUgraphNode), an executable graph (CUgraphExec).
+    Graph = 0x6A,
+    GraphNode = 0x6B,
+    GraphExec = 0x6C,
 }
 
 /// Handle values: 0x7f5e_TT00_0000_0000 | id. High enough not to collide with the special

@@ -214,6 +214,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
         let id = d.ctx_from_handle(ctx)?;
         d.context(id)?
     };
+    crate::api::graph::prohibited_call(id, "cuCtxSynchronize_v2")?;
     crate::queue::force_context(id, "cuCtxSynchronize_v2")?;
     driver()?.context(id)?;
     crate::counters::get().sync();
@@ -223,6 +224,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
 
 pub fn ctx_synchronize() -> CuResult {
     let ctx = driver()?.current()?;
+    crate::api::graph::prohibited_call(ctx, "cuCtxSynchronize")?;
     crate::queue::force_context(ctx, "cuCtxSynchronize")?;
     let d = driver()?;
     d.current()?;

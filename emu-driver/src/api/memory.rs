@@ -1,6 +1,7 @@
 //! Allocations (device, pitched, pinned host, managed, stream-ordered, pools), copies
 //! and memsets, pointer attributes. Everything is range-checked by the tracker.
 
+use crate::api::graph;
 use crate::boundary::{CuResult, HostPtr, Opaque, Out, OutAny};
 use crate::cu::*;
 use crate::memory::{self, Side};
@@ -165,6 +166,13 @@ fn alloc_from_pool(dptr: Out<CUdeviceptr>, size: usize, pool: Option<u64>, strea
     let mut d = driver()?;
     let ctx = d.stream_context(stream)?;
     dptr.required()?;
+    if graph::active() {
+        let key = queue::key_of(ctx, stream);
+        if graph::involved(key) {
+            drop(d);
+            return graph::refuse(key, "memory allocation");
+        }
+    }
     let dev = d.contexts[&ctx].device as usize;
     let pool = pool.unwrap_or(d.device_pool[dev]);
     if !d.pools.contains_key(&pool) {
@@ -190,6 +198,10 @@ pub fn mem_alloc_from_pool_async(dptr: Out<CUdeviceptr>, size: usize, pool: CUme
 pub fn mem_free_async(dptr: CUdeviceptr, stream: CUstream) -> CuResult {
     let mut d = driver()?;
     let key = queue::key(&d, stream)?;
+    if graph::involved(key) {
+        drop(d);
+        return graph::refuse(key, "memory free");
+    }
     if !queue::deferred() {
         return memory::free_device(&mut d, dptr);
     }
@@ -279,6 +291,24 @@ fn context_for(d: &crate::state::Driver, stream: Option<CUstream>) -> CuResult<u
 /// from pageable memory its source is read now, to pageable memory it completes before
 /// the call returns (with what it depends on), as a device's driver does.
 fn copy_checked(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>, stream: Option<CUstream>) -> CuResult {
+    if graph::active() {
+        // A stream captures somewhere: on a capturing stream the copy becomes a node.
+        let d = driver()?;
+        let ctx = context_for(&d, stream)?;
+        let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+        memory::check_copy(&d, dst, src, n as u64, ed, es)?;
+        drop(d);
+        if let Some(r) = graph::capture(key, || Ok(graph::Op::Copy { dst, src, len: n as u64 })) {
+            return r;
+        }
+        if stream.is_none() {
+            graph::prohibited_call(ctx, "a synchronous copy")?;
+        }
+    }
+    copy_checked_inner(dst, src, n, ed, es, stream)
+}
+
+fn copy_checked_inner(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>, stream: Option<CUstream>) -> CuResult {
     let d = driver()?;
     context_for(&d, stream)?;
     if !queue::deferred() {
@@ -357,7 +387,31 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         return crate::api::texture::memcpy_2d_arrays(&c, stream);
     }
     let d = driver()?;
-    context_for(&d, stream)?;
+    let ctx = context_for(&d, stream)?;
+    if graph::active() {
+        let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+        if graph::involved(key) {
+            // On a capturing stream the copy becomes a memcpy node (checked now).
+            let es = side_for(c.src_memory_type)?;
+            let ed = side_for(c.dst_memory_type)?;
+            let src = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device }
+                + c.src_x_in_bytes as u64
+                + c.src_y as u64 * c.src_pitch as u64;
+            let dst = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device }
+                + c.dst_x_in_bytes as u64
+                + c.dst_y as u64 * c.dst_pitch as u64;
+            let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch } as u64;
+            let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch } as u64;
+            let (w, h) = (c.width_in_bytes as u64, c.height as u64);
+            memory::check_copy_2d(&d, dst, dp, src, sp, w, h, ed, es)?;
+            drop(d);
+            let op = graph::Op::Copy2D { dst, dpitch: dp, src, spitch: sp, width: w, height: h };
+            return graph::capture(key, || Ok(op)).unwrap_or(Ok(()));
+        }
+        if stream.is_none() {
+            graph::prohibited_call(ctx, "a synchronous 2D copy")?;
+        }
+    }
     if queue::deferred() {
         // 2D copies are staged like 1D ones: validated now, run in stream order, and
         // complete before returning when synchronous or into pageable memory.
@@ -430,6 +484,15 @@ impl Fill {
 pub fn memset(f: Fill, stream: Option<CUstream>) -> CuResult {
     let d = driver()?;
     context_for(&d, stream)?;
+    if graph::active() {
+        let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+        if graph::involved(key) {
+            memory::check_memset(&d, f.dst, f.pitch as u64, f.elem, f.w as u64, f.h as u64)?;
+            drop(d);
+            let op = graph::Op::Memset { dst: f.dst, pitch: f.pitch as u64, value: f.value, elem: f.elem, w: f.w as u64, h: f.h as u64 };
+            return graph::capture(key, || Ok(op)).unwrap_or(Ok(()));
+        }
+    }
     if !queue::deferred() {
         return memory::memset(&d, f.dst, f.pitch as u64, f.value, f.elem, f.w as u64, f.h as u64);
     }

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod device;
+pub mod graph;
 pub mod library;
 pub mod link;
 pub mod memory;

@@ -274,6 +274,22 @@ pub struct Shape {
 /// to its stream (run at once, or when forced with EMU_CUDA_ASYNC=deferred).
 fn submit_launch(l: Launch, name: &str) -> CuResult {
     let stream = l.stream;
+    if crate::api::graph::active() {
+        let key = queue::key(&*driver()?, stream)?;
+        if crate::api::graph::involved(key) {
+            // A launch on a capturing stream becomes a kernel node.
+            let p = crate::boundary::KernelNodeIn {
+                func: l.f,
+                kern: std::ptr::null_mut(),
+                grid: l.grid,
+                block: l.block,
+                shared: l.shared,
+                args: l.args,
+            };
+            return crate::api::graph::capture(key, move || crate::api::graph::kernel_node(p, stream).map(crate::api::graph::Op::Kernel))
+                .unwrap_or(Ok(()));
+        }
+    }
     let eager = !queue::deferred();
     let p = launch::prepare(l, eager)?;
     if eager {

@@ -4,6 +4,7 @@
 //! driver thread, as on a device; driver calls made inside them answer
 //! CUDA_ERROR_NOT_PERMITTED.
 
+use crate::api::graph;
 use crate::boundary::{CuResult, HostCall, Out};
 use crate::cu::*;
 use crate::queue::{self, Work};
@@ -59,6 +60,7 @@ pub fn stream_destroy(s: CUstream) -> CuResult {
 /// runs that work, so that a program polling the stream sees it finish.
 pub fn stream_query(s: CUstream) -> CuResult {
     let key = queue::key(&*driver()?, s)?;
+    graph::sync_stream(key, "cuStreamQuery")?;
     if queue::stream_pending(key) {
         queue::force_stream(key, "cuStreamQuery")?;
         return Err(CUDA_ERROR_NOT_READY);
@@ -68,6 +70,7 @@ pub fn stream_query(s: CUstream) -> CuResult {
 
 pub fn stream_synchronize(s: CUstream) -> CuResult {
     let key = queue::key(&*driver()?, s)?;
+    graph::sync_stream(key, "cuStreamSynchronize")?;
     queue::force_stream(key, "cuStreamSynchronize")?;
     driver()?.stream_context(s)?;
     crate::counters::get().sync();
@@ -76,7 +79,7 @@ pub fn stream_synchronize(s: CUstream) -> CuResult {
 }
 
 pub fn stream_wait_event(s: CUstream, e: CUevent, flags: u32) -> CuResult {
-    let (key, id) = {
+    let (key, id, blocking) = {
         let d = driver()?;
         let key = queue::key(&d, s)?;
         let id = handle_id(Tag::Event, e).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
@@ -84,8 +87,12 @@ pub fn stream_wait_event(s: CUstream, e: CUevent, flags: u32) -> CuResult {
         if flags & !1 != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        (key, id)
+        let blocking = key.stream.and_then(|i| d.streams.get(&i)).is_some_and(|st| st.flags & CU_STREAM_NON_BLOCKING == 0);
+        (key, id, blocking)
     };
+    if let Some(r) = graph::capture_wait(key, id, blocking) {
+        return r;
+    }
     queue::wait_event(key, id, &queue::origin("cuStreamWaitEvent"));
     Ok(())
 }
@@ -142,13 +149,6 @@ pub fn stream_get_id(s: CUstream, idp: Out<u64>) -> CuResult {
     idp.set(id)
 }
 
-/// No stream is ever capturing: graphs are not emulated.
-pub fn stream_is_capturing(s: CUstream, status: Out<u32>) -> CuResult {
-    let d = driver()?;
-    d.stream_context(s)?;
-    status.set(0)
-}
-
 pub fn stream_attach_mem_async(s: CUstream, dptr: CUdeviceptr, _len: usize, _flags: u32) -> CuResult {
     let d = driver()?;
     d.stream_context(s)?;
@@ -161,7 +161,11 @@ pub fn stream_attach_mem_async(s: CUstream, dptr: CUdeviceptr, _len: usize, _fla
 /// Host functions run on the driver's callback thread in stream order.
 pub fn launch_host_func(s: CUstream, f: Option<HostCall>) -> CuResult {
     let key = queue::key(&*driver()?, s)?;
-    queue::submit(key, Work::Host(f.ok_or(CUDA_ERROR_INVALID_VALUE)?), &queue::origin("cuLaunchHostFunc"))
+    let f = f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if let Some(r) = graph::capture(key, || Ok(graph::Op::Host(f))) {
+        return r;
+    }
+    queue::submit(key, Work::Host(f), &queue::origin("cuLaunchHostFunc"))
 }
 
 pub fn stream_add_callback(s: CUstream, cb: Option<HostCall>, flags: u32) -> CuResult {
@@ -169,7 +173,11 @@ pub fn stream_add_callback(s: CUstream, cb: Option<HostCall>, flags: u32) -> CuR
     if flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    queue::submit(key, Work::Host(cb.ok_or(CUDA_ERROR_INVALID_VALUE)?), &queue::origin("cuStreamAddCallback"))
+    let cb = cb.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if let Some(r) = graph::capture(key, || Ok(graph::Op::Host(cb))) {
+        return r;
+    }
+    queue::submit(key, Work::Host(cb), &queue::origin("cuStreamAddCallback"))
 }
 
 // ---- events -------------------------------------------------------------------------
@@ -217,6 +225,9 @@ pub fn event_record(e: CUevent, s: CUstream) -> CuResult {
         }
         (key, id)
     };
+    if let Some(r) = graph::capture_record(key, id) {
+        return r;
+    }
     queue::submit(key, Work::Record { event: id }, &queue::origin("cuEventRecord"))
 }
 
@@ -231,6 +242,7 @@ pub fn event_record_with_flags(e: CUevent, s: CUstream, flags: u32) -> CuResult 
 /// query runs the work it waits for, so a program polling the event sees it finish.
 pub fn event_query(e: CUevent) -> CuResult {
     let id = event_id(e)?;
+    graph::event_captured(id)?;
     {
         let d = driver()?;
         let ctx = d.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?.ctx;
@@ -245,6 +257,7 @@ pub fn event_query(e: CUevent) -> CuResult {
 
 pub fn event_synchronize(e: CUevent) -> CuResult {
     let id = event_id(e)?;
+    graph::event_captured(id)?;
     driver()?.events.get(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     queue::force_event(id, "cuEventSynchronize")?;
     let d = driver()?;

@@ -275,6 +275,26 @@ pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult
         Some(s) => d.stream_context(s).map(|_| ())?,
         None => d.current().map(|_| ())?,
     }
+    copy_3d(&d, &c, false)?;
+    let d = if crate::queue::deferred() {
+        // Copies to and from arrays run now, after the work queued before them.
+        let key = crate::queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
+        drop(d);
+        crate::queue::force_stream(key, "3D copy")?;
+        driver()?
+    } else {
+        d
+    };
+    copy_3d(&d, &c, true)
+}
+
+/// A 3D copy (a graph's memcpy node): validated, and done when `run`.
+pub fn graph_copy_3d(c: &CUDA_MEMCPY3D, run: bool) -> CuResult {
+    let d = driver()?;
+    copy_3d(&d, c, run)
+}
+
+fn copy_3d(d: &crate::state::Driver, c: &CUDA_MEMCPY3D, run: bool) -> CuResult {
     if c.src_lod != 0 || c.dst_lod != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -283,7 +303,7 @@ pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult
         return Ok(());
     }
     let src = end(
-        &d,
+        d,
         c.src_memory_type,
         c.src_host as u64,
         c.src_device,
@@ -298,7 +318,7 @@ pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult
         depth,
     )?;
     let dst = end(
-        &d,
+        d,
         c.dst_memory_type,
         c.dst_host as u64,
         c.dst_device,
@@ -315,17 +335,10 @@ pub fn memcpy_3d(p: Option<CUDA_MEMCPY3D>, stream: Option<CUstream>) -> CuResult
     if (h > 1 && (src.pitch < w || dst.pitch < w)) || (depth > 1 && (src.slice < src.pitch * h || dst.slice < dst.pitch * h)) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let d = if crate::queue::deferred() {
-        // Copies to and from arrays run now, after the work queued before them.
-        let key = crate::queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
-        drop(d);
-        crate::queue::force_stream(key, "3D copy")?;
-        driver()?
-    } else {
-        d
-    };
-    for k in 0..depth {
-        memory::copy_2d(&d, dst.addr + k * dst.slice, dst.pitch, src.addr + k * src.slice, src.pitch, w, h, dst.side, src.side)?;
+    if run {
+        for k in 0..depth {
+            memory::copy_2d(d, dst.addr + k * dst.slice, dst.pitch, src.addr + k * src.slice, src.pitch, w, h, dst.side, src.side)?;
+        }
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ int main(void) {
     SYM(CUresult (*)(void **, const void *), cuModuleLoadData);
     SYM(CUresult (*)(void **, void *, const char *), cuModuleGetFunction);
     SYM(CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **), cuLaunchKernel);
-    SYM(CUresult (*)(void **, unsigned), cuGraphCreate);
+    SYM(CUresult (*)(void *, unsigned *), cuGraphGetId);
     SYM(CUresult (*)(void *, int, void *, size_t, const char *, unsigned, void *, void *), cuLinkAddData_v2);
     SYM(CUresult (*)(unsigned *, unsigned), cuMemAlloc);
     SYM(CUresult (*)(const char *, void **, int, unsigned long long, int *), cuGetProcAddress_v2);
@@ -62,8 +62,8 @@ int main(void) {
     int good = 1;
     for (unsigned i = 0; i < 16; i++) good &= back[i] == 7 + i;
     CHECK(good, "the real driver's kernel ran");
-    void *g = 0;
-    CHECK(cuGraphCreate(&g, 5) == 0 && g == (void *)(uintptr_t)0xabc5, "trampoline forwards an unimplemented entry");
+    unsigned gid = 0;
+    CHECK(cuGraphGetId((void *)(uintptr_t)0xabc0, &gid) == 0 && gid == 0xabc5, "trampoline forwards an unimplemented entry");
     CHECK(cuLinkAddData_v2((void *)0x11, 3, (void *)0x22, 0x33, "lnk", 7, (void *)0x44, (void *)0x55) == 0,
           "trampoline keeps eight arguments");
     unsigned p32 = 0;
