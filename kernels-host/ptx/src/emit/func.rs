@@ -1156,16 +1156,6 @@ fn push_stmt(body: &mut String, i: &crate::resolve::Instr, stmt: &str) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn save_kept_marks_are_filled_in_one_pass() {
-        let saves = vec!["S.m1a = m1a; ".to_string(), String::new()];
-        let text = "a SAVE_KEPT1; b SAVE_KEPT2; c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1";
-        assert_eq!(super::fill_save_kept(text, &saves), "a S.m1a = m1a;  b  c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1");
-    }
-}
-
 /// The loop path's frame slots: the registers live across some split point, those never
 /// live across the same one sharing a slot (an anonymous union in the frame, so the
 /// code's `S.r<n>` names stay). A register's frame copy is needed only while it is live
@@ -1195,4 +1185,14 @@ fn frame_slots(live: &[Vec<usize>]) -> Vec<Vec<usize>> {
         }
     }
     slots.into_iter().map(|(m, _)| m).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn save_kept_marks_are_filled_in_one_pass() {
+        let saves = vec!["S.m1a = m1a; ".to_string(), String::new()];
+        let text = "a SAVE_KEPT1; b SAVE_KEPT2; c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1";
+        assert_eq!(super::fill_save_kept(text, &saves), "a S.m1a = m1a;  b  c SAVE_KEPT3; SAVE_KEPTx SAVE_KEPT1");
+    }
 }
