@@ -1,0 +1,168 @@
+/* The cooperative-launch client of emu-driver/tests/coop.rs: loads the PTX of coop.cu
+ * (argv[1]) through the driver it dlopens and runs one case (argv[2]), printing
+ * `key=value` lines:
+ *   sync GX GY GZ BX BY BZ ROUNDS  cooperative launch of gridsum: `sync=ok` when every
+ *                                  element equals what this client computes, else
+ *                                  `sync=bad INDEX GOT WANT`; `ms=` the launch's time
+ *   ex ...                         the same through cuLaunchKernelEx + COOPERATIVE
+ *   plain ...                      gridsum by cuLaunchKernel: `launch=` and `sync=` codes
+ *   limits                         `attr=` COOPERATIVE_LAUNCH, `sms=`, `occupancy=` of
+ *                                  gridsum at 128 threads, `too_large=` the code of a
+ *                                  cooperative launch one block over, `full=` /
+ *                                  `full_sync=` the codes of one that just fits
+ *   env                            `coop=` / `plain=` the envregs (0..3) and workspace words
+ *   deserter                       `launch=` and `sync=` codes
+ * Exit 0 when it ran, 2 when it could not. */
+#include "../client_support/client.h"
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    unsigned id;
+    unsigned pad;
+    unsigned long long value[8];
+} attr_t;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void *stream;
+    attr_t *attrs;
+    unsigned nattrs;
+} config_t;
+
+static CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
+static CUresult (*cuLaunchCooperativeKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **);
+static CUresult (*cuLaunchKernelEx)(const config_t *, void *, void **, void **);
+static CUresult (*cuDeviceGetAttribute)(int *, int, int);
+static CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, void *, int, size_t);
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int gridsum(void *f, const char *how, unsigned *d) {
+    unsigned long long n = (unsigned long long)d[0] * d[1] * d[2] * d[3] * d[4] * d[5];
+    int rounds = (int)d[6];
+    unsigned *data = malloc(n * 4), *out = malloc(n * 4), *got = malloc(n * 4);
+    for (unsigned long long i = 0; i < n; i++) {
+        data[i] = (unsigned)(i * 2654435761u);
+        out[i] = (unsigned)i;
+    }
+    CUdeviceptr dd, dout;
+    if (cuMemAlloc_v2(&dd, n * 4) || cuMemAlloc_v2(&dout, n * 4) || cuMemcpyHtoD_v2(dd, data, n * 4) || cuMemcpyHtoD_v2(dout, out, n * 4)) {
+        printf("setup=failed\n");
+        return 2;
+    }
+    void *args[] = {&dd, &dout, &rounds};
+    double t0 = now_ms();
+    CUresult r;
+    if (!strcmp(how, "plain")) {
+        r = cuLaunchKernel(f, d[0], d[1], d[2], d[3], d[4], d[5], 0, 0, args, 0);
+    } else if (!strcmp(how, "ex")) {
+        attr_t a = {2, 0, {1}};
+        config_t c = {d[0], d[1], d[2], d[3], d[4], d[5], 0, 0, &a, 1};
+        r = cuLaunchKernelEx(&c, f, args, 0);
+    } else {
+        r = cuLaunchCooperativeKernel(f, d[0], d[1], d[2], d[3], d[4], d[5], 0, 0, args);
+    }
+    printf("launch=%d\n", r);
+    CUresult s = cuCtxSynchronize();
+    printf("ms=%.1f\n", now_ms() - t0);
+    if (r || s) {
+        printf("sync=%d\n", s);
+        return 0;
+    }
+    /* What the kernel must give: the same rounds, one step at a time. */
+    for (int k = 0; k < rounds; k++) {
+        for (unsigned long long i = 0; i < n; i++) data[i] += (unsigned)k + 1;
+        for (unsigned long long i = 0; i < n; i++) out[i] = out[i] * 31u + data[(i + 1 + 977ull * k) % n];
+    }
+    cuMemcpyDtoH_v2(got, dout, n * 4);
+    for (unsigned long long i = 0; i < n; i++) {
+        if (got[i] != out[i]) {
+            printf("sync=bad %llu %u %u\n", i, got[i], out[i]);
+            return 0;
+        }
+    }
+    printf("sync=ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    if (open_driver()) return 2;
+    LOOKUP(cuMemcpyHtoD_v2);
+    LOOKUP(cuLaunchCooperativeKernel);
+    LOOKUP(cuLaunchKernelEx);
+    LOOKUP(cuDeviceGetAttribute);
+    LOOKUP(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    void *image = read_image(argv[1]);
+    if (!image) return 2;
+    void *ctx, *mod, *f;
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx)) {
+        printf("init=failed\n");
+        return 2;
+    }
+    CUresult r = cuModuleLoadData(&mod, image);
+    if (r) {
+        printf("load=%d\n", r);
+        return 0;
+    }
+    const char *mode = argv[2];
+    if (!strcmp(mode, "sync") || !strcmp(mode, "ex") || !strcmp(mode, "plain")) {
+        if (argc < 10) return 2;
+        unsigned d[7];
+        for (int i = 0; i < 7; i++) d[i] = (unsigned)strtoul(argv[3 + i], 0, 10);
+        if (cuModuleGetFunction(&f, mod, "gridsum")) return 2;
+        return gridsum(f, mode, d);
+    }
+    if (!strcmp(mode, "limits")) {
+        int attr = -1, sms = -1, occ = -1;
+        if (cuModuleGetFunction(&f, mod, "gridsum")) return 2;
+        cuDeviceGetAttribute(&attr, 95, 0);
+        cuDeviceGetAttribute(&sms, 16, 0);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, 128, 0);
+        printf("attr=%d\nsms=%d\noccupancy=%d\n", attr, sms, occ);
+        CUdeviceptr dd, dout;
+        unsigned long long n = (unsigned long long)occ * sms * 128;
+        cuMemAlloc_v2(&dd, n * 4);
+        cuMemAlloc_v2(&dout, n * 4);
+        int rounds = 1;
+        void *args[] = {&dd, &dout, &rounds};
+        printf("too_large=%d\n", cuLaunchCooperativeKernel(f, occ * sms + 1, 1, 1, 128, 1, 1, 0, 0, args));
+        printf("too_large_2d=%d\n", cuLaunchCooperativeKernel(f, sms, occ + 1, 1, 128, 1, 1, 0, 0, args));
+        printf("full=%d\n", cuLaunchCooperativeKernel(f, occ * sms, 1, 1, 128, 1, 1, 0, 0, args));
+        printf("full_sync=%d\n", cuCtxSynchronize());
+        return 0;
+    }
+    if (!strcmp(mode, "env")) {
+        if (cuModuleGetFunction(&f, mod, "envregs")) return 2;
+        CUdeviceptr o;
+        unsigned h[6];
+        cuMemAlloc_v2(&o, sizeof h);
+        void *args[] = {&o};
+        for (int coop = 1; coop >= 0; coop--) {
+            memset(h, 0xab, sizeof h);
+            cuMemcpyHtoD_v2(o, h, sizeof h);
+            r = coop ? cuLaunchCooperativeKernel(f, 2, 1, 1, 32, 1, 1, 0, 0, args) : cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, 0, args, 0);
+            if (r || cuCtxSynchronize() || cuMemcpyDtoH_v2(h, o, sizeof h)) {
+                printf("%s=failed %d\n", coop ? "coop" : "plain", r);
+                continue;
+            }
+            printf("%s=%08x %08x %08x %08x %08x %08x\n", coop ? "coop" : "plain", h[0], h[1], h[2], h[3], h[4], h[5]);
+        }
+        return 0;
+    }
+    if (!strcmp(mode, "deserter")) {
+        if (cuModuleGetFunction(&f, mod, "deserter")) return 2;
+        CUdeviceptr o;
+        cuMemAlloc_v2(&o, 64);
+        void *args[] = {&o};
+        printf("launch=%d\n", cuLaunchCooperativeKernel(f, 4, 1, 1, 32, 1, 1, 0, 0, args));
+        printf("sync=%d\n", cuCtxSynchronize());
+        return 0;
+    }
+    return 2;
+}
