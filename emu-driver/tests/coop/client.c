@@ -7,11 +7,15 @@
  *   ex ...                         the same through cuLaunchKernelEx + COOPERATIVE
  *   plain ...                      gridsum by cuLaunchKernel: `launch=` and `sync=` codes
  *   limits                         `attr=` COOPERATIVE_LAUNCH, `sms=`, `occupancy=` of
- *                                  gridsum at 128 threads, `too_large=` the code of a
- *                                  cooperative launch one block over, `full=` /
- *                                  `full_sync=` the codes of one that just fits
+ *                                  gridsum at 128 threads, `too_large=` / `too_large_2d=`
+ *                                  the codes of cooperative launches over what fits
  *   env                            `coop=` / `plain=` the envregs (0..3) and workspace words
  *   deserter                       `launch=` and `sync=` codes
+ *   link LIB PTX [MODE]            cuLink* of PTX (argv[1], the kernel) and the library LIB
+ *                                  (CU_JIT_INPUT_LIBRARY): `complete=` the code and
+ *                                  `log=` the error log; MODE run: argv[1] is devrt.cu's
+ *                                  PTX, `rotate=ok|bad I GOT WANT` and `status=` of a
+ *                                  cooperative launch of the linked kernel
  * Exit 0 when it ran, 2 when it could not. */
 #include "../client_support/client.h"
 #include <stdint.h>
@@ -35,6 +39,57 @@ static CUresult (*cuLaunchCooperativeKernel)(void *, unsigned, unsigned, unsigne
 static CUresult (*cuLaunchKernelEx)(const config_t *, void *, void **, void **);
 static CUresult (*cuDeviceGetAttribute)(int *, int, int);
 static CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, void *, int, size_t);
+static CUresult (*cuLinkCreate_v2)(unsigned, int *, void **, void **);
+static CUresult (*cuLinkAddData_v2)(void *, int, void *, size_t, const char *, unsigned, int *, void **);
+static CUresult (*cuLinkAddFile_v2)(void *, int, const char *, unsigned, int *, void **);
+static CUresult (*cuLinkComplete)(void *, void **, size_t *);
+
+/* cuLink* of the PTX `image` and the library at `lib`; the linked module in `mod`. */
+static int link_case(void *image, const char *lib, int run) {
+    char log[4096] = {0};
+    int opts[] = {5 /* CU_JIT_ERROR_LOG_BUFFER */, 6 /* _SIZE_BYTES */};
+    void *vals[] = {log, (void *)(size_t)sizeof log};
+    void *st, *cubin, *mod, *f;
+    size_t size;
+    if (cuLinkCreate_v2(2, opts, vals, &st)) return 2;
+    CUresult r = cuLinkAddData_v2(st, 1 /* PTX */, image, strlen(image) + 1, "kernel.ptx", 0, 0, 0);
+    printf("add_ptx=%d\n", r);
+    r = cuLinkAddFile_v2(st, 4 /* CU_JIT_INPUT_LIBRARY */, lib, 0, 0, 0);
+    printf("add_library=%d\n", r);
+    r = cuLinkComplete(st, &cubin, &size);
+    printf("complete=%d\n", r);
+    printf("log=%s\n", log);
+    if (r || !run) return 0;
+    if ((r = cuModuleLoadData(&mod, cubin)) || (r = cuModuleGetFunction(&f, mod, "devrt_rotate"))) {
+        printf("load=%d\n", r);
+        return 0;
+    }
+    enum { B = 8, T = 64, N = B * T };
+    CUdeviceptr d, o, s;
+    unsigned got[N];
+    int status = -1;
+    cuMemAlloc_v2(&d, N * 4);
+    cuMemAlloc_v2(&o, N * 4);
+    cuMemAlloc_v2(&s, 4);
+    void *args[] = {&d, &o, &s};
+    r = cuLaunchCooperativeKernel(f, B, 1, 1, T, 1, 1, 0, 0, args);
+    if (r || (r = cuCtxSynchronize())) {
+        printf("rotate=failed %d\n", r);
+        return 0;
+    }
+    cuMemcpyDtoH_v2(got, o, sizeof got);
+    cuMemcpyDtoH_v2(&status, s, 4);
+    printf("status=%d\n", status);
+    for (unsigned i = 0; i < N; i++) {
+        unsigned want = ((i + T) % N) * 3u + 1u;
+        if (got[i] != want) {
+            printf("rotate=bad %u %u %u\n", i, got[i], want);
+            return 0;
+        }
+    }
+    printf("rotate=ok\n");
+    return 0;
+}
 
 static double now_ms(void) {
     struct timespec t;
@@ -98,6 +153,10 @@ int main(int argc, char **argv) {
     LOOKUP(cuLaunchKernelEx);
     LOOKUP(cuDeviceGetAttribute);
     LOOKUP(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    LOOKUP(cuLinkCreate_v2);
+    LOOKUP(cuLinkAddData_v2);
+    LOOKUP(cuLinkAddFile_v2);
+    LOOKUP(cuLinkComplete);
     void *image = read_image(argv[1]);
     if (!image) return 2;
     void *ctx, *mod, *f;
@@ -105,12 +164,16 @@ int main(int argc, char **argv) {
         printf("init=failed\n");
         return 2;
     }
+    const char *mode = argv[2];
+    if (!strcmp(mode, "link")) {
+        if (argc < 4) return 2;
+        return link_case(image, argv[3], argc > 4 && !strcmp(argv[4], "run"));
+    }
     CUresult r = cuModuleLoadData(&mod, image);
     if (r) {
         printf("load=%d\n", r);
         return 0;
     }
-    const char *mode = argv[2];
     if (!strcmp(mode, "sync") || !strcmp(mode, "ex") || !strcmp(mode, "plain")) {
         if (argc < 10) return 2;
         unsigned d[7];
@@ -133,8 +196,6 @@ int main(int argc, char **argv) {
         void *args[] = {&dd, &dout, &rounds};
         printf("too_large=%d\n", cuLaunchCooperativeKernel(f, occ * sms + 1, 1, 1, 128, 1, 1, 0, 0, args));
         printf("too_large_2d=%d\n", cuLaunchCooperativeKernel(f, sms, occ + 1, 1, 128, 1, 1, 0, 0, args));
-        printf("full=%d\n", cuLaunchCooperativeKernel(f, occ * sms, 1, 1, 128, 1, 1, 0, 0, args));
-        printf("full_sync=%d\n", cuCtxSynchronize());
         return 0;
     }
     if (!strcmp(mode, "env")) {
