@@ -8,7 +8,8 @@
  *   plain ...                      gridsum by cuLaunchKernel: `launch=` and `sync=` codes
  *   limits                         `attr=` COOPERATIVE_LAUNCH, `sms=`, `occupancy=` of
  *                                  gridsum at 128 threads, `too_large=` / `too_large_2d=`
- *                                  the codes of cooperative launches over what fits
+ *                                  the codes of cooperative launches over what fits (the
+ *                                  second through cuLaunchCooperativeKernel_ptsz)
  *   env                            `coop=` / `plain=` the envregs (0..3) and workspace words
  *   deserter                       `launch=` and `sync=` codes
  *   link LIB PTX [MODE]            cuLink* of PTX (argv[1], the kernel) and the library LIB
@@ -36,6 +37,7 @@ typedef struct {
 
 static CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
 static CUresult (*cuLaunchCooperativeKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **);
+static CUresult (*cuLaunchCooperativeKernel_ptsz)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **);
 static CUresult (*cuLaunchKernelEx)(const config_t *, void *, void **, void **);
 static CUresult (*cuDeviceGetAttribute)(int *, int, int);
 static CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, void *, int, size_t);
@@ -150,6 +152,7 @@ int main(int argc, char **argv) {
     if (open_driver()) return 2;
     LOOKUP(cuMemcpyHtoD_v2);
     LOOKUP(cuLaunchCooperativeKernel);
+    LOOKUP(cuLaunchCooperativeKernel_ptsz);
     LOOKUP(cuLaunchKernelEx);
     LOOKUP(cuDeviceGetAttribute);
     LOOKUP(cuOccupancyMaxActiveBlocksPerMultiprocessor);
@@ -195,7 +198,7 @@ int main(int argc, char **argv) {
         int rounds = 1;
         void *args[] = {&dd, &dout, &rounds};
         printf("too_large=%d\n", cuLaunchCooperativeKernel(f, occ * sms + 1, 1, 1, 128, 1, 1, 0, 0, args));
-        printf("too_large_2d=%d\n", cuLaunchCooperativeKernel(f, sms, occ + 1, 1, 128, 1, 1, 0, 0, args));
+        printf("too_large_2d=%d\n", cuLaunchCooperativeKernel_ptsz(f, sms, occ + 1, 1, 128, 1, 1, 0, 0, args));
         return 0;
     }
     if (!strcmp(mode, "env")) {
