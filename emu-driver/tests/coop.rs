@@ -11,10 +11,12 @@
 //! CUDA_ERROR_LAUNCH_TIMEOUT, not a hang; and libcudadevrt.a given to cuLink* as a
 //! library: unused when the PTX leaves nothing undefined, standing in for the
 //! cooperative-groups entry points a kernel calls (which then synchronise the grid), and
-//! failing the link naming any other symbol only its SASS could define.
+//! failing the link naming any other symbol only its SASS could define. Twin mode: the
+//! same grid sync through kernels-host's cooperative_groups `grid_group` (tests/coop/twin.cu
+//! bound from nvcc's fatbin), and its trap outside a cooperative launch.
 
 mod client_support;
-use client_support::{cc_client, root, run_ok, simtwin, text};
+use client_support::{cc_client, fatbin, host_twins, root, run_ok, simtwin, text};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,7 +28,8 @@ struct Built {
     devrt: PathBuf,
 }
 
-/// target/coop/run-PID with coop.ptx, devrt.ptx, other.ptx and the client.
+/// target/coop/run-PID with coop.ptx, devrt.ptx, other.ptx, twin.fatbin and its host
+/// twins (kernels/), and the client.
 fn built() -> &'static Built {
     static B: OnceLock<Built> = OnceLock::new();
     B.get_or_init(|| {
@@ -49,6 +52,8 @@ fn built() -> &'static Built {
             );
         }
         cc_client(&src.join("client.c"), &dir.join("client"), &[]);
+        fatbin(&src.join("twin.cu"), &dir.join("twin.fatbin"));
+        host_twins(&src.join("twin.cu"), &dir.join("kernels"), &[]);
         let top = nvcc.parent().and_then(Path::parent).expect("nvcc in a bin/ directory");
         let devrt = ["lib", "lib64", "targets/x86_64-linux/lib"]
             .iter()
@@ -172,4 +177,19 @@ fn libcudadevrt_links_as_a_static_library() {
     std::fs::write(&bogus, b"hello").unwrap();
     let (kv, err) = run("coop.ptx", &["link", bogus.to_str().unwrap()], &[]);
     assert_eq!(get(&kv, "add_library", &err), "200", "{err}");
+}
+
+#[test]
+fn host_twins_sync_the_grid_through_kernels_hosts_grid_group() {
+    let kernels = built().dir.join("kernels");
+    let env = [("EMU_CUDA_KERNELS", kernels.to_str().unwrap()), ("EMU_CUDA_EXEC", "twin"), ("EMU_CUDA_WATCHDOG", "60")];
+    for dims in [["33", "2", "2", "32", "2", "2", "3"], ["132", "1", "1", "128", "1", "1", "4"]] {
+        let args: Vec<&str> = std::iter::once("sync").chain(dims.iter().copied()).collect();
+        let (kv, err) = run("twin.fatbin", &args, &env);
+        assert_eq!(get(&kv, "launch", &err), "0", "{args:?}: {err}");
+        assert_eq!(get(&kv, "sync", &err), "ok", "{args:?}: {err}");
+    }
+    let (kv, err) = run("twin.fatbin", &["plain", "4", "1", "1", "64", "1", "1", "2"], &env);
+    assert_eq!(get(&kv, "sync", &err), "719", "{err}");
+    assert!(err.contains("__trap()") && err.contains("twin.cu"), "{err}");
 }
