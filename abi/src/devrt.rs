@@ -371,7 +371,7 @@ mod tests {
         assert!(notes[0].contains("cudaCGSynchronize"), "{notes:?}");
         let other =
             ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) cudaGetDevice(.param .b64 d);\n".to_string();
-        let e = resolve(&[other.clone()], std::slice::from_ref(&devrt)).unwrap_err();
+        let e = resolve(std::slice::from_ref(&other), std::slice::from_ref(&devrt)).unwrap_err();
         assert!(e.contains("`cudaGetDevice`") && e.contains("libcudadevrt.a"), "{e}");
         // Another archive does not stand in for the device runtime.
         let lib = Archive { name: "libfoo.a".into(), members: vec![Member { name: "foo.o".into(), size: 1 }] };
