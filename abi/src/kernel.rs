@@ -379,6 +379,13 @@ pub struct Runtime {
     /// had exited (the `warp-lane-exited` hazard, as a fiber's collective reports it).
     /// Nonzero: the launch stops (the library returns at once).
     pub warp_exited: unsafe extern "C" fn(op: u32, site: Site, mask: u32, warp: u32, gone: u32) -> i32,
+    /// Added within version 2: the address of the running launch's grid workspace, 0
+    /// unless it is a cooperative launch (cuLaunchCooperativeKernel, or cuLaunchKernelEx
+    /// with CU_LAUNCH_ATTRIBUTE_COOPERATIVE). Zeroed for each launch, at least 8-byte
+    /// aligned; its 32-bit word at offset 4 is the grid barrier's counter. PTX reads it as
+    /// `%envreg1` (the high half) and `%envreg2` (the low half), as the device hands it
+    /// to cooperative_groups' grid_group.
+    pub grid_workspace: unsafe extern "C" fn() -> u64,
 }
 
 /// One `__global__` function of the library.

@@ -22,6 +22,7 @@
 
 pub mod counters;
 pub mod cuda;
+pub mod devrt;
 pub mod ffi;
 pub mod files;
 pub mod kernel;

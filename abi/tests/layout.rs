@@ -71,7 +71,8 @@ fn rust_types_match_abi_h() {
             "activemask" => activemask, "trap" => trap, "print" => print,
             "threadfence" => threadfence, "clock" => clock, "yield_now" => yield_now,
             "report" => report, "access" => access, "texture" => texture,
-            "block_barrier" => block_barrier, "warp_exited" => warp_exited
+            "block_barrier" => block_barrier, "warp_exited" => warp_exited,
+            "grid_workspace" => grid_workspace
         },
         "simtwin_tex_request_t" => TexRequest {
             "op" => op, "geometry" => geometry, "handle" => handle, "coord" => coord,

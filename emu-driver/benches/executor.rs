@@ -249,7 +249,7 @@ fn axpy(opts: &ExecOptions) {
         vals[3] as *mut c_void,
     ];
     let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
-    let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+    let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let s0 = exec::stats();
     let t_exec = best(reps(), || {
         let o = exec::launch(&k, &cfg, &params, &opts);
@@ -302,7 +302,7 @@ fn scaling(opts: &ExecOptions) {
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
     let k = KernelRef { name: "poly".into(), run: poly_run, ctx_slot };
-    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let mut base = 0.0;
     let mut reference: Option<Vec<f32>> = None;
     for &w in &counts {
@@ -324,7 +324,13 @@ fn scaling(opts: &ExecOptions) {
     let pr = res.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(pr) as *mut c_void];
     let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot };
-    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: threads as usize * 8, smem_prefix: 0 };
+    let cfg = LaunchConfig {
+        grid: [blocks, 1, 1],
+        block: [threads, 1, 1],
+        dyn_smem_bytes: threads as usize * 8,
+        smem_prefix: 0,
+        grid_workspace: 0,
+    };
     for &w in &counts {
         let o = ExecOptions { workers: w, ..*opts };
         let _ = exec::launch(&k, &cfg, &params, &o);
@@ -351,7 +357,7 @@ fn scaling(opts: &ExecOptions) {
         ptr::addr_of!(pn) as *mut c_void,
     ];
     let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
-    let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+    let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     for &w in &counts {
         let o = ExecOptions { workers: w, ..*opts };
         let t = best(reps(), || assert!(exec::launch(&k, &cfg, &params, &o).result.is_ok())).as_secs_f64();
@@ -370,7 +376,7 @@ fn shuffles(opts: &ExecOptions, blocks: u32) -> (f64, f64) {
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
     let k = KernelRef { name: "warp_sum".into(), run: warp_sum_run, ctx_slot };
-    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let _ = exec::launch(&k, &cfg, &params, opts);
     let t = best(reps(), || {
         let o = exec::launch(&k, &cfg, &params, opts);
@@ -394,7 +400,13 @@ fn reduction(opts: &ExecOptions, threads: u32, blocks: u32, check: bool) -> (f64
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
     let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot };
-    let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: threads as usize * 8, smem_prefix: 0 };
+    let cfg = LaunchConfig {
+        grid: [blocks, 1, 1],
+        block: [threads, 1, 1],
+        dyn_smem_bytes: threads as usize * 8,
+        smem_prefix: 0,
+        grid_workspace: 0,
+    };
     let _ = exec::launch(&k, &cfg, &params, opts); // creates the fibers
     let s0 = exec::stats();
     let t = best(reps(), || {
@@ -434,7 +446,7 @@ fn overhead(opts: &ExecOptions) {
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
     let k = KernelRef { name: "touch".into(), run: touch_run, ctx_slot };
-    let cfg = |g: u32, b: u32| LaunchConfig { grid: [g, 1, 1], block: [b, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0 };
+    let cfg = |g: u32, b: u32| LaunchConfig { grid: [g, 1, 1], block: [b, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let launches = if quick() { 100 } else { 20_000 };
     let one = cfg(1, 32);
     let _ = exec::launch(&k, &one, &params, opts);

@@ -489,6 +489,10 @@ exports! {
             => modl::launch_kernel(f, modl::Shape { grid: [gx, gy, gz], block: [bx, by, bz], shared: sh, stream: s }, kernel_args(p, e));
         cuLaunchKernel_ptsz(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, sh: u32, s: CUstream, p: *mut *mut c_void, e: *mut *mut c_void)
             => modl::launch_kernel(f, modl::Shape { grid: [gx, gy, gz], block: [bx, by, bz], shared: sh, stream: s }, kernel_args(p, e));
+        cuLaunchCooperativeKernel(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, sh: u32, s: CUstream, p: *mut *mut c_void)
+            => modl::launch_cooperative_kernel(f, modl::Shape { grid: [gx, gy, gz], block: [bx, by, bz], shared: sh, stream: s }, kernel_args(p, std::ptr::null_mut()));
+        cuLaunchCooperativeKernel_ptsz(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, sh: u32, s: CUstream, p: *mut *mut c_void)
+            => modl::launch_cooperative_kernel(f, modl::Shape { grid: [gx, gy, gz], block: [bx, by, bz], shared: sh, stream: s }, kernel_args(p, std::ptr::null_mut()));
         cuLaunchKernelEx(c: *const CUlaunchConfig, f: CUfunction, p: *mut *mut c_void, e: *mut *mut c_void) => modl::launch_kernel_ex(launch_config(c), f, kernel_args(p, e));
         cuLaunchKernelEx_ptsz(c: *const CUlaunchConfig, f: CUfunction, p: *mut *mut c_void, e: *mut *mut c_void) => modl::launch_kernel_ex(launch_config(c), f, kernel_args(p, e));
         cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut i32, f: CUfunction, b: i32, s: usize) => modl::occupancy_max_active_blocks(out(n), f, b, s, 0);
@@ -722,9 +726,7 @@ exports! {
         cuArrayCreate, cuArray3DCreate,
         cuEGLStreamProducerConnect, cuEGLStreamProducerDisconnect, cuEGLStreamConsumerDisconnect,
         cuEGLStreamProducerPresentFrame, cuEGLStreamProducerReturnFrame,
-
-
-        cuLaunchCooperativeKernel, cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxActiveClusters, cuOccupancyAvailableDynamicSMemPerBlock,
+        cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxActiveClusters, cuOccupancyAvailableDynamicSMemPerBlock,
         cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute,
         cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2 @11000, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle,
         cuCtxAttach, cuCtxDetach,
@@ -776,7 +778,7 @@ exports! {
         cuGraphicsResourceSetMapFlags_v2 @6050, cuGraphicsUnmapResources_ptsz, cuGreenCtxCreate, cuGreenCtxDestroy,
         cuGreenCtxGetDevResource, cuGreenCtxGetId, cuGreenCtxRecordEvent, cuGreenCtxStreamCreate,
         cuGreenCtxWaitEvent, cuKernelGetParamCount, cuKernelSetCacheConfig, cuLaunch,
-        cuLaunchCooperativeKernelMultiDevice, cuLaunchCooperativeKernel_ptsz, cuLaunchGrid, cuLaunchGridAsync,
+        cuLaunchCooperativeKernelMultiDevice, cuLaunchGrid, cuLaunchGridAsync,
         cuLaunchHostFunc_v2 @13010, cuLaunchHostFunc_v2_ptsz,
         cuLibraryGetManaged, cuLibraryGetUnifiedFunction, cuLogicalEndpointAddDevice,
         cuLogicalEndpointBindAddr, cuLogicalEndpointBindMem, cuLogicalEndpointCreate, cuLogicalEndpointDestroy,

@@ -19,6 +19,10 @@ pub struct Launch {
     pub shared: u32,
     pub stream: CUstream,
     pub args: KernelArgs,
+    /// A cooperative launch (cuLaunchCooperativeKernel, or cuLaunchKernelEx with
+    /// CU_LAUNCH_ATTRIBUTE_COOPERATIVE): every block must fit on the device at once, and
+    /// the kernel gets a grid workspace (grid-wide sync).
+    pub cooperative: bool,
 }
 
 /// A validated launch with its arguments captured: what runs later (deferred mode) or at
@@ -35,6 +39,8 @@ pub struct Prepared {
     /// The launch is in its kernel's tally already (`prepare` with `count`): taken back
     /// if it fails.
     counted: bool,
+    /// A cooperative launch: it runs with a zeroed grid workspace of its own.
+    cooperative: bool,
 }
 
 // SAFETY: the argument buffer holds plain values (device pointers are addresses); the
@@ -134,6 +140,22 @@ pub fn prepare(l: Launch, count: bool) -> CuResult<Prepared> {
             }
         },
     };
+    // A cooperative grid must be resident at once (its blocks wait for each other at a
+    // grid sync): more blocks than occupancy x SMs allows is refused by the call, as the
+    // device refuses it (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
+    if l.cooperative {
+        let blocks = g.iter().map(|&v| v as u64).product::<u64>();
+        if blocks > opts.resident_blocks as u64 {
+            crate::log_warn!(
+                "cooperative launch of {}: {blocks} blocks, but at most {} of {} threads ({} bytes of shared memory) fit on the device at once",
+                k.symbol,
+                opts.resident_blocks,
+                threads,
+                static_shared as u64 + l.shared as u64
+            );
+            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        }
+    }
     let args = l.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
     count_zero_copy(&d, k, &args);
     if count {
@@ -141,7 +163,7 @@ pub fn prepare(l: Launch, count: bool) -> CuResult<Prepared> {
         k.tally.add_locked(threads, blocks);
     }
     drop(d);
-    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args, counted: count })
+    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args, counted: count, cooperative: l.cooperative })
 }
 
 /// Threads and blocks of a launch.
@@ -254,6 +276,11 @@ fn count_zero_copy(d: &crate::state::Driver, k: &crate::module::Kernel, args: &[
     }
 }
 
+/// A cooperative launch's grid workspace: 256 zeroed bytes, 256-byte aligned (the
+/// barrier counter is the word at offset 4).
+#[repr(C, align(256))]
+struct GridWorkspace([u64; 32]);
+
 /// Runs a prepared launch on the executor. An error while the kernel runs does not fail
 /// the call: as on a device it reaches the program at the next call of the context, and
 /// stays.
@@ -273,7 +300,17 @@ pub fn run(mut p: Prepared) -> CuResult {
         many = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
         &many
     };
-    let cfg = exec::LaunchConfig { grid: p.grid, block: p.block, dyn_smem_bytes: p.shared as usize, smem_prefix: k.smem_prefix as usize };
+    // A cooperative launch's grid workspace: zeroed, its own, alive for the launch (the
+    // device's is driver memory the program never sees; the kernel reaches it only
+    // through %envreg1/%envreg2).
+    let workspace = p.cooperative.then(|| Box::new(GridWorkspace([0; 32])));
+    let cfg = exec::LaunchConfig {
+        grid: p.grid,
+        block: p.block,
+        dyn_smem_bytes: p.shared as usize,
+        smem_prefix: k.smem_prefix as usize,
+        grid_workspace: workspace.as_ref().map_or(0, |w| w.0.as_ptr() as u64),
+    };
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
         let _window = crate::arena::window();

@@ -308,7 +308,7 @@ fn classify(name: &str) -> Option<Observed> {
         "cuEventCreate" => EventCreate,
         "cuEventDestroy" | "cuEventDestroy_v2" => EventDestroy,
         "cuModuleGetFunction" => GetFunction,
-        "cuLaunchKernel" => Launch,
+        "cuLaunchKernel" | "cuLaunchCooperativeKernel" => Launch,
         "cuLaunchKernelEx" => LaunchEx,
         "cuStreamSynchronize" | "cuCtxSynchronize" | "cuEventSynchronize" => Sync,
         _ => return None,

@@ -186,6 +186,8 @@ pub struct Pool {
 #[derive(Default)]
 pub struct LinkState {
     pub modules: Vec<String>,
+    /// Library inputs (ar archives), resolved at cuLinkComplete (simtwin_abi::devrt).
+    pub archives: Vec<simtwin_abi::devrt::Archive>,
     pub image: Option<Vec<u8>>,
     /// cuLinkCreate's CU_JIT_OPTIMIZATION_LEVEL, if given.
     pub opt_level: Option<u8>,

@@ -96,6 +96,7 @@ fn every_implemented_entry_point_is_exercised_by_a_test_program() {
         "emu-driver/tests/clients/vmm_client.c",
         "emu-driver/tests/ptx_mode/link_client.c",
         "emu-driver/tests/graphs/client.c",
+        "emu-driver/tests/coop/client.c",
     ] {
         text += &std::fs::read_to_string(root.join(f)).unwrap();
     }

@@ -1,6 +1,8 @@
 /* simtwin shim for <cooperative_groups.h>: thread blocks and static tiles of a warp,
-   built on the barrier and warp collectives of the runtime table. Grid groups,
-   coalesced groups and cg::reduce are not provided (a compile error names them). */
+   built on the barrier and warp collectives of the runtime table, and the grid group of
+   a cooperative launch (its workspace from the runtime's grid_workspace, the barrier
+   nvcc's header compiles to). Coalesced groups and cg::reduce are not provided (a
+   compile error names them). */
 #ifndef __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
 #define __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
 #pragma GCC system_header
@@ -24,6 +26,51 @@ public:
 };
 __SIMTWIN_INLINE thread_block this_thread_block() { return thread_block(); }
 __SIMTWIN_INLINE void sync(const thread_block &b, __SIMTWIN_SITE_PARAMS) { b.sync(__SIMTWIN_SITE_FWD); }
+
+/* The grid of a cooperative launch (cuLaunchCooperativeKernel): sync() is the device's
+   grid barrier on the launch's workspace (block 0 adds 0x80000001 - blocks, the others 1,
+   to the word at offset 4; each waits for its top bit to flip). Outside a cooperative
+   launch there is no workspace: is_valid() is false and sync() traps, as on the device. */
+class grid_group {
+    static unsigned long long workspace() {
+        const ::__simtwin::simtwin_runtime_t *r = ::__simtwin::rt;
+        if (!r || r->size < offsetof(::__simtwin::simtwin_runtime_t, grid_workspace) + sizeof r->grid_workspace) return 0;
+        return r->grid_workspace();
+    }
+    static unsigned int blocks() {
+        const ::__simtwin::simtwin_dim3_t &g = ::__simtwin::tls_ctx->grid_dim; return g.x * g.y * g.z;
+    }
+public:
+    bool is_valid() const { return workspace() != 0; }
+    void sync(__SIMTWIN_SITE_PARAMS) const {
+        unsigned long long ws = workspace();
+        if (!ws) __trap(__SIMTWIN_SITE_FWD);
+        __syncthreads(__SIMTWIN_SITE_FWD);
+        const ::__simtwin::simtwin_thread_ctx_t *c = ::__simtwin::tls_ctx;
+        if (c->linear_tid == 0) {
+            const ::__simtwin::simtwin_dim3_t &b = c->block_idx;
+            unsigned int add = (b.x | b.y | b.z) == 0 ? 0x80000001u - blocks() : 1u;
+            unsigned int *ctr = (unsigned int *)(uintptr_t)(ws + 4);
+            unsigned int old = __atomic_fetch_add(ctr, add, __ATOMIC_RELEASE);
+            while ((int)(__atomic_load_n(ctr, __ATOMIC_ACQUIRE) ^ old) >= 0)
+                ::__simtwin::rt->yield_now(::__simtwin::simtwin_site_t{__simtwin_site_file, __simtwin_site_line, 0u});
+        }
+        __syncthreads(__SIMTWIN_SITE_FWD);
+    }
+    static unsigned long long block_rank() {
+        const ::__simtwin::simtwin_dim3_t &b = ::__simtwin::tls_ctx->block_idx, &g = ::__simtwin::tls_ctx->grid_dim;
+        return ((unsigned long long)b.z * g.y + b.y) * g.x + b.x;
+    }
+    static unsigned long long num_blocks() { return blocks(); }
+    static unsigned long long thread_rank() { return block_rank() * thread_block::size() + ::__simtwin::tls_ctx->linear_tid; }
+    static unsigned long long size() { return num_blocks() * thread_block::size(); }
+    static unsigned long long num_threads() { return size(); }
+    static dim3 group_dim() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->grid_dim); }
+    static dim3 dim_blocks() { return group_dim(); }
+    static dim3 block_index() { return ::__simtwin::to_dim3(::__simtwin::tls_ctx->block_idx); }
+};
+__SIMTWIN_INLINE grid_group this_grid() { return grid_group(); }
+__SIMTWIN_INLINE void sync(const grid_group &g, __SIMTWIN_SITE_PARAMS) { g.sync(__SIMTWIN_SITE_FWD); }
 
 /* A tile of N consecutive lanes (N a power of two <= 32) of a warp. */
 template <unsigned int N> class thread_block_tile {

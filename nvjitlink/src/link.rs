@@ -253,6 +253,9 @@ pub struct Linker {
     /// The options it was created with.
     pub options: Options,
     modules: Vec<(String, String)>,
+    /// Library inputs, searched at completion (static-library semantics:
+    /// simtwin_abi::devrt).
+    archives: Vec<simtwin_abi::devrt::Archive>,
     image: Option<Vec<u8>>,
     error_log: String,
     info_log: String,
@@ -261,7 +264,7 @@ pub struct Linker {
 impl Linker {
     /// A link with `options`.
     pub fn new(options: Options) -> Linker {
-        Linker { options, modules: Vec::new(), image: None, error_log: String::new(), info_log: String::new() }
+        Linker { options, modules: Vec::new(), archives: Vec::new(), image: None, error_log: String::new(), info_log: String::new() }
     }
 
     /// Records a failure in the error log and hands back its code.
@@ -290,7 +293,16 @@ impl Linker {
             }
             input::ANY | input::CUBIN | input::FATBIN | input::OBJECT => what,
             input::LIBRARY => {
-                return fail(code::INVALID_INPUT, format!("{name}: a library input holds device objects (SASS) that simtwin cannot run (simtwin links PTX only; PTX mode provides the device runtime calls it supports itself)"));
+                let a = simtwin_abi::devrt::Archive::read(name, bytes).map_err(|m| Failure { code: code::INVALID_INPUT, message: m })?;
+                if self.options.verbose {
+                    self.info(format!(
+                        "simtwin nvJitLink: {name}: library of {} member(s) added; searched at nvJitLinkComplete",
+                        a.members.len()
+                    ));
+                }
+                self.archives.push(a);
+                self.image = None;
+                return Ok(());
             }
             input::INDEX => {
                 return fail(code::INVALID_INPUT, format!("{name}: an index-file input is not supported: simtwin links PTX only"))
@@ -333,7 +345,14 @@ impl Linker {
         if self.modules.is_empty() {
             return fail(code::INVALID_INPUT, "nvJitLinkComplete: nothing was added to the link (no PTX input)");
         }
-        let texts: Vec<String> = self.modules.iter().map(|(_, t)| t.clone()).collect();
+        let mut texts: Vec<String> = self.modules.iter().map(|(_, t)| t.clone()).collect();
+        // Archives contribute only what the PTX still leaves undefined.
+        let (add, notes) =
+            simtwin_abi::devrt::resolve(&texts, &self.archives).map_err(|m| Failure { code: code::INVALID_INPUT, message: m })?;
+        texts.extend(add);
+        for n in notes {
+            self.info(format!("simtwin nvJitLink: {n}"));
+        }
         self.image = Some(simtwin_abi::linked::build(&texts, self.options.opt_level));
         if self.options.verbose {
             let names: Vec<&str> = self.modules.iter().map(|(n, _)| n.as_str()).collect();
@@ -458,7 +477,8 @@ mod tests {
         assert_eq!(l.complete().unwrap_err().code, code::INVALID_INPUT);
         assert_eq!(l.cubin().unwrap_err().code, code::INVALID_INPUT);
         assert_eq!(l.add(input::LTOIR, b"\x7fNVVM", "a.ltoir").unwrap_err().code, code::LTO_NOT_ENABLED);
-        assert_eq!(l.add(input::LIBRARY, b"!<arch>\n", "libcudadevrt.a").unwrap_err().code, code::INVALID_INPUT);
+        assert_eq!(l.add(input::LIBRARY, b"not an archive", "libcudadevrt.a").unwrap_err().code, code::INVALID_INPUT);
+        l.add(input::LIBRARY, b"!<arch>\n", "empty.a").expect("an empty archive is a library");
         assert_eq!(l.add(input::PTX, b"\x7fELF\x02\x01", "x.cubin").unwrap_err().code, code::INCORRECT_INPUT_TYPE);
         assert_eq!(l.add(input::ANY, b"\x50\xed\x55\xba\x01\x00", "x.fatbin").unwrap_err().code, code::INVALID_INPUT);
         assert_eq!(l.add(input::NONE, PTX.as_bytes(), "x").unwrap_err().code, code::UNRECOGNIZED_INPUT);

@@ -251,6 +251,7 @@ int main(int argc, char **argv) {
     static const char nvvm_ltoir[] = "\xed"
                                      "CN\x7f\x01\x43";
     try_input("any_ltoir", arch_only, 1, IN_ANY, nvvm_ltoir, sizeof nvvm_ltoir, "<cudapy-ltoir>");
+    /* A truncated archive: its symbol-table member's 4 bytes are missing. */
     static const char archive[] = "!<arch>\n/               0           0     0     0       4         `\n";
     try_input("library_input", arch_only, 1, IN_LIBRARY, archive, sizeof archive, "libcudadevrt.a");
     static char elf[64] = "\x7f"

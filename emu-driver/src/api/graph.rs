@@ -697,6 +697,9 @@ fn run_op(op: &Op, stream: usize) -> CuResult {
                         shared: k.shared,
                         stream: stream as CUstream,
                         args,
+                        // Graph kernel nodes are plain launches (their cooperative
+                        // attribute is not supported: cuGraphKernelNodeSetAttribute).
+                        cooperative: false,
                     },
                     true,
                 )
@@ -1006,7 +1009,10 @@ pub fn kernel_node(p: KernelNodeIn, stream: CUstream) -> CuResult<KernelNode> {
     };
     // The launch's configuration is checked now, as cuLaunchKernel checks it.
     let prepared = node.args.with(|args| {
-        crate::launch::prepare(crate::launch::Launch { f, grid: node.grid, block: node.block, shared: node.shared, stream, args }, false)
+        crate::launch::prepare(
+            crate::launch::Launch { f, grid: node.grid, block: node.block, shared: node.shared, stream, args, cooperative: false },
+            false,
+        )
     })?;
     drop(prepared);
     Ok(node)

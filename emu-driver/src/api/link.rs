@@ -5,8 +5,12 @@
 //! profile's: CUDA_ERROR_UNSUPPORTED_PTX_VERSION, with the message in the program's error
 //! log buffer) and kept; cuLinkComplete hands back a linked image (`image::linked`) that
 //! cuModuleLoadData runs in PTX mode, the modules translated and linked together (externs
-//! bound across them). Inputs without PTX (cubins, objects, archives, NVVM IR) cannot be
-//! run by PTX mode: CUDA_ERROR_NOT_SUPPORTED, counted as `cuLinkAddData:<kind>`.
+//! bound across them). Inputs without PTX (cubins, objects, NVVM IR) cannot be run by PTX
+//! mode: CUDA_ERROR_NOT_SUPPORTED, counted as `cuLinkAddData:<kind>`. A library input (an
+//! ar archive such as libcudadevrt.a) follows static-library semantics at cuLinkComplete
+//! (`simtwin_abi::devrt`): unused when the PTX leaves nothing undefined; libcudadevrt.a's
+//! cooperative-groups entry points from simtwin's PTX; any other symbol only an archive's
+//! SASS could define fails the link (CUDA_ERROR_INVALID_IMAGE), naming it and the archive.
 
 use crate::boundary::{CuResult, HostBytes, JitOptions, Out, Text};
 use crate::cu::*;
@@ -59,7 +63,7 @@ fn ptx_of(kind: u32, bytes: &[u8], name: &str, opts: &JitOptions) -> CuResult<Ve
             }
             Err(e) => return fail(opts, e.cu_result(), format!("cuLinkAddData: {name}: {e}")).map(|_| Vec::new()),
         },
-        INPUT_CUBIN | INPUT_OBJECT | INPUT_LIBRARY | INPUT_NVVM => {
+        INPUT_CUBIN | INPUT_OBJECT | INPUT_NVVM => {
             let what = ["CUBIN", "PTX", "FATBINARY", "OBJECT", "LIBRARY", "NVVM"][kind as usize];
             crate::counters::get().unsupported(&format!("cuLinkAddData:{what}"));
             return fail(opts, CUDA_ERROR_NOT_SUPPORTED, format!("cuLinkAddData: {name}: a {what} input holds no PTX, and simtwin's JIT linker links PTX (PTX mode runs PTX); give the PTX (or a fatbin carrying it) instead")).map(|_| Vec::new());
@@ -92,7 +96,22 @@ fn add(state: CUlinkState, kind: u32, bytes: CuResult<Vec<u8>>, name: &str, opts
     if !driver()?.links.contains_key(&id) {
         return Err(CUDA_ERROR_INVALID_HANDLE);
     }
-    let texts = ptx_of(kind, &bytes?, name, opts)?;
+    let bytes = bytes?;
+    if kind == INPUT_LIBRARY {
+        let a = match simtwin_abi::devrt::Archive::read(name, &bytes) {
+            Ok(a) => a,
+            Err(e) => return fail(opts, CUDA_ERROR_INVALID_IMAGE, format!("cuLinkAddData: {e}")),
+        };
+        let n = a.members.len();
+        let mut d = driver()?;
+        let st = d.links.get_mut(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        st.archives.push(a);
+        st.image = None;
+        let line = format!("simtwin: {name}: library of {n} member(s) added; it is searched at cuLinkComplete");
+        opts.write_log(CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, &line);
+        return Ok(());
+    }
+    let texts = ptx_of(kind, &bytes, name, opts)?;
     let n = texts.len();
     let mut d = driver()?;
     let st = d.links.get_mut(&id).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
@@ -122,7 +141,25 @@ pub fn link_complete(state: CUlinkState, image: Out<*mut std::ffi::c_void>, size
         crate::log_error!("cuLinkComplete: nothing was added to the link");
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let img = st.image.get_or_insert_with(|| crate::image::linked::build(&st.modules, st.opt_level));
+    if st.image.is_none() {
+        // Archives contribute only what the PTX still leaves undefined (static-library
+        // semantics, simtwin_abi::devrt).
+        let mut modules = st.modules.clone();
+        match simtwin_abi::devrt::resolve(&st.modules, &st.archives) {
+            Ok((add, notes)) => {
+                modules.extend(add);
+                for n in notes {
+                    crate::log_info!("cuLinkComplete: {n}");
+                }
+            }
+            Err(e) => {
+                crate::log_error!("cuLinkComplete: {e}");
+                return Err(CUDA_ERROR_INVALID_IMAGE);
+            }
+        }
+        st.image = Some(crate::image::linked::build(&modules, st.opt_level));
+    }
+    let img = st.image.as_mut().expect("built above");
     let (p, n) = (img.as_mut_ptr() as *mut std::ffi::c_void, img.len());
     image.set(p)?;
     size.set_if_asked(n)

@@ -277,6 +277,13 @@ fn submit_launch(l: Launch, name: &str) -> CuResult {
     if crate::api::graph::active() {
         let key = queue::key(&*driver()?, stream)?;
         if crate::api::graph::involved(key) {
+            if l.cooperative {
+                // A kernel node has no grid workspace here (its cooperative attribute is
+                // not supported): refused, not captured as a plain launch whose grid
+                // sync would trap.
+                crate::log_error!("{name} on a capturing stream: cooperative kernel nodes are not supported by the emulated driver");
+                return Err(CUDA_ERROR_NOT_SUPPORTED);
+            }
             // A launch on a capturing stream becomes a kernel node.
             let p = crate::boundary::KernelNodeIn {
                 func: l.f,
@@ -304,19 +311,35 @@ fn submit_launch(l: Launch, name: &str) -> CuResult {
 }
 
 pub fn launch_kernel(f: CUfunction, shape: Shape, args: KernelArgs) -> CuResult {
-    submit_launch(Launch { f, grid: shape.grid, block: shape.block, shared: shape.shared, stream: shape.stream, args }, "cuLaunchKernel")
+    submit_launch(
+        Launch { f, grid: shape.grid, block: shape.block, shared: shape.shared, stream: shape.stream, args, cooperative: false },
+        "cuLaunchKernel",
+    )
+}
+
+/// cuLaunchCooperativeKernel: a launch whose blocks must all be resident at once
+/// (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE otherwise) and that gets a grid workspace,
+/// so that cooperative_groups' grid sync works. It takes kernelParams only (no `extra`).
+pub fn launch_cooperative_kernel(f: CUfunction, shape: Shape, args: KernelArgs) -> CuResult {
+    submit_launch(
+        Launch { f, grid: shape.grid, block: shape.block, shared: shape.shared, stream: shape.stream, args, cooperative: true },
+        "cuLaunchCooperativeKernel",
+    )
 }
 
 /// cuLaunchKernelEx: the config and its attributes, copied at the boundary.
 pub fn launch_kernel_ex(cfg: Option<(CUlaunchConfig, Option<Vec<CUlaunchAttribute>>)>, f: CUfunction, args: KernelArgs) -> CuResult {
     let (c, attrs) = cfg.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let attrs = attrs.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let mut cooperative = false;
     for a in &attrs {
         // Attributes that change nothing observable on one emulated device are accepted
-        // (1 access policy, 3 sync policy, 8 priority); clusters and cooperative launches
-        // are not emulated.
+        // (1 access policy, 3 sync policy, 8 priority); 2 (COOPERATIVE, an int: nonzero
+        // makes it a cooperative launch, as cuLaunchCooperativeKernel); clusters are not
+        // emulated.
         match a.id {
             1 | 3 | 8 => {}
+            2 => cooperative = a.value[0] as u32 != 0,
             _ => {
                 crate::log_warn!("cuLaunchKernelEx: launch attribute {} is not emulated", a.id);
                 return Err(CUDA_ERROR_NOT_SUPPORTED);
@@ -331,6 +354,7 @@ pub fn launch_kernel_ex(cfg: Option<(CUlaunchConfig, Option<Vec<CUlaunchAttribut
             shared: c.shared_mem_bytes,
             stream: c.h_stream,
             args,
+            cooperative,
         },
         "cuLaunchKernelEx",
     )

@@ -33,6 +33,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     texture: rt_texture,
     block_barrier: rt_block_barrier,
     warp_exited: rt_warp_exited,
+    grid_workspace: rt_grid_workspace,
 };
 
 /// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
@@ -467,4 +468,16 @@ unsafe extern "C" fn rt_block_barrier(op: u32, site: abi::Site, arrived: u32, ex
     check_watchdog(w, f, "__syncthreads");
     leave(f);
     0
+}
+
+/// The running launch's grid workspace (0 unless cooperative): what a grid sync reads
+/// through `%envreg1`/`%envreg2`. Outside a launch: 0 (a grid sync there traps).
+unsafe extern "C" fn rt_grid_workspace() -> u64 {
+    let Some((w, f)) = on_fiber() else {
+        outside_launch("the grid workspace (%envreg1/%envreg2)");
+        return 0;
+    };
+    let ws = with_worker(w, |wk| wk.call.grid_workspace);
+    leave(f);
+    ws
 }

@@ -65,6 +65,8 @@ pub(crate) struct KernelCall {
     pub fields: BlockFields,
     /// Dynamic shared memory of the running block.
     smem: Vec<u128>,
+    /// The launch's grid workspace (`LaunchConfig::grid_workspace`; 0: not cooperative).
+    pub grid_workspace: u64,
 }
 
 /// The fiber the scheduler resumed, read by the runtime entries and signal handlers.
@@ -219,6 +221,7 @@ impl Worker {
                 slot: ptr::null_mut(),
                 fields: BlockFields::default(),
                 smem: Vec::new(),
+                grid_workspace: 0,
             },
             block: Block::new(),
             running: Running { current: ptr::null_mut(), index: 0 },
@@ -270,6 +273,7 @@ impl Worker {
         }
         c.run = Some(kernel.run);
         c.params = params.as_ptr();
+        c.grid_workspace = cfg.grid_workspace;
         let prefix = cfg.smem_prefix.div_ceil(16) * 16;
         let words = (prefix + cfg.dyn_smem_bytes).div_ceil(16).max(1);
         if c.smem.len() < words {

@@ -83,6 +83,11 @@ pub fn forwarded(name: &str, a: &[u64], lookup: Lookup) {
             let block = [arg(4) as u32, arg(5) as u32, arg(6) as u32];
             launch(s, lookup, arg(0) as usize, grid, block, arg(7) as u32, arg(8), arg(9), arg(10));
         }
+        "cuLaunchCooperativeKernel" => {
+            let grid = [arg(1) as u32, arg(2) as u32, arg(3) as u32];
+            let block = [arg(4) as u32, arg(5) as u32, arg(6) as u32];
+            launch(s, lookup, arg(0) as usize, grid, block, arg(7) as u32, arg(8), arg(9), 0);
+        }
         "cuLaunchKernelEx" => {
             let Some(c) = read::<CUlaunchConfig>(arg(0)) else { return };
             let grid = [c.grid_dim_x, c.grid_dim_y, c.grid_dim_z];

@@ -126,7 +126,7 @@ pub fn kref(name: &str, run: abi::RunFn) -> KernelRef {
 }
 
 pub fn cfg(grid: [u32; 3], block: [u32; 3], smem: usize) -> LaunchConfig {
-    LaunchConfig { grid, block, dyn_smem_bytes: smem, smem_prefix: 0 }
+    LaunchConfig { grid, block, dyn_smem_bytes: smem, smem_prefix: 0, grid_workspace: 0 }
 }
 
 pub fn run(k: &KernelRef, c: LaunchConfig, params: &[*mut c_void]) -> LaunchOutcome {

@@ -238,6 +238,12 @@ typedef struct simtwin_runtime {
        `warp` of the block, whose lanes `gone` had exited (the warp-lane-exited hazard, as
        a fiber's collective reports it). Returns nonzero when the launch stops. */
     int32_t (*warp_exited)(uint32_t op, simtwin_site_t site, uint32_t mask, uint32_t warp, uint32_t gone);
+    /* Added within version 2 (present when `size` covers it): the running launch's grid
+       workspace, 0 unless it is a cooperative launch (cuLaunchCooperativeKernel, or
+       cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE). Zeroed for each launch; its
+       32-bit word at offset 4 is the grid barrier's counter (cooperative_groups'
+       grid_group::sync). PTX reads it as %envreg1 (high half) and %envreg2 (low half). */
+    uint64_t (*grid_workspace)(void);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

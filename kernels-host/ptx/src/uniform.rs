@@ -283,6 +283,9 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             if op == "nanosleep" {
                 return Plan::fibers(at("a spin-wait hint"));
             }
+            if polling_load(i) {
+                return Plan::fibers(at("a polling load (an acquire load at device or system scope, as a grid sync spins on)"));
+            }
             if op == "mbarrier" || (op == "cp" && i.src.has(".mbarrier")) {
                 return Plan::fibers(at("an mbarrier (its waits are rendezvous of threads)"));
             }
@@ -701,6 +704,13 @@ fn elided_shuffles(f: &Func, cfg: &Cfg, syncs: &[usize], read: &[bool]) -> HashM
 
 // ---- spin-waits -------------------------------------------------------------------
 
+/// An acquire load at device (`.gpu`) or system scope: how a thread polls a flag another
+/// block sets (cooperative_groups' grid sync spins on one). The emitter puts a spin-wait
+/// hint (the runtime's `yield_now`) before it, and its kernel keeps fibers.
+pub fn polling_load(i: &Instr) -> bool {
+    matches!(i.src.op.as_str(), "ld" | "ldu") && i.src.has(".acquire") && (i.src.has(".gpu") || i.src.has(".sys"))
+}
+
 /// Whether no thread of a plain-path kernel can wait or spin: no cycle in the control
 /// flow of any function it reaches, no call cycle and no indirect call, no fence and no
 /// clock read (the runtime may preempt a thread at those calls). Its runner then runs
@@ -750,11 +760,34 @@ fn calm(m: &Module, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> bool {
 }
 
 /// A loop of `f` whose exit depends on memory read inside it (or on the clock): it may
-/// wait for another thread, which a loop over threads would never run.
+/// wait for another thread, which a loop over threads would never run. Nested loops are
+/// looked at one by one (a spin inside a counted loop, such as cooperative_groups' grid
+/// sync inside a kernel's rounds, leaves only its own loop on a value it reads): each
+/// loop's inner loops are the cycles left once the edges back to its entries are cut.
 fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
-    let sccs = cycles(cfg);
-    for scc in sccs {
+    let mut work = cycles(cfg);
+    let mut cut: HashSet<(usize, usize)> = HashSet::new();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); cfg.blocks.len()];
+    for (p, blk) in cfg.blocks.iter().enumerate() {
+        for &t in &blk.succs {
+            preds[t].push(p);
+        }
+    }
+    while let Some(scc) = work.pop() {
         let inside: HashSet<usize> = scc.iter().copied().collect();
+        // Its entries: block 0, or blocks reached from outside it.
+        let entries: HashSet<usize> = scc.iter().copied().filter(|&b| b == 0 || preds[b].iter().any(|p| !inside.contains(p))).collect();
+        let before = cut.len();
+        for &b in &scc {
+            for &t in &cfg.blocks[b].succs {
+                if entries.contains(&t) {
+                    cut.insert((b, t));
+                }
+            }
+        }
+        if cut.len() > before {
+            work.extend(cycles_within(cfg, &inside, &cut));
+        }
         let mut tainted = vec![false; f.regs.len()];
         loop {
             let mut changed = false;
@@ -810,9 +843,28 @@ fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
     None
 }
 
+/// The cycles among the blocks `within`, leaving out the edges of `cut`.
+fn cycles_within(cfg: &Cfg, within: &HashSet<usize>, cut: &HashSet<(usize, usize)>) -> Vec<Vec<usize>> {
+    let succs: Vec<Vec<usize>> = (0..cfg.blocks.len())
+        .map(|b| {
+            if !within.contains(&b) {
+                return Vec::new();
+            }
+            cfg.blocks[b].succs.iter().copied().filter(|t| within.contains(t) && !cut.contains(&(b, *t))).collect()
+        })
+        .collect();
+    tarjan(&succs)
+}
+
 /// The strongly connected components of the graph that hold a cycle (Tarjan).
 fn cycles(cfg: &Cfg) -> Vec<Vec<usize>> {
-    let n = cfg.blocks.len();
+    let succs: Vec<Vec<usize>> = cfg.blocks.iter().map(|b| b.succs.clone()).collect();
+    tarjan(&succs)
+}
+
+/// The strongly connected components holding a cycle of the graph `succs` (Tarjan).
+fn tarjan(succs: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = succs.len();
     let mut index = vec![usize::MAX; n];
     let mut low = vec![0; n];
     let mut on = vec![false; n];
@@ -831,7 +883,7 @@ fn cycles(cfg: &Cfg) -> Vec<Vec<usize>> {
         stack.push(root);
         on[root] = true;
         while let Some(&mut (v, ref mut k)) = work.last_mut() {
-            if let Some(&w) = cfg.blocks[v].succs.get(*k) {
+            if let Some(&w) = succs[v].get(*k) {
                 *k += 1;
                 if index[w] == usize::MAX {
                     index[w] = next;
@@ -857,7 +909,7 @@ fn cycles(cfg: &Cfg) -> Vec<Vec<usize>> {
                             break;
                         }
                     }
-                    let cyclic = comp.len() > 1 || cfg.blocks[v].succs.contains(&v);
+                    let cyclic = comp.len() > 1 || succs[v].contains(&v);
                     if cyclic {
                         comp.sort_unstable();
                         out.push(comp);

@@ -210,6 +210,11 @@ unsafe extern "C" fn texture(req: *mut ffi::TexRequest) {
 }
 
 /// Twins never call it (only PTX mode's loop path does): a call is a test failure.
+/// No launch here is cooperative: no grid workspace (grid sync traps, as in a plain launch).
+unsafe extern "C" fn grid_workspace() -> u64 {
+    0
+}
+
 unsafe extern "C" fn warp_exited(_op: u32, _site: ffi::Site, _mask: u32, _warp: u32, _gone: u32) -> i32 {
     eprintln!("mock runtime: warp_exited called by a twin");
     std::process::abort();
@@ -237,6 +242,7 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     texture,
     block_barrier,
     warp_exited,
+    grid_workspace,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {

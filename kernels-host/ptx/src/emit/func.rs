@@ -338,6 +338,11 @@ impl<'a> FnEmitter<'a> {
             "%dynamic_smem_size" => "(uint32_t)T.ctx->dyn_smem_size".into(),
             "%total_smem_size" | "%aggr_smem_size" => "(uint32_t)T.smem_size".into(),
             "%current_graph_exec" => return Ok(("(uint64_t)0".into(), 8)),
+            // A cooperative launch's grid workspace (cooperative_groups' grid_group reads
+            // it as envreg1:envreg2, high:low; 0 otherwise, where grid sync traps, as on the
+            // device); the other environment registers read 0.
+            "%envreg1" => "(::__simtwin::rt->grid_workspace() >> 32)".into(),
+            "%envreg2" => "::__simtwin::rt->grid_workspace()".into(),
             b if b.starts_with("%envreg") => "0u".into(),
             b if b.starts_with("%pm") => {
                 if b.ends_with("_64") {

@@ -486,6 +486,11 @@ impl FnEmitter<'_> {
         let a = self.addr(self.arg(i, 1)?, space)?;
         let volatile = i.src.has(".volatile") || i.src.has(".relaxed") || i.src.has(".acquire");
         let f = if volatile && space != Some(Space::Param) { "vload" } else { "load" };
+        // An acquire load at device or system scope is how threads poll a flag another
+        // block sets (cooperative_groups' grid sync spins on one): let the rest of the
+        // block, and other blocks, run first (a spin-wait hint, as `nanosleep`; such
+        // kernels keep fibers, simtwin-ptx `uniform`).
+        let poll = if crate::uniform::polling_load(i) { format!("::__simtwin::rt->yield_now({}); ", self.site()) } else { String::new() };
         let ct = ctype(t);
         let d = self.arg(i, 0)?.clone();
         if let Some(off) = self.own_param_offset(self.arg(i, 1)?, space, t.size() * n as u32) {
@@ -507,11 +512,11 @@ impl FnEmitter<'_> {
         let skip = if f == "load" && self.aligned.contains_key(&self.node) { format!(", {}", self.aligned_arg) } else { String::new() };
         if n == 1 {
             let e = format!("{f}<{ct}{skip}>({a})");
-            return self.set(&d, t, &e);
+            return Ok(format!("{poll}{}", self.set(&d, t, &e)?));
         }
         let Op::Vector(parts) = d else { return Err(self.unsupported("vector load into a non-vector")) };
         let tmp = self.fresh();
-        let mut s = format!("uint64_t {tmp} = {a}; ");
+        let mut s = format!("{poll}uint64_t {tmp} = {a}; ");
         // Every lane used: ptxas keeps the whole vector access (LDG.64/.128), which needs the
         // vector's alignment (716 otherwise); lanes unused: it may narrow the access, and
         // each element needs only its own (checked by the element loads).
