@@ -499,7 +499,7 @@ const LAYERS: &[Layers] = &[
         within: &[],
         diagrams: &["abi/README.md"],
         layers: &[
-            (&["kernel", "manifest", "counters", "trace", "linked"], "the contracts between processes, one module each"),
+            (&["kernel", "manifest", "counters", "trace", "linked", "devrt"], "the contracts between processes, one module each; devrt: static-library links (libcudadevrt.a)"),
             (&["cuda"], "cuda.h's result codes, types and structs"),
             (&["ffi", "files"], "the helpers every crate needs (C strings, dladdr, file kinds)"),
         ],
