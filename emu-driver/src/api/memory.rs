@@ -381,6 +381,36 @@ fn side_for(mt: u32) -> CuResult<Option<Side>> {
     }
 }
 
+/// A 2D copy's geometry: the addresses of its first bytes, its pitches (0: the row
+/// width), its width and height, and the sides of its destination and source.
+struct Geometry2D {
+    dst: u64,
+    dp: u64,
+    src: u64,
+    sp: u64,
+    w: u64,
+    h: u64,
+    ed: Option<Side>,
+    es: Option<Side>,
+}
+
+fn geometry_2d(c: &CUDA_MEMCPY2D) -> CuResult<Geometry2D> {
+    let es = side_for(c.src_memory_type)?;
+    let ed = side_for(c.dst_memory_type)?;
+    let src_base = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device };
+    let dst_base = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device };
+    Ok(Geometry2D {
+        src: src_base + c.src_x_in_bytes as u64 + c.src_y as u64 * c.src_pitch as u64,
+        dst: dst_base + c.dst_x_in_bytes as u64 + c.dst_y as u64 * c.dst_pitch as u64,
+        sp: if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch } as u64,
+        dp: if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch } as u64,
+        w: c.width_in_bytes as u64,
+        h: c.height as u64,
+        ed,
+        es,
+    })
+}
+
 fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResult {
     let c = p.ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if c.src_memory_type == CU_MEMORYTYPE_ARRAY || c.dst_memory_type == CU_MEMORYTYPE_ARRAY {
@@ -392,17 +422,7 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
         if graph::involved(key) {
             // On a capturing stream the copy becomes a memcpy node (checked now).
-            let es = side_for(c.src_memory_type)?;
-            let ed = side_for(c.dst_memory_type)?;
-            let src = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device }
-                + c.src_x_in_bytes as u64
-                + c.src_y as u64 * c.src_pitch as u64;
-            let dst = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device }
-                + c.dst_x_in_bytes as u64
-                + c.dst_y as u64 * c.dst_pitch as u64;
-            let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch } as u64;
-            let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch } as u64;
-            let (w, h) = (c.width_in_bytes as u64, c.height as u64);
+            let Geometry2D { dst, dp, src, sp, w, h, ed, es } = geometry_2d(&c)?;
             memory::check_copy_2d(&d, dst, dp, src, sp, w, h, ed, es)?;
             drop(d);
             let op = graph::Op::Copy2D { dst, dpitch: dp, src, spitch: sp, width: w, height: h };
@@ -416,17 +436,7 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         // 2D copies are staged like 1D ones: validated now, run in stream order, and
         // complete before returning when synchronous or into pageable memory.
         let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
-        let es = side_for(c.src_memory_type)?;
-        let ed = side_for(c.dst_memory_type)?;
-        let src = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device }
-            + c.src_x_in_bytes as u64
-            + c.src_y as u64 * c.src_pitch as u64;
-        let dst = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device }
-            + c.dst_x_in_bytes as u64
-            + c.dst_y as u64 * c.dst_pitch as u64;
-        let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch } as u64;
-        let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch } as u64;
-        let (w, h) = (c.width_in_bytes as u64, c.height as u64);
+        let Geometry2D { dst, dp, src, sp, w, h, ed, es } = geometry_2d(&c)?;
         memory::check_copy_2d(&d, dst, dp, src, sp, w, h, ed, es)?;
         let pageable = |p: u64| memory::side_of(&d, p) == Side::Host && memory::is_pageable(&d, p);
         let force = stream.is_none() || pageable(dst) || pageable(src);
@@ -437,15 +447,8 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         }
         return Ok(());
     }
-    let es = side_for(c.src_memory_type)?;
-    let ed = side_for(c.dst_memory_type)?;
-    let src_base = if es == Some(Side::Host) { c.src_host as u64 } else { c.src_device };
-    let dst_base = if ed == Some(Side::Host) { c.dst_host as u64 } else { c.dst_device };
-    let src = src_base + c.src_x_in_bytes as u64 + c.src_y as u64 * c.src_pitch as u64;
-    let dst = dst_base + c.dst_x_in_bytes as u64 + c.dst_y as u64 * c.dst_pitch as u64;
-    let sp = if c.src_pitch == 0 { c.width_in_bytes } else { c.src_pitch };
-    let dp = if c.dst_pitch == 0 { c.width_in_bytes } else { c.dst_pitch };
-    memory::copy_2d(&d, dst, dp as u64, src, sp as u64, c.width_in_bytes as u64, c.height as u64, ed, es)
+    let Geometry2D { dst, dp, src, sp, w, h, ed, es } = geometry_2d(&c)?;
+    memory::copy_2d(&d, dst, dp, src, sp, w, h, ed, es)
 }
 
 pub fn memcpy_2d(p: Option<CUDA_MEMCPY2D>) -> CuResult {
