@@ -109,6 +109,30 @@ fn grid_sync_gives_every_element_over_1d_and_3d_grids_on_one_and_two_workers() {
     }
 }
 
+/// A cooperative grid sized as programs size it, occupancy x SMs (2112 blocks of 128
+/// threads on the H200's profile: 270 336 threads suspended at the grid barrier at once):
+/// more stacks than a process may map one by one (`vm.max_map_count`), so this runs only
+/// because stacks are carved from chunk mappings (exec/stacks.rs), and more spinning
+/// blocks than the 1024 helper threads the executor allowed before.
+#[test]
+fn a_grid_of_occupancy_times_sms_blocks_completes() {
+    let (kv, err) = run("coop.ptx", &["limits"], &[]);
+    let sms: u32 = get(&kv, "sms", &err).parse().unwrap();
+    let occ: u32 = get(&kv, "occupancy", &err).parse().unwrap();
+    let grid = (sms * occ).to_string();
+    assert!(sms * occ * 128 > 65_530 / 2, "the grid needs more stacks than one mapping pair each allows: {sms} x {occ}");
+    // Guard pages that do not split a mapping need Linux 6.13 (MADV_GUARD_INSTALL); before
+    // it such a grid ends with the watchdog's 702, as docs/driver.md says.
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut v = release.trim().split(|c: char| !c.is_ascii_digit()).map(|x| x.parse::<u32>().unwrap_or(0));
+    let light_guards = (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (6, 13);
+    let watchdog = if light_guards { "120" } else { "5" };
+    let (kv, err) = run("coop.ptx", &["sync", &grid, "1", "1", "128", "1", "1", "2"], &[("EMU_CUDA_WATCHDOG", watchdog)]);
+    assert_eq!(get(&kv, "launch", &err), "0", "{err}");
+    let want = if light_guards { "ok" } else { "702" };
+    assert_eq!(get(&kv, "sync", &err), want, "{grid} blocks, Linux {}: {err}", release.trim());
+}
+
 #[test]
 fn grid_sync_in_a_plain_launch_traps_as_on_the_device() {
     let (kv, err) = run("coop.ptx", &["plain", "4", "1", "1", "64", "1", "1", "2"], &[]);

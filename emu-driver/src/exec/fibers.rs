@@ -1,7 +1,7 @@
 //! Fibers: the one place where the executor switches stacks.
 //!
-//! A worker owns a pool of fibers whose stacks (corosensei's `DefaultStack`: an mmap
-//! with a guard page) are created once and reused by every later block and launch. A
+//! A worker owns a pool of fibers whose stacks (`stacks`: carved from chunk mappings,
+//! each with a guard page) are created once and reused by every later block and launch. A
 //! fiber's body is a loop "run the range of threads I was given, note that it ended,
 //! continue something else, wait for the next range", so a fiber outlives the threads it runs
 //! and a block that never reaches a rendezvous costs a single resume: the whole block
@@ -10,8 +10,8 @@
 //! The switch is symmetric ([`switch`]): any context (the scheduler's or a fiber's)
 //! saves itself and continues another, so a thread that waits at a rendezvous switches
 //! straight to the next runnable thread's fiber, one switch per thread instead of a
-//! round trip through the scheduler (corosensei's coroutines only switch between a
-//! coroutine and the one that resumed it, which costs twice as much at a barrier). When
+//! round trip through the scheduler (a coroutine library's coroutines only switch between
+//! a coroutine and the one that resumed it, which costs twice as much at a barrier). When
 //! a fiber's range is done it calls its home's `range_end` hook, which notes the exits
 //! and continues whatever runs next. A fiber switches to the scheduler (its [`Home`])
 //! with an [`Event`] only when nothing it may run is left or the launch must stop.
@@ -30,8 +30,8 @@
 #[cfg(not(all(target_arch = "x86_64", unix)))]
 compile_error!("simtwin's fiber switch (exec/fibers.rs) is written for x86-64 System V (Linux)");
 
+use super::stacks::StackChunks;
 use crate::abi::{self, RunFn, ThreadCtx};
-use corosensei::stack::{DefaultStack, Stack};
 use std::arch::{asm, naked_asm};
 use std::ffi::c_void;
 use std::ptr;
@@ -122,7 +122,8 @@ pub(crate) struct Fiber {
     /// Highest address a frame of this fiber uses (16-byte aligned, below the colour
     /// offset).
     stack_top: usize,
-    stack: DefaultStack,
+    /// One past the highest address of the stack.
+    stack_base: usize,
     /// The thread of this fiber's range that last called `yield_now`, and where (None
     /// since the range was assigned): a timed-out spinner the watchdog finds between two
     /// yields is reported at its yield site.
@@ -140,7 +141,7 @@ impl Fiber {
 
     /// Whether `sp` lies in this fiber's stack mapping (guard page included).
     pub fn holds_stack_pointer(&self, sp: usize) -> bool {
-        sp >= self.stack_limit && sp < self.stack.base().get()
+        sp >= self.stack_limit && sp < self.stack_base
     }
 
     /// A fresh context: the next switch to this fiber enters `fiber_start`.
@@ -221,6 +222,7 @@ pub(crate) struct FiberPool {
     len: u32,
     idle: Vec<u32>,
     stack_size: usize,
+    stacks: StackChunks,
     /// Fibers created since the pool was made (for statistics).
     pub created: u64,
 }
@@ -233,7 +235,7 @@ impl FiberPool {
         if slab.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        FiberPool { slab, len: 0, idle: Vec::new(), stack_size, created: 0 }
+        FiberPool { slab, len: 0, idle: Vec::new(), stack_size, stacks: StackChunks::new(), created: 0 }
     }
 
     fn layout() -> std::alloc::Layout {
@@ -338,10 +340,9 @@ impl FiberPool {
         if idx as usize >= MAX_FIBERS {
             return Err(format!("more than {MAX_FIBERS} fibers on one worker"));
         }
-        let stack =
-            DefaultStack::new(self.stack_size).map_err(|e| format!("cannot allocate a {}-byte fiber stack: {e}", self.stack_size))?;
+        let stack = self.stacks.take(self.stack_size)?;
         let colour = (idx as usize * 7 % COLOURS) * COLOUR_STEP;
-        let top = (stack.base().get() - colour) & !15;
+        let top = (stack.base - colour) & !15;
         let f = self.slab.wrapping_add(idx as usize);
         // SAFETY: slot `idx` is inside the slab and empty (slots below `len` hold fibers).
         unsafe {
@@ -356,9 +357,9 @@ impl FiberPool {
                 ctx: new_ctx(),
                 run: None,
                 params: ptr::null(),
-                stack_limit: stack.limit().get(),
+                stack_limit: stack.limit,
                 stack_top: top,
-                stack,
+                stack_base: stack.base,
                 last_yield: None,
             });
         }
@@ -396,6 +397,7 @@ impl FiberPool {
         }
         self.len = 0;
         self.idle.clear();
+        self.stacks.release_all();
     }
 }
 
@@ -721,26 +723,17 @@ mod tests {
         let f = pool.get(fi);
         assert!(f.holds_stack_pointer(f.stack_limit) && f.holds_stack_pointer(f.stack_top - 8));
         assert!(!f.holds_stack_pointer(f.stack_limit - 1));
-        // The lowest page of the mapping is inaccessible, so an overflow faults there
-        // (and `fault::fault_failure` reports it as a stack overflow).
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let guard = maps
-            .lines()
-            .find(|l| {
-                let (range, _) = l.split_once(' ').unwrap();
-                let (a, b) = range.split_once('-').unwrap();
-                let (a, b) = (usize::from_str_radix(a, 16).unwrap(), usize::from_str_radix(b, 16).unwrap());
-                a <= f.stack_limit && f.stack_limit < b
-            })
-            .expect("the stack's lowest page is mapped");
-        assert!(guard.split_whitespace().nth(1).unwrap().starts_with("---"), "guard page: {guard}");
-        let above = f.stack_limit + 4096;
-        let page_rw = maps.lines().any(|l| {
-            let (range, rest) = l.split_once(' ').unwrap();
-            let (a, b) = range.split_once('-').unwrap();
-            let (a, b) = (usize::from_str_radix(a, 16).unwrap(), usize::from_str_radix(b, 16).unwrap());
-            a <= above && above < b && rest.starts_with("rw")
-        });
-        assert!(page_rw, "the page above the guard is the stack");
+        // The lowest page is inaccessible, so an overflow faults there (and
+        // `fault::fault_failure` reports it as a stack overflow); the page above is the
+        // stack. process_vm_readv on this process answers EFAULT instead of faulting.
+        let readable = |addr: usize| {
+            let mut b = 0u8;
+            let local = libc::iovec { iov_base: (&mut b as *mut u8).cast(), iov_len: 1 };
+            let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: 1 };
+            // SAFETY: reads one byte into `b`; the kernel checks the remote address.
+            unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) == 1 }
+        };
+        assert!(!readable(f.stack_limit) && !readable(f.stack_limit + 4095), "guard page");
+        assert!(readable(f.stack_limit + 4096), "the page above the guard is the stack");
     }
 }

@@ -1,6 +1,6 @@
 //! The SIMT executor (docs/architecture.md): runs a grid of a host-compiled kernel block by
-//! block, every CUDA thread on a fiber (a stack of its own, switched by `fibers`'s own
-//! code; corosensei only provides the stacks) or, on PTX mode's loop path, a block's
+//! block, every CUDA thread on a fiber (a stack of its own from `stacks`, switched by
+//! `fibers`'s own code) or, on PTX mode's loop path, a block's
 //! threads as loops between barriers on one fiber (`loops`), with sm_70+ barrier and warp-collective
 //! semantics, convergence for `__activemask`, structural deadlock detection, a watchdog
 //! for launches that make no progress, and hazard reports.
@@ -63,6 +63,7 @@ mod race;
 mod runtime;
 mod scheduler;
 mod smem;
+mod stacks;
 mod threads;
 mod turns;
 mod types;

@@ -22,11 +22,13 @@ pub const HAZARD_ERROR_CODE: u32 = CUDA_ERROR_LAUNCH_FAILED;
 
 pub use crate::config::{DEFAULT_PREEMPT, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG, MIN_STACK_SIZE};
 /// At most this many more OS threads run blocks of one launch concurrently so that a
-/// block spinning on a later block sees it start (block-level forward progress). 1024:
-/// a reverse chain of 512 spinning blocks completes on the H200 (`spin_blocks_reverse_512`,
-/// resident there), as do hand-made grid barriers over a few hundred blocks; each helper
-/// is an OS thread with its block's fibers (stacks mapped, touched only as used).
-pub const MAX_SPIN_HELPERS: u32 = 1024;
+/// block spinning on a later block sees it start (block-level forward progress): the
+/// most blocks a Hopper device holds resident at once (32 per SM, 132 SMs), so that a
+/// cooperative grid sized by the occupancy API fits whatever its block shape. The launch's
+/// own limit is its occupancy x SMs (`ExecOptions::resident_blocks`). Each helper is an
+/// OS thread with its block's fibers (stacks mapped a chunk at a time, touched only as
+/// used: `stacks`).
+pub const MAX_SPIN_HELPERS: u32 = 32 * 132;
 
 /// A kernel entry of a bound kernel library.
 #[derive(Clone)]
