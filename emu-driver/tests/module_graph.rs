@@ -484,6 +484,7 @@ const LAYERS: &[Layers] = &[
             (&["fault"], "signal handling"),
             (&["current"], "the running fiber as kernel code finds it"),
             (&["fibers"], "the fiber pool and the stack switches"),
+            (&["stacks"], "fiber stacks, mapped a chunk at a time"),
             (&["race"], "the shared-memory checks of a worker"),
             (&["deadlock"], "a block where nothing can run"),
             (&["block"], "a block's rendezvous put together"),
