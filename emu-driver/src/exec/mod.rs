@@ -23,10 +23,10 @@
 //!   `race`: the shared-memory checks of a worker (`EMU_CUDA_CHECKS`: poisoning and the
 //!   race detector, fed by checking libraries' accesses and the block's sync events);
 //! - `fibers`: the fiber pool and the stack switches (the only stack-switching code);
-//! - `stacks`: fiber stacks, carved from chunk mappings (guard pages that do not split them);
 //!   `current`: the running fiber as kernel code finds it (through the context slot);
 //!   `fault`: signal handling, which asks a `SignalTarget` whom a signal hit;
 //!   `watchdog`: forward progress; `turns`: spinning blocks take turns on the cores;
+//! - `stacks`: fiber stacks, carved from chunk mappings (guard pages that do not split them);
 //! - `scheduler`: a worker runs its blocks and, within a block, resumes fibers (the
 //!   worker's state grouped by concern: fibers, kernel call, block, running fiber,
 //!   hazard log, watchdog, statistics); it is the signal target;
