@@ -21,7 +21,7 @@ pub struct Launch {
     pub args: KernelArgs,
     /// A cooperative launch (cuLaunchCooperativeKernel, or cuLaunchKernelEx with
     /// CU_LAUNCH_ATTRIBUTE_COOPERATIVE): every block must fit on the device at once, and
-    /// the kernel gets a grid workspace (grid-wide sync).
+    /// the context's grid workspace is made if it has none yet.
     pub cooperative: bool,
 }
 
@@ -39,8 +39,9 @@ pub struct Prepared {
     /// The launch is in its kernel's tally already (`prepare` with `count`): taken back
     /// if it fails.
     counted: bool,
-    /// A cooperative launch: it runs with a zeroed grid workspace of its own.
-    cooperative: bool,
+    /// The context's grid workspace (0: none yet); it lives as long as the context,
+    /// which outlives the launches queued on it.
+    workspace: u64,
 }
 
 // SAFETY: the argument buffer holds plain values (device pointers are addresses); the
@@ -64,7 +65,7 @@ impl Prepared {
 /// `count`: the launch runs right after (not deferred), so it joins its kernel's tally
 /// under this hold (every tally is written under the driver's lock).
 pub fn prepare(l: Launch, count: bool) -> CuResult<Prepared> {
-    let d = driver()?;
+    let mut d = driver()?;
     // A named stream carries the context (cuLaunchKernel on a stream succeeds with
     // none current, measured on an H200).
     let ctx = d.stream_context(l.stream)?;
@@ -162,8 +163,9 @@ pub fn prepare(l: Launch, count: bool) -> CuResult<Prepared> {
         let (threads, blocks) = totals(l.grid, l.block);
         k.tally.add_locked(threads, blocks);
     }
+    let workspace = workspace_of(&mut d, ctx, l.cooperative);
     drop(d);
-    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args, counted: count, cooperative: l.cooperative })
+    Ok(Prepared { func, ctx, opts, grid: l.grid, block: l.block, shared: l.shared, args, counted: count, workspace })
 }
 
 /// Threads and blocks of a launch.
@@ -276,10 +278,39 @@ fn count_zero_copy(d: &crate::state::Driver, k: &crate::module::Kernel, args: &[
     }
 }
 
-/// A cooperative launch's grid workspace: 256 zeroed bytes, 256-byte aligned (the
-/// barrier counter is the word at offset 4).
+/// A context's grid workspace, as the device keeps one (measured on an H100,
+/// reports/reference/h200/coop-graphs/): made at the context's first cooperative launch
+/// and handed to that launch and every later one, cooperative or not, through
+/// `%envreg1`:`%envreg2` (before it, a plain launch reads 0 and a grid sync traps);
+/// 256 bytes, 256-byte aligned, its first word the workspace's size (16, as the device's
+/// reads) and the grid barrier's counter at offset 4 (0 when made; a completed grid sync
+/// leaves it as cooperative_groups' barrier expects, so it is never reset).
 #[repr(C, align(256))]
-struct GridWorkspace([u64; 32]);
+pub struct GridWorkspace([u64; 32]);
+
+impl GridWorkspace {
+    fn new() -> Box<GridWorkspace> {
+        let mut w = Box::new(GridWorkspace([0; 32]));
+        w.0[0] = 16;
+        w
+    }
+}
+
+/// Context `ctx`'s grid workspace for a launch: made by a cooperative launch, 0 for a
+/// plain one before any was.
+fn workspace_of(d: &mut crate::state::Driver, ctx: u64, cooperative: bool) -> u64 {
+    // Most programs never launch cooperatively: no lookup per launch for them.
+    static ANY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !cooperative && !ANY.load(std::sync::atomic::Ordering::Relaxed) {
+        return 0;
+    }
+    let Some(c) = d.contexts.get_mut(&ctx) else { return 0 };
+    if cooperative && c.grid_workspace.is_none() {
+        c.grid_workspace = Some(GridWorkspace::new());
+        ANY.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    c.grid_workspace.as_ref().map_or(0, |w| w.0.as_ptr() as u64)
+}
 
 /// Runs a prepared launch on the executor. An error while the kernel runs does not fail
 /// the call: as on a device it reaches the program at the next call of the context, and
@@ -300,16 +331,12 @@ pub fn run(mut p: Prepared) -> CuResult {
         many = k.param_offsets.iter().map(|&o| base.wrapping_add(o as usize) as *mut c_void).collect();
         &many
     };
-    // A cooperative launch's grid workspace: zeroed, its own, alive for the launch (the
-    // device's is driver memory the program never sees; the kernel reaches it only
-    // through %envreg1/%envreg2).
-    let workspace = p.cooperative.then(|| Box::new(GridWorkspace([0; 32])));
     let cfg = exec::LaunchConfig {
         grid: p.grid,
         block: p.block,
         dyn_smem_bytes: p.shared as usize,
         smem_prefix: k.smem_prefix as usize,
-        grid_workspace: workspace.as_ref().map_or(0, |w| w.0.as_ptr() as u64),
+        grid_workspace: p.workspace,
     };
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.

@@ -149,6 +149,9 @@ pub struct Context {
     pub limits: HashMap<u32, u64>,
     pub cache_config: u32,
     pub shared_config: u32,
+    /// The grid workspace, made at the context's first cooperative launch and handed to
+    /// every launch after it (`launch::GridWorkspace`).
+    pub grid_workspace: Option<Box<crate::launch::GridWorkspace>>,
 }
 
 pub struct Primary {

@@ -1,7 +1,7 @@
 /* simtwin shim for <cooperative_groups.h>: thread blocks and static tiles of a warp,
-   built on the barrier and warp collectives of the runtime table, and the grid group of
-   a cooperative launch (its workspace from the runtime's grid_workspace, the barrier
-   nvcc's header compiles to). Coalesced groups and cg::reduce are not provided (a
+   built on the barrier and warp collectives of the runtime table, and the grid group
+   (the context's workspace from the runtime's grid_workspace, made by its first
+   cooperative launch as on the device; the barrier nvcc's header compiles to). Coalesced groups and cg::reduce are not provided (a
    compile error names them). */
 #ifndef __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H
 #define __SIMTWIN_SHIM_COOPERATIVE_GROUPS_H

@@ -8,8 +8,19 @@ use std::collections::HashMap;
 
 fn new_context(d: &mut Driver, dev: CUdevice, flags: u32, primary: bool) -> u64 {
     let id = d.new_id();
-    d.contexts
-        .insert(id, Context { device: dev, flags, primary, sticky: None, limits: default_limits(), cache_config: 0, shared_config: 0 });
+    d.contexts.insert(
+        id,
+        Context {
+            device: dev,
+            flags,
+            primary,
+            sticky: None,
+            limits: default_limits(),
+            cache_config: 0,
+            shared_config: 0,
+            grid_workspace: None,
+        },
+    );
     id
 }
 
@@ -214,7 +225,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
         let id = d.ctx_from_handle(ctx)?;
         d.context(id)?
     };
-    crate::api::graph::prohibited_call(id, "cuCtxSynchronize_v2")?;
+    crate::api::graph::sync_context(id, "cuCtxSynchronize_v2")?;
     crate::queue::force_context(id, "cuCtxSynchronize_v2")?;
     driver()?.context(id)?;
     crate::counters::get().sync();
@@ -224,7 +235,7 @@ pub fn ctx_synchronize_v2(ctx: CUcontext) -> CuResult {
 
 pub fn ctx_synchronize() -> CuResult {
     let ctx = driver()?.current()?;
-    crate::api::graph::prohibited_call(ctx, "cuCtxSynchronize")?;
+    crate::api::graph::sync_context(ctx, "cuCtxSynchronize")?;
     crate::queue::force_context(ctx, "cuCtxSynchronize")?;
     let d = driver()?;
     d.current()?;

@@ -25,6 +25,9 @@ pub struct KernelNode {
     pub args: HeldArgs,
     /// The parameter addresses handed out by cuGraphKernelNodeGetParams.
     pub param_ptrs: Vec<usize>,
+    /// Captured from a cooperative launch: it runs as one (all blocks resident, the
+    /// context's grid workspace made if it has none).
+    pub cooperative: bool,
 }
 
 /// A 3D copy's parameters as plain numbers (CUDA_MEMCPY3D with addresses).
@@ -697,9 +700,9 @@ fn run_op(op: &Op, stream: usize) -> CuResult {
                         shared: k.shared,
                         stream: stream as CUstream,
                         args,
-                        // Graph kernel nodes are plain launches (their cooperative
-                        // attribute is not supported: cuGraphKernelNodeSetAttribute).
-                        cooperative: false,
+                        // Nodes added by hand are plain launches (the cooperative
+                        // attribute of cuGraphKernelNodeSetAttribute is not supported).
+                        cooperative: k.cooperative,
                     },
                     true,
                 )
@@ -951,7 +954,25 @@ pub fn sync_stream(key: StreamKey, name: &str) -> CuResult {
     })
 }
 
-/// A call that capture modes may prohibit (cuCtxSynchronize, a synchronous copy) in
+/// cuCtxSynchronize while streams of `ctx` capture: it would wait for the capturing
+/// streams, which is never permitted, whatever the capture modes (an H100 answers
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED in relaxed mode too:
+/// reports/reference/h200/coop-graphs/); every such capture is invalidated.
+pub fn sync_context(ctx: u64, name: &str) -> CuResult {
+    if !active() {
+        return Ok(());
+    }
+    with(|r| {
+        let hit: Vec<u64> = r.captures.iter().filter(|(_, c)| c.origin.ctx == ctx).map(|(&id, _)| id).collect();
+        if hit.is_empty() {
+            return Ok(());
+        }
+        invalidate(r, &hit, &format!("{name} would wait for a capturing stream"));
+        Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    })
+}
+
+/// A call that capture modes may prohibit (a synchronous copy) in
 /// context `ctx`: refused while this thread's capture mode prohibits it
 /// (cuThreadExchangeStreamCaptureMode), and the captures that prohibit it are invalidated.
 pub fn prohibited_call(ctx: u64, name: &str) -> CuResult {
@@ -1005,7 +1026,7 @@ pub fn kernel_node(p: KernelNodeIn, stream: CUstream) -> CuResult<KernelNode> {
         let buf = p.args.capture(&k.param_sizes, &k.param_offsets, k.param_bytes)?;
         let args = HeldArgs::new(&buf, k.param_bytes, &k.param_offsets);
         let param_ptrs = args.param_addresses();
-        KernelNode { func: f as usize, grid: p.grid, block: p.block, shared: p.shared, args, param_ptrs }
+        KernelNode { func: f as usize, grid: p.grid, block: p.block, shared: p.shared, args, param_ptrs, cooperative: false }
     };
     // The launch's configuration is checked now, as cuLaunchKernel checks it.
     let prepared = node.args.with(|args| {

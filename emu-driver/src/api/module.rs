@@ -277,14 +277,8 @@ fn submit_launch(l: Launch, name: &str) -> CuResult {
     if crate::api::graph::active() {
         let key = queue::key(&*driver()?, stream)?;
         if crate::api::graph::involved(key) {
-            if l.cooperative {
-                // A kernel node has no grid workspace here (its cooperative attribute is
-                // not supported): refused, not captured as a plain launch whose grid
-                // sync would trap.
-                crate::log_error!("{name} on a capturing stream: cooperative kernel nodes are not supported by the emulated driver");
-                return Err(CUDA_ERROR_NOT_SUPPORTED);
-            }
-            // A launch on a capturing stream becomes a kernel node.
+            // A launch on a capturing stream becomes a kernel node (a cooperative one runs
+            // as one when the graph does).
             let p = crate::boundary::KernelNodeIn {
                 func: l.f,
                 kern: std::ptr::null_mut(),
@@ -293,8 +287,14 @@ fn submit_launch(l: Launch, name: &str) -> CuResult {
                 shared: l.shared,
                 args: l.args,
             };
-            return crate::api::graph::capture(key, move || crate::api::graph::kernel_node(p, stream).map(crate::api::graph::Op::Kernel))
-                .unwrap_or(Ok(()));
+            let cooperative = l.cooperative;
+            return crate::api::graph::capture(key, move || {
+                crate::api::graph::kernel_node(p, stream).map(|mut k| {
+                    k.cooperative = cooperative;
+                    crate::api::graph::Op::Kernel(k)
+                })
+            })
+            .unwrap_or(Ok(()));
         }
     }
     let eager = !queue::deferred();

@@ -65,7 +65,7 @@ pub(crate) struct KernelCall {
     pub fields: BlockFields,
     /// Dynamic shared memory of the running block.
     smem: Vec<u128>,
-    /// The launch's grid workspace (`LaunchConfig::grid_workspace`; 0: not cooperative).
+    /// The launch's grid workspace (`LaunchConfig::grid_workspace`; 0: none).
     pub grid_workspace: u64,
 }
 

@@ -54,10 +54,10 @@ pub struct LaunchConfig {
     /// of the dynamic part (PTX mode; 0 for twins, whose static shared variables are
     /// thread-locals of their library).
     pub smem_prefix: usize,
-    /// A cooperative launch's grid workspace (zeroed for the launch; the grid barrier's
-    /// counter is its word at offset 4), handed to kernels by the runtime's
-    /// `grid_workspace` (PTX: `%envreg1`:`%envreg2`); 0 for other launches, where a grid
-    /// sync traps as on the device.
+    /// The context's grid workspace (`launch::GridWorkspace`: the grid barrier's counter
+    /// is its word at offset 4), handed to kernels by the runtime's `grid_workspace`
+    /// (PTX: `%envreg1`:`%envreg2`); 0 before the context's first cooperative launch,
+    /// where a grid sync traps as on the device.
     pub grid_workspace: u64,
 }
 

@@ -6,6 +6,8 @@
  *                                  `sync=bad INDEX GOT WANT`; `ms=` the launch's time
  *   ex ...                         the same through cuLaunchKernelEx + COOPERATIVE
  *   plain ...                      gridsum by cuLaunchKernel: `launch=` and `sync=` codes
+ *   after ...                      the same after a cooperative launch of one block made
+ *                                  the context's grid workspace: `first=` its code
  *   limits                         `attr=` COOPERATIVE_LAUNCH, `sms=`, `occupancy=` of
  *                                  gridsum at 128 threads, `too_large=` / `too_large_2d=`
  *                                  the codes of cooperative launches over what fits (the
@@ -177,11 +179,20 @@ int main(int argc, char **argv) {
         printf("load=%d\n", r);
         return 0;
     }
-    if (!strcmp(mode, "sync") || !strcmp(mode, "ex") || !strcmp(mode, "plain")) {
+    if (!strcmp(mode, "sync") || !strcmp(mode, "ex") || !strcmp(mode, "plain") || !strcmp(mode, "after")) {
         if (argc < 10) return 2;
         unsigned d[7];
         for (int i = 0; i < 7; i++) d[i] = (unsigned)strtoul(argv[3 + i], 0, 10);
         if (cuModuleGetFunction(&f, mod, "gridsum")) return 2;
+        if (!strcmp(mode, "after")) {
+            CUdeviceptr a, b;
+            int one = 1;
+            if (cuMemAlloc_v2(&a, 128) || cuMemAlloc_v2(&b, 128)) return 2;
+            void *args[] = {&a, &b, &one};
+            CUresult r = cuLaunchCooperativeKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, args);
+            printf("first=%d\n", r ? r : cuCtxSynchronize());
+            return gridsum(f, "plain", d);
+        }
         return gridsum(f, mode, d);
     }
     if (!strcmp(mode, "limits")) {
