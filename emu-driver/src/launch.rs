@@ -278,24 +278,6 @@ fn count_zero_copy(d: &crate::state::Driver, k: &crate::module::Kernel, args: &[
     }
 }
 
-/// A context's grid workspace, as the device keeps one (measured on an H100,
-/// reports/reference/h200/coop-graphs/): made at the context's first cooperative launch
-/// and handed to that launch and every later one, cooperative or not, through
-/// `%envreg1`:`%envreg2` (before it, a plain launch reads 0 and a grid sync traps);
-/// 256 bytes, 256-byte aligned, its first word the workspace's size (16, as the device's
-/// reads) and the grid barrier's counter at offset 4 (0 when made; a completed grid sync
-/// leaves it as cooperative_groups' barrier expects, so it is never reset).
-#[repr(C, align(256))]
-pub struct GridWorkspace([u64; 32]);
-
-impl GridWorkspace {
-    fn new() -> Box<GridWorkspace> {
-        let mut w = Box::new(GridWorkspace([0; 32]));
-        w.0[0] = 16;
-        w
-    }
-}
-
 /// Context `ctx`'s grid workspace for a launch: made by a cooperative launch, 0 for a
 /// plain one before any was.
 fn workspace_of(d: &mut crate::state::Driver, ctx: u64, cooperative: bool) -> u64 {
@@ -306,7 +288,7 @@ fn workspace_of(d: &mut crate::state::Driver, ctx: u64, cooperative: bool) -> u6
     }
     let Some(c) = d.contexts.get_mut(&ctx) else { return 0 };
     if cooperative && c.grid_workspace.is_none() {
-        c.grid_workspace = Some(GridWorkspace::new());
+        c.grid_workspace = Some(crate::state::GridWorkspace::new());
         ANY.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     c.grid_workspace.as_ref().map_or(0, |w| w.0.as_ptr() as u64)

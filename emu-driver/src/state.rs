@@ -150,8 +150,26 @@ pub struct Context {
     pub cache_config: u32,
     pub shared_config: u32,
     /// The grid workspace, made at the context's first cooperative launch and handed to
-    /// every launch after it (`launch::GridWorkspace`).
-    pub grid_workspace: Option<Box<crate::launch::GridWorkspace>>,
+    /// every launch after it.
+    pub grid_workspace: Option<Box<GridWorkspace>>,
+}
+
+/// A context's grid workspace, as the device keeps one (measured on an H100,
+/// reports/reference/h200/coop-graphs/): made at the context's first cooperative launch
+/// and handed to that launch and every later one, cooperative or not, through
+/// `%envreg1`:`%envreg2` (before it, a plain launch reads 0 and a grid sync traps);
+/// 256 bytes, 256-byte aligned, its first word the workspace's size (16, as the device's
+/// reads) and the grid barrier's counter at offset 4 (0 when made; a completed grid sync
+/// leaves it as cooperative_groups' barrier expects, so it is never reset).
+#[repr(C, align(256))]
+pub struct GridWorkspace(pub [u64; 32]);
+
+impl GridWorkspace {
+    pub fn new() -> Box<GridWorkspace> {
+        let mut w = Box::new(GridWorkspace([0; 32]));
+        w.0[0] = 16;
+        w
+    }
 }
 
 pub struct Primary {

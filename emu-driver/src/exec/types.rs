@@ -54,7 +54,7 @@ pub struct LaunchConfig {
     /// of the dynamic part (PTX mode; 0 for twins, whose static shared variables are
     /// thread-locals of their library).
     pub smem_prefix: usize,
-    /// The context's grid workspace (`launch::GridWorkspace`: the grid barrier's counter
+    /// The context's grid workspace (`state::GridWorkspace`: the grid barrier's counter
     /// is its word at offset 4), handed to kernels by the runtime's `grid_workspace`
     /// (PTX: `%envreg1`:`%envreg2`); 0 before the context's first cooperative launch,
     /// where a grid sync traps as on the device.

@@ -2,7 +2,9 @@
 # Cooperative launches and CUDA graphs on the real driver: the same clients
 # emu-driver/tests/coop.rs and tests/graphs.rs run on simtwin, each case in its own
 # process (a crash or hang costs one case), output line-buffered.
-#   run.sh PACK OUTDIR   PACK: coop/{client,coop.ptx,devrt.ptx,other.ptx}, graphs/{client,graphs.fatbin}
+#   run.sh PACK OUTDIR   PACK: coop/client, graphs/{client,graphs.fatbin}; nvcc on PATH
+# Emulated: LD_LIBRARY_PATH=target/simtwin/lib EMU_CUDA_KERNELS=<the graphs test's kernels>
+# PROBE_NVCC_FLAGS="-cudart shared -L DIR" (DIR: libcudart.so -> simtwin's libcudart.so.13).
 set -u
 P=$1 O=$2
 mkdir -p "$O"
@@ -26,7 +28,9 @@ for a in "sync 33 2 2 32 2 2 3" "sync 132 1 1 128 1 1 4" "sync 5 3 2 16 4 1 5" "
          "plain 4 1 1 64 1 1 2" limits env deserter; do
     one "coop $a" "$C/client" "$C/coop.ptx" $a
 done
-DEVRT=$(ls /usr/local/cuda/lib64/libcudadevrt.a /usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a 2>/dev/null | head -1)
+NVTOP=$(dirname "$(dirname "$(command -v nvcc)")")
+DEVRT=$(ls /usr/local/cuda/lib64/libcudadevrt.a /usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a \
+    "$NVTOP"/lib/libcudadevrt.a "$NVTOP"/lib64/libcudadevrt.a 2>/dev/null | head -1)
 echo "libcudadevrt.a: $DEVRT"
 one "coop link coop.ptx" "$C/client" "$C/coop.ptx" link "$DEVRT"
 one "coop link devrt.ptx run" "$C/client" "$C/devrt.ptx" link "$DEVRT" run
@@ -38,7 +42,7 @@ for m in direct manual capture api nulls errors; do
     one "graphs $m" "$G/client" "$G/graphs.fatbin" $m
 done
 # The runtime-API probe of ../cooperative (occupancy, envregs, 720, a 3-D grid's hash).
-if nvcc -arch=sm_90 -o "$O/coop_probe" "$(dirname "$0")/../cooperative/coop_probe.cu" 2>"$O/nvcc.txt"; then
+if nvcc -arch=sm_90 ${PROBE_NVCC_FLAGS:-} -o "$O/coop_probe" "$(dirname "$0")/../cooperative/coop_probe.cu" 2>"$O/nvcc.txt"; then
     one "coop_probe" "$O/coop_probe"
 else
     echo "coop_probe: nvcc failed"; cat "$O/nvcc.txt"
