@@ -964,3 +964,14 @@ versioned!(
     "cudaStreamWaitEvent",
     "cudaStreamWaitEvent_ptsz",
 );
+
+#[cfg(test)]
+mod tests {
+    /// The sizes g++ reports for the header's structs (`cudart/tests/layout.rs`).
+    #[test]
+    fn private_structs_have_the_header_sizes() {
+        assert_eq!(std::mem::size_of::<super::PointerAttributes>(), 88);
+        assert_eq!(std::mem::size_of::<super::CudaLaunchConfig>(), 56);
+        assert_eq!(std::mem::size_of::<super::FatbinWrapper>(), 24);
+    }
+}
