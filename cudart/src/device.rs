@@ -242,6 +242,14 @@ pub fn synchronize() -> Res<()> {
     check(d::cuCtxSynchronize(std::ptr::null_mut()))
 }
 
+/// cudaDeviceReset: the current device's primary context is reset (its memory, streams,
+/// events and modules destroyed); the registered fatbins load again at their next use.
+pub fn reset() -> Res<()> {
+    let dev = state::reset_primary()?;
+    crate::registry::forget_device(dev);
+    Ok(())
+}
+
 /// cudaSetDeviceFlags: the current device's primary context flags (cudaDeviceSchedule*,
 /// cudaDeviceMapHost, cudaDeviceLmemResizeToMax are CU_CTX_*'s numbers).
 pub fn set_flags(flags: u32) -> Res<()> {
@@ -292,4 +300,10 @@ pub fn can_access_peer(dev: i32, peer: i32) -> Res<i32> {
     let mut v = 0;
     check(d::cuDeviceCanAccessPeer(&mut v, dev, peer))?;
     Ok(v)
+}
+
+/// cudaProfilerStart / cudaProfilerStop: the driver's cuProfilerStart / cuProfilerStop.
+pub fn profiler(start: bool) -> Res<()> {
+    state::ctx()?;
+    check(if start { d::cuProfilerStart() } else { d::cuProfilerStop() })
 }

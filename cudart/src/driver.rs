@@ -74,6 +74,74 @@ pub struct MemLocation {
     pub id: i32,
 }
 
+/// CUDA_ARRAY3D_DESCRIPTOR (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Array3DDesc {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub format: u32,
+    pub num_channels: u32,
+    pub flags: u32,
+}
+
+/// CUDA_RESOURCE_DESC (cuda.h): the type, the union as words, the flags.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ResourceDesc {
+    pub res_type: u32,
+    pub res: [u64; 16],
+    pub flags: u32,
+}
+
+/// CUDA_TEXTURE_DESC (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct TextureDesc {
+    pub address_mode: [u32; 3],
+    pub filter_mode: u32,
+    pub flags: u32,
+    pub max_anisotropy: u32,
+    pub mipmap_filter_mode: u32,
+    pub mipmap_level_bias: f32,
+    pub min_mipmap_level_clamp: f32,
+    pub max_mipmap_level_clamp: f32,
+    pub border_color: [f32; 4],
+    pub reserved: [i32; 12],
+}
+
+/// CUDA_MEMCPY3D (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Memcpy3D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: Handle,
+    pub reserved0: *mut c_void,
+    pub src_pitch: usize,
+    pub src_height: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: u64,
+    pub dst_array: Handle,
+    pub reserved1: *mut c_void,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
 pub type StreamCallback = unsafe extern "C" fn(Handle, i32, *mut c_void);
 pub type HostFn = unsafe extern "C" fn(*mut c_void);
 
@@ -206,6 +274,17 @@ driver_api! {
     fn cuEventQuery(e: Handle);
     fn cuEventElapsedTime(ms: *mut f32, start: Handle, end: Handle);
     fn cuEventDestroy(e: Handle);
+    fn cuProfilerStart();
+    fn cuProfilerStop();
+    fn cuArray3DCreate(a: *mut Handle, desc: *const Array3DDesc);
+    fn cuArrayDestroy(a: Handle);
+    fn cuArray3DGetDescriptor(desc: *mut Array3DDesc, a: Handle);
+    fn cuTexObjectCreate(t: *mut u64, res: *const ResourceDesc, tex: *const TextureDesc, view: *const c_void);
+    fn cuTexObjectDestroy(t: u64);
+    fn cuSurfObjectCreate(s: *mut u64, res: *const ResourceDesc);
+    fn cuSurfObjectDestroy(s: u64);
+    fn cuMemcpy3D(p: *const Memcpy3D);
+    fn cuMemcpy3DAsync(p: *const Memcpy3D, stream: Handle);
 }
 
 /// The table, resolved once; None when libcuda.so.1 cannot be loaded.
@@ -237,4 +316,16 @@ fn api() -> Option<&'static Api> {
 /// Whether libcuda.so.1 was found (loading it on first use).
 pub fn loaded() -> bool {
     api().is_some()
+}
+
+/// Stores a managed variable's device address into the host pointer nvcc's code reads it
+/// through (`__cudaRegisterManagedVar`'s `hostVarPtrAddress`, registered by the program).
+pub fn store_host_pointer(slot: usize, value: usize) {
+    if slot == 0 {
+        return;
+    }
+    // SAFETY: `slot` is the address of the pointer-sized host variable nvcc's generated
+    // code registered for a managed variable (`__cudaRegisterManagedVar`); it lives as
+    // long as the program's image.
+    unsafe { (slot as *mut usize).write_unaligned(value) };
 }

@@ -26,6 +26,7 @@ use crate::memory::{self, Copy2D};
 use crate::registry;
 use crate::state;
 use crate::stream;
+use crate::texture::{self, ArrayCopy2D, ChannelDesc, Extent, Memcpy3DParms, RtResourceDesc, RtTextureDesc};
 
 type CudaError = c_int;
 
@@ -60,12 +61,6 @@ fn get<T: Copy>(p: *const T) -> Res<T> {
     // SAFETY: an in-parameter the C caller passed; the API's contract makes a non-null one
     // valid for a read of its type.
     Ok(unsafe { p.read_unaligned() })
-}
-
-/// Stores a managed variable's device address into the host pointer nvcc's code reads it
-/// through (`__cudaRegisterManagedVar`'s `hostVarPtrAddress`).
-pub(crate) fn store_host_pointer(slot: usize, value: usize) {
-    let _ = put(slot as *mut usize, value);
 }
 
 fn sync_stream(per_thread: bool) -> Option<Handle> {
@@ -361,7 +356,7 @@ pub extern "C" fn cudaDeviceSynchronize() -> CudaError {
 
 #[no_mangle]
 pub extern "C" fn cudaDeviceReset() -> CudaError {
-    api(state::reset)
+    api(device::reset)
 }
 
 #[no_mangle]
@@ -443,6 +438,16 @@ pub extern "C" fn cudaDeviceCanAccessPeer(can: *mut c_int, dev: c_int, peer: c_i
         }
         put(can, device::can_access_peer(dev, peer)?)
     })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaProfilerStart() -> CudaError {
+    api(|| device::profiler(true))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaProfilerStop() -> CudaError {
+    api(|| device::profiler(false))
 }
 
 // ---------------------------------------------------------------- memory
@@ -841,6 +846,142 @@ pub extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     })
 }
 
+// ---------------------------------------------------------------- arrays, textures, surfaces
+
+#[no_mangle]
+pub extern "C" fn cudaCreateChannelDesc(x: c_int, y: c_int, z: c_int, w: c_int, f: c_int) -> ChannelDesc {
+    texture::channel_desc(x, y, z, w, f)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMallocArray(array: *mut Handle, desc: *const ChannelDesc, width: usize, height: usize, flags: c_uint) -> CudaError {
+    api(|| {
+        if array.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        let desc = get(desc)?;
+        put(array, texture::malloc_array(&desc, Extent { width, height, depth: 0 }, flags)? as Handle)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMalloc3DArray(array: *mut Handle, desc: *const ChannelDesc, extent: Extent, flags: c_uint) -> CudaError {
+    api(|| {
+        if array.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        let desc = get(desc)?;
+        put(array, texture::malloc_array(&desc, extent, flags)? as Handle)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaFreeArray(array: Handle) -> CudaError {
+    api(|| texture::free_array(array))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGetChannelDesc(desc: *mut ChannelDesc, array: Handle) -> CudaError {
+    api(|| {
+        if desc.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        put(desc, texture::array_channel_desc(array)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaArrayGetInfo(desc: *mut ChannelDesc, extent: *mut Extent, flags: *mut c_uint, array: Handle) -> CudaError {
+    api(|| {
+        let (d, e, f) = texture::array_info(array)?;
+        if !desc.is_null() {
+            put(desc, d)?;
+        }
+        if !extent.is_null() {
+            put(extent, e)?;
+        }
+        if !flags.is_null() {
+            put(flags, f)?;
+        }
+        Ok(())
+    })
+}
+
+both!(cudaMemcpy2DToArray, cudaMemcpy2DToArray_ptds, |pt| (dst: Handle, w_offset: usize, h_offset: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int) {
+    let c = ArrayCopy2D { array: dst, w_offset, h_offset, linear: src as u64, pitch: spitch, width, height };
+    finish(pt, texture::memcpy_2d_array(&c, true, kind, sync_stream(pt)))
+});
+
+both!(cudaMemcpy2DToArrayAsync, cudaMemcpy2DToArrayAsync_ptsz, |pt| (dst: Handle, w_offset: usize, h_offset: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, s: Handle) {
+    let c = ArrayCopy2D { array: dst, w_offset, h_offset, linear: src as u64, pitch: spitch, width, height };
+    texture::memcpy_2d_array(&c, true, kind, Some(stream::handle(s as usize, pt)))
+});
+
+both!(cudaMemcpy2DFromArray, cudaMemcpy2DFromArray_ptds, |pt| (dst: *mut c_void, dpitch: usize, src: Handle, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int) {
+    let c = ArrayCopy2D { array: src, w_offset, h_offset, linear: dst as u64, pitch: dpitch, width, height };
+    finish(pt, texture::memcpy_2d_array(&c, false, kind, sync_stream(pt)))
+});
+
+both!(cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync_ptsz, |pt| (dst: *mut c_void, dpitch: usize, src: Handle, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int, s: Handle) {
+    let c = ArrayCopy2D { array: src, w_offset, h_offset, linear: dst as u64, pitch: dpitch, width, height };
+    texture::memcpy_2d_array(&c, false, kind, Some(stream::handle(s as usize, pt)))
+});
+
+both!(cudaMemcpyToArray, cudaMemcpyToArray_ptds, |pt| (dst: Handle, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int) {
+    finish(pt, texture::memcpy_array_1d(dst, w_offset, h_offset, src as u64, count, true, kind, sync_stream(pt)))
+});
+
+both!(cudaMemcpyFromArray, cudaMemcpyFromArray_ptds, |pt| (dst: *mut c_void, src: Handle, w_offset: usize, h_offset: usize, count: usize, kind: c_int) {
+    finish(pt, texture::memcpy_array_1d(src, w_offset, h_offset, dst as u64, count, false, kind, sync_stream(pt)))
+});
+
+both!(cudaMemcpy3D, cudaMemcpy3D_ptds, |pt| (p: *const Memcpy3DParms) {
+    let p = get(p)?;
+    finish(pt, texture::memcpy_3d(&p, sync_stream(pt)))
+});
+
+both!(cudaMemcpy3DAsync, cudaMemcpy3DAsync_ptsz, |pt| (p: *const Memcpy3DParms, s: Handle) {
+    let p = get(p)?;
+    texture::memcpy_3d(&p, Some(stream::handle(s as usize, pt)))
+});
+
+#[no_mangle]
+pub extern "C" fn cudaCreateTextureObject(
+    obj: *mut u64,
+    res: *const RtResourceDesc,
+    tex: *const RtTextureDesc,
+    view: *const c_void,
+) -> CudaError {
+    api(|| {
+        if obj.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        let (r, t) = (get(res)?, get(tex)?);
+        put(obj, texture::create_texture(&r, &t, !view.is_null())?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaDestroyTextureObject(obj: u64) -> CudaError {
+    api(|| texture::destroy_texture(obj))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaCreateSurfaceObject(obj: *mut u64, res: *const RtResourceDesc) -> CudaError {
+    api(|| {
+        if obj.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        let r = get(res)?;
+        put(obj, texture::create_surface(&r)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaDestroySurfaceObject(obj: u64) -> CudaError {
+    api(|| texture::destroy_surface(obj))
+}
+
 // Every entry point carries the version node `libcudart.so.13` (defined by exports.map),
 // as NVIDIA's do: an executable linked against either library asks for
 // `cudaMalloc@libcudart.so.13`. rustc's own version script would leave them unversioned,
@@ -852,6 +993,34 @@ macro_rules! versioned {
 }
 
 versioned!(
+    "cudaProfilerStart",
+    "cudaProfilerStop",
+    "cudaCreateChannelDesc",
+    "cudaMallocArray",
+    "cudaMalloc3DArray",
+    "cudaFreeArray",
+    "cudaGetChannelDesc",
+    "cudaArrayGetInfo",
+    "cudaMemcpy2DToArray",
+    "cudaMemcpy2DToArray_ptds",
+    "cudaMemcpy2DFromArray",
+    "cudaMemcpy2DFromArray_ptds",
+    "cudaMemcpyToArray",
+    "cudaMemcpyToArray_ptds",
+    "cudaMemcpyFromArray",
+    "cudaMemcpyFromArray_ptds",
+    "cudaMemcpy3D",
+    "cudaMemcpy3D_ptds",
+    "cudaMemcpy2DToArrayAsync",
+    "cudaMemcpy2DToArrayAsync_ptsz",
+    "cudaMemcpy2DFromArrayAsync",
+    "cudaMemcpy2DFromArrayAsync_ptsz",
+    "cudaMemcpy3DAsync",
+    "cudaMemcpy3DAsync_ptsz",
+    "cudaCreateTextureObject",
+    "cudaDestroyTextureObject",
+    "cudaCreateSurfaceObject",
+    "cudaDestroySurfaceObject",
     "__cudaGetKernel",
     "__cudaInitModule",
     "__cudaLaunchKernel",

@@ -9,7 +9,7 @@
 //! with `LD_LIBRARY_PATH=target/simtwin/lib`.
 //!
 //! Layers, top to bottom: `exports` (the C entry points; with `driver`, the only unsafe
-//! code) -> `launch`, `memory`, `stream`, `device` (one area each) -> `registry` (what
+//! code) -> `launch`, `memory`, `stream`, `device`, `texture` (one area each) -> `registry` (what
 //! nvcc's code registers; modules per device) -> `state` (initialisation, current device,
 //! primary contexts) -> `error` (codes, the CUresult mapping, the last error) -> `driver`
 //! (the dlopen'd function table).
@@ -24,3 +24,4 @@ pub mod memory;
 pub mod registry;
 pub mod state;
 pub mod stream;
+pub mod texture;

@@ -114,7 +114,7 @@ fn module(r: &mut Registry, fatbin: usize, dev: i32) -> Res<usize> {
         let (mut addr, mut size) = (0u64, 0usize);
         if d::cuModuleGetGlobal(&mut addr, &mut size, m, v.name.as_ptr()) == 0 {
             v.by_device.insert(dev, addr);
-            crate::exports::store_host_pointer(slot, addr as usize);
+            d::store_host_pointer(slot, addr as usize);
         }
     }
     Ok(m as usize)
@@ -148,11 +148,6 @@ pub fn function(host_fn: usize) -> Res<d::Handle> {
         f.by_device.insert(dev, h as usize);
     }
     Ok(h)
-}
-
-/// The kernel's mangled name (for messages).
-pub fn function_name(host_fn: usize) -> Option<String> {
-    registry().functions.get(&host_fn).map(|f| f.name.to_string_lossy().into_owned())
 }
 
 /// The device address and size of the variable whose host shadow is at `host_var`, on

@@ -111,15 +111,13 @@ pub fn ctx() -> Res<i32> {
     Ok(dev)
 }
 
-/// cudaDeviceReset: the current device's primary context is released and reset; every
-/// thread binds the new one at its next call.
-pub fn reset() -> Res<()> {
+/// cudaDeviceReset's part here: the current device's primary context is released and
+/// reset; every thread binds the new one at its next call. Answers the device.
+pub fn reset_primary() -> Res<i32> {
     init()?;
     let dev = device();
     valid_device(dev)?;
-    let had = primaries().remove(&dev).is_some();
-    crate::registry::forget_device(dev);
-    if had {
+    if primaries().remove(&dev).is_some() {
         // Best effort: the reset below is what matters.
         let _ = d::cuDevicePrimaryCtxRelease(dev);
     }
@@ -127,5 +125,5 @@ pub fn reset() -> Res<()> {
     GENERATION.fetch_add(1, Ordering::AcqRel);
     let _ = d::cuCtxSetCurrent(std::ptr::null_mut());
     BOUND.with(|b| b.set((0, 0)));
-    r
+    r.map(|()| dev)
 }

@@ -273,3 +273,25 @@ fn device_properties_agree_with_attributes_and_reset_starts_again() {
         ],
     );
 }
+
+#[test]
+fn arrays_texture_and_surface_objects() {
+    check(
+        "textures",
+        &["textures.cu"],
+        &["-Xcompiler", "-Wno-deprecated-declarations"],
+        &[
+            "channel desc of float: 32 0 0 0 kind 2",
+            "array round trip mismatches: 0",
+            "row from offset matches: 1",
+            "linear sampling at texel centres mismatches: 0",
+            "halfway sample: 306.8750 (texels 306.2500 and 307.5000)",
+            "surface write mismatches: 0",
+            "pitched texture mismatches: 0",
+            "layered sampling mismatches: 0",
+            "layered array info: 16x0x3 flags 1, 32-bit kind 2",
+            "array of 3 channels: cudaErrorInvalidChannelDescriptor",
+            "textures: done",
+        ],
+    );
+}
