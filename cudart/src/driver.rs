@@ -152,12 +152,13 @@ macro_rules! driver_api {
         /// The driver's entry points, each None when the driver does not have it.
         #[allow(non_snake_case)]
         struct Api {
+            get: Option<GetProc>,
             $( $name: Option<unsafe extern "C" fn($($ty),*) -> CuResult>, )*
         }
 
         impl Api {
             fn resolve(get: Option<GetProc>) -> Api {
-                Api { $( $name: get.and_then(|g| {
+                Api { get, $( $name: get.and_then(|g| {
                     let name = concat!(stringify!($name), "\0");
                     let mut p: *mut c_void = std::ptr::null_mut();
                     let mut status = 0i32;
@@ -194,7 +195,6 @@ macro_rules! driver_api {
 driver_api! {
     fn cuInit(flags: u32);
     fn cuDriverGetVersion(v: *mut i32);
-    fn cuDeviceGet(d: *mut i32, ordinal: i32);
     fn cuDeviceGetCount(n: *mut i32);
     fn cuDeviceGetName(name: *mut c_char, len: i32, dev: i32);
     fn cuDeviceGetUuid(uuid: *mut u8, dev: i32);
@@ -233,7 +233,6 @@ driver_api! {
     fn cuMemAlloc(dptr: *mut u64, size: usize);
     fn cuMemAllocPitch(dptr: *mut u64, pitch: *mut usize, width: usize, height: usize, elem: u32);
     fn cuMemFree(dptr: u64);
-    fn cuMemAllocHost(p: *mut *mut c_void, size: usize);
     fn cuMemHostAlloc(p: *mut *mut c_void, size: usize, flags: u32);
     fn cuMemFreeHost(p: *mut c_void);
     fn cuMemAllocManaged(dptr: *mut u64, size: usize, flags: u32);
@@ -274,6 +273,15 @@ driver_api! {
     fn cuEventQuery(e: Handle);
     fn cuEventElapsedTime(ms: *mut f32, start: Handle, end: Handle);
     fn cuEventDestroy(e: Handle);
+    fn cuMemAllocAsync(dptr: *mut u64, size: usize, stream: Handle);
+    fn cuMemFreeAsync(dptr: u64, stream: Handle);
+    fn cuStreamBeginCapture(s: Handle, mode: u32);
+    fn cuStreamEndCapture(s: Handle, graph: *mut Handle);
+    fn cuStreamIsCapturing(s: Handle, status: *mut u32);
+    fn cuGraphInstantiateWithFlags(exec: *mut Handle, graph: Handle, flags: u64);
+    fn cuGraphLaunch(exec: Handle, s: Handle);
+    fn cuGraphExecDestroy(exec: Handle);
+    fn cuGraphDestroy(graph: Handle);
     fn cuProfilerStart();
     fn cuProfilerStop();
     fn cuArray3DCreate(a: *mut Handle, desc: *const Array3DDesc);
@@ -311,6 +319,17 @@ fn api() -> Option<&'static Api> {
         Some(Api::resolve(Some(get)))
     })
     .as_ref()
+}
+
+/// cuGetProcAddress_v2 itself, for cudaGetDriverEntryPoint: (result, the entry point's
+/// address or 0, the query status).
+pub fn get_proc_address(name: &CStr, version: i32, flags: u64) -> (CuResult, usize, i32) {
+    let Some(get) = api().and_then(|a| a.get) else { return (NO_DRIVER, 0, 1) };
+    let (mut p, mut status) = (std::ptr::null_mut(), 0i32);
+    // SAFETY: cuGetProcAddress_v2's documented signature; the name is NUL-terminated (a
+    // CStr) and both outputs are locals.
+    let r = unsafe { get(name.as_ptr(), &mut p, version, flags, &mut status) };
+    (r, p as usize, status)
 }
 
 /// Whether libcuda.so.1 was found (loading it on first use).

@@ -36,7 +36,6 @@ pub type Res<T> = Result<T, Error>;
 
 pub const SUCCESS: Error = 0;
 pub const INVALID_VALUE: Error = 1;
-pub const MEMORY_ALLOCATION: Error = 2;
 pub const INVALID_CONFIGURATION: Error = 9;
 pub const INVALID_PITCH_VALUE: Error = 12;
 pub const INVALID_SYMBOL: Error = 13;

@@ -21,6 +21,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::device::{self, DeviceProp};
 use crate::driver::{self as d, Handle, HostFn, MemLocation, StreamCallback};
 use crate::error::{self, Error, Res};
+use crate::graph;
 use crate::launch::{self, Config, Dim3, FuncAttributes};
 use crate::memory::{self, Copy2D};
 use crate::registry;
@@ -982,6 +983,90 @@ pub extern "C" fn cudaDestroySurfaceObject(obj: u64) -> CudaError {
     api(|| texture::destroy_surface(obj))
 }
 
+// ---------------------------------------------------------------- capture, graphs, allocator
+
+both!(cudaStreamBeginCapture, cudaStreamBeginCapture_ptsz, |pt| (s: Handle, mode: c_int) {
+    graph::begin_capture(stream::handle(s as usize, pt), mode)
+});
+
+both!(cudaStreamEndCapture, cudaStreamEndCapture_ptsz, |pt| (s: Handle, g: *mut Handle) {
+    if g.is_null() {
+        return Err(error::INVALID_VALUE);
+    }
+    put(g, graph::end_capture(stream::handle(s as usize, pt))? as Handle)
+});
+
+both!(cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz, |pt| (s: Handle, status: *mut c_int) {
+    if status.is_null() {
+        return Err(error::INVALID_VALUE);
+    }
+    put(status, graph::is_capturing(stream::handle(s as usize, pt))?)
+});
+
+#[no_mangle]
+pub extern "C" fn cudaGraphInstantiate(exec: *mut Handle, g: Handle, flags: u64) -> CudaError {
+    api(|| {
+        if exec.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        put(exec, graph::instantiate(g, flags)? as Handle)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphInstantiateWithFlags(exec: *mut Handle, g: Handle, flags: u64) -> CudaError {
+    cudaGraphInstantiate(exec, g, flags)
+}
+
+both!(cudaGraphLaunch, cudaGraphLaunch_ptsz, |pt| (exec: Handle, s: Handle) {
+    graph::launch(exec, stream::handle(s as usize, pt))
+});
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecDestroy(exec: Handle) -> CudaError {
+    api(|| graph::exec_destroy(exec))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphDestroy(g: Handle) -> CudaError {
+    api(|| graph::destroy(g))
+}
+
+both!(cudaMallocAsync, cudaMallocAsync_ptsz, |pt| (p: *mut *mut c_void, size: usize, s: Handle) {
+    if p.is_null() {
+        return Err(error::INVALID_VALUE);
+    }
+    put(p, graph::malloc_async(size, stream::handle(s as usize, pt))? as *mut c_void)
+});
+
+both!(cudaFreeAsync, cudaFreeAsync_ptsz, |pt| (p: *mut c_void, s: Handle) {
+    graph::free_async(p as u64, stream::handle(s as usize, pt))
+});
+
+fn entry_point(symbol: *const c_char, f: *mut *mut c_void, version: i32, flags: u64, status: *mut c_int) -> Res<()> {
+    let name = c_name(symbol).ok_or(error::INVALID_VALUE)?;
+    if f.is_null() {
+        return Err(error::INVALID_VALUE);
+    }
+    let (p, st) = graph::driver_entry_point(&name, version, flags)?;
+    put(f, p as *mut c_void)?;
+    if !status.is_null() {
+        put(status, st)?;
+    }
+    Ok(())
+}
+
+both!(cudaGetDriverEntryPointByVersion, cudaGetDriverEntryPointByVersion_ptsz, |pt| (symbol: *const c_char, f: *mut *mut c_void, version: c_uint, flags: u64, status: *mut c_int) {
+    let flags = if pt && flags == 0 { 2 } else { flags };
+    entry_point(symbol, f, version as i32, flags, status)
+});
+
+// cudaGetDriverEntryPoint: at the runtime's own CUDA version.
+both!(cudaGetDriverEntryPoint, cudaGetDriverEntryPoint_ptsz, |pt| (symbol: *const c_char, f: *mut *mut c_void, flags: u64, status: *mut c_int) {
+    let flags = if pt && flags == 0 { 2 } else { flags };
+    entry_point(symbol, f, device::RUNTIME_VERSION, flags, status)
+});
+
 // Every entry point carries the version node `libcudart.so.13` (defined by exports.map),
 // as NVIDIA's do: an executable linked against either library asks for
 // `cudaMalloc@libcudart.so.13`. rustc's own version script would leave them unversioned,
@@ -993,6 +1078,26 @@ macro_rules! versioned {
 }
 
 versioned!(
+    "cudaGraphInstantiate",
+    "cudaGraphInstantiateWithFlags",
+    "cudaGraphExecDestroy",
+    "cudaGraphDestroy",
+    "cudaStreamBeginCapture",
+    "cudaStreamBeginCapture_ptsz",
+    "cudaStreamEndCapture",
+    "cudaStreamEndCapture_ptsz",
+    "cudaStreamIsCapturing",
+    "cudaStreamIsCapturing_ptsz",
+    "cudaGraphLaunch",
+    "cudaGraphLaunch_ptsz",
+    "cudaMallocAsync",
+    "cudaMallocAsync_ptsz",
+    "cudaFreeAsync",
+    "cudaFreeAsync_ptsz",
+    "cudaGetDriverEntryPointByVersion",
+    "cudaGetDriverEntryPointByVersion_ptsz",
+    "cudaGetDriverEntryPoint",
+    "cudaGetDriverEntryPoint_ptsz",
     "cudaProfilerStart",
     "cudaProfilerStop",
     "cudaCreateChannelDesc",

@@ -77,6 +77,7 @@ pub fn launch_cooperative(host_fn: usize, grid: Dim3, block: Dim3, args: *mut *m
 
 /// cudaLaunchKernelExC: cudaLaunchAttribute has CUlaunchAttribute's layout and numbers,
 /// so the attributes pass through.
+#[allow(clippy::too_many_arguments)] // cudaLaunchConfig_t's fields, unpacked by exports
 pub fn launch_ex(
     host_fn: usize,
     grid: Dim3,

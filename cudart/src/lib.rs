@@ -9,19 +9,21 @@
 //! with `LD_LIBRARY_PATH=target/simtwin/lib`.
 //!
 //! Layers, top to bottom: `exports` (the C entry points; with `driver`, the only unsafe
-//! code) -> `launch`, `memory`, `stream`, `device`, `texture` (one area each) -> `registry` (what
+//! code) -> `launch`, `memory`, `stream`, `device`, `texture`, `graph` (one area each) -> `registry` (what
 //! nvcc's code registers; modules per device) -> `state` (initialisation, current device,
 //! primary contexts) -> `error` (codes, the CUresult mapping, the last error) -> `driver`
-//! (the dlopen'd function table).
+//! (the dlopen'd function table). `device` and `launch` are public for the layout test
+//! (their structs are the header's); the rest is reached only through the C entry points.
 
 pub mod device;
-pub mod driver;
-pub mod error;
+mod driver;
+mod error;
 mod error_table;
 mod exports;
+mod graph;
 pub mod launch;
-pub mod memory;
-pub mod registry;
-pub mod state;
-pub mod stream;
-pub mod texture;
+mod memory;
+mod registry;
+mod state;
+mod stream;
+mod texture;

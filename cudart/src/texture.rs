@@ -264,6 +264,7 @@ pub fn memcpy_2d_array(c: &ArrayCopy2D, to_array: bool, kind: i32, stream: Optio
 /// cudaMemcpyToArray / cudaMemcpyFromArray (deprecated, still exported): `count` bytes
 /// from (`w_offset` bytes, `h_offset` rows) on, in row order: a partial first row, whole
 /// rows, a partial last row.
+#[allow(clippy::too_many_arguments)] // the C call's six, the direction and the stream
 pub fn memcpy_array_1d(
     array: Handle,
     w_offset: usize,
@@ -349,7 +350,7 @@ fn resource(r: &RtResourceDesc) -> Res<ResourceDesc> {
     let w = &r.res;
     let int = |byte: usize| -> i32 {
         let word = w[byte / 8];
-        (if byte % 8 == 0 { word as u32 } else { (word >> 32) as u32 }) as i32
+        (if byte.is_multiple_of(8) { word as u32 } else { (word >> 32) as u32 }) as i32
     };
     // The channel description sits at byte 8 of the union (after the device pointer).
     let channel = || ChannelDesc { x: int(8), y: int(12), z: int(16), w: int(20), f: int(24) };

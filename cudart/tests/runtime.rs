@@ -295,3 +295,21 @@ fn arrays_texture_and_surface_objects() {
         ],
     );
 }
+
+#[test]
+fn stream_capture_graphs_async_allocator_and_driver_entry_points() {
+    check(
+        "graphs",
+        &["graphs.cu"],
+        &[],
+        &[
+            "capturing: 1",
+            "capturing after the end: 0",
+            "captured work did not run: 1",
+            "graph launched three times: mismatches 0, host calls 3",
+            "driver entry point: status 0, device counts agree: 1",
+            "unknown entry point: status 1, null: 1",
+            "graphs: done",
+        ],
+    );
+}

@@ -513,7 +513,7 @@ const LAYERS: &[Layers] = &[
         diagrams: &["cudart/README.md"],
         layers: &[
             (&["exports"], "the C entry points (cuda_runtime_api.h, nvcc's __cuda* calls): out-parameters, last error"),
-            (&["launch", "memory", "stream", "device", "texture"], "one runtime area each, on the driver's calls"),
+            (&["launch", "memory", "stream", "device", "texture", "graph"], "one runtime area each, on the driver's calls"),
             (&["registry"], "what nvcc's code registers (fatbins, kernels, variables); modules per device"),
             (&["state"], "cuInit, the thread's device, primary contexts made current lazily"),
             (&["error", "error_table"], "cudaError_t: names, strings, the CUresult mapping, the last error"),
