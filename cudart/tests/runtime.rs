@@ -143,6 +143,8 @@ fn memory_launches_and_error_codes() {
             "memcpy to a bad device pointer: cudaErrorInvalidValue",
             "last error after it: cudaErrorInvalidValue",
             "last error read again: cudaSuccess",
+            "host-to-host memcpy: cudaSuccess",
+            "memcpy host to device named DeviceToHost: cudaErrorInvalidValue",
             "memcpy with kind 9: cudaErrorInvalidMemcpyDirection",
             "free of a pointer never allocated: cudaErrorInvalidValue",
             "set device 99: cudaErrorInvalidDevice",

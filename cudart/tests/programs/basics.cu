@@ -131,6 +131,10 @@ int main() {
     SHOW("memcpy to a bad device pointer", cudaMemcpy((void *)0x10, hx, 64, cudaMemcpyHostToDevice));
     SHOW("last error after it", cudaGetLastError());
     SHOW("last error read again", cudaGetLastError());
+    SHOW("host-to-host memcpy", cudaMemcpy(out, hx, sizeof out, cudaMemcpyHostToHost));
+    EXPECT(out[5] == hx[5]);
+    SHOW("memcpy host to device named DeviceToHost", cudaMemcpy(dx, hx, 64, cudaMemcpyDeviceToHost));
+    cudaGetLastError();
     SHOW("memcpy with kind 9", cudaMemcpy(dx, hx, 64, (cudaMemcpyKind)9));
     SHOW("free of a pointer never allocated", cudaFree((void *)0x1234));
     SHOW("set device 99", cudaSetDevice(99));
