@@ -282,6 +282,13 @@ driver_api! {
     fn cuGraphLaunch(exec: Handle, s: Handle);
     fn cuGraphExecDestroy(exec: Handle);
     fn cuGraphDestroy(graph: Handle);
+    fn cuLinkCreate(n: u32, options: *mut i32, values: *mut *mut c_void, state: *mut Handle);
+    fn cuLinkAddData(
+        state: Handle, kind: u32, data: *mut c_void, size: usize, name: *const c_char,
+        n: u32, options: *mut i32, values: *mut *mut c_void,
+    );
+    fn cuLinkComplete(state: Handle, image: *mut *mut c_void, size: *mut usize);
+    fn cuLinkDestroy(state: Handle);
     fn cuProfilerStart();
     fn cuProfilerStop();
     fn cuArray3DCreate(a: *mut Handle, desc: *const Array3DDesc);

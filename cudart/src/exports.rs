@@ -109,26 +109,59 @@ struct FatbinWrapper {
 
 const FATBIN_WRAPPER_MAGIC: c_int = 0x466243b1;
 
+/// The header at the start of a fatbin (fatbinary_section.h's data): its size is the
+/// header's plus `fat_size`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct FatbinHeader {
+    magic: u32,
+    version: u16,
+    header_size: u16,
+    fat_size: u64,
+}
+
+const FATBIN_MAGIC: u32 = 0xBA55ED50;
+
+/// The NULL-terminated list of the translation units' fatbins a version-2 wrapper names
+/// (`-rdc`: nvcc's link.stub fills `__cudaPrelinkedFatbins`), with their sizes.
+fn prelinked_fatbins(list: *const *const FatbinHeader) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    if list.is_null() {
+        return out;
+    }
+    for i in 0..4096 {
+        // SAFETY: link.stub's array of fatbin pointers, terminated by NULL.
+        let p = unsafe { list.add(i).read() };
+        let Ok(h) = get(p) else { break };
+        if h.magic != FATBIN_MAGIC {
+            break;
+        }
+        out.push((p as usize, usize::from(h.header_size) + h.fat_size as usize));
+    }
+    out
+}
+
 /// `__cudaRegisterFatBinary`: the handle is a fresh heap word the generated code keeps and
-/// passes back; a wrapper that is not version 1 (relocatable device code linked with
-/// `-rdc`, which simtwin's runtime does not load) is registered without an image, and its
-/// kernels answer cudaErrorInvalidKernelImage.
+/// passes back. Version 1 wrappers hold a whole program's fatbin; version 2 (`-rdc`, from
+/// nvcc's link.stub) the device-linked one and, in `filename_or_fatbins`, the translation
+/// units' own fatbins, linked with the driver's JIT linker when the device-linked image
+/// does not load (it holds SASS only).
 #[no_mangle]
 pub extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
     let handle = Box::into_raw(Box::new(std::ptr::null_mut::<c_void>()));
     let _ = catch_unwind(|| {
-        let image = match get(fat_cubin as *const FatbinWrapper) {
-            Ok(w) if w.magic == FATBIN_WRAPPER_MAGIC && w.version == 1 && !w.data.is_null() => w.data as usize,
-            Ok(w) => {
-                eprintln!(
-                    "simtwin libcudart: a fatbin wrapper with magic {:#x} version {} is not loadable (only whole-program fatbins, not -rdc linked ones)",
-                    w.magic, w.version
-                );
-                0
+        let (image, prelinked) = match get(fat_cubin as *const FatbinWrapper) {
+            Ok(w) if w.magic == FATBIN_WRAPPER_MAGIC && w.version == 1 && !w.data.is_null() => (w.data as usize, Vec::new()),
+            Ok(w) if w.magic == FATBIN_WRAPPER_MAGIC && w.version == 2 && !w.data.is_null() => {
+                (w.data as usize, prelinked_fatbins(w.filename_or_fatbins as *const *const FatbinHeader))
             }
-            Err(_) => 0,
+            Ok(w) => {
+                eprintln!("simtwin libcudart: a fatbin wrapper with magic {:#x} version {} is not loadable", w.magic, w.version);
+                (0, Vec::new())
+            }
+            Err(_) => (0, Vec::new()),
         };
-        registry::add_fatbin(handle as usize, image);
+        registry::add_fatbin(handle as usize, image, prelinked);
     });
     handle
 }

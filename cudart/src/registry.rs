@@ -21,6 +21,9 @@ struct Fatbin {
     /// Address of the fatbin (the wrapper's `data`), 0 when the wrapper was not one we
     /// can load.
     image: usize,
+    /// For relocatable device code (`-rdc`): each translation unit's fatbin (address,
+    /// size), linked by the driver's JIT linker when the device-linked image does not load.
+    prelinked: Vec<(usize, usize)>,
     /// Loaded modules by device.
     modules: HashMap<i32, usize>,
 }
@@ -55,11 +58,12 @@ fn registry() -> MutexGuard<'static, Registry> {
     R.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Registers a fatbin at `image` (0: unloadable) under the handle `handle`.
-pub fn add_fatbin(handle: usize, image: usize) {
+/// Registers a fatbin at `image` (0: unloadable) under the handle `handle`, with the
+/// translation units' own fatbins when the program was built with `-rdc`.
+pub fn add_fatbin(handle: usize, image: usize, prelinked: Vec<(usize, usize)>) {
     let mut r = registry();
     let i = r.fatbins.len();
-    r.fatbins.push(Some(Fatbin { image, modules: HashMap::new() }));
+    r.fatbins.push(Some(Fatbin { image, prelinked, modules: HashMap::new() }));
     r.handles.insert(handle, i);
 }
 
@@ -106,8 +110,19 @@ fn module(r: &mut Registry, fatbin: usize, dev: i32) -> Res<usize> {
     if f.image == 0 {
         return Err(error::from_driver(200));
     }
-    let mut m = std::ptr::null_mut();
-    check(d::cuModuleLoadData(&mut m, f.image as *const std::ffi::c_void))?;
+    // `-rdc`: the device-linked image holds SASS only (nvlink's output), which the emulated
+    // driver cannot run; the translation units' fatbins carry PTX, so they are linked with
+    // the driver's JIT linker first (on NVIDIA's driver that links their relocatable SASS),
+    // and the device-linked image is the fallback.
+    let linked = if f.prelinked.is_empty() { None } else { link(&f.prelinked).ok() };
+    let m = match linked {
+        Some(m) => m as d::Handle,
+        None => {
+            let mut m = std::ptr::null_mut();
+            check(d::cuModuleLoadData(&mut m, f.image as *const std::ffi::c_void))?;
+            m
+        }
+    };
     f.modules.insert(dev, m as usize);
     for v in r.vars.values_mut().filter(|v| v.fatbin == fatbin) {
         let Some(slot) = v.managed_slot else { continue };
@@ -118,6 +133,26 @@ fn module(r: &mut Registry, fatbin: usize, dev: i32) -> Res<usize> {
         }
     }
     Ok(m as usize)
+}
+
+/// Links the translation units' fatbins with the driver's JIT linker and loads the result.
+fn link(parts: &[(usize, usize)]) -> Res<usize> {
+    const INPUT_FATBINARY: u32 = 2;
+    let mut state = std::ptr::null_mut();
+    let null: *mut std::ffi::c_void = std::ptr::null_mut();
+    check(d::cuLinkCreate(0, null.cast(), null.cast(), &mut state))?;
+    let result = (|| {
+        for &(addr, size) in parts {
+            check(d::cuLinkAddData(state, INPUT_FATBINARY, addr as *mut _, size, c"rdc".as_ptr(), 0, null.cast(), null.cast()))?;
+        }
+        let (mut image, mut size) = (std::ptr::null_mut(), 0usize);
+        check(d::cuLinkComplete(state, &mut image, &mut size))?;
+        let mut m = std::ptr::null_mut();
+        check(d::cuModuleLoadData(&mut m, image))?;
+        Ok(m as usize)
+    })();
+    let _ = d::cuLinkDestroy(state);
+    result
 }
 
 /// Whether `host_fn` is a registered kernel.

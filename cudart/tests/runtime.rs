@@ -315,3 +315,8 @@ fn stream_capture_graphs_async_allocator_and_driver_entry_points() {
         ],
     );
 }
+
+#[test]
+fn relocatable_device_code_linked_across_translation_units() {
+    check("rdc", &["rdc_a.cu", "rdc_b.cu"], &["-rdc=true"], &["relocatable device code: mismatches 0"]);
+}

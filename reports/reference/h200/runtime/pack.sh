@@ -17,6 +17,7 @@ b runtime_client "$ROOT/emu-driver/tests/clients/runtime_client.cu"
 for p in basics symbols streams launch sticky props textures graphs; do b "$p" "$P/$p.cu"; done
 b ptds --default-stream per-thread "$P/ptds.cu"
 b mtu "$P/mtu_a.cu" "$P/mtu_b.cu"
+b rdc -rdc=true "$P/rdc_a.cu" "$P/rdc_b.cu"
 rm -rf "$DIR/link"
 cp "$ROOT/reports/reference/h200/runtime/run.sh" "$DIR/"
 echo "pack.sh: $DIR ($(ls "$DIR/bin" | wc -l) programs + lib/libcudart.so.13)"
