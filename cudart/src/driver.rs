@@ -142,6 +142,40 @@ pub struct Memcpy3D {
     pub depth: usize,
 }
 
+/// CUDA_KERNEL_NODE_PARAMS (cuda.h, the `_v2` layout cuGraphAddKernelNode takes at 12.0+).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct KernelNodeParams {
+    pub func: Handle,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem_bytes: u32,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    pub kern: Handle,
+    pub ctx: Handle,
+}
+
+/// CUDA_MEMSET_NODE_PARAMS (cuda.h), cudaMemsetParams' layout.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemsetNodeParams {
+    pub dst: u64,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// CUDA_HOST_NODE_PARAMS (cuda.h), cudaHostNodeParams' layout.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HostNodeParams {
+    pub f: Option<HostFn>,
+    pub user: *mut c_void,
+}
+
 pub type StreamCallback = unsafe extern "C" fn(Handle, i32, *mut c_void);
 pub type HostFn = unsafe extern "C" fn(*mut c_void);
 
@@ -289,6 +323,16 @@ driver_api! {
     );
     fn cuLinkComplete(state: Handle, image: *mut *mut c_void, size: *mut usize);
     fn cuLinkDestroy(state: Handle);
+    fn cuGraphCreate(graph: *mut Handle, flags: u32);
+    fn cuGraphClone(clone: *mut Handle, graph: Handle);
+    fn cuGraphGetNodes(graph: Handle, nodes: *mut Handle, n: *mut usize);
+    fn cuGraphAddKernelNode(node: *mut Handle, graph: Handle, deps: *const Handle, n: usize, p: *const KernelNodeParams);
+    fn cuGraphAddMemsetNode(node: *mut Handle, graph: Handle, deps: *const Handle, n: usize, p: *const MemsetNodeParams, ctx: Handle);
+    fn cuGraphAddMemcpyNode(node: *mut Handle, graph: Handle, deps: *const Handle, n: usize, p: *const Memcpy3D, ctx: Handle);
+    fn cuGraphAddHostNode(node: *mut Handle, graph: Handle, deps: *const Handle, n: usize, p: *const HostNodeParams);
+    fn cuGraphAddEmptyNode(node: *mut Handle, graph: Handle, deps: *const Handle, n: usize);
+    fn cuGraphExecKernelNodeSetParams(exec: Handle, node: Handle, p: *const KernelNodeParams);
+    fn cuGraphExecUpdate(exec: Handle, graph: Handle, info: *mut c_void);
     fn cuProfilerStart();
     fn cuProfilerStop();
     fn cuArray3DCreate(a: *mut Handle, desc: *const Array3DDesc);

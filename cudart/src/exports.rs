@@ -19,7 +19,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::device::{self, DeviceProp};
-use crate::driver::{self as d, Handle, HostFn, MemLocation, StreamCallback};
+use crate::driver::{self as d, Handle, HostFn, HostNodeParams, MemLocation, MemsetNodeParams, StreamCallback};
 use crate::error::{self, Error, Res};
 use crate::graph;
 use crate::launch::{self, Config, Dim3, FuncAttributes};
@@ -1100,6 +1100,137 @@ both!(cudaGetDriverEntryPoint, cudaGetDriverEntryPoint_ptsz, |pt| (symbol: *cons
     entry_point(symbol, f, device::RUNTIME_VERSION, flags, status)
 });
 
+// ---------------------------------------------------------------- graphs built node by node
+
+/// driver_types.h's `struct cudaKernelNodeParams`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct CudaKernelNodeParams {
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    shared: c_uint,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+}
+
+fn kernel_node(p: *const CudaKernelNodeParams) -> Res<graph::KernelNode> {
+    let k = get(p)?;
+    Ok(graph::KernelNode { func: k.func as usize, grid: k.grid, block: k.block, shared: k.shared, params: k.params, extra: k.extra })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphCreate(g: *mut Handle, flags: c_uint) -> CudaError {
+    api(|| {
+        if g.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        put(g, graph::create(flags)? as Handle)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphClone(clone: *mut Handle, g: Handle) -> CudaError {
+    api(|| {
+        if clone.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        put(clone, graph::clone(g)? as Handle)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphGetNodes(g: Handle, nodes: *mut Handle, n: *mut usize) -> CudaError {
+    api(|| {
+        let mut count = get(n)?;
+        graph::nodes(g, nodes, &mut count)?;
+        put(n, count)
+    })
+}
+
+/// Writes a new node's handle.
+fn node_out(out: *mut Handle, node: Res<usize>) -> Res<()> {
+    put(out, node? as Handle)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphAddKernelNode(
+    node: *mut Handle,
+    g: Handle,
+    deps: *const Handle,
+    n: usize,
+    p: *const CudaKernelNodeParams,
+) -> CudaError {
+    api(|| {
+        if node.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        node_out(node, graph::add_kernel_node(g, deps, n, &kernel_node(p)?))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphAddMemsetNode(
+    node: *mut Handle,
+    g: Handle,
+    deps: *const Handle,
+    n: usize,
+    p: *const MemsetNodeParams,
+) -> CudaError {
+    api(|| {
+        if node.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        node_out(node, graph::add_memset_node(g, deps, n, &get(p)?))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphAddMemcpyNode(
+    node: *mut Handle,
+    g: Handle,
+    deps: *const Handle,
+    n: usize,
+    p: *const Memcpy3DParms,
+) -> CudaError {
+    api(|| {
+        if node.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        node_out(node, graph::add_memcpy_node(g, deps, n, &get(p)?))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphAddHostNode(node: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const HostNodeParams) -> CudaError {
+    api(|| {
+        if node.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        node_out(node, graph::add_host_node(g, deps, n, &get(p)?))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphAddEmptyNode(node: *mut Handle, g: Handle, deps: *const Handle, n: usize) -> CudaError {
+    api(|| {
+        if node.is_null() {
+            return Err(error::INVALID_VALUE);
+        }
+        node_out(node, graph::add_empty_node(g, deps, n))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecKernelNodeSetParams(exec: Handle, node: Handle, p: *const CudaKernelNodeParams) -> CudaError {
+    api(|| graph::exec_kernel_node_set_params(exec, node, &kernel_node(p)?))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecUpdate(exec: Handle, g: Handle, info: *mut c_void) -> CudaError {
+    api(|| graph::exec_update(exec, g, info))
+}
+
 // Every entry point carries the version node `libcudart.so.13` (defined by exports.map),
 // as NVIDIA's do: an executable linked against either library asks for
 // `cudaMalloc@libcudart.so.13`. rustc's own version script would leave them unversioned,
@@ -1111,6 +1242,16 @@ macro_rules! versioned {
 }
 
 versioned!(
+    "cudaGraphCreate",
+    "cudaGraphClone",
+    "cudaGraphGetNodes",
+    "cudaGraphAddKernelNode",
+    "cudaGraphAddMemsetNode",
+    "cudaGraphAddMemcpyNode",
+    "cudaGraphAddHostNode",
+    "cudaGraphAddEmptyNode",
+    "cudaGraphExecKernelNodeSetParams",
+    "cudaGraphExecUpdate",
     "cudaGraphInstantiate",
     "cudaGraphInstantiateWithFlags",
     "cudaGraphExecDestroy",
@@ -1280,5 +1421,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<super::PointerAttributes>(), 88);
         assert_eq!(std::mem::size_of::<super::CudaLaunchConfig>(), 56);
         assert_eq!(std::mem::size_of::<super::FatbinWrapper>(), 24);
+        assert_eq!(std::mem::size_of::<super::CudaKernelNodeParams>(), 56);
+        assert_eq!(std::mem::size_of::<crate::driver::MemsetNodeParams>(), 40);
     }
 }

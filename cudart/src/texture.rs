@@ -191,14 +191,13 @@ pub fn array_info(a: Handle) -> Res<(ChannelDesc, Extent, u32)> {
     Ok((desc_of(d.format, d.num_channels), Extent { width: d.width, height: d.height, depth: d.depth }, d.flags))
 }
 
-/// The CUmemorytype of linear memory on the `host` side of a copy of `kind` (the side that
-/// is not the array).
-fn linear_type(kind: Kind, host_side_is_source: bool) -> Res<u32> {
-    Ok(match (kind, host_side_is_source) {
-        (Kind::HostToDevice, true) | (Kind::DeviceToHost, false) | (Kind::HostToHost, _) => 1,
-        (Kind::DeviceToDevice, _) => 2,
+/// The CUmemorytype of the linear memory on one side of a copy of `kind` (`source`: the
+/// side copied from).
+fn linear_type(kind: Kind, source: bool) -> Res<u32> {
+    Ok(match (kind, source) {
+        (Kind::HostToHost, _) | (Kind::HostToDevice, true) | (Kind::DeviceToHost, false) => 1,
+        (Kind::DeviceToDevice, _) | (Kind::HostToDevice, false) | (Kind::DeviceToHost, true) => 2,
         (Kind::Default, _) => 4,
-        _ => return Err(error::INVALID_MEMCPY_DIRECTION),
     })
 }
 
@@ -295,10 +294,10 @@ pub fn memcpy_array_1d(
     Ok(())
 }
 
-/// cudaMemcpy3D(Async).
-pub fn memcpy_3d(p: &Memcpy3DParms, stream: Option<Handle>) -> Res<()> {
+/// The driver's CUDA_MEMCPY3D for the runtime's cudaMemcpy3DParms (also a graph's memcpy
+/// node).
+pub fn driver_3d(p: &Memcpy3DParms) -> Res<Memcpy3D> {
     let kind = Kind::from_raw(p.kind)?;
-    state::ctx()?;
     if !p.src_array.is_null() && !p.src_ptr.ptr.is_null() || !p.dst_array.is_null() && !p.dst_ptr.ptr.is_null() {
         return Err(error::INVALID_VALUE);
     }
@@ -335,6 +334,13 @@ pub fn memcpy_3d(p: &Memcpy3DParms, stream: Option<Handle>) -> Res<()> {
         height: p.extent.height.max(1),
         depth: p.extent.depth.max(1),
     };
+    Ok(c)
+}
+
+/// cudaMemcpy3D(Async).
+pub fn memcpy_3d(p: &Memcpy3DParms, stream: Option<Handle>) -> Res<()> {
+    state::ctx()?;
+    let c = driver_3d(p)?;
     if p.extent.width == 0 {
         return Ok(());
     }
