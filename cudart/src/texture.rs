@@ -394,10 +394,18 @@ pub fn create_texture(r: &RtResourceDesc, t: &RtTextureDesc, has_view: bool) -> 
         return Err(error::unsupported("cudaCreateTextureObject with a resource view"));
     }
     let res = resource(r)?;
-    // CU_TRSF_READ_AS_INTEGER (cudaReadModeElementType), NORMALIZED_COORDINATES, SRGB,
-    // DISABLE_TRILINEAR_OPTIMIZATION, SEAMLESS_CUBEMAP.
+    // The texels' format: an array's own, or the linear memory's channel description.
+    let format = match r.res_type {
+        0 => descriptor(res.res[0] as Handle)?.format,
+        _ => res.res[1] as u32,
+    };
+    // CU_TRSF_READ_AS_INTEGER for cudaReadModeElementType on integer formats only: on a
+    // float or half format it would make the texture unit read the texels' bits as
+    // integers (and filter those), where the runtime's element type is the float itself.
+    // Then NORMALIZED_COORDINATES, SRGB, DISABLE_TRILINEAR_OPTIMIZATION, SEAMLESS_CUBEMAP.
+    let is_float = format == 0x10 || format == 0x20;
     let mut flags = 0;
-    if t.read_mode == 0 {
+    if t.read_mode == 0 && !is_float {
         flags |= 0x01;
     }
     if t.normalized_coords != 0 {

@@ -288,6 +288,7 @@ fn arrays_texture_and_surface_objects() {
             "row from offset matches: 1",
             "linear sampling at texel centres mismatches: 0",
             "halfway sample: 306.8750 (texels 306.2500 and 307.5000)",
+            "halfway between 0.0000 and 1.2500: 0.6250",
             "surface write mismatches: 0",
             "pitched texture mismatches: 0",
             "layered sampling mismatches: 0",

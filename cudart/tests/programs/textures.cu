@@ -58,6 +58,9 @@ int main() {
     sample<<<H, W>>>(tex, d, W, H, 0.5f);
     CK(cudaMemcpy(back, d, sizeof img, cudaMemcpyDeviceToHost));
     printf("halfway sample: %.4f (texels %.4f and %.4f)\n", back[3][5], img[3][5], img[3][6]);
+    // Texels of different exponents (0 and 1.25): a float texture filters the values, not
+    // their bits (cudaReadModeElementType is not the driver's READ_AS_INTEGER for floats).
+    printf("halfway between %.4f and %.4f: %.4f\n", img[0][0], img[0][1], back[0][0]);
     CK(cudaDestroyTextureObject(tex));
 
     // A surface written by a kernel, read back through a 2D copy.
