@@ -147,6 +147,11 @@ pub fn memcpy(dst: u64, src: u64, n: usize, kind: i32, stream: Option<Handle>) -
     if n == 0 {
         return Ok(());
     }
+    // A null side is a bad argument, not a copy to attempt (the driver would read or write
+    // address 0 of host memory and the process would die).
+    if dst == 0 || src == 0 {
+        return Err(error::INVALID_VALUE);
+    }
     let (dh, sh) = (dst as *mut c_void, src as *const c_void);
     check(match (kind, stream) {
         (Kind::HostToDevice, None) => d::cuMemcpyHtoD(dst, sh, n),
@@ -192,6 +197,9 @@ pub fn memcpy_2d(c: &Copy2D, kind: i32, stream: Option<Handle>) -> Res<()> {
     }
     if c.width > c.dpitch || c.width > c.spitch {
         return Err(error::INVALID_PITCH_VALUE);
+    }
+    if c.dst == 0 || c.src == 0 {
+        return Err(error::INVALID_VALUE);
     }
     let (st, dt) = kind.memory_types();
     let p = Memcpy2D {

@@ -145,6 +145,8 @@ fn memory_launches_and_error_codes() {
             "last error read again: cudaSuccess",
             "host-to-host memcpy: cudaSuccess",
             "memcpy host to device named DeviceToHost: cudaErrorInvalidValue",
+            "memcpy from NULL: cudaErrorInvalidValue",
+            "memcpy to NULL: cudaErrorInvalidValue",
             "memcpy with kind 9: cudaErrorInvalidMemcpyDirection",
             "free of a pointer never allocated: cudaErrorInvalidValue",
             "set device 99: cudaErrorInvalidDevice",

@@ -135,6 +135,9 @@ int main() {
     EXPECT(out[5] == hx[5]);
     SHOW("memcpy host to device named DeviceToHost", cudaMemcpy(dx, hx, 64, cudaMemcpyDeviceToHost));
     cudaGetLastError();
+    SHOW("memcpy from NULL", cudaMemcpy(out, nullptr, 64, cudaMemcpyHostToHost));
+    SHOW("memcpy to NULL", cudaMemcpy(nullptr, dx, 64, cudaMemcpyDeviceToHost));
+    cudaGetLastError();
     SHOW("memcpy with kind 9", cudaMemcpy(dx, hx, 64, (cudaMemcpyKind)9));
     SHOW("free of a pointer never allocated", cudaFree((void *)0x1234));
     SHOW("set device 99", cudaSetDevice(99));
