@@ -13,7 +13,7 @@ fn repo_root() -> PathBuf {
 fn pages() -> Vec<(PathBuf, String)> {
     let root = repo_root();
     let mut files = vec![root.join("README.md")];
-    for c in ["emu-driver", "abi", "kernels-host", "kernels-host/ptx", "parity", "fixtures", "crlibm-preload", "nvjitlink"] {
+    for c in ["emu-driver", "abi", "kernels-host", "kernels-host/ptx", "parity", "fixtures", "crlibm-preload", "nvjitlink", "cudart"] {
         files.push(root.join(c).join("README.md"));
     }
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
@@ -45,6 +45,7 @@ const TRACKED_ROOTS: &[&str] = &[
     "abi/",
     "crlibm-preload/",
     "nvjitlink/",
+    "cudart/",
     "reports/reference/",
     "reports/device-math/",
     "reports/ptxas-contraction/",

@@ -22,6 +22,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("parity/src", &["lib.rs", "main.rs"]),
     ("crlibm-preload/src", &["lib.rs"]),
     ("nvjitlink/src", &["lib.rs"]),
+    ("cudart/src", &["lib.rs"]),
     ("fixtures/src", &["lib.rs", "main.rs"]),
     ("fuzz/src", &["lib.rs", "main.rs"]),
 ];
@@ -503,6 +504,20 @@ const LAYERS: &[Layers] = &[
             (&["kernel", "manifest", "counters", "trace", "linked", "devrt"], "the contracts between processes, one module each; devrt: static-library links (libcudadevrt.a)"),
             (&["cuda"], "cuda.h's result codes, types and structs"),
             (&["ffi", "files"], "the helpers every crate needs (C strings, dladdr, file kinds)"),
+        ],
+    },
+    Layers {
+        dir: "cudart/src",
+        root: "lib.rs",
+        within: &[],
+        diagrams: &["cudart/README.md"],
+        layers: &[
+            (&["exports"], "the C entry points (cuda_runtime_api.h, nvcc's __cuda* calls): out-parameters, last error"),
+            (&["launch", "memory", "stream", "device", "texture", "graph"], "one runtime area each, on the driver's calls"),
+            (&["registry"], "what nvcc's code registers (fatbins, kernels, variables); modules per device"),
+            (&["state"], "cuInit, the thread's device, primary contexts made current lazily"),
+            (&["error", "error_table"], "cudaError_t: names, strings, the CUresult mapping, the last error"),
+            (&["driver"], "libcuda.so.1 through dlopen + cuGetProcAddress_v2: the function table"),
         ],
     },
     Layers {

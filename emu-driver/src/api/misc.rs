@@ -40,7 +40,7 @@ pub fn warn_export_tables() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         crate::log_warn!(
-            "cuGetExportTable: the driver's private tables are not emulated. NVRTC asks for one and goes on without it (harmless); the CUDA runtime needs them: programs built on the runtime API (<<<>>>, cudaMalloc) are out of scope — use the driver API (cuModuleLoadData + cuLaunchKernel) as VMAF does"
+            "cuGetExportTable: the driver's private tables are not emulated. NVRTC asks for one and goes on without it (harmless); NVIDIA's CUDA runtime needs them, so a program linked with it statically (nvcc's default, -cudart static) cannot run here: build it with `-cudart shared` (CMake: CUDA_RUNTIME_LIBRARY Shared) and it runs on simtwin's own libcudart.so.13 (runtime API: <<<>>>, cudaMalloc) from the same directory as this libcuda.so.1"
         )
     });
 }

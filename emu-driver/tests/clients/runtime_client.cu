@@ -1,6 +1,8 @@
-// A program on the CUDA runtime API (cudart, linked statically as nvcc does by default):
-// simtwin does not emulate the driver's private export tables the runtime needs, so its
-// first runtime call fails; the test checks that simtwin says why.
+// A program on the CUDA runtime API. Linked statically with NVIDIA's cudart (nvcc's
+// default), its first runtime call fails: simtwin does not emulate the driver's private
+// export tables NVIDIA's runtime needs, and emu-driver/tests/clients.rs checks that simtwin
+// says why and what to do. Built with `-cudart shared` it runs on simtwin's own
+// libcudart.so.13 (cudart/tests/runtime.rs).
 #include <cstdio>
 #include <cuda_runtime.h>
 
