@@ -19,8 +19,9 @@
 //! | (the driver lacks an entry point the call needs) | cudaErrorNotSupported 801 | named once on stderr |
 //!
 //! Per call, where the runtime's contract names a more specific code (the entry points
-//! say so): a launch's CUDA_ERROR_INVALID_VALUE -> cudaErrorInvalidConfiguration 9; an
-//! unknown host function -> cudaErrorInvalidDeviceFunction 98; an unknown symbol ->
+//! say so): an unknown host function -> cudaErrorInvalidResourceHandle 400 (as NVIDIA's
+//! runtime answers on an H100; a launch's CUDA_ERROR_INVALID_VALUE stays
+//! cudaErrorInvalidValue there too); an unknown symbol ->
 //! cudaErrorInvalidSymbol 13; a bad cudaMemcpyKind -> cudaErrorInvalidMemcpyDirection 21;
 //! a pitch narrower than the row -> cudaErrorInvalidPitchValue 12.
 

@@ -163,13 +163,8 @@ pub fn add_kernel_node(graph: Handle, deps: *const Handle, n: usize, k: &KernelN
     deps_ok(deps, n)?;
     let p = kernel_params(k)?;
     let mut node = std::ptr::null_mut();
-    check(d::cuGraphAddKernelNode(&mut node, graph, deps, n, &p)).map_err(|e| {
-        if e == error::INVALID_VALUE {
-            error::INVALID_CONFIGURATION
-        } else {
-            e
-        }
-    })?;
+    // The driver's answer as it is, as for launches (launch::launch_result).
+    check(d::cuGraphAddKernelNode(&mut node, graph, deps, n, &p))?;
     Ok(node as usize)
 }
 

@@ -161,11 +161,12 @@ pub fn is_function(host_fn: usize) -> bool {
 }
 
 /// The driver function of the kernel whose host stub is `host_fn`, on the current
-/// context's device (cudaErrorInvalidDeviceFunction for an address nvcc did not register).
+/// context's device (cudaErrorInvalidResourceHandle for an address nvcc did not register,
+/// as NVIDIA's runtime answers on an H100: reports/reference/h200/runtime/).
 pub fn function(host_fn: usize) -> Res<d::Handle> {
     let dev = state::ctx()?;
     let mut r = registry();
-    let f = r.functions.get(&host_fn).ok_or(error::INVALID_DEVICE_FUNCTION)?;
+    let f = r.functions.get(&host_fn).ok_or(error::INVALID_RESOURCE_HANDLE)?;
     if let Some(&h) = f.by_device.get(&dev) {
         return Ok(h as d::Handle);
     }

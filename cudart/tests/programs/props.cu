@@ -30,11 +30,8 @@ int main() {
     SAME(maxSurface2D[1], cudaDevAttrMaxSurface2DHeight);
     SAME(memoryPoolsSupported, cudaDevAttrMemoryPoolsSupported);
     SAME(hostNumaMultinodeIpcSupported, cudaDevAttrHostNumaMultinodeIpcSupported);
-    bool reserved_zero = true;
-    for (int i = 0; i < 56; i++) reserved_zero &= p.reserved[i] == 0;
     printf("name: %s\n", p.name);
     printf("compute capability: %d.%d, SMs: %d, warp: %d, totalGlobalMem > 0: %d\n", p.major, p.minor, p.multiProcessorCount, p.warpSize, p.totalGlobalMem > 0);
-    printf("reserved words zeroed: %d\n", reserved_zero);
     SHOW("properties of device 7", cudaGetDeviceProperties(&p, 7));
     SHOW("attribute of device -1", cudaDeviceGetAttribute(&a, cudaDevAttrWarpSize, -1));
     CK(cudaDeviceReset());

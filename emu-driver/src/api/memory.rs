@@ -294,15 +294,15 @@ fn copy_checked(dst: u64, src: u64, n: usize, ed: Option<Side>, es: Option<Side>
     if graph::active() {
         // A stream captures somewhere: on a capturing stream the copy becomes a node.
         let d = driver()?;
-        let ctx = context_for(&d, stream)?;
+        context_for(&d, stream)?;
         let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
         memory::check_copy(&d, dst, src, n as u64, ed, es)?;
         drop(d);
+        // A synchronous copy elsewhere is allowed in every capture mode (an H100 answers
+        // 0 in global and relaxed mode: reports/reference/h200/coop-graphs/), except where
+        // the legacy stream would wait for a capturing blocking stream (below).
         if let Some(r) = graph::capture(key, || Ok(graph::Op::Copy { dst, src, len: n as u64 })) {
             return r;
-        }
-        if stream.is_none() {
-            graph::prohibited_call(ctx, "a synchronous copy")?;
         }
     }
     copy_checked_inner(dst, src, n, ed, es, stream)
@@ -417,7 +417,7 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
         return crate::api::texture::memcpy_2d_arrays(&c, stream);
     }
     let d = driver()?;
-    let ctx = context_for(&d, stream)?;
+    context_for(&d, stream)?;
     if graph::active() {
         let key = queue::key(&d, stream.unwrap_or(std::ptr::null_mut()))?;
         if graph::involved(key) {
@@ -427,9 +427,6 @@ fn memcpy2d_inner(p: Option<CUDA_MEMCPY2D>, stream: Option<CUstream>) -> CuResul
             drop(d);
             let op = graph::Op::Copy2D { dst, dpitch: dp, src, spitch: sp, width: w, height: h };
             return graph::capture(key, || Ok(op)).unwrap_or(Ok(()));
-        }
-        if stream.is_none() {
-            graph::prohibited_call(ctx, "a synchronous 2D copy")?;
         }
     }
     if queue::deferred() {

@@ -495,21 +495,35 @@ static int mode_errors(void) {
     CODE("end_not_capturing", cuStreamEndCapture(s1, &graph));
     SOFT(cuStreamBeginCapture_v2(s1, 0));
     CODE("begin_twice", cuStreamBeginCapture_v2(s1, 0));
+    SOFT(cuStreamIsCapturing(s1, &st));
+    printf("status_after_begin_twice=%d\n", st);
     CODE("bad_mode", cuStreamBeginCapture_v2(s2, 7));
     SOFT(cuEventRecord(e1, s1));
     CODE("query_captured_event", cuEventQuery(e1));
-    SOFT(cuStreamWaitEvent(s2, e1, 0));
+    SOFT(cuStreamIsCapturing(s1, &st));
+    printf("status_after_query=%d\n", st);
+    CODE("wait_after_query", cuStreamWaitEvent(s2, e1, 0));
+    SOFT(cuStreamIsCapturing(s1, &st));
+    printf("status_after_wait=%d\n", st);
     SOFT(cuLaunchHostFunc(s2, nop, 0));
     CODE("end_unjoined", cuStreamEndCapture(s1, &graph));
     SOFT(cuStreamIsCapturing(s2, &st));
     printf("joined_status_after_end=%d\n", st);
+    /* 4b. A stream joined to a capture and never waited for by its origin. */
+    SOFT(cuStreamBeginCapture_v2(s1, 0));
+    SOFT(cuEventRecord(e1, s1));
+    SOFT(cuStreamWaitEvent(s2, e1, 0));
+    SOFT(cuLaunchHostFunc(s2, nop, 0));
+    CODE("end_unjoined_clean", cuStreamEndCapture(s1, &graph));
+    SOFT(cuStreamIsCapturing(s2, &st));
+    printf("joined_status_after_clean_end=%d\n", st);
     /* 5. Stream-ordered allocation in a capture: not emulated, the capture is lost. */
     SOFT(cuStreamBeginCapture_v2(s1, 0));
     CUdeviceptr p = 0;
     CODE("alloc_async_in_capture", cuMemAllocAsync(&p, 64, s1));
     CODE("end_after_alloc", cuStreamEndCapture(s1, &graph));
     /* 5b. 2D and 3D copies are captured as memcpy nodes and run only with the graph; a
-     * synchronous 2D copy while a non-blocking stream captures (global mode) is refused. */
+     * synchronous 2D copy while a non-blocking stream captures (global mode) is allowed. */
     {
         SYM(CUresult (*)(const void *, H), cuMemcpy2DAsync_v2);
         SYM(CUresult (*)(const void *), cuMemcpy2D_v2);

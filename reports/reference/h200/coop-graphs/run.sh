@@ -25,7 +25,7 @@ SRC=$(cd "$(dirname "$0")/../../../.." && pwd)/emu-driver/tests/coop
 nvcc -ptx -arch=compute_90 -o "$C/coop.ptx" "$SRC/coop.cu" || echo "nvcc coop.cu failed"
 for n in devrt other; do nvcc -rdc=true -ptx -arch=compute_90 -o "$C/$n.ptx" "$SRC/$n.cu" || echo "nvcc $n.cu failed"; done
 for a in "sync 33 2 2 32 2 2 3" "sync 132 1 1 128 1 1 4" "sync 5 3 2 16 4 1 5" "ex 12 1 3 64 1 1 2" \
-         "plain 4 1 1 64 1 1 2" limits env deserter; do
+         "plain 4 1 1 64 1 1 2" "after 4 1 1 64 1 1 2" limits env deserter; do
     one "coop $a" "$C/client" "$C/coop.ptx" $a
 done
 NVTOP=$(dirname "$(dirname "$(command -v nvcc)")")
