@@ -28,32 +28,18 @@ pub const NO_ENTRY: CuResult = -2;
 /// (NULL: the current one), and are declared so below.
 const ABI_VERSION: i32 = 13000;
 
+/// The cuda.h structures this runtime passes to the driver as they are, from the
+/// workspace's one Rust copy of cuda.h (simtwin-abi: no code of the driver comes with it).
+/// cudaMemsetParams has CUDA_MEMSET_NODE_PARAMS' layout.
+pub use simtwin_abi::cuda::{
+    CUDA_ARRAY3D_DESCRIPTOR as Array3DDesc, CUDA_MEMCPY2D as Memcpy2D, CUDA_MEMCPY3D as Memcpy3D,
+    CUDA_MEMSET_NODE_PARAMS as MemsetNodeParams, CUDA_TEXTURE_DESC as TextureDesc,
+};
+
 /// CU_STREAM_LEGACY and CU_STREAM_PER_THREAD, the same values as cudaStreamLegacy and
 /// cudaStreamPerThread.
 pub const STREAM_LEGACY: usize = 1;
 pub const STREAM_PER_THREAD: usize = 2;
-
-/// CUDA_MEMCPY2D (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Memcpy2D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_memory_type: u32,
-    pub src_host: *const c_void,
-    pub src_device: u64,
-    pub src_array: Handle,
-    pub src_pitch: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_memory_type: u32,
-    pub dst_host: *mut c_void,
-    pub dst_device: u64,
-    pub dst_array: Handle,
-    pub dst_pitch: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-}
 
 /// CUlaunchConfig (cuda.h); its attributes are cudaLaunchAttribute's layout and numbers.
 #[repr(C)]
@@ -74,18 +60,6 @@ pub struct MemLocation {
     pub id: i32,
 }
 
-/// CUDA_ARRAY3D_DESCRIPTOR (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct Array3DDesc {
-    pub width: usize,
-    pub height: usize,
-    pub depth: usize,
-    pub format: u32,
-    pub num_channels: u32,
-    pub flags: u32,
-}
-
 /// CUDA_RESOURCE_DESC (cuda.h): the type, the union as words, the flags.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -93,53 +67,6 @@ pub struct ResourceDesc {
     pub res_type: u32,
     pub res: [u64; 16],
     pub flags: u32,
-}
-
-/// CUDA_TEXTURE_DESC (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct TextureDesc {
-    pub address_mode: [u32; 3],
-    pub filter_mode: u32,
-    pub flags: u32,
-    pub max_anisotropy: u32,
-    pub mipmap_filter_mode: u32,
-    pub mipmap_level_bias: f32,
-    pub min_mipmap_level_clamp: f32,
-    pub max_mipmap_level_clamp: f32,
-    pub border_color: [f32; 4],
-    pub reserved: [i32; 12],
-}
-
-/// CUDA_MEMCPY3D (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Memcpy3D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_z: usize,
-    pub src_lod: usize,
-    pub src_memory_type: u32,
-    pub src_host: *const c_void,
-    pub src_device: u64,
-    pub src_array: Handle,
-    pub reserved0: *mut c_void,
-    pub src_pitch: usize,
-    pub src_height: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_z: usize,
-    pub dst_lod: usize,
-    pub dst_memory_type: u32,
-    pub dst_host: *mut c_void,
-    pub dst_device: u64,
-    pub dst_array: Handle,
-    pub reserved1: *mut c_void,
-    pub dst_pitch: usize,
-    pub dst_height: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-    pub depth: usize,
 }
 
 /// CUDA_KERNEL_NODE_PARAMS (cuda.h, the `_v2` layout cuGraphAddKernelNode takes at 12.0+).
@@ -154,18 +81,6 @@ pub struct KernelNodeParams {
     pub extra: *mut *mut c_void,
     pub kern: Handle,
     pub ctx: Handle,
-}
-
-/// CUDA_MEMSET_NODE_PARAMS (cuda.h), cudaMemsetParams' layout.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct MemsetNodeParams {
-    pub dst: u64,
-    pub pitch: usize,
-    pub value: u32,
-    pub element_size: u32,
-    pub width: usize,
-    pub height: usize,
 }
 
 /// CUDA_HOST_NODE_PARAMS (cuda.h), cudaHostNodeParams' layout.
