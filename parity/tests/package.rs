@@ -77,6 +77,8 @@ fn the_package_is_relocatable_and_complete() {
         "bin/kernels-host",
         "lib/libcuda.so.1",
         "lib/libsimtwin_crlibm.so",
+        "lib/libcudart.so.13",
+        "lib/libnvJitLink.so.13",
         "include/cuda.h",
         "include/simtwin/prelude.h",
         "share/simtwin/README.md",
