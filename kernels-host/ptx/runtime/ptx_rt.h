@@ -1164,10 +1164,16 @@ PTX_INLINE void for_each_thread(simtwin_thread_ctx_t *ctx, uint32_t first, uint3
         const uint32_t stop = t + (w.bx - w.x < left ? w.bx - w.x : left);
         for (; t != stop; ++t) {
             ctx->linear_tid = t;
+            /* The executor's preemption reads linear_tid from a signal handler on this
+               thread to know which thread is running: no code of thread t may move above
+               the store naming it, nor below the next one (else a preempted thread's
+               range is handed on from the wrong thread and a thread runs twice). */
+            if (POLL) __atomic_signal_fence(__ATOMIC_SEQ_CST);
             if (POLL && t > (uint32_t)(ctx->range_stop - 1u)) return; /* 0 (no limit) wraps */
             if (CTX_TID) ctx->thread_idx.x = t - row;
             const simtwin_dim3_t TI = {t - row, w.y, w.z};
             body(TI);
+            if (POLL) __atomic_signal_fence(__ATOMIC_SEQ_CST);
         }
         next_row(ctx, w);
     }
