@@ -117,10 +117,15 @@ struct runner<void (*)(__simtwin_A...), __simtwin_K> {
                 __simtwin_t + (__simtwin_bx - __simtwin_x < __simtwin_left ? __simtwin_bx - __simtwin_x : __simtwin_left);
             for (; __simtwin_t != __simtwin_stop; ++__simtwin_t) {
                 __simtwin_ctx->linear_tid = __simtwin_t;
+                /* The executor's preemption reads linear_tid from a signal handler on
+                   this thread: no code of a thread may move across the stores naming it
+                   (else a range is handed on from the wrong thread, which runs twice). */
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 /* 0 (no limit) wraps to the largest value */
                 if (__simtwin_t > (uint32_t)(__simtwin_ctx->range_stop - 1u)) return;
                 __simtwin_ctx->thread_idx.x = __simtwin_t - __simtwin_row;
                 __simtwin_K(pack_get<__simtwin_I, pack>::get(__simtwin_p)...); /* by value: each thread its own copy */
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
             }
             __simtwin_x = 0;
             if (++__simtwin_y == __simtwin_by) {
