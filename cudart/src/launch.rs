@@ -22,14 +22,8 @@ use crate::driver::{self as d, Handle, LaunchConfig};
 use crate::error::{self, check, Res};
 use crate::registry;
 
-/// dim3 / uint3.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Dim3 {
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
-}
+/// dim3 / uint3: the workspace's one definition (simtwin-abi).
+pub use simtwin_abi::kernel::Dim3;
 
 /// One `<<<...>>>` configuration.
 #[derive(Clone, Copy)]
