@@ -65,7 +65,7 @@ fn run_any(image: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
 #[test]
 fn kernels_run_from_nvcc_ptx_with_no_twin() {
     let (out, err) = run(&built().join("features.ptx"), &[]);
-    for k in ["calls", "local_array", "shared_mem", "warp_ops", "atomics", "math64", "say"] {
+    for k in ["calls", "local_array", "shared_mem", "const_fold", "warp_ops", "atomics", "math64", "say"] {
         assert!(out.contains(&format!("{k}=ok")), "{k} failed:\n{out}\n{err}");
     }
     // printf through the driver, formatted as the device formats it, once per block.
@@ -74,6 +74,22 @@ fn kernels_run_from_nvcc_ptx_with_no_twin() {
     // A failed device assert is CUDA_ERROR_ASSERT, with the source's expression and line.
     assert!(out.contains("assert=710"), "{out}");
     assert!(err.contains("device assertion `n != threadIdx.x` failed at") && err.contains("features.cu:"), "{err}");
+}
+
+/// Loads of initialized `__constant__` values run as literals where the module's copies
+/// hold them (the module note names them), and a program that writes other values sees
+/// them at once, on the loop path and on fibers (the client checks three rounds: initial,
+/// written, written back).
+#[test]
+fn initialized_constants_run_as_literals_until_the_program_writes_them() {
+    for loops in ["auto", "off"] {
+        let (out, err) = run(&built().join("features.ptx"), &[("EMU_CUDA_LOG", "info"), ("EMU_CUDA_THREAD_LOOPS", loops)]);
+        assert!(out.contains("const_fold=ok"), "THREAD_LOOPS={loops}:\n{out}\n{err}");
+        let note = err.lines().find(|l| l.contains("initialized .const loads as literals")).unwrap_or_else(|| panic!("no note:\n{err}"));
+        for folded in ["c_taps in const_plain", "c_gain in const_plain", "c_taps in const_loops"] {
+            assert!(note.contains(folded), "{folded} not folded: {note}");
+        }
+    }
 }
 
 #[test]
@@ -97,7 +113,7 @@ fn the_counters_say_which_modules_ran_as_ptx_and_the_cache_serves_a_second_load(
     }
     let (cold, warm) = (&records[0], &records[1]);
     assert_eq!(cold.mode, "ptx");
-    assert_eq!(cold.kernels, 8);
+    assert_eq!(cold.kernels, 10);
     assert!(cold.device_exact, "features.cu uses no special-function instruction: {cold:?}");
     assert!(!cold.cached && cold.compile_us > 0, "{cold:?}");
     assert!(warm.cached && warm.compile_us == 0, "{warm:?}");
@@ -156,7 +172,7 @@ fn the_jit_linker_joins_separately_compiled_ptx_and_libraries_load_without_a_con
     assert!(o.status.success(), "{out}\n{err}");
     for line in [
         "library_load=0",
-        "library_kernels=0,8",
+        "library_kernels=0,10",
         "library_get_kernel=0",
         "library_missing_kernel=500",
         "param_info=0,16,4",

@@ -9,6 +9,7 @@
 
 static CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
 static CUresult (*cuMemsetD8_v2)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*cuModuleGetGlobal_v2)(CUdeviceptr *, size_t *, void *, const char *);
 
 #define N 256
 static void *mod;
@@ -40,6 +41,7 @@ int main(int argc, char **argv) {
     if (open_driver()) return 2;
     LOOKUP(cuMemcpyHtoD_v2);
     LOOKUP(cuMemsetD8_v2);
+    LOOKUP(cuModuleGetGlobal_v2);
     void *image = read_image(argv[1]);
     if (!image) return 2;
     void *ctx;
@@ -128,6 +130,41 @@ int main(int argc, char **argv) {
             if (out[t] != s + __builtin_popcount(bal) * 7 + up) bad = t;
         }
         if (r || bad >= 0) printf("warp_ops=bad r=%d at %d\n", r, bad); else printf("warp_ops=ok\n");
+    }
+    { /* initialized __constant__ values (folded where unwritten), then written ones */
+        CUdeviceptr din = dev(in, sizeof in), dplain = dev(0, N * 4), dloops = dev(0, N * 4), dc;
+        size_t bytes;
+        int bad = -1;
+        const char *why = "";
+        r = 0;
+        for (int round = 0; round < 3 && !r && bad < 0; ++round) {
+            /* round 1 writes other values; round 2 writes the initial ones back */
+            int taps = round == 1 ? 3 : 5;
+            float gain[2] = {round == 1 ? -2.0f : 1.5f, round == 1 ? 0.5f : -0.25f};
+            if (round) {
+                if ((r = cuModuleGetGlobal_v2(&dc, &bytes, mod, "c_taps")) || (r = cuMemcpyHtoD_v2(dc, &taps, 4))) break;
+                if ((r = cuModuleGetGlobal_v2(&dc, &bytes, mod, "c_gain")) || (r = cuMemcpyHtoD_v2(dc, gain, 8))) break;
+            }
+            void *pa[] = {&din, &dplain, &n};
+            void *la[] = {&din, &dloops};
+            if ((r = launch("const_plain", N / 64, 64, 0, pa)) || (r = launch("const_loops", N / 64, 64, 0, la))) break;
+            float po[N];
+            int lo[N];
+            cuMemcpyDtoH_v2(po, dplain, sizeof po);
+            cuMemcpyDtoH_v2(lo, dloops, sizeof lo);
+            for (int i = 0; i < N && bad < 0; ++i) {
+                int s = 0, b = i & ~63, t = i & 63, u = 0, w = 0;
+                for (int k = 0; k < taps; ++k) s += in[(i + k) % N];
+                for (int k = 0; k < taps; ++k) u += in[b + ((t + k) & 63)];
+                for (int k = 0; k < taps; ++k) w += in[b + ((t + 1 + k) & 63)];
+                /* the shuffle reads lane+1 within the warp; the warp's last lane its own */
+                int want = (t & 31) == 31 ? 2 * u : u + w;
+                if (po[i] != (float)s * gain[0] + gain[1]) bad = i, why = "const_plain";
+                else if (lo[i] != want) bad = i, why = "const_loops";
+            }
+            if (bad >= 0) printf("const_fold=bad round %d %s at %d\n", round, why, bad);
+        }
+        if (r) printf("const_fold=bad r=%d\n", r); else if (bad < 0) printf("const_fold=ok\n");
     }
     { /* global atomics */
         float fin[N];

@@ -53,6 +53,31 @@ extern "C" __global__ void shared_mem(const int *in, int *out) {
     out[blockIdx.x * 64 + t] = dyn[(t + 1) & 63] + tile_static[t] + (int)hist[t & 7] * 1000 + cnt * 100000 + any * 10000000;
 }
 
+// Initialized __constant__ values read at fixed addresses: PTX mode runs those loads as
+// literals while the module's copies hold the initial values (simtwin-ptx `constants`);
+// the client then writes other values, which both kernels must see.
+__constant__ int c_taps = 5;
+__constant__ float c_gain[2] = {1.5f, -0.25f};
+
+extern "C" __global__ void const_plain(const int *in, float *out, int n) {  // barrier-free
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int s = 0;
+    for (int k = 0; k < c_taps; ++k) s += in[(i + k) % n];
+    out[i] = s * c_gain[0] + c_gain[1];
+}
+
+extern "C" __global__ void const_loops(const int *in, int *out) {  // a barrier, a shuffle
+    __shared__ int tile[64];
+    int t = threadIdx.x;
+    tile[t] = in[blockIdx.x * 64 + t];
+    __syncthreads();
+    int s = 0;
+    for (int k = 0; k < c_taps; ++k) s += tile[(t + k) & 63];
+    s += __shfl_down_sync(0xffffffff, s, 1);
+    out[blockIdx.x * 64 + t] = s;
+}
+
 extern "C" __global__ void warp_ops(const int *in, int *out) {
     int t = threadIdx.x, v = in[t];
     int s = v;

@@ -81,12 +81,12 @@ int main(int argc, char **argv) {
     printf("library_launch=%s\n", ok ? "ok" : "bad");
     printf("kernel_get_function=%d\n", cuKernelGetFunction(&fn, kern));
     {
-        void *all[8], *back, *m;
+        void *all[10], *back, *m;
         const char *name = 0;
         int v = -1;
         CUdeviceptr g = 0;
         size_t gsz = 0;
-        r = cuLibraryEnumerateKernels(all, 8, lib);
+        r = cuLibraryEnumerateKernels(all, 10, lib);
         printf("enumerate=%d,%d\n", r, r == 0 && all[0] != 0);
         printf("enumerate_wrong_count=%d\n", cuLibraryEnumerateKernels(all, 3, lib));
         r = cuKernelGetLibrary(&back, kern);

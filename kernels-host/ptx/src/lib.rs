@@ -14,7 +14,10 @@
 //! layout       module variables, per-kernel shared-memory windows, parameter buffers
 //! uniform      per kernel: do all live threads reach every barrier together (then
 //!              the block runs as loops over its threads between barriers), or fibers
-//! emit         C++ for the host compiler: one function per .entry/.func, the ABI descriptor
+//! emit         C++ for the host compiler: one function per .entry/.func, the ABI descriptor;
+//!              with it `align` (alignment checked once per runner call), `constants`
+//!              (initialized `.const` loads as literals, checked once per runner call)
+//!              and `lanes` (a row of threads as vector lanes)
 //! ```
 //!
 //! then [`jit`] compiles the C++ (g++ -O2, cached by content) into a library the driver
@@ -28,6 +31,7 @@
 pub mod align;
 pub mod ast;
 pub mod cfg;
+pub mod constants;
 pub mod contract;
 pub mod emit;
 pub mod jit;

@@ -119,6 +119,9 @@ pub(crate) struct FnEmitter<'a> {
     pub aligned: std::collections::BTreeMap<usize, crate::align::Check>,
     /// What the `aligned` accesses pass for "checked by the runner": `A` or `true`.
     pub aligned_arg: &'static str,
+    /// The `.const` loads (by node) the runner's checks let run as literals
+    /// (`constants::folds`): where `aligned_arg` holds, the initializer's value.
+    pub folds: std::collections::BTreeMap<usize, crate::constants::Fold>,
     /// An inlined entry whose threads may run as vector lanes (`lanes::plan`): its
     /// `body` takes the template argument `W` too, and the plan's statements replace
     /// their instructions' where it is true.
@@ -159,6 +162,7 @@ impl<'a> FnEmitter<'a> {
             inline_entry: false,
             aligned: Default::default(),
             aligned_arg: "A",
+            folds: Default::default(),
             lanes: None,
             tmp: 0,
             node: 0,
@@ -571,9 +575,10 @@ impl<'a> FnEmitter<'a> {
         let mut pro = String::new();
         let sig = if self.is_entry() {
             let inline = if self.inline_entry { "static inline __attribute__((always_inline)) " } else { "" };
-            // A: the runner checked the alignment of the `aligned` accesses.
+            // A: the runner checked the alignment of the `aligned` accesses, and that the
+            // `folds` variables hold their initial values.
             // W: the threads run as vector lanes (`lanes`).
-            let template = match (self.aligned.is_empty(), self.lanes.is_some()) {
+            let template = match (self.aligned.is_empty() && self.folds.is_empty(), self.lanes.is_some()) {
                 (_, true) => "template <bool A, bool W> ",
                 (false, false) => "template <bool A> ",
                 (true, false) => "",

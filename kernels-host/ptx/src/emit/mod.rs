@@ -256,6 +256,13 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     // An inlined kernel's row condition for running its threads as vector lanes, or why
     // they do not (`lanes`).
     let mut lanes_of: HashMap<usize, Result<String, String>> = HashMap::new();
+    // The initialized `.const` variables' bytes, and per kernel (by function) the
+    // condition under which its runner may run its `.const` loads as literals.
+    let initial = crate::constants::Initial::of(m);
+    let mut guards: HashMap<usize, String> = HashMap::new();
+    // The same for a loop-path kernel's `KL` (its runner's, `RL`).
+    let mut loop_guards: HashMap<usize, String> = HashMap::new();
+    let mut folded: Vec<String> = Vec::new();
     for (fi, f) in m.funcs.iter().enumerate() {
         if f.decl.body.is_none() {
             continue;
@@ -265,6 +272,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         e.inline_entry = inlined.contains(&fi);
         if let (true, Some(k)) = (e.inline_entry, kernel_layout) {
             e.aligned = crate::align::proven(f, &layout.kernels[k].params);
+            e.folds = crate::constants::folds(f, &initial);
+            fold_guard(m, &initial, &e.folds, &mut guards, &mut folded, fi);
             checks_of.insert(fi, crate::align::runner_checks(&e.aligned));
             let lanes = match (plans[k].calm, e.aligned.is_empty()) {
                 (true, false) => crate::lanes::plan(f, &layout.kernels[k].params, &e.aligned),
@@ -304,6 +313,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let mut e = func::FnEmitter::new(m, fi, Some(kl), &fused[fi], opts);
         e.aligned = crate::align::proven(&m.funcs[fi], &kl.params);
         e.aligned_arg = "true";
+        e.folds = crate::constants::folds(&m.funcs[fi], &initial);
+        fold_guard(m, &initial, &e.folds, &mut loop_guards, &mut folded, fi);
         loop_checks.insert(k, crate::align::runner_checks(&e.aligned));
         let frame = e.body_loops(k, plan)?;
         decls.push_str(&frame);
@@ -387,25 +398,34 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         // reads it there); the kernel's own code reads `TI`.
         let calls = f.body.iter().any(|n| matches!(n, crate::resolve::Node::Instr(i) if i.src.op == "call"));
         let each = format!("for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI)", !plans[k].calm);
-        match (checks_of.get(&fi).filter(|c| !c.is_empty()), lanes_of.get(&fi).and_then(|l| l.as_ref().ok())) {
+        // The runner's checks (`align`'s alignments, `constants`' unwritten variables):
+        // where they hold, the kernel's code runs with template argument `A` true.
+        let fast = match (checks_of.get(&fi).filter(|c| !c.is_empty()), guards.get(&fi)) {
+            (Some(c), Some(g)) => Some(format!("({}) == 0 && {g}", check_expr(c))),
+            (Some(c), None) => Some(format!("({}) == 0", check_expr(c))),
+            (None, Some(g)) => Some(g.clone()),
+            (None, None) => None,
+        };
+        match (fast, lanes_of.get(&fi).and_then(|l| l.as_ref().ok())) {
             // As below, and the threads of a row run as vector lanes where no affine index
             // of the row reaches 2^31 (`lanes`), unless the executor asks for one thread
             // at a time (a fault's replay: `ctx->lanes`).
-            (Some(checks), Some(rows)) => {
+            (Some(fast), Some(rows)) => {
                 let each_row = "for_each_row(ctx, first, n, [&](const simtwin_dim3_t &TI, uint32_t t, uint32_t xe)";
-                let _ = writeln!(run, "  if (({}) == 0 && ctx->lanes == 0) {each_row} {{", check_expr(checks));
+                let _ = writeln!(run, "  if ({fast} && ctx->lanes == 0) {each_row} {{");
                 let _ = writeln!(run, "    if ({rows}) lanes_row(ctx, t, TI, xe, [&](const simtwin_dim3_t &TI, uint64_t TX) {{ K{fi}<true, true>(T, P0, TI, TX); }});");
                 let _ = writeln!(
                     run,
                     "    else plain_row(ctx, t, TI, xe, [&](const simtwin_dim3_t &TI) {{ K{fi}<true, false>(T, P0, TI); }});\n  }});"
                 );
-                let _ = writeln!(run, "  else if (({}) == 0) {each} {{ {} }});", check_expr(checks), body("<true, false>"));
+                let _ = writeln!(run, "  else if ({fast}) {each} {{ {} }});", body("<true, false>"));
                 let _ = writeln!(run, "  else {each} {{ {} }});\n}}", body("<false, false>"));
             }
             // The alignment of accesses at a pointer parameter plus a multiple of their
-            // size, the same for every thread: checked here, once (`align`).
-            (Some(checks), None) => {
-                let _ = writeln!(run, "  if (({}) == 0) {each} {{ {} }});", check_expr(checks), body("<true>"));
+            // size, the same for every thread (`align`), and the `.const` variables the
+            // code reads as literals (`constants`): checked here, once.
+            (Some(fast), None) => {
+                let _ = writeln!(run, "  if ({fast}) {each} {{ {} }});", body("<true>"));
                 let _ = writeln!(run, "  else {each} {{ {} }});\n}}", body("<false>"));
             }
             (None, _) => {
@@ -467,6 +487,11 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 // access (its first thread to make it traps; nothing has run yet).
                 let _ = writeln!(out, "  if (({}) != 0) {{ R{k}(params, ctx, first, n); return; }}", check_expr(checks));
             }
+            if let Some(g) = loop_guards.get(&fi) {
+                // `.const` loads run as literals here: a block that starts after the
+                // program wrote one of those variables runs on fibers, whose code loads.
+                let _ = writeln!(out, "  if (!{g}) {{ R{k}(params, ctx, first, n); return; }}");
+            }
             if plans[k].late && !plans[k].elide.is_empty() {
                 // Lanes may exit anywhere (`Plan::late`): no probe can tell which blocks
                 // keep whole warps, so every block takes its elided shuffles as split points.
@@ -519,6 +544,14 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     }
     if exits_in_funcs {
         notes.push("exit inside a device function: threads end through a C++ exception".into());
+    }
+    if !folded.is_empty() {
+        folded.sort();
+        folded.dedup();
+        notes.push(format!(
+            "initialized .const loads as literals: {} (checked once per runner call: a block after the program wrote them loads them)",
+            folded.join(", ")
+        ));
     }
     // Descriptor.
     for (k, kl) in layout.kernels.iter().enumerate() {
@@ -672,6 +705,35 @@ fn split_units(head: &str, decls: &str, bodies: Vec<String>, own: String, units:
 }
 
 /// C: nonzero when any of `checks` fails (the runner's parameter buffer `P0`).
+/// Kernel `fi`'s condition for running `folds` as literals (its `.const` variables hold
+/// their initial bytes over the loads' spans), into `guards`; what was folded, into
+/// `folded` (the module note).
+fn fold_guard(
+    m: &Module,
+    initial: &crate::constants::Initial,
+    folds: &std::collections::BTreeMap<usize, crate::constants::Fold>,
+    guards: &mut HashMap<usize, String>,
+    folded: &mut Vec<String>,
+    fi: usize,
+) {
+    let spans = crate::constants::spans(folds.values());
+    if spans.is_empty() {
+        return;
+    }
+    let terms: Vec<String> = spans
+        .iter()
+        .map(|(&v, &(lo, hi))| {
+            let bytes = crate::constants::initial_bytes(initial, v, (lo, hi));
+            let lit: String = bytes.iter().map(|b| format!("\\x{b:02x}")).collect();
+            format!("memcmp({} + {lo}, \"{lit}\", {}) == 0", ident("G", &m.vars[v].var.name), hi - lo)
+        })
+        .collect();
+    guards.insert(fi, format!("({})", terms.join(" && ")));
+    for v in spans.keys() {
+        folded.push(format!("{} in {}", m.vars[*v].var.name, m.funcs[fi].decl.name));
+    }
+}
+
 fn check_expr(checks: &BTreeSet<crate::align::Check>) -> String {
     let v: Vec<String> =
         checks.iter().map(|c| format!("((pload<uint64_t>(P0, {}) + {}ull) & {}u)", c.param_at, c.offset, c.bytes - 1)).collect();

@@ -508,6 +508,24 @@ impl FnEmitter<'_> {
             }
             return Ok(s);
         }
+        // A load of an initialized `.const` variable the runner found unwritten: the
+        // initializer's value where its checks hold (`constants`).
+        if let Some(fold) = self.folds.get(&self.node).filter(|_| f == "load" && poll.is_empty()) {
+            let (arg, ut) = (self.aligned_arg, utype(t.size()));
+            let lits: Vec<String> = (0..n).map(|k| format!("bc<{ct}>(({ut}){:#x}ull)", fold.element(k))).collect();
+            let lit = |k: usize| lits[k].clone();
+            if n == 1 {
+                return self.set(&d, t, &format!("({arg} ? {} : load<{ct}>({a}))", lit(0)));
+            }
+            let Op::Vector(parts) = d else { return Err(self.unsupported("vector load into a non-vector")) };
+            let tmp = self.fresh();
+            let mut s = format!("uint64_t {tmp} = {a}; ");
+            for (k, p) in parts.iter().enumerate() {
+                s.push_str(&self.set(p, t, &format!("({arg} ? {} : load<{ct}>({tmp} + {}))", lit(k), k as u32 * t.size()))?);
+                s.push(' ');
+            }
+            return Ok(s);
+        }
         // An access whose alignment the runner checked for every thread (`align`).
         let skip = if f == "load" && self.aligned.contains_key(&self.node) { format!(", {}", self.aligned_arg) } else { String::new() };
         if n == 1 {
