@@ -9,6 +9,7 @@
 //! lex, parse   PTX text (ISA up to 9.x; nvcc's and clang's output) -> ast::Module
 //! link         several modules (the JIT linker's inputs) -> one, externs bound
 //! resolve      names -> registers, variables, labels; bodies flattened
+//! params       loads through a register holding a parameter's address -> the parameter
 //! cfg          basic blocks and successors of every function
 //! contract     ptxas's fusion of unmodified mul/add pairs into FMA (the device's arithmetic)
 //! layout       module variables, per-kernel shared-memory windows, parameter buffers
@@ -39,6 +40,7 @@ pub mod lanes;
 pub mod layout;
 pub mod lex;
 pub mod link;
+pub mod params;
 pub mod parse;
 pub mod resolve;
 pub mod sfu;
@@ -291,7 +293,9 @@ fn front(sources: &[&str]) -> Result<resolve::Module, Error> {
     for s in sources {
         parsed.push(parse::parse(s)?);
     }
-    resolve::resolve(link::link(parsed)?)
+    let mut m = resolve::resolve(link::link(parsed)?)?;
+    params::forward(&mut m);
+    Ok(m)
 }
 
 /// One function's contraction decisions, for inspection (`simtwin-ptx --fusions`) and the
