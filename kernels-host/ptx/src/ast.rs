@@ -189,6 +189,40 @@ pub enum FloatLit {
     Dec(f64),
 }
 
+impl FloatLit {
+    /// The bits of a float literal as a value of type `ty` (f32/f64 numerically converted;
+    /// for bit and integer types the literal's own bits).
+    pub fn bits(self, ty: Ty) -> u64 {
+        let f = self;
+        let as_f64 = |f: FloatLit| match f {
+            FloatLit::F32(b) => f32::from_bits(b) as f64,
+            FloatLit::F64(b) => f64::from_bits(b),
+            FloatLit::Dec(v) => v,
+        };
+        match ty {
+            Ty::F32 => match f {
+                FloatLit::F32(b) => b as u64,
+                other => (as_f64(other) as f32).to_bits() as u64,
+            },
+            Ty::F64 => match f {
+                FloatLit::F64(b) => b,
+                other => as_f64(other).to_bits(),
+            },
+            _ => match f {
+                FloatLit::F32(b) => b as u64,
+                FloatLit::F64(b) => b,
+                FloatLit::Dec(v) => {
+                    if ty.size() == 4 {
+                        (v as f32).to_bits() as u64
+                    } else {
+                        v.to_bits()
+                    }
+                }
+            },
+        }
+    }
+}
+
 /// A variable (module scope or function scope), or a parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Var {

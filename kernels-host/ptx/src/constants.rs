@@ -41,8 +41,11 @@ impl Fold {
 /// The initialized bytes of every module variable a load may fold (`.const`, with an
 /// initializer, not `.extern`), with the byte ranges an address relocation covers.
 pub struct Initial {
-    vars: BTreeMap<usize, (Vec<u8>, Vec<(u64, u64)>)>,
+    vars: BTreeMap<usize, Bytes>,
 }
+
+/// A variable's initialized bytes, and the byte ranges its address relocations cover.
+type Bytes = (Vec<u8>, Vec<(u64, u64)>);
 
 impl Initial {
     /// Reads the initializers of `m`'s `.const` variables (an initializer that cannot be
@@ -55,7 +58,7 @@ impl Initial {
                 continue;
             }
             let Some(init) = &var.init else { continue };
-            let Ok((bytes, relocs)) = crate::emit::init_bytes(init, var.ty, var.size(), var.line) else { continue };
+            let Ok((bytes, relocs)) = crate::layout::init_bytes(init, var.ty, var.size(), var.line) else { continue };
             vars.insert(i, (bytes, relocs.iter().map(|(at, _, _)| (*at, *at + 8)).collect()));
         }
         Initial { vars }

@@ -10,7 +10,7 @@
 //!   the window, so 32-bit address arithmetic works as on the device.
 //! - kernel parameters: the CUDA parameter buffer layout (each at its alignment).
 
-use crate::ast::{Linkage, Space};
+use crate::ast::{Init, Linkage, Space};
 use crate::resolve::{AddrBase, Func, Module, Node, Op, VarRef};
 use crate::Error;
 use std::collections::BTreeSet;
@@ -26,6 +26,55 @@ pub fn own_param_at(op: &Op, params: &[(u64, u64)], bytes: u32) -> Option<u64> {
     let at = base.checked_add_signed(*off)?;
     let bytes = bytes as u64;
     (*off >= 0 && (*off as u64).checked_add(bytes)? <= size && at % bytes.next_power_of_two().min(16) == 0).then_some(at)
+}
+
+/// An address an initializer stores: (byte offset in the variable, target name, addend).
+pub(crate) type Reloc = (u64, String, i64);
+
+/// The bytes of a numeric initializer for a variable of element type `ty` (`size` bytes
+/// per element), plus address relocations.
+pub(crate) fn init_bytes(init: &Init, elem: crate::ast::Ty, total: u64, line: u32) -> Result<(Vec<u8>, Vec<Reloc>), Error> {
+    let esize = elem.size() as u64;
+    let mut bytes = Vec::new();
+    let mut relocs = Vec::new();
+    fn flat<'a>(i: &'a Init, out: &mut Vec<&'a Init>) {
+        match i {
+            Init::List(v) => v.iter().for_each(|x| flat(x, out)),
+            other => out.push(other),
+        }
+    }
+    let mut items = Vec::new();
+    flat(init, &mut items);
+    for it in items {
+        let at = bytes.len() as u64;
+        let v: u64 = match it {
+            Init::Int(v) => {
+                if elem.float() {
+                    match elem {
+                        crate::ast::Ty::F32 => (*v as i64 as f32).to_bits() as u64,
+                        crate::ast::Ty::F64 => (*v as i64 as f64).to_bits(),
+                        _ => *v,
+                    }
+                } else {
+                    *v
+                }
+            }
+            Init::Float(f) => f.bits(elem),
+            Init::Addr { name, offset, .. } => {
+                relocs.push((at, name.clone(), *offset));
+                0
+            }
+            Init::List(_) => 0,
+        };
+        bytes.extend_from_slice(&v.to_le_bytes()[..esize.min(8) as usize]);
+        if esize > 8 {
+            bytes.extend(std::iter::repeat_n(0, (esize - 8) as usize));
+        }
+    }
+    if bytes.len() as u64 > total && total > 0 {
+        return Err(Error::parse(line, format!("initializer of {} bytes for a variable of {total}", bytes.len())));
+    }
+    Ok((bytes, relocs))
 }
 
 /// One kernel's layout.

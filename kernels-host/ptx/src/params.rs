@@ -20,7 +20,7 @@ pub fn forward(m: &mut Module) -> usize {
 }
 
 fn forward_fn(f: &mut Func) -> usize {
-    let writes = crate::uniform::write_counts(f);
+    let writes = crate::resolve::write_counts(f);
     let mut moved = 0;
     let mut drop = Vec::new();
     let mut n = 0;

@@ -44,6 +44,7 @@
 //!   (a thread could be spinning on a flag another thread of the block sets).
 
 use crate::cfg::Cfg;
+pub(crate) use crate::resolve::{write_counts, writes};
 use crate::resolve::{AddrBase, Func, Instr, Module, Node, Op, VarRef};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -477,42 +478,6 @@ fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
         uses.extend(defs.iter().copied());
     }
     (defs, uses)
-}
-
-/// How many instructions of `f` write each register (`writes`): a register written once
-/// holds one value wherever its writer has run.
-pub(crate) fn write_counts(f: &Func) -> HashMap<usize, u32> {
-    let mut defs: HashMap<usize, u32> = HashMap::new();
-    for n in &f.body {
-        if let Node::Instr(i) = n {
-            for r in writes(i) {
-                *defs.entry(r).or_default() += 1;
-            }
-        }
-    }
-    defs
-}
-
-/// Every register an instruction may write (destinations of any instruction, whole or
-/// not), for the uniformity of values.
-pub(crate) fn writes(i: &Instr) -> Vec<usize> {
-    let mut w = Vec::new();
-    if let Some(a) = i.args.first() {
-        match i.src.op.as_str() {
-            "st" | "red" | "bar" | "barrier" | "bra" | "brx" | "ret" | "exit" | "trap" | "membar" | "fence" | "prefetch" | "prefetchu"
-            | "sust" | "cp" | "nanosleep" | "pmevent" | "applypriority" | "discard" => {}
-            "call" => {
-                if let Op::List(v) = a {
-                    v.iter().for_each(|o| o.regs(&mut w));
-                }
-            }
-            _ => match a {
-                Op::Addr(..) => {}
-                other => other.regs(&mut w),
-            },
-        }
-    }
-    w
 }
 
 /// Special registers that are the same for every thread of a block.

@@ -442,7 +442,7 @@ impl<'a> FnEmitter<'a> {
                 }
             }
             Op::Float(f) => {
-                let bits = super::float_bits(*f, t);
+                let bits = f.bits(t);
                 match t {
                     Ty::F32 => format!("bc<float>((uint32_t){bits}u)"),
                     Ty::F64 => format!("bc<double>((uint64_t){bits}ull)"),

@@ -12,7 +12,7 @@ mod mbarrier;
 mod ops;
 mod texture;
 
-use crate::ast::{FloatLit, Init, Space};
+use crate::ast::Space;
 use crate::contract::Fusions;
 use crate::layout::Layout;
 use crate::resolve::{Module, Node, Op};
@@ -68,87 +68,6 @@ pub(crate) fn c_str(s: &str) -> String {
     o
 }
 
-/// An address an initializer stores: (byte offset in the variable, target name, addend).
-pub(crate) type Reloc = (u64, String, i64);
-
-/// The bytes of a numeric initializer for a variable of element type `ty` (`size` bytes
-/// per element), plus address relocations.
-pub(crate) fn init_bytes(init: &Init, elem: crate::ast::Ty, total: u64, line: u32) -> Result<(Vec<u8>, Vec<Reloc>), Error> {
-    let esize = elem.size() as u64;
-    let mut bytes = Vec::new();
-    let mut relocs = Vec::new();
-    fn flat<'a>(i: &'a Init, out: &mut Vec<&'a Init>) {
-        match i {
-            Init::List(v) => v.iter().for_each(|x| flat(x, out)),
-            other => out.push(other),
-        }
-    }
-    let mut items = Vec::new();
-    flat(init, &mut items);
-    for it in items {
-        let at = bytes.len() as u64;
-        let v: u64 = match it {
-            Init::Int(v) => {
-                if elem.float() {
-                    match elem {
-                        crate::ast::Ty::F32 => (*v as i64 as f32).to_bits() as u64,
-                        crate::ast::Ty::F64 => (*v as i64 as f64).to_bits(),
-                        _ => *v,
-                    }
-                } else {
-                    *v
-                }
-            }
-            Init::Float(f) => float_bits(*f, elem),
-            Init::Addr { name, offset, .. } => {
-                relocs.push((at, name.clone(), *offset));
-                0
-            }
-            Init::List(_) => 0,
-        };
-        bytes.extend_from_slice(&v.to_le_bytes()[..esize.min(8) as usize]);
-        if esize > 8 {
-            bytes.extend(std::iter::repeat_n(0, (esize - 8) as usize));
-        }
-    }
-    if bytes.len() as u64 > total && total > 0 {
-        return Err(Error::parse(line, format!("initializer of {} bytes for a variable of {total}", bytes.len())));
-    }
-    Ok((bytes, relocs))
-}
-
-/// The bits of a float literal as a value of type `ty` (f32/f64 numerically converted;
-/// for bit and integer types the literal's own bits).
-pub(crate) fn float_bits(f: FloatLit, ty: crate::ast::Ty) -> u64 {
-    use crate::ast::Ty;
-    let as_f64 = |f: FloatLit| match f {
-        FloatLit::F32(b) => f32::from_bits(b) as f64,
-        FloatLit::F64(b) => f64::from_bits(b),
-        FloatLit::Dec(v) => v,
-    };
-    match ty {
-        Ty::F32 => match f {
-            FloatLit::F32(b) => b as u64,
-            other => (as_f64(other) as f32).to_bits() as u64,
-        },
-        Ty::F64 => match f {
-            FloatLit::F64(b) => b,
-            other => as_f64(other).to_bits(),
-        },
-        _ => match f {
-            FloatLit::F32(b) => b as u64,
-            FloatLit::F64(b) => b,
-            FloatLit::Dec(v) => {
-                if ty.size() == 4 {
-                    (v as f32).to_bits() as u64
-                } else {
-                    v.to_bits()
-                }
-            }
-        },
-    }
-}
-
 /// Emits the translation units: unit 0 holds the module variables, the runners and the
 /// descriptor; the function bodies are spread over `opts.units` units (0: by size and
 /// the machine's cores) that the host compiler builds in parallel. Every name is in the
@@ -197,7 +116,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let _ = writeln!(decls, "extern uint8_t {name}[{size}];");
         match &var.init {
             Some(init) if var.linkage != crate::ast::Linkage::Extern => {
-                let (bytes, relocs) = init_bytes(init, var.ty, var.size(), var.line)?;
+                let (bytes, relocs) = crate::layout::init_bytes(init, var.ty, var.size(), var.line)?;
                 let _ = write!(out, "alignas({align}) uint8_t {name}[{size}] = {{");
                 for (k, b) in bytes.iter().enumerate() {
                     if k % 32 == 0 {
