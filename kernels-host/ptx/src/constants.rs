@@ -90,7 +90,8 @@ pub fn folds(f: &Func, init: &Initial) -> BTreeMap<usize, Fold> {
         let Ok(start) = u64::try_from(*off) else { continue };
         // The device traps a misaligned access (716): that load stays a load.
         let align = len.next_power_of_two().min(16);
-        if elem == 0 || start % align != 0 || start + len > bytes.len() as u64 {
+        // (An element wider than 8 bytes, `.b128`, is not written as one literal.)
+        if elem == 0 || elem > 8 || start % align != 0 || start + len > bytes.len() as u64 {
             continue;
         }
         if relocs.iter().any(|&(a, b)| a < start + len && start < b) {
@@ -136,7 +137,8 @@ mod tests {
         let src = format!(
             "{HEAD}.const .align 4 .u32 width = 5;\n.const .align 8 .b8 tab[16] = {{1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0}};\n\
              .const .align 4 .u32 blank[2];\n.const .align 8 .u64 ptr = generic(tab);\n\
-             .visible .entry k(.param .u64 out) {{\n.reg .b32 %r<9>;\n.reg .b64 %rd<4>;\n\
+             .const .align 16 .b8 wide[16] = {{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}};\n\
+             .visible .entry k(.param .u64 out) {{\n.reg .b32 %r<9>;\n.reg .b64 %rd<4>;\n.reg .b128 %rq<2>;\n\
              ld.const.u32 %r1, [width];\n\
              ld.const.v2.u32 {{%r2, %r3}}, [tab+8];\n\
              ld.const.u32 %r4, [tab+2];\n\
@@ -145,6 +147,7 @@ mod tests {
              mov.u64 %rd2, tab;\n\
              ld.const.u32 %r6, [%rd2+4];\n\
              ld.const.u16 %r7, [tab+12];\n\
+             ld.const.b128 %rq1, [wide];\n\
              ret;\n}}\n"
         );
         let m = module(&src);
@@ -155,8 +158,8 @@ mod tests {
             .map(|x| (m.vars[x.var].var.name.clone(), x.offset, (0..x.bytes.len() / x.elem as usize).map(|k| x.element(k)).collect()))
             .collect();
         // width, the aligned vector at tab+8 and the aligned u16 at tab+12; not the
-        // misaligned tab+2, the uninitialized `blank`, the relocated `ptr`, nor the load
-        // through a register.
+        // misaligned tab+2, the uninitialized `blank`, the relocated `ptr`, the load
+        // through a register, nor the 16-byte element of `wide`.
         assert_eq!(got, vec![("width".into(), 0, vec![5]), ("tab".into(), 8, vec![3, 4]), ("tab".into(), 12, vec![4])]);
         let s = spans(folds(f, &init).values());
         assert_eq!(s.values().copied().collect::<Vec<_>>(), vec![(0, 4), (8, 16)]);
