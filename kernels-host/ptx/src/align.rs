@@ -10,9 +10,9 @@
 //! at the first thread that makes the access, as always (emit: `K<fi><true>`).
 //!
 //! Sound by construction, not by pattern: a fact is kept only for registers written once
-//! in the function, by an unguarded instruction that runs before every use (in the code
-//! before the first label or branch, which every path runs first, or earlier in the
-//! same straight-line block), so the value an access sees is the one the fact describes.
+//! in the function, by an unguarded instruction, and used only where that instruction
+//! dominates the use (every path from the entry runs it first: `cfg`'s dominators), so
+//! the value an access sees is the one the fact describes.
 
 use crate::ast::Ty;
 use crate::resolve::{AddrBase, Func, Instr, Node, Op};
@@ -48,44 +48,42 @@ enum Fact {
 /// The accesses of entry `f` (by node index) whose alignment one check per runner call
 /// decides. `params`: the kernel's parameters as (bytes, offset in the buffer).
 pub fn proven(f: &Func, params: &[(u64, u64)]) -> BTreeMap<usize, Check> {
-    let defs = crate::uniform::write_counts(f);
+    let defs = crate::resolve::write_counts(f);
     let once = |r: usize| defs.get(&r) == Some(&1) && f.regs.get(r).is_some_and(|g| g.ty.size() == 8);
-    let mut first_block: HashMap<usize, Fact> = HashMap::new();
-    let mut facts: HashMap<usize, Fact> = HashMap::new();
-    let mut in_first = true;
+    let cfg = crate::cfg::build(f);
+    let dom = cfg.dominators();
+    // Whether node `d` runs before node `n` on every path to `n`.
+    let dominates = |d: usize, n: usize| {
+        let (bd, bn) = (cfg.block_of[d], cfg.block_of[n]);
+        if bd == bn {
+            d < n
+        } else {
+            dom[bn][bd]
+        }
+    };
+    // Per register written once: its fact and the node writing it. The register holds
+    // that one value wherever the node dominates.
+    let mut facts: HashMap<usize, (Fact, usize)> = HashMap::new();
     let mut out = BTreeMap::new();
     for (n, node) in f.body.iter().enumerate() {
-        let i = match node {
-            Node::Label(_) => {
-                in_first = false;
-                facts = first_block.clone();
-                continue;
-            }
-            Node::Instr(i) => i,
-        };
-        if let Some(c) = access(i, &facts) {
+        let Node::Instr(i) = node else { continue };
+        let at_n = |r: usize| facts.get(&r).filter(|(_, d)| dominates(*d, n)).map(|(fact, _)| *fact);
+        if let Some(c) = access(i, &at_n) {
             out.insert(n, c);
         }
         if let (None, Some(Op::Reg(d))) = (i.guard, i.args.first()) {
             if once(*d) {
-                if let Some(fact) = define(i, &facts, params) {
-                    facts.insert(*d, fact);
-                    if in_first {
-                        first_block.insert(*d, fact);
-                    }
+                if let Some(fact) = define(i, &at_n, params) {
+                    facts.insert(*d, (fact, n));
                 }
             }
-        }
-        if matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap") {
-            in_first = false;
-            facts = first_block.clone();
         }
     }
     out
 }
 
 /// The check that decides a global load's or store's alignment, when there is one.
-fn access(i: &Instr, facts: &HashMap<usize, Fact>) -> Option<Check> {
+fn access(i: &Instr, facts: &impl Fn(usize) -> Option<Fact>) -> Option<Check> {
     let at = match i.src.op.as_str() {
         "ld" => 1,
         "st" => 0,
@@ -99,20 +97,20 @@ fn access(i: &Instr, facts: &HashMap<usize, Fact>) -> Option<Check> {
         return None;
     }
     let Some(Op::Addr(AddrBase::Reg(r), off)) = i.args.get(at) else { return None };
-    match facts.get(r)? {
-        Fact::Base { at, k, z } if (1u64 << (*z).min(63)).is_multiple_of(bytes as u64) => {
-            Some(Check { param_at: *at, offset: k.wrapping_add(*off), bytes })
+    match facts(*r)? {
+        Fact::Base { at, k, z } if (1u64 << z.min(63)).is_multiple_of(bytes as u64) => {
+            Some(Check { param_at: at, offset: k.wrapping_add(*off), bytes })
         }
         _ => None,
     }
 }
 
 /// The fact a single-definition instruction establishes for its destination.
-fn define(i: &Instr, facts: &HashMap<usize, Fact>, params: &[(u64, u64)]) -> Option<Fact> {
+fn define(i: &Instr, facts: &impl Fn(usize) -> Option<Fact>, params: &[(u64, u64)]) -> Option<Fact> {
     let has = |m: &str| i.src.has(m);
     let of = |k: usize| -> Option<Operand> {
         match i.args.get(k)? {
-            Op::Reg(r) => facts.get(r).map(|f| Operand::Fact(*f)),
+            Op::Reg(r) => facts(*r).map(Operand::Fact),
             Op::Int(c) => Some(Operand::Const(*c as i64)),
             _ => None,
         }
@@ -168,5 +166,32 @@ fn add(a: Operand, b: Operand) -> Option<Fact> {
         (O::Fact(Zero { z }), O::Fact(Zero { z: y })) => Some(Zero { z: z.min(y) }),
         (O::Fact(Zero { z }), O::Const(c)) | (O::Const(c), O::Fact(Zero { z })) => Some(Zero { z: z.min(zeros(c)) }),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definition_proves_the_accesses_it_dominates_and_no_other() {
+        let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+            .visible .entry k(.param .u64 p, .param .u32 n) {\n\
+            .reg .pred %p<3>;\n.reg .b32 %r<5>;\n.reg .b64 %rd<8>;\n\
+            mov.u32 %r1, %tid.x;\nld.param.u32 %r2, [n];\nsetp.ge.u32 %p1, %r1, %r2;\n@%p1 bra DONE;\n\
+            ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\nmul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\n\
+            setp.eq.u32 %p2, %r1, 0;\n@%p2 bra SKIP;\nld.param.u64 %rd5, [p];\nadd.s64 %rd6, %rd5, 8;\n\
+            SKIP:\nst.global.u32 [%rd4], %r1;\nst.global.u32 [%rd6], %r1;\n\
+            DONE:\nret;\n}\n";
+        let m = crate::resolve::resolve(crate::parse::parse(src).unwrap()).unwrap();
+        let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
+        let stores: Vec<usize> =
+            f.body.iter().enumerate().filter(|(_, n)| matches!(n, Node::Instr(i) if i.src.op == "st")).map(|(k, _)| k).collect();
+        let got = proven(f, &[(8, 0), (4, 8)]);
+        // After the early exit and past a join: the address's definition dominates it.
+        assert_eq!(got.get(&stores[0]), Some(&Check { param_at: 0, offset: 0, bytes: 4 }));
+        // Defined on one arm only: not proven (the join's other path never wrote it).
+        assert_eq!(got.get(&stores[1]), None);
+        assert_eq!(got.len(), 1);
     }
 }

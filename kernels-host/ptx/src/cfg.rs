@@ -35,6 +35,36 @@ impl Cfg {
         }
         p
     }
+
+    /// The dominators of every block (`dom[b][a]`: every path from the entry to `b` passes
+    /// through `a`; a block unreachable from the entry is dominated by every block).
+    pub fn dominators(&self) -> Vec<Vec<bool>> {
+        let nb = self.blocks.len();
+        let preds = self.preds();
+        let mut dom = vec![vec![true; nb]; nb];
+        if nb == 0 {
+            return dom;
+        }
+        dom[0] = (0..nb).map(|a| a == 0).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 1..nb {
+                let mut d = vec![true; nb];
+                for &p in &preds[b] {
+                    for a in 0..nb {
+                        d[a] &= dom[p][a];
+                    }
+                }
+                d[b] = true;
+                if d != dom[b] {
+                    dom[b] = d;
+                    changed = true;
+                }
+            }
+        }
+        dom
+    }
 }
 
 fn ends_block(op: &str) -> bool {
