@@ -163,7 +163,7 @@ pub fn add_kernel_node(graph: Handle, deps: *const Handle, n: usize, k: &KernelN
     deps_ok(deps, n)?;
     let p = kernel_params(k)?;
     let mut node = std::ptr::null_mut();
-    // The driver's answer as it is, as for launches (launch::launch_result).
+    // The driver's answer as it is, as for launches (launch.rs' comment).
     check(d::cuGraphAddKernelNode(&mut node, graph, deps, n, &p))?;
     Ok(node as usize)
 }

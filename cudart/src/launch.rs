@@ -48,13 +48,6 @@ pub fn pop() -> Res<Config> {
     CONFIGS.with(|s| s.borrow_mut().pop()).ok_or(error::INVALID_CONFIGURATION)
 }
 
-/// A launch's driver answer, as NVIDIA's runtime passes it on (measured on an H100: a
-/// block of 2048 threads, or more than `__launch_bounds__` allows, is
-/// cudaErrorInvalidValue, not cudaErrorInvalidConfiguration).
-fn launch_result(r: d::CuResult) -> Res<()> {
-    check(r)
-}
-
 fn shared_bytes(n: usize) -> Res<u32> {
     u32::try_from(n).map_err(|_| error::INVALID_CONFIGURATION)
 }
@@ -63,14 +56,15 @@ fn shared_bytes(n: usize) -> Res<u32> {
 pub fn launch(host_fn: usize, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: Handle) -> Res<()> {
     let f = registry::function(host_fn)?;
     let smem = shared_bytes(shared)?;
-    launch_result(d::cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream, args, std::ptr::null_mut()))
+    // The driver's answer as it is (the module's comment: NVIDIA's runtime does the same).
+    check(d::cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream, args, std::ptr::null_mut()))
 }
 
 /// cudaLaunchCooperativeKernel.
 pub fn launch_cooperative(host_fn: usize, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: Handle) -> Res<()> {
     let f = registry::function(host_fn)?;
     let smem = shared_bytes(shared)?;
-    launch_result(d::cuLaunchCooperativeKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream, args))
+    check(d::cuLaunchCooperativeKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream, args))
 }
 
 /// cudaLaunchKernelExC: cudaLaunchAttribute has CUlaunchAttribute's layout and numbers,
@@ -98,7 +92,7 @@ pub fn launch_ex(
         attrs,
         num_attrs,
     };
-    launch_result(d::cuLaunchKernelEx(&c, f, args, std::ptr::null_mut()))
+    check(d::cuLaunchKernelEx(&c, f, args, std::ptr::null_mut()))
 }
 
 /// driver_types.h's `struct cudaFuncAttributes`.

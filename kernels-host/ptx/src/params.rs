@@ -22,9 +22,8 @@ pub fn forward(m: &mut Module) -> usize {
 fn forward_fn(f: &mut Func) -> usize {
     let writes = crate::resolve::write_counts(f);
     let mut moved = 0;
-    let mut drop = Vec::new();
-    let mut n = 0;
-    while n < f.body.len() {
+    let mut gone = Vec::new();
+    for n in 0..f.body.len() {
         let Node::Instr(i) = &f.body[n] else { break };
         if matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap" | "call") {
             break;
@@ -43,12 +42,11 @@ fn forward_fn(f: &mut Func) -> usize {
                     }
                 }
                 moved += loads.len();
-                drop.push(n);
+                gone.push(n);
             }
         }
-        n += 1;
     }
-    for n in drop.into_iter().rev() {
+    for n in gone.into_iter().rev() {
         f.body.remove(n);
     }
     moved

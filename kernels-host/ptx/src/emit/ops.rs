@@ -513,15 +513,14 @@ impl FnEmitter<'_> {
         if let Some(fold) = self.folds.get(&self.node).filter(|_| f == "load" && poll.is_empty()) {
             let (arg, ut) = (self.aligned_arg, utype(t.size()));
             let lits: Vec<String> = (0..n).map(|k| format!("bc<{ct}>(({ut}){:#x}ull)", fold.element(k))).collect();
-            let lit = |k: usize| lits[k].clone();
             if n == 1 {
-                return self.set(&d, t, &format!("({arg} ? {} : load<{ct}>({a}))", lit(0)));
+                return self.set(&d, t, &format!("({arg} ? {} : load<{ct}>({a}))", lits[0]));
             }
             let Op::Vector(parts) = d else { return Err(self.unsupported("vector load into a non-vector")) };
             let tmp = self.fresh();
             let mut s = format!("uint64_t {tmp} = {a}; ");
             for (k, p) in parts.iter().enumerate() {
-                s.push_str(&self.set(p, t, &format!("({arg} ? {} : load<{ct}>({tmp} + {}))", lit(k), k as u32 * t.size()))?);
+                s.push_str(&self.set(p, t, &format!("({arg} ? {} : load<{ct}>({tmp} + {}))", lits[k], k as u32 * t.size()))?);
                 s.push(' ');
             }
             return Ok(s);
