@@ -268,7 +268,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             "{k}: {nl}"
         );
     }
-    assert!(nl.contains("shfl_exit_late: loops over threads: 1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 2 more shuffles of a literal or repeating an earlier one, done without an exchange only where no lane can have exited: they are exchanges"), "{nl}");
+    assert!(nl.contains("shfl_exit_late: loops over threads: 1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 1 more shuffle of a literal or repeating an earlier one, done without an exchange only where no lane can have exited: they are exchanges; 1 more shuffle rides in the exchange of an independent one (`waves`)"), "{nl}");
     assert!(nl.contains("threads of shfl_exit_late_tickets: loops over threads: 1 barrier and 7 warp collectives reached by every thread together (lanes that exit, before"), "{nl}");
     assert!(nl.contains("threads of vote_exit_late: fibers: an early exit (the branch at PTX line"), "{nl}");
     assert!(h.contains("warp-lane-exited") && h.contains("shfl_exit_late"), "{h}");
@@ -281,7 +281,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     assert!(nl.contains("threads of shfl_uniform_forms: loops over threads: 10 warp collectives reached by every thread together"), "{nl}");
     assert!(
         nl.contains(
-            "threads of shfl_elided: loops over threads: 5 warp collectives reached by every thread together; 3 more shuffles of a literal or repeating an earlier one, done without an exchange"
+            "threads of shfl_elided: loops over threads: 5 warp collectives reached by every thread together; 2 more shuffles of a literal or repeating an earlier one, done without an exchange; 1 more shuffle rides in the exchange of an independent one (`waves`)"
         ),
         "{nl}"
     );

@@ -1291,8 +1291,20 @@ static const uint8_t LOOP_LITERAL = 0x80;
 /* Added to a shuffle's kind (simtwin-ptx `LOOP_NOPRED`): nothing reads its predicate
    result, so the runner does not write it. */
 static const uint8_t LOOP_NOPRED = 0x40;
+/* A fused shuffle's other members (simtwin-ptx `waves`): lane `to` takes the `more`
+   values of its source lane `from` (results and operands are separate fields). */
+template <class FR> PTX_INLINE void group_move(FR &to, const FR &from, uint32_t more) {
+    if constexpr (FR::group > 0)
+        for (uint32_t k = 0; k < more; ++k) to.gr[k] = from.ga[k];
+    else
+        (void)to, (void)from, (void)more;
+}
+/* `ops`: per split point, a literal shuffle's lane operand and clamp, and how many more
+   values a fused shuffle moves (`group_move`): 0 for every other collective. */
+static const uint32_t LOOP_OPS = 3;
 template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t kind, const uint32_t *ops) {
     const bool literal = kind & LOOP_LITERAL;
+    const uint32_t more = literal ? ops[2] : 0;
     kind &= (uint8_t)~(LOOP_LITERAL | LOOP_NOPRED);
     if (kind <= 4) {
         const int mode = kind - 1;
@@ -1312,14 +1324,17 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
                 for (; lane < lo; ++lane) {
                     w[lane].xr = (uint32_t)w[lane].xa;
                     if (PRED) w[lane].xp = false;
+                    group_move(w[lane], w[lane], more);
                 }
                 for (; lane < hi; ++lane) {
                     w[lane].xr = (uint32_t)w[lane + shift].xa;
                     if (PRED) w[lane].xp = true;
+                    group_move(w[lane], w[lane + shift], more);
                 }
                 for (; lane < 32; ++lane) {
                     w[lane].xr = (uint32_t)w[lane].xa;
                     if (PRED) w[lane].xp = false;
+                    group_move(w[lane], w[lane], more);
                 }
             };
             uint32_t v[32];
@@ -1334,6 +1349,7 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
                     const bool ok = j <= maxl;
                     w[lane].xr = v[ok ? j : lane];
                     if (PRED) w[lane].xp = ok;
+                    group_move(w[lane], w[ok ? j : lane], more);
                 }
                 break;
             default: {
@@ -1342,6 +1358,7 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
                 for (uint32_t lane = 0; lane < 32; ++lane) {
                     w[lane].xr = ok ? x : v[lane];
                     if (PRED) w[lane].xp = ok;
+                    group_move(w[lane], w[ok ? bval : lane], more);
                 }
             }
             }
@@ -1349,8 +1366,10 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
         }
         for (uint32_t lane = 0; lane < 32; ++lane) {
             bool ok;
-            w[lane].xr = (uint32_t)w[shfl_source(mode, lane, literal ? b : w[lane].xb, literal ? c : w[lane].xc, ok)].xa;
+            const uint32_t src = shfl_source(mode, lane, literal ? b : w[lane].xb, literal ? c : w[lane].xc, ok);
+            w[lane].xr = (uint32_t)w[src].xa;
             if (PRED) w[lane].xp = ok;
+            group_move(w[lane], w[src], more);
         }
     } else if (kind <= 8) {
         uint32_t ballot = 0;
@@ -1422,6 +1441,8 @@ template <class FR> PTX_COLD void loop_collective_gone(FR *w, uint8_t kind, cons
         const uint32_t src = shfl_source(mode, lane, literal ? ops[0] : w[lane].xb, literal ? ops[1] : w[lane].xc, ok);
         w[lane].xr = gone >> src & 1 ? 0u : (uint32_t)w[src].xa;
         w[lane].xp = ok;
+        if constexpr (FR::group > 0)
+            for (uint32_t k = 0; k < (literal ? ops[2] : 0); ++k) w[lane].gr[k] = gone >> src & 1 ? 0u : w[src].ga[k];
     }
 }
 
@@ -1550,7 +1571,9 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     auto tell = [&](uint32_t w, uint32_t r) -> bool {
         if (__builtin_expect(gone[w] != 0 && told[w] == 0, 0)) {
             told[w] = 1;
-            if (::__simtwin::rt->warp_exited(SIMTWIN_WARP_SHFL_IDX, site(r), 0xffffffffu, w, gone[w])) return false;
+            /* A fused shuffle is its members' shuffles, each reporting at the fibers' site. */
+            for (uint32_t k = 0; k <= ops[LOOP_OPS * (r - 1) + 2]; ++k)
+                if (::__simtwin::rt->warp_exited(SIMTWIN_WARP_SHFL_IDX, site(r), 0xffffffffu, w, gone[w])) return false;
         }
         return true;
     };
@@ -1564,9 +1587,9 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         warp_n[w] = 0;
         told[w] = 0;
         if (__builtin_expect(gone[w] != 0, 0)) {
-            loop_collective_gone(fr + w * 32, kinds[r - 1], ops + 2 * (r - 1), gone[w], file);
+            loop_collective_gone(fr + w * 32, kinds[r - 1], ops + LOOP_OPS * (r - 1), gone[w], file);
         } else {
-            loop_collective(fr + w * 32, kinds[r - 1], ops + 2 * (r - 1));
+            loop_collective(fr + w * 32, kinds[r - 1], ops + LOOP_OPS * (r - 1));
         }
     };
     uint32_t nbar = 0, nexit = 0;      /* threads waiting at the barrier, threads exited */

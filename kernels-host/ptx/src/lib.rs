@@ -45,6 +45,7 @@ pub mod parse;
 pub mod resolve;
 pub mod sfu;
 pub mod uniform;
+pub mod waves;
 
 use std::fmt;
 
@@ -295,6 +296,7 @@ fn front(sources: &[&str]) -> Result<resolve::Module, Error> {
     }
     let mut m = resolve::resolve(link::link(parsed)?)?;
     params::forward(&mut m);
+    waves::fuse(&mut m);
     Ok(m)
 }
 

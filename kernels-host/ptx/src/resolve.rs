@@ -566,3 +566,74 @@ pub(crate) fn writes(i: &Instr) -> Vec<usize> {
     }
     w
 }
+
+/// Instructions whose first operand is a destination written in full (when unguarded)
+/// and whose other operands are only read.
+const DEFINES_FIRST: &[&str] = &[
+    "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and",
+    "or", "xor", "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp",
+    "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "atom", "fns", "dp4a", "dp2a", "addc",
+    "subc", "madc", "shfl", "vote",
+];
+
+/// Instructions whose result depends on their operands only (the same operands give
+/// the same result in every thread).
+pub(crate) const PURE: &[&str] = &[
+    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor",
+    "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt",
+    "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "fns", "dp4a", "dp2a",
+];
+
+/// (registers written, registers read) by an instruction. Writes are only those that
+/// certainly replace the whole register: anything else counts as a read.
+pub(crate) fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
+    let mut defs = Vec::new();
+    let mut uses = Vec::new();
+    let op = i.src.op.as_str();
+    let defines = DEFINES_FIRST.contains(&op);
+    for (k, a) in i.args.iter().enumerate() {
+        if k == 0 && defines {
+            match a {
+                Op::Reg(r) => defs.push(*r),
+                Op::Pair(x, y) => {
+                    for o in [x.as_ref(), y.as_ref()] {
+                        match o {
+                            Op::Reg(r) => defs.push(*r),
+                            other => other.regs(&mut uses),
+                        }
+                    }
+                }
+                Op::Vector(v) => {
+                    for o in v {
+                        match o {
+                            Op::Reg(r) => defs.push(*r),
+                            other => other.regs(&mut uses),
+                        }
+                    }
+                }
+                other => other.regs(&mut uses),
+            }
+        } else {
+            a.regs(&mut uses);
+        }
+    }
+    if let Some((_, p)) = i.guard {
+        uses.push(p);
+        // A guarded write keeps the old value when the guard is false: also a read.
+        uses.extend(defs.iter().copied());
+    }
+    (defs, uses)
+}
+
+/// The registers some instruction of `f` reads.
+pub(crate) fn read_anywhere(f: &Func) -> Vec<bool> {
+    let mut read = vec![false; f.regs.len()];
+    for node in &f.body {
+        if let Node::Instr(i) = node {
+            for x in effects(i).1 {
+                read[x] = true;
+            }
+        }
+    }
+    read
+}

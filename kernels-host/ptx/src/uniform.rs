@@ -44,8 +44,9 @@
 //!   (a thread could be spinning on a flag another thread of the block sets).
 
 use crate::cfg::Cfg;
-pub(crate) use crate::resolve::{write_counts, writes};
+pub(crate) use crate::resolve::{effects, read_anywhere, write_counts, writes, PURE};
 use crate::resolve::{AddrBase, Func, Instr, Module, Node, Op, VarRef};
+use crate::waves::{literal_at, literal_regs, order_visible};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// How a kernel's threads run.
@@ -416,69 +417,25 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         };
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
+    let fused: usize = syncs
+        .iter()
+        .filter_map(|&n| match &f.body[n] {
+            Node::Instr(i) => crate::waves::members(i).map(|(d, _)| d.len() - 1),
+            Node::Label(_) => None,
+        })
+        .sum();
+    if fused > 0 {
+        why.push_str(&format!(
+            "; {fused} more shuffle{} ride{} in the exchange of an independent one (`waves`)",
+            plural(fused),
+            if fused == 1 { "s" } else { "" }
+        ));
+    }
     let tid_reads = tid_reads(f, cfg, &syncs);
     Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, late, calm: false, elide, literal, pred_unread, tid_reads }
 }
 
 // ---- operands and effects ---------------------------------------------------------
-
-/// Instructions whose first operand is a destination written in full (when unguarded)
-/// and whose other operands are only read.
-const DEFINES_FIRST: &[&str] = &[
-    "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and",
-    "or", "xor", "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp",
-    "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "atom", "fns", "dp4a", "dp2a", "addc",
-    "subc", "madc", "shfl", "vote",
-];
-
-/// Instructions whose result depends on their operands only (the same operands give
-/// the same result in every thread).
-pub(crate) const PURE: &[&str] = &[
-    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "setp", "selp", "set", "slct", "cvt", "cvta", "and", "or", "xor",
-    "not", "cnot", "shl", "shr", "neg", "abs", "popc", "clz", "brev", "bfe", "bfi", "bfind", "prmt", "sad", "copysign", "rcp", "sqrt",
-    "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "shf", "lop3", "fns", "dp4a", "dp2a",
-];
-
-/// (registers written, registers read) by an instruction. Writes are only those that
-/// certainly replace the whole register: anything else counts as a read.
-fn effects(i: &Instr) -> (Vec<usize>, Vec<usize>) {
-    let mut defs = Vec::new();
-    let mut uses = Vec::new();
-    let op = i.src.op.as_str();
-    let defines = DEFINES_FIRST.contains(&op);
-    for (k, a) in i.args.iter().enumerate() {
-        if k == 0 && defines {
-            match a {
-                Op::Reg(r) => defs.push(*r),
-                Op::Pair(x, y) => {
-                    for o in [x.as_ref(), y.as_ref()] {
-                        match o {
-                            Op::Reg(r) => defs.push(*r),
-                            other => other.regs(&mut uses),
-                        }
-                    }
-                }
-                Op::Vector(v) => {
-                    for o in v {
-                        match o {
-                            Op::Reg(r) => defs.push(*r),
-                            other => other.regs(&mut uses),
-                        }
-                    }
-                }
-                other => other.regs(&mut uses),
-            }
-        } else {
-            a.regs(&mut uses);
-        }
-    }
-    if let Some((_, p)) = i.guard {
-        uses.push(p);
-        // A guarded write keeps the old value when the guard is false: also a read.
-        uses.extend(defs.iter().copied());
-    }
-    (defs, uses)
-}
 
 /// Special registers that are the same for every thread of a block.
 fn uniform_special(name: &str) -> bool {
@@ -537,79 +494,6 @@ fn uniform_kind(i: &Instr) -> bool {
 }
 
 // ---- shuffles without an exchange -------------------------------------------------
-
-/// The registers some instruction of `f` reads.
-fn read_anywhere(f: &Func) -> Vec<bool> {
-    let mut read = vec![false; f.regs.len()];
-    for node in &f.body {
-        if let Node::Instr(i) = node {
-            for x in effects(i).1 {
-                read[x] = true;
-            }
-        }
-    }
-    read
-}
-
-/// Whether the order in which the threads run can show in a kernel's results: an atomic
-/// whose old value is read, one that is not an integer add, and, or, xor, min or max, or
-/// a call (`printf`, or a function that may hold either). An elided shuffle is a
-/// rendezvous fewer than the fibers have, after which the lanes go on in another order;
-/// only kernels where nothing shows it elide.
-fn order_visible(f: &Func, read: &[bool]) -> bool {
-    f.body.iter().any(|node| {
-        let Node::Instr(i) = node else { return false };
-        match i.src.op.as_str() {
-            "call" => true,
-            "atom" | "red" => {
-                let commutes = ["add", "and", "or", "xor", "min", "max"].iter().any(|m| i.src.has(&format!(".{m}")))
-                    && !["f16", "bf16", "f32", "f64", "f16x2", "bf16x2"].iter().any(|t| i.src.has(&format!(".{t}")));
-                let old_read = i.src.op == "atom" && matches!(i.args.first(), Some(Op::Reg(r)) if read[*r]);
-                !commutes || old_read
-            }
-            _ => false,
-        }
-    })
-}
-
-/// Per register, the literal every write of it moves into it (an unguarded `mov` of one
-/// literal), if so: `Some(Some(v))`; never written: `None`; otherwise `Some(None)`.
-fn literal_regs(f: &Func) -> Vec<Option<Option<u64>>> {
-    let mut lit: Vec<Option<Option<u64>>> = vec![None; f.regs.len()];
-    for node in &f.body {
-        let Node::Instr(i) = node else { continue };
-        let v = match (i.src.op.as_str(), i.guard, i.args.get(1)) {
-            ("mov", None, Some(Op::Int(v))) if i.args.len() == 2 => Some(*v),
-            _ => None,
-        };
-        for x in writes(i) {
-            lit[x] = match lit[x] {
-                None => Some(v),
-                Some(old) if old == v => Some(old),
-                _ => Some(None),
-            };
-        }
-    }
-    lit
-}
-
-/// The value operand `a` of node `n` holds in every lane, where it is a literal: a literal
-/// operand, or a register of `literal_regs` written earlier in `n`'s block (nvcc's
-/// `mov.u32 %r48, 16;` before a shuffle). A register read before any write on some path
-/// would hold 0 there: hence the block.
-fn literal_at(f: &Func, cfg: &Cfg, lit: &[Option<Option<u64>>], n: usize, a: &Op) -> Option<u64> {
-    match a {
-        Op::Int(v) => Some(*v),
-        Op::Reg(r) => match lit[*r] {
-            Some(Some(v)) => {
-                let start = cfg.blocks[cfg.block_of[n]].start;
-                f.body[start..n].iter().any(|m| matches!(m, Node::Instr(j) if writes(j).contains(r))).then_some(v)
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-}
 
 /// The loop path's full-mask `shfl.sync` split points whose result every lane can compute
 /// alone (whose predicate result, if any, nothing reads): a shuffle of a value that is

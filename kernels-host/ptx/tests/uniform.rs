@@ -43,7 +43,7 @@ fn full_mask_collectives_every_thread_reaches_take_the_loop_path() {
         ("shfl_exit_40", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
         ("shfl_exit_64", "1 barrier and 2 warp collectives reached by every thread together (early exits probed per block"),
         ("shfl_exit_dirty", "1 warp collective reached by every thread together (lanes that exit, before the first or after it, are left out"),
-        ("shfl_exit_late", "1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 2 more"),
+        ("shfl_exit_late", "1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 1 more shuffle of a literal or repeating an earlier one, done without an exchange only where no lane can have exited: they are exchanges; 1 more shuffle rides in the exchange of an independent one (`waves`)"),
     ];
     for (name, why) in cases {
         let (p, w) = path_of(&k, name);
@@ -352,7 +352,7 @@ next:
     assert!(src.contains("static const uint8_t LK0[] = {194,194,66,66,194,0};"), "{src}");
     // The runner takes a literal shuffle's lane operand and clamp from the table; its lanes
     // store only the value shuffled (the two others store all three operands).
-    assert!(src.contains("static const uint32_t LO0[] = {16u,31u,8u,31u,0u,0u,0u,0u,16u,31u,0u};"), "{src}");
+    assert!(src.contains("static const uint32_t LO0[] = {16u,31u,0u,8u,31u,0u,0u,0u,0u,0u,0u,0u,16u,31u,0u,0u};"), "{src}");
     let gives: Vec<&str> = src.lines().filter(|l| l.contains("S.xa = ")).collect();
     assert!(!gives.is_empty() && gives.iter().filter(|l| l.contains("S.xb = ")).count() < gives.len(), "{gives:?}");
 }

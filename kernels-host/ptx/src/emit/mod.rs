@@ -387,10 +387,15 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 .collect();
             let coll = kinds.iter().any(|&x| x != 0);
             out.push_str(&c_table("uint8_t", &format!("LK{k}"), kinds.iter().map(|x| format!("{x},")), "0"));
-            // The literal shuffles' lane operand and clamp, two words per split point.
+            // The literal shuffles' lane operand and clamp, and how many more values a
+            // fused shuffle (`waves`) moves: three words per split point.
             let ops = plans[k].syncs.iter().map(|n| {
                 let (b, c) = plans[k].literal.get(n).copied().unwrap_or((0, 0));
-                format!("{b}u,{c}u,")
+                let more = match &f.body[*n] {
+                    crate::resolve::Node::Instr(i) => crate::waves::members(i).map_or(0, |(d, _)| d.len() - 1),
+                    crate::resolve::Node::Label(_) => 0,
+                };
+                format!("{b}u,{c}u,{more}u,")
             });
             out.push_str(&c_table("uint32_t", &format!("LO{k}"), ops, "0u"));
             let _ = writeln!(out, "void RL{k}{RUN_PARAMS} {{");

@@ -1251,7 +1251,6 @@ impl FnEmitter<'_> {
             return Err(self.unsupported("shfl without a mode"));
         };
         let site = self.site();
-        let a = self.val(self.arg(i, 1)?, Ty::B32)?;
         let b = self.val(self.arg(i, 2)?, Ty::U32)?;
         let c = self.val(self.arg(i, 3)?, Ty::U32)?;
         let mask = if i.src.has(".sync") {
@@ -1260,6 +1259,19 @@ impl FnEmitter<'_> {
             // The deprecated form: the lanes active here.
             format!("::__simtwin::rt->activemask({site})")
         };
+        if let Some((ds, vs)) = crate::waves::members(i) {
+            // A fused shuffle (`waves`): its shuffles one after another, each a rendezvous
+            // of its own (no member reads another's result).
+            let mut s = String::new();
+            for (d, v) in ds.iter().zip(vs) {
+                let a = self.val(v, Ty::B32)?;
+                let t = self.fresh();
+                let _ = write!(s, "uint32_t {t} = shfl(T, {mode}, {a}, {b}, {c}, {mask}, nullptr, {site}); ");
+                s.push_str(&self.set(d, Ty::B32, &t)?);
+            }
+            return Ok(s);
+        }
+        let a = self.val(self.arg(i, 1)?, Ty::B32)?;
         let d = self.arg(i, 0)?.clone();
         let t = self.fresh();
         match d {
