@@ -542,6 +542,7 @@ const LAYERS: &[Layers] = &[
             (&["lanes"], "barrier-free kernels whose threads run as vector lanes"),
             (&["align", "constants"], "checked once per runner call: accesses aligned alike, constants unwritten"),
             (&["uniform"], "per kernel: do all live threads reach every barrier together"),
+            (&["waves"], "independent warp shuffles side by side, fused into one exchange"),
             (&["contract", "layout"], "ptxas's mul/add fusion; variables, shared windows, parameters"),
             (&["cfg"], "basic blocks and successors"),
             (&["params"], "structure parameters read through their address, read directly"),

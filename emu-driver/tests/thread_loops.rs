@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 51);
+    assert_eq!(l.len(), 53);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -156,6 +156,45 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         wholes += whole;
     }
     assert!(wholes > 0 && partial > 0, "shfl_exit_late: some warps whole ({wholes}), some not ({partial})");
+    // shfl_waves: three 64-bit sums reduced down each warp, their levels' shuffles fused
+    // into one exchange a level (`waves`); the last 40 threads leave first. Every live
+    // lane's sums follow the device's rules: a source lane that exited reads 0, one past
+    // the warp's end the lane's own value.
+    let mut partial = 0;
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "shfl_waves") {
+        let n = inp.len() / 32;
+        let input = |u: usize| u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap()) as u64;
+        let at = |t: usize, k: usize| u64::from_le_bytes(out[t * 16 + k * 8..t * 16 + k * 8 + 8].try_into().unwrap());
+        let gone = |u: usize| u + 40 >= n;
+        for w0 in (0..n).step_by(32) {
+            let reduce = |f: &dyn Fn(u64) -> u64| -> Vec<u64> {
+                let mut acc: Vec<u64> = (0..32).map(|l| f(input(w0 + l))).collect();
+                for d in [16, 8, 4, 2, 1] {
+                    acc = (0..32)
+                        .map(|l| {
+                            let other = if l + d > 31 {
+                                acc[l]
+                            } else if gone(w0 + l + d) {
+                                0
+                            } else {
+                                acc[l + d]
+                            };
+                            acc[l].wrapping_add(other)
+                        })
+                        .collect();
+                }
+                acc
+            };
+            let (a, b, c) = (reduce(&|x| x), reduce(&|x| x * x), reduce(&|x| (x * x).wrapping_mul(x)));
+            for l in (0..32).filter(|&l| !gone(w0 + l)) {
+                let t = w0 + l;
+                assert_eq!(at(t, 0), a[l], "{name}/{n} thread {t}: the sum of x");
+                assert_eq!(at(t, 1), b[l] ^ c[l], "{name}/{n} thread {t}: the sums of x^2 and x^3");
+            }
+            partial += (0..32).any(|l| gone(w0 + l)) as usize;
+        }
+    }
+    assert!(partial > 0, "shfl_waves: some warp lost lanes");
     // tid_after_bar reads the thread's index again after each barrier (and in a function):
     // its own, not the last thread's that ran.
     for (name, _, out) in l.iter().filter(|o| o.0 == "tid_after_bar") {
@@ -285,6 +324,11 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         ),
         "{nl}"
     );
+    assert!(
+        nl.contains("threads of shfl_waves: loops over threads: 1 barrier and 5 warp collectives reached by every thread together (lanes that exit, before the first or after it, are left out of their warp's shuffles); 15 more shuffles of a literal or repeating an earlier one, done without an exchange only where no lane can have exited: they are exchanges; 25 more shuffles ride in the exchange of an independent one (`waves`)"),
+        "{nl}"
+    );
+    assert!(h.contains("warp-lane-exited") && h.contains("shfl_waves"), "{h}");
     assert!(nf.contains("threads of tree_sum: fibers (EMU_CUDA_THREAD_LOOPS=off)"), "{nf}");
 }
 

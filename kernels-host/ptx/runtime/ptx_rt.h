@@ -1753,6 +1753,9 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 if (pend_hi != t && pend_hi != pend_lo && !flush()) return;
                 if (pend_hi == pend_lo) pend_lo = t;
                 pend_hi = t + 1;
+                /* A thread resumed from the run queue runs on a fiber of its own, whose end
+                   the executor sees at once (exec/scheduler.rs `range_ended`). */
+                if (!owner && !flush()) return;
                 if (j + 1 < k) continue;
                 if (owner && next_new < n) {
                     owner_next = true; /* its range goes on (an exit completes nothing before) */

@@ -139,6 +139,14 @@ fn schedule(f: &Func, class: &[Class], run: std::ops::Range<usize>, out: &mut Ve
         let (defs, uses) = effects(i);
         let mut w = writes(i);
         w.extend(defs);
+        if shuffle {
+            // Its predicate result, which nothing reads, goes with the fusion.
+            if let Op::Pair(_, p) = &i.args[0] {
+                if let Op::Reg(q) = **p {
+                    w.retain(|&r| r != q);
+                }
+            }
+        }
         let mut lo = 0;
         for &r in &uses {
             lo = lo.max(w_at.get(&r).copied().unwrap_or(0));
