@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 53);
+    assert_eq!(l.len(), 54);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -195,6 +195,21 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         }
     }
     assert!(partial > 0, "shfl_waves: some warp lost lanes");
+    // sfu_memo: one value's lg2 at eight call sites and its ex2 at a ninth that shares the
+    // first's memo slot (the function is part of the key), each thread's own lg2 beside.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "sfu_memo") {
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        let mut own = std::collections::BTreeSet::new();
+        for t in 0..inp.len() / 32 {
+            assert_eq!((word(t, 0), word(t, 1), word(t, 2)), (0x3f80_0000, 0x4080_0000, 0x4100_0000), "{name} thread {t}");
+            let x = (u32::from_le_bytes(inp[t * 32..t * 32 + 4].try_into().unwrap()) & 255) + 1;
+            if x.is_power_of_two() {
+                assert_eq!(f32::from_bits(word(t, 3)), x.trailing_zeros() as f32, "{name} thread {t}: lg2({x})");
+            }
+            own.insert(word(t, 3));
+        }
+        assert!(own.len() > 100, "{name}: each thread's own lg2, not a neighbour's ({} distinct)", own.len());
+    }
     // tid_after_bar reads the thread's index again after each barrier (and in a function):
     // its own, not the last thread's that ran.
     for (name, _, out) in l.iter().filter(|o| o.0 == "tid_after_bar") {
@@ -290,7 +305,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     for k in ["lanes_mix", "lanes_2d"] {
         assert!(nl.contains(&format!("threads of {k}: one after another: no barrier or warp collective")), "{nl}");
     }
-    assert_eq!(nl.matches("; as vector lanes").count(), 3, "lanes_mix, lanes_fault, lanes_2d:\n{nl}");
+    assert_eq!(nl.matches("; as vector lanes").count(), 4, "lanes_mix, lanes_fault, lanes_2d, sfu_memo:\n{nl}");
     assert!(
         nl.contains(
             "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"

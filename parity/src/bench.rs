@@ -264,6 +264,7 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
             spinner: false,
             timeout: a.ex.timeout(),
         })?;
+        whole_run(&o, n, &c.label)?;
         if let Some(d) = cdir {
             if crate::counts::collect(&d)?.total_launches() > 0.0 {
                 t.launched[ci] = true;
@@ -390,6 +391,34 @@ fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timi
     report::write_atomic(&out.join("bench.csv"), timing.csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
     report::write_atomic(&out.join("bench.md"), md)?;
     report::write_json(&out.join("bench.json"), &summary)?;
+    Ok(())
+}
+
+/// A run's output, where it is one parity reads (VMAF's JSON, XML or CSV), must hold the
+/// `n` frames asked for: a program that fails part-way and still exits 0 (VMAF's CLI after
+/// a failed driver call: "problem reading pictures", no frames) would otherwise be timed
+/// as if it had done the work. Outputs in other formats are the command's own business.
+fn whole_run(out: &std::path::Path, n: u64, label: &str) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(out) else { return Ok(()) };
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let bytes = crate::input::read(out, "output file")?;
+    let text = String::from_utf8_lossy(&bytes);
+    if crate::output::detect(&text).is_none() {
+        return Ok(());
+    }
+    let got = match crate::output::parse(&text, &out.display().to_string()) {
+        Ok(t) => t.frames.len() as u64,
+        Err(e) => bail!("bench {label}: the run at {n} frames wrote no usable output, so its time measures no work: {e:#}"),
+    };
+    if got != n {
+        bail!(
+            "bench {label}: the run at {n} frames wrote {got} frame{} to {} (see its logs): its time would not measure {n} frames",
+            if got == 1 { "" } else { "s" },
+            out.display()
+        );
+    }
     Ok(())
 }
 

@@ -793,6 +793,16 @@ fn bench_ab_alternates_and_reports_ratio() {
 }
 
 #[test]
+fn bench_refuses_a_run_that_wrote_fewer_frames_than_asked() {
+    let e = Env::new();
+    let o = e.parity("bench", &["--frames", "4", "--rounds", "1", "--backend", "cpu", "--b-backend", "cuda"], &[("FAKE_SHORT", "cuda")]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("bench B: the run at 2 frames wrote 1 frame to") && t.contains("would not measure 2 frames"), "{t}");
+    assert!(!e.out().join("bench.json").exists(), "no report that reads as a measurement");
+}
+
+#[test]
 fn bench_rejects_too_few_frames() {
     let e = Env::new();
     let o = e.parity("bench", &["--frames", "2"], &[]);

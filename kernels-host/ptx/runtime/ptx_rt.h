@@ -72,7 +72,11 @@ struct Thread {
        some of their lanes (the probe said so) or may lose them after a split point (a
        `late` plan), so its elided shuffles are split points. */
     uint32_t partial;
+    /* The special-function unit's last results, one slot per call site (`sfu_memo`). */
+    uint64_t memo_key[8];
+    float memo_val[8];
 };
+
 
 /* ---- bits ------------------------------------------------------------------------ */
 
@@ -89,6 +93,19 @@ template <> struct uint_of<4> { typedef uint32_t type; };
 template <> struct uint_of<8> { typedef uint64_t type; };
 template <> struct uint_of<16> { typedef u128 type; };
 template <class T> using bits_t = typename uint_of<sizeof(T)>::type;
+
+/* An f32 special function's result for an operand this runner call already gave the same
+   call site: the threads of a block often compute one value alike (a scale from the
+   launch's shape), and the unit's model costs tens of instructions. Keyed by the
+   function (`ID`, nonzero) and the operand's bits; F is pure, so any hit is exact. */
+template <float (*F)(float), uint32_t ID> PTX_INLINE float sfu_memo(Thread &T, uint32_t k, float x) {
+    const uint64_t key = (uint64_t)ID << 32 | bc<uint32_t>(x);
+    if (T.memo_key[k] == key) return T.memo_val[k];
+    const float r = F(x);
+    T.memo_key[k] = key;
+    T.memo_val[k] = r;
+    return r;
+}
 
 /* A register of C type R read as instruction type T (PTX "operand size exceeding
    instruction-type size": a wider register is truncated to the instruction's size). */

@@ -44,7 +44,8 @@ FAKE_FAIL_FRAMES=N exits 3 when asked for N frames; FAKE_OUTPUT_KIND=fifo|devzer
 dir|whitespace leaves that instead of the output; FAKE_WRITE_BEFORE_FAIL=1 writes the
 output before --defect fail exits; FAKE_DRIVER_REFUSES=1 refuses EMU_CUDA_BLOCK_ORDER
 (other than forward) and EMU_CUDA_FAIL at cuInit, as a driver without them does;
-FAKE_IGNORE_FAIL=1 counts but never injects; FAKE_COUNTS_SCHEMA, FAKE_COUNTS_GARBAGE=1
+FAKE_IGNORE_FAIL=1 counts but never injects; FAKE_SHORT=BACKEND writes a frame fewer
+than asked on that backend; FAKE_COUNTS_SCHEMA, FAKE_COUNTS_GARBAGE=1
 and FAKE_COUNTS_STATE (JSON, e.g. '"checkpoint"') change the counters file at exit.
 The real device through simtwin's pass-through (EMU_CUDA_REAL set): the counters say
 "pass-through PATH"; FAKE_REAL_DEFECT=NAME applies defect NAME on that side only (a
@@ -324,7 +325,7 @@ if backend == "cuda" and counts_path:
 elif backend == "cpu" and os.environ.get("EMU_CUDA_COUNTS"):
     die("the CPU side got EMU_CUDA_COUNTS")
 
-n_out = frames - 1 if defect == "short" else frames
+n_out = frames - 1 if defect == "short" or os.environ.get("FAKE_SHORT") == backend else frames
 rows = []
 for fi in range(n_out):
     m = {"m_a": 1.0 / (fi + 3), "m_b": math.sqrt(fi + 2), "m_z": 0.0, "m_int": float(fi * 100)}

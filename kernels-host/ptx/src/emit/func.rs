@@ -108,6 +108,8 @@ pub(crate) struct FnEmitter<'a> {
     pub out: String,
     /// SFU forms used (for the kernels' device-exactness).
     pub sfu: Vec<String>,
+    /// Call sites of f32 special functions so far (their `sfu_memo` slots, modulo 8).
+    pub memo_sites: u32,
     /// The function contains `exit`.
     pub uses_exit: bool,
     /// An entry always inlined into its runner (a barrier-free kernel, `emit`'s `inlined`).
@@ -158,6 +160,7 @@ impl<'a> FnEmitter<'a> {
             opts,
             out: String::new(),
             sfu: Vec::new(),
+            memo_sites: 0,
             uses_exit: false,
             inline_entry: false,
             aligned: Default::default(),
