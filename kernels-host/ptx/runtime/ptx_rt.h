@@ -1771,8 +1771,10 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 if (pend_hi == pend_lo) pend_lo = t;
                 pend_hi = t + 1;
                 /* A thread resumed from the run queue runs on a fiber of its own, whose end
-                   the executor sees at once (exec/scheduler.rs `range_ended`). */
-                if (!owner && !flush()) return;
+                   the executor sees at once (exec/scheduler.rs `range_ended`): where lanes of
+                   its warp wait at a collective, that shows (the hazard names the lanes gone
+                   so far, the collective may complete); elsewhere it is flushed as above. */
+                if (!owner && warp_n[t >> 5] != 0 && !flush()) return;
                 if (j + 1 < k) continue;
                 if (owner && next_new < n) {
                     owner_next = true; /* its range goes on (an exit completes nothing before) */
