@@ -73,7 +73,8 @@ struct Thread {
        `late` plan), so its elided shuffles are split points. */
     uint32_t partial;
     /* The special-function unit's last results, one slot per call site (`sfu_memo`). */
-    uint64_t memo_key[8];
+    float (*memo_fn[8])(float);
+    uint32_t memo_in[8];
     float memo_val[8];
 };
 
@@ -96,13 +97,15 @@ template <class T> using bits_t = typename uint_of<sizeof(T)>::type;
 
 /* An f32 special function's result for an operand this runner call already gave the same
    call site: the threads of a block often compute one value alike (a scale from the
-   launch's shape), and the unit's model costs tens of instructions. Keyed by the
-   function (`ID`, nonzero) and the operand's bits; F is pure, so any hit is exact. */
-template <float (*F)(float), uint32_t ID> PTX_INLINE float sfu_memo(Thread &T, uint32_t k, float x) {
-    const uint64_t key = (uint64_t)ID << 32 | bc<uint32_t>(x);
-    if (T.memo_key[k] == key) return T.memo_val[k];
+   launch's shape), and the unit's model costs tens of instructions. Keyed by the function
+   (slots are shared by number: an empty one names none) and the operand's bits; F is
+   pure, so any hit is exact. */
+template <float (*F)(float)> PTX_INLINE float sfu_memo(Thread &T, uint32_t k, float x) {
+    const uint32_t in = bc<uint32_t>(x);
+    if (T.memo_fn[k] == F && T.memo_in[k] == in) return T.memo_val[k];
     const float r = F(x);
-    T.memo_key[k] = key;
+    T.memo_fn[k] = F;
+    T.memo_in[k] = in;
     T.memo_val[k] = r;
     return r;
 }

@@ -11,25 +11,6 @@ pub fn exact(form: &str) -> bool {
     EXACT.lines().map(str::trim).any(|l| !l.starts_with('#') && l == form)
 }
 
-/// The f32 -> f32 special functions (`emit` keys its per-site memo by position here).
-pub const F32_FUNCTIONS: &[&str] = &[
-    "__simtwin_sfu_ex2_f32",
-    "__simtwin_sfu_ex2_ftz_f32",
-    "__simtwin_sfu_lg2_f32",
-    "__simtwin_sfu_lg2_ftz_f32",
-    "__simtwin_sfu_rcp_f32",
-    "__simtwin_sfu_rcp_ftz_f32",
-    "__simtwin_sfu_rsqrt_f32",
-    "__simtwin_sfu_rsqrt_ftz_f32",
-    "__simtwin_sfu_sqrt_f32",
-    "__simtwin_sfu_sqrt_ftz_f32",
-    "__simtwin_sfu_sin_f32",
-    "__simtwin_sfu_sin_ftz_f32",
-    "__simtwin_sfu_cos_f32",
-    "__simtwin_sfu_cos_ftz_f32",
-    "__simtwin_sfu_tanh_f32",
-];
-
 /// The host function of an SFU form and its canonical name (for reports), or None if
 /// the instruction is not an SFU form. `op` is the opcode, `mods` its modifiers.
 pub fn function(op: &str, mods: &[String]) -> Option<(&'static str, String)> {

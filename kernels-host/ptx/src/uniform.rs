@@ -417,13 +417,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         };
         why.push_str(&format!("; {n} more shuffle{} of a literal or repeating an earlier one, done without an exchange{whole}", plural(n)));
     }
-    let fused: usize = syncs
-        .iter()
-        .filter_map(|&n| match &f.body[n] {
-            Node::Instr(i) => crate::waves::members(i).map(|(d, _)| d.len() - 1),
-            Node::Label(_) => None,
-        })
-        .sum();
+    let fused: usize = syncs.iter().map(|&n| crate::waves::riders(&f.body[n])).sum();
     if fused > 0 {
         why.push_str(&format!(
             "; {fused} more shuffle{} ride{} in the exchange of an independent one (`waves`)",

@@ -248,6 +248,15 @@ pub fn members(i: &Instr) -> Option<(&[Op], &[Op])> {
     }
 }
 
+/// How many shuffles ride in node `n`'s exchange besides its first (0 for anything that is
+/// not a fused shuffle).
+pub fn riders(n: &Node) -> usize {
+    match n {
+        Node::Instr(i) => members(i).map_or(0, |(d, _)| d.len() - 1),
+        Node::Label(_) => 0,
+    }
+}
+
 /// Whether the order in which the threads run can show in a kernel's results: an atomic
 /// whose old value is read, one that is not an integer add, and, or, xor, min or max, or
 /// a call (`printf`, or a function that may hold either). An elided shuffle is a

@@ -866,15 +866,7 @@ impl<'a> FnEmitter<'a> {
         let coll = plan.syncs.iter().any(|&n| matches!(&f.body[n], Node::Instr(i) if sync_kind(i) != 0));
         frame.push_str("  uint32_t cc;\n");
         // Fused shuffles (`waves`): the other members' values and results.
-        let group = plan
-            .syncs
-            .iter()
-            .filter_map(|&n| match &f.body[n] {
-                Node::Instr(i) => crate::waves::members(i).map(|(d, _)| d.len() - 1),
-                Node::Label(_) => None,
-            })
-            .max()
-            .unwrap_or(0);
+        let group = plan.syncs.iter().map(|&n| crate::waves::riders(&f.body[n])).max().unwrap_or(0);
         if group > 0 {
             let _ = writeln!(frame, "  uint32_t ga[{group}], gr[{group}];");
         }
@@ -1021,26 +1013,25 @@ impl<'a> FnEmitter<'a> {
         let kind = sync_kind(i);
         match kind {
             0 => Ok((String::new(), String::new())),
-            SYNC_SHFL_UP..=SYNC_SHFL_IDX if crate::waves::members(i).is_some() => {
-                // A fused shuffle (`waves`, always `literal`): its first member's value and
-                // result in `xa`/`xr`, the others' in `ga`/`gr`; the runner moves them all
-                // with the first's source lanes (the predicate results are unread).
-                let (ds, vs) = crate::waves::members(i).expect("checked");
-                let (mut give, mut take) = (String::new(), String::new());
-                for (k, (d, v)) in ds.iter().zip(vs).enumerate() {
-                    let a = self.val(v, Ty::B32)?;
-                    let (x, r) = if k == 0 {
-                        ("S.xa".to_string(), "S.xr".to_string())
-                    } else {
-                        (format!("S.ga[{}]", k - 1), format!("S.gr[{}]", k - 1))
-                    };
-                    let _ = write!(give, "{x} = {a}; ");
-                    take.push_str(&self.set(d, Ty::B32, &r)?);
-                    take.push(' ');
-                }
-                Ok((give, take))
-            }
             SYNC_SHFL_UP..=SYNC_SHFL_IDX => {
+                if let Some((ds, vs)) = crate::waves::members(i) {
+                    // A fused shuffle (`waves`, always `literal`): its first member's value and
+                    // result in `xa`/`xr`, the others' in `ga`/`gr`; the runner moves them all
+                    // with the first's source lanes (the predicate results are unread).
+                    let (mut give, mut take) = (String::new(), String::new());
+                    for (k, (d, v)) in ds.iter().zip(vs).enumerate() {
+                        let a = self.val(v, Ty::B32)?;
+                        let (x, r) = if k == 0 {
+                            ("S.xa".to_string(), "S.xr".to_string())
+                        } else {
+                            (format!("S.ga[{}]", k - 1), format!("S.gr[{}]", k - 1))
+                        };
+                        let _ = write!(give, "{x} = {a}; ");
+                        take.push_str(&self.set(d, Ty::B32, &r)?);
+                        take.push(' ');
+                    }
+                    return Ok((give, take));
+                }
                 let a = self.val(self.arg(i, 1)?, Ty::B32)?;
                 let give = if literal {
                     format!("S.xa = {a}; ")

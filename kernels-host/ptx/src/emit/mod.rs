@@ -391,10 +391,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             // fused shuffle (`waves`) moves: three words per split point.
             let ops = plans[k].syncs.iter().map(|n| {
                 let (b, c) = plans[k].literal.get(n).copied().unwrap_or((0, 0));
-                let more = match &f.body[*n] {
-                    crate::resolve::Node::Instr(i) => crate::waves::members(i).map_or(0, |(d, _)| d.len() - 1),
-                    crate::resolve::Node::Label(_) => 0,
-                };
+                let more = crate::waves::riders(&f.body[*n]);
                 format!("{b}u,{c}u,{more}u,")
             });
             out.push_str(&c_table("uint32_t", &format!("LO{k}"), ops, "0u"));

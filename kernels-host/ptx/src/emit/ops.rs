@@ -976,13 +976,10 @@ impl FnEmitter<'_> {
             self.sfu.push(form);
             // The models give the unit's own NaN results (runtime/simtwin_sfu.cpp). An
             // f32 one remembers its last operand per call site (ptx_rt.h `sfu_memo`).
-            if t == Ty::F32 && f.ends_with("_f32") {
-                let id = crate::sfu::F32_FUNCTIONS.iter().position(|g| *g == f).map_or(0, |p| p + 1);
-                if id > 0 {
-                    let slot = self.memo_sites % 8;
-                    self.memo_sites += 1;
-                    return self.simple(i, t, 1, |v| format!("sfu_memo<{f}, {id}u>(T, {slot}u, {})", v[0]));
-                }
+            if t == Ty::F32 {
+                let slot = self.memo_sites % 8;
+                self.memo_sites += 1;
+                return self.simple(i, t, 1, |v| format!("sfu_memo<{f}>(T, {slot}u, {})", v[0]));
             }
             return self.simple(i, t, 1, |v| format!("{f}({})", v[0]));
         }
