@@ -1440,6 +1440,19 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
     }
 }
 
+/* A chain's exchange (simtwin-ptx `chains`): a literal shuffle of a whole warp whose
+   values are arrays by lane (`ga`/`gr`: `G` words a lane, the first `MORE` moved). */
+template <int MODE, uint32_t B, uint32_t C, uint32_t MORE, uint32_t G>
+PTX_INLINE void chain_shfl(const uint64_t *xa, uint32_t *xr, bool *xp, const uint32_t *ga, uint32_t *gr) {
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+        bool ok;
+        const uint32_t src = shfl_source(MODE, lane, B, C, ok);
+        xr[lane] = (uint32_t)xa[src];
+        xp[lane] = ok;
+        for (uint32_t k = 0; k < MORE; ++k) gr[lane * G + k] = ga[src * G + k];
+    }
+}
+
 template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const uint32_t *ops) {
     if (kind & LOOP_NOPRED) loop_collective_as<FR, false>(w, kind, ops);
     else loop_collective_as<FR, true>(w, kind, ops);
@@ -1530,8 +1543,8 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
     return whole;
 }
 
-template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Site site) {
+template <class FR, class Step, class Seg, class Chain, class Site>
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local WarpLoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -1659,6 +1672,27 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                order: one batch runs the whole warp in lane order, and that last lane
                completes it: the same results, queue and streak after. */
             const uint32_t base = solo & ~31u;
+            /* A chain of such segments and shuffles from there (simtwin-ptx `KC`), run for
+               the warp's lanes at once: the state the batches one by one would leave (each
+               batch's last lane completes its shuffle and goes on first), where the
+               fairness streak lets them all run. */
+            uint32_t steps = 0;
+            if (const uint32_t z = chain(fr + base, at[solo], next_new >= n ? ~0u : (LOOP_FAIRNESS_STREAK - streak) / 31u, steps)) {
+                uint32_t t = solo;
+                for (uint32_t s = 0; s < steps; ++s) t = t == base + 31 ? base + 30 : base + 31;
+                const uint32_t w = base >> 5;
+                warp_n[w] = 0;
+                told[w] = 0;
+                ++head;
+                streak += 31u * steps;
+                ctx->linear_tid = t;
+                ctx->thread_idx = idx[t];
+                qg[tail++ & mask] = first_released(WarpGroup{base, base + 32, t, z, nullptr});
+                at[t] = z;
+                solo = t;
+                solo_owner = false;
+                continue;
+            }
             last = solo == base + 31 ? base + 30 : base + 31;
             ids = iota + base;
             k = 32;
@@ -1909,11 +1943,12 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, const ui
    runner's is discarded), so that the compiler inlines the kernel's loop body there:
    a call per lane per split point cost VMAF's vif horizontal filter a third of its time
    in prologues, epilogues and dispatch. */
-template <class FR, class Step, class Seg, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Site site) {
+template <class FR, class Step, class Seg, class Chain, class Site>
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
     if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, ops, pure, tid_reads, step, seg, site);
+        run_warps<FR>(ctx, file, kinds, ops, pure, tid_reads, step, seg, chain, site);
     } else {
+        (void)chain;
         (void)kinds;
         (void)ops;
         (void)pure;

@@ -138,6 +138,8 @@ pub(crate) struct FnEmitter<'a> {
     pub decls: String,
     /// The fused multiplies' kept operands (C type, node): `m<node>a`, `m<node>b`.
     pub kept: Vec<(&'static str, usize)>,
+    /// The loop path's chains of shuffles (`chains`): how many, and their links.
+    pub chains: (usize, usize),
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
     site_prefix: &'static str,
     /// Emitting a kernel's own code (`body`, `body_loops`): `%tid` is the runner's `TI`
@@ -173,6 +175,7 @@ impl<'a> FnEmitter<'a> {
             site_decls: String::new(),
             decls: String::new(),
             kept: Vec::new(),
+            chains: (0, 0),
             site_prefix: "SF",
             loop_tid: false,
             reg_uses: Vec::new(),
@@ -730,14 +733,38 @@ impl<'a> FnEmitter<'a> {
         // Lane segments (`KS`): the code from a resume point to the next split point where
         // it is straight-line, as one loop over a batch's lanes, through conditional split
         // points (elided shuffles of a `partial` plan) in blocks of whole warps.
-        let mut open = vec![Segment { from: 0, to: 0, stop: None, text: String::new(), regs: Vec::new(), thread: false, labelled: false }];
+        // A segment may branch forward to a label before its end (an `if` around a load,
+        // an early-exit test that meets again before the split point): its labels are
+        // its own (`B<l>_s<from>`), and a segment whose branch would skip its end is
+        // dropped.
+        let mut open = vec![Segment {
+            from: 0,
+            to: 0,
+            stop: None,
+            text: String::new(),
+            regs: Vec::new(),
+            thread: false,
+            labelled: false,
+            pending: Vec::new(),
+        }];
         let mut segments: Vec<Segment> = Vec::new();
+        let label_at: HashMap<usize, usize> =
+            f.body.iter().enumerate().filter_map(|(n, node)| if let Node::Label(l) = node { Some((*l, n)) } else { None }).collect();
         let mut body = self.walk_body(|e, n, i, body| {
             // A label inside a segment: other code may branch into its region.
-            if n > 0 && matches!(f.body[n - 1], Node::Label(_)) {
-                open.iter_mut().for_each(|s| s.labelled = true);
+            let mut at = n;
+            while at > 0 {
+                let Node::Label(l) = f.body[at - 1] else { break };
+                at -= 1;
+                for s in open.iter_mut() {
+                    s.labelled = true;
+                    s.pending.retain(|&p| p != l);
+                    let _ = writeln!(s.text, "  B{l}_s{}:;", s.from);
+                }
             }
             if let Some(id) = plan.syncs.iter().position(|&s| s == n) {
+                // A segment whose branch jumps past this split point does not end here.
+                open.retain(|s| s.pending.is_empty());
                 let id = id + 1;
                 sites.push(e.site());
                 let mut save = String::new();
@@ -779,7 +806,16 @@ impl<'a> FnEmitter<'a> {
                 // warps lost lanes (they step each lane there): not worth its compile time.
                 if elided.is_none() {
                     segments.append(&mut open);
-                    let mut seg = Segment { from: id, to: 0, stop: None, text: String::new(), regs: regs.clone(), thread: false, labelled: false };
+                    let mut seg = Segment {
+                        from: id,
+                        to: 0,
+                        stop: None,
+                        text: String::new(),
+                        regs: regs.clone(),
+                        thread: false,
+                        labelled: false,
+                        pending: Vec::new(),
+                    };
                     seg.regs.extend(plan.load[id - 1].iter().copied());
                     let _ = writeln!(seg.text, "      {take}");
                     open.push(seg);
@@ -809,6 +845,20 @@ impl<'a> FnEmitter<'a> {
                 e.instr(i)?
             };
             push_stmt(body, i, &stmt);
+            // A forward branch: each open segment takes it to its own copy of the label.
+            if let (true, Some(Op::Label(l))) = (i.src.op == "bra", i.args.first()) {
+                if label_at.get(l).is_some_and(|&t| t > n) && !stmt.contains("return") {
+                    let mut regs = Vec::new();
+                    named_regs(i, &mut regs);
+                    for seg in &mut open {
+                        seg.regs.extend(regs.iter().copied());
+                        seg.pending.push(*l);
+                        let own = stmt.replace(&format!("goto B{l};"), &format!("goto B{l}_s{};", seg.from));
+                        push_stmt(&mut seg.text, i, &own);
+                    }
+                    return Ok(());
+                }
+            }
             match lane_step(i, &stmt, elided) {
                 Some(thread) => {
                     let mut regs = Vec::new();
@@ -960,6 +1010,22 @@ impl<'a> FnEmitter<'a> {
             }
         }
         all.push_str(&super::c_table("uint8_t", &format!("LP{}", self.fi), pure.iter().map(|p| format!("{p},")), "0"));
+        // `KC<fi>`: the chains of shuffles a released warp runs at once (`chains`).
+        let kernel = super::chains::Kernel {
+            fi: self.fi,
+            k,
+            f,
+            plan,
+            pure: &pure,
+            save_kept: &save_kept,
+            load_kept: &load_kept,
+            carry,
+            group,
+            decls: &self.decls,
+        };
+        let (chains, chain_links, links) = super::chains::emit(&kernel, &segments);
+        all.push_str(&chains);
+        self.chains = (chain_links, links);
         // `LT<fi>[r]`: the code from resume point `r` calls a function, which reads `%tid`
         // from `ctx` (`Plan::tid_reads`; this code reads `TI`): the runner writes a
         // stepped thread's index into `ctx` only there (nothing else of the PTX mode
@@ -1099,16 +1165,18 @@ fn frame_loads(regs: &[usize]) -> String {
 /// A lane segment under construction (`body_loops`): from resume point `from` to split
 /// point `to`, its statements, the registers they name, and whether they need the
 /// thread's index in `ctx` (they read it, touch memory or may fault).
-struct Segment {
-    from: usize,
-    to: usize,
+pub(super) struct Segment {
+    pub from: usize,
+    pub to: usize,
     /// The first conditional split point on the way, where blocks with `T.partial` stop.
-    stop: Option<usize>,
+    pub stop: Option<usize>,
     /// A label lies inside: code elsewhere may branch into the region.
-    labelled: bool,
-    text: String,
-    regs: Vec<usize>,
-    thread: bool,
+    pub labelled: bool,
+    pub text: String,
+    pub regs: Vec<usize>,
+    pub thread: bool,
+    /// Labels its forward branches go to that it has not reached yet.
+    pub pending: Vec<usize>,
 }
 
 /// `text` with each `SAVE_KEPT<id>;` mark replaced by `saves[id - 1]` (the stores of the

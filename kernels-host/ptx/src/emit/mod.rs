@@ -7,6 +7,7 @@
 //! `[first, first+count)` one after another, as kernels-host's runners do), module
 //! variables as host arrays, and the descriptor `simtwin_module_v2`.
 
+mod chains;
 mod func;
 mod mbarrier;
 mod ops;
@@ -221,6 +222,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     // declared in every unit; each in the unit of its runner, which inlines it (one
     // call site: a thread's step is no call, its runner's loop state stays in registers).
     let mut loop_bodies = String::new();
+    // Per kernel, its chains of shuffles and their links (`chains`).
+    let mut chains_of: HashMap<usize, (usize, usize)> = HashMap::new();
     // A loop-path kernel's alignment checks its runner makes once (`align`).
     let mut loop_checks: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
@@ -236,6 +239,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         fold_guard(m, &initial, &e.folds, &mut loop_guards, &mut folded, fi);
         loop_checks.insert(k, crate::align::runner_checks(&e.aligned));
         let frame = e.body_loops(k, plan)?;
+        chains_of.insert(k, e.chains);
         decls.push_str(&frame);
         loop_bodies.push_str(&e.out);
         if plan.probe {
@@ -432,7 +436,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             }
             let _ = writeln!(
                 out,
-                "  run_loops<FR{k}>(ctx, {}, LK{k}, LO{k}, LP{fi}, LT{fi}, [&](FR{k} &S, uint32_t at, const simtwin_dim3_t &TI) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at, TI); }}, [&](FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) __attribute__((always_inline)) {{ return KS{fi}(T, P0, fr, ids, nids, at, idx); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
+                "  run_loops<FR{k}>(ctx, {}, LK{k}, LO{k}, LP{fi}, LT{fi}, [&](FR{k} &S, uint32_t at, const simtwin_dim3_t &TI) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at, TI); }}, [&](FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) __attribute__((always_inline)) {{ return KS{fi}(T, P0, fr, ids, nids, at, idx); }}, [&](FR{k} *w, uint32_t at, uint32_t budget, uint32_t &steps) __attribute__((always_inline)) {{ return KC{fi}(T, P0, w, at, budget, steps); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
                 c_str(&opts.name)
             );
         }
@@ -455,10 +459,15 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             reqntid,
             inexact_sfu: inexact,
             threads: plans[k].path.clone(),
-            threads_why: match lanes_of.get(&kl.func) {
-                Some(Ok(_)) => format!("{}; as vector lanes (a row's affine indices below 2^31)", plans[k].why),
-                Some(Err(why)) => format!("{}; not as vector lanes: {why}", plans[k].why),
-                None => plans[k].why.clone(),
+            threads_why: match (lanes_of.get(&kl.func), chains_of.get(&k)) {
+                (Some(Ok(_)), _) => format!("{}; as vector lanes (a row's affine indices below 2^31)", plans[k].why),
+                (Some(Err(why)), _) => format!("{}; not as vector lanes: {why}", plans[k].why),
+                (None, Some(&(c, links))) if c > 0 => format!(
+                    "{}; {links} shuffles in {c} chain{} run for a warp's lanes at once (`chains`)",
+                    plans[k].why,
+                    if c == 1 { "" } else { "s" }
+                ),
+                (None, _) => plans[k].why.clone(),
             },
             refused: None,
         });

@@ -1,0 +1,178 @@
+//! Chains: a warp's run of shuffles joined by register arithmetic, done for its 32 lanes
+//! at once (`KC<fi>`).
+//!
+//! A warp reduction is a chain of shuffles with a few instructions of register arithmetic
+//! between them (`v += __shfl_down_sync(~0u, v, 16)`, then 8, 4, 2, 1). The loop path runs
+//! each link as a batch of the warp's lanes (`LP`: each lane's segment on the lane's
+//! frame) and then an exchange over the 32 frames: ~5 cycles per lane per link, most of a
+//! psnr-like kernel's time. Where every link qualifies, the chain runs here on the warp's
+//! values held as arrays (one per register the links pass through the frame): one gather
+//! from the frames, per link a loop over the 32 lanes (the segment's own statements, its
+//! frame accesses bound to the arrays) and an exchange between arrays, one scatter back.
+//! Nothing in such links shows the lanes' order (`LP`), and the runner leaves the state the
+//! links one by one would have left (ptx_rt.h `run_warps`), so both paths stay equal.
+//!
+//! A link qualifies where its segment is `LP` (register arithmetic alone, ending at a
+//! collective), that collective is a shuffle with literal lane operand and clamp, and no
+//! kept multiply operand (`contract`) or carry flag crosses its ends. A chain starts at a
+//! resume point no qualifying link ends at (the runner has just exchanged its shuffle on
+//! the frames) and has at least two links.
+
+use super::func::{ctype, sync_kind, Segment, SYNC_SHFL_IDX, SYNC_SHFL_UP};
+use crate::resolve::{Func, Node};
+use crate::uniform::Plan;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write;
+
+/// What `body_loops` knows of a kernel that a chain's code needs.
+pub(super) struct Kernel<'a> {
+    pub fi: usize,
+    /// The kernel's index (its frame is `FR<k>`).
+    pub k: usize,
+    pub f: &'a Func,
+    pub plan: &'a Plan,
+    /// `LP`, by resume point.
+    pub pure: &'a [u8],
+    /// Per split point, the stores (at it) and loads (at its resume point) of kept
+    /// multiply operands.
+    pub save_kept: &'a [String],
+    pub load_kept: &'a [String],
+    /// Some function of the module uses the carry flag (it goes through the frame).
+    pub carry: bool,
+    /// The frame's `ga`/`gr` length (`waves`' largest fused shuffle).
+    pub group: usize,
+    /// Declarations a segment's code needs (`FnEmitter::decls`).
+    pub decls: &'a str,
+}
+
+/// The chains of a kernel: `KC<fi>(T, P0, w, at, budget, steps)` runs the chain starting
+/// at resume point `at` for warp frames `w[0..32)` when it has at most `budget` links,
+/// returning the split point it ends at (its last exchange done) with its number of links
+/// in `steps`; 0 where no chain starts there. Also how many chains and links it holds.
+pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) {
+    let (fi, k) = (kn.fi, kn.k);
+    let mut out = format!(
+        "static inline __attribute__((always_inline)) uint32_t KC{fi}(Thread &T, const uint8_t *P0, FR{k} *w, uint32_t at, uint32_t budget, uint32_t &steps) {{\n  (void)T; (void)P0; (void)w; (void)budget; (void)steps;\n  switch (at) {{\n"
+    );
+    // The qualifying links, by the resume point they start at.
+    let links: HashMap<usize, &Segment> =
+        if kn.carry { HashMap::new() } else { segments.iter().filter(|s| qualifies(kn, s)).map(|s| (s.from, s)).collect() };
+    let ends: BTreeSet<usize> = links.values().map(|s| s.to).collect();
+    let mut heads: Vec<usize> = links.keys().copied().filter(|from| !ends.contains(from)).collect();
+    heads.sort_unstable();
+    let (mut chains, mut total) = (0, 0);
+    for head in heads {
+        let mut chain: Vec<&Segment> = Vec::new();
+        let mut at = head;
+        while let Some(s) = links.get(&at) {
+            chain.push(s);
+            at = s.to;
+        }
+        if chain.len() < 2 {
+            continue;
+        }
+        chains += 1;
+        total += chain.len();
+        emit_chain(kn, &chain, &mut out);
+    }
+    let _ = writeln!(out, "  default: return 0u;\n  }}\n}}");
+    (out, chains, total)
+}
+
+/// Whether segment `s` may be a link of a chain.
+fn qualifies(kn: &Kernel, s: &Segment) -> bool {
+    if s.from == 0 || kn.pure.get(s.from) != Some(&1) || s.to == 0 {
+        return false;
+    }
+    let n = kn.plan.syncs[s.to - 1];
+    let shuffle = matches!(&kn.f.body[n], Node::Instr(i) if (SYNC_SHFL_UP..=SYNC_SHFL_IDX).contains(&sync_kind(i)));
+    shuffle && kn.plan.literal.contains_key(&n) && kn.save_kept[s.to - 1].is_empty() && kn.load_kept[s.from - 1].is_empty()
+}
+
+fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
+    let (f, plan) = (kn.f, kn.plan);
+    let head = chain[0].from;
+    let z = chain[chain.len() - 1].to;
+    // The registers the links pass through the frame: loaded at a link's start, stored at
+    // its end. Those loaded come from the frames once (a copy loaded before it is stored
+    // in the chain is the frame's: nothing between stores it); those stored and live
+    // across the last split point go back.
+    let mut gather: BTreeSet<usize> = BTreeSet::new();
+    let mut stored: BTreeSet<usize> = BTreeSet::new();
+    for s in chain {
+        gather.extend(plan.load[s.from - 1].iter().copied());
+        stored.extend(plan.save[s.to - 1].iter().copied());
+    }
+    let scatter: Vec<usize> = stored.iter().copied().filter(|r| plan.live[z - 1].contains(r)).collect();
+    let held: BTreeSet<usize> = gather.union(&stored).copied().collect();
+    let g = kn.group;
+    let _ = writeln!(out, "  case {head}u: {{ // {} links", chain.len());
+    let _ = writeln!(out, "    if (budget < {}u) return 0u;", chain.len());
+    // The warp's values: one array per register, the exchange's fields.
+    out.push_str("    struct {");
+    for &r in &held {
+        let _ = write!(out, " {} r{r}[32];", ctype(f.regs[r].ty));
+    }
+    out.push_str(" uint64_t xa[32]; uint32_t xr[32]; bool xp[32];");
+    if g > 0 {
+        let _ = write!(out, " uint32_t ga[32][{g}]; uint32_t gr[32][{g}];");
+    }
+    out.push_str(" } V;\n");
+    // The gather: the registers and the head's exchange result.
+    out.push_str("    for (uint32_t l = 0; l < 32; ++l) {\n");
+    for &r in &gather {
+        let _ = write!(out, " V.r{r}[l] = w[l].r{r};");
+    }
+    out.push_str(" V.xr[l] = w[l].xr; V.xp[l] = w[l].xp;");
+    if g > 0 {
+        let _ = write!(out, " for (uint32_t j = 0; j < {g}u; ++j) V.gr[l][j] = w[l].gr[j];");
+    }
+    out.push_str("\n    }\n");
+    // A lane's view: the frame fields the segment's code names, bound to its arrays.
+    let mut view = String::from("struct {");
+    let mut init = Vec::new();
+    for &r in &held {
+        let _ = write!(view, " {} &r{r};", ctype(f.regs[r].ty));
+        init.push(format!("V.r{r}[l]"));
+    }
+    view.push_str(" uint64_t &xa; uint32_t &xr; bool &xp;");
+    init.extend(["V.xa[l]".to_string(), "V.xr[l]".into(), "V.xp[l]".into()]);
+    if g > 0 {
+        let _ = write!(view, " uint32_t (&ga)[{g}]; uint32_t (&gr)[{g}];");
+        init.extend(["V.ga[l]".to_string(), "V.gr[l]".into()]);
+    }
+    let _ = write!(view, " }} S{{{}}};", init.join(", "));
+    for s in chain {
+        let _ = writeln!(out, "    for (uint32_t l = 0; l < 32; ++l) {{\n      {view}");
+        for &r in &s.regs {
+            let _ = writeln!(out, "      {} r{r} = 0;", ctype(f.regs[r].ty));
+        }
+        for line in kn.decls.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+        let loads: String = plan.load[s.from - 1].iter().map(|r| format!("r{r} = S.r{r}; ")).collect();
+        let _ = writeln!(out, "      {loads}");
+        out.push_str(&s.text);
+        out.push_str("    }\n");
+        // The exchange of the link's shuffle.
+        let n = plan.syncs[s.to - 1];
+        let Node::Instr(i) = &f.body[n] else { unreachable!("a chain's split point is an instruction") };
+        let mode = sync_kind(i) - SYNC_SHFL_UP;
+        let (b, c) = plan.literal[&n];
+        let more = crate::waves::riders(&f.body[n]);
+        let groups = if g > 0 { "&V.ga[0][0], &V.gr[0][0]" } else { "nullptr, nullptr" };
+        let _ = writeln!(out, "    ptx::chain_shfl<{mode}, {b}u, {c}u, {more}u, {g}u>(V.xa, V.xr, V.xp, {groups});");
+    }
+    // The scatter: what the links stored that is live on, and the last exchange's result.
+    let more_z = crate::waves::riders(&f.body[plan.syncs[z - 1]]);
+    out.push_str("    for (uint32_t l = 0; l < 32; ++l) {\n");
+    for &r in &scatter {
+        let _ = write!(out, " w[l].r{r} = V.r{r}[l];");
+    }
+    out.push_str(" w[l].xr = V.xr[l]; w[l].xp = V.xp[l];");
+    if more_z > 0 {
+        let _ = write!(out, " for (uint32_t j = 0; j < {more_z}u; ++j) w[l].gr[j] = V.gr[l][j];");
+    }
+    out.push_str("\n    }\n");
+    let _ = writeln!(out, "    steps = {}u;\n    return {z}u;\n  }}", chain.len());
+}
