@@ -1440,18 +1440,38 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
     }
 }
 
-/* A chain's exchange (simtwin-ptx `chains`): a literal shuffle of a whole warp whose
-   values are arrays by lane (`ga`/`gr`: `G` words a lane, the first `MORE` moved). */
-template <int MODE, uint32_t B, uint32_t C, uint32_t MORE, uint32_t G>
-PTX_INLINE void chain_shfl(const uint64_t *xa, uint32_t *xr, bool *xp, const uint32_t *ga, uint32_t *gr) {
-    for (uint32_t lane = 0; lane < 32; ++lane) {
-        bool ok;
-        const uint32_t src = shfl_source(MODE, lane, B, C, ok);
-        xr[lane] = (uint32_t)xa[src];
-        xp[lane] = ok;
-        for (uint32_t k = 0; k < MORE; ++k) gr[lane * G + k] = ga[src * G + k];
+/* A chain's exchange (simtwin-ptx `chains`): a literal shuffle of a whole warp's word
+   held as an array by lane, `xp` its predicate results (or null). Up and down with no
+   segment mask read a contiguous run of lanes, copies the compiler vectorises. */
+template <int MODE, uint32_t B, uint32_t C>
+PTX_INLINE void chain_shfl(const uint32_t *xa, uint32_t *xr, bool *xp) {
+    constexpr uint32_t bval = B & 31, maxl = C & 31;
+    if constexpr ((MODE == SH_UP || MODE == SH_DOWN) && (C >> 8 & 31) == 0) {
+        /* lanes [lo, hi) read lane + shift; the others keep their own value */
+        constexpr uint32_t lo = MODE == SH_UP ? (bval + maxl < 32 ? bval + maxl : 32) : 0;
+        constexpr uint32_t hi = MODE == SH_UP ? 32 : (maxl >= bval ? maxl - bval + 1 : 0);
+        constexpr int32_t shift = MODE == SH_UP ? -(int32_t)bval : (int32_t)bval;
+        for (uint32_t lane = 0; lane < lo; ++lane) xr[lane] = xa[lane];
+        for (uint32_t lane = lo; lane < hi; ++lane) xr[lane] = xa[lane + shift];
+        for (uint32_t lane = hi; lane < 32; ++lane) xr[lane] = xa[lane];
+        if (xp)
+            for (uint32_t lane = 0; lane < 32; ++lane) xp[lane] = lane >= lo && lane < hi;
+    } else {
+        for (uint32_t lane = 0; lane < 32; ++lane) {
+            bool ok;
+            const uint32_t src = shfl_source(MODE, lane, B, C, ok);
+            xr[lane] = xa[src];
+            if (xp) xp[lane] = ok;
+        }
     }
 }
+/* A lane's view of a fused shuffle's other words in a chain: `ga[j]` is lane `l` of
+   word j's array (arrays of 32). */
+struct ChainWords {
+    uint32_t *a;
+    uint32_t l;
+    inline __attribute__((always_inline)) uint32_t &operator[](uint32_t j) const { return a[j * 32 + l]; }
+};
 
 template <class FR> PTX_INLINE void loop_collective(FR *w, uint8_t kind, const uint32_t *ops) {
     if (kind & LOOP_NOPRED) loop_collective_as<FR, false>(w, kind, ops);

@@ -113,9 +113,9 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
     for &r in &held {
         let _ = write!(out, " {} r{r}[32];", ctype(f.regs[r].ty));
     }
-    out.push_str(" uint64_t xa[32]; uint32_t xr[32]; bool xp[32];");
+    out.push_str(" uint32_t xa[32]; uint32_t xr[32]; bool xp[32];");
     if g > 0 {
-        let _ = write!(out, " uint32_t ga[32][{g}]; uint32_t gr[32][{g}];");
+        let _ = write!(out, " uint32_t ga[{g}][32]; uint32_t gr[{g}][32];");
     }
     out.push_str(" } V;\n");
     // The gather: the registers and the head's exchange result.
@@ -125,7 +125,7 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
     }
     out.push_str(" V.xr[l] = w[l].xr; V.xp[l] = w[l].xp;");
     if g > 0 {
-        let _ = write!(out, " for (uint32_t j = 0; j < {g}u; ++j) V.gr[l][j] = w[l].gr[j];");
+        let _ = write!(out, " for (uint32_t j = 0; j < {g}u; ++j) V.gr[j][l] = w[l].gr[j];");
     }
     out.push_str("\n    }\n");
     // A lane's view: the frame fields the segment's code names, bound to its arrays.
@@ -135,11 +135,12 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
         let _ = write!(view, " {} &r{r};", ctype(f.regs[r].ty));
         init.push(format!("V.r{r}[l]"));
     }
-    view.push_str(" uint64_t &xa; uint32_t &xr; bool &xp;");
+    view.push_str(" uint32_t &xa; uint32_t &xr; bool &xp;");
     init.extend(["V.xa[l]".to_string(), "V.xr[l]".into(), "V.xp[l]".into()]);
     if g > 0 {
-        let _ = write!(view, " uint32_t (&ga)[{g}]; uint32_t (&gr)[{g}];");
-        init.extend(["V.ga[l]".to_string(), "V.gr[l]".into()]);
+        // A fused shuffle's other words (`S.ga[j]`): lane `l` of word `j`'s array.
+        view.push_str(" ptx::ChainWords ga; ptx::ChainWords gr;");
+        init.extend(["{&V.ga[0][0], l}".to_string(), "{&V.gr[0][0], l}".into()]);
     }
     let _ = write!(view, " }} S{{{}}};", init.join(", "));
     for s in chain {
@@ -160,8 +161,10 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
         let mode = sync_kind(i) - SYNC_SHFL_UP;
         let (b, c) = plan.literal[&n];
         let more = crate::waves::riders(&f.body[n]);
-        let groups = if g > 0 { "&V.ga[0][0], &V.gr[0][0]" } else { "nullptr, nullptr" };
-        let _ = writeln!(out, "    ptx::chain_shfl<{mode}, {b}u, {c}u, {more}u, {g}u>(V.xa, V.xr, V.xp, {groups});");
+        let _ = writeln!(out, "    ptx::chain_shfl<{mode}, {b}u, {c}u>(V.xa, V.xr, V.xp);");
+        for j in 0..more {
+            let _ = writeln!(out, "    ptx::chain_shfl<{mode}, {b}u, {c}u>(V.ga[{j}], V.gr[{j}], nullptr);");
+        }
     }
     // The scatter: what the links stored that is live on, and the last exchange's result.
     let more_z = crate::waves::riders(&f.body[plan.syncs[z - 1]]);
@@ -171,7 +174,7 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
     }
     out.push_str(" w[l].xr = V.xr[l]; w[l].xp = V.xp[l];");
     if more_z > 0 {
-        let _ = write!(out, " for (uint32_t j = 0; j < {more_z}u; ++j) w[l].gr[j] = V.gr[l][j];");
+        let _ = write!(out, " for (uint32_t j = 0; j < {more_z}u; ++j) w[l].gr[j] = V.gr[j][l];");
     }
     out.push_str("\n    }\n");
     let _ = writeln!(out, "    steps = {}u;\n    return {z}u;\n  }}", chain.len());
