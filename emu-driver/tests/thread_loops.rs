@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 54);
+    assert_eq!(l.len(), 56);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -210,6 +210,42 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         }
         assert!(own.len() > 100, "{name}: each thread's own lg2, not a neighbour's ({} distinct)", own.len());
     }
+    // shfl_chains: chain A (an f32 sum, a 64-bit sum in two fused words, an up shuffle whose
+    // predicate is read, a forward branch, an index shuffle) and chain B (140 links) against
+    // the device's rules for whole warps; the tickets taken after each chain are 2n values
+    // of one counter in a row, their order compared with the fibers' above.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "shfl_chains") {
+        let n = inp.len() / 32;
+        let input = |u: usize| u32::from_le_bytes(inp[u * 32..u * 32 + 4].try_into().unwrap());
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        let down = |x: &[u32], d: usize, l: usize| if l + d <= 31 { x[l + d] } else { x[l] };
+        let mut tickets = std::collections::BTreeSet::new();
+        for w0 in (0..n).step_by(32) {
+            let v: Vec<u32> = (0..32).map(|l| input(w0 + l)).collect();
+            let a: Vec<u32> = (0..32).map(|l| v[l].wrapping_add(down(&v, 16, l))).collect();
+            let f: Vec<f32> = (0..32).map(|l| (v[l] & 0xffff) as f32).collect();
+            let sq: Vec<u64> = (0..32).map(|l| v[l] as u64 * v[l] as u64).collect();
+            let mut b: Vec<u32> =
+                (0..32).map(|l| if l >= 3 { a[l].wrapping_add(1000).wrapping_add(a[l - 3]) } else { a[l].wrapping_add(a[l]) }).collect();
+            b.iter_mut().filter(|x| **x & 1 == 1).for_each(|x| *x ^= 23130);
+            let mut x: Vec<u32> = (0..32).map(|l| (w0 + l) as u32).collect();
+            for _ in 0..140 {
+                x = (0..32).map(|l| x[l].wrapping_add(down(&x, 1, l))).collect();
+            }
+            for l in 0..32 {
+                let t = w0 + l;
+                let s = sq[l].wrapping_add(if l + 8 <= 31 { sq[l + 8] } else { sq[l] });
+                assert_eq!(word(t, 0), b[l].wrapping_add(b[7]), "{name}/{n} thread {t}: chain A's integer");
+                assert_eq!(word(t, 1), (s as u32) ^ (f[l] + f[l ^ 1]).to_bits(), "{name}/{n} thread {t}: chain A's f32 and 64-bit sums");
+                assert_eq!(word(t, 2), x[l], "{name}/{n} thread {t}: chain B");
+                tickets.insert(word(t, 3) >> 16);
+                tickets.insert(word(t, 3) & 0xffff);
+            }
+        }
+        // (The counter carries on from the launches before.)
+        let first = *tickets.first().unwrap();
+        assert_eq!(tickets, (first..first + 2 * n as u32).collect(), "{name}/{n}: the tickets");
+    }
     // tid_after_bar reads the thread's index again after each barrier (and in a function):
     // its own, not the last thread's that ran.
     for (name, _, out) in l.iter().filter(|o| o.0 == "tid_after_bar") {
@@ -344,6 +380,10 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         "{nl}"
     );
     assert!(h.contains("warp-lane-exited") && h.contains("shfl_waves"), "{h}");
+    assert!(
+        nl.contains("threads of shfl_chains: loops over threads: 146 warp collectives reached by every thread together; 144 shuffles in 2 chains run for a warp's lanes at once (`chains`)"),
+        "{nl}"
+    );
     assert!(nf.contains("threads of tree_sum: fibers (EMU_CUDA_THREAD_LOOPS=off)"), "{nf}");
 }
 
