@@ -545,7 +545,7 @@ const LAYERS: &[Layers] = &[
             (&["waves"], "independent warp shuffles side by side, fused into one exchange"),
             (&["contract", "layout"], "ptxas's mul/add fusion; variables, shared windows, parameters"),
             (&["cfg"], "basic blocks and successors"),
-            (&["params"], "structure parameters read through their address, read directly"),
+            (&["params", "depot"], "structure parameters read through their address or a copy, read directly"),
             (&["resolve", "link"], "names bound, bodies flattened; several modules into one"),
             (&["parse"], "PTX text into the syntax tree"),
             (&["lex", "ast", "sfu"], "leaves: tokens, the syntax tree, the special functions' exact forms"),

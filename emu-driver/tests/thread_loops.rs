@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 56);
+    assert_eq!(l.len(), 57);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -245,6 +245,20 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         // (The counter carries on from the launches before.)
         let first = *tickets.first().unwrap();
         assert_eq!(tickets, (first..first + 2 * n as u32).collect(), "{name}/{n}: the tickets");
+    }
+    // depot_copy reads pin, pout and pn through its copy of them in the `.local` depot
+    // (simtwin-ptx `depot`: from the parameter buffer): pout - pin for odd threads (one
+    // value, not 0), 0 for even ones, pn, its input through the copy of pin, its index.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "depot_copy") {
+        let n = inp.len() / 32;
+        let word = |t: usize, k: usize| u32::from_le_bytes(out[t * 16 + k * 4..t * 16 + k * 4 + 4].try_into().unwrap());
+        let apart = word(1, 0);
+        assert_ne!(apart, 0, "{name}: pout - pin");
+        for t in 0..n {
+            let input = u32::from_le_bytes(inp[t * 32..t * 32 + 4].try_into().unwrap());
+            let picked = if t % 2 == 1 { apart } else { 0 };
+            assert_eq!([word(t, 0), word(t, 1), word(t, 2), word(t, 3)], [picked, n as u32, input, t as u32], "{name} thread {t}");
+        }
     }
     // tid_after_bar reads the thread's index again after each barrier (and in a function):
     // its own, not the last thread's that ran.

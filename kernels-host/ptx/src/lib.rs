@@ -34,6 +34,7 @@ pub mod ast;
 pub mod cfg;
 pub mod constants;
 pub mod contract;
+pub mod depot;
 pub mod emit;
 pub mod jit;
 pub mod lanes;
@@ -296,6 +297,7 @@ fn front(sources: &[&str]) -> Result<resolve::Module, Error> {
     }
     let mut m = resolve::resolve(link::link(parsed)?)?;
     params::forward(&mut m);
+    depot::forward(&mut m);
     waves::fuse(&mut m);
     Ok(m)
 }
