@@ -68,7 +68,7 @@ pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) 
             chain.push(s);
             at = s.to;
         }
-        if chain.len() < 2 {
+        if chain.len() < 2 || held_bytes(kn, &chain) > MAX_HELD_BYTES {
             continue;
         }
         chains += 1;
@@ -77,6 +77,28 @@ pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) 
     }
     let _ = writeln!(out, "  default: return 0u;\n  }}\n}}");
     (out, chains, total)
+}
+
+/// The most a chain's arrays may take: they live on the runner's stack, a fiber's
+/// (`EMU_CUDA_STACK`, 256 KiB by default); a longer chain runs link by link.
+const MAX_HELD_BYTES: usize = 16 * 1024;
+
+/// The registers a chain's links pass through the frame: loaded at a link's start or
+/// stored at its end.
+fn held(kn: &Kernel, chain: &[&Segment]) -> BTreeSet<usize> {
+    let mut held = BTreeSet::new();
+    for s in chain {
+        held.extend(kn.plan.load[s.from - 1].iter().copied());
+        held.extend(kn.plan.save[s.to - 1].iter().copied());
+    }
+    held
+}
+
+/// The bytes of a chain's arrays (`V`): its registers' and its exchanges' (a word, a
+/// predicate and the fused words of each lane).
+fn held_bytes(kn: &Kernel, chain: &[&Segment]) -> usize {
+    let regs: usize = held(kn, chain).iter().map(|&r| kn.f.regs[r].ty.size() as usize).sum();
+    32 * (regs + 4 + 4 + 1 + 8 * kn.group)
 }
 
 /// Whether segment `s` may be a link of a chain.
@@ -104,7 +126,7 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
         stored.extend(plan.save[s.to - 1].iter().copied());
     }
     let scatter: Vec<usize> = stored.iter().copied().filter(|r| plan.live[z - 1].contains(r)).collect();
-    let held: BTreeSet<usize> = gather.union(&stored).copied().collect();
+    let held = held(kn, chain);
     let g = kn.group;
     let _ = writeln!(out, "  case {head}u: {{ // {} links", chain.len());
     let _ = writeln!(out, "    if (budget < {}u) return 0u;", chain.len());
