@@ -780,8 +780,10 @@ impl<'a> FnEmitter<'a> {
                 // block's warps lost lanes (`T.partial`); elsewhere it is elided, its frame
                 // copies stored and those its resume point loads loaded again (the frame
                 // traffic is planned with it a split point: the stores of the next one
-                // and the loads of the last one count on it).
-                let elided = match plan.elide.get(&n) {
+                // and the loads of the last one count on it). A `late` plan's blocks all
+                // take them (its runner sets `T.partial` for every block): there they are
+                // plain split points, where lane segments and chains can start.
+                let elided = match plan.elide.get(&n).filter(|_| !plan.late) {
                     Some(how) => Some(format!("{}{}", frame_loads(&plan.load[id - 1]), e.elided_shuffle(i, how)?)),
                     None => None,
                 };
