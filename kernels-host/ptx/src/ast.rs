@@ -488,6 +488,22 @@ pub struct Function {
     pub body: Option<Vec<Stmt>>,
 }
 
+impl Function {
+    /// Each parameter's (bytes, offset) in a kernel's parameter buffer: in order, each at
+    /// its alignment.
+    pub fn param_offsets(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(self.params.len());
+        let mut p = 0u64;
+        for prm in &self.params {
+            let a = prm.alignment().max(1);
+            p = p.div_ceil(a) * a;
+            out.push((prm.size(), p));
+            p += prm.size();
+        }
+        out
+    }
+}
+
 /// A whole module.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Module {

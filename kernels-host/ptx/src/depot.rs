@@ -124,7 +124,7 @@ fn forward_fn(f: &mut Func) -> Option<()> {
     }
     // Each stored element: a register an unguarded `ld.param` of the first block wrote
     // once, before the store, from the parameter buffer at one distance from the depot.
-    let param_at = param_offsets(f);
+    let param_at = f.decl.param_offsets();
     let mut sources: HashMap<usize, (i64, usize)> = HashMap::new(); // register -> its byte in the buffer, its load
     for (n, node) in f.body.iter().enumerate().take(first_block) {
         let Node::Instr(i) = node else { continue };
@@ -222,19 +222,6 @@ fn first_block_len(f: &Func) -> usize {
             Node::Instr(i) => matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap" | "call"),
         })
         .unwrap_or(f.body.len())
-}
-
-/// Each parameter's (bytes, offset) in the kernel's parameter buffer (as `layout` lays it).
-fn param_offsets(f: &Func) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut p = 0u64;
-    for prm in &f.decl.params {
-        let a = prm.alignment().max(1);
-        p = p.div_ceil(a) * a;
-        out.push((prm.size(), p));
-        p += prm.size();
-    }
-    out
 }
 
 fn renumber(o: &mut Op, gone: usize) {

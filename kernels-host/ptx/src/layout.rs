@@ -256,13 +256,8 @@ pub fn layout(m: &Module) -> Result<Layout, Error> {
                 shared[i] = Some(dyn_offset);
             }
         }
-        let mut params = Vec::new();
-        let mut p = 0u64;
-        for prm in &f.decl.params {
-            p = align_up(p, prm.alignment());
-            params.push((prm.size(), p));
-            p += prm.size();
-        }
+        let params = f.decl.param_offsets();
+        let p = params.last().map_or(0, |&(size, at)| at + size);
         if p > MAX_PARAM_BYTES {
             return Err(Error::Module(format!("kernel {}: {p} bytes of parameters (the limit is {MAX_PARAM_BYTES})", f.decl.name)));
         }
