@@ -48,7 +48,7 @@ fn forward_fn(f: &mut Func) -> Option<()> {
         f.body.iter().enumerate().filter(|(_, n)| matches!(n, Node::Instr(i) if i.args.iter().any(names))).map(|(n, _)| n).collect();
     let [base_at] = uses.as_slice() else { return None };
     let base_at = *base_at;
-    let first_block = first_block_len(f);
+    let first_block = crate::resolve::first_block_len(f);
     let Node::Instr(i) = &f.body[base_at] else { return None };
     let (sp, base_off) = match (i.src.op.as_str(), i.guard, i.args.as_slice()) {
         ("mov", None, [Op::Reg(r), Op::Var(VarRef::Frame(_), off)]) if once(r) && base_at < first_block => (*r, *off),
@@ -133,11 +133,7 @@ fn forward_fn(f: &mut Func) -> Option<()> {
         }
         let (Some(ty), Some(Op::Addr(AddrBase::Var(VarRef::Param(p)), off))) = (i.src.last_ty(), i.args.get(1)) else { continue };
         let Some(&(_, at)) = param_at.get(*p) else { continue };
-        let parts: Vec<&Op> = match &i.args[0] {
-            Op::Vector(v) => v.iter().collect(),
-            one => vec![one],
-        };
-        for (k, part) in parts.into_iter().enumerate() {
+        for (k, part) in elements(&i.args[0]).into_iter().enumerate() {
             if let Op::Reg(r) = part {
                 if once(r) {
                     sources.insert(*r, (at as i64 + off + (k as i64) * ty.size() as i64, n));
@@ -150,11 +146,7 @@ fn forward_fn(f: &mut Func) -> Option<()> {
     for &(n, at) in &stores {
         let Node::Instr(i) = &f.body[n] else { return None };
         let ty = i.src.last_ty()?;
-        let parts: Vec<&Op> = match &i.args[1] {
-            Op::Vector(v) => v.iter().collect(),
-            one => vec![one],
-        };
-        for (k, part) in parts.into_iter().enumerate() {
+        for (k, part) in elements(&i.args[1]).into_iter().enumerate() {
             let Op::Reg(r) = part else { return None };
             // The register's type must be the store's width (no truncation of a wider value).
             if f.regs.get(*r).map(|g| g.ty.size()) != Some(ty.size()) {
@@ -213,15 +205,12 @@ fn forward_fn(f: &mut Func) -> Option<()> {
     Some(())
 }
 
-/// The length of the code every path runs first: up to the first label or branch.
-fn first_block_len(f: &Func) -> usize {
-    f.body
-        .iter()
-        .position(|n| match n {
-            Node::Label(_) => true,
-            Node::Instr(i) => matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap" | "call"),
-        })
-        .unwrap_or(f.body.len())
+/// A load's or store's value operand element by element (a vector's, or the one).
+fn elements(o: &Op) -> Vec<&Op> {
+    match o {
+        Op::Vector(v) => v.iter().collect(),
+        one => vec![one],
+    }
 }
 
 fn renumber(o: &mut Op, gone: usize) {

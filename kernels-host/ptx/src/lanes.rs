@@ -58,8 +58,7 @@ const MAX_STRIDE: u64 = 1 << 16;
 /// `align`'s proven accesses (every global access must be one, or a single byte).
 pub fn plan(f: &Func, params: &[(u64, u64)], aligned: &BTreeMap<usize, Check>) -> Result<Plan, String> {
     let defs = crate::uniform::write_counts(f);
-    let label_at: HashMap<usize, usize> =
-        f.body.iter().enumerate().filter_map(|(n, node)| if let Node::Label(l) = node { Some((*l, n)) } else { None }).collect();
+    let label_at = crate::resolve::label_positions(f);
     let once = |r: usize| defs.get(&r) == Some(&1) && f.regs.get(r).is_some_and(|g| matches!(g.ty, Ty::U32 | Ty::S32 | Ty::B32));
     let mut forms: HashMap<usize, Form> = HashMap::new();
     let mut in_first = true;

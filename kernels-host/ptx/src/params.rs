@@ -23,11 +23,8 @@ fn forward_fn(f: &mut Func) -> usize {
     let writes = crate::resolve::write_counts(f);
     let mut moved = 0;
     let mut gone = Vec::new();
-    for n in 0..f.body.len() {
-        let Node::Instr(i) = &f.body[n] else { break };
-        if matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap" | "call") {
-            break;
-        }
+    for n in 0..crate::resolve::first_block_len(f) {
+        let Node::Instr(i) = &f.body[n] else { continue };
         let def = match (i.src.op.as_str(), i.guard, i.args.as_slice()) {
             ("mov", None, [Op::Reg(r), Op::Var(VarRef::Param(p), off)]) if writes.get(r) == Some(&1) => Some((*r, *p, *off)),
             _ => None,

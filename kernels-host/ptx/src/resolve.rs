@@ -531,6 +531,23 @@ impl FnResolver<'_> {
     }
 }
 
+/// The body node of each label of `f`.
+pub(crate) fn label_positions(f: &Func) -> HashMap<usize, usize> {
+    f.body.iter().enumerate().filter_map(|(n, node)| if let Node::Label(l) = node { Some((*l, n)) } else { None }).collect()
+}
+
+/// The length of the code every path through `f` runs first: its body up to the first
+/// label, branch, return, trap or call.
+pub(crate) fn first_block_len(f: &Func) -> usize {
+    f.body
+        .iter()
+        .position(|n| match n {
+            Node::Label(_) => true,
+            Node::Instr(i) => matches!(i.src.op.as_str(), "bra" | "brx" | "ret" | "exit" | "trap" | "call"),
+        })
+        .unwrap_or(f.body.len())
+}
+
 /// How many instructions of `f` write each register (`writes`): a register written once
 /// holds one value wherever its writer has run.
 pub(crate) fn write_counts(f: &Func) -> HashMap<usize, u32> {

@@ -18,7 +18,7 @@
 //! resume point no qualifying link ends at (the runner has just exchanged its shuffle on
 //! the frames) and has at least two links.
 
-use super::func::{ctype, sync_kind, Segment, SYNC_SHFL_IDX, SYNC_SHFL_UP};
+use super::func::{ctype, frame_loads, sync_kind, Segment, SYNC_SHFL_IDX, SYNC_SHFL_UP};
 use crate::resolve::{Func, Node};
 use crate::uniform::Plan;
 use std::collections::{BTreeSet, HashMap};
@@ -68,12 +68,18 @@ pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) 
             chain.push(s);
             at = s.to;
         }
-        if chain.len() < 2 || held_bytes(kn, &chain) > MAX_HELD_BYTES {
+        if chain.len() < 2 {
+            continue;
+        }
+        let (gather, stored) = passed(kn, &chain);
+        let held: BTreeSet<usize> = gather.union(&stored).copied().collect();
+        let bytes = held_bytes(kn, &held);
+        if bytes > MAX_HELD_BYTES {
             continue;
         }
         chains += 1;
         total += chain.len();
-        emit_chain(kn, &chain, &mut out);
+        emit_chain(kn, &chain, Held { gather, stored, held, bytes }, &mut out);
     }
     let _ = writeln!(out, "  default: return 0u;\n  }}\n}}");
     (out, chains, total)
@@ -85,21 +91,21 @@ const MAX_HELD_BYTES: usize = 256 * 1024;
 /// The most a chain's arrays may take on the runner's stack.
 const STACK_HELD_BYTES: usize = 8 * 1024;
 
-/// The registers a chain's links pass through the frame: loaded at a link's start or
-/// stored at its end.
-fn held(kn: &Kernel, chain: &[&Segment]) -> BTreeSet<usize> {
-    let mut held = BTreeSet::new();
+/// The registers a chain's links pass through the frame: those loaded at a link's start
+/// and those stored at its end.
+fn passed(kn: &Kernel, chain: &[&Segment]) -> (BTreeSet<usize>, BTreeSet<usize>) {
+    let (mut loaded, mut stored) = (BTreeSet::new(), BTreeSet::new());
     for s in chain {
-        held.extend(kn.plan.load[s.from - 1].iter().copied());
-        held.extend(kn.plan.save[s.to - 1].iter().copied());
+        loaded.extend(kn.plan.load[s.from - 1].iter().copied());
+        stored.extend(kn.plan.save[s.to - 1].iter().copied());
     }
-    held
+    (loaded, stored)
 }
 
-/// The bytes of a chain's arrays (`V`): its registers' and its exchanges' (a word, a
-/// predicate and the fused words of each lane).
-fn held_bytes(kn: &Kernel, chain: &[&Segment]) -> usize {
-    let regs: usize = held(kn, chain).iter().map(|&r| kn.f.regs[r].ty.size() as usize).sum();
+/// The bytes of a chain's arrays (`V`) holding registers `held`, and its exchanges' (a
+/// word, a predicate and the fused words of each lane).
+fn held_bytes(kn: &Kernel, held: &BTreeSet<usize>) -> usize {
+    let regs: usize = held.iter().map(|&r| kn.f.regs[r].ty.size() as usize).sum();
     32 * (regs + 4 + 4 + 1 + 8 * kn.group)
 }
 
@@ -113,22 +119,22 @@ fn qualifies(kn: &Kernel, s: &Segment) -> bool {
     shuffle && kn.plan.literal.contains_key(&n) && kn.save_kept[s.to - 1].is_empty() && kn.load_kept[s.from - 1].is_empty()
 }
 
-fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
+/// A chain's registers (`passed`): those its links load come from the frames once (a
+/// copy loaded before it is stored in the chain is the frame's: nothing between stores
+/// it); those stored and live across the last split point go back.
+struct Held {
+    gather: BTreeSet<usize>,
+    stored: BTreeSet<usize>,
+    held: BTreeSet<usize>,
+    bytes: usize,
+}
+
+fn emit_chain(kn: &Kernel, chain: &[&Segment], regs: Held, out: &mut String) {
     let (f, plan) = (kn.f, kn.plan);
     let head = chain[0].from;
     let z = chain[chain.len() - 1].to;
-    // The registers the links pass through the frame: loaded at a link's start, stored at
-    // its end. Those loaded come from the frames once (a copy loaded before it is stored
-    // in the chain is the frame's: nothing between stores it); those stored and live
-    // across the last split point go back.
-    let mut gather: BTreeSet<usize> = BTreeSet::new();
-    let mut stored: BTreeSet<usize> = BTreeSet::new();
-    for s in chain {
-        gather.extend(plan.load[s.from - 1].iter().copied());
-        stored.extend(plan.save[s.to - 1].iter().copied());
-    }
+    let Held { gather, stored, held, bytes } = regs;
     let scatter: Vec<usize> = stored.iter().copied().filter(|r| plan.live[z - 1].contains(r)).collect();
-    let held = held(kn, chain);
     let g = kn.group;
     let _ = writeln!(out, "  case {head}u: {{ // {} links", chain.len());
     let _ = writeln!(out, "    if (budget < {}u) return 0u;", chain.len());
@@ -144,7 +150,7 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
     // On the runner's stack where small (the compiler then drops the stores nothing reads:
     // float_moment's chains ran 10% slower with their arrays elsewhere), else the
     // thread's (a fiber's stack may be as small as 16 KiB).
-    if held_bytes(kn, chain) <= STACK_HELD_BYTES {
+    if bytes <= STACK_HELD_BYTES {
         out.push_str(" } V;\n");
     } else {
         out.push_str(" };\n    static thread_local VT V_tls;\n    VT &V = *ptx::tls_once(V_tls);\n");
@@ -176,14 +182,8 @@ fn emit_chain(kn: &Kernel, chain: &[&Segment], out: &mut String) {
     let _ = write!(view, " }} S{{{}}};", init.join(", "));
     for s in chain {
         let _ = writeln!(out, "    for (uint32_t l = 0; l < 32; ++l) {{\n      {view}");
-        for &r in &s.regs {
-            let _ = writeln!(out, "      {} r{r} = 0;", ctype(f.regs[r].ty));
-        }
-        for line in kn.decls.lines() {
-            let _ = writeln!(out, "    {line}");
-        }
-        let loads: String = plan.load[s.from - 1].iter().map(|r| format!("r{r} = S.r{r}; ")).collect();
-        let _ = writeln!(out, "      {loads}");
+        out.push_str(&s.locals(f, kn.decls));
+        let _ = writeln!(out, "      {}", frame_loads(&plan.load[s.from - 1]));
         out.push_str(&s.text);
         out.push_str("    }\n");
         // The exchange of the link's shuffle.

@@ -737,19 +737,9 @@ impl<'a> FnEmitter<'a> {
         // an early-exit test that meets again before the split point): its labels are
         // its own (`B<l>_s<from>`), and a segment whose branch would skip its end is
         // dropped.
-        let mut open = vec![Segment {
-            from: 0,
-            to: 0,
-            stop: None,
-            text: String::new(),
-            regs: Vec::new(),
-            thread: false,
-            labelled: false,
-            pending: Vec::new(),
-        }];
+        let mut open = vec![Segment::default()];
         let mut segments: Vec<Segment> = Vec::new();
-        let label_at: HashMap<usize, usize> =
-            f.body.iter().enumerate().filter_map(|(n, node)| if let Node::Label(l) = node { Some((*l, n)) } else { None }).collect();
+        let label_at = crate::resolve::label_positions(f);
         let mut body = self.walk_body(|e, n, i, body| {
             // A label inside a segment: other code may branch into its region.
             let mut at = n;
@@ -808,16 +798,7 @@ impl<'a> FnEmitter<'a> {
                 // warps lost lanes (they step each lane there): not worth its compile time.
                 if elided.is_none() {
                     segments.append(&mut open);
-                    let mut seg = Segment {
-                        from: id,
-                        to: 0,
-                        stop: None,
-                        text: String::new(),
-                        regs: regs.clone(),
-                        thread: false,
-                        labelled: false,
-                        pending: Vec::new(),
-                    };
+                    let mut seg = Segment { from: id, regs: regs.clone(), ..Segment::default() };
                     seg.regs.extend(plan.load[id - 1].iter().copied());
                     let _ = writeln!(seg.text, "      {take}");
                     open.push(seg);
@@ -977,14 +958,9 @@ impl<'a> FnEmitter<'a> {
             if seg.thread {
                 all.push_str("      T.ctx->linear_tid = ids[j];\n");
             }
-            for &r in &seg.regs {
-                let _ = writeln!(all, "      {} r{r} = 0;", ctype(f.regs[r].ty));
-            }
+            all.push_str(&seg.locals(f, &self.decls));
             for i in 0..f.frame.len() {
                 let _ = writeln!(all, "      auto &L{i} = S.L{i};");
-            }
-            for line in self.decls.lines() {
-                let _ = writeln!(all, "    {line}");
             }
             // From the start (0) nothing is loaded: the registers start at 0, as in `KL`.
             let load = match seg.from {
@@ -1160,13 +1136,14 @@ impl<'a> FnEmitter<'a> {
 }
 
 /// The loads of registers `regs` from the thread's frame at a resume point.
-fn frame_loads(regs: &[usize]) -> String {
+pub(super) fn frame_loads(regs: &[usize]) -> String {
     regs.iter().map(|r| format!("r{r} = S.r{r}; ")).collect()
 }
 
 /// A lane segment under construction (`body_loops`): from resume point `from` to split
 /// point `to`, its statements, the registers they name, and whether they need the
 /// thread's index in `ctx` (they read it, touch memory or may fault).
+#[derive(Default)]
 pub(super) struct Segment {
     pub from: usize,
     pub to: usize,
@@ -1179,6 +1156,21 @@ pub(super) struct Segment {
     pub thread: bool,
     /// Labels its forward branches go to that it has not reached yet.
     pub pending: Vec<usize>,
+}
+
+impl Segment {
+    /// The declarations a lane's run of the segment starts with: its registers (0 until
+    /// written, as in `KL`) and the function's other locals (`FnEmitter::decls`).
+    pub(super) fn locals(&self, f: &Func, decls: &str) -> String {
+        let mut out = String::new();
+        for &r in &self.regs {
+            let _ = writeln!(out, "      {} r{r} = 0;", ctype(f.regs[r].ty));
+        }
+        for line in decls.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+        out
+    }
 }
 
 /// `text` with each `SAVE_KEPT<id>;` mark replaced by `saves[id - 1]` (the stores of the
