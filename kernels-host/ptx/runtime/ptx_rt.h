@@ -1319,6 +1319,17 @@ template <class FR> PTX_INLINE void group_move(FR &to, const FR &from, uint32_t 
     else
         (void)to, (void)from, (void)more;
 }
+/* An up or down shuffle with no segment mask, the same lane operand `bval` and clamp
+   `maxl` in every lane: lanes [lo, hi) read lane + shift, the others keep their own value
+   with the predicate false. */
+struct ShflRun {
+    uint32_t lo, hi;
+    int32_t shift;
+};
+static constexpr ShflRun shfl_run(int mode, uint32_t bval, uint32_t maxl) {
+    return mode == SH_UP ? ShflRun{bval + maxl < 32 ? bval + maxl : 32, 32, -(int32_t)bval}
+                         : ShflRun{0, maxl >= bval ? maxl - bval + 1 : 0, (int32_t)bval};
+}
 /* `ops`: per split point, a literal shuffle's lane operand and clamp, and how many more
    values a fused shuffle moves (`group_move`): 0 for every other collective. */
 static const uint32_t LOOP_OPS = 3;
@@ -1361,8 +1372,12 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
             if (mode == SH_BFLY || mode == SH_IDX)
                 for (uint32_t lane = 0; lane < 32; ++lane) v[lane] = (uint32_t)w[lane].xa;
             switch (mode) {
-            case SH_UP: run(bval + maxl < 32 ? bval + maxl : 32, 32, -(int32_t)bval); break;
-            case SH_DOWN: run(0, maxl >= bval ? maxl - bval + 1 : 0, (int32_t)bval); break;
+            case SH_UP:
+            case SH_DOWN: {
+                const ShflRun r = shfl_run(mode, bval, maxl);
+                run(r.lo, r.hi, r.shift);
+                break;
+            }
             case SH_BFLY:
                 for (uint32_t lane = 0; lane < 32; ++lane) {
                     const uint32_t j = lane ^ bval;
@@ -1445,12 +1460,10 @@ template <class FR, bool PRED> PTX_INLINE void loop_collective_as(FR *w, uint8_t
    segment mask read a contiguous run of lanes, copies the compiler vectorises. */
 template <int MODE, uint32_t B, uint32_t C>
 PTX_INLINE void chain_shfl(const uint32_t *xa, uint32_t *xr, bool *xp) {
-    constexpr uint32_t bval = B & 31, maxl = C & 31;
     if constexpr ((MODE == SH_UP || MODE == SH_DOWN) && (C >> 8 & 31) == 0) {
-        /* lanes [lo, hi) read lane + shift; the others keep their own value */
-        constexpr uint32_t lo = MODE == SH_UP ? (bval + maxl < 32 ? bval + maxl : 32) : 0;
-        constexpr uint32_t hi = MODE == SH_UP ? 32 : (maxl >= bval ? maxl - bval + 1 : 0);
-        constexpr int32_t shift = MODE == SH_UP ? -(int32_t)bval : (int32_t)bval;
+        constexpr ShflRun r = shfl_run(MODE, B & 31, C & 31);
+        constexpr uint32_t lo = r.lo, hi = r.hi;
+        constexpr int32_t shift = r.shift;
         for (uint32_t lane = 0; lane < lo; ++lane) xr[lane] = xa[lane];
         for (uint32_t lane = lo; lane < hi; ++lane) xr[lane] = xa[lane + shift];
         for (uint32_t lane = hi; lane < 32; ++lane) xr[lane] = xa[lane];
