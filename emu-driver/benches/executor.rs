@@ -248,7 +248,7 @@ fn axpy(opts: &ExecOptions) {
         ptr::addr_of!(vals[2]) as *mut c_void,
         vals[3] as *mut c_void,
     ];
-    let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
+    let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot, shared_in_tls: true };
     let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let s0 = exec::stats();
     let t_exec = best(reps(), || {
@@ -301,7 +301,7 @@ fn scaling(opts: &ExecOptions) {
     let mut out = vec![0f32; blocks as usize * 256];
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
-    let k = KernelRef { name: "poly".into(), run: poly_run, ctx_slot };
+    let k = KernelRef { name: "poly".into(), run: poly_run, ctx_slot, shared_in_tls: true };
     let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let mut base = 0.0;
     let mut reference: Option<Vec<f32>> = None;
@@ -323,7 +323,7 @@ fn scaling(opts: &ExecOptions) {
     let mut res = vec![0u64; blocks as usize];
     let pr = res.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(pr) as *mut c_void];
-    let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot };
+    let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot, shared_in_tls: true };
     let cfg = LaunchConfig {
         grid: [blocks, 1, 1],
         block: [threads, 1, 1],
@@ -356,7 +356,7 @@ fn scaling(opts: &ExecOptions) {
         ptr::addr_of!(pc) as *mut c_void,
         ptr::addr_of!(pn) as *mut c_void,
     ];
-    let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot };
+    let k = KernelRef { name: "axpy".into(), run: axpy_run, ctx_slot, shared_in_tls: true };
     let cfg = LaunchConfig { grid: [(n / 256) as u32, 1, 1], block: [256, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     for &w in &counts {
         let o = ExecOptions { workers: w, ..*opts };
@@ -375,7 +375,7 @@ fn shuffles(opts: &ExecOptions, blocks: u32) -> (f64, f64) {
     let mut out = vec![0u32; (blocks * threads / 32) as usize];
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
-    let k = KernelRef { name: "warp_sum".into(), run: warp_sum_run, ctx_slot };
+    let k = KernelRef { name: "warp_sum".into(), run: warp_sum_run, ctx_slot, shared_in_tls: true };
     let cfg = LaunchConfig { grid: [blocks, 1, 1], block: [threads, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let _ = exec::launch(&k, &cfg, &params, opts);
     let t = best(reps(), || {
@@ -399,7 +399,7 @@ fn reduction(opts: &ExecOptions, threads: u32, blocks: u32, check: bool) -> (f64
     let mut out = vec![0u64; blocks as usize];
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
-    let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot };
+    let k = KernelRef { name: "tree_reduce".into(), run: reduce_run, ctx_slot, shared_in_tls: true };
     let cfg = LaunchConfig {
         grid: [blocks, 1, 1],
         block: [threads, 1, 1],
@@ -445,7 +445,7 @@ fn overhead(opts: &ExecOptions) {
     let mut out = vec![0u32; grid as usize * 32];
     let po = out.as_mut_ptr();
     let params: Vec<*mut c_void> = vec![ptr::addr_of!(po) as *mut c_void];
-    let k = KernelRef { name: "touch".into(), run: touch_run, ctx_slot };
+    let k = KernelRef { name: "touch".into(), run: touch_run, ctx_slot, shared_in_tls: true };
     let cfg = |g: u32, b: u32| LaunchConfig { grid: [g, 1, 1], block: [b, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
     let launches = if quick() { 100 } else { 20_000 };
     let one = cfg(1, 32);

@@ -9,7 +9,7 @@
 
 mod client_support;
 
-use client_support::{cc_client, fatbin, host_twins, on_emulated_driver, root, simtwin, text, CLIENT_H};
+use client_support::{cc_client, fatbin, fatbin_with_ptx, host_twins, on_emulated_driver, root, simtwin, text, CLIENT_H};
 use simtwin_abi::counters::{Counters, Hazard};
 use std::path::PathBuf;
 use std::process::Command;
@@ -32,6 +32,8 @@ fn built() -> &'static PathBuf {
             source(),
             client.clone(),
             root().join(CLIENT_H),
+            // How the images are built (fatbin, fatbin_with_ptx).
+            root().join("emu-driver/tests/client_support/mod.rs"),
             kh.clone(),
             simtwin("include/simtwin/atomics.h"),
             simtwin("runtime/simtwin_checks.cpp"),
@@ -46,6 +48,7 @@ fn built() -> &'static PathBuf {
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).unwrap();
         fatbin(&source(), &tmp.join("shared.fatbin"));
+        fatbin_with_ptx(&source(), &tmp.join("shared-ptx.fatbin"));
         host_twins(&source(), &tmp.join("kernels"), &["--checks"]);
         host_twins(&source(), &tmp.join("plain"), &["--no-nvcc-check"]);
         cc_client(&client, &tmp.join("client"), &[]);
@@ -79,12 +82,17 @@ impl Run {
 }
 
 fn run_in(kernels: &str, kernel: &str, mode: u32, threads: u32, dyn_bytes: u32, env: &[(&str, &str)]) -> Run {
+    run_image("shared.fatbin", kernels, kernel, mode, threads, dyn_bytes, env)
+}
+
+/// As [`run_in`], the client loading `image` (of the build directory).
+fn run_image(image: &str, kernels: &str, kernel: &str, mode: u32, threads: u32, dyn_bytes: u32, env: &[(&str, &str)]) -> Run {
     let dir = built();
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let counts =
         dir.join(format!("counts-{kernel}-{mode}-{}-{}.json", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let mut cmd = Command::new(dir.join("client"));
-    cmd.arg(dir.join("shared.fatbin")).args([kernel, &mode.to_string(), &threads.to_string(), &dyn_bytes.to_string()]);
+    cmd.arg(dir.join(image)).args([kernel, &mode.to_string(), &threads.to_string(), &dyn_bytes.to_string()]);
     let o = on_emulated_driver(&mut cmd, &dir.join(kernels)).env("EMU_CUDA_COUNTS", &counts).envs(env.iter().copied()).output().unwrap();
     let hazards = Counters::read(&counts).map(|c| c.hazards).unwrap_or_default();
     let (out, err) = text(&o);
@@ -266,4 +274,33 @@ fn poison_fills_shared_memory_the_block_did_not_write() {
     let both = run_in("kernels", "read_unwritten", 0, 32, 64, &[("EMU_CUDA_CHECKS", "race,poison")]);
     assert_eq!(&both.words()[..12], &[0xffff_ffff; 12], "{}", both.out);
     assert!(both.races().is_empty(), "{:?}", both.races());
+}
+
+#[test]
+fn poison_in_ptx_mode_fills_the_window_and_leaves_the_runners_state_alone() {
+    // PTX mode: static and dynamic shared memory are one window the executor owns, and
+    // the translated library's thread-locals are its loop runners' own state (frames,
+    // run queue). Poisoning once filled that thread-local block too, and every kernel
+    // with a barrier on the loop path then crashed (found by Rodinia's pathfinder).
+    let cache = built().join(format!("ptx-cache-{}", std::process::id()));
+    for loops in ["auto", "off"] {
+        let env = |checks: &'static str| {
+            [
+                ("EMU_CUDA_EXEC", "ptx"),
+                ("EMU_CUDA_THREAD_LOOPS", loops),
+                ("SIMTWIN_CACHE_DIR", cache.to_str().unwrap()),
+                ("EMU_CUDA_CHECKS", checks),
+            ]
+        };
+        let p = run_image("shared-ptx.fatbin", "plain", "read_unwritten", 0, 64, 64, &env("poison"));
+        assert!(p.ok && p.out.contains("launch=0\n"), "{loops}: {}\n{}", p.out, p.err);
+        assert_eq!(&p.words()[..12], &[0xffff_ffff; 12], "{loops}: {}", p.out);
+        // A block that writes before it reads sees its own values, as without the check.
+        let w = run_image("shared-ptx.fatbin", "plain", "read_unwritten", 1, 64, 64, &env("poison"));
+        let plain = run_image("shared-ptx.fatbin", "plain", "read_unwritten", 1, 64, 64, &env("off"));
+        assert!(w.ok && w.out.contains("launch=0\n"), "{loops}: {}\n{}", w.out, w.err);
+        assert_eq!(w.words(), plain.words(), "{loops}");
+        assert_eq!(&w.words()[..4], &[1.0f32.to_bits(); 4], "{loops}: {}", w.out);
+    }
+    let _ = std::fs::remove_dir_all(&cache);
 }

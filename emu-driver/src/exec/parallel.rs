@@ -457,7 +457,7 @@ mod tests {
     }
 
     fn job(total: u64, chunk: u64, resident: u32) -> Arc<Job> {
-        let k = KernelRef { name: "k".into(), run: never_run, ctx_slot: no_slot };
+        let k = KernelRef { name: "k".into(), run: never_run, ctx_slot: no_slot, shared_in_tls: true };
         let cfg = LaunchConfig { grid: [total as u32, 1, 1], block: [32, 1, 1], dyn_smem_bytes: 0, smem_prefix: 0, grid_workspace: 0 };
         let opts = ExecOptions { workers: 1, resident_blocks: resident, ..ExecOptions::default() };
         Job::new(&k, &cfg, &[], &opts, 0, total, chunk)

@@ -165,11 +165,15 @@ pub(crate) struct SharedChecks {
 
 impl SharedChecks {
     /// Sets up (or switches off) the checks for a launch on this worker: the kernel's
-    /// code is at `code`; `dyn_start`/`dyn_len` is the block's dynamic shared memory.
+    /// code is at `code`, its static shared memory its library's thread-locals where
+    /// `shared_in_tls` (`KernelRef::shared_in_tls`); `dyn_start`/`dyn_len` is the block's
+    /// dynamic shared memory.
+    #[allow(clippy::too_many_arguments)]
     pub fn begin_launch(
         slot: &mut Option<Box<SharedChecks>>,
         on: Checks,
         code: usize,
+        shared_in_tls: bool,
         dyn_start: usize,
         dyn_len: usize,
         threads: &mut Threads,
@@ -183,7 +187,7 @@ impl SharedChecks {
         }
         let c = slot.get_or_insert_with(|| Box::new(SharedChecks { on, ranges: Ranges::default(), det: Detector::new() }));
         c.on = on;
-        c.ranges = Ranges::locate(code, dyn_start, dyn_len);
+        c.ranges = Ranges::locate(code, shared_in_tls, dyn_start, dyn_len);
         if on.race {
             let (s, d) = (c.ranges.stat.1, c.ranges.dynamic.1);
             if c.det.stat.len() < s {
@@ -404,7 +408,7 @@ mod tests {
         let buf = vec![0u8; 64];
         let mut t = threads(n);
         let mut slot = None;
-        SharedChecks::begin_launch(&mut slot, Checks { race: true, poison: false }, 0, buf.as_ptr() as usize, 64, &mut t);
+        SharedChecks::begin_launch(&mut slot, Checks { race: true, poison: false }, 0, true, buf.as_ptr() as usize, 64, &mut t);
         let mut c = *slot.unwrap();
         c.begin_block(&mut t);
         (c, t, HazardLog::new(HazardMode::Warn, "k"), buf)

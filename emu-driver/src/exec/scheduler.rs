@@ -293,6 +293,7 @@ impl Worker {
                 &mut self.checks,
                 opts.checks,
                 kernel.run as usize,
+                kernel.shared_in_tls,
                 start,
                 prefix + cfg.dyn_smem_bytes,
                 &mut self.block.threads,

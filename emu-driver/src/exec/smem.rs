@@ -37,11 +37,13 @@ pub(crate) struct Ranges {
 impl Ranges {
     /// The ranges of a launch of the kernel whose code is at `code` (any address in its
     /// library), on the calling OS thread, with `dyn_len` bytes of dynamic shared memory
-    /// at `dyn_start`.
-    pub fn locate(code: usize, dyn_start: usize, dyn_len: usize) -> Ranges {
+    /// at `dyn_start`; its static shared memory is the library's thread-local block where
+    /// `shared_in_tls` (a twin), else part of the window (PTX mode: none here).
+    pub fn locate(code: usize, shared_in_tls: bool, dyn_start: usize, dyn_len: usize) -> Ranges {
         let obj = symbols::object_of(code);
         let stat = obj
             .as_ref()
+            .filter(|_| shared_in_tls)
             .and_then(|o| o.tls)
             .and_then(|(modid, len)| symbols::tls_block(modid).map(|p| (p as usize, len)))
             .unwrap_or((0, 0));

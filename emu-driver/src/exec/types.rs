@@ -39,6 +39,11 @@ pub struct KernelRef {
     pub run: abi::RunFn,
     /// The library's per-OS-thread context slot.
     pub ctx_slot: abi::CtxSlotFn,
+    /// Whether the kernel's static shared memory is its library's thread-locals (a twin:
+    /// kernels-host makes `__shared__` variables `static thread_local`). PTX mode puts it
+    /// in the window in front of the dynamic part, and its library's thread-locals are
+    /// the runners' own state, which the shared-memory checks must not touch.
+    pub shared_in_tls: bool,
 }
 
 /// A validated launch configuration.

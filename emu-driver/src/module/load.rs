@@ -201,7 +201,7 @@ fn bind_parts(desc: *const abi::Module, lib_path: &Path, found: &Found, img: &im
         }
         kernels.push(Kernel {
             symbol: ik.name.clone(),
-            exec: crate::exec::KernelRef { name: ik.name.as_str().into(), run: k.run, ctx_slot: desc.ctx_slot },
+            exec: crate::exec::KernelRef { name: ik.name.as_str().into(), run: k.run, ctx_slot: desc.ctx_slot, shared_in_tls: true },
             tally: crate::counters::get().tally(&ik.name),
             param_sizes: sizes,
             param_offsets: offsets,

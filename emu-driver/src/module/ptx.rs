@@ -70,7 +70,12 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
             let from_image = img.kernel(&k.name);
             Kernel {
                 symbol: k.name.clone(),
-                exec: crate::exec::KernelRef { name: k.name.as_str().into(), run: looped.unwrap_or(raw.run), ctx_slot: d.ctx_slot },
+                exec: crate::exec::KernelRef {
+                    name: k.name.as_str().into(),
+                    run: looped.unwrap_or(raw.run),
+                    ctx_slot: d.ctx_slot,
+                    shared_in_tls: false,
+                },
                 tally: crate::counters::get().tally(&k.name),
                 param_sizes: k.params.iter().map(|p| p.0).collect(),
                 param_offsets: k.params.iter().map(|p| p.1).collect(),

@@ -43,12 +43,18 @@ fn file_name(p: &Path) -> String {
 /// `out`: the sm_90 fatbin of `src`, the image the client loads (nvcc as scripts/nvcc-path
 /// finds it, so the image is a real one, not simtwin's idea of one).
 pub fn fatbin(src: &Path, out: &Path) {
+    fatbin_for(src, out, "arch=compute_90,code=sm_90");
+}
+
+/// As [`fatbin`], with the compute_90 PTX beside the SASS (what PTX mode runs).
+pub fn fatbin_with_ptx(src: &Path, out: &Path) {
+    fatbin_for(src, out, "arch=compute_90,code=[sm_90,compute_90]");
+}
+
+fn fatbin_for(src: &Path, out: &Path, gencode: &str) {
     let nvcc = Command::new(root().join("scripts/nvcc-path")).output().expect("scripts/nvcc-path");
     let nvcc = String::from_utf8(nvcc.stdout).unwrap().trim().to_string();
-    run_ok(
-        Command::new(&nvcc).args(["-fatbin", "-gencode", "arch=compute_90,code=sm_90", "-o"]).arg(out).arg(src),
-        &format!("nvcc {}", file_name(src)),
-    );
+    run_ok(Command::new(&nvcc).args(["-fatbin", "-gencode", gencode, "-o"]).arg(out).arg(src), &format!("nvcc {}", file_name(src)));
 }
 
 /// `out`: the host twins of `src` (`kernels-host build FLAGS`), which the driver binds the

@@ -122,7 +122,7 @@ pub fn activemask() -> u32 {
 }
 
 pub fn kref(name: &str, run: abi::RunFn) -> KernelRef {
-    KernelRef { name: name.into(), run, ctx_slot }
+    KernelRef { name: name.into(), run, ctx_slot, shared_in_tls: true }
 }
 
 pub fn cfg(grid: [u32; 3], block: [u32; 3], smem: usize) -> LaunchConfig {
