@@ -33,6 +33,10 @@ pub enum Gate {
     Leaks,
     /// No process loaded simtwin's driver (the program found another libcuda, or none)
     NoDriver,
+    /// A kernel launch failed while it ran (a fault, a trap, a timeout: the context's
+    /// error the program went on from, as programs that check no error do): always
+    /// checked (see --allow-failed-launches)
+    FailedLaunches,
 }
 
 impl Gate {
@@ -44,6 +48,7 @@ impl Gate {
             Gate::NeverRan => 82,
             Gate::Leaks => 83,
             Gate::NoDriver => 84,
+            Gate::FailedLaunches => 85,
         }
     }
     /// As on the command line.
@@ -54,18 +59,22 @@ impl Gate {
             Gate::NeverRan => "never-ran",
             Gate::Leaks => "leaks",
             Gate::NoDriver => "no-driver",
+            Gate::FailedLaunches => "failed-launches",
         }
     }
-    const ALL: [Gate; 5] = [Gate::Unsupported, Gate::Hazards, Gate::NeverRan, Gate::Leaks, Gate::NoDriver];
+    const ALL: [Gate; 6] = [Gate::Unsupported, Gate::Hazards, Gate::NeverRan, Gate::Leaks, Gate::NoDriver, Gate::FailedLaunches];
 }
 
 /// Which findings fail the run.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    /// Gates asked for with --fail-on (unsupported is always on).
+    /// Gates asked for with --fail-on (unsupported and failed launches are always on).
     pub fail_on: Vec<Gate>,
     /// Unsupported entry points that do not fail the run (`*` wildcards).
     pub allow_unsupported: Vec<String>,
+    /// Kernels whose failed launches do not fail the run (`*` wildcards): a test that
+    /// makes a kernel fault or trap on purpose.
+    pub allow_failed_launches: Vec<String>,
     /// EMU_CUDA_HAZARDS=error was in force: every hazard fails.
     pub hazards_error: bool,
 }
@@ -73,7 +82,7 @@ pub struct Policy {
 impl Policy {
     fn gating(&self, g: Gate) -> bool {
         match g {
-            Gate::Unsupported => true,
+            Gate::Unsupported | Gate::FailedLaunches => true,
             Gate::Hazards => self.hazards_error || self.fail_on.contains(&g),
             _ => self.fail_on.contains(&g),
         }
@@ -271,6 +280,24 @@ impl Usage {
                 gate: Gate::NoDriver,
                 fails: p.gating(Gate::NoDriver),
                 message: "no process loaded simtwin's driver (no counters file): the command did not use CUDA, or found another libcuda.so.1 (an RPATH, a dlopen of a full path, a setuid program, a test runner that clears LD_LIBRARY_PATH)".into(),
+                details: vec![],
+            });
+        }
+        let (bad, allowed): (BTreeMap<&String, &u64>, BTreeMap<&String, &u64>) =
+            t.failed_launches.iter().partition(|(k, _)| !p.allow_failed_launches.iter().any(|pat| glob(pat, k)));
+        for (list, fails) in [(bad, true), (allowed, false)] {
+            if list.is_empty() {
+                continue;
+            }
+            v.push(Finding {
+                gate: Gate::FailedLaunches,
+                fails,
+                message: format!(
+                    "{}{} kernel launch(es) failed while running (a fault, trap or timeout; the driver's log names each): {}",
+                    if fails { "" } else { "allowed (--allow-failed-launches): " },
+                    list.values().copied().sum::<u64>(),
+                    list.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+                ),
                 details: vec![],
             });
         }
@@ -713,13 +740,52 @@ mod tests {
         assert_eq!(j["exit_code"], 80);
         assert_eq!(j["modules"]["ptx"][0]["kernels"], 7);
         let x = crate::junit::render("simtwin", &u.junit(&Policy::default(), &["ctest".into()], &CmdStatus::Exit(0), None));
-        assert!(x.contains("tests=\"6\" failures=\"1\""), "{x}");
+        assert!(x.contains("tests=\"7\" failures=\"1\""), "{x}");
         // no counters at all: a note, or exit 84 when asked for
         let e = tempfile::tempdir().unwrap();
         let u = Usage::read(&e.path().join("none")).unwrap();
         assert_eq!(u.exit_code(&Policy::default(), 0), 0);
         assert_eq!(u.exit_code(&Policy { fail_on: vec![Gate::NoDriver], ..Default::default() }, 0), 84);
         assert!(u.text(&Policy::default(), &["x".into()], &CmdStatus::Exit(0)).contains("modules: not reported by this driver"));
+    }
+
+    #[test]
+    fn a_failed_launch_fails_a_run_whose_command_went_on_unless_allowed() {
+        let d = tempfile::tempdir().unwrap();
+        let mut a = Counters::new("emulated");
+        a.pid = 7;
+        a.launches.insert("ok_kernel".into(), LaunchCount { count: 2, threads: 64, blocks: 2 });
+        a.failed_launches.insert("_Z11srad_cuda_1PfS_S_S_S_S_iif".into(), 1);
+        a.failed_launches.insert("trap_on_purpose".into(), 3);
+        write(d.path(), &a, None);
+        let u = Usage::read(d.path()).unwrap();
+        let p = Policy::default();
+        assert_eq!(u.exit_code(&p, 0), 85);
+        assert_eq!(u.exit_code(&p, 1), 1, "the command's own failure wins");
+        let text = u.text(&p, &["./srad".into()], &CmdStatus::Exit(0));
+        assert!(
+            text.contains("FAIL [failed-launches] 4 kernel launch(es) failed while running")
+                && text.contains("_Z11srad_cuda_1PfS_S_S_S_S_iif x1, trap_on_purpose x3"),
+            "{text}"
+        );
+        assert!(text.contains("(exit 85)"), "{text}");
+        // Allowing one kernel leaves the other failing; allowing both makes them a note.
+        let p = Policy { allow_failed_launches: vec!["trap_*".into()], ..Default::default() };
+        assert_eq!(u.exit_code(&p, 0), 85);
+        let text = u.text(&p, &["./srad".into()], &CmdStatus::Exit(0));
+        assert!(text.contains("FAIL [failed-launches] 1 kernel launch(es)"), "{text}");
+        assert!(text.contains("allowed (--allow-failed-launches): 3 kernel launch(es)"), "{text}");
+        let p = Policy { allow_failed_launches: vec!["*".into()], ..Default::default() };
+        assert_eq!(u.exit_code(&p, 0), 0);
+        // A hazard that failed the launch (--hazards error) keeps its own code, the lower.
+        let p = Policy { hazards_error: true, ..Default::default() };
+        let mut b = a.clone();
+        b.pid = 8;
+        b.hazards.push(Hazard { kind: "barrier-divergence".into(), occurrences: 1, ..Default::default() });
+        write(d.path(), &b, None);
+        assert_eq!(Usage::read(d.path()).unwrap().exit_code(&p, 0), 81);
+        let x = crate::junit::render("simtwin", &u.junit(&Policy::default(), &["./srad".into()], &CmdStatus::Exit(0), None));
+        assert!(x.contains("failed-launches") && x.contains("tests=\"7\" failures=\"1\""), "{x}");
     }
 
     #[test]

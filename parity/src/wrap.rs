@@ -14,7 +14,7 @@
 //! fails (128 + N when it dies of signal N); when it exits 0, a documented code for
 //! what simtwin saw that the device would not allow or that it does not emulate
 //! ([`Gate::code`]: 80 unsupported calls, 81 hazards, 82 work that never ran, 83 leaks,
-//! 84 no process loaded the driver); 125 simtwin itself failed (bad option, no
+//! 84 no process loaded the driver, 85 kernel launches that failed); 125 simtwin itself failed (bad option, no
 //! driver, a setting the driver refuses), 126 CMD is not executable, 127 CMD not found.
 
 use crate::counts::{hand_on, prepare_dir, HANDOFF_VAR};
@@ -40,13 +40,19 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct GateArgs {
     /// Also fail on these (comma separated): hazards (even with --hazards warn), never-ran,
-    /// leaks, no-driver; unsupported calls always fail (see --allow-unsupported)
+    /// leaks, no-driver; unsupported calls and failed launches always fail (see
+    /// --allow-unsupported, --allow-failed-launches)
     #[arg(long, value_enum, value_delimiter = ',', value_name = "GATE,...")]
     pub fail_on: Vec<Gate>,
     /// Unsupported entry points that do not fail the run (comma separated, `*` wildcards),
     /// e.g. --allow-unsupported 'cuProfiler*'
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     pub allow_unsupported: Vec<String>,
+    /// Kernels whose failed launches (a fault, trap or timeout while running) do not fail
+    /// the run: a test that makes them fail on purpose (comma separated, `*` wildcards),
+    /// e.g. --allow-failed-launches 'trap_*'
+    #[arg(long, value_delimiter = ',', value_name = "KERNEL,...")]
+    pub allow_failed_launches: Vec<String>,
 }
 
 impl GateArgs {
@@ -54,6 +60,7 @@ impl GateArgs {
         Policy {
             fail_on: self.fail_on.clone(),
             allow_unsupported: self.allow_unsupported.clone(),
+            allow_failed_launches: self.allow_failed_launches.clone(),
             hazards_error: effective(env, "EMU_CUDA_HAZARDS").as_deref() == Some("error"),
         }
     }
@@ -95,8 +102,9 @@ Examples:
 Exit codes: CMD's own status when it fails (128+N: killed by signal N); when it exits 0:
 80 calls of entry points the emulated driver does not implement, 81 hazards (with
 --hazards error, or --fail-on hazards), 82 work that never ran (--fail-on never-ran),
-83 leaks (--fail-on leaks), 84 no process loaded simtwin's driver (--fail-on no-driver);
-125 simtwin failed (bad option, no driver, a setting the driver refuses), 126 CMD not
+83 leaks (--fail-on leaks), 84 no process loaded simtwin's driver (--fail-on no-driver),
+85 kernel launches that failed while running, which CMD went on from (see
+--allow-failed-launches); 125 simtwin failed (bad option, no driver, a setting the driver refuses), 126 CMD not
 executable, 127 CMD not found. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to simtwin are
 passed on to CMD; the summary is printed when CMD ends.";
 

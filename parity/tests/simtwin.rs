@@ -77,7 +77,7 @@ fn many_processes_give_one_summary_and_the_command_status() {
     let md = std::fs::read_to_string(f.p("r/summary.md")).unwrap();
     assert!(md.starts_with("## simtwin run: PASS") && md.contains("| kernel launches | 8 (1 kernels) |"), "{md}");
     let x = std::fs::read_to_string(f.p("r/junit.xml")).unwrap();
-    assert!(x.contains("tests=\"6\" failures=\"0\" errors=\"0\""), "{x}");
+    assert!(x.contains("tests=\"7\" failures=\"0\" errors=\"0\""), "{x}");
     // the command's own failure is its status, and the report says so
     let o = f.run(&["--report", "r", "--", &program(), "--exit", "3"], &[]);
     expect_code(&o, 3);
@@ -142,6 +142,18 @@ fn unsupported_calls_and_hazards_give_their_documented_codes() {
     expect_code(&o, 0);
     assert!(text(&o).contains("note [no-driver] no process loaded simtwin's driver"), "{}", text(&o));
     expect_code(&f.run(&["--fail-on", "no-driver", "--", &program(), "--no-counters"], &[]), 84);
+    // A kernel that faulted while the program went on (and exited 0): 85 unless allowed.
+    let failed = r#"{"failed_launches": {"srad_cuda_1": 1}}"#;
+    let o = f.run(&["--report", "r", "--", &program(), "--counters", failed], &[]);
+    expect_code(&o, 85);
+    assert!(
+        text(&o).contains("FAIL [failed-launches] 1 kernel launch(es) failed while running") && text(&o).contains("srad_cuda_1 x1"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(f.summary()["findings"][0]["code"], 85);
+    expect_code(&f.run(&["--allow-failed-launches", "srad_*", "--", &program(), "--counters", failed], &[]), 0);
+    expect_code(&f.run(&["--", &program(), "--counters", failed, "--exit", "2"], &[]), 2);
     // several: the lowest code
     let both = r#"{"unsupported": {"cuGLGetDevices": 1}, "never_ran": ["x"]}"#;
     expect_code(&f.run(&["--fail-on", "never-ran", "--", &program(), "--counters", both], &[]), 80);

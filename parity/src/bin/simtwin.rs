@@ -16,7 +16,8 @@ use parity::wrap;
 
 Exit codes of `simtwin run`: CMD's status when it fails; 80 unsupported calls, 81 hazards
 (--hazards error), 82 work that never ran, 83 leaks, 84 no process loaded the driver (the
-last three with --fail-on); 125 simtwin failed, 126 CMD not executable, 127 CMD not found."
+last three with --fail-on), 85 kernel launches that failed (a fault, trap or timeout CMD
+went on from); 125 simtwin failed, 126 CMD not executable, 127 CMD not found."
 )]
 struct Cli {
     #[command(subcommand)]
