@@ -1,6 +1,6 @@
 """scripts/rodinia-check's verdict: OUT/results.md and OUT/digests.txt from the runs.
 
-    summarise.py OUT H200_DIGESTS
+    summarise.py OUT GPU_DIGESTS
 
 OUT/runs-{auto,off,reverse}.txt hold, per program, a `NAME status RC MS EXPECTED|VERDICT`
 line and `NAME WHAT DIGEST` lines (its filtered standard output, each file it wrote).
@@ -8,12 +8,12 @@ A program passes when both paths exit alike with the verdict expected (`ok`: no 
 launch, no entry point the driver lacks; else what the driver must report) and give
 the same digests. The run with blocks in reverse order shows whether a result depends
 on the order blocks run in. Where a GPU's digests of the same binaries are known
-(H200_DIGESTS, `rodinia-check --real-driver`; `#` lines name the card), the last column
+(GPU_DIGESTS, `rodinia-check --real-driver`; a `#` line names the card), the last column
 says whether the emulated ones equal them, in either block order. Exit 0 when every
 program passes."""
 import os, sys
 
-out, h200_path = sys.argv[1], sys.argv[2]
+out, gpu_path = sys.argv[1], sys.argv[2]
 
 
 def load(path):
@@ -32,14 +32,14 @@ def load(path):
 order, st_auto, dg_auto = load(os.path.join(out, "runs-auto.txt"))
 _, st_off, dg_off = load(os.path.join(out, "runs-off.txt"))
 _, st_rev, dg_rev = load(os.path.join(out, "runs-reverse.txt"))
-h200, card = {}, "H200"
-if os.path.isfile(h200_path):
-    for line in open(h200_path):
+gpu, card = {}, "a GPU"
+if os.path.isfile(gpu_path):
+    for line in open(gpu_path):
         if line.startswith("#"):
             card = line.lstrip("# ").strip() or card
             continue
         name, what, digest = line.split()
-        h200.setdefault(name, {})[what] = digest
+        gpu.setdefault(name, {})[what] = digest
 
 
 def verdict(status):
@@ -74,8 +74,8 @@ for name in order:
         problems.append("paths differ in " + ", ".join(sorted(k for k in set(da) | set(do) if da.get(k) != do.get(k))))
     if dr and dr != da:
         notes.append("depends on the block order: " + ", ".join(sorted(k for k in set(da) | set(dr) if da.get(k) != dr.get(k))) + " differ in reverse order")
-    if name in h200:
-        hd = h200[name]
+    if name in gpu:
+        hd = gpu[name]
         diff = sorted(k for k in set(hd) | set(da) if hd.get(k) != da.get(k))
         if not diff:
             dev = "identical"
