@@ -1,9 +1,13 @@
-//! Device profiles: what cuDeviceGet* answer. Both are the exact record of a real NVIDIA
-//! H200 (profiles/h200.txt, read from the device with its driver 580.159.04):
-//! `h200-580` is that machine as it was, refusing PTX newer than its driver's ISA 9.0;
-//! `h200` (the default) is the same device answering every attribute alike but loading
-//! every PTX version the translator reads ([`MAX_TRANSLATED_PTX`]), so images made by a
-//! newer nvcc (the pinned 13.5 writes ISA 9.5) run in PTX mode.
+//! Device profiles: what cuDeviceGet* answer, each the exact record of a real device.
+//! Two are an NVIDIA H200 (profiles/h200.txt, read from the device with its driver
+//! 580.159.04): `h200-580` is that machine as it was, refusing PTX newer than its
+//! driver's ISA 9.0; `h200` (the default) is the same device answering every attribute
+//! alike but loading every PTX version the translator reads ([`MAX_TRANSLATED_PTX`]), so
+//! images made by a newer nvcc (the pinned 13.5 writes ISA 9.5) run in PTX mode. `h100`
+//! is an H100 80GB HBM3 (profiles/h100.txt, same driver; `scripts/device-profile/record`)
+//! loading PTX as `h200` does: the same sm_90 chip, so every result is the same, only the
+//! name, memory, clocks and L2 size differ, and a program that prints them reads the
+//! H100's.
 
 use crate::cu::*;
 use std::collections::BTreeMap;
@@ -128,6 +132,7 @@ fn parse(key: &'static str, text: &str, uuid_seed: u8) -> Profile {
 }
 
 static H200: &str = include_str!("../profiles/h200.txt");
+static H100: &str = include_str!("../profiles/h100.txt");
 
 /// The newest PTX ISA the translator (simtwin-ptx) reads.
 pub const MAX_TRANSLATED_PTX: (u32, u32) = (9, 9);
@@ -137,7 +142,9 @@ pub fn all() -> &'static [Profile] {
     ALL.get_or_init(|| {
         let mut current = parse("h200", H200, 1);
         current.max_ptx_version = MAX_TRANSLATED_PTX;
-        vec![current, parse("h200-580", H200, 1)]
+        let mut h100 = parse("h100", H100, 2);
+        h100.max_ptx_version = MAX_TRANSLATED_PTX;
+        vec![current, parse("h200-580", H200, 1), h100]
     })
 }
 
@@ -173,5 +180,23 @@ mod tests {
         assert_eq!(exact.max_ptx_version, (9, 0));
         assert_eq!(exact.attrs, p.attrs);
         assert_eq!(exact.vmm_granularity, p.vmm_granularity);
+    }
+
+    #[test]
+    fn h100_profile_reads_its_device_record() {
+        let p = super::by_name("H100").unwrap();
+        assert_eq!(p.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(p.total_mem, 85017493504);
+        assert_eq!(p.driver_version, 13000);
+        assert_eq!(p.attrs.len(), 199);
+        assert_eq!((p.compute_capability(), p.sm_count(), p.max_threads_per_block()), ((9, 0), 132, 1024));
+        // The same chip as the H200: only memory clock, bus width, L2 size, the largest
+        // persisting L2 window and the PCI ids differ.
+        let h200 = super::by_name("h200").unwrap();
+        let differ: Vec<i32> = p.attrs.keys().copied().filter(|id| p.attrs[id] != h200.attrs[id]).collect();
+        assert_eq!(differ, [36, 37, 38, 108, 139, 140]);
+        assert_eq!(p.attr(38), Ok(52428800));
+        assert_eq!(p.max_ptx_version, super::MAX_TRANSLATED_PTX);
+        assert_ne!(p.uuid, h200.uuid);
     }
 }
