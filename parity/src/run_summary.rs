@@ -611,6 +611,9 @@ fn module_name(m: &ModuleRow) -> String {
 fn verdict_line(code: i32, cmd: i32) -> String {
     match (code, cmd) {
         (0, _) => "PASS".into(),
+        (_, 0) if gate_of(code) == Some(Gate::FailedLaunches) => {
+            "FAIL: a kernel failed while running and the command went on (failed-launches)".into()
+        }
         (_, 0) => format!(
             "FAIL: simtwin saw what the device would not allow or what it does not emulate ({})",
             gate_of(code).map(|g| g.name()).unwrap_or("?")
@@ -768,7 +771,7 @@ mod tests {
                 && text.contains("_Z11srad_cuda_1PfS_S_S_S_S_iif x1, trap_on_purpose x3"),
             "{text}"
         );
-        assert!(text.contains("(exit 85)"), "{text}");
+        assert!(text.contains("FAIL: a kernel failed while running and the command went on (failed-launches) (exit 85)"), "{text}");
         // Allowing one kernel leaves the other failing; allowing both makes them a note.
         let p = Policy { allow_failed_launches: vec!["trap_*".into()], ..Default::default() };
         assert_eq!(u.exit_code(&p, 0), 85);
