@@ -253,6 +253,19 @@ fn force(targets: impl FnOnce(&Queue) -> Vec<u64>, why: &str) -> CuResult {
     let mut first_err = Ok(());
     for (_, it) in items {
         let (ctx, what) = (it.key.ctx, it.work.describe());
+        // Work queued behind an execution error does not run, as on a device: the
+        // context is dead once a kernel faulted, and what was queued after it neither
+        // runs nor copies (eager mode answers such calls the error at once).
+        let dead = crate::state::driver().ok().and_then(|d| d.context(ctx).err());
+        if let Some(code) = dead {
+            crate::log_info!(
+                "EMU_CUDA_ASYNC=deferred: {what} ({}) not run: its context failed before it ({})",
+                it.origin,
+                crate::errors::name(code)
+            );
+            first_err = first_err.and(Err(code));
+            continue;
+        }
         if let Err(e) = run(it.work) {
             // Work that fails when it finally runs (memory freed meanwhile, ...) is an
             // execution error, as on a device: sticky on its context.

@@ -43,6 +43,18 @@ fn an_overrun_faults_on_the_guard_page_and_names_block_thread_and_allocation() {
 }
 
 #[test]
+fn work_queued_behind_a_fault_does_not_run_in_either_mode() {
+    // Eager mode refuses the later calls with the sticky error; deferred mode accepts
+    // them (as a device does: the fault is not known yet) and then does not run them.
+    for (env, queued) in [(None, "refused"), (Some(("EMU_CUDA_ASYNC", "deferred")), "accepted")] {
+        let (o, out, err) = run("fault-then-work", &env.into_iter().collect::<Vec<_>>());
+        assert!(o.status.success(), "{out}\n{err}");
+        assert!(out.contains(&format!("fault=0\nsync=700\nqueued={queued}\npinned=-1,-1\n")), "{env:?}: {out}\n{err}");
+        assert!(err.contains("kernel overrun") && err.contains("illegal address"), "{err}");
+    }
+}
+
+#[test]
 fn reading_before_synchronising_sees_stale_data_in_deferred_mode_only() {
     let counts = built().join(format!("early-read-{}.json", std::process::id()));
     let c = counts.display().to_string();

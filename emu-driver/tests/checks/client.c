@@ -73,6 +73,34 @@ int main(int argc, char **argv) {
         cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, s, params, 0);
         return 0;
     }
+    if (strcmp(mode, "fault-then-work") == 0) {
+        /* A kernel that faults, then work queued behind it on the same stream: a kernel
+           doubling v and a copy of v into pinned memory. A device runs neither once the
+           context has failed: the pinned buffer keeps its -1s. */
+        void *s, *f, *g;
+        int *pinned;
+        CUdeviceptr a, v;
+        cuStreamCreate(&s, 1);
+        cuMemAlloc_v2(&a, 4096);
+        cuMemAlloc_v2(&v, 4096);
+        cuMemHostAlloc((void **)&pinned, 4096, 0);
+        int src[1024];
+        for (int i = 0; i < 1024; i++) src[i] = i;
+        cuMemcpyHtoD_v2(v, src, sizeof src);
+        memset(pinned, 0xff, 4096);
+        cuModuleGetFunction(&f, mod, "overrun");
+        cuModuleGetFunction(&g, mod, "twice");
+        int n = 1024, extra = 64 * 1024;
+        void *fp[] = {&a, &n, &extra};
+        void *gp[] = {&v, &n};
+        printf("fault=%d\n", cuLaunchKernel(f, 260, 1, 1, 256, 1, 1, 0, s, fp, 0));
+        CUresult l = cuLaunchKernel(g, 4, 1, 1, 256, 1, 1, 0, s, gp, 0);
+        CUresult c = cuMemcpyDtoHAsync_v2(pinned, v, 4096, s);
+        printf("sync=%d\n", cuStreamSynchronize(s));
+        printf("queued=%s\n", l == 0 && c == 0 ? "accepted" : "refused");
+        printf("pinned=%d,%d\n", pinned[5], pinned[1023]);
+        return 0;
+    }
     printf("mode=unknown\n");
     return 2;
 }
