@@ -50,7 +50,7 @@ fn work_queued_behind_a_fault_does_not_run_in_either_mode() {
         let (o, out, err) = run("fault-then-work", &env.into_iter().collect::<Vec<_>>());
         assert!(o.status.success(), "{out}\n{err}");
         assert!(out.contains(&format!("fault=0\nsync=700\nqueued={queued}\npinned=-1,-1\n")), "{env:?}: {out}\n{err}");
-        assert!(err.contains("kernel overrun") && err.contains("illegal address"), "{err}");
+        assert!(err.contains("kernel read_at") && err.contains("illegal address"), "{err}");
     }
 }
 

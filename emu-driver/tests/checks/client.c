@@ -74,9 +74,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(mode, "fault-then-work") == 0) {
-        /* A kernel that faults, then work queued behind it on the same stream: a kernel
-           doubling v and a copy of v into pinned memory. A device runs neither once the
-           context has failed: the pinned buffer keeps its -1s. */
+        /* A kernel that faults (a read of address 0), then work queued behind it on the
+           same stream: a kernel doubling v and a copy of v into pinned memory. A device
+           runs neither once the context has failed: the pinned buffer keeps its -1s
+           (H100, driver 580.159.04: reports/reference/device-records/queued-work-after-a-fault.md). */
         void *s, *f, *g;
         int *pinned;
         CUdeviceptr a, v;
@@ -88,12 +89,13 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 1024; i++) src[i] = i;
         cuMemcpyHtoD_v2(v, src, sizeof src);
         memset(pinned, 0xff, 4096);
-        cuModuleGetFunction(&f, mod, "overrun");
+        cuModuleGetFunction(&f, mod, "read_at");
         cuModuleGetFunction(&g, mod, "twice");
-        int n = 1024, extra = 64 * 1024;
-        void *fp[] = {&a, &n, &extra};
+        int n = 1024;
+        CUdeviceptr null_ptr = 0;
+        void *fp[] = {&null_ptr, &a};
         void *gp[] = {&v, &n};
-        printf("fault=%d\n", cuLaunchKernel(f, 260, 1, 1, 256, 1, 1, 0, s, fp, 0));
+        printf("fault=%d\n", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, fp, 0));
         CUresult l = cuLaunchKernel(g, 4, 1, 1, 256, 1, 1, 0, s, gp, 0);
         CUresult c = cuMemcpyDtoHAsync_v2(pinned, v, 4096, s);
         printf("sync=%d\n", cuStreamSynchronize(s));
