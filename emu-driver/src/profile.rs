@@ -140,11 +140,9 @@ pub const MAX_TRANSLATED_PTX: (u32, u32) = (9, 9);
 pub fn all() -> &'static [Profile] {
     static ALL: OnceLock<Vec<Profile>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let mut current = parse("h200", H200, 1);
-        current.max_ptx_version = MAX_TRANSLATED_PTX;
-        let mut h100 = parse("h100", H100, 2);
-        h100.max_ptx_version = MAX_TRANSLATED_PTX;
-        vec![current, parse("h200-580", H200, 1), h100]
+        // A device record loading every PTX version the translator reads.
+        let current = |key, text, seed| Profile { max_ptx_version: MAX_TRANSLATED_PTX, ..parse(key, text, seed) };
+        vec![current("h200", H200, 1), parse("h200-580", H200, 1), current("h100", H100, 2)]
     })
 }
 

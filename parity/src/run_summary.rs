@@ -197,11 +197,7 @@ impl Usage {
 
     /// Unsupported calls not allowed by the policy, and those allowed.
     fn unsupported(&self, p: &Policy) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
-        self.total()
-            .unsupported
-            .iter()
-            .map(|(k, v)| (k.clone(), *v))
-            .partition(|(k, _)| !p.allow_unsupported.iter().any(|pat| glob(pat, k)))
+        split_allowed(&self.total().unsupported, &p.allow_unsupported)
     }
 
     /// Everything worth a line, failing or not, in gate order.
@@ -216,7 +212,7 @@ impl Usage {
                 message: format!(
                     "{} call(s) of entry points the emulated driver does not implement (they answered CUDA_ERROR_NOT_SUPPORTED): {}",
                     bad.values().sum::<u64>(),
-                    bad.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+                    tally(bad)
                 ),
                 details: vec![],
             });
@@ -225,10 +221,7 @@ impl Usage {
             v.push(Finding {
                 gate: Gate::Unsupported,
                 fails: false,
-                message: format!(
-                    "allowed unsupported calls (--allow-unsupported): {}",
-                    allowed.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
-                ),
+                message: format!("allowed unsupported calls (--allow-unsupported): {}", tally(allowed)),
                 details: vec![],
             });
         }
@@ -244,7 +237,7 @@ impl Usage {
                     "{} hazard report(s){}: {}",
                     t.hazards.len(),
                     if p.hazards_error { " (EMU_CUDA_HAZARDS=error)" } else { "" },
-                    kinds.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+                    tally(kinds)
                 ),
                 details: t
                     .hazards
@@ -283,8 +276,7 @@ impl Usage {
                 details: vec![],
             });
         }
-        let (bad, allowed): (BTreeMap<&String, &u64>, BTreeMap<&String, &u64>) =
-            t.failed_launches.iter().partition(|(k, _)| !p.allow_failed_launches.iter().any(|pat| glob(pat, k)));
+        let (bad, allowed) = split_allowed(&t.failed_launches, &p.allow_failed_launches);
         for (list, fails) in [(bad, true), (allowed, false)] {
             if list.is_empty() {
                 continue;
@@ -295,8 +287,8 @@ impl Usage {
                 message: format!(
                     "{}{} kernel launch(es) failed while running (a fault, trap or timeout; the driver's log names each): {}",
                     if fails { "" } else { "allowed (--allow-failed-launches): " },
-                    list.values().copied().sum::<u64>(),
-                    list.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+                    list.values().sum::<u64>(),
+                    tally(list)
                 ),
                 details: vec![],
             });
@@ -447,19 +439,11 @@ impl Usage {
             "  kernel launches: {} of {} kernel(s){}{}",
             launches_total(t),
             t.launches.len(),
-            if top.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", top.iter().take(5).map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", "))
-            },
+            if top.is_empty() { String::new() } else { format!(": {}", tally(top.iter().take(5).copied())) },
             if top.len() > 5 { ", ..." } else { "" }
         );
         if !t.failed_launches.is_empty() {
-            let _ = writeln!(
-                s,
-                "  failed launches: {}",
-                t.failed_launches.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
-            );
+            let _ = writeln!(s, "  failed launches: {}", tally(&t.failed_launches));
         }
         let c = &t.copies;
         let _ = writeln!(
@@ -484,15 +468,7 @@ impl Usage {
                 if m.notes.is_empty() { "(no reason given)".to_string() } else { m.notes.join("; ") }
             );
         }
-        let _ = writeln!(
-            s,
-            "  unsupported calls: {}",
-            if t.unsupported.is_empty() {
-                "none".to_string()
-            } else {
-                t.unsupported.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
-            }
-        );
+        let _ = writeln!(s, "  unsupported calls: {}", if t.unsupported.is_empty() { "none".to_string() } else { tally(&t.unsupported) });
         let _ = writeln!(s, "  hazards: {}", t.hazards.len());
         let _ = writeln!(s, "  leaks: {}", self.leaks_uninjected);
         if !t.injected.is_empty() {
@@ -593,6 +569,16 @@ impl Usage {
         }
         vec![Suite { name: "simtwin run".into(), cases, time: elapsed_s }]
     }
+}
+
+/// The entries of `counts` no pattern of `allow` matches (`*` wildcards), and those it does.
+fn split_allowed(counts: &BTreeMap<String, u64>, allow: &[String]) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    counts.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| !allow.iter().any(|pat| glob(pat, k)))
+}
+
+/// `a x2, b x1`: named counts.
+fn tally<K: std::fmt::Display, N: std::fmt::Display>(counts: impl IntoIterator<Item = (K, N)>) -> String {
+    counts.into_iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
 }
 
 fn launches_total(t: &Counters) -> u64 {

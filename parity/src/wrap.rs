@@ -14,8 +14,9 @@
 //! fails (128 + N when it dies of signal N); when it exits 0, a documented code for
 //! what simtwin saw that the device would not allow or that it does not emulate
 //! ([`Gate::code`]: 80 unsupported calls, 81 hazards, 82 work that never ran, 83 leaks,
-//! 84 no process loaded the driver, 85 kernel launches that failed); 125 simtwin itself failed (bad option, no
-//! driver, a setting the driver refuses), 126 CMD is not executable, 127 CMD not found.
+//! 84 no process loaded the driver, 85 kernel launches that failed); 125 simtwin itself
+//! failed (bad option, no driver, a setting the driver refuses), 126 CMD is not
+//! executable, 127 CMD not found.
 
 use crate::counts::{hand_on, prepare_dir, HANDOFF_VAR};
 use crate::device::{check_emulated_accepts, driver_env, find_simtwin, prepend_path};
