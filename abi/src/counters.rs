@@ -5,14 +5,15 @@
 //! Schema `simtwin-counts/2`:
 //! `{"schema", "pid", "driver", "state", "calls": {NAME: N}, "failures": {NAME: N},
 //!   "copies": {"HtoD"|"DtoH"|"DtoD"|"HtoH": {"count","bytes"}}, "memsets": {"count","bytes"},
-//!   "allocations": {"count","bytes","frees"}, "launches": {SYMBOL: {"count","threads","blocks"}},
+//!   "allocations": {"count","bytes","frees"}, "launches": {SYMBOL: {"count","threads","blocks","run_ns"}},
 //!   "failed_launches": {SYMBOL: N}, "zero_copy": {SYMBOL: N}, "synchronizations",
 //!   "hazards": [Hazard], "leaks": {"allocations","allocation_bytes","pinned","modules",
 //!   "streams","events","details": [..]}, "unsupported": {NAME: N}, "injected": [..],
 //!   "never_ran": [..], "modules": [ModuleRecord]}`
 //!
 //! `modules` was added within version 2 (readers of older files see it empty): every
-//! module loaded, with `mode` `twin` or `ptx`.
+//! module loaded, with `mode` `twin` or `ptx`; so was a launch's `run_ns` (absent where
+//! not measured: readers see 0).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -104,6 +105,16 @@ pub struct LaunchCount {
     pub threads: u64,
     /// Blocks over all launches.
     pub blocks: u64,
+    /// Nanoseconds the emulated driver spent running these launches on the host (the
+    /// executor's whole time, from the launch's start to its last block; in a file
+    /// only where it was measured: the emulated driver with a counters file asked for,
+    /// not the pass-through mode, where the device runs them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub run_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One hazard report (EMU_CUDA_HAZARDS in docs/driver.md): the executor's (with `kind`
@@ -339,6 +350,7 @@ impl Counters {
             e.count += v.count;
             e.threads += v.threads;
             e.blocks += v.blocks;
+            e.run_ns += v.run_ns;
         }
         add_map(&mut self.failed_launches, &o.failed_launches);
         add_map(&mut self.zero_copy, &o.zero_copy);
@@ -402,7 +414,7 @@ mod tests {
         let mut a = Counters::new("emulated");
         *a.calls.entry("cuInit".into()).or_default() += 1;
         a.copies.dir_mut(Dir::HtoD).add(100);
-        a.launches.insert("k".into(), LaunchCount { count: 2, threads: 64, blocks: 2 });
+        a.launches.insert("k".into(), LaunchCount { count: 2, threads: 64, blocks: 2, run_ns: 0 });
         a.hazards.push(Hazard { kind: "deadlock".into(), ..Default::default() });
         a.leaks.modules = 1;
         let text = a.to_text();

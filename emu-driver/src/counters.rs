@@ -53,6 +53,7 @@ pub struct LaunchTally {
     count: AtomicU64,
     threads: AtomicU64,
     blocks: AtomicU64,
+    run_ns: AtomicU64,
 }
 
 impl LaunchTally {
@@ -62,6 +63,12 @@ impl LaunchTally {
         self.count.store(self.count.load(Relaxed).wrapping_add(1), Relaxed);
         self.threads.store(self.threads.load(Relaxed).wrapping_add(threads), Relaxed);
         self.blocks.store(self.blocks.load(Relaxed).wrapping_add(blocks), Relaxed);
+    }
+
+    /// A counted launch of this kernel took `ns` nanoseconds to run (under the driver's
+    /// lock, as `add_locked`).
+    pub fn add_run_locked(&self, ns: u64) {
+        self.run_ns.store(self.run_ns.load(Relaxed).wrapping_add(ns), Relaxed);
     }
 
     /// Takes back a launch `add` counted that then failed (under the driver's lock).
@@ -75,6 +82,7 @@ impl LaunchTally {
         self.count.store(0, Relaxed);
         self.threads.store(0, Relaxed);
         self.blocks.store(0, Relaxed);
+        self.run_ns.store(0, Relaxed);
     }
 }
 
@@ -254,6 +262,7 @@ impl Counters {
                     e.count += count;
                     e.threads += t.threads.load(Relaxed);
                     e.blocks += t.blocks.load(Relaxed);
+                    e.run_ns += t.run_ns.load(Relaxed);
                 }
             }
             s

@@ -320,11 +320,15 @@ pub fn run(mut p: Prepared) -> CuResult {
         smem_prefix: k.smem_prefix as usize,
         grid_workspace: p.workspace,
     };
+    // Each kernel's run time goes into the counters file when one is asked for (two
+    // clock reads a launch; none otherwise: bench-kernels' (f) launches take ~200 ns).
+    let start = crate::config::get().is_ok_and(|c| c.counts.is_some()).then(std::time::Instant::now);
     let outcome = {
         // EMU_CUDA_CHECKS=pointers: device memory is accessible while the kernel runs.
         let _window = crate::arena::window();
         exec::launch(&k.exec, &cfg, ptrs, &p.opts)
     };
+    let run_ns = start.map_or(0, |t| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
     let (l, ctx) = (&p, p.ctx);
     if crate::trace::enabled() {
         // SAFETY: the argument buffer's `param_bytes` bytes (it holds at least that many).
@@ -350,10 +354,13 @@ pub fn run(mut p: Prepared) -> CuResult {
     }
     match outcome.result {
         Ok(()) => {
-            if !p.counted {
+            if !p.counted || run_ns > 0 {
                 let (threads, blocks) = totals(l.grid, l.block);
                 if let Ok(_held) = driver() {
-                    k.tally.add_locked(threads, blocks);
+                    if !p.counted {
+                        k.tally.add_locked(threads, blocks);
+                    }
+                    k.tally.add_run_locked(run_ns);
                 }
             }
             Ok(())

@@ -50,6 +50,7 @@ fn run_client(exe: &Path, tag: &str) -> (Output, Value) {
     let dir = kernels();
     let counts = dir.join(format!("{tag}-counts.json"));
     let _ = std::fs::remove_file(&counts);
+    let start = std::time::Instant::now();
     let o = Command::new(exe)
         .arg(dir.join("kernels.fatbin"))
         .env("LD_LIBRARY_PATH", simtwin("lib"))
@@ -57,6 +58,7 @@ fn run_client(exe: &Path, tag: &str) -> (Output, Value) {
         .env("EMU_CUDA_COUNTS", &counts)
         .output()
         .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+    let elapsed_ns = start.elapsed().as_nanos() as u64;
     let text = std::fs::read_to_string(&counts).unwrap_or_else(|e| {
         panic!(
             "{tag}: no counters at {} ({e}); status {}\n{}\n{}",
@@ -66,7 +68,12 @@ fn run_client(exe: &Path, tag: &str) -> (Output, Value) {
             String::from_utf8_lossy(&o.stderr)
         )
     });
-    (o, serde_json::from_str(&text).expect("counters JSON"))
+    let c: Value = serde_json::from_str(&text).expect("counters JSON");
+    // The emulated driver times every launch it runs for the counters file: nanoseconds,
+    // within the client's own run.
+    let run_ns: u64 = c["launches"].as_object().map_or(0, |l| l.values().filter_map(|v| v["run_ns"].as_u64()).sum());
+    assert!(run_ns > 0 && run_ns < elapsed_ns, "{tag}: launches' run_ns {run_ns} against the run's {elapsed_ns} ns: {}", c["launches"]);
+    (o, c)
 }
 
 fn check_common(tag: &str, o: &Output, c: &Value, htod: (u64, u64), dtoh: (u64, u64)) {
@@ -80,6 +87,7 @@ fn check_common(tag: &str, o: &Output, c: &Value, htod: (u64, u64), dtoh: (u64, 
     assert_eq!(c["schema"], "simtwin-counts/2", "{tag} counters schema");
     for k in ["warp_scan", "block_total", "ballot_stats", "weigh"] {
         assert_eq!(c["launches"][k]["count"], 1, "{tag}: launches of {k}: {}", c["launches"]);
+        assert!(c["launches"][k]["run_ns"].as_u64().is_some_and(|n| n > 0), "{tag}: run_ns of {k}: {}", c["launches"]);
     }
     assert_eq!(c["launches"].as_object().unwrap().len(), 4, "{tag}: launches {}", c["launches"]);
     let pair = |d: &str| (c["copies"][d]["count"].as_u64().unwrap(), c["copies"][d]["bytes"].as_u64().unwrap());

@@ -65,6 +65,8 @@ fn calls_reach_the_real_driver_and_are_counted() {
     assert_eq!((c.allocations.count, c.allocations.bytes, c.allocations.frees), (2, 1064, 1));
     let l = c.launches.get("fill").expect("launch counted by the real driver's kernel name");
     assert_eq!((l.count, l.threads, l.blocks), (1, 16, 2));
+    assert_eq!(l.run_ns, 0, "the device runs pass-through launches: simtwin does not time them");
+    assert!(!std::fs::read_to_string(&counts).unwrap().contains("run_ns"), "and writes no run_ns");
     assert_eq!(c.synchronizations, 1);
     assert_eq!((c.leaks.allocations, c.leaks.allocation_bytes, c.leaks.modules, c.leaks.streams), (1, 1000, 1, 1), "{:?}", c.leaks);
     assert!(c.unsupported.is_empty(), "{:?}", c.unsupported);

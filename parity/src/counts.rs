@@ -233,7 +233,7 @@ mod tests {
         let mut a = Counters::new("emulated");
         a.pid = 10;
         a.calls.insert("cuInit".into(), 1);
-        a.launches.insert("k".into(), simtwin_abi::counters::LaunchCount { count: 3, threads: 96, blocks: 3 });
+        a.launches.insert("k".into(), simtwin_abi::counters::LaunchCount { count: 3, threads: 96, blocks: 3, run_ns: 0 });
         let mut ck = a.clone();
         ck.state = State::Checkpoint;
         ck.calls.insert("cuInit".into(), 1);

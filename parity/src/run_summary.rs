@@ -369,7 +369,7 @@ impl Usage {
             "processes": {"total": self.counts.files.len(), "by_state": self.states(),
                           "not_from_clean_exit": self.counts.unclean(),
                           "files": self.counts.files.iter().map(|f| json!({"file": f.path, "state": state_tag(&f.state)})).collect::<Vec<_>>()},
-            "launches": {"total": launches_total(t), "kernels": t.launches},
+            "launches": {"total": launches_total(t), "run_ns": t.launches.values().map(|l| l.run_ns).sum::<u64>(), "kernels": t.launches},
             "failed_launches": t.failed_launches,
             "copies": t.copies,
             "memsets": t.memsets,
@@ -411,6 +411,39 @@ impl Usage {
         )
     }
 
+    /// Where the emulated time went: the executor's time over every launch (the counters'
+    /// `run_ns`, measured by the emulated driver) and the kernels that took most of it,
+    /// each with its share and the path its threads take (the module notes' "threads of
+    /// K: PATH: why"). None when no launch was timed (pass-through, older drivers).
+    fn time_line(&self, t: &Counters) -> Option<String> {
+        let total: u64 = t.launches.values().map(|l| l.run_ns).sum();
+        if total == 0 {
+            return None;
+        }
+        let mut top: Vec<(&String, u64)> = t.launches.iter().filter(|(_, v)| v.run_ns > 0).map(|(k, v)| (k, v.run_ns)).collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let share = |ns: u64| format!("{:.0}%", ns as f64 * 100.0 / total as f64);
+        let mut parts: Vec<String> = top
+            .iter()
+            .take(3)
+            .map(|&(k, ns)| match self.thread_path(k) {
+                Some(path) => format!("{k} {} ({path})", share(ns)),
+                None => format!("{k} {}", share(ns)),
+            })
+            .collect();
+        if top.len() > 3 {
+            let rest: u64 = top[3..].iter().map(|&(_, ns)| ns).sum();
+            parts.push(format!("{} more {}", top.len() - 3, share(rest)));
+        }
+        Some(format!("time in kernels: {} over {} launch(es): {}", seconds(total), launches_total(t), parts.join(", ")))
+    }
+
+    /// The path kernel `k`'s threads take in PTX mode, from the module notes.
+    fn thread_path(&self, k: &str) -> Option<&str> {
+        let prefix = format!("threads of {k}: ");
+        self.modules.iter().flat_map(|m| &m.notes).find_map(|n| n.strip_prefix(&prefix)).and_then(|r| r.split(": ").next())
+    }
+
     /// The lines printed when the run ends.
     pub fn text(&self, p: &Policy, command: &[String], status: &CmdStatus) -> String {
         let t = self.total();
@@ -444,6 +477,9 @@ impl Usage {
         );
         if !t.failed_launches.is_empty() {
             let _ = writeln!(s, "  failed launches: {}", tally(&t.failed_launches));
+        }
+        if let Some(l) = self.time_line(t) {
+            let _ = writeln!(s, "  {l}");
         }
         let c = &t.copies;
         let _ = writeln!(
@@ -581,6 +617,18 @@ fn tally<K: std::fmt::Display, N: std::fmt::Display>(counts: impl IntoIterator<I
     counts.into_iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
 }
 
+/// A duration in nanoseconds: seconds or milliseconds to three decimals, or microseconds.
+fn seconds(ns: u64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms >= 1000.0 {
+        format!("{:.3} s", ms / 1000.0)
+    } else if ms >= 1.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{:.1} us", ns as f64 / 1e3)
+    }
+}
+
 fn launches_total(t: &Counters) -> u64 {
     t.launches.values().map(|l| l.count).sum()
 }
@@ -679,11 +727,48 @@ mod tests {
     }
 
     #[test]
+    fn time_in_kernels_gives_shares_summed_over_processes_and_each_kernels_path() {
+        let d = tempfile::tempdir().unwrap();
+        let launch = |count, run_ns| LaunchCount { count, threads: 32 * count, blocks: count, run_ns };
+        let mut a = Counters::new("emulated");
+        a.pid = 1;
+        a.launches.insert("hori".into(), launch(2, 5_000_000));
+        a.launches.insert("vert".into(), launch(2, 2_000_000));
+        a.launches.insert("tiny".into(), launch(1, 500_000));
+        let mut b = Counters::new("emulated");
+        b.pid = 2;
+        b.launches.insert("hori".into(), launch(1, 1_000_000));
+        b.launches.insert("reduce".into(), launch(1, 1_000_000));
+        b.launches.insert("copy".into(), launch(1, 500_000));
+        let m = json!([{"image": "vif.fatbin", "mode": "ptx", "library": "/c/v.so", "kernels": 2,
+                        "notes": ["threads of hori: loops over threads: 5 warp collectives", "threads of vert: one after another: no barrier"]}]);
+        write(d.path(), &a, Some(m));
+        write(d.path(), &b, None);
+        let u = Usage::read(d.path()).unwrap();
+        let text = u.text(&Policy::default(), &["vmaf".into()], &CmdStatus::Exit(0));
+        assert!(
+            text.contains("time in kernels: 10.000 ms over 8 launch(es): hori 60% (loops over threads), vert 20% (one after another), reduce 10%, 2 more 10%"),
+            "{text}"
+        );
+        let j = u.to_json(&Policy::default(), &["vmaf".into()], &CmdStatus::Exit(0), &[], None);
+        assert_eq!(j["launches"]["run_ns"], 10_000_000);
+        assert_eq!(j["launches"]["kernels"]["hori"]["run_ns"], 6_000_000);
+        // A pass-through run (no run_ns in its files) has no such line.
+        let d = tempfile::tempdir().unwrap();
+        let mut c = Counters::new("passthrough");
+        c.launches.insert("hori".into(), launch(2, 0));
+        write(d.path(), &c, None);
+        let text = Usage::read(d.path()).unwrap().text(&Policy::default(), &["vmaf".into()], &CmdStatus::Exit(0));
+        assert!(!text.contains("time in kernels") && text.contains("kernel launches: 2 of 1 kernel(s)"), "{text}");
+        assert!(!c.to_text().contains("run_ns"), "not measured: not written");
+    }
+
+    #[test]
     fn gates_choose_the_exit_code_and_modules_are_grouped() {
         let d = tempfile::tempdir().unwrap();
         let mut a = Counters::new("emulated");
         a.pid = 1;
-        a.launches.insert("k".into(), LaunchCount { count: 3, threads: 96, blocks: 3 });
+        a.launches.insert("k".into(), LaunchCount { count: 3, threads: 96, blocks: 3, run_ns: 0 });
         a.unsupported.insert("cuTexObjectCreate".into(), 2);
         a.hazards.push(Hazard { kind: "barrier-divergence".into(), occurrences: 4, ..Default::default() });
         let mut b = Counters::new("emulated");
@@ -743,7 +828,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut a = Counters::new("emulated");
         a.pid = 7;
-        a.launches.insert("ok_kernel".into(), LaunchCount { count: 2, threads: 64, blocks: 2 });
+        a.launches.insert("ok_kernel".into(), LaunchCount { count: 2, threads: 64, blocks: 2, run_ns: 0 });
         a.failed_launches.insert("_Z11srad_cuda_1PfS_S_S_S_S_iif".into(), 1);
         a.failed_launches.insert("trap_on_purpose".into(), 3);
         write(d.path(), &a, None);
