@@ -375,10 +375,16 @@ impl Counters {
 
     /// Every number as `dotted.key -> value` (`calls.cuInit`, `copies.HtoD.bytes`,
     /// `launches.SYM.count`, `hazards` = number of reports, `leaks.modules`, ...): the
-    /// form the transfer audit compares and gates on.
+    /// form the transfer audit compares and gates on. A launch's `run_ns` is left out: a
+    /// time, not a count, different in every run and absent on a device.
     pub fn flatten(&self) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
-        let v = serde_json::to_value(self).expect("counters serialize");
+        let mut v = serde_json::to_value(self).expect("counters serialize");
+        if let Some(l) = v.get_mut("launches").and_then(|l| l.as_object_mut()) {
+            for e in l.values_mut().filter_map(|e| e.as_object_mut()) {
+                e.remove("run_ns");
+            }
+        }
         flatten_into("", &v, &mut out);
         out.remove("pid");
         out
@@ -414,7 +420,7 @@ mod tests {
         let mut a = Counters::new("emulated");
         *a.calls.entry("cuInit".into()).or_default() += 1;
         a.copies.dir_mut(Dir::HtoD).add(100);
-        a.launches.insert("k".into(), LaunchCount { count: 2, threads: 64, blocks: 2, run_ns: 0 });
+        a.launches.insert("k".into(), LaunchCount { count: 2, threads: 64, blocks: 2, run_ns: 7_000 });
         a.hazards.push(Hazard { kind: "deadlock".into(), ..Default::default() });
         a.leaks.modules = 1;
         let text = a.to_text();
@@ -427,6 +433,8 @@ mod tests {
         assert_eq!(f["calls.cuInit"], 2.0);
         assert_eq!(f["copies.HtoD.bytes"], 200.0);
         assert_eq!(f["launches.k.count"], 4.0);
+        assert_eq!(sum.launches["k"].run_ns, 14_000, "run times add up");
+        assert!(!f.contains_key("launches.k.run_ns"), "a time is not a count the audit compares");
         assert_eq!(f["hazards"], 2.0);
         assert_eq!(f["leaks.modules"], 2.0);
         assert!(!f.contains_key("pid"));

@@ -10,6 +10,7 @@ use crate::run::{self, Spec};
 use crate::template::{self, Backend};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -215,6 +216,10 @@ struct Timing {
     order_log: Vec<String>,
     /// Whether each emulated command's counters showed a kernel launch.
     launched: Vec<bool>,
+    /// kernel_ns[cmd][round]: each kernel's run time in the round's two runs.
+    kernel_ns: Vec<Vec<RoundKernels>>,
+    /// Each emulated command's kernels' thread paths (the module notes).
+    paths: Vec<BTreeMap<String, String>>,
 }
 
 /// Runs every command R rounds at 2 and N frames, interleaved: A2 B2 AN BN in even
@@ -234,10 +239,13 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
         csv: csv::Writer::from_writer(Vec::new()),
         order_log: Vec::new(),
         launched: vec![false; cmds.len()],
+        kernel_ns: vec![vec![Default::default(); a.rounds as usize]; cmds.len()],
+        paths: vec![BTreeMap::new(); cmds.len()],
     };
     t.csv.write_record(["command", "round", "order", "frames", "seconds"])?;
-    // One run of command `ci` at `n` frames; its counters under counts/TAG.
-    let run_one = |t: &mut Timing, ci: usize, n: u64, tag: &str, what: &str| -> Result<f64> {
+    // One run of command `ci` at `n` frames; its counters under counts/TAG. Returns its
+    // time and its kernels' run times (the emulated driver's counters).
+    let run_one = |t: &mut Timing, ci: usize, n: u64, tag: &str, what: &str| -> Result<(f64, BTreeMap<String, u64>)> {
         let c = &cmds[ci];
         let o = out.join(format!("{}-n{n}.out", c.label));
         let mut env = Vec::new();
@@ -265,13 +273,17 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
             timeout: a.ex.timeout(),
         })?;
         whole_run(&o, n, &c.label)?;
+        let mut run_ns = BTreeMap::new();
         if let Some(d) = cdir {
-            if crate::counts::collect(&d)?.total_launches() > 0.0 {
+            let counts = crate::counts::collect(&d)?;
+            if counts.total_launches() > 0.0 {
                 t.launched[ci] = true;
             }
+            run_ns = counts.run_ns();
+            t.paths[ci].extend(counts.thread_paths());
         }
         pb.inc(1);
-        Ok(res.elapsed.as_secs_f64())
+        Ok((res.elapsed.as_secs_f64(), run_ns))
     };
     for w in 0..a.warmup as usize {
         for ci in 0..cmds.len() {
@@ -285,11 +297,13 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
         }
         for n in [2u64, a.frames] {
             for &ci in &order {
-                let s = run_one(&mut t, ci, n, &format!("r{r}"), &format!("round {}", r + 1))?;
+                let (s, ns) = run_one(&mut t, ci, n, &format!("r{r}"), &format!("round {}", r + 1))?;
                 if n == 2 {
                     t.times[ci][r].0 = s;
+                    t.kernel_ns[ci][r].0 = ns;
                 } else {
                     t.times[ci][r].1 = s;
+                    t.kernel_ns[ci][r].1 = ns;
                 }
                 t.order_log.push(format!("{}{}", cmds[ci].label, n));
                 t.csv.write_record([
@@ -311,6 +325,7 @@ fn time_rounds(a: &BenchArgs, out: &std::path::Path, plan: &Plan) -> Result<Timi
 fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timing) -> Result<()> {
     let (cmds, times) = (&plan.cmds, &timing.times);
     let mut results = Vec::new();
+    let mut sections = Vec::new();
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -348,9 +363,16 @@ fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timi
             tnm,
             c.note
         );
+        let kernels = kernel_times(&timing.kernel_ns[ci], &timing.paths[ci], a.frames);
         results.push(json!({"label": c.label, "flags": c.note, "backend": c.backend.name(), "device": c.device, "features": c.features,
             "ms_per_frame": m, "ms_per_frame_rounds": est, "t2_s": times[ci].iter().map(|x| x.0).collect::<Vec<_>>(),
-            "tn_s": times[ci].iter().map(|x| x.1).collect::<Vec<_>>()}));
+            "tn_s": times[ci].iter().map(|x| x.1).collect::<Vec<_>>(),
+            "kernels_ms_per_frame": (!kernels.is_empty()).then(|| kernels.iter().map(|k| k.ms).sum::<f64>()),
+            "kernels": kernels.iter().map(|k| json!({"kernel": k.name, "ms_per_frame": k.ms, "path": k.path})).collect::<Vec<_>>()}));
+        sections.push((c.label.to_string(), m, kernels));
+    }
+    for (label, m, kernels) in &sections {
+        kernel_md(&mut md, label, *m, kernels);
     }
     let ms = |i: usize| results[i]["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
     let ratio = if results.len() == 2 {
@@ -392,6 +414,68 @@ fn write_reports(a: &BenchArgs, out: &std::path::Path, plan: &Plan, timing: Timi
     report::write_atomic(&out.join("bench.md"), md)?;
     report::write_json(&out.join("bench.json"), &summary)?;
     Ok(())
+}
+
+/// A round's kernel run times (ns by kernel) in its 2-frame and its N-frame run, from the
+/// emulated driver's counters (empty elsewhere).
+type RoundKernels = (BTreeMap<String, u64>, BTreeMap<String, u64>);
+
+/// One kernel's share of an emulated command's frame.
+struct KernelTime {
+    name: String,
+    /// Its run time per frame, ms: the median over rounds of (ns(N) - ns(2)) / (N - 2).
+    ms: f64,
+    /// The path its threads take in PTX mode (module notes), where one is given.
+    path: Option<String>,
+}
+
+/// Where an emulated command's frame goes, by kernel (longest first), the way a frame's
+/// time is estimated: the emulated driver's run time of each kernel in the N-frame run
+/// less the 2-frame run's, over N - 2 frames, the median over rounds. Empty where no run
+/// was timed (not emulated, or a driver without `run_ns`).
+fn kernel_times(rounds: &[RoundKernels], paths: &BTreeMap<String, String>, frames: u64) -> Vec<KernelTime> {
+    let names: std::collections::BTreeSet<&String> = rounds.iter().flat_map(|(a, b)| a.keys().chain(b.keys())).collect();
+    let mut out: Vec<KernelTime> = names
+        .into_iter()
+        .map(|k| {
+            let per: Vec<f64> = rounds
+                .iter()
+                .map(|(t2, tn)| (*tn.get(k).unwrap_or(&0) as f64 - *t2.get(k).unwrap_or(&0) as f64) / 1e6 / (frames - 2) as f64)
+                .collect();
+            KernelTime { name: k.clone(), ms: median(&per), path: paths.get(k).cloned() }
+        })
+        .collect();
+    out.sort_by(|a, b| b.ms.total_cmp(&a.ms).then(a.name.cmp(&b.name)));
+    out
+}
+
+/// bench.md's table of where command `label`'s frame (`ms` per frame) goes by kernel.
+fn kernel_md(md: &mut String, label: &str, ms: f64, kernels: &[KernelTime]) {
+    if kernels.is_empty() {
+        return;
+    }
+    let total: f64 = kernels.iter().map(|k| k.ms).sum();
+    // The kernels' run times come from the driver's own clock per launch; the frame's from
+    // the whole runs' wall times, which a busy machine spreads far more: where the kernels
+    // come out above the frame, shares are of the kernels' time and the text says why.
+    let (base, what) = if total <= ms {
+        let _ = writeln!(
+            md,
+            "\nWhere {label}'s frame goes on the emulated driver: {total:.3} ms of its {ms:.3} ms per frame in kernels ({:.0}%; the executor's time per launch, the counters' `run_ns`); the rest is the program's host code, copies and the driver's other calls.",
+            100.0 * total / ms
+        );
+        (ms, "share of the frame")
+    } else {
+        let _ = writeln!(
+            md,
+            "\nWhere {label}'s frame goes on the emulated driver: {total:.3} ms per frame in kernels (the executor's time per launch, the counters' `run_ns`), more than the frame's {ms:.3} ms: the runs' wall times spread (see the rounds), the kernels' own clock much less.",
+        );
+        (total, "share of the kernels' time")
+    };
+    let _ = writeln!(md, "\n| kernel | ms/frame | {what} | path of its threads |\n|---|---|---|---|");
+    for k in kernels {
+        let _ = writeln!(md, "| {} | {:.3} | {:.0}% | {} |", k.name, k.ms, 100.0 * k.ms / base, k.path.as_deref().unwrap_or("-"));
+    }
 }
 
 /// A run's output, where it is one parity reads (VMAF's JSON, XML or CSV), must hold the
@@ -453,4 +537,41 @@ fn prove_real(
         bail!("bench {}: the CUDA command launched no kernel on the real device (a CPU fallback?)", c.label);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns(v: &[(&str, u64)]) -> BTreeMap<String, u64> {
+        v.iter().map(|&(k, n)| (k.to_string(), n)).collect()
+    }
+
+    #[test]
+    fn kernel_times_are_medians_of_the_n_less_2_frame_difference_and_the_text_says_whose_share() {
+        // Three rounds at N = 6: per frame (tN - t2) / 4 ms; hori 2, 3, 2.5 -> median 2.5;
+        // vert appears only in the 6-frame runs of two rounds: 1, 0, 1 -> 1.
+        let rounds = vec![
+            (ns(&[("hori", 2_000_000)]), ns(&[("hori", 10_000_000), ("vert", 4_000_000)])),
+            (ns(&[("hori", 2_000_000)]), ns(&[("hori", 14_000_000)])),
+            (ns(&[("hori", 2_000_000), ("vert", 1_000_000)]), ns(&[("hori", 12_000_000), ("vert", 5_000_000)])),
+        ];
+        let paths: BTreeMap<String, String> = [("hori".to_string(), "loops over threads".to_string())].into();
+        let k = kernel_times(&rounds, &paths, 6);
+        let got: Vec<(&str, f64, Option<&str>)> = k.iter().map(|k| (k.name.as_str(), k.ms, k.path.as_deref())).collect();
+        assert_eq!(got, [("hori", 2.5, Some("loops over threads")), ("vert", 1.0, None)]);
+        let mut md = String::new();
+        kernel_md(&mut md, "A", 5.0, &k);
+        assert!(md.contains("3.500 ms of its 5.000 ms per frame in kernels (70%"), "{md}");
+        assert!(md.contains("| hori | 2.500 | 50% | loops over threads |") && md.contains("| vert | 1.000 | 20% | - |"), "{md}");
+        // A frame estimate below the kernels' own time (wall times spread): shares of the
+        // kernels' time, and the text says so.
+        let mut md = String::new();
+        kernel_md(&mut md, "A", 1.0, &k);
+        assert!(md.contains("3.500 ms per frame in kernels") && md.contains("more than the frame's 1.000 ms"), "{md}");
+        assert!(md.contains("share of the kernels' time") && md.contains("| hori | 2.500 | 71% |"), "{md}");
+        let mut md = String::new();
+        kernel_md(&mut md, "A", 5.0, &[]);
+        assert!(md.is_empty(), "nothing timed, nothing said");
+    }
 }

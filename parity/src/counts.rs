@@ -35,6 +35,14 @@ pub struct Counts {
     pub files: Vec<CountsFile>,
 }
 
+/// The path kernel `k`'s threads take in PTX mode (`loops over threads`, `one after
+/// another`, `fibers`, ...), from a module record's notes: "threads of K: PATH: why"
+/// (emu-driver `module/ptx.rs`).
+pub fn thread_path<'a>(notes: impl IntoIterator<Item = &'a String>, k: &str) -> Option<&'a str> {
+    let prefix = format!("threads of {k}: ");
+    notes.into_iter().find_map(|n| n.strip_prefix(prefix.as_str())).and_then(|r| r.split(": ").next())
+}
+
 /// How a file's `state` reads in a report.
 pub fn describe_state(s: &State) -> String {
     match s {
@@ -141,6 +149,18 @@ impl Counts {
     /// Kernel launches by symbol.
     pub fn launches(&self) -> BTreeMap<String, f64> {
         self.total.launches.iter().map(|(k, v)| (k.clone(), v.count as f64)).collect()
+    }
+
+    /// Each kernel's run time on the emulated driver in ns (the counters' `run_ns`), for
+    /// the kernels that have one.
+    pub fn run_ns(&self) -> BTreeMap<String, u64> {
+        self.total.launches.iter().filter(|(_, v)| v.run_ns > 0).map(|(k, v)| (k.clone(), v.run_ns)).collect()
+    }
+
+    /// The path each launched kernel's threads take in PTX mode, from the module notes.
+    pub fn thread_paths(&self) -> BTreeMap<String, String> {
+        let notes: Vec<&String> = self.total.modules.iter().flat_map(|m| &m.notes).collect();
+        self.total.launches.keys().filter_map(|k| Some((k.clone(), thread_path(notes.iter().copied(), k)?.to_string()))).collect()
     }
 
     pub fn total_launches(&self) -> f64 {

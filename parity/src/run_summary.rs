@@ -440,8 +440,7 @@ impl Usage {
 
     /// The path kernel `k`'s threads take in PTX mode, from the module notes.
     fn thread_path(&self, k: &str) -> Option<&str> {
-        let prefix = format!("threads of {k}: ");
-        self.modules.iter().flat_map(|m| &m.notes).find_map(|n| n.strip_prefix(&prefix)).and_then(|r| r.split(": ").next())
+        crate::counts::thread_path(self.modules.iter().flat_map(|m| &m.notes), k)
     }
 
     /// The lines printed when the run ends.

@@ -596,6 +596,22 @@ fn bench_both_times_cpu_emulated_and_real() {
     assert_eq!(csv.lines().count(), 1 + 6, "the warm-ups are not timed: {csv}");
     let md = std::fs::read_to_string(e.out().join("bench.md")).unwrap();
     assert!(md.contains("| B-real |") && md.contains("ran on the system's driver"), "{md}");
+    // The emulated command's frame by kernel, from its counters' run_ns (1.5 ms a frame in
+    // the fake); none for the CPU and the real device.
+    let k = &s["commands"][1]["kernels"];
+    assert_eq!(k.as_array().map(Vec::len), Some(1), "{s}");
+    assert_eq!((k[0]["kernel"].as_str(), k[0]["path"].as_str()), (Some("sse_kernel"), Some("loops over threads")));
+    assert!((k[0]["ms_per_frame"].as_f64().unwrap() - 1.5).abs() < 1e-9, "{k}");
+    assert!((s["commands"][1]["kernels_ms_per_frame"].as_f64().unwrap() - 1.5).abs() < 1e-9);
+    for c in [0, 2] {
+        assert_eq!(s["commands"][c]["kernels"], serde_json::json!([]), "{s}");
+        assert!(s["commands"][c]["kernels_ms_per_frame"].is_null());
+    }
+    assert!(
+        md.contains("Where B-emulated's frame goes on the emulated driver: 1.500 ms ") && md.contains("| sse_kernel | 1.500 |"),
+        "{md}"
+    );
+    assert!(md.contains("| loops over threads |") && !md.contains("Where B-real's") && !md.contains("Where A's"), "{md}");
     // a CUDA command that launches nothing on the device is refused before timing
     let o = e.parity("bench", &["--frames", "3", "--rounds", "1", "--device", "real", "--defect", "nolaunch"], &env);
     expect_code(&o, 2);
