@@ -534,6 +534,9 @@ impl Usage {
         let _ = writeln!(m, "| | |\n|---|---|");
         let _ = writeln!(m, "| processes on simtwin's driver | {} |", self.counts.files.len());
         let _ = writeln!(m, "| kernel launches | {} ({} kernels) |", launches_total(t), t.launches.len());
+        if let Some(l) = self.time_line(t) {
+            let _ = writeln!(m, "| {} |", l.replacen(": ", " | ", 1).replace('`', "'"));
+        }
         let c = &t.copies;
         let _ = writeln!(
             m,
@@ -749,6 +752,8 @@ mod tests {
             text.contains("time in kernels: 10.000 ms over 8 launch(es): hori 60% (loops over threads), vert 20% (one after another), reduce 10%, 2 more 10%"),
             "{text}"
         );
+        let md = u.markdown(&Policy::default(), &["vmaf".into()], &CmdStatus::Exit(0));
+        assert!(md.contains("| time in kernels | 10.000 ms over 8 launch(es): hori 60% (loops over threads), vert 20%"), "{md}");
         let j = u.to_json(&Policy::default(), &["vmaf".into()], &CmdStatus::Exit(0), &[], None);
         assert_eq!(j["launches"]["run_ns"], 10_000_000);
         assert_eq!(j["launches"]["kernels"]["hori"]["run_ns"], 6_000_000);
