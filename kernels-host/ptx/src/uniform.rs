@@ -97,6 +97,9 @@ pub struct Plan {
     /// Plain path: no thread of the kernel can wait or spin (`calm`), so its runner
     /// neither polls for a hand-off nor offers its threads for preemption.
     pub calm: bool,
+    /// Plain path, not `calm`: what lets a thread wait or spin (a loop, a fence, ... and
+    /// where), for the notes.
+    pub restless: Option<String>,
     /// Loop path: full-mask shuffles performed without an exchange (not split points),
     /// by body node.
     pub elide: HashMap<usize, Elided>,
@@ -137,6 +140,7 @@ impl Plan {
             partial: false,
             late: false,
             calm: false,
+            restless: None,
             elide: HashMap::new(),
             literal: HashMap::new(),
             pred_unread: HashSet::new(),
@@ -314,15 +318,14 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         }
     }
     if syncs.is_empty() {
-        let calm = calm(m, reach, cfgs);
-        let why = if calm {
-            "no barrier or warp collective: threads run one after another (no loop, call cycle, fence or clock read: none can wait or spin)"
-        } else {
-            "no barrier or warp collective: threads run one after another"
+        let restless = restless(m, reach, cfgs);
+        let why = match &restless {
+            None => "no barrier or warp collective: threads run one after another (no loop, call cycle, fence or clock read: none can wait or spin)".to_string(),
+            Some(what) => format!("no barrier or warp collective: threads run one after another (one may wait or spin in {what}: its runner lets it hand the rest on)"),
         };
         return Plan {
             path: Path::Plain,
-            why: why.into(),
+            why,
             syncs,
             live: Vec::new(),
             save: Vec::new(),
@@ -330,7 +333,8 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             probe: false,
             partial: false,
             late: false,
-            calm,
+            calm: restless.is_none(),
+            restless,
             elide: HashMap::new(),
             literal: HashMap::new(),
             pred_unread: HashSet::new(),
@@ -426,7 +430,23 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         ));
     }
     let tid_reads = tid_reads(f, cfg, &syncs);
-    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, late, calm: false, elide, literal, pred_unread, tid_reads }
+    Plan {
+        path: Path::Loops,
+        why,
+        syncs,
+        live,
+        save,
+        load,
+        probe,
+        partial,
+        late,
+        calm: false,
+        restless: None,
+        elide,
+        literal,
+        pred_unread,
+        tid_reads,
+    }
 }
 
 // ---- operands and effects ---------------------------------------------------------
@@ -554,33 +574,47 @@ pub fn polling_load(i: &Instr) -> bool {
     matches!(i.src.op.as_str(), "ld" | "ldu") && i.src.has(".acquire") && (i.src.has(".gpu") || i.src.has(".sys"))
 }
 
-/// Whether no thread of a plain-path kernel can wait or spin: no cycle in the control
-/// flow of any function it reaches, no call cycle and no indirect call, no fence and no
-/// clock read (the runtime may preempt a thread at those calls). Its runner then runs
-/// each thread to its end: nothing can hand the rest of its range on (the executor's
-/// `range_stop`) and nothing needs preempting. (A barrier, collective or `nanosleep`
-/// never reaches here: they keep the kernel off the plain path.)
-fn calm(m: &Module, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> bool {
+/// What lets a thread of a plain-path kernel wait or spin, or None where nothing does
+/// (`calm`): a cycle in the control flow of a function it reaches (a loop, counted or
+/// not: this does not tell them apart), a call cycle or an indirect call, a fence or a
+/// clock read (the runtime may preempt a thread at those calls). A calm kernel's runner
+/// runs each thread to its end: nothing can hand the rest of its range on (the
+/// executor's `range_stop`) and nothing needs preempting. (A barrier, collective or
+/// `nanosleep` never reaches here: they keep the kernel off the plain path.)
+fn restless(m: &Module, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> Option<String> {
     let mut callees: Vec<(usize, Vec<usize>)> = Vec::new();
     for &g in reach {
-        if !cycles(&cfgs[g]).is_empty() {
-            return false;
+        let f = &m.funcs[g];
+        let within = if reach.len() > 1 { format!(" of {}", f.decl.name) } else { String::new() };
+        let line = |node: usize| match f.body.get(node) {
+            Some(Node::Instr(i)) => format!(", PTX line {}", i.src.line),
+            _ => String::new(),
+        };
+        if let Some(c) = cycles(&cfgs[g]).first() {
+            // Its first block in body order: where the loop begins.
+            let head = c.iter().map(|&b| cfgs[g].blocks[b].start).min().unwrap_or(0);
+            let first = (head..f.body.len()).find(|&n| matches!(f.body[n], Node::Instr(_))).unwrap_or(head);
+            return Some(format!("a loop{within}{}", line(first)));
         }
         let mut out = Vec::new();
-        for node in &m.funcs[g].body {
+        for (n, node) in f.body.iter().enumerate() {
             let Node::Instr(i) = node else { continue };
             let op = i.src.op.as_str();
-            if matches!(op, "membar" | "fence" | "nanosleep" | "bar" | "barrier")
-                || COLLECTIVES.contains(&op)
-                || i.args.iter().any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer")))
-            {
-                return false;
+            let what = |w: &str| Some(format!("{w} (`{}`{within}{})", i.src.text(), line(n)));
+            if matches!(op, "membar" | "fence") {
+                return what("a fence");
+            }
+            if op == "nanosleep" || matches!(op, "bar" | "barrier") || COLLECTIVES.contains(&op) {
+                return what("a sleep, barrier or warp collective");
+            }
+            if i.args.iter().any(|a| matches!(a, Op::Special(n) if n.starts_with("%clock") || n.starts_with("%globaltimer"))) {
+                return what("a clock read");
             }
             if op == "call" {
                 for a in &i.args {
                     match a {
                         Op::Func(h) => out.push(*h),
-                        Op::Reg(_) => return false,
+                        Op::Reg(_) => return what("an indirect call"),
                         _ => {}
                     }
                 }
@@ -594,7 +628,23 @@ fn calm(m: &Module, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> bool {
         let leaves: Vec<usize> =
             callees.iter().filter(|(g, c)| left.contains(g) && c.iter().all(|h| !left.contains(h))).map(|(g, _)| *g).collect();
         if leaves.is_empty() {
-            return left.is_empty();
+            if left.is_empty() {
+                return None;
+            }
+            // Name the functions on the cycle: also drop those nothing left calls (the
+            // kernel above a recursive function).
+            loop {
+                let called: BTreeSet<usize> =
+                    callees.iter().filter(|(g, _)| left.contains(g)).flat_map(|(_, c)| c.iter().copied()).collect();
+                let roots: Vec<usize> = left.iter().copied().filter(|g| !called.contains(g)).collect();
+                if roots.is_empty() {
+                    break;
+                }
+                for g in roots {
+                    left.remove(&g);
+                }
+            }
+            return Some(format!("a call cycle ({})", left.iter().map(|&g| m.funcs[g].decl.name.as_str()).collect::<Vec<_>>().join(", ")));
         }
         for g in leaves {
             left.remove(&g);

@@ -262,10 +262,22 @@ again:
     let (r, why) = runner("straight");
     assert!(r.contains("for_each_thread<false, true>("), "{r}");
     assert!(why.contains("none can wait or spin"), "{why}");
-    for (name, calls) in [("looping", false), ("fencing", false), ("clocked", false), ("recursive", true)] {
+    // Each note names what lets a thread wait or spin, and where (PTX lines of `src`).
+    let line = |text: &str| src.lines().position(|l| l.trim() == text).map(|i| i + 1).unwrap();
+    let loop_at = format!("a loop, PTX line {}", line("add.u32 t, t, 1;"));
+    let fence_at = format!("a fence (`membar.gl`, PTX line {})", line("membar.gl;"));
+    let clock_at = format!("a clock read (`mov.u32`, PTX line {})", line("mov.u32 t, %clock;"));
+    for (name, calls, what) in [
+        ("looping", false, loop_at.as_str()),
+        ("fencing", false, &fence_at),
+        ("clocked", false, &clock_at),
+        ("recursive", true, "a call cycle (rec)"),
+    ] {
         let (r, why) = runner(name);
         assert!(r.contains(&format!("for_each_thread<true, {calls}>(")), "{name}: {r}");
         assert!(!why.contains("none can wait or spin"), "{name}: {why}");
+        assert!(why.contains(&format!("one may wait or spin in {what}: its runner lets it hand the rest on")), "{name}: {why}");
+        assert!(why.contains(&format!("not as vector lanes: its threads may wait or spin in {what}")), "{name}: {why}");
     }
 }
 

@@ -197,7 +197,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             checks_of.insert(fi, crate::align::runner_checks(&e.aligned));
             let lanes = match (plans[k].calm, e.aligned.is_empty()) {
                 (true, false) => crate::lanes::plan(f, &layout.kernels[k].params, &e.aligned),
-                (false, _) => Err("its threads may wait or spin".into()),
+                (false, _) => {
+                    Err(format!("its threads may wait or spin in {}", plans[k].restless.as_deref().unwrap_or("what the kernel calls")))
+                }
                 (true, true) => Err("no global access at a parameter plus a multiple of its size".into()),
             };
             match lanes {
