@@ -355,12 +355,14 @@ pub fn run(mut p: Prepared) -> CuResult {
     match outcome.result {
         Ok(()) => {
             if !p.counted || run_ns > 0 {
-                let (threads, blocks) = totals(l.grid, l.block);
                 if let Ok(_held) = driver() {
                     if !p.counted {
+                        let (threads, blocks) = totals(l.grid, l.block);
                         k.tally.add_locked(threads, blocks);
                     }
-                    k.tally.add_run_locked(run_ns);
+                    if run_ns > 0 {
+                        k.tally.add_run_locked(run_ns);
+                    }
                 }
             }
             Ok(())

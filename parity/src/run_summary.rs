@@ -416,11 +416,12 @@ impl Usage {
     /// each with its share and the path its threads take (the module notes' "threads of
     /// K: PATH: why"). None when no launch was timed (pass-through, older drivers).
     fn time_line(&self, t: &Counters) -> Option<String> {
-        let total: u64 = t.launches.values().map(|l| l.run_ns).sum();
+        let run_ns = self.counts.run_ns();
+        let total: u64 = run_ns.values().sum();
         if total == 0 {
             return None;
         }
-        let mut top: Vec<(&String, u64)> = t.launches.iter().filter(|(_, v)| v.run_ns > 0).map(|(k, v)| (k, v.run_ns)).collect();
+        let mut top: Vec<(&String, u64)> = run_ns.iter().map(|(k, &v)| (k, v)).collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         let share = |ns: u64| format!("{:.0}%", ns as f64 * 100.0 / total as f64);
         let mut parts: Vec<String> = top

@@ -94,11 +94,8 @@ pub struct Plan {
     /// shuffles are split points, `T.partial` set), and the lanes that exit are left out
     /// of the shuffles after their exit.
     pub late: bool,
-    /// Plain path: no thread of the kernel can wait or spin (`calm`), so its runner
-    /// neither polls for a hand-off nor offers its threads for preemption.
-    pub calm: bool,
-    /// Plain path, not `calm`: what lets a thread wait or spin (a loop, a fence, ... and
-    /// where), for the notes.
+    /// Plain path: what lets a thread wait or spin (a loop, a fence, ... and where), for
+    /// the notes; None where nothing does ([`Plan::calm`]).
     pub restless: Option<String>,
     /// Loop path: full-mask shuffles performed without an exchange (not split points),
     /// by body node.
@@ -128,6 +125,12 @@ pub enum Elided {
 }
 
 impl Plan {
+    /// Plain path, and no thread of the kernel can wait or spin: its runner neither polls
+    /// for a hand-off nor offers its threads for preemption.
+    pub fn calm(&self) -> bool {
+        self.path == Path::Plain && self.restless.is_none()
+    }
+
     fn fibers(why: String) -> Plan {
         Plan {
             path: Path::Fibers,
@@ -139,7 +142,6 @@ impl Plan {
             probe: false,
             partial: false,
             late: false,
-            calm: false,
             restless: None,
             elide: HashMap::new(),
             literal: HashMap::new(),
@@ -333,7 +335,6 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
             probe: false,
             partial: false,
             late: false,
-            calm: restless.is_none(),
             restless,
             elide: HashMap::new(),
             literal: HashMap::new(),
@@ -430,23 +431,7 @@ pub fn analyse(m: &Module, fi: usize, reach: &BTreeSet<usize>, cfgs: &[Cfg]) -> 
         ));
     }
     let tid_reads = tid_reads(f, cfg, &syncs);
-    Plan {
-        path: Path::Loops,
-        why,
-        syncs,
-        live,
-        save,
-        load,
-        probe,
-        partial,
-        late,
-        calm: false,
-        restless: None,
-        elide,
-        literal,
-        pred_unread,
-        tid_reads,
-    }
+    Plan { path: Path::Loops, why, syncs, live, save, load, probe, partial, late, restless: None, elide, literal, pred_unread, tid_reads }
 }
 
 // ---- operands and effects ---------------------------------------------------------

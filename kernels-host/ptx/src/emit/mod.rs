@@ -195,7 +195,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             e.folds = crate::constants::folds(f, &initial);
             fold_guard(m, &initial, &e.folds, &mut guards, &mut folded, fi);
             checks_of.insert(fi, crate::align::runner_checks(&e.aligned));
-            let lanes = match (plans[k].calm, e.aligned.is_empty()) {
+            let lanes = match (plans[k].calm(), e.aligned.is_empty()) {
                 (true, false) => crate::lanes::plan(f, &layout.kernels[k].params, &e.aligned),
                 (false, _) => {
                     Err(format!("its threads may wait or spin in {}", plans[k].restless.as_deref().unwrap_or("what the kernel calls")))
@@ -322,7 +322,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         // The thread's index goes into `ctx` too where the kernel calls a function (which
         // reads it there); the kernel's own code reads `TI`.
         let calls = f.body.iter().any(|n| matches!(n, crate::resolve::Node::Instr(i) if i.src.op == "call"));
-        let each = format!("for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI)", !plans[k].calm);
+        let each = format!("for_each_thread<{}, {calls}>(ctx, first, n, [&](const simtwin_dim3_t &TI)", !plans[k].calm());
         // The runner's checks (`align`'s alignments, `constants`' unwritten variables):
         // where they hold, the kernel's code runs with template argument `A` true.
         let fast = match (checks_of.get(&fi).filter(|c| !c.is_empty()), guards.get(&fi)) {
