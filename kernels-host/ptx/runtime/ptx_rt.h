@@ -1233,6 +1233,193 @@ PTX_INLINE void lanes_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t 
     ctx->lanes = 0;
 }
 
+/* ---- Chunks of 16 threads as explicit vectors (simtwin-ptx `simd`) ----
+   A barrier-free kernel whose branches depend on its lanes only where they all go the
+   same way runs 16 consecutive threads of a row as one call `V<fi>`: what is the same for
+   every lane (parameters, block values, loop counters) as scalars, the rest as vectors
+   of 16 32-bit lanes (`vu`, predicates `vi` of 0/-1) and 64-bit addresses as a scalar
+   base plus 16 signed 32-bit offsets. The chunk's result must equal the threads run one
+   after another: a branch its lanes take differently, an address that cannot be a base
+   plus an offset, a misaligned access, or memory one lane stores and another lane (or
+   another store) touches makes it undo its stores (`Undo`) and answer false, and the
+   runner runs the 16 threads one at a time. A fault inside a chunk is replayed one
+   thread at a time by the executor (`ctx->lanes`, as for `lanes_row`). */
+namespace simd {
+enum { L = 16 };
+typedef uint32_t vu __attribute__((vector_size(64)));
+typedef int32_t vi __attribute__((vector_size(64)));
+static const vi IOTA = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+/* An operand as a vector: a vector as it is, a scalar broadcast. */
+PTX_INLINE vu V(vu x) { return x; }
+PTX_INLINE vu V(vi x) { return (vu)x; }
+PTX_INLINE vu V(uint32_t x) { return (vu){} + x; }
+PTX_INLINE vu V(int32_t x) { return (vu){} + (uint32_t)x; }
+/* A predicate as a mask of 0/-1 lanes. */
+PTX_INLINE vi M(vi p) { return p; }
+PTX_INLINE vi M(bool p) { return (vi){} + (p ? -1 : 0); }
+/* Lane l's bit set where lane l of mask m is set. */
+PTX_INLINE uint32_t bits(vi m) {
+    uint32_t b = 0;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) b |= (uint32_t)(m[l] != 0) << l;
+    return b;
+}
+/* A branch every lane takes (1), none takes (0), or some do (-1: the chunk bails). */
+PTX_INLINE int all_or_none(vi m) {
+    const uint32_t b = bits(m);
+    return b == 0xffffu ? 1 : b == 0 ? 0 : -1;
+}
+/* PTX shifts: amounts past the width give 0 (shl, shr.u) or the sign (shr.s). */
+PTX_INLINE vu shl(vu a, vu n) { return n < 32u ? a << (n & 31u) : (vu){}; }
+PTX_INLINE vu shr_u(vu a, vu n) { return n < 32u ? a >> (n & 31u) : (vu){}; }
+PTX_INLINE vu shr_s(vu a, vu n) { return (vu)((vi)a >> (vi)(n < 32u ? n : (vu){} + 31u)); }
+PTX_INLINE vu abs_s(vu a) { return (vi)a < 0 ? (vu){} - a : a; }
+PTX_INLINE vu min_u(vu a, vu b) { return a < b ? a : b; }
+PTX_INLINE vu max_u(vu a, vu b) { return a > b ? a : b; }
+PTX_INLINE vu min_s(vu a, vu b) { return (vi)a < (vi)b ? a : b; }
+PTX_INLINE vu max_s(vu a, vu b) { return (vi)a > (vi)b ? a : b; }
+/* A 32-bit value widened into an offset: sign-extended as it is; zero-extended only
+   where no lane is 2^31 or above (else false: the chunk bails). */
+PTX_INLINE bool zext_off(vu v, vi &o) {
+    o = (vi)v;
+    return bits(o < 0) == 0;
+}
+/* mul.wide by a literal c (1 <= c < 2^16: the translator's bound) into an offset, where
+   every lane's product fits 32 signed bits (else false: the chunk bails). */
+PTX_INLINE bool wide_s(vu v, int32_t c, vi &o) {
+    const vi x = (vi)v;
+    o = (vi)(v * (uint32_t)c);
+    return bits(x < INT32_MIN / c) == 0 && bits(x > INT32_MAX / c) == 0;
+}
+PTX_INLINE bool wide_u(vu v, uint32_t c, vi &o) {
+    o = (vi)(v * c);
+    return bits((vi)(v > (uint32_t)INT32_MAX / c)) == 0;
+}
+/* The lanes' addresses base + off: consecutive elements of `size` bytes? */
+PTX_INLINE bool consecutive(vi off, int32_t size) { return bits(off == off[0] + IOTA * size) == 0xffffu; }
+
+/* The stores of one chunk, with the bytes they replaced, for `undo` and `commit`. */
+template <int NE, int NB> struct Undo {
+    uint64_t at[NE > 0 ? NE : 1];
+    uint32_t len[NE > 0 ? NE : 1], from[NE > 0 ? NE : 1], site[NE > 0 ? NE : 1];
+    uint8_t old[NB > 0 ? NB : 1];
+    int n = 0;
+    uint32_t used = 0;
+    __attribute__((always_inline)) void save(uint32_t s, uint64_t a, uint32_t bytes) {
+        at[n] = a, len[n] = bytes, from[n] = used, site[n] = s;
+        memcpy(old + used, (const void *)(uintptr_t)a, bytes);
+        used += bytes;
+        ++n;
+    }
+    __attribute__((always_inline)) void undo() {
+        for (int k = n - 1; k >= 0; --k) memcpy((void *)(uintptr_t)at[k], old + from[k], len[k]);
+        n = 0, used = 0;
+    }
+    /* True where no store's bytes meet a load's range ([lo, hi) per load site) or another
+       store site's: then the lanes ran as the threads one after another would have. */
+    __attribute__((always_inline)) bool commit(const uint64_t *lo, const uint64_t *hi, int nl) {
+        for (int k = 0; k < n; ++k) {
+            const uint64_t a = at[k], e = at[k] + len[k];
+            for (int j = 0; j < nl; ++j)
+                if (lo[j] < e && a < hi[j]) return undo(), false;
+            for (int j = k + 1; j < n; ++j)
+                if (site[j] != site[k] && at[j] < e && a < at[j] + len[j]) return undo(), false;
+        }
+        return true;
+    }
+};
+
+/* A load of T into 16 32-bit lanes (sign- or zero-extended as T is) from base + off;
+   its range joins [lo, hi). False where an address is misaligned. */
+template <class T> PTX_INLINE bool ld(uint64_t base, vi off, vu &out, uint64_t &lo, uint64_t &hi) {
+    typedef typename std::conditional<std::is_signed<T>::value, int32_t, uint32_t>::type W;
+    if (consecutive(off, (int32_t)sizeof(T))) {
+        const uint64_t a = base + (uint64_t)(int64_t)off[0];
+        if (sizeof(T) > 1 && (a & (sizeof(T) - 1)) != 0) return false;
+        T buf[L];
+        memcpy(buf, (const void *)(uintptr_t)a, sizeof buf);
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l) out[l] = (uint32_t)(W)buf[l];
+        lo = a < lo ? a : lo;
+        hi = a + sizeof buf > hi ? a + sizeof buf : hi;
+        return true;
+    }
+    uint64_t mis = 0, mn = ~0ull, mx = 0;
+    for (int l = 0; l < L; ++l) {
+        const uint64_t a = base + (uint64_t)(int64_t)off[l];
+        mis |= a & (sizeof(T) - 1);
+        mn = a < mn ? a : mn;
+        mx = a > mx ? a : mx;
+    }
+    if (mis != 0) return false;
+    for (int l = 0; l < L; ++l) {
+        T v;
+        memcpy(&v, (const void *)(uintptr_t)(base + (uint64_t)(int64_t)off[l]), sizeof v);
+        out[l] = (uint32_t)(W)v;
+    }
+    lo = mn < lo ? mn : lo;
+    hi = mx + sizeof(T) > hi ? mx + sizeof(T) : hi;
+    return true;
+}
+/* A load every lane makes at the same address: its range joins [lo, hi). */
+PTX_INLINE void seen(uint64_t a, uint32_t bytes, uint64_t &lo, uint64_t &hi) {
+    lo = a < lo ? a : lo;
+    hi = a + bytes > hi ? a + bytes : hi;
+}
+/* A store of N elements of T per lane (`st.v<N>`; element k of lane l is v[k][l]) at
+   base + off, aligned to the whole vector as on the device; logged in `u` as site s.
+   False where an address is misaligned (nothing of this store written). */
+template <class T, int N, class UN> PTX_INLINE bool st(UN &u, uint32_t s, uint64_t base, vi off, const vu (&v)[N]) {
+    const uint32_t bytes = N * sizeof(T);
+    if (consecutive(off, (int32_t)bytes)) {
+        const uint64_t a = base + (uint64_t)(int64_t)off[0];
+        if (bytes > 1 && (a & (bytes - 1)) != 0) return false;
+        T buf[L * N];
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l)
+            for (int k = 0; k < N; ++k) buf[l * N + k] = (T)v[k][l];
+        u.save(s, a, sizeof buf);
+        memcpy((void *)(uintptr_t)a, buf, sizeof buf);
+        return true;
+    }
+    uint64_t mis = 0;
+    for (int l = 0; l < L; ++l) mis |= (base + (uint64_t)(int64_t)off[l]) & (bytes - 1);
+    if (mis != 0) return false;
+    for (int l = 0; l < L; ++l) {
+        const uint64_t a = base + (uint64_t)(int64_t)off[l];
+        T e[N];
+        for (int k = 0; k < N; ++k) e[k] = (T)v[k][l];
+        u.save(s, a, bytes);
+        memcpy((void *)(uintptr_t)a, e, bytes);
+    }
+    return true;
+}
+} // namespace simd
+
+/* Threads TI.x .. xe of a row in chunks of 16 as vectors (`vec`, answering false where
+   the chunk must run one thread at a time), the rest and the refused chunks one thread
+   at a time (`one`), each named in linear_tid; a chunk's `lanes` lets the executor replay
+   a fault inside it one thread at a time. */
+template <class FV, class FK>
+PTX_INLINE void simd_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, FV vec, FK one) {
+    uint32_t x = TI.x;
+    for (; xe - x >= (uint32_t)simd::L; x += simd::L, t += simd::L) {
+        ctx->linear_tid = t;
+        ctx->lanes = simd::L;
+        const bool done = vec(simtwin_dim3_t{x, TI.y, TI.z});
+        ctx->lanes = 0;
+        if (!done)
+            for (uint32_t k = 0; k < (uint32_t)simd::L; ++k) {
+                ctx->linear_tid = t + k;
+                one(simtwin_dim3_t{x + k, TI.y, TI.z});
+            }
+    }
+    for (; x != xe; ++x, ++t) {
+        ctx->linear_tid = t;
+        one(simtwin_dim3_t{x, TI.y, TI.z});
+    }
+}
+
 /* Threads TI.x .. xe of a row one at a time, each named in linear_tid. */
 template <class F>
 PTX_INLINE void plain_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, F body) {

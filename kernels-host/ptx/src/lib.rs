@@ -45,6 +45,7 @@ pub mod params;
 pub mod parse;
 pub mod resolve;
 pub mod sfu;
+pub mod simd;
 pub mod uniform;
 pub mod waves;
 

@@ -96,7 +96,10 @@ fn a_kernel_without_an_affine_widening_gets_no_lanes() {
     // Its only global access is at a uniform address: nothing for the vectoriser.
     let c = cpp("st.global.u32 [%rd1], %r1;");
     assert!(!has_lanes(&c), "{c}");
-    assert!(why("st.global.u32 [%rd1], %r1;").ends_with("not as vector lanes: no address from an index affine in %tid.x"));
+    let w = why("st.global.u32 [%rd1], %r1;");
+    assert!(w.contains("not as vector lanes: no address from an index affine in %tid.x; "), "{w}");
+    // Nor as vectors of 16 threads: every lane would store at the same address.
+    assert!(w.ends_with("nor as vectors of 16 threads: st.global.u32 (PTX line 19): a store not at a per-lane address"), "{w}");
     // An index written twice is not affine: its widening is the 32-bit code's.
     let c = cpp("add.s32 %r5, %r5, 1;\nmul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\nst.global.u32 [%rd4], %r5;");
     assert!(!has_lanes(&c), "{c}");

@@ -85,9 +85,7 @@ fn main() -> ExitCode {
         },
         "translate" => match if library { simtwin_ptx::translate_library(&refs, &opts) } else { simtwin_ptx::translate(&refs, &opts) } {
             Ok(t) => {
-                for n in &t.notes {
-                    eprintln!("simtwin-ptx: note: {n}");
-                }
+                print_notes(&t);
                 match out {
                     Some(o) => {
                         if let Err(e) = std::fs::write(&o, &t.units[0]) {
@@ -106,9 +104,7 @@ fn main() -> ExitCode {
         },
         "build" => match jit::build(&refs, &opts, &jit::JitOptions::from_env()) {
             Ok(b) => {
-                for n in &b.translation.notes {
-                    eprintln!("simtwin-ptx: note: {n}");
-                }
+                print_notes(&b.translation);
                 eprintln!(
                     "simtwin-ptx: {} kernels, translate {:.1} ms, compile {:.0} ms{}",
                     b.translation.kernels.len(),
@@ -167,4 +163,15 @@ fn render_fusions(fs: &[simtwin_ptx::FuncFusions]) -> String {
         }
     }
     out
+}
+
+/// The module's notes and, per kernel, how its threads run and why (what the driver logs
+/// at `EMU_CUDA_LOG=info`).
+fn print_notes(t: &simtwin_ptx::Translation) {
+    for n in &t.notes {
+        eprintln!("simtwin-ptx: note: {n}");
+    }
+    for k in &t.kernels {
+        eprintln!("simtwin-ptx: {}: {:?}: {}", k.name, k.threads, k.threads_why);
+    }
 }

@@ -133,7 +133,7 @@ pub(crate) struct FnEmitter<'a> {
     pub node: usize,
     /// Site literals (file string -> its C name).
     sites: HashMap<String, String>,
-    site_decls: String,
+    pub(super) site_decls: String,
     /// Declarations the body needs at function scope (fused multiplies' operands).
     pub decls: String,
     /// The fused multiplies' kept operands (C type, node): `m<node>a`, `m<node>b`.
@@ -141,11 +141,11 @@ pub(crate) struct FnEmitter<'a> {
     /// The loop path's chains of shuffles (`chains`): how many, and their links.
     pub chains: (usize, usize),
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
-    site_prefix: &'static str,
+    pub(super) site_prefix: &'static str,
     /// Emitting a kernel's own code (`body`, `body_loops`): `%tid` is the runner's `TI`
     /// (the thread's index, a local or its table's entry), not `ctx`, which the runners
     /// write only where the kernel calls a function (`Plan::tid_reads`, `for_each_thread`).
-    loop_tid: bool,
+    pub(super) loop_tid: bool,
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
     nan_blind: Vec<bool>,
@@ -1244,7 +1244,7 @@ fn named_regs(i: &crate::resolve::Instr, out: &mut Vec<usize>) {
 
 /// One instruction's statement in a body: under its guard, braced (a goto may jump over
 /// the statement's temporaries), with its PTX line.
-fn push_stmt(body: &mut String, i: &crate::resolve::Instr, stmt: &str) {
+pub(super) fn push_stmt(body: &mut String, i: &crate::resolve::Instr, stmt: &str) {
     match i.guard {
         Some((neg, p)) if !stmt.is_empty() => {
             let _ = writeln!(body, "  if ({}r{p}) {{ {stmt} }} // {}", if neg { "!" } else { "" }, i.src.line);

@@ -11,6 +11,7 @@ mod chains;
 mod func;
 mod mbarrier;
 mod ops;
+mod simd;
 mod texture;
 
 use crate::ast::Space;
@@ -176,6 +177,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     // An inlined kernel's row condition for running its threads as vector lanes, or why
     // they do not (`lanes`).
     let mut lanes_of: HashMap<usize, Result<String, String>> = HashMap::new();
+    // The same for 16 threads as explicit vectors (`simd`), where `lanes` does not apply.
+    let mut simd_of: HashMap<usize, Result<(), String>> = HashMap::new();
     // The initialized `.const` variables' bytes, and per kernel (by function) the
     // condition under which its runner may run its `.const` loads as literals.
     let initial = crate::constants::Initial::of(m);
@@ -215,10 +218,30 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         e.body()?;
         exits_in_funcs |= e.uses_exit && !f.decl.entry;
         sfu_by_func[fi] = e.sfu.clone();
+        // A plain-path kernel the host compiler cannot vectorise: 16 threads of a row as
+        // explicit vectors where its code allows (`simd`), beside its one-thread code.
+        let mut out = std::mem::take(&mut e.out);
+        if let (true, Some(k), None) = (e.inline_entry, kernel_layout, &e.lanes) {
+            match crate::simd::plan(f, &layout.kernels[k].params) {
+                Ok(p) => {
+                    let mut v = func::FnEmitter::new(m, fi, Some(&layout.kernels[k]), &fused[fi], opts);
+                    v.inline_entry = true;
+                    v.aligned = e.aligned.clone();
+                    v.folds = e.folds.clone();
+                    let template = if v.aligned.is_empty() && v.folds.is_empty() { "" } else { "template <bool A> " };
+                    v.body_simd(&p, template)?;
+                    out.push_str(&v.out);
+                    simd_of.insert(fi, Ok(()));
+                }
+                Err(why) => {
+                    simd_of.insert(fi, Err(why));
+                }
+            }
+        }
         if e.inline_entry {
             body_at.insert(fi, bodies.len());
         }
-        bodies.push(e.out);
+        bodies.push(out);
     }
     // The loop-path variants of the kernels that take it (`uniform`), their frames
     // declared in every unit; each in the unit of its runner, which inlines it (one
@@ -331,6 +354,32 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             (None, Some(g)) => Some(g.clone()),
             (None, None) => None,
         };
+        // Chunks of 16 threads as vectors (`simd`) unless the executor asks for one
+        // thread at a time (a fault's replay, or loops over threads off); a chunk that
+        // bails runs its threads one at a time. Its loops end alike for every lane, so
+        // no thread can wait for another: no preemption point is needed.
+        if matches!(simd_of.get(&fi), Some(Ok(()))) {
+            let chunk = |targs: &str| {
+                format!(
+                    "for_each_row(ctx, first, n, [&](const simtwin_dim3_t &TI, uint32_t t, uint32_t xe) {{ simd_row(ctx, t, TI, xe, [&](const simtwin_dim3_t &TI) {{ return V{fi}{targs}(T, P0, TI); }}, [&](const simtwin_dim3_t &TI) {{ K{fi}{targs}(T, P0, TI); }}); }});"
+                )
+            };
+            match &fast {
+                Some(fast) => {
+                    let _ = writeln!(run, "  if (ctx->lanes == 0) {{
+    if ({fast}) {}
+    else {}
+    return;
+  }}", chunk("<true>"), chunk("<false>"));
+                }
+                None => {
+                    let _ = writeln!(run, "  if (ctx->lanes == 0) {{
+    {}
+    return;
+  }}", chunk(""));
+                }
+            }
+        }
         match (fast, lanes_of.get(&fi).and_then(|l| l.as_ref().ok())) {
             // As below, and the threads of a row run as vector lanes where no affine index
             // of the row reaches 2^31 (`lanes`), unless the executor asks for one thread
@@ -463,7 +512,14 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             threads: plans[k].path.clone(),
             threads_why: match (lanes_of.get(&kl.func), chains_of.get(&k)) {
                 (Some(Ok(_)), _) => format!("{}; as vector lanes (a row's affine indices below 2^31)", plans[k].why),
-                (Some(Err(why)), _) => format!("{}; not as vector lanes: {why}", plans[k].why),
+                (Some(Err(why)), _) => match simd_of.get(&kl.func) {
+                    Some(Ok(())) => format!(
+                        "{}; not as vector lanes: {why}; as vectors of 16 threads (`simd`: its loops end alike for every lane, none waits for another)",
+                        plans[k].why
+                    ),
+                    Some(Err(no)) => format!("{}; not as vector lanes: {why}; nor as vectors of 16 threads: {no}", plans[k].why),
+                    None => format!("{}; not as vector lanes: {why}", plans[k].why),
+                },
                 (None, Some(&(c, links))) if c > 0 => format!(
                     "{}; {links} shuffles in {c} chain{} run for a warp's lanes at once (`chains`)",
                     plans[k].why,

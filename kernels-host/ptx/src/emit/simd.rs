@@ -1,0 +1,271 @@
+//! A kernel's vector form (`simd`): `V<fi>(T, P0, TI)` runs the 16 threads of a row from
+//! `TI` as one call and answers false where they must run one at a time instead (ptx_rt.h
+//! `simd`). What is the same for every lane runs as the thread's own statement, once.
+
+use super::func::{ctype, push_stmt, FnEmitter};
+use crate::ast::{Space, Ty};
+use crate::resolve::{AddrBase, Instr, Node, Op};
+use crate::simd::{Class, Plan};
+use crate::Error;
+use std::fmt::Write;
+
+const S: &str = "ptx::simd::";
+
+impl FnEmitter<'_> {
+    /// The vector form's function, into `self.out` (`template`: the kernel's own, so that
+    /// the statements it shares with `K<fi>` see the runner's checks as `A`).
+    pub fn body_simd(&mut self, plan: &Plan, template: &str) -> Result<(), Error> {
+        self.loop_tid = true;
+        self.site_prefix = "SV";
+        let f = self.f;
+        let mut body = String::new();
+        for (n, node) in f.body.iter().enumerate() {
+            self.node = n;
+            match node {
+                Node::Label(l) => {
+                    let _ = writeln!(body, "B{l}:;");
+                }
+                Node::Instr(i) if plan.uniform(i) => {
+                    let stmt = self.instr(i)?;
+                    push_stmt(&mut body, i, &stmt);
+                }
+                Node::Instr(i) => {
+                    let stmt = self.simd_instr(i, n, plan)?;
+                    let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+                }
+            }
+        }
+        let nl = plan.load_site.len().max(1);
+        let mut pro = format!(
+            "{template}static inline __attribute__((always_inline)) bool V{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {{\n",
+            self.fi
+        );
+        for (r, reg) in f.regs.iter().enumerate() {
+            let _ = match (plan.class[r], reg.ty) {
+                (Class::Uniform, t) => writeln!(pro, "  {} r{r} = 0;", ctype(t)),
+                (Class::Vector, Ty::Pred) => writeln!(pro, "  {S}vi r{r} = {{}};"),
+                (Class::Vector, _) => writeln!(pro, "  {S}vu r{r} = {{}};"),
+                (Class::Split, _) => writeln!(pro, "  uint64_t r{r} = 0; {S}vi o{r} = {{}};"),
+            };
+        }
+        let _ = writeln!(pro, "  uint64_t LL[{nl}], LH[{nl}];\n  for (int k = 0; k < {nl}; ++k) LL[k] = ~0ull, LH[k] = 0;");
+        let _ = writeln!(pro, "  {S}Undo<{}, {}> UNDO;", plan.undo_entries, plan.undo_bytes);
+        pro.push_str(&self.decls);
+        pro.push_str("  (void)T;\n");
+        let mut all = std::mem::take(&mut self.site_decls);
+        all.push_str(&pro);
+        all.push_str(&body);
+        let _ = writeln!(all, "FIN:\n  return UNDO.commit(LL, LH, {nl});\nBAIL:\n  UNDO.undo();\n  return false;\n}}");
+        self.out = all;
+        Ok(())
+    }
+
+    /// A 32-bit operand as a vector (a uniform one broadcast).
+    fn vop(&mut self, o: &Op, t: Ty) -> Result<String, Error> {
+        Ok(match o {
+            Op::Reg(r) => format!("{S}V(r{r})"),
+            Op::Int(c) => format!("{S}V((uint32_t){}u)", *c as u32),
+            Op::Special(s) if s == "%tid.x" => format!("({S}V((uint32_t)TI.x) + ({S}vu){S}IOTA)"),
+            _ => format!("{S}V((uint32_t)({}))", self.val(o, t)?),
+        })
+    }
+
+    /// A predicate operand as a mask.
+    fn mop(&mut self, o: &Op) -> Result<String, Error> {
+        Ok(match o {
+            Op::Reg(r) => format!("{S}M(r{r})"),
+            Op::Not(a) => format!("~{}", self.mop(a)?),
+            _ => format!("{S}M((bool)({}))", self.val(o, Ty::Pred)?),
+        })
+    }
+
+    /// A guard's mask (`@p` / `@!p`).
+    fn guard_mask(i: &Instr) -> Option<String> {
+        i.guard.map(|(neg, p)| format!("{}{S}M(r{p})", if neg { "~" } else { "" }))
+    }
+
+    /// A statement for an instruction on lanes that differ (or a branch, exit, global load
+    /// or store, which the vector form always makes itself).
+    fn simd_instr(&mut self, i: &Instr, n: usize, plan: &Plan) -> Result<String, Error> {
+        let op = i.src.op.as_str();
+        let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
+        // Branches and exits: a uniform guard as the thread's code; a varying one taken by
+        // every lane, by none, or the chunk bails.
+        let jump = match op {
+            "bra" => match i.args.first() {
+                Some(Op::Label(l)) => Some(format!("goto B{l};")),
+                _ => return Err(self.unsupported("an indirect branch in the vector form")),
+            },
+            "ret" | "exit" => Some("goto FIN;".to_string()),
+            _ => None,
+        };
+        if let Some(jump) = jump {
+            return Ok(match i.guard {
+                None => jump,
+                Some((neg, p)) if plan.class[p] == Class::Uniform => format!("if ({}r{p}) {jump}", if neg { "!" } else { "" }),
+                Some(_) => {
+                    let m = Self::guard_mask(i).unwrap_or_default();
+                    format!("const int w_ = {S}all_or_none({m}); if (w_ > 0) {jump} if (w_ < 0) goto BAIL;")
+                }
+            });
+        }
+        let guarded = |s: String| match i.guard {
+            Some((neg, p)) => format!("if ({}r{p}) {{ {s} }}", if neg { "!" } else { "" }),
+            None => s,
+        };
+        let t = i.src.last_ty().unwrap_or(Ty::B32);
+        if op == "ld" {
+            let k = plan.load_site[&n];
+            let Op::Reg(d) = arg(0)? else { return Err(self.unsupported("a vector load in the vector form")) };
+            let a = arg(1)?;
+            if plan.of(&a) == Class::Uniform {
+                // Every lane loads the same address: once, its range tracked.
+                let load = self.instr(i)?;
+                let addr = self.addr(&a, Some(Space::Global))?;
+                return Ok(guarded(format!("{load} {S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size())));
+            }
+            let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
+            return Ok(guarded(format!(
+                "if (!{S}ld<{}>(r{r} + (uint64_t){off}ll, o{r}, r{d}, LL[{k}], LH[{k}])) goto BAIL;",
+                ctype(t)
+            )));
+        }
+        if op == "st" {
+            let k = plan.store_site[&n];
+            let Op::Addr(AddrBase::Reg(r), off) = arg(0)? else { return Err(self.unsupported("a store address in the vector form")) };
+            let parts = match arg(1)? {
+                Op::Vector(v) => v,
+                o => vec![o],
+            };
+            if parts.contains(&Op::Sink) {
+                return Err(self.unsupported("a partial vector store in the vector form"));
+            }
+            let mut vals = Vec::new();
+            for p in &parts {
+                vals.push(self.vop(p, t)?);
+            }
+            return Ok(guarded(format!(
+                "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) goto BAIL;",
+                parts.len(),
+                vals.join(", "),
+                ctype(t),
+                parts.len()
+            )));
+        }
+        let Op::Reg(d) = arg(0)? else { return Err(self.unsupported("an instruction without a register result in the vector form")) };
+        if plan.class[d] == Class::Split {
+            return self.simd_split(i, d, plan);
+        }
+        let a = |e: &mut Self, k: usize| -> Result<String, Error> { e.vop(&arg(k)?, t) };
+        let pred = t == Ty::Pred;
+        let signed = t == Ty::S32;
+        let e = match op {
+            "mov" if pred => self.mop(&arg(1)?)?,
+            "mov" => a(self, 1)?,
+            "cvt" => match plan.of(&arg(1)?) {
+                Class::Split => {
+                    let Op::Reg(s) = arg(1)? else { return Err(self.unsupported("cvt operand")) };
+                    format!("{S}V((uint32_t)r{s}) + ({S}vu)o{s}")
+                }
+                _ => a(self, 1)?,
+            },
+            "add" => format!("{} + {}", a(self, 1)?, a(self, 2)?),
+            "sub" => format!("{} - {}", a(self, 1)?, a(self, 2)?),
+            "mul" => format!("{} * {}", a(self, 1)?, a(self, 2)?),
+            "mad" => format!("{} * {} + {}", a(self, 1)?, a(self, 2)?, a(self, 3)?),
+            "and" | "or" | "xor" if pred => {
+                let sym = match op {
+                    "and" => "&",
+                    "or" => "|",
+                    _ => "^",
+                };
+                format!("{} {sym} {}", self.mop(&arg(1)?)?, self.mop(&arg(2)?)?)
+            }
+            "and" => format!("{} & {}", a(self, 1)?, a(self, 2)?),
+            "or" => format!("{} | {}", a(self, 1)?, a(self, 2)?),
+            "xor" => format!("{} ^ {}", a(self, 1)?, a(self, 2)?),
+            "not" if pred => format!("~{}", self.mop(&arg(1)?)?),
+            "not" => format!("~{}", a(self, 1)?),
+            "shl" => format!("{S}shl({}, {})", a(self, 1)?, a(self, 2)?),
+            "shr" => format!("{S}{}({}, {})", if signed { "shr_s" } else { "shr_u" }, a(self, 1)?, a(self, 2)?),
+            "abs" => format!("{S}abs_s({})", a(self, 1)?),
+            "neg" => format!("{S}V(0u) - {}", a(self, 1)?),
+            "min" | "max" => format!("{S}{op}_{}({}, {})", if signed { "s" } else { "u" }, a(self, 1)?, a(self, 2)?),
+            "selp" => format!("({} != 0) ? {} : {}", self.mop(&arg(3)?)?, a(self, 1)?, a(self, 2)?),
+            "setp" => {
+                let (x, y) = (a(self, 1)?, a(self, 2)?);
+                let (x, y) = if signed { (format!("({S}vi)({x})"), format!("({S}vi)({y})")) } else { (x, y) };
+                let cmp = ["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"]
+                    .iter()
+                    .find(|c| i.src.has(&format!(".{c}")))
+                    .ok_or_else(|| self.unsupported("this comparison in the vector form"))?;
+                let sym = match *cmp {
+                    "eq" => "==",
+                    "ne" => "!=",
+                    "lt" | "lo" => "<",
+                    "le" | "ls" => "<=",
+                    "gt" | "hi" => ">",
+                    _ => ">=",
+                };
+                format!("({S}vi)({x} {sym} {y})")
+            }
+            _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+        };
+        Ok(format!("r{d} = {e};"))
+    }
+
+    /// An instruction whose result is a base plus per-lane offsets.
+    fn simd_split(&mut self, i: &Instr, d: usize, plan: &Plan) -> Result<String, Error> {
+        let op = i.src.op.as_str();
+        let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
+        let split = |o: &Op| match o {
+            Op::Reg(r) if plan.class[*r] == Class::Split => Some(*r),
+            _ => None,
+        };
+        let srcs: Vec<Op> = i.args.iter().skip(1).cloned().collect();
+        let uni = |e: &mut Self, o: &Op| -> Result<String, Error> { Ok(format!("(uint64_t)({})", e.val(o, Ty::U64)?)) };
+        // Every form reads its operands before it writes `d` (which may be one of them).
+        let s = match op {
+            "mov" | "cvta" => {
+                let s = split(&arg(1)?).ok_or_else(|| self.unsupported("vector form operand"))?;
+                format!("r{d} = r{s}; o{d} = o{s};")
+            }
+            "add" | "sub" => {
+                let (x, y) = (arg(1)?, arg(2)?);
+                match (split(&x), split(&y)) {
+                    (Some(s), None) => {
+                        let u = uni(self, &y)?;
+                        format!("r{d} = r{s} {} {u}; o{d} = o{s};", if op == "add" { "+" } else { "-" })
+                    }
+                    (None, Some(s)) if op == "add" => format!("r{d} = {} + r{s}; o{d} = o{s};", uni(self, &x)?),
+                    _ => return Err(self.unsupported("vector form operands")),
+                }
+            }
+            "mad" => {
+                let s = split(&arg(3)?).ok_or_else(|| self.unsupported("vector form operand"))?;
+                format!("r{d} = {} * {} + r{s}; o{d} = o{s};", uni(self, &arg(1)?)?, uni(self, &arg(2)?)?)
+            }
+            "cvt" => {
+                let from = i.src.tys().get(1).copied().unwrap_or(Ty::U32);
+                let v = self.vop(&arg(1)?, Ty::U32)?;
+                if from == Ty::S32 {
+                    format!("r{d} = 0; o{d} = ({S}vi)({v});")
+                } else {
+                    format!("r{d} = 0; if (!{S}zext_off({v}, o{d})) goto BAIL;")
+                }
+            }
+            "mul" => {
+                let c = crate::simd::wide_literal(i).ok_or_else(|| self.unsupported("mul.wide in the vector form"))?;
+                let v = srcs.iter().find(|o| !matches!(o, Op::Int(_))).cloned().unwrap_or(Op::Int(0));
+                let v = self.vop(&v, Ty::U32)?;
+                let f = if i.src.last_ty() == Some(Ty::S32) { "wide_s" } else { "wide_u" };
+                format!("r{d} = 0; if (!{S}{f}({v}, {c}, o{d})) goto BAIL;")
+            }
+            _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+        };
+        Ok(match i.guard {
+            Some((neg, p)) => format!("if ({}r{p}) {{ {s} }}", if neg { "!" } else { "" }),
+            None => s,
+        })
+    }
+}

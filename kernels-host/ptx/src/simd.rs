@@ -1,0 +1,324 @@
+//! SIMD: a barrier-free kernel's threads as explicit vectors of 16 lanes.
+//!
+//! `lanes` leaves to the host compiler the vectorising of a straight-line kernel's loop
+//! over threads; it cannot do more (a loop inside the thread's code, a mirrored index, a
+//! store it cannot prove apart from the loads), and a plain-path kernel with a loop runs
+//! its threads one after another. This pass decides whether a plain-path kernel can run
+//! 16 consecutive threads of a row as one call (`V<fi>`, ptx_rt.h `simd`) in which every
+//! register is one of: the same for all 16 lanes (a scalar, computed once, by the
+//! thread's own statement), 16 32-bit lanes (a vector), or a 64-bit address held as a
+//! scalar base plus 16 signed 32-bit offsets (so an access whose offsets are consecutive
+//! is one vector load or store).
+//!
+//! The chunk must give what its 16 threads one after another give, so the form runs all
+//! lanes through the same instructions: a branch whose predicate differs between lanes is
+//! taken by all of them or none, else the chunk undoes its stores and answers false, and
+//! its runner runs the 16 threads one at a time (the same for an offset that does not
+//! fit, a misaligned access, and a store whose bytes meet what another lane loads or
+//! another store writes, which the chunk checks before it returns). A backward branch
+//! must not depend on the lanes at all: every loop runs alike for all lanes, so none can
+//! wait for another thread, and the runner needs no preemption point inside a chunk.
+//! Anything else (another instruction on lanes that differ, a store inside a loop,
+//! shared or local memory, atomics, calls, `%laneid`) keeps the kernel one thread at a
+//! time; its module note says which instruction.
+
+use crate::ast::Ty;
+use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
+use std::collections::HashMap;
+
+/// Threads per chunk (ptx_rt.h `simd::L`).
+pub const LANES: u32 = 16;
+
+/// How a register is held in a kernel's vector form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// The same in every lane: one scalar.
+    Uniform,
+    /// 16 32-bit lanes (a predicate: 16 masks of 0 or -1).
+    Vector,
+    /// A 64-bit value as a scalar base plus 16 signed 32-bit offsets.
+    Split,
+}
+
+/// A kernel's vector form: each register's class, and the loads and stores the chunk
+/// tracks (a load site's range, a store's undo entries).
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// By register.
+    pub class: Vec<Class>,
+    /// Global load sites (by node) and their index among the chunk's ranges.
+    pub load_site: HashMap<usize, usize>,
+    /// Global store sites (by node) and their index.
+    pub store_site: HashMap<usize, usize>,
+    /// The undo log's entries (a store's 16 lanes each, at most).
+    pub undo_entries: u32,
+    /// The undo log's bytes.
+    pub undo_bytes: u32,
+}
+
+impl Plan {
+    /// The class of an operand (literals, block values and variable addresses are
+    /// uniform; `%tid.x` is the one special register that varies).
+    pub fn of(&self, op: &Op) -> Class {
+        match op {
+            Op::Reg(r) => self.class[*r],
+            Op::Special(s) if s == "%tid.x" => Class::Vector,
+            Op::Addr(AddrBase::Reg(r), _) => self.class[*r],
+            Op::Vector(v) => v.iter().map(|o| self.of(o)).find(|c| *c != Class::Uniform).unwrap_or(Class::Uniform),
+            Op::Not(a) => self.of(a),
+            _ => Class::Uniform,
+        }
+    }
+
+    /// Whether instruction `i` runs once per chunk, as the thread's own statement.
+    pub fn uniform(&self, i: &Instr) -> bool {
+        !matches!(i.src.op.as_str(), "bra" | "ret" | "exit" | "st")
+            && !(i.src.op == "ld" && i.src.has(".global"))
+            && i.guard.is_none_or(|(_, p)| self.class[p] == Class::Uniform)
+            && i.args.iter().all(|o| self.of(o) == Class::Uniform)
+    }
+}
+
+/// Whether register type `t` can be held as 16 32-bit lanes.
+fn lane_type(t: Ty) -> bool {
+    matches!(t, Ty::U32 | Ty::S32 | Ty::B32 | Ty::Pred)
+}
+
+fn wide_type(t: Ty) -> bool {
+    matches!(t, Ty::U64 | Ty::S64 | Ty::B64)
+}
+
+/// Special registers a chunk knows: its threads differ only in `%tid.x`.
+fn special_ok(s: &str) -> bool {
+    ["%tid.", "%ntid.", "%ctaid.", "%nctaid."].iter().any(|p| s.starts_with(p))
+}
+
+/// Pure instructions a chunk may run on uniform operands as the thread's own statement
+/// (no memory but what `plan` admits, nothing that names a thread: no integer division,
+/// whose zero divisor is reported with the thread).
+const PURE: &[&str] = &[
+    "mov", "add", "sub", "mul", "mad", "fma", "mul24", "mad24", "sad", "shl", "shr", "shf", "and", "or", "xor", "not", "cnot", "lop3",
+    "bfe", "bfi", "prmt", "popc", "clz", "brev", "cvt", "cvta", "setp", "set", "selp", "slct", "min", "max", "abs", "neg", "copysign",
+    "testp", "sqrt", "rcp", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh",
+];
+
+/// The vector form of entry `f`, or why it has none (for the module note). `params`: the
+/// kernel's parameters as (bytes, offset in the buffer).
+pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
+    let mut p = Plan { class: vec![Class::Uniform; f.regs.len()], ..Plan::default() };
+    let at = |i: &Instr, why: &str| format!("{} (PTX line {}){why}", i.src.text(), i.src.line);
+    // Admission of each instruction whatever its operands' classes.
+    for node in &f.body {
+        let Node::Instr(i) = node else { continue };
+        admit(i, params).map_err(|why| at(i, &why))?;
+    }
+    // Classes grow from uniform to vector or split until nothing changes.
+    loop {
+        let mut changed = false;
+        for node in &f.body {
+            let Node::Instr(i) = node else { continue };
+            let Some((d, c)) = result(i, &p, f).map_err(|why| at(i, &why))? else { continue };
+            match (p.class[d], c) {
+                (old, new) if old == new || new == Class::Uniform => {}
+                (Class::Uniform, new) => {
+                    p.class[d] = new;
+                    changed = true;
+                }
+                _ => return Err(at(i, ": a register both a vector and an address")),
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if !p.class.contains(&Class::Vector) {
+        return Err("nothing in it differs between a row's threads".into());
+    }
+    // Loops run alike for every lane; stores stay out of loops (one undo entry per lane).
+    let labels = crate::resolve::label_positions(f);
+    let cfg = crate::cfg::build(f);
+    let cyclic = in_cycles(&cfg);
+    for (n, node) in f.body.iter().enumerate() {
+        let Node::Instr(i) = node else { continue };
+        if i.src.op == "bra" {
+            let back = matches!(i.args.first(), Some(Op::Label(l)) if labels.get(l).is_some_and(|&t| t <= n));
+            if back && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
+                return Err(at(i, ": a loop whose exit differs between lanes"));
+            }
+        }
+        if i.src.op == "st" {
+            if cyclic[cfg.block_of[n]] {
+                return Err(at(i, ": a store inside a loop"));
+            }
+            let k = p.store_site.len();
+            p.store_site.insert(n, k);
+            let bytes = i.src.access_bytes().unwrap_or(0);
+            p.undo_entries += LANES;
+            p.undo_bytes += LANES * bytes;
+        }
+        if i.src.op == "ld" && i.src.has(".global") {
+            let k = p.load_site.len();
+            p.load_site.insert(n, k);
+        }
+    }
+    if p.load_site.len() > 256 || p.undo_bytes > 1 << 16 {
+        return Err("too many loads or stores to track per chunk".into());
+    }
+    Ok(p)
+}
+
+/// Blocks on a cycle of the control-flow graph.
+fn in_cycles(cfg: &crate::cfg::Cfg) -> Vec<bool> {
+    let nb = cfg.blocks.len();
+    (0..nb)
+        .map(|b| {
+            let mut seen = vec![false; nb];
+            let mut stack: Vec<usize> = cfg.blocks[b].succs.clone();
+            while let Some(x) = stack.pop() {
+                if x == b {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[x], true) {
+                    stack.extend(&cfg.blocks[x].succs);
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// Whether a chunk can run instruction `i` at all (its operands' classes aside).
+fn admit(i: &Instr, params: &[(u64, u64)]) -> Result<(), String> {
+    let op = i.src.op.as_str();
+    let ordered = [".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".cv"];
+    if ordered.iter().any(|m| i.src.has(m)) {
+        return Err(": an ordered access".into());
+    }
+    for o in &i.args {
+        operand_ok(o)?;
+    }
+    match op {
+        "ld" if i.src.has(".param") => {
+            if let Some(Op::Addr(AddrBase::Var(VarRef::Param(_)), _)) = i.args.get(1) {
+                if crate::layout::own_param_at(&i.args[1], params, i.src.access_bytes().unwrap_or(0)).is_none() {
+                    return Err(": outside the kernel's parameters".into());
+                }
+            }
+            Ok(())
+        }
+        "ld" if i.src.has(".const") => Ok(()),
+        "ld" | "st" if i.src.has(".global") => match i.src.last_ty() {
+            Some(t) if !t.float() && t.size() <= 4 && (op == "st" || i.src.vec_width() == 1) => Ok(()),
+            _ => Err(": not a load of one integer or a store of integers".into()),
+        },
+        "bra" if matches!(i.args.first(), Some(Op::Label(_))) => Ok(()),
+        "ret" | "exit" => Ok(()),
+        "div" | "rem" if i.src.last_ty().is_some_and(|t| t.float()) => Ok(()),
+        _ if PURE.contains(&op) => Ok(()),
+        _ => Err(String::new()),
+    }
+}
+
+fn operand_ok(o: &Op) -> Result<(), String> {
+    match o {
+        Op::Special(s) if !special_ok(s) => Err(format!(" reads {s}")),
+        Op::Func(_) | Op::Named(_) | Op::List(_) | Op::Bracket(_) => Err(String::new()),
+        Op::Var(VarRef::Module(_) | VarRef::Frame(_), _) | Op::Addr(AddrBase::Var(VarRef::Module(_) | VarRef::Frame(_)), _) => {
+            Err(": a variable's memory".into())
+        }
+        Op::Vector(v) => v.iter().try_for_each(operand_ok),
+        Op::Pair(a, b) => operand_ok(a).and(operand_ok(b)),
+        Op::Not(a) => operand_ok(a),
+        _ => Ok(()),
+    }
+}
+
+/// The register instruction `i` writes and the class it gets, given the operands'.
+fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, String> {
+    use Class::*;
+    let op = i.src.op.as_str();
+    let guard = i.guard.map_or(Uniform, |(_, g)| p.class[g]);
+    if matches!(op, "bra" | "ret" | "exit") {
+        return Ok(None);
+    }
+    if guard != Uniform {
+        return Err(": under a predicate that differs between lanes".into());
+    }
+    let ty = |k: usize| match i.args.get(k) {
+        Some(Op::Reg(r)) => Some(f.regs[*r].ty),
+        _ => None,
+    };
+    let srcs: Vec<Class> = i.args.iter().skip(if op == "st" { 0 } else { 1 }).map(|o| p.of(o)).collect();
+    if op == "st" {
+        if p.of(&i.args[0]) != Split {
+            return Err(": a store not at a per-lane address".into());
+        }
+        return Ok(None);
+    }
+    let Some(Op::Reg(d)) = i.args.first() else {
+        return if srcs.iter().all(|c| *c == Uniform) { Ok(None) } else { Err(String::new()) };
+    };
+    let d = *d;
+    if op == "ld" && i.src.has(".global") {
+        return match p.of(&i.args[1]) {
+            Uniform => Ok(Some((d, Uniform))),
+            Split if ty(0).is_some_and(lane_type) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
+            _ => Err(": a load whose address is not a base plus per-lane offsets".into()),
+        };
+    }
+    if srcs.iter().all(|c| *c == Uniform) {
+        return Ok(Some((d, Uniform)));
+    }
+    let dt = f.regs[d].ty;
+    let t = i.src.last_ty();
+    let int32 = t.is_some_and(|t| matches!(t, Ty::U32 | Ty::S32 | Ty::B32));
+    let has = |m: &str| i.src.has(m);
+    let plain = !has(".cc") && !has(".sat") && !has(".hi") && !has(".wide") && !has(".ftz");
+    let no_split = !srcs.contains(&Split);
+    let pred_ops = t == Some(Ty::Pred) && matches!(op, "and" | "or" | "xor" | "not" | "mov");
+    let lanes = match op {
+        "mov" | "add" | "sub" | "and" | "or" | "xor" | "not" | "shl" | "shr" | "abs" | "neg" | "min" | "max" | "selp" if int32 => plain,
+        "mul" | "mad" if int32 => has(".lo") && !has(".cc"),
+        "setp" => int32 && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3,
+        _ => pred_ops,
+    };
+    if lanes && no_split && lane_type(dt) {
+        return Ok(Some((d, Vector)));
+    }
+    // Conversions between 32-bit lanes and 64-bit addresses.
+    let tys = i.src.tys();
+    if op == "cvt" && tys.len() == 2 && i.src.mods.iter().all(|m| !m.starts_with(".r") && m != ".sat" && m != ".ftz") {
+        match (Some(tys[0]), Some(tys[1]), srcs.first()) {
+            (Some(Ty::U32 | Ty::S32 | Ty::B32), Some(Ty::U32 | Ty::S32 | Ty::B32), Some(Vector)) if lane_type(dt) => {
+                return Ok(Some((d, Vector)))
+            }
+            (Some(Ty::U32 | Ty::S32), Some(Ty::U64 | Ty::S64), Some(Split)) if lane_type(dt) => return Ok(Some((d, Vector))),
+            (Some(Ty::U64 | Ty::S64), Some(Ty::U32 | Ty::S32), Some(Vector)) if wide_type(dt) => return Ok(Some((d, Split))),
+            _ => {}
+        }
+    }
+    let wide64 = t.is_some_and(wide_type) && wide_type(dt) && !has(".cc");
+    let split = match (op, srcs.as_slice()) {
+        ("mov", [Split]) => wide64,
+        ("cvta", [Split]) => has(".to") && has(".global"),
+        ("add", [Uniform, Split] | [Split, Uniform]) => wide64,
+        ("sub", [Split, Uniform]) => wide64,
+        ("mad", [Uniform, Uniform, Split]) => wide64 && has(".lo"),
+        ("mul", [Vector, Uniform] | [Uniform, Vector]) if has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32)) => {
+            wide_type(dt) && wide_literal(i).is_some()
+        }
+        _ => false,
+    };
+    if split {
+        return Ok(Some((d, Split)));
+    }
+    Err(": on values that differ between lanes".into())
+}
+
+/// A `mul.wide`'s literal factor, where the other factor varies: 1 .. 2^16.
+pub fn wide_literal(i: &Instr) -> Option<u32> {
+    match (i.args.get(1), i.args.get(2)) {
+        (Some(Op::Int(c)), _) | (_, Some(Op::Int(c))) if (1..1 << 16).contains(c) => Some(*c as u32),
+        _ => None,
+    }
+}
