@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 57);
+    assert_eq!(l.len(), 61);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -323,6 +323,48 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!((at(o, 0), at(o, 4), u64::from_le_bytes(o[8..16].try_into().unwrap())), want, "{name} slot {s}");
         }
     }
+    // simd_filter (16 threads of a row as vectors with THREAD_LOOPS=auto): the values of a
+    // model of the kernel, not only equal on both paths (chunks that ran as vectors and
+    // the chunks at n - 40 and n - 5, whose lanes branch apart and run one at a time).
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "simd_filter") {
+        let n = (inp.len() / 32) as i64;
+        let at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        for t in 0..n {
+            let o = &out[t as usize * 16..t as usize * 16 + 16];
+            if t >= n - 5 {
+                assert!(o.iter().all(|&b| b == 0), "{name} thread {t}: left before the loop, nothing stored");
+                continue;
+            }
+            let (mut sum, mut mx, mut mn) = (at(inp, 0), 0u32, 0i32);
+            for k in 0..5i64 {
+                let idx = k * 7 + t - 10;
+                let m = idx.abs();
+                let mi = if m < n { m } else { 2 * n - 2 - m };
+                let b = inp[mi as usize * 4 + 1] as u32;
+                let w = at(inp, (t * 32 + k * 4) as usize);
+                let c = inp[(t + k) as usize] as u32;
+                sum = b.wrapping_mul(k as u32 + 1).wrapping_add(sum).wrapping_add((w >> k) ^ c);
+                mx = mx.max(c);
+                mn = mn.min(idx as i32);
+                if t >= n - 40 {
+                    sum = sum.wrapping_add(7);
+                }
+            }
+            let want = (sum, sum << 3, mx, (mn >> 1) as u32);
+            assert_eq!((at(o, 0), at(o, 4), at(o, 8), at(o, 12)), want, "{name} thread {t}");
+        }
+    }
+    // simd_chain: running sums, as one thread after another makes them (every chunk's
+    // stores meet its loads: it runs one thread at a time).
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "simd_chain") {
+        let n = inp.len() / 32;
+        let at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let mut want = 0u32;
+        for k in 1..n {
+            want = want.wrapping_add(at(inp, (k - 1) * 4).wrapping_mul(2));
+            assert_eq!(at(out, k * 4), want, "{name} word {k}");
+        }
+    }
     // The module record says which path each kernel took, and why.
     let notes = |r: &SuiteRun| {
         r.counts["modules"][0]["notes"]
@@ -353,6 +395,13 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         assert!(nl.contains(&format!("threads of {k}: one after another: no barrier or warp collective")), "{nl}");
     }
     assert_eq!(nl.matches("; as vector lanes").count(), 4, "lanes_mix, lanes_fault, lanes_2d, sfu_memo:\n{nl}");
+    for k in ["simd_filter", "simd_chain", "simd_fault", "simd_misaligned", "misaligned_base"] {
+        let own = nl.split(&format!("threads of {k}: ")).nth(1).and_then(|n| n.lines().next()).unwrap_or_default();
+        assert!(own.starts_with("one after another:") && own.contains("; as vectors of 16 threads (`simd`"), "{k}: {nl}");
+    }
+    // What keeps a kernel one thread at a time is named (here: a call).
+    let own = nl.split("threads of tid_call_plain: ").nth(1).and_then(|n| n.lines().next()).unwrap_or_default();
+    assert!(own.contains("; nor as vectors of 16 threads: call"), "{own}");
     assert!(
         nl.contains(
             "threads of shfl_after_exit: loops over threads: 1 warp collective reached by every thread together (lanes that exit before the first are left out of their warp's shuffles)"
@@ -498,4 +547,24 @@ fn a_misaligned_parameter_base_traps_at_the_first_thread_on_both_paths() {
     assert_eq!(wl, wf);
     let notes = l.counts["modules"][0]["notes"].to_string();
     assert!(notes.contains("threads of misaligned_bar: loops over threads"), "{notes}");
+}
+
+#[test]
+fn a_fault_or_a_misaligned_access_in_a_chunk_of_16_threads_names_its_thread() {
+    // Thread 77's offset does not fit the vector form: its chunk (threads 64-79) runs one
+    // thread at a time and the fault names block 1, thread 13, as with the loop path off.
+    let [(l, sl, wl), (f, sf, wf)] = failing_on_both_paths("simd-fault", "simd_fault_cases.txt");
+    assert_eq!((sl, sf), (700, 700), "{}\n{}", l.stderr, f.stderr);
+    assert_eq!(wl, Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel simd_fault block (1,0,0) thread (13,0,0)".to_string()), "{}", l.stderr);
+    assert_eq!(wl, wf);
+    // Thread 21's load is 2 bytes off: its chunk bails, and thread 21 traps.
+    let [(l, sl, wl), (f, sf, wf)] = failing_on_both_paths("simd-misaligned", "simd_misaligned_cases.txt");
+    assert_eq!((sl, sf), (716, 716), "{}\n{}", l.stderr, f.stderr);
+    assert_eq!(wl, Some("CUDA_ERROR_MISALIGNED_ADDRESS (kernel simd_misaligned block (0,0,0) thread (21,0,0)".to_string()), "{}", l.stderr);
+    assert_eq!(wl, wf);
+    let notes = l.counts["modules"][0]["notes"].to_string();
+    assert!(
+        notes.contains("threads of simd_misaligned: one after another: ") && notes.contains("as vectors of 16 threads (`simd`"),
+        "{notes}"
+    );
 }

@@ -161,7 +161,8 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
             p.load_site.insert(n, k);
         }
     }
-    if p.load_site.len() > 256 || p.undo_bytes > 1 << 16 {
+    // The ranges and the undo log live on the thread's fiber stack (16 KiB at least).
+    if p.load_site.len() > 64 || p.undo_bytes > 4096 {
         return Err("too many loads or stores to track per chunk".into());
     }
     Ok(p)
@@ -223,9 +224,9 @@ fn operand_ok(o: &Op) -> Result<(), String> {
     match o {
         Op::Special(s) if !special_ok(s) => Err(format!(" reads {s}")),
         Op::Func(_) | Op::Named(_) | Op::List(_) | Op::Bracket(_) => Err(String::new()),
-        Op::Var(VarRef::Module(_) | VarRef::Frame(_), _) | Op::Addr(AddrBase::Var(VarRef::Module(_) | VarRef::Frame(_)), _) => {
-            Err(": a variable's memory".into())
-        }
+        // A module variable's address is the same for every lane (its memory is reached
+        // only through the loads and stores `admit` takes); a frame's is the thread's own.
+        Op::Var(VarRef::Frame(_), _) | Op::Addr(AddrBase::Var(VarRef::Frame(_)), _) => Err(": the thread's local memory".into()),
         Op::Vector(v) => v.iter().try_for_each(operand_ok),
         Op::Pair(a, b) => operand_ok(a).and(operand_ok(b)),
         Op::Not(a) => operand_ok(a),

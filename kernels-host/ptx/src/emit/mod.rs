@@ -366,17 +366,26 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             };
             match &fast {
                 Some(fast) => {
-                    let _ = writeln!(run, "  if (ctx->lanes == 0) {{
+                    let _ = writeln!(
+                        run,
+                        "  if (ctx->lanes == 0) {{
     if ({fast}) {}
     else {}
     return;
-  }}", chunk("<true>"), chunk("<false>"));
+  }}",
+                        chunk("<true>"),
+                        chunk("<false>")
+                    );
                 }
                 None => {
-                    let _ = writeln!(run, "  if (ctx->lanes == 0) {{
+                    let _ = writeln!(
+                        run,
+                        "  if (ctx->lanes == 0) {{
     {}
     return;
-  }}", chunk(""));
+  }}",
+                        chunk("")
+                    );
                 }
             }
         }

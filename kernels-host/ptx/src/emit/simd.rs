@@ -125,10 +125,7 @@ impl FnEmitter<'_> {
                 return Ok(guarded(format!("{load} {S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size())));
             }
             let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
-            return Ok(guarded(format!(
-                "if (!{S}ld<{}>(r{r} + (uint64_t){off}ll, o{r}, r{d}, LL[{k}], LH[{k}])) goto BAIL;",
-                ctype(t)
-            )));
+            return Ok(guarded(format!("if (!{S}ld<{}>(r{r} + (uint64_t){off}ll, o{r}, r{d}, LL[{k}], LH[{k}])) goto BAIL;", ctype(t))));
         }
         if op == "st" {
             let k = plan.store_site[&n];

@@ -1,0 +1,104 @@
+//! `simd`: which plain-path kernels run 16 threads of a row as explicit vectors
+//! (`V<fi>`, run by `simd_row`), how each register is held, and what keeps a kernel off
+//! the form (the module note names the instruction). Results of the form against one
+//! thread at a time: emu-driver's thread_loops (`simd_*` kernels).
+
+use simtwin_ptx::simd::{plan, Class};
+use simtwin_ptx::{translate, Options};
+
+/// Kernel `k(a, b, n)` with `body` after `%rd1`/`%rd2` = the global addresses of `a` and
+/// `b` and `%r5` = ctaid.x * ntid.x + tid.x, and a counted loop over `%r9` (so that
+/// `lanes`, which takes no loop, leaves it) around `body`; `after` follows the loop.
+fn source(body: &str) -> String {
+    source_after(body, "")
+}
+
+fn source_after(body: &str, after: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, .param .u64 b, .param .u32 n)\n{{\n\
+         .reg .pred %p<6>;\n.reg .b32 %r<16>;\n.reg .b16 %rs<4>;\n.reg .f32 %f<4>;\n.reg .b64 %rd<16>;\n\
+         ld.param.u64 %rd10, [a];\nld.param.u64 %rd11, [b];\nld.param.u32 %r1, [n];\ncvta.to.global.u64 %rd1, %rd10;\ncvta.to.global.u64 %rd2, %rd11;\n\
+         mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\nmad.lo.s32 %r5, %r2, %r3, %r4;\nmov.u32 %r9, 0;\n\
+         LOOP:\n{body}\nadd.s32 %r9, %r9, 1;\nsetp.lt.u32 %p5, %r9, 4;\n@%p5 bra LOOP;\n{after}\nret;\n}}\n"
+    )
+}
+
+fn translation(body: &str) -> simtwin_ptx::Translation {
+    translation_after(body, "")
+}
+
+fn translation_after(body: &str, after: &str) -> simtwin_ptx::Translation {
+    translate(&[&source_after(body, after)], &Options { units: 1, ..Options::default() }).expect("translates")
+}
+
+fn why(body: &str) -> String {
+    translation(body).kernels[0].threads_why.clone()
+}
+
+/// The plan of the kernel (its one entry), by register name.
+fn classes(body: &str, after: &str) -> Result<Vec<(String, Class)>, String> {
+    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&source_after(body, after)).unwrap()).unwrap();
+    let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
+    let p = plan(f, &[(8, 0), (8, 8), (4, 16)])?;
+    Ok(f.regs.iter().zip(&p.class).map(|(r, c)| (r.name.clone(), *c)).collect())
+}
+
+fn class(cs: &[(String, Class)], name: &str) -> Class {
+    cs.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no register {name}")).1
+}
+
+const GATHER: &str = "mul.wide.s32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.u32 %r6, [%rd4];\nadd.s32 %r7, %r6, %r9;\n\
+                      cvt.u64.u32 %rd5, %r9;\nadd.s64 %rd6, %rd2, %rd5;\nld.global.u8 %r8, [%rd6];\n";
+
+#[test]
+fn registers_are_uniform_lanes_or_a_base_plus_offsets() {
+    let st = "mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r7;";
+    let cs = classes(GATHER, st).unwrap();
+    // The loop counter, the block's values and a load every lane makes at one address.
+    for r in ["%r1", "%r2", "%r3", "%r9", "%rd1", "%rd5", "%rd6", "%r8", "%p5"] {
+        assert_eq!(class(&cs, r), Class::Uniform, "{r}");
+    }
+    // What depends on %tid.x: 32-bit lanes, and its addresses as a base plus offsets.
+    for r in ["%r4", "%r5", "%r6", "%r7"] {
+        assert_eq!(class(&cs, r), Class::Vector, "{r}");
+    }
+    for r in ["%rd3", "%rd4", "%rd7", "%rd8"] {
+        assert_eq!(class(&cs, r), Class::Split, "{r}");
+    }
+    let t = translation_after(GATHER, st);
+    let c = t.units.join("\n");
+    assert!(c.contains("bool V0(Thread &T") && c.contains("simd_row(ctx, t, TI, xe"), "{c}");
+    assert!(c.contains("ptx::simd::ld<uint32_t>(") && c.contains("ptx::simd::st<uint32_t, 1>(UNDO, 0,"), "{c}");
+    assert!(t.kernels[0]
+        .threads_why
+        .ends_with("as vectors of 16 threads (`simd`: its loops end alike for every lane, none waits for another)"));
+}
+
+#[test]
+fn a_branch_the_lanes_may_take_apart_is_taken_by_all_or_none() {
+    // A forward branch on a lane's value: the chunk goes on where its lanes agree.
+    let body = format!("{GATHER}setp.lt.u32 %p1, %r6, 9;\n@%p1 bra SKIP;\nadd.s32 %r7, %r7, 1;\nSKIP:\n");
+    let c = translation(&body).units.join("\n");
+    assert!(c.contains("ptx::simd::all_or_none(ptx::simd::M(r"), "{c}");
+    // A loop whose exit differs between lanes is refused: its lanes could spin.
+    let w = why("setp.lt.u32 %p1, %r5, %r9;\n@%p1 bra LOOP;");
+    assert!(w.contains("nor as vectors of 16 threads: bra (PTX line ") && w.ends_with(": a loop whose exit differs between lanes"), "{w}");
+}
+
+#[test]
+fn what_keeps_a_kernel_one_thread_at_a_time_is_named() {
+    let no = |body: &str, instr: &str, want: &str| {
+        let w = why(body);
+        let said = w.split("nor as vectors of 16 threads: ").nth(1).unwrap_or_default();
+        assert!(said.starts_with(&format!("{instr} (PTX line ")) && said.ends_with(want), "{body}: {w}");
+    };
+    // A store inside a loop (the undo log keeps one store per lane per site).
+    no("mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r5;", "st.global.u32", ": a store inside a loop");
+    no("atom.global.add.u32 %r6, [%rd1], 1;", "atom.global.add.u32", ")");
+    no("mov.u32 %r6, %laneid;", "mov.u32", ") reads %laneid");
+    no("cvt.u16.u32 %rs1, %r5;", "cvt.u16.u32", ": on values that differ between lanes");
+    no("mul.wide.u32 %rd3, %r5, %r1;", "mul.wide.u32", ": on values that differ between lanes");
+    no("setp.eq.u32 %p1, %r5, 3;\n@%p1 add.s32 %r6, %r6, 1;", "add.s32", ": under a predicate that differs between lanes");
+    no("ld.global.f32 %f1, [%rd1];", "ld.global.f32", ": not a load of one integer or a store of integers");
+    no("div.u32 %r6, %r1, 3;", "div.u32", ")");
+}
