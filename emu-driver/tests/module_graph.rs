@@ -539,7 +539,7 @@ const LAYERS: &[Layers] = &[
         layers: &[
             (&["jit"], "g++ over the emitted C++, cached by content"),
             (&["emit"], "C++ for the host compiler"),
-            (&["lanes"], "barrier-free kernels whose threads run as vector lanes"),
+            (&["lanes", "simd"], "barrier-free kernels whose threads run as vector lanes or as vectors of 16"),
             (&["align", "constants"], "checked once per runner call: accesses aligned alike, constants unwritten"),
             (&["uniform"], "per kernel: do all live threads reach every barrier together"),
             (&["waves"], "independent warp shuffles side by side, fused into one exchange"),

@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 61);
+    assert_eq!(l.len(), 63);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -354,6 +354,27 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
             assert_eq!((at(o, 0), at(o, 4), at(o, 8), at(o, 12)), want, "{name} thread {t}");
         }
     }
+    // simd_wide: .v2 loads, 16-bit lanes, a mul.wide by a register, shl.b64, against a model.
+    for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "simd_wide") {
+        let at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let h = |i: usize| u16::from_le_bytes(inp[i..i + 2].try_into().unwrap());
+        for t in 0..inp.len() / 32 {
+            let (r11, r12, r13, r14) = (at(inp, t * 32 + 8), at(inp, t * 32 + 12), at(inp, t * 8), at(inp, t * 8 + 4));
+            let (lo, hi) = (r13 & 0xffff, r13 >> 16);
+            let r16 = hi as u16 as i16 as i32 as u32;
+            let r17 = lo * hi;
+            let r18 = (lo as u16 as i16 as i32).wrapping_mul(hi as u16 as i16 as i32) as u32;
+            let r19 = h(t * 8 + 2) as u32;
+            let r21 = h(t * 32 + 6) as i16 as i32 as u32;
+            let mut acc = 0u32;
+            for k in 0..3u32 {
+                acc = acc.wrapping_add(r17.wrapping_mul(k).wrapping_add(r11 ^ r14)).wrapping_add(r12.wrapping_add(r21));
+            }
+            let want = (acc, lo.wrapping_add(r16), r18, r19 ^ (acc & 0xffff) ^ r21);
+            let o = &out[t * 16..t * 16 + 16];
+            assert_eq!((at(o, 0), at(o, 4), at(o, 8), at(o, 12)), want, "{name} thread {t}");
+        }
+    }
     // simd_chain: running sums, as one thread after another makes them (every chunk's
     // stores meet its loads: it runs one thread at a time).
     for ((name, _, out), (_, _, inp)) in l.iter().zip(&ins).filter(|(o, _)| o.0 == "simd_chain") {
@@ -395,7 +416,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         assert!(nl.contains(&format!("threads of {k}: one after another: no barrier or warp collective")), "{nl}");
     }
     assert_eq!(nl.matches("; as vector lanes").count(), 4, "lanes_mix, lanes_fault, lanes_2d, sfu_memo:\n{nl}");
-    for k in ["simd_filter", "simd_chain", "simd_fault", "simd_misaligned", "misaligned_base"] {
+    for k in ["simd_filter", "simd_chain", "simd_wide", "simd_fault", "simd_misaligned", "misaligned_base"] {
         let own = nl.split(&format!("threads of {k}: ")).nth(1).and_then(|n| n.lines().next()).unwrap_or_default();
         assert!(own.starts_with("one after another:") && own.contains("; as vectors of 16 threads (`simd`"), "{k}: {nl}");
     }

@@ -1254,6 +1254,10 @@ PTX_INLINE vu V(vu x) { return x; }
 PTX_INLINE vu V(vi x) { return (vu)x; }
 PTX_INLINE vu V(uint32_t x) { return (vu){} + x; }
 PTX_INLINE vu V(int32_t x) { return (vu){} + (uint32_t)x; }
+/* 16-bit values: held zero-extended in 32-bit lanes. */
+PTX_INLINE vu V(uint16_t x) { return (vu){} + (uint32_t)x; }
+PTX_INLINE vu V(int16_t x) { return (vu){} + (uint32_t)(uint16_t)x; }
+PTX_INLINE vu sext16(vu x) { return (vu)((vi)(x << 16u) >> 16); }
 /* A predicate as a mask of 0/-1 lanes. */
 PTX_INLINE vi M(vi p) { return p; }
 PTX_INLINE vi M(bool p) { return (vi){} + (p ? -1 : 0); }
@@ -1284,16 +1288,27 @@ PTX_INLINE bool zext_off(vu v, vi &o) {
     o = (vi)v;
     return bits(o < 0) == 0;
 }
-/* mul.wide by a literal c (1 <= c < 2^16: the translator's bound) into an offset, where
-   every lane's product fits 32 signed bits (else false: the chunk bails). */
+/* mul.wide of lanes by a factor the same for every lane into an offset, where every
+   lane's product fits 32 signed bits (else false: the chunk bails). */
 PTX_INLINE bool wide_s(vu v, int32_t c, vi &o) {
-    const vi x = (vi)v;
-    o = (vi)(v * (uint32_t)c);
-    return bits(x < INT32_MIN / c) == 0 && bits(x > INT32_MAX / c) == 0;
+    uint32_t bad = 0;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) {
+        const int64_t p = (int64_t)(int32_t)v[l] * c;
+        o[l] = (int32_t)p;
+        bad |= p != (int64_t)(int32_t)p;
+    }
+    return bad == 0;
 }
 PTX_INLINE bool wide_u(vu v, uint32_t c, vi &o) {
-    o = (vi)(v * c);
-    return bits((vi)(v > (uint32_t)INT32_MAX / c)) == 0;
+    uint32_t bad = 0;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) {
+        const uint64_t p = (uint64_t)v[l] * c;
+        o[l] = (int32_t)(uint32_t)p;
+        bad |= p > (uint64_t)INT32_MAX;
+    }
+    return bad == 0;
 }
 /* The lanes' addresses base + off: consecutive elements of `size` bytes? */
 PTX_INLINE bool consecutive(vi off, int32_t size) { return bits(off == off[0] + IOTA * size) == 0xffffu; }
@@ -1329,17 +1344,21 @@ template <int NE, int NB> struct Undo {
     }
 };
 
-/* A load of T into 16 32-bit lanes (sign- or zero-extended as T is) from base + off;
-   its range joins [lo, hi). False where an address is misaligned. */
-template <class T> PTX_INLINE bool ld(uint64_t base, vi off, vu &out, uint64_t &lo, uint64_t &hi) {
+/* A load of N elements of T per lane (`ld.v<N>`; element k of lane l into out[k][l],
+   sign- or zero-extended to 32 bits as T is) at base + off, aligned to the whole vector;
+   its range joins [lo, hi). False where an address is misaligned (the threads' own code
+   then applies the device's rule for vectors with unused elements). */
+template <class T, int N> PTX_INLINE bool ld(uint64_t base, vi off, vu (&out)[N], uint64_t &lo, uint64_t &hi) {
     typedef typename std::conditional<std::is_signed<T>::value, int32_t, uint32_t>::type W;
-    if (consecutive(off, (int32_t)sizeof(T))) {
+    const uint32_t bytes = N * sizeof(T);
+    if (consecutive(off, (int32_t)bytes)) {
         const uint64_t a = base + (uint64_t)(int64_t)off[0];
-        if (sizeof(T) > 1 && (a & (sizeof(T) - 1)) != 0) return false;
-        T buf[L];
+        if (bytes > 1 && (a & (bytes - 1)) != 0) return false;
+        T buf[L * N];
         memcpy(buf, (const void *)(uintptr_t)a, sizeof buf);
 #pragma GCC unroll 16
-        for (int l = 0; l < L; ++l) out[l] = (uint32_t)(W)buf[l];
+        for (int l = 0; l < L; ++l)
+            for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)buf[l * N + k];
         lo = a < lo ? a : lo;
         hi = a + sizeof buf > hi ? a + sizeof buf : hi;
         return true;
@@ -1347,19 +1366,25 @@ template <class T> PTX_INLINE bool ld(uint64_t base, vi off, vu &out, uint64_t &
     uint64_t mis = 0, mn = ~0ull, mx = 0;
     for (int l = 0; l < L; ++l) {
         const uint64_t a = base + (uint64_t)(int64_t)off[l];
-        mis |= a & (sizeof(T) - 1);
+        mis |= a & (bytes - 1);
         mn = a < mn ? a : mn;
         mx = a > mx ? a : mx;
     }
     if (mis != 0) return false;
     for (int l = 0; l < L; ++l) {
-        T v;
-        memcpy(&v, (const void *)(uintptr_t)(base + (uint64_t)(int64_t)off[l]), sizeof v);
-        out[l] = (uint32_t)(W)v;
+        T e[N];
+        memcpy(e, (const void *)(uintptr_t)(base + (uint64_t)(int64_t)off[l]), bytes);
+        for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)e[k];
     }
     lo = mn < lo ? mn : lo;
-    hi = mx + sizeof(T) > hi ? mx + sizeof(T) : hi;
+    hi = mx + bytes > hi ? mx + bytes : hi;
     return true;
+}
+/* shl of a base plus offsets by c (1..31), where every lane's offset stays within 32
+   signed bits (else false: the chunk bails). */
+PTX_INLINE bool shl_off(vi off, uint32_t c, vi &out) {
+    out = (vi)((vu)off << c);
+    return bits((out >> (int32_t)c) != off) == 0;
 }
 /* A load every lane makes at the same address: its range joins [lo, hi). */
 PTX_INLINE void seen(uint64_t a, uint32_t bytes, uint64_t &lo, uint64_t &hi) {

@@ -79,9 +79,13 @@ impl Plan {
     }
 }
 
-/// Whether register type `t` can be held as 16 32-bit lanes.
+/// Whether register type `t` can be held as 16 32-bit lanes (16-bit values zero-extended).
 fn lane_type(t: Ty) -> bool {
-    matches!(t, Ty::U32 | Ty::S32 | Ty::B32 | Ty::Pred)
+    matches!(t, Ty::U32 | Ty::S32 | Ty::B32 | Ty::Pred) || half(t)
+}
+
+fn half(t: Ty) -> bool {
+    matches!(t, Ty::U16 | Ty::S16 | Ty::B16)
 }
 
 fn wide_type(t: Ty) -> bool {
@@ -117,18 +121,30 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
         let mut changed = false;
         for node in &f.body {
             let Node::Instr(i) = node else { continue };
-            let Some((d, c)) = result(i, &p, f).map_err(|why| at(i, &why))? else { continue };
-            match (p.class[d], c) {
-                (old, new) if old == new || new == Class::Uniform => {}
-                (Class::Uniform, new) => {
-                    p.class[d] = new;
-                    changed = true;
+            let outs = match vector_load(i, &p) {
+                Some(v) => v,
+                None => result(i, &p, f).map_err(|why| at(i, &why))?.into_iter().collect(),
+            };
+            for (d, c) in outs {
+                match (p.class[d], c) {
+                    (old, new) if old == new || new == Class::Uniform => {}
+                    (Class::Uniform, new) => {
+                        p.class[d] = new;
+                        changed = true;
+                    }
+                    _ => return Err(at(i, ": a register both a vector and an address")),
                 }
-                _ => return Err(at(i, ": a register both a vector and an address")),
             }
         }
         if !changed {
             break;
+        }
+    }
+    // Every class fits its register: lanes of 32 bits, addresses of 64.
+    for (r, c) in p.class.iter().enumerate() {
+        let t = f.regs[r].ty;
+        if (*c == Class::Vector && !lane_type(t)) || (*c == Class::Split && !wide_type(t)) {
+            return Err(format!("{} (a {}-bit register) differs between lanes", f.regs[r].name, t.size() * 8));
         }
     }
     if !p.class.contains(&Class::Vector) {
@@ -209,7 +225,7 @@ fn admit(i: &Instr, params: &[(u64, u64)]) -> Result<(), String> {
         }
         "ld" if i.src.has(".const") => Ok(()),
         "ld" | "st" if i.src.has(".global") => match i.src.last_ty() {
-            Some(t) if !t.float() && t.size() <= 4 && (op == "st" || i.src.vec_width() == 1) => Ok(()),
+            Some(t) if !t.float() && t.size() <= 4 && i.src.vec_width() <= 4 => Ok(()),
             _ => Err(": not a load of one integer or a store of integers".into()),
         },
         "bra" if matches!(i.args.first(), Some(Op::Label(_))) => Ok(()),
@@ -232,6 +248,32 @@ fn operand_ok(o: &Op) -> Result<(), String> {
         Op::Not(a) => operand_ok(a),
         _ => Ok(()),
     }
+}
+
+/// The registers a global vector load (`ld.global.v2/.v4`) or a 32-bit unpack (`mov.b32
+/// {lo, hi}`) writes and their class: as its address's or source's (per-lane addresses
+/// give lanes); None for any other instruction.
+fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
+    let Some(Op::Vector(parts)) = i.args.first() else { return None };
+    // `mov.b32 {lo, hi}, r`: a lane's halves.
+    let unpack = i.src.op == "mov" && i.src.last_ty() == Some(Ty::B32) && i.guard.is_none() && parts.len() == 2;
+    if !(i.src.op == "ld" && i.src.has(".global")) && !unpack {
+        return None;
+    }
+    let c = match p.of(&i.args[1]) {
+        Class::Uniform => Class::Uniform,
+        _ => Class::Vector,
+    };
+    Some(
+        parts
+            .iter()
+            // A per-lane element must be a 32-bit lane: `plan` refuses other registers.
+            .filter_map(|o| match o {
+                Op::Reg(r) => Some((*r, c)),
+                _ => None,
+            })
+            .collect(),
+    )
 }
 
 /// The register instruction `i` writes and the class it gets, given the operands'.
@@ -281,6 +323,8 @@ fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, Strin
         "mov" | "add" | "sub" | "and" | "or" | "xor" | "not" | "shl" | "shr" | "abs" | "neg" | "min" | "max" | "selp" if int32 => plain,
         "mul" | "mad" if int32 => has(".lo") && !has(".cc"),
         "setp" => int32 && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3,
+        "mov" => t.is_some_and(half),
+        "mul" => has(".wide") && t.is_some_and(half),
         _ => pred_ops,
     };
     if lanes && no_split && lane_type(dt) {
@@ -291,6 +335,9 @@ fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, Strin
     if op == "cvt" && tys.len() == 2 && i.src.mods.iter().all(|m| !m.starts_with(".r") && m != ".sat" && m != ".ftz") {
         match (Some(tys[0]), Some(tys[1]), srcs.first()) {
             (Some(Ty::U32 | Ty::S32 | Ty::B32), Some(Ty::U32 | Ty::S32 | Ty::B32), Some(Vector)) if lane_type(dt) => {
+                return Ok(Some((d, Vector)))
+            }
+            (Some(a), Some(b), Some(Vector)) if (half(a) || half(b)) && lane_type(a) && lane_type(b) && lane_type(dt) => {
                 return Ok(Some((d, Vector)))
             }
             (Some(Ty::U32 | Ty::S32), Some(Ty::U64 | Ty::S64), Some(Split)) if lane_type(dt) => return Ok(Some((d, Vector))),
@@ -305,21 +352,12 @@ fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, Strin
         ("add", [Uniform, Split] | [Split, Uniform]) => wide64,
         ("sub", [Split, Uniform]) => wide64,
         ("mad", [Uniform, Uniform, Split]) => wide64 && has(".lo"),
-        ("mul", [Vector, Uniform] | [Uniform, Vector]) if has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32)) => {
-            wide_type(dt) && wide_literal(i).is_some()
-        }
+        ("shl", [Split, Uniform]) => wide_type(dt) && matches!(i.args.get(2), Some(Op::Int(c)) if (1..32).contains(c)),
+        ("mul", [Vector, Uniform] | [Uniform, Vector]) => has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32)) && wide_type(dt),
         _ => false,
     };
     if split {
         return Ok(Some((d, Split)));
     }
     Err(": on values that differ between lanes".into())
-}
-
-/// A `mul.wide`'s literal factor, where the other factor varies: 1 .. 2^16.
-pub fn wide_literal(i: &Instr) -> Option<u32> {
-    match (i.args.get(1), i.args.get(2)) {
-        (Some(Op::Int(c)), _) | (_, Some(Op::Int(c))) if (1..1 << 16).contains(c) => Some(*c as u32),
-        _ => None,
-    }
 }

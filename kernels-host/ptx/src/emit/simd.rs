@@ -116,16 +116,32 @@ impl FnEmitter<'_> {
         let t = i.src.last_ty().unwrap_or(Ty::B32);
         if op == "ld" {
             let k = plan.load_site[&n];
-            let Op::Reg(d) = arg(0)? else { return Err(self.unsupported("a vector load in the vector form")) };
             let a = arg(1)?;
+            let parts = match arg(0)? {
+                Op::Vector(v) => v,
+                o => vec![o],
+            };
             if plan.of(&a) == Class::Uniform {
                 // Every lane loads the same address: once, its range tracked.
                 let load = self.instr(i)?;
                 let addr = self.addr(&a, Some(Space::Global))?;
-                return Ok(guarded(format!("{load} {S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size())));
+                return Ok(guarded(format!("{load} {S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size() * parts.len() as u32)));
             }
             let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
-            return Ok(guarded(format!("if (!{S}ld<{}>(r{r} + (uint64_t){off}ll, o{r}, r{d}, LL[{k}], LH[{k}])) goto BAIL;", ctype(t))));
+            let mut s = format!(
+                "{S}vu lv_[{}]; if (!{S}ld<{}, {}>(r{r} + (uint64_t){off}ll, o{r}, lv_, LL[{k}], LH[{k}])) goto BAIL;",
+                parts.len(),
+                ctype(t),
+                parts.len()
+            );
+            for (j, p) in parts.iter().enumerate() {
+                if let Op::Reg(d) = p {
+                    // A 16-bit register holds its value zero-extended.
+                    let mask = if self.f.regs[*d].ty.size() == 2 { " & 0xffffu" } else { "" };
+                    let _ = write!(s, " r{d} = lv_[{j}]{mask};");
+                }
+            }
+            return Ok(guarded(s));
         }
         if op == "st" {
             let k = plan.store_site[&n];
@@ -149,6 +165,14 @@ impl FnEmitter<'_> {
                 parts.len()
             )));
         }
+        if let (true, Op::Vector(parts)) = (op == "mov", arg(0)?) {
+            // `mov.b32 {lo, hi}, r`: a lane's halves, zero-extended.
+            let x = self.vop(&arg(1)?, Ty::B32)?;
+            return match parts.as_slice() {
+                [Op::Reg(lo), Op::Reg(hi)] => Ok(format!("const {S}vu x_ = {x}; r{lo} = x_ & 0xffffu; r{hi} = x_ >> 16;")),
+                _ => Err(self.unsupported("this unpacking in the vector form")),
+            };
+        }
         let Op::Reg(d) = arg(0)? else { return Err(self.unsupported("an instruction without a register result in the vector form")) };
         if plan.class[d] == Class::Split {
             return self.simd_split(i, d, plan);
@@ -159,15 +183,23 @@ impl FnEmitter<'_> {
         let e = match op {
             "mov" if pred => self.mop(&arg(1)?)?,
             "mov" => a(self, 1)?,
-            "cvt" => match plan.of(&arg(1)?) {
-                Class::Split => {
-                    let Op::Reg(s) = arg(1)? else { return Err(self.unsupported("cvt operand")) };
-                    format!("{S}V((uint32_t)r{s}) + ({S}vu)o{s}")
+            "cvt" => {
+                let tys = i.src.tys();
+                let (to, from) = (tys.first().copied().unwrap_or(Ty::B32), tys.get(1).copied().unwrap_or(Ty::B32));
+                match plan.of(&arg(1)?) {
+                    Class::Split => {
+                        let Op::Reg(s) = arg(1)? else { return Err(self.unsupported("cvt operand")) };
+                        format!("{S}V((uint32_t)r{s}) + ({S}vu)o{s}")
+                    }
+                    // To 16 bits: the low half; from a signed 16: sign-extended.
+                    _ if to.size() == 2 => format!("{} & 0xffffu", a(self, 1)?),
+                    _ if from == Ty::S16 => format!("{S}sext16({})", a(self, 1)?),
+                    _ => a(self, 1)?,
                 }
-                _ => a(self, 1)?,
-            },
+            }
             "add" => format!("{} + {}", a(self, 1)?, a(self, 2)?),
             "sub" => format!("{} - {}", a(self, 1)?, a(self, 2)?),
+            "mul" if i.src.has(".wide") && t == Ty::S16 => format!("{S}sext16({}) * {S}sext16({})", a(self, 1)?, a(self, 2)?),
             "mul" => format!("{} * {}", a(self, 1)?, a(self, 2)?),
             "mad" => format!("{} * {} + {}", a(self, 1)?, a(self, 2)?, a(self, 3)?),
             "and" | "or" | "xor" if pred => {
@@ -219,7 +251,6 @@ impl FnEmitter<'_> {
             Op::Reg(r) if plan.class[*r] == Class::Split => Some(*r),
             _ => None,
         };
-        let srcs: Vec<Op> = i.args.iter().skip(1).cloned().collect();
         let uni = |e: &mut Self, o: &Op| -> Result<String, Error> { Ok(format!("(uint64_t)({})", e.val(o, Ty::U64)?)) };
         // Every form reads its operands before it writes `d` (which may be one of them).
         let s = match op {
@@ -238,6 +269,11 @@ impl FnEmitter<'_> {
                     _ => return Err(self.unsupported("vector form operands")),
                 }
             }
+            "shl" => {
+                let s = split(&arg(1)?).ok_or_else(|| self.unsupported("vector form operand"))?;
+                let Op::Int(c) = arg(2)? else { return Err(self.unsupported("shl.b64 by a register in the vector form")) };
+                format!("r{d} = r{s} << {c}; if (!{S}shl_off(o{s}, {c}, o{d})) goto BAIL;")
+            }
             "mad" => {
                 let s = split(&arg(3)?).ok_or_else(|| self.unsupported("vector form operand"))?;
                 format!("r{d} = {} * {} + r{s}; o{d} = o{s};", uni(self, &arg(1)?)?, uni(self, &arg(2)?)?)
@@ -252,11 +288,13 @@ impl FnEmitter<'_> {
                 }
             }
             "mul" => {
-                let c = crate::simd::wide_literal(i).ok_or_else(|| self.unsupported("mul.wide in the vector form"))?;
-                let v = srcs.iter().find(|o| !matches!(o, Op::Int(_))).cloned().unwrap_or(Op::Int(0));
+                // mul.wide of lanes by a factor the same for every lane.
+                let (x, y) = (arg(1)?, arg(2)?);
+                let (v, u) = if plan.of(&x) == Class::Uniform { (y, x) } else { (x, y) };
                 let v = self.vop(&v, Ty::U32)?;
-                let f = if i.src.last_ty() == Some(Ty::S32) { "wide_s" } else { "wide_u" };
-                format!("r{d} = 0; if (!{S}{f}({v}, {c}, o{d})) goto BAIL;")
+                let (f, ct) = if i.src.last_ty() == Some(Ty::S32) { ("wide_s", "int32_t") } else { ("wide_u", "uint32_t") };
+                let u = self.val(&u, i.src.last_ty().unwrap_or(Ty::U32))?;
+                format!("r{d} = 0; if (!{S}{f}({v}, ({ct})({u}), o{d})) goto BAIL;")
             }
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
