@@ -340,8 +340,8 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
                 let idx = k * 7 + t - 10;
                 let m = idx.abs();
                 let mi = if m < n { m } else { 2 * n - 2 - m };
-                let b = inp[mi as usize * 4 + 1] as u32;
-                let w = at(inp, (t * 32 + k * 4) as usize);
+                let b = inp[mi as usize + 1] as u32;
+                let w = at(inp, (t * 4 + k * 4) as usize);
                 let c = inp[(t + k) as usize] as u32;
                 sum = b.wrapping_mul(k as u32 + 1).wrapping_add(sum).wrapping_add((w >> k) ^ c);
                 mx = mx.max(c);
@@ -359,13 +359,13 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         let at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
         let h = |i: usize| u16::from_le_bytes(inp[i..i + 2].try_into().unwrap());
         for t in 0..inp.len() / 32 {
-            let (r11, r12, r13, r14) = (at(inp, t * 32 + 8), at(inp, t * 32 + 12), at(inp, t * 8), at(inp, t * 8 + 4));
+            let (r11, r12, r13, r14) = (at(inp, t * 8 + 2048), at(inp, t * 8 + 2052), at(inp, t * 8), at(inp, t * 8 + 4));
             let (lo, hi) = (r13 & 0xffff, r13 >> 16);
             let r16 = hi as u16 as i16 as i32 as u32;
             let r17 = lo * hi;
             let r18 = (lo as u16 as i16 as i32).wrapping_mul(hi as u16 as i16 as i32) as u32;
-            let r19 = h(t * 8 + 2) as u32;
-            let r21 = h(t * 32 + 6) as i16 as i32 as u32;
+            let r19 = h(t * 2 + 512) as u32;
+            let r21 = h(t * 2 + 1024) as i16 as i32 as u32;
             let mut acc = 0u32;
             for k in 0..3u32 {
                 acc = acc.wrapping_add(r17.wrapping_mul(k).wrapping_add(r11 ^ r14)).wrapping_add(r12.wrapping_add(r21));

@@ -1240,10 +1240,11 @@ PTX_INLINE void lanes_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t 
    of 16 32-bit lanes (`vu`, predicates `vi` of 0/-1) and 64-bit addresses as a scalar
    base plus 16 signed 32-bit offsets. The chunk's result must equal the threads run one
    after another: a branch its lanes take differently, an address that cannot be a base
-   plus an offset, a misaligned access, or memory one lane stores and another lane (or
-   another store) touches makes it undo its stores (`Undo`) and answer false, and the
-   runner runs the 16 threads one at a time. A fault inside a chunk is replayed one
-   thread at a time by the executor (`ctx->lanes`, as for `lanes_row`). */
+   plus an offset, an access whose lanes are not one after another or is misaligned, or
+   memory one lane stores and another lane (or another store) touches makes it undo its
+   stores (`Undo`) and answer false, and the runner runs the 16 threads one at a time. A
+   fault inside a chunk is replayed one thread at a time by the executor (`ctx->lanes`,
+   as for `lanes_row`). */
 namespace simd {
 enum { L = 16 };
 typedef uint32_t vu __attribute__((vector_size(64)));
@@ -1310,6 +1311,58 @@ PTX_INLINE bool wide_u(vu v, uint32_t c, vi &o) {
     }
     return bad == 0;
 }
+/* 16 64-bit lanes as two halves of 8 (one vector register each where the host has 512-bit
+   vectors; a 1024-bit GCC vector would go through memory). */
+typedef uint64_t v8 __attribute__((vector_size(64)));
+typedef int64_t v8i __attribute__((vector_size(64)));
+typedef uint32_t h8u __attribute__((vector_size(32)));
+typedef int32_t h8i __attribute__((vector_size(32)));
+struct vw {
+    v8 a, b; /* lanes 0-7, 8-15 */
+};
+PTX_INLINE vw X(uint64_t x) { return vw{(v8){} + x, (v8){} + x}; }
+PTX_INLINE h8u lo_half(vu v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+PTX_INLINE h8u hi_half(vu v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+PTX_INLINE vw zext(vu v) { return vw{__builtin_convertvector(lo_half(v), v8), __builtin_convertvector(hi_half(v), v8)}; }
+PTX_INLINE vw sext(vu v) {
+    return vw{(v8)__builtin_convertvector((h8i)lo_half(v), v8i), (v8)__builtin_convertvector((h8i)hi_half(v), v8i)};
+}
+/* A base plus offsets as 64-bit lanes. */
+PTX_INLINE vw split(uint64_t base, vi off) {
+    vw w = sext((vu)off);
+    w.a += base;
+    w.b += base;
+    return w;
+}
+/* The low 32 bits of each lane. */
+PTX_INLINE vu trunc(vw x) {
+    const h8u l = __builtin_convertvector(x.a, h8u), h = __builtin_convertvector(x.b, h8u);
+    return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+/* Two halves' 64-bit masks as one 32-bit mask per lane. */
+PTX_INLINE vi narrow(v8i a, v8i b) {
+    const h8i l = __builtin_convertvector(a, h8i), h = __builtin_convertvector(b, h8i);
+    return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+PTX_INLINE vw operator+(vw x, vw y) { return vw{x.a + y.a, x.b + y.b}; }
+PTX_INLINE vw operator-(vw x, vw y) { return vw{x.a - y.a, x.b - y.b}; }
+PTX_INLINE vw operator*(vw x, vw y) { return vw{x.a * y.a, x.b * y.b}; }
+PTX_INLINE vw operator&(vw x, vw y) { return vw{x.a & y.a, x.b & y.b}; }
+PTX_INLINE vw operator|(vw x, vw y) { return vw{x.a | y.a, x.b | y.b}; }
+PTX_INLINE vw operator^(vw x, vw y) { return vw{x.a ^ y.a, x.b ^ y.b}; }
+PTX_INLINE vw operator~(vw x) { return vw{~x.a, ~x.b}; }
+/* PTX 64-bit shifts by an amount the same for every lane (past 63: 0, or the sign). */
+PTX_INLINE vw wshl(vw x, uint32_t n) { return n < 64 ? vw{x.a << n, x.b << n} : vw{}; }
+PTX_INLINE vw wshr_u(vw x, uint32_t n) { return n < 64 ? vw{x.a >> n, x.b >> n} : vw{}; }
+PTX_INLINE vw wshr_s(vw x, uint32_t n) {
+    const int64_t k = n < 64 ? (int64_t)n : 63;
+    return vw{(v8)((v8i)x.a >> k), (v8)((v8i)x.b >> k)};
+}
+PTX_INLINE vw wsel(vi m, vw x, vw y) {
+    const vw w = sext((vu)m);
+    return vw{(v8i)w.a != 0 ? x.a : y.a, (v8i)w.b != 0 ? x.b : y.b};
+}
+
 /* The lanes' addresses base + off: consecutive elements of `size` bytes? */
 PTX_INLINE bool consecutive(vi off, int32_t size) { return bits(off == off[0] + IOTA * size) == 0xffffu; }
 
@@ -1345,39 +1398,22 @@ template <int NE, int NB> struct Undo {
 };
 
 /* A load of N elements of T per lane (`ld.v<N>`; element k of lane l into out[k][l],
-   sign- or zero-extended to 32 bits as T is) at base + off, aligned to the whole vector;
-   its range joins [lo, hi). False where an address is misaligned (the threads' own code
-   then applies the device's rule for vectors with unused elements). */
+   sign- or zero-extended to 32 bits as T is) at base + off, the lanes' vectors one after
+   another and aligned to the whole vector: one load; its range joins [lo, hi). False
+   otherwise (scattered lanes: inserting them one by one costs more than the threads'
+   own code; a misaligned address: the threads' code applies the device's rule). */
 template <class T, int N> PTX_INLINE bool ld(uint64_t base, vi off, vu (&out)[N], uint64_t &lo, uint64_t &hi) {
     typedef typename std::conditional<std::is_signed<T>::value, int32_t, uint32_t>::type W;
     const uint32_t bytes = N * sizeof(T);
-    if (consecutive(off, (int32_t)bytes)) {
-        const uint64_t a = base + (uint64_t)(int64_t)off[0];
-        if (bytes > 1 && (a & (bytes - 1)) != 0) return false;
-        T buf[L * N];
-        memcpy(buf, (const void *)(uintptr_t)a, sizeof buf);
+    const uint64_t a = base + (uint64_t)(int64_t)off[0];
+    if (!consecutive(off, (int32_t)bytes) || (a & (bytes - 1)) != 0) return false;
+    T buf[L * N];
+    memcpy(buf, (const void *)(uintptr_t)a, sizeof buf);
 #pragma GCC unroll 16
-        for (int l = 0; l < L; ++l)
-            for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)buf[l * N + k];
-        lo = a < lo ? a : lo;
-        hi = a + sizeof buf > hi ? a + sizeof buf : hi;
-        return true;
-    }
-    uint64_t mis = 0, mn = ~0ull, mx = 0;
-    for (int l = 0; l < L; ++l) {
-        const uint64_t a = base + (uint64_t)(int64_t)off[l];
-        mis |= a & (bytes - 1);
-        mn = a < mn ? a : mn;
-        mx = a > mx ? a : mx;
-    }
-    if (mis != 0) return false;
-    for (int l = 0; l < L; ++l) {
-        T e[N];
-        memcpy(e, (const void *)(uintptr_t)(base + (uint64_t)(int64_t)off[l]), bytes);
-        for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)e[k];
-    }
-    lo = mn < lo ? mn : lo;
-    hi = mx + bytes > hi ? mx + bytes : hi;
+    for (int l = 0; l < L; ++l)
+        for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)buf[l * N + k];
+    lo = a < lo ? a : lo;
+    hi = a + sizeof buf > hi ? a + sizeof buf : hi;
     return true;
 }
 /* shl of a base plus offsets by c (1..31), where every lane's offset stays within 32
@@ -1392,31 +1428,18 @@ PTX_INLINE void seen(uint64_t a, uint32_t bytes, uint64_t &lo, uint64_t &hi) {
     hi = a + bytes > hi ? a + bytes : hi;
 }
 /* A store of N elements of T per lane (`st.v<N>`; element k of lane l is v[k][l]) at
-   base + off, aligned to the whole vector as on the device; logged in `u` as site s.
-   False where an address is misaligned (nothing of this store written). */
+   base + off, the lanes' vectors one after another and aligned to the whole vector: one
+   store, logged in `u` as site s. False otherwise (nothing of this store written). */
 template <class T, int N, class UN> PTX_INLINE bool st(UN &u, uint32_t s, uint64_t base, vi off, const vu (&v)[N]) {
     const uint32_t bytes = N * sizeof(T);
-    if (consecutive(off, (int32_t)bytes)) {
-        const uint64_t a = base + (uint64_t)(int64_t)off[0];
-        if (bytes > 1 && (a & (bytes - 1)) != 0) return false;
-        T buf[L * N];
+    const uint64_t a = base + (uint64_t)(int64_t)off[0];
+    if (!consecutive(off, (int32_t)bytes) || (a & (bytes - 1)) != 0) return false;
+    T buf[L * N];
 #pragma GCC unroll 16
-        for (int l = 0; l < L; ++l)
-            for (int k = 0; k < N; ++k) buf[l * N + k] = (T)v[k][l];
-        u.save(s, a, sizeof buf);
-        memcpy((void *)(uintptr_t)a, buf, sizeof buf);
-        return true;
-    }
-    uint64_t mis = 0;
-    for (int l = 0; l < L; ++l) mis |= (base + (uint64_t)(int64_t)off[l]) & (bytes - 1);
-    if (mis != 0) return false;
-    for (int l = 0; l < L; ++l) {
-        const uint64_t a = base + (uint64_t)(int64_t)off[l];
-        T e[N];
-        for (int k = 0; k < N; ++k) e[k] = (T)v[k][l];
-        u.save(s, a, bytes);
-        memcpy((void *)(uintptr_t)a, e, bytes);
-    }
+    for (int l = 0; l < L; ++l)
+        for (int k = 0; k < N; ++k) buf[l * N + k] = (T)v[k][l];
+    u.save(s, a, sizeof buf);
+    memcpy((void *)(uintptr_t)a, buf, sizeof buf);
     return true;
 }
 } // namespace simd
@@ -1427,12 +1450,25 @@ template <class T, int N, class UN> PTX_INLINE bool st(UN &u, uint32_t s, uint64
    a fault inside it one thread at a time. */
 template <class FV, class FK>
 PTX_INLINE void simd_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, FV vec, FK one) {
+    /* Chunks that bail do their work twice: after a run of them the kernel's chunks go
+       one thread at a time for a while (twice as long after each further bail, at most
+       1024 chunks), on this OS thread. Only the speed depends on it. */
+    static thread_local struct {
+        uint32_t skip, fails;
+    } back{0, 0};
     uint32_t x = TI.x;
     for (; xe - x >= (uint32_t)simd::L; x += simd::L, t += simd::L) {
-        ctx->linear_tid = t;
-        ctx->lanes = simd::L;
-        const bool done = vec(simtwin_dim3_t{x, TI.y, TI.z});
-        ctx->lanes = 0;
+        bool done = false;
+        if (back.skip != 0) {
+            --back.skip;
+        } else {
+            ctx->linear_tid = t;
+            ctx->lanes = simd::L;
+            done = vec(simtwin_dim3_t{x, TI.y, TI.z});
+            ctx->lanes = 0;
+            if (done) back.fails = 0;
+            else if (++back.fails >= 2) back.skip = 1u << (back.fails < 12 ? back.fails - 2 : 10);
+        }
         if (!done)
             for (uint32_t k = 0; k < (uint32_t)simd::L; ++k) {
                 ctx->linear_tid = t + k;

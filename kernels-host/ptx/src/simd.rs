@@ -7,15 +7,18 @@
 //! 16 consecutive threads of a row as one call (`V<fi>`, ptx_rt.h `simd`) in which every
 //! register is one of: the same for all 16 lanes (a scalar, computed once, by the
 //! thread's own statement), 16 32-bit lanes (a vector), or a 64-bit address held as a
-//! scalar base plus 16 signed 32-bit offsets (so an access whose offsets are consecutive
-//! is one vector load or store).
+//! scalar base plus 16 signed 32-bit offsets (an access whose lanes are one after another
+//! is one vector load or store; one whose lanes are scattered makes the chunk bail, as
+//! inserting lanes one by one cost more than the threads' own code: VMAF adm's
+//! `dwt_s123_combined_hori` ran 2.6x slower that way).
 //!
 //! The chunk must give what its 16 threads one after another give, so the form runs all
 //! lanes through the same instructions: a branch whose predicate differs between lanes is
 //! taken by all of them or none, else the chunk undoes its stores and answers false, and
 //! its runner runs the 16 threads one at a time (the same for an offset that does not
-//! fit, a misaligned access, and a store whose bytes meet what another lane loads or
-//! another store writes, which the chunk checks before it returns). A backward branch
+//! fit, a scattered or misaligned access, and a store whose bytes meet what another lane
+//! loads or another store writes, which the chunk checks before it returns); after a run
+//! of such chunks the runner backs off, trying vectors again later. A backward branch
 //! must not depend on the lanes at all: every loop runs alike for all lanes, so none can
 //! wait for another thread, and the runner needs no preemption point inside a chunk.
 //! Anything else (another instruction on lanes that differ, a store inside a loop,
@@ -38,6 +41,8 @@ pub enum Class {
     Vector,
     /// A 64-bit value as a scalar base plus 16 signed 32-bit offsets.
     Split,
+    /// 16 64-bit lanes (two halves of 8), where no base plus offsets can hold it.
+    Wide,
 }
 
 /// A kernel's vector form: each register's class, and the loads and stores the chunk
@@ -50,7 +55,7 @@ pub struct Plan {
     pub load_site: HashMap<usize, usize>,
     /// Global store sites (by node) and their index.
     pub store_site: HashMap<usize, usize>,
-    /// The undo log's entries (a store's 16 lanes each, at most).
+    /// The undo log's entries (one per store: its 16 lanes' bytes are one run).
     pub undo_entries: u32,
     /// The undo log's bytes.
     pub undo_bytes: u32,
@@ -72,8 +77,9 @@ impl Plan {
 
     /// Whether instruction `i` runs once per chunk, as the thread's own statement.
     pub fn uniform(&self, i: &Instr) -> bool {
+        let global_load = i.src.op == "ld" && i.src.has(".global");
         !matches!(i.src.op.as_str(), "bra" | "ret" | "exit" | "st")
-            && !(i.src.op == "ld" && i.src.has(".global"))
+            && !global_load
             && i.guard.is_none_or(|(_, p)| self.class[p] == Class::Uniform)
             && i.args.iter().all(|o| self.of(o) == Class::Uniform)
     }
@@ -116,6 +122,7 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
         let Node::Instr(i) = node else { continue };
         admit(i, params).map_err(|why| at(i, &why))?;
     }
+    let addresses = address_regs(f);
     // Classes grow from uniform to vector or split until nothing changes.
     loop {
         let mut changed = false;
@@ -123,16 +130,18 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
             let Node::Instr(i) = node else { continue };
             let outs = match vector_load(i, &p) {
                 Some(v) => v,
-                None => result(i, &p, f).map_err(|why| at(i, &why))?.into_iter().collect(),
+                None => result(i, &p, f, &addresses).map_err(|why| at(i, &why))?.into_iter().collect(),
             };
             for (d, c) in outs {
+                // Uniform < vector; uniform < split < wide (a base plus offsets is a
+                // 64-bit lane value too).
                 match (p.class[d], c) {
-                    (old, new) if old == new || new == Class::Uniform => {}
-                    (Class::Uniform, new) => {
+                    (old, new) if old == new || new == Class::Uniform || (old, new) == (Class::Wide, Class::Split) => {}
+                    (Class::Uniform, new) | (Class::Split, new @ Class::Wide) => {
                         p.class[d] = new;
                         changed = true;
                     }
-                    _ => return Err(at(i, ": a register both a vector and an address")),
+                    _ => return Err(at(i, ": a register both 32-bit lanes and 64-bit ones")),
                 }
             }
         }
@@ -143,7 +152,7 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
     // Every class fits its register: lanes of 32 bits, addresses of 64.
     for (r, c) in p.class.iter().enumerate() {
         let t = f.regs[r].ty;
-        if (*c == Class::Vector && !lane_type(t)) || (*c == Class::Split && !wide_type(t)) {
+        if (*c == Class::Vector && !lane_type(t)) || (matches!(c, Class::Split | Class::Wide) && !wide_type(t)) {
             return Err(format!("{} (a {}-bit register) differs between lanes", f.regs[r].name, t.size() * 8));
         }
     }
@@ -169,7 +178,7 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
             let k = p.store_site.len();
             p.store_site.insert(n, k);
             let bytes = i.src.access_bytes().unwrap_or(0);
-            p.undo_entries += LANES;
+            p.undo_entries += 1;
             p.undo_bytes += LANES * bytes;
         }
         if i.src.op == "ld" && i.src.has(".global") {
@@ -182,6 +191,43 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
         return Err("too many loads or stores to track per chunk".into());
     }
     Ok(p)
+}
+
+/// The 64-bit registers an address is made of: the base registers of global loads and
+/// stores, and what their 64-bit definitions (moves, sums, scaled indices, conversions
+/// from 32 bits) read, transitively.
+fn address_regs(f: &Func) -> Vec<bool> {
+    let mut addr = vec![false; f.regs.len()];
+    for node in &f.body {
+        let Node::Instr(i) = node else { continue };
+        if matches!(i.src.op.as_str(), "ld" | "st") && i.src.has(".global") {
+            for o in &i.args {
+                if let Op::Addr(AddrBase::Reg(r), _) = o {
+                    addr[*r] = true;
+                }
+            }
+        }
+    }
+    loop {
+        let mut changed = false;
+        for node in &f.body {
+            let Node::Instr(i) = node else { continue };
+            let Some(Op::Reg(d)) = i.args.first() else { continue };
+            if !addr[*d] || !matches!(i.src.op.as_str(), "mov" | "cvta" | "add" | "sub" | "mad" | "shl" | "mul" | "cvt") {
+                continue;
+            }
+            for o in &i.args[1..] {
+                if let Op::Reg(r) = o {
+                    if wide_type(f.regs[*r].ty) && !std::mem::replace(&mut addr[*r], true) {
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            return addr;
+        }
+    }
 }
 
 /// Blocks on a cycle of the control-flow graph.
@@ -256,8 +302,12 @@ fn operand_ok(o: &Op) -> Result<(), String> {
 fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
     let Some(Op::Vector(parts)) = i.args.first() else { return None };
     // `mov.b32 {lo, hi}, r`: a lane's halves.
-    let unpack = i.src.op == "mov" && i.src.last_ty() == Some(Ty::B32) && i.guard.is_none() && parts.len() == 2;
-    if !(i.src.op == "ld" && i.src.has(".global")) && !unpack {
+    let unpack = i.src.op == "mov"
+        && i.src.last_ty() == Some(Ty::B32)
+        && i.guard.is_none()
+        && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
+    let global_load = i.src.op == "ld" && i.src.has(".global");
+    if !global_load && !unpack {
         return None;
     }
     let c = match p.of(&i.args[1]) {
@@ -277,7 +327,7 @@ fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
 }
 
 /// The register instruction `i` writes and the class it gets, given the operands'.
-fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, String> {
+fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(usize, Class)>, String> {
     use Class::*;
     let op = i.src.op.as_str();
     let guard = i.guard.map_or(Uniform, |(_, g)| p.class[g]);
@@ -317,11 +367,14 @@ fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, Strin
     let int32 = t.is_some_and(|t| matches!(t, Ty::U32 | Ty::S32 | Ty::B32));
     let has = |m: &str| i.src.has(m);
     let plain = !has(".cc") && !has(".sat") && !has(".hi") && !has(".wide") && !has(".ftz");
-    let no_split = !srcs.contains(&Split);
+    let no_split = !srcs.contains(&Split) && !srcs.contains(&Wide);
     let pred_ops = t == Some(Ty::Pred) && matches!(op, "and" | "or" | "xor" | "not" | "mov");
     let lanes = match op {
         "mov" | "add" | "sub" | "and" | "or" | "xor" | "not" | "shl" | "shr" | "abs" | "neg" | "min" | "max" | "selp" if int32 => plain,
         "mul" | "mad" if int32 => has(".lo") && !has(".cc"),
+        "setp" if t.is_some_and(wide_type) && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3 => {
+            return Ok(Some((d, Vector)));
+        }
         "setp" => int32 && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3,
         "mov" => t.is_some_and(half),
         "mul" => has(".wide") && t.is_some_and(half),
@@ -340,8 +393,10 @@ fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, Strin
             (Some(a), Some(b), Some(Vector)) if (half(a) || half(b)) && lane_type(a) && lane_type(b) && lane_type(dt) => {
                 return Ok(Some((d, Vector)))
             }
-            (Some(Ty::U32 | Ty::S32), Some(Ty::U64 | Ty::S64), Some(Split)) if lane_type(dt) => return Ok(Some((d, Vector))),
-            (Some(Ty::U64 | Ty::S64), Some(Ty::U32 | Ty::S32), Some(Vector)) if wide_type(dt) => return Ok(Some((d, Split))),
+            (Some(Ty::U32 | Ty::S32), Some(Ty::U64 | Ty::S64), Some(Split | Wide)) if lane_type(dt) => return Ok(Some((d, Vector))),
+            (Some(Ty::U64 | Ty::S64), Some(Ty::U32 | Ty::S32), Some(Vector)) if wide_type(dt) => {
+                return Ok(Some((d, if addresses[d] { Split } else { Wide })))
+            }
             _ => {}
         }
     }
@@ -356,8 +411,25 @@ fn result(i: &Instr, p: &Plan, f: &Func) -> Result<Option<(usize, Class)>, Strin
         ("mul", [Vector, Uniform] | [Uniform, Vector]) => has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32)) && wide_type(dt),
         _ => false,
     };
-    if split {
+    // Only what makes an address is held as a base plus offsets (whose 32 bits may not
+    // hold a value: the chunk would bail); other 64-bit values are 64-bit lanes.
+    if split && addresses[d] {
         return Ok(Some((d, Split)));
+    }
+    // 64-bit values no base plus offsets holds: 16 64-bit lanes.
+    let t64 = t.is_some_and(wide_type);
+    let wide = wide_type(dt)
+        && !has(".cc")
+        && !has(".sat")
+        && match op {
+            "mov" | "add" | "sub" | "and" | "or" | "xor" | "not" | "neg" | "selp" => t64,
+            "cvta" => has(".to") && has(".global"),
+            "mul" | "mad" => (has(".lo") && t64) || (has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32))),
+            "shl" | "shr" => t64 && p.of(&i.args[2]) == Uniform,
+            _ => false,
+        };
+    if wide {
+        return Ok(Some((d, Wide)));
     }
     Err(": on values that differ between lanes".into())
 }

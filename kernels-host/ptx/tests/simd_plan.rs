@@ -9,10 +9,6 @@ use simtwin_ptx::{translate, Options};
 /// Kernel `k(a, b, n)` with `body` after `%rd1`/`%rd2` = the global addresses of `a` and
 /// `b` and `%r5` = ctaid.x * ntid.x + tid.x, and a counted loop over `%r9` (so that
 /// `lanes`, which takes no loop, leaves it) around `body`; `after` follows the loop.
-fn source(body: &str) -> String {
-    source_after(body, "")
-}
-
 fn source_after(body: &str, after: &str) -> String {
     format!(
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, .param .u64 b, .param .u32 n)\n{{\n\
@@ -68,7 +64,7 @@ fn registers_are_uniform_lanes_or_a_base_plus_offsets() {
     let t = translation_after(GATHER, st);
     let c = t.units.join("\n");
     assert!(c.contains("bool V0(Thread &T") && c.contains("simd_row(ctx, t, TI, xe"), "{c}");
-    assert!(c.contains("ptx::simd::ld<uint32_t>(") && c.contains("ptx::simd::st<uint32_t, 1>(UNDO, 0,"), "{c}");
+    assert!(c.contains("ptx::simd::ld<uint32_t, 1>(") && c.contains("ptx::simd::st<uint32_t, 1>(UNDO, 0,"), "{c}");
     assert!(t.kernels[0]
         .threads_why
         .ends_with("as vectors of 16 threads (`simd`: its loops end alike for every lane, none waits for another)"));
@@ -96,8 +92,8 @@ fn what_keeps_a_kernel_one_thread_at_a_time_is_named() {
     no("mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r5;", "st.global.u32", ": a store inside a loop");
     no("atom.global.add.u32 %r6, [%rd1], 1;", "atom.global.add.u32", ")");
     no("mov.u32 %r6, %laneid;", "mov.u32", ") reads %laneid");
-    no("cvt.u16.u32 %rs1, %r5;", "cvt.u16.u32", ": on values that differ between lanes");
-    no("mul.wide.u32 %rd3, %r5, %r1;", "mul.wide.u32", ": on values that differ between lanes");
+    no("cvt.rn.f32.u32 %f1, %r5;", "cvt.rn.f32.u32", ": on values that differ between lanes");
+    no("mul.hi.u32 %r6, %r5, %r1;", "mul.hi.u32", ": on values that differ between lanes");
     no("setp.eq.u32 %p1, %r5, 3;\n@%p1 add.s32 %r6, %r6, 1;", "add.s32", ": under a predicate that differs between lanes");
     no("ld.global.f32 %f1, [%rd1];", "ld.global.f32", ": not a load of one integer or a store of integers");
     no("div.u32 %r6, %r1, 3;", "div.u32", ")");

@@ -229,9 +229,17 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                     v.aligned = e.aligned.clone();
                     v.folds = e.folds.clone();
                     let template = if v.aligned.is_empty() && v.folds.is_empty() { "" } else { "template <bool A> " };
-                    v.body_simd(&p, template)?;
-                    out.push_str(&v.out);
-                    simd_of.insert(fi, Ok(()));
+                    // A form the plan admits but the emitter cannot write keeps the kernel
+                    // one thread at a time (its note says why), never fails the module.
+                    match v.body_simd(&p, template) {
+                        Ok(()) => {
+                            out.push_str(&v.out);
+                            simd_of.insert(fi, Ok(()));
+                        }
+                        Err(e) => {
+                            simd_of.insert(fi, Err(e.to_string()));
+                        }
+                    }
                 }
                 Err(why) => {
                     simd_of.insert(fi, Err(why));

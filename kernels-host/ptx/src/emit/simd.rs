@@ -46,6 +46,7 @@ impl FnEmitter<'_> {
                 (Class::Vector, Ty::Pred) => writeln!(pro, "  {S}vi r{r} = {{}};"),
                 (Class::Vector, _) => writeln!(pro, "  {S}vu r{r} = {{}};"),
                 (Class::Split, _) => writeln!(pro, "  uint64_t r{r} = 0; {S}vi o{r} = {{}};"),
+                (Class::Wide, _) => writeln!(pro, "  {S}vw r{r} = {{}};"),
             };
         }
         let _ = writeln!(pro, "  uint64_t LL[{nl}], LH[{nl}];\n  for (int k = 0; k < {nl}; ++k) LL[k] = ~0ull, LH[k] = 0;");
@@ -67,6 +68,15 @@ impl FnEmitter<'_> {
             Op::Int(c) => format!("{S}V((uint32_t){}u)", *c as u32),
             Op::Special(s) if s == "%tid.x" => format!("({S}V((uint32_t)TI.x) + ({S}vu){S}IOTA)"),
             _ => format!("{S}V((uint32_t)({}))", self.val(o, t)?),
+        })
+    }
+
+    /// A 64-bit operand as 16 64-bit lanes.
+    fn wop(&mut self, o: &Op, plan: &Plan) -> Result<String, Error> {
+        Ok(match (o, plan.of(o)) {
+            (Op::Reg(r), Class::Wide) => format!("r{r}"),
+            (Op::Reg(r), Class::Split) => format!("{S}split(r{r}, o{r})"),
+            _ => format!("{S}X((uint64_t)({}))", self.val(o, Ty::U64)?),
         })
     }
 
@@ -155,7 +165,11 @@ impl FnEmitter<'_> {
             }
             let mut vals = Vec::new();
             for p in &parts {
-                vals.push(self.vop(p, t)?);
+                // A 64-bit register stored narrower: its low bits.
+                vals.push(match plan.of(p) {
+                    Class::Wide | Class::Split => format!("{S}trunc({})", self.wop(p, plan)?),
+                    _ => self.vop(p, t)?,
+                });
             }
             return Ok(guarded(format!(
                 "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) goto BAIL;",
@@ -168,14 +182,19 @@ impl FnEmitter<'_> {
         if let (true, Op::Vector(parts)) = (op == "mov", arg(0)?) {
             // `mov.b32 {lo, hi}, r`: a lane's halves, zero-extended.
             let x = self.vop(&arg(1)?, Ty::B32)?;
-            return match parts.as_slice() {
-                [Op::Reg(lo), Op::Reg(hi)] => Ok(format!("const {S}vu x_ = {x}; r{lo} = x_ & 0xffffu; r{hi} = x_ >> 16;")),
-                _ => Err(self.unsupported("this unpacking in the vector form")),
-            };
+            let mut s = format!("const {S}vu x_ = {x};");
+            for (p, half) in parts.iter().zip(["x_ & 0xffffu", "x_ >> 16"]) {
+                if let Op::Reg(r) = p {
+                    let _ = write!(s, " r{r} = {half};");
+                }
+            }
+            return Ok(s);
         }
         let Op::Reg(d) = arg(0)? else { return Err(self.unsupported("an instruction without a register result in the vector form")) };
-        if plan.class[d] == Class::Split {
-            return self.simd_split(i, d, plan);
+        match plan.class[d] {
+            Class::Split => return self.simd_split(i, d, plan),
+            Class::Wide => return self.simd_wide(i, d, plan),
+            _ => {}
         }
         let a = |e: &mut Self, k: usize| -> Result<String, Error> { e.vop(&arg(k)?, t) };
         let pred = t == Ty::Pred;
@@ -191,6 +210,7 @@ impl FnEmitter<'_> {
                         let Op::Reg(s) = arg(1)? else { return Err(self.unsupported("cvt operand")) };
                         format!("{S}V((uint32_t)r{s}) + ({S}vu)o{s}")
                     }
+                    Class::Wide => format!("{S}trunc({})", self.wop(&arg(1)?, plan)?),
                     // To 16 bits: the low half; from a signed 16: sign-extended.
                     _ if to.size() == 2 => format!("{} & 0xffffu", a(self, 1)?),
                     _ if from == Ty::S16 => format!("{S}sext16({})", a(self, 1)?),
@@ -221,23 +241,70 @@ impl FnEmitter<'_> {
             "neg" => format!("{S}V(0u) - {}", a(self, 1)?),
             "min" | "max" => format!("{S}{op}_{}({}, {})", if signed { "s" } else { "u" }, a(self, 1)?, a(self, 2)?),
             "selp" => format!("({} != 0) ? {} : {}", self.mop(&arg(3)?)?, a(self, 1)?, a(self, 2)?),
+            "setp" if matches!(t, Ty::U64 | Ty::S64 | Ty::B64) => {
+                // Compared half by half; the 64-bit masks narrowed to one per lane.
+                let (x, y) = (self.wop(&arg(1)?, plan)?, self.wop(&arg(2)?, plan)?);
+                let sym = compare(i).ok_or_else(|| self.unsupported("this comparison in the vector form"))?;
+                let c = if t == Ty::S64 { format!("({S}v8i)") } else { String::new() };
+                return Ok(format!(
+                    "const {S}vw x_ = {x}, y_ = {y}; r{d} = {S}narrow(({S}v8i)({c}x_.a {sym} {c}y_.a), ({S}v8i)({c}x_.b {sym} {c}y_.b));"
+                ));
+            }
             "setp" => {
                 let (x, y) = (a(self, 1)?, a(self, 2)?);
                 let (x, y) = if signed { (format!("({S}vi)({x})"), format!("({S}vi)({y})")) } else { (x, y) };
-                let cmp = ["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"]
-                    .iter()
-                    .find(|c| i.src.has(&format!(".{c}")))
-                    .ok_or_else(|| self.unsupported("this comparison in the vector form"))?;
-                let sym = match *cmp {
-                    "eq" => "==",
-                    "ne" => "!=",
-                    "lt" | "lo" => "<",
-                    "le" | "ls" => "<=",
-                    "gt" | "hi" => ">",
-                    _ => ">=",
-                };
+                let sym = compare(i).ok_or_else(|| self.unsupported("this comparison in the vector form"))?;
                 format!("({S}vi)({x} {sym} {y})")
             }
+            _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+        };
+        Ok(format!("r{d} = {e};"))
+    }
+
+    /// An instruction whose result is 16 64-bit lanes.
+    fn simd_wide(&mut self, i: &Instr, d: usize, plan: &Plan) -> Result<String, Error> {
+        let op = i.src.op.as_str();
+        let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
+        let t = i.src.last_ty().unwrap_or(Ty::B64);
+        let w = |e: &mut Self, k: usize| -> Result<String, Error> { e.wop(&arg(k)?, plan) };
+        let e = match op {
+            "mov" => w(self, 1)?,
+            "add" => format!("{} + {}", w(self, 1)?, w(self, 2)?),
+            "sub" => format!("{} - {}", w(self, 1)?, w(self, 2)?),
+            "and" => format!("{} & {}", w(self, 1)?, w(self, 2)?),
+            "or" => format!("{} | {}", w(self, 1)?, w(self, 2)?),
+            "xor" => format!("{} ^ {}", w(self, 1)?, w(self, 2)?),
+            "not" => format!("~{}", w(self, 1)?),
+            "neg" => format!("{S}X(0) - {}", w(self, 1)?),
+            "selp" => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, w(self, 1)?, w(self, 2)?),
+            "shl" | "shr" => {
+                let n = self.val(&arg(2)?, Ty::U32)?;
+                let f = match (op, t) {
+                    ("shl", _) => "wshl",
+                    (_, Ty::S64) => "wshr_s",
+                    _ => "wshr_u",
+                };
+                format!("{S}{f}({}, (uint32_t)({n}))", w(self, 1)?)
+            }
+            // mul.wide / mad.wide of 32-bit lanes: their 64-bit product.
+            "mul" | "mad" if i.src.has(".wide") => {
+                let ext = if t == Ty::S32 { "sext" } else { "zext" };
+                let (x, y) = (self.vop(&arg(1)?, t)?, self.vop(&arg(2)?, t)?);
+                let p = format!("{S}{ext}({x}) * {S}{ext}({y})");
+                if op == "mad" {
+                    format!("{p} + {}", w(self, 3)?)
+                } else {
+                    p
+                }
+            }
+            "mul" => format!("{} * {}", w(self, 1)?, w(self, 2)?),
+            "mad" => format!("{} * {} + {}", w(self, 1)?, w(self, 2)?, w(self, 3)?),
+            "cvt" => {
+                let ext = if i.src.tys().get(1) == Some(&Ty::S32) { "sext" } else { "zext" };
+                format!("{S}{ext}({})", self.vop(&arg(1)?, Ty::U32)?)
+            }
+            // Forms that make a base plus offsets elsewhere, here joined into lanes.
+            "cvta" => w(self, 1)?,
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
         Ok(format!("r{d} = {e};"))
@@ -303,4 +370,18 @@ impl FnEmitter<'_> {
             None => s,
         })
     }
+}
+
+/// A comparison's C++ operator (the unsigned and signed forms alike: the operands' types
+/// decide).
+fn compare(i: &Instr) -> Option<&'static str> {
+    let cmp = ["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"].into_iter().find(|c| i.src.has(&format!(".{c}")))?;
+    Some(match cmp {
+        "eq" => "==",
+        "ne" => "!=",
+        "lt" | "lo" => "<",
+        "le" | "ls" => "<=",
+        "gt" | "hi" => ">",
+        _ => ">=",
+    })
 }
