@@ -37,10 +37,19 @@ pub struct Counts {
 
 /// The path kernel `k`'s threads take in PTX mode (`loops over threads`, `one after
 /// another`, `fibers`, ...), from a module record's notes: "threads of K: PATH: why"
-/// (emu-driver `module/ptx.rs`).
-pub fn thread_path<'a>(notes: impl IntoIterator<Item = &'a String>, k: &str) -> Option<&'a str> {
+/// (emu-driver `module/ptx.rs`); one after another with the form that runs several at
+/// once where the note names one (`vector lanes`, `16 at a time as vectors`).
+pub fn thread_path<'a>(notes: impl IntoIterator<Item = &'a String>, k: &str) -> Option<String> {
     let prefix = format!("threads of {k}: ");
-    notes.into_iter().find_map(|n| n.strip_prefix(prefix.as_str())).and_then(|r| r.split(": ").next())
+    let rest = notes.into_iter().find_map(|n| n.strip_prefix(prefix.as_str()))?;
+    let path = rest.split(": ").next()?;
+    Some(if rest.contains("; as vectors of 16 threads (`simd`") {
+        format!("{path}, 16 at a time as vectors")
+    } else if rest.contains("; as vector lanes (") {
+        format!("{path}, as vector lanes")
+    } else {
+        path.to_string()
+    })
 }
 
 /// How a file's `state` reads in a report.
@@ -160,7 +169,7 @@ impl Counts {
     /// The path each launched kernel's threads take in PTX mode, from the module notes.
     pub fn thread_paths(&self) -> BTreeMap<String, String> {
         let notes: Vec<&String> = self.total.modules.iter().flat_map(|m| &m.notes).collect();
-        self.total.launches.keys().filter_map(|k| Some((k.clone(), thread_path(notes.iter().copied(), k)?.to_string()))).collect()
+        self.total.launches.keys().filter_map(|k| Some((k.clone(), thread_path(notes.iter().copied(), k)?))).collect()
     }
 
     pub fn total_launches(&self) -> f64 {
@@ -240,6 +249,24 @@ pub fn prepare_dir(dir: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_path_names_the_form_that_runs_several_threads_at_once() {
+        let notes: Vec<String> = [
+            "threads of a: loops over threads: 1 barrier reached by every thread together",
+            "threads of b: one after another: no barrier or warp collective: threads run one after another (no loop); as vector lanes (a row's affine indices below 2^31)",
+            "threads of c: one after another: no barrier (a loop, PTX line 9); not as vector lanes: its threads may wait or spin in a loop, PTX line 9; as vectors of 16 threads (`simd`: its loops end alike for every lane, none waits for another)",
+            "threads of d: one after another: no barrier; not as vector lanes: x; nor as vectors of 16 threads: call (PTX line 3)",
+        ]
+        .map(String::from)
+        .to_vec();
+        let path = |k: &str| thread_path(&notes, k);
+        assert_eq!(path("a").as_deref(), Some("loops over threads"));
+        assert_eq!(path("b").as_deref(), Some("one after another, as vector lanes"));
+        assert_eq!(path("c").as_deref(), Some("one after another, 16 at a time as vectors"));
+        assert_eq!(path("d").as_deref(), Some("one after another"));
+        assert_eq!(path("e"), None);
+    }
 
     fn write(dir: &Path, name: &str, c: &Counters) -> PathBuf {
         let p = dir.join(name);

@@ -440,7 +440,7 @@ impl Usage {
     }
 
     /// The path kernel `k`'s threads take in PTX mode, from the module notes.
-    fn thread_path(&self, k: &str) -> Option<&str> {
+    fn thread_path(&self, k: &str) -> Option<String> {
         crate::counts::thread_path(self.modules.iter().flat_map(|m| &m.notes), k)
     }
 
