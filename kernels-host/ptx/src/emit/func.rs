@@ -544,7 +544,7 @@ impl<'a> FnEmitter<'a> {
 
     /// The statements of the function's body node by node (`self.node` naming each): a
     /// label as `B<l>:;`, an instruction as `each(self, node, instr, body)` writes it.
-    fn walk_body(
+    pub(super) fn walk_body(
         &mut self,
         mut each: impl FnMut(&mut Self, usize, &crate::resolve::Instr, &mut String) -> Result<(), Error>,
     ) -> Result<String, Error> {

@@ -4,7 +4,7 @@
 
 use super::func::{ctype, push_stmt, FnEmitter};
 use crate::ast::{Space, Ty};
-use crate::resolve::{AddrBase, Instr, Node, Op};
+use crate::resolve::{AddrBase, Instr, Op};
 use crate::simd::{Class, Plan};
 use crate::Error;
 use std::fmt::Write;
@@ -18,23 +18,16 @@ impl FnEmitter<'_> {
         self.loop_tid = true;
         self.site_prefix = "SV";
         let f = self.f;
-        let mut body = String::new();
-        for (n, node) in f.body.iter().enumerate() {
-            self.node = n;
-            match node {
-                Node::Label(l) => {
-                    let _ = writeln!(body, "B{l}:;");
-                }
-                Node::Instr(i) if plan.uniform(i) => {
-                    let stmt = self.instr(i)?;
-                    push_stmt(&mut body, i, &stmt);
-                }
-                Node::Instr(i) => {
-                    let stmt = self.simd_instr(i, n, plan)?;
-                    let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
-                }
+        let body = self.walk_body(|e, n, i, body| {
+            if plan.uniform(i) {
+                let stmt = e.instr(i)?;
+                push_stmt(body, i, &stmt);
+            } else {
+                let stmt = e.simd_instr(i, n, plan)?;
+                let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
             }
-        }
+            Ok(())
+        })?;
         let nl = plan.load_site.len().max(1);
         let mut pro = format!(
             "{template}static inline __attribute__((always_inline)) bool V{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {{\n",
