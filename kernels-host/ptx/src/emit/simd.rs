@@ -54,6 +54,21 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
+    /// Instruction `i`'s own statement, once, into a scalar standing in for its result
+    /// register `d`, then spread into `d`'s form (`d` differs between lanes through
+    /// another write; these operands do not).
+    fn spread(&mut self, i: &Instr, d: usize, plan: &Plan) -> Result<String, Error> {
+        let stmt = self.instr(i)?;
+        let ct = ctype(self.f.regs[d].ty);
+        let spread = match (plan.class[d], self.f.regs[d].ty) {
+            (Class::Vector, Ty::Pred) => format!("r{d} = {S}M(t_);"),
+            (Class::Vector, _) => format!("r{d} = {S}V(t_);"),
+            (Class::Split, _) => format!("r{d} = (uint64_t)t_; o{d} = {{}};"),
+            _ => format!("r{d} = {S}X((uint64_t)t_);"),
+        };
+        Ok(format!("{ct} t_ = 0; {{ auto &r{d} = t_; {stmt} }} {spread}"))
+    }
+
     /// A 32-bit operand as a vector (a uniform one broadcast).
     fn vop(&mut self, o: &Op, t: Ty) -> Result<String, Error> {
         Ok(match o {
@@ -126,9 +141,14 @@ impl FnEmitter<'_> {
             };
             if plan.of(&a) == Class::Uniform {
                 // Every lane loads the same address: once, its range tracked.
-                let load = self.instr(i)?;
                 let addr = self.addr(&a, Some(Space::Global))?;
-                return Ok(guarded(format!("{load} {S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size() * parts.len() as u32)));
+                let seen = format!("{S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size() * parts.len() as u32);
+                let load = match parts.as_slice() {
+                    _ if parts.iter().all(|p| plan.of(p) == Class::Uniform) => self.instr(i)?,
+                    [Op::Reg(d)] => self.spread(i, *d, plan)?,
+                    _ => return Err(self.unsupported("a vector load into registers that differ between lanes")),
+                };
+                return Ok(guarded(format!("{load} {seen}")));
             }
             let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
             let mut s = format!(
@@ -184,6 +204,11 @@ impl FnEmitter<'_> {
             return Ok(s);
         }
         let Op::Reg(d) = arg(0)? else { return Err(self.unsupported("an instruction without a register result in the vector form")) };
+        // Operands the same for every lane, a result register that is not (another write of
+        // it differs): the thread's own statement once, into a scalar, then spread.
+        if i.args[1..].iter().all(|o| plan.of(o) == Class::Uniform) {
+            return Ok(guarded(self.spread(i, d, plan)?));
+        }
         match plan.class[d] {
             Class::Split => return self.simd_split(i, d, plan),
             Class::Wide => return self.simd_wide(i, d, plan),
