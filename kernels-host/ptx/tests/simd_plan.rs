@@ -98,3 +98,19 @@ fn what_keeps_a_kernel_one_thread_at_a_time_is_named() {
     no("ld.global.f32 %f1, [%rd1];", "ld.global.f32", ": not a load of one integer or a store of integers");
     no("div.u32 %r6, %r1, 3;", "div.u32", ")");
 }
+
+#[test]
+fn a_parameter_load_into_a_register_that_becomes_an_address_is_spread() {
+    // The fuzzer's find: `ld.param` into %rd1, later `add.s64 %rd1, %rd1, <lane offset>`,
+    // so %rd1 is a base plus offsets while the parameter load is the same for every lane
+    // (the emitter looked the load up among the tracked global loads and panicked).
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 in, .param .u64 out)\n{\n\
+               .reg .f32 %f<4>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+               ld.param.u64 %rd1, [in];\ncvta.to.global.u64 %rd1, %rd1;\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 256;\n\
+               add.s64 %rd1, %rd1, %rd3;\nmov.f32 %f1, 0f3DCCCCCD;\nret;\n}\n";
+    let t = translate(&[src], &Options { units: 1, ..Options::default() }).expect("translates");
+    let c = t.units.join("\n");
+    assert!(c.contains("bool V0(Thread &T"), "{c}");
+    // The load runs once, into a scalar, spread into the base (offsets zero).
+    assert!(c.contains("uint64_t t_ = 0; { auto &r"), "{c}");
+}

@@ -132,8 +132,8 @@ impl FnEmitter<'_> {
             None => s,
         };
         let t = i.src.last_ty().unwrap_or(Ty::B32);
-        if op == "ld" {
-            let k = plan.load_site[&n];
+        if op == "ld" && i.src.has(".global") {
+            let k = plan.load_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked load in the vector form"))?;
             let a = arg(1)?;
             let parts = match arg(0)? {
                 Op::Vector(v) => v,
@@ -167,7 +167,7 @@ impl FnEmitter<'_> {
             return Ok(guarded(s));
         }
         if op == "st" {
-            let k = plan.store_site[&n];
+            let k = plan.store_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked store in the vector form"))?;
             let Op::Addr(AddrBase::Reg(r), off) = arg(0)? else { return Err(self.unsupported("a store address in the vector form")) };
             let parts = match arg(1)? {
                 Op::Vector(v) => v,
