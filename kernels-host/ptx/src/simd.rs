@@ -6,11 +6,12 @@
 //! its threads one after another. This pass decides whether a plain-path kernel can run
 //! 16 consecutive threads of a row as one call (`V<fi>`, ptx_rt.h `simd`) in which every
 //! register is one of: the same for all 16 lanes (a scalar, computed once, by the
-//! thread's own statement), 16 32-bit lanes (a vector), or a 64-bit address held as a
-//! scalar base plus 16 signed 32-bit offsets (an access whose lanes are one after another
-//! is one vector load or store; one whose lanes are scattered makes the chunk bail, as
-//! inserting lanes one by one cost more than the threads' own code: VMAF adm's
-//! `dwt_s123_combined_hori` ran 2.6x slower that way).
+//! thread's own statement), 16 32-bit lanes (a vector; 16-bit values zero-extended), a
+//! 64-bit address held as a scalar base plus 16 signed 32-bit offsets (an access whose
+//! lanes are one after another is one vector load or store; one whose lanes are scattered
+//! makes the chunk bail, as inserting lanes one by one cost more than the threads' own
+//! code: VMAF adm's `dwt_s123_combined_hori` ran 2.6x slower that way), or 16 64-bit
+//! lanes for the other 64-bit values (sums of wide products).
 //!
 //! The chunk must give what its 16 threads one after another give, so the form runs all
 //! lanes through the same instructions: a branch whose predicate differs between lanes is
