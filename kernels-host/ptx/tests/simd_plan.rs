@@ -114,3 +114,16 @@ fn a_parameter_load_into_a_register_that_becomes_an_address_is_spread() {
     // The load runs once, into a scalar, spread into the base (offsets zero).
     assert!(c.contains("uint64_t t_ = 0; { auto &r"), "{c}");
 }
+
+#[test]
+fn a_guard_the_same_for_every_lane_keeps_its_instruction_conditional() {
+    // `@%p1 add` on lanes (%p1 from the kernel's parameter): the add must stay under its
+    // guard in the vector form (it was written unconditionally).
+    let body = "setp.eq.u32 %p1, %r1, 7;\n@%p1 add.s32 %r6, %r5, 1;\n";
+    let cs = classes(body, "").unwrap();
+    assert_eq!((class(&cs, "%p1"), class(&cs, "%r6")), (Class::Uniform, Class::Vector));
+    let c = translation(body).units.join("\n");
+    let v = &c[c.find("bool V0(").expect("a vector form")..];
+    let add = v.lines().find(|l| l.contains(" + ptx::simd::V((uint32_t)1u);")).expect("the add");
+    assert!(add.trim_start().starts_with("if (r"), "{add}");
+}

@@ -22,9 +22,14 @@ impl FnEmitter<'_> {
             if plan.uniform(i) {
                 let stmt = e.instr(i)?;
                 push_stmt(body, i, &stmt);
-            } else {
+            } else if matches!(i.src.op.as_str(), "bra" | "ret" | "exit") {
+                // A jump makes its own guard (one that differs between lanes included).
                 let stmt = e.simd_instr(i, n, plan)?;
                 let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+            } else {
+                // Any other guard is the same for every lane (`simd::plan`).
+                let stmt = e.simd_instr(i, n, plan)?;
+                push_stmt(body, i, &stmt);
             }
             Ok(())
         })?;
@@ -127,10 +132,6 @@ impl FnEmitter<'_> {
                 }
             });
         }
-        let guarded = |s: String| match i.guard {
-            Some((neg, p)) => format!("if ({}r{p}) {{ {s} }}", if neg { "!" } else { "" }),
-            None => s,
-        };
         let t = i.src.last_ty().unwrap_or(Ty::B32);
         if op == "ld" && i.src.has(".global") {
             let k = plan.load_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked load in the vector form"))?;
@@ -148,7 +149,7 @@ impl FnEmitter<'_> {
                     [Op::Reg(d)] => self.spread(i, *d, plan)?,
                     _ => return Err(self.unsupported("a vector load into registers that differ between lanes")),
                 };
-                return Ok(guarded(format!("{load} {seen}")));
+                return Ok(format!("{load} {seen}"));
             }
             let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
             let mut s = format!(
@@ -164,7 +165,7 @@ impl FnEmitter<'_> {
                     let _ = write!(s, " r{d} = lv_[{j}]{mask};");
                 }
             }
-            return Ok(guarded(s));
+            return Ok(s);
         }
         if op == "st" {
             let k = plan.store_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked store in the vector form"))?;
@@ -184,13 +185,13 @@ impl FnEmitter<'_> {
                     _ => self.vop(p, t)?,
                 });
             }
-            return Ok(guarded(format!(
+            return Ok(format!(
                 "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) goto BAIL;",
                 parts.len(),
                 vals.join(", "),
                 ctype(t),
                 parts.len()
-            )));
+            ));
         }
         if let (true, Op::Vector(parts)) = (op == "mov", arg(0)?) {
             // `mov.b32 {lo, hi}, r`: a lane's halves, zero-extended.
@@ -207,7 +208,7 @@ impl FnEmitter<'_> {
         // Operands the same for every lane, a result register that is not (another write of
         // it differs): the thread's own statement once, into a scalar, then spread.
         if i.args[1..].iter().all(|o| plan.of(o) == Class::Uniform) {
-            return Ok(guarded(self.spread(i, d, plan)?));
+            return self.spread(i, d, plan);
         }
         match plan.class[d] {
             Class::Split => return self.simd_split(i, d, plan),
@@ -383,10 +384,7 @@ impl FnEmitter<'_> {
             }
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
-        Ok(match i.guard {
-            Some((neg, p)) => format!("if ({}r{p}) {{ {s} }}", if neg { "!" } else { "" }),
-            None => s,
-        })
+        Ok(s)
     }
 }
 
