@@ -1233,6 +1233,15 @@ PTX_INLINE void lanes_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t 
     ctx->lanes = 0;
 }
 
+/* Threads TI.x .. xe of a row one at a time, each named in linear_tid. */
+template <class F>
+PTX_INLINE void plain_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, F body) {
+    for (uint32_t x = TI.x; x != xe; ++x, ++t) {
+        ctx->linear_tid = t;
+        body(simtwin_dim3_t{x, TI.y, TI.z});
+    }
+}
+
 /* ---- Chunks of 16 threads as explicit vectors (simtwin-ptx `simd`) ----
    A barrier-free kernel whose branches depend on its lanes only where they all go the
    same way runs 16 consecutive threads of a row as one call `V<fi>`: what is the same for
@@ -1469,25 +1478,9 @@ PTX_INLINE void simd_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t T
             if (done) back.fails = 0;
             else if (++back.fails >= 2) back.skip = 1u << (back.fails < 12 ? back.fails - 2 : 10);
         }
-        if (!done)
-            for (uint32_t k = 0; k < (uint32_t)simd::L; ++k) {
-                ctx->linear_tid = t + k;
-                one(simtwin_dim3_t{x + k, TI.y, TI.z});
-            }
+        if (!done) plain_row(ctx, t, simtwin_dim3_t{x, TI.y, TI.z}, x + simd::L, one);
     }
-    for (; x != xe; ++x, ++t) {
-        ctx->linear_tid = t;
-        one(simtwin_dim3_t{x, TI.y, TI.z});
-    }
-}
-
-/* Threads TI.x .. xe of a row one at a time, each named in linear_tid. */
-template <class F>
-PTX_INLINE void plain_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t TI, uint32_t xe, F body) {
-    for (uint32_t x = TI.x; x != xe; ++x, ++t) {
-        ctx->linear_tid = t;
-        body(simtwin_dim3_t{x, TI.y, TI.z});
-    }
+    plain_row(ctx, t, simtwin_dim3_t{x, TI.y, TI.z}, xe, one);
 }
 
 /* isspacep.local: within this thread's fiber stack (the frames of the translated

@@ -163,7 +163,10 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
     // Loops run alike for every lane; stores stay out of loops (one undo entry per lane).
     let labels = crate::resolve::label_positions(f);
     let cfg = crate::cfg::build(f);
-    let cyclic = in_cycles(&cfg);
+    let mut cyclic = vec![false; cfg.blocks.len()];
+    for b in crate::uniform::cycles(&cfg).into_iter().flatten() {
+        cyclic[b] = true;
+    }
     for (n, node) in f.body.iter().enumerate() {
         let Node::Instr(i) = node else { continue };
         if i.src.op == "bra" {
@@ -229,26 +232,6 @@ fn address_regs(f: &Func) -> Vec<bool> {
             return addr;
         }
     }
-}
-
-/// Blocks on a cycle of the control-flow graph.
-fn in_cycles(cfg: &crate::cfg::Cfg) -> Vec<bool> {
-    let nb = cfg.blocks.len();
-    (0..nb)
-        .map(|b| {
-            let mut seen = vec![false; nb];
-            let mut stack: Vec<usize> = cfg.blocks[b].succs.clone();
-            while let Some(x) = stack.pop() {
-                if x == b {
-                    return true;
-                }
-                if !std::mem::replace(&mut seen[x], true) {
-                    stack.extend(&cfg.blocks[x].succs);
-                }
-            }
-            false
-        })
-        .collect()
 }
 
 /// Whether a chunk can run instruction `i` at all (its operands' classes aside).

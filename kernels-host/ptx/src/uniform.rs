@@ -735,7 +735,7 @@ fn cycles_within(cfg: &Cfg, within: &HashSet<usize>, cut: &HashSet<(usize, usize
 }
 
 /// The strongly connected components of the graph that hold a cycle (Tarjan).
-fn cycles(cfg: &Cfg) -> Vec<Vec<usize>> {
+pub(crate) fn cycles(cfg: &Cfg) -> Vec<Vec<usize>> {
     let succs: Vec<Vec<usize>> = cfg.blocks.iter().map(|b| b.succs.clone()).collect();
     tarjan(&succs)
 }
