@@ -8,7 +8,8 @@ use std::process::Command;
 const HEADER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels-host/include");
 
 fn c_layout(lines: &[(&str, &str)]) -> Vec<(String, u64)> {
-    let dir = tempdir();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let src = dir.join("layout.c");
     let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include \"simtwin/abi.h\"\nint main(void) {\n");
     for (name, expr) in lines {
@@ -29,12 +30,6 @@ fn c_layout(lines: &[(&str, &str)]) -> Vec<(String, u64)> {
             (k.to_string(), v.parse().unwrap())
         })
         .collect()
-}
-
-fn tempdir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("simtwin-abi-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 macro_rules! layout {

@@ -147,19 +147,24 @@ fn c_string_literal(s: &str) -> String {
 }
 
 /// The nvcc run of the cross-check, going on while the host build runs; ended (killed)
-/// if the build stops before it is waited for.
+/// if the build stops before it is waited for. nvcc runs in a process group of its own
+/// (its cicc and cudafe++ die with it) with a temporary directory of its own, removed
+/// after: a killed nvcc leaves its `tmpxft_*` files behind.
 struct NvccRun {
     child: Option<std::process::Child>,
     ptx: PathBuf,
     log: PathBuf,
     line: String,
+    tmp: PathBuf,
 }
 
 impl NvccRun {
     /// Waits for nvcc; its PTX, or an error with its messages.
     fn finish(mut self) -> Result<String, BuildError> {
         let mut child = self.child.take().expect("waited once");
-        let status = child.wait().map_err(|e| BuildError::Usage(format!("nvcc: {e}")))?;
+        let status = child.wait().map_err(|e| BuildError::Usage(format!("nvcc: {e}")));
+        let _ = std::fs::remove_dir_all(&self.tmp);
+        let status = status?;
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         if !status.success() {
             return Err(BuildError::Compile(format!(
@@ -176,8 +181,11 @@ impl NvccRun {
 impl Drop for NvccRun {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // SAFETY: kill(2) of the child's own process group (it leads it: process_group(0)).
+            unsafe { libc::kill(-(c.id() as libc::pid_t), libc::SIGKILL) };
             let _ = c.kill();
             let _ = c.wait();
+            let _ = std::fs::remove_dir_all(&self.tmp);
         }
     }
 }
@@ -590,8 +598,19 @@ fn start_nvcc_ptx(
             let mut cmd = nvcc_check::command(nvcc, opts.arch, &flags, abs, &ptx);
             let logf = std::fs::File::create(&log).map_err(|e| BuildError::Usage(format!("{}: {e}", log.display())))?;
             cmd.stdout(logf.try_clone().map_err(|e| BuildError::Usage(e.to_string()))?).stderr(logf);
-            let child = cmd.spawn().map_err(|e| BuildError::Usage(format!("cannot run {}: {e}", nvcc.display())))?;
-            Some(NvccRun { child: Some(child), ptx, log, line: cmd_line(&cmd) })
+            let tmp = work.join(format!("{stem}.nvcc-tmp"));
+            std::fs::create_dir_all(&tmp).map_err(|e| BuildError::Usage(format!("{}: {e}", tmp.display())))?;
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            cmd.env("TMPDIR", &tmp);
+            let line = cmd_line(&cmd);
+            let child = match cmd.spawn() {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&tmp);
+                    return Err(BuildError::Usage(format!("cannot run {}: {e}", nvcc.display())));
+                }
+            };
+            Some(NvccRun { child: Some(child), ptx, log, line, tmp })
         }
         None => None,
     })

@@ -36,12 +36,12 @@ fn instance_path(lib: &Path) -> Result<(PathBuf, bool), String> {
     if n == 1 {
         return Ok((lib.to_path_buf(), false));
     }
-    let dir = std::env::temp_dir().join(format!("simtwin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // A file of its own in the temporary directory, removed once opened (a directory per
+    // process was left behind, empty, by every program that loaded a module twice).
     let stem = lib.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let k = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let copy = dir.join(format!("{stem}.instance{k}.so"));
+    let copy = std::env::temp_dir().join(format!("simtwin-{}-{stem}.instance{k}.so", std::process::id()));
     std::fs::copy(lib, &copy).map_err(|e| format!("copying {} for a second instance: {e}", lib.display()))?;
     Ok((copy, true))
 }
