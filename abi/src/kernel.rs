@@ -89,6 +89,17 @@ pub struct ThreadCtx {
     pub executor: *mut c_void,
 }
 
+/// A runner's recovery point ([`Runtime::recover_slot`], abi.h `simtwin_recover_t`): the
+/// landing, which takes no arguments and never returns, finds the point through the slot
+/// and jumps back into the runner (which undoes what the stretch did and runs it another
+/// way, where the fault then names its thread).
+#[repr(C)]
+#[derive(Debug)]
+pub struct Recover {
+    /// Where a fault inside the stretch continues, on the fiber's stack.
+    pub landing: unsafe extern "C" fn(),
+}
+
 /// A source location in the user's code: identifies the call site of a barrier, a warp
 /// collective or `__activemask` (divergence reports, convergence groups). `file` is a
 /// string literal of the library (the same pointer for every site of one file).
@@ -386,6 +397,12 @@ pub struct Runtime {
     /// `%envreg1` (the high half) and `%envreg2` (the low half), as the device hands it
     /// to cooperative_groups' grid_group.
     pub grid_workspace: unsafe extern "C" fn() -> u64,
+    /// Added within version 2: the running fiber's recovery slot, valid while the calling
+    /// range runs. A runner may store a [`Recover`] pointer in it for a stretch of its own
+    /// code and null after: a fault in kernel code while it is set continues at the
+    /// point's landing, on the fiber's stack, as if called there. The executor clears the
+    /// slot before it redirects: a second fault ends the thread.
+    pub recover_slot: unsafe extern "C" fn() -> *mut *const Recover,
 }
 
 /// One `__global__` function of the library.

@@ -60,6 +60,7 @@ fn rust_types_match_abi_h() {
             "dyn_smem" => dyn_smem, "dyn_smem_size" => dyn_smem_size,
             "range_stop" => range_stop, "lanes" => lanes, "executor" => executor
         },
+        "simtwin_recover_t" => Recover { "landing" => landing },
         "simtwin_site_t" => Site { "file" => file, "line" => line, "column" => column },
         "simtwin_runtime_t" => Runtime {
             "abi_version" => abi_version, "size" => size, "barrier" => barrier, "warp" => warp,
@@ -67,7 +68,7 @@ fn rust_types_match_abi_h() {
             "threadfence" => threadfence, "clock" => clock, "yield_now" => yield_now,
             "report" => report, "access" => access, "texture" => texture,
             "block_barrier" => block_barrier, "warp_exited" => warp_exited,
-            "grid_workspace" => grid_workspace
+            "grid_workspace" => grid_workspace, "recover_slot" => recover_slot
         },
         "simtwin_tex_request_t" => TexRequest {
             "op" => op, "geometry" => geometry, "handle" => handle, "coord" => coord,

@@ -41,6 +41,9 @@ pub struct Config {
     /// EMU_CUDA_THREAD_LOOPS: whether PTX mode runs a barrier-uniform kernel's threads as
     /// loops between barriers.
     pub thread_loops: ThreadLoops,
+    /// EMU_CUDA_SEGMENT_VECTORS=on: PTX mode runs a loop-path kernel's first segment a
+    /// warp at a time as two vectors of 16 lanes where it can (simtwin-ptx `Options`).
+    pub segment_vectors: bool,
     /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
     pub trace: Option<TraceConfig>,
     /// CUDA's own CUDA_MODULE_LOADING=EAGER (any case): a PTX-mode kernel the device's
@@ -345,6 +348,11 @@ impl Config {
             Some("on") => ThreadLoops::On,
             Some(other) => return Err(bad("EMU_CUDA_THREAD_LOOPS", other, "auto, off or on")),
         };
+        let segment_vectors = match var("EMU_CUDA_SEGMENT_VECTORS").as_deref() {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => return Err(bad("EMU_CUDA_SEGMENT_VECTORS", other, "on or off")),
+        };
         let trace = match var("EMU_CUDA_TRACE") {
             Some(p) => Some(parse_trace(p)?),
             None => {
@@ -379,6 +387,7 @@ impl Config {
             preempt,
             exec,
             thread_loops,
+            segment_vectors,
             trace,
         })
     }

@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 63);
+    assert_eq!(l.len(), 65);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -512,8 +512,13 @@ fn thread_loops_on_reports_kernels_that_keep_fibers_and_a_bad_value_is_refused()
 /// launch status and what the driver's error names (`CUDA_ERROR_... (kernel K block (..)
 /// thread (..)`).
 fn failing_on_both_paths(tag: &str, cases: &str) -> [(SuiteRun, i32, Option<String>); 2] {
+    failing_with(tag, cases, &[])
+}
+
+/// `failing_on_both_paths` with `env` for the loop path's run.
+fn failing_with(tag: &str, cases: &str, env: &[(&str, &str)]) -> [(SuiteRun, i32, Option<String>); 2] {
     ["auto", "off"].map(|loops| {
-        let r = run_cases(&format!("{tag}-{loops}"), loops, cases, None, &[]);
+        let r = run_cases(&format!("{tag}-{loops}"), loops, cases, None, if loops == "auto" { env } else { &[] });
         let rec = records(&r.outputs, 16, true);
         assert_eq!(rec.len(), 1, "{}", r.stderr);
         let who = r.stderr.lines().find_map(|l| l.split_once("failed: ").map(|(_, e)| e.split(": ").next().unwrap_or("").to_string()));
@@ -589,4 +594,91 @@ fn a_fault_or_a_misaligned_access_in_a_chunk_of_16_threads_names_its_thread() {
         notes.contains("threads of simd_misaligned: one after another: ") && notes.contains("as vectors of 16 threads (`simd`"),
         "{notes}"
     );
+}
+
+/// seg_vec's outputs: per thread t (16 bytes), its 32-bit sum, the low word of its 64-bit
+/// sum, and in lane 0 of each warp the warp's 64-bit sum; the last warp exits at once
+/// (its records keep what the runner put there, compared only between runs).
+fn seg_vec_model(inp: &[u8], threads: usize) -> Vec<(usize, usize, u64)> {
+    let word = |u: usize| u32::from_le_bytes(inp[u * 4..u * 4 + 4].try_into().unwrap());
+    let w = 2 * threads as i64;
+    let mirror = |x: i64| -> usize {
+        let a = x.abs();
+        (if a < w { a } else { 2 * w - 2 - a }) as usize
+    };
+    let mut out = Vec::new();
+    let sums: Vec<(u32, u64)> = (0..threads - 32)
+        .map(|t| {
+            let x = 2 * t as i64;
+            let (a, b, c) = (word(mirror(x - 1)), word(mirror(x)), word(mirror(x + 1)));
+            let mut s32 = a.wrapping_add(b.wrapping_mul(2)).wrapping_add(c.wrapping_mul(3));
+            if t % 32 < 16 {
+                s32 = s32.wrapping_add(100);
+            }
+            let mut s64 = (a as u64) * 3 + (b as u64) * 4 + (c as u64) * 5;
+            if word(8 * t + 1) & 1 != 0 {
+                s64 += 7;
+            }
+            (s32, s64)
+        })
+        .collect();
+    for (t, &(s32, s64)) in sums.iter().enumerate() {
+        out.push((t, 0, s32 as u64));
+        out.push((t, 1, s64 as u32 as u64));
+        if t % 32 == 0 {
+            out.push((t, 2, sums[t..t + 32].iter().map(|s| s.1).fold(0u64, u64::wrapping_add)));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_warps_two_vectors_give_what_its_lanes_one_at_a_time_give() {
+    // EMU_CUDA_SEGMENT_VECTORS=on: seg_vec's first segment runs a warp at a time as two
+    // vectors of 16 lanes (a span of every other word, gathers at the mirrored edges,
+    // 64-bit products, half-warps apart, a store, whole warps exiting), then one lane at a
+    // time from the branch on a loaded word. Outputs, statuses and hazards equal the
+    // lanes one at a time and the fibers', and a model of the kernel.
+    let env = [("EMU_CUDA_SEGMENT_VECTORS", "on")];
+    let vec = run("segvec-on", "auto", Some("seg_vec"), &env);
+    let one = run("segvec-one", "auto", Some("seg_vec"), &[]);
+    let fib = run("segvec-fib", "off", Some("seg_vec"), &[]);
+    assert!(vec.ok && one.ok && fib.ok, "{}\n{}\n{}", vec.stderr, one.stderr, fib.stderr);
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    assert_eq!(v.len(), 2);
+    for ((a, b), c) in v.iter().zip(&o).zip(&f) {
+        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
+        assert!(a.2 == b.2 && a.2 == c.2, "{}: the warps' vectors give other outputs", a.0);
+    }
+    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
+    let ins = records(&vec.inputs, 32, false);
+    for ((_, _, out), (_, _, inp)) in v.iter().zip(&ins) {
+        let threads = inp.len() / 32;
+        for (t, k, want) in seg_vec_model(inp, threads) {
+            let got = if k == 2 {
+                u64::from_le_bytes(out[t * 16 + 8..t * 16 + 16].try_into().unwrap())
+            } else {
+                u32::from_le_bytes(out[t * 16 + 4 * k..t * 16 + 4 * k + 4].try_into().unwrap()) as u64
+            };
+            assert_eq!(got, want, "seg_vec/{threads} thread {t} word {k}");
+        }
+    }
+    // The module says which form ran.
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(nv.contains("threads of seg_vec: loops over threads: ") && nv.contains("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after 1 cut"), "{nv}");
+    let no = one.counts["modules"][0]["notes"].to_string();
+    assert!(!no.contains("two vectors of 16"), "{no}");
+}
+
+#[test]
+fn a_fault_inside_a_warps_vectors_names_its_thread() {
+    // Thread 45's load is 2 GiB past the input: the warp's vectors fault inside (the
+    // gather), the runtime's recovery point undoes their store and the lanes run one at
+    // a time, where thread 45 (block 0) faults as on fibers.
+    let [(l, sl, wl), (f, sf, wf)] = failing_with("seg-fault", "seg_fault_cases.txt", &[("EMU_CUDA_SEGMENT_VECTORS", "on")]);
+    assert_eq!((sl, sf), (700, 700), "{}\n{}", l.stderr, f.stderr);
+    assert_eq!(wl, Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel seg_fault block (0,0,0) thread (45,0,0)".to_string()), "{}", l.stderr);
+    assert_eq!(wl, wf);
+    let notes = l.counts["modules"][0]["notes"].to_string();
+    assert!(notes.contains("threads of seg_fault: loops over threads: ") && notes.contains("two vectors of 16"), "{notes}");
 }

@@ -128,6 +128,9 @@ pub(crate) struct Fiber {
     /// since the range was assigned): a timed-out spinner the watchdog finds between two
     /// yields is reported at its yield site.
     pub last_yield: Option<(u32, abi::Site)>,
+    /// The runner's recovery point (the runtime's `recover_slot`), null unless kernel code
+    /// set one: a fault then continues at its landing (`scheduler::recover`).
+    pub recover: *const abi::Recover,
 }
 
 impl Fiber {
@@ -157,6 +160,7 @@ impl Fiber {
         }
         self.sp = self.stack_top - 24;
         self.in_kernel.store(false, Ordering::Relaxed);
+        self.recover = ptr::null();
     }
 }
 
@@ -322,6 +326,7 @@ impl FiberPool {
         f.params = params;
         f.home = home;
         f.last_yield = None;
+        f.recover = ptr::null();
         let c = &mut f.ctx;
         c.block_idx = fields.block_idx;
         c.block_dim = fields.block_dim;
@@ -361,6 +366,7 @@ impl FiberPool {
                 stack_top: top,
                 stack_base: stack.base,
                 last_yield: None,
+                recover: ptr::null(),
             });
         }
         self.len += 1;

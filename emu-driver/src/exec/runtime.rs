@@ -34,6 +34,7 @@ pub(crate) static RUNTIME: abi::Runtime = abi::Runtime {
     block_barrier: rt_block_barrier,
     warp_exited: rt_warp_exited,
     grid_workspace: rt_grid_workspace,
+    recover_slot: rt_recover_slot,
 };
 
 /// The worker and fiber the caller runs on, or None outside a launch. Marks the fiber
@@ -468,6 +469,20 @@ unsafe extern "C" fn rt_block_barrier(op: u32, site: abi::Site, arrived: u32, ex
     check_watchdog(w, f, "__syncthreads");
     leave(f);
     0
+}
+
+/// The running fiber's recovery slot (`Fiber::recover`), valid while its range runs.
+/// Outside a launch: a slot of this OS thread that no fault handler reads.
+unsafe extern "C" fn rt_recover_slot() -> *mut *const abi::Recover {
+    let Some((_, f)) = on_fiber() else {
+        thread_local! {
+            static NOWHERE: std::cell::Cell<*const abi::Recover> = const { std::cell::Cell::new(std::ptr::null()) };
+        }
+        return NOWHERE.with(|c| c.as_ptr());
+    };
+    leave(f);
+    // SAFETY: the running fiber is live while its range runs.
+    unsafe { std::ptr::addr_of_mut!((*f).recover) }
 }
 
 /// The running launch's grid workspace (0 unless cooperative): what a grid sync reads

@@ -1178,6 +1178,9 @@ impl SignalTarget for Worker {
             if f.is_null() || !(*f).holds_stack_pointer(sp) {
                 return None;
             }
+            if let Some(r) = recover(f, sp) {
+                return Some(r);
+            }
             ptr::write_volatile(ptr::addr_of_mut!((*w).stop.fault), info);
             Some(take_over(w, Event::Faulted))
         }
@@ -1234,6 +1237,35 @@ unsafe fn preempt(w: *mut Worker, f: *mut Fiber) {
             Arrival::Stop => stop_forever(f),
         }
         (*f).set_in_kernel(true);
+    }
+}
+
+/// Where a fault at stack pointer `sp` of the running fiber `f` continues when its kernel
+/// code set a recovery point (`Fiber::recover`, through the runtime's `recover_slot`: a stretch the runner can undo and run
+/// again another way, simtwin-ptx's vectors of lanes): the record's landing, entered as a
+/// call would enter it, below the interrupted frame's red zone. The point is cleared
+/// first, so a fault in the landing (or in what the runner does next) ends the thread as
+/// any fault does; None where there is no point, the fault is in executor code, or too
+/// little stack is left.
+///
+/// # Safety
+/// From the fault handler, `f` the running fiber of this thread, `sp` on its stack.
+unsafe fn recover(f: *mut Fiber, sp: usize) -> Option<Redirect> {
+    // SAFETY: per the contract `f` is live and suspended by the signal on this thread.
+    unsafe {
+        let at = ptr::addr_of_mut!((*f).recover);
+        let rec = ptr::read_volatile(at);
+        if rec.is_null() || !(*f).in_kernel.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        ptr::write_volatile(at, ptr::null_mut());
+        let rsp = (sp.checked_sub(512)? & !15) - 8;
+        if rsp < (*f).stack_limit + 2 * 4096 {
+            return None;
+        }
+        // The record lives in the runner's frame, on this fiber's stack.
+        let landing = ptr::read_volatile(ptr::addr_of!((*rec).landing));
+        Some(Redirect { rip: landing as usize, rsp })
     }
 }
 

@@ -71,6 +71,14 @@ typedef struct simtwin_thread_ctx {
     void *executor;           /* opaque to the kernel library */
 } simtwin_thread_ctx_t;
 
+/* A runner's recovery point (the runtime's `recover_slot`): `landing` takes no arguments
+   and never returns (it finds the point through the slot and jumps back into the runner,
+   which undoes what the stretch did and runs it again another way, where the fault then
+   names its thread). */
+typedef struct simtwin_recover {
+    void (*landing)(void);
+} simtwin_recover_t;
+
 /* ctx->lanes from the executor: replaying a range after a fault inside a chunk of lanes. */
 #define SIMTWIN_LANES_ONE 0xffffffffu
 
@@ -244,6 +252,13 @@ typedef struct simtwin_runtime {
        32-bit word at offset 4 is the grid barrier's counter (cooperative_groups'
        grid_group::sync). PTX reads it as %envreg1 (high half) and %envreg2 (low half). */
     uint64_t (*grid_workspace)(void);
+    /* Added within version 2 (present when `size` covers it): the running fiber's recovery
+       slot, valid while the calling range runs. A runner may store a simtwin_recover_t* in
+       it for a stretch of its own code and 0 after: a fault in kernel code while it is set
+       continues at the point's landing, on the fiber's stack, as if called there, instead
+       of ending the thread. The executor clears the slot before it redirects: a second
+       fault ends the thread as any fault does. */
+    const simtwin_recover_t **(*recover_slot)(void);
 } simtwin_runtime_t;
 
 /* One kernel entry (a __global__ function) of the library. */

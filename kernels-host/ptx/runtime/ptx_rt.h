@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <vector>
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace __simtwin {
 #include "simtwin/abi.h"
@@ -76,6 +79,9 @@ struct Thread {
     float (*memo_fn[8])(float);
     uint32_t memo_in[8];
     float memo_val[8];
+    /* The fiber's recovery slot (the runtime's `recover_slot`), where a loop-path runner
+       has vector segments and the runtime has the entry (`simd::guarded`); else null. */
+    const simtwin_recover_t **recover;
 };
 
 
@@ -1254,8 +1260,19 @@ PTX_INLINE void plain_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t 
    stores (`Undo`) and answer false, and the runner runs the 16 threads one at a time. A
    fault inside a chunk is replayed one thread at a time by the executor (`ctx->lanes`,
    as for `lanes_row`). */
+#ifdef SIMTWIN_SIMD_STATS
+#define PTX_BAILED() ::ptx::simd::bailed_at(__LINE__)
+#else
+#define PTX_BAILED() ((void)0)
+#endif
 namespace simd {
 enum { L = 16 };
+#ifdef SIMTWIN_SIMD_STATS
+inline void bailed_at(int line) {
+    static struct H { int n[1 << 20]; ~H() { for (int k = 0; k < (1 << 20); ++k) if (n[k] > 100) fprintf(stderr, "bailed at line %d: %d\n", k, n[k]); } } h;
+    ++h.n[line & ((1 << 20) - 1)];
+}
+#endif
 typedef uint32_t vu __attribute__((vector_size(64)));
 typedef int32_t vi __attribute__((vector_size(64)));
 static const vi IOTA = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -1273,10 +1290,19 @@ PTX_INLINE vi M(vi p) { return p; }
 PTX_INLINE vi M(bool p) { return (vi){} + (p ? -1 : 0); }
 /* Lane l's bit set where lane l of mask m is set. */
 PTX_INLINE uint32_t bits(vi m) {
+#if defined(__AVX512F__)
+    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m);
+#elif defined(__AVX2__)
+    typedef int32_t h8 __attribute__((vector_size(32)));
+    const h8 a = __builtin_shufflevector(m, m, 0, 1, 2, 3, 4, 5, 6, 7), b = __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15);
+    const uint32_t lo = _mm256_movemask_ps((__m256)(a != 0)), hi = _mm256_movemask_ps((__m256)(b != 0));
+    return lo | hi << 8;
+#else
     uint32_t b = 0;
 #pragma GCC unroll 16
     for (int l = 0; l < L; ++l) b |= (uint32_t)(m[l] != 0) << l;
     return b;
+#endif
 }
 /* A branch every lane takes (1), none takes (0), or some do (-1: the chunk bails). */
 PTX_INLINE int all_or_none(vi m) {
@@ -1297,28 +1323,6 @@ PTX_INLINE vu max_s(vu a, vu b) { return (vi)a > (vi)b ? a : b; }
 PTX_INLINE bool zext_off(vu v, vi &o) {
     o = (vi)v;
     return bits(o < 0) == 0;
-}
-/* mul.wide of lanes by a factor the same for every lane into an offset, where every
-   lane's product fits 32 signed bits (else false: the chunk bails). */
-PTX_INLINE bool wide_s(vu v, int32_t c, vi &o) {
-    uint32_t bad = 0;
-#pragma GCC unroll 16
-    for (int l = 0; l < L; ++l) {
-        const int64_t p = (int64_t)(int32_t)v[l] * c;
-        o[l] = (int32_t)p;
-        bad |= p != (int64_t)(int32_t)p;
-    }
-    return bad == 0;
-}
-PTX_INLINE bool wide_u(vu v, uint32_t c, vi &o) {
-    uint32_t bad = 0;
-#pragma GCC unroll 16
-    for (int l = 0; l < L; ++l) {
-        const uint64_t p = (uint64_t)v[l] * c;
-        o[l] = (int32_t)(uint32_t)p;
-        bad |= p > (uint64_t)INT32_MAX;
-    }
-    return bad == 0;
 }
 /* 16 64-bit lanes as two halves of 8 (one vector register each where the host has 512-bit
    vectors; a 1024-bit GCC vector would go through memory). */
@@ -1367,30 +1371,54 @@ PTX_INLINE vw wshr_s(vw x, uint32_t n) {
     const int64_t k = n < 64 ? (int64_t)n : 63;
     return vw{(v8)((v8i)x.a >> k), (v8)((v8i)x.b >> k)};
 }
+/* mul.wide of lanes by a factor the same for every lane into an offset, where every
+   lane's product fits 32 signed bits (else false: the chunk bails). */
+PTX_INLINE bool wide_s(vu v, int32_t c, vi &o) {
+    const vw p = sext(v) * X((uint64_t)(int64_t)c);
+    o = (vi)trunc(p);
+    const vw back = sext((vu)o);
+    return bits(narrow((v8i)(back.a != p.a), (v8i)(back.b != p.b))) == 0;
+}
+PTX_INLINE bool wide_u(vu v, uint32_t c, vi &o) {
+    const vw p = zext(v) * X((uint64_t)c);
+    o = (vi)trunc(p);
+    return bits(narrow((v8i)(p.a > (uint64_t)INT32_MAX), (v8i)(p.b > (uint64_t)INT32_MAX))) == 0;
+}
 PTX_INLINE vw wsel(vi m, vw x, vw y) {
     const vw w = sext((vu)m);
     return vw{(v8i)w.a != 0 ? x.a : y.a, (v8i)w.b != 0 ? x.b : y.b};
 }
 
-/* The lanes' addresses base + off: consecutive elements of `size` bytes? */
-PTX_INLINE bool consecutive(vi off, int32_t size) { return bits(off == off[0] + IOTA * size) == 0xffffu; }
+/* The lanes' addresses base + off: `step` bytes apart, one after another? */
+PTX_INLINE bool consecutive(vi off, int32_t step) { return bits(off == off[0] + IOTA * step) == 0xffffu; }
 
-/* The stores of one chunk, with the bytes they replaced, for `undo` and `commit`. */
+/* The stores of one chunk, with the bytes they replaced, for `undo` and `commit`. The
+   counts are volatile: after a fault inside a guarded stretch (`guarded`) they must say
+   what was saved and which stores completed (`done`), whatever the compiler kept in
+   registers. */
 template <int NE, int NB> struct Undo {
     uint64_t at[NE > 0 ? NE : 1];
     uint32_t len[NE > 0 ? NE : 1], from[NE > 0 ? NE : 1], site[NE > 0 ? NE : 1];
     uint8_t old[NB > 0 ? NB : 1];
-    int n = 0;
-    uint32_t used = 0;
+    volatile int n = 0, done = 0;
+    volatile uint32_t used = 0;
     __attribute__((always_inline)) void save(uint32_t s, uint64_t a, uint32_t bytes) {
-        at[n] = a, len[n] = bytes, from[n] = used, site[n] = s;
-        memcpy(old + used, (const void *)(uintptr_t)a, bytes);
-        used += bytes;
-        ++n;
+        const int k = n;
+        const uint32_t u = used;
+        at[k] = a, len[k] = bytes, from[k] = u, site[k] = s;
+        memcpy(old + u, (const void *)(uintptr_t)a, bytes);
+        used = u + bytes;
+        n = k + 1;
     }
     __attribute__((always_inline)) void undo() {
         for (int k = n - 1; k >= 0; --k) memcpy((void *)(uintptr_t)at[k], old + from[k], len[k]);
-        n = 0, used = 0;
+        n = 0, done = 0, used = 0;
+    }
+    /* After a fault: the stores that completed are undone (the one that faulted wrote
+       nothing, or the fault was in reading what it replaces). */
+    void recover() {
+        n = done;
+        undo();
     }
     /* True where no store's bytes meet a load's range ([lo, hi) per load site) or another
        store site's: then the lanes ran as the threads one after another would have. */
@@ -1407,23 +1435,82 @@ template <int NE, int NB> struct Undo {
 };
 
 /* A load of N elements of T per lane (`ld.v<N>`; element k of lane l into out[k][l],
-   sign- or zero-extended to 32 bits as T is) at base + off, the lanes' vectors one after
-   another and aligned to the whole vector: one load; its range joins [lo, hi). False
-   otherwise (scattered lanes: inserting them one by one costs more than the threads'
-   own code; a misaligned address: the threads' code applies the device's rule). */
-template <class T, int N> PTX_INLINE bool ld(uint64_t base, vi off, vu (&out)[N], uint64_t &lo, uint64_t &hi) {
+   sign- or zero-extended to 32 bits as T is) at base + off, the lanes' vectors aligned to
+   the whole vector and one after another (S = 1) or every other one (S = 2: a thread of
+   two pixels): one load of the span; the span joins [lo, hi). False otherwise (scattered
+   lanes: inserting them one by one costs more than the threads' own code; a misaligned
+   address: the threads' code applies the device's rule). With S = 2 the span's gaps are
+   read too, never past its last lane's vector. */
+template <class T, int N, int S, bool Track> PTX_INLINE bool ld_span(uint64_t a, vu (&out)[N], uint64_t &lo, uint64_t &hi) {
     typedef typename std::conditional<std::is_signed<T>::value, int32_t, uint32_t>::type W;
+    typedef W w16 __attribute__((vector_size(64)));
+    typedef T t16 __attribute__((vector_size(16 * sizeof(T))));
+    const uint32_t span = ((L - 1) * S + 1) * N * sizeof(T);
+    if constexpr (N == 1) {
+        /* One element per lane: whole vectors, every other element picked out of two. */
+        t16 x;
+        memcpy(&x, (const void *)(uintptr_t)a, sizeof x);
+        if constexpr (S == 2) {
+            /* Elements 15..30, the span's last 16: a whole load (a partial one into a
+               vector waits for its bytes to reach memory). */
+            t16 y;
+            memcpy(&y, (const void *)(uintptr_t)(a + span - sizeof y), sizeof y);
+            x = __builtin_shufflevector(x, y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 30);
+        }
+        out[0] = (vu)__builtin_convertvector(x, w16);
+    } else {
+        T buf[L * S * N];
+        memcpy(buf, (const void *)(uintptr_t)a, span);
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l)
+            for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)buf[l * S * N + k];
+    }
+    if constexpr (Track) {
+        lo = a < lo ? a : lo;
+        hi = a + span > hi ? a + span : hi;
+    }
+    return true;
+}
+/* One element of T (at most 4 bytes) per lane at scattered addresses base + off (a
+   mirrored index at an image's edge): the hardware's gather of the aligned 32-bit words
+   that hold them (no byte outside a word a lane reads, so no page another lane does not
+   touch), each lane's element shifted out. False without a gather instruction, or where
+   a lane's address is misaligned (the threads' code applies the device's rule). */
+template <class T, bool Track> PTX_INLINE bool ld_gather(uint64_t base, vi off, vu &out, uint64_t &lo, uint64_t &hi) {
+#if defined(__AVX512F__)
+    typedef typename std::conditional<std::is_signed<T>::value, int32_t, uint32_t>::type W;
+    typedef W w16 __attribute__((vector_size(64)));
+    const int32_t low = (int32_t)(base & 3);
+    if (bits(off > INT32_MAX - 4) != 0) return false;
+    const vi d = off + low;
+    if (bits(d & (int32_t)(sizeof(T) - 1)) != 0) return false;
+    const vu words = (vu)_mm512_i32gather_epi32((__m512i)(d & ~3), (const void *)(uintptr_t)(base & ~3ull), 1);
+    const vu x = words >> (vu)((d & 3) * 8);
+    /* The element in the low bits, extended as T is. */
+    const uint32_t width = sizeof(T) * 8;
+    if constexpr (sizeof(T) == 4) out = x + 1;
+    else out = (vu)(std::is_signed<T>::value ? ((w16)(x << (32 - width)) >> (32 - width)) : (w16)(x & ((1u << width) - 1)));
+    if constexpr (Track) {
+        const int32_t mn = _mm512_reduce_min_epi32((__m512i)off), mx = _mm512_reduce_max_epi32((__m512i)off);
+        const uint64_t a = base + (uint64_t)(int64_t)mn, e = base + (uint64_t)(int64_t)mx + sizeof(T);
+        lo = a < lo ? a : lo;
+        hi = e > hi ? e : hi;
+    }
+    return true;
+#else
+    (void)base, (void)off, (void)out, (void)lo, (void)hi;
+    return false;
+#endif
+}
+/* Track: the chunk stores, so its loads' ranges are kept for the commit's check. */
+template <class T, int N, bool Track = true> PTX_INLINE bool ld(uint64_t base, vi off, vu (&out)[N], uint64_t &lo, uint64_t &hi) {
     const uint32_t bytes = N * sizeof(T);
     const uint64_t a = base + (uint64_t)(int64_t)off[0];
-    if (!consecutive(off, (int32_t)bytes) || (a & (bytes - 1)) != 0) return false;
-    T buf[L * N];
-    memcpy(buf, (const void *)(uintptr_t)a, sizeof buf);
-#pragma GCC unroll 16
-    for (int l = 0; l < L; ++l)
-        for (int k = 0; k < N; ++k) out[k][l] = (uint32_t)(W)buf[l * N + k];
-    lo = a < lo ? a : lo;
-    hi = a + sizeof buf > hi ? a + sizeof buf : hi;
-    return true;
+    if ((a & (bytes - 1)) != 0) return false;
+    if (consecutive(off, (int32_t)bytes)) return ld_span<T, N, 1, Track>(a, out, lo, hi);
+    if (consecutive(off, 2 * (int32_t)bytes)) return ld_span<T, N, 2, Track>(a, out, lo, hi);
+    if constexpr (N == 1) return ld_gather<T, Track>(base, off, out[0], lo, hi);
+    return false;
 }
 /* shl of a base plus offsets by c (1..31), where every lane's offset stays within 32
    signed bits (else false: the chunk bails). */
@@ -1438,10 +1525,25 @@ PTX_INLINE void seen(uint64_t a, uint32_t bytes, uint64_t &lo, uint64_t &hi) {
 }
 /* A store of N elements of T per lane (`st.v<N>`; element k of lane l is v[k][l]) at
    base + off, the lanes' vectors one after another and aligned to the whole vector: one
-   store, logged in `u` as site s. False otherwise (nothing of this store written). */
+   store, logged in `u` as site s. One 32-bit element per lane at scattered aligned
+   addresses (a thread's record of several words): the hardware's scatter, each lane's
+   word logged (lanes at one address: the last lane's value stays, as one thread after
+   another leave it). False otherwise (nothing of this store written). */
 template <class T, int N, class UN> PTX_INLINE bool st(UN &u, uint32_t s, uint64_t base, vi off, const vu (&v)[N]) {
     const uint32_t bytes = N * sizeof(T);
     const uint64_t a = base + (uint64_t)(int64_t)off[0];
+#if defined(__AVX512F__)
+    if constexpr (N == 1 && sizeof(T) == 4) {
+        if (!consecutive(off, (int32_t)bytes)) {
+            if (bits((off + (int32_t)(base & 3)) & 3) != 0) return false;
+#pragma GCC unroll 16
+            for (int l = 0; l < L; ++l) u.save(s, base + (uint64_t)(int64_t)off[l], 4);
+            _mm512_i32scatter_epi32((void *)(uintptr_t)base, (__m512i)off, (__m512i)v[0], 1);
+            u.done = u.n;
+            return true;
+        }
+    }
+#endif
     if (!consecutive(off, (int32_t)bytes) || (a & (bytes - 1)) != 0) return false;
     T buf[L * N];
 #pragma GCC unroll 16
@@ -1449,6 +1551,7 @@ template <class T, int N, class UN> PTX_INLINE bool st(UN &u, uint32_t s, uint64
         for (int k = 0; k < N; ++k) buf[l * N + k] = (T)v[k][l];
     u.save(s, a, sizeof buf);
     memcpy((void *)(uintptr_t)a, buf, sizeof buf);
+    u.done = u.n;
     return true;
 }
 } // namespace simd
@@ -1523,6 +1626,85 @@ PTX_INLINE simtwin_dim3_t thread_index_of(uint32_t t, simtwin_dim3_t d) {
    the threads in the order the fibers would: a barrier's last arrival goes on first,
    then the others in arrival order (unless an exit completed it). */
 static const uint32_t LOOP_EXIT = 0xffffffffu;
+/* A lane segment's answer (`seg`) with this bit: the batch's lanes all stopped at this
+   resume point (a cut of the segment's vector form, simtwin-ptx `simd::segment`), their
+   live registers in their frames; the runner steps each lane on from there. */
+static const uint32_t LOOP_MID = 0x80000000u;
+
+/* ---- A warp's lanes as two vectors of 16 (the loop path's segments) ----
+   A loop-path segment's vector form runs a whole warp's lanes (two halves of 16, one after
+   the other, their stores in one undo log) from the resume point to a split point or to a
+   cut, and scatters the live registers into the lanes' frames only when both halves went
+   the same way and no store met a load of another lane. Exactness never depends on the
+   form: where it cannot run the lanes as the threads one at a time would (`simd`), it
+   undoes its stores and answers 0, and the runner steps each lane. A fault inside it
+   (the runtime's recovery slot) does the same: the stores undone, the lanes stepped, the
+   lane whose access faults then faults as it would have, named. */
+namespace simd {
+struct Stretch {
+    simtwin_recover_t point;
+    void *jb[5];
+};
+/* The running stretch of this OS thread (the landing finds it here: the executor clears
+   the slot before it redirects). A thread runs one block's runner at a time, and a
+   stretch calls nothing that could switch fibers. */
+inline thread_local Stretch *stretch_now = nullptr;
+[[noreturn]] __attribute__((noinline, used)) inline void landing() { __builtin_longjmp(stretch_now->jb, 1); }
+/* The fiber's recovery slot, or null where the runtime has none. */
+PTX_INLINE const simtwin_recover_t **recover_slot() {
+    if (::__simtwin::rt->size < offsetof(simtwin_runtime_t, recover_slot) + sizeof(void *)) return nullptr;
+    return ::__simtwin::rt->recover_slot();
+}
+/* `body(undo)` with the slot set: a fault inside undoes the stores that completed and
+   answers 0. Never inlined (GCC does not inline a function with __builtin_setjmp); the
+   body is, into it. */
+template <class UN, class F> __attribute__((noinline)) uint32_t guarded(const simtwin_recover_t **slot, UN &undo, F body) {
+    Stretch s;
+    s.point.landing = &landing;
+    if (__builtin_setjmp(s.jb)) {
+        stretch_now = nullptr;
+        undo.recover();
+        return 0;
+    }
+    stretch_now = &s;
+    *(const simtwin_recover_t *volatile *)slot = &s.point;
+    const uint32_t to = body(undo);
+    *(const simtwin_recover_t *volatile *)slot = nullptr;
+    stretch_now = nullptr;
+    return to;
+}
+/* A batch `ids[0..nids)` of the loop path as a warp's two vectors (`body`: the segment's
+   vector form), where it is a whole warp whose halves each lie in one row of the block,
+   the executor does not ask for one thread at a time and faults can be recovered; 0
+   elsewhere, or where the form bailed (after a run of bails the segment goes one lane at
+   a time for a while, as `simd_row` does). */
+template <int NE, int NB, class F> PTX_INLINE uint32_t warp_segment(Thread &T, const uint32_t *ids, uint32_t nids, F body) {
+    static thread_local struct {
+        uint32_t skip, fails;
+    } back{0, 0};
+#ifdef SIMTWIN_NO_SEGMENT_VECTORS
+    return 0;
+#endif
+    if (nids != 32 || ids[31] != ids[0] + 31 || (ids[0] & 31) != 0 || (T.bdim.x & 15) != 0 || T.recover == nullptr ||
+        T.ctx->lanes == SIMTWIN_LANES_ONE)
+        return 0;
+    if (back.skip != 0) {
+        --back.skip;
+        return 0;
+    }
+    Undo<NE, NB> undo;
+    const uint32_t to = guarded(T.recover, undo, body);
+#ifdef SIMTWIN_SIMD_STATS
+    static struct St { uint64_t n[3]; ~St() { fprintf(stderr, "simd warp segments: %llu split, %llu cut, %llu bailed\n", (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2]); } } st;
+    ++st.n[to == 0 ? 2 : (to & LOOP_MID) ? 1 : 0];
+#endif
+    if (to != 0) back.fails = 0;
+    else if (++back.fails >= 2) back.skip = 1u << (back.fails < 12 ? back.fails - 2 : 10);
+    return to;
+}
+/* Lane j of 64-bit lanes. */
+PTX_INLINE uint64_t lane(const vw &w, uint32_t j) { return j < 8 ? w.a[j] : w.b[j - 8]; }
+} // namespace simd
 /* The address of a thread_local of the runners, taken once: each use of a thread_local
    in a shared object is a call to __tls_get_addr, which GCC issues again after every
    call in a loop (a reference to the variable is the variable to it); the empty asm
@@ -2037,7 +2219,19 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
            that starts a lane segment (simtwin-ptx `KS`: straight-line code to the next
            split point), one loop runs the lanes there, in the same order. */
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
-        if (const uint32_t to = seg(fr, ids, k, cur, idx)) {
+        uint32_t to = seg(fr, ids, k, cur, idx);
+        if (to == LOOP_EXIT) {
+            /* The vector form ran every lane to its exit: their arrivals below. */
+            for (uint32_t j = 0; j < k; ++j) out[j] = LOOP_EXIT;
+            ctx->linear_tid = ids[k - 1];
+            ctx->thread_idx = idx[ids[k - 1]];
+        } else if (to & LOOP_MID) {
+            /* The vector form stopped at a cut: every lane goes on from there. */
+            cur = to & ~LOOP_MID;
+            to = 0;
+        }
+        if (to == LOOP_EXIT) {
+        } else if (to != 0) {
             out[0] = to;
             if (kinds[to - 1] == 0)
                 for (uint32_t j = 1; j < k; ++j) out[j] = to;
@@ -2181,17 +2375,29 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, const ui
         bool last_exit = false;
         /* From a resume point that starts a lane segment (straight-line code to the next
            barrier), one loop runs the sweep's threads there, in the same order. */
-        if (const uint32_t to = seg(fr, ord, m, cur, idx)) {
+        uint32_t to = seg(fr, ord, m, cur, idx);
+        uint32_t from = cur;
+        if (to == LOOP_EXIT) {
+            /* The vector form ran every thread to its exit (a block of one warp). */
+            for (uint32_t j = 0; j < m; ++j) st.exited.push_back(ord[j]);
+            return;
+        }
+        if (to & LOOP_MID) {
+            /* The vector form stopped at a cut: every thread goes on from there. */
+            from = to & ~LOOP_MID;
+            to = 0;
+        }
+        if (to != 0) {
             memcpy(arr, ord, m * sizeof(uint32_t));
             arrived = m;
             sync = to;
-        } else for (uint32_t j = 0, tr = tid_reads[cur]; j < m; ++j) {
+        } else for (uint32_t j = 0, tr = tid_reads[from]; j < m; ++j) {
             /* The step reads its index from the table (`TI`); `ctx` gets it only where the
                code calls a function, which reads it there (simtwin-ptx `LT`). */
             const uint32_t t = ord[j];
             ctx->linear_tid = t;
             if (tr) ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], cur, idx[t]);
+            const uint32_t r = step(fr[t], from, idx[t]);
             if (r == LOOP_EXIT) {
                 st.exited.push_back(t);
                 last_exit = true;

@@ -201,11 +201,15 @@ pub struct Options {
     /// Translation units to spread the functions over (0: by size and the machine's
     /// cores; 1 for a single file to read).
     pub units: usize,
+    /// Run a loop-path kernel's first segment a warp at a time as two vectors of 16 lanes
+    /// where it can (`simd::segment`). Off by default: on VMAF's vif filters, whose taps
+    /// sum 64-bit products, it measured slower than the lanes one at a time.
+    pub segment_vectors: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { contract: true, opt_level: contract::DEFAULT_OPT_LEVEL, sm_count: 132, name: "ptx".into(), units: 0 }
+        Options { contract: true, opt_level: contract::DEFAULT_OPT_LEVEL, sm_count: 132, name: "ptx".into(), units: 0, segment_vectors: false }
     }
 }
 

@@ -28,7 +28,7 @@
 
 use crate::ast::Ty;
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Threads per chunk (ptx_rt.h `simd::L`).
 pub const LANES: u32 = 16;
@@ -56,13 +56,18 @@ pub struct Plan {
     pub load_site: HashMap<usize, usize>,
     /// Global store sites (by node) and their index.
     pub store_site: HashMap<usize, usize>,
-    /// The undo log's entries (one per store: its 16 lanes' bytes are one run).
+    /// The undo log's entries (16 per store: its lanes' bytes are one run, or scattered).
     pub undo_entries: u32,
     /// The undo log's bytes.
     pub undo_bytes: u32,
 }
 
 impl Plan {
+    /// The load ranges a chunk tracks (at least one).
+    pub fn load_ranges(&self) -> usize {
+        self.load_site.values().max().map_or(1, |&k| k + 1)
+    }
+
     /// The class of an operand (literals, block values and variable addresses are
     /// uniform; `%tid.x` is the one special register that varies).
     pub fn of(&self, op: &Op) -> Class {
@@ -116,24 +121,132 @@ const PURE: &[&str] = &[
 /// The vector form of entry `f`, or why it has none (for the module note). `params`: the
 /// kernel's parameters as (bytes, offset in the buffer).
 pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
-    let mut p = Plan { class: vec![Class::Uniform; f.regs.len()], ..Plan::default() };
-    let at = |i: &Instr, why: &str| format!("{} (PTX line {}){why}", i.src.text(), i.src.line);
-    // Admission of each instruction whatever its operands' classes.
-    for node in &f.body {
-        let Node::Instr(i) = node else { continue };
-        admit(i, params).map_err(|why| at(i, &why))?;
+    let region = Region { nodes: vec![true; f.body.len()], stops: BTreeMap::new() };
+    plan_in(f, params, &region, false).map_err(|(_, why)| why)
+}
+
+/// What a loop-path segment's vector form runs: the nodes from its resume point that it
+/// reaches without passing a stop, and the stops it reaches (split points, where the lanes
+/// then are where the threads one at a time would be, and cuts, nodes the form does not
+/// run: the lanes go on one at a time from there).
+#[derive(Clone, Debug, Default)]
+pub struct Region {
+    /// By node: the form runs it.
+    pub nodes: Vec<bool>,
+    /// The stops the form reaches, by node, and what each is.
+    pub stops: BTreeMap<usize, Stop>,
+}
+
+/// Where a segment's vector form stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Split point `k` (the loop path's numbering: the `k-1`th of `uniform::Plan::syncs`).
+    Split(usize),
+    /// The `k`th cut of the kernel: the lanes continue one at a time from there.
+    Cut(usize),
+}
+
+/// The most cuts a segment's vector form may have (each is a resume point of the thread's
+/// step): past it the segment has no vector form.
+pub const MAX_CUTS: usize = 8;
+
+/// The vector form of the loop-path segment from node `start` (0, or just after a split
+/// point) of kernel `f`, whose split points are the nodes `syncs`: as much of the segment
+/// as the form can run, up to its split points or up to cuts before what it cannot (an
+/// instruction it does not take, a branch on loaded data, whose lanes would rarely go
+/// alike). Its cuts are numbered from `first_cut`. Err: why there is none.
+/// `splits`: the split points' nodes and numbers; `forced`: nodes that are cuts whatever
+/// the form could do there (split points only some blocks take).
+pub fn segment(
+    f: &Func,
+    params: &[(u64, u64)],
+    splits: &[(usize, usize)],
+    forced: &[usize],
+    start: usize,
+    first_cut: usize,
+) -> Result<(Plan, Region), String> {
+    let mut cuts: Vec<usize> = forced.to_vec();
+    loop {
+        let mut stops: BTreeMap<usize, Stop> = splits.iter().map(|&(n, id)| (n, Stop::Split(id))).collect();
+        for (k, &n) in cuts.iter().enumerate() {
+            stops.insert(n, Stop::Cut(first_cut + k));
+        }
+        let region = reach(f, start, &stops);
+        match plan_in(f, params, &region, true) {
+            Ok(p) => return Ok((p, region)),
+            Err((n, why)) if { if std::env::var("SIMD_DEBUG").is_ok() { eprintln!("cut {n}: {why}"); } true } && n != start && cuts.len() < forced.len() + MAX_CUTS && !cuts.contains(&n) && !stops.contains_key(&n) => cuts.push(n),
+            Err((_, why)) => return Err(why),
+        }
     }
-    let addresses = address_regs(f);
-    // Classes grow from uniform to vector or split until nothing changes.
+}
+
+/// The region from node `start` to the stops it reaches (a branch goes to its label, a
+/// jump without a guard and an exit do not fall through).
+fn reach(f: &Func, start: usize, stops: &BTreeMap<usize, Stop>) -> Region {
+    let labels = crate::resolve::label_positions(f);
+    let mut nodes = vec![false; f.body.len()];
+    let mut reached = BTreeMap::new();
+    let mut work = vec![start];
+    while let Some(n) = work.pop() {
+        if n >= f.body.len() || nodes[n] || reached.contains_key(&n) {
+            continue;
+        }
+        if let Some(s) = stops.get(&n) {
+            reached.insert(n, *s);
+            continue;
+        }
+        nodes[n] = true;
+        let Node::Instr(i) = &f.body[n] else {
+            work.push(n + 1);
+            continue;
+        };
+        let falls = i.guard.is_some() || !matches!(i.src.op.as_str(), "bra" | "ret" | "exit" | "brx");
+        if falls {
+            work.push(n + 1);
+        }
+        if let (true, Some(Op::Label(l))) = (i.src.op == "bra", i.args.first()) {
+            if let Some(&t) = labels.get(l) {
+                work.push(t);
+            }
+        }
+    }
+    Region { nodes, stops: reached }
+}
+
+/// The vector form of the nodes of `region`; Err: the node that keeps it off and why.
+/// `loaded`: a branch on a value loaded from memory ends it too (a segment's form stops
+/// before it: its lanes would rarely go the same way).
+fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Result<Plan, (usize, String)> {
+    let mut p = Plan { class: vec![Class::Uniform; f.regs.len()], ..Plan::default() };
+    let at = |n: usize, i: &Instr, why: &str| (n, format!("{} (PTX line {}){why}", i.src.text(), i.src.line));
+    let instrs = || f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]).filter_map(|(n, node)| match node {
+        Node::Instr(i) => Some((n, i)),
+        Node::Label(_) => None,
+    });
+    // Admission of each instruction whatever its operands' classes.
+    for (n, i) in instrs() {
+        admit(i, params).map_err(|why| at(n, i, &why))?;
+    }
+    let addresses = address_regs(f, &region.nodes);
+    // Classes grow from uniform to vector or split until nothing changes; with them, what
+    // holds a loaded value.
+    let mut data = vec![false; f.regs.len()];
     loop {
         let mut changed = false;
-        for node in &f.body {
-            let Node::Instr(i) = node else { continue };
+        for (n, i) in instrs() {
             let outs = match vector_load(i, &p) {
                 Some(v) => v,
-                None => result(i, &p, f, &addresses).map_err(|why| at(i, &why))?.into_iter().collect(),
+                None => result(i, &p, f, &addresses).map_err(|why| at(n, i, &why))?.into_iter().collect(),
+            };
+            let tainted = (i.src.op == "ld" && i.src.has(".global")) || {
+                let mut rs = Vec::new();
+                i.args.iter().skip(1).for_each(|o| o.regs(&mut rs));
+                rs.iter().any(|&r| data[r])
             };
             for (d, c) in outs {
+                if tainted && c != Class::Uniform && !std::mem::replace(&mut data[d], true) {
+                    changed = true;
+                }
                 // Uniform < vector; uniform < split < wide (a base plus offsets is a
                 // 64-bit lane value too).
                 match (p.class[d], c) {
@@ -142,7 +255,7 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
                         p.class[d] = new;
                         changed = true;
                     }
-                    _ => return Err(at(i, ": a register both 32-bit lanes and 64-bit ones")),
+                    _ => return Err(at(n, i, ": a register both 32-bit lanes and 64-bit ones")),
                 }
             }
         }
@@ -151,38 +264,51 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
         }
     }
     // Every class fits its register: lanes of 32 bits, addresses of 64.
-    for (r, c) in p.class.iter().enumerate() {
-        let t = f.regs[r].ty;
-        if (*c == Class::Vector && !lane_type(t)) || (matches!(c, Class::Split | Class::Wide) && !wide_type(t)) {
-            return Err(format!("{} (a {}-bit register) differs between lanes", f.regs[r].name, t.size() * 8));
+    for (n, i) in instrs() {
+        let mut ds = Vec::new();
+        match i.args.first() {
+            Some(Op::Reg(d)) => ds.push(*d),
+            Some(Op::Vector(v)) => v.iter().for_each(|o| o.regs(&mut ds)),
+            _ => {}
+        }
+        for r in ds {
+            let (c, t) = (p.class[r], f.regs[r].ty);
+            if (c == Class::Vector && !lane_type(t)) || (matches!(c, Class::Split | Class::Wide) && !wide_type(t)) {
+                return Err(at(n, i, &format!(": {} (a {}-bit register) differs between lanes", f.regs[r].name, t.size() * 8)));
+            }
         }
     }
     if !p.class.contains(&Class::Vector) {
-        return Err("nothing in it differs between a row's threads".into());
+        let first = instrs().next();
+        return Err((first.map_or(0, |(n, _)| n), "nothing in it differs between a row's threads".into()));
     }
     // Loops run alike for every lane; stores stay out of loops (one undo entry per lane).
     let labels = crate::resolve::label_positions(f);
     let cfg = crate::cfg::build(f);
+    let within: std::collections::HashSet<usize> = (0..f.body.len()).filter(|&n| region.nodes[n]).map(|n| cfg.block_of[n]).collect();
     let mut cyclic = vec![false; cfg.blocks.len()];
-    for b in crate::uniform::cycles(&cfg).into_iter().flatten() {
+    for b in crate::uniform::cycles_within(&cfg, &within, &Default::default()).into_iter().flatten() {
         cyclic[b] = true;
     }
-    for (n, node) in f.body.iter().enumerate() {
-        let Node::Instr(i) = node else { continue };
+    for (n, i) in instrs() {
         if i.src.op == "bra" {
             let back = matches!(i.args.first(), Some(Op::Label(l)) if labels.get(l).is_some_and(|&t| t <= n));
             if back && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
-                return Err(at(i, ": a loop whose exit differs between lanes"));
+                return Err(at(n, i, ": a loop whose exit differs between lanes"));
+            }
+            if loaded && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform && data[g]) {
+                return Err(at(n, i, ": a branch on loaded values"));
             }
         }
         if i.src.op == "st" {
             if cyclic[cfg.block_of[n]] {
-                return Err(at(i, ": a store inside a loop"));
+                return Err(at(n, i, ": a store inside a loop"));
             }
             let k = p.store_site.len();
             p.store_site.insert(n, k);
             let bytes = i.src.access_bytes().unwrap_or(0);
-            p.undo_entries += 1;
+            // One entry for the lanes' run, or one per lane where they are scattered.
+            p.undo_entries += LANES;
             p.undo_bytes += LANES * bytes;
         }
         if i.src.op == "ld" && i.src.has(".global") {
@@ -190,9 +316,14 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
             p.load_site.insert(n, k);
         }
     }
-    // The ranges and the undo log live on the thread's fiber stack (16 KiB at least).
-    if p.load_site.len() > 64 || p.undo_bytes > 4096 {
-        return Err("too many loads or stores to track per chunk".into());
+    // The ranges and the undo log live on the thread's fiber stack (16 KiB at least):
+    // past 64 load sites, one range holds them all (a store inside it bails more often).
+    if p.undo_bytes > 4096 {
+        let first = instrs().next();
+        return Err((first.map_or(0, |(n, _)| n), "too many stores to undo per chunk".into()));
+    }
+    if p.load_site.len() > 64 {
+        p.load_site.values_mut().for_each(|k| *k = 0);
     }
     Ok(p)
 }
@@ -200,9 +331,9 @@ pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
 /// The 64-bit registers an address is made of: the base registers of global loads and
 /// stores, and what their 64-bit definitions (moves, sums, scaled indices, conversions
 /// from 32 bits) read, transitively.
-fn address_regs(f: &Func) -> Vec<bool> {
+fn address_regs(f: &Func, within: &[bool]) -> Vec<bool> {
     let mut addr = vec![false; f.regs.len()];
-    for node in &f.body {
+    for (_, node) in f.body.iter().enumerate().filter(|(n, _)| within[*n]) {
         let Node::Instr(i) = node else { continue };
         if matches!(i.src.op.as_str(), "ld" | "st") && i.src.has(".global") {
             for o in &i.args {
@@ -214,7 +345,7 @@ fn address_regs(f: &Func) -> Vec<bool> {
     }
     loop {
         let mut changed = false;
-        for node in &f.body {
+        for (_, node) in f.body.iter().enumerate().filter(|(n, _)| within[*n]) {
             let Node::Instr(i) = node else { continue };
             let Some(Op::Reg(d)) = i.args.first() else { continue };
             if !addr[*d] || !matches!(i.src.op.as_str(), "mov" | "cvta" | "add" | "sub" | "mad" | "shl" | "mul" | "cvt") {
@@ -290,8 +421,13 @@ fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
         && i.src.last_ty() == Some(Ty::B32)
         && i.guard.is_none()
         && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
+    // `mov.b64 {lo, hi}, rd`: a 64-bit lane's halves.
+    let unpack64 = i.src.op == "mov"
+        && i.src.last_ty() == Some(Ty::B64)
+        && i.guard.is_none()
+        && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
     let global_load = i.src.op == "ld" && i.src.has(".global");
-    if !global_load && !unpack {
+    if !global_load && !unpack && !unpack64 {
         return None;
     }
     let c = match p.of(&i.args[1]) {
@@ -340,7 +476,17 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
         return match p.of(&i.args[1]) {
             Uniform => Ok(Some((d, Uniform))),
             Split if ty(0).is_some_and(lane_type) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
+            // A narrower load into a 64-bit register: extended into 64-bit lanes.
+            Split if ty(0).is_some_and(wide_type) => Ok(Some((d, Wide))),
             _ => Err(": a load whose address is not a base plus per-lane offsets".into()),
+        };
+    }
+    // `mov.b64 rd, {lo, hi}`: two 32-bit lanes joined.
+    if op == "mov" && matches!(i.args.get(1), Some(Op::Vector(_))) {
+        return match (i.src.last_ty(), p.of(&i.args[1])) {
+            (_, Uniform) => Ok(Some((d, Uniform))),
+            (Some(Ty::B64), Vector) if ty(0).is_some_and(wide_type) => Ok(Some((d, Wide))),
+            _ => Err(": on values that differ between lanes".into()),
         };
     }
     if srcs.iter().all(|c| *c == Uniform) {

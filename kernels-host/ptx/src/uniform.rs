@@ -722,7 +722,7 @@ fn spin(f: &Func, cfg: &Cfg) -> Option<String> {
 }
 
 /// The cycles among the blocks `within`, leaving out the edges of `cut`.
-fn cycles_within(cfg: &Cfg, within: &HashSet<usize>, cut: &HashSet<(usize, usize)>) -> Vec<Vec<usize>> {
+pub(crate) fn cycles_within(cfg: &Cfg, within: &HashSet<usize>, cut: &HashSet<(usize, usize)>) -> Vec<Vec<usize>> {
     let succs: Vec<Vec<usize>> = (0..cfg.blocks.len())
         .map(|b| {
             if !within.contains(&b) {
@@ -1293,6 +1293,18 @@ fn fixpoint<T: PartialEq, I: Iterator<Item = usize> + Clone>(state: &mut [T], or
 /// The registers live across each barrier (read on some path after it before being
 /// written in full).
 fn liveness(f: &Func, cfg: &Cfg, syncs: &[usize], literal: &HashMap<usize, (u32, u32)>) -> Vec<Vec<usize>> {
+    live_at(f, cfg, syncs, literal, false)
+}
+
+/// The registers live just before each node of `nodes` (read on some path from it before
+/// being written in full), as the loop path runs the code: a resume point there must load
+/// them (the cuts of a segment's vector form, `simd::segment`).
+pub(crate) fn live_before(f: &Func, cfg: &Cfg, nodes: &[usize], literal: &HashMap<usize, (u32, u32)>) -> Vec<Vec<usize>> {
+    live_at(f, cfg, nodes, literal, true)
+}
+
+/// The registers live after each node of `nodes`, or before it (`before`).
+fn live_at(f: &Func, cfg: &Cfg, nodes: &[usize], literal: &HashMap<usize, (u32, u32)>, before: bool) -> Vec<Vec<usize>> {
     let nb = cfg.blocks.len();
     let nr = f.regs.len();
     let eff: Vec<Option<(Vec<usize>, Vec<usize>)>> = f
@@ -1339,7 +1351,7 @@ fn liveness(f: &Func, cfg: &Cfg, syncs: &[usize], literal: &HashMap<usize, (u32,
             break;
         }
     }
-    syncs
+    nodes
         .iter()
         .map(|&node| {
             let b = cfg.block_of[node];
@@ -1349,7 +1361,8 @@ fn liveness(f: &Func, cfg: &Cfg, syncs: &[usize], literal: &HashMap<usize, (u32,
                     l[r] |= live_in[s][r];
                 }
             }
-            for k in (node + 1..cfg.blocks[b].end).rev() {
+            let from = if before { node } else { node + 1 };
+            for k in (from..cfg.blocks[b].end).rev() {
                 if let Some((d, u)) = &eff[k] {
                     for &r in d {
                         l[r] = false;

@@ -64,7 +64,7 @@ fn registers_are_uniform_lanes_or_a_base_plus_offsets() {
     let t = translation_after(GATHER, st);
     let c = t.units.join("\n");
     assert!(c.contains("bool V0(Thread &T") && c.contains("simd_row(ctx, t, TI, xe"), "{c}");
-    assert!(c.contains("ptx::simd::ld<uint32_t, 1>(") && c.contains("ptx::simd::st<uint32_t, 1>(UNDO, 0,"), "{c}");
+    assert!(c.contains("ptx::simd::ld<uint32_t, 1, true>(") && c.contains("ptx::simd::st<uint32_t, 1>(UNDO, 0,"), "{c}");
     assert!(t.kernels[0]
         .threads_why
         .ends_with("as vectors of 16 threads (`simd`: its loops end alike for every lane, none waits for another)"));

@@ -149,6 +149,10 @@ pub(crate) struct FnEmitter<'a> {
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
     nan_blind: Vec<bool>,
+    /// A loop-path kernel: the vector form of its first segment and how many cuts it has
+    /// (`simd::segment`), or why it has none.
+    pub vector: Option<Result<usize, String>>,
+    pub(super) vector_why: Option<String>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -180,6 +184,8 @@ impl<'a> FnEmitter<'a> {
             loop_tid: false,
             reg_uses: Vec::new(),
             nan_blind: Vec::new(),
+            vector: None,
+            vector_why: None,
         }
     }
 
@@ -675,7 +681,7 @@ impl<'a> FnEmitter<'a> {
     /// call, so a split point no multiply reaches needs no copy). Saving every kept
     /// pair at every split point cost VMAF's vif horizontal filter eight frame accesses
     /// per lane per shuffle.
-    fn kept_live_across(&self, syncs: &[usize]) -> Vec<Vec<usize>> {
+    pub(super) fn kept_live_across(&self, syncs: &[usize]) -> Vec<Vec<usize>> {
         let cfg = crate::cfg::build(self.f);
         let nb = cfg.blocks.len();
         // Blocks reachable from each block through at least one edge (computed once per
@@ -740,7 +746,14 @@ impl<'a> FnEmitter<'a> {
         let mut open = vec![Segment::default()];
         let mut segments: Vec<Segment> = Vec::new();
         let label_at = crate::resolve::label_positions(f);
+        // The vector form of the segment from the kernel's start (`simd::segment`): its
+        // cuts are resume points of the step too, after the split points'.
+        let vector = if self.opts.segment_vectors { self.vector_segment(plan) } else { None };
+        let cut_at: HashMap<usize, usize> = vector.as_ref().map(|v| v.cuts.iter().map(|(&id, c)| (c.0, id)).collect()).unwrap_or_default();
         let mut body = self.walk_body(|e, n, i, body| {
+            if let Some(id) = cut_at.get(&n) {
+                let _ = writeln!(body, "M{id}:;");
+            }
             // A label inside a segment: other code may branch into its region.
             let mut at = n;
             while at > 0 {
@@ -879,7 +892,9 @@ impl<'a> FnEmitter<'a> {
         // The frame: every register live across some barrier, the .local variables, the
         // kept operands, the carry flag.
         let mut frame = format!("struct FR{k} {{\n");
-        for slot in frame_slots(&plan.live) {
+        let mut live = plan.live.clone();
+        live.extend(vector.iter().flat_map(|v| v.cuts.values().map(|c| c.1.clone())));
+        for slot in frame_slots(&live) {
             match slot.as_slice() {
                 [r] => {
                     let _ = writeln!(frame, "  {} r{r};", ctype(f.regs[*r].ty));
@@ -930,6 +945,9 @@ impl<'a> FnEmitter<'a> {
             }
             let _ = writeln!(pro, "  case {}u: {}{}{load_cc}goto Y{};", id + 1, frame_loads(regs), load_kept[id], id + 1);
         }
+        for (id, (_, regs)) in vector.iter().flat_map(|v| &v.cuts) {
+            let _ = writeln!(pro, "  case {id}u: {}{load_cc}goto M{id};", frame_loads(regs));
+        }
         pro.push_str("  default: __builtin_unreachable();\n  }\n");
         let mut all = std::mem::take(&mut self.site_decls);
         all.push_str(&pro);
@@ -944,9 +962,28 @@ impl<'a> FnEmitter<'a> {
         // vectorise.
         let _ = writeln!(
             all,
-            "static inline __attribute__((always_inline)) uint32_t KS{}(Thread &T, const uint8_t *P0, FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) {{\n  (void)T; (void)P0; (void)fr; (void)ids; (void)nids; (void)idx;\n  switch (at) {{",
+            "static inline __attribute__((always_inline)) uint32_t KS{}(Thread &T, const uint8_t *P0, FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) {{\n  (void)T; (void)P0; (void)fr; (void)ids; (void)nids; (void)idx;",
             self.fi
         );
+        // A whole warp from the start: its two vectors of 16 first (`VS`).
+        if let Some(v) = &vector {
+            match self.vector_segment_fn(k, plan, v, carry, &save_kept) {
+                Ok((func, ne, nb)) => {
+                    let at = all.rfind("static inline __attribute__((always_inline)) uint32_t KS").unwrap_or(all.len());
+                    all.insert_str(at, &func);
+                    let _ = writeln!(
+                        all,
+                        "  if (at == 0u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_0(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}",
+                        fi = self.fi
+                    );
+                    self.vector = Some(Ok(v.cuts.len()));
+                }
+                Err(e) => self.vector = Some(Err(e.to_string())),
+            }
+        } else if let Some(why) = self.vector_why.take() {
+            self.vector = Some(Err(why));
+        }
+        all.push_str("  switch (at) {\n");
         for seg in &mut segments {
             seg.regs.sort_unstable();
             seg.regs.dedup();
@@ -980,7 +1017,7 @@ impl<'a> FnEmitter<'a> {
         // ends at a warp collective (not a conditional split point): nothing there shows
         // the lanes' order, so the runner may run a released warp as one batch (ptx_rt.h
         // `run_warps`).
-        let mut pure = vec![0u8; plan.syncs.len() + 1];
+        let mut pure = vec![0u8; plan.syncs.len() + 1 + vector.as_ref().map_or(0, |v| v.cuts.len())];
         for seg in &segments {
             let collective = seg.to >= 1 && matches!(&f.body[plan.syncs[seg.to - 1]], Node::Instr(i) if sync_kind(i) != 0);
             if !seg.thread && seg.stop.is_none() && collective {
@@ -1011,7 +1048,8 @@ impl<'a> FnEmitter<'a> {
         all.push_str(&super::c_table(
             "uint8_t",
             &format!("LT{}", self.fi),
-            plan.tid_reads.iter().map(|&t| format!("{},", u8::from(t))),
+            // A cut's code is part of the first segment's.
+            plan.tid_reads.iter().chain(vector.iter().flat_map(|v| v.cuts.keys().map(|_| &plan.tid_reads[0]))).map(|&t| format!("{},", u8::from(t))),
             "0",
         ));
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);
@@ -1053,7 +1091,7 @@ impl<'a> FnEmitter<'a> {
     /// `S.xp`) as the fiber path's `shfl` / `warp` give them for 32 lanes in a full mask.
     /// A `literal` shuffle (`Plan::literal`) stores only its value: the runner takes its
     /// lane operand and clamp from the kernel's table (`LO`).
-    fn loop_collective(&mut self, i: &crate::resolve::Instr, literal: bool) -> Result<(String, String), Error> {
+    pub(super) fn loop_collective(&mut self, i: &crate::resolve::Instr, literal: bool) -> Result<(String, String), Error> {
         let kind = sync_kind(i);
         match kind {
             0 => Ok((String::new(), String::new())),

@@ -257,6 +257,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     let mut loop_bodies = String::new();
     // Per kernel, its chains of shuffles and their links (`chains`).
     let mut chains_of: HashMap<usize, (usize, usize)> = HashMap::new();
+    // Per loop-path kernel, the vector form of its first segment and its cuts, or why none.
+    let mut vector_of: HashMap<usize, Result<usize, String>> = HashMap::new();
     // A loop-path kernel's alignment checks its runner makes once (`align`).
     let mut loop_checks: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
@@ -273,6 +275,9 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         loop_checks.insert(k, crate::align::runner_checks(&e.aligned));
         let frame = e.body_loops(k, plan)?;
         chains_of.insert(k, e.chains);
+        if let Some(v) = e.vector.take() {
+            vector_of.insert(k, v);
+        }
         decls.push_str(&frame);
         loop_bodies.push_str(&e.out);
         if plan.probe {
@@ -474,6 +479,10 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 if coll { " || all % 32u != 0" } else { "" }
             );
             runner_setup(&mut out, k, kl);
+            if matches!(vector_of.get(&k), Some(Ok(_))) {
+                // The first segment's vector form recovers from faults (`simd::guarded`).
+                out.push_str("  T.recover = ptx::simd::recover_slot();\n");
+            }
             if let Some(checks) = loop_checks.get(&k).filter(|c| !c.is_empty()) {
                 // The accesses `align` proved alike in every thread run unchecked here: a
                 // block where one is misaligned runs on fibers, whose code checks each
@@ -538,11 +547,12 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                     None => format!("{}; not as vector lanes: {why}", plans[k].why),
                 },
                 (None, Some(&(c, links))) if c > 0 => format!(
-                    "{}; {links} shuffles in {c} chain{} run for a warp's lanes at once (`chains`)",
+                    "{}; {links} shuffles in {c} chain{} run for a warp's lanes at once (`chains`){}",
                     plans[k].why,
-                    if c == 1 { "" } else { "s" }
+                    if c == 1 { "" } else { "s" },
+                    vector_note(vector_of.get(&k))
                 ),
-                (None, _) => plans[k].why.clone(),
+                (None, _) => format!("{}{}", plans[k].why, vector_note(vector_of.get(&k))),
             },
             refused: None,
         });
@@ -659,6 +669,16 @@ fn runner_setup(out: &mut String, k: usize, kl: &crate::layout::KernelLayout) {
         "  Thread T{{ctx, (uint8_t *)ctx->dyn_smem - {dyn}, SOFF{k}, {dyn} + ctx->dyn_smem_size, 0, ctx->block_idx, ctx->block_dim, ctx->grid_dim}};",
         dyn = kl.dyn_offset
     );
+}
+
+/// What a loop-path kernel's note says of its first segment's vector form.
+fn vector_note(v: Option<&Result<usize, String>>) -> String {
+    match v {
+        Some(Ok(0)) => "; from its start a warp's lanes as two vectors of 16 (`simd`)".into(),
+        Some(Ok(c)) => format!("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after {c} cut{}", if *c == 1 { "" } else { "s" }),
+        Some(Err(why)) => format!("; not as vectors from its start: {why}"),
+        None => String::new(),
+    }
 }
 
 /// Whether an instruction of the module takes the address of function `fi` (anything

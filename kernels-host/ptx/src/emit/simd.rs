@@ -5,7 +5,8 @@
 use super::func::{ctype, push_stmt, FnEmitter};
 use crate::ast::{Space, Ty};
 use crate::resolve::{AddrBase, Instr, Op};
-use crate::simd::{Class, Plan};
+use crate::resolve::Node;
+use crate::simd::{Class, Plan, Region, Stop};
 use crate::Error;
 use std::fmt::Write;
 
@@ -18,22 +19,8 @@ impl FnEmitter<'_> {
         self.loop_tid = true;
         self.site_prefix = "SV";
         let f = self.f;
-        let body = self.walk_body(|e, n, i, body| {
-            if plan.uniform(i) {
-                let stmt = e.instr(i)?;
-                push_stmt(body, i, &stmt);
-            } else if matches!(i.src.op.as_str(), "bra" | "ret" | "exit") {
-                // A jump makes its own guard (one that differs between lanes included).
-                let stmt = e.simd_instr(i, n, plan)?;
-                let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
-            } else {
-                // Any other guard is the same for every lane (`simd::plan`).
-                let stmt = e.simd_instr(i, n, plan)?;
-                push_stmt(body, i, &stmt);
-            }
-            Ok(())
-        })?;
-        let nl = plan.load_site.len().max(1);
+        let body = self.walk_body(|e, n, i, body| e.simd_stmt(n, i, plan, "goto FIN;", body))?;
+        let nl = plan.load_ranges();
         let mut pro = format!(
             "{template}static inline __attribute__((always_inline)) bool V{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {{\n",
             self.fi
@@ -56,6 +43,25 @@ impl FnEmitter<'_> {
         all.push_str(&body);
         let _ = writeln!(all, "FIN:\n  return UNDO.commit(LL, LH, {nl});\nBAIL:\n  UNDO.undo();\n  return false;\n}}");
         self.out = all;
+        Ok(())
+    }
+
+    /// Instruction `i`'s (node `n`) statement in a vector form, into `body`: what is the
+    /// same for every lane as the thread's own, the rest on vectors; `exit`: what an exit
+    /// of every lane does.
+    fn simd_stmt(&mut self, n: usize, i: &Instr, plan: &Plan, exit: &str, body: &mut String) -> Result<(), Error> {
+        if plan.uniform(i) {
+            let stmt = self.instr(i)?;
+            push_stmt(body, i, &stmt);
+        } else if matches!(i.src.op.as_str(), "bra" | "ret" | "exit") {
+            // A jump makes its own guard (one that differs between lanes included).
+            let stmt = self.simd_instr(i, n, plan, exit)?;
+            let _ = writeln!(body, "  {{ {stmt} }} // {}", i.src.line);
+        } else {
+            // Any other guard is the same for every lane (`simd::plan`).
+            let stmt = self.simd_instr(i, n, plan, exit)?;
+            push_stmt(body, i, &stmt);
+        }
         Ok(())
     }
 
@@ -93,6 +99,17 @@ impl FnEmitter<'_> {
         })
     }
 
+    /// A 32-bit operand of type `t` (signed or not) extended into 64-bit lanes: a uniform
+    /// one extended once and broadcast.
+    fn wide_of(&mut self, o: &Op, t: Ty, plan: &Plan) -> Result<String, Error> {
+        let signed = t == Ty::S32;
+        if plan.of(o) == Class::Uniform {
+            let v = self.val(o, Ty::U32)?;
+            return Ok(if signed { format!("{S}X((uint64_t)(int64_t)(int32_t)({v}))") } else { format!("{S}X((uint64_t)(uint32_t)({v}))") });
+        }
+        Ok(format!("{S}{}({})", if signed { "sext" } else { "zext" }, self.vop(o, Ty::U32)?))
+    }
+
     /// A predicate operand as a mask.
     fn mop(&mut self, o: &Op) -> Result<String, Error> {
         Ok(match o {
@@ -109,7 +126,7 @@ impl FnEmitter<'_> {
 
     /// A statement for an instruction on lanes that differ (or a branch, exit, global load
     /// or store, which the vector form always makes itself).
-    fn simd_instr(&mut self, i: &Instr, n: usize, plan: &Plan) -> Result<String, Error> {
+    fn simd_instr(&mut self, i: &Instr, n: usize, plan: &Plan, exit: &str) -> Result<String, Error> {
         let op = i.src.op.as_str();
         let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
         // Branches and exits: a uniform guard as the thread's code; a varying one taken by
@@ -119,7 +136,7 @@ impl FnEmitter<'_> {
                 Some(Op::Label(l)) => Some(format!("goto B{l};")),
                 _ => return Err(self.unsupported("an indirect branch in the vector form")),
             },
-            "ret" | "exit" => Some("goto FIN;".to_string()),
+            "ret" | "exit" => Some(exit.to_string()),
             _ => None,
         };
         if let Some(jump) = jump {
@@ -128,7 +145,7 @@ impl FnEmitter<'_> {
                 Some((neg, p)) if plan.class[p] == Class::Uniform => format!("if ({}r{p}) {jump}", if neg { "!" } else { "" }),
                 Some(_) => {
                     let m = Self::guard_mask(i).unwrap_or_default();
-                    format!("const int w_ = {S}all_or_none({m}); if (w_ > 0) {jump} if (w_ < 0) goto BAIL;")
+                    format!("const int w_ = {S}all_or_none({m}); if (w_ > 0) {jump} if (w_ < 0) {{ PTX_BAILED(); goto BAIL; }}")
                 }
             });
         }
@@ -143,7 +160,12 @@ impl FnEmitter<'_> {
             if plan.of(&a) == Class::Uniform {
                 // Every lane loads the same address: once, its range tracked.
                 let addr = self.addr(&a, Some(Space::Global))?;
-                let seen = format!("{S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size() * parts.len() as u32);
+                // Ranges matter only to a chunk that stores.
+                let seen = if plan.store_site.is_empty() {
+                    String::new()
+                } else {
+                    format!("{S}seen({addr}, {}, LL[{k}], LH[{k}]);", t.size() * parts.len() as u32)
+                };
                 let load = match parts.as_slice() {
                     _ if parts.iter().all(|p| plan.of(p) == Class::Uniform) => self.instr(i)?,
                     [Op::Reg(d)] => self.spread(i, *d, plan)?,
@@ -153,16 +175,21 @@ impl FnEmitter<'_> {
             }
             let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
             let mut s = format!(
-                "{S}vu lv_[{}]; if (!{S}ld<{}, {}>(r{r} + (uint64_t){off}ll, o{r}, lv_, LL[{k}], LH[{k}])) goto BAIL;",
+                "{S}vu lv_[{}]; if (!{S}ld<{}, {}, {}>(r{r} + (uint64_t){off}ll, o{r}, lv_, LL[{k}], LH[{k}])) {{ PTX_BAILED(); goto BAIL; }}",
                 parts.len(),
                 ctype(t),
-                parts.len()
+                parts.len(),
+                !plan.store_site.is_empty()
             );
             for (j, p) in parts.iter().enumerate() {
                 if let Op::Reg(d) = p {
-                    // A 16-bit register holds its value zero-extended.
-                    let mask = if self.f.regs[*d].ty.size() == 2 { " & 0xffffu" } else { "" };
-                    let _ = write!(s, " r{d} = lv_[{j}]{mask};");
+                    // A 16-bit register holds its value zero-extended; a 64-bit one the
+                    // value extended as the load's type says.
+                    let _ = match (plan.class[*d], self.f.regs[*d].ty.size()) {
+                        (Class::Wide, _) => write!(s, " r{d} = {S}{}(lv_[{j}]);", if t.signed() { "sext" } else { "zext" }),
+                        (_, 2) => write!(s, " r{d} = lv_[{j}] & 0xffffu;"),
+                        _ => write!(s, " r{d} = lv_[{j}];"),
+                    };
                 }
             }
             return Ok(s);
@@ -186,12 +213,23 @@ impl FnEmitter<'_> {
                 });
             }
             return Ok(format!(
-                "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) goto BAIL;",
+                "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) {{ PTX_BAILED(); goto BAIL; }}",
                 parts.len(),
                 vals.join(", "),
                 ctype(t),
                 parts.len()
             ));
+        }
+        if let (true, Op::Vector(parts), Ty::B64) = (op == "mov", arg(0)?, t) {
+            // `mov.b64 {lo, hi}, rd`: a 64-bit lane's halves.
+            let x = self.wop(&arg(1)?, plan)?;
+            let mut s = format!("const {S}vw x_ = {x};");
+            for (p, half) in parts.iter().zip([format!("{S}trunc(x_)"), format!("{S}trunc({S}wshr_u(x_, 32))")]) {
+                if let Op::Reg(r) = p {
+                    let _ = write!(s, " r{r} = {half};");
+                }
+            }
+            return Ok(s);
         }
         if let (true, Op::Vector(parts)) = (op == "mov", arg(0)?) {
             // `mov.b32 {lo, hi}, r`: a lane's halves, zero-extended.
@@ -286,7 +324,12 @@ impl FnEmitter<'_> {
         let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
         let t = i.src.last_ty().unwrap_or(Ty::B64);
         let w = |e: &mut Self, k: usize| -> Result<String, Error> { e.wop(&arg(k)?, plan) };
-        let e = match op {
+        let e = match (op, arg(1)?) {
+            // `mov.b64 rd, {lo, hi}`: two 32-bit lanes joined.
+            ("mov", Op::Vector(parts)) if parts.len() == 2 => {
+                format!("{S}zext({}) | {S}wshl({S}zext({}), 32)", self.vop(&parts[0], Ty::B32)?, self.vop(&parts[1], Ty::B32)?)
+            }
+            _ => match op {
             "mov" => w(self, 1)?,
             "add" => format!("{} + {}", w(self, 1)?, w(self, 2)?),
             "sub" => format!("{} - {}", w(self, 1)?, w(self, 2)?),
@@ -307,9 +350,8 @@ impl FnEmitter<'_> {
             }
             // mul.wide / mad.wide of 32-bit lanes: their 64-bit product.
             "mul" | "mad" if i.src.has(".wide") => {
-                let ext = if t == Ty::S32 { "sext" } else { "zext" };
-                let (x, y) = (self.vop(&arg(1)?, t)?, self.vop(&arg(2)?, t)?);
-                let p = format!("{S}{ext}({x}) * {S}{ext}({y})");
+                let (x, y) = (self.wide_of(&arg(1)?, t, plan)?, self.wide_of(&arg(2)?, t, plan)?);
+                let p = format!("{x} * {y}");
                 if op == "mad" {
                     format!("{p} + {}", w(self, 3)?)
                 } else {
@@ -319,12 +361,13 @@ impl FnEmitter<'_> {
             "mul" => format!("{} * {}", w(self, 1)?, w(self, 2)?),
             "mad" => format!("{} * {} + {}", w(self, 1)?, w(self, 2)?, w(self, 3)?),
             "cvt" => {
-                let ext = if i.src.tys().get(1) == Some(&Ty::S32) { "sext" } else { "zext" };
-                format!("{S}{ext}({})", self.vop(&arg(1)?, Ty::U32)?)
+                let from = if i.src.tys().get(1) == Some(&Ty::S32) { Ty::S32 } else { Ty::U32 };
+                self.wide_of(&arg(1)?, from, plan)?
             }
             // Forms that make a base plus offsets elsewhere, here joined into lanes.
             "cvta" => w(self, 1)?,
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+            },
         };
         Ok(format!("r{d} = {e};"))
     }
@@ -358,7 +401,7 @@ impl FnEmitter<'_> {
             "shl" => {
                 let s = split(&arg(1)?).ok_or_else(|| self.unsupported("vector form operand"))?;
                 let Op::Int(c) = arg(2)? else { return Err(self.unsupported("shl.b64 by a register in the vector form")) };
-                format!("r{d} = r{s} << {c}; if (!{S}shl_off(o{s}, {c}, o{d})) goto BAIL;")
+                format!("r{d} = r{s} << {c}; if (!{S}shl_off(o{s}, {c}, o{d})) {{ PTX_BAILED(); goto BAIL; }}")
             }
             "mad" => {
                 let s = split(&arg(3)?).ok_or_else(|| self.unsupported("vector form operand"))?;
@@ -370,7 +413,7 @@ impl FnEmitter<'_> {
                 if from == Ty::S32 {
                     format!("r{d} = 0; o{d} = ({S}vi)({v});")
                 } else {
-                    format!("r{d} = 0; if (!{S}zext_off({v}, o{d})) goto BAIL;")
+                    format!("r{d} = 0; if (!{S}zext_off({v}, o{d})) {{ PTX_BAILED(); goto BAIL; }}")
                 }
             }
             "mul" => {
@@ -380,7 +423,7 @@ impl FnEmitter<'_> {
                 let v = self.vop(&v, Ty::U32)?;
                 let (f, ct) = if i.src.last_ty() == Some(Ty::S32) { ("wide_s", "int32_t") } else { ("wide_u", "uint32_t") };
                 let u = self.val(&u, i.src.last_ty().unwrap_or(Ty::U32))?;
-                format!("r{d} = 0; if (!{S}{f}({v}, ({ct})({u}), o{d})) goto BAIL;")
+                format!("r{d} = 0; if (!{S}{f}({v}, ({ct})({u}), o{d})) {{ PTX_BAILED(); goto BAIL; }}")
             }
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
@@ -400,4 +443,207 @@ fn compare(i: &Instr) -> Option<&'static str> {
         "gt" | "hi" => ">",
         _ => ">=",
     })
+}
+
+/// What a loop-path segment's vector form needs of its kernel's loop path (`body_loops`).
+pub(super) struct SegmentForm<'p> {
+    /// The kernel's number (its frame is `FR<k>`).
+    pub k: usize,
+    /// The resume point the segment starts at.
+    pub from: usize,
+    /// The split points' stores (`uniform::Plan::save`), by split point.
+    pub save: &'p [Vec<usize>],
+    /// The shuffles whose lane operand and clamp are literals (`uniform::Plan::literal`).
+    pub literal: &'p std::collections::HashMap<usize, (u32, u32)>,
+    /// The registers live at each cut, by its resume point.
+    pub cut_live: &'p std::collections::BTreeMap<usize, Vec<usize>>,
+    /// The carry flag goes through the frame.
+    pub carry: bool,
+}
+
+impl FnEmitter<'_> {
+    /// The vector form of a loop-path segment: `VS<fi>_<from>(T, P0, fr, TIs, UNDO)` runs a
+    /// warp's 32 lanes (frames `fr[0..32)`, indices `TIs[0..32)`) as two halves of 16 from
+    /// resume point `from` to where both halves stop alike: a split point, whose number it
+    /// answers with the lanes' frames as their own steps would leave them, or a cut
+    /// (`LOOP_MID` with its resume point, the live registers in the frames). 0 where the
+    /// lanes must be stepped one at a time (nothing in the frames changed, the stores
+    /// undone). Returns the function and the undo log's size (entries, bytes).
+    pub(super) fn body_simd_segment(&mut self, plan: &Plan, region: &Region, form: &SegmentForm) -> Result<(String, u32, u32), Error> {
+        self.loop_tid = true;
+        self.site_prefix = "SW";
+        let f = self.f;
+        // Each stop's staged registers and the statements that store a lane's into its
+        // frame (`S`), where they are that lane's scalars.
+        let mut stops: Vec<(String, Vec<usize>, String)> = Vec::new();
+        for (&node, stop) in &region.stops {
+            let (code, mut regs, mut store) = match *stop {
+                Stop::Split(id) => {
+                    let Node::Instr(i) = &f.body[node] else { return Err(self.unsupported("a split point that is not an instruction")) };
+                    let (give, _) = self.loop_collective(i, form.literal.contains_key(&node))?;
+                    let mut regs = form.save[id - 1].clone();
+                    i.args.iter().for_each(|o| o.regs(&mut regs));
+                    let store: String = form.save[id - 1].iter().map(|r| format!("S.r{r} = r{r}; ")).collect();
+                    (format!("{id}u"), regs, format!("{store}{give}"))
+                }
+                Stop::Cut(id) => {
+                    let live = form.cut_live.get(&id).ok_or_else(|| self.unsupported("a cut without its live registers"))?;
+                    (format!("(LOOP_MID | {id}u)"), live.clone(), live.iter().map(|r| format!("S.r{r} = r{r}; ")).collect())
+                }
+            };
+            if form.carry {
+                store.push_str("S.cc = T.cc; ");
+            }
+            regs.sort_unstable();
+            regs.dedup();
+            stops.push((code, regs, store));
+        }
+        let mut staged: Vec<usize> = stops.iter().flat_map(|(_, r, _)| r.iter().copied()).collect();
+        staged.sort_unstable();
+        staged.dedup();
+        // The code the form runs, half by half.
+        let mut body = String::new();
+        for (n, node) in f.body.iter().enumerate() {
+            self.node = n;
+            if let Some((s, _)) = region.stops.get(&n).map(|s| (s, ())) {
+                let k = region.stops.keys().position(|&x| x == n).unwrap_or(0);
+                let (code, regs, _) = &stops[k];
+                let mut st = String::new();
+                for &r in regs {
+                    let _ = match plan.class[r] {
+                        Class::Split => write!(st, "ST{r}[h_] = r{r}; SO{r}[h_] = o{r}; "),
+                        _ => write!(st, "ST{r}[h_] = r{r}; "),
+                    };
+                }
+                let _ = writeln!(body, "  {{ {st}TO_ = {code}; goto END_; }} // stop: {s:?}");
+                continue;
+            }
+            if !region.nodes[n] {
+                continue;
+            }
+            match node {
+                Node::Label(l) => {
+                    let _ = writeln!(body, "B{l}:;");
+                }
+                // Every lane exits: the runner books their exits.
+                Node::Instr(i) => self.simd_stmt(n, i, plan, "{ TO_ = LOOP_EXIT; goto END_; }", &mut body)?,
+            }
+        }
+        let nl = plan.load_ranges();
+        let (ne, nb) = (2 * plan.undo_entries, 2 * plan.undo_bytes);
+        let mut out = std::mem::take(&mut self.site_decls);
+        let _ = writeln!(
+            out,
+            "static inline __attribute__((always_inline)) uint32_t VS{}_{}(Thread &T, const uint8_t *P0, FR{} *fr, const simtwin_dim3_t *TIs, {S}Undo<{ne}, {nb}> &UNDO) {{",
+            self.fi, form.from, form.k
+        );
+        let _ = writeln!(out, "  uint64_t LL[{nl}], LH[{nl}];\n  for (int k = 0; k < {nl}; ++k) LL[k] = ~0ull, LH[k] = 0;");
+        for &r in &staged {
+            let _ = match (plan.class[r], f.regs[r].ty) {
+                (Class::Uniform, t) => writeln!(out, "  {} ST{r}[2];", ctype(t)),
+                (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi ST{r}[2];"),
+                (Class::Vector, _) => writeln!(out, "  {S}vu ST{r}[2];"),
+                (Class::Split, _) => writeln!(out, "  uint64_t ST{r}[2]; {S}vi SO{r}[2];"),
+                (Class::Wide, _) => writeln!(out, "  {S}vw ST{r}[2];"),
+            };
+        }
+        out.push_str("  uint32_t TO0_ = 0;\n  (void)T;\n  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n");
+        for (r, reg) in f.regs.iter().enumerate() {
+            let _ = match (plan.class[r], reg.ty) {
+                (Class::Uniform, t) => writeln!(out, "  {} r{r} = 0;", ctype(t)),
+                (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi r{r} = {{}};"),
+                (Class::Vector, _) => writeln!(out, "  {S}vu r{r} = {{}};"),
+                (Class::Split, _) => writeln!(out, "  uint64_t r{r} = 0; {S}vi o{r} = {{}};"),
+                (Class::Wide, _) => writeln!(out, "  {S}vw r{r} = {{}};"),
+            };
+        }
+        out.push_str(&self.decls);
+        out.push_str("  uint32_t TO_ = 0;\n");
+        out.push_str(&body);
+        out.push_str("  TO_ = 0; { PTX_BAILED(); goto BAIL; }\nEND_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) { PTX_BAILED(); goto BAIL; }\n  }\n");
+        let _ = writeln!(out, "  if (!UNDO.commit(LL, LH, {nl})) return 0u;");
+        // Both halves stopped alike: each lane's registers into its frame.
+        out.push_str("  switch (TO0_) {\n");
+        for (code, regs, store) in &stops {
+            let _ = writeln!(out, "  case {code}:\n    for (uint32_t l_ = 0; l_ < 32u; ++l_) {{\n      FR{} &S = fr[l_];\n      const uint32_t h_ = l_ >> 4, j_ = l_ & 15u; (void)h_; (void)j_;", form.k);
+            for &r in regs {
+                let ct = ctype(f.regs[r].ty);
+                let _ = match (plan.class[r], f.regs[r].ty) {
+                    (Class::Uniform, _) => writeln!(out, "      const {ct} r{r} = ST{r}[h_];"),
+                    (Class::Vector, Ty::Pred) => writeln!(out, "      const bool r{r} = ST{r}[h_][j_] != 0;"),
+                    (Class::Vector, _) => writeln!(out, "      const {ct} r{r} = ({ct})ST{r}[h_][j_];"),
+                    (Class::Split, _) => writeln!(out, "      const uint64_t r{r} = ST{r}[h_] + (uint64_t)(int64_t)SO{r}[h_][j_];"),
+                    (Class::Wide, _) => writeln!(out, "      const uint64_t r{r} = {S}lane(ST{r}[h_], j_);"),
+                };
+            }
+            let _ = writeln!(out, "      {store}\n    }}\n    break;");
+        }
+        out.push_str("  case LOOP_EXIT: break;\n  default: return 0u;\n  }\n  return TO0_;\nBAIL:\n  UNDO.undo();\n  return 0u;\n}\n");
+        self.loop_tid = false;
+        Ok((out, ne, nb))
+    }
+}
+
+/// A loop-path kernel's vector form of the segment from its start (`simd::segment`).
+pub(super) struct VectorSegment {
+    pub plan: Plan,
+    pub region: Region,
+    /// Its cuts by resume point: the node, and the registers live there.
+    pub cuts: std::collections::BTreeMap<usize, (usize, Vec<usize>)>,
+}
+
+impl FnEmitter<'_> {
+    /// The vector form of the loop-path segment from the kernel's start, if it has one
+    /// worth running (it loads from memory); else None, and why in `vector_why`.
+    pub(super) fn vector_segment(&mut self, up: &crate::uniform::Plan) -> Option<VectorSegment> {
+        let f = self.f;
+        let kl = self.kl?;
+        // Elided shuffles that are split points only where warps lost lanes: cuts.
+        let conditional = |n: &usize| up.elide.contains_key(n) && !up.late;
+        let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().filter(|(_, n)| !conditional(n)).map(|(k, &n)| (n, k + 1)).collect();
+        let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
+        let (plan, region) = match crate::simd::segment(f, &kl.params, &splits, &forced, 0, up.syncs.len() + 1) {
+            Ok(v) => v,
+            Err(why) => {
+                self.vector_why = Some(why);
+                return None;
+            }
+        };
+        if plan.load_site.is_empty() {
+            self.vector_why = Some("its first segment loads nothing from global memory the lanes differ in".into());
+            return None;
+        }
+        let cut_nodes: Vec<(usize, usize)> =
+            region.stops.iter().filter_map(|(&n, s)| if let Stop::Cut(id) = s { Some((id.to_owned(), n)) } else { None }).collect();
+        let cfg = crate::cfg::build(f);
+        let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
+        let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
+        let cuts = cut_nodes.into_iter().zip(live).map(|((id, n), l)| (id, (n, l))).collect();
+        Some(VectorSegment { plan, region, cuts })
+    }
+
+    /// The function of `v` (`body_simd_segment`), written by an emitter of its own (its
+    /// temporaries and sites), and its undo log's size. Err where a kept operand of a
+    /// fused multiply would cross one of its stops (the form does not carry them).
+    pub(super) fn vector_segment_fn(
+        &mut self,
+        k: usize,
+        up: &crate::uniform::Plan,
+        v: &VectorSegment,
+        carry: bool,
+        save_kept: &[String],
+    ) -> Result<(String, u32, u32), Error> {
+        let splits_kept = v.region.stops.values().any(|s| matches!(s, Stop::Split(id) if !save_kept[id - 1].is_empty()));
+        let cut_nodes: Vec<usize> = v.cuts.values().map(|c| c.0).collect();
+        if splits_kept || self.kept_live_across(&cut_nodes).iter().any(|l| !l.is_empty()) {
+            return Err(self.unsupported("a fused multiply's operands across a stop of the vector form"));
+        }
+        let mut e = FnEmitter::new(self.m, self.fi, self.kl, self.fused, self.opts);
+        e.aligned = self.aligned.clone();
+        e.aligned_arg = self.aligned_arg;
+        e.folds = self.folds.clone();
+        let cut_live = v.cuts.iter().map(|(&id, (_, l))| (id, l.clone())).collect();
+        let form = SegmentForm { k, from: 0, save: &up.save, literal: &up.literal, cut_live: &cut_live, carry };
+        e.body_simd_segment(&v.plan, &v.region, &form)
+    }
 }
