@@ -665,7 +665,11 @@ fn a_warps_two_vectors_give_what_its_lanes_one_at_a_time_give() {
     }
     // The module says which form ran.
     let nv = vec.counts["modules"][0]["notes"].to_string();
-    assert!(nv.contains("threads of seg_vec: loops over threads: ") && nv.contains("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after 1 cut"), "{nv}");
+    assert!(
+        nv.contains("threads of seg_vec: loops over threads: ")
+            && nv.contains("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after 1 cut"),
+        "{nv}"
+    );
     let no = one.counts["modules"][0]["notes"].to_string();
     assert!(!no.contains("two vectors of 16"), "{no}");
 }

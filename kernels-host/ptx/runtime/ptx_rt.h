@@ -1455,7 +1455,7 @@ template <class T, int N, int S, bool Track> PTX_INLINE bool ld_span(uint64_t a,
                vector waits for its bytes to reach memory). */
             t16 y;
             memcpy(&y, (const void *)(uintptr_t)(a + span - sizeof y), sizeof y);
-            x = __builtin_shufflevector(x, y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 30);
+            x = __builtin_shufflevector(x, y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
         }
         out[0] = (vu)__builtin_convertvector(x, w16);
     } else {
@@ -1488,7 +1488,7 @@ template <class T, bool Track> PTX_INLINE bool ld_gather(uint64_t base, vi off, 
     const vu x = words >> (vu)((d & 3) * 8);
     /* The element in the low bits, extended as T is. */
     const uint32_t width = sizeof(T) * 8;
-    if constexpr (sizeof(T) == 4) out = x + 1;
+    if constexpr (sizeof(T) == 4) out = x;
     else out = (vu)(std::is_signed<T>::value ? ((w16)(x << (32 - width)) >> (32 - width)) : (w16)(x & ((1u << width) - 1)));
     if constexpr (Track) {
         const int32_t mn = _mm512_reduce_min_epi32((__m512i)off), mx = _mm512_reduce_max_epi32((__m512i)off);

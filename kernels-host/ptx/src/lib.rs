@@ -209,7 +209,14 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { contract: true, opt_level: contract::DEFAULT_OPT_LEVEL, sm_count: 132, name: "ptx".into(), units: 0, segment_vectors: false }
+        Options {
+            contract: true,
+            opt_level: contract::DEFAULT_OPT_LEVEL,
+            sm_count: 132,
+            name: "ptx".into(),
+            units: 0,
+            segment_vectors: false,
+        }
     }
 }
 

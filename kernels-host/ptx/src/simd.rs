@@ -174,7 +174,19 @@ pub fn segment(
         let region = reach(f, start, &stops);
         match plan_in(f, params, &region, true) {
             Ok(p) => return Ok((p, region)),
-            Err((n, why)) if { if std::env::var("SIMD_DEBUG").is_ok() { eprintln!("cut {n}: {why}"); } true } && n != start && cuts.len() < forced.len() + MAX_CUTS && !cuts.contains(&n) && !stops.contains_key(&n) => cuts.push(n),
+            Err((n, why))
+                if {
+                    if std::env::var("SIMD_DEBUG").is_ok() {
+                        eprintln!("cut {n}: {why}");
+                    }
+                    true
+                } && n != start
+                    && cuts.len() < forced.len() + MAX_CUTS
+                    && !cuts.contains(&n)
+                    && !stops.contains_key(&n) =>
+            {
+                cuts.push(n)
+            }
             Err((_, why)) => return Err(why),
         }
     }
@@ -219,10 +231,12 @@ fn reach(f: &Func, start: usize, stops: &BTreeMap<usize, Stop>) -> Region {
 fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Result<Plan, (usize, String)> {
     let mut p = Plan { class: vec![Class::Uniform; f.regs.len()], ..Plan::default() };
     let at = |n: usize, i: &Instr, why: &str| (n, format!("{} (PTX line {}){why}", i.src.text(), i.src.line));
-    let instrs = || f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]).filter_map(|(n, node)| match node {
-        Node::Instr(i) => Some((n, i)),
-        Node::Label(_) => None,
-    });
+    let instrs = || {
+        f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]).filter_map(|(n, node)| match node {
+            Node::Instr(i) => Some((n, i)),
+            Node::Label(_) => None,
+        })
+    };
     // Admission of each instruction whatever its operands' classes.
     for (n, i) in instrs() {
         admit(i, params).map_err(|why| at(n, i, &why))?;

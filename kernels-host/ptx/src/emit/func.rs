@@ -1049,7 +1049,10 @@ impl<'a> FnEmitter<'a> {
             "uint8_t",
             &format!("LT{}", self.fi),
             // A cut's code is part of the first segment's.
-            plan.tid_reads.iter().chain(vector.iter().flat_map(|v| v.cuts.keys().map(|_| &plan.tid_reads[0]))).map(|&t| format!("{},", u8::from(t))),
+            plan.tid_reads
+                .iter()
+                .chain(vector.iter().flat_map(|v| v.cuts.keys().map(|_| &plan.tid_reads[0])))
+                .map(|&t| format!("{},", u8::from(t))),
             "0",
         ));
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);

@@ -675,7 +675,10 @@ fn runner_setup(out: &mut String, k: usize, kl: &crate::layout::KernelLayout) {
 fn vector_note(v: Option<&Result<usize, String>>) -> String {
     match v {
         Some(Ok(0)) => "; from its start a warp's lanes as two vectors of 16 (`simd`)".into(),
-        Some(Ok(c)) => format!("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after {c} cut{}", if *c == 1 { "" } else { "s" }),
+        Some(Ok(c)) => format!(
+            "; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after {c} cut{}",
+            if *c == 1 { "" } else { "s" }
+        ),
         Some(Err(why)) => format!("; not as vectors from its start: {why}"),
         None => String::new(),
     }

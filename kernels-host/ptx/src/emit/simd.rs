@@ -4,8 +4,8 @@
 
 use super::func::{ctype, push_stmt, FnEmitter};
 use crate::ast::{Space, Ty};
-use crate::resolve::{AddrBase, Instr, Op};
 use crate::resolve::Node;
+use crate::resolve::{AddrBase, Instr, Op};
 use crate::simd::{Class, Plan, Region, Stop};
 use crate::Error;
 use std::fmt::Write;
@@ -105,7 +105,11 @@ impl FnEmitter<'_> {
         let signed = t == Ty::S32;
         if plan.of(o) == Class::Uniform {
             let v = self.val(o, Ty::U32)?;
-            return Ok(if signed { format!("{S}X((uint64_t)(int64_t)(int32_t)({v}))") } else { format!("{S}X((uint64_t)(uint32_t)({v}))") });
+            return Ok(if signed {
+                format!("{S}X((uint64_t)(int64_t)(int32_t)({v}))")
+            } else {
+                format!("{S}X((uint64_t)(uint32_t)({v}))")
+            });
         }
         Ok(format!("{S}{}({})", if signed { "sext" } else { "zext" }, self.vop(o, Ty::U32)?))
     }
@@ -330,43 +334,43 @@ impl FnEmitter<'_> {
                 format!("{S}zext({}) | {S}wshl({S}zext({}), 32)", self.vop(&parts[0], Ty::B32)?, self.vop(&parts[1], Ty::B32)?)
             }
             _ => match op {
-            "mov" => w(self, 1)?,
-            "add" => format!("{} + {}", w(self, 1)?, w(self, 2)?),
-            "sub" => format!("{} - {}", w(self, 1)?, w(self, 2)?),
-            "and" => format!("{} & {}", w(self, 1)?, w(self, 2)?),
-            "or" => format!("{} | {}", w(self, 1)?, w(self, 2)?),
-            "xor" => format!("{} ^ {}", w(self, 1)?, w(self, 2)?),
-            "not" => format!("~{}", w(self, 1)?),
-            "neg" => format!("{S}X(0) - {}", w(self, 1)?),
-            "selp" => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, w(self, 1)?, w(self, 2)?),
-            "shl" | "shr" => {
-                let n = self.val(&arg(2)?, Ty::U32)?;
-                let f = match (op, t) {
-                    ("shl", _) => "wshl",
-                    (_, Ty::S64) => "wshr_s",
-                    _ => "wshr_u",
-                };
-                format!("{S}{f}({}, (uint32_t)({n}))", w(self, 1)?)
-            }
-            // mul.wide / mad.wide of 32-bit lanes: their 64-bit product.
-            "mul" | "mad" if i.src.has(".wide") => {
-                let (x, y) = (self.wide_of(&arg(1)?, t, plan)?, self.wide_of(&arg(2)?, t, plan)?);
-                let p = format!("{x} * {y}");
-                if op == "mad" {
-                    format!("{p} + {}", w(self, 3)?)
-                } else {
-                    p
+                "mov" => w(self, 1)?,
+                "add" => format!("{} + {}", w(self, 1)?, w(self, 2)?),
+                "sub" => format!("{} - {}", w(self, 1)?, w(self, 2)?),
+                "and" => format!("{} & {}", w(self, 1)?, w(self, 2)?),
+                "or" => format!("{} | {}", w(self, 1)?, w(self, 2)?),
+                "xor" => format!("{} ^ {}", w(self, 1)?, w(self, 2)?),
+                "not" => format!("~{}", w(self, 1)?),
+                "neg" => format!("{S}X(0) - {}", w(self, 1)?),
+                "selp" => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, w(self, 1)?, w(self, 2)?),
+                "shl" | "shr" => {
+                    let n = self.val(&arg(2)?, Ty::U32)?;
+                    let f = match (op, t) {
+                        ("shl", _) => "wshl",
+                        (_, Ty::S64) => "wshr_s",
+                        _ => "wshr_u",
+                    };
+                    format!("{S}{f}({}, (uint32_t)({n}))", w(self, 1)?)
                 }
-            }
-            "mul" => format!("{} * {}", w(self, 1)?, w(self, 2)?),
-            "mad" => format!("{} * {} + {}", w(self, 1)?, w(self, 2)?, w(self, 3)?),
-            "cvt" => {
-                let from = if i.src.tys().get(1) == Some(&Ty::S32) { Ty::S32 } else { Ty::U32 };
-                self.wide_of(&arg(1)?, from, plan)?
-            }
-            // Forms that make a base plus offsets elsewhere, here joined into lanes.
-            "cvta" => w(self, 1)?,
-            _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+                // mul.wide / mad.wide of 32-bit lanes: their 64-bit product.
+                "mul" | "mad" if i.src.has(".wide") => {
+                    let (x, y) = (self.wide_of(&arg(1)?, t, plan)?, self.wide_of(&arg(2)?, t, plan)?);
+                    let p = format!("{x} * {y}");
+                    if op == "mad" {
+                        format!("{p} + {}", w(self, 3)?)
+                    } else {
+                        p
+                    }
+                }
+                "mul" => format!("{} * {}", w(self, 1)?, w(self, 2)?),
+                "mad" => format!("{} * {} + {}", w(self, 1)?, w(self, 2)?, w(self, 3)?),
+                "cvt" => {
+                    let from = if i.src.tys().get(1) == Some(&Ty::S32) { Ty::S32 } else { Ty::U32 };
+                    self.wide_of(&arg(1)?, from, plan)?
+                }
+                // Forms that make a base plus offsets elsewhere, here joined into lanes.
+                "cvta" => w(self, 1)?,
+                _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
             },
         };
         Ok(format!("r{d} = {e};"))
@@ -547,7 +551,9 @@ impl FnEmitter<'_> {
                 (Class::Wide, _) => writeln!(out, "  {S}vw ST{r}[2];"),
             };
         }
-        out.push_str("  uint32_t TO0_ = 0;\n  (void)T;\n  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n");
+        out.push_str(
+            "  uint32_t TO0_ = 0;\n  (void)T;\n  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n",
+        );
         for (r, reg) in f.regs.iter().enumerate() {
             let _ = match (plan.class[r], reg.ty) {
                 (Class::Uniform, t) => writeln!(out, "  {} r{r} = 0;", ctype(t)),
