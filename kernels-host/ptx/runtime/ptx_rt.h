@@ -1260,6 +1260,8 @@ PTX_INLINE void plain_row(simtwin_thread_ctx_t *ctx, uint32_t t, simtwin_dim3_t 
    stores (`Undo`) and answer false, and the runner runs the 16 threads one at a time. A
    fault inside a chunk is replayed one thread at a time by the executor (`ctx->lanes`,
    as for `lanes_row`). */
+/* -DSIMTWIN_SIMD_STATS (SIMTWIN_CXX): each vector form's bails by line of the generated
+   C++ and the loop-path warps' outcomes, printed at exit (a developer's aid). */
 #ifdef SIMTWIN_SIMD_STATS
 #define PTX_BAILED() ::ptx::simd::bailed_at(__LINE__)
 #else
@@ -1682,9 +1684,6 @@ template <int NE, int NB, class F> PTX_INLINE uint32_t warp_segment(Thread &T, c
     static thread_local struct {
         uint32_t skip, fails;
     } back{0, 0};
-#ifdef SIMTWIN_NO_SEGMENT_VECTORS
-    return 0;
-#endif
     if (nids != 32 || ids[31] != ids[0] + 31 || (ids[0] & 31) != 0 || (T.bdim.x & 15) != 0 || T.recover == nullptr ||
         T.ctx->lanes == SIMTWIN_LANES_ONE)
         return 0;
