@@ -215,6 +215,12 @@ unsafe extern "C" fn grid_workspace() -> u64 {
     0
 }
 
+/// Twins never call it (only PTX mode's vector forms do): a call is a test failure.
+unsafe extern "C" fn recover_slot() -> *mut *const ffi::Recover {
+    eprintln!("mock runtime: recover_slot called by a twin");
+    std::process::abort();
+}
+
 unsafe extern "C" fn warp_exited(_op: u32, _site: ffi::Site, _mask: u32, _warp: u32, _gone: u32) -> i32 {
     eprintln!("mock runtime: warp_exited called by a twin");
     std::process::abort();
@@ -243,6 +249,7 @@ pub static RUNTIME: ffi::Runtime = ffi::Runtime {
     block_barrier,
     warp_exited,
     grid_workspace,
+    recover_slot,
 };
 
 pub fn new_ctx(block_dim: u32, smem: &mut [u8]) -> ffi::ThreadCtx {
