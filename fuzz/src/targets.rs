@@ -281,7 +281,8 @@ fn ptx(d: &[u8]) {
     if modules.is_empty() {
         return;
     }
-    let opts = simtwin_ptx::Options { units: 1, ..simtwin_ptx::Options::default() };
+    // The loop path's warp vectors too (`simd::segment`; the rest translates as by default).
+    let opts = simtwin_ptx::Options { units: 1, segment_vectors: true, ..simtwin_ptx::Options::default() };
     let _ = simtwin_ptx::translate(&modules, &opts);
 }
 
