@@ -174,17 +174,8 @@ pub fn segment(
         let region = reach(f, start, &stops);
         match plan_in(f, params, &region, true) {
             Ok(p) => return Ok((p, region)),
-            Err((n, why))
-                if {
-                    if std::env::var("SIMD_DEBUG").is_ok() {
-                        eprintln!("cut {n}: {why}");
-                    }
-                    true
-                } && n != start
-                    && cuts.len() < forced.len() + MAX_CUTS
-                    && !cuts.contains(&n)
-                    && !stops.contains_key(&n) =>
-            {
+            // A cut before the node that keeps the form off, and try again.
+            Err((n, _)) if n != start && cuts.len() < forced.len() + MAX_CUTS && !cuts.contains(&n) && !stops.contains_key(&n) => {
                 cuts.push(n)
             }
             Err((_, why)) => return Err(why),

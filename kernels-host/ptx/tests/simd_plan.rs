@@ -127,3 +127,46 @@ fn a_guard_the_same_for_every_lane_keeps_its_instruction_conditional() {
     let add = v.lines().find(|l| l.contains(" + ptx::simd::V((uint32_t)1u);")).expect("the add");
     assert!(add.trim_start().starts_with("if (r"), "{add}");
 }
+
+/// A loop-path kernel: loads, a branch on a loaded word, then a warp shuffle.
+const SEGMENT: &str = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry s(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n\
+    .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n\
+    ld.param.u64 %rd10, [a];\nld.param.u64 %rd11, [b];\ncvta.to.global.u64 %rd1, %rd10;\ncvta.to.global.u64 %rd2, %rd11;\n\
+    mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\nmad.lo.s32 %r5, %r2, %r3, %r4;\n\
+    mul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.u32 %r6, [%rd4];\nadd.s32 %r7, %r6, %r5;\n\
+    and.b32 %r8, %r6, 1;\nsetp.eq.u32 %p1, %r8, 0;\n@%p1 bra EVEN;\nadd.s32 %r7, %r7, 3;\nEVEN:\n\
+    shfl.sync.down.b32 %r9, %r7, 1, 31, -1;\nadd.s64 %rd5, %rd2, %rd3;\nst.global.u32 [%rd5], %r9;\nret;\n}\n";
+
+#[test]
+fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
+    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(SEGMENT).unwrap()).unwrap();
+    let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
+    let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
+    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], 0, 2).expect("a form");
+    // The form stops at the branch on the loaded word (a cut, resume point 2), before the
+    // shuffle: the lanes go on one at a time from there.
+    let stops: Vec<_> = region.stops.iter().map(|(&n, s)| (n, *s)).collect();
+    assert_eq!(stops.len(), 1, "{stops:?}");
+    let (cut, stop) = stops[0];
+    assert_eq!(stop, simtwin_ptx::simd::Stop::Cut(2));
+    assert!(matches!(&f.body[cut], simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "bra"), "{:?}", f.body[cut]);
+    assert!(!region.nodes[shfl] && !region.nodes[cut]);
+    assert_eq!(p.load_site.len(), 1);
+    // Without the branch on loaded data, the form reaches the shuffle: split point 1.
+    let plain = SEGMENT.replace("@%p1 bra EVEN;\n", "");
+    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&plain).unwrap()).unwrap();
+    let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
+    let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
+    let (_, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], 0, 2).expect("a form");
+    assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
+    // With the translator's option the loop path's note names the form and its cut.
+    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: true, ..Options::default() }).expect("translates");
+    assert!(
+        t.kernels[0].threads_why.contains("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after 1 cut"),
+        "{}",
+        t.kernels[0].threads_why
+    );
+    assert!(t.units[0].contains("ptx::simd::warp_segment<") && t.units[0].contains("goto M2;"), "the hook and the cut's resume");
+    let t = translate(&[SEGMENT], &Options { units: 1, ..Options::default() }).expect("translates");
+    assert!(!t.units[0].contains("warp_segment<"), "off by default");
+}

@@ -25,15 +25,7 @@ impl FnEmitter<'_> {
             "{template}static inline __attribute__((always_inline)) bool V{}(Thread &T, const uint8_t *P0, const simtwin_dim3_t &TI) {{\n",
             self.fi
         );
-        for (r, reg) in f.regs.iter().enumerate() {
-            let _ = match (plan.class[r], reg.ty) {
-                (Class::Uniform, t) => writeln!(pro, "  {} r{r} = 0;", ctype(t)),
-                (Class::Vector, Ty::Pred) => writeln!(pro, "  {S}vi r{r} = {{}};"),
-                (Class::Vector, _) => writeln!(pro, "  {S}vu r{r} = {{}};"),
-                (Class::Split, _) => writeln!(pro, "  uint64_t r{r} = 0; {S}vi o{r} = {{}};"),
-                (Class::Wide, _) => writeln!(pro, "  {S}vw r{r} = {{}};"),
-            };
-        }
+        pro.push_str(&register_decls(plan, f));
         let _ = writeln!(pro, "  uint64_t LL[{nl}], LH[{nl}];\n  for (int k = 0; k < {nl}; ++k) LL[k] = ~0ull, LH[k] = 0;");
         let _ = writeln!(pro, "  {S}Undo<{}, {}> UNDO;", plan.undo_entries, plan.undo_bytes);
         pro.push_str(&self.decls);
@@ -435,6 +427,22 @@ impl FnEmitter<'_> {
     }
 }
 
+/// Each register of `f` declared in its vector form's class (all zero, as the thread's
+/// registers start).
+fn register_decls(plan: &Plan, f: &crate::resolve::Func) -> String {
+    let mut out = String::new();
+    for (r, reg) in f.regs.iter().enumerate() {
+        let _ = match (plan.class[r], reg.ty) {
+            (Class::Uniform, t) => writeln!(out, "  {} r{r} = 0;", ctype(t)),
+            (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi r{r} = {{}};"),
+            (Class::Vector, _) => writeln!(out, "  {S}vu r{r} = {{}};"),
+            (Class::Split, _) => writeln!(out, "  uint64_t r{r} = 0; {S}vi o{r} = {{}};"),
+            (Class::Wide, _) => writeln!(out, "  {S}vw r{r} = {{}};"),
+        };
+    }
+    out
+}
+
 /// A comparison's C++ operator (the unsigned and signed forms alike: the operands' types
 /// decide).
 fn compare(i: &Instr) -> Option<&'static str> {
@@ -479,7 +487,7 @@ impl FnEmitter<'_> {
         let f = self.f;
         // Each stop's staged registers and the statements that store a lane's into its
         // frame (`S`), where they are that lane's scalars.
-        let mut stops: Vec<(String, Vec<usize>, String)> = Vec::new();
+        let mut stops: std::collections::BTreeMap<usize, (String, Vec<usize>, String)> = Default::default();
         for (&node, stop) in &region.stops {
             let (code, mut regs, mut store) = match *stop {
                 Stop::Split(id) => {
@@ -500,18 +508,16 @@ impl FnEmitter<'_> {
             }
             regs.sort_unstable();
             regs.dedup();
-            stops.push((code, regs, store));
+            stops.insert(node, (code, regs, store));
         }
-        let mut staged: Vec<usize> = stops.iter().flat_map(|(_, r, _)| r.iter().copied()).collect();
+        let mut staged: Vec<usize> = stops.values().flat_map(|(_, r, _)| r.iter().copied()).collect();
         staged.sort_unstable();
         staged.dedup();
         // The code the form runs, half by half.
         let mut body = String::new();
         for (n, node) in f.body.iter().enumerate() {
             self.node = n;
-            if let Some((s, _)) = region.stops.get(&n).map(|s| (s, ())) {
-                let k = region.stops.keys().position(|&x| x == n).unwrap_or(0);
-                let (code, regs, _) = &stops[k];
+            if let Some((code, regs, _)) = stops.get(&n) {
                 let mut st = String::new();
                 for &r in regs {
                     let _ = match plan.class[r] {
@@ -519,7 +525,7 @@ impl FnEmitter<'_> {
                         _ => write!(st, "ST{r}[h_] = r{r}; "),
                     };
                 }
-                let _ = writeln!(body, "  {{ {st}TO_ = {code}; goto END_; }} // stop: {s:?}");
+                let _ = writeln!(body, "  {{ {st}TO_ = {code}; goto END_; }} // stop");
                 continue;
             }
             if !region.nodes[n] {
@@ -554,15 +560,7 @@ impl FnEmitter<'_> {
         out.push_str(
             "  uint32_t TO0_ = 0;\n  (void)T;\n  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n",
         );
-        for (r, reg) in f.regs.iter().enumerate() {
-            let _ = match (plan.class[r], reg.ty) {
-                (Class::Uniform, t) => writeln!(out, "  {} r{r} = 0;", ctype(t)),
-                (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi r{r} = {{}};"),
-                (Class::Vector, _) => writeln!(out, "  {S}vu r{r} = {{}};"),
-                (Class::Split, _) => writeln!(out, "  uint64_t r{r} = 0; {S}vi o{r} = {{}};"),
-                (Class::Wide, _) => writeln!(out, "  {S}vw r{r} = {{}};"),
-            };
-        }
+        out.push_str(&register_decls(plan, f));
         out.push_str(&self.decls);
         out.push_str("  uint32_t TO_ = 0;\n");
         out.push_str(&body);
@@ -570,7 +568,7 @@ impl FnEmitter<'_> {
         let _ = writeln!(out, "  if (!UNDO.commit(LL, LH, {nl})) return 0u;");
         // Both halves stopped alike: each lane's registers into its frame.
         out.push_str("  switch (TO0_) {\n");
-        for (code, regs, store) in &stops {
+        for (code, regs, store) in stops.values() {
             let _ = writeln!(out, "  case {code}:\n    for (uint32_t l_ = 0; l_ < 32u; ++l_) {{\n      FR{} &S = fr[l_];\n      const uint32_t h_ = l_ >> 4, j_ = l_ & 15u; (void)h_; (void)j_;", form.k);
             for &r in regs {
                 let ct = ctype(f.regs[r].ty);
@@ -620,7 +618,7 @@ impl FnEmitter<'_> {
             return None;
         }
         let cut_nodes: Vec<(usize, usize)> =
-            region.stops.iter().filter_map(|(&n, s)| if let Stop::Cut(id) = s { Some((id.to_owned(), n)) } else { None }).collect();
+            region.stops.iter().filter_map(|(&n, s)| if let Stop::Cut(id) = s { Some((*id, n)) } else { None }).collect();
         let cfg = crate::cfg::build(f);
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
