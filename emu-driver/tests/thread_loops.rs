@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 65);
+    assert_eq!(l.len(), 66);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -417,7 +417,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
         assert!(nl.contains(&format!("threads of {k}: one after another: no barrier or warp collective")), "{nl}");
     }
     assert_eq!(nl.matches("; as vector lanes").count(), 4, "lanes_mix, lanes_fault, lanes_2d, sfu_memo:\n{nl}");
-    for k in ["simd_filter", "simd_chain", "simd_wide", "simd_fault", "simd_misaligned", "misaligned_base"] {
+    for k in ["simd_filter", "simd_chain", "simd_wide", "simd_fault", "simd_misaligned", "misaligned_base", "simd_bytes"] {
         let own = nl.split(&format!("threads of {k}: ")).nth(1).and_then(|n| n.lines().next()).unwrap_or_default();
         assert!(own.starts_with("one after another:") && own.contains("; as vectors of 16 threads (`simd`"), "{k}: {nl}");
     }

@@ -115,7 +115,7 @@ fn special_ok(s: &str) -> bool {
 const PURE: &[&str] = &[
     "mov", "add", "sub", "mul", "mad", "fma", "mul24", "mad24", "sad", "shl", "shr", "shf", "and", "or", "xor", "not", "cnot", "lop3",
     "bfe", "bfi", "prmt", "popc", "clz", "brev", "cvt", "cvta", "setp", "set", "selp", "slct", "min", "max", "abs", "neg", "copysign",
-    "testp", "sqrt", "rcp", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh",
+    "testp", "sqrt", "rcp", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "dp2a", "dp4a",
 ];
 
 /// The vector form of entry `f`, or why it has none (for the module note). `params`: the
@@ -507,6 +507,12 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
     let lanes = match op {
         "mov" | "add" | "sub" | "and" | "or" | "xor" | "not" | "shl" | "shr" | "abs" | "neg" | "min" | "max" | "selp" if int32 => plain,
         "mul" | "mad" if int32 => has(".lo") && !has(".cc"),
+        // A byte permute by a literal selector (nvcc's byte packing): shifts and masks.
+        "prmt" => {
+            i.src.mods.iter().all(|m| !matches!(m.as_str(), ".f4e" | ".b4e" | ".rc8" | ".ecl" | ".ecr" | ".rc16"))
+                && matches!(i.args.get(3), Some(Op::Int(_)))
+        }
+        "dp2a" | "dp4a" => true,
         "setp" if t.is_some_and(wide_type) && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3 => {
             return Ok(Some((d, Vector)));
         }

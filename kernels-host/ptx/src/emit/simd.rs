@@ -273,6 +273,45 @@ impl FnEmitter<'_> {
             "add" => format!("{} + {}", a(self, 1)?, a(self, 2)?),
             "sub" => format!("{} - {}", a(self, 1)?, a(self, 2)?),
             "mul" if i.src.has(".wide") && t == Ty::S16 => format!("{S}sext16({}) * {S}sext16({})", a(self, 1)?, a(self, 2)?),
+            "prmt" => {
+                // Byte j of the result: byte s_j of {b, a} (a: 0-3, b: 4-7), or its sign
+                // replicated where s_j has bit 3 (the default mode).
+                let Op::Int(c) = arg(3)? else { return Err(self.unsupported("prmt by a selector that differs")) };
+                let (x, y) = (a(self, 1)?, a(self, 2)?);
+                let mut parts = Vec::new();
+                for j in 0..4 {
+                    let s = (c >> (4 * j)) as u32 & 0xf;
+                    let src = if s & 7 < 4 { &x } else { &y };
+                    let at = 8 * (s & 3);
+                    parts.push(if s & 8 != 0 {
+                        format!("(({S}V(0u) - (({src} >> {}u) & 1u)) & 0xffu) << {}u", at + 7, 8 * j)
+                    } else {
+                        format!("(({src} >> {at}u) & 0xffu) << {}u", 8 * j)
+                    });
+                }
+                format!("({})", parts.join(" | "))
+            }
+            "dp2a" | "dp4a" => {
+                // Sums of products of packed halves (dp2a: a's halves, b's low or high
+                // byte pair) or bytes, each extended as its type says, plus c (mod 2^32).
+                let tys = i.src.tys();
+                let (sa, sb) = (tys.first().is_some_and(|t| t.signed()), tys.get(1).is_some_and(|t| t.signed()));
+                let (x, y, z) = (a(self, 1)?, a(self, 2)?, a(self, 3)?);
+                let field = |v: &str, at: u32, bits: u32, signed: bool| {
+                    if signed {
+                        format!("({S}vu)(({S}vi)({v} << {}u) >> {})", 32 - at - bits, 32 - bits)
+                    } else {
+                        format!("(({v} >> {at}u) & {}u)", (1u64 << bits) - 1)
+                    }
+                };
+                let terms: Vec<String> = if op == "dp4a" {
+                    (0..4).map(|k| format!("{} * {}", field(&x, 8 * k, 8, sa), field(&y, 8 * k, 8, sb))).collect()
+                } else {
+                    let hi = if i.src.has(".hi") { 2 } else { 0 };
+                    (0..2).map(|k| format!("{} * {}", field(&x, 16 * k, 16, sa), field(&y, 8 * (hi + k), 8, sb))).collect()
+                };
+                format!("{z} + {}", terms.join(" + "))
+            }
             "mul" => format!("{} * {}", a(self, 1)?, a(self, 2)?),
             "mad" => format!("{} * {} + {}", a(self, 1)?, a(self, 2)?, a(self, 3)?),
             "and" | "or" | "xor" if pred => {
