@@ -173,7 +173,19 @@ pub fn segment(
         }
         let region = reach(f, start, &stops);
         match plan_in(f, params, &region, true) {
-            Ok(p) => return Ok((p, region)),
+            Ok(p) => {
+                // The cuts it reaches numbered from `first_cut` without gaps (the runner's
+                // tables are indexed by resume point).
+                let mut region = region;
+                let mut next = first_cut;
+                for s in region.stops.values_mut() {
+                    if let Stop::Cut(id) = s {
+                        *id = next;
+                        next += 1;
+                    }
+                }
+                return Ok((p, region));
+            }
             // A cut before the node that keeps the form off, and try again.
             Err((n, _)) if n != start && cuts.len() < forced.len() + MAX_CUTS && !cuts.contains(&n) && !stops.contains_key(&n) => {
                 cuts.push(n)
