@@ -434,17 +434,13 @@ fn operand_ok(o: &Op) -> Result<(), String> {
 fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
     let Some(Op::Vector(parts)) = i.args.first() else { return None };
     // `mov.b32 {lo, hi}, r`: a lane's halves.
+    // `mov.b64 {lo, hi}, rd`: a 64-bit lane's halves too.
     let unpack = i.src.op == "mov"
-        && i.src.last_ty() == Some(Ty::B32)
-        && i.guard.is_none()
-        && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
-    // `mov.b64 {lo, hi}, rd`: a 64-bit lane's halves.
-    let unpack64 = i.src.op == "mov"
-        && i.src.last_ty() == Some(Ty::B64)
+        && matches!(i.src.last_ty(), Some(Ty::B32 | Ty::B64))
         && i.guard.is_none()
         && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
     let global_load = i.src.op == "ld" && i.src.has(".global");
-    if !global_load && !unpack && !unpack64 {
+    if !global_load && !unpack {
         return None;
     }
     let c = match p.of(&i.args[1]) {

@@ -152,7 +152,6 @@ pub(crate) struct FnEmitter<'a> {
     /// A loop-path kernel: the vector form of its first segment and how many cuts it has
     /// (`simd::segment`), or why it has none.
     pub vector: Option<Result<usize, String>>,
-    pub(super) vector_why: Option<String>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -185,7 +184,6 @@ impl<'a> FnEmitter<'a> {
             reg_uses: Vec::new(),
             nan_blind: Vec::new(),
             vector: None,
-            vector_why: None,
         }
     }
 
@@ -748,8 +746,9 @@ impl<'a> FnEmitter<'a> {
         let label_at = crate::resolve::label_positions(f);
         // The vector form of the segment from the kernel's start (`simd::segment`): its
         // cuts are resume points of the step too, after the split points'.
-        let vector = if self.opts.segment_vectors { self.vector_segment(plan) } else { None };
-        let cut_at: HashMap<usize, usize> = vector.as_ref().map(|v| v.cuts.iter().map(|(&id, c)| (c.0, id)).collect()).unwrap_or_default();
+        let planned = self.opts.segment_vectors.then(|| self.vector_segment(plan));
+        let vector = planned.as_ref().and_then(|v| v.as_ref().ok());
+        let cut_at: HashMap<usize, usize> = vector.map(|v| v.cuts.iter().map(|(&id, c)| (c.0, id)).collect()).unwrap_or_default();
         let mut body = self.walk_body(|e, n, i, body| {
             if let Some(id) = cut_at.get(&n) {
                 let _ = writeln!(body, "M{id}:;");
@@ -960,30 +959,28 @@ impl<'a> FnEmitter<'a> {
         // the code can read it or fault, so the runner neither dispatches nor books per
         // lane; a segment of register arithmetic alone is a loop the compiler may
         // vectorise.
-        let _ = writeln!(
-            all,
-            "static inline __attribute__((always_inline)) uint32_t KS{}(Thread &T, const uint8_t *P0, FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) {{\n  (void)T; (void)P0; (void)fr; (void)ids; (void)nids; (void)idx;",
-            self.fi
-        );
-        // A whole warp from the start: its two vectors of 16 first (`VS`).
-        if let Some(v) = &vector {
-            match self.vector_segment_fn(k, plan, v, carry, &save_kept) {
+        // A whole warp from the start: its two vectors of 16 first (`VS`, before `KS`).
+        let mut hook = String::new();
+        match &planned {
+            Some(Ok(v)) => match self.vector_segment_fn(k, plan, v, carry, &save_kept) {
                 Ok((func, ne, nb)) => {
-                    let at = all.rfind("static inline __attribute__((always_inline)) uint32_t KS").unwrap_or(all.len());
-                    all.insert_str(at, &func);
-                    let _ = writeln!(
-                        all,
-                        "  if (at == 0u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_0(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}",
+                    all.push_str(&func);
+                    hook = format!(
+                        "  if (at == 0u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_0(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}\n",
                         fi = self.fi
                     );
                     self.vector = Some(Ok(v.cuts.len()));
                 }
                 Err(e) => self.vector = Some(Err(e.to_string())),
-            }
-        } else if let Some(why) = self.vector_why.take() {
-            self.vector = Some(Err(why));
+            },
+            Some(Err(why)) => self.vector = Some(Err(why.clone())),
+            None => {}
         }
-        all.push_str("  switch (at) {\n");
+        let _ = writeln!(
+            all,
+            "static inline __attribute__((always_inline)) uint32_t KS{}(Thread &T, const uint8_t *P0, FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) {{\n  (void)T; (void)P0; (void)fr; (void)ids; (void)nids; (void)idx;\n{hook}  switch (at) {{",
+            self.fi
+        );
         for seg in &mut segments {
             seg.regs.sort_unstable();
             seg.regs.dedup();
@@ -1017,7 +1014,7 @@ impl<'a> FnEmitter<'a> {
         // ends at a warp collective (not a conditional split point): nothing there shows
         // the lanes' order, so the runner may run a released warp as one batch (ptx_rt.h
         // `run_warps`).
-        let mut pure = vec![0u8; plan.syncs.len() + 1 + vector.as_ref().map_or(0, |v| v.cuts.len())];
+        let mut pure = vec![0u8; plan.syncs.len() + 1 + vector.map_or(0, |v| v.cuts.len())];
         for seg in &segments {
             let collective = seg.to >= 1 && matches!(&f.body[plan.syncs[seg.to - 1]], Node::Instr(i) if sync_kind(i) != 0);
             if !seg.thread && seg.stop.is_none() && collective {

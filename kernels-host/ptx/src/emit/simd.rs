@@ -636,25 +636,18 @@ pub(super) struct VectorSegment {
 }
 
 impl FnEmitter<'_> {
-    /// The vector form of the loop-path segment from the kernel's start, if it has one
-    /// worth running (it loads from memory); else None, and why in `vector_why`.
-    pub(super) fn vector_segment(&mut self, up: &crate::uniform::Plan) -> Option<VectorSegment> {
+    /// The vector form of the loop-path segment from the kernel's start, where it has one
+    /// worth running (it loads from memory); else why not.
+    pub(super) fn vector_segment(&self, up: &crate::uniform::Plan) -> Result<VectorSegment, String> {
         let f = self.f;
-        let kl = self.kl?;
+        let kl = self.kl.ok_or("not a kernel")?;
         // Elided shuffles that are split points only where warps lost lanes: cuts.
         let conditional = |n: &usize| up.elide.contains_key(n) && !up.late;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().filter(|(_, n)| !conditional(n)).map(|(k, &n)| (n, k + 1)).collect();
         let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
-        let (plan, region) = match crate::simd::segment(f, &kl.params, &splits, &forced, 0, up.syncs.len() + 1) {
-            Ok(v) => v,
-            Err(why) => {
-                self.vector_why = Some(why);
-                return None;
-            }
-        };
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, 0, up.syncs.len() + 1)?;
         if plan.load_site.is_empty() {
-            self.vector_why = Some("its first segment loads nothing from global memory the lanes differ in".into());
-            return None;
+            return Err("its first segment loads nothing from global memory the lanes differ in".into());
         }
         let cut_nodes: Vec<(usize, usize)> =
             region.stops.iter().filter_map(|(&n, s)| if let Stop::Cut(id) = s { Some((*id, n)) } else { None }).collect();
@@ -662,7 +655,7 @@ impl FnEmitter<'_> {
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
         let cuts = cut_nodes.into_iter().zip(live).map(|((id, n), l)| (id, (n, l))).collect();
-        Some(VectorSegment { plan, region, cuts })
+        Ok(VectorSegment { plan, region, cuts })
     }
 
     /// The function of `v` (`body_simd_segment`), written by an emitter of its own (its
