@@ -41,9 +41,9 @@ pub struct Config {
     /// EMU_CUDA_THREAD_LOOPS: whether PTX mode runs a barrier-uniform kernel's threads as
     /// loops between barriers.
     pub thread_loops: ThreadLoops,
-    /// EMU_CUDA_SEGMENT_VECTORS=on: PTX mode runs a loop-path kernel's first segment a
-    /// warp at a time as two vectors of 16 lanes where it can (simtwin-ptx `Options`).
-    pub segment_vectors: bool,
+    /// EMU_CUDA_SEGMENT_VECTORS: which loop-path kernels run their first segment a warp
+    /// at a time as two vectors of 16 lanes (simtwin-ptx `SegmentVectors`).
+    pub segment_vectors: simtwin_ptx::SegmentVectors,
     /// EMU_CUDA_TRACE and its EMU_CUDA_TRACE_* limits: the launch trace (see `trace`).
     pub trace: Option<TraceConfig>,
     /// CUDA's own CUDA_MODULE_LOADING=EAGER (any case): a PTX-mode kernel the device's
@@ -349,9 +349,10 @@ impl Config {
             Some(other) => return Err(bad("EMU_CUDA_THREAD_LOOPS", other, "auto, off or on")),
         };
         let segment_vectors = match var("EMU_CUDA_SEGMENT_VECTORS").as_deref() {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(other) => return Err(bad("EMU_CUDA_SEGMENT_VECTORS", other, "on or off")),
+            None | Some("on") => simtwin_ptx::SegmentVectors::Paying,
+            Some("off") => simtwin_ptx::SegmentVectors::Off,
+            Some("all") => simtwin_ptx::SegmentVectors::All,
+            Some(other) => return Err(bad("EMU_CUDA_SEGMENT_VECTORS", other, "on, off or all")),
         };
         let trace = match var("EMU_CUDA_TRACE") {
             Some(p) => Some(parse_trace(p)?),

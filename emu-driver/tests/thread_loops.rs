@@ -44,7 +44,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &[]);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 66);
+    assert_eq!(l.len(), 67);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -634,14 +634,14 @@ fn seg_vec_model(inp: &[u8], threads: usize) -> Vec<(usize, usize, u64)> {
 
 #[test]
 fn a_warps_two_vectors_give_what_its_lanes_one_at_a_time_give() {
-    // EMU_CUDA_SEGMENT_VECTORS=on: seg_vec's first segment runs a warp at a time as two
+    // EMU_CUDA_SEGMENT_VECTORS=all: seg_vec's first segment runs a warp at a time as two
     // vectors of 16 lanes (a span of every other word, gathers at the mirrored edges,
     // 64-bit products, half-warps apart, a store, whole warps exiting), then one lane at a
     // time from the branch on a loaded word. Outputs, statuses and hazards equal the
     // lanes one at a time and the fibers', and a model of the kernel.
-    let env = [("EMU_CUDA_SEGMENT_VECTORS", "on")];
-    let vec = run("segvec-on", "auto", Some("seg_vec"), &env);
-    let one = run("segvec-one", "auto", Some("seg_vec"), &[]);
+    // (`all`: its form is smaller than the default asks; `off`: none.)
+    let vec = run("segvec-on", "auto", Some("seg_vec"), &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
+    let one = run("segvec-one", "auto", Some("seg_vec"), &[("EMU_CUDA_SEGMENT_VECTORS", "off")]);
     let fib = run("segvec-fib", "off", Some("seg_vec"), &[]);
     assert!(vec.ok && one.ok && fib.ok, "{}\n{}\n{}", vec.stderr, one.stderr, fib.stderr);
     let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
@@ -679,10 +679,48 @@ fn a_fault_inside_a_warps_vectors_names_its_thread() {
     // Thread 45's load is 2 GiB past the input: the warp's vectors fault inside (the
     // gather), the runtime's recovery point undoes their store and the lanes run one at
     // a time, where thread 45 (block 0) faults as on fibers.
-    let [(l, sl, wl), (f, sf, wf)] = failing_with("seg-fault", "seg_fault_cases.txt", &[("EMU_CUDA_SEGMENT_VECTORS", "on")]);
+    let [(l, sl, wl), (f, sf, wf)] = failing_with("seg-fault", "seg_fault_cases.txt", &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
     assert_eq!((sl, sf), (700, 700), "{}\n{}", l.stderr, f.stderr);
     assert_eq!(wl, Some("CUDA_ERROR_ILLEGAL_ADDRESS (kernel seg_fault block (0,0,0) thread (45,0,0)".to_string()), "{}", l.stderr);
     assert_eq!(wl, wf);
     let notes = l.counts["modules"][0]["notes"].to_string();
     assert!(notes.contains("threads of seg_fault: loops over threads: ") && notes.contains("two vectors of 16"), "{notes}");
+}
+
+#[test]
+fn a_warps_vectors_load_and_store_narrow_elements_through_generic_addresses() {
+    // seg_narrow's first segment as the warp's two vectors (signed and unsigned bytes and
+    // halfwords widened as their types say, bytes and halfwords stored from the lanes'
+    // low bits, every access generic) against the lanes one at a time and a model.
+    let vec = run("segnarrow-all", "auto", Some("seg_narrow"), &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
+    let one = run("segnarrow-off", "auto", Some("seg_narrow"), &[("EMU_CUDA_SEGMENT_VECTORS", "off")]);
+    assert!(vec.ok && one.ok, "{}\n{}", vec.stderr, one.stderr);
+    let (v, o) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true));
+    let inp = &records(&vec.inputs, 32, false)[0].2;
+    let n = inp.len() / 32;
+    let s: Vec<u32> = (0..n)
+        .map(|g| {
+            let half = |at: usize| [inp[at], inp[at + 1]];
+            let h = 16 * n;
+            let sb = inp[h + g] as i8 as i32 as u32;
+            let ub = inp[h + 4 * n + g] as u32;
+            let sh = i16::from_le_bytes(half(h + 8 * n + 2 * g)) as i32 as u32;
+            let uh = u16::from_le_bytes(half(h + 12 * n + 2 * g)) as u32;
+            sb.wrapping_mul(3).wrapping_add(ub).wrapping_add(sh.wrapping_mul(5)).wrapping_add(uh)
+        })
+        .collect();
+    let mut want = vec![0u8; 16 * n];
+    for g in 0..n {
+        want[4 * g..4 * g + 4].copy_from_slice(&s[g].to_le_bytes());
+        want[4 * n + g] = s[g] as u8;
+        want[6 * n + 2 * g..6 * n + 2 * g + 2].copy_from_slice(&(s[g] as u16).to_le_bytes());
+        let next = if g % 32 == 31 { s[g] } else { s[g + 1] };
+        want[8 * n + 4 * g..8 * n + 4 * g + 4].copy_from_slice(&next.to_le_bytes());
+    }
+    let region = |b: &[u8]| [&b[..5 * n], &b[6 * n..12 * n]].concat();
+    assert_eq!((v[0].1, o[0].1), (0, 0), "{}", vec.stderr);
+    assert!(region(&v[0].2) == region(&want), "the warp's vectors differ from the model");
+    assert!(region(&o[0].2) == region(&want), "the lanes one at a time differ from the model");
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(nv.contains("threads of seg_narrow: loops over threads: 1 warp collective reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`)"), "{nv}");
 }

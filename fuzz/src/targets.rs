@@ -282,7 +282,7 @@ fn ptx(d: &[u8]) {
         return;
     }
     // The loop path's warp vectors too (`simd::segment`; the rest translates as by default).
-    let opts = simtwin_ptx::Options { units: 1, segment_vectors: true, ..simtwin_ptx::Options::default() };
+    let opts = simtwin_ptx::Options { units: 1, segment_vectors: simtwin_ptx::SegmentVectors::All, ..simtwin_ptx::Options::default() };
     let _ = simtwin_ptx::translate(&modules, &opts);
 }
 

@@ -34,7 +34,7 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
     // A linked image was compiled at cuLinkCreate's level on a real driver.
     let opt_level = img.jit_opt_level.unwrap_or(opt_level);
     let label = image_label(&img);
-    let segment_vectors = crate::config::get().is_ok_and(|c| c.segment_vectors);
+    let segment_vectors = crate::config::get().map_or(simtwin_ptx::SegmentVectors::default(), |c| c.segment_vectors);
     let opts = simtwin_ptx::Options { contract: true, opt_level, sm_count, name: label.clone(), units: 0, segment_vectors };
     let built = match jit::build(&texts, &opts, &jit::JitOptions::from_env()) {
         Ok(b) => b,

@@ -1338,9 +1338,22 @@ struct vw {
 PTX_INLINE vw X(uint64_t x) { return vw{(v8){} + x, (v8){} + x}; }
 PTX_INLINE h8u lo_half(vu v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
 PTX_INLINE h8u hi_half(vu v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
-PTX_INLINE vw zext(vu v) { return vw{__builtin_convertvector(lo_half(v), v8), __builtin_convertvector(hi_half(v), v8)}; }
+/* Widening and narrowing by the host's instructions where it has 512-bit vectors: GCC 12
+   (tuned for 256-bit vectors) splits a `__builtin_convertvector` into quarters, and one of
+   bytes into single lanes. */
+PTX_INLINE vw zext(vu v) {
+#if defined(__AVX512F__)
+    return vw{(v8)_mm512_cvtepu32_epi64(_mm512_castsi512_si256((__m512i)v)), (v8)_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64((__m512i)v, 1))};
+#else
+    return vw{__builtin_convertvector(lo_half(v), v8), __builtin_convertvector(hi_half(v), v8)};
+#endif
+}
 PTX_INLINE vw sext(vu v) {
+#if defined(__AVX512F__)
+    return vw{(v8)_mm512_cvtepi32_epi64(_mm512_castsi512_si256((__m512i)v)), (v8)_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64((__m512i)v, 1))};
+#else
     return vw{(v8)__builtin_convertvector((h8i)lo_half(v), v8i), (v8)__builtin_convertvector((h8i)hi_half(v), v8i)};
+#endif
 }
 /* A base plus offsets as 64-bit lanes. */
 PTX_INLINE vw split(uint64_t base, vi off) {
@@ -1351,13 +1364,60 @@ PTX_INLINE vw split(uint64_t base, vi off) {
 }
 /* The low 32 bits of each lane. */
 PTX_INLINE vu trunc(vw x) {
+#if defined(__AVX512F__)
+    return (vu)_mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32((__m512i)x.a)), _mm512_cvtepi64_epi32((__m512i)x.b), 1);
+#else
     const h8u l = __builtin_convertvector(x.a, h8u), h = __builtin_convertvector(x.b, h8u);
     return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#endif
 }
 /* Two halves' 64-bit masks as one 32-bit mask per lane. */
-PTX_INLINE vi narrow(v8i a, v8i b) {
-    const h8i l = __builtin_convertvector(a, h8i), h = __builtin_convertvector(b, h8i);
-    return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+PTX_INLINE vi narrow(v8i a, v8i b) { return (vi)trunc(vw{(v8)a, (v8)b}); }
+/* 16 elements of T (at most 4 bytes) one after another at p, each extended to 32 bits as
+   T is (a float's bits as they are). */
+template <class T> PTX_INLINE vu widen16(const void *p) {
+    static_assert(sizeof(T) <= 4, "elements of at most 32 bits");
+    constexpr bool sg = std::is_signed<T>::value;
+    if constexpr (sizeof(T) == 4) {
+        vu x;
+        memcpy(&x, p, sizeof x);
+        return x;
+    }
+#if defined(__AVX512F__)
+    else if constexpr (sizeof(T) == 1) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)p);
+        return (vu)(sg ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x));
+    } else {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)p);
+        return (vu)(sg ? _mm512_cvtepi16_epi32(x) : _mm512_cvtepu16_epi32(x));
+    }
+#else
+    else {
+        typedef typename std::conditional<sg, int32_t, uint32_t>::type W;
+        T b[L];
+        memcpy(b, p, sizeof b);
+        vu x;
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l) x[l] = (uint32_t)(W)b[l];
+        return x;
+    }
+#endif
+}
+/* The low bits of 16 lanes as 16 elements of T (at most 4 bytes) one after another at p. */
+template <class T> PTX_INLINE void narrow16(void *p, vu v) {
+    static_assert(sizeof(T) <= 4, "elements of at most 32 bits");
+    if constexpr (sizeof(T) == 4) memcpy(p, &v, sizeof v);
+#if defined(__AVX512F__)
+    else if constexpr (sizeof(T) == 1) _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8((__m512i)v));
+    else _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16((__m512i)v));
+#else
+    else {
+        T b[L];
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l) b[l] = (T)v[l];
+        memcpy(p, b, sizeof b);
+    }
+#endif
 }
 PTX_INLINE vw operator+(vw x, vw y) { return vw{x.a + y.a, x.b + y.b}; }
 PTX_INLINE vw operator-(vw x, vw y) { return vw{x.a - y.a, x.b - y.b}; }
@@ -1445,21 +1505,16 @@ template <int NE, int NB> struct Undo {
    read too, never past its last lane's vector. */
 template <class T, int N, int S, bool Track> PTX_INLINE bool ld_span(uint64_t a, vu (&out)[N], uint64_t &lo, uint64_t &hi) {
     typedef typename std::conditional<std::is_signed<T>::value, int32_t, uint32_t>::type W;
-    typedef W w16 __attribute__((vector_size(64)));
-    typedef T t16 __attribute__((vector_size(16 * sizeof(T))));
     const uint32_t span = ((L - 1) * S + 1) * N * sizeof(T);
     if constexpr (N == 1) {
         /* One element per lane: whole vectors, every other element picked out of two. */
-        t16 x;
-        memcpy(&x, (const void *)(uintptr_t)a, sizeof x);
+        out[0] = widen16<T>((const void *)(uintptr_t)a);
         if constexpr (S == 2) {
             /* Elements 15..30, the span's last 16: a whole load (a partial one into a
                vector waits for its bytes to reach memory). */
-            t16 y;
-            memcpy(&y, (const void *)(uintptr_t)(a + span - sizeof y), sizeof y);
-            x = __builtin_shufflevector(x, y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+            const vu y = widen16<T>((const void *)(uintptr_t)(a + span - L * sizeof(T)));
+            out[0] = __builtin_shufflevector(out[0], y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
         }
-        out[0] = (vu)__builtin_convertvector(x, w16);
     } else {
         T buf[L * S * N];
         memcpy(buf, (const void *)(uintptr_t)a, span);
@@ -1548,9 +1603,12 @@ template <class T, int N, class UN> PTX_INLINE bool st(UN &u, uint32_t s, uint64
 #endif
     if (!consecutive(off, (int32_t)bytes) || (a & (bytes - 1)) != 0) return false;
     T buf[L * N];
+    if constexpr (N == 1) narrow16<T>(buf, v[0]);
+    else {
 #pragma GCC unroll 16
-    for (int l = 0; l < L; ++l)
-        for (int k = 0; k < N; ++k) buf[l * N + k] = (T)v[k][l];
+        for (int l = 0; l < L; ++l)
+            for (int k = 0; k < N; ++k) buf[l * N + k] = (T)v[k][l];
+    }
     u.save(s, a, sizeof buf);
     memcpy((void *)(uintptr_t)a, buf, sizeof buf);
     u.done = u.n;

@@ -144,6 +144,18 @@ impl Space {
             _ => return None,
         })
     }
+
+    /// The space an access instruction's modifiers name (None: a generic address).
+    pub fn of_access(mods: &[String]) -> Option<Space> {
+        mods.iter().find_map(|m| match m.as_str() {
+            ".global" => Some(Space::Global),
+            ".shared" | ".shared::cta" | ".shared::cluster" => Some(Space::Shared),
+            ".local" => Some(Space::Local),
+            ".const" => Some(Space::Const),
+            ".param" | ".param::entry" | ".param::func" => Some(Space::Param),
+            _ => None,
+        })
+    }
 }
 
 /// Linkage directives.

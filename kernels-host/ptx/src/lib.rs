@@ -201,10 +201,23 @@ pub struct Options {
     /// Translation units to spread the functions over (0: by size and the machine's
     /// cores; 1 for a single file to read).
     pub units: usize,
-    /// Run a loop-path kernel's first segment a warp at a time as two vectors of 16 lanes
-    /// where it can (`simd::segment`). Off by default: on VMAF's vif filters, whose taps
-    /// sum 64-bit products, it measured slower than the lanes one at a time.
-    pub segment_vectors: bool,
+    /// Which loop-path kernels run their first segment a warp at a time as two vectors of
+    /// 16 lanes (`simd::segment`).
+    pub segment_vectors: SegmentVectors,
+}
+
+/// Which loop-path kernels' first segments run as warp vectors (`simd::segment`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SegmentVectors {
+    /// None: every lane stepped one at a time.
+    Off,
+    /// Those whose form covers enough per-lane work to pay for scattering its registers
+    /// into the lanes' frames (`simd::MIN_LANE_WORK`): motion_cuda's blur ran 30% faster
+    /// so, adm's kernels whose forms loaded a few words before a cut ran slower.
+    #[default]
+    Paying,
+    /// Every one that has a form (the tests' small kernels; fuzzing).
+    All,
 }
 
 impl Default for Options {
@@ -215,7 +228,7 @@ impl Default for Options {
             sm_count: 132,
             name: "ptx".into(),
             units: 0,
-            segment_vectors: false,
+            segment_vectors: SegmentVectors::Paying,
         }
     }
 }

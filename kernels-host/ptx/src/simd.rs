@@ -26,7 +26,7 @@
 //! shared or local memory, atomics, calls, `%laneid`) keeps the kernel one thread at a
 //! time; its module note says which instruction.
 
-use crate::ast::Ty;
+use crate::ast::{Space, Ty};
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
 use std::collections::{BTreeMap, HashMap};
 
@@ -83,12 +83,18 @@ impl Plan {
 
     /// Whether instruction `i` runs once per chunk, as the thread's own statement.
     pub fn uniform(&self, i: &Instr) -> bool {
-        let global_load = i.src.op == "ld" && i.src.has(".global");
+        let data_load = data_access(i, "ld");
         !matches!(i.src.op.as_str(), "bra" | "ret" | "exit" | "st")
-            && !global_load
+            && !data_load
             && i.guard.is_none_or(|(_, p)| self.class[p] == Class::Uniform)
             && i.args.iter().all(|o| self.of(o) == Class::Uniform)
     }
+}
+
+/// Whether `i` is `op` (`ld` or `st`) of the memory the forms read and write: global, or
+/// generic where `admit` took it (the function has no local memory).
+pub fn data_access(i: &Instr, op: &str) -> bool {
+    i.src.op == op && matches!(Space::of_access(&i.src.mods), Some(Space::Global) | None)
 }
 
 /// Whether register type `t` can be held as 16 32-bit lanes (16-bit values zero-extended).
@@ -164,6 +170,7 @@ pub fn segment(
     forced: &[usize],
     start: usize,
     first_cut: usize,
+    min_work: usize,
 ) -> Result<(Plan, Region), String> {
     let mut cuts: Vec<usize> = forced.to_vec();
     loop {
@@ -176,6 +183,10 @@ pub fn segment(
             Ok(p) => {
                 // The cuts it reaches numbered from `first_cut` without gaps (the runner's
                 // tables are indexed by resume point).
+                let work = lane_work(f, &p, &region);
+                if work < min_work {
+                    return Err(format!("{work} per-lane instructions before its stops, too few to pay for scattering its registers"));
+                }
                 let mut region = region;
                 let mut next = first_cut;
                 for s in region.stops.values_mut() {
@@ -193,6 +204,37 @@ pub fn segment(
             Err((_, why)) => return Err(why),
         }
     }
+}
+
+/// The per-lane work a segment's form must cover to pay for itself: at its stops it
+/// scatters its live registers into 32 frames (motion_cuda's blur covers thousands; an adm
+/// kernel whose form loaded one word before its cut ran slower with it).
+pub const MIN_LANE_WORK: usize = 256;
+
+/// The instructions of `region` that run per lane (not once per half-warp), those inside
+/// a loop counted 8 times: an estimate of what the form runs as vectors.
+fn lane_work(f: &Func, p: &Plan, region: &Region) -> usize {
+    let labels = crate::resolve::label_positions(f);
+    let mut weight = vec![1usize; f.body.len()];
+    for (n, node) in f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]) {
+        if let Node::Instr(i) = node {
+            if let (true, Some(Op::Label(l))) = (i.src.op == "bra", i.args.first()) {
+                match labels.get(l) {
+                    Some(&t) if t <= n && region.nodes[t..=n].iter().any(|&x| x) => weight[t..=n].iter_mut().for_each(|w| *w = 8),
+                    _ => {}
+                }
+            }
+        }
+    }
+    f.body
+        .iter()
+        .enumerate()
+        .filter(|(n, _)| region.nodes[*n])
+        .map(|(n, node)| match node {
+            Node::Instr(i) if !p.uniform(i) => weight[n],
+            _ => 0,
+        })
+        .sum()
 }
 
 /// The region from node `start` to the stops it reaches (a branch goes to its label, a
@@ -241,8 +283,11 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Re
         })
     };
     // Admission of each instruction whatever its operands' classes.
+    // Without local memory a generic address reaches what a global one does (the host's
+    // memory, shared memory's window included), never a lane's own frame.
+    let generic = !f.frame.iter().any(|v| v.space == Space::Local);
     for (n, i) in instrs() {
-        admit(i, params).map_err(|why| at(n, i, &why))?;
+        admit(i, params, generic).map_err(|why| at(n, i, &why))?;
     }
     let addresses = address_regs(f, &region.nodes);
     // Classes grow from uniform to vector or split until nothing changes; with them, what
@@ -255,7 +300,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Re
                 Some(v) => v,
                 None => result(i, &p, f, &addresses).map_err(|why| at(n, i, &why))?.into_iter().collect(),
             };
-            let tainted = (i.src.op == "ld" && i.src.has(".global")) || {
+            let tainted = data_access(i, "ld") || {
                 let mut rs = Vec::new();
                 i.args.iter().skip(1).for_each(|o| o.regs(&mut rs));
                 rs.iter().any(|&r| data[r])
@@ -328,7 +373,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Re
             p.undo_entries += LANES;
             p.undo_bytes += LANES * bytes;
         }
-        if i.src.op == "ld" && i.src.has(".global") {
+        if data_access(i, "ld") {
             let k = p.load_site.len();
             p.load_site.insert(n, k);
         }
@@ -352,7 +397,7 @@ fn address_regs(f: &Func, within: &[bool]) -> Vec<bool> {
     let mut addr = vec![false; f.regs.len()];
     for (_, node) in f.body.iter().enumerate().filter(|(n, _)| within[*n]) {
         let Node::Instr(i) = node else { continue };
-        if matches!(i.src.op.as_str(), "ld" | "st") && i.src.has(".global") {
+        if data_access(i, "ld") || data_access(i, "st") {
             for o in &i.args {
                 if let Op::Addr(AddrBase::Reg(r), _) = o {
                     addr[*r] = true;
@@ -383,7 +428,8 @@ fn address_regs(f: &Func, within: &[bool]) -> Vec<bool> {
 }
 
 /// Whether a chunk can run instruction `i` at all (its operands' classes aside).
-fn admit(i: &Instr, params: &[(u64, u64)]) -> Result<(), String> {
+/// `generic`: accesses without a state space are taken as global ones.
+fn admit(i: &Instr, params: &[(u64, u64)], generic: bool) -> Result<(), String> {
     let op = i.src.op.as_str();
     let ordered = [".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".cv"];
     if ordered.iter().any(|m| i.src.has(m)) {
@@ -392,6 +438,7 @@ fn admit(i: &Instr, params: &[(u64, u64)]) -> Result<(), String> {
     for o in &i.args {
         operand_ok(o)?;
     }
+    let space = Space::of_access(&i.src.mods);
     match op {
         "ld" if i.src.has(".param") => {
             if let Some(Op::Addr(AddrBase::Var(VarRef::Param(_)), _)) = i.args.get(1) {
@@ -402,7 +449,7 @@ fn admit(i: &Instr, params: &[(u64, u64)]) -> Result<(), String> {
             Ok(())
         }
         "ld" if i.src.has(".const") => Ok(()),
-        "ld" | "st" if i.src.has(".global") => match i.src.last_ty() {
+        "ld" | "st" if space == Some(Space::Global) || (generic && space.is_none()) => match i.src.last_ty() {
             Some(t) if !t.float() && t.size() <= 4 && i.src.vec_width() <= 4 => Ok(()),
             _ => Err(": not a load of one integer or a store of integers".into()),
         },
@@ -439,8 +486,8 @@ fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
         && matches!(i.src.last_ty(), Some(Ty::B32 | Ty::B64))
         && i.guard.is_none()
         && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
-    let global_load = i.src.op == "ld" && i.src.has(".global");
-    if !global_load && !unpack {
+    let data_load = data_access(i, "ld");
+    if !data_load && !unpack {
         return None;
     }
     let c = match p.of(&i.args[1]) {
@@ -485,7 +532,7 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
         return if srcs.iter().all(|c| *c == Uniform) { Ok(None) } else { Err(String::new()) };
     };
     let d = *d;
-    if op == "ld" && i.src.has(".global") {
+    if data_access(i, "ld") {
         return match p.of(&i.args[1]) {
             Uniform => Ok(Some((d, Uniform))),
             Split if ty(0).is_some_and(lane_type) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),

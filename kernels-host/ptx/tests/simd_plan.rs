@@ -4,7 +4,7 @@
 //! thread at a time: emu-driver's thread_loops (`simd_*` kernels).
 
 use simtwin_ptx::simd::{plan, Class};
-use simtwin_ptx::{translate, Options};
+use simtwin_ptx::{translate, Options, SegmentVectors};
 
 /// Kernel `k(a, b, n)` with `body` after `%rd1`/`%rd2` = the global addresses of `a` and
 /// `b` and `%r5` = ctaid.x * ntid.x + tid.x, and a counted loop over `%r9` (so that
@@ -142,7 +142,7 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(SEGMENT).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], 0, 2).expect("a form");
+    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], 0, 2, 0).expect("a form");
     // The form stops at the branch on the loaded word (a cut, resume point 2), before the
     // shuffle: the lanes go on one at a time from there.
     let stops: Vec<_> = region.stops.iter().map(|(&n, s)| (n, *s)).collect();
@@ -157,16 +157,57 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&plain).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (_, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], 0, 2).expect("a form");
+    let (_, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], 0, 2, 0).expect("a form");
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     // With the translator's option the loop path's note names the form and its cut.
-    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: true, ..Options::default() }).expect("translates");
+    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
     assert!(
         t.kernels[0].threads_why.contains("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after 1 cut"),
         "{}",
         t.kernels[0].threads_why
     );
     assert!(t.units[0].contains("ptx::simd::warp_segment<") && t.units[0].contains("goto M2;"), "the hook and the cut's resume");
+    // By default only a form with enough per-lane work to pay for scattering its registers:
+    // this one has a dozen instructions.
     let t = translate(&[SEGMENT], &Options { units: 1, ..Options::default() }).expect("translates");
-    assert!(!t.units[0].contains("warp_segment<"), "off by default");
+    assert!(!t.units[0].contains("warp_segment<"), "too little work");
+    assert!(
+        t.kernels[0].threads_why.contains("; not as vectors from its start: 8 per-lane instructions before its stops, too few to pay"),
+        "{}",
+        t.kernels[0].threads_why
+    );
+    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::Off, ..Options::default() }).expect("translates");
+    assert!(!t.units[0].contains("warp_segment<") && !t.kernels[0].threads_why.contains("vectors from its start"), "off");
+}
+
+/// A loop-path kernel whose first segment sums `taps` words per lane in a loop of `trips`
+/// (each tap an address, a load and an add per lane) before a shuffle.
+fn taps_kernel(taps: usize) -> String {
+    let mut body = String::new();
+    for k in 0..taps {
+        body += &format!("ld.global.u32 %r10, [%rd4+{}];\nadd.s32 %r7, %r7, %r10;\nxor.b32 %r7, %r7, %r5;\n", 4 * k);
+    }
+    format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry t(.param .u64 a, .param .u32 n)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n\
+         ld.param.u64 %rd10, [a];\nld.param.u32 %r1, [n];\ncvta.to.global.u64 %rd1, %rd10;\n\
+         mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\nmad.lo.s32 %r5, %r2, %r3, %r4;\n\
+         mov.u32 %r7, 0;\nmov.u32 %r8, 0;\nLOOP:\nmul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\n{body}\
+         add.s32 %r8, %r8, 1;\nsetp.lt.u32 %p1, %r8, %r1;\n@%p1 bra LOOP;\n\
+         shfl.sync.down.b32 %r9, %r7, 1, 31, -1;\nst.global.u32 [%rd4], %r9;\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn by_default_a_segment_runs_as_warp_vectors_only_where_its_per_lane_work_pays() {
+    // Inside the loop each per-lane instruction counts 8 times (3 per tap, the address's 2
+    // and the branch: 8 x 30 = 240 with 9 taps), besides the lane's index and the sum's
+    // start outside it (3): 9 taps fall short of 256 (243), 10 pay (267).
+    for (taps, pays) in [(10, true), (9, false)] {
+        let t = translate(&[&taps_kernel(taps)], &Options { units: 1, ..Options::default() }).expect("translates");
+        let why = &t.kernels[0].threads_why;
+        assert_eq!(t.units[0].contains("warp_segment<"), pays, "{taps} taps: {why}");
+        assert_eq!(why.contains("243 per-lane instructions before its stops, too few"), !pays, "{taps} taps: {why}");
+        assert_eq!(why.contains("from its start a warp's lanes as two vectors of 16"), pays, "{why}");
+    }
 }

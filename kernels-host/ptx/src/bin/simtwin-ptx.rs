@@ -2,8 +2,8 @@
 //! library the driver would load.
 //!
 //! ```text
-//! simtwin-ptx translate FILE.ptx... [-o OUT.cpp] [--no-contract] [--library] [--segment-vectors]
-//! simtwin-ptx build FILE.ptx... [--no-contract] [--segment-vectors]     # prints the cached library's path
+//! simtwin-ptx translate FILE.ptx... [-o OUT.cpp] [--no-contract] [--library] [--segment-vectors[=on|off|all]]
+//! simtwin-ptx build FILE.ptx... [--no-contract] [--segment-vectors[=on|off|all]]     # prints the cached library's path
 //! simtwin-ptx --fusions FILE.ptx... [-O N]           # ptxas's contraction as modelled
 //! ```
 //! `-O N` (0..=3, default 3) is the ptxas optimisation level assumed (`-O0` fuses nothing).
@@ -19,7 +19,7 @@ use simtwin_ptx::{jit, Options};
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: simtwin-ptx translate|build FILE.ptx... [-o OUT.cpp] [--no-contract] [--library] [--segment-vectors] [-O 0-3]\n       simtwin-ptx --fusions FILE.ptx... [-O 0-3]");
+    eprintln!("usage: simtwin-ptx translate|build FILE.ptx... [-o OUT.cpp] [--no-contract] [--library] [--segment-vectors[=on|off|all]] [-O 0-3]\n       simtwin-ptx --fusions FILE.ptx... [-O 0-3]");
     ExitCode::from(2)
 }
 
@@ -38,7 +38,10 @@ fn main() -> ExitCode {
                 out = args.get(i).cloned();
             }
             "--no-contract" => opts.contract = false,
-            "--segment-vectors" => opts.segment_vectors = true,
+            // Bare: every segment that has a form (as the tests run them).
+            "--segment-vectors" | "--segment-vectors=all" => opts.segment_vectors = simtwin_ptx::SegmentVectors::All,
+            "--segment-vectors=on" => opts.segment_vectors = simtwin_ptx::SegmentVectors::Paying,
+            "--segment-vectors=off" => opts.segment_vectors = simtwin_ptx::SegmentVectors::Off,
             "--library" => library = true,
             "-O" => {
                 i += 1;

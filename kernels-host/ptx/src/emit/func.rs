@@ -746,7 +746,7 @@ impl<'a> FnEmitter<'a> {
         let label_at = crate::resolve::label_positions(f);
         // The vector form of the segment from the kernel's start (`simd::segment`): its
         // cuts are resume points of the step too, after the split points'.
-        let planned = self.opts.segment_vectors.then(|| self.vector_segment(plan));
+        let planned = (self.opts.segment_vectors != crate::SegmentVectors::Off).then(|| self.vector_segment(plan));
         let vector = planned.as_ref().and_then(|v| v.as_ref().ok());
         let cut_at: HashMap<usize, usize> = vector.map(|v| v.cuts.iter().map(|(&id, c)| (c.0, id)).collect()).unwrap_or_default();
         let mut body = self.walk_body(|e, n, i, body| {

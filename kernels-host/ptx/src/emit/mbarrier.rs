@@ -31,7 +31,7 @@ impl FnEmitter<'_> {
             ));
         }
         let a = self.arg(i, k)?.clone();
-        self.addr(&a, super::ops::space_of(&i.src.mods))
+        self.addr(&a, crate::ast::Space::of_access(&i.src.mods))
     }
 
     /// `file, line` arguments of the runtime's mbarrier functions (for their traps).

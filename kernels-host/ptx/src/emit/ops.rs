@@ -33,17 +33,6 @@ fn is_half(t: Ty) -> bool {
     matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
 }
 
-pub(super) fn space_of(mods: &[String]) -> Option<Space> {
-    mods.iter().find_map(|m| match m.as_str() {
-        ".global" => Some(Space::Global),
-        ".shared" | ".shared::cta" | ".shared::cluster" => Some(Space::Shared),
-        ".local" => Some(Space::Local),
-        ".const" => Some(Space::Const),
-        ".param" | ".param::entry" | ".param::func" => Some(Space::Param),
-        _ => None,
-    })
-}
-
 const CMP: &[(&str, &str)] = &[
     (".eq", "EQ"),
     (".ne", "NE"),
@@ -481,7 +470,7 @@ impl FnEmitter<'_> {
 
     fn load(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
-        let space = space_of(&i.src.mods);
+        let space = Space::of_access(&i.src.mods);
         let n = i.src.vec_width() as usize;
         let a = self.addr(self.arg(i, 1)?, space)?;
         let volatile = i.src.has(".volatile") || i.src.has(".relaxed") || i.src.has(".acquire");
@@ -562,7 +551,7 @@ impl FnEmitter<'_> {
 
     fn store(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
-        let space = space_of(&i.src.mods);
+        let space = Space::of_access(&i.src.mods);
         let n = i.src.vec_width() as usize;
         let a = self.addr(self.arg(i, 0)?, space)?;
         let volatile = i.src.has(".volatile") || i.src.has(".relaxed") || i.src.has(".release");
@@ -1143,7 +1132,7 @@ impl FnEmitter<'_> {
     fn atom(&mut self, i: &Instr) -> Result<String, Error> {
         let red = i.src.op == "red";
         let t = self.ty(i)?;
-        let space = space_of(&i.src.mods);
+        let space = Space::of_access(&i.src.mods);
         let shared = space == Some(Space::Shared);
         if i.src.vec_width() > 1 {
             return Err(self.unsupported("vector atomics"));

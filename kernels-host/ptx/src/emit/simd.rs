@@ -146,7 +146,7 @@ impl FnEmitter<'_> {
             });
         }
         let t = i.src.last_ty().unwrap_or(Ty::B32);
-        if op == "ld" && i.src.has(".global") {
+        if crate::simd::data_access(i, "ld") {
             let k = plan.load_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked load in the vector form"))?;
             let a = arg(1)?;
             let parts = match arg(0)? {
@@ -155,7 +155,7 @@ impl FnEmitter<'_> {
             };
             if plan.of(&a) == Class::Uniform {
                 // Every lane loads the same address: once, its range tracked.
-                let addr = self.addr(&a, Some(Space::Global))?;
+                let addr = self.addr(&a, Space::of_access(&i.src.mods))?;
                 // Ranges matter only to a chunk that stores.
                 let seen = if plan.store_site.is_empty() {
                     String::new()
@@ -645,7 +645,11 @@ impl FnEmitter<'_> {
         let conditional = |n: &usize| up.elide.contains_key(n) && !up.late;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().filter(|(_, n)| !conditional(n)).map(|(k, &n)| (n, k + 1)).collect();
         let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
-        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, 0, up.syncs.len() + 1)?;
+        let min_work = match self.opts.segment_vectors {
+            crate::SegmentVectors::All => 0,
+            _ => crate::simd::MIN_LANE_WORK,
+        };
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, 0, up.syncs.len() + 1, min_work)?;
         if plan.load_site.is_empty() {
             return Err("its first segment loads nothing from global memory the lanes differ in".into());
         }
