@@ -162,7 +162,8 @@ pub const MAX_CUTS: usize = 8;
 /// instruction it does not take, a branch on loaded data, whose lanes would rarely go
 /// alike). Its cuts are numbered from `first_cut`. Err: why there is none.
 /// `splits`: the split points' nodes and numbers; `forced`: nodes that are cuts whatever
-/// the form could do there (split points only some blocks take).
+/// the form could do there (split points only some blocks take); `min_work`: the least
+/// per-lane work (`lane_work`) a form must cover (`MIN_LANE_WORK`, or 0 for any).
 pub fn segment(
     f: &Func,
     params: &[(u64, u64)],
@@ -181,12 +182,12 @@ pub fn segment(
         let region = reach(f, start, &stops);
         match plan_in(f, params, &region, true) {
             Ok(p) => {
-                // The cuts it reaches numbered from `first_cut` without gaps (the runner's
-                // tables are indexed by resume point).
                 let work = lane_work(f, &p, &region);
                 if work < min_work {
                     return Err(format!("{work} per-lane instructions before its stops, too few to pay for scattering its registers"));
                 }
+                // The cuts it reaches numbered from `first_cut` without gaps (the runner's
+                // tables are indexed by resume point).
                 let mut region = region;
                 let mut next = first_cut;
                 for s in region.stops.values_mut() {
