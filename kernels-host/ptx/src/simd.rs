@@ -215,27 +215,33 @@ pub const MIN_LANE_WORK: usize = 256;
 /// The instructions of `region` that run per lane (not once per half-warp), those inside
 /// a loop counted 8 times: an estimate of what the form runs as vectors.
 fn lane_work(f: &Func, p: &Plan, region: &Region) -> usize {
-    let labels = crate::resolve::label_positions(f);
-    let mut weight = vec![1usize; f.body.len()];
-    for (n, node) in f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]) {
-        if let Node::Instr(i) = node {
-            if let (true, Some(Op::Label(l))) = (i.src.op == "bra", i.args.first()) {
-                match labels.get(l) {
-                    Some(&t) if t <= n && region.nodes[t..=n].iter().any(|&x| x) => weight[t..=n].iter_mut().for_each(|w| *w = 8),
-                    _ => {}
-                }
-            }
-        }
-    }
+    let cfg = crate::cfg::build(f);
+    let cyclic = loop_blocks(f, &cfg, region);
     f.body
         .iter()
         .enumerate()
         .filter(|(n, _)| region.nodes[*n])
         .map(|(n, node)| match node {
-            Node::Instr(i) if !p.uniform(i) => weight[n],
+            Node::Instr(i) if !p.uniform(i) => {
+                if cyclic[cfg.block_of[n]] {
+                    8
+                } else {
+                    1
+                }
+            }
             _ => 0,
         })
         .sum()
+}
+
+/// By block of `cfg`: whether it lies on a cycle among the blocks of `region`'s nodes.
+fn loop_blocks(f: &Func, cfg: &crate::cfg::Cfg, region: &Region) -> Vec<bool> {
+    let within: std::collections::HashSet<usize> = (0..f.body.len()).filter(|&n| region.nodes[n]).map(|n| cfg.block_of[n]).collect();
+    let mut cyclic = vec![false; cfg.blocks.len()];
+    for b in crate::uniform::cycles_within(cfg, &within, &Default::default()).into_iter().flatten() {
+        cyclic[b] = true;
+    }
+    cyclic
 }
 
 /// The region from node `start` to the stops it reaches (a branch goes to its label, a
@@ -348,11 +354,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Re
     // Loops run alike for every lane; stores stay out of loops (one undo entry per lane).
     let labels = crate::resolve::label_positions(f);
     let cfg = crate::cfg::build(f);
-    let within: std::collections::HashSet<usize> = (0..f.body.len()).filter(|&n| region.nodes[n]).map(|n| cfg.block_of[n]).collect();
-    let mut cyclic = vec![false; cfg.blocks.len()];
-    for b in crate::uniform::cycles_within(&cfg, &within, &Default::default()).into_iter().flatten() {
-        cyclic[b] = true;
-    }
+    let cyclic = loop_blocks(f, &cfg, region);
     for (n, i) in instrs() {
         if i.src.op == "bra" {
             let back = matches!(i.args.first(), Some(Op::Label(l)) if labels.get(l).is_some_and(|&t| t <= n));
