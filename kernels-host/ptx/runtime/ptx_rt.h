@@ -2277,17 +2277,16 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
            split point), one loop runs the lanes there, in the same order. */
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
         uint32_t to = seg(fr, ids, k, cur, idx);
-        if (to == LOOP_EXIT) {
-            /* The vector form ran every lane to its exit: their arrivals below. */
-            for (uint32_t j = 0; j < k; ++j) out[j] = LOOP_EXIT;
-            ctx->linear_tid = ids[k - 1];
-            ctx->thread_idx = idx[ids[k - 1]];
-        } else if (to & LOOP_MID) {
+        if (to != LOOP_EXIT && (to & LOOP_MID)) {
             /* The vector form stopped at a cut: every lane goes on from there. */
             cur = to & ~LOOP_MID;
             to = 0;
         }
         if (to == LOOP_EXIT) {
+            /* The vector form ran every lane to its exit: their arrivals below. */
+            for (uint32_t j = 0; j < k; ++j) out[j] = LOOP_EXIT;
+            ctx->linear_tid = ids[k - 1];
+            ctx->thread_idx = idx[ids[k - 1]];
         } else if (to != 0) {
             out[0] = to;
             if (kinds[to - 1] == 0)

@@ -11,6 +11,9 @@ use crate::Error;
 use std::fmt::Write;
 
 const S: &str = "ptx::simd::";
+/// What a vector form does where it cannot go on as the threads one at a time would: undo
+/// its stores (`BAIL:`), counted by line under `SIMTWIN_SIMD_STATS`.
+const BAIL: &str = "{ PTX_BAILED(); goto BAIL; }";
 
 impl FnEmitter<'_> {
     /// The vector form's function, into `self.out` (`template`: the kernel's own, so that
@@ -141,7 +144,7 @@ impl FnEmitter<'_> {
                 Some((neg, p)) if plan.class[p] == Class::Uniform => format!("if ({}r{p}) {jump}", if neg { "!" } else { "" }),
                 Some(_) => {
                     let m = Self::guard_mask(i).unwrap_or_default();
-                    format!("const int w_ = {S}all_or_none({m}); if (w_ > 0) {jump} if (w_ < 0) {{ PTX_BAILED(); goto BAIL; }}")
+                    format!("const int w_ = {S}all_or_none({m}); if (w_ > 0) {jump} if (w_ < 0) {BAIL}")
                 }
             });
         }
@@ -171,7 +174,7 @@ impl FnEmitter<'_> {
             }
             let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
             let mut s = format!(
-                "{S}vu lv_[{}]; if (!{S}ld<{}, {}, {}>(r{r} + (uint64_t){off}ll, o{r}, lv_, LL[{k}], LH[{k}])) {{ PTX_BAILED(); goto BAIL; }}",
+                "{S}vu lv_[{}]; if (!{S}ld<{}, {}, {}>(r{r} + (uint64_t){off}ll, o{r}, lv_, LL[{k}], LH[{k}])) {BAIL}",
                 parts.len(),
                 ctype(t),
                 parts.len(),
@@ -209,7 +212,7 @@ impl FnEmitter<'_> {
                 });
             }
             return Ok(format!(
-                "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) {{ PTX_BAILED(); goto BAIL; }}",
+                "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) {BAIL}",
                 parts.len(),
                 vals.join(", "),
                 ctype(t),
@@ -436,7 +439,7 @@ impl FnEmitter<'_> {
             "shl" => {
                 let s = split(&arg(1)?).ok_or_else(|| self.unsupported("vector form operand"))?;
                 let Op::Int(c) = arg(2)? else { return Err(self.unsupported("shl.b64 by a register in the vector form")) };
-                format!("r{d} = r{s} << {c}; if (!{S}shl_off(o{s}, {c}, o{d})) {{ PTX_BAILED(); goto BAIL; }}")
+                format!("r{d} = r{s} << {c}; if (!{S}shl_off(o{s}, {c}, o{d})) {BAIL}")
             }
             "mad" => {
                 let s = split(&arg(3)?).ok_or_else(|| self.unsupported("vector form operand"))?;
@@ -448,7 +451,7 @@ impl FnEmitter<'_> {
                 if from == Ty::S32 {
                     format!("r{d} = 0; o{d} = ({S}vi)({v});")
                 } else {
-                    format!("r{d} = 0; if (!{S}zext_off({v}, o{d})) {{ PTX_BAILED(); goto BAIL; }}")
+                    format!("r{d} = 0; if (!{S}zext_off({v}, o{d})) {BAIL}")
                 }
             }
             "mul" => {
@@ -458,7 +461,7 @@ impl FnEmitter<'_> {
                 let v = self.vop(&v, Ty::U32)?;
                 let (f, ct) = if i.src.last_ty() == Some(Ty::S32) { ("wide_s", "int32_t") } else { ("wide_u", "uint32_t") };
                 let u = self.val(&u, i.src.last_ty().unwrap_or(Ty::U32))?;
-                format!("r{d} = 0; if (!{S}{f}({v}, ({ct})({u}), o{d})) {{ PTX_BAILED(); goto BAIL; }}")
+                format!("r{d} = 0; if (!{S}{f}({v}, ({ct})({u}), o{d})) {BAIL}")
             }
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
@@ -603,7 +606,7 @@ impl FnEmitter<'_> {
         out.push_str(&self.decls);
         out.push_str("  uint32_t TO_ = 0;\n");
         out.push_str(&body);
-        out.push_str("  TO_ = 0; { PTX_BAILED(); goto BAIL; }\nEND_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) { PTX_BAILED(); goto BAIL; }\n  }\n");
+        out.push_str(&format!("  TO_ = 0; {BAIL}\nEND_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) {BAIL}\n  }}\n"));
         let _ = writeln!(out, "  if (!UNDO.commit(LL, LH, {nl})) return 0u;");
         // Both halves stopped alike: each lane's registers into its frame.
         out.push_str("  switch (TO0_) {\n");
