@@ -1106,10 +1106,10 @@ PTX_INLINE uint64_t warp(uint32_t op, uint32_t mask, uint64_t value, int32_t arg
    index form with the source lane computed here. */
 enum { SH_UP = 0, SH_DOWN = 1, SH_BFLY = 2, SH_IDX = 3 };
 /* The source lane of `lane`'s shfl.sync (its own lane when not `ok`). */
-PTX_INLINE uint32_t shfl_source(int mode, uint32_t lane, uint32_t b, uint32_t c, bool &ok) {
+PTX_INLINE constexpr uint32_t shfl_source(int mode, uint32_t lane, uint32_t b, uint32_t c, bool &ok) {
     const uint32_t bval = b & 31, cval = c & 31, seg = (c >> 8) & 31;
     const uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg;
-    int64_t j;
+    int64_t j = 0;
     switch (mode) {
     case SH_UP: j = (int64_t)lane - bval; ok = j >= (int64_t)maxl; break;
     case SH_DOWN: j = (int64_t)lane + bval; ok = j <= (int64_t)maxl; break;
@@ -1733,6 +1733,40 @@ template <class UN, class F> __attribute__((noinline)) uint32_t guarded(const si
     stretch_now = nullptr;
     return to;
 }
+/* How many shuffles a segment's vector form may perform for its warp before it stops at
+   one (the runner's fairness budget: the links the chains may run; 0 where the runner
+   has no collectives), and how many it performed, set where it answered: the runner then
+   goes on as after that many completed shuffles. */
+inline thread_local uint32_t pass_budget = 0, passed = 0;
+/* A shuffle of literal lane operand and clamp over a whole warp: each lane's source lane
+   (its own where the source is out of range) and validity mask, computed at compile
+   time. */
+struct ShflLanes {
+    uint32_t src[32];
+    int32_t ok[32];
+};
+constexpr ShflLanes shfl_lanes(int mode, uint32_t b, uint32_t c) {
+    ShflLanes t{};
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+        bool ok = false;
+        t.src[lane] = shfl_source(mode, lane, b, c, ok);
+        t.ok[lane] = ok ? -1 : 0;
+    }
+    return t;
+}
+/* The shuffle of a warp's value held as two halves `a0`, `a1`: one permute of the pair
+   per half (`vpermt2d`). */
+PTX_INLINE void warp_shfl(const ShflLanes &t, vu a0, vu a1, vu &d0, vu &d1) {
+    vu i0, i1;
+    memcpy(&i0, t.src, sizeof i0);
+    memcpy(&i1, t.src + 16, sizeof i1);
+    d0 = __builtin_shuffle(a0, a1, i0);
+    d1 = __builtin_shuffle(a0, a1, i1);
+}
+PTX_INLINE void warp_shfl_ok(const ShflLanes &t, vi &p0, vi &p1) {
+    memcpy(&p0, t.ok, sizeof p0);
+    memcpy(&p1, t.ok + 16, sizeof p1);
+}
 /* A batch `ids[0..nids)` of the loop path as a warp's two vectors (`body`: the segment's
    vector form), where it is a whole warp whose halves each lie in one row of the block,
    the executor does not ask for one thread at a time and faults can be recovered; 0
@@ -2177,7 +2211,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         /* The next batch: ids[0..k), lanes of one warp, every one resuming at `cur`; `last`
            arrives last where that is not ids[k - 1] (a whole warp's batch, below). */
         const uint32_t *ids;
-        uint32_t k, cur, last = ~0u;
+        uint32_t k, cur, last = ~0u, budget = 0;
         bool owner;
         if (has_solo && tail - head == 1 && qg[head & mask].skip == solo && !qg[head & mask].list && pure[at[solo]] &&
             pend_hi == pend_lo && gone[solo >> 5] == 0 && !owner_next && (next_new >= n || streak + 31 <= LOOP_FAIRNESS_STREAK)) {
@@ -2269,6 +2303,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             cur = 0;
             next_new += k;
             owner = true;
+            /* A whole warp from its start with nothing else queued or pending: the shuffles
+               its vector form may perform, as many as the chains' links the fairness
+               streak allows (each completes with the warp alone in the queue). */
+            if (k == 32 && head == tail && pend_hi == pend_lo)
+                budget = next_new >= n ? ~0u : streak < LOOP_FAIRNESS_STREAK ? (LOOP_FAIRNESS_STREAK - streak) / 31u : 0u;
         } else {
             break;
         }
@@ -2276,7 +2315,38 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
            that starts a lane segment (simtwin-ptx `KS`: straight-line code to the next
            split point), one loop runs the lanes there, in the same order. */
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
+        simd::pass_budget = budget;
+        simd::passed = 0;
         uint32_t to = seg(fr, ids, k, cur, idx);
+        simd::pass_budget = 0;
+        if (const uint32_t m = simd::passed) {
+            /* The vector form performed m shuffles for the warp: the state the runner would
+               have reached (the batch's last lane completes the first and goes on first; at
+               each next, the last of the others: the chains' order). */
+            if (to == 0 || to == LOOP_EXIT) unsupported("the loop path's vector form exited after a shuffle it performed (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            const uint32_t base = ids[0], w = base >> 5;
+            uint32_t t = base + 31;
+            for (uint32_t s = 1; s < m; ++s) t = t == base + 31 ? base + 30 : base + 31;
+            streak += 31u * (m - 1);
+            warp_n[w] = 0;
+            told[w] = 0;
+            if (to & LOOP_MID) {
+                /* At a cut: that lane goes on from there first, then the others in lane order. */
+                const uint32_t c = to & ~LOOP_MID;
+                ctx->linear_tid = t;
+                ctx->thread_idx = idx[t];
+                qg[tail++ & mask] = first_released(WarpGroup{base, base + 32, t, c, nullptr});
+                at[t] = c;
+                solo = t;
+                solo_owner = m == 1 && owner;
+                has_solo = true;
+                continue;
+            }
+            /* At a shuffle it did not perform: the lanes arrive with that lane first. */
+            streak += 31u;
+            last = t == base + 31 ? base + 30 : base + 31;
+            owner = false;
+        }
         if (to != LOOP_EXIT && (to & LOOP_MID)) {
             /* The vector form stopped at a cut: every lane goes on from there. */
             cur = to & ~LOOP_MID;

@@ -128,7 +128,7 @@ const PURE: &[&str] = &[
 /// kernel's parameters as (bytes, offset in the buffer).
 pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
     let region = Region { nodes: vec![true; f.body.len()], stops: BTreeMap::new() };
-    plan_in(f, params, &region, false).map_err(|(_, why)| why)
+    plan_in(f, params, &region, None).map_err(|(_, why)| why)
 }
 
 /// What a loop-path segment's vector form runs: the nodes from its resume point that it
@@ -156,8 +156,28 @@ pub enum Stop {
 /// step): past it the segment has no vector form.
 pub const MAX_CUTS: usize = 8;
 
-/// The vector form of the loop-path segment from node `start` (0, or just after a split
-/// point) of kernel `f`, whose split points are the nodes `syncs`: as much of the segment
+/// Where a segment's vector form starts: the kernel's start, or just after a shuffle that
+/// an earlier stretch of the form performed for the whole warp (`seed`: every register's
+/// class as that stretch leaves it, those it did not leave live uniform). After a shuffle
+/// a branch whose predicate may differ between lanes, and an exit, are cuts: there the
+/// lanes go on one at a time in the order the fibers would run them (the lane that
+/// completed the shuffle first), which a lane-0 tail needs, where undoing the whole form
+/// would waste it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Entry<'a> {
+    /// The node the form starts at.
+    pub start: usize,
+    /// After a shuffle: the registers' classes there (None: the start, all uniform).
+    pub seed: Option<&'a [Class]>,
+}
+
+/// The module note's reason for a form that covers too little work.
+pub fn too_little(work: usize) -> String {
+    format!("{work} per-lane instructions before its stops, too few to pay for scattering its registers")
+}
+
+/// The vector form of the loop-path segment from `entry` (the start, or just after a
+/// shuffle the form performed) of kernel `f`, whose split points are the nodes `syncs`: as much of the segment
 /// as the form can run, up to its split points or up to cuts before what it cannot (an
 /// instruction it does not take, a branch on loaded data, whose lanes would rarely go
 /// alike). Its cuts are numbered from `first_cut`. Err: why there is none.
@@ -169,10 +189,11 @@ pub fn segment(
     params: &[(u64, u64)],
     splits: &[(usize, usize)],
     forced: &[usize],
-    start: usize,
+    entry: &Entry,
     first_cut: usize,
     min_work: usize,
 ) -> Result<(Plan, Region), String> {
+    let start = entry.start;
     let mut cuts: Vec<usize> = forced.to_vec();
     loop {
         let mut stops: BTreeMap<usize, Stop> = splits.iter().map(|&(n, id)| (n, Stop::Split(id))).collect();
@@ -180,11 +201,11 @@ pub fn segment(
             stops.insert(n, Stop::Cut(first_cut + k));
         }
         let region = reach(f, start, &stops);
-        match plan_in(f, params, &region, true) {
+        match plan_in(f, params, &region, Some(entry)) {
             Ok(p) => {
                 let work = lane_work(f, &p, &region);
                 if work < min_work {
-                    return Err(format!("{work} per-lane instructions before its stops, too few to pay for scattering its registers"));
+                    return Err(too_little(work));
                 }
                 // The cuts it reaches numbered from `first_cut` without gaps (the runner's
                 // tables are indexed by resume point).
@@ -214,7 +235,7 @@ pub const MIN_LANE_WORK: usize = 256;
 
 /// The instructions of `region` that run per lane (not once per half-warp), those inside
 /// a loop counted 8 times: an estimate of what the form runs as vectors.
-fn lane_work(f: &Func, p: &Plan, region: &Region) -> usize {
+pub fn lane_work(f: &Func, p: &Plan, region: &Region) -> usize {
     let cfg = crate::cfg::build(f);
     let cyclic = loop_blocks(f, &cfg, region);
     f.body
@@ -278,10 +299,14 @@ fn reach(f: &Func, start: usize, stops: &BTreeMap<usize, Stop>) -> Region {
 }
 
 /// The vector form of the nodes of `region`; Err: the node that keeps it off and why.
-/// `loaded`: a branch on a value loaded from memory ends it too (a segment's form stops
-/// before it: its lanes would rarely go the same way).
-fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Result<Plan, (usize, String)> {
-    let mut p = Plan { class: vec![Class::Uniform; f.regs.len()], ..Plan::default() };
+/// `entry`: a loop-path segment's (None: a barrier-free kernel's whole body), where a
+/// branch on a value loaded from memory ends the form too (a segment's form stops before
+/// it: its lanes would rarely go the same way), as do, after a shuffle, a branch the
+/// lanes may take apart and an exit (`Entry`).
+fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entry>) -> Result<Plan, (usize, String)> {
+    let loaded = entry.is_some();
+    let seed = entry.and_then(|e| e.seed);
+    let mut p = Plan { class: seed.map_or_else(|| vec![Class::Uniform; f.regs.len()], <[Class]>::to_vec), ..Plan::default() };
     let at = |n: usize, i: &Instr, why: &str| (n, format!("{} (PTX line {}){why}", i.src.text(), i.src.line));
     let instrs = || {
         f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]).filter_map(|(n, node)| match node {
@@ -299,7 +324,8 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Re
     let addresses = address_regs(f, &region.nodes);
     // Classes grow from uniform to vector or split until nothing changes; with them, what
     // holds a loaded value.
-    let mut data = vec![false; f.regs.len()];
+    // What an earlier stretch left in lanes may have been loaded.
+    let mut data: Vec<bool> = p.class.iter().map(|c| *c != Class::Uniform).collect();
     loop {
         let mut changed = false;
         for (n, i) in instrs() {
@@ -364,6 +390,12 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, loaded: bool) -> Re
             if loaded && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform && data[g]) {
                 return Err(at(n, i, ": a branch on loaded values"));
             }
+            if seed.is_some() && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
+                return Err(at(n, i, ": a branch the lanes may take apart after a shuffle"));
+            }
+        }
+        if seed.is_some() && matches!(i.src.op.as_str(), "ret" | "exit") {
+            return Err(at(n, i, ": an exit after a shuffle"));
         }
         if i.src.op == "st" {
             if cyclic[cfg.block_of[n]] {

@@ -149,9 +149,11 @@ pub(crate) struct FnEmitter<'a> {
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
     nan_blind: Vec<bool>,
-    /// A loop-path kernel: the vector form of its first segment and how many cuts it has
-    /// (`simd::segment`), or why it has none.
-    pub vector: Option<Result<usize, String>>,
+    /// A loop-path kernel: the vector form of its first segment, how many cuts it has and
+    /// how many shuffles it performs (`simd::segment`), or why it has none.
+    pub vector: Option<Result<(usize, usize), String>>,
+    /// The prefix of the labels of the vector form's stretch being emitted.
+    pub(super) labels: String,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -184,6 +186,7 @@ impl<'a> FnEmitter<'a> {
             reg_uses: Vec::new(),
             nan_blind: Vec::new(),
             vector: None,
+            labels: String::new(),
         }
     }
 
@@ -969,7 +972,7 @@ impl<'a> FnEmitter<'a> {
                         "  if (at == 0u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_0(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}\n",
                         fi = self.fi
                     );
-                    self.vector = Some(Ok(v.cuts.len()));
+                    self.vector = Some(Ok((v.cuts.len(), v.shuffles())));
                 }
                 Err(e) => self.vector = Some(Err(e.to_string())),
             },

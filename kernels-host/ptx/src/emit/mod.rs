@@ -258,7 +258,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     // Per kernel, its chains of shuffles and their links (`chains`).
     let mut chains_of: HashMap<usize, (usize, usize)> = HashMap::new();
     // Per loop-path kernel, the vector form of its first segment and its cuts, or why none.
-    let mut vector_of: HashMap<usize, Result<usize, String>> = HashMap::new();
+    let mut vector_of: HashMap<usize, Result<(usize, usize), String>> = HashMap::new();
     // A loop-path kernel's alignment checks its runner makes once (`align`).
     let mut loop_checks: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
@@ -672,13 +672,19 @@ fn runner_setup(out: &mut String, k: usize, kl: &crate::layout::KernelLayout) {
 }
 
 /// What a loop-path kernel's note says of its first segment's vector form.
-fn vector_note(v: Option<&Result<usize, String>>) -> String {
+fn vector_note(v: Option<&Result<(usize, usize), String>>) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     match v {
-        Some(Ok(0)) => "; from its start a warp's lanes as two vectors of 16 (`simd`)".into(),
-        Some(Ok(c)) => format!(
-            "; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after {c} cut{}",
-            if *c == 1 { "" } else { "s" }
-        ),
+        Some(Ok((cuts, shuffles))) => {
+            let mut s = "; from its start a warp's lanes as two vectors of 16 (`simd`)".to_string();
+            if *shuffles > 0 {
+                s.push_str(&format!(", through {shuffles} shuffle{} of its own", plural(*shuffles)));
+            }
+            if *cuts > 0 {
+                s.push_str(&format!(", one lane at a time after {cuts} cut{}", plural(*cuts)));
+            }
+            s
+        }
         Some(Err(why)) => format!("; not as vectors from its start: {why}"),
         None => String::new(),
     }

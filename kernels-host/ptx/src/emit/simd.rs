@@ -2,12 +2,13 @@
 //! `TI` as one call and answers false where they must run one at a time instead (ptx_rt.h
 //! `simd`). What is the same for every lane runs as the thread's own statement, once.
 
-use super::func::{ctype, push_stmt, FnEmitter};
+use super::func::{ctype, push_stmt, sync_kind, FnEmitter, SYNC_SHFL_IDX, SYNC_SHFL_UP};
 use crate::ast::{Space, Ty};
 use crate::resolve::Node;
 use crate::resolve::{AddrBase, Instr, Op};
 use crate::simd::{Class, Plan, Region, Stop};
 use crate::Error;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 const S: &str = "ptx::simd::";
@@ -132,7 +133,7 @@ impl FnEmitter<'_> {
         // every lane, by none, or the chunk bails.
         let jump = match op {
             "bra" => match i.args.first() {
-                Some(Op::Label(l)) => Some(format!("goto B{l};")),
+                Some(Op::Label(l)) => Some(format!("goto {}B{l};", self.labels)),
                 _ => return Err(self.unsupported("an indirect branch in the vector form")),
             },
             "ret" | "exit" => Some(exit.to_string()),
@@ -505,14 +506,64 @@ pub(super) struct SegmentForm<'p> {
     pub k: usize,
     /// The resume point the segment starts at.
     pub from: usize,
-    /// The split points' stores (`uniform::Plan::save`), by split point.
-    pub save: &'p [Vec<usize>],
-    /// The shuffles whose lane operand and clamp are literals (`uniform::Plan::literal`).
-    pub literal: &'p std::collections::HashMap<usize, (u32, u32)>,
+    /// The loop path's plan: the split points' stores (`save`), the registers live across
+    /// them (`live`), the shuffles whose lane operand and clamp are literals (`literal`).
+    pub up: &'p crate::uniform::Plan,
     /// The registers live at each cut, by its resume point.
-    pub cut_live: &'p std::collections::BTreeMap<usize, Vec<usize>>,
+    pub cut_live: &'p BTreeMap<usize, Vec<usize>>,
     /// The carry flag goes through the frame.
     pub carry: bool,
+}
+
+/// A stop of a segment's vector form: what the form answers there, the registers it
+/// stages there (per half, in `ST<r>_<node>`), and the statements that store a lane's into
+/// its frame (`S`) where they are that lane's scalars.
+struct StopCode {
+    code: String,
+    regs: Vec<usize>,
+    store: String,
+}
+
+/// The wider of two classes of one register (a vector never meets a split or wide one:
+/// the register's type decides).
+fn join(a: Class, b: Class) -> Class {
+    match (a, b) {
+        (x, y) if x == y => x,
+        (Class::Uniform, y) => y,
+        (x, Class::Uniform) => x,
+        _ => Class::Wide,
+    }
+}
+
+/// A value of class `from` as class `to` (at least as wide): its value and, for a split
+/// one, its offsets (`v`, `o`: the value's and offsets' expressions).
+fn widen(from: Class, to: Class, t: Ty, v: &str, o: &str) -> (String, String) {
+    let value = match (from, to) {
+        _ if from == to => v.to_string(),
+        (Class::Uniform, Class::Vector) if t == Ty::Pred => format!("{S}M((bool)({v}))"),
+        (Class::Uniform, Class::Vector) => format!("{S}V({v})"),
+        (Class::Uniform, Class::Split) => format!("(uint64_t)({v})"),
+        (Class::Uniform, _) => format!("{S}X((uint64_t)({v}))"),
+        (Class::Split, _) => format!("{S}split({v}, {o})"),
+        _ => v.to_string(),
+    };
+    let offsets = match (from, to) {
+        (Class::Split, Class::Split) => o.to_string(),
+        (_, Class::Split) => format!("({S}vi){{}}"),
+        _ => String::new(),
+    };
+    (value, offsets)
+}
+
+/// Statements setting `dst` (its value, and offsets `dst_o` where `to` is split) from
+/// `src` (and `src_o`) of class `from`.
+fn assign(from: Class, to: Class, t: Ty, (dst, dst_o): (&str, &str), (src, src_o): (&str, &str)) -> String {
+    let (v, o) = widen(from, to, t, src, src_o);
+    if to == Class::Split {
+        format!("{dst} = {v}; {dst_o} = {o}; ")
+    } else {
+        format!("{dst} = {v}; ")
+    }
 }
 
 impl FnEmitter<'_> {
@@ -522,67 +573,135 @@ impl FnEmitter<'_> {
     /// answers with the lanes' frames as their own steps would leave them, or a cut
     /// (`LOOP_MID` with its resume point, the live registers in the frames). 0 where the
     /// lanes must be stepped one at a time (nothing in the frames changed, the stores
-    /// undone). Returns the function and the undo log's size (entries, bytes).
-    pub(super) fn body_simd_segment(&mut self, plan: &Plan, region: &Region, form: &SegmentForm) -> Result<(String, u32, u32), Error> {
+    /// undone). At a shuffle with a stretch after it (`VectorSegment::stretches`) both
+    /// halves' values are in the staging arrays: the form performs it as a permute of the
+    /// two vectors and goes on, while the runner's fairness budget allows
+    /// (`ptx::simd::pass_budget`), telling the runner how many it performed
+    /// (`ptx::simd::passed`). Returns the function and the undo log's size (entries, bytes).
+    pub(super) fn body_simd_segment(&mut self, v: &VectorSegment, form: &SegmentForm) -> Result<(String, u32, u32), Error> {
         self.loop_tid = true;
         self.site_prefix = "SW";
         let f = self.f;
-        // Each stop's staged registers and the statements that store a lane's into its
-        // frame (`S`), where they are that lane's scalars.
-        let mut stops: std::collections::BTreeMap<usize, (String, Vec<usize>, String)> = Default::default();
-        for (&node, stop) in &region.stops {
-            let (code, mut regs, mut store) = match *stop {
-                Stop::Split(id) => {
-                    let Node::Instr(i) = &f.body[node] else { return Err(self.unsupported("a split point that is not an instruction")) };
-                    let (give, _) = self.loop_collective(i, form.literal.contains_key(&node))?;
-                    let mut regs = form.save[id - 1].clone();
-                    i.args.iter().for_each(|o| o.regs(&mut regs));
-                    let store: String = form.save[id - 1].iter().map(|r| format!("S.r{r} = r{r}; ")).collect();
-                    (format!("{id}u"), regs, format!("{store}{give}"))
+        let up = form.up;
+        // Every stop of every stretch: the registers staged there and their classes (the
+        // widest any stretch that reaches it gives them).
+        let mut stops: BTreeMap<usize, StopCode> = BTreeMap::new();
+        let mut staged_class: BTreeMap<(usize, usize), Class> = BTreeMap::new();
+        for st in &v.stretches {
+            for (&node, stop) in &st.region.stops {
+                if !stops.contains_key(&node) {
+                    stops.insert(node, self.stop_code(node, *stop, form)?);
                 }
-                Stop::Cut(id) => {
-                    let live = form.cut_live.get(&id).ok_or_else(|| self.unsupported("a cut without its live registers"))?;
-                    (format!("(LOOP_MID | {id}u)"), live.clone(), live.iter().map(|r| format!("S.r{r} = r{r}; ")).collect())
+                for &r in &stops[&node].regs {
+                    let c = staged_class.entry((node, r)).or_insert(Class::Uniform);
+                    *c = join(*c, st.plan.class[r]);
                 }
-            };
-            if form.carry {
-                store.push_str("S.cc = T.cc; ");
             }
-            regs.sort_unstable();
-            regs.dedup();
-            stops.insert(node, (code, regs, store));
         }
-        let mut staged: Vec<usize> = stops.values().flat_map(|(_, r, _)| r.iter().copied()).collect();
-        staged.sort_unstable();
-        staged.dedup();
-        // The code the form runs, half by half.
+        let after: BTreeMap<usize, usize> = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
+        // The stretches' code, each a loop over the two halves.
         let mut body = String::new();
-        for (n, node) in f.body.iter().enumerate() {
-            self.node = n;
-            if let Some((code, regs, _)) = stops.get(&n) {
-                let mut st = String::new();
-                for &r in regs {
-                    let _ = match plan.class[r] {
-                        Class::Split => write!(st, "ST{r}[h_] = r{r}; SO{r}[h_] = o{r}; "),
-                        _ => write!(st, "ST{r}[h_] = r{r}; "),
+        for (x, st) in v.stretches.iter().enumerate() {
+            self.labels = format!("P{x}");
+            let plan = &st.plan;
+            if let Some(n) = st.after {
+                let _ = writeln!(body, "P{x}_: // after the shuffle of PTX line {}", line_of(f, n));
+            }
+            body.push_str("  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n");
+            body.push_str(&register_decls(plan, f));
+            body.push_str("  uint32_t TO_ = 0;\n");
+            if let Some(n) = st.after {
+                // The live registers as the stretch before left them, then the shuffle's
+                // results.
+                for &r in &stops[&n].regs {
+                    let from = staged_class[&(n, r)];
+                    // Staged but not live after it (the shuffle's own operands): not read.
+                    if join(from, plan.class[r]) != plan.class[r] {
+                        continue;
+                    }
+                    let _ = write!(
+                        body,
+                        "  {}",
+                        assign(from, plan.class[r], f.regs[r].ty, (&format!("r{r}"), &format!("o{r}")), (&format!("ST{r}_{n}[h_]"), &format!("SO{r}_{n}[h_]")))
+                    );
+                    body.push('\n');
+                }
+                let Node::Instr(i) = &f.body[n] else { return Err(self.unsupported("a shuffle that is not an instruction")) };
+                let (dests, _) = shuffle_members(i);
+                for (j, d) in dests.iter().enumerate() {
+                    if let Some(d) = d {
+                        let _ = writeln!(body, "  r{d} = SD{j}_{n}[h_];");
+                    }
+                }
+                if let Some(p) = shuffle_pred(i) {
+                    let _ = writeln!(body, "  r{p} = SP_{n}[h_];");
+                }
+            }
+            for (n, node) in f.body.iter().enumerate() {
+                self.node = n;
+                if let Some(stop) = stops.get(&n).filter(|_| st.region.stops.contains_key(&n)) {
+                    let mut s = String::new();
+                    for &r in &stop.regs {
+                        let to = staged_class[&(n, r)];
+                        s.push_str(&assign(
+                            plan.class[r],
+                            to,
+                            f.regs[r].ty,
+                            (&format!("ST{r}_{n}[h_]"), &format!("SO{r}_{n}[h_]")),
+                            (&format!("r{r}"), &format!("o{r}")),
+                        ));
+                    }
+                    let _ = writeln!(body, "  {{ {s}TO_ = {}; goto E{x}_; }} // stop", stop.code);
+                    continue;
+                }
+                if !st.region.nodes[n] {
+                    continue;
+                }
+                match node {
+                    Node::Label(l) => {
+                        let _ = writeln!(body, "P{x}B{l}:;");
+                    }
+                    // Every lane exits: the runner books their exits.
+                    Node::Instr(i) => self.simd_stmt(n, i, plan, &format!("{{ TO_ = LOOP_EXIT; goto E{x}_; }}"), &mut body)?,
+                }
+            }
+            let _ = writeln!(body, "  TO_ = 0; {BAIL}\nE{x}_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) {BAIL}\n  }}");
+            // Both halves at a shuffle the form performs: its permutes, then the stretch
+            // after it.
+            for (&n, stop) in st.region.stops.iter().filter_map(|(n, s)| after.get(n).map(|x| (n, (s, *x)))) {
+                let (Stop::Split(id), y) = stop else { continue };
+                let Node::Instr(i) = &f.body[n] else { continue };
+                let (b, c) = up.literal[&n];
+                let mode = sync_kind(i) - SYNC_SHFL_UP;
+                let _ = write!(
+                    body,
+                    "  if (TO0_ == {id}u && PASS_ < BUDGET_) {{\n    ++PASS_;\n    static constexpr {S}ShflLanes L_ = {S}shfl_lanes({mode}, {b}u, {c}u);\n"
+                );
+                let (dests, srcs) = shuffle_members(i);
+                for (j, (d, a)) in dests.iter().zip(&srcs).enumerate() {
+                    if d.is_none() {
+                        continue;
+                    }
+                    let half = |h: u32| -> Result<String, Error> {
+                        Ok(match a {
+                            Op::Reg(r) => widen(staged_class[&(n, *r)], Class::Vector, Ty::B32, &format!("ST{r}_{n}[{h}]"), "").0,
+                            Op::Int(k) => format!("{S}V((uint32_t){}u)", *k as u32),
+                            _ => return Err(self.unsupported("a shuffle's value in the vector form")),
+                        })
                     };
+                    let _ = writeln!(body, "    {S}warp_shfl(L_, {}, {}, SD{j}_{n}[0], SD{j}_{n}[1]);", half(0)?, half(1)?);
                 }
-                let _ = writeln!(body, "  {{ {st}TO_ = {code}; goto END_; }} // stop");
-                continue;
-            }
-            if !region.nodes[n] {
-                continue;
-            }
-            match node {
-                Node::Label(l) => {
-                    let _ = writeln!(body, "B{l}:;");
+                if shuffle_pred(i).is_some() {
+                    let _ = writeln!(body, "    {S}warp_shfl_ok(L_, SP_{n}[0], SP_{n}[1]);");
                 }
-                // Every lane exits: the runner books their exits.
-                Node::Instr(i) => self.simd_stmt(n, i, plan, "{ TO_ = LOOP_EXIT; goto END_; }", &mut body)?,
+                let _ = writeln!(body, "    goto P{y}_;\n  }}");
             }
+            body.push_str("  goto DONE_;\n");
         }
-        let nl = plan.load_ranges();
-        let (ne, nb) = (2 * plan.undo_entries, 2 * plan.undo_bytes);
+        self.labels.clear();
+        let nl: usize = v.stretches.iter().map(|s| s.plan.load_ranges()).sum();
+        let ne: u32 = 2 * v.stretches.iter().map(|s| s.plan.undo_entries).sum::<u32>();
+        let nb: u32 = 2 * v.stretches.iter().map(|s| s.plan.undo_bytes).sum::<u32>();
         let mut out = std::mem::take(&mut self.site_decls);
         let _ = writeln!(
             out,
@@ -590,53 +709,145 @@ impl FnEmitter<'_> {
             self.fi, form.from, form.k
         );
         let _ = writeln!(out, "  uint64_t LL[{nl}], LH[{nl}];\n  for (int k = 0; k < {nl}; ++k) LL[k] = ~0ull, LH[k] = 0;");
-        for &r in &staged {
-            let _ = match (plan.class[r], f.regs[r].ty) {
-                (Class::Uniform, t) => writeln!(out, "  {} ST{r}[2];", ctype(t)),
-                (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi ST{r}[2];"),
-                (Class::Vector, _) => writeln!(out, "  {S}vu ST{r}[2];"),
-                (Class::Split, _) => writeln!(out, "  uint64_t ST{r}[2]; {S}vi SO{r}[2];"),
-                (Class::Wide, _) => writeln!(out, "  {S}vw ST{r}[2];"),
+        for (&(n, r), &c) in &staged_class {
+            let _ = match (c, f.regs[r].ty) {
+                (Class::Uniform, t) => writeln!(out, "  {} ST{r}_{n}[2];", ctype(t)),
+                (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi ST{r}_{n}[2];"),
+                (Class::Vector, _) => writeln!(out, "  {S}vu ST{r}_{n}[2];"),
+                (Class::Split, _) => writeln!(out, "  uint64_t ST{r}_{n}[2]; {S}vi SO{r}_{n}[2];"),
+                (Class::Wide, _) => writeln!(out, "  {S}vw ST{r}_{n}[2];"),
             };
         }
-        out.push_str(
-            "  uint32_t TO0_ = 0;\n  (void)T;\n  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n",
-        );
-        out.push_str(&register_decls(plan, f));
+        for &n in after.keys() {
+            let Node::Instr(i) = &f.body[n] else { continue };
+            for (j, d) in shuffle_members(i).0.iter().enumerate() {
+                if d.is_some() {
+                    let _ = writeln!(out, "  {S}vu SD{j}_{n}[2];");
+                }
+            }
+            if shuffle_pred(i).is_some() {
+                let _ = writeln!(out, "  {S}vi SP_{n}[2];");
+            }
+        }
+        out.push_str("  uint32_t TO0_ = 0, PASS_ = 0;\n  const uint32_t BUDGET_ = ptx::simd::pass_budget;\n  (void)T; (void)BUDGET_;\n");
         out.push_str(&self.decls);
-        out.push_str("  uint32_t TO_ = 0;\n");
         out.push_str(&body);
-        out.push_str(&format!("  TO_ = 0; {BAIL}\nEND_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) {BAIL}\n  }}\n"));
+        out.push_str("DONE_:\n");
         let _ = writeln!(out, "  if (!UNDO.commit(LL, LH, {nl})) return 0u;");
         // Both halves stopped alike: each lane's registers into its frame.
         out.push_str("  switch (TO0_) {\n");
-        for (code, regs, store) in stops.values() {
-            let _ = writeln!(out, "  case {code}:\n    for (uint32_t l_ = 0; l_ < 32u; ++l_) {{\n      FR{} &S = fr[l_];\n      const uint32_t h_ = l_ >> 4, j_ = l_ & 15u; (void)h_; (void)j_;", form.k);
-            for &r in regs {
+        for (&n, stop) in &stops {
+            let _ = writeln!(out, "  case {}:\n    for (uint32_t l_ = 0; l_ < 32u; ++l_) {{\n      FR{} &S = fr[l_];\n      const uint32_t h_ = l_ >> 4, j_ = l_ & 15u; (void)h_; (void)j_;", stop.code, form.k);
+            for &r in &stop.regs {
                 let ct = ctype(f.regs[r].ty);
-                let _ = match (plan.class[r], f.regs[r].ty) {
-                    (Class::Uniform, _) => writeln!(out, "      const {ct} r{r} = ST{r}[h_];"),
-                    (Class::Vector, Ty::Pred) => writeln!(out, "      const bool r{r} = ST{r}[h_][j_] != 0;"),
-                    (Class::Vector, _) => writeln!(out, "      const {ct} r{r} = ({ct})ST{r}[h_][j_];"),
-                    (Class::Split, _) => writeln!(out, "      const uint64_t r{r} = ST{r}[h_] + (uint64_t)(int64_t)SO{r}[h_][j_];"),
-                    (Class::Wide, _) => writeln!(out, "      const uint64_t r{r} = {S}lane(ST{r}[h_], j_);"),
+                let _ = match (staged_class[&(n, r)], f.regs[r].ty) {
+                    (Class::Uniform, _) => writeln!(out, "      const {ct} r{r} = ST{r}_{n}[h_];"),
+                    (Class::Vector, Ty::Pred) => writeln!(out, "      const bool r{r} = ST{r}_{n}[h_][j_] != 0;"),
+                    (Class::Vector, _) => writeln!(out, "      const {ct} r{r} = ({ct})ST{r}_{n}[h_][j_];"),
+                    (Class::Split, _) => writeln!(out, "      const uint64_t r{r} = ST{r}_{n}[h_] + (uint64_t)(int64_t)SO{r}_{n}[h_][j_];"),
+                    (Class::Wide, _) => writeln!(out, "      const uint64_t r{r} = {S}lane(ST{r}_{n}[h_], j_);"),
                 };
             }
-            let _ = writeln!(out, "      {store}\n    }}\n    break;");
+            let _ = writeln!(out, "      {}\n    }}\n    break;", stop.store);
         }
-        out.push_str("  case LOOP_EXIT: break;\n  default: return 0u;\n  }\n  return TO0_;\nBAIL:\n  UNDO.undo();\n  return 0u;\n}\n");
+        out.push_str("  case LOOP_EXIT: break;\n  default: return 0u;\n  }\n  ptx::simd::passed = PASS_;\n  return TO0_;\nBAIL:\n  UNDO.undo();\n  return 0u;\n}\n");
         self.loop_tid = false;
         Ok((out, ne, nb))
     }
+
+    /// Stop `stop` at node `node`: its answer, the registers staged there (a split point's
+    /// stores, the registers live across it and its operands; a cut's live registers) and
+    /// the statements that store a lane's into its frame.
+    fn stop_code(&mut self, node: usize, stop: Stop, form: &SegmentForm) -> Result<StopCode, Error> {
+        let (code, mut regs, mut store) = match stop {
+            Stop::Split(id) => {
+                let Node::Instr(i) = &self.f.body[node] else { return Err(self.unsupported("a split point that is not an instruction")) };
+                let (give, _) = self.loop_collective(i, form.up.literal.contains_key(&node))?;
+                let mut regs = form.up.save[id - 1].clone();
+                regs.extend(&form.up.live[id - 1]);
+                i.args.iter().for_each(|o| o.regs(&mut regs));
+                let store: String = form.up.save[id - 1].iter().map(|r| format!("S.r{r} = r{r}; ")).collect();
+                (format!("{id}u"), regs, format!("{store}{give}"))
+            }
+            Stop::Cut(id) => {
+                let live = form.cut_live.get(&id).ok_or_else(|| self.unsupported("a cut without its live registers"))?;
+                (format!("(LOOP_MID | {id}u)"), live.clone(), live.iter().map(|r| format!("S.r{r} = r{r}; ")).collect())
+            }
+        };
+        if form.carry {
+            store.push_str("S.cc = T.cc; ");
+        }
+        regs.sort_unstable();
+        regs.dedup();
+        Ok(StopCode { code, regs, store })
+    }
+}
+
+/// The PTX line of node `n` (for the generated code's comments).
+fn line_of(f: &crate::resolve::Func, n: usize) -> u32 {
+    match &f.body[n] {
+        Node::Instr(i) => i.src.line,
+        Node::Label(_) => 0,
+    }
+}
+
+/// A shuffle's members (one, or a fused shuffle's, `waves`): their result registers (None
+/// where discarded) and their values.
+fn shuffle_members(i: &Instr) -> (Vec<Option<usize>>, Vec<Op>) {
+    let reg = |o: &Op| match o {
+        Op::Reg(r) => Some(*r),
+        Op::Pair(d, _) => match **d {
+            Op::Reg(r) => Some(r),
+            _ => None,
+        },
+        _ => None,
+    };
+    match crate::waves::members(i) {
+        Some((ds, vs)) => (ds.iter().map(reg).collect(), vs.to_vec()),
+        None => (vec![i.args.first().and_then(reg)], i.args.get(1).cloned().into_iter().collect()),
+    }
+}
+
+/// A shuffle's predicate result register (`d|p`), if it has one.
+fn shuffle_pred(i: &Instr) -> Option<usize> {
+    match i.args.first() {
+        Some(Op::Pair(_, p)) => match **p {
+            Op::Reg(r) => Some(r),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One stretch of a loop-path segment's vector form: from the segment's start (`after`
+/// None), or from just after a shuffle the form performs for the whole warp (`after`: its
+/// node), with the classes its live registers enter with (`seed`).
+pub(super) struct Stretch {
+    pub after: Option<usize>,
+    pub seed: Vec<Class>,
+    pub plan: Plan,
+    pub region: Region,
 }
 
 /// A loop-path kernel's vector form of the segment from its start (`simd::segment`).
 pub(super) struct VectorSegment {
-    pub plan: Plan,
-    pub region: Region,
+    /// The first from the kernel's start, then those after the shuffles it performs.
+    pub stretches: Vec<Stretch>,
     /// Its cuts by resume point: the node, and the registers live there.
-    pub cuts: std::collections::BTreeMap<usize, (usize, Vec<usize>)>,
+    pub cuts: BTreeMap<usize, (usize, Vec<usize>)>,
 }
+
+impl VectorSegment {
+    /// The shuffles the form performs itself.
+    pub fn shuffles(&self) -> usize {
+        self.stretches.len() - 1
+    }
+}
+
+/// The most stretches a form may have after shuffles, and the most rounds their classes may
+/// take to settle (a loop through shuffles widens them again).
+const MAX_STRETCHES: usize = 64;
+const MAX_ROUNDS: usize = 16;
 
 impl FnEmitter<'_> {
     /// The vector form of the loop-path segment from the kernel's start, where it has one
@@ -652,17 +863,123 @@ impl FnEmitter<'_> {
             crate::SegmentVectors::All => 0,
             _ => crate::simd::MIN_LANE_WORK,
         };
-        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, 0, up.syncs.len() + 1, min_work)?;
+        let first_cut = up.syncs.len() + 1;
+        let start = crate::simd::Entry { start: 0, seed: None };
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0)?;
         if plan.load_site.is_empty() {
             return Err("its first segment loads nothing from global memory the lanes differ in".into());
         }
-        let cut_nodes: Vec<(usize, usize)> =
-            region.stops.iter().filter_map(|(&n, s)| if let Stop::Cut(id) = s { Some((*id, n)) } else { None }).collect();
+        let mut stretches = vec![Stretch { after: None, seed: Vec::new(), plan, region }];
+        self.stretches_after_shuffles(up, &splits, &forced, &mut stretches);
+        let work: usize = stretches.iter().map(|s| crate::simd::lane_work(f, &s.plan, &s.region)).sum();
+        if work < min_work {
+            return Err(crate::simd::too_little(work));
+        }
+        // Each stretch's loads, stores and cuts numbered after the ones before.
+        let (mut loads, mut stores, mut cut) = (0, 0, first_cut);
+        for s in &mut stretches {
+            let nl = s.plan.load_ranges();
+            s.plan.load_site.values_mut().for_each(|k| *k += loads);
+            s.plan.store_site.values_mut().for_each(|k| *k += stores);
+            loads += nl;
+            stores += s.plan.store_site.len();
+            if s.after.is_some() {
+                for stop in s.region.stops.values_mut() {
+                    if let Stop::Cut(id) = stop {
+                        *id += cut;
+                    }
+                }
+            }
+            cut = s.region.stops.values().filter_map(|st| if let Stop::Cut(id) = st { Some(id + 1) } else { None }).max().unwrap_or(cut).max(cut);
+        }
+        let cut_nodes: Vec<(usize, usize)> = stretches
+            .iter()
+            .flat_map(|s| s.region.stops.iter().filter_map(|(&n, st)| if let Stop::Cut(id) = st { Some((*id, n)) } else { None }))
+            .collect();
         let cfg = crate::cfg::build(f);
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
         let cuts = cut_nodes.into_iter().zip(live).map(|((id, n), l)| (id, (n, l))).collect();
-        Ok(VectorSegment { plan, region, cuts })
+        Ok(VectorSegment { stretches, cuts })
+    }
+
+    /// The stretches after the shuffles the form can perform itself (full-mask, literal
+    /// lane operand and clamp: every lane's source is known), planned until the classes
+    /// their live registers enter with settle. A shuffle whose stretch has no form stays a
+    /// stop; where they do not settle, or a cycle of stretches could store more than the
+    /// undo log holds, or past `MAX_STRETCHES`, the form keeps only its first.
+    fn stretches_after_shuffles(&self, up: &crate::uniform::Plan, splits: &[(usize, usize)], forced: &[usize], stretches: &mut Vec<Stretch>) {
+        let f = self.f;
+        let Some(kl) = self.kl else { return };
+        let performs = |n: usize| {
+            up.literal.contains_key(&n)
+                && matches!(&f.body[n], Node::Instr(i) if (SYNC_SHFL_UP..=SYNC_SHFL_IDX).contains(&sync_kind(i))
+                    && shuffle_members(i).1.iter().all(|a| matches!(a, Op::Reg(_) | Op::Int(_))))
+        };
+        // After a shuffle, only the shuffles the form performs are split points; the
+        // others are cuts (the runner takes the lanes there in the fibers' order).
+        let later_splits: Vec<(usize, usize)> = splits.iter().copied().filter(|&(n, _)| performs(n)).collect();
+        let mut later_forced: Vec<usize> = forced.to_vec();
+        later_forced.extend(splits.iter().map(|s| s.0).filter(|&n| !performs(n)));
+        let mut refused: std::collections::HashSet<usize> = Default::default();
+        for _ in 0..MAX_ROUNDS {
+            let mut changed = false;
+            let reached: std::collections::BTreeSet<usize> =
+                stretches.iter().flat_map(|s| s.region.stops.iter().filter(|(_, st)| matches!(st, Stop::Split(_))).map(|(&n, _)| n)).collect();
+            let candidates: Vec<usize> = reached.into_iter().filter(|&n| performs(n) && !refused.contains(&n)).collect();
+            for n in candidates {
+                let seed = self.seed_after(up, n, stretches);
+                let at = stretches.iter().position(|s| s.after == Some(n));
+                if at.is_some_and(|x| stretches[x].seed == seed) {
+                    continue;
+                }
+                changed = true;
+                let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed) };
+                match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0) {
+                    Ok((plan, region)) => {
+                        let s = Stretch { after: Some(n), seed: seed.clone(), plan, region };
+                        match at {
+                            Some(x) => stretches[x] = s,
+                            None => stretches.push(s),
+                        }
+                    }
+                    Err(_) => {
+                        refused.insert(n);
+                        if let Some(x) = at {
+                            stretches.remove(x);
+                        }
+                    }
+                }
+            }
+            if !changed {
+                let bytes: u32 = stretches.iter().map(|s| s.plan.undo_bytes).sum();
+                if stretches.len() <= MAX_STRETCHES + 1 && bytes <= 4096 && !(stretch_cycle(stretches) && stretches.iter().any(|s| !s.plan.store_site.is_empty())) {
+                    return;
+                }
+                break;
+            }
+        }
+        stretches.truncate(1);
+    }
+
+    /// The classes the registers enter the stretch after shuffle `n` with: those staged
+    /// there as the widest stretch reaching it leaves them, the shuffle's results lanes.
+    fn seed_after(&self, up: &crate::uniform::Plan, n: usize, stretches: &[Stretch]) -> Vec<Class> {
+        let f = self.f;
+        let mut seed = vec![Class::Uniform; f.regs.len()];
+        let Some(id) = up.syncs.iter().position(|&s| s == n) else { return seed };
+        let Node::Instr(i) = &f.body[n] else { return seed };
+        let mut regs = up.save[id].clone();
+        regs.extend(&up.live[id]);
+        for s in stretches.iter().filter(|s| s.region.stops.contains_key(&n)) {
+            for &r in &regs {
+                seed[r] = join(seed[r], s.plan.class[r]);
+            }
+        }
+        for d in shuffle_members(i).0.into_iter().flatten().chain(shuffle_pred(i)) {
+            seed[d] = Class::Vector;
+        }
+        seed
     }
 
     /// The function of `v` (`body_simd_segment`), written by an emitter of its own (its
@@ -676,7 +993,8 @@ impl FnEmitter<'_> {
         carry: bool,
         save_kept: &[String],
     ) -> Result<(String, u32, u32), Error> {
-        let splits_kept = v.region.stops.values().any(|s| matches!(s, Stop::Split(id) if !save_kept[id - 1].is_empty()));
+        let splits_kept =
+            v.stretches.iter().flat_map(|s| s.region.stops.values()).any(|s| matches!(s, Stop::Split(id) if !save_kept[id - 1].is_empty()));
         let cut_nodes: Vec<usize> = v.cuts.values().map(|c| c.0).collect();
         if splits_kept || self.kept_live_across(&cut_nodes).iter().any(|l| !l.is_empty()) {
             return Err(self.unsupported("a fused multiply's operands across a stop of the vector form"));
@@ -686,7 +1004,27 @@ impl FnEmitter<'_> {
         e.aligned_arg = self.aligned_arg;
         e.folds = self.folds.clone();
         let cut_live = v.cuts.iter().map(|(&id, (_, l))| (id, l.clone())).collect();
-        let form = SegmentForm { k, from: 0, save: &up.save, literal: &up.literal, cut_live: &cut_live, carry };
-        e.body_simd_segment(&v.plan, &v.region, &form)
+        let form = SegmentForm { k, from: 0, up, cut_live: &cut_live, carry };
+        e.body_simd_segment(v, &form)
     }
+}
+
+/// Whether the stretches after shuffles reach one another in a cycle (a loop through a
+/// shuffle: their stores could run more often than the undo log holds).
+fn stretch_cycle(stretches: &[Stretch]) -> bool {
+    let of: HashMap<usize, usize> = stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
+    let next = |x: usize| -> Vec<usize> { stretches[x].region.stops.keys().filter_map(|n| of.get(n).copied()).collect() };
+    // Depth-first from the first stretch, a stretch on the path reached again.
+    fn visit(x: usize, next: &dyn Fn(usize) -> Vec<usize>, state: &mut [u8]) -> bool {
+        state[x] = 1;
+        for y in next(x) {
+            if state[y] == 1 || (state[y] == 0 && visit(y, next, state)) {
+                return true;
+            }
+        }
+        state[x] = 2;
+        false
+    }
+    let mut state = vec![0u8; stretches.len()];
+    visit(0, &next, &mut state)
 }
