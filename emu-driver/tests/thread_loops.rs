@@ -48,7 +48,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 67);
+    assert_eq!(l.len(), 69);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -727,4 +727,63 @@ fn a_warps_vectors_load_and_store_narrow_elements_through_generic_addresses() {
     assert!(region(&o[0].2) == region(&want), "the lanes one at a time differ from the model");
     let nv = vec.counts["modules"][0]["notes"].to_string();
     assert!(nv.contains("threads of seg_narrow: loops over threads: 1 warp collective reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`)"), "{nv}");
+}
+
+/// seg_shfl's words 0 and 2 for the threads of input `inp` (32 bytes a thread): per warp,
+/// x = in0 ^ in1, v after n/2 butterflies by 1, the sum down the warp, and bfly(v, 3) +
+/// idx(x, 5) in groups of 8 + (up(x, 2) where valid, else 1000).
+fn seg_shfl_model(inp: &[u8], threads: usize) -> Vec<(u32, u32)> {
+    let word = |t: usize, k: usize| u32::from_le_bytes(inp[32 * t + 4 * k..32 * t + 4 * k + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    for w in 0..threads / 32 {
+        let x: Vec<u32> = (0..32).map(|l| word(32 * w + l, 0) ^ word(32 * w + l, 1)).collect();
+        let mut v = x.clone();
+        for _ in 0..threads / 2 {
+            v = (0..32).map(|l| v[l].wrapping_add(v[l ^ 1])).collect();
+        }
+        let mut sum = x.clone();
+        for s in [16, 8, 4, 2, 1] {
+            sum = (0..32).map(|l| sum[l].wrapping_add(if l + s <= 31 { sum[l + s] } else { sum[l] })).collect();
+        }
+        for l in 0..32 {
+            let up = if l >= 2 { x[l - 2] } else { 1000 };
+            out.push((v[l ^ 3].wrapping_add(x[(l & 0x18) | 5]).wrapping_add(up), sum[l]));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_warps_vectors_perform_its_shuffles_and_hand_its_lanes_on_in_the_fibers_order() {
+    // seg_shfl's first segment as the warp's two vectors through its shuffles (a loop of
+    // n/2 butterflies, a sum down the warp, index and up shuffles, stores after them), to
+    // the cut before every lane's ticket: the tickets (then lane 0's second) must come out
+    // as on fibers, which hand the lanes on with the lane that completed the last shuffle
+    // first. With 64 threads every warp's form reaches the cut; with 512 (256 butterflies)
+    // a warp that starts while others of its block wait stops inside the loop (the
+    // fairness budget) and the runner goes on from there. Against the lanes one at a time,
+    // the fibers and a model.
+    let vec = run("segshfl-all", "auto", Some("seg_shfl"), &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
+    let one = run("segshfl-off", "auto", Some("seg_shfl"), &[("EMU_CUDA_SEGMENT_VECTORS", "off")]);
+    let fib = run("segshfl-fib", "off", Some("seg_shfl"), &[]);
+    assert!(vec.ok && one.ok && fib.ok, "{}\n{}\n{}", vec.stderr, one.stderr, fib.stderr);
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    let ins = records(&vec.inputs, 32, false);
+    assert_eq!(v.len(), 2);
+    for (((a, b), c), (_, _, inp)) in v.iter().zip(&o).zip(&f).zip(&ins) {
+        let n = inp.len() / 32;
+        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
+        assert!(a.2 == c.2, "seg_shfl/{n}: the warp's vectors give other outputs or tickets than the fibers");
+        assert!(b.2 == c.2, "seg_shfl/{n}: the lanes one at a time give other outputs or tickets than the fibers");
+        let at = |t: usize, k: usize| u32::from_le_bytes(a.2[16 * t + 4 * k..16 * t + 4 * k + 4].try_into().unwrap());
+        for (t, (w0, w2)) in seg_shfl_model(inp, n).into_iter().enumerate() {
+            assert_eq!((at(t, 0), at(t, 2)), (w0, w2), "seg_shfl/{n} thread {t}");
+        }
+    }
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(
+        nv.contains("threads of seg_shfl: loops over threads: 9 warp collectives reached by every thread together")
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), through 9 shuffles of its own, one lane at a time after 1 cut"),
+        "{nv}"
+    );
 }

@@ -321,7 +321,10 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     for (n, i) in instrs() {
         admit(i, params, generic).map_err(|why| at(n, i, &why))?;
     }
-    let addresses = address_regs(f, &region.nodes);
+    // A segment's registers hold an address as a base plus offsets wherever the kernel uses
+    // them as one (a stretch after a shuffle may store through what an earlier one made).
+    let whole = vec![true; f.body.len()];
+    let addresses = address_regs(f, if entry.is_some() { &whole } else { &region.nodes });
     // Classes grow from uniform to vector or split until nothing changes; with them, what
     // holds a loaded value.
     // What an earlier stretch left in lanes may have been loaded.

@@ -142,7 +142,9 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(SEGMENT).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0).expect("a form");
+    let (p, region) =
+        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0)
+            .expect("a form");
     // The form stops at the branch on the loaded word (a cut, resume point 2), before the
     // shuffle: the lanes go on one at a time from there.
     let stops: Vec<_> = region.stops.iter().map(|(&n, s)| (n, *s)).collect();
@@ -157,7 +159,9 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&plain).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (_, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0).expect("a form");
+    let (_, region) =
+        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0)
+            .expect("a form");
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     // With the translator's option the loop path's note names the form and its cut.
     let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");

@@ -622,7 +622,13 @@ impl FnEmitter<'_> {
                     let _ = write!(
                         body,
                         "  {}",
-                        assign(from, plan.class[r], f.regs[r].ty, (&format!("r{r}"), &format!("o{r}")), (&format!("ST{r}_{n}[h_]"), &format!("SO{r}_{n}[h_]")))
+                        assign(
+                            from,
+                            plan.class[r],
+                            f.regs[r].ty,
+                            (&format!("r{r}"), &format!("o{r}")),
+                            (&format!("ST{r}_{n}[h_]"), &format!("SO{r}_{n}[h_]"))
+                        )
                     );
                     body.push('\n');
                 }
@@ -636,9 +642,14 @@ impl FnEmitter<'_> {
                 if let Some(p) = shuffle_pred(i) {
                     let _ = writeln!(body, "  r{p} = SP_{n}[h_];");
                 }
+                // Its code is in body order, which a loop back to the shuffle puts first.
+                let _ = writeln!(body, "  goto P{x}N_;");
             }
             for (n, node) in f.body.iter().enumerate() {
                 self.node = n;
+                if st.after.is_some_and(|a| a + 1 == n) {
+                    let _ = writeln!(body, "P{x}N_:;");
+                }
                 if let Some(stop) = stops.get(&n).filter(|_| st.region.stops.contains_key(&n)) {
                     let mut s = String::new();
                     for &r in &stop.regs {
@@ -890,7 +901,14 @@ impl FnEmitter<'_> {
                     }
                 }
             }
-            cut = s.region.stops.values().filter_map(|st| if let Stop::Cut(id) = st { Some(id + 1) } else { None }).max().unwrap_or(cut).max(cut);
+            cut = s
+                .region
+                .stops
+                .values()
+                .filter_map(|st| if let Stop::Cut(id) = st { Some(id + 1) } else { None })
+                .max()
+                .unwrap_or(cut)
+                .max(cut);
         }
         let cut_nodes: Vec<(usize, usize)> = stretches
             .iter()
@@ -906,9 +924,15 @@ impl FnEmitter<'_> {
     /// The stretches after the shuffles the form can perform itself (full-mask, literal
     /// lane operand and clamp: every lane's source is known), planned until the classes
     /// their live registers enter with settle. A shuffle whose stretch has no form stays a
-    /// stop; where they do not settle, or a cycle of stretches could store more than the
-    /// undo log holds, or past `MAX_STRETCHES`, the form keeps only its first.
-    fn stretches_after_shuffles(&self, up: &crate::uniform::Plan, splits: &[(usize, usize)], forced: &[usize], stretches: &mut Vec<Stretch>) {
+    /// stop; where they do not settle, or a stretch on a cycle stores (it could store more
+    /// than the undo log holds), or past `MAX_STRETCHES`, the form keeps only its first.
+    fn stretches_after_shuffles(
+        &self,
+        up: &crate::uniform::Plan,
+        splits: &[(usize, usize)],
+        forced: &[usize],
+        stretches: &mut Vec<Stretch>,
+    ) {
         let f = self.f;
         let Some(kl) = self.kl else { return };
         let performs = |n: usize| {
@@ -924,8 +948,10 @@ impl FnEmitter<'_> {
         let mut refused: std::collections::HashSet<usize> = Default::default();
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
-            let reached: std::collections::BTreeSet<usize> =
-                stretches.iter().flat_map(|s| s.region.stops.iter().filter(|(_, st)| matches!(st, Stop::Split(_))).map(|(&n, _)| n)).collect();
+            let reached: std::collections::BTreeSet<usize> = stretches
+                .iter()
+                .flat_map(|s| s.region.stops.iter().filter(|(_, st)| matches!(st, Stop::Split(_))).map(|(&n, _)| n))
+                .collect();
             let candidates: Vec<usize> = reached.into_iter().filter(|&n| performs(n) && !refused.contains(&n)).collect();
             for n in candidates {
                 let seed = self.seed_after(up, n, stretches);
@@ -953,7 +979,9 @@ impl FnEmitter<'_> {
             }
             if !changed {
                 let bytes: u32 = stretches.iter().map(|s| s.plan.undo_bytes).sum();
-                if stretches.len() <= MAX_STRETCHES + 1 && bytes <= 4096 && !(stretch_cycle(stretches) && stretches.iter().any(|s| !s.plan.store_site.is_empty())) {
+                let cyclic = on_cycles(stretches);
+                let stores_repeat = stretches.iter().zip(&cyclic).any(|(s, c)| *c && !s.plan.store_site.is_empty());
+                if stretches.len() <= MAX_STRETCHES + 1 && bytes <= 4096 && !stores_repeat {
                     return;
                 }
                 break;
@@ -1009,22 +1037,25 @@ impl FnEmitter<'_> {
     }
 }
 
-/// Whether the stretches after shuffles reach one another in a cycle (a loop through a
-/// shuffle: their stores could run more often than the undo log holds).
-fn stretch_cycle(stretches: &[Stretch]) -> bool {
+/// By stretch: whether it lies on a cycle of stretches (a loop through a shuffle), where
+/// it may run more than once per half (its stores could outgrow the undo log).
+fn on_cycles(stretches: &[Stretch]) -> Vec<bool> {
     let of: HashMap<usize, usize> = stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
-    let next = |x: usize| -> Vec<usize> { stretches[x].region.stops.keys().filter_map(|n| of.get(n).copied()).collect() };
-    // Depth-first from the first stretch, a stretch on the path reached again.
-    fn visit(x: usize, next: &dyn Fn(usize) -> Vec<usize>, state: &mut [u8]) -> bool {
-        state[x] = 1;
-        for y in next(x) {
-            if state[y] == 1 || (state[y] == 0 && visit(y, next, state)) {
-                return true;
+    let next: Vec<Vec<usize>> = stretches.iter().map(|s| s.region.stops.keys().filter_map(|n| of.get(n).copied()).collect()).collect();
+    (0..stretches.len())
+        .map(|x| {
+            // Whether x reaches itself.
+            let mut seen = vec![false; stretches.len()];
+            let mut work = next[x].clone();
+            while let Some(y) = work.pop() {
+                if y == x {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[y], true) {
+                    work.extend(&next[y]);
+                }
             }
-        }
-        state[x] = 2;
-        false
-    }
-    let mut state = vec![0u8; stretches.len()];
-    visit(0, &next, &mut state)
+            false
+        })
+        .collect()
 }
