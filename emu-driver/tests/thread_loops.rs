@@ -729,14 +729,14 @@ fn a_warps_vectors_load_and_store_narrow_elements_through_generic_addresses() {
     assert!(nv.contains("threads of seg_narrow: loops over threads: 1 warp collective reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`)"), "{nv}");
 }
 
-/// seg_shfl's words 0 and 2 for the threads of input `inp` (32 bytes a thread): per warp,
-/// x = in0 ^ in1, v after n/2 butterflies by 1, the sum down the warp, and bfly(v, 3) +
-/// idx(x, 5) in groups of 8 + (up(x, 2) where valid, else 1000).
+/// seg_shfl's words 0 and 2 for the threads of input `inp` (32 bytes a thread, its two
+/// operands at 0 and 8): per warp, x = in0 ^ in1, v after n/2 butterflies by 1, the sum down the warp, and bfly(v, 3) +
+/// idx(x, 5) in groups of 8 + (up(x, 2) where valid, else 1000) + the two field inserts.
 fn seg_shfl_model(inp: &[u8], threads: usize) -> Vec<(u32, u32)> {
     let word = |t: usize, k: usize| u32::from_le_bytes(inp[32 * t + 4 * k..32 * t + 4 * k + 4].try_into().unwrap());
     let mut out = Vec::new();
     for w in 0..threads / 32 {
-        let x: Vec<u32> = (0..32).map(|l| word(32 * w + l, 0) ^ word(32 * w + l, 1)).collect();
+        let x: Vec<u32> = (0..32).map(|l| word(32 * w + l, 0) ^ word(32 * w + l, 2)).collect();
         let mut v = x.clone();
         for _ in 0..threads / 2 {
             v = (0..32).map(|l| v[l].wrapping_add(v[l ^ 1])).collect();
@@ -747,7 +747,11 @@ fn seg_shfl_model(inp: &[u8], threads: usize) -> Vec<(u32, u32)> {
         }
         for l in 0..32 {
             let up = if l >= 2 { x[l - 2] } else { 1000 };
-            out.push((v[l ^ 3].wrapping_add(x[(l & 0x18) | 5]).wrapping_add(up), sum[l]));
+            let (in0, in1) = (word(32 * w + l, 0), word(32 * w + l, 2));
+            let field = (in0 & !(0x1ff << 5)) | ((x[l] << 5) & (0x1ff << 5));
+            let joined = ((x[l] as u64 | (in1 as u64) << 32) >> 7) as u32;
+            let f = field.wrapping_add(joined);
+            out.push((v[l ^ 3].wrapping_add(x[(l & 0x18) | 5]).wrapping_add(up).wrapping_add(f), sum[l]));
         }
     }
     out

@@ -2305,9 +2305,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             owner = true;
             /* A whole warp from its start with nothing else queued or pending: the shuffles
                its vector form may perform, as many as the chains' links the fairness
-               streak allows (each completes with the warp alone in the queue). */
+               streak allows (each completes with the warp alone in the queue), and never
+               more than a streak's worth: a loop through a shuffle then comes back to the
+               runner (a warp that waits for another block must let it run). */
             if (k == 32 && head == tail && pend_hi == pend_lo)
-                budget = next_new >= n ? ~0u : streak < LOOP_FAIRNESS_STREAK ? (LOOP_FAIRNESS_STREAK - streak) / 31u : 0u;
+                budget = next_new >= n ? LOOP_FAIRNESS_STREAK / 31u : streak < LOOP_FAIRNESS_STREAK ? (LOOP_FAIRNESS_STREAK - streak) / 31u : 0u;
         } else {
             break;
         }

@@ -171,7 +171,8 @@ pub struct Entry<'a> {
     pub seed: Option<&'a [Class]>,
 }
 
-/// The module note's reason for a form that covers too little work.
+/// The module note's reason for a form that covers too little work (per-lane
+/// instructions, and `SHUFFLE_WORK` for each shuffle it performs).
 pub fn too_little(work: usize) -> String {
     format!("{work} per-lane instructions before its stops, too few to pay for scattering its registers")
 }
@@ -232,6 +233,12 @@ pub fn segment(
 /// scatters its live registers into 32 frames (motion_cuda's blur covers thousands; an adm
 /// kernel whose form loaded one word before its cut ran slower with it).
 pub const MIN_LANE_WORK: usize = 256;
+
+/// What a shuffle the form performs itself counts for against `MIN_LANE_WORK`: it saves
+/// the exchange of the warp's values through its 32 frames and the registers' scatter
+/// before it (the fork's psnr_cuda, 53 per-lane instructions and 5 shuffles: 1.6x faster
+/// with the form than with its lanes one at a time).
+pub const SHUFFLE_WORK: usize = 64;
 
 /// The instructions of `region` that run per lane (not once per half-warp), those inside
 /// a loop counted 8 times: an estimate of what the form runs as vectors.
@@ -544,6 +551,11 @@ fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
     )
 }
 
+/// Whether `i` (a `bfi`) has a literal position and length.
+fn literal_field(i: &Instr) -> bool {
+    matches!((i.args.get(3), i.args.get(4)), (Some(Op::Int(_)), Some(Op::Int(_))))
+}
+
 /// The register instruction `i` writes and the class it gets, given the operands'.
 fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(usize, Class)>, String> {
     use Class::*;
@@ -606,6 +618,8 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
                 && matches!(i.args.get(3), Some(Op::Int(_)))
         }
         "dp2a" | "dp4a" => true,
+        // A field insert at a literal place (nvcc joins a 64-bit sum's shuffled halves so).
+        "bfi" => literal_field(i),
         "setp" if t.is_some_and(wide_type) && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3 => {
             return Ok(Some((d, Vector)));
         }
@@ -660,6 +674,7 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
             "cvta" => has(".to") && has(".global"),
             "mul" | "mad" => (has(".lo") && t64) || (has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32))),
             "shl" | "shr" => t64 && p.of(&i.args[2]) == Uniform,
+            "bfi" => t64 && literal_field(i),
             _ => false,
         };
     if wide {

@@ -205,14 +205,43 @@ fn taps_kernel(taps: usize) -> String {
 #[test]
 fn by_default_a_segment_runs_as_warp_vectors_only_where_its_per_lane_work_pays() {
     // Inside the loop each per-lane instruction counts 8 times (3 per tap, the address's 2
-    // and the branch: 8 x 30 = 240 with 9 taps), besides the lane's index and the sum's
-    // start outside it (3) and the store after the shuffle, which the form performs (1): 9
-    // taps fall short of 256 (244), 10 pay (268).
-    for (taps, pays) in [(10, true), (9, false)] {
+    // and the branch: 8 x 21 = 168 with 6 taps), besides the lane's index and the sum's
+    // start outside it (3), the store after the shuffle (1) and the shuffle, which the form
+    // performs (`SHUFFLE_WORK`, 64): 6 taps fall short of 256 (236), 7 pay (260).
+    for (taps, pays) in [(7, true), (6, false)] {
         let t = translate(&[&taps_kernel(taps)], &Options { units: 1, ..Options::default() }).expect("translates");
         let why = &t.kernels[0].threads_why;
         assert_eq!(t.units[0].contains("warp_segment<"), pays, "{taps} taps: {why}");
-        assert_eq!(why.contains("244 per-lane instructions before its stops, too few"), !pays, "{taps} taps: {why}");
+        assert_eq!(why.contains("236 per-lane instructions before its stops, too few"), !pays, "{taps} taps: {why}");
         assert_eq!(why.contains("from its start a warp's lanes as two vectors of 16"), pays, "{why}");
     }
+}
+
+#[test]
+fn stretches_after_two_shuffles_share_the_resume_point_of_the_cut_they_both_reach() {
+    // A uniform branch picks one of two shuffles; the stretches after each reach the same
+    // atomic add, a cut of both: one resume point, whose label the step defines (a second
+    // id for the same node left `goto M<id>` without its label, a module that does not
+    // compile).
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, .param .u32 n)\n{\n\
+        .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a];\nld.param.u32 %r9, [n];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+        ld.global.u32 %r2, [%rd3];\nsetp.eq.u32 %p1, %r9, 0;\n@%p1 bra OTHER;\nshfl.sync.down.b32 %r3, %r2, 1, 31, -1;\nbra JOIN;\n\
+        OTHER:\nshfl.sync.down.b32 %r3, %r2, 2, 31, -1;\nJOIN:\nadd.u32 %r2, %r2, %r3;\natom.global.add.u32 %r4, [%rd3], %r2;\nret;\n}\n";
+    let t = translate(&[src], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
+    let why = &t.kernels[0].threads_why;
+    assert!(
+        why.contains(
+            "from its start a warp's lanes as two vectors of 16 (`simd`), through 2 shuffles of its own, one lane at a time after 1 cut"
+        ),
+        "{why}"
+    );
+    let code = &t.units[0];
+    let mut jumps = 0;
+    for (at, _) in code.match_indices("goto M") {
+        let id: String = code[at + 6..].chars().take_while(char::is_ascii_digit).collect();
+        assert!(code.contains(&format!("M{id}:;")), "goto M{id} without its label");
+        jumps += 1;
+    }
+    assert_eq!(jumps, 1, "one resume point for the cut");
 }

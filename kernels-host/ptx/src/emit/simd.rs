@@ -318,6 +318,14 @@ impl FnEmitter<'_> {
             }
             "mul" => format!("{} * {}", a(self, 1)?, a(self, 2)?),
             "mad" => format!("{} * {} + {}", a(self, 1)?, a(self, 2)?, a(self, 3)?),
+            "bfi" => {
+                let (ins, keep, pos) = field(i, 32).ok_or_else(|| self.unsupported("bfi at a place that differs"))?;
+                let (x, y) = (a(self, 1)?, a(self, 2)?);
+                match pos {
+                    Some(pos) => format!("({y} & {S}V((uint32_t){keep}u)) | (({x} << {pos}u) & {S}V((uint32_t){ins}u))"),
+                    None => y,
+                }
+            }
             "and" | "or" | "xor" if pred => {
                 let sym = match op {
                     "and" => "&",
@@ -378,6 +386,14 @@ impl FnEmitter<'_> {
                 "not" => format!("~{}", w(self, 1)?),
                 "neg" => format!("{S}X(0) - {}", w(self, 1)?),
                 "selp" => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, w(self, 1)?, w(self, 2)?),
+                "bfi" => {
+                    let (ins, keep, pos) = field(i, 64).ok_or_else(|| self.unsupported("bfi at a place that differs"))?;
+                    let (x, y) = (w(self, 1)?, w(self, 2)?);
+                    match pos {
+                        Some(pos) => format!("({y} & {S}X({keep}ull)) | ({S}wshl({x}, {pos}) & {S}X({ins}ull))"),
+                        None => y,
+                    }
+                }
                 "shl" | "shr" => {
                     let n = self.val(&arg(2)?, Ty::U32)?;
                     let f = match (op, t) {
@@ -470,11 +486,33 @@ impl FnEmitter<'_> {
     }
 }
 
+/// A `bfi` of literal position and length on `bits`-bit values: the bits it inserts, those
+/// it keeps of the base, and the shift (None where it inserts nothing: a length of 0 or a
+/// position past the value; both operands are taken modulo 256, as the ISA says).
+fn field(i: &Instr, bits: u32) -> Option<(u64, u64, Option<u32>)> {
+    let (Some(Op::Int(pos)), Some(Op::Int(len))) = (i.args.get(3), i.args.get(4)) else { return None };
+    let (pos, len) = ((*pos & 0xff) as u32, (*len & 0xff) as u32);
+    let all = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    if len == 0 || pos >= bits {
+        return Some((0, all, None));
+    }
+    let mask = if len >= 64 { u64::MAX } else { (1u64 << len) - 1 };
+    let ins = (mask << pos) & all;
+    Some((ins, !ins & all, Some(pos)))
+}
+
 /// Each register of `f` declared in its vector form's class (all zero, as the thread's
 /// registers start).
 fn register_decls(plan: &Plan, f: &crate::resolve::Func) -> String {
+    register_decls_of(plan, f, &vec![true; f.regs.len()])
+}
+
+/// `register_decls` of the registers `used` marks (a stretch's: those its nodes name and
+/// those it enters with; a kernel with many shuffles would otherwise declare every
+/// register once per stretch, which the host compiler pays for).
+fn register_decls_of(plan: &Plan, f: &crate::resolve::Func, used: &[bool]) -> String {
     let mut out = String::new();
-    for (r, reg) in f.regs.iter().enumerate() {
+    for (r, reg) in f.regs.iter().enumerate().filter(|(r, _)| used[*r]) {
         let _ = match (plan.class[r], reg.ty) {
             (Class::Uniform, t) => writeln!(out, "  {} r{r} = 0;", ctype(t)),
             (Class::Vector, Ty::Pred) => writeln!(out, "  {S}vi r{r} = {{}};"),
@@ -608,7 +646,19 @@ impl FnEmitter<'_> {
                 let _ = writeln!(body, "P{x}_: // after the shuffle of PTX line {}", line_of(f, n));
             }
             body.push_str("  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n");
-            body.push_str(&register_decls(plan, f));
+            let mut used = vec![false; f.regs.len()];
+            for (n, node) in f.body.iter().enumerate() {
+                if let (true, Node::Instr(i)) = (st.region.nodes[n] || st.region.stops.contains_key(&n), node) {
+                    let mut rs = Vec::new();
+                    i.args.iter().for_each(|o| o.regs(&mut rs));
+                    rs.extend(i.guard.map(|(_, p)| p));
+                    rs.into_iter().for_each(|r| used[r] = true);
+                }
+            }
+            for n in st.region.stops.keys().chain(&st.after) {
+                stops[n].regs.iter().for_each(|&r| used[r] = true);
+            }
+            body.push_str(&register_decls_of(plan, f, &used));
             body.push_str("  uint32_t TO_ = 0;\n");
             if let Some(n) = st.after {
                 // The live registers as the stretch before left them, then the shuffle's
@@ -882,38 +932,29 @@ impl FnEmitter<'_> {
         }
         let mut stretches = vec![Stretch { after: None, seed: Vec::new(), plan, region }];
         self.stretches_after_shuffles(up, &splits, &forced, &mut stretches);
-        let work: usize = stretches.iter().map(|s| crate::simd::lane_work(f, &s.plan, &s.region)).sum();
+        let work: usize = stretches.iter().map(|s| crate::simd::lane_work(f, &s.plan, &s.region)).sum::<usize>()
+            + crate::simd::SHUFFLE_WORK * (stretches.len() - 1);
         if work < min_work {
             return Err(crate::simd::too_little(work));
         }
-        // Each stretch's loads, stores and cuts numbered after the ones before.
-        let (mut loads, mut stores, mut cut) = (0, 0, first_cut);
+        // Each stretch's loads and stores numbered after the ones before; its cuts by node
+        // (two stretches that stop at one node share its resume point).
+        let (mut loads, mut stores) = (0, 0);
+        let mut cut_of: BTreeMap<usize, usize> = BTreeMap::new();
         for s in &mut stretches {
             let nl = s.plan.load_ranges();
             s.plan.load_site.values_mut().for_each(|k| *k += loads);
             s.plan.store_site.values_mut().for_each(|k| *k += stores);
             loads += nl;
             stores += s.plan.store_site.len();
-            if s.after.is_some() {
-                for stop in s.region.stops.values_mut() {
-                    if let Stop::Cut(id) = stop {
-                        *id += cut;
-                    }
+            for (&n, stop) in s.region.stops.iter_mut() {
+                if let Stop::Cut(id) = stop {
+                    let next = first_cut + cut_of.len();
+                    *id = *cut_of.entry(n).or_insert(next);
                 }
             }
-            cut = s
-                .region
-                .stops
-                .values()
-                .filter_map(|st| if let Stop::Cut(id) = st { Some(id + 1) } else { None })
-                .max()
-                .unwrap_or(cut)
-                .max(cut);
         }
-        let cut_nodes: Vec<(usize, usize)> = stretches
-            .iter()
-            .flat_map(|s| s.region.stops.iter().filter_map(|(&n, st)| if let Stop::Cut(id) = st { Some((*id, n)) } else { None }))
-            .collect();
+        let cut_nodes: Vec<(usize, usize)> = cut_of.iter().map(|(&n, &id)| (id, n)).collect();
         let cfg = crate::cfg::build(f);
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
