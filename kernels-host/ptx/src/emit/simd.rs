@@ -627,8 +627,8 @@ impl FnEmitter<'_> {
         let mut staged_class: BTreeMap<(usize, usize), Class> = BTreeMap::new();
         for st in &v.stretches {
             for (&node, stop) in &st.region.stops {
-                if !stops.contains_key(&node) {
-                    stops.insert(node, self.stop_code(node, *stop, form)?);
+                if let std::collections::btree_map::Entry::Vacant(e) = stops.entry(node) {
+                    e.insert(self.stop_code(node, *stop, form)?);
                 }
                 for &r in &stops[&node].regs {
                     let c = staged_class.entry((node, r)).or_insert(Class::Uniform);
