@@ -38,6 +38,16 @@ fn hazards(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.contains("hazard") || l.contains("barrier")).collect()
 }
 
+/// `kernel`'s cases with its warps' vectors (`EMU_CUDA_SEGMENT_VECTORS=all`), its lanes one
+/// at a time (`off`) and on fibers, each run successful.
+fn three_ways(kernel: &str) -> [SuiteRun; 3] {
+    let vec = run(&format!("{kernel}-all"), "auto", Some(kernel), &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
+    let one = run(&format!("{kernel}-off"), "auto", Some(kernel), &[("EMU_CUDA_SEGMENT_VECTORS", "off")]);
+    let fib = run(&format!("{kernel}-fib"), "off", Some(kernel), &[]);
+    assert!(vec.ok && one.ok && fib.ok, "{}\n{}\n{}", vec.stderr, one.stderr, fib.stderr);
+    [vec, one, fib]
+}
+
 #[test]
 fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     // Time slices of 50 ms, not 2: the slice is wall-clock time, and on a loaded machine a
@@ -644,10 +654,7 @@ fn a_warps_two_vectors_give_what_its_lanes_one_at_a_time_give() {
     // time from the branch on a loaded word. Outputs, statuses and hazards equal the
     // lanes one at a time and the fibers', and a model of the kernel.
     // (`all`: its form is smaller than the default asks; `off`: none.)
-    let vec = run("segvec-on", "auto", Some("seg_vec"), &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
-    let one = run("segvec-one", "auto", Some("seg_vec"), &[("EMU_CUDA_SEGMENT_VECTORS", "off")]);
-    let fib = run("segvec-fib", "off", Some("seg_vec"), &[]);
-    assert!(vec.ok && one.ok && fib.ok, "{}\n{}\n{}", vec.stderr, one.stderr, fib.stderr);
+    let [vec, one, fib] = three_ways("seg_vec");
     let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
     assert_eq!(v.len(), 2);
     for ((a, b), c) in v.iter().zip(&o).zip(&f) {
@@ -767,10 +774,7 @@ fn a_warps_vectors_perform_its_shuffles_and_hand_its_lanes_on_in_the_fibers_orde
     // a warp that starts while others of its block wait stops inside the loop (the
     // fairness budget) and the runner goes on from there. Against the lanes one at a time,
     // the fibers and a model.
-    let vec = run("segshfl-all", "auto", Some("seg_shfl"), &[("EMU_CUDA_SEGMENT_VECTORS", "all")]);
-    let one = run("segshfl-off", "auto", Some("seg_shfl"), &[("EMU_CUDA_SEGMENT_VECTORS", "off")]);
-    let fib = run("segshfl-fib", "off", Some("seg_shfl"), &[]);
-    assert!(vec.ok && one.ok && fib.ok, "{}\n{}\n{}", vec.stderr, one.stderr, fib.stderr);
+    let [vec, one, fib] = three_ways("seg_shfl");
     let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
     let ins = records(&vec.inputs, 32, false);
     assert_eq!(v.len(), 2);

@@ -2095,6 +2095,14 @@ template <class FR, class Step> PTX_INLINE bool whole_warp_exits(simtwin_thread_
     return whole;
 }
 
+/* The lane of warp `base` that completes the shuffle `steps` after the one lane `t`
+   completed: the chains' order, in which each batch's last lane completes its shuffle and
+   goes on first (lane 31, then 30 as the last of the others, and so on alternating). */
+PTX_INLINE uint32_t completer_after(uint32_t base, uint32_t t, uint32_t steps) {
+    for (uint32_t s = 0; s < steps; ++s) t = t == base + 31 ? base + 30 : base + 31;
+    return t;
+}
+
 template <class FR, class Step, class Seg, class Chain, class Site>
 PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
     static thread_local std::vector<FR> frames_tls;
@@ -2230,8 +2238,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                fairness streak lets them all run. */
             uint32_t steps = 0;
             if (const uint32_t z = chain(fr + base, at[solo], next_new >= n ? ~0u : (LOOP_FAIRNESS_STREAK - streak) / 31u, steps)) {
-                uint32_t t = solo;
-                for (uint32_t s = 0; s < steps; ++s) t = t == base + 31 ? base + 30 : base + 31;
+                const uint32_t t = completer_after(base, solo, steps);
                 const uint32_t w = base >> 5;
                 warp_n[w] = 0;
                 told[w] = 0;
@@ -2245,7 +2252,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                 solo_owner = false;
                 continue;
             }
-            last = solo == base + 31 ? base + 30 : base + 31;
+            last = completer_after(base, solo, 1);
             ids = iota + base;
             k = 32;
             cur = at[solo];
@@ -2327,8 +2334,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                each next, the last of the others: the chains' order). */
             if (to == 0 || to == LOOP_EXIT) unsupported("the loop path's vector form exited after a shuffle it performed (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             const uint32_t base = ids[0], w = base >> 5;
-            uint32_t t = base + 31;
-            for (uint32_t s = 1; s < m; ++s) t = t == base + 31 ? base + 30 : base + 31;
+            const uint32_t t = completer_after(base, base + 31, m - 1);
             streak += 31u * (m - 1);
             warp_n[w] = 0;
             told[w] = 0;
@@ -2346,7 +2352,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             }
             /* At a shuffle it did not perform: the lanes arrive with that lane first. */
             streak += 31u;
-            last = t == base + 31 ? base + 30 : base + 31;
+            last = completer_after(base, t, 1);
             owner = false;
         }
         if (to != LOOP_EXIT && (to & LOOP_MID)) {

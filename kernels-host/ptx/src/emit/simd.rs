@@ -319,12 +319,8 @@ impl FnEmitter<'_> {
             "mul" => format!("{} * {}", a(self, 1)?, a(self, 2)?),
             "mad" => format!("{} * {} + {}", a(self, 1)?, a(self, 2)?, a(self, 3)?),
             "bfi" => {
-                let (ins, keep, pos) = field(i, 32).ok_or_else(|| self.unsupported("bfi at a place that differs"))?;
                 let (x, y) = (a(self, 1)?, a(self, 2)?);
-                match pos {
-                    Some(pos) => format!("({y} & {S}V((uint32_t){keep}u)) | (({x} << {pos}u) & {S}V((uint32_t){ins}u))"),
-                    None => y,
-                }
+                bfi(i, 32, &x, y).ok_or_else(|| self.unsupported("bfi at a place that differs"))?
             }
             "and" | "or" | "xor" if pred => {
                 let sym = match op {
@@ -387,12 +383,8 @@ impl FnEmitter<'_> {
                 "neg" => format!("{S}X(0) - {}", w(self, 1)?),
                 "selp" => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, w(self, 1)?, w(self, 2)?),
                 "bfi" => {
-                    let (ins, keep, pos) = field(i, 64).ok_or_else(|| self.unsupported("bfi at a place that differs"))?;
                     let (x, y) = (w(self, 1)?, w(self, 2)?);
-                    match pos {
-                        Some(pos) => format!("({y} & {S}X({keep}ull)) | ({S}wshl({x}, {pos}) & {S}X({ins}ull))"),
-                        None => y,
-                    }
+                    bfi(i, 64, &x, y).ok_or_else(|| self.unsupported("bfi at a place that differs"))?
                 }
                 "shl" | "shr" => {
                     let n = self.val(&arg(2)?, Ty::U32)?;
@@ -501,6 +493,18 @@ fn field(i: &Instr, bits: u32) -> Option<(u64, u64, Option<u32>)> {
     Some((ins, !ins & all, Some(pos)))
 }
 
+/// `bfi` at a literal place on lanes of `bits` (32 or 64) bits: base `y`'s kept bits and
+/// `x`'s inserted ones (None where the place is not literal).
+fn bfi(i: &Instr, bits: u32, x: &str, y: String) -> Option<String> {
+    let (ins, keep, pos) = field(i, bits)?;
+    let Some(pos) = pos else { return Some(y) };
+    Some(if bits == 64 {
+        format!("({y} & {S}X({keep}ull)) | ({S}wshl({x}, {pos}) & {S}X({ins}ull))")
+    } else {
+        format!("({y} & {S}V((uint32_t){keep}u)) | (({x} << {pos}u) & {S}V((uint32_t){ins}u))")
+    })
+}
+
 /// Each register of `f` declared in its vector form's class (all zero, as the thread's
 /// registers start).
 fn register_decls(plan: &Plan, f: &crate::resolve::Func) -> String {
@@ -562,6 +566,14 @@ struct StopCode {
     store: String,
 }
 
+/// What the stretches of one segment form share: each stop's code, the class each staged
+/// register is held in there, and the stretch after each performed shuffle.
+struct Staging {
+    stops: BTreeMap<usize, StopCode>,
+    staged_class: BTreeMap<(usize, usize), Class>,
+    after: BTreeMap<usize, usize>,
+}
+
 /// The wider of two classes of one register (a vector never meets a split or wide one:
 /// the register's type decides).
 fn join(a: Class, b: Class) -> Class {
@@ -619,146 +631,14 @@ impl FnEmitter<'_> {
     pub(super) fn body_simd_segment(&mut self, v: &VectorSegment, form: &SegmentForm) -> Result<(String, u32, u32), Error> {
         self.loop_tid = true;
         self.site_prefix = "SW";
-        let f = self.f;
-        let up = form.up;
-        // Every stop of every stretch: the registers staged there and their classes (the
-        // widest any stretch that reaches it gives them).
-        let mut stops: BTreeMap<usize, StopCode> = BTreeMap::new();
-        let mut staged_class: BTreeMap<(usize, usize), Class> = BTreeMap::new();
-        for st in &v.stretches {
-            for (&node, stop) in &st.region.stops {
-                if let std::collections::btree_map::Entry::Vacant(e) = stops.entry(node) {
-                    e.insert(self.stop_code(node, *stop, form)?);
-                }
-                for &r in &stops[&node].regs {
-                    let c = staged_class.entry((node, r)).or_insert(Class::Uniform);
-                    *c = join(*c, st.plan.class[r]);
-                }
-            }
-        }
-        let after: BTreeMap<usize, usize> = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
-        // The stretches' code, each a loop over the two halves.
+        let staging = self.staging(v, form)?;
         let mut body = String::new();
         for (x, st) in v.stretches.iter().enumerate() {
-            self.labels = format!("P{x}");
-            let plan = &st.plan;
-            if let Some(n) = st.after {
-                let _ = writeln!(body, "P{x}_: // after the shuffle of PTX line {}", line_of(f, n));
-            }
-            body.push_str("  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n");
-            let mut used = vec![false; f.regs.len()];
-            for (n, node) in f.body.iter().enumerate() {
-                if let (true, Node::Instr(i)) = (st.region.nodes[n] || st.region.stops.contains_key(&n), node) {
-                    let mut rs = Vec::new();
-                    i.args.iter().for_each(|o| o.regs(&mut rs));
-                    rs.extend(i.guard.map(|(_, p)| p));
-                    rs.into_iter().for_each(|r| used[r] = true);
-                }
-            }
-            for n in st.region.stops.keys().chain(&st.after) {
-                stops[n].regs.iter().for_each(|&r| used[r] = true);
-            }
-            body.push_str(&register_decls_of(plan, f, &used));
-            body.push_str("  uint32_t TO_ = 0;\n");
-            if let Some(n) = st.after {
-                // The live registers as the stretch before left them, then the shuffle's
-                // results.
-                for &r in &stops[&n].regs {
-                    let from = staged_class[&(n, r)];
-                    // Staged but not live after it (the shuffle's own operands): not read.
-                    if join(from, plan.class[r]) != plan.class[r] {
-                        continue;
-                    }
-                    let _ = write!(
-                        body,
-                        "  {}",
-                        assign(
-                            from,
-                            plan.class[r],
-                            f.regs[r].ty,
-                            (&format!("r{r}"), &format!("o{r}")),
-                            (&format!("ST{r}_{n}[h_]"), &format!("SO{r}_{n}[h_]"))
-                        )
-                    );
-                    body.push('\n');
-                }
-                let Node::Instr(i) = &f.body[n] else { return Err(self.unsupported("a shuffle that is not an instruction")) };
-                let (dests, _) = shuffle_members(i);
-                for (j, d) in dests.iter().enumerate() {
-                    if let Some(d) = d {
-                        let _ = writeln!(body, "  r{d} = SD{j}_{n}[h_];");
-                    }
-                }
-                if let Some(p) = shuffle_pred(i) {
-                    let _ = writeln!(body, "  r{p} = SP_{n}[h_];");
-                }
-                // Its code is in body order, which a loop back to the shuffle puts first.
-                let _ = writeln!(body, "  goto P{x}N_;");
-            }
-            for (n, node) in f.body.iter().enumerate() {
-                self.node = n;
-                if st.after.is_some_and(|a| a + 1 == n) {
-                    let _ = writeln!(body, "P{x}N_:;");
-                }
-                if let Some(stop) = stops.get(&n).filter(|_| st.region.stops.contains_key(&n)) {
-                    let mut s = String::new();
-                    for &r in &stop.regs {
-                        let to = staged_class[&(n, r)];
-                        s.push_str(&assign(
-                            plan.class[r],
-                            to,
-                            f.regs[r].ty,
-                            (&format!("ST{r}_{n}[h_]"), &format!("SO{r}_{n}[h_]")),
-                            (&format!("r{r}"), &format!("o{r}")),
-                        ));
-                    }
-                    let _ = writeln!(body, "  {{ {s}TO_ = {}; goto E{x}_; }} // stop", stop.code);
-                    continue;
-                }
-                if !st.region.nodes[n] {
-                    continue;
-                }
-                match node {
-                    Node::Label(l) => {
-                        let _ = writeln!(body, "P{x}B{l}:;");
-                    }
-                    // Every lane exits: the runner books their exits.
-                    Node::Instr(i) => self.simd_stmt(n, i, plan, &format!("{{ TO_ = LOOP_EXIT; goto E{x}_; }}"), &mut body)?,
-                }
-            }
-            let _ = writeln!(body, "  TO_ = 0; {BAIL}\nE{x}_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) {BAIL}\n  }}");
-            // Both halves at a shuffle the form performs: its permutes, then the stretch
-            // after it.
-            for (&n, stop) in st.region.stops.iter().filter_map(|(n, s)| after.get(n).map(|x| (n, (s, *x)))) {
-                let (Stop::Split(id), y) = stop else { continue };
-                let Node::Instr(i) = &f.body[n] else { continue };
-                let (b, c) = up.literal[&n];
-                let mode = sync_kind(i) - SYNC_SHFL_UP;
-                let _ = write!(
-                    body,
-                    "  if (TO0_ == {id}u && PASS_ < BUDGET_) {{\n    ++PASS_;\n    static constexpr {S}ShflLanes L_ = {S}shfl_lanes({mode}, {b}u, {c}u);\n"
-                );
-                let (dests, srcs) = shuffle_members(i);
-                for (j, (d, a)) in dests.iter().zip(&srcs).enumerate() {
-                    if d.is_none() {
-                        continue;
-                    }
-                    let half = |h: u32| -> Result<String, Error> {
-                        Ok(match a {
-                            Op::Reg(r) => widen(staged_class[&(n, *r)], Class::Vector, Ty::B32, &format!("ST{r}_{n}[{h}]"), "").0,
-                            Op::Int(k) => format!("{S}V((uint32_t){}u)", *k as u32),
-                            _ => return Err(self.unsupported("a shuffle's value in the vector form")),
-                        })
-                    };
-                    let _ = writeln!(body, "    {S}warp_shfl(L_, {}, {}, SD{j}_{n}[0], SD{j}_{n}[1]);", half(0)?, half(1)?);
-                }
-                if shuffle_pred(i).is_some() {
-                    let _ = writeln!(body, "    {S}warp_shfl_ok(L_, SP_{n}[0], SP_{n}[1]);");
-                }
-                let _ = writeln!(body, "    goto P{y}_;\n  }}");
-            }
+            body.push_str(&self.stretch_code(x, st, &staging)?);
+            body.push_str(&self.performed_shuffles(st, &staging, form)?);
             body.push_str("  goto DONE_;\n");
         }
+        let (f, Staging { stops, staged_class, after }) = (self.f, staging);
         self.labels.clear();
         let nl: usize = v.stretches.iter().map(|s| s.plan.load_ranges()).sum();
         let ne: u32 = 2 * v.stretches.iter().map(|s| s.plan.undo_entries).sum::<u32>();
@@ -814,6 +694,144 @@ impl FnEmitter<'_> {
         out.push_str("  case LOOP_EXIT: break;\n  default: return 0u;\n  }\n  ptx::simd::passed = PASS_;\n  return TO0_;\nBAIL:\n  UNDO.undo();\n  return 0u;\n}\n");
         self.loop_tid = false;
         Ok((out, ne, nb))
+    }
+
+    /// Every stop of every stretch: the registers staged there and their classes (the
+    /// widest any stretch that reaches it gives them), and which stretch follows each
+    /// shuffle the form performs.
+    fn staging(&mut self, v: &VectorSegment, form: &SegmentForm) -> Result<Staging, Error> {
+        let mut stops: BTreeMap<usize, StopCode> = BTreeMap::new();
+        let mut staged_class: BTreeMap<(usize, usize), Class> = BTreeMap::new();
+        for st in &v.stretches {
+            for (&node, stop) in &st.region.stops {
+                if let std::collections::btree_map::Entry::Vacant(e) = stops.entry(node) {
+                    e.insert(self.stop_code(node, *stop, form)?);
+                }
+                for &r in &stops[&node].regs {
+                    let c = staged_class.entry((node, r)).or_insert(Class::Uniform);
+                    *c = join(*c, st.plan.class[r]);
+                }
+            }
+        }
+        let after = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
+        Ok(Staging { stops, staged_class, after })
+    }
+
+    /// Stretch `x`'s code: a loop over the two halves from its start (the shuffle's results
+    /// and the registers the stretch before staged) to its stops (`E<x>_`, both halves'
+    /// answers compared).
+    fn stretch_code(&mut self, x: usize, st: &Stretch, staging: &Staging) -> Result<String, Error> {
+        let (f, stops, staged_class) = (self.f, &staging.stops, &staging.staged_class);
+        self.labels = format!("P{x}");
+        let plan = &st.plan;
+        let mut body = String::new();
+        if let Some(n) = st.after {
+            let _ = writeln!(body, "P{x}_: // after the shuffle of PTX line {}", line_of(f, n));
+        }
+        body.push_str("  for (uint32_t h_ = 0; h_ < 2u; ++h_) {\n  const simtwin_dim3_t &TI = TIs[16u * h_];\n");
+        let mut used = vec![false; f.regs.len()];
+        for (n, node) in f.body.iter().enumerate() {
+            if let (true, Node::Instr(i)) = (st.region.nodes[n] || st.region.stops.contains_key(&n), node) {
+                let mut rs = Vec::new();
+                i.args.iter().for_each(|o| o.regs(&mut rs));
+                rs.extend(i.guard.map(|(_, p)| p));
+                rs.into_iter().for_each(|r| used[r] = true);
+            }
+        }
+        for n in st.region.stops.keys().chain(&st.after) {
+            stops[n].regs.iter().for_each(|&r| used[r] = true);
+        }
+        body.push_str(&register_decls_of(plan, f, &used));
+        body.push_str("  uint32_t TO_ = 0;\n");
+        if let Some(n) = st.after {
+            // The live registers as the stretch before left them, then the shuffle's
+            // results.
+            for &r in &stops[&n].regs {
+                let from = staged_class[&(n, r)];
+                // Staged but not live after it (the shuffle's own operands): not read.
+                if join(from, plan.class[r]) != plan.class[r] {
+                    continue;
+                }
+                let (dst, src) = ((format!("r{r}"), format!("o{r}")), (format!("ST{r}_{n}[h_]"), format!("SO{r}_{n}[h_]")));
+                let _ = writeln!(body, "  {}", assign(from, plan.class[r], f.regs[r].ty, (&dst.0, &dst.1), (&src.0, &src.1)));
+            }
+            let Node::Instr(i) = &f.body[n] else { return Err(self.unsupported("a shuffle that is not an instruction")) };
+            let (dests, _) = shuffle_members(i);
+            for (j, d) in dests.iter().enumerate() {
+                if let Some(d) = d {
+                    let _ = writeln!(body, "  r{d} = SD{j}_{n}[h_];");
+                }
+            }
+            if let Some(p) = shuffle_pred(i) {
+                let _ = writeln!(body, "  r{p} = SP_{n}[h_];");
+            }
+            // Its code is in body order, which a loop back to the shuffle puts first.
+            let _ = writeln!(body, "  goto P{x}N_;");
+        }
+        for (n, node) in f.body.iter().enumerate() {
+            self.node = n;
+            if st.after.is_some_and(|a| a + 1 == n) {
+                let _ = writeln!(body, "P{x}N_:;");
+            }
+            if let Some(stop) = stops.get(&n).filter(|_| st.region.stops.contains_key(&n)) {
+                let mut s = String::new();
+                for &r in &stop.regs {
+                    let to = staged_class[&(n, r)];
+                    let (dst, src) = ((format!("ST{r}_{n}[h_]"), format!("SO{r}_{n}[h_]")), (format!("r{r}"), format!("o{r}")));
+                    s.push_str(&assign(plan.class[r], to, f.regs[r].ty, (&dst.0, &dst.1), (&src.0, &src.1)));
+                }
+                let _ = writeln!(body, "  {{ {s}TO_ = {}; goto E{x}_; }} // stop", stop.code);
+                continue;
+            }
+            if !st.region.nodes[n] {
+                continue;
+            }
+            match node {
+                Node::Label(l) => {
+                    let _ = writeln!(body, "P{x}B{l}:;");
+                }
+                // Every lane exits: the runner books their exits.
+                Node::Instr(i) => self.simd_stmt(n, i, plan, &format!("{{ TO_ = LOOP_EXIT; goto E{x}_; }}"), &mut body)?,
+            }
+        }
+        let _ = writeln!(body, "  TO_ = 0; {BAIL}\nE{x}_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) {BAIL}\n  }}");
+        Ok(body)
+    }
+
+    /// Both halves at a shuffle the form performs (a stop of `st` that a stretch follows),
+    /// while the runner's budget allows: its permutes, then a jump to the stretch after it.
+    fn performed_shuffles(&mut self, st: &Stretch, staging: &Staging, form: &SegmentForm) -> Result<String, Error> {
+        let f = self.f;
+        let mut body = String::new();
+        for (&n, stop) in st.region.stops.iter().filter_map(|(n, s)| staging.after.get(n).map(|x| (n, (s, *x)))) {
+            let (Stop::Split(id), y) = stop else { continue };
+            let Node::Instr(i) = &f.body[n] else { continue };
+            let (b, c) = form.up.literal[&n];
+            let mode = sync_kind(i) - SYNC_SHFL_UP;
+            let _ = write!(
+                body,
+                "  if (TO0_ == {id}u && PASS_ < BUDGET_) {{\n    ++PASS_;\n    static constexpr {S}ShflLanes L_ = {S}shfl_lanes({mode}, {b}u, {c}u);\n"
+            );
+            let (dests, srcs) = shuffle_members(i);
+            for (j, (d, a)) in dests.iter().zip(&srcs).enumerate() {
+                if d.is_none() {
+                    continue;
+                }
+                let half = |h: u32| -> Result<String, Error> {
+                    Ok(match a {
+                        Op::Reg(r) => widen(staging.staged_class[&(n, *r)], Class::Vector, Ty::B32, &format!("ST{r}_{n}[{h}]"), "").0,
+                        Op::Int(k) => format!("{S}V((uint32_t){}u)", *k as u32),
+                        _ => return Err(self.unsupported("a shuffle's value in the vector form")),
+                    })
+                };
+                let _ = writeln!(body, "    {S}warp_shfl(L_, {}, {}, SD{j}_{n}[0], SD{j}_{n}[1]);", half(0)?, half(1)?);
+            }
+            if shuffle_pred(i).is_some() {
+                let _ = writeln!(body, "    {S}warp_shfl_ok(L_, SP_{n}[0], SP_{n}[1]);");
+            }
+            let _ = writeln!(body, "    goto P{y}_;\n  }}");
+        }
+        Ok(body)
     }
 
     /// Stop `stop` at node `node`: its answer, the registers staged there (a split point's
