@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 69);
+    assert_eq!(l.len(), 72);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -762,6 +762,51 @@ fn seg_shfl_model(inp: &[u8], threads: usize) -> Vec<(u32, u32)> {
         }
     }
     out
+}
+
+/// seg_sh's outputs by thread (four words each), as the kernel defines them.
+fn seg_sh_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
+    let word = |g: usize, k: usize| u32::from_le_bytes(inp[g * 32 + 8 * k..g * 32 + 8 * k + 4].try_into().unwrap());
+    (0..threads)
+        .map(|g| {
+            let (b, t) = (g / block * block, g % block);
+            let t1 = (t + 1) % block;
+            let x1 = word(b + t1, 0);
+            let got_before = x1.wrapping_mul(3).wrapping_add(t1 as u32).wrapping_add(word(b + (t ^ 1), 1));
+            let branch = if t < 40 { word(g, 0).wrapping_add(1) } else { 7 };
+            [got_before, word(g, 0) ^ t as u32, branch, x1 & 0xffff]
+        })
+        .collect()
+}
+
+#[test]
+fn a_barrier_kernels_warps_take_their_vectors_into_shared_memory_one_warp_after_another() {
+    // seg_sh: blocks of 4, 3 and 2 warps (the last of 16 lanes) whose first segment each
+    // whole warp runs as two vectors: shared stores of consecutive words, a scatter to
+    // the neighbour's word and a halfword run; warp 1 takes the branch on %tid.x < 40
+    // apart, so it runs one lane at a time within the same sweep. After the barrier
+    // the threads read the words the others stored. Against the lanes one at a time,
+    // the fibers and a model.
+    let [vec, one, fib] = three_ways("seg_sh");
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    let ins = records(&vec.inputs, 32, false);
+    assert_eq!(v.len(), 3);
+    for ((((a, b), c), (_, _, inp)), block) in v.iter().zip(&o).zip(&f).zip(&ins).zip([128, 96, 80]) {
+        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
+        assert!(a.2 == b.2 && a.2 == c.2, "seg_sh/{block}: the warps' vectors give other outputs");
+        let threads = inp.len() / 32;
+        for (g, want) in seg_sh_model(inp, threads, block).iter().enumerate() {
+            let got: Vec<u32> = (0..4).map(|k| u32::from_le_bytes(a.2[g * 16 + 4 * k..g * 16 + 4 * k + 4].try_into().unwrap())).collect();
+            assert_eq!(got, want, "seg_sh/{block} thread {g}");
+        }
+    }
+    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(
+        nv.contains("threads of seg_sh: loops over threads: ")
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`)"),
+        "{nv}"
+    );
 }
 
 #[test]

@@ -1575,6 +1575,14 @@ PTX_INLINE bool shl_off(vi off, uint32_t c, vi &out) {
     out = (vi)((vu)off << c);
     return bits((out >> (int32_t)c) != off) == 0;
 }
+/* The lanes' 32-bit shared-space addresses as the block window's host address plus
+   signed offsets (false where a lane's address is at 2^31 or past: the threads' code
+   takes it, as `sh` does). */
+PTX_INLINE bool sh_lanes(const Thread &t, vu a, uint64_t &base, vi &off) {
+    off = (vi)a;
+    base = (uint64_t)(uintptr_t)t.smem;
+    return bits(off < 0) == 0;
+}
 /* A load every lane makes at the same address: its range joins [lo, hi). */
 PTX_INLINE void seen(uint64_t a, uint32_t bytes, uint64_t &lo, uint64_t &hi) {
     lo = a < lo ? a : lo;
@@ -2476,6 +2484,21 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             unsupported("the loop path found threads left waiting at the end of a block (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
 }
 
+/* The first batch of a sweep's `k` threads `ids` for a kernel with a vector form: a whole
+   warp in lane order (32), or the threads up to the next such warp. */
+PTX_INLINE uint32_t warp_batch(const uint32_t *ids, uint32_t k) {
+    auto whole = [&](uint32_t j) {
+        if (k - j < 32 || (ids[j] & 31) != 0) return false;
+        for (uint32_t l = 1; l < 32; ++l)
+            if (ids[j + l] != ids[j] + l) return false;
+        return true;
+    };
+    if (whole(0)) return 32;
+    uint32_t j = 1;
+    while (j < k && !whole(j)) ++j;
+    return j;
+}
+
 /* A barrier-only kernel's runner: sweeps of the block between barriers. */
 template <class FR, class Step, class Seg, class Site>
 PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *tid_reads, Step step, Seg seg, Site site) {
@@ -2507,43 +2530,59 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, const ui
     for (;;) {
         uint32_t arrived = 0, sync = 0;
         bool last_exit = false;
-        /* From a resume point that starts a lane segment (straight-line code to the next
-           barrier), one loop runs the sweep's threads there, in the same order. */
-        uint32_t to = seg(fr, ord, m, cur, idx);
-        uint32_t from = cur;
-        if (to == LOOP_EXIT) {
-            /* The vector form ran every thread to its exit (a block of one warp). */
-            for (uint32_t j = 0; j < m; ++j) st.exited.push_back(ord[j]);
-            return;
-        }
-        if (to & LOOP_MID) {
-            /* The vector form stopped at a cut: every thread goes on from there. */
-            from = to & ~LOOP_MID;
-            to = 0;
-        }
-        if (to != 0) {
-            memcpy(arr, ord, m * sizeof(uint32_t));
-            arrived = m;
-            sync = to;
-        } else for (uint32_t j = 0, tr = tid_reads[from]; j < m; ++j) {
-            /* The step reads its index from the table (`TI`); `ctx` gets it only where the
-               code calls a function, which reads it there (simtwin-ptx `LT`). */
-            const uint32_t t = ord[j];
-            ctx->linear_tid = t;
-            if (tr) ctx->thread_idx = idx[t];
-            const uint32_t r = step(fr[t], from, idx[t]);
-            if (r == LOOP_EXIT) {
-                st.exited.push_back(t);
+        /* The sweep in batches: all its threads, or (a kernel with a vector form) each
+           whole warp in lane order as one batch and the threads between such warps as
+           another, in the sweep's order (a warp's form runs its lanes as the threads one
+           after another would). */
+        for (uint32_t j = 0; j < m;) {
+            const uint32_t *ids = ord + j;
+            uint32_t k = m - j;
+            if constexpr (FR::vectors) k = warp_batch(ids, k);
+            /* From a resume point that starts a lane segment (straight-line code to the
+               next barrier), one loop runs the batch's threads there, in the same order. */
+            uint32_t to = seg(fr, ids, k, cur, idx);
+            uint32_t from = cur;
+            j += k;
+            if (to == LOOP_EXIT) {
+                /* The vector form ran every thread of the batch to its exit. */
+                for (uint32_t q = 0; q < k; ++q) st.exited.push_back(ids[q]);
                 last_exit = true;
                 continue;
             }
-            if (sync == 0) {
-                sync = r;
-            } else if (r != sync) {
-                unsupported("the loop path found the threads of a block at different barriers (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            if (to & LOOP_MID) {
+                /* The vector form stopped at a cut: every thread goes on from there. */
+                from = to & ~LOOP_MID;
+                to = 0;
             }
-            arr[arrived++] = t;
-            last_exit = false;
+            if (to != 0) {
+                if (sync == 0) sync = to;
+                else if (to != sync) unsupported("the loop path found the threads of a block at different barriers (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+                memcpy(arr + arrived, ids, k * sizeof(uint32_t));
+                arrived += k;
+                last_exit = false;
+                continue;
+            }
+            for (uint32_t q = 0, tr = tid_reads[from]; q < k; ++q) {
+                /* The step reads its index from the table (`TI`); `ctx` gets it only
+                   where the code calls a function, which reads it there (simtwin-ptx
+                   `LT`). */
+                const uint32_t t = ids[q];
+                ctx->linear_tid = t;
+                if (tr) ctx->thread_idx = idx[t];
+                const uint32_t r = step(fr[t], from, idx[t]);
+                if (r == LOOP_EXIT) {
+                    st.exited.push_back(t);
+                    last_exit = true;
+                    continue;
+                }
+                if (sync == 0) {
+                    sync = r;
+                } else if (r != sync) {
+                    unsupported("the loop path found the threads of a block at different barriers (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+                }
+                arr[arrived++] = t;
+                last_exit = false;
+            }
         }
         if (arrived == 0) return;
         if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(sync), arrived, st.exited.data(), (uint32_t)st.exited.size())) return;

@@ -23,8 +23,10 @@
 //! must not depend on the lanes at all: every loop runs alike for all lanes, so none can
 //! wait for another thread, and the runner needs no preemption point inside a chunk.
 //! Anything else (another instruction on lanes that differ, a store inside a loop,
-//! shared or local memory, atomics, calls, `%laneid`) keeps the kernel one thread at a
-//! time; its module note says which instruction.
+//! local memory, atomics, calls, `%laneid`) keeps the kernel one thread at a time; its
+//! module note says which instruction. Shared memory only a loop-path segment's form
+//! takes (`segment`: one host thread runs the block, and its loads and stores are
+//! tracked and undone like global ones).
 
 use crate::ast::{Space, Ty};
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
@@ -83,7 +85,7 @@ impl Plan {
 
     /// Whether instruction `i` runs once per chunk, as the thread's own statement.
     pub fn uniform(&self, i: &Instr) -> bool {
-        let data_load = data_access(i, "ld");
+        let data_load = tracked_access(i, "ld");
         !matches!(i.src.op.as_str(), "bra" | "ret" | "exit" | "st")
             && !data_load
             && i.guard.is_none_or(|(_, p)| self.class[p] == Class::Uniform)
@@ -95,6 +97,17 @@ impl Plan {
 /// generic where `admit` took it (the function has no local memory).
 pub fn data_access(i: &Instr, op: &str) -> bool {
     i.src.op == op && matches!(Space::of_access(&i.src.mods), Some(Space::Global) | None)
+}
+
+/// Whether `i` is `op` (`ld` or `st`) of the block's shared memory (a loop-path segment's
+/// form takes it: one host thread runs the block).
+pub fn shared_access(i: &Instr, op: &str) -> bool {
+    i.src.op == op && Space::of_access(&i.src.mods) == Some(Space::Shared)
+}
+
+/// Whether `i` is `op` of memory whose ranges a form tracks (global, generic or shared).
+pub fn tracked_access(i: &Instr, op: &str) -> bool {
+    data_access(i, op) || shared_access(i, op)
 }
 
 /// Whether register type `t` can be held as 16 32-bit lanes (16-bit values zero-extended).
@@ -234,6 +247,12 @@ pub fn segment(
 /// kernel whose form loaded one word before its cut ran slower with it).
 pub const MIN_LANE_WORK: usize = 256;
 
+/// The same for a form without cuts: it replaces the lanes' own run to the segment's end
+/// (their frames are written there either way), so it pays much sooner (upstream VMAF
+/// adm's `adm_dwt2_8_vert_hori`: 120 per-lane instructions to its barrier, its kernel 3.1
+/// -> 2.0 ms per frame at 576x324; forms of 113 and 39 before a cut made theirs slower).
+pub const MIN_WHOLE_WORK: usize = 64;
+
 /// What a shuffle the form performs itself counts for against `MIN_LANE_WORK`: it saves
 /// the exchange of the warp's values through its 32 frames and the registers' scatter
 /// before it (the fork's psnr_cuda, 53 per-lane instructions and 5 shuffles: 1.6x faster
@@ -326,7 +345,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     // memory, shared memory's window included), never a lane's own frame.
     let generic = !f.frame.iter().any(|v| v.space == Space::Local);
     for (n, i) in instrs() {
-        admit(i, params, generic).map_err(|why| at(n, i, &why))?;
+        admit(i, params, generic, loaded).map_err(|why| at(n, i, &why))?;
     }
     // A segment's registers hold an address as a base plus offsets wherever the kernel uses
     // them as one (a stretch after a shuffle may store through what an earlier one made).
@@ -343,7 +362,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
                 Some(v) => v,
                 None => result(i, &p, f, &addresses).map_err(|why| at(n, i, &why))?.into_iter().collect(),
             };
-            let tainted = data_access(i, "ld") || {
+            let tainted = tracked_access(i, "ld") || {
                 let mut rs = Vec::new();
                 i.args.iter().skip(1).for_each(|o| o.regs(&mut rs));
                 rs.iter().any(|&r| data[r])
@@ -418,7 +437,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
             p.undo_entries += LANES;
             p.undo_bytes += LANES * bytes;
         }
-        if data_access(i, "ld") {
+        if tracked_access(i, "ld") {
             let k = p.load_site.len();
             p.load_site.insert(n, k);
         }
@@ -442,7 +461,7 @@ fn address_regs(f: &Func, within: &[bool]) -> Vec<bool> {
     let mut addr = vec![false; f.regs.len()];
     for (_, node) in f.body.iter().enumerate().filter(|(n, _)| within[*n]) {
         let Node::Instr(i) = node else { continue };
-        if data_access(i, "ld") || data_access(i, "st") {
+        if tracked_access(i, "ld") || tracked_access(i, "st") {
             for o in &i.args {
                 if let Op::Addr(AddrBase::Reg(r), _) = o {
                     addr[*r] = true;
@@ -473,8 +492,9 @@ fn address_regs(f: &Func, within: &[bool]) -> Vec<bool> {
 }
 
 /// Whether a chunk can run instruction `i` at all (its operands' classes aside).
-/// `generic`: accesses without a state space are taken as global ones.
-fn admit(i: &Instr, params: &[(u64, u64)], generic: bool) -> Result<(), String> {
+/// `generic`: accesses without a state space are taken as global ones; `shared`: shared
+/// memory's too (a loop-path segment's form).
+fn admit(i: &Instr, params: &[(u64, u64)], generic: bool, shared: bool) -> Result<(), String> {
     let op = i.src.op.as_str();
     let ordered = [".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".cv"];
     if ordered.iter().any(|m| i.src.has(m)) {
@@ -494,10 +514,12 @@ fn admit(i: &Instr, params: &[(u64, u64)], generic: bool) -> Result<(), String> 
             Ok(())
         }
         "ld" if i.src.has(".const") => Ok(()),
-        "ld" | "st" if space == Some(Space::Global) || (generic && space.is_none()) => match i.src.last_ty() {
-            Some(t) if !t.float() && t.size() <= 4 && i.src.vec_width() <= 4 => Ok(()),
-            _ => Err(": not a load of one integer or a store of integers".into()),
-        },
+        "ld" | "st" if space == Some(Space::Global) || (generic && space.is_none()) || (shared && space == Some(Space::Shared)) => {
+            match i.src.last_ty() {
+                Some(t) if !t.float() && t.size() <= 4 && i.src.vec_width() <= 4 => Ok(()),
+                _ => Err(": not a load of one integer or a store of integers".into()),
+            }
+        }
         "bra" if matches!(i.args.first(), Some(Op::Label(_))) => Ok(()),
         "ret" | "exit" => Ok(()),
         "div" | "rem" if i.src.last_ty().is_some_and(|t| t.float()) => Ok(()),
@@ -531,7 +553,7 @@ fn vector_load(i: &Instr, p: &Plan) -> Option<Vec<(usize, Class)>> {
         && matches!(i.src.last_ty(), Some(Ty::B32 | Ty::B64))
         && i.guard.is_none()
         && matches!(parts.as_slice(), [Op::Reg(_) | Op::Sink, Op::Reg(_) | Op::Sink]);
-    let data_load = data_access(i, "ld");
+    let data_load = tracked_access(i, "ld");
     if !data_load && !unpack {
         return None;
     }
@@ -573,7 +595,13 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
     };
     let srcs: Vec<Class> = i.args.iter().skip(if op == "st" { 0 } else { 1 }).map(|o| p.of(o)).collect();
     if op == "st" {
-        if p.of(&i.args[0]) != Split {
+        // A shared address: 32-bit lanes or a base plus offsets.
+        let per_lane = match p.of(&i.args[0]) {
+            Split => true,
+            Vector => shared_access(i, "st"),
+            _ => false,
+        };
+        if !per_lane {
             return Err(": a store not at a per-lane address".into());
         }
         return Ok(None);
@@ -582,6 +610,13 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
         return if srcs.iter().all(|c| *c == Uniform) { Ok(None) } else { Err(String::new()) };
     };
     let d = *d;
+    if shared_access(i, "ld") {
+        return match p.of(&i.args[1]) {
+            Uniform => Ok(Some((d, Uniform))),
+            Split | Vector if ty(0).is_some_and(lane_type) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
+            _ => Err(": a shared load into a register that is not a 32-bit lane".into()),
+        };
+    }
     if data_access(i, "ld") {
         return match p.of(&i.args[1]) {
             Uniform => Ok(Some((d, Uniform))),

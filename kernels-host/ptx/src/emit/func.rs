@@ -925,7 +925,10 @@ impl<'a> FnEmitter<'a> {
             // The exchange of warp collectives: operands a, b, c; result and predicate.
             frame.push_str("  uint64_t xa; uint32_t xb, xc, xr; bool xp;\n  static constexpr bool collectives = true;\n};\n");
         } else {
-            frame.push_str("  static constexpr bool collectives = false;\n};\n");
+            // A barrier kernel with a vector form: its sweeps go a warp at a time
+            // (`run_sweeps`), so that each whole warp can take it.
+            let vectors = matches!(&planned, Some(Ok(_)));
+            let _ = writeln!(frame, "  static constexpr bool collectives = false, vectors = {vectors};\n}};");
         }
         // Inlined into its runner's loop.
         let mut pro = format!(

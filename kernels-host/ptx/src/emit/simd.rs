@@ -150,7 +150,7 @@ impl FnEmitter<'_> {
             });
         }
         let t = i.src.last_ty().unwrap_or(Ty::B32);
-        if crate::simd::data_access(i, "ld") {
+        if crate::simd::tracked_access(i, "ld") {
             let k = plan.load_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked load in the vector form"))?;
             let a = arg(1)?;
             let parts = match arg(0)? {
@@ -173,9 +173,9 @@ impl FnEmitter<'_> {
                 };
                 return Ok(format!("{load} {seen}"));
             }
-            let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("a load address in the vector form")) };
+            let (at, base, offs) = self.lane_address(i, &a, plan)?;
             let mut s = format!(
-                "{S}vu lv_[{}]; if (!{S}ld<{}, {}, {}>(r{r} + (uint64_t){off}ll, o{r}, lv_, LL[{k}], LH[{k}])) {BAIL}",
+                "{at}{S}vu lv_[{}]; if (!{S}ld<{}, {}, {}>({base}, {offs}, lv_, LL[{k}], LH[{k}])) {BAIL}",
                 parts.len(),
                 ctype(t),
                 parts.len(),
@@ -196,7 +196,7 @@ impl FnEmitter<'_> {
         }
         if op == "st" {
             let k = plan.store_site.get(&n).copied().ok_or_else(|| self.unsupported("an untracked store in the vector form"))?;
-            let Op::Addr(AddrBase::Reg(r), off) = arg(0)? else { return Err(self.unsupported("a store address in the vector form")) };
+            let (at, base, offs) = self.lane_address(i, &arg(0)?, plan)?;
             let parts = match arg(1)? {
                 Op::Vector(v) => v,
                 o => vec![o],
@@ -213,7 +213,7 @@ impl FnEmitter<'_> {
                 });
             }
             return Ok(format!(
-                "const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, r{r} + (uint64_t){off}ll, o{r}, sv_)) {BAIL}",
+                "{at}const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, {base}, {offs}, sv_)) {BAIL}",
                 parts.len(),
                 vals.join(", "),
                 ctype(t),
@@ -359,6 +359,24 @@ impl FnEmitter<'_> {
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
         Ok(format!("r{d} = {e};"))
+    }
+
+    /// A per-lane access's address as a host base and 16 signed offsets: the statement
+    /// that makes them (empty for a global base plus offsets) and their expressions. A
+    /// shared address is the block's window plus the lanes' 32-bit addresses (a lane past
+    /// 2^31 bails: the threads' code takes it) or plus a 64-bit base and offsets.
+    fn lane_address(&mut self, i: &Instr, a: &Op, plan: &Plan) -> Result<(String, String, String), Error> {
+        let Op::Addr(AddrBase::Reg(r), off) = a else { return Err(self.unsupported("an access address in the vector form")) };
+        let shared = Space::of_access(&i.src.mods) == Some(Space::Shared);
+        Ok(match (shared, plan.class[*r]) {
+            (false, _) => (String::new(), format!("r{r} + (uint64_t){off}ll"), format!("o{r}")),
+            (true, Class::Vector) => (
+                format!("uint64_t sb_; {S}vi so_; if (!{S}sh_lanes(T, r{r} + (uint32_t){off}ll, sb_, so_)) {BAIL} "),
+                "sb_".into(),
+                "so_".into(),
+            ),
+            (true, _) => (String::new(), format!("sh(T, r{r} + (uint64_t){off}ll)"), format!("o{r}")),
+        })
     }
 
     /// An instruction whose result is 16 64-bit lanes.
@@ -938,10 +956,7 @@ impl FnEmitter<'_> {
         let conditional = |n: &usize| up.elide.contains_key(n) && !up.late;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().filter(|(_, n)| !conditional(n)).map(|(k, &n)| (n, k + 1)).collect();
         let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
-        let min_work = match self.opts.segment_vectors {
-            crate::SegmentVectors::All => 0,
-            _ => crate::simd::MIN_LANE_WORK,
-        };
+        let all = self.opts.segment_vectors == crate::SegmentVectors::All;
         let first_cut = up.syncs.len() + 1;
         let start = crate::simd::Entry { start: 0, seed: None };
         let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0)?;
@@ -952,6 +967,12 @@ impl FnEmitter<'_> {
         self.stretches_after_shuffles(up, &splits, &forced, &mut stretches);
         let work: usize = stretches.iter().map(|s| crate::simd::lane_work(f, &s.plan, &s.region)).sum::<usize>()
             + crate::simd::SHUFFLE_WORK * (stretches.len() - 1);
+        let whole = stretches.iter().all(|s| s.region.stops.values().all(|st| matches!(st, Stop::Split(_))));
+        let min_work = match (all, whole) {
+            (true, _) => 0,
+            (false, true) => crate::simd::MIN_WHOLE_WORK,
+            (false, false) => crate::simd::MIN_LANE_WORK,
+        };
         if work < min_work {
             return Err(crate::simd::too_little(work));
         }
