@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 72);
+    assert_eq!(l.len(), 76);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -804,6 +804,79 @@ fn a_barrier_kernels_warps_take_their_vectors_into_shared_memory_one_warp_after_
     let nv = vec.counts["modules"][0]["notes"].to_string();
     assert!(
         nv.contains("threads of seg_sh: loops over threads: ")
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`)"),
+        "{nv}"
+    );
+}
+
+/// seg_resume's outputs by thread (four words each), as the kernel defines them.
+fn seg_resume_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
+    let word = |g: usize, k: usize| u32::from_le_bytes(inp[g * 32 + 8 * k..g * 32 + 8 * k + 4].try_into().unwrap());
+    (0..threads)
+        .map(|g| {
+            let t = g % block;
+            if t >= 72 {
+                return [0; 4];
+            }
+            let set = if t < 40 { 5 } else { 9 };
+            let next = word(g + 1, 0).wrapping_mul(3).wrapping_add(t as u32 + 1);
+            let v = if t < 40 { next.wrapping_add(set) } else { word(g, 1) };
+            let halves = (next as u16 as i16 as i32).wrapping_add((next >> 16) as u16 as i16 as i32) as u32;
+            [v.wrapping_add(word(g, 1) & 0xffff), set, halves, 0]
+        })
+        .collect()
+}
+
+#[test]
+fn a_barrier_kernels_warps_take_their_vectors_on_from_the_barrier_with_registers_from_their_frames() {
+    // seg_resume: after its barrier each whole warp runs as two vectors again, its
+    // registers read from the lanes' frames (an address as a base plus offsets, a
+    // predicate, a halfword, a value the start's form takes as the same in every lane,
+    // which warp 1's lanes hold apart: that warp's form must see it and run its lanes one
+    // at a time), a pair of signed halfwords per lane from shared memory, exits from thread
+    // 72 on (taken apart by warp 2 of a block of 96). Blocks
+    // of 4, 3 and 2 warps (the last of 16 lanes). Against the lanes one at a time, the
+    // fibers and a model.
+    let [vec, one, fib] = three_ways("seg_resume");
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    let ins = records(&vec.inputs, 32, false);
+    assert_eq!(v.len(), 3);
+    for ((((a, b), c), (_, _, inp)), block) in v.iter().zip(&o).zip(&f).zip(&ins).zip([128, 96, 80]) {
+        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
+        assert!(a.2 == b.2 && a.2 == c.2, "seg_resume/{block}: the warps' vectors give other outputs");
+        let threads = inp.len() / 32;
+        for (g, want) in seg_resume_model(inp, threads, block).iter().enumerate() {
+            let got: Vec<u32> = (0..4).map(|k| u32::from_le_bytes(a.2[g * 16 + 4 * k..g * 16 + 4 * k + 4].try_into().unwrap())).collect();
+            assert_eq!(got, want, "seg_resume/{block} thread {g}");
+        }
+    }
+    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(
+        nv.contains("threads of seg_resume: loops over threads: ")
+            && nv.contains("after 1 of its barriers a warp's lanes as two vectors of 16 too"),
+        "{nv}"
+    );
+}
+
+#[test]
+fn a_warps_vectors_whose_store_sites_meet_run_its_lanes_one_at_a_time() {
+    // seg_overlap: each thread stores its word, then its neighbour's; one thread after
+    // another leave each word its own thread's value, which the form (store after store
+    // for all lanes) would not: its commit finds the two sites' bytes meet.
+    let [vec, one, fib] = three_ways("seg_overlap");
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    let ins = records(&vec.inputs, 32, false);
+    let (a, inp) = (&v[0], &ins[0].2);
+    assert_eq!((a.1, o[0].1, f[0].1), (0, 0, 0), "{}", vec.stderr);
+    assert!(a.2 == o[0].2 && a.2 == f[0].2, "seg_overlap: the warps' vectors give other outputs");
+    for g in 0..inp.len() / 32 {
+        let want = u32::from_le_bytes(inp[g * 32..g * 32 + 4].try_into().unwrap());
+        assert_eq!(u32::from_le_bytes(a.2[g * 16..g * 16 + 4].try_into().unwrap()), want, "seg_overlap thread {g}");
+    }
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(
+        nv.contains("threads of seg_overlap: loops over threads: ")
             && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`)"),
         "{nv}"
     );

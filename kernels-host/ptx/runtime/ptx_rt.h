@@ -1484,15 +1484,41 @@ template <int NE, int NB> struct Undo {
     }
     /* True where no store's bytes meet a load's range ([lo, hi) per load site) or another
        store site's: then the lanes ran as the threads one after another would have. */
+    /* First each store site's bytes as one range (a site logs 16 entries at most in each
+       pass over its lanes: NE / 16 sites at most): where no site's range meets another's
+       or a load's, no entry can; only otherwise the entries pair by pair. Branch-free, so
+       that the host compiler vectorises the pairs (a form of 20 store sites logs 40
+       entries or more per warp: upstream adm's horizontal dwt pass). */
     __attribute__((always_inline)) bool commit(const uint64_t *lo, const uint64_t *hi, int nl) {
-        for (int k = 0; k < n; ++k) {
+        const int m = n;
+        constexpr int NS = NE / 16 > 0 ? NE / 16 : 1;
+        uint64_t slo[NS], shi[NS];
+        uint32_t ns = 0;
+        for (int s = 0; s < NS; ++s) slo[s] = ~0ull, shi[s] = 0;
+        bool meet = false;
+        for (int k = 0; k < m; ++k) {
+            const bool past = site[k] >= (uint32_t)NS;
+            const uint32_t s = past ? 0 : site[k];
             const uint64_t a = at[k], e = at[k] + len[k];
-            for (int j = 0; j < nl; ++j)
-                if (lo[j] < e && a < hi[j]) return undo(), false;
-            for (int j = k + 1; j < n; ++j)
-                if (site[j] != site[k] && at[j] < e && a < at[j] + len[j]) return undo(), false;
+            meet |= past;
+            slo[s] = a < slo[s] ? a : slo[s];
+            shi[s] = e > shi[s] ? e : shi[s];
+            ns = s + 1 > ns ? s + 1 : ns;
         }
-        return true;
+        for (uint32_t s = 0; s < ns; ++s) {
+            for (int j = 0; j < nl; ++j) meet |= (lo[j] < shi[s]) & (slo[s] < hi[j]);
+            for (uint32_t t = s + 1; t < ns; ++t) meet |= (slo[t] < shi[s]) & (slo[s] < shi[t]);
+        }
+        if (!meet) return true;
+        bool bad = false;
+        for (int k = 0; k < m; ++k) {
+            const uint64_t a = at[k], e = at[k] + len[k];
+            const uint32_t s = site[k];
+            for (int j = 0; j < nl; ++j) bad |= (lo[j] < e) & (a < hi[j]);
+            for (int j = k + 1; j < m; ++j) bad |= (site[j] != s) & (at[j] < e) & (a < at[j] + len[j]);
+        }
+        if (bad) undo();
+        return !bad;
     }
 };
 
@@ -1514,6 +1540,20 @@ template <class T, int N, int S, bool Track> PTX_INLINE bool ld_span(uint64_t a,
                vector waits for its bytes to reach memory). */
             const vu y = widen16<T>((const void *)(uintptr_t)(a + span - L * sizeof(T)));
             out[0] = __builtin_shufflevector(out[0], y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+        }
+    } else if constexpr (N * sizeof(T) == 4) {
+        /* A lane's elements are one 32-bit word (`ld.v2.u16`, `ld.v4.u8`): the words as
+           one element each, then the elements shifted out of them, extended. */
+        vu w = widen16<uint32_t>((const void *)(uintptr_t)a);
+        if constexpr (S == 2) {
+            const vu y = widen16<uint32_t>((const void *)(uintptr_t)(a + span - L * 4));
+            w = __builtin_shufflevector(w, y, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+        }
+        constexpr int bits = 8 * sizeof(T);
+#pragma GCC unroll 4
+        for (int k = 0; k < N; ++k) {
+            const vu f = w << (uint32_t)(32 - bits * (k + 1));
+            out[k] = std::is_signed<T>::value ? (vu)((vi)f >> (32 - bits)) : f >> (uint32_t)(32 - bits);
         }
     } else {
         T buf[L * S * N];
@@ -1582,6 +1622,46 @@ PTX_INLINE bool sh_lanes(const Thread &t, vu a, uint64_t &base, vi &off) {
     off = (vi)a;
     base = (uint64_t)(uintptr_t)t.smem;
     return bits(off < 0) == 0;
+}
+/* A register of a half's 16 lanes read from their frames `fr[0..16)` (member `m`), at a
+   barrier's resume point: as 32-bit lanes (zero-extended), as masks, as the one value
+   every lane holds (false where they differ), as a base plus 32-bit offsets (false where
+   one does not fit) or as 64-bit lanes. */
+template <class FR, class R> PTX_INLINE vu frame_lanes(const FR *fr, R FR::*m) {
+    vu v;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) v[l] = (uint32_t)(fr[l].*m);
+    return v;
+}
+template <class FR> PTX_INLINE vi frame_mask(const FR *fr, bool FR::*m) {
+    vi v;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) v[l] = (fr[l].*m) ? -1 : 0;
+    return v;
+}
+template <class FR, class R> PTX_INLINE bool frame_uniform(const FR *fr, R FR::*m, R &out) {
+    out = fr[0].*m;
+    bool same = true;
+#pragma GCC unroll 16
+    for (int l = 1; l < L; ++l) same &= (fr[l].*m) == out;
+    return same;
+}
+template <class FR, class R> PTX_INLINE bool frame_split(const FR *fr, R FR::*m, uint64_t &base, vi &off) {
+    base = (uint64_t)(fr[0].*m);
+    bool fits = true;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) {
+        const int64_t d = (int64_t)((uint64_t)(fr[l].*m) - base);
+        fits &= d == (int64_t)(int32_t)d;
+        off[l] = (int32_t)d;
+    }
+    return fits;
+}
+template <class FR, class R> PTX_INLINE vw frame_wide(const FR *fr, R FR::*m) {
+    vw v;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) v.a[l] = (uint64_t)(fr[l].*m), v.b[l] = (uint64_t)(fr[l + 8].*m);
+    return v;
 }
 /* A load every lane makes at the same address: its range joins [lo, hi). */
 PTX_INLINE void seen(uint64_t a, uint32_t bytes, uint64_t &lo, uint64_t &hi) {

@@ -169,19 +169,61 @@ pub enum Stop {
 /// step): past it the segment has no vector form.
 pub const MAX_CUTS: usize = 8;
 
-/// Where a segment's vector form starts: the kernel's start, or just after a shuffle that
-/// an earlier stretch of the form performed for the whole warp (`seed`: every register's
-/// class as that stretch leaves it, those it did not leave live uniform). After a shuffle
-/// a branch whose predicate may differ between lanes, and an exit, are cuts: there the
-/// lanes go on one at a time in the order the fibers would run them (the lane that
-/// completed the shuffle first), which a lane-0 tail needs, where undoing the whole form
-/// would waste it.
+/// Where a segment's vector form starts: the kernel's start, just after a shuffle that an
+/// earlier stretch of the form performed for the whole warp (`seed`: every register's
+/// class as that stretch leaves it, those it did not leave live uniform), or at a
+/// barrier's resume point (`resumed`: the registers come from the lanes' frames in the
+/// seed's classes, checked as they are read). After a shuffle a branch whose predicate may
+/// differ between lanes, and an exit, are cuts: there the lanes go on one at a time in the
+/// order the fibers would run them (the lane that completed the shuffle first), which a
+/// lane-0 tail needs, where undoing the whole form would waste it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Entry<'a> {
     /// The node the form starts at.
     pub start: usize,
-    /// After a shuffle: the registers' classes there (None: the start, all uniform).
+    /// After a shuffle or a barrier: the registers' classes there (None: the start, all
+    /// uniform).
     pub seed: Option<&'a [Class]>,
+    /// At a barrier's resume point (nothing performed before it: a branch the lanes take
+    /// apart, or an exit some take, undoes the form as at the start).
+    pub resumed: bool,
+}
+
+impl Entry<'_> {
+    /// Whether the form starts after a shuffle an earlier stretch performed.
+    fn after_shuffle(&self) -> bool {
+        self.seed.is_some() && !self.resumed
+    }
+}
+
+/// The classes a form at a barrier's resume point reads the registers `live` there from
+/// the lanes' frames in: as the start's form gives those it writes (`guess`: its classes
+/// and which it writes), else 32-bit lanes, or for 64-bit registers a base plus offsets
+/// where the kernel uses them as an address and 64-bit lanes otherwise. The form checks
+/// each as it reads it (a register guessed uniform whose lanes differ, or offsets past 32
+/// bits, undo the warp's form). None where a live register is of a type no class holds.
+pub fn resume_seed(f: &Func, live: &[usize], guess: Option<(&[Class], &[bool])>) -> Option<Vec<Class>> {
+    let addresses = address_regs(f, &vec![true; f.body.len()]);
+    let mut seed = vec![Class::Uniform; f.regs.len()];
+    for &r in live {
+        let t = f.regs[r].ty;
+        seed[r] = match guess {
+            Some((classes, written)) if written[r] => classes[r],
+            _ if lane_type(t) => Class::Vector,
+            _ if wide_type(t) && addresses[r] => Class::Split,
+            _ if wide_type(t) => Class::Wide,
+            _ => return None,
+        };
+        let fits = match seed[r] {
+            Class::Uniform => lane_type(t) || wide_type(t),
+            Class::Vector => lane_type(t),
+            Class::Split | Class::Wide => wide_type(t),
+        };
+        if !fits {
+            return None;
+        }
+    }
+    Some(seed)
 }
 
 /// The module note's reason for a form that covers too little work (per-lane
@@ -332,6 +374,7 @@ fn reach(f: &Func, start: usize, stops: &BTreeMap<usize, Stop>) -> Region {
 fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entry>) -> Result<Plan, (usize, String)> {
     let loaded = entry.is_some();
     let seed = entry.and_then(|e| e.seed);
+    let after_shuffle = entry.is_some_and(Entry::after_shuffle);
     let mut p = Plan { class: seed.map_or_else(|| vec![Class::Uniform; f.regs.len()], <[Class]>::to_vec), ..Plan::default() };
     let at = |n: usize, i: &Instr, why: &str| (n, format!("{} (PTX line {}){why}", i.src.text(), i.src.line));
     let instrs = || {
@@ -353,8 +396,10 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     let addresses = address_regs(f, if entry.is_some() { &whole } else { &region.nodes });
     // Classes grow from uniform to vector or split until nothing changes; with them, what
     // holds a loaded value.
-    // What an earlier stretch left in lanes may have been loaded.
-    let mut data: Vec<bool> = p.class.iter().map(|c| *c != Class::Uniform).collect();
+    // What an earlier stretch left in lanes may have been loaded (registers read from the
+    // frames at a barrier's resume point are taken as not: `%tid`'s tests come there).
+    let resumed = entry.is_some_and(|e| e.resumed);
+    let mut data: Vec<bool> = p.class.iter().map(|c| *c != Class::Uniform && !resumed).collect();
     loop {
         let mut changed = false;
         for (n, i) in instrs() {
@@ -419,11 +464,11 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
             if loaded && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform && data[g]) {
                 return Err(at(n, i, ": a branch on loaded values"));
             }
-            if seed.is_some() && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
+            if after_shuffle && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
                 return Err(at(n, i, ": a branch the lanes may take apart after a shuffle"));
             }
         }
-        if seed.is_some() && matches!(i.src.op.as_str(), "ret" | "exit") {
+        if after_shuffle && matches!(i.src.op.as_str(), "ret" | "exit") {
             return Err(at(n, i, ": an exit after a shuffle"));
         }
         if i.src.op == "st" {

@@ -7,7 +7,7 @@ use crate::contract::Fusions;
 use crate::layout::KernelLayout;
 use crate::resolve::{AddrBase, Func, Module, Node, Op, VarRef};
 use crate::{Error, Options};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 /// The C type of a PTX type.
@@ -141,7 +141,7 @@ pub(crate) struct FnEmitter<'a> {
     /// The loop path's chains of shuffles (`chains`): how many, and their links.
     pub chains: (usize, usize),
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
-    pub(super) site_prefix: &'static str,
+    pub(super) site_prefix: String,
     /// Emitting a kernel's own code (`body`, `body_loops`): `%tid` is the runner's `TI`
     /// (the thread's index, a local or its table's entry), not `ctx`, which the runners
     /// write only where the kernel calls a function (`Plan::tid_reads`, `for_each_thread`).
@@ -152,6 +152,8 @@ pub(crate) struct FnEmitter<'a> {
     /// A loop-path kernel: the vector form of its first segment, how many cuts it has and
     /// how many shuffles it performs (`simd::segment`), or why it has none.
     pub vector: Option<Result<(usize, usize), String>>,
+    /// Loop path: how many barriers' resume points have a vector form.
+    pub vector_resumed: usize,
     /// The prefix of the labels of the vector form's stretch being emitted.
     pub(super) labels: String,
 }
@@ -181,11 +183,12 @@ impl<'a> FnEmitter<'a> {
             decls: String::new(),
             kept: Vec::new(),
             chains: (0, 0),
-            site_prefix: "SF",
+            site_prefix: "SF".into(),
             loop_tid: false,
             reg_uses: Vec::new(),
             nan_blind: Vec::new(),
             vector: None,
+            vector_resumed: 0,
             labels: String::new(),
         }
     }
@@ -300,7 +303,7 @@ impl<'a> FnEmitter<'a> {
         };
         let n = self.sites.len();
         let fi = self.fi;
-        let prefix = self.site_prefix;
+        let prefix = &self.site_prefix;
         let fname = self.sites.entry(file.clone()).or_insert_with(|| format!("{prefix}{fi}_{n}")).clone();
         if !self.site_decls.contains(&format!(" {fname}[]")) {
             let _ = writeln!(self.site_decls, "static const char {fname}[] = {};", super::c_str(&file));
@@ -728,7 +731,7 @@ impl<'a> FnEmitter<'a> {
         let f = self.f;
         // The probe (`Plan::probe`) is a function of its own (`body_probe`): this one
         // is inlined into its runner (ptx_rt.h `run_loops` says why).
-        self.site_prefix = "SL";
+        self.site_prefix = "SL".into();
         self.loop_tid = true;
         let mut sites = Vec::new();
         // The carry flag goes through the frame only where some function of the module
@@ -747,13 +750,22 @@ impl<'a> FnEmitter<'a> {
         let mut open = vec![Segment::default()];
         let mut segments: Vec<Segment> = Vec::new();
         let label_at = crate::resolve::label_positions(f);
-        // The vector form of the segment from the kernel's start (`simd::segment`): its
-        // cuts are resume points of the step too, after the split points'.
-        let planned = (self.opts.segment_vectors != crate::SegmentVectors::Off).then(|| self.vector_segment(plan));
-        let vector = planned.as_ref().and_then(|v| v.as_ref().ok());
-        let cut_at: HashMap<usize, usize> = vector.map(|v| v.cuts.iter().map(|(&id, c)| (c.0, id)).collect()).unwrap_or_default();
+        // The vector forms of the segments from the kernel's start and from its barriers'
+        // resume points (`simd::segment`): their cuts are resume points of the step too,
+        // after the split points'.
+        let planned = if self.opts.segment_vectors != crate::SegmentVectors::Off { self.vector_segments(plan) } else { Vec::new() };
+        // Every form's cuts by resume point: its node, live registers and the resume point
+        // its form starts at.
+        let all_cuts: BTreeMap<usize, (usize, Vec<usize>, usize)> = planned
+            .iter()
+            .filter_map(|(from, v)| v.as_ref().ok().map(|v| (from, v)))
+            .flat_map(|(&from, v)| v.cuts.iter().map(move |(&id, (n, l))| (id, (*n, l.clone(), from))))
+            .collect();
+        // (Two forms may cut before one node: each its own resume point there.)
+        let mut cut_at: HashMap<usize, Vec<usize>> = HashMap::new();
+        all_cuts.iter().for_each(|(&id, c)| cut_at.entry(c.0).or_default().push(id));
         let mut body = self.walk_body(|e, n, i, body| {
-            if let Some(id) = cut_at.get(&n) {
+            for id in cut_at.get(&n).into_iter().flatten() {
                 let _ = writeln!(body, "M{id}:;");
             }
             // A label inside a segment: other code may branch into its region.
@@ -895,7 +907,7 @@ impl<'a> FnEmitter<'a> {
         // kept operands, the carry flag.
         let mut frame = format!("struct FR{k} {{\n");
         let mut live = plan.live.clone();
-        live.extend(vector.iter().flat_map(|v| v.cuts.values().map(|c| c.1.clone())));
+        live.extend(all_cuts.values().map(|c| c.1.clone()));
         for slot in frame_slots(&live) {
             match slot.as_slice() {
                 [r] => {
@@ -927,7 +939,7 @@ impl<'a> FnEmitter<'a> {
         } else {
             // A barrier kernel with a vector form: its sweeps go a warp at a time
             // (`run_sweeps`), so that each whole warp can take it.
-            let vectors = matches!(&planned, Some(Ok(_)));
+            let vectors = planned.iter().any(|(_, v)| v.is_ok());
             let _ = writeln!(frame, "  static constexpr bool collectives = false, vectors = {vectors};\n}};");
         }
         // Inlined into its runner's loop.
@@ -950,7 +962,7 @@ impl<'a> FnEmitter<'a> {
             }
             let _ = writeln!(pro, "  case {}u: {}{}{load_cc}goto Y{};", id + 1, frame_loads(regs), load_kept[id], id + 1);
         }
-        for (id, (_, regs)) in vector.iter().flat_map(|v| &v.cuts) {
+        for (id, (_, regs, _)) in &all_cuts {
             let _ = writeln!(pro, "  case {id}u: {}{load_cc}goto M{id};", frame_loads(regs));
         }
         pro.push_str("  default: __builtin_unreachable();\n  }\n");
@@ -967,20 +979,28 @@ impl<'a> FnEmitter<'a> {
         // vectorise.
         // A whole warp from the start: its two vectors of 16 first (`VS`, before `KS`).
         let mut hook = String::new();
-        match &planned {
-            Some(Ok(v)) => match self.vector_segment_fn(k, plan, v, carry, &save_kept) {
-                Ok((func, ne, nb)) => {
+        for (from, planned) in &planned {
+            let made = match planned {
+                Ok(v) => self.vector_segment_fn(k, plan, v, *from, carry, &save_kept).map(|f| (f, v)).map_err(|e| e.to_string()),
+                Err(why) => Err(why.clone()),
+            };
+            match made {
+                Ok(((func, ne, nb), v)) => {
                     all.push_str(&func);
-                    hook = format!(
-                        "  if (at == 0u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_0(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}\n",
+                    let _ = writeln!(
+                        hook,
+                        "  if (at == {from}u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_{from}(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}",
                         fi = self.fi
                     );
-                    self.vector = Some(Ok((v.cuts.len(), v.shuffles())));
+                    if *from == 0 {
+                        self.vector = Some(Ok((v.cuts.len(), v.shuffles())));
+                    } else {
+                        self.vector_resumed += 1;
+                    }
                 }
-                Err(e) => self.vector = Some(Err(e.to_string())),
-            },
-            Some(Err(why)) => self.vector = Some(Err(why.clone())),
-            None => {}
+                Err(why) if *from == 0 => self.vector = Some(Err(why)),
+                Err(_) => {}
+            }
         }
         let _ = writeln!(
             all,
@@ -1020,7 +1040,7 @@ impl<'a> FnEmitter<'a> {
         // ends at a warp collective (not a conditional split point): nothing there shows
         // the lanes' order, so the runner may run a released warp as one batch (ptx_rt.h
         // `run_warps`).
-        let mut pure = vec![0u8; plan.syncs.len() + 1 + vector.map_or(0, |v| v.cuts.len())];
+        let mut pure = vec![0u8; plan.syncs.len() + 1 + all_cuts.len()];
         for seg in &segments {
             let collective = seg.to >= 1 && matches!(&f.body[plan.syncs[seg.to - 1]], Node::Instr(i) if sync_kind(i) != 0);
             if !seg.thread && seg.stop.is_none() && collective {
@@ -1051,11 +1071,8 @@ impl<'a> FnEmitter<'a> {
         all.push_str(&super::c_table(
             "uint8_t",
             &format!("LT{}", self.fi),
-            // A cut's code is part of the first segment's.
-            plan.tid_reads
-                .iter()
-                .chain(vector.iter().flat_map(|v| v.cuts.keys().map(|_| &plan.tid_reads[0])))
-                .map(|&t| format!("{},", u8::from(t))),
+            // A cut's code is part of the segment its form starts.
+            plan.tid_reads.iter().chain(all_cuts.values().map(|c| &plan.tid_reads[c.2])).map(|&t| format!("{},", u8::from(t))),
             "0",
         ));
         let _ = writeln!(all, "static simtwin_site_t LS{}(uint32_t k) {{\n  switch (k) {{", self.fi);

@@ -258,7 +258,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
     // Per kernel, its chains of shuffles and their links (`chains`).
     let mut chains_of: HashMap<usize, (usize, usize)> = HashMap::new();
     // Per loop-path kernel, the vector form of its first segment and its cuts, or why none.
-    let mut vector_of: HashMap<usize, Result<(usize, usize), String>> = HashMap::new();
+    let mut vector_of: HashMap<usize, VectorForms> = HashMap::new();
     // A loop-path kernel's alignment checks its runner makes once (`align`).
     let mut loop_checks: HashMap<usize, BTreeSet<crate::align::Check>> = HashMap::new();
     for (k, kl) in layout.kernels.iter().enumerate() {
@@ -276,7 +276,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         let frame = e.body_loops(k, plan)?;
         chains_of.insert(k, e.chains);
         if let Some(v) = e.vector.take() {
-            vector_of.insert(k, v);
+            vector_of.insert(k, (v, e.vector_resumed));
         }
         decls.push_str(&frame);
         loop_bodies.push_str(&e.out);
@@ -479,8 +479,8 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
                 if coll { " || all % 32u != 0" } else { "" }
             );
             runner_setup(&mut out, k, kl);
-            if matches!(vector_of.get(&k), Some(Ok(_))) {
-                // The first segment's vector form recovers from faults (`simd::guarded`).
+            if matches!(vector_of.get(&k), Some((Ok(_), _) | (_, 1..))) {
+                // The segments' vector forms recover from faults (`simd::guarded`).
                 out.push_str("  T.recover = ptx::simd::recover_slot();\n");
             }
             if let Some(checks) = loop_checks.get(&k).filter(|c| !c.is_empty()) {
@@ -672,9 +672,17 @@ fn runner_setup(out: &mut String, k: usize, kl: &crate::layout::KernelLayout) {
 }
 
 /// What a loop-path kernel's note says of its first segment's vector form.
-fn vector_note(v: Option<&Result<(usize, usize), String>>) -> String {
+/// A loop-path kernel's vector forms: the start's (its cuts and shuffles, or why it has
+/// none) and how many barriers' resume points have one.
+type VectorForms = (Result<(usize, usize), String>, usize);
+
+fn vector_note(v: Option<&VectorForms>) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
-    match v {
+    let resumed = match v {
+        Some((_, n)) if *n > 0 => format!("; after {n} of its barriers a warp's lanes as two vectors of 16 too"),
+        _ => String::new(),
+    };
+    let start = match v.map(|v| &v.0) {
         Some(Ok((cuts, shuffles))) => {
             let mut s = "; from its start a warp's lanes as two vectors of 16 (`simd`)".to_string();
             if *shuffles > 0 {
@@ -687,7 +695,8 @@ fn vector_note(v: Option<&Result<(usize, usize), String>>) -> String {
         }
         Some(Err(why)) => format!("; not as vectors from its start: {why}"),
         None => String::new(),
-    }
+    };
+    start + &resumed
 }
 
 /// Whether an instruction of the module takes the address of function `fi` (anything

@@ -21,7 +21,7 @@ impl FnEmitter<'_> {
     /// the statements it shares with `K<fi>` see the runner's checks as `A`).
     pub fn body_simd(&mut self, plan: &Plan, template: &str) -> Result<(), Error> {
         self.loop_tid = true;
-        self.site_prefix = "SV";
+        self.site_prefix = "SV".into();
         let f = self.f;
         let body = self.walk_body(|e, n, i, body| e.simd_stmt(n, i, plan, "goto FIN;", body))?;
         let nl = plan.load_ranges();
@@ -590,6 +590,9 @@ struct Staging {
     stops: BTreeMap<usize, StopCode>,
     staged_class: BTreeMap<(usize, usize), Class>,
     after: BTreeMap<usize, usize>,
+    /// A form from a barrier's resume point: its frame's type and the registers it reads
+    /// there.
+    entry: Option<(usize, Vec<usize>)>,
 }
 
 /// The wider of two classes of one register (a vector never meets a split or wide one:
@@ -648,7 +651,7 @@ impl FnEmitter<'_> {
     /// (`ptx::simd::passed`). Returns the function and the undo log's size (entries, bytes).
     pub(super) fn body_simd_segment(&mut self, v: &VectorSegment, form: &SegmentForm) -> Result<(String, u32, u32), Error> {
         self.loop_tid = true;
-        self.site_prefix = "SW";
+        self.site_prefix = format!("SW{}R", form.from);
         let staging = self.staging(v, form)?;
         let mut body = String::new();
         for (x, st) in v.stretches.iter().enumerate() {
@@ -656,7 +659,7 @@ impl FnEmitter<'_> {
             body.push_str(&self.performed_shuffles(st, &staging, form)?);
             body.push_str("  goto DONE_;\n");
         }
-        let (f, Staging { stops, staged_class, after }) = (self.f, staging);
+        let (f, Staging { stops, staged_class, after, .. }) = (self.f, staging);
         self.labels.clear();
         let nl: usize = v.stretches.iter().map(|s| s.plan.load_ranges()).sum();
         let ne: u32 = 2 * v.stretches.iter().map(|s| s.plan.undo_entries).sum::<u32>();
@@ -732,7 +735,8 @@ impl FnEmitter<'_> {
             }
         }
         let after = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
-        Ok(Staging { stops, staged_class, after })
+        let entry = v.resumed.as_ref().map(|(_, regs)| (form.k, regs.clone()));
+        Ok(Staging { stops, staged_class, after, entry })
     }
 
     /// Stretch `x`'s code: a loop over the two halves from its start (the shuffle's results
@@ -761,6 +765,21 @@ impl FnEmitter<'_> {
         }
         body.push_str(&register_decls_of(plan, f, &used));
         body.push_str("  uint32_t TO_ = 0;\n");
+        if let (None, Some((k, regs))) = (st.after, &staging.entry) {
+            // From a barrier's resume point: the registers from the half's 16 frames, each
+            // as its class holds it (lanes that differ where it is uniform, or offsets past
+            // 32 bits, undo the form before it stores anything).
+            for &r in regs.iter().filter(|&&r| used[r]) {
+                let m = format!("fr + 16u * h_, &FR{k}::r{r}");
+                let _ = match (plan.class[r], f.regs[r].ty) {
+                    (Class::Uniform, _) => writeln!(body, "  if (!{S}frame_uniform({m}, r{r})) {BAIL}"),
+                    (Class::Vector, Ty::Pred) => writeln!(body, "  r{r} = {S}frame_mask({m});"),
+                    (Class::Vector, _) => writeln!(body, "  r{r} = {S}frame_lanes({m});"),
+                    (Class::Split, _) => writeln!(body, "  if (!{S}frame_split({m}, r{r}, o{r})) {BAIL}"),
+                    (Class::Wide, _) => writeln!(body, "  r{r} = {S}frame_wide({m});"),
+                };
+            }
+        }
         if let Some(n) = st.after {
             // The live registers as the stretch before left them, then the shuffle's
             // results.
@@ -926,12 +945,15 @@ pub(super) struct Stretch {
     pub region: Region,
 }
 
-/// A loop-path kernel's vector form of the segment from its start (`simd::segment`).
+/// A loop-path kernel's vector form of the segment from its start or from a barrier's
+/// resume point (`simd::segment`).
 pub(super) struct VectorSegment {
-    /// The first from the kernel's start, then those after the shuffles it performs.
+    /// The first from the segment's start, then those after the shuffles it performs.
     pub stretches: Vec<Stretch>,
     /// Its cuts by resume point: the node, and the registers live there.
     pub cuts: BTreeMap<usize, (usize, Vec<usize>)>,
+    /// From barrier `k`'s resume point: the registers it reads from the lanes' frames.
+    pub resumed: Option<(usize, Vec<usize>)>,
 }
 
 impl VectorSegment {
@@ -949,7 +971,72 @@ const MAX_ROUNDS: usize = 16;
 impl FnEmitter<'_> {
     /// The vector form of the loop-path segment from the kernel's start, where it has one
     /// worth running (it loads from memory); else why not.
-    pub(super) fn vector_segment(&self, up: &crate::uniform::Plan) -> Result<VectorSegment, String> {
+    /// The vector forms of a loop-path kernel's segments, by resume point: from its start,
+    /// and (a kernel of barriers alone) from each barrier's resume point, each Err with why
+    /// it has none (only the start's reason is noted). Their cuts are numbered one after
+    /// another from the split points' last resume point.
+    pub(super) fn vector_segments(&self, up: &crate::uniform::Plan) -> Vec<(usize, Result<VectorSegment, String>)> {
+        let f = self.f;
+        let mut out = Vec::new();
+        let mut first_cut = up.syncs.len() + 1;
+        let start = self.vector_segment(up, None, first_cut);
+        if let Ok(v) = &start {
+            first_cut += v.cuts.len();
+        }
+        out.push((0, start));
+        let barriers_only = up.syncs.iter().all(|&n| matches!(&f.body[n], Node::Instr(i) if sync_kind(i) == 0));
+        if !barriers_only || self.kl.is_none() {
+            return out;
+        }
+        // The classes the start's form gives the registers it writes (each checked as the
+        // form reads it from the frames).
+        let guess = self.start_classes(up);
+        for k in 0..up.syncs.len() {
+            let resumed = crate::simd::resume_seed(f, &up.load[k], guess.as_ref().map(|(c, w)| (c.as_slice(), w.as_slice())))
+                .ok_or_else(|| "a register of its resume point the form does not hold".to_string())
+                .and_then(|seed| self.vector_segment(up, Some((k, &seed)), first_cut));
+            if let Ok(v) = &resumed {
+                first_cut += v.cuts.len();
+            }
+            out.push((k + 1, resumed));
+        }
+        out
+    }
+
+    /// The start segment's form's classes and which registers it writes (None where it has
+    /// none, whatever its work).
+    fn start_classes(&self, up: &crate::uniform::Plan) -> Option<(Vec<Class>, Vec<bool>)> {
+        let f = self.f;
+        let kl = self.kl?;
+        let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().map(|(k, &n)| (n, k + 1)).collect();
+        let entry = crate::simd::Entry { start: 0, seed: None, resumed: false };
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &[], &entry, up.syncs.len() + 1, 0).ok()?;
+        let mut written = vec![false; f.regs.len()];
+        for (n, node) in f.body.iter().enumerate() {
+            if let (true, Node::Instr(i)) = (region.nodes[n], node) {
+                match i.args.first() {
+                    Some(Op::Reg(d)) => written[*d] = true,
+                    Some(Op::Vector(v)) => v.iter().for_each(|o| {
+                        if let Op::Reg(d) = o {
+                            written[*d] = true
+                        }
+                    }),
+                    _ => {}
+                }
+            }
+        }
+        Some((plan.class, written))
+    }
+
+    /// The vector form of the segment from the kernel's start, or (`resumed`: barrier `k`
+    /// and its registers' classes) from that barrier's resume point; its cuts numbered from
+    /// `first_cut`.
+    fn vector_segment(
+        &self,
+        up: &crate::uniform::Plan,
+        resumed: Option<(usize, &[Class])>,
+        first_cut: usize,
+    ) -> Result<VectorSegment, String> {
         let f = self.f;
         let kl = self.kl.ok_or("not a kernel")?;
         // Elided shuffles that are split points only where warps lost lanes: cuts.
@@ -957,11 +1044,14 @@ impl FnEmitter<'_> {
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().filter(|(_, n)| !conditional(n)).map(|(k, &n)| (n, k + 1)).collect();
         let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
         let all = self.opts.segment_vectors == crate::SegmentVectors::All;
-        let first_cut = up.syncs.len() + 1;
-        let start = crate::simd::Entry { start: 0, seed: None };
+        let start = match resumed {
+            None => crate::simd::Entry { start: 0, seed: None, resumed: false },
+            Some((k, seed)) => crate::simd::Entry { start: up.syncs[k] + 1, seed: Some(seed), resumed: true },
+        };
         let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0)?;
         if plan.load_site.is_empty() {
-            return Err("its first segment loads nothing from global memory the lanes differ in".into());
+            let which = if resumed.is_some() { "segment after a barrier" } else { "first segment" };
+            return Err(format!("its {which} loads nothing from memory the lanes differ in"));
         }
         let mut stretches = vec![Stretch { after: None, seed: Vec::new(), plan, region }];
         self.stretches_after_shuffles(up, &splits, &forced, &mut stretches);
@@ -998,7 +1088,7 @@ impl FnEmitter<'_> {
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
         let cuts = cut_nodes.into_iter().zip(live).map(|((id, n), l)| (id, (n, l))).collect();
-        Ok(VectorSegment { stretches, cuts })
+        Ok(VectorSegment { stretches, cuts, resumed: resumed.map(|(k, _)| (k, up.load[k].clone())) })
     }
 
     /// The stretches after the shuffles the form can perform itself (full-mask, literal
@@ -1040,7 +1130,7 @@ impl FnEmitter<'_> {
                     continue;
                 }
                 changed = true;
-                let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed) };
+                let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed), resumed: false };
                 match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0) {
                     Ok((plan, region)) => {
                         let s = Stretch { after: Some(n), seed: seed.clone(), plan, region };
@@ -1098,9 +1188,13 @@ impl FnEmitter<'_> {
         k: usize,
         up: &crate::uniform::Plan,
         v: &VectorSegment,
+        from: usize,
         carry: bool,
         save_kept: &[String],
     ) -> Result<(String, u32, u32), Error> {
+        if from > 0 && (carry || !save_kept[from - 1].is_empty()) {
+            return Err(self.unsupported("a carry flag or a fused multiply's operands across the barrier the vector form starts at"));
+        }
         let splits_kept =
             v.stretches.iter().flat_map(|s| s.region.stops.values()).any(|s| matches!(s, Stop::Split(id) if !save_kept[id - 1].is_empty()));
         let cut_nodes: Vec<usize> = v.cuts.values().map(|c| c.0).collect();
@@ -1112,7 +1206,7 @@ impl FnEmitter<'_> {
         e.aligned_arg = self.aligned_arg;
         e.folds = self.folds.clone();
         let cut_live = v.cuts.iter().map(|(&id, (_, l))| (id, l.clone())).collect();
-        let form = SegmentForm { k, from: 0, up, cut_live: &cut_live, carry };
+        let form = SegmentForm { k, from, up, cut_live: &cut_live, carry };
         e.body_simd_segment(v, &form)
     }
 }
