@@ -764,6 +764,26 @@ fn seg_shfl_model(inp: &[u8], threads: usize) -> Vec<(u32, u32)> {
     out
 }
 
+/// `kernel`'s cases (blocks of `blocks` threads) three ways (`three_ways`): every case
+/// successful, the same outputs and hazards on each, every thread's four words as `model`
+/// (inputs, threads, block) gives them; the module note of the vector form's run.
+fn three_ways_against(kernel: &str, blocks: &[usize], model: fn(&[u8], usize, usize) -> Vec<[u32; 4]>) -> String {
+    let [vec, one, fib] = three_ways(kernel);
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    let ins = records(&vec.inputs, 32, false);
+    assert_eq!(v.len(), blocks.len());
+    for ((((a, b), c), (_, _, inp)), block) in v.iter().zip(&o).zip(&f).zip(&ins).zip(blocks) {
+        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
+        assert!(a.2 == b.2 && a.2 == c.2, "{kernel}/{block}: the warps' vectors give other outputs");
+        for (g, want) in model(inp, inp.len() / 32, *block).iter().enumerate() {
+            let got: Vec<u32> = (0..4).map(|k| u32::from_le_bytes(a.2[g * 16 + 4 * k..g * 16 + 4 * k + 4].try_into().unwrap())).collect();
+            assert_eq!(got, want, "{kernel}/{block} thread {g}");
+        }
+    }
+    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
+    vec.counts["modules"][0]["notes"].to_string()
+}
+
 /// seg_sh's outputs by thread (four words each), as the kernel defines them.
 fn seg_sh_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
     let word = |g: usize, k: usize| u32::from_le_bytes(inp[g * 32 + 8 * k..g * 32 + 8 * k + 4].try_into().unwrap());
@@ -787,21 +807,7 @@ fn a_barrier_kernels_warps_take_their_vectors_into_shared_memory_one_warp_after_
     // apart, so it runs one lane at a time within the same sweep. After the barrier
     // the threads read the words the others stored. Against the lanes one at a time,
     // the fibers and a model.
-    let [vec, one, fib] = three_ways("seg_sh");
-    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
-    let ins = records(&vec.inputs, 32, false);
-    assert_eq!(v.len(), 3);
-    for ((((a, b), c), (_, _, inp)), block) in v.iter().zip(&o).zip(&f).zip(&ins).zip([128, 96, 80]) {
-        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
-        assert!(a.2 == b.2 && a.2 == c.2, "seg_sh/{block}: the warps' vectors give other outputs");
-        let threads = inp.len() / 32;
-        for (g, want) in seg_sh_model(inp, threads, block).iter().enumerate() {
-            let got: Vec<u32> = (0..4).map(|k| u32::from_le_bytes(a.2[g * 16 + 4 * k..g * 16 + 4 * k + 4].try_into().unwrap())).collect();
-            assert_eq!(got, want, "seg_sh/{block} thread {g}");
-        }
-    }
-    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
-    let nv = vec.counts["modules"][0]["notes"].to_string();
+    let nv = three_ways_against("seg_sh", &[128, 96, 80], seg_sh_model);
     assert!(
         nv.contains("threads of seg_sh: loops over threads: ")
             && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`)"),
@@ -834,24 +840,9 @@ fn a_barrier_kernels_warps_take_their_vectors_on_from_the_barrier_with_registers
     // predicate, a halfword, a value the start's form takes as the same in every lane,
     // which warp 1's lanes hold apart: that warp's form must see it and run its lanes one
     // at a time), a pair of signed halfwords per lane from shared memory, exits from thread
-    // 72 on (taken apart by warp 2 of a block of 96). Blocks
-    // of 4, 3 and 2 warps (the last of 16 lanes). Against the lanes one at a time, the
-    // fibers and a model.
-    let [vec, one, fib] = three_ways("seg_resume");
-    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
-    let ins = records(&vec.inputs, 32, false);
-    assert_eq!(v.len(), 3);
-    for ((((a, b), c), (_, _, inp)), block) in v.iter().zip(&o).zip(&f).zip(&ins).zip([128, 96, 80]) {
-        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
-        assert!(a.2 == b.2 && a.2 == c.2, "seg_resume/{block}: the warps' vectors give other outputs");
-        let threads = inp.len() / 32;
-        for (g, want) in seg_resume_model(inp, threads, block).iter().enumerate() {
-            let got: Vec<u32> = (0..4).map(|k| u32::from_le_bytes(a.2[g * 16 + 4 * k..g * 16 + 4 * k + 4].try_into().unwrap())).collect();
-            assert_eq!(got, want, "seg_resume/{block} thread {g}");
-        }
-    }
-    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
-    let nv = vec.counts["modules"][0]["notes"].to_string();
+    // 72 on (taken apart by warp 2 of a block of 96). Blocks of 4, 3 and 2 warps (the last
+    // of 16 lanes). Against the lanes one at a time, the fibers and a model.
+    let nv = three_ways_against("seg_resume", &[128, 96, 80], seg_resume_model);
     assert!(
         nv.contains("threads of seg_resume: loops over threads: ")
             && nv.contains("after 1 of its barriers a warp's lanes as two vectors of 16 too"),
