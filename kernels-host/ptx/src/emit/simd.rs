@@ -1014,15 +1014,7 @@ impl FnEmitter<'_> {
         let mut written = vec![false; f.regs.len()];
         for (n, node) in f.body.iter().enumerate() {
             if let (true, Node::Instr(i)) = (region.nodes[n], node) {
-                match i.args.first() {
-                    Some(Op::Reg(d)) => written[*d] = true,
-                    Some(Op::Vector(v)) => v.iter().for_each(|o| {
-                        if let Op::Reg(d) = o {
-                            written[*d] = true
-                        }
-                    }),
-                    _ => {}
-                }
+                crate::resolve::writes(i).into_iter().for_each(|d| written[d] = true);
             }
         }
         Some((plan.class, written))
