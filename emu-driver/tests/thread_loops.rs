@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 76);
+    assert_eq!(l.len(), 78);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -881,8 +881,10 @@ fn a_warps_vectors_perform_its_shuffles_and_hand_its_lanes_on_in_the_fibers_orde
     // as on fibers, which hand the lanes on with the lane that completed the last shuffle
     // first. With 64 threads every warp's form reaches the cut; with 512 (256 butterflies)
     // a warp that starts while others of its block wait stops inside the loop (the
-    // fairness budget) and the runner goes on from there. Against the lanes one at a time,
-    // the fibers and a model.
+    // fairness budget) and the runner goes on from there. From the cut the code reaches
+    // only the exit: a warp whose form reached it runs its lanes on there in the same batch
+    // (ptx_rt.h `tail_lanes`), in the runner's order, which the tickets show. Against the
+    // lanes one at a time, the fibers and a model.
     let [vec, one, fib] = three_ways("seg_shfl");
     let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
     let ins = records(&vec.inputs, 32, false);
@@ -900,7 +902,54 @@ fn a_warps_vectors_perform_its_shuffles_and_hand_its_lanes_on_in_the_fibers_orde
     let nv = vec.counts["modules"][0]["notes"].to_string();
     assert!(
         nv.contains("threads of seg_shfl: loops over threads: 9 warp collectives reached by every thread together")
-            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), through 9 shuffles of its own, one lane at a time after 1 cut"),
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), through 9 shuffles of its own, one lane at a time after 1 cut (1 on to the exit in the same batch)"),
+        "{nv}"
+    );
+}
+
+/// seg_half's outputs by thread (four words each), as the kernel defines them.
+fn seg_half_model(inp: &[u8], threads: usize, _block: usize) -> Vec<[u32; 4]> {
+    let word = |g: usize, k: usize| u32::from_le_bytes(inp[g * 32 + 8 * k..g * 32 + 8 * k + 4].try_into().unwrap());
+    let s16 = |v: u32| v as u16 as i16;
+    let sums: Vec<u64> = (0..threads)
+        .map(|g| {
+            let b = ((u64::from(word(g, 0)) * u64::from(word(g, 1))) as i64 >> 7) as u64;
+            (b as u32 as i32 as i64 as u64).wrapping_add(u64::from(b as u32))
+        })
+        .collect();
+    // shfl.down by d, clamp 31: lane l reads lane l + d, or its own value past lane 31.
+    let down = |v: &[u64], d: usize| -> Vec<u64> {
+        (0..v.len()).map(|g| if g % 32 + d < 32 { v[g].wrapping_add(v[g + d]) } else { v[g].wrapping_add(v[g]) }).collect()
+    };
+    let reduced = down(&down(&sums, 16), 8);
+    (0..threads)
+        .map(|g| {
+            let (x, y) = (word(g, 0) & 0xffff, word(g, 1) & 0xffff);
+            let neg = x.wrapping_neg() & 0xffff;
+            let max_abs = if s16(x) >= s16(neg) { x } else { neg };
+            let (sum, diff) = ((x + y) & 0xffff, x.wrapping_sub(y) & 0xffff);
+            let abs_y = u32::from(s16(y).unsigned_abs());
+            let lo = if s16(sum) <= s16(diff) { sum } else { diff };
+            [
+                max_abs * x.min(y),
+                abs_y | sum.max(diff) << 16,
+                s16(lo) as i32 as u32,
+                (reduced[g] as u32).wrapping_add((reduced[g] >> 32) as u32),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn a_warps_vectors_take_16_bit_arithmetic_and_compute_shuffles_without_an_exchange() {
+    // seg_half: halves of the loaded words through neg/max/min/add/sub/abs (signed and
+    // unsigned, wrapping at 16 bits), a 64-bit register's low half extended both ways, and
+    // nvcc's 64-bit warp sum whose shuffles of a literal 0 and a repeated shuffle the form
+    // computes itself: its lanes one at a time, the fibers and the model agree.
+    let nv = three_ways_against("seg_half", &[128, 64], seg_half_model);
+    assert!(
+        nv.contains("threads of seg_half: loops over threads: 2 warp collectives reached by every thread together; 2 more shuffles of a literal or repeating an earlier one, done without an exchange")
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), through 2 shuffles of its own, one lane at a time after 1 cut (1 on to the exit in the same batch)"),
         "{nv}"
     );
 }

@@ -1427,6 +1427,10 @@ PTX_INLINE vw operator|(vw x, vw y) { return vw{x.a | y.a, x.b | y.b}; }
 PTX_INLINE vw operator^(vw x, vw y) { return vw{x.a ^ y.a, x.b ^ y.b}; }
 PTX_INLINE vw operator~(vw x) { return vw{~x.a, ~x.b}; }
 /* PTX 64-bit shifts by an amount the same for every lane (past 63: 0, or the sign). */
+/* Each 64-bit lane's low 32 bits, sign- or zero-extended (cvt.s64.s32 / cvt.u64.u32 of a
+   64-bit register). */
+PTX_INLINE vw wlow_s(vw x) { return vw{(v8)((v8i)(x.a << 32) >> 32), (v8)((v8i)(x.b << 32) >> 32)}; }
+PTX_INLINE vw wlow_u(vw x) { return vw{x.a & 0xffffffffull, x.b & 0xffffffffull}; }
 PTX_INLINE vw wshl(vw x, uint32_t n) { return n < 64 ? vw{x.a << n, x.b << n} : vw{}; }
 PTX_INLINE vw wshr_u(vw x, uint32_t n) { return n < 64 ? vw{x.a >> n, x.b >> n} : vw{}; }
 PTX_INLINE vw wshr_s(vw x, uint32_t n) {
@@ -2191,6 +2195,25 @@ PTX_INLINE uint32_t completer_after(uint32_t base, uint32_t t, uint32_t steps) {
     return t;
 }
 
+/* A whole warp on from its vector form's cut to its exit, the code there reaching no
+   collective, barrier or loop (simtwin-ptx: a closed tail), each lane run by `run(t)` as
+   the runner would have stepped it: after `passed` shuffles the form performed, the lane
+   that completed the last goes on first, then the others in lane order; else the lanes in
+   lane order. The form's stores were committed before: a lane that faults here is the
+   thread that faults. `passed` is never 1 (the lane that goes on first holds the range: the
+   runner may start another thread before the others). */
+template <class Run> PTX_INLINE uint32_t tail_lanes(Thread &T, const uint32_t *ids, const simtwin_dim3_t *idx, uint32_t passed, Run run) {
+    const uint32_t base = ids[0];
+    const uint32_t first = passed != 0 ? completer_after(base, base + 31, passed - 1) - base : 32u;
+    for (uint32_t q = 0; q < 32; ++q) {
+        const uint32_t t = base + (first == 32u ? q : q == 0 ? first : q - 1 < first ? q - 1 : q);
+        T.ctx->linear_tid = t;
+        T.ctx->thread_idx = idx[t];
+        if (run(t) != LOOP_EXIT) unsupported("the loop path's lane from a vector form's cut stopped before its exit (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", "", 0);
+    }
+    return LOOP_EXIT;
+}
+
 template <class FR, class Step, class Seg, class Chain, class Site>
 PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
     static thread_local std::vector<FR> frames_tls;
@@ -2297,6 +2320,16 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             }
         }
         pend_lo = pend_hi = 0;
+        return true;
+    };
+    /* After exits (flushed): where every thread left is at the barrier, it completes and
+       every waiter goes on, in arrival order. False when the launch stops. */
+    auto barrier_by_exits = [&]() -> bool {
+        if (nbar == 0 || nbar + nexit != n) return true;
+        if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[bar[0]]), nbar, exited, nexit)) return false;
+        std::swap(bar, rel);
+        qg[tail++ & mask] = WarpGroup{0, nbar, ~0u, 0, rel};
+        nbar = 0;
         return true;
     };
     /* A thread that goes on at once (it completed a rendezvous), and whether it holds the
@@ -2420,12 +2453,29 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             /* The vector form performed m shuffles for the warp: the state the runner would
                have reached (the batch's last lane completes the first and goes on first; at
                each next, the last of the others: the chains' order). */
-            if (to == 0 || to == LOOP_EXIT) unsupported("the loop path's vector form exited after a shuffle it performed (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            if (to == 0 || (to == LOOP_EXIT && m == 1)) unsupported("the loop path's vector form exited after a shuffle it performed (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
             const uint32_t base = ids[0], w = base >> 5;
             const uint32_t t = completer_after(base, base + 31, m - 1);
             streak += 31u * (m - 1);
             warp_n[w] = 0;
             told[w] = 0;
+            if (to == LOOP_EXIT) {
+                /* The form ran every lane on from its cut to its exit (simtwin-ptx
+                   `tail_lanes`): that lane first, then the others in lane order, as the
+                   runner would have (that lane alone, not holding the range, then the
+                   others as one group within the fairness streak the budget left): their
+                   exits as those batches book them, no collective of the warp open. */
+                exited[nexit++] = t;
+                for (uint32_t l = base; l < base + 32; ++l)
+                    if (l != t) exited[nexit++] = l;
+                gone[w] = ~0u;
+                streak += 31u;
+                const uint32_t z = t == base + 31 ? base + 30 : base + 31;
+                ctx->linear_tid = z;
+                ctx->thread_idx = idx[z];
+                if (!barrier_by_exits()) return;
+                continue;
+            }
             if (to & LOOP_MID) {
                 /* At a cut: that lane goes on from there first, then the others in lane order. */
                 const uint32_t c = to & ~LOOP_MID;
@@ -2493,6 +2543,22 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
             has_solo = true;
             continue;
         }
+        /* Every lane of a run of one warp's exited, none of its collectives open: their
+           exits at once, as the loop below books them one by one. */
+        if (diff == 0 && r0 == LOOP_EXIT && ids[k - 1] == ids[0] + k - 1 && ids[k - 1] >> 5 == w && warp_n[w] == 0) {
+            const uint32_t t0 = ids[0];
+            memcpy(exited + nexit, ids, k * sizeof(uint32_t));
+            nexit += k;
+            if (pend_hi != t0 && pend_hi != pend_lo && !flush()) return;
+            if (pend_hi == pend_lo) pend_lo = t0;
+            pend_hi = t0 + k;
+            if (owner && next_new < n) {
+                owner_next = true;
+                continue;
+            }
+            if (!flush() || !barrier_by_exits()) return;
+            continue;
+        }
         /* Their arrivals one by one, in their order (no rendezvous completes before the
            last). */
         for (uint32_t j = 0; j < k; ++j) {
@@ -2512,14 +2578,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                     owner_next = true; /* its range goes on (an exit completes nothing before) */
                     break;
                 }
-                if (!flush()) return; /* the range ends */
-                if (nbar != 0 && nbar + nexit == n) {
-                    /* The exit completes the barrier: every waiter goes on, in arrival order. */
-                    if (::__simtwin::rt->block_barrier(SIMTWIN_BAR_SYNC, site(at[bar[0]]), nbar, exited, nexit)) return;
-                    std::swap(bar, rel);
-                    qg[tail++ & mask] = WarpGroup{0, nbar, ~0u, 0, rel};
-                    nbar = 0;
-                }
+                if (!flush() || !barrier_by_exits()) return; /* the range ends */
                 break;
             }
             at[t] = r;

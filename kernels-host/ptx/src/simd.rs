@@ -187,6 +187,9 @@ pub struct Entry<'a> {
     /// At a barrier's resume point (nothing performed before it: a branch the lanes take
     /// apart, or an exit some take, undoes the form as at the start).
     pub resumed: bool,
+    /// The loop path's shuffles done without an exchange (`uniform::Plan::elide`): those
+    /// the region holds (not split points in any block) the form computes as its lanes do.
+    pub elided: Option<&'a HashMap<usize, crate::uniform::Elided>>,
 }
 
 impl Entry<'_> {
@@ -224,6 +227,53 @@ pub fn resume_seed(f: &Func, live: &[usize], guess: Option<(&[Class], &[bool])>)
         }
     }
     Some(seed)
+}
+
+/// Whether every thread that resumes at node `from` runs on to its exit without another
+/// thread: the code reachable from there has no split point (`syncs`), shuffle, vote,
+/// barrier, call or loop. A warp's lanes then go on from a form's cut there one after
+/// another inside the lane segment itself (ptx_rt.h `tail_lanes`), each to its exit, as
+/// the runner would step them, without the runner's dispatch and bookkeeping per lane.
+pub fn closed_tail(f: &Func, syncs: &[usize], elide: &HashMap<usize, crate::uniform::Elided>, from: usize) -> bool {
+    let cfg = crate::cfg::build(f);
+    let Some(&b0) = cfg.block_of.get(from) else { return false };
+    // Depth-first over the blocks: 1 on the walk's path, 2 done (a path back is a loop).
+    let mut state = vec![0u8; cfg.blocks.len()];
+    let mut stack = vec![(b0, 0usize)];
+    state[b0] = 1;
+    let open = |n: usize| match &f.body[n] {
+        Node::Label(_) => true,
+        Node::Instr(i) => {
+            !syncs.contains(&n)
+                && !elide.contains_key(&n)
+                && !matches!(
+                    i.src.op.as_str(),
+                    "shfl" | "vote" | "bar" | "barrier" | "call" | "match" | "redux" | "activemask" | "mbarrier"
+                )
+        }
+    };
+    if !(from..cfg.blocks[b0].end).all(open) {
+        return false;
+    }
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let Some(&s) = cfg.blocks[b].succs.get(*next) else {
+            state[b] = 2;
+            stack.pop();
+            continue;
+        };
+        *next += 1;
+        match state[s] {
+            1 => return false,
+            2 => continue,
+            _ => {}
+        }
+        if !(cfg.blocks[s].start..cfg.blocks[s].end).all(open) {
+            return false;
+        }
+        state[s] = 1;
+        stack.push((s, 0));
+    }
+    true
 }
 
 /// The module note's reason for a form that covers too little work (per-lane
@@ -387,7 +437,8 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     // Without local memory a generic address reaches what a global one does (the host's
     // memory, shared memory's window included), never a lane's own frame.
     let generic = !f.frame.iter().any(|v| v.space == Space::Local);
-    for (n, i) in instrs() {
+    let elided = |n: usize| entry.and_then(|e| e.elided).and_then(|m| m.get(&n));
+    for (n, i) in instrs().filter(|(n, _)| elided(*n).is_none()) {
         admit(i, params, generic, loaded).map_err(|why| at(n, i, &why))?;
     }
     // A segment's registers hold an address as a base plus offsets wherever the kernel uses
@@ -403,6 +454,25 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     loop {
         let mut changed = false;
         for (n, i) in instrs() {
+            if let Some(how) = elided(n) {
+                // Its result: the literal (the same for every lane) or the register.
+                let Some(d) = shuffle_dest(i) else { return Err(at(n, i, ": a shuffle without a result register")) };
+                let (c, tainted) = match how {
+                    crate::uniform::Elided::Value(_) => (Class::Uniform, false),
+                    crate::uniform::Elided::Repeat(r) => (p.class[*r], data[*r]),
+                };
+                if tainted && !std::mem::replace(&mut data[d], true) {
+                    changed = true;
+                }
+                if p.class[d] != c && c != Class::Uniform {
+                    if p.class[d] != Class::Uniform {
+                        return Err(at(n, i, ": a register both 32-bit lanes and 64-bit ones"));
+                    }
+                    p.class[d] = c;
+                    changed = true;
+                }
+                continue;
+            }
             let outs = match vector_load(i, &p) {
                 Some(v) => v,
                 None => result(i, &p, f, &addresses).map_err(|why| at(n, i, &why))?.into_iter().collect(),
@@ -497,6 +567,18 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
         p.load_site.values_mut().for_each(|k| *k = 0);
     }
     Ok(p)
+}
+
+/// A shuffle's result register (`d` or `d|p`).
+pub fn shuffle_dest(i: &Instr) -> Option<usize> {
+    match i.args.first()? {
+        Op::Reg(d) => Some(*d),
+        Op::Pair(d, _) => match **d {
+            Op::Reg(d) => Some(d),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The 64-bit registers an address is made of: the base registers of global loads and
@@ -706,6 +788,8 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
         "setp" => int32 && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3,
         "mov" => t.is_some_and(half),
         "mul" => has(".wide") && t.is_some_and(half),
+        // 16-bit arithmetic: lanes of the zero-extended value, wrapped to 16 bits.
+        "add" | "sub" | "neg" | "abs" | "min" | "max" if t.is_some_and(half) => plain,
         _ => pred_ops,
     };
     if lanes && no_split && lane_type(dt) {
@@ -725,6 +809,8 @@ fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(u
             (Some(Ty::U64 | Ty::S64), Some(Ty::U32 | Ty::S32), Some(Vector)) if wide_type(dt) => {
                 return Ok(Some((d, if addresses[d] { Split } else { Wide })))
             }
+            // A 64-bit register's low half, extended (`(int64_t)(int32_t)(x >> s)`).
+            (Some(Ty::U64 | Ty::S64), Some(Ty::U32 | Ty::S32), Some(Wide)) if wide_type(dt) && !addresses[d] => return Ok(Some((d, Wide))),
             _ => {}
         }
     }

@@ -244,4 +244,33 @@ fn stretches_after_two_shuffles_share_the_resume_point_of_the_cut_they_both_reac
         jumps += 1;
     }
     assert_eq!(jumps, 1, "one resume point for the cut");
+    // From the cut (the atomic) the code reaches only the exit: the lanes go on there in
+    // the form's own batch.
+    assert!(why.contains("one lane at a time after 1 cut (1 on to the exit in the same batch)"), "{why}");
+    assert!(code.contains("return ptx::tail_lanes(T, ids, idx, ptx::simd::passed, "), "the cut's lanes on to the exit in the batch");
+}
+
+#[test]
+fn a_cut_whose_code_reaches_a_shuffle_or_a_loop_hands_its_lanes_back_to_the_runner() {
+    // After the atomic (the cut): a shuffle, or a loop back; either way a lane from the cut
+    // does not run alone to its exit, and the runner steps the lanes.
+    let kernel = |after: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, .param .u32 n)\n{{\n\
+            .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<8>;\n\
+            ld.param.u64 %rd1, [a];\nld.param.u32 %r9, [n];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+            ld.global.u32 %r2, [%rd3];\nshfl.sync.down.b32 %r3, %r2, 1, 31, -1;\nadd.u32 %r2, %r2, %r3;\n\
+            AGAIN:\natom.global.add.u32 %r4, [%rd3], %r2;\n{after}ret;\n}}\n"
+        )
+    };
+    for (after, what) in [
+        ("shfl.sync.down.b32 %r5, %r4, 1, 31, -1;\nst.global.u32 [%rd3+4], %r5;\n", "a shuffle"),
+        ("sub.u32 %r9, %r9, 1;\nsetp.ne.u32 %p2, %r9, 0;\n@%p2 bra AGAIN;\n", "a loop"),
+    ] {
+        let t = translate(&[&kernel(after)], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() })
+            .expect("translates");
+        let why = &t.kernels[0].threads_why;
+        assert!(why.contains("through 1 shuffle of its own, one lane at a time after 1 cut"), "{what}: {why}");
+        assert!(!why.contains("on to the exit") && !t.units[0].contains("tail_lanes(T"), "{what}: {why}");
+    }
 }

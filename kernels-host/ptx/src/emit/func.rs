@@ -64,6 +64,18 @@ pub(crate) const LOOP_NOPRED: u8 = 0x40;
 
 /// The kind of split point instruction `i` (one of the plan's `syncs`: a barrier or a
 /// collective `uniform::loop_collective` accepted) is (see `SYNC_*`).
+/// What a loop-path kernel's note says of the vector form of its first segment.
+#[derive(Clone, Copy, Debug)]
+pub struct StartForm {
+    /// Its cuts (the lanes go on one at a time from each).
+    pub cuts: usize,
+    /// The shuffles it performs itself.
+    pub shuffles: usize,
+    /// The cuts whose code reaches only exits (`simd::closed_tail`): the lanes run on to
+    /// them in the form's own batch.
+    pub tails: usize,
+}
+
 pub(crate) fn sync_kind(i: &crate::resolve::Instr) -> u8 {
     let has = |m: &str| i.src.has(m);
     match i.src.op.as_str() {
@@ -149,9 +161,9 @@ pub(crate) struct FnEmitter<'a> {
     /// Per register, how many operands of the body name it (filled on first use).
     reg_uses: Vec<u32>,
     nan_blind: Vec<bool>,
-    /// A loop-path kernel: the vector form of its first segment, how many cuts it has and
-    /// how many shuffles it performs (`simd::segment`), or why it has none.
-    pub vector: Option<Result<(usize, usize), String>>,
+    /// A loop-path kernel: the vector form of its first segment (`simd::segment`), or why
+    /// it has none.
+    pub vector: Option<Result<StartForm, String>>,
     /// Loop path: how many barriers' resume points have a vector form.
     pub vector_resumed: usize,
     /// The prefix of the labels of the vector form's stretch being emitted.
@@ -987,13 +999,30 @@ impl<'a> FnEmitter<'a> {
             match made {
                 Ok(((func, ne, nb), v)) => {
                     all.push_str(&func);
+                    // A cut whose code reaches only exits: the lanes on from there at once
+                    // (ptx_rt.h `tail_lanes`).
+                    let closed: Vec<usize> = v
+                        .cuts
+                        .iter()
+                        .filter(|(_, (node, _))| crate::simd::closed_tail(f, &plan.syncs, &plan.elide, *node))
+                        .map(|(id, _)| *id)
+                        .collect();
+                    let tails: String = closed
+                        .iter()
+                        .map(|id| {
+                            format!(
+                                " if (v_ == (LOOP_MID | {id}u) && ptx::simd::passed != 1u) return ptx::tail_lanes(T, ids, idx, ptx::simd::passed, [&](uint32_t t_) {{ return KL{fi}(T, P0, fr[t_], {id}u, idx[t_]); }});",
+                                fi = self.fi
+                            )
+                        })
+                        .collect();
                     let _ = writeln!(
                         hook,
-                        "  if (at == {from}u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_{from}(T, P0, fr + ids[0], idx + ids[0], UNDO); }}); if (v_ != 0u) return v_; }}",
+                        "  if (at == {from}u) {{ const uint32_t v_ = ptx::simd::warp_segment<{ne}, {nb}>(T, ids, nids, [&](ptx::simd::Undo<{ne}, {nb}> &UNDO) {{ return VS{fi}_{from}(T, P0, fr + ids[0], idx + ids[0], UNDO); }});{tails} if (v_ != 0u) return v_; }}",
                         fi = self.fi
                     );
                     if *from == 0 {
-                        self.vector = Some(Ok((v.cuts.len(), v.shuffles())));
+                        self.vector = Some(Ok(StartForm { cuts: v.cuts.len(), shuffles: v.shuffles(), tails: closed.len() }));
                     } else {
                         self.vector_resumed += 1;
                     }
@@ -1087,7 +1116,7 @@ impl<'a> FnEmitter<'a> {
 
     /// A shuffle no other lane is needed for (`uniform::elided_shuffles`; its predicate
     /// result, if any, is never read): its result set from the literal or the register.
-    fn elided_shuffle(&mut self, i: &crate::resolve::Instr, how: &crate::uniform::Elided) -> Result<String, Error> {
+    pub(super) fn elided_shuffle(&mut self, i: &crate::resolve::Instr, how: &crate::uniform::Elided) -> Result<String, Error> {
         let d = match self.arg(i, 0)?.clone() {
             Op::Pair(d, _) => *d,
             d => d,

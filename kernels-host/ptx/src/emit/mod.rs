@@ -674,7 +674,7 @@ fn runner_setup(out: &mut String, k: usize, kl: &crate::layout::KernelLayout) {
 /// What a loop-path kernel's note says of its first segment's vector form.
 /// A loop-path kernel's vector forms: the start's (its cuts and shuffles, or why it has
 /// none) and how many barriers' resume points have one.
-type VectorForms = (Result<(usize, usize), String>, usize);
+type VectorForms = (Result<func::StartForm, String>, usize);
 
 fn vector_note(v: Option<&VectorForms>) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -683,13 +683,16 @@ fn vector_note(v: Option<&VectorForms>) -> String {
         _ => String::new(),
     };
     let start = match v.map(|v| &v.0) {
-        Some(Ok((cuts, shuffles))) => {
+        Some(Ok(func::StartForm { cuts, shuffles, tails })) => {
             let mut s = "; from its start a warp's lanes as two vectors of 16 (`simd`)".to_string();
             if *shuffles > 0 {
                 s.push_str(&format!(", through {shuffles} shuffle{} of its own", plural(*shuffles)));
             }
             if *cuts > 0 {
                 s.push_str(&format!(", one lane at a time after {cuts} cut{}", plural(*cuts)));
+            }
+            if *tails > 0 {
+                s.push_str(&format!(" ({tails} on to the exit in the same batch)"));
             }
             s
         }

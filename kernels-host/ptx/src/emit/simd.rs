@@ -254,6 +254,20 @@ impl FnEmitter<'_> {
             _ => {}
         }
         let a = |e: &mut Self, k: usize| -> Result<String, Error> { e.vop(&arg(k)?, t) };
+        if t.size() == 2 && matches!(op, "add" | "sub" | "neg" | "abs" | "min" | "max") {
+            // A 16-bit register holds its value zero-extended: the operation on the values
+            // (a signed one's sign-extended), wrapped to 16 bits again.
+            let x = a(self, 1)?;
+            let sx = |v: String| if t.signed() { format!("{S}sext16({v})") } else { v };
+            let e = match op {
+                "add" => format!("{x} + {}", a(self, 2)?),
+                "sub" => format!("{x} - {}", a(self, 2)?),
+                "neg" => format!("{S}V(0u) - {x}"),
+                "abs" => format!("{S}abs_s({})", sx(x)),
+                _ => format!("{S}{op}_{}({}, {})", if t.signed() { "s" } else { "u" }, sx(x), sx(a(self, 2)?)),
+            };
+            return Ok(format!("r{d} = ({e}) & 0xffffu;"));
+        }
         let pred = t == Ty::Pred;
         let signed = t == Ty::S32;
         let e = match op {
@@ -427,7 +441,12 @@ impl FnEmitter<'_> {
                 "mad" => format!("{} * {} + {}", w(self, 1)?, w(self, 2)?, w(self, 3)?),
                 "cvt" => {
                     let from = if i.src.tys().get(1) == Some(&Ty::S32) { Ty::S32 } else { Ty::U32 };
-                    self.wide_of(&arg(1)?, from, plan)?
+                    if plan.of(&arg(1)?) == Class::Wide {
+                        // A 64-bit lane's low half (the scalar code's `rd<int32_t>`).
+                        format!("{S}{}({})", if from == Ty::S32 { "wlow_s" } else { "wlow_u" }, w(self, 1)?)
+                    } else {
+                        self.wide_of(&arg(1)?, from, plan)?
+                    }
                 }
                 // Forms that make a base plus offsets elsewhere, here joined into lanes.
                 "cvta" => w(self, 1)?,
@@ -593,6 +612,8 @@ struct Staging {
     /// A form from a barrier's resume point: its frame's type and the registers it reads
     /// there.
     entry: Option<(usize, Vec<usize>)>,
+    /// The shuffles done without an exchange (the form computes those it reaches).
+    elide: HashMap<usize, crate::uniform::Elided>,
 }
 
 /// The wider of two classes of one register (a vector never meets a split or wide one:
@@ -736,7 +757,7 @@ impl FnEmitter<'_> {
         }
         let after = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
         let entry = v.resumed.as_ref().map(|(_, regs)| (form.k, regs.clone()));
-        Ok(Staging { stops, staged_class, after, entry })
+        Ok(Staging { stops, staged_class, after, entry, elide: form.up.elide.clone() })
     }
 
     /// Stretch `x`'s code: a loop over the two halves from its start (the shuffle's results
@@ -826,6 +847,18 @@ impl FnEmitter<'_> {
             match node {
                 Node::Label(l) => {
                     let _ = writeln!(body, "P{x}B{l}:;");
+                }
+                // A shuffle without an exchange: the literal or the earlier result.
+                Node::Instr(i) if staging.elide.contains_key(&n) => {
+                    let d = crate::simd::shuffle_dest(i).ok_or_else(|| self.unsupported("a shuffle without a result register"))?;
+                    let stmt = match (&staging.elide[&n], plan.class[d]) {
+                        (crate::uniform::Elided::Repeat(r), Class::Vector) => {
+                            assign(plan.class[*r], Class::Vector, Ty::B32, (&format!("r{d}"), ""), (&format!("r{r}"), ""))
+                        }
+                        (crate::uniform::Elided::Value(v), Class::Vector) => format!("r{d} = {S}V((uint32_t){v}u);"),
+                        (how, _) => self.elided_shuffle(i, how)?,
+                    };
+                    push_stmt(&mut body, i, &stmt);
                 }
                 // Every lane exits: the runner books their exits.
                 Node::Instr(i) => self.simd_stmt(n, i, plan, &format!("{{ TO_ = LOOP_EXIT; goto E{x}_; }}"), &mut body)?,
@@ -1009,7 +1042,7 @@ impl FnEmitter<'_> {
         let f = self.f;
         let kl = self.kl?;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().map(|(k, &n)| (n, k + 1)).collect();
-        let entry = crate::simd::Entry { start: 0, seed: None, resumed: false };
+        let entry = crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) };
         let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &[], &entry, up.syncs.len() + 1, 0).ok()?;
         let mut written = vec![false; f.regs.len()];
         for (n, node) in f.body.iter().enumerate() {
@@ -1037,8 +1070,8 @@ impl FnEmitter<'_> {
         let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
         let all = self.opts.segment_vectors == crate::SegmentVectors::All;
         let start = match resumed {
-            None => crate::simd::Entry { start: 0, seed: None, resumed: false },
-            Some((k, seed)) => crate::simd::Entry { start: up.syncs[k] + 1, seed: Some(seed), resumed: true },
+            None => crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) },
+            Some((k, seed)) => crate::simd::Entry { start: up.syncs[k] + 1, seed: Some(seed), resumed: true, elided: Some(&up.elide) },
         };
         let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0)?;
         if plan.load_site.is_empty() {
@@ -1122,7 +1155,7 @@ impl FnEmitter<'_> {
                     continue;
                 }
                 changed = true;
-                let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed), resumed: false };
+                let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed), resumed: false, elided: Some(&up.elide) };
                 match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0) {
                     Ok((plan, region)) => {
                         let s = Stretch { after: Some(n), seed: seed.clone(), plan, region };
