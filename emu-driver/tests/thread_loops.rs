@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 78);
+    assert_eq!(l.len(), 80);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -950,6 +950,29 @@ fn a_warps_vectors_take_16_bit_arithmetic_and_compute_shuffles_without_an_exchan
     assert!(
         nv.contains("threads of seg_half: loops over threads: 2 warp collectives reached by every thread together; 2 more shuffles of a literal or repeating an earlier one, done without an exchange")
             && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), through 2 shuffles of its own, one lane at a time after 1 cut (1 on to the exit in the same batch)"),
+        "{nv}"
+    );
+}
+
+/// seg_bar_shfl's outputs by thread: its value (a tenth-ish of three times its neighbour's
+/// word, plus its index) and that plus lane + 16's (its own past lane 15).
+fn seg_bar_shfl_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
+    let word = |g: usize| u32::from_le_bytes(inp[g * 32..g * 32 + 4].try_into().unwrap());
+    let v: Vec<u32> =
+        (0..threads).map(|g| (word(g / block * block + ((g % block) ^ 1)).wrapping_mul(3) / 7).wrapping_add((g % block) as u32)).collect();
+    (0..threads).map(|g| [v[g], v[g].wrapping_add(if g % 32 < 16 { v[g + 16] } else { v[g] }), 0, 0]).collect()
+}
+
+#[test]
+fn a_warps_vectors_from_a_barrier_in_a_kernel_with_shuffles_keep_what_the_frames_hold() {
+    // seg_bar_shfl: the warp runner's form at the barrier's resume point stops at a cut
+    // (a division) where the output pointer and %tid, made before the barrier, are live:
+    // read from the frames, the lanes go on with them (a form that stored registers it
+    // never read faulted on a null pointer in the fork's motion_v2).
+    let nv = three_ways_against("seg_bar_shfl", &[128, 64], seg_bar_shfl_model);
+    assert!(
+        nv.contains("threads of seg_bar_shfl: loops over threads: 1 barrier and 1 warp collective reached by every thread together")
+            && nv.contains("after 1 of its barriers a warp's lanes as two vectors of 16 too"),
         "{nv}"
     );
 }

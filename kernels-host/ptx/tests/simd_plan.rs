@@ -185,8 +185,11 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
 }
 
 /// A loop-path kernel whose first segment sums `taps` words per lane in a loop of `trips`
-/// (each tap an address, a load and an add per lane) before a shuffle.
-fn taps_kernel(taps: usize) -> String {
+/// (each tap an address, a load and an add per lane) before a shuffle; after its store a
+/// division (which the form does not take: a cut) and another shuffle, or (`exits`) the exit.
+fn taps_kernel(taps: usize, exits: bool) -> String {
+    let after =
+        if exits { "" } else { "div.u32 %r11, %r9, 3;\nshfl.sync.down.b32 %r12, %r11, 1, 31, -1;\nst.global.u32 [%rd4+4], %r12;\n" };
     let mut body = String::new();
     for k in 0..taps {
         body += &format!("ld.global.u32 %r10, [%rd4+{}];\nadd.s32 %r7, %r7, %r10;\nxor.b32 %r7, %r7, %r5;\n", 4 * k);
@@ -198,7 +201,7 @@ fn taps_kernel(taps: usize) -> String {
          mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\nmad.lo.s32 %r5, %r2, %r3, %r4;\n\
          mov.u32 %r7, 0;\nmov.u32 %r8, 0;\nLOOP:\nmul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\n{body}\
          add.s32 %r8, %r8, 1;\nsetp.lt.u32 %p1, %r8, %r1;\n@%p1 bra LOOP;\n\
-         shfl.sync.down.b32 %r9, %r7, 1, 31, -1;\nst.global.u32 [%rd4], %r9;\nret;\n}}\n"
+         shfl.sync.down.b32 %r9, %r7, 1, 31, -1;\nst.global.u32 [%rd4], %r9;\n{after}ret;\n}}\n"
     )
 }
 
@@ -207,9 +210,11 @@ fn by_default_a_segment_runs_as_warp_vectors_only_where_its_per_lane_work_pays()
     // Inside the loop each per-lane instruction counts 8 times (3 per tap, the address's 2
     // and the branch: 8 x 21 = 168 with 6 taps), besides the lane's index and the sum's
     // start outside it (3), the store after the shuffle (1) and the shuffle, which the form
-    // performs (`SHUFFLE_WORK`, 64): 6 taps fall short of 256 (236), 7 pay (260).
-    for (taps, pays) in [(7, true), (6, false)] {
-        let t = translate(&[&taps_kernel(taps)], &Options { units: 1, ..Options::default() }).expect("translates");
+    // performs (`SHUFFLE_WORK`, 64): 6 taps fall short of 256 (236), 7 pay (260). Where the
+    // code from the cut reaches only the exit (its lanes go on in the form's batch), the form
+    // is whole and 64 pay (`MIN_WHOLE_WORK`): 6 taps too.
+    for (taps, exits, pays) in [(7, false, true), (6, false, false), (6, true, true)] {
+        let t = translate(&[&taps_kernel(taps, exits)], &Options { units: 1, ..Options::default() }).expect("translates");
         let why = &t.kernels[0].threads_why;
         assert_eq!(t.units[0].contains("warp_segment<"), pays, "{taps} taps: {why}");
         assert_eq!(why.contains("236 per-lane instructions before its stops, too few"), !pays, "{taps} taps: {why}");

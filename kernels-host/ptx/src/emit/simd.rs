@@ -932,6 +932,19 @@ impl FnEmitter<'_> {
     }
 }
 
+/// The registers a form at barrier `k`'s resume point reads from the lanes' frames (those
+/// it uses of): every register live across the barrier, whose frame copy is current there,
+/// not only those the thread's own resume loads (`load`: the code to the next split point
+/// reads them). A form runs on past that split point, and at a cut it stores the live
+/// registers, a pointer the code after the shuffles needs among them (the fork's
+/// `motion_v2` faulted on the 0 a form stored for it).
+fn resumed_regs(up: &crate::uniform::Plan, k: usize) -> Vec<usize> {
+    let mut regs: Vec<usize> = up.live[k].iter().chain(&up.load[k]).copied().collect();
+    regs.sort_unstable();
+    regs.dedup();
+    regs
+}
+
 /// The PTX line of node `n` (for the generated code's comments).
 fn line_of(f: &crate::resolve::Func, n: usize) -> u32 {
     match &f.body[n] {
@@ -1017,15 +1030,17 @@ impl FnEmitter<'_> {
             first_cut += v.cuts.len();
         }
         out.push((0, start));
-        let barriers_only = up.syncs.iter().all(|&n| matches!(&f.body[n], Node::Instr(i) if sync_kind(i) == 0));
-        if !barriers_only || self.kl.is_none() {
+        // From each barrier's resume point (a warp collective's released lanes come to the
+        // runner one lane after another, never as a warp from its start).
+        let barrier = |n: usize| matches!(&f.body[n], Node::Instr(i) if sync_kind(i) == 0);
+        if self.kl.is_none() || !up.syncs.iter().any(|&n| barrier(n)) {
             return out;
         }
         // The classes the start's form gives the registers it writes (each checked as the
         // form reads it from the frames).
         let guess = self.start_classes(up);
-        for k in 0..up.syncs.len() {
-            let resumed = crate::simd::resume_seed(f, &up.load[k], guess.as_ref().map(|(c, w)| (c.as_slice(), w.as_slice())))
+        for k in (0..up.syncs.len()).filter(|&k| barrier(up.syncs[k])) {
+            let resumed = crate::simd::resume_seed(f, &resumed_regs(up, k), guess.as_ref().map(|(c, w)| (c.as_slice(), w.as_slice())))
                 .ok_or_else(|| "a register of its resume point the form does not hold".to_string())
                 .and_then(|seed| self.vector_segment(up, Some((k, &seed)), first_cut));
             if let Ok(v) = &resumed {
@@ -1082,7 +1097,11 @@ impl FnEmitter<'_> {
         self.stretches_after_shuffles(up, &splits, &forced, &mut stretches);
         let work: usize = stretches.iter().map(|s| crate::simd::lane_work(f, &s.plan, &s.region)).sum::<usize>()
             + crate::simd::SHUFFLE_WORK * (stretches.len() - 1);
-        let whole = stretches.iter().all(|s| s.region.stops.values().all(|st| matches!(st, Stop::Split(_))));
+        // Whole: it stops only at split points or at cuts whose lanes go on to their exits
+        // in its own batch (`tail_lanes`), never back to the runner one lane at a time.
+        let whole = stretches.iter().all(|s| {
+            s.region.stops.iter().all(|(&n, st)| matches!(st, Stop::Split(_)) || crate::simd::closed_tail(f, &up.syncs, &up.elide, n))
+        });
         let min_work = match (all, whole) {
             (true, _) => 0,
             (false, true) => crate::simd::MIN_WHOLE_WORK,
@@ -1113,7 +1132,7 @@ impl FnEmitter<'_> {
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
         let cuts = cut_nodes.into_iter().zip(live).map(|((id, n), l)| (id, (n, l))).collect();
-        Ok(VectorSegment { stretches, cuts, resumed: resumed.map(|(k, _)| (k, up.load[k].clone())) })
+        Ok(VectorSegment { stretches, cuts, resumed: resumed.map(|(k, _)| (k, resumed_regs(up, k))) })
     }
 
     /// The stretches after the shuffles the form can perform itself (full-mask, literal
