@@ -234,8 +234,7 @@ pub fn resume_seed(f: &Func, live: &[usize], guess: Option<(&[Class], &[bool])>)
 /// barrier, call or loop. A warp's lanes then go on from a form's cut there one after
 /// another inside the lane segment itself (ptx_rt.h `tail_lanes`), each to its exit, as
 /// the runner would step them, without the runner's dispatch and bookkeeping per lane.
-pub fn closed_tail(f: &Func, syncs: &[usize], elide: &HashMap<usize, crate::uniform::Elided>, from: usize) -> bool {
-    let cfg = crate::cfg::build(f);
+pub fn closed_tail(f: &Func, cfg: &crate::cfg::Cfg, syncs: &[usize], elide: &HashMap<usize, crate::uniform::Elided>, from: usize) -> bool {
     let Some(&b0) = cfg.block_of.get(from) else { return false };
     // Depth-first over the blocks: 1 on the walk's path, 2 done (a path back is a loop).
     let mut state = vec![0u8; cfg.blocks.len()];

@@ -1001,13 +1001,8 @@ impl<'a> FnEmitter<'a> {
                     all.push_str(&func);
                     // A cut whose code reaches only exits: the lanes on from there at once
                     // (ptx_rt.h `tail_lanes`).
-                    let closed: Vec<usize> = v
-                        .cuts
-                        .iter()
-                        .filter(|(_, (node, _))| crate::simd::closed_tail(f, &plan.syncs, &plan.elide, *node))
-                        .map(|(id, _)| *id)
-                        .collect();
-                    let tails: String = closed
+                    let tails: String = v
+                        .tails
                         .iter()
                         .map(|id| {
                             format!(
@@ -1022,7 +1017,7 @@ impl<'a> FnEmitter<'a> {
                         fi = self.fi
                     );
                     if *from == 0 {
-                        self.vector = Some(Ok(StartForm { cuts: v.cuts.len(), shuffles: v.shuffles(), tails: closed.len() }));
+                        self.vector = Some(Ok(StartForm { cuts: v.cuts.len(), shuffles: v.shuffles(), tails: v.tails.len() }));
                     } else {
                         self.vector_resumed += 1;
                     }

@@ -8,7 +8,7 @@ use crate::resolve::Node;
 use crate::resolve::{AddrBase, Instr, Op};
 use crate::simd::{Class, Plan, Region, Stop};
 use crate::Error;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
 const S: &str = "ptx::simd::";
@@ -1000,6 +1000,8 @@ pub(super) struct VectorSegment {
     pub cuts: BTreeMap<usize, (usize, Vec<usize>)>,
     /// From barrier `k`'s resume point: the registers it reads from the lanes' frames.
     pub resumed: Option<(usize, Vec<usize>)>,
+    /// The cuts (resume points) whose code reaches only exits (`simd::closed_tail`).
+    pub tails: BTreeSet<usize>,
 }
 
 impl VectorSegment {
@@ -1099,9 +1101,14 @@ impl FnEmitter<'_> {
             + crate::simd::SHUFFLE_WORK * (stretches.len() - 1);
         // Whole: it stops only at split points or at cuts whose lanes go on to their exits
         // in its own batch (`tail_lanes`), never back to the runner one lane at a time.
-        let whole = stretches.iter().all(|s| {
-            s.region.stops.iter().all(|(&n, st)| matches!(st, Stop::Split(_)) || crate::simd::closed_tail(f, &up.syncs, &up.elide, n))
-        });
+        let cfg = crate::cfg::build(f);
+        let closed: BTreeSet<usize> = stretches
+            .iter()
+            .flat_map(|s| s.region.stops.iter())
+            .filter(|(&n, st)| matches!(st, Stop::Cut(_)) && crate::simd::closed_tail(f, &cfg, &up.syncs, &up.elide, n))
+            .map(|(&n, _)| n)
+            .collect();
+        let whole = stretches.iter().all(|s| s.region.stops.iter().all(|(n, st)| matches!(st, Stop::Split(_)) || closed.contains(n)));
         let min_work = match (all, whole) {
             (true, _) => 0,
             (false, true) => crate::simd::MIN_WHOLE_WORK,
@@ -1128,11 +1135,11 @@ impl FnEmitter<'_> {
             }
         }
         let cut_nodes: Vec<(usize, usize)> = cut_of.iter().map(|(&n, &id)| (id, n)).collect();
-        let cfg = crate::cfg::build(f);
+        let tails = cut_of.iter().filter(|(n, _)| closed.contains(n)).map(|(_, &id)| id).collect();
         let nodes: Vec<usize> = cut_nodes.iter().map(|c| c.1).collect();
         let live = crate::uniform::live_before(f, &cfg, &nodes, &up.literal);
         let cuts = cut_nodes.into_iter().zip(live).map(|((id, n), l)| (id, (n, l))).collect();
-        Ok(VectorSegment { stretches, cuts, resumed: resumed.map(|(k, _)| (k, resumed_regs(up, k))) })
+        Ok(VectorSegment { stretches, cuts, resumed: resumed.map(|(k, _)| (k, resumed_regs(up, k))), tails })
     }
 
     /// The stretches after the shuffles the form can perform itself (full-mask, literal
