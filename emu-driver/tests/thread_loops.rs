@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 80);
+    assert_eq!(l.len(), 82);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -950,6 +950,77 @@ fn a_warps_vectors_take_16_bit_arithmetic_and_compute_shuffles_without_an_exchan
     assert!(
         nv.contains("threads of seg_half: loops over threads: 2 warp collectives reached by every thread together; 2 more shuffles of a literal or repeating an earlier one, done without an exchange")
             && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), through 2 shuffles of its own, one lane at a time after 1 cut (1 on to the exit in the same batch)"),
+        "{nv}"
+    );
+}
+
+/// seg_float's outputs by thread (four words each), as the kernel defines them: IEEE
+/// operations in f32 and f64 (Rust's), a round-toward-zero add from the exact sum in f64.
+fn seg_float_model(inp: &[u8], threads: usize, _block: usize) -> Vec<[u32; 4]> {
+    let word = |g: usize, k: usize| u32::from_le_bytes(inp[g * 32 + 8 * k..g * 32 + 8 * k + 4].try_into().unwrap());
+    let tenth = f32::from_bits(0x3dcc_cccd);
+    let add_rz = |a: f32, b: f32| {
+        let s = f64::from(a) + f64::from(b);
+        let t = s as f32;
+        if f64::from(t).abs() > s.abs() {
+            f32::from_bits(t.to_bits() - 1)
+        } else {
+            t
+        }
+    };
+    let first: Vec<[u32; 3]> = (0..threads)
+        .map(|g| {
+            let (x, y) = (word(g, 0), word(g, 1));
+            let (x16, y10) = (x & 0xffff, y & 1023);
+            let (mut w0, w1) = if x < 1 << 30 {
+                let f6 = (x16 as f32).mul_add(1.0 / 1024.0, -0.5);
+                let f7 = f6.mul_add(f6, tenth);
+                // The parameter (the thread count) loaded on this side only.
+                (f7.to_bits(), add_rz(f7, f32::from_bits(0x3380_0000)).to_bits().wrapping_add(threads as u32))
+            } else {
+                let q = (f64::from(x16) / (f64::from(y10) + 1.5) * 100.0).trunc() as i32 as u32;
+                let (q, w1) = if y10 > 511 {
+                    // The product fused into the add (its operands kept per lane).
+                    (q.wrapping_add(threads as u32), (x16 as f32).mul_add(y10 as f32 * tenth, 1.0).trunc() as u32)
+                } else {
+                    (q, add_rz(x16 as f32 * tenth, 0.5).trunc() as u32)
+                };
+                (q, w1.wrapping_add(x & 15))
+            };
+            if x & 1 == 1 {
+                w0 = w0.wrapping_add(7);
+            }
+            [w0, w1, (f64::from(y) * 0.5).trunc() as u32]
+        })
+        .collect();
+    // shfl.down by d, clamp 31: lane l reads lane l + d, or its own value past lane 31.
+    let down = |v: &[u32], g: usize, d: usize| if g % 32 + d < 32 { v[g + d] } else { v[g] };
+    let v: Vec<u32> = first.iter().map(|f| f[0]).collect();
+    let sums: Vec<u32> = (0..threads)
+        .map(|g| {
+            let r41 = down(&v, g, 16);
+            let r42 = r41.wrapping_add(v[g]);
+            if r41 > v[g] {
+                r42
+            } else {
+                r42 ^ 255
+            }
+        })
+        .collect();
+    (0..threads).map(|g| [first[g][0], first[g][1], first[g][2], down(&sums, g, 8).wrapping_add(sums[g])]).collect()
+}
+
+#[test]
+fn a_warps_vectors_run_floating_point_in_lane_loops_and_branches_on_data_both_ways_under_masks() {
+    // seg_float: a branch on a loaded word (a nested one inside) and, after a shuffle, one
+    // on shuffled data, each run both ways under masks; f32 and f64 in their own and in
+    // untyped registers, nvcc's roundf (copysign, add.rz, cvt.rzi), a multiply fused into
+    // an add, a guard that differs between lanes: the lanes one at a time, the fibers and
+    // the model agree.
+    let nv = three_ways_against("seg_float", &[128, 64], seg_float_model);
+    assert!(
+        nv.contains("threads of seg_float: loops over threads: 2 warp collectives reached by every thread together")
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`), 2 branches its lanes take apart both ways under masks, through 2 shuffles of its own, one lane at a time after 1 cut (1 on to the exit in the same batch)"),
         "{nv}"
     );
 }

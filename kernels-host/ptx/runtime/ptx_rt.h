@@ -536,8 +536,13 @@ template <class F> PTX_INLINE bool add_directed(int rm, F a, F b, F &out) {
         return true;
     }
     const bool down = rm == RM || (rm == RZ && r > 0), up = rm == RP || (rm == RZ && r < 0);
-    if (down && e < 0) r = std::nextafter(r, -std::numeric_limits<F>::infinity());
-    else if (up && e > 0) r = std::nextafter(r, std::numeric_limits<F>::infinity());
+    /* One step from the finite, non-zero r (a zero sum is exact: e is 0): its bits one
+       further from zero where the step goes away from it, one nearer where toward it
+       (the largest finite value steps to infinity, as nextafter does). */
+    if ((down && e < 0) || (up && e > 0)) {
+        const bool away = (r > 0) == up;
+        r = bc<F>((bits_t<F>)(bc<bits_t<F>>(r) + (away ? 1 : (bits_t<F>)-1)));
+    }
     out = r;
     return true;
 }
@@ -1286,6 +1291,8 @@ PTX_INLINE vu V(int32_t x) { return (vu){} + (uint32_t)x; }
 /* 16-bit values: held zero-extended in 32-bit lanes. */
 PTX_INLINE vu V(uint16_t x) { return (vu){} + (uint32_t)x; }
 PTX_INLINE vu V(int16_t x) { return (vu){} + (uint32_t)(uint16_t)x; }
+/* An f32 register's bits. */
+PTX_INLINE vu V(float x) { return (vu){} + bc<uint32_t>(x); }
 PTX_INLINE vu sext16(vu x) { return (vu)((vi)(x << 16u) >> 16); }
 /* A predicate as a mask of 0/-1 lanes. */
 PTX_INLINE vi M(vi p) { return p; }
@@ -1887,6 +1894,14 @@ template <int NE, int NB, class F> PTX_INLINE uint32_t warp_segment(Thread &T, c
 }
 /* Lane j of 64-bit lanes. */
 PTX_INLINE uint64_t lane(const vw &w, uint32_t j) { return j < 8 ? w.a[j] : w.b[j - 8]; }
+/* A result under a mask (a branch the lanes take apart, run both ways): the mask's lanes
+   from n, the others' as they were (o). */
+PTX_INLINE vu blend(vi m, vu n, vu o) { return m != 0 ? n : o; }
+PTX_INLINE vi blend(vi m, vi n, vi o) { return m != 0 ? n : o; }
+PTX_INLINE vw blend(vi m, vw n, vw o) {
+    const vw w = sext((vu)m);
+    return vw{(v8i)w.a != 0 ? n.a : o.a, (v8i)w.b != 0 ? n.b : o.b};
+}
 } // namespace simd
 /* The address of a thread_local of the runners, taken once: each use of a thread_local
    in a shared object is a call to __tls_get_addr, which GCC issues again after every

@@ -30,7 +30,7 @@
 
 use crate::ast::{Space, Ty};
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Threads per chunk (ptx_rt.h `simd::L`).
 pub const LANES: u32 = 16;
@@ -62,6 +62,15 @@ pub struct Plan {
     pub undo_entries: u32,
     /// The undo log's bytes.
     pub undo_bytes: u32,
+    /// Nodes run as a loop over the 16 lanes, each lane the thread's own statement (an
+    /// instruction no vector expression takes: floating point, a lane predicate's guard,
+    /// anything under a mask): exactly what the threads compute, one lane at a time.
+    pub lane_loop: BTreeSet<usize>,
+    /// Branches the lanes may take apart that the form runs both ways under masks (each
+    /// to its join, the label every path from it reaches first): by branch node, the join.
+    pub masked: BTreeMap<usize, usize>,
+    /// By node: between a masked branch and its join (run under the lanes' mask).
+    pub in_mask: Vec<bool>,
 }
 
 impl Plan {
@@ -81,6 +90,11 @@ impl Plan {
             Op::Not(a) => self.of(a),
             _ => Class::Uniform,
         }
+    }
+
+    /// Whether node `n` lies between a masked branch and its join.
+    pub fn under_mask(&self, n: usize) -> bool {
+        self.in_mask.get(n).copied().unwrap_or(false)
     }
 
     /// Whether instruction `i` runs once per chunk, as the thread's own statement.
@@ -121,6 +135,143 @@ fn half(t: Ty) -> bool {
 
 fn wide_type(t: Ty) -> bool {
     matches!(t, Ty::U64 | Ty::S64 | Ty::B64)
+}
+
+/// Whether a register of type `t` can be one of 16 32-bit lanes in a lane loop (an f32
+/// register's bits as they are).
+fn bits32(t: Ty) -> bool {
+    lane_type(t) || t == Ty::F32
+}
+
+/// The same for 64-bit lanes (an f64 register's bits).
+fn bits64(t: Ty) -> bool {
+    wide_type(t) || t == Ty::F64
+}
+
+/// Instructions a form may run as a loop over its lanes, each lane the thread's own
+/// statement: pure, touching nothing but registers (no carry flag, no thread state).
+const LANE_LOOP: &[&str] = &[
+    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "abs", "neg", "copysign", "cvt", "setp", "set", "selp", "slct",
+    "clz", "popc", "brev", "bfe", "bfi", "bfind", "shl", "shr", "shf", "and", "or", "xor", "not", "cnot", "lop3", "prmt", "sqrt", "rcp",
+    "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp", "mul24", "mad24", "sad", "dp2a", "dp4a",
+];
+
+/// The class of `i`'s result as a loop over the lanes, where it can be one: a register
+/// of 32 bits or fewer (lanes) or of 64 (64-bit lanes, never an address), from registers
+/// of such types, literals and values the same for every lane (`%tid.x` aside).
+fn lane_loop_class(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Option<(usize, Class)> {
+    if !LANE_LOOP.contains(&i.src.op.as_str()) || i.src.has(".cc") || tracked_access(i, "ld") {
+        return None;
+    }
+    let Some(Op::Reg(d)) = i.args.first() else { return None };
+    fn operand(o: &Op, p: &Plan, f: &Func) -> bool {
+        match o {
+            Op::Reg(r) => bits32(f.regs[*r].ty) || bits64(f.regs[*r].ty),
+            Op::Int(_) | Op::Float(_) => true,
+            Op::Special(s) => s != "%tid.x",
+            Op::Not(a) => operand(a, p, f),
+            Op::Var(..) | Op::Addr(..) => p.of(o) == Class::Uniform,
+            _ => false,
+        }
+    }
+    if !i.args[1..].iter().all(|o| operand(o, p, f)) {
+        return None;
+    }
+    let t = f.regs[*d].ty;
+    if bits32(t) {
+        Some((*d, Class::Vector))
+    } else if bits64(t) && !addresses[*d] {
+        Some((*d, Class::Wide))
+    } else {
+        None
+    }
+}
+
+/// Lane loops between lane loops: an instruction a vector expression takes (or one the
+/// same for every lane) between two lane loops of one block joins them, where a lane loop
+/// can run it with its register in the class it has, so that the block is one loop over
+/// the lanes, its values in the lanes' own registers throughout, not one per instruction
+/// through memory.
+fn fill_lane_gaps(f: &Func, region: &Region, p: &mut Plan, addresses: &[bool]) {
+    let fits = |n: usize, p: &Plan| match &f.body[n] {
+        Node::Instr(i) if !tracked_access(i, "ld") && !p.masked.contains_key(&n) => {
+            if p.uniform(i) {
+                LANE_LOOP.contains(&i.src.op.as_str()) && !i.src.has(".cc") && matches!(i.args.first(), Some(Op::Reg(_)))
+            } else {
+                lane_loop_class(i, p, f, addresses).is_some_and(|(d, c)| p.class[d] == c)
+            }
+        }
+        _ => false,
+    };
+    let mut n = 0;
+    while n < f.body.len() {
+        // A run of instructions in one block: no label, branch, exit or stop between.
+        let straight = |m: usize| {
+            region.nodes[m]
+                && !region.stops.contains_key(&m)
+                && matches!(&f.body[m], Node::Instr(i) if !matches!(i.src.op.as_str(), "bra" | "ret" | "exit"))
+        };
+        if !straight(n) {
+            n += 1;
+            continue;
+        }
+        let start = n;
+        while n < f.body.len() && straight(n) {
+            n += 1;
+        }
+        let mut last: Option<usize> = None;
+        for m in start..n {
+            if p.lane_loop.contains(&m) {
+                if let Some(l) = last {
+                    if m > l + 1 && (l + 1..m).all(|k| fits(k, p) && p.under_mask(k) == p.under_mask(m)) {
+                        (l + 1..m).for_each(|k| {
+                            p.lane_loop.insert(k);
+                        });
+                    }
+                }
+                last = Some(m);
+            }
+        }
+    }
+}
+
+/// The join of a branch at node `b` the lanes may take apart, where the form can run both
+/// ways under masks: the first label after `b` every branch between them reaches at most,
+/// with nothing between them but pure register instructions (parameter loads among
+/// them) and forward branches, and no branch from elsewhere into them. None otherwise.
+fn mask_join(f: &Func, region: &Region, labels: &HashMap<usize, usize>, b: usize) -> Option<usize> {
+    let target = |i: &Instr| match i.args.first() {
+        Some(Op::Label(l)) => labels.get(l).copied(),
+        _ => None,
+    };
+    let Node::Instr(bi) = &f.body[b] else { return None };
+    let mut hi = target(bi).filter(|&t| t > b)?;
+    let mut k = b + 1;
+    while k < hi {
+        if !region.nodes[k] {
+            return None;
+        }
+        if let Node::Instr(i) = &f.body[k] {
+            let op = i.src.op.as_str();
+            match op {
+                "bra" => hi = hi.max(target(i).filter(|&t| t > k)?),
+                "ld" if i.src.has(".param") => {}
+                _ if LANE_LOOP.contains(&op) && !i.src.has(".cc") && matches!(i.args.first(), Some(Op::Reg(_))) => {}
+                _ => return None,
+            }
+        }
+        k += 1;
+    }
+    if !region.nodes.get(hi).copied().unwrap_or(false) || !matches!(f.body[hi], Node::Label(_)) {
+        return None;
+    }
+    // Nothing outside enters between the branch and its join.
+    let inside = |t: usize| t > b && t < hi;
+    let enters = f.body.iter().enumerate().any(|(m, node)| match node {
+        Node::Instr(i) if (m < b || m > hi) && i.src.op == "bra" => target(i).is_some_and(inside),
+        _ => false,
+    });
+    (!enters).then_some(hi)
 }
 
 /// Special registers a chunk knows: its threads differ only in `%tid.x`.
@@ -450,54 +601,82 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     // frames at a barrier's resume point are taken as not: `%tid`'s tests come there).
     let resumed = entry.is_some_and(|e| e.resumed);
     let mut data: Vec<bool> = p.class.iter().map(|c| *c != Class::Uniform && !resumed).collect();
+    let labels = crate::resolve::label_positions(f);
     loop {
-        let mut changed = false;
-        for (n, i) in instrs() {
-            if let Some(how) = elided(n) {
-                // Its result: the literal (the same for every lane) or the register.
-                let Some(d) = shuffle_dest(i) else { return Err(at(n, i, ": a shuffle without a result register")) };
-                let (c, tainted) = match how {
-                    crate::uniform::Elided::Value(_) => (Class::Uniform, false),
-                    crate::uniform::Elided::Repeat(r) => (p.class[*r], data[*r]),
-                };
-                if tainted && !std::mem::replace(&mut data[d], true) {
-                    changed = true;
-                }
-                if p.class[d] != c && c != Class::Uniform {
-                    if p.class[d] != Class::Uniform {
-                        return Err(at(n, i, ": a register both 32-bit lanes and 64-bit ones"));
-                    }
-                    p.class[d] = c;
-                    changed = true;
-                }
-                continue;
-            }
-            let outs = match vector_load(i, &p) {
-                Some(v) => v,
-                None => result(i, &p, f, &addresses).map_err(|why| at(n, i, &why))?.into_iter().collect(),
-            };
-            let tainted = tracked_access(i, "ld") || {
-                let mut rs = Vec::new();
-                i.args.iter().skip(1).for_each(|o| o.regs(&mut rs));
-                rs.iter().any(|&r| data[r])
-            };
-            for (d, c) in outs {
-                if tainted && c != Class::Uniform && !std::mem::replace(&mut data[d], true) {
-                    changed = true;
-                }
-                // Uniform < vector; uniform < split < wide (a base plus offsets is a
-                // 64-bit lane value too).
-                match (p.class[d], c) {
-                    (old, new) if old == new || new == Class::Uniform || (old, new) == (Class::Wide, Class::Split) => {}
-                    (Class::Uniform, new) | (Class::Split, new @ Class::Wide) => {
-                        p.class[d] = new;
+        loop {
+            let mut changed = false;
+            for (n, i) in instrs() {
+                if let Some(how) = elided(n) {
+                    // Its result: the literal (the same for every lane) or the register.
+                    let Some(d) = shuffle_dest(i) else { return Err(at(n, i, ": a shuffle without a result register")) };
+                    let (c, tainted) = match how {
+                        crate::uniform::Elided::Value(_) => (Class::Uniform, false),
+                        crate::uniform::Elided::Repeat(r) => (p.class[*r], data[*r]),
+                    };
+                    if tainted && !std::mem::replace(&mut data[d], true) {
                         changed = true;
                     }
-                    _ => return Err(at(n, i, ": a register both 32-bit lanes and 64-bit ones")),
+                    if p.class[d] != c && c != Class::Uniform {
+                        if p.class[d] != Class::Uniform {
+                            return Err(at(n, i, ": a register both 32-bit lanes and 64-bit ones"));
+                        }
+                        p.class[d] = c;
+                        changed = true;
+                    }
+                    continue;
+                }
+                let outs = match vector_load(i, &p) {
+                    Some(v) => v,
+                    None => result(n, i, &p, f, &addresses, loaded).map_err(|why| at(n, i, &why))?.0.into_iter().collect(),
+                };
+                let tainted = tracked_access(i, "ld") || {
+                    let mut rs = Vec::new();
+                    i.args.iter().skip(1).for_each(|o| o.regs(&mut rs));
+                    rs.iter().any(|&r| data[r])
+                };
+                for (d, c) in outs {
+                    if tainted && c != Class::Uniform && !std::mem::replace(&mut data[d], true) {
+                        changed = true;
+                    }
+                    // Uniform < vector; uniform < split < wide (a base plus offsets is a
+                    // 64-bit lane value too).
+                    match (p.class[d], c) {
+                        (old, new) if old == new || new == Class::Uniform || (old, new) == (Class::Wide, Class::Split) => {}
+                        (Class::Uniform, new) | (Class::Split, new @ Class::Wide) => {
+                            p.class[d] = new;
+                            changed = true;
+                        }
+                        _ => return Err(at(n, i, ": a register both 32-bit lanes and 64-bit ones")),
+                    }
                 }
             }
+            if !changed {
+                break;
+            }
         }
-        if !changed {
+        // A segment's branch on loaded values (its lanes would rarely go alike) or, after a
+        // shuffle, one its lanes may take apart: both ways under masks where its code up to
+        // the join is registers only; its results then differ between lanes (classes again).
+        if !loaded {
+            break;
+        }
+        let mut added = false;
+        for (n, i) in instrs() {
+            let apart = i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform && (data[g] || after_shuffle));
+            if i.src.op != "bra" || !apart || p.under_mask(n) || p.masked.contains_key(&n) {
+                continue;
+            }
+            if let Some(j) = mask_join(f, region, &labels, n) {
+                if p.in_mask.is_empty() {
+                    p.in_mask = vec![false; f.body.len()];
+                }
+                p.in_mask[n + 1..j].iter_mut().for_each(|m| *m = true);
+                p.masked.retain(|&b, _| b < n || b > j);
+                p.masked.insert(n, j);
+                added = true;
+            }
+        }
+        if !added {
             break;
         }
     }
@@ -511,7 +690,7 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
         }
         for r in ds {
             let (c, t) = (p.class[r], f.regs[r].ty);
-            if (c == Class::Vector && !lane_type(t)) || (matches!(c, Class::Split | Class::Wide) && !wide_type(t)) {
+            if (c == Class::Vector && !bits32(t)) || (c == Class::Split && !wide_type(t)) || (c == Class::Wide && !bits64(t)) {
                 return Err(at(n, i, &format!(": {} (a {}-bit register) differs between lanes", f.regs[r].name, t.size() * 8)));
             }
         }
@@ -521,14 +700,17 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
         return Err((first.map_or(0, |(n, _)| n), "nothing in it differs between a row's threads".into()));
     }
     // Loops run alike for every lane; stores stay out of loops (one undo entry per lane).
-    let labels = crate::resolve::label_positions(f);
     let cfg = crate::cfg::build(f);
     let cyclic = loop_blocks(f, &cfg, region);
     for (n, i) in instrs() {
+        let masked = p.masked.contains_key(&n) || p.under_mask(n);
         if i.src.op == "bra" {
             let back = matches!(i.args.first(), Some(Op::Label(l)) if labels.get(l).is_some_and(|&t| t <= n));
             if back && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
                 return Err(at(n, i, ": a loop whose exit differs between lanes"));
+            }
+            if masked {
+                continue;
             }
             if loaded && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform && data[g]) {
                 return Err(at(n, i, ": a branch on loaded values"));
@@ -564,6 +746,14 @@ fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entr
     }
     if p.load_site.len() > 64 {
         p.load_site.values_mut().for_each(|k| *k = 0);
+    }
+    if loaded {
+        for (n, i) in instrs().filter(|(n, _)| elided(*n).is_none()) {
+            if vector_load(i, &p).is_none() && matches!(result(n, i, &p, f, &addresses, true), Ok((_, true))) {
+                p.lane_loop.insert(n);
+            }
+        }
+        fill_lane_gaps(f, region, &mut p, &addresses);
     }
     Ok(p)
 }
@@ -705,7 +895,43 @@ fn literal_field(i: &Instr) -> bool {
 }
 
 /// The register instruction `i` writes and the class it gets, given the operands'.
-fn result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(usize, Class)>, String> {
+/// The register instruction `i` (node `n`) writes, the class it gets, and whether the form
+/// runs it as a loop over the lanes (`lanes`: a segment's form, which may): under a mask or
+/// a lane predicate's guard, and where no vector expression takes it.
+fn result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool], lanes: bool) -> Result<(Option<(usize, Class)>, bool), String> {
+    if matches!(i.src.op.as_str(), "bra" | "ret" | "exit") || !lanes {
+        return vector_result(i, p, f, addresses).map(|r| (r, false));
+    }
+    let lane_guard = i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform);
+    let as_loop = || lane_loop_class(i, p, f, addresses).map(|r| (Some(r), true));
+    if lane_guard {
+        return as_loop().ok_or_else(|| ": under a predicate that differs between lanes".into());
+    }
+    // Under a mask, one loop over the lanes runs a block's instructions where it can.
+    if p.under_mask(n) {
+        if let Some(r) = as_loop() {
+            return Ok(r);
+        }
+    }
+    match vector_result(i, p, f, addresses) {
+        // Under a mask a result the same for every lane still differs: lanes by its type.
+        Ok(Some((d, Class::Uniform))) if p.under_mask(n) => {
+            let t = f.regs[d].ty;
+            match () {
+                _ if bits32(t) => Ok((Some((d, Class::Vector)), false)),
+                _ if bits64(t) && !addresses[d] => Ok((Some((d, Class::Wide)), false)),
+                _ => Err(": a register of this type under a mask".into()),
+            }
+        }
+        Ok(Some((_, Class::Split))) if p.under_mask(n) => Err(": an address under a mask".into()),
+        Ok(r) => Ok((r, false)),
+        Err(why) => as_loop().ok_or(why),
+    }
+}
+
+/// The register instruction `i` writes as a vector expression and the class it gets, given
+/// the operands'.
+fn vector_result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(usize, Class)>, String> {
     use Class::*;
     let op = i.src.op.as_str();
     let guard = i.guard.map_or(Uniform, |(_, g)| p.class[g]);

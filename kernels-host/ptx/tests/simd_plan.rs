@@ -137,16 +137,22 @@ const SEGMENT: &str = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .
     and.b32 %r8, %r6, 1;\nsetp.eq.u32 %p1, %r8, 0;\n@%p1 bra EVEN;\nadd.s32 %r7, %r7, 3;\nEVEN:\n\
     shfl.sync.down.b32 %r9, %r7, 1, 31, -1;\nadd.s64 %rd5, %rd2, %rd3;\nst.global.u32 [%rd5], %r9;\nret;\n}\n";
 
+/// SEGMENT with a store on the branch's side: not registers only, so no masks.
+fn segment_storing() -> String {
+    SEGMENT.replace("add.s32 %r7, %r7, 3;\nEVEN:", "add.s32 %r7, %r7, 3;\nst.global.u32 [%rd4], %r7;\nEVEN:")
+}
+
 #[test]
 fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
-    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(SEGMENT).unwrap()).unwrap();
+    let storing = segment_storing();
+    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&storing).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
     let (p, region) =
         simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0)
             .expect("a form");
     // The form stops at the branch on the loaded word (a cut, resume point 2), before the
-    // shuffle: the lanes go on one at a time from there.
+    // shuffle: the lanes go on one at a time from there (a store on its side: no masks).
     let stops: Vec<_> = region.stops.iter().map(|(&n, s)| (n, *s)).collect();
     assert_eq!(stops.len(), 1, "{stops:?}");
     let (cut, stop) = stops[0];
@@ -154,6 +160,7 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     assert!(matches!(&f.body[cut], simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "bra"), "{:?}", f.body[cut]);
     assert!(!region.nodes[shfl] && !region.nodes[cut]);
     assert_eq!(p.load_site.len(), 1);
+    assert!(p.masked.is_empty());
     // Without the branch on loaded data, the form reaches the shuffle: split point 1.
     let plain = SEGMENT.replace("@%p1 bra EVEN;\n", "");
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&plain).unwrap()).unwrap();
@@ -164,7 +171,7 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
             .expect("a form");
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     // With the translator's option the loop path's note names the form and its cut.
-    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
+    let t = translate(&[&storing], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
     assert!(
         t.kernels[0].threads_why.contains("; from its start a warp's lanes as two vectors of 16 (`simd`), one lane at a time after 1 cut"),
         "{}",
@@ -173,15 +180,50 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     assert!(t.units[0].contains("ptx::simd::warp_segment<") && t.units[0].contains("goto M2;"), "the hook and the cut's resume");
     // By default only a form with enough per-lane work to pay for scattering its registers:
     // this one has a dozen instructions.
-    let t = translate(&[SEGMENT], &Options { units: 1, ..Options::default() }).expect("translates");
+    let t = translate(&[&storing], &Options { units: 1, ..Options::default() }).expect("translates");
     assert!(!t.units[0].contains("warp_segment<"), "too little work");
     assert!(
         t.kernels[0].threads_why.contains("; not as vectors from its start: 8 per-lane instructions before its stops, too few to pay"),
         "{}",
         t.kernels[0].threads_why
     );
-    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::Off, ..Options::default() }).expect("translates");
+    let t = translate(&[&storing], &Options { units: 1, segment_vectors: SegmentVectors::Off, ..Options::default() }).expect("translates");
     assert!(!t.units[0].contains("warp_segment<") && !t.kernels[0].threads_why.contains("vectors from its start"), "off");
+}
+
+#[test]
+fn a_branch_on_loaded_data_whose_side_is_registers_only_runs_both_ways_under_masks() {
+    // SEGMENT's branch on the loaded word guards one add: both ways under masks, the form
+    // on to the shuffle (split point 1), the add inside the branch's span and a lane of
+    // the mask's; the same with a store on its side stays a cut (above), and so does one
+    // whose side a branch from outside enters.
+    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(SEGMENT).unwrap()).unwrap();
+    let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
+    let node = |op: &str| f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == op)).unwrap();
+    let (shfl, bra) = (node("shfl"), node("bra"));
+    let entry = simtwin_ptx::simd::Entry::default();
+    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0).expect("a form");
+    assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
+    let join = p.masked.get(&bra).copied().expect("the branch under masks");
+    assert!(matches!(&f.body[join], simtwin_ptx::resolve::Node::Label(_)) && join == shfl - 1, "its join is EVEN");
+    assert!(p.under_mask(bra + 1) && !p.under_mask(bra) && !p.under_mask(join));
+    assert!(p.lane_loop.contains(&(bra + 1)), "the add under the mask is a lane loop");
+    let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
+    assert!(
+        t.kernels[0].threads_why.contains("(`simd`), 1 branch its lanes take apart both ways under masks, through 1 shuffle of its own"),
+        "{}",
+        t.kernels[0].threads_why
+    );
+    assert!(t.units[0].contains("em_ &= ~c_") && t.units[0].contains("if (m_[l_] != 0)"), "the masks");
+    // A branch from before the load into the add's side: no masks, the cut again.
+    let entered = SEGMENT
+        .replace("add.s32 %r7, %r6, %r5;\n", "add.s32 %r7, %r6, %r5;\nsetp.eq.u32 %p2, %r5, 7;\n@%p2 bra INTO;\n")
+        .replace("@%p1 bra EVEN;\nadd.s32 %r7, %r7, 3;\n", "@%p1 bra EVEN;\nINTO:\nadd.s32 %r7, %r7, 3;\n");
+    let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&entered).unwrap()).unwrap();
+    let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
+    let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
+    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0).expect("a form");
+    assert!(p.masked.is_empty() && region.stops.values().any(|s| matches!(s, simtwin_ptx::simd::Stop::Cut(_))), "{:?}", region.stops);
 }
 
 /// A loop-path kernel whose first segment sums `taps` words per lane in a loop of `trips`

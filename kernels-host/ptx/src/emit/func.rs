@@ -74,6 +74,8 @@ pub struct StartForm {
     /// The cuts whose code reaches only exits (`simd::closed_tail`): the lanes run on to
     /// them in the form's own batch.
     pub tails: usize,
+    /// The branches its lanes may take apart that it runs both ways under masks.
+    pub masked: usize,
 }
 
 pub(crate) fn sync_kind(i: &crate::resolve::Instr) -> u8 {
@@ -150,6 +152,8 @@ pub(crate) struct FnEmitter<'a> {
     pub decls: String,
     /// The fused multiplies' kept operands (C type, node): `m<node>a`, `m<node>b`.
     pub kept: Vec<(&'static str, usize)>,
+    /// Multiplies whose kept operands a vector form holds per lane (`mv<n>a/b`, declared).
+    pub lane_kept: std::collections::BTreeSet<usize>,
     /// The loop path's chains of shuffles (`chains`): how many, and their links.
     pub chains: (usize, usize),
     /// Prefix of the site literals' names (the loop-path variant of a kernel has its own).
@@ -194,6 +198,7 @@ impl<'a> FnEmitter<'a> {
             site_decls: String::new(),
             decls: String::new(),
             kept: Vec::new(),
+            lane_kept: Default::default(),
             chains: (0, 0),
             site_prefix: "SF".into(),
             loop_tid: false,
@@ -1017,7 +1022,12 @@ impl<'a> FnEmitter<'a> {
                         fi = self.fi
                     );
                     if *from == 0 {
-                        self.vector = Some(Ok(StartForm { cuts: v.cuts.len(), shuffles: v.shuffles(), tails: v.tails.len() }));
+                        self.vector = Some(Ok(StartForm {
+                            cuts: v.cuts.len(),
+                            shuffles: v.shuffles(),
+                            tails: v.tails.len(),
+                            masked: v.stretches.iter().map(|s| s.plan.masked.len()).sum(),
+                        }));
                     } else {
                         self.vector_resumed += 1;
                     }

@@ -683,8 +683,14 @@ fn vector_note(v: Option<&VectorForms>) -> String {
         _ => String::new(),
     };
     let start = match v.map(|v| &v.0) {
-        Some(Ok(func::StartForm { cuts, shuffles, tails })) => {
+        Some(Ok(func::StartForm { cuts, shuffles, tails, masked })) => {
             let mut s = "; from its start a warp's lanes as two vectors of 16 (`simd`)".to_string();
+            if *masked > 0 {
+                s.push_str(&format!(
+                    ", {masked} branch{} its lanes take apart both ways under masks",
+                    if *masked == 1 { "" } else { "es" }
+                ));
+            }
             if *shuffles > 0 {
                 s.push_str(&format!(", through {shuffles} shuffle{} of its own", plural(*shuffles)));
             }

@@ -46,7 +46,11 @@ impl FnEmitter<'_> {
     /// same for every lane as the thread's own, the rest on vectors; `exit`: what an exit
     /// of every lane does.
     fn simd_stmt(&mut self, n: usize, i: &Instr, plan: &Plan, exit: &str, body: &mut String) -> Result<(), Error> {
-        if plan.uniform(i) {
+        if plan.lane_loop.contains(&n) {
+            // Its guard (one that differs between lanes included) inside the loop.
+            let stmt = self.lane_block(&[n], plan, false, None)?;
+            let _ = writeln!(body, "  {{ {stmt}}} // {}", i.src.line);
+        } else if plan.uniform(i) {
             let stmt = self.instr(i)?;
             push_stmt(body, i, &stmt);
         } else if matches!(i.src.op.as_str(), "bra" | "ret" | "exit") {
@@ -61,6 +65,136 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
+    /// The run of instructions `nodes` (one after another in a block, `Plan::lane_loop`) as
+    /// one loop over the 16 lanes, each lane running the threads' own statements on its
+    /// registers' values (shadowing the vectors' names), each under its guard and, where
+    /// `masked`, kept only for the lanes of the mask `em_`. The vectors go through plain
+    /// arrays (`a<r>_`): a loop over those the host compiler turns into vector
+    /// instructions where the statements allow, one over a vector's elements it does not.
+    /// A multiply an add absorbs keeps its operands per lane (`mv<n>a/b`).
+    fn lane_block(&mut self, nodes: &[usize], plan: &Plan, masked: bool, live_out: Option<&[usize]>) -> Result<String, Error> {
+        let f = self.f;
+        let mut stmts = String::new();
+        let (mut regs, mut dests, mut keep) = (Vec::new(), Vec::new(), Vec::new());
+        // Registers read before the run writes them (their lanes come in), those it writes.
+        let (mut exposed, mut written) = (BTreeSet::new(), BTreeSet::new());
+        for &n in nodes {
+            let Node::Instr(i) = &f.body[n] else { return Err(self.unsupported("a label in a lane loop")) };
+            self.node = n;
+            let stmt = self.instr(i)?;
+            let Some(Op::Reg(d)) = i.args.first() else { return Err(self.unsupported("a lane loop without a result register")) };
+            // A register the same for every lane (the statement's operands are too): the
+            // thread's own scalar, written alike by every lane.
+            if !matches!(plan.class[*d], Class::Vector | Class::Wide | Class::Uniform) {
+                return Err(self.unsupported("a lane loop into a register held otherwise"));
+            }
+            let mut reads = Vec::new();
+            i.args[1..].iter().for_each(|o| o.regs(&mut reads));
+            reads.extend(i.guard.map(|(_, p)| p));
+            // Under a guard or a mask a lane that does not write keeps the old value.
+            if i.guard.is_some() || masked {
+                reads.push(*d);
+            }
+            exposed.extend(reads.iter().copied().filter(|r| !written.contains(r)));
+            written.insert(*d);
+            regs.extend(reads);
+            regs.push(*d);
+            if plan.class[*d] != Class::Uniform {
+                dests.push(*d);
+            }
+            let _ = match i.guard {
+                Some((neg, p)) => write!(stmts, "if ({}r{p}) {{ {stmt} }} ", if neg { "!" } else { "" }),
+                None => write!(stmts, "{{ {stmt} }} "),
+            };
+            // A multiply's kept operands per lane, where the multiply runs as a lane loop.
+            if self.fused.absorbed.contains(&n) {
+                keep.push(n);
+            }
+            if let Some(fu) = self.fused.into.get(&n).filter(|fu| plan.lane_loop.contains(&fu.mul)) {
+                keep.push(fu.mul);
+            }
+        }
+        for v in [&mut regs, &mut dests, &mut keep] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        let (mut pre, mut shadow, mut back, mut post) = (String::new(), String::new(), String::new(), String::new());
+        if masked {
+            pre.push_str("int32_t m_[16]; memcpy(m_, &em_, 64); ");
+        }
+        // What the block leaves: the registers live after it that it writes (all of them
+        // where no liveness is given).
+        let out = |d: usize| live_out.is_none_or(|l| l.contains(&d));
+        dests.retain(|&d| out(d));
+        for &r in regs.iter().filter(|&&r| plan.class[r] != Class::Uniform) {
+            let t = f.regs[r].ty;
+            let ct = ctype(t);
+            if !exposed.contains(&r) {
+                // Written before it is read: the lane's own value from there on.
+                let _ = match plan.class[r] {
+                    Class::Wide if dests.contains(&r) => write!(pre, "uint64_t a{r}_[16]; "),
+                    _ if dests.contains(&r) => write!(pre, "uint32_t a{r}_[16]; "),
+                    _ => Ok(()),
+                };
+                let _ = write!(shadow, "{ct} r{r} = 0; ");
+                continue;
+            }
+            let _ = match plan.class[r] {
+                Class::Vector => write!(pre, "uint32_t a{r}_[16]; memcpy(a{r}_, &r{r}, 64); "),
+                Class::Wide => write!(pre, "uint64_t a{r}_[16]; memcpy(a{r}_, &r{r}, 128); "),
+                _ => write!(pre, "const uint64_t b{r}_ = r{r}; int32_t a{r}_[16]; memcpy(a{r}_, &o{r}, 64); "),
+            };
+            let _ = match (plan.class[r], t) {
+                (Class::Vector, Ty::Pred) => write!(shadow, "bool r{r} = a{r}_[l_] != 0; "),
+                (Class::Vector | Class::Wide, Ty::F32 | Ty::F64) => write!(shadow, "{ct} r{r} = bc<{ct}>(a{r}_[l_]); "),
+                (Class::Split, _) => write!(shadow, "{ct} r{r} = ({ct})(b{r}_ + (uint64_t)(int64_t)a{r}_[l_]); "),
+                _ => write!(shadow, "{ct} r{r} = ({ct})a{r}_[l_]; "),
+            };
+        }
+        for &d in &dests {
+            let wide = plan.class[d] == Class::Wide;
+            let value = match f.regs[d].ty {
+                Ty::Pred => format!("r{d} ? -1 : 0"),
+                Ty::F32 | Ty::F64 => format!("bc<{}>(r{d})", if wide { "uint64_t" } else { "uint32_t" }),
+                t if t.size() == 2 => format!("(uint32_t)(uint16_t)r{d}"),
+                _ if wide => format!("(uint64_t)r{d}"),
+                _ => format!("(uint32_t)r{d}"),
+            };
+            let _ = write!(back, "a{d}_[l_] = {value}; ");
+            let _ = write!(post, "memcpy(&r{d}, a{d}_, {}); ", if wide { 128 } else { 64 });
+        }
+        for m in keep {
+            let Some(Node::Instr(mi)) = f.body.get(m) else { continue };
+            let ct = ctype(mi.src.last_ty().unwrap_or(Ty::F32));
+            if self.lane_kept.insert(m) {
+                let _ = writeln!(self.decls, "  {ct} mv{m}a[16] = {{}}, mv{m}b[16] = {{}};");
+            }
+            let _ = write!(shadow, "{ct} m{m}a = mv{m}a[l_], m{m}b = mv{m}b[l_]; ");
+            let _ = write!(back, "mv{m}a[l_] = m{m}a; mv{m}b[l_] = m{m}b; ");
+        }
+        // Under a mask only the mask's lanes run: the others' values stay as they were.
+        let (open, close) = if masked { ("if (m_[l_] != 0) { ", "} ") } else { ("", "") };
+        Ok(format!("{pre}for (uint32_t l_ = 0; l_ < 16u; ++l_) {{ {open}{shadow}{stmts}{back}{close}}} {post}"))
+    }
+
+    /// The run of lane-loop instructions from node `n` in `region`: `n` and those right after
+    /// it (no label, branch or stop between).
+    fn lane_run(&self, n: usize, plan: &Plan, region: &Region) -> Vec<usize> {
+        let mut run = vec![n];
+        let mut m = n + 1;
+        while m < self.f.body.len()
+            && region.nodes[m]
+            && !region.stops.contains_key(&m)
+            && plan.lane_loop.contains(&m)
+            && plan.under_mask(m) == plan.under_mask(n)
+            && matches!(self.f.body[m], Node::Instr(_))
+        {
+            run.push(m);
+            m += 1;
+        }
+        run
+    }
+
     /// Instruction `i`'s own statement, once, into a scalar standing in for its result
     /// register `d`, then spread into `d`'s form (`d` differs between lanes through
     /// another write; these operands do not).
@@ -71,6 +205,7 @@ impl FnEmitter<'_> {
             (Class::Vector, Ty::Pred) => format!("r{d} = {S}M(t_);"),
             (Class::Vector, _) => format!("r{d} = {S}V(t_);"),
             (Class::Split, _) => format!("r{d} = (uint64_t)t_; o{d} = {{}};"),
+            (_, Ty::F64) => format!("r{d} = {S}X(bc<uint64_t>(t_));"),
             _ => format!("r{d} = {S}X((uint64_t)t_);"),
         };
         Ok(format!("{ct} t_ = 0; {{ auto &r{d} = t_; {stmt} }} {spread}"))
@@ -614,6 +749,8 @@ struct Staging {
     entry: Option<(usize, Vec<usize>)>,
     /// The shuffles done without an exchange (the form computes those it reaches).
     elide: HashMap<usize, crate::uniform::Elided>,
+    /// The shuffles whose lane operand and clamp are literals (for liveness).
+    literal: HashMap<usize, (u32, u32)>,
 }
 
 /// The wider of two classes of one register (a vector never meets a split or wide one:
@@ -635,6 +772,7 @@ fn widen(from: Class, to: Class, t: Ty, v: &str, o: &str) -> (String, String) {
         (Class::Uniform, Class::Vector) if t == Ty::Pred => format!("{S}M((bool)({v}))"),
         (Class::Uniform, Class::Vector) => format!("{S}V({v})"),
         (Class::Uniform, Class::Split) => format!("(uint64_t)({v})"),
+        (Class::Uniform, _) if t == Ty::F64 => format!("{S}X(bc<uint64_t>({v}))"),
         (Class::Uniform, _) => format!("{S}X((uint64_t)({v}))"),
         (Class::Split, _) => format!("{S}split({v}, {o})"),
         _ => v.to_string(),
@@ -726,8 +864,10 @@ impl FnEmitter<'_> {
                 let _ = match (staged_class[&(n, r)], f.regs[r].ty) {
                     (Class::Uniform, _) => writeln!(out, "      const {ct} r{r} = ST{r}_{n}[h_];"),
                     (Class::Vector, Ty::Pred) => writeln!(out, "      const bool r{r} = ST{r}_{n}[h_][j_] != 0;"),
+                    (Class::Vector, Ty::F32) => writeln!(out, "      const float r{r} = bc<float>((uint32_t)ST{r}_{n}[h_][j_]);"),
                     (Class::Vector, _) => writeln!(out, "      const {ct} r{r} = ({ct})ST{r}_{n}[h_][j_];"),
                     (Class::Split, _) => writeln!(out, "      const uint64_t r{r} = ST{r}_{n}[h_] + (uint64_t)(int64_t)SO{r}_{n}[h_][j_];"),
+                    (Class::Wide, Ty::F64) => writeln!(out, "      const double r{r} = bc<double>({S}lane(ST{r}_{n}[h_], j_));"),
                     (Class::Wide, _) => writeln!(out, "      const uint64_t r{r} = {S}lane(ST{r}_{n}[h_], j_);"),
                 };
             }
@@ -757,7 +897,7 @@ impl FnEmitter<'_> {
         }
         let after = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
         let entry = v.resumed.as_ref().map(|(_, regs)| (form.k, regs.clone()));
-        Ok(Staging { stops, staged_class, after, entry, elide: form.up.elide.clone() })
+        Ok(Staging { stops, staged_class, after, entry, elide: form.up.elide.clone(), literal: form.up.literal.clone() })
     }
 
     /// Stretch `x`'s code: a loop over the two halves from its start (the shuffle's results
@@ -826,6 +966,24 @@ impl FnEmitter<'_> {
             // Its code is in body order, which a loop back to the shuffle puts first.
             let _ = writeln!(body, "  goto P{x}N_;");
         }
+        // The runs of lane loops and the registers live after each (one analysis).
+        let mut runs = Vec::new();
+        let mut n = 0;
+        while n < f.body.len() {
+            if st.region.nodes[n] && !st.region.stops.contains_key(&n) && plan.lane_loop.contains(&n) && !plan.masked.contains_key(&n) {
+                let run = self.lane_run(n, plan, &st.region);
+                n = run[run.len() - 1] + 1;
+                runs.push((run[0], n));
+            } else {
+                n += 1;
+            }
+        }
+        let cfg = crate::cfg::build(f);
+        let ends: Vec<usize> = runs.iter().map(|r| r.1.min(f.body.len() - 1)).collect();
+        let live = crate::uniform::live_before(f, &cfg, &ends, &staging.literal);
+        let run_live: HashMap<usize, Vec<usize>> =
+            runs.iter().zip(live).filter(|((_, e), _)| *e < f.body.len()).map(|((s, _), l)| (*s, l)).collect();
+        let mut skip_to = 0;
         for (n, node) in f.body.iter().enumerate() {
             self.node = n;
             if st.after.is_some_and(|a| a + 1 == n) {
@@ -842,6 +1000,22 @@ impl FnEmitter<'_> {
                 continue;
             }
             if !st.region.nodes[n] {
+                continue;
+            }
+            if skip_to > n {
+                continue;
+            }
+            if plan.lane_loop.contains(&n) && !plan.masked.contains_key(&n) {
+                // A run of lane-loop instructions: one loop over the lanes.
+                let run = self.lane_run(n, plan, &st.region);
+                skip_to = run[run.len() - 1] + 1;
+                let live = run_live.get(&n).map(Vec::as_slice);
+                let stmt = self.lane_block(&run, plan, plan.under_mask(n), live)?;
+                let _ = writeln!(body, "  {{ {stmt}}} // {}", run.iter().map(|&m| line_of(f, m).to_string()).collect::<Vec<_>>().join(" "));
+                continue;
+            }
+            if plan.masked.contains_key(&n) || plan.under_mask(n) || plan.masked.values().any(|&j| j == n) {
+                self.masked_node(x, n, plan, &mut body)?;
                 continue;
             }
             match node {
@@ -866,6 +1040,70 @@ impl FnEmitter<'_> {
         }
         let _ = writeln!(body, "  TO_ = 0; {BAIL}\nE{x}_:\n  if (h_ == 0) TO0_ = TO_;\n  else if (TO_ != TO0_) {BAIL}\n  }}");
         Ok(body)
+    }
+
+    /// Node `n` of a branch the lanes take apart, run both ways under masks
+    /// (`Plan::masked`): at the branch, the lanes' mask `em_` and one per label up to the
+    /// join (`mk<node>_`); a branch moves the lanes it takes from `em_` to its label's
+    /// mask, a label takes its mask's lanes back, and a block no lane runs is skipped; each
+    /// instruction writes only the mask's lanes (a lane loop under it, or the vector
+    /// expression blended with the register's old lanes). At the join every lane is back.
+    fn masked_node(&mut self, x: usize, n: usize, plan: &Plan, body: &mut String) -> Result<(), Error> {
+        let f = self.f;
+        let labels = crate::resolve::label_positions(f);
+        let (b, j) = plan
+            .masked
+            .iter()
+            .map(|(&b, &j)| (b, j))
+            .find(|&(b, j)| b <= n && n <= j)
+            .ok_or_else(|| self.unsupported("a masked node outside its branch"))?;
+        let next = |k: usize| (k + 1..=j).find(|&m| matches!(f.body[m], Node::Label(_))).unwrap_or(j);
+        let branch = |e: &Self, i: &Instr, k: usize| -> Result<String, Error> {
+            let Some(Op::Label(l)) = i.args.first() else { return Err(e.unsupported("an indirect branch under a mask")) };
+            let t = labels.get(l).copied().ok_or_else(|| e.unsupported("a branch to no label"))?;
+            let c = match i.guard {
+                None => format!("~({S}vi){{}}"),
+                Some((neg, p)) if plan.class[p] == Class::Uniform => format!("{S}M({}r{p})", if neg { "!" } else { "" }),
+                Some((neg, p)) => format!("{}{S}M(r{p})", if neg { "~" } else { "" }),
+            };
+            Ok(format!("{{ const {S}vi c_ = {c}; mk{t}_ |= em_ & c_; em_ &= ~c_; if ({S}bits(em_) == 0) goto P{x}M{}_; }}", next(k)))
+        };
+        match &f.body[n] {
+            Node::Label(_) if n == j => {
+                let _ = writeln!(body, "P{x}M{n}_:; }}");
+                if let Node::Label(l) = &f.body[n] {
+                    let _ = writeln!(body, "P{x}B{l}:;");
+                }
+            }
+            Node::Label(_) => {
+                let _ = writeln!(body, "P{x}M{n}_:; em_ |= mk{n}_; if ({S}bits(em_) == 0) goto P{x}M{}_;", next(n));
+            }
+            Node::Instr(i) if n == b => {
+                let mut open = format!("  {{ {S}vi em_ = ~({S}vi){{}};");
+                for k in (b + 1..=j).filter(|&k| matches!(f.body[k], Node::Label(_))) {
+                    let _ = write!(open, " {S}vi mk{k}_ = {{}};");
+                }
+                let _ = writeln!(body, "{open} // both ways under masks to PTX line {}", line_of(f, next(b)));
+                let _ = writeln!(body, "  {} // {}", branch(self, i, n)?, i.src.line);
+            }
+            Node::Instr(i) if i.src.op == "bra" => {
+                let _ = writeln!(body, "  {} // {}", branch(self, i, n)?, i.src.line);
+            }
+            Node::Instr(i) if plan.lane_loop.contains(&n) => {
+                let stmt = self.lane_block(&[n], plan, true, None)?;
+                let _ = writeln!(body, "  {{ {stmt}}} // {}", i.src.line);
+            }
+            Node::Instr(i) => {
+                let Some(Op::Reg(d)) = i.args.first() else { return Err(self.unsupported("an instruction without a result under a mask")) };
+                let stmt = self.simd_instr(i, n, plan, "")?;
+                let stmt = match i.guard {
+                    Some((neg, p)) => format!("if ({}r{p}) {{ {stmt} }}", if neg { "!" } else { "" }),
+                    None => stmt,
+                };
+                let _ = writeln!(body, "  {{ const auto o_ = r{d}; {{ {stmt} }} r{d} = {S}blend(em_, r{d}, o_); }} // {}", i.src.line);
+            }
+        }
+        Ok(())
     }
 
     /// Both halves at a shuffle the form performs (a stop of `st` that a stretch follows),
@@ -1081,10 +1319,13 @@ impl FnEmitter<'_> {
     ) -> Result<VectorSegment, String> {
         let f = self.f;
         let kl = self.kl.ok_or("not a kernel")?;
-        // Elided shuffles that are split points only where warps lost lanes: cuts.
+        // Elided shuffles that are split points only where warps lost lanes: a form from the
+        // kernel's start runs a whole warp and lets no lane exit on its own (an exit some
+        // lanes take is a cut), so every lane is there when it reaches one: it computes it
+        // as the warp's lanes do (`Entry::elided`). From a barrier's resume point: cuts.
         let conditional = |n: &usize| up.elide.contains_key(n) && !up.late;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().filter(|(_, n)| !conditional(n)).map(|(k, &n)| (n, k + 1)).collect();
-        let forced: Vec<usize> = up.syncs.iter().copied().filter(conditional).collect();
+        let forced: Vec<usize> = if resumed.is_some() { up.syncs.iter().copied().filter(conditional).collect() } else { Vec::new() };
         let all = self.opts.segment_vectors == crate::SegmentVectors::All;
         let start = match resumed {
             None => crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) },
