@@ -966,23 +966,31 @@ impl FnEmitter<'_> {
             // Its code is in body order, which a loop back to the shuffle puts first.
             let _ = writeln!(body, "  goto P{x}N_;");
         }
-        // The runs of lane loops and the registers live after each (one analysis).
-        let mut runs = Vec::new();
+        // The runs of lane loops by first node, and the registers live after each (one
+        // analysis; None after the body's last node: every register it writes goes back).
+        let mut found = Vec::new();
         let mut n = 0;
         while n < f.body.len() {
             if st.region.nodes[n] && !st.region.stops.contains_key(&n) && plan.lane_loop.contains(&n) && !plan.masked.contains_key(&n) {
                 let run = self.lane_run(n, plan, &st.region);
                 n = run[run.len() - 1] + 1;
-                runs.push((run[0], n));
+                found.push(run);
             } else {
                 n += 1;
             }
         }
         let cfg = crate::cfg::build(f);
-        let ends: Vec<usize> = runs.iter().map(|r| r.1.min(f.body.len() - 1)).collect();
+        let ends: Vec<usize> = found.iter().map(|r| (r[r.len() - 1] + 1).min(f.body.len() - 1)).collect();
         let live = crate::uniform::live_before(f, &cfg, &ends, &staging.literal);
-        let run_live: HashMap<usize, Vec<usize>> =
-            runs.iter().zip(live).filter(|((_, e), _)| *e < f.body.len()).map(|((s, _), l)| (*s, l)).collect();
+        let runs: BTreeMap<usize, (Vec<usize>, Option<Vec<usize>>)> = found
+            .into_iter()
+            .zip(live)
+            .map(|(run, l)| {
+                let inside = run[run.len() - 1] + 1 < f.body.len();
+                (run[0], (run, inside.then_some(l)))
+            })
+            .collect();
+        let labels = crate::resolve::label_positions(f);
         let mut skip_to = 0;
         for (n, node) in f.body.iter().enumerate() {
             self.node = n;
@@ -1005,17 +1013,15 @@ impl FnEmitter<'_> {
             if skip_to > n {
                 continue;
             }
-            if plan.lane_loop.contains(&n) && !plan.masked.contains_key(&n) {
+            if let Some((run, live)) = runs.get(&n) {
                 // A run of lane-loop instructions: one loop over the lanes.
-                let run = self.lane_run(n, plan, &st.region);
                 skip_to = run[run.len() - 1] + 1;
-                let live = run_live.get(&n).map(Vec::as_slice);
-                let stmt = self.lane_block(&run, plan, plan.under_mask(n), live)?;
+                let stmt = self.lane_block(run, plan, plan.under_mask(n), live.as_deref())?;
                 let _ = writeln!(body, "  {{ {stmt}}} // {}", run.iter().map(|&m| line_of(f, m).to_string()).collect::<Vec<_>>().join(" "));
                 continue;
             }
             if plan.masked.contains_key(&n) || plan.under_mask(n) || plan.masked.values().any(|&j| j == n) {
-                self.masked_node(x, n, plan, &mut body)?;
+                self.masked_node(x, n, plan, &labels, &mut body)?;
                 continue;
             }
             match node {
@@ -1046,11 +1052,11 @@ impl FnEmitter<'_> {
     /// (`Plan::masked`): at the branch, the lanes' mask `em_` and one per label up to the
     /// join (`mk<node>_`); a branch moves the lanes it takes from `em_` to its label's
     /// mask, a label takes its mask's lanes back, and a block no lane runs is skipped; each
-    /// instruction writes only the mask's lanes (a lane loop under it, or the vector
-    /// expression blended with the register's old lanes). At the join every lane is back.
-    fn masked_node(&mut self, x: usize, n: usize, plan: &Plan, body: &mut String) -> Result<(), Error> {
+    /// instruction writes only the mask's lanes (lane loops come as their runs, `lane_block`
+    /// under the mask; here a vector expression blended with the register's old lanes). At
+    /// the join every lane is back.
+    fn masked_node(&mut self, x: usize, n: usize, plan: &Plan, labels: &HashMap<usize, usize>, body: &mut String) -> Result<(), Error> {
         let f = self.f;
-        let labels = crate::resolve::label_positions(f);
         let (b, j) = plan
             .masked
             .iter()
@@ -1088,10 +1094,6 @@ impl FnEmitter<'_> {
             }
             Node::Instr(i) if i.src.op == "bra" => {
                 let _ = writeln!(body, "  {} // {}", branch(self, i, n)?, i.src.line);
-            }
-            Node::Instr(i) if plan.lane_loop.contains(&n) => {
-                let stmt = self.lane_block(&[n], plan, true, None)?;
-                let _ = writeln!(body, "  {{ {stmt}}} // {}", i.src.line);
             }
             Node::Instr(i) => {
                 let Some(Op::Reg(d)) = i.args.first() else { return Err(self.unsupported("an instruction without a result under a mask")) };
