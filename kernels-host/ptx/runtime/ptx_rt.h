@@ -1380,6 +1380,141 @@ PTX_INLINE vu trunc(vw x) {
 }
 /* Two halves' 64-bit masks as one 32-bit mask per lane. */
 PTX_INLINE vi narrow(v8i a, v8i b) { return (vi)trunc(vw{(v8)a, (v8)b}); }
+
+/* ---- f32 lanes: 32-bit lanes holding an f32's bits, each operation the scalar one's
+   rules (farith, cmp, round_int, f2i above) on 16 lanes at once: IEEE round-to-nearest
+   arithmetic is the same on vectors, a NaN result canonical where the thread's statement
+   makes it so (`c`). */
+typedef float vf __attribute__((vector_size(64)));
+PTX_INLINE vi fnan(vu a) { return (vf)a != (vf)a; }
+PTX_INLINE vu fcanon(vu a) {
+    const vi n = fnan(a);
+    return (vu)((n & 0x7fffffff) | (~n & (vi)a));
+}
+PTX_INLINE vu fadd(vu a, vu b, bool c) { return c ? fcanon((vu)((vf)a + (vf)b)) : (vu)((vf)a + (vf)b); }
+PTX_INLINE vu fsub(vu a, vu b, bool c) { return c ? fcanon((vu)((vf)a - (vf)b)) : (vu)((vf)a - (vf)b); }
+PTX_INLINE vu fmul(vu a, vu b, bool c) { return c ? fcanon((vu)((vf)a * (vf)b)) : (vu)((vf)a * (vf)b); }
+PTX_INLINE vu ffma(vu a, vu b, vu c, bool cn) {
+#if defined(__AVX512F__)
+    const vu r = (vu)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#else
+    vu r;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) r[l] = bc<uint32_t>(__builtin_fmaf(bc<float>(a[l]), bc<float>(b[l]), bc<float>(c[l])));
+#endif
+    return cn ? fcanon(r) : r;
+}
+/* add/sub rounding toward zero, down or up (`.rz`/`.rm`/`.rp`) as add_directed: the nearest
+   sum and its exact error (TwoSum), one step where the error lies on the mode's side.
+   A lane whose sum or error is not finite, or (RM) whose sum is an exact zero, takes the
+   scalar rule (farith), and with it the whole vector: those are rare. */
+template <int OP, int R> PTX_INLINE vu fadd_dir(vu a, vu b, bool c) {
+    const vf x = (vf)a, y = OP == OP_SUB ? (vf)(b ^ 0x80000000u) : (vf)b, r = x + y;
+    const vf bb = r - x, e = (x - (r - bb)) + (y - bb);
+    const vi odd = ~((r - r) == 0) | ~((e - e) == 0) | (R == RM ? (r == 0) : (vi){});
+    if (bits(odd) != 0) {
+        vu out;
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l) {
+            const float p = bc<float>(a[l]), q = bc<float>(b[l]);
+            out[l] = bc<uint32_t>(c ? farith<float>(OP, R, false, false, p, q, 0.0f) : farith<float, false>(OP, R, false, false, p, q, 0.0f));
+        }
+        return out;
+    }
+    const vi pos = r > 0, neg = r < 0;
+    const vi down = R == RM ? ~(vi){} : R == RZ ? pos : (vi){}, up = R == RP ? ~(vi){} : R == RZ ? neg : (vi){};
+    const vi step = (down & (e < 0)) | (up & (e > 0));
+    /* One step from the finite, non-zero sum: its bits one further from zero where the
+       step goes away from it, one nearer where toward it. */
+    const vi away = ~(pos ^ up);
+    return (vu)r + (vu)(step & ((away & 2) - 1));
+}
+/* abs/neg: a NaN operand gives the canonical NaN (fabs_, fneg). */
+PTX_INLINE vu fabs_v(vu a) {
+    const vi n = fnan(a);
+    return (vu)((n & 0x7fffffff) | (~n & (vi)(a & 0x7fffffffu)));
+}
+PTX_INLINE vu fneg_v(vu a) {
+    const vi n = fnan(a);
+    return (vu)((n & 0x7fffffff) | (~n & (vi)(a ^ 0x80000000u)));
+}
+/* clz / popc of 32-bit lanes (clz of 0 is 32). */
+PTX_INLINE vu clz_v(vu a) {
+#if defined(__AVX512CD__)
+    return (vu)_mm512_lzcnt_epi32((__m512i)a);
+#else
+    vu r;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) r[l] = clz(a[l]);
+    return r;
+#endif
+}
+PTX_INLINE vu popc_v(vu a) {
+#if defined(__AVX512VPOPCNTDQ__)
+    return (vu)_mm512_popcnt_epi32((__m512i)a);
+#else
+    vu r;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) r[l] = popc(a[l]);
+    return r;
+#endif
+}
+/* copysign.f32 d, a, b: b's magnitude with a's sign. */
+PTX_INLINE vu fcopysign(vu a, vu b) { return (b & 0x7fffffffu) | (a & 0x80000000u); }
+/* Comparisons as cmp: ordered forms false, unordered true, where either is NaN. */
+template <int OP> PTX_INLINE vi fcmp(vu a, vu b) {
+    const vf x = (vf)a, y = (vf)b;
+    const vi un = (x != x) | (y != y);
+    switch (OP) {
+    case EQ: return ~un & (x == y);
+    case NE: return ~un & (x != y);
+    case LT: return ~un & (x < y);
+    case LE: return ~un & (x <= y);
+    case GT: return ~un & (x > y);
+    case GE: return ~un & (x >= y);
+    case EQU: return un | (x == y);
+    case NEU: return un | (x != y);
+    case LTU: return un | (x < y);
+    case LEU: return un | (x <= y);
+    case GTU: return un | (x > y);
+    case GEU: return un | (x >= y);
+    case NUM: return ~un;
+    default: return un;
+    }
+}
+/* Integer -> f32, round to nearest (i2f with RN: the host's conversion). */
+PTX_INLINE vu fcvt_u(vu a) { return (vu)__builtin_convertvector(a, vf); }
+PTX_INLINE vu fcvt_s(vu a) { return (vu)__builtin_convertvector((vi)a, vf); }
+/* To an integral f32 as `round_int` (RNI, RZI, RPI, RMI), NaN kept. */
+template <int IR> PTX_INLINE vu fround_raw(vu a) {
+#if defined(__AVX512F__)
+    constexpr int m = IR == RNI ? _MM_FROUND_TO_NEAREST_INT : IR == RZI ? _MM_FROUND_TO_ZERO : IR == RPI ? _MM_FROUND_TO_POS_INF : _MM_FROUND_TO_NEG_INF;
+    return (vu)_mm512_roundscale_ps((__m512)a, m | _MM_FROUND_NO_EXC);
+#else
+    vu r;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) r[l] = bc<uint32_t>(round_int(bc<float>(a[l]), IR));
+    return r;
+#endif
+}
+/* cvt.r?i.f32.f32: canon(round_int(x)). */
+template <int IR> PTX_INLINE vu fround(vu a) { return fcanon(fround_raw<IR>(a)); }
+/* cvt.r?i.u32.f32 / .s32.f32 as f2i: rounded, saturated to the range, NaN the device's
+   value; only integral values in range reach the host's conversion. */
+template <int IR> PTX_INLINE vu f2u(vu a) {
+    const vf r = (vf)fround_raw<IR>(a);
+    const vi nan = r != r, low = r < 0.0f, high = r >= 4294967296.0f;
+    const vf in = (vf)((vi)r & ~(nan | low | high));
+    const vu u = __builtin_convertvector(in, vu);
+    return (vu)((nan & (int32_t)__SIMTWIN_DV_NAN_F32_TO_32) | (high & -1) | (~(nan | high) & (vi)u));
+}
+template <int IR> PTX_INLINE vu f2s(vu a) {
+    const vf r = (vf)fround_raw<IR>(a);
+    const vi nan = r != r, low = r < -2147483648.0f, high = r >= 2147483648.0f;
+    const vf in = (vf)((vi)r & ~(nan | low | high));
+    const vi s = __builtin_convertvector(in, vi);
+    return (vu)((nan & (int32_t)__SIMTWIN_DV_NAN_F32_TO_32) | (low & INT32_MIN) | (high & INT32_MAX) | (~(nan | low | high) & s));
+}
 /* 16 elements of T (at most 4 bytes) one after another at p, each extended to 32 bits as
    T is (a float's bits as they are). */
 template <class T> PTX_INLINE vu widen16(const void *p) {

@@ -70,6 +70,14 @@ pub struct Fusions {
 }
 
 impl Fusions {
+    /// The nodes whose f32 arithmetic the emitter writes with the contraction (adds that
+    /// absorb a multiply, multiplies that keep operands for one): never a vector expression.
+    pub fn held(&self) -> std::collections::HashSet<usize> {
+        self.into.keys().chain(&self.absorbed).copied().collect()
+    }
+}
+
+impl Fusions {
     /// The rule's fused (mul node, add node) pairs in program order of the adds (repeats
     /// merged into another add left out: they follow that add).
     pub fn pairs(&self) -> Vec<(usize, usize)> {

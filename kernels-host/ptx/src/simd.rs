@@ -30,7 +30,7 @@
 
 use crate::ast::{Space, Ty};
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Threads per chunk (ptx_rt.h `simd::L`).
 pub const LANES: u32 = 16;
@@ -71,6 +71,9 @@ pub struct Plan {
     pub masked: BTreeMap<usize, usize>,
     /// By node: between a masked branch and its join (run under the lanes' mask).
     pub in_mask: Vec<bool>,
+    /// f32 arithmetic ptxas contracts (a multiply an add absorbs, and that add: `contract`):
+    /// the threads' own statements run it (their kept operands), never a vector expression.
+    pub held: HashSet<usize>,
 }
 
 impl Plan {
@@ -148,6 +151,31 @@ fn bits64(t: Ty) -> bool {
     wide_type(t) || t == Ty::F64
 }
 
+/// Whether `i` is f32 arithmetic a vector expression runs on 32-bit lanes that hold the
+/// values' bits (ptx_rt.h `simd::fadd` and the rest, each the thread's own rules on 16
+/// lanes): add, sub, mul and fma rounding to nearest, abs, neg, copysign, mov, selp, a
+/// comparison, a conversion from a 32-bit integer to nearest, or to an integral value or a
+/// 32-bit integer by an integer rounding; add and sub rounding otherwise too. None with
+/// .ftz or .sat (a lane loop runs those as the threads' own statements).
+pub fn float_lanes(i: &Instr) -> bool {
+    let has = |m: &str| i.src.has(m);
+    let directed = [".rz", ".rm", ".rp"].iter().any(|m| has(m));
+    if has(".ftz") || has(".sat") {
+        return false;
+    }
+    let int_round = [".rni", ".rzi", ".rpi", ".rmi"].iter().any(|m| has(m));
+    match (i.src.op.as_str(), i.src.tys().as_slice()) {
+        ("add" | "sub", [Ty::F32]) => true,
+        _ if directed => false,
+        ("mul" | "abs" | "neg" | "copysign" | "mov" | "selp", [Ty::F32]) => true,
+        ("fma", [Ty::F32]) => has(".rn"),
+        ("setp", [Ty::F32]) => i.args.len() == 3 && !matches!(i.args.first(), Some(Op::Pair(..))),
+        ("cvt", [Ty::F32, Ty::U32 | Ty::S32 | Ty::U16]) => has(".rn"),
+        ("cvt", [Ty::F32 | Ty::U32 | Ty::S32, Ty::F32]) => int_round,
+        _ => false,
+    }
+}
+
 /// Instructions a form may run as a loop over its lanes, each lane the thread's own
 /// statement: pure, touching nothing but registers (no carry flag, no thread state).
 const LANE_LOOP: &[&str] = &[
@@ -187,11 +215,16 @@ fn lane_loop_class(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Option<
     }
 }
 
-/// Lane loops between lane loops: an instruction a vector expression takes (or one the
-/// same for every lane) between two lane loops of one block joins them, where a lane loop
-/// can run it with its register in the class it has, so that the block is one loop over
-/// the lanes, its values in the lanes' own registers throughout, not one per instruction
-/// through memory.
+/// The most instructions between two lane loops of a block that join them (`fill_lane_gaps`):
+/// a longer run of vector expressions costs more one lane at a time (16 scalar statements
+/// each) than the lane loops' registers cost to go through memory twice.
+const MAX_LANE_GAP: usize = 2;
+
+/// Lane loops between lane loops: up to `MAX_LANE_GAP` instructions a vector expression
+/// takes (or the same for every lane) between two lane loops of one block join them, where
+/// a lane loop can run them with their registers in the classes they have, so that the
+/// block is one loop over the lanes, its values in the lanes' own registers throughout, not
+/// one per instruction through memory.
 fn fill_lane_gaps(f: &Func, region: &Region, p: &mut Plan, addresses: &[bool]) {
     let fits = |n: usize, p: &Plan| match &f.body[n] {
         Node::Instr(i) if !tracked_access(i, "ld") && !p.masked.contains_key(&n) => {
@@ -223,7 +256,7 @@ fn fill_lane_gaps(f: &Func, region: &Region, p: &mut Plan, addresses: &[bool]) {
         for m in start..n {
             if p.lane_loop.contains(&m) {
                 if let Some(l) = last {
-                    if m > l + 1 && (l + 1..m).all(|k| fits(k, p) && p.under_mask(k) == p.under_mask(m)) {
+                    if m > l + 1 && m - l - 1 <= MAX_LANE_GAP && (l + 1..m).all(|k| fits(k, p) && p.under_mask(k) == p.under_mask(m)) {
                         (l + 1..m).for_each(|k| {
                             p.lane_loop.insert(k);
                         });
@@ -289,10 +322,10 @@ const PURE: &[&str] = &[
 ];
 
 /// The vector form of entry `f`, or why it has none (for the module note). `params`: the
-/// kernel's parameters as (bytes, offset in the buffer).
-pub fn plan(f: &Func, params: &[(u64, u64)]) -> Result<Plan, String> {
+/// kernel's parameters as (bytes, offset in the buffer); `held`: `Plan::held`.
+pub fn plan(f: &Func, params: &[(u64, u64)], held: &HashSet<usize>) -> Result<Plan, String> {
     let region = Region { nodes: vec![true; f.body.len()], stops: BTreeMap::new() };
-    plan_in(f, params, &region, None).map_err(|(_, why)| why)
+    plan_in(f, params, &region, None, held).map_err(|(_, why)| why)
 }
 
 /// What a loop-path segment's vector form runs: the nodes from its resume point that it
@@ -439,7 +472,8 @@ pub fn too_little(work: usize) -> String {
 /// alike). Its cuts are numbered from `first_cut`. Err: why there is none.
 /// `splits`: the split points' nodes and numbers; `forced`: nodes that are cuts whatever
 /// the form could do there (split points only some blocks take); `min_work`: the least
-/// per-lane work (`lane_work`) a form must cover (`MIN_LANE_WORK`, or 0 for any).
+/// per-lane work (`lane_work`) a form must cover (`MIN_LANE_WORK`, or 0 for any); `held`:
+/// `Plan::held`.
 pub fn segment(
     f: &Func,
     params: &[(u64, u64)],
@@ -448,6 +482,7 @@ pub fn segment(
     entry: &Entry,
     first_cut: usize,
     min_work: usize,
+    held: &HashSet<usize>,
 ) -> Result<(Plan, Region), String> {
     let start = entry.start;
     let mut cuts: Vec<usize> = forced.to_vec();
@@ -457,7 +492,7 @@ pub fn segment(
             stops.insert(n, Stop::Cut(first_cut + k));
         }
         let region = reach(f, start, &stops);
-        match plan_in(f, params, &region, Some(entry)) {
+        match plan_in(f, params, &region, Some(entry), held) {
             Ok(p) => {
                 let work = lane_work(f, &p, &region);
                 if work < min_work {
@@ -571,11 +606,18 @@ fn reach(f: &Func, start: usize, stops: &BTreeMap<usize, Stop>) -> Region {
 /// branch on a value loaded from memory ends the form too (a segment's form stops before
 /// it: its lanes would rarely go the same way), as do, after a shuffle, a branch the
 /// lanes may take apart and an exit (`Entry`).
-fn plan_in(f: &Func, params: &[(u64, u64)], region: &Region, entry: Option<&Entry>) -> Result<Plan, (usize, String)> {
+fn plan_in(
+    f: &Func,
+    params: &[(u64, u64)],
+    region: &Region,
+    entry: Option<&Entry>,
+    held: &HashSet<usize>,
+) -> Result<Plan, (usize, String)> {
     let loaded = entry.is_some();
     let seed = entry.and_then(|e| e.seed);
     let after_shuffle = entry.is_some_and(Entry::after_shuffle);
-    let mut p = Plan { class: seed.map_or_else(|| vec![Class::Uniform; f.regs.len()], <[Class]>::to_vec), ..Plan::default() };
+    let mut p =
+        Plan { class: seed.map_or_else(|| vec![Class::Uniform; f.regs.len()], <[Class]>::to_vec), held: held.clone(), ..Plan::default() };
     let at = |n: usize, i: &Instr, why: &str| (n, format!("{} (PTX line {}){why}", i.src.text(), i.src.line));
     let instrs = || {
         f.body.iter().enumerate().filter(|(n, _)| region.nodes[*n]).filter_map(|(n, node)| match node {
@@ -900,20 +942,16 @@ fn literal_field(i: &Instr) -> bool {
 /// a lane predicate's guard, and where no vector expression takes it.
 fn result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool], lanes: bool) -> Result<(Option<(usize, Class)>, bool), String> {
     if matches!(i.src.op.as_str(), "bra" | "ret" | "exit") || !lanes {
-        return vector_result(i, p, f, addresses).map(|r| (r, false));
+        return vector_result(n, i, p, f, addresses).map(|r| (r, false));
     }
     let lane_guard = i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform);
     let as_loop = || lane_loop_class(i, p, f, addresses).map(|r| (Some(r), true));
     if lane_guard {
         return as_loop().ok_or_else(|| ": under a predicate that differs between lanes".into());
     }
-    // Under a mask, one loop over the lanes runs a block's instructions where it can.
-    if p.under_mask(n) {
-        if let Some(r) = as_loop() {
-            return Ok(r);
-        }
-    }
-    match vector_result(i, p, f, addresses) {
+    // Under a mask as elsewhere a vector expression where one takes it (blended with the
+    // lanes the mask leaves out), a loop over the lanes otherwise.
+    match vector_result(n, i, p, f, addresses) {
         // Under a mask a result the same for every lane still differs: lanes by its type.
         Ok(Some((d, Class::Uniform))) if p.under_mask(n) => {
             let t = f.regs[d].ty;
@@ -923,7 +961,7 @@ fn result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool], lanes: bo
                 _ => Err(": a register of this type under a mask".into()),
             }
         }
-        Ok(Some((_, Class::Split))) if p.under_mask(n) => Err(": an address under a mask".into()),
+        Ok(Some((_, Class::Split))) if p.under_mask(n) => as_loop().ok_or_else(|| ": an address under a mask".into()),
         Ok(r) => Ok((r, false)),
         Err(why) => as_loop().ok_or(why),
     }
@@ -931,7 +969,7 @@ fn result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool], lanes: bo
 
 /// The register instruction `i` writes as a vector expression and the class it gets, given
 /// the operands'.
-fn vector_result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(usize, Class)>, String> {
+fn vector_result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Option<(usize, Class)>, String> {
     use Class::*;
     let op = i.src.op.as_str();
     let guard = i.guard.map_or(Uniform, |(_, g)| p.class[g]);
@@ -990,6 +1028,13 @@ fn vector_result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Op
         return Ok(Some((d, Uniform)));
     }
     let dt = f.regs[d].ty;
+    if float_lanes(i) && !p.held.contains(&n) {
+        return if srcs.iter().all(|c| matches!(c, Uniform | Vector)) && bits32(dt) {
+            Ok(Some((d, Vector)))
+        } else {
+            Err(": f32 arithmetic on values not held as 32-bit lanes".into())
+        };
+    }
     let t = i.src.last_ty();
     let int32 = t.is_some_and(|t| matches!(t, Ty::U32 | Ty::S32 | Ty::B32));
     let has = |m: &str| i.src.has(m);
@@ -1005,6 +1050,7 @@ fn vector_result(i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) -> Result<Op
                 && matches!(i.args.get(3), Some(Op::Int(_)))
         }
         "dp2a" | "dp4a" => true,
+        "clz" | "popc" => int32,
         // A field insert at a literal place (nvcc joins a 64-bit sum's shuffled halves so).
         "bfi" => literal_field(i),
         "setp" if t.is_some_and(wide_type) && !matches!(i.args.first(), Some(Op::Pair(..))) && i.args.len() == 3 => {

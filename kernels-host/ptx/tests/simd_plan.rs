@@ -35,7 +35,7 @@ fn why(body: &str) -> String {
 fn classes(body: &str, after: &str) -> Result<Vec<(String, Class)>, String> {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&source_after(body, after)).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
-    let p = plan(f, &[(8, 0), (8, 8), (4, 16)])?;
+    let p = plan(f, &[(8, 0), (8, 8), (4, 16)], &Default::default())?;
     Ok(f.regs.iter().zip(&p.class).map(|(r, c)| (r.name.clone(), *c)).collect())
 }
 
@@ -92,7 +92,8 @@ fn what_keeps_a_kernel_one_thread_at_a_time_is_named() {
     no("mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r5;", "st.global.u32", ": a store inside a loop");
     no("atom.global.add.u32 %r6, [%rd1], 1;", "atom.global.add.u32", ")");
     no("mov.u32 %r6, %laneid;", "mov.u32", ") reads %laneid");
-    no("cvt.rn.f32.u32 %f1, %r5;", "cvt.rn.f32.u32", ": on values that differ between lanes");
+    no("cvt.rz.f32.u32 %f1, %r5;", "cvt.rz.f32.u32", ": on values that differ between lanes");
+    no("cvt.rn.f32.u32 %f1, %r5;\nadd.ftz.f32 %f2, %f1, 0f3F800000;", "add.ftz.f32", ": on values that differ between lanes");
     no("mul.hi.u32 %r6, %r5, %r1;", "mul.hi.u32", ": on values that differ between lanes");
     no("setp.eq.u32 %p1, %r5, 3;\n@%p1 add.s32 %r6, %r6, 1;", "add.s32", ": under a predicate that differs between lanes");
     no("ld.global.f32 %f1, [%rd1];", "ld.global.f32", ": not a load of one integer or a store of integers");
@@ -148,9 +149,17 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&storing).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (p, region) =
-        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0)
-            .expect("a form");
+    let (p, region) = simtwin_ptx::simd::segment(
+        f,
+        &[(8, 0), (8, 8), (4, 16)],
+        &[(shfl, 1)],
+        &[],
+        &simtwin_ptx::simd::Entry::default(),
+        2,
+        0,
+        &Default::default(),
+    )
+    .expect("a form");
     // The form stops at the branch on the loaded word (a cut, resume point 2), before the
     // shuffle: the lanes go on one at a time from there (a store on its side: no masks).
     let stops: Vec<_> = region.stops.iter().map(|(&n, s)| (n, *s)).collect();
@@ -166,9 +175,17 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&plain).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (_, region) =
-        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &simtwin_ptx::simd::Entry::default(), 2, 0)
-            .expect("a form");
+    let (_, region) = simtwin_ptx::simd::segment(
+        f,
+        &[(8, 0), (8, 8), (4, 16)],
+        &[(shfl, 1)],
+        &[],
+        &simtwin_ptx::simd::Entry::default(),
+        2,
+        0,
+        &Default::default(),
+    )
+    .expect("a form");
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     // With the translator's option the loop path's note names the form and its cut.
     let t = translate(&[&storing], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
@@ -202,19 +219,20 @@ fn a_branch_on_loaded_data_whose_side_is_registers_only_runs_both_ways_under_mas
     let node = |op: &str| f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == op)).unwrap();
     let (shfl, bra) = (node("shfl"), node("bra"));
     let entry = simtwin_ptx::simd::Entry::default();
-    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0).expect("a form");
+    let (p, region) =
+        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0, &Default::default()).expect("a form");
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     let join = p.masked.get(&bra).copied().expect("the branch under masks");
     assert!(matches!(&f.body[join], simtwin_ptx::resolve::Node::Label(_)) && join == shfl - 1, "its join is EVEN");
     assert!(p.under_mask(bra + 1) && !p.under_mask(bra) && !p.under_mask(join));
-    assert!(p.lane_loop.contains(&(bra + 1)), "the add under the mask is a lane loop");
+    assert!(!p.lane_loop.contains(&(bra + 1)), "the add under the mask is a vector expression, blended");
     let t = translate(&[SEGMENT], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
     assert!(
         t.kernels[0].threads_why.contains("(`simd`), 1 branch its lanes take apart both ways under masks, through 1 shuffle of its own"),
         "{}",
         t.kernels[0].threads_why
     );
-    assert!(t.units[0].contains("em_ &= ~c_") && t.units[0].contains("if (m_[l_] != 0)"), "the masks");
+    assert!(t.units[0].contains("em_ &= ~c_") && t.units[0].contains("ptx::simd::blend(em_, r"), "the masks");
     // A branch from before the load into the add's side: no masks, the cut again.
     let entered = SEGMENT
         .replace("add.s32 %r7, %r6, %r5;\n", "add.s32 %r7, %r6, %r5;\nsetp.eq.u32 %p2, %r5, 7;\n@%p2 bra INTO;\n")
@@ -222,7 +240,8 @@ fn a_branch_on_loaded_data_whose_side_is_registers_only_runs_both_ways_under_mas
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&entered).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (p, region) = simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0).expect("a form");
+    let (p, region) =
+        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0, &Default::default()).expect("a form");
     assert!(p.masked.is_empty() && region.stops.values().any(|s| matches!(s, simtwin_ptx::simd::Stop::Cut(_))), "{:?}", region.stops);
 }
 
@@ -320,4 +339,32 @@ fn a_cut_whose_code_reaches_a_shuffle_or_a_loop_hands_its_lanes_back_to_the_runn
         assert!(why.contains("through 1 shuffle of its own, one lane at a time after 1 cut"), "{what}: {why}");
         assert!(!why.contains("on to the exit") && !t.units[0].contains("tail_lanes(T"), "{what}: {why}");
     }
+}
+
+#[test]
+fn f32_arithmetic_runs_as_vector_expressions_unless_ptxas_contracts_it() {
+    // Conversions, a fused multiply-add, an unordered comparison, a select and a
+    // saturating conversion back: f32 bits in 32-bit lanes, each the runtime's vector form
+    // of the thread's own rule (results against the fibers: emu-driver's thread_loops).
+    let body = "cvt.rn.f32.u32 %f1, %r5;\nfma.rn.f32 %f2, %f1, 0f3F000000, %f1;\nsetp.gtu.f32 %p1, %f2, 0f41200000;\n\
+                selp.f32 %f3, %f2, %f1, %p1;\ncvt.rzi.u32.f32 %r6, %f3;\nabs.f32 %f1, %f3;\n";
+    let st = "mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r6;";
+    let cs = classes(body, st).unwrap();
+    for r in ["%f1", "%f2", "%f3", "%p1", "%r6"] {
+        assert_eq!(class(&cs, r), Class::Vector, "{r}");
+    }
+    let t = translation_after(body, st);
+    let c = t.units.join("\n");
+    for e in ["ptx::simd::fcvt_u(", "ptx::simd::ffma(", "ptx::simd::fcmp<GTU>(", "ptx::simd::f2u<1>(", "ptx::simd::fabs_v("] {
+        assert!(c.contains(e), "{e}: {c}");
+    }
+    assert!(t.kernels[0]
+        .threads_why
+        .ends_with("as vectors of 16 threads (`simd`: its loops end alike for every lane, none waits for another)"));
+    // A multiply ptxas fuses into the add after it: the threads' own statements (their
+    // kept operands), which a kernel's vector form has no loop over lanes for.
+    let fused = "cvt.rn.f32.u32 %f1, %r5;\nmul.f32 %f2, %f1, %f1;\nadd.f32 %f3, %f2, %f1;\nmov.b32 %r6, %f3;\n";
+    let t = translation_after(fused, st);
+    let w = &t.kernels[0].threads_why;
+    assert!(w.contains("nor as vectors of 16 threads: mul.f32 (PTX line ") && w.ends_with(": on values that differ between lanes"), "{w}");
 }

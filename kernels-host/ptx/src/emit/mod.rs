@@ -222,7 +222,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
         // explicit vectors where its code allows (`simd`), beside its one-thread code.
         let mut out = std::mem::take(&mut e.out);
         if let (true, Some(k), None) = (e.inline_entry, kernel_layout, &e.lanes) {
-            match crate::simd::plan(f, &layout.kernels[k].params) {
+            match crate::simd::plan(f, &layout.kernels[k].params, &fused[fi].held()) {
                 Ok(p) => {
                     let mut v = func::FnEmitter::new(m, fi, Some(&layout.kernels[k]), &fused[fi], opts);
                     v.inline_entry = true;

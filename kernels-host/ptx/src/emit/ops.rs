@@ -8,7 +8,7 @@ use crate::Error;
 use std::fmt::Write;
 
 /// Rounding modifier of a float operation: ptx::RN / RZ / RP / RM (0..3); None if absent.
-fn fround(mods: &[String]) -> Option<u32> {
+pub(super) fn fround(mods: &[String]) -> Option<u32> {
     mods.iter().find_map(|m| match m.as_str() {
         ".rn" => Some(0),
         ".rz" => Some(1),
@@ -19,7 +19,7 @@ fn fround(mods: &[String]) -> Option<u32> {
 }
 
 /// Rounding to an integral value (cvt's .rni/.rzi/.rpi/.rmi): ptx::RNI..RMI.
-fn iround(mods: &[String]) -> Option<u32> {
+pub(super) fn iround(mods: &[String]) -> Option<u32> {
     mods.iter().find_map(|m| match m.as_str() {
         ".rni" => Some(0),
         ".rzi" => Some(1),
@@ -33,7 +33,7 @@ fn is_half(t: Ty) -> bool {
     matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
 }
 
-const CMP: &[(&str, &str)] = &[
+pub(super) const CMP: &[(&str, &str)] = &[
     (".eq", "EQ"),
     (".ne", "NE"),
     (".lt", "LT"),

@@ -216,7 +216,10 @@ impl FnEmitter<'_> {
         Ok(match o {
             Op::Reg(r) => format!("{S}V(r{r})"),
             Op::Int(c) => format!("{S}V((uint32_t){}u)", *c as u32),
+            Op::Float(x) if t == Ty::F32 => format!("{S}V((uint32_t){}u)", x.bits(Ty::F32)),
             Op::Special(s) if s == "%tid.x" => format!("({S}V((uint32_t)TI.x) + ({S}vu){S}IOTA)"),
+            // An f32 value's bits (`V(float)`).
+            _ if t == Ty::F32 => format!("{S}V({})", self.val(o, t)?),
             _ => format!("{S}V((uint32_t)({}))", self.val(o, t)?),
         })
     }
@@ -389,6 +392,9 @@ impl FnEmitter<'_> {
             _ => {}
         }
         let a = |e: &mut Self, k: usize| -> Result<String, Error> { e.vop(&arg(k)?, t) };
+        if crate::simd::float_lanes(i) {
+            return self.simd_float(i, n, d, plan);
+        }
         if t.size() == 2 && matches!(op, "add" | "sub" | "neg" | "abs" | "min" | "max") {
             // A 16-bit register holds its value zero-extended: the operation on the values
             // (a signed one's sign-extended), wrapped to 16 bits again.
@@ -444,6 +450,7 @@ impl FnEmitter<'_> {
                 }
                 format!("({})", parts.join(" | "))
             }
+            "clz" | "popc" => format!("{S}{op}_v({})", a(self, 1)?),
             "dp2a" | "dp4a" => {
                 // Sums of products of packed halves (dp2a: a's halves, b's low or high
                 // byte pair) or bytes, each extended as its type says, plus c (mod 2^32).
@@ -505,6 +512,45 @@ impl FnEmitter<'_> {
                 let sym = compare(i).ok_or_else(|| self.unsupported("this comparison in the vector form"))?;
                 format!("({S}vi)({x} {sym} {y})")
             }
+            _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+        };
+        Ok(format!("r{d} = {e};"))
+    }
+
+    /// f32 arithmetic on 32-bit lanes holding the values' bits (`simd::float_lanes`): the
+    /// runtime's vector forms of the thread's own rules, NaN made canonical where the
+    /// thread's statement makes it (`nan_blind`).
+    fn simd_float(&mut self, i: &Instr, n: usize, d: usize, plan: &Plan) -> Result<String, Error> {
+        if plan.held.contains(&n) || self.fused.into.contains_key(&n) || self.fused.absorbed.contains(&n) {
+            return Err(self.unsupported("a contracted f32 operation as a vector expression"));
+        }
+        let op = i.src.op.as_str();
+        let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
+        let tys = i.src.tys();
+        let x = |e: &mut Self, k: usize| -> Result<String, Error> { e.vop(&arg(k)?, Ty::F32) };
+        let c = !self.nan_blind(&Op::Reg(d));
+        let round = || super::ops::iround(&i.src.mods).ok_or_else(|| self.unsupported("cvt without an integer rounding"));
+        let e = match (op, tys.as_slice()) {
+            ("add" | "sub", _) if !i.src.has(".rn") && super::ops::fround(&i.src.mods).is_some() => {
+                let r = ["RN", "RZ", "RP", "RM"][super::ops::fround(&i.src.mods).unwrap_or(0) as usize];
+                format!("{S}fadd_dir<OP_{}, {r}>({}, {}, {c})", op.to_uppercase(), x(self, 1)?, x(self, 2)?)
+            }
+            ("add" | "sub" | "mul", _) => format!("{S}f{op}({}, {}, {c})", x(self, 1)?, x(self, 2)?),
+            ("fma", _) => format!("{S}ffma({}, {}, {}, {c})", x(self, 1)?, x(self, 2)?, x(self, 3)?),
+            ("abs" | "neg", _) => format!("{S}f{op}_v({})", x(self, 1)?),
+            ("copysign", _) => format!("{S}fcopysign({}, {})", x(self, 1)?, x(self, 2)?),
+            ("mov", _) => x(self, 1)?,
+            ("selp", _) => format!("({} != 0) ? {} : {}", self.mop(&arg(3)?)?, x(self, 1)?, x(self, 2)?),
+            ("setp", _) => {
+                let cmp = super::ops::CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c);
+                let cmp = cmp.ok_or_else(|| self.unsupported("setp without a comparison"))?;
+                format!("{S}fcmp<{cmp}>({}, {})", x(self, 1)?, x(self, 2)?)
+            }
+            ("cvt", [Ty::F32, Ty::S32]) => format!("{S}fcvt_s({})", self.vop(&arg(1)?, Ty::S32)?),
+            ("cvt", [Ty::F32, Ty::U32 | Ty::U16]) => format!("{S}fcvt_u({})", self.vop(&arg(1)?, Ty::U32)?),
+            ("cvt", [Ty::F32, Ty::F32]) => format!("{S}fround<{}>({})", round()?, x(self, 1)?),
+            ("cvt", [Ty::U32, Ty::F32]) => format!("{S}f2u<{}>({})", round()?, x(self, 1)?),
+            ("cvt", [Ty::S32, Ty::F32]) => format!("{S}f2s<{}>({})", round()?, x(self, 1)?),
             _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
         };
         Ok(format!("r{d} = {e};"))
@@ -1300,7 +1346,7 @@ impl FnEmitter<'_> {
         let kl = self.kl?;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().map(|(k, &n)| (n, k + 1)).collect();
         let entry = crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) };
-        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &[], &entry, up.syncs.len() + 1, 0).ok()?;
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &[], &entry, up.syncs.len() + 1, 0, &self.fused.held()).ok()?;
         let mut written = vec![false; f.regs.len()];
         for (n, node) in f.body.iter().enumerate() {
             if let (true, Node::Instr(i)) = (region.nodes[n], node) {
@@ -1333,7 +1379,7 @@ impl FnEmitter<'_> {
             None => crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) },
             Some((k, seed)) => crate::simd::Entry { start: up.syncs[k] + 1, seed: Some(seed), resumed: true, elided: Some(&up.elide) },
         };
-        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0)?;
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0, &self.fused.held())?;
         if plan.load_site.is_empty() {
             let which = if resumed.is_some() { "segment after a barrier" } else { "first segment" };
             return Err(format!("its {which} loads nothing from memory the lanes differ in"));
@@ -1425,7 +1471,7 @@ impl FnEmitter<'_> {
                 }
                 changed = true;
                 let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed), resumed: false, elided: Some(&up.elide) };
-                match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0) {
+                match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0, &self.fused.held()) {
                     Ok((plan, region)) => {
                         let s = Stretch { after: Some(n), seed: seed.clone(), plan, region };
                         match at {
