@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 84);
+    assert_eq!(l.len(), 86);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -1025,29 +1025,50 @@ fn a_warps_vectors_run_floating_point_in_lane_loops_and_branches_on_data_both_wa
     );
 }
 
-#[test]
-fn a_warps_vectors_compute_f32_arithmetic_as_its_threads_do_at_every_edge() {
-    // seg_fvec: f32 add/sub/mul/fma (add/sub rounding each way), abs/neg/copysign, clz and
-    // popc, ordered and unordered comparisons,
-    // selects and conversions (to integral values and to 32-bit integers by each integer
-    // rounding, from integers to nearest) as vector expressions, on the PTX suite's f32
-    // edges (NaN payloads, infinities, signed zeros, subnormals, values past the integers'
-    // ranges) and random values; under a mask a product ptxas fuses into an add (a lane loop
-    // between vector expressions). The warps' vectors, the lanes one at a time and the
-    // fibers (the scalar rules measured on the H200) give the same words.
-    let [vec, one, fib] = three_ways("seg_fvec");
+/// `kernel`'s cases three ways (`three_ways`): the same words from every thread, each case
+/// successful; the module note.
+fn vectors_as_threads(kernel: &str) -> String {
+    let [vec, one, fib] = three_ways(kernel);
     let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
     assert_eq!(v.len(), 2);
     for ((a, b), c) in v.iter().zip(&o).zip(&f) {
         assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
         assert!(!c.2.is_empty() && c.2.iter().any(|&x| x != 0));
         for (g, ((x, y), z)) in a.2.chunks(16).zip(b.2.chunks(16)).zip(c.2.chunks(16)).enumerate() {
-            assert_eq!((x, y), (z, z), "seg_fvec thread {g}: vectors, lanes one at a time, fibers");
+            assert_eq!((x, y), (z, z), "{kernel} thread {g}: vectors, lanes one at a time, fibers");
         }
     }
-    let nv = vec.counts["modules"][0]["notes"].to_string();
+    vec.counts["modules"][0]["notes"].to_string()
+}
+
+#[test]
+fn a_warps_vectors_compute_f32_arithmetic_as_its_threads_do_at_every_edge() {
+    // seg_fvec: f32 add/sub/mul/fma (add/sub rounding each way), abs/neg/copysign, clz and
+    // popc, ordered and unordered comparisons, selects and conversions (to integral values
+    // and to 32-bit integers by each integer rounding, from integers to nearest) as vector
+    // expressions, on every pair of the PTX suite's f32 edges (NaN payloads, infinities,
+    // signed zeros, subnormals, values past the integers' ranges) and random values; under
+    // a mask a product ptxas fuses into an add (a lane loop between vector expressions).
+    // The warps' vectors, the lanes one at a time and the fibers (the scalar rules measured
+    // on the H200) give the same words.
+    let nv = vectors_as_threads("seg_fvec");
     assert!(
-        nv.contains("threads of seg_fvec: loops over threads: 1 warp collective reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`), 1 branch its lanes take apart both ways under masks"),
+        nv.contains("threads of seg_fvec: loops over threads: 2 warp collectives reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`), 1 branch its lanes take apart both ways under masks"),
+        "{nv}"
+    );
+}
+
+#[test]
+fn a_warps_vectors_compute_f64_arithmetic_as_its_threads_do_at_every_edge() {
+    // seg_dvec: 64-bit shifts by amounts that differ between lanes (past 63 too), clz and
+    // popc of 64-bit lanes, f64 add/sub/mul/div/fma, min/max, abs/neg, comparisons, selects and
+    // conversions (to 32- and 64-bit integers by each integer rounding, from 32-bit integers)
+    // as vector expressions on every pair of the f64 edges (a NaN in a lane, or a value past
+    // a conversion's range, sends the vector to the scalar rules) and random values; under a
+    // mask a product ptxas fuses into an add. The three ways give the same words.
+    let nv = vectors_as_threads("seg_dvec");
+    assert!(
+        nv.contains("threads of seg_dvec: loops over threads: 2 warp collectives reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`), 1 branch its lanes take apart both ways under masks"),
         "{nv}"
     );
 }

@@ -1485,6 +1485,162 @@ template <int OP> PTX_INLINE vi fcmp(vu a, vu b) {
 /* Integer -> f32, round to nearest (i2f with RN: the host's conversion). */
 PTX_INLINE vu fcvt_u(vu a) { return (vu)__builtin_convertvector(a, vf); }
 PTX_INLINE vu fcvt_s(vu a) { return (vu)__builtin_convertvector((vi)a, vf); }
+/* ---- f64 lanes: 64-bit lanes holding an f64's bits. Where no lane holds a NaN (whose
+   payload the scalar rules pick by operand) or, for conversions, a value past the
+   destination's range, the host's vector operation is the thread's (IEEE to nearest, an
+   invalid result the canonical NaN); otherwise every lane takes the scalar rule. */
+typedef double v8d __attribute__((vector_size(64)));
+PTX_INLINE bool dnan(const vw &x) { return bits(narrow((v8i)((v8d)x.a != (v8d)x.a), (v8i)((v8d)x.b != (v8d)x.b))) != 0; }
+PTX_INLINE v8 dcanon(v8d r) {
+    const v8i n = r != r;
+    return (v8)((n & (int64_t)0xfff8000000000000ll) | (~n & (v8i)r));
+}
+template <int OP> PTX_INLINE v8d dop(v8d x, v8d y) {
+    return OP == OP_ADD ? x + y : OP == OP_SUB ? x - y : OP == OP_MUL ? x * y : x / y;
+}
+template <int OP> PTX_INLINE vw darith(vw a, vw b) {
+    if (dnan(a) || dnan(b)) {
+        vw r;
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; ++l) {
+            r.a[l] = bc<uint64_t>(farith<double>(OP, RN, false, false, bc<double>(a.a[l]), bc<double>(b.a[l]), 0.0));
+            r.b[l] = bc<uint64_t>(farith<double>(OP, RN, false, false, bc<double>(a.b[l]), bc<double>(b.b[l]), 0.0));
+        }
+        return r;
+    }
+    return vw{dcanon(dop<OP>((v8d)a.a, (v8d)b.a)), dcanon(dop<OP>((v8d)a.b, (v8d)b.b))};
+}
+PTX_INLINE v8d dfma8(v8d x, v8d y, v8d z) {
+#if defined(__AVX512F__)
+    return (v8d)_mm512_fmadd_pd((__m512d)x, (__m512d)y, (__m512d)z);
+#else
+    v8d r;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) r[l] = __builtin_fma(x[l], y[l], z[l]);
+    return r;
+#endif
+}
+PTX_INLINE vw dfma(vw a, vw b, vw c) {
+    if (dnan(a) || dnan(b) || dnan(c)) {
+        vw r;
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; ++l) {
+            r.a[l] = bc<uint64_t>(farith<double>(OP_FMA, RN, false, false, bc<double>(a.a[l]), bc<double>(b.a[l]), bc<double>(c.a[l])));
+            r.b[l] = bc<uint64_t>(farith<double>(OP_FMA, RN, false, false, bc<double>(a.b[l]), bc<double>(b.b[l]), bc<double>(c.b[l])));
+        }
+        return r;
+    }
+    return vw{dcanon(dfma8((v8d)a.a, (v8d)b.a, (v8d)c.a)), dcanon(dfma8((v8d)a.b, (v8d)b.b, (v8d)c.b))};
+}
+/* min/max as fmin_/fmax_ (without .NaN): -0 below +0. */
+template <bool MAX> PTX_INLINE vw dminmax(vw a, vw b) {
+    if (dnan(a) || dnan(b)) {
+        vw r;
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; ++l) {
+            const double x = bc<double>(a.a[l]), y = bc<double>(b.a[l]), u = bc<double>(a.b[l]), v = bc<double>(b.b[l]);
+            r.a[l] = bc<uint64_t>(MAX ? fmax_(x, y, false, false) : fmin_(x, y, false, false));
+            r.b[l] = bc<uint64_t>(MAX ? fmax_(u, v, false, false) : fmin_(u, v, false, false));
+        }
+        return r;
+    }
+    auto half = [](v8 p, v8 q) {
+        const v8d x = (v8d)p, y = (v8d)q;
+        /* Equal values (zeros of either sign): min takes the one with the sign bit, max the other. */
+        const v8i eq = x == y, neg = (v8i)p < 0;
+        const v8i pick_a = MAX ? ((eq & ~neg) | (~eq & (x > y))) : ((eq & neg) | (~eq & (x < y)));
+        return (v8)((pick_a & (v8i)p) | (~pick_a & (v8i)q));
+    };
+    return vw{half(a.a, b.a), half(a.b, b.b)};
+}
+/* abs/neg: a NaN operand gives itself, quieted (fabs_, fneg). */
+PTX_INLINE vw dabs(vw a) {
+    const v8i qa = (v8d)a.a != (v8d)a.a, qb = (v8d)a.b != (v8d)a.b;
+    const uint64_t s = 0x8000000000000000ull, q = 0x0008000000000000ull;
+    return vw{(v8)((qa & (v8i)(a.a | q)) | (~qa & (v8i)(a.a & ~s))), (v8)((qb & (v8i)(a.b | q)) | (~qb & (v8i)(a.b & ~s)))};
+}
+PTX_INLINE vw dneg(vw a) {
+    const v8i qa = (v8d)a.a != (v8d)a.a, qb = (v8d)a.b != (v8d)a.b;
+    const uint64_t s = 0x8000000000000000ull, q = 0x0008000000000000ull;
+    return vw{(v8)((qa & (v8i)(a.a | q)) | (~qa & (v8i)(a.a ^ s))), (v8)((qb & (v8i)(a.b | q)) | (~qb & (v8i)(a.b ^ s)))};
+}
+/* Comparisons as cmp, one 32-bit mask per lane. */
+template <int OP> PTX_INLINE vi dcmp(vw a, vw b) {
+    auto half = [](v8 p, v8 q) -> v8i {
+        const v8d x = (v8d)p, y = (v8d)q;
+        const v8i un = (x != x) | (y != y);
+        switch (OP) {
+        case EQ: return ~un & (x == y);
+        case NE: return ~un & (x != y);
+        case LT: return ~un & (x < y);
+        case LE: return ~un & (x <= y);
+        case GT: return ~un & (x > y);
+        case GE: return ~un & (x >= y);
+        case EQU: return un | (x == y);
+        case NEU: return un | (x != y);
+        case LTU: return un | (x < y);
+        case LEU: return un | (x <= y);
+        case GTU: return un | (x > y);
+        case GEU: return un | (x >= y);
+        case NUM: return ~un;
+        default: return un;
+        }
+    };
+    return narrow(half(a.a, b.a), half(a.b, b.b));
+}
+/* 32-bit integers to f64: exact. */
+PTX_INLINE vw dcvt_s(vu a) { return vw{(v8)__builtin_convertvector((h8i)lo_half(a), v8d), (v8)__builtin_convertvector((h8i)hi_half(a), v8d)}; }
+PTX_INLINE vw dcvt_u(vu a) { return vw{(v8)__builtin_convertvector(lo_half(a), v8d), (v8)__builtin_convertvector(hi_half(a), v8d)}; }
+/* f64 to an integer of I by integer rounding IR as f2i: rounded, saturated, NaN the
+   device's value. Lanes all inside I's range take the host's conversion of the rounded
+   values, else every lane f2i. */
+template <class I, int IR> PTX_INLINE v8d dround8(v8d x) {
+#if defined(__AVX512F__)
+    constexpr int m = IR == RNI ? _MM_FROUND_TO_NEAREST_INT : IR == RZI ? _MM_FROUND_TO_ZERO : IR == RPI ? _MM_FROUND_TO_POS_INF : _MM_FROUND_TO_NEG_INF;
+    return (v8d)_mm512_roundscale_pd((__m512d)x, m | _MM_FROUND_NO_EXC);
+#else
+    v8d r;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) r[l] = round_int(x[l], IR);
+    return r;
+#endif
+}
+template <class I, int IR> PTX_INLINE bool d_inside(v8d r) {
+    const double lo = std::is_signed<I>::value ? -ldexp(1.0, 8 * sizeof(I) - 1) : 0.0;
+    const double hi = std::is_signed<I>::value ? ldexp(1.0, 8 * sizeof(I) - 1) : ldexp(1.0, 8 * sizeof(I));
+    /* NaN fails both comparisons. */
+    const v8i ok = (r >= lo) & (r < hi);
+    return bits(narrow(ok, ok)) == 0xffffu;
+}
+template <class I, int IR> PTX_INLINE vu d2i(vw a) {
+    const v8d x = dround8<I, IR>((v8d)a.a), y = dround8<I, IR>((v8d)a.b);
+    vu out;
+    if (d_inside<I, IR>(x) && d_inside<I, IR>(y)) {
+        typedef typename std::conditional<std::is_signed<I>::value, h8i, h8u>::type H;
+        const H p = __builtin_convertvector(x, H), q = __builtin_convertvector(y, H);
+        return (vu)__builtin_shufflevector(p, q, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+        out[l] = (uint32_t)f2i<I>(bc<double>(a.a[l]), IR, false);
+        out[l + 8] = (uint32_t)f2i<I>(bc<double>(a.b[l]), IR, false);
+    }
+    return out;
+}
+template <class I, int IR> PTX_INLINE vw d2l(vw a) {
+    const v8d x = dround8<I, IR>((v8d)a.a), y = dround8<I, IR>((v8d)a.b);
+    if (d_inside<I, IR>(x) && d_inside<I, IR>(y)) {
+        typedef typename std::conditional<std::is_signed<I>::value, v8i, v8>::type H;
+        return vw{(v8)__builtin_convertvector(x, H), (v8)__builtin_convertvector(y, H)};
+    }
+    vw out;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+        out.a[l] = (uint64_t)f2i<I>(bc<double>(a.a[l]), IR, false);
+        out.b[l] = (uint64_t)f2i<I>(bc<double>(a.b[l]), IR, false);
+    }
+    return out;
+}
 /* To an integral f32 as `round_int` (RNI, RZI, RPI, RMI), NaN kept. */
 template <int IR> PTX_INLINE vu fround_raw(vu a) {
 #if defined(__AVX512F__)
@@ -1578,6 +1734,37 @@ PTX_INLINE vw wshr_u(vw x, uint32_t n) { return n < 64 ? vw{x.a >> n, x.b >> n} 
 PTX_INLINE vw wshr_s(vw x, uint32_t n) {
     const int64_t k = n < 64 ? (int64_t)n : 63;
     return vw{(v8)((v8i)x.a >> k), (v8)((v8i)x.b >> k)};
+}
+/* The same by amounts that differ between lanes (32-bit lanes; past 63: 0, or the sign). */
+PTX_INLINE vw wshl(vw x, vu n) {
+    const vw k = zext(n);
+    return vw{k.a < 64 ? x.a << (k.a & 63) : (v8){}, k.b < 64 ? x.b << (k.b & 63) : (v8){}};
+}
+PTX_INLINE vw wshr_u(vw x, vu n) {
+    const vw k = zext(n);
+    return vw{k.a < 64 ? x.a >> (k.a & 63) : (v8){}, k.b < 64 ? x.b >> (k.b & 63) : (v8){}};
+}
+PTX_INLINE vw wshr_s(vw x, vu n) {
+    const vw k = zext(n);
+    const v8i ka = k.a < 64 ? (v8i)k.a : (v8i){} + 63, kb = k.b < 64 ? (v8i)k.b : (v8i){} + 63;
+    return vw{(v8)((v8i)x.a >> ka), (v8)((v8i)x.b >> kb)};
+}
+/* clz / popc of 64-bit lanes, as 32-bit lanes. */
+PTX_INLINE vu wclz(vw x) {
+#if defined(__AVX512CD__)
+    return trunc(vw{(v8)_mm512_lzcnt_epi64((__m512i)x.a), (v8)_mm512_lzcnt_epi64((__m512i)x.b)});
+#else
+    vu r;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) r[l] = clz(x.a[l]), r[l + 8] = clz(x.b[l]);
+    return r;
+#endif
+}
+PTX_INLINE vu wpopc(vw x) {
+    vu r;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) r[l] = popc(x.a[l]), r[l + 8] = popc(x.b[l]);
+    return r;
 }
 /* mul.wide of lanes by a factor the same for every lane into an offset, where every
    lane's product fits 32 signed bits (else false: the chunk bails). */

@@ -176,6 +176,27 @@ pub fn float_lanes(i: &Instr) -> bool {
     }
 }
 
+/// Whether `i` is f64 arithmetic a vector expression runs on 64-bit lanes that hold the
+/// values' bits (ptx_rt.h `simd::darith` and the rest: the host's operations where no lane
+/// holds a NaN or a value past a conversion's range, the scalar rules otherwise): add, sub,
+/// mul, div and fma to nearest, min, max, abs, neg, mov, selp, a comparison, conversions from
+/// 32-bit integers and to integers by an integer rounding. None with .ftz or .sat.
+pub fn double_lanes(i: &Instr) -> bool {
+    let has = |m: &str| i.src.has(m);
+    if has(".ftz") || has(".sat") || has(".NaN") || [".rz", ".rm", ".rp"].iter().any(|m| has(m)) {
+        return false;
+    }
+    let int_round = [".rni", ".rzi", ".rpi", ".rmi"].iter().any(|m| has(m));
+    match (i.src.op.as_str(), i.src.tys().as_slice()) {
+        ("add" | "sub" | "mul" | "min" | "max" | "abs" | "neg" | "mov" | "selp", [Ty::F64]) => true,
+        ("div" | "fma", [Ty::F64]) => has(".rn"),
+        ("setp", [Ty::F64]) => i.args.len() == 3 && !matches!(i.args.first(), Some(Op::Pair(..))),
+        ("cvt", [Ty::F64, Ty::U32 | Ty::S32]) => has(".rn") || !int_round,
+        ("cvt", [Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64, Ty::F64]) => int_round,
+        _ => false,
+    }
+}
+
 /// Instructions a form may run as a loop over its lanes, each lane the thread's own
 /// statement: pure, touching nothing but registers (no carry flag, no thread state).
 const LANE_LOOP: &[&str] = &[
@@ -1028,6 +1049,23 @@ fn vector_result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) ->
         return Ok(Some((d, Uniform)));
     }
     let dt = f.regs[d].ty;
+    if double_lanes(i) && !p.held.contains(&n) {
+        // f64 results in 64-bit lanes, comparisons and conversions to 32 bits in 32-bit ones.
+        let to32 = matches!(op, "setp") || (op == "cvt" && i.src.tys().first().is_some_and(|t| t.size() <= 4));
+        let from32 = op == "cvt" && i.src.tys().get(1).is_some_and(|t| t.size() <= 4);
+        // (selp's predicate: a mask of 32-bit lanes.)
+        let ok = srcs.iter().enumerate().all(|(k, c)| match c {
+            Uniform => true,
+            Vector => from32 || (op == "selp" && k == 2),
+            Wide => !from32,
+            Split => false,
+        });
+        return match (ok, to32) {
+            (true, true) if bits32(dt) => Ok(Some((d, Vector))),
+            (true, false) if bits64(dt) && !addresses[d] => Ok(Some((d, Wide))),
+            _ => Err(": f64 arithmetic on values not held as 64-bit lanes".into()),
+        };
+    }
     if float_lanes(i) && !p.held.contains(&n) {
         return if srcs.iter().all(|c| matches!(c, Uniform | Vector)) && bits32(dt) {
             Ok(Some((d, Vector)))
@@ -1050,6 +1088,8 @@ fn vector_result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) ->
                 && matches!(i.args.get(3), Some(Op::Int(_)))
         }
         "dp2a" | "dp4a" => true,
+        // Of a 64-bit lane: a count in a 32-bit one.
+        "clz" | "popc" if t.is_some_and(wide_type) && srcs == [Wide] => return Ok(Some((d, Vector))),
         "clz" | "popc" => int32,
         // A field insert at a literal place (nvcc joins a 64-bit sum's shuffled halves so).
         "bfi" => literal_field(i),
@@ -1110,7 +1150,7 @@ fn vector_result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) ->
             "mov" | "add" | "sub" | "and" | "or" | "xor" | "not" | "neg" | "selp" => t64,
             "cvta" => has(".to") && has(".global"),
             "mul" | "mad" => (has(".lo") && t64) || (has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32))),
-            "shl" | "shr" => t64 && p.of(&i.args[2]) == Uniform,
+            "shl" | "shr" => t64 && matches!(p.of(&i.args[2]), Uniform | Vector),
             "bfi" => t64 && literal_field(i),
             _ => false,
         };

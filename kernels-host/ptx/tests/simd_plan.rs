@@ -368,3 +368,29 @@ fn f32_arithmetic_runs_as_vector_expressions_unless_ptxas_contracts_it() {
     let w = &t.kernels[0].threads_why;
     assert!(w.contains("nor as vectors of 16 threads: mul.f32 (PTX line ") && w.ends_with(": on values that differ between lanes"), "{w}");
 }
+
+#[test]
+fn f64_arithmetic_runs_in_64_bit_lanes() {
+    // From a lane's 32-bit value to f64 and back: 64-bit lanes of the values' bits, the
+    // comparison a 32-bit mask, the conversion back 32-bit lanes.
+    let body = "cvt.rn.f64.u32 %rd12, %r5;\ndiv.rn.f64 %rd13, %rd12, 0d4008000000000000;\nmin.f64 %rd14, %rd13, %rd12;\n\
+                setp.lt.f64 %p1, %rd14, 0d4024000000000000;\nselp.f64 %rd15, %rd14, %rd13, %p1;\ncvt.rzi.s32.f64 %r6, %rd15;\n";
+    let st = "mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r6;";
+    let cs = classes(body, st).unwrap();
+    for r in ["%rd12", "%rd13", "%rd14", "%rd15"] {
+        assert_eq!(class(&cs, r), Class::Wide, "{r}");
+    }
+    for r in ["%p1", "%r6"] {
+        assert_eq!(class(&cs, r), Class::Vector, "{r}");
+    }
+    let c = translation_after(body, st).units.join("\n");
+    for e in [
+        "ptx::simd::dcvt_u(",
+        "ptx::simd::darith<OP_DIV>(",
+        "ptx::simd::dminmax<false>(",
+        "ptx::simd::dcmp<LT>(",
+        "ptx::simd::d2i<int32_t, 1>(",
+    ] {
+        assert!(c.contains(e), "{e}: {c}");
+    }
+}

@@ -386,6 +386,9 @@ impl FnEmitter<'_> {
         if i.args[1..].iter().all(|o| plan.of(o) == Class::Uniform) {
             return self.spread(i, d, plan);
         }
+        if crate::simd::double_lanes(i) {
+            return self.simd_double(i, n, d, plan);
+        }
         match plan.class[d] {
             Class::Split => return self.simd_split(i, d, plan),
             Class::Wide => return self.simd_wide(i, d, plan),
@@ -450,6 +453,7 @@ impl FnEmitter<'_> {
                 }
                 format!("({})", parts.join(" | "))
             }
+            "clz" | "popc" if plan.of(&arg(1)?) == Class::Wide => format!("{S}w{op}({})", self.wop(&arg(1)?, plan)?),
             "clz" | "popc" => format!("{S}{op}_v({})", a(self, 1)?),
             "dp2a" | "dp4a" => {
                 // Sums of products of packed halves (dp2a: a's halves, b's low or high
@@ -556,6 +560,48 @@ impl FnEmitter<'_> {
         Ok(format!("r{d} = {e};"))
     }
 
+    /// f64 arithmetic on 64-bit lanes holding the values' bits (`simd::double_lanes`): the
+    /// runtime's vector forms (the host's operations where no lane holds a NaN or a value
+    /// past a conversion's range, the thread's scalar rules otherwise).
+    fn simd_double(&mut self, i: &Instr, n: usize, d: usize, plan: &Plan) -> Result<String, Error> {
+        if plan.held.contains(&n) || self.fused.into.contains_key(&n) || self.fused.absorbed.contains(&n) {
+            return Err(self.unsupported("a contracted f64 operation as a vector expression"));
+        }
+        let op = i.src.op.as_str();
+        let arg = |k: usize| i.args.get(k).cloned().ok_or_else(|| Error::parse(i.src.line, "missing operand"));
+        let tys = i.src.tys();
+        let x = |e: &mut Self, k: usize| -> Result<String, Error> {
+            let o = arg(k)?;
+            Ok(match (&o, plan.of(&o)) {
+                (Op::Reg(r), Class::Wide) => format!("r{r}"),
+                (Op::Float(v), _) => format!("{S}X((uint64_t){}ull)", v.bits(Ty::F64)),
+                _ => format!("{S}X(bc<uint64_t>({}))", e.val(&o, Ty::F64)?),
+            })
+        };
+        let round = || super::ops::iround(&i.src.mods).ok_or_else(|| self.unsupported("cvt without an integer rounding"));
+        let e = match (op, tys.as_slice()) {
+            ("add" | "sub" | "mul" | "div", _) => format!("{S}darith<OP_{}>({}, {})", op.to_uppercase(), x(self, 1)?, x(self, 2)?),
+            ("fma", _) => format!("{S}dfma({}, {}, {})", x(self, 1)?, x(self, 2)?, x(self, 3)?),
+            ("min" | "max", _) => format!("{S}dminmax<{}>({}, {})", op == "max", x(self, 1)?, x(self, 2)?),
+            ("abs" | "neg", _) => format!("{S}d{op}({})", x(self, 1)?),
+            ("mov", _) => x(self, 1)?,
+            ("selp", _) => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, x(self, 1)?, x(self, 2)?),
+            ("setp", _) => {
+                let cmp = super::ops::CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c);
+                let cmp = cmp.ok_or_else(|| self.unsupported("setp without a comparison"))?;
+                format!("{S}dcmp<{cmp}>({}, {})", x(self, 1)?, x(self, 2)?)
+            }
+            ("cvt", [Ty::F64, Ty::S32]) => format!("{S}dcvt_s({})", self.vop(&arg(1)?, Ty::S32)?),
+            ("cvt", [Ty::F64, Ty::U32]) => format!("{S}dcvt_u({})", self.vop(&arg(1)?, Ty::U32)?),
+            ("cvt", [to @ (Ty::S32 | Ty::U32 | Ty::S64 | Ty::U64), Ty::F64]) => {
+                let f = if to.size() == 8 { "d2l" } else { "d2i" };
+                format!("{S}{f}<{}, {}>({})", ctype(*to), round()?, x(self, 1)?)
+            }
+            _ => return Err(self.unsupported(format!("{} in the vector form", i.src.text()))),
+        };
+        Ok(format!("r{d} = {e};"))
+    }
+
     /// A per-lane access's address as a host base and 16 signed offsets: the statement
     /// that makes them (empty for a global base plus offsets) and their expressions. A
     /// shared address is the block's window plus the lanes' 32-bit addresses (a lane past
@@ -598,6 +644,14 @@ impl FnEmitter<'_> {
                 "bfi" => {
                     let (x, y) = (w(self, 1)?, w(self, 2)?);
                     bfi(i, 64, &x, y).ok_or_else(|| self.unsupported("bfi at a place that differs"))?
+                }
+                "shl" | "shr" if plan.of(&arg(2)?) == Class::Vector => {
+                    let f = match (op, t) {
+                        ("shl", _) => "wshl",
+                        (_, Ty::S64) => "wshr_s",
+                        _ => "wshr_u",
+                    };
+                    format!("{S}{f}({}, {})", w(self, 1)?, self.vop(&arg(2)?, Ty::U32)?)
                 }
                 "shl" | "shr" => {
                     let n = self.val(&arg(2)?, Ty::U32)?;
