@@ -138,6 +138,12 @@ const SEGMENT: &str = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .
     and.b32 %r8, %r6, 1;\nsetp.eq.u32 %p1, %r8, 0;\n@%p1 bra EVEN;\nadd.s32 %r7, %r7, 3;\nEVEN:\n\
     shfl.sync.down.b32 %r9, %r7, 1, 31, -1;\nadd.s64 %rd5, %rd2, %rd3;\nst.global.u32 [%rd5], %r9;\nret;\n}\n";
 
+/// SEGMENT-like kernel `f`'s form from its start (`entry`), its shuffle split point 1.
+fn segment_of(f: &simtwin_ptx::resolve::Func, entry: &simtwin_ptx::simd::Entry) -> (simtwin_ptx::simd::Plan, simtwin_ptx::simd::Region) {
+    let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
+    simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], entry, 2, 0, &Default::default()).expect("a form")
+}
+
 /// SEGMENT with a store on the branch's side: not registers only, so no masks.
 fn segment_storing() -> String {
     SEGMENT.replace("add.s32 %r7, %r7, 3;\nEVEN:", "add.s32 %r7, %r7, 3;\nst.global.u32 [%rd4], %r7;\nEVEN:")
@@ -149,17 +155,7 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&storing).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (p, region) = simtwin_ptx::simd::segment(
-        f,
-        &[(8, 0), (8, 8), (4, 16)],
-        &[(shfl, 1)],
-        &[],
-        &simtwin_ptx::simd::Entry::default(),
-        2,
-        0,
-        &Default::default(),
-    )
-    .expect("a form");
+    let (p, region) = segment_of(f, &simtwin_ptx::simd::Entry::default());
     // The form stops at the branch on the loaded word (a cut, resume point 2), before the
     // shuffle: the lanes go on one at a time from there (a store on its side: no masks).
     let stops: Vec<_> = region.stops.iter().map(|(&n, s)| (n, *s)).collect();
@@ -174,18 +170,7 @@ fn a_loop_path_segment_stops_before_a_branch_on_loaded_data() {
     let plain = SEGMENT.replace("@%p1 bra EVEN;\n", "");
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&plain).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
-    let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (_, region) = simtwin_ptx::simd::segment(
-        f,
-        &[(8, 0), (8, 8), (4, 16)],
-        &[(shfl, 1)],
-        &[],
-        &simtwin_ptx::simd::Entry::default(),
-        2,
-        0,
-        &Default::default(),
-    )
-    .expect("a form");
+    let (_, region) = segment_of(f, &simtwin_ptx::simd::Entry::default());
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     // With the translator's option the loop path's note names the form and its cut.
     let t = translate(&[&storing], &Options { units: 1, segment_vectors: SegmentVectors::All, ..Options::default() }).expect("translates");
@@ -219,8 +204,7 @@ fn a_branch_on_loaded_data_whose_side_is_registers_only_runs_both_ways_under_mas
     let node = |op: &str| f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == op)).unwrap();
     let (shfl, bra) = (node("shfl"), node("bra"));
     let entry = simtwin_ptx::simd::Entry::default();
-    let (p, region) =
-        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0, &Default::default()).expect("a form");
+    let (p, region) = segment_of(f, &entry);
     assert_eq!(region.stops.values().copied().collect::<Vec<_>>(), vec![simtwin_ptx::simd::Stop::Split(1)]);
     let join = p.masked.get(&bra).copied().expect("the branch under masks");
     assert!(matches!(&f.body[join], simtwin_ptx::resolve::Node::Label(_)) && join == shfl - 1, "its join is EVEN");
@@ -239,9 +223,7 @@ fn a_branch_on_loaded_data_whose_side_is_registers_only_runs_both_ways_under_mas
         .replace("@%p1 bra EVEN;\nadd.s32 %r7, %r7, 3;\n", "@%p1 bra EVEN;\nINTO:\nadd.s32 %r7, %r7, 3;\n");
     let m = simtwin_ptx::resolve::resolve(simtwin_ptx::parse::parse(&entered).unwrap()).unwrap();
     let f = m.funcs.iter().find(|f| f.decl.entry).unwrap();
-    let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    let (p, region) =
-        simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], &entry, 2, 0, &Default::default()).expect("a form");
+    let (p, region) = segment_of(f, &entry);
     assert!(p.masked.is_empty() && region.stops.values().any(|s| matches!(s, simtwin_ptx::simd::Stop::Cut(_))), "{:?}", region.stops);
 }
 
