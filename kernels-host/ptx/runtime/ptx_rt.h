@@ -1461,10 +1461,10 @@ PTX_INLINE vu popc_v(vu a) {
 }
 /* copysign.f32 d, a, b: b's magnitude with a's sign. */
 PTX_INLINE vu fcopysign(vu a, vu b) { return (b & 0x7fffffffu) | (a & 0x80000000u); }
-/* Comparisons as cmp: ordered forms false, unordered true, where either is NaN. */
-template <int OP> PTX_INLINE vi fcmp(vu a, vu b) {
-    const vf x = (vf)a, y = (vf)b;
-    const vi un = (x != x) | (y != y);
+/* Comparisons as cmp, on vectors of floats of either width (masks of their lanes' width):
+   ordered forms false, unordered true, where either is NaN. */
+template <int OP, class V> PTX_INLINE auto fcmp_lanes(V x, V y) {
+    const auto un = (x != x) | (y != y);
     switch (OP) {
     case EQ: return ~un & (x == y);
     case NE: return ~un & (x != y);
@@ -1482,6 +1482,7 @@ template <int OP> PTX_INLINE vi fcmp(vu a, vu b) {
     default: return un;
     }
 }
+template <int OP> PTX_INLINE vi fcmp(vu a, vu b) { return fcmp_lanes<OP>((vf)a, (vf)b); }
 /* Integer -> f32, round to nearest (i2f with RN: the host's conversion). */
 PTX_INLINE vu fcvt_u(vu a) { return (vu)__builtin_convertvector(a, vf); }
 PTX_INLINE vu fcvt_s(vu a) { return (vu)__builtin_convertvector((vi)a, vf); }
@@ -1565,29 +1566,7 @@ PTX_INLINE vw dneg(vw a) {
     return vw{(v8)((qa & (v8i)(a.a | q)) | (~qa & (v8i)(a.a ^ s))), (v8)((qb & (v8i)(a.b | q)) | (~qb & (v8i)(a.b ^ s)))};
 }
 /* Comparisons as cmp, one 32-bit mask per lane. */
-template <int OP> PTX_INLINE vi dcmp(vw a, vw b) {
-    auto half = [](v8 p, v8 q) -> v8i {
-        const v8d x = (v8d)p, y = (v8d)q;
-        const v8i un = (x != x) | (y != y);
-        switch (OP) {
-        case EQ: return ~un & (x == y);
-        case NE: return ~un & (x != y);
-        case LT: return ~un & (x < y);
-        case LE: return ~un & (x <= y);
-        case GT: return ~un & (x > y);
-        case GE: return ~un & (x >= y);
-        case EQU: return un | (x == y);
-        case NEU: return un | (x != y);
-        case LTU: return un | (x < y);
-        case LEU: return un | (x <= y);
-        case GTU: return un | (x > y);
-        case GEU: return un | (x >= y);
-        case NUM: return ~un;
-        default: return un;
-        }
-    };
-    return narrow(half(a.a, b.a), half(a.b, b.b));
-}
+template <int OP> PTX_INLINE vi dcmp(vw a, vw b) { return narrow(fcmp_lanes<OP>((v8d)a.a, (v8d)b.a), fcmp_lanes<OP>((v8d)a.b, (v8d)b.b)); }
 /* 32-bit integers to f64: exact. */
 PTX_INLINE vw dcvt_s(vu a) { return vw{(v8)__builtin_convertvector((h8i)lo_half(a), v8d), (v8)__builtin_convertvector((h8i)hi_half(a), v8d)}; }
 PTX_INLINE vw dcvt_u(vu a) { return vw{(v8)__builtin_convertvector(lo_half(a), v8d), (v8)__builtin_convertvector(hi_half(a), v8d)}; }

@@ -395,6 +395,8 @@ pub struct Entry<'a> {
     /// The loop path's shuffles done without an exchange (`uniform::Plan::elide`): those
     /// the region holds (not split points in any block) the form computes as its lanes do.
     pub elided: Option<&'a HashMap<usize, crate::uniform::Elided>>,
+    /// `Plan::held` (None: nothing contracted).
+    pub held: Option<&'a HashSet<usize>>,
 }
 
 impl Entry<'_> {
@@ -493,8 +495,7 @@ pub fn too_little(work: usize) -> String {
 /// alike). Its cuts are numbered from `first_cut`. Err: why there is none.
 /// `splits`: the split points' nodes and numbers; `forced`: nodes that are cuts whatever
 /// the form could do there (split points only some blocks take); `min_work`: the least
-/// per-lane work (`lane_work`) a form must cover (`MIN_LANE_WORK`, or 0 for any); `held`:
-/// `Plan::held`.
+/// per-lane work (`lane_work`) a form must cover (`MIN_LANE_WORK`, or 0 for any).
 pub fn segment(
     f: &Func,
     params: &[(u64, u64)],
@@ -503,8 +504,9 @@ pub fn segment(
     entry: &Entry,
     first_cut: usize,
     min_work: usize,
-    held: &HashSet<usize>,
 ) -> Result<(Plan, Region), String> {
+    let none = HashSet::new();
+    let held = entry.held.unwrap_or(&none);
     let start = entry.start;
     let mut cuts: Vec<usize> = forced.to_vec();
     loop {

@@ -141,7 +141,7 @@ const SEGMENT: &str = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .
 /// SEGMENT-like kernel `f`'s form from its start (`entry`), its shuffle split point 1.
 fn segment_of(f: &simtwin_ptx::resolve::Func, entry: &simtwin_ptx::simd::Entry) -> (simtwin_ptx::simd::Plan, simtwin_ptx::simd::Region) {
     let shfl = f.body.iter().position(|n| matches!(n, simtwin_ptx::resolve::Node::Instr(i) if i.src.op == "shfl")).unwrap();
-    simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], entry, 2, 0, &Default::default()).expect("a form")
+    simtwin_ptx::simd::segment(f, &[(8, 0), (8, 8), (4, 16)], &[(shfl, 1)], &[], entry, 2, 0).expect("a form")
 }
 
 /// SEGMENT with a store on the branch's side: not registers only, so no masks.

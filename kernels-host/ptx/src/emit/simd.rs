@@ -1399,8 +1399,9 @@ impl FnEmitter<'_> {
         let f = self.f;
         let kl = self.kl?;
         let splits: Vec<(usize, usize)> = up.syncs.iter().enumerate().map(|(k, &n)| (n, k + 1)).collect();
-        let entry = crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) };
-        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &[], &entry, up.syncs.len() + 1, 0, &self.fused.held()).ok()?;
+        let held = self.fused.held();
+        let entry = crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide), held: Some(&held) };
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &[], &entry, up.syncs.len() + 1, 0).ok()?;
         let mut written = vec![false; f.regs.len()];
         for (n, node) in f.body.iter().enumerate() {
             if let (true, Node::Instr(i)) = (region.nodes[n], node) {
@@ -1421,6 +1422,7 @@ impl FnEmitter<'_> {
     ) -> Result<VectorSegment, String> {
         let f = self.f;
         let kl = self.kl.ok_or("not a kernel")?;
+        let held = self.fused.held();
         // Elided shuffles that are split points only where warps lost lanes: a form from the
         // kernel's start runs a whole warp and lets no lane exit on its own (an exit some
         // lanes take is a cut), so every lane is there when it reaches one: it computes it
@@ -1430,10 +1432,12 @@ impl FnEmitter<'_> {
         let forced: Vec<usize> = if resumed.is_some() { up.syncs.iter().copied().filter(conditional).collect() } else { Vec::new() };
         let all = self.opts.segment_vectors == crate::SegmentVectors::All;
         let start = match resumed {
-            None => crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide) },
-            Some((k, seed)) => crate::simd::Entry { start: up.syncs[k] + 1, seed: Some(seed), resumed: true, elided: Some(&up.elide) },
+            None => crate::simd::Entry { start: 0, seed: None, resumed: false, elided: Some(&up.elide), held: Some(&held) },
+            Some((k, seed)) => {
+                crate::simd::Entry { start: up.syncs[k] + 1, seed: Some(seed), resumed: true, elided: Some(&up.elide), held: Some(&held) }
+            }
         };
-        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0, &self.fused.held())?;
+        let (plan, region) = crate::simd::segment(f, &kl.params, &splits, &forced, &start, first_cut, 0)?;
         if plan.load_site.is_empty() {
             let which = if resumed.is_some() { "segment after a barrier" } else { "first segment" };
             return Err(format!("its {which} loads nothing from memory the lanes differ in"));
@@ -1499,6 +1503,7 @@ impl FnEmitter<'_> {
     ) {
         let f = self.f;
         let Some(kl) = self.kl else { return };
+        let held = self.fused.held();
         let performs = |n: usize| {
             up.literal.contains_key(&n)
                 && matches!(&f.body[n], Node::Instr(i) if (SYNC_SHFL_UP..=SYNC_SHFL_IDX).contains(&sync_kind(i))
@@ -1524,8 +1529,9 @@ impl FnEmitter<'_> {
                     continue;
                 }
                 changed = true;
-                let entry = crate::simd::Entry { start: n + 1, seed: Some(&seed), resumed: false, elided: Some(&up.elide) };
-                match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0, &self.fused.held()) {
+                let entry =
+                    crate::simd::Entry { start: n + 1, seed: Some(&seed), resumed: false, elided: Some(&up.elide), held: Some(&held) };
+                match crate::simd::segment(f, &kl.params, &later_splits, &later_forced, &entry, 0, 0) {
                     Ok((plan, region)) => {
                         let s = Stretch { after: Some(n), seed: seed.clone(), plan, region };
                         match at {
