@@ -1573,7 +1573,7 @@ PTX_INLINE vw dcvt_u(vu a) { return vw{(v8)__builtin_convertvector(lo_half(a), v
 /* f64 to an integer of I by integer rounding IR as f2i: rounded, saturated, NaN the
    device's value. Lanes all inside I's range take the host's conversion of the rounded
    values, else every lane f2i. */
-template <class I, int IR> PTX_INLINE v8d dround8(v8d x) {
+template <int IR> PTX_INLINE v8d dround8(v8d x) {
 #if defined(__AVX512F__)
     constexpr int m = IR == RNI ? _MM_FROUND_TO_NEAREST_INT : IR == RZI ? _MM_FROUND_TO_ZERO : IR == RPI ? _MM_FROUND_TO_POS_INF : _MM_FROUND_TO_NEG_INF;
     return (v8d)_mm512_roundscale_pd((__m512d)x, m | _MM_FROUND_NO_EXC);
@@ -1584,7 +1584,7 @@ template <class I, int IR> PTX_INLINE v8d dround8(v8d x) {
     return r;
 #endif
 }
-template <class I, int IR> PTX_INLINE bool d_inside(v8d r) {
+template <class I> PTX_INLINE bool d_inside(v8d r) {
     const double lo = std::is_signed<I>::value ? -ldexp(1.0, 8 * sizeof(I) - 1) : 0.0;
     const double hi = std::is_signed<I>::value ? ldexp(1.0, 8 * sizeof(I) - 1) : ldexp(1.0, 8 * sizeof(I));
     /* NaN fails both comparisons. */
@@ -1592,9 +1592,9 @@ template <class I, int IR> PTX_INLINE bool d_inside(v8d r) {
     return bits(narrow(ok, ok)) == 0xffffu;
 }
 template <class I, int IR> PTX_INLINE vu d2i(vw a) {
-    const v8d x = dround8<I, IR>((v8d)a.a), y = dround8<I, IR>((v8d)a.b);
+    const v8d x = dround8<IR>((v8d)a.a), y = dround8<IR>((v8d)a.b);
     vu out;
-    if (d_inside<I, IR>(x) && d_inside<I, IR>(y)) {
+    if (d_inside<I>(x) && d_inside<I>(y)) {
         typedef typename std::conditional<std::is_signed<I>::value, h8i, h8u>::type H;
         const H p = __builtin_convertvector(x, H), q = __builtin_convertvector(y, H);
         return (vu)__builtin_shufflevector(p, q, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -1607,8 +1607,8 @@ template <class I, int IR> PTX_INLINE vu d2i(vw a) {
     return out;
 }
 template <class I, int IR> PTX_INLINE vw d2l(vw a) {
-    const v8d x = dround8<I, IR>((v8d)a.a), y = dround8<I, IR>((v8d)a.b);
-    if (d_inside<I, IR>(x) && d_inside<I, IR>(y)) {
+    const v8d x = dround8<IR>((v8d)a.a), y = dround8<IR>((v8d)a.b);
+    if (d_inside<I>(x) && d_inside<I>(y)) {
         typedef typename std::conditional<std::is_signed<I>::value, v8i, v8>::type H;
         return vw{(v8)__builtin_convertvector(x, H), (v8)__builtin_convertvector(y, H)};
     }

@@ -70,7 +70,7 @@ pub struct Fusions {
 }
 
 impl Fusions {
-    /// The nodes whose f32 arithmetic the emitter writes with the contraction (adds that
+    /// The nodes whose f32/f64 arithmetic the emitter writes with the contraction (adds that
     /// absorb a multiply, multiplies that keep operands for one): never a vector expression.
     pub fn held(&self) -> std::collections::HashSet<usize> {
         self.into.keys().chain(&self.absorbed).copied().collect()

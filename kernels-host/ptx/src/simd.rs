@@ -71,7 +71,8 @@ pub struct Plan {
     pub masked: BTreeMap<usize, usize>,
     /// By node: between a masked branch and its join (run under the lanes' mask).
     pub in_mask: Vec<bool>,
-    /// f32 arithmetic ptxas contracts (a multiply an add absorbs, and that add: `contract`):
+    /// f32/f64 arithmetic ptxas contracts (a multiply an add absorbs, and that add:
+    /// `contract`'s `Fusions::held`):
     /// the threads' own statements run it (their kept operands), never a vector expression.
     pub held: HashSet<usize>,
 }

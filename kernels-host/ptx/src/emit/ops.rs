@@ -18,6 +18,11 @@ pub(super) fn fround(mods: &[String]) -> Option<u32> {
     })
 }
 
+/// The runtime's name of `i`'s comparison (setp/set: `EQ`, `LTU`, ...), if it has one.
+pub(super) fn comparison(i: &Instr) -> Option<&'static str> {
+    CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c)
+}
+
 /// Rounding to an integral value (cvt's .rni/.rzi/.rpi/.rmi): ptx::RNI..RMI.
 pub(super) fn iround(mods: &[String]) -> Option<u32> {
     mods.iter().find_map(|m| match m.as_str() {
@@ -33,7 +38,7 @@ fn is_half(t: Ty) -> bool {
     matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
 }
 
-pub(super) const CMP: &[(&str, &str)] = &[
+const CMP: &[(&str, &str)] = &[
     (".eq", "EQ"),
     (".ne", "NE"),
     (".lt", "LT"),
@@ -834,7 +839,7 @@ impl FnEmitter<'_> {
 
     fn setp(&mut self, i: &Instr) -> Result<String, Error> {
         let t = self.ty(i)?;
-        let cmp = CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c).ok_or_else(|| self.unsupported("setp without a comparison"))?;
+        let cmp = comparison(i).ok_or_else(|| self.unsupported("setp without a comparison"))?;
         let bool_op = if i.src.has(".and") {
             Some("&&")
         } else if i.src.has(".or") {
@@ -913,7 +918,7 @@ impl FnEmitter<'_> {
     fn set_(&mut self, i: &Instr) -> Result<String, Error> {
         let tys = i.src.tys();
         let (dt, st) = (tys.first().copied().ok_or_else(|| self.unsupported("type"))?, tys.get(1).copied().unwrap_or(Ty::U32));
-        let cmp = CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c).ok_or_else(|| self.unsupported("set without a comparison"))?;
+        let cmp = comparison(i).ok_or_else(|| self.unsupported("set without a comparison"))?;
         let z = i.src.has(".ftz");
         let (mut e, mut hi) = if is_half(st) {
             self.half_compare(i, st, cmp, z)?

@@ -525,7 +525,7 @@ impl FnEmitter<'_> {
     /// runtime's vector forms of the thread's own rules, NaN made canonical where the
     /// thread's statement makes it (`nan_blind`).
     fn simd_float(&mut self, i: &Instr, n: usize, d: usize, plan: &Plan) -> Result<String, Error> {
-        if plan.held.contains(&n) || self.fused.into.contains_key(&n) || self.fused.absorbed.contains(&n) {
+        if plan.held.contains(&n) {
             return Err(self.unsupported("a contracted f32 operation as a vector expression"));
         }
         let op = i.src.op.as_str();
@@ -546,8 +546,7 @@ impl FnEmitter<'_> {
             ("mov", _) => x(self, 1)?,
             ("selp", _) => format!("({} != 0) ? {} : {}", self.mop(&arg(3)?)?, x(self, 1)?, x(self, 2)?),
             ("setp", _) => {
-                let cmp = super::ops::CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c);
-                let cmp = cmp.ok_or_else(|| self.unsupported("setp without a comparison"))?;
+                let cmp = super::ops::comparison(i).ok_or_else(|| self.unsupported("setp without a comparison"))?;
                 format!("{S}fcmp<{cmp}>({}, {})", x(self, 1)?, x(self, 2)?)
             }
             ("cvt", [Ty::F32, Ty::S32]) => format!("{S}fcvt_s({})", self.vop(&arg(1)?, Ty::S32)?),
@@ -564,7 +563,7 @@ impl FnEmitter<'_> {
     /// runtime's vector forms (the host's operations where no lane holds a NaN or a value
     /// past a conversion's range, the thread's scalar rules otherwise).
     fn simd_double(&mut self, i: &Instr, n: usize, d: usize, plan: &Plan) -> Result<String, Error> {
-        if plan.held.contains(&n) || self.fused.into.contains_key(&n) || self.fused.absorbed.contains(&n) {
+        if plan.held.contains(&n) {
             return Err(self.unsupported("a contracted f64 operation as a vector expression"));
         }
         let op = i.src.op.as_str();
@@ -587,8 +586,7 @@ impl FnEmitter<'_> {
             ("mov", _) => x(self, 1)?,
             ("selp", _) => format!("{S}wsel({}, {}, {})", self.mop(&arg(3)?)?, x(self, 1)?, x(self, 2)?),
             ("setp", _) => {
-                let cmp = super::ops::CMP.iter().find(|(m, _)| i.src.has(m)).map(|(_, c)| *c);
-                let cmp = cmp.ok_or_else(|| self.unsupported("setp without a comparison"))?;
+                let cmp = super::ops::comparison(i).ok_or_else(|| self.unsupported("setp without a comparison"))?;
                 format!("{S}dcmp<{cmp}>({}, {})", x(self, 1)?, x(self, 2)?)
             }
             ("cvt", [Ty::F64, Ty::S32]) => format!("{S}dcvt_s({})", self.vop(&arg(1)?, Ty::S32)?),
