@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 86);
+    assert_eq!(l.len(), 91);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -799,6 +799,70 @@ fn seg_sh_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
         .collect()
 }
 
+/// seg_tile's outputs by thread: the 3-tap column sum of the tile (four times the mirrored
+/// byte plus the element's index over 5) at its row and column, and that plus the next
+/// lane's (its own at lane 31).
+fn seg_tile_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
+    let mirror = |v: i32, n: i32| if v.abs() < n { v.abs() } else { 2 * n - 2 - v.abs() };
+    let sums: Vec<u32> = (0..threads)
+        .map(|g| {
+            let (b, t) = ((g / block) as i32, (g % block) as i32);
+            let (x0, y0) = ((b & 1) * 16 - 2, (b >> 1) * 8 - 2);
+            let tile = |ty: i32, tx: i32| {
+                4 * u32::from(inp[(mirror(y0 + ty, 12) * 96 + mirror(x0 + tx, 30)) as usize]) + (ty * 20 + tx) as u32 / 5
+            };
+            let (r, c) = (t / 16, t % 16 + 2);
+            tile(r, c) + 2 * tile(r + 1, c) + tile(r + 2, c)
+        })
+        .collect();
+    (0..threads).map(|g| [sums[g], sums[g] + if g % 32 < 31 { sums[g + 1] } else { sums[g] }, 0, 0]).collect()
+}
+
+#[test]
+fn a_warps_vectors_fill_a_shared_tile_in_a_loop_whose_passes_differ_between_lanes() {
+    // seg_tile: the fill loop from %tid.x by %ntid.x runs as the warp's two vectors while
+    // every lane of a half goes on (a half whose lanes part bails: lanes below 4 of a
+    // 128-thread block pass three times; a 64-thread block passes five times, past the
+    // store passes a form logs); each pass's shared stores under their own site ids; the
+    // mirrored byte at row * pitch + column through 64-bit products of the pitch (offsets
+    // of two lanes' values added); nvcc's 16-bit division idiom (a literal of a 16-bit
+    // lane is its low 16 bits). Against the lanes one at a time, the fibers and a model.
+    let nv = three_ways_against("seg_tile", &[128, 64], seg_tile_model);
+    assert!(
+        nv.contains("threads of seg_tile: loops over threads: ")
+            && nv.contains("from its start a warp's lanes as two vectors of 16 (`simd`)"),
+        "{nv}"
+    );
+}
+
+/// seg_passes' outputs by thread: word %tid.x % 24 as the threads one after another leave
+/// it (each thread's elements i = %tid.x, %tid.x + 32 store i * 7 + its input word), and
+/// that plus the next lane's (its own at lane 31).
+fn seg_passes_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {
+    let word = |g: usize| u32::from_le_bytes(inp[g * 32..g * 32 + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    for b in (0..threads).step_by(block) {
+        let mut sm = [0u32; 24];
+        for t in 0..block {
+            for i in (t..48).step_by(block) {
+                sm[i % 24] = (i as u32).wrapping_mul(7).wrapping_add(word(b + t));
+            }
+        }
+        let v: Vec<u32> = (0..block).map(|t| sm[t % 24]).collect();
+        out.extend((0..block).map(|t| [v[t], v[t].wrapping_add(if t % 32 < 31 { v[t + 1] } else { v[t] }), 0, 0]));
+    }
+    out
+}
+
+#[test]
+fn a_warps_passes_whose_stores_meet_run_its_lanes_one_at_a_time() {
+    // seg_passes: a lane's second pass of the loop overwrites words other lanes stored in
+    // their first; each pass logs under its own site id, so the warp's commit finds them
+    // meeting and its lanes run one at a time (one site id for both passes would leave
+    // the first pass's later lanes' words where the threads leave the earlier ones').
+    three_ways_against("seg_passes", &[32], seg_passes_model);
+}
+
 #[test]
 fn a_barrier_kernels_warps_take_their_vectors_into_shared_memory_one_warp_after_another() {
     // seg_sh: blocks of 4, 3 and 2 warps (the last of 16 lanes) whose first segment each
@@ -1071,6 +1135,16 @@ fn a_warps_vectors_compute_f64_arithmetic_as_its_threads_do_at_every_edge() {
         nv.contains("threads of seg_dvec: loops over threads: 2 warp collectives reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`), 1 branch its lanes take apart both ways under masks"),
         "{nv}"
     );
+}
+
+#[test]
+fn a_warps_vectors_load_and_store_f32_elements_as_their_bits() {
+    // seg_f32mem: f32 global loads (gathered), a pair stored to shared memory as one run,
+    // f32 global stores (scattered) of the lanes' bits (NaN payloads, signed zeros,
+    // subnormals of the f32 edges), around a product and a sum as vector expressions. The
+    // three ways give the same words.
+    let nv = vectors_as_threads("seg_f32mem");
+    assert!(nv.contains("threads of seg_f32mem: loops over threads: 1 barrier and 1 warp collective reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`)"), "{nv}");
 }
 
 /// seg_bar_shfl's outputs by thread: its value (a tenth-ish of three times its neighbour's

@@ -1927,6 +1927,15 @@ PTX_INLINE bool shl_off(vi off, uint32_t c, vi &out) {
     out = (vi)((vu)off << c);
     return bits((out >> (int32_t)c) != off) == 0;
 }
+/* A base plus offsets times a factor the same for every lane plus another's offsets
+   (`mad.lo.u64 d, u, a, b`, and `add.u64 d, a, b` with u = 1): u * a's offsets + b's,
+   where every lane's sum stays within 32 signed bits (else false: the chunk bails). */
+PTX_INLINE bool mad_off(uint64_t u, vi a, vi b, vi &out) {
+    const vw p = sext((vu)a) * X(u) + sext((vu)b);
+    out = (vi)trunc(p);
+    const vw back = sext((vu)out);
+    return bits(narrow((v8i)(back.a != p.a), (v8i)(back.b != p.b))) == 0;
+}
 /* The lanes' 32-bit shared-space addresses as the block window's host address plus
    signed offsets (false where a lane's address is at 2^31 or past: the threads' code
    takes it, as `sh` does). */

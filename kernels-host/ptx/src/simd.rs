@@ -20,9 +20,12 @@
 //! fit, a scattered or misaligned access, and a store whose bytes meet what another lane
 //! loads or another store writes, which the chunk checks before it returns); after a run
 //! of such chunks the runner backs off, trying vectors again later. A backward branch
-//! must not depend on the lanes at all: every loop runs alike for all lanes, so none can
-//! wait for another thread, and the runner needs no preemption point inside a chunk.
-//! Anything else (another instruction on lanes that differ, a store inside a loop,
+//! whose predicate differs between lanes is taken the same way (every lane or none) and
+//! must not depend on loaded values (none can wait for another thread's store), at most
+//! `LOOP_PASSES` times (past them the chunk bails: the runner, which can preempt a
+//! thread, runs a loop that does not end); a store inside a loop logs each pass under its
+//! own site id, at most `STORE_PASSES` (a block's cooperative fill of a shared tile).
+//! Anything else (another instruction on lanes that differ, a loop on loaded values,
 //! local memory, atomics, calls, `%laneid`) keeps the kernel one thread at a time; its
 //! module note says which instruction. Shared memory only a loop-path segment's form
 //! takes (`segment`: one host thread runs the block, and its loads and stores are
@@ -75,6 +78,15 @@ pub struct Plan {
     /// `contract`'s `Fusions::held`):
     /// the threads' own statements run it (their kept operands), never a vector expression.
     pub held: HashSet<usize>,
+    /// Store sites inside a loop (by node): each pass over the lanes logs under its own site
+    /// id (`STORE_PASSES` of them from the site's), so that the commit checks one pass's
+    /// bytes against another's; a half that passes once more bails.
+    pub loop_store: BTreeSet<usize>,
+    /// Backward branches whose predicate differs between lanes (by node): every lane takes
+    /// them or none (else the chunk bails), at most `LOOP_PASSES` times per half.
+    pub lane_loop_back: BTreeSet<usize>,
+    /// The store site ids the plan uses (a loop's store site counts `STORE_PASSES`).
+    pub store_ids: usize,
 }
 
 impl Plan {
@@ -543,6 +555,18 @@ pub fn segment(
     }
 }
 
+/// Passes over the lanes a store site inside a loop may log per half (its undo entries
+/// and site ids are reserved for them): a block's cooperative fill of a shared tile (`for
+/// (i = tid; i < tile; i += threads)`) passes once or twice per lane; a longer loop bails
+/// and its lanes run one at a time.
+pub const STORE_PASSES: u32 = 4;
+
+/// Times a half may take a backward branch whose predicate differs between lanes: such a
+/// loop depends on the lanes' registers only (never on loaded values: it cannot wait for
+/// another thread), and past this the form bails, so that the lanes' own code (whose
+/// runner can preempt them) runs a loop that does not end.
+pub const LOOP_PASSES: u32 = 1 << 16;
+
 /// The per-lane work a segment's form must cover to pay for itself: at its stops it
 /// scatters its live registers into 32 frames (motion_cuda's blur covers thousands; an adm
 /// kernel whose form loaded one word before its cut ran slower with it).
@@ -765,15 +789,19 @@ fn plan_in(
         let first = instrs().next();
         return Err((first.map_or(0, |(n, _)| n), "nothing in it differs between a row's threads".into()));
     }
-    // Loops run alike for every lane; stores stay out of loops (one undo entry per lane).
+    // A loop whose exit differs between lanes runs while every lane goes on (it depends
+    // on registers only); a store inside a loop logs each pass under its own site id.
     let cfg = crate::cfg::build(f);
     let cyclic = loop_blocks(f, &cfg, region);
     for (n, i) in instrs() {
         let masked = p.masked.contains_key(&n) || p.under_mask(n);
         if i.src.op == "bra" {
             let back = matches!(i.args.first(), Some(Op::Label(l)) if labels.get(l).is_some_and(|&t| t <= n));
-            if back && i.guard.is_some_and(|(_, g)| p.class[g] != Class::Uniform) {
-                return Err(at(n, i, ": a loop whose exit differs between lanes"));
+            if let (true, Some((_, g))) = (back, i.guard.filter(|(_, g)| p.class[*g] != Class::Uniform)) {
+                if data[g] || masked || after_shuffle {
+                    return Err(at(n, i, ": a loop whose exit differs between lanes as loaded values do"));
+                }
+                p.lane_loop_back.insert(n);
             }
             if masked {
                 continue;
@@ -789,15 +817,18 @@ fn plan_in(
             return Err(at(n, i, ": an exit after a shuffle"));
         }
         if i.src.op == "st" {
-            if cyclic[cfg.block_of[n]] {
-                return Err(at(n, i, ": a store inside a loop"));
-            }
-            let k = p.store_site.len();
-            p.store_site.insert(n, k);
+            let passes = if cyclic[cfg.block_of[n]] {
+                p.loop_store.insert(n);
+                STORE_PASSES
+            } else {
+                1
+            };
+            p.store_site.insert(n, p.store_ids);
+            p.store_ids += passes as usize;
             let bytes = i.src.access_bytes().unwrap_or(0);
             // One entry for the lanes' run, or one per lane where they are scattered.
-            p.undo_entries += LANES;
-            p.undo_bytes += LANES * bytes;
+            p.undo_entries += LANES * passes;
+            p.undo_bytes += LANES * bytes * passes;
         }
         if tracked_access(i, "ld") {
             let k = p.load_site.len();
@@ -897,9 +928,10 @@ fn admit(i: &Instr, params: &[(u64, u64)], generic: bool, shared: bool) -> Resul
         }
         "ld" if i.src.has(".const") => Ok(()),
         "ld" | "st" if space == Some(Space::Global) || (generic && space.is_none()) || (shared && space == Some(Space::Shared)) => {
+            // f32 elements as their bits.
             match i.src.last_ty() {
-                Some(t) if !t.float() && t.size() <= 4 && i.src.vec_width() <= 4 => Ok(()),
-                _ => Err(": not a load of one integer or a store of integers".into()),
+                Some(t) if (!t.float() || t == Ty::F32) && t.size() <= 4 && i.src.vec_width() <= 4 => Ok(()),
+                _ => Err(": not a load or store of 32-bit-or-narrower integers or f32".into()),
             }
         }
         "bra" if matches!(i.args.first(), Some(Op::Label(_))) => Ok(()),
@@ -1027,14 +1059,14 @@ fn vector_result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) ->
     if shared_access(i, "ld") {
         return match p.of(&i.args[1]) {
             Uniform => Ok(Some((d, Uniform))),
-            Split | Vector if ty(0).is_some_and(lane_type) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
+            Split | Vector if ty(0).is_some_and(bits32) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
             _ => Err(": a shared load into a register that is not a 32-bit lane".into()),
         };
     }
     if data_access(i, "ld") {
         return match p.of(&i.args[1]) {
             Uniform => Ok(Some((d, Uniform))),
-            Split if ty(0).is_some_and(lane_type) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
+            Split if ty(0).is_some_and(bits32) && ty(0) != Some(Ty::Pred) => Ok(Some((d, Vector))),
             // A narrower load into a 64-bit register: extended into 64-bit lanes.
             Split if ty(0).is_some_and(wide_type) => Ok(Some((d, Wide))),
             _ => Err(": a load whose address is not a base plus per-lane offsets".into()),
@@ -1132,11 +1164,12 @@ fn vector_result(n: usize, i: &Instr, p: &Plan, f: &Func, addresses: &[bool]) ->
     let split = match (op, srcs.as_slice()) {
         ("mov", [Split]) => wide64,
         ("cvta", [Split]) => has(".to") && has(".global"),
-        ("add", [Uniform, Split] | [Split, Uniform]) => wide64,
+        ("add", [Uniform, Split] | [Split, Uniform] | [Split, Split]) => wide64,
         ("sub", [Split, Uniform]) => wide64,
-        ("mad", [Uniform, Uniform, Split]) => wide64 && has(".lo"),
+        ("mad", [Uniform, Uniform, Split] | [Uniform, Split, Split | Uniform] | [Split, Uniform, Split | Uniform]) => wide64 && has(".lo"),
         ("shl", [Split, Uniform]) => wide_type(dt) && matches!(i.args.get(2), Some(Op::Int(c)) if (1..32).contains(c)),
         ("mul", [Vector, Uniform] | [Uniform, Vector]) => has(".wide") && matches!(t, Some(Ty::U32 | Ty::S32)) && wide_type(dt),
+        ("mul", [Split, Uniform] | [Uniform, Split]) => wide64 && has(".lo"),
         _ => false,
     };
     // Only what makes an address is held as a base plus offsets (whose 32 bits may not

@@ -76,9 +76,52 @@ fn a_branch_the_lanes_may_take_apart_is_taken_by_all_or_none() {
     let body = format!("{GATHER}setp.lt.u32 %p1, %r6, 9;\n@%p1 bra SKIP;\nadd.s32 %r7, %r7, 1;\nSKIP:\n");
     let c = translation(&body).units.join("\n");
     assert!(c.contains("ptx::simd::all_or_none(ptx::simd::M(r"), "{c}");
-    // A loop whose exit differs between lanes is refused: its lanes could spin.
-    let w = why("setp.lt.u32 %p1, %r5, %r9;\n@%p1 bra LOOP;");
-    assert!(w.contains("nor as vectors of 16 threads: bra (PTX line ") && w.ends_with(": a loop whose exit differs between lanes"), "{w}");
+    // A loop whose exit differs between lanes by their registers runs while every lane
+    // goes on (all or none again), at most `LOOP_PASSES` times per chunk.
+    let c = translation("setp.lt.u32 %p1, %r5, %r9;\n@%p1 bra LOOP;").units.join("\n");
+    assert!(c.contains("bool V0(Thread &T") && c.contains("_ == 65536u) { PTX_BAILED(); goto BAIL; } goto B0; }"), "{c}");
+    // One whose exit differs as loaded values do is refused: its lanes could wait for
+    // another thread's store.
+    let w = why(&format!("{GATHER}setp.lt.u32 %p1, %r6, %r9;\n@%p1 bra LOOP;"));
+    assert!(
+        w.contains("nor as vectors of 16 threads: bra (PTX line ")
+            && w.ends_with(": a loop whose exit differs between lanes as loaded values do"),
+        "{w}"
+    );
+}
+
+#[test]
+fn a_store_inside_a_loop_logs_each_pass_under_its_own_site() {
+    // Four passes of 16 lanes' words reserved (entries and bytes), a pass past them bails.
+    let c = translation("mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r5;").units.join("\n");
+    assert!(c.contains("ptx::simd::Undo<64, 256> UNDO;"), "{c}");
+    assert!(c.contains("_ == 4u) { PTX_BAILED(); goto BAIL; }") && c.contains("ptx::simd::st<uint32_t, 1>(UNDO, 0u + PS"), "{c}");
+}
+
+#[test]
+fn a_row_times_a_pitch_plus_a_column_is_a_base_plus_offsets() {
+    // Rows and columns that differ between lanes (a 2-D tile's mirrored indices): the
+    // 64-bit products by a pitch the same for every lane and the sums of two such offsets
+    // stay a base plus offsets (the offsets' sum checked to fit 32 signed bits).
+    let body = "cvt.s64.s32 %rd3, %r5;\nmul.lo.s64 %rd4, %rd3, 96;\nadd.s32 %r6, %r5, 7;\ncvt.s64.s32 %rd5, %r6;\n\
+                add.s64 %rd6, %rd4, %rd5;\nadd.s64 %rd7, %rd1, %rd6;\nld.global.u8 %r7, [%rd7];\n\
+                mad.lo.s64 %rd8, %rd3, 96, %rd5;\nadd.s64 %rd9, %rd1, %rd8;\nld.global.u8 %r8, [%rd9];\n\
+                mad.lo.s64 %rd12, %rd3, 96, %rd1;\nld.global.u8 %r10, [%rd12];\n";
+    let cs = classes(body, "").unwrap();
+    for r in ["%rd3", "%rd4", "%rd5", "%rd6", "%rd7", "%rd8", "%rd9", "%rd12"] {
+        assert_eq!(class(&cs, r), Class::Split, "{r}");
+    }
+    let c = translation(body).units.join("\n");
+    let pitch = "ptx::simd::mad_off((uint64_t)(((uint64_t)96ull)), o";
+    assert!(c.contains(pitch) && c.contains("ptx::simd::mad_off(1, o") && c.contains(", (ptx::simd::vi){}, o"), "{c}");
+}
+
+#[test]
+fn a_16_bit_literal_of_a_lane_is_its_low_16_bits() {
+    // nvcc's division of a 16-bit index by 20: mul.wide.u16 by -13107 (0xcccd).
+    let c = translation("cvt.u16.u32 %rs1, %r5;\nmul.wide.u16 %r6, %rs1, -13107;\nshr.u32 %r7, %r6, 20;\nmul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r7;").units.join("\n");
+    let v = &c[c.find("bool V0(").expect("a vector form")..];
+    assert!(v.contains("ptx::simd::V((uint32_t)52429u)"), "{v}");
 }
 
 #[test]
@@ -88,15 +131,13 @@ fn what_keeps_a_kernel_one_thread_at_a_time_is_named() {
         let said = w.split("nor as vectors of 16 threads: ").nth(1).unwrap_or_default();
         assert!(said.starts_with(&format!("{instr} (PTX line ")) && said.ends_with(want), "{body}: {w}");
     };
-    // A store inside a loop (the undo log keeps one store per lane per site).
-    no("mul.wide.u32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd2, %rd7;\nst.global.u32 [%rd8], %r5;", "st.global.u32", ": a store inside a loop");
     no("atom.global.add.u32 %r6, [%rd1], 1;", "atom.global.add.u32", ")");
     no("mov.u32 %r6, %laneid;", "mov.u32", ") reads %laneid");
     no("cvt.rz.f32.u32 %f1, %r5;", "cvt.rz.f32.u32", ": on values that differ between lanes");
     no("cvt.rn.f32.u32 %f1, %r5;\nadd.ftz.f32 %f2, %f1, 0f3F800000;", "add.ftz.f32", ": on values that differ between lanes");
     no("mul.hi.u32 %r6, %r5, %r1;", "mul.hi.u32", ": on values that differ between lanes");
     no("setp.eq.u32 %p1, %r5, 3;\n@%p1 add.s32 %r6, %r6, 1;", "add.s32", ": under a predicate that differs between lanes");
-    no("ld.global.f32 %f1, [%rd1];", "ld.global.f32", ": not a load of one integer or a store of integers");
+    no("ld.global.u64 %rd3, [%rd1];", "ld.global.u64", ": not a load or store of 32-bit-or-narrower integers or f32");
     no("div.u32 %r6, %r1, 3;", "div.u32", ")");
 }
 

@@ -215,6 +215,9 @@ impl FnEmitter<'_> {
     fn vop(&mut self, o: &Op, t: Ty) -> Result<String, Error> {
         Ok(match o {
             Op::Reg(r) => format!("{S}V(r{r})"),
+            // A 16-bit lane holds its value zero-extended: a literal's low 16 bits (nvcc
+            // writes `mul.wide.u16 r, h, -13107` for a division by 5 or 20).
+            Op::Int(c) if matches!(t, Ty::U16 | Ty::S16 | Ty::B16) => format!("{S}V((uint32_t){}u)", *c as u16),
             Op::Int(c) => format!("{S}V((uint32_t){}u)", *c as u32),
             Op::Float(x) if t == Ty::F32 => format!("{S}V((uint32_t){}u)", x.bits(Ty::F32)),
             Op::Special(s) if s == "%tid.x" => format!("({S}V((uint32_t)TI.x) + ({S}vu){S}IOTA)"),
@@ -283,6 +286,12 @@ impl FnEmitter<'_> {
                 Some((neg, p)) if plan.class[p] == Class::Uniform => format!("if ({}r{p}) {jump}", if neg { "!" } else { "" }),
                 Some(_) => {
                     let m = Self::guard_mask(i).unwrap_or_default();
+                    // A loop's lanes go on together, a bounded number of times.
+                    let jump = if plan.lane_loop_back.contains(&n) {
+                        format!("{{ if (++PS{n}_ == {}u) {BAIL} {jump} }}", crate::simd::LOOP_PASSES)
+                    } else {
+                        jump
+                    };
                     format!("const int w_ = {S}all_or_none({m}); if (w_ > 0) {jump} if (w_ < 0) {BAIL}")
                 }
             });
@@ -315,7 +324,7 @@ impl FnEmitter<'_> {
             let mut s = format!(
                 "{at}{S}vu lv_[{}]; if (!{S}ld<{}, {}, {}>({base}, {offs}, lv_, LL[{k}], LH[{k}])) {BAIL}",
                 parts.len(),
-                ctype(t),
+                bits_ctype(t),
                 parts.len(),
                 !plan.store_site.is_empty()
             );
@@ -350,11 +359,17 @@ impl FnEmitter<'_> {
                     _ => self.vop(p, t)?,
                 });
             }
+            // Inside a loop: each pass under its own site id, a pass past them bails.
+            let (pass, k) = if plan.loop_store.contains(&n) {
+                (format!("if (PS{n}_ == {}u) {BAIL} ", crate::simd::STORE_PASSES), format!("{k}u + PS{n}_++"))
+            } else {
+                (String::new(), k.to_string())
+            };
             return Ok(format!(
-                "{at}const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, {base}, {offs}, sv_)) {BAIL}",
+                "{at}{pass}const {S}vu sv_[{}] = {{{}}}; if (!{S}st<{}, {}>(UNDO, {k}, {base}, {offs}, sv_)) {BAIL}",
                 parts.len(),
                 vals.join(", "),
-                ctype(t),
+                bits_ctype(t),
                 parts.len()
             ));
         }
@@ -712,6 +727,8 @@ impl FnEmitter<'_> {
                         format!("r{d} = r{s} {} {u}; o{d} = o{s};", if op == "add" { "+" } else { "-" })
                     }
                     (None, Some(s)) if op == "add" => format!("r{d} = {} + r{s}; o{d} = o{s};", uni(self, &x)?),
+                    // Two bases plus offsets (a row's offset plus a column's).
+                    (Some(s), Some(t)) if op == "add" => format!("r{d} = r{s} + r{t}; if (!{S}mad_off(1, o{s}, o{t}, o{d})) {BAIL}"),
                     _ => return Err(self.unsupported("vector form operands")),
                 }
             }
@@ -721,8 +738,21 @@ impl FnEmitter<'_> {
                 format!("r{d} = r{s} << {c}; if (!{S}shl_off(o{s}, {c}, o{d})) {BAIL}")
             }
             "mad" => {
-                let s = split(&arg(3)?).ok_or_else(|| self.unsupported("vector form operand"))?;
-                format!("r{d} = {} * {} + r{s}; o{d} = o{s};", uni(self, &arg(1)?)?, uni(self, &arg(2)?)?)
+                let (x, y, z) = (arg(1)?, arg(2)?, arg(3)?);
+                match (split(&x), split(&y), split(&z)) {
+                    (None, None, Some(s)) => format!("r{d} = {} * {} + r{s}; o{d} = o{s};", uni(self, &x)?, uni(self, &y)?),
+                    // A row's base plus offsets scaled by a pitch the same for every lane,
+                    // plus a column's or a base the same for every lane.
+                    (Some(a), None, c) | (None, Some(a), c) => {
+                        let u = uni(self, if split(&x).is_some() { &y } else { &x })?;
+                        let (rc, oc) = match c {
+                            Some(c) => (format!("r{c}"), format!("o{c}")),
+                            None => (uni(self, &z)?, format!("({S}vi){{}}")),
+                        };
+                        format!("r{d} = {u} * r{a} + {rc}; if (!{S}mad_off({u}, o{a}, {oc}, o{d})) {BAIL}")
+                    }
+                    _ => return Err(self.unsupported("vector form operands")),
+                }
             }
             "cvt" => {
                 let from = i.src.tys().get(1).copied().unwrap_or(Ty::U32);
@@ -732,6 +762,16 @@ impl FnEmitter<'_> {
                 } else {
                     format!("r{d} = 0; if (!{S}zext_off({v}, o{d})) {BAIL}")
                 }
+            }
+            // mul.lo.u64 of a base plus offsets by a pitch the same for every lane.
+            "mul" if i.src.has(".lo") => {
+                let (x, y) = (arg(1)?, arg(2)?);
+                let (a, u) = match (split(&x), split(&y)) {
+                    (Some(a), None) => (a, uni(self, &y)?),
+                    (None, Some(a)) => (a, uni(self, &x)?),
+                    _ => return Err(self.unsupported("vector form operands")),
+                };
+                format!("r{d} = {u} * r{a}; if (!{S}mad_off({u}, o{a}, ({S}vi){{}}, o{d})) {BAIL}")
             }
             "mul" => {
                 // mul.wide of lanes by a factor the same for every lane.
@@ -795,7 +835,21 @@ fn register_decls_of(plan: &Plan, f: &crate::resolve::Func, used: &[bool]) -> St
             (Class::Wide, _) => writeln!(out, "  {S}vw r{r} = {{}};"),
         };
     }
+    // Passes of a loop's store sites and lane-varying backward branches (per half).
+    for n in plan.loop_store.iter().chain(&plan.lane_loop_back) {
+        let _ = writeln!(out, "  uint32_t PS{n}_ = 0;");
+    }
     out
+}
+
+/// The C++ type a vector load or store moves elements of type `t` as (an f32 element as
+/// its bits: the lanes hold them).
+fn bits_ctype(t: Ty) -> &'static str {
+    if t == Ty::F32 {
+        "uint32_t"
+    } else {
+        ctype(t)
+    }
 }
 
 /// A comparison's C++ operator (the unsigned and signed forms alike: the operands' types
@@ -842,9 +896,10 @@ struct Staging {
     stops: BTreeMap<usize, StopCode>,
     staged_class: BTreeMap<(usize, usize), Class>,
     after: BTreeMap<usize, usize>,
-    /// A form from a barrier's resume point: its frame's type and the registers it reads
-    /// there.
-    entry: Option<(usize, Vec<usize>)>,
+    /// A form from a barrier's resume point: its frame's type, the registers it reads
+    /// there and the node it starts at (its code is in body order, which a loop back
+    /// past the barrier puts after nodes before it: the form jumps there first).
+    entry: Option<(usize, Vec<usize>, usize)>,
     /// The shuffles done without an exchange (the form computes those it reaches).
     elide: HashMap<usize, crate::uniform::Elided>,
     /// The shuffles whose lane operand and clamp are literals (for liveness).
@@ -994,7 +1049,7 @@ impl FnEmitter<'_> {
             }
         }
         let after = v.stretches.iter().enumerate().filter_map(|(x, s)| s.after.map(|n| (n, x))).collect();
-        let entry = v.resumed.as_ref().map(|(_, regs)| (form.k, regs.clone()));
+        let entry = v.resumed.as_ref().map(|(b, regs)| (form.k, regs.clone(), form.up.syncs[*b] + 1));
         Ok(Staging { stops, staged_class, after, entry, elide: form.up.elide.clone(), literal: form.up.literal.clone() })
     }
 
@@ -1024,7 +1079,7 @@ impl FnEmitter<'_> {
         }
         body.push_str(&register_decls_of(plan, f, &used));
         body.push_str("  uint32_t TO_ = 0;\n");
-        if let (None, Some((k, regs))) = (st.after, &staging.entry) {
+        if let (None, Some((k, regs, _))) = (st.after, &staging.entry) {
             // From a barrier's resume point: the registers from the half's 16 frames, each
             // as its class holds it (lanes that differ where it is uniform, or offsets past
             // 32 bits, undo the form before it stores anything).
@@ -1038,6 +1093,7 @@ impl FnEmitter<'_> {
                     (Class::Wide, _) => writeln!(body, "  r{r} = {S}frame_wide({m});"),
                 };
             }
+            let _ = writeln!(body, "  goto P{x}R_;");
         }
         if let Some(n) = st.after {
             // The live registers as the stretch before left them, then the shuffle's
@@ -1094,6 +1150,9 @@ impl FnEmitter<'_> {
             self.node = n;
             if st.after.is_some_and(|a| a + 1 == n) {
                 let _ = writeln!(body, "P{x}N_:;");
+            }
+            if st.after.is_none() && staging.entry.as_ref().is_some_and(|e| e.2 == n) {
+                let _ = writeln!(body, "P{x}R_:;");
             }
             if let Some(stop) = stops.get(&n).filter(|_| st.region.stops.contains_key(&n)) {
                 let mut s = String::new();
@@ -1471,7 +1530,7 @@ impl FnEmitter<'_> {
             s.plan.load_site.values_mut().for_each(|k| *k += loads);
             s.plan.store_site.values_mut().for_each(|k| *k += stores);
             loads += nl;
-            stores += s.plan.store_site.len();
+            stores += s.plan.store_ids;
             for (&n, stop) in s.region.stops.iter_mut() {
                 if let Stop::Cut(id) = stop {
                     let next = first_cut + cut_of.len();
