@@ -1147,6 +1147,24 @@ fn a_warps_vectors_load_and_store_f32_elements_as_their_bits() {
     assert!(nv.contains("threads of seg_f32mem: loops over threads: 1 barrier and 1 warp collective reached by every thread together; from its start a warp's lanes as two vectors of 16 (`simd`)"), "{nv}");
 }
 
+#[test]
+fn a_warps_vectors_from_a_barrier_inside_a_loop_start_at_its_resume_point() {
+    // tree_sum: its barriers' forms (taken where every form is: their loop's store) hold
+    // the loop's head before the resume point in body order; each begins at its resume
+    // point (begun at the head, a warp skipped the step's halving and its lanes looked
+    // exited at the next barrier: a barrier-divergence-exit the fibers never report).
+    let [vec, one, fib] = three_ways("tree_sum");
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    assert!(v.len() == 2 && v.iter().zip(&o).zip(&f).all(|((a, b), c)| a.2 == c.2 && b.2 == c.2));
+    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
+    let nv = vec.counts["modules"][0]["notes"].to_string();
+    assert!(
+        nv.contains("threads of tree_sum: loops over threads: 2 barriers reached by every thread together")
+            && nv.contains("after 2 of its barriers a warp's lanes as two vectors of 16 too"),
+        "{nv}"
+    );
+}
+
 /// seg_bar_shfl's outputs by thread: its value (a tenth-ish of three times its neighbour's
 /// word, plus its index) and that plus lane + 16's (its own past lane 15).
 fn seg_bar_shfl_model(inp: &[u8], threads: usize, block: usize) -> Vec<[u32; 4]> {

@@ -1521,6 +1521,12 @@ impl FnEmitter<'_> {
         if work < min_work {
             return Err(crate::simd::too_little(work));
         }
+        // A shared tile's fill in a loop as vectors (each pass's stores logged) ran slower
+        // than its lanes one at a time: the fork's vif_cuda 45.6 -> 49.5 ms per frame, its
+        // motion kernels no faster (the registers scattered at the barrier outweigh it).
+        if !all && stretches.iter().any(|s| !s.plan.loop_store.is_empty()) {
+            return Err("its stores inside a loop (as vectors slower than its lanes one at a time)".into());
+        }
         // Each stretch's loads and stores numbered after the ones before; its cuts by node
         // (two stretches that stop at one node share its resume point).
         let (mut loads, mut stores) = (0, 0);
