@@ -20,16 +20,16 @@
 //! fit, a scattered or misaligned access, and a store whose bytes meet what another lane
 //! loads or another store writes, which the chunk checks before it returns); after a run
 //! of such chunks the runner backs off, trying vectors again later. A backward branch
-//! whose predicate differs between lanes is taken the same way (every lane or none) and
-//! must not depend on loaded values (none can wait for another thread's store), at most
-//! `LOOP_PASSES` times (past them the chunk bails: the runner, which can preempt a
-//! thread, runs a loop that does not end); a store inside a loop logs each pass under its
-//! own site id, at most `STORE_PASSES` (a block's cooperative fill of a shared tile).
-//! Anything else (another instruction on lanes that differ, a loop on loaded values,
-//! local memory, atomics, calls, `%laneid`) keeps the kernel one thread at a time; its
-//! module note says which instruction. Shared memory only a loop-path segment's form
-//! takes (`segment`: one host thread runs the block, and its loads and stores are
-//! tracked and undone like global ones).
+//! whose predicate differs between lanes is taken the same way (every lane or none) where
+//! the predicate does not come from lanes' loaded values, at most `LOOP_PASSES` times
+//! (past them the chunk bails: the runner, which can preempt a thread, runs a loop that
+//! does not end or spins on memory another thread writes); a store inside a loop logs
+//! each pass under its own site id, at most `STORE_PASSES` (a block's cooperative fill of
+//! a shared tile). Anything else (another instruction on lanes that differ, a loop that
+//! lanes' loaded values decide, local memory, atomics, calls, `%laneid`) keeps the kernel
+//! one thread at a time; its module note says which instruction. Shared memory only a
+//! loop-path segment's form takes (`segment`: one host thread runs the block, and its
+//! loads and stores are tracked and undone like global ones).
 
 use crate::ast::{Space, Ty};
 use crate::resolve::{AddrBase, Func, Instr, Node, Op, VarRef};
@@ -561,10 +561,10 @@ pub fn segment(
 /// and its lanes run one at a time.
 pub const STORE_PASSES: u32 = 4;
 
-/// Times a half may take a backward branch whose predicate differs between lanes: such a
-/// loop depends on the lanes' registers only (never on loaded values: it cannot wait for
-/// another thread), and past this the form bails, so that the lanes' own code (whose
-/// runner can preempt them) runs a loop that does not end.
+/// Times a half may take a backward branch whose predicate differs between lanes (one
+/// that lanes' loaded values decide is refused): past this the form bails, so that the
+/// lanes' own code, whose runner can preempt them, runs a loop that does not end or spins
+/// on a word (loaded the same for every lane) that another thread writes.
 pub const LOOP_PASSES: u32 = 1 << 16;
 
 /// The per-lane work a segment's form must cover to pay for itself: at its stops it
@@ -789,8 +789,9 @@ fn plan_in(
         let first = instrs().next();
         return Err((first.map_or(0, |(n, _)| n), "nothing in it differs between a row's threads".into()));
     }
-    // A loop whose exit differs between lanes runs while every lane goes on (it depends
-    // on registers only); a store inside a loop logs each pass under its own site id.
+    // A loop whose exit differs between lanes runs while every lane goes on (not on lanes'
+    // loaded values; `LOOP_PASSES` bounds the rest); a store inside a loop logs each pass
+    // under its own site id.
     let cfg = crate::cfg::build(f);
     let cyclic = loop_blocks(f, &cfg, region);
     for (n, i) in instrs() {
