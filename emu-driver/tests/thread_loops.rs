@@ -58,7 +58,7 @@ fn both_paths_give_the_same_outputs_statuses_and_hazards() {
     let fibers = run("fibers", "off", None, &slice);
     assert!(loops.ok && fibers.ok, "loops:\n{}\nfibers:\n{}", loops.stderr, fibers.stderr);
     let (l, f) = (records(&loops.outputs, 16, true), records(&fibers.outputs, 16, true));
-    assert_eq!(l.len(), 91);
+    assert_eq!(l.len(), 93);
     for (a, b) in l.iter().zip(&f) {
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, 0, "{} failed: {}", a.0, loops.stderr);
@@ -1186,4 +1186,46 @@ fn a_warps_vectors_from_a_barrier_in_a_kernel_with_shuffles_keep_what_the_frames
             && nv.contains("after 1 of its barriers a warp's lanes as two vectors of 16 too"),
         "{nv}"
     );
+}
+
+/// bar_chain_tickets' first word by thread: two rounds of (the neighbour's word times 3
+/// plus the thread's index, summed down its warp by shuffles of 16, 8, 4, 2, 1 whose
+/// sources past lane 31 are the lane itself), the second round's input the first's result.
+fn bar_chain_model(inp: &[u8], threads: usize, block: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..threads).map(|g| u32::from_le_bytes(inp[g * 32..g * 32 + 4].try_into().unwrap())).collect();
+    for _round in 0..2 {
+        let mut r: Vec<u32> =
+            (0..threads).map(|g| v[g / block * block + ((g % block) ^ 1)].wrapping_mul(3).wrapping_add((g % block) as u32)).collect();
+        for d in [16, 8, 4, 2, 1] {
+            r = (0..threads).map(|g| r[g].wrapping_add(if g % 32 + d < 32 { r[g + d] } else { r[g] })).collect();
+        }
+        v = r;
+    }
+    v
+}
+
+#[test]
+fn a_blocks_warps_reducing_after_a_barrier_run_their_chains_at_once_and_take_their_tickets_in_the_fibers_order() {
+    // The fibers take the warps in turn at every shuffle of the chain (each warp's 32 lanes
+    // to the next shuffle, then the next warp's): the runner books those links, runs the
+    // chain for a warp's lanes at once where a lane goes on past it, and the tickets each
+    // lane takes after the chain come in the fibers' order.
+    let [vec, one, fib] = three_ways("bar_chain_tickets");
+    let (v, o, f) = (records(&vec.outputs, 16, true), records(&one.outputs, 16, true), records(&fib.outputs, 16, true));
+    let ins = records(&vec.inputs, 32, false);
+    assert_eq!(v.len(), 2);
+    for ((((a, b), c), (_, _, inp)), block) in v.iter().zip(&o).zip(&f).zip(&ins).zip([128, 256]) {
+        assert_eq!((a.1, b.1, c.1), (0, 0, 0), "{}", vec.stderr);
+        assert!(a.2 == c.2 && b.2 == c.2, "bar_chain_tickets/{block}: the loop path's outputs (tickets included) differ from the fibers'");
+        let threads = inp.len() / 32;
+        let word = |g: usize, k: usize| u32::from_le_bytes(a.2[g * 16 + 4 * k..g * 16 + 4 * k + 4].try_into().unwrap());
+        let mut tickets = std::collections::HashSet::new();
+        for (g, want) in bar_chain_model(inp, threads, block).into_iter().enumerate() {
+            assert_eq!((word(g, 0), word(g, 2)), (want, g as u32), "bar_chain_tickets/{block} thread {g}");
+            assert!(tickets.insert(word(g, 1)) && tickets.insert(word(g, 3)), "bar_chain_tickets/{block} thread {g}: a ticket taken twice");
+        }
+    }
+    assert_eq!(hazards(&vec.stderr), hazards(&fib.stderr));
+    let notes = vec.counts["modules"][0]["notes"].to_string();
+    assert!(notes.contains("threads of bar_chain_tickets: loops over threads: 2 barriers and 5 warp collectives reached by every thread together; 4 shuffles in 1 chain"), "{notes}");
 }

@@ -2483,7 +2483,7 @@ struct WarpGroup {
     const uint32_t *list; /* a barrier's waiters in arrival order (their own resume points), or null */
 };
 struct WarpLoopState {
-    std::vector<uint32_t> at, bar, rel, exited, warp_sync, out, iota, gone, told;
+    std::vector<uint32_t> at, bar, rel, exited, warp_sync, out, iota, gone, told, lazy_at, lazy_n;
     std::vector<uint8_t> warp_n;
     std::vector<WarpGroup> q;
     std::vector<simtwin_dim3_t> idx;
@@ -2539,8 +2539,12 @@ template <class Run> PTX_INLINE uint32_t tail_lanes(Thread &T, const uint32_t *i
     return LOOP_EXIT;
 }
 
+/* `links[r]` (simtwin-ptx `LN<fi>`): the split point the chain link from resume point r
+   ends at, with this bit where r starts the chain (`KC`); 0 where r starts no link. */
+static const uint32_t LOOP_CHAIN_HEAD = 0x80000000u;
+
 template <class FR, class Step, class Seg, class Chain, class Site>
-PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
+PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint32_t *links, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
     static thread_local std::vector<FR> frames_tls;
     static thread_local WarpLoopState st_tls;
     std::vector<FR> &frames = *tls_once(frames_tls);
@@ -2561,6 +2565,8 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.warp_sync.resize(warps);
         st.gone.resize(warps);
         st.told.resize(warps);
+        st.lazy_at.resize(warps);
+        st.lazy_n.resize(warps);
         st.bar.resize(n);
         st.rel.resize(n);
         st.exited.resize(n);
@@ -2574,6 +2580,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         st.warp_n[w] = 0;
         st.gone[w] = 0;
         st.told[w] = 0;
+        st.lazy_at[w] = 0;
     }
     WarpGroup *const qg = st.q.data();
     const uint32_t mask = cap - 1;
@@ -2592,6 +2599,23 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
        without those lanes, which read as 0, and the `warp-lane-exited` hazard is
        reported as the fibers report it. */
     uint32_t *gone = st.gone.data(), *told = st.told.data();
+    /* Chains booked, not run: where other warps are queued between a chain's links (the
+       fibers take the warps in turn, link by link: a block's warps reducing after a
+       barrier), each link's batches are booked as if they ran (their lanes at the link's
+       shuffle, its completion counted in `lazy_n`) and the chain runs for the warp's lanes
+       at once (`KC`) when a lane of the warp goes on past its end, or the warp's frames are
+       read. Nothing a link does shows (`LP`: register arithmetic and its shuffle), so the
+       order of everything else is the fibers'. `lazy_at[w]`: the chain's head, 0 where
+       warp w has none booked. */
+    uint32_t *lazy_at = st.lazy_at.data(), *lazy_n = st.lazy_n.data();
+    auto force = [&](uint32_t w) {
+        if (__builtin_expect(lazy_at[w] == 0, 1)) return;
+        uint32_t steps = 0;
+        const uint32_t z = chain(fr + w * 32, lazy_at[w], ~0u, steps);
+        if (z == 0 || steps != lazy_n[w] || links[z] != 0)
+            unsupported("the loop path's booked chain of shuffles ended elsewhere than its lanes (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+        lazy_at[w] = 0;
+    };
     auto live = [&](uint32_t w) { return 32u - (uint32_t)__builtin_popcount(gone[w]); };
     /* The hazard of warp w's open collective at split point r, once, when the fibers
        report it: at an arrival while lanes are gone, or at an exit while lanes wait
@@ -2615,6 +2639,12 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
     auto complete = [&](uint32_t w, uint32_t r) {
         warp_n[w] = 0;
         told[w] = 0;
+        if (lazy_at[w] != 0) {
+            /* A booked link's shuffle: its exchange is the chain's. */
+            if (gone[w] != 0) unsupported("the loop path's booked chain of shuffles lost lanes (an internal error; EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
+            ++lazy_n[w];
+            return;
+        }
         if (__builtin_expect(gone[w] != 0, 0)) {
             loop_collective_gone(fr + w * 32, kinds[r - 1], ops + LOOP_OPS * (r - 1), gone[w], file);
         } else {
@@ -2683,7 +2713,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
                batch's last lane completes its shuffle and goes on first), where the
                fairness streak lets them all run. */
             uint32_t steps = 0;
-            if (const uint32_t z = chain(fr + base, at[solo], next_new >= n ? ~0u : (LOOP_FAIRNESS_STREAK - streak) / 31u, steps)) {
+            if (const uint32_t z = lazy_at[base >> 5] != 0 ? 0u : chain(fr + base, at[solo], next_new >= n ? ~0u : (LOOP_FAIRNESS_STREAK - streak) / 31u, steps)) {
                 const uint32_t t = completer_after(base, solo, steps);
                 const uint32_t w = base >> 5;
                 warp_n[w] = 0;
@@ -2770,10 +2800,22 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
            that starts a lane segment (simtwin-ptx `KS`: straight-line code to the next
            split point), one loop runs the lanes there, in the same order. */
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
-        simd::pass_budget = budget;
-        simd::passed = 0;
-        uint32_t to = seg(fr, ids, k, cur, idx);
-        simd::pass_budget = 0;
+        const uint32_t bw = ids[0] >> 5, link = links[cur];
+        uint32_t to;
+        if (link != 0 && budget == 0 && gone[bw] == 0 && pend_hi == pend_lo && (lazy_at[bw] != 0 || (link & LOOP_CHAIN_HEAD))) {
+            /* A chain's link: booked, every lane of the batch at its shuffle. */
+            if (lazy_at[bw] == 0) {
+                lazy_at[bw] = cur;
+                lazy_n[bw] = 0;
+            }
+            to = link & ~LOOP_CHAIN_HEAD;
+        } else {
+            force(bw);
+            simd::pass_budget = budget;
+            simd::passed = 0;
+            to = seg(fr, ids, k, cur, idx);
+            simd::pass_budget = 0;
+        }
         if (const uint32_t m = simd::passed) {
             /* The vector form performed m shuffles for the warp: the state the runner would
                have reached (the batch's last lane completes the first and goes on first; at
@@ -2944,7 +2986,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         }
     }
     for (uint32_t w = 0; w < warps; ++w)
-        if (warp_n[w] != 0 || nbar != 0)
+        if (warp_n[w] != 0 || nbar != 0 || lazy_at[w] != 0)
             unsupported("the loop path found threads left waiting at the end of a block (EMU_CUDA_THREAD_LOOPS=off runs it on fibers)", file, 0);
 }
 
@@ -3066,14 +3108,15 @@ PTX_INLINE void run_sweeps(simtwin_thread_ctx_t *ctx, const char *file, const ui
    a call per lane per split point cost VMAF's vif horizontal filter a third of its time
    in prologues, epilogues and dispatch. */
 template <class FR, class Step, class Seg, class Chain, class Site>
-PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
+PTX_INLINE void run_loops(simtwin_thread_ctx_t *ctx, const char *file, const uint8_t *kinds, const uint32_t *ops, const uint8_t *pure, const uint32_t *links, const uint8_t *tid_reads, Step step, Seg seg, Chain chain, Site site) {
     if constexpr (FR::collectives) {
-        run_warps<FR>(ctx, file, kinds, ops, pure, tid_reads, step, seg, chain, site);
+        run_warps<FR>(ctx, file, kinds, ops, pure, links, tid_reads, step, seg, chain, site);
     } else {
         (void)chain;
         (void)kinds;
         (void)ops;
         (void)pure;
+        (void)links;
         run_sweeps<FR>(ctx, file, tid_reads, step, seg, site);
     }
 }

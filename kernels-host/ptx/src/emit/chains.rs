@@ -48,8 +48,11 @@ pub(super) struct Kernel<'a> {
 /// The chains of a kernel: `KC<fi>(T, P0, w, at, budget, steps)` runs the chain starting
 /// at resume point `at` for warp frames `w[0..32)` when it has at most `budget` links,
 /// returning the split point it ends at (its last exchange done) with its number of links
-/// in `steps`; 0 where no chain starts there. Also how many chains and links it holds.
-pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) {
+/// in `steps`; 0 where no chain starts there. Also how many chains and links it holds, and
+/// the links by resume point (`LN<fi>`: the split point each ends at, `CHAIN_HEAD` set at
+/// a chain's start; 0 elsewhere), which the runner books without running where other warps
+/// are queued between the links (ptx_rt.h `run_warps`).
+pub(super) fn emit(kn: &Kernel, segments: &[Segment], points: usize) -> (String, usize, usize, Vec<u32>) {
     let (fi, k) = (kn.fi, kn.k);
     let mut out = format!(
         "static inline __attribute__((always_inline)) uint32_t KC{fi}(Thread &T, const uint8_t *P0, FR{k} *w, uint32_t at, uint32_t budget, uint32_t &steps) {{\n  (void)T; (void)P0; (void)w; (void)budget; (void)steps;\n  switch (at) {{\n"
@@ -61,6 +64,7 @@ pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) 
     let mut heads: Vec<usize> = links.keys().copied().filter(|from| !ends.contains(from)).collect();
     heads.sort_unstable();
     let (mut chains, mut total) = (0, 0);
+    let mut table = vec![0u32; points];
     for head in heads {
         let mut chain: Vec<&Segment> = Vec::new();
         let mut at = head;
@@ -79,11 +83,17 @@ pub(super) fn emit(kn: &Kernel, segments: &[Segment]) -> (String, usize, usize) 
         }
         chains += 1;
         total += chain.len();
+        for (j, s) in chain.iter().enumerate() {
+            table[s.from] = s.to as u32 | if j == 0 { CHAIN_HEAD } else { 0 };
+        }
         emit_chain(kn, &chain, Held { gather, stored, held, bytes }, &mut out);
     }
     let _ = writeln!(out, "  default: return 0u;\n  }}\n}}");
-    (out, chains, total)
+    (out, chains, total, table)
 }
+
+/// `LN<fi>`'s mark of a chain's first link (ptx_rt.h `LOOP_CHAIN_HEAD`).
+const CHAIN_HEAD: u32 = 0x8000_0000;
 
 /// The most a chain's arrays may take (beyond `STACK_HELD_BYTES` they are the runner
 /// thread's, not on its stack); a chain that would need more runs link by link.

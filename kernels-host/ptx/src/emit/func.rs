@@ -1095,8 +1095,9 @@ impl<'a> FnEmitter<'a> {
             group,
             decls: &self.decls,
         };
-        let (chains, chain_links, links) = super::chains::emit(&kernel, &segments);
+        let (chains, chain_links, links, table) = super::chains::emit(&kernel, &segments, pure.len());
         all.push_str(&chains);
+        all.push_str(&super::c_table("uint32_t", &format!("LN{}", self.fi), table.iter().map(|t| format!("{t}u,")), "0u"));
         self.chains = (chain_links, links);
         // `LT<fi>[r]`: the code from resume point `r` calls a function, which reads `%tid`
         // from `ctx` (`Plan::tid_reads`; this code reads `TI`): the runner writes a

@@ -513,7 +513,7 @@ fn emit_as(m: &Module, layout: &Layout, fused: &[Fusions], plans: &[Plan], opts:
             }
             let _ = writeln!(
                 out,
-                "  run_loops<FR{k}>(ctx, {}, LK{k}, LO{k}, LP{fi}, LT{fi}, [&](FR{k} &S, uint32_t at, const simtwin_dim3_t &TI) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at, TI); }}, [&](FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) __attribute__((always_inline)) {{ return KS{fi}(T, P0, fr, ids, nids, at, idx); }}, [&](FR{k} *w, uint32_t at, uint32_t budget, uint32_t &steps) __attribute__((always_inline)) {{ return KC{fi}(T, P0, w, at, budget, steps); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
+                "  run_loops<FR{k}>(ctx, {}, LK{k}, LO{k}, LP{fi}, LN{fi}, LT{fi}, [&](FR{k} &S, uint32_t at, const simtwin_dim3_t &TI) __attribute__((always_inline)) {{ return KL{fi}(T, P0, S, at, TI); }}, [&](FR{k} *fr, const uint32_t *ids, uint32_t nids, uint32_t at, const simtwin_dim3_t *idx) __attribute__((always_inline)) {{ return KS{fi}(T, P0, fr, ids, nids, at, idx); }}, [&](FR{k} *w, uint32_t at, uint32_t budget, uint32_t &steps) __attribute__((always_inline)) {{ return KC{fi}(T, P0, w, at, budget, steps); }}, [](uint32_t s) {{ return LS{fi}(s); }});\n}}",
                 c_str(&opts.name)
             );
         }
