@@ -296,7 +296,8 @@ def main():
         if jit:
             L.append("## JIT cost (PTX mode)\n")
             L.append("One `vmaf` run of adm_cuda, vif_cuda and motion_cuda on 3 frames (every CUDA module loads at start), first with an empty cache "
-                     "(cold: translate and compile each module), then again (warm: the libraries from the cache). Translation and compile times "
+                     "(cold: translate and compile each module), then again (warm: the libraries, and the translations' index, from the cache: "
+                     "its translate time is reading the index). Translation and compile times "
                      "from the counters' `modules` records; wall: the whole run.\n")
             L.append("| cache | exit | wall ms | translate ms (sum) | compile ms (sum) | modules from cache |")
             L.append("|---|---|---|---|---|---|")

@@ -128,8 +128,9 @@ pub fn prepare(img: image::Image, sm_count: u32, opt_level: u8) -> CuResult<Prep
         cached: built.cached,
     };
     crate::log_info!(
-        "PTX mode: {} kernels, translated in {:.1} ms, {} ({})",
+        "PTX mode: {} kernels, {} in {:.1} ms, {} ({})",
         kernels.len(),
+        if built.indexed { "translation read from the cache's index" } else { "translated" },
         built.translate_ms,
         if built.cached { "compiled library from the cache".to_string() } else { format!("compiled in {:.0} ms", built.compile_ms) },
         lib_path.display()
