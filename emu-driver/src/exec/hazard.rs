@@ -170,16 +170,7 @@ pub(crate) struct HazardLog {
 impl HazardLog {
     #[cfg(test)]
     pub fn new(mode: HazardMode, kernel: impl Into<Arc<str>>) -> Self {
-        HazardLog {
-            mode,
-            kernel: Some(kernel.into()),
-            block: [0; 3],
-            pos: 0,
-            track_positions: false,
-            entries: Vec::new(),
-            index: HashMap::default(),
-            last: None,
-        }
+        HazardLog { kernel: Some(kernel.into()), ..HazardLog::idle(mode) }
     }
 
     /// A log for no launch (a worker's between launches).
