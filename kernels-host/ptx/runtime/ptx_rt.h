@@ -2802,8 +2802,11 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
         const uint32_t bw = ids[0] >> 5, link = links[cur];
         uint32_t to;
-        if (link != 0 && budget == 0 && gone[bw] == 0 && pend_hi == pend_lo && (lazy_at[bw] != 0 || (link & LOOP_CHAIN_HEAD))) {
-            /* A chain's link: booked, every lane of the batch at its shuffle. */
+        if (link != 0 && budget == 0 && (lazy_at[bw] != 0 || ((link & LOOP_CHAIN_HEAD) && gone[bw] == 0 && pend_hi == pend_lo))) {
+            /* A chain's link: booked, every lane of the batch at its shuffle. A chain is
+               begun only by a whole warp with no exit pending (a lane gone later would
+               make a booked shuffle one with lanes missing); a booked warp's lanes are all
+               in its links, so none of them leaves before the chain has run. */
             if (lazy_at[bw] == 0) {
                 lazy_at[bw] = cur;
                 lazy_n[bw] = 0;
