@@ -2802,6 +2802,7 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         uint32_t diff = 0; /* whether any lane stopped elsewhere than the first */
         const uint32_t bw = ids[0] >> 5, link = links[cur];
         uint32_t to;
+        simd::passed = 0; /* a booked batch performs no shuffle of a form */
         if (link != 0 && budget == 0 && (lazy_at[bw] != 0 || ((link & LOOP_CHAIN_HEAD) && gone[bw] == 0 && pend_hi == pend_lo))) {
             /* A chain's link: booked, every lane of the batch at its shuffle. A chain is
                begun only by a whole warp with no exit pending (a lane gone later would
@@ -2815,7 +2816,6 @@ PTX_INLINE void run_warps(simtwin_thread_ctx_t *ctx, const char *file, const uin
         } else {
             force(bw);
             simd::pass_budget = budget;
-            simd::passed = 0;
             to = seg(fr, ids, k, cur, idx);
             simd::pass_budget = 0;
         }
