@@ -263,13 +263,7 @@ pub fn build(sources: &[&str], opts: &Options, jit: &JitOptions) -> Result<Built
         h.update(u.as_bytes());
     }
     h.update(PTX_RT_H.as_bytes());
-    h.update(cid.as_bytes());
-    for f in cxx_flags() {
-        h.update(f.as_bytes());
-    }
-    for s in [RUNTIME_CPP, SFU_CPP, TLS_CPP, ABI_H, SFU_H, DEVICE_VALUES_H] {
-        h.update(s.as_bytes());
-    }
+    hash_toolchain(&mut h, cid.as_str());
     let key = hex(h.finalize());
     let library = ptx_dir.join(format!("{}.so", &key[..40]));
     if library.is_file() {
@@ -334,14 +328,21 @@ fn input_key(sources: &[&str], opts: &Options, cid: &str) -> String {
         h.update(format!("\0{}:", s.len()).as_bytes());
         h.update(s.as_bytes());
     }
+    h.update(PTX_RT_H.as_bytes());
+    hash_toolchain(&mut h, cid);
+    hex(h.finalize())
+}
+
+/// What both keys hash beside their own inputs: the compiler's identity, the flags and the
+/// runtime sources compiled with every library.
+fn hash_toolchain(h: &mut Sha256, cid: &str) {
     h.update(cid.as_bytes());
     for f in cxx_flags() {
         h.update(f.as_bytes());
     }
-    for s in [PTX_RT_H, RUNTIME_CPP, SFU_CPP, TLS_CPP, ABI_H, SFU_H, DEVICE_VALUES_H] {
+    for s in [RUNTIME_CPP, SFU_CPP, TLS_CPP, ABI_H, SFU_H, DEVICE_VALUES_H] {
         h.update(s.as_bytes());
     }
-    hex(h.finalize())
 }
 
 /// Writes the index (atomically; a failure only costs the next start a translation).
